@@ -1,0 +1,141 @@
+// Package booking holds the vocabulary shared by the store, the saga and the
+// agent API: what a caller asks for (Intent), the states a booking moves
+// through, and the typed refusals.
+package booking
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"slices"
+	"time"
+
+	"github.com/bookingsaga/bookingsaga/internal/localtime"
+)
+
+// Status is a booking's state in the store.
+type Status string
+
+// A booking is live, and occupies its resources, while held or confirmed.
+const (
+	StatusHeld                  Status = "held"
+	StatusConfirmed             Status = "confirmed"
+	StatusCancelled             Status = "cancelled"
+	StatusExpired               Status = "expired"
+	StatusReleasedForReschedule Status = "released_for_reschedule"
+)
+
+// Live reports whether a booking in this status occupies its resources.
+func (s Status) Live() bool { return s == StatusHeld || s == StatusConfirmed }
+
+// Limits on input. Keys are opaque but bounded so a misbehaving client can't
+// fill the unique index with megabytes.
+const (
+	MaxKeyLength      = 255
+	MaxExtraResources = 8
+	MaxDuration       = 12 * time.Hour
+)
+
+// Intent is one concrete choice a caller settled on: which resources, when.
+// A request_key stands for exactly one Intent.
+type Intent struct {
+	PropertyID     string    `json:"property_id"`
+	AgentID        string    `json:"agent_id"`
+	ExtraResources []string  `json:"extra_resources,omitempty"`
+	StartsAt       time.Time `json:"starts_at"`
+	EndsAt         time.Time `json:"ends_at"`
+	TimeZone       string    `json:"time_zone"`
+	// Replaces is the request_key of the booking this one reschedules.
+	Replaces string `json:"replaces,omitempty"`
+}
+
+// ValidateKey checks a request_key's shape.
+func ValidateKey(key string) error {
+	if key == "" || len(key) > MaxKeyLength {
+		return Rejectf(CodeInvalidRequestKey, "request_key must be 1 to %d characters, got %d", MaxKeyLength, len(key))
+	}
+	return nil
+}
+
+// Validate checks everything that can be checked without the store.
+func (i Intent) Validate() error {
+	if err := ValidateResources(i.PropertyID, i.AgentID, i.ExtraResources); err != nil {
+		return err
+	}
+	if i.StartsAt.IsZero() || i.EndsAt.IsZero() {
+		return Rejectf(CodeMissingField, "starts_at and ends_at are required")
+	}
+	if !i.EndsAt.After(i.StartsAt) {
+		return Rejectf(CodeInvalidTimeRange, "ends_at %s must be after starts_at %s",
+			i.EndsAt.Format(time.RFC3339), i.StartsAt.Format(time.RFC3339))
+	}
+	if d := i.EndsAt.Sub(i.StartsAt); d > MaxDuration {
+		return Rejectf(CodeInvalidTimeRange, "duration %s exceeds %s", d, MaxDuration)
+	}
+	if _, err := localtime.LoadZone(i.TimeZone); err != nil {
+		return Rejectf(CodeUnknownTimeZone, "time_zone %q is not an IANA zone", i.TimeZone)
+	}
+	return nil
+}
+
+// Normalize returns the intent as the store keeps it: instants in UTC at
+// the database's microsecond precision, so what a caller gets back on the
+// first call equals what every later read returns.
+func (i Intent) Normalize() Intent {
+	i.StartsAt = i.StartsAt.UTC().Truncate(time.Microsecond)
+	i.EndsAt = i.EndsAt.UTC().Truncate(time.Microsecond)
+	return i
+}
+
+// ValidateResources checks the resource ids of an intent or a query.
+func ValidateResources(propertyID, agentID string, extras []string) error {
+	if propertyID == "" {
+		return Rejectf(CodeMissingField, "property_id is required")
+	}
+	if agentID == "" {
+		return Rejectf(CodeMissingField, "agent_id is required")
+	}
+	if len(extras) > MaxExtraResources {
+		return Rejectf(CodeTooManyResources, "at most %d extra resources, got %d", MaxExtraResources, len(extras))
+	}
+	seen := map[string]bool{propertyID: true}
+	for _, r := range append([]string{agentID}, extras...) {
+		if r == "" {
+			return Rejectf(CodeMissingField, "resource ids must not be empty")
+		}
+		if seen[r] {
+			return Rejectf(CodeDuplicateResource, "resource %q is named twice", r)
+		}
+		seen[r] = true
+	}
+	return nil
+}
+
+// Resources lists every resource the intent occupies, in the intent's order
+// (property, agent, extras).
+func (i Intent) Resources() []string {
+	return append([]string{i.PropertyID, i.AgentID}, i.ExtraResources...)
+}
+
+// Fingerprint identifies the intent, so a reused request_key can be told
+// from a retried one. Extras are order-insensitive; instants are compared as
+// instants, whatever offset they were written with.
+func (i Intent) Fingerprint() []byte {
+	h := sha256.New()
+	field := func(s string) {
+		_ = binary.Write(h, binary.BigEndian, uint32(len(s)))
+		h.Write([]byte(s))
+	}
+	field(i.PropertyID)
+	field(i.AgentID)
+	extras := slices.Clone(i.ExtraResources)
+	slices.Sort(extras)
+	_ = binary.Write(h, binary.BigEndian, uint32(len(extras)))
+	for _, e := range extras {
+		field(e)
+	}
+	_ = binary.Write(h, binary.BigEndian, i.StartsAt.UnixNano())
+	_ = binary.Write(h, binary.BigEndian, i.EndsAt.UnixNano())
+	field(i.TimeZone)
+	field(i.Replaces)
+	return h.Sum(nil)
+}

@@ -1,0 +1,45 @@
+package booking
+
+import "fmt"
+
+// Code is a stable, machine-readable reason for a refusal.
+type Code string
+
+// Refusal codes. They are part of the API: agents and tests match on them.
+const (
+	CodeInvalidRequestKey     Code = "invalid_request_key"
+	CodeRequestKeyReused      Code = "request_key_reused"
+	CodeMissingField          Code = "missing_field"
+	CodeInvalidTimeRange      Code = "invalid_time_range"
+	CodeUnknownTimeZone       Code = "unknown_time_zone"
+	CodeTimeZoneMismatch      Code = "time_zone_mismatch"
+	CodeDuplicateResource     Code = "duplicate_resource"
+	CodeTooManyResources      Code = "too_many_resources"
+	CodeUnknownResource       Code = "unknown_resource"
+	CodeWrongResourceKind     Code = "wrong_resource_kind"
+	CodeNoCurrentPolicy       Code = "no_current_policy"
+	CodePolicyVersionChanged  Code = "policy_version_changed"
+	CodeOutsideBookableHours  Code = "outside_bookable_hours"
+	CodeTooShortNotice        Code = "too_short_notice"
+	CodeStartsInPast          Code = "starts_in_past"
+	CodeInvalidResource       Code = "invalid_resource"
+	CodeInvalidPolicy         Code = "invalid_policy"
+	CodePolicyImmutable       Code = "policy_version_immutable"
+	CodeCapacityBelowBookings Code = "capacity_below_bookings"
+	CodeReplacementNotReady   Code = "replacement_not_confirmed"
+	CodeInvalidWindow         Code = "invalid_window"
+)
+
+// Rejection is a business refusal: retrying the same request cannot change
+// it. Nothing was written.
+type Rejection struct {
+	Code    Code   `json:"code"`
+	Message string `json:"message"`
+}
+
+func (r *Rejection) Error() string { return string(r.Code) + ": " + r.Message }
+
+// Rejectf builds a Rejection.
+func Rejectf(code Code, format string, args ...any) *Rejection {
+	return &Rejection{Code: code, Message: fmt.Sprintf(format, args...)}
+}

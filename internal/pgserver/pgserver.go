@@ -1,0 +1,227 @@
+// Package pgserver runs a private PostgreSQL cluster from the system's server
+// binaries: the throwaway cluster behind the tests and the dev stack's
+// database. It listens on a Unix socket only, so it never clashes with, or is
+// reachable beside, another server on the machine.
+package pgserver
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// ErrNoBinaries means no PostgreSQL server binaries were found.
+var ErrNoBinaries = errors.New("postgresql server binaries (initdb, postgres) not found on PATH or under /usr/lib/postgresql/*/bin: install them, e.g. apt-get install postgresql")
+
+// Options say where the cluster lives and how durable it is.
+type Options struct {
+	// Dir holds the data directory and the socket. It is created if missing;
+	// an existing cluster in it is reused.
+	Dir string
+	// Durable keeps fsync on. Tests turn it off: their clusters are thrown away.
+	Durable bool
+	// MaxConnections defaults to 200.
+	MaxConnections int
+}
+
+// Server is a running cluster.
+type Server struct {
+	dir     string
+	cmd     *exec.Cmd
+	exited  chan struct{}
+	waitErr error
+	output  *lockedBuffer
+}
+
+// Start initialises the cluster if needed and starts it, returning once it
+// accepts connections.
+func Start(ctx context.Context, opts Options) (*Server, error) {
+	bin, err := findBinaries()
+	if err != nil {
+		return nil, err
+	}
+	cred, err := credential()
+	if err != nil {
+		return nil, err
+	}
+	dataDir := filepath.Join(opts.Dir, "data")
+	if err := prepareDir(opts.Dir, cred); err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(filepath.Join(dataDir, "PG_VERSION")); errors.Is(err, os.ErrNotExist) {
+		if err := initdb(ctx, bin, dataDir, cred); err != nil {
+			return nil, err
+		}
+	}
+	s := &Server{dir: opts.Dir, exited: make(chan struct{}), output: &lockedBuffer{}}
+	if err := s.run(bin, dataDir, cred, opts); err != nil {
+		return nil, err
+	}
+	if err := s.waitReady(ctx); err != nil {
+		s.Stop()
+		return nil, err
+	}
+	return s, nil
+}
+
+// ConnString names database db on this cluster as the postgres superuser.
+func (s *Server) ConnString(db string) string {
+	return fmt.Sprintf("host=%s user=postgres dbname=%s sslmode=disable", s.dir, db)
+}
+
+// Stop shuts the cluster down with a fast shutdown (rolls back open
+// transactions, flushes, exits) and waits for the process to go.
+func (s *Server) Stop() {
+	select {
+	case <-s.exited:
+		return
+	default:
+	}
+	_ = s.cmd.Process.Signal(syscall.SIGINT)
+	select {
+	case <-s.exited:
+	case <-time.After(30 * time.Second):
+		_ = s.cmd.Process.Kill()
+		<-s.exited
+	}
+}
+
+func (s *Server) run(bin, dataDir string, cred *syscall.Credential, opts Options) error {
+	maxConn := opts.MaxConnections
+	if maxConn == 0 {
+		maxConn = 200
+	}
+	args := []string{"-D", dataDir, "-k", s.dir, "-c", "listen_addresses=",
+		"-c", "max_connections=" + strconv.Itoa(maxConn)}
+	if !opts.Durable {
+		args = append(args, "-F", "-c", "synchronous_commit=off", "-c", "full_page_writes=off")
+	}
+	s.cmd = exec.Command(filepath.Join(bin, "postgres"), args...)
+	s.cmd.Stdout = s.output
+	s.cmd.Stderr = s.output
+	// Pdeathsig takes the server down with us if we die without Stop.
+	s.cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Pdeathsig: syscall.SIGINT, Setpgid: true}
+	if err := s.cmd.Start(); err != nil {
+		return fmt.Errorf("start postgres: %w", err)
+	}
+	go func() {
+		s.waitErr = s.cmd.Wait()
+		close(s.exited)
+	}()
+	return nil
+}
+
+// waitReady polls until the server accepts a connection: postgres has no
+// readiness signal short of trying.
+func (s *Server) waitReady(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	for delay := 10 * time.Millisecond; ; delay = min(delay*2, 250*time.Millisecond) {
+		conn, err := pgx.Connect(ctx, s.ConnString("postgres"))
+		if err == nil {
+			return conn.Close(ctx)
+		}
+		select {
+		case <-s.exited:
+			return fmt.Errorf("postgres exited (%v): %s", s.waitErr, s.output.String())
+		case <-ctx.Done():
+			return fmt.Errorf("postgres not ready: %w (last: %v): %s", ctx.Err(), err, s.output.String())
+		case <-time.After(delay):
+		}
+	}
+}
+
+func initdb(ctx context.Context, bin, dataDir string, cred *syscall.Credential) error {
+	cmd := exec.CommandContext(ctx, filepath.Join(bin, "initdb"), "-D", dataDir, "-U", "postgres",
+		"--auth=trust", "--encoding=UTF8", "--locale=C", "--no-sync", "--no-instructions")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("initdb %s: %w: %s", dataDir, err, out)
+	}
+	return nil
+}
+
+// credential drops to the postgres user when we are root, because postgres
+// refuses to run as root.
+func credential() (*syscall.Credential, error) {
+	if os.Geteuid() != 0 {
+		return nil, nil
+	}
+	u, err := user.Lookup("postgres")
+	if err != nil {
+		return nil, fmt.Errorf("running as root needs a postgres user to run the server as: %w", err)
+	}
+	uid, _ := strconv.ParseUint(u.Uid, 10, 32)
+	gid, _ := strconv.ParseUint(u.Gid, 10, 32)
+	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
+}
+
+func prepareDir(dir string, cred *syscall.Credential) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("postgres dir %s: %w", dir, err)
+	}
+	if cred == nil {
+		return nil
+	}
+	if err := os.Chown(dir, int(cred.Uid), int(cred.Gid)); err != nil {
+		return fmt.Errorf("postgres dir %s: %w", dir, err)
+	}
+	return nil
+}
+
+// findBinaries looks on PATH first, then at the newest Debian-style install.
+func findBinaries() (string, error) {
+	if p, err := exec.LookPath("initdb"); err == nil {
+		dir := filepath.Dir(p)
+		if _, err := os.Stat(filepath.Join(dir, "postgres")); err == nil {
+			return dir, nil
+		}
+	}
+	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
+	sort.Slice(dirs, func(i, j int) bool { return versionOf(dirs[i]) > versionOf(dirs[j]) })
+	for _, d := range dirs {
+		if _, err := os.Stat(filepath.Join(d, "initdb")); err == nil {
+			return d, nil
+		}
+	}
+	return "", ErrNoBinaries
+}
+
+func versionOf(binDir string) int {
+	v, _ := strconv.Atoi(filepath.Base(filepath.Dir(binDir)))
+	return v
+}
+
+// lockedBuffer collects the server's output for error messages; the process
+// writes it from its own goroutine.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.buf.Len() > 64<<10 {
+		return len(p), nil
+	}
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}

@@ -1,0 +1,164 @@
+// Package pgtest gives each test its own freshly migrated database on a
+// throwaway PostgreSQL cluster shared by the test binary, or on the server
+// named by TEST_DATABASE_URL.
+//
+// A package using it calls Main from TestMain. There is no skip: without a
+// server the tests fail and say what to install.
+package pgtest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/bookingsaga/bookingsaga/internal/pgserver"
+	"github.com/bookingsaga/bookingsaga/schema"
+)
+
+// cluster is per test binary: tests share the server, never a database.
+var cluster struct {
+	// admin connects to a maintenance database for CREATE DATABASE.
+	admin    string
+	connFor  func(db string) string
+	template string
+	err      error
+	seq      atomic.Int64
+	mu       sync.Mutex // CREATE DATABASE from one template, one at a time
+}
+
+// Main starts the cluster, runs the tests and stops the cluster.
+func Main(m *testing.M) {
+	stop, err := start()
+	cluster.err = err
+	code := m.Run()
+	stop()
+	os.Exit(code)
+}
+
+func start() (func(), error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	stop := func() {}
+	if url := os.Getenv("TEST_DATABASE_URL"); url != "" {
+		if _, err := pgx.ParseConfig(url); err != nil {
+			return stop, fmt.Errorf("TEST_DATABASE_URL: %w", err)
+		}
+		cluster.admin = url
+		cluster.connFor = func(db string) string { return replaceDB(url, db) }
+	} else {
+		dir, err := os.MkdirTemp("", "bookingsaga-pg-")
+		if err != nil {
+			return stop, err
+		}
+		srv, err := pgserver.Start(ctx, pgserver.Options{Dir: dir, MaxConnections: 300})
+		if err != nil {
+			_ = os.RemoveAll(dir)
+			return stop, fmt.Errorf("start throwaway postgres (or set TEST_DATABASE_URL): %w", err)
+		}
+		stop = func() { srv.Stop(); _ = os.RemoveAll(dir) }
+		cluster.admin = srv.ConnString("postgres")
+		cluster.connFor = srv.ConnString
+	}
+	cluster.template = fmt.Sprintf("bookingsaga_template_%d", os.Getpid())
+	if err := createTemplate(ctx); err != nil {
+		stop()
+		return func() {}, err
+	}
+	return stop, nil
+}
+
+// createTemplate migrates one database that every test's database copies,
+// so each test pays for a file copy, not for the migrations.
+func createTemplate(ctx context.Context) error {
+	if err := exec(ctx, cluster.admin, "CREATE DATABASE "+cluster.template); err != nil {
+		return err
+	}
+	conn, err := pgx.Connect(ctx, cluster.connFor(cluster.template))
+	if err != nil {
+		return fmt.Errorf("connect template: %w", err)
+	}
+	defer conn.Close(ctx)
+	return schema.Migrate(ctx, conn)
+}
+
+// New returns a pool on a new database, dropped when the test ends.
+func New(t testing.TB) *pgxpool.Pool {
+	t.Helper()
+	pool, _ := NewWithURL(t)
+	return pool
+}
+
+// NewWithURL is New, also returning the database's connection string for
+// code under test that opens its own pool.
+func NewWithURL(t testing.TB) (*pgxpool.Pool, string) {
+	t.Helper()
+	if cluster.connFor == nil {
+		t.Fatal("pgtest: call pgtest.Main(m) from TestMain")
+	}
+	if cluster.err != nil {
+		t.Fatalf("pgtest: no database: %v", cluster.err)
+	}
+	ctx := context.Background()
+	name := fmt.Sprintf("bookingsaga_test_%d_%d", os.Getpid(), cluster.seq.Add(1))
+	cluster.mu.Lock()
+	err := exec(ctx, cluster.admin, fmt.Sprintf("CREATE DATABASE %s TEMPLATE %s", name, cluster.template))
+	cluster.mu.Unlock()
+	if err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
+	url := cluster.connFor(name)
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
+	cfg.MaxConns = 40
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
+	t.Cleanup(func() {
+		pool.Close()
+		_ = exec(context.Background(), cluster.admin, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
+	})
+	return pool, url
+}
+
+func exec(ctx context.Context, url, sql string) error {
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return fmt.Errorf("connect: %w", err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, sql); err != nil {
+		return fmt.Errorf("%s: %w", sql, err)
+	}
+	return nil
+}
+
+// replaceDB points a postgres:// URL or a key=value string at another database.
+func replaceDB(url, db string) string {
+	if strings.HasPrefix(url, "postgres://") || strings.HasPrefix(url, "postgresql://") {
+		rest := url[strings.Index(url, "://")+3:]
+		slash := strings.Index(rest, "/")
+		query := ""
+		if q := strings.Index(rest, "?"); q >= 0 {
+			query = rest[q:]
+			if slash < 0 || slash > q {
+				slash = q
+			}
+		}
+		if slash < 0 {
+			slash = len(rest)
+		}
+		return url[:strings.Index(url, "://")+3] + rest[:slash] + "/" + db + query
+	}
+	return url + " dbname=" + db
+}

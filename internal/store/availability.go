@@ -1,0 +1,193 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/bookingsaga/bookingsaga/internal/booking"
+	"github.com/bookingsaga/bookingsaga/internal/localtime"
+)
+
+// MaxAvailabilityWindow bounds one availability query.
+const MaxAvailabilityWindow = 31 * 24 * time.Hour
+
+// AvailabilityQuery asks for free slots for a set of resources.
+type AvailabilityQuery struct {
+	PropertyID     string
+	AgentID        string
+	ExtraResources []string
+	From, To       time.Time
+	// Duration defaults to the policy's slot length.
+	Duration time.Duration
+}
+
+// Availability is a snapshot of candidate slots: an offer, not a promise.
+// Only Commit decides.
+type Availability struct {
+	PolicyVersion string    `json:"policy_version"`
+	SnapshotAt    time.Time `json:"snapshot_at"`
+	TimeZone      string    `json:"time_zone"`
+	Slots         []Slot    `json:"slots"`
+}
+
+// Slot is one free start time.
+type Slot struct {
+	StartsAt   time.Time `json:"starts_at"`
+	EndsAt     time.Time `json:"ends_at"`
+	LocalStart string    `json:"local_start"`
+}
+
+type freeBusy struct {
+	Resource
+	before, after time.Duration
+	busy          []span
+}
+
+// Availability lists free slots under the current policy. Local times that
+// do not exist or occur twice on a DST change are left out: an agent should
+// not offer a time it cannot state unambiguously.
+func (s *Store) Availability(ctx context.Context, q AvailabilityQuery) (Availability, error) {
+	if err := booking.ValidateResources(q.PropertyID, q.AgentID, q.ExtraResources); err != nil {
+		return Availability{}, fmt.Errorf("availability: %w", err)
+	}
+	if !q.To.After(q.From) || q.To.Sub(q.From) > MaxAvailabilityWindow || q.Duration < 0 || q.Duration > booking.MaxDuration {
+		return Availability{}, fmt.Errorf("availability: %w", booking.Rejectf(booking.CodeInvalidWindow,
+			"window must be non-empty and at most %s, duration at most %s", MaxAvailabilityWindow, booking.MaxDuration))
+	}
+	var out Availability
+	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly},
+		func(tx pgx.Tx) error {
+			var err error
+			out, err = s.availability(ctx, tx, q, append([]string{q.PropertyID, q.AgentID}, q.ExtraResources...))
+			return err
+		})
+	if err != nil {
+		return Availability{}, fmt.Errorf("availability %s: %w", q.PropertyID, err)
+	}
+	return out, nil
+}
+
+func (s *Store) availability(ctx context.Context, tx pgx.Tx, q AvailabilityQuery, ids []string) (Availability, error) {
+	p, err := scanPolicy(tx.QueryRow(ctx, currentPolicySQL))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Availability{}, booking.Rejectf(booking.CodeNoCurrentPolicy, "no booking policy is in force")
+	}
+	if err != nil {
+		return Availability{}, err
+	}
+	now := s.now()
+	res, err := loadFreeBusy(ctx, tx, ids, q.From, q.To, now)
+	if err != nil {
+		return Availability{}, err
+	}
+	prop := res[0]
+	if prop.Kind != "property" {
+		return Availability{}, booking.Rejectf(booking.CodeWrongResourceKind, "property_id %q is a %s", prop.ID, prop.Kind)
+	}
+	loc, err := localtime.LoadZone(prop.TimeZone)
+	if err != nil {
+		return Availability{}, err
+	}
+	dur := q.Duration
+	if dur == 0 {
+		dur = time.Duration(p.SlotMinutes) * time.Minute
+	}
+	earliest := later(q.From, now.Add(p.MinNotice))
+	out := Availability{PolicyVersion: p.Version, SnapshotAt: now, TimeZone: prop.TimeZone, Slots: []Slot{}}
+	for _, start := range candidateStarts(*p, loc, q.From, q.To, dur) {
+		end := start.Add(dur)
+		if start.Before(earliest) || end.After(q.To) || !free(res, start, end) {
+			continue
+		}
+		out.Slots = append(out.Slots, Slot{StartsAt: start, EndsAt: end, LocalStart: start.In(loc).Format(localtime.Layout)})
+	}
+	return out, nil
+}
+
+// candidateStarts walks each local day of the window in slot steps within
+// bookable hours.
+func candidateStarts(p Policy, loc *time.Location, from, to time.Time, dur time.Duration) []time.Time {
+	var starts []time.Time
+	step := time.Duration(p.SlotMinutes) * time.Minute
+	wallDate := func(t time.Time) time.Time {
+		y, m, d := t.In(loc).Date()
+		return time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
+	}
+	last := wallDate(to)
+	for day := wallDate(from); !day.After(last); day = day.AddDate(0, 0, 1) {
+		for off := p.OpensAt; off+dur <= p.ClosesAt; off += step {
+			start, err := localtime.Resolve(day.Add(off), loc)
+			if err != nil {
+				continue
+			}
+			if !start.Before(from) && start.Before(to) {
+				starts = append(starts, start)
+			}
+		}
+	}
+	return starts
+}
+
+func free(res []*freeBusy, start, end time.Time) bool {
+	for _, r := range res {
+		occ := span{Start: start.Add(-r.before), End: end.Add(r.after)}
+		if n, _ := peak(occ, r.busy); n >= r.Capacity {
+			return false
+		}
+	}
+	return true
+}
+
+// loadFreeBusy reads the resources in the order asked and their live
+// occupancy near the window. Holds past expiry do not count.
+func loadFreeBusy(ctx context.Context, tx pgx.Tx, ids []string, from, to time.Time, now time.Time) ([]*freeBusy, error) {
+	rows, err := tx.Query(ctx, `
+SELECT r.resource_id, r.kind, r.capacity, r.time_zone, rb.before_minutes, rb.after_minutes
+FROM resource r JOIN resource_buffers rb USING (resource_id) WHERE r.resource_id = ANY($1)`, ids)
+	if err != nil {
+		return nil, err
+	}
+	byID := map[string]*freeBusy{}
+	var fb freeBusy
+	var before, after int
+	_, err = pgx.ForEachRow(rows, []any{&fb.ID, &fb.Kind, &fb.Capacity, &fb.TimeZone, &before, &after}, func() error {
+		r := fb
+		r.before, r.after = time.Duration(before)*time.Minute, time.Duration(after)*time.Minute
+		byID[r.ID] = &r
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*freeBusy, 0, len(ids))
+	for _, id := range ids {
+		r, ok := byID[id]
+		if !ok {
+			return nil, booking.Rejectf(booking.CodeUnknownResource, "unknown resource %s", id)
+		}
+		out = append(out, r)
+	}
+	// Buffers are at most a day, so a day either side finds every booking
+	// whose occupancy can reach into the window.
+	rows, err = tx.Query(ctx, `
+SELECT r.id, lower(lo.occupied), upper(lo.occupied)
+FROM unnest($1::text[]) AS r(id)
+CROSS JOIN LATERAL live_occupancy(r.id, tstzrange($2, $3)) lo
+JOIN booking b ON b.booking_id = lo.booking_id
+WHERE NOT (b.status = 'held' AND b.hold_expires_at <= $4)`, ids, from.Add(-24*time.Hour), to.Add(24*time.Hour), now)
+	if err != nil {
+		return nil, err
+	}
+	var id string
+	var busy span
+	_, err = pgx.ForEachRow(rows, []any{&id, &busy.Start, &busy.End}, func() error {
+		byID[id].busy = append(byID[id].busy, busy)
+		return nil
+	})
+	return out, err
+}
+

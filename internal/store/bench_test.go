@@ -1,0 +1,125 @@
+package store
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/bookingsaga/bookingsaga/internal/booking"
+)
+
+// benchPairs is how many property/agent pairs the benchmark books on.
+const benchPairs = 8
+
+// Commit against its floor: a bare INSERT of one booking row into the same
+// table, on the same database, in the same run. BENCHMARKS.md has the
+// numbers and the command.
+//
+// Every case starts from 1,000 existing bookings with fresh statistics, as a
+// running store has. "spread" books across eight property/agent pairs, so
+// eight workers contend for the database but not for one resource;
+// "hotspot" puts all of them on one pair, where commits serialise by design.
+func BenchmarkCommit(b *testing.B) {
+	for _, workers := range []int{1, 8} {
+		b.Run(fmt.Sprintf("workers=%d/commit", workers), func(b *testing.B) {
+			f := benchSetup(b, 1_000)
+			runWorkers(b, workers, func(i int) { f.benchCommit(b, i, i%benchPairs) })
+		})
+		b.Run(fmt.Sprintf("workers=%d/bare_insert", workers), func(b *testing.B) {
+			f := benchSetup(b, 1_000)
+			runWorkers(b, workers, func(i int) { f.bareInsert(b, i) })
+		})
+	}
+	b.Run("workers=8/hotspot_commit", func(b *testing.B) {
+		f := benchSetup(b, 1_000)
+		runWorkers(b, 8, func(i int) { f.benchCommit(b, i, 0) })
+	})
+	for _, existing := range []int{1_000, 100_000} {
+		b.Run(fmt.Sprintf("existing=%d/commit", existing), func(b *testing.B) {
+			f := benchSetup(b, existing)
+			runWorkers(b, 1, func(i int) { f.benchCommit(b, i, i%benchPairs) })
+		})
+	}
+}
+
+func benchProp(p int) string  { return fmt.Sprintf("bench-prop-%d", p) }
+func benchAgent(p int) string { return fmt.Sprintf("bench-agent-%d", p) }
+
+// benchSetup is setup plus the benchmark's resources, with `existing`
+// confirmed bookings already on them (in 2040, away from the slots the
+// benchmark books) and statistics gathered.
+func benchSetup(b testing.TB, existing int) *fixture {
+	f := setup(b)
+	for p := range benchPairs {
+		require.NoError(b, f.store.UpsertResource(f.ctx, Resource{ID: benchProp(p), Kind: "property", Capacity: 1, TimeZone: "Europe/Paris"}))
+		require.NoError(b, f.store.UpsertResource(f.ctx, Resource{ID: benchAgent(p), Kind: "agent", Capacity: 1, TimeZone: "Europe/Paris"}))
+	}
+	_, err := f.pool.Exec(f.ctx, `
+WITH b AS (
+  INSERT INTO booking (booking_id, request_key, status, property_id, agent_id, starts_at, ends_at, time_zone,
+                       policy_version, intent_fingerprint, committed_at)
+  SELECT gen_random_uuid(), 'seed_' || i, 'confirmed', 'bench-prop-' || (i % 8), 'bench-agent-' || (i % 8),
+         ts, ts + interval '30 minutes', 'Europe/Paris', $2, '\x00', now()
+  FROM generate_series(1, $1) AS i,
+       LATERAL (SELECT timestamptz '2040-01-01 08:00+01' + (i / 192) * interval '1 day'
+                       + ((i / 8) % 24) * interval '30 minutes') AS t(ts)
+  RETURNING booking_id, property_id, agent_id, starts_at, ends_at)
+INSERT INTO booking_resource (booking_id, resource_id, occupied, live, exclusive)
+SELECT booking_id, r, tstzrange(starts_at, ends_at), true, true FROM b, unnest(ARRAY[property_id, agent_id]) AS r`,
+		existing, testPolicy.Version)
+	require.NoError(b, err)
+	_, err = f.pool.Exec(f.ctx, "VACUUM ANALYZE")
+	require.NoError(b, err)
+	return f
+}
+
+// benchSlot is the i-th half-hour slot within bookable hours from 2027 on.
+func benchSlot(i int) (time.Time, time.Time) {
+	paris, _ := time.LoadLocation("Europe/Paris")
+	day := time.Date(2027, 1, 4, 8, 0, 0, 0, paris).AddDate(0, 0, i/24)
+	start := day.Add(time.Duration(i%24) * 30 * time.Minute)
+	return start, start.Add(30 * time.Minute)
+}
+
+// benchCommit books call i on pair p; slots are distinct per i, so every
+// commit books.
+func (f *fixture) benchCommit(b testing.TB, i, p int) {
+	start, end := benchSlot(i)
+	out, err := f.store.Commit(f.ctx, CommitRequest{RequestKey: fmt.Sprintf("bench_%d", i), ExpectedPolicyVersion: testPolicy.Version,
+		Intent: booking.Intent{PropertyID: benchProp(p), AgentID: benchAgent(p), StartsAt: start, EndsAt: end, TimeZone: "Europe/Paris"}})
+	if err != nil || out.Conflict != nil {
+		b.Fatalf("commit %d: %v %+v", i, err, out.Conflict)
+	}
+}
+
+func (f *fixture) bareInsert(b testing.TB, i int) {
+	start, end := benchSlot(i)
+	_, err := f.pool.Exec(f.ctx, `
+INSERT INTO booking (booking_id, request_key, status, property_id, agent_id, starts_at, ends_at, time_zone,
+                     policy_version, intent_fingerprint, committed_at)
+VALUES ($1, $2, 'confirmed', $3, $4, $5, $6, 'Europe/Paris', $7, '\x00', now())`,
+		uuid.New(), fmt.Sprintf("bench_%d", i), benchProp(i%benchPairs), benchAgent(i%benchPairs), start, end, testPolicy.Version)
+	if err != nil {
+		b.Fatal(err)
+	}
+}
+
+// runWorkers runs b.N calls of fn over n goroutines, each call with its own i.
+func runWorkers(b *testing.B, n int, fn func(i int)) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	b.ResetTimer()
+	for range n {
+		wg.Go(func() {
+			for i := int(next.Add(1)) - 1; i < b.N; i = int(next.Add(1)) - 1 {
+				fn(i)
+			}
+		})
+	}
+	wg.Wait()
+}

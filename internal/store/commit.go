@@ -1,0 +1,228 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/bookingsaga/bookingsaga/internal/booking"
+)
+
+// CommitRequest asks the store to book an intent under a request_key.
+type CommitRequest struct {
+	RequestKey            string
+	Intent                booking.Intent
+	ExpectedPolicyVersion string
+	// Hold places a hold that expires after the policy's hold TTL instead
+	// of confirming.
+	Hold    bool
+	Contact *Contact
+}
+
+// Contact is the caller's personal data, kept apart from the booking and
+// purged at its retention deadline.
+type Contact struct {
+	Name  string `json:"name,omitempty"`
+	Phone string `json:"phone,omitempty"`
+	Email string `json:"email,omitempty"`
+}
+
+// Outcome is what the store decided. Exactly one of Conflict and Booking is
+// meaningful: a nil Conflict means Booking holds the booking for the key.
+type Outcome struct {
+	Booking  Booking   `json:"booking"`
+	Conflict *Conflict `json:"conflict,omitempty"`
+	// Replayed means the key was already committed with this intent; the
+	// original booking is returned and nothing was written.
+	Replayed bool `json:"replayed,omitempty"`
+}
+
+// Conflict names each resource that is full during the requested time.
+type Conflict struct {
+	Busy []Busy `json:"busy"`
+}
+
+// Busy is a resource at capacity, and the window in which it is.
+type Busy struct {
+	ResourceID string    `json:"resource_id"`
+	Capacity   int       `json:"capacity"`
+	From       time.Time `json:"from"`
+	To         time.Time `json:"to"`
+}
+
+// Commit books req.Intent under req.RequestKey, or returns what the key
+// already booked. Business refusals are *booking.Rejection errors; other
+// errors are technical and safe to retry with the same key.
+func (s *Store) Commit(ctx context.Context, req CommitRequest) (Outcome, error) {
+	req.Intent = req.Intent.Normalize()
+	if err := validateCommit(req); err != nil {
+		return Outcome{}, fmt.Errorf("commit %s: %w", req.RequestKey, err)
+	}
+	var out Outcome
+	err := s.retry(ctx, "commit", req.RequestKey, func(ctx context.Context) error {
+		var err error
+		out, err = s.commitOnce(ctx, req)
+		return err
+	})
+	return out, err
+}
+
+func validateCommit(req CommitRequest) error {
+	if err := booking.ValidateKey(req.RequestKey); err != nil {
+		return err
+	}
+	if err := req.Intent.Validate(); err != nil {
+		return err
+	}
+	if req.ExpectedPolicyVersion == "" {
+		return booking.Rejectf(booking.CodeMissingField, "expected_policy_version is required")
+	}
+	return nil
+}
+
+// commitOnce is one attempt. It pipelines its statements in two round trips:
+// BEGIN, lock, read; then write and COMMIT. The read runs after the lock in
+// the same pipeline, so under READ COMMITTED its snapshot already includes
+// every booking committed by whoever held the lock before us.
+func (s *Store) commitOnce(ctx context.Context, req CommitRequest) (Outcome, error) {
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return Outcome{}, err
+	}
+	defer conn.Release()
+	now := s.now()
+	st, err := readCommitState(ctx, conn.Conn(), req)
+	if err != nil {
+		rollback(conn.Conn())
+		return Outcome{}, err
+	}
+	if st.existingFingerprint != nil {
+		rollback(conn.Conn())
+		return s.replay(ctx, req, st.existingFingerprint)
+	}
+	if err := st.check(req, now); err != nil {
+		rollback(conn.Conn())
+		return Outcome{}, err
+	}
+	busy, stale := st.busy(now)
+	b := &pgx.Batch{}
+	if len(stale) > 0 {
+		queueExpire(b, stale, now)
+	}
+	var out Outcome
+	if len(busy) > 0 {
+		out.Conflict = &Conflict{Busy: busy}
+		queueEvent(b, req.RequestKey, nil, "conflict", map[string]any{"intent": req.Intent, "busy": busy})
+	} else {
+		out.Booking = s.queueInsert(b, req, st, now)
+	}
+	b.Queue("COMMIT")
+	if err := conn.SendBatch(ctx, b).Close(); err != nil {
+		rollback(conn.Conn())
+		return Outcome{}, err
+	}
+	return out, nil
+}
+
+// rollback ends a failed transaction. It runs even when ctx is done; if it
+// cannot, the pool discards the connection rather than reuse it mid-transaction.
+func rollback(conn *pgx.Conn) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, _ = conn.Exec(ctx, "ROLLBACK")
+}
+
+// replay answers a key that is already booked: with the booking as it is
+// now if the intent matches, with a refusal if the key is being reused.
+func (s *Store) replay(ctx context.Context, req CommitRequest, fingerprint []byte) (Outcome, error) {
+	if !slices.Equal(fingerprint, req.Intent.Fingerprint()) {
+		return Outcome{}, booking.Rejectf(booking.CodeRequestKeyReused,
+			"request_key %q already stands for a different intent; a new choice needs a new key", req.RequestKey)
+	}
+	existing, err := s.Lookup(ctx, req.RequestKey)
+	if err != nil {
+		return Outcome{}, err
+	}
+	return Outcome{Booking: existing, Replayed: true}, nil
+}
+
+func (s *Store) queueInsert(b *pgx.Batch, req CommitRequest, st *commitState, now time.Time) Booking {
+	bk := Booking{
+		BookingID:     uuid.New(),
+		RequestKey:    req.RequestKey,
+		Status:        booking.StatusConfirmed,
+		Intent:        req.Intent,
+		PolicyVersion: st.policy.Version,
+		CreatedAt:     now,
+	}
+	if req.Hold {
+		bk.Status = booking.StatusHeld
+		exp := now.Add(st.policy.HoldTTL)
+		bk.HoldExpiresAt = &exp
+	} else {
+		bk.CommittedAt = &now
+	}
+	ids := make([]string, 0, len(st.resources))
+	from := make([]time.Time, 0, len(st.resources))
+	to := make([]time.Time, 0, len(st.resources))
+	exclusive := make([]bool, 0, len(st.resources))
+	for _, r := range st.resources {
+		ids = append(ids, r.ID)
+		from = append(from, r.occupied.Start)
+		to = append(to, r.occupied.End)
+		exclusive = append(exclusive, r.Capacity == 1)
+	}
+	detail, _ := json.Marshal(map[string]any{"intent": req.Intent, "status": bk.Status, "policy_version": bk.PolicyVersion})
+	extras := req.Intent.ExtraResources
+	if extras == nil {
+		extras = []string{}
+	}
+	b.Queue(insertBookingSQL, bk.BookingID, bk.RequestKey, bk.Status, req.Intent.PropertyID, req.Intent.AgentID,
+		extras, req.Intent.StartsAt, req.Intent.EndsAt, req.Intent.TimeZone, st.policy.Version,
+		req.Intent.Fingerprint(), bk.HoldExpiresAt, nullable(req.Intent.Replaces), bk.CommittedAt, now,
+		ids, from, to, exclusive, detail)
+	if c := req.Contact; c != nil && (c.Name != "" || c.Phone != "" || c.Email != "") {
+		b.Queue(`INSERT INTO booking_contact (booking_id, name, phone, email, retain_until) VALUES ($1, $2, $3, $4, $5)`,
+			bk.BookingID, nullable(c.Name), nullable(c.Phone), nullable(c.Email),
+			req.Intent.EndsAt.Add(s.cfg.ContactRetention))
+	}
+	return bk
+}
+
+// insertBookingSQL writes the booking, what it occupies, and its event in
+// one statement.
+const insertBookingSQL = `
+WITH b AS (
+    INSERT INTO booking (booking_id, request_key, status, property_id, agent_id, extra_resource_ids,
+        starts_at, ends_at, time_zone, policy_version, intent_fingerprint, hold_expires_at,
+        replaces_request_key, committed_at, created_at)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
+    RETURNING booking_id
+), r AS (
+    INSERT INTO booking_resource (booking_id, resource_id, occupied, live, exclusive)
+    SELECT b.booking_id, u.id, tstzrange(u.lo, u.hi), true, u.excl
+    FROM b, unnest($16::text[], $17::timestamptz[], $18::timestamptz[], $19::boolean[]) AS u(id, lo, hi, excl)
+)
+INSERT INTO booking_event (request_key, booking_id, kind, detail)
+SELECT $2, b.booking_id, 'committed', $20 FROM b`
+
+func queueEvent(b *pgx.Batch, key string, bookingID *uuid.UUID, kind string, detail any) {
+	raw := []byte("{}")
+	if detail != nil {
+		raw, _ = json.Marshal(detail)
+	}
+	b.Queue(`INSERT INTO booking_event (request_key, booking_id, kind, detail) VALUES ($1, $2, $3, $4)`,
+		key, bookingID, kind, raw)
+}
+
+func nullable(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}

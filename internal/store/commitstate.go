@@ -1,0 +1,218 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/bookingsaga/bookingsaga/internal/booking"
+	"github.com/bookingsaga/bookingsaga/internal/localtime"
+)
+
+// commitState is what one commit attempt read, under its locks.
+type commitState struct {
+	resources           []*lockedResource // sorted by ID
+	missing             []string
+	policy              *Policy
+	// existingFingerprint is set when the request_key is already booked.
+	existingFingerprint []byte
+}
+
+type lockedResource struct {
+	ID, Kind, TimeZone string
+	Capacity           int
+	// occupied is what the new booking would take of this resource,
+	// buffers included.
+	occupied span
+	others   []occupant
+}
+
+// occupant is a live booking overlapping the requested time on a resource.
+type occupant struct {
+	span
+	bookingID   uuid.UUID
+	status      booking.Status
+	holdExpires *time.Time
+}
+
+// lockResourcesSQL also switches the transaction to generic plans: custom
+// plans would re-plan the statements after it on every commit, and their
+// generic plans are index probes. (Riding on this statement saves a SET.)
+const lockResourcesSQL = `
+SELECT resource_id, kind, capacity, time_zone, set_config('plan_cache_mode', 'force_generic_plan', true)
+FROM resource WHERE resource_id = ANY($1) ORDER BY resource_id FOR NO KEY UPDATE`
+
+// occupancySQL lists, per resource, the range the new booking would occupy
+// and every live booking overlapping it (none: one row of NULLs), and the
+// fingerprint of whatever the request_key already booked. OFFSET 0
+// stops the planner flattening the LATERAL, which keeps the plan an index
+// probe per resource.
+const occupancySQL = `
+SELECT rb.resource_id, rb.occ_from, rb.occ_to, lower(o.occupied), upper(o.occupied), o.booking_id, o.status, o.hold_expires_at,
+       (SELECT intent_fingerprint FROM booking WHERE request_key = $4)
+FROM (SELECT resource_id,
+             $2::timestamptz - make_interval(mins => before_minutes) AS occ_from,
+             $3::timestamptz + make_interval(mins => after_minutes) AS occ_to
+      FROM resource_buffers WHERE resource_id = ANY($1)) rb
+LEFT JOIN LATERAL (
+    SELECT lo.occupied, b.booking_id, b.status, b.hold_expires_at
+    FROM live_occupancy(rb.resource_id, tstzrange(rb.occ_from, rb.occ_to)) lo
+    JOIN booking b ON b.booking_id = lo.booking_id
+    OFFSET 0
+) o ON true`
+
+// readCommitState opens the transaction, locks the resources in ID order
+// (the fixed order is what keeps concurrent commits from deadlocking), and
+// reads everything the decision needs, in one round trip. The request_key is
+// looked up after the locks, in the occupancy statement: a concurrent commit
+// of the same key that held them is then visible as ours, not as a conflict.
+func readCommitState(ctx context.Context, conn *pgx.Conn, req CommitRequest) (_ *commitState, err error) {
+	ids := req.Intent.Resources()
+	slices.Sort(ids)
+	b := &pgx.Batch{}
+	b.Queue("BEGIN")
+	b.Queue(lockResourcesSQL, ids)
+	b.Queue(currentPolicySQL)
+	b.Queue(occupancySQL, ids, req.Intent.StartsAt, req.Intent.EndsAt, req.RequestKey)
+	res := conn.SendBatch(ctx, b)
+	defer func() { err = errors.Join(err, res.Close()) }()
+
+	st := &commitState{}
+	if _, err := res.Exec(); err != nil {
+		return nil, err
+	}
+	if err := st.readResources(res, ids); err != nil {
+		return nil, err
+	}
+	if st.policy, err = scanPolicy(res.QueryRow()); errors.Is(err, pgx.ErrNoRows) {
+		st.policy, err = nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return st, st.readOccupancy(res)
+}
+
+func (st *commitState) readResources(res pgx.BatchResults, ids []string) error {
+	rows, err := res.Query()
+	if err != nil {
+		return err
+	}
+	st.resources, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (*lockedResource, error) {
+		r := &lockedResource{}
+		var setting string
+		return r, row.Scan(&r.ID, &r.Kind, &r.Capacity, &r.TimeZone, &setting)
+	})
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		if st.resource(id) == nil {
+			st.missing = append(st.missing, id)
+		}
+	}
+	return nil
+}
+
+func (st *commitState) readOccupancy(res pgx.BatchResults) error {
+	rows, err := res.Query()
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		var occ span
+		var from, to *time.Time
+		var o occupant
+		var bookingID *uuid.UUID
+		var status *string
+		if err := rows.Scan(&id, &occ.Start, &occ.End, &from, &to, &bookingID, &status, &o.holdExpires,
+			&st.existingFingerprint); err != nil {
+			return err
+		}
+		r := st.resource(id)
+		if r == nil {
+			continue
+		}
+		r.occupied = span{occ.Start.UTC(), occ.End.UTC()}
+		if bookingID != nil {
+			o.span, o.bookingID, o.status = span{from.UTC(), to.UTC()}, *bookingID, booking.Status(*status)
+			r.others = append(r.others, o)
+		}
+	}
+	return rows.Err()
+}
+
+func (st *commitState) resource(id string) *lockedResource {
+	for _, r := range st.resources {
+		if r.ID == id {
+			return r
+		}
+	}
+	return nil
+}
+
+// check applies the policy and the resources' own rules to the intent.
+func (st *commitState) check(req CommitRequest, now time.Time) error {
+	p, in := st.policy, req.Intent
+	switch {
+	case p == nil:
+		return booking.Rejectf(booking.CodeNoCurrentPolicy, "no booking policy is in force")
+	case req.ExpectedPolicyVersion != p.Version:
+		return booking.Rejectf(booking.CodePolicyVersionChanged,
+			"expected policy %q but %q is in force: refresh availability", req.ExpectedPolicyVersion, p.Version)
+	case len(st.missing) > 0:
+		return booking.Rejectf(booking.CodeUnknownResource, "unknown resource %s", strings.Join(st.missing, ", "))
+	}
+	prop, agent := st.resource(in.PropertyID), st.resource(in.AgentID)
+	switch {
+	case prop.Kind != "property":
+		return booking.Rejectf(booking.CodeWrongResourceKind, "property_id %q is a %s", prop.ID, prop.Kind)
+	case agent.Kind != "agent":
+		return booking.Rejectf(booking.CodeWrongResourceKind, "agent_id %q is a %s", agent.ID, agent.Kind)
+	case in.TimeZone != prop.TimeZone:
+		return booking.Rejectf(booking.CodeTimeZoneMismatch,
+			"property %q is in %s, not %s", prop.ID, prop.TimeZone, in.TimeZone)
+	case in.StartsAt.Before(now):
+		return booking.Rejectf(booking.CodeStartsInPast, "starts_at %s is in the past", in.StartsAt.Format(time.RFC3339))
+	case in.StartsAt.Before(now.Add(p.MinNotice)):
+		return booking.Rejectf(booking.CodeTooShortNotice, "bookings need %s notice", p.MinNotice)
+	}
+	loc, err := localtime.LoadZone(prop.TimeZone)
+	if err != nil {
+		return fmt.Errorf("property %s: %w", prop.ID, err)
+	}
+	if !p.withinHours(in.StartsAt, in.EndsAt, loc) {
+		return booking.Rejectf(booking.CodeOutsideBookableHours, "%s to %s is outside bookable hours %s in %s",
+			localtime.Render(in.StartsAt, loc), localtime.Render(in.EndsAt, loc), p.hours(), prop.TimeZone)
+	}
+	return nil
+}
+
+// busy lists the resources that are full during the request, and the holds
+// that had already expired, which neither count nor may stay live.
+func (st *commitState) busy(now time.Time) (busy []Busy, stale []uuid.UUID) {
+	for _, r := range st.resources {
+		var others []span
+		for _, o := range r.others {
+			if o.status == booking.StatusHeld && o.holdExpires != nil && !o.holdExpires.After(now) {
+				if !slices.Contains(stale, o.bookingID) {
+					stale = append(stale, o.bookingID)
+				}
+				continue
+			}
+			others = append(others, o.span)
+		}
+		if n, where := peak(r.occupied, others); n >= r.Capacity {
+			busy = append(busy, Busy{ResourceID: r.ID, Capacity: r.Capacity, From: where.Start, To: where.End})
+		}
+	}
+	return busy, stale
+}

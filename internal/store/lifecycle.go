@@ -1,0 +1,177 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/bookingsaga/bookingsaga/internal/booking"
+)
+
+// Lookup is the authoritative answer to "does this booking exist, and in
+// what state": ErrNotFound means it does not.
+func (s *Store) Lookup(ctx context.Context, key string) (Booking, error) {
+	b, _, err := scanBooking(s.pool.QueryRow(ctx, "SELECT "+bookingColumns+" FROM booking WHERE request_key = $1", key))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Booking{}, fmt.Errorf("lookup %s: %w", key, ErrNotFound)
+	}
+	if err != nil {
+		return Booking{}, fmt.Errorf("lookup %s: %w", key, err)
+	}
+	return b, nil
+}
+
+// Confirm turns a live hold into a confirmed booking. Confirming a confirmed
+// booking returns it unchanged; a hold past its expiry becomes expired and
+// is returned as such, so the caller learns the slot was not kept.
+func (s *Store) Confirm(ctx context.Context, key string) (Booking, error) {
+	var out Booking
+	err := s.retry(ctx, "confirm", key, func(ctx context.Context) error {
+		return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+			b, err := lockBooking(ctx, tx, key)
+			if err != nil || b.Status != booking.StatusHeld {
+				out = b
+				return err
+			}
+			now := s.now()
+			if !b.HoldExpiresAt.After(now) {
+				out, err = expire(ctx, tx, b, now)
+				return err
+			}
+			b.Status, b.CommittedAt = booking.StatusConfirmed, &now
+			out = b
+			_, err = tx.Exec(ctx, "UPDATE booking SET status = 'confirmed', committed_at = $2 WHERE booking_id = $1", b.BookingID, now)
+			if err == nil {
+				err = event(ctx, tx, b, "confirmed", nil)
+			}
+			return err
+		})
+	})
+	return out, err
+}
+
+// ReleaseRequest cancels a booking, or releases it for a reschedule.
+type ReleaseRequest struct {
+	RequestKey string
+	// ReplacedBy, when set, is the request_key of the confirmed booking that
+	// replaces this one. The store refuses the release until it exists.
+	ReplacedBy string
+}
+
+// Release cancels a booking and frees its capacity at once. Releasing a
+// booking that is no longer live returns it unchanged.
+func (s *Store) Release(ctx context.Context, req ReleaseRequest) (Booking, error) {
+	var out Booking
+	err := s.retry(ctx, "release", req.RequestKey, func(ctx context.Context) error {
+		return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+			b, err := lockBooking(ctx, tx, req.RequestKey)
+			if err != nil || !b.Status.Live() {
+				out = b
+				return err
+			}
+			if req.ReplacedBy != "" {
+				if err := checkReplacement(ctx, tx, req); err != nil {
+					return err
+				}
+			}
+			out, err = release(ctx, tx, b, req.ReplacedBy, s.now())
+			return err
+		})
+	})
+	return out, err
+}
+
+// checkReplacement holds the reschedule rule in the store itself: the old
+// booking goes only once the new one is confirmed and names it.
+func checkReplacement(ctx context.Context, tx pgx.Tx, req ReleaseRequest) error {
+	var status booking.Status
+	var replaces *string
+	err := tx.QueryRow(ctx, "SELECT status, replaces_request_key FROM booking WHERE request_key = $1",
+		req.ReplacedBy).Scan(&status, &replaces)
+	if errors.Is(err, pgx.ErrNoRows) || (err == nil && (status != booking.StatusConfirmed || replaces == nil || *replaces != req.RequestKey)) {
+		return booking.Rejectf(booking.CodeReplacementNotReady,
+			"%s is not a confirmed booking replacing %s; the old booking stays", req.ReplacedBy, req.RequestKey)
+	}
+	return err
+}
+
+func release(ctx context.Context, tx pgx.Tx, b Booking, replacedBy string, now time.Time) (Booking, error) {
+	b.Status, b.ReleasedAt = booking.StatusCancelled, &now
+	if replacedBy != "" {
+		b.Status, b.ReplacedByRequestKey = booking.StatusReleasedForReschedule, replacedBy
+	}
+	_, err := tx.Exec(ctx, `
+WITH b AS (
+    UPDATE booking SET status = $2, released_at = $3, replaced_by_request_key = $4 WHERE booking_id = $1
+)
+UPDATE booking_resource SET live = false WHERE booking_id = $1`, b.BookingID, b.Status, now, nullable(replacedBy))
+	if err != nil {
+		return Booking{}, err
+	}
+	return b, event(ctx, tx, b, string(b.Status), map[string]any{"replaced_by": replacedBy})
+}
+
+func expire(ctx context.Context, tx pgx.Tx, b Booking, now time.Time) (Booking, error) {
+	if _, err := tx.Exec(ctx, expireSQL, []uuid.UUID{b.BookingID}, now); err != nil {
+		return Booking{}, err
+	}
+	b.Status, b.ReleasedAt = booking.StatusExpired, &now
+	return b, nil
+}
+
+// expireSQL expires the given holds if they are still held: the status
+// guard makes it safe to run for a hold someone else already settled.
+const expireSQL = `
+WITH e AS (
+    UPDATE booking SET status = 'expired', released_at = $2
+    WHERE booking_id = ANY($1) AND status = 'held' RETURNING booking_id, request_key
+), r AS (
+    UPDATE booking_resource SET live = false WHERE booking_id IN (SELECT booking_id FROM e)
+)
+INSERT INTO booking_event (request_key, booking_id, kind) SELECT request_key, booking_id, 'expired' FROM e`
+
+func queueExpire(b *pgx.Batch, ids []uuid.UUID, now time.Time) { b.Queue(expireSQL, ids, now) }
+
+// ExpireHolds expires up to limit holds past their expiry and returns how
+// many it expired. Commits also expire the stale holds they run into, so
+// this only tidies up; correctness does not wait for it.
+func (s *Store) ExpireHolds(ctx context.Context, limit int) (int, error) {
+	var n int
+	err := s.retry(ctx, "expire holds", "", func(ctx context.Context) error {
+		return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+			now := s.now()
+			rows, err := tx.Query(ctx, `
+SELECT booking_id FROM booking WHERE status = 'held' AND hold_expires_at <= $1
+ORDER BY hold_expires_at LIMIT $2 FOR UPDATE SKIP LOCKED`, now, limit)
+			if err != nil {
+				return err
+			}
+			due, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+			if err != nil || len(due) == 0 {
+				return err
+			}
+			_, err = tx.Exec(ctx, expireSQL, due, now)
+			n = len(due)
+			return err
+		})
+	})
+	return n, err
+}
+
+func lockBooking(ctx context.Context, tx pgx.Tx, key string) (Booking, error) {
+	b, _, err := scanBooking(tx.QueryRow(ctx, "SELECT "+bookingColumns+" FROM booking WHERE request_key = $1 FOR UPDATE", key))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Booking{}, ErrNotFound
+	}
+	return b, err
+}
+
+func event(ctx context.Context, tx pgx.Tx, b Booking, kind string, detail any) error {
+	batch := &pgx.Batch{}
+	queueEvent(batch, b.RequestKey, &b.BookingID, kind, detail)
+	return tx.SendBatch(ctx, batch).Close()
+}

@@ -1,0 +1,174 @@
+package store
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/bookingsaga/bookingsaga/internal/booking"
+)
+
+func TestHoldConfirmAndExpire(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	req := commitReq("req_hold", intent("paris", agent(0), "10:00", "10:30"))
+	req.Hold = true
+	out, err := f.store.Commit(f.ctx, req)
+	require.NoError(t, err)
+	require.Equal(t, booking.StatusHeld, out.Booking.Status)
+	require.Equal(t, testNow.Add(testPolicy.HoldTTL), *out.Booking.HoldExpiresAt)
+
+	// A live hold occupies the slot.
+	other, err := f.store.Commit(f.ctx, commitReq("req_other", intent("paris", agent(1), "10:00", "10:30")))
+	require.NoError(t, err)
+	require.NotNil(t, other.Conflict)
+
+	b, err := f.store.Confirm(f.ctx, "req_hold")
+	require.NoError(t, err)
+	require.Equal(t, booking.StatusConfirmed, b.Status)
+	again, err := f.store.Confirm(f.ctx, "req_hold")
+	require.NoError(t, err)
+	require.Equal(t, b, again, "confirming twice changes nothing")
+
+	// A hold confirmed after its TTL is expired, not confirmed.
+	req2 := commitReq("req_hold_late", intent("paris", agent(2), "12:00", "12:30"))
+	req2.Hold = true
+	_, err = f.store.Commit(f.ctx, req2)
+	require.NoError(t, err)
+	f.clock.Advance(testPolicy.HoldTTL)
+	late, err := f.store.Confirm(f.ctx, "req_hold_late")
+	require.NoError(t, err)
+	require.Equal(t, booking.StatusExpired, late.Status)
+	looked, err := f.store.Lookup(f.ctx, "req_hold_late")
+	require.NoError(t, err)
+	require.Equal(t, booking.StatusExpired, looked.Status)
+}
+
+func TestExpiredHoldsFreeTheirSlot(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	for _, key := range []string{"req_h1", "req_h2"} {
+		req := commitReq(key, intent("paris", agent(0), map[string]string{"req_h1": "10:00", "req_h2": "11:00"}[key],
+			map[string]string{"req_h1": "10:30", "req_h2": "11:30"}[key]))
+		req.Hold = true
+		_, err := f.store.Commit(f.ctx, req)
+		require.NoError(t, err)
+	}
+	f.clock.Advance(testPolicy.HoldTTL + time.Second)
+	// A commit that meets a stale hold expires it itself rather than waiting
+	// for the sweeper.
+	out, err := f.store.Commit(f.ctx, commitReq("req_after", intent("paris", agent(1), "10:00", "10:30")))
+	require.NoError(t, err)
+	require.Nil(t, out.Conflict)
+	h1, err := f.store.Lookup(f.ctx, "req_h1")
+	require.NoError(t, err)
+	require.Equal(t, booking.StatusExpired, h1.Status)
+	// The sweeper finds the other one, and only it.
+	n, err := f.store.ExpireHolds(f.ctx, 100)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	n, err = f.store.ExpireHolds(f.ctx, 100)
+	require.NoError(t, err)
+	require.Zero(t, n)
+}
+
+func TestReleaseFreesCapacityAndIsIdempotent(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	_, err := f.store.Commit(f.ctx, commitReq("req_rel", intent("paris", agent(0), "10:00", "10:30")))
+	require.NoError(t, err)
+	b, err := f.store.Release(f.ctx, ReleaseRequest{RequestKey: "req_rel"})
+	require.NoError(t, err)
+	require.Equal(t, booking.StatusCancelled, b.Status)
+	again, err := f.store.Release(f.ctx, ReleaseRequest{RequestKey: "req_rel"})
+	require.NoError(t, err)
+	require.Equal(t, b, again)
+	out, err := f.store.Commit(f.ctx, commitReq("req_rel_next", intent("paris", agent(1), "10:00", "10:30")))
+	require.NoError(t, err)
+	require.Nil(t, out.Conflict, "released capacity is free at once")
+	// The released key still means its intent: it is not booked afresh.
+	replay, err := f.store.Commit(f.ctx, commitReq("req_rel", intent("paris", agent(0), "10:00", "10:30")))
+	require.NoError(t, err)
+	require.True(t, replay.Replayed)
+	require.Equal(t, booking.StatusCancelled, replay.Booking.Status)
+
+	_, err = f.store.Release(f.ctx, ReleaseRequest{RequestKey: "req_never"})
+	require.ErrorIs(t, err, ErrNotFound)
+	_, err = f.store.Lookup(f.ctx, "req_never")
+	require.ErrorIs(t, err, ErrNotFound)
+}
+
+func TestRescheduleReleasesOldOnlyForConfirmedReplacement(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	_, err := f.store.Commit(f.ctx, commitReq("req_old", intent("paris", agent(0), "10:00", "10:30")))
+	require.NoError(t, err)
+	_, err = f.store.Release(f.ctx, ReleaseRequest{RequestKey: "req_old", ReplacedBy: "req_new"})
+	requireCode(t, err, booking.CodeReplacementNotReady)
+
+	next := intent("paris", agent(0), "16:00", "16:30")
+	next.Replaces = "req_old"
+	hold := commitReq("req_new", next)
+	hold.Hold = true
+	_, err = f.store.Commit(f.ctx, hold)
+	require.NoError(t, err)
+	_, err = f.store.Release(f.ctx, ReleaseRequest{RequestKey: "req_old", ReplacedBy: "req_new"})
+	requireCode(t, err, booking.CodeReplacementNotReady)
+	old, err := f.store.Lookup(f.ctx, "req_old")
+	require.NoError(t, err)
+	require.Equal(t, booking.StatusConfirmed, old.Status, "a held replacement releases nothing")
+
+	_, err = f.store.Confirm(f.ctx, "req_new")
+	require.NoError(t, err)
+	old, err = f.store.Release(f.ctx, ReleaseRequest{RequestKey: "req_old", ReplacedBy: "req_new"})
+	require.NoError(t, err)
+	require.Equal(t, booking.StatusReleasedForReschedule, old.Status)
+	require.Equal(t, "req_new", old.ReplacedByRequestKey)
+}
+
+func TestPolicyVersions(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	require.NoError(t, f.store.SetPolicy(f.ctx, testPolicy), "setting the same version again is a no-op")
+	changed := testPolicy
+	changed.SlotMinutes = 45
+	requireCode(t, f.store.SetPolicy(f.ctx, changed), booking.CodePolicyImmutable)
+	changed.Version = "showing-policy-2"
+	require.NoError(t, f.store.SetPolicy(f.ctx, changed))
+	cur, err := f.store.CurrentPolicy(f.ctx)
+	require.NoError(t, err)
+	require.Equal(t, changed, cur)
+	var current int
+	require.NoError(t, f.pool.QueryRow(f.ctx, "SELECT count(*) FROM policy WHERE is_current").Scan(&current))
+	require.Equal(t, 1, current)
+	_, err = f.store.Commit(f.ctx, commitReq("req_pol", intent("paris", agent(0), "10:00", "10:30")))
+	requireCode(t, err, booking.CodePolicyVersionChanged)
+	bad := changed
+	bad.Version, bad.ClosesAt = "showing-policy-3", bad.OpensAt
+	requireCode(t, f.store.SetPolicy(f.ctx, bad), booking.CodeInvalidPolicy)
+}
+
+func TestLoweringCapacityBelowLiveBookingsIsRefused(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	for i, slot := range [][2]string{{"10:00", "11:00"}, {"10:30", "11:30"}} {
+		_, err := f.store.Commit(f.ctx, commitReq("req_low_"+slot[0], intent("duo", agent(i), slot[0], slot[1])))
+		require.NoError(t, err)
+	}
+	duo, err := f.store.Resource(f.ctx, "duo")
+	require.NoError(t, err)
+	duo.Capacity = 1
+	requireCode(t, f.store.UpsertResource(f.ctx, duo), booking.CodeCapacityBelowBookings)
+	_, err = f.store.Release(f.ctx, ReleaseRequest{RequestKey: "req_low_10:00"})
+	require.NoError(t, err)
+	require.NoError(t, f.store.UpsertResource(f.ctx, duo))
+	// Now capacity 1 is enforced, by the service and by the constraint.
+	out, err := f.store.Commit(f.ctx, commitReq("req_low_again", intent("duo", agent(5), "11:00", "11:30")))
+	require.NoError(t, err)
+	require.NotNil(t, out.Conflict)
+	var exclusive bool
+	require.NoError(t, f.pool.QueryRow(f.ctx,
+		"SELECT exclusive FROM booking_resource WHERE resource_id = 'duo' AND live").Scan(&exclusive))
+	require.True(t, exclusive)
+}

@@ -1,0 +1,62 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// This file is the one boundary where PostgreSQL errors become ours: lost
+// races are retried here, and whatever still fails leaves as ErrContention
+// or a plain wrapped error, never as a raw 23505, 23P01 or 40P01.
+
+// ErrContention means the transaction kept losing races and gave up. It is
+// technical and retryable with the same request_key.
+var ErrContention = errors.New("booking store contention, retry with the same request_key")
+
+// lostRace reports PostgreSQL errors that mean another transaction got there
+// first; running the transaction again decides correctly from the new state.
+func lostRace(err error) bool {
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) {
+		return false
+	}
+	switch pgErr.Code {
+	case "23505", // unique_violation: a concurrent commit with the same request_key
+		"23P01", // exclusion_violation: an overlapping live booking appeared
+		"40P01", // deadlock_detected
+		"40001": // serialization_failure
+		return true
+	}
+	return false
+}
+
+// retry runs fn until it succeeds, fails for a reason other than a lost
+// race, or runs out of attempts. op and key name the operation in errors.
+func (s *Store) retry(ctx context.Context, op, key string, fn func(ctx context.Context) error) error {
+	var err error
+	for attempt := 1; ; attempt++ {
+		err = fn(ctx)
+		if err == nil || !lostRace(err) {
+			break
+		}
+		if attempt >= s.cfg.MaxAttempts {
+			return fmt.Errorf("%s %s: %w (after %d attempts)", op, key, ErrContention, attempt)
+		}
+		// Jitter spreads the losers so they do not collide again in step.
+		backoff := time.Duration(rand.Int64N(int64(attempt) * int64(2*time.Millisecond)))
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s %s: %w", op, key, ctx.Err())
+		case <-time.After(backoff):
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", op, key, err)
+	}
+	return nil
+}

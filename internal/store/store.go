@@ -1,0 +1,103 @@
+// Package store is the authoritative booking store on PostgreSQL. A booking
+// exists when this package has committed it; every other system mirrors it.
+//
+// Each operation is one transaction. Commits serialise per resource by
+// locking the resource rows in a fixed order, then decide capacity from a
+// snapshot taken after the locks, so two requests for the same resource are
+// always decided one after the other.
+package store
+
+import (
+	"errors"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/bookingsaga/bookingsaga/internal/booking"
+)
+
+// ErrNotFound means the store authoritatively has no booking for the key.
+var ErrNotFound = errors.New("booking not found")
+
+// Config tunes a Store. The zero value is usable.
+type Config struct {
+	// Now is the store's clock for notice, holds and timestamps.
+	Now func() time.Time
+	// ContactRetention is how long contact details are kept after the
+	// viewing ends.
+	ContactRetention time.Duration
+	// MaxAttempts bounds retries of a transaction that lost a race
+	// (unique or exclusion violation, deadlock, serialization failure).
+	MaxAttempts int
+}
+
+func (c Config) withDefaults() Config {
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.ContactRetention == 0 {
+		c.ContactRetention = 30 * 24 * time.Hour
+	}
+	if c.MaxAttempts == 0 {
+		c.MaxAttempts = 5
+	}
+	return c
+}
+
+// Store reads and writes bookings.
+type Store struct {
+	pool *pgxpool.Pool
+	cfg  Config
+}
+
+// New returns a Store over pool.
+func New(pool *pgxpool.Pool, cfg Config) *Store {
+	return &Store{pool: pool, cfg: cfg.withDefaults()}
+}
+
+// now reads the clock at the database's precision, in UTC.
+func (s *Store) now() time.Time { return s.cfg.Now().UTC().Truncate(time.Microsecond) }
+
+// Booking is a booking as the store holds it.
+type Booking struct {
+	BookingID            uuid.UUID      `json:"booking_id"`
+	RequestKey           string         `json:"request_key"`
+	Status               booking.Status `json:"status"`
+	Intent               booking.Intent `json:"intent"`
+	PolicyVersion        string         `json:"policy_version"`
+	HoldExpiresAt        *time.Time     `json:"hold_expires_at,omitempty"`
+	ProviderEventID      string         `json:"provider_event_id,omitempty"`
+	CRMRef               string         `json:"crm_ref,omitempty"`
+	ReplacedByRequestKey string         `json:"replaced_by,omitempty"`
+	CreatedAt            time.Time      `json:"created_at"`
+	CommittedAt          *time.Time     `json:"committed_at,omitempty"`
+	ReleasedAt           *time.Time     `json:"released_at,omitempty"`
+}
+
+const bookingColumns = `booking_id, request_key, status, property_id, agent_id, extra_resource_ids,
+	starts_at, ends_at, time_zone, coalesce(replaces_request_key, ''), policy_version, intent_fingerprint,
+	hold_expires_at, coalesce(provider_event_id, ''), coalesce(crm_ref, ''),
+	coalesce(replaced_by_request_key, ''), created_at, committed_at, released_at`
+
+// scanBooking reads bookingColumns, returning the stored fingerprint too.
+func scanBooking(row pgx.Row) (Booking, []byte, error) {
+	var b Booking
+	var fp []byte
+	err := row.Scan(&b.BookingID, &b.RequestKey, &b.Status, &b.Intent.PropertyID, &b.Intent.AgentID,
+		&b.Intent.ExtraResources, &b.Intent.StartsAt, &b.Intent.EndsAt, &b.Intent.TimeZone,
+		&b.Intent.Replaces, &b.PolicyVersion, &fp, &b.HoldExpiresAt, &b.ProviderEventID, &b.CRMRef,
+		&b.ReplacedByRequestKey, &b.CreatedAt, &b.CommittedAt, &b.ReleasedAt)
+	if len(b.Intent.ExtraResources) == 0 {
+		b.Intent.ExtraResources = nil
+	}
+	b.Intent = b.Intent.Normalize()
+	b.CreatedAt = b.CreatedAt.UTC()
+	for _, t := range []*time.Time{b.HoldExpiresAt, b.CommittedAt, b.ReleasedAt} {
+		if t != nil {
+			*t = t.UTC()
+		}
+	}
+	return b, fp, err
+}
