@@ -190,4 +190,3 @@ WHERE NOT (b.status = 'held' AND b.hold_expires_at <= $4)`, ids, from.Add(-24*ti
 	})
 	return out, err
 }
-

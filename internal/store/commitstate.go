@@ -17,9 +17,9 @@ import (
 
 // commitState is what one commit attempt read, under its locks.
 type commitState struct {
-	resources           []*lockedResource // sorted by ID
-	missing             []string
-	policy              *Policy
+	resources []*lockedResource // sorted by ID
+	missing   []string
+	policy    *Policy
 	// existingFingerprint is set when the request_key is already booked.
 	existingFingerprint []byte
 }
