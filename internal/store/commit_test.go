@@ -1,6 +1,7 @@
 package store
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -281,4 +282,62 @@ func TestContactIsKeptApartWithRetention(t *testing.T) {
 	require.NotContains(t, detail, "+33", "the audit log holds no personal data")
 	_, err = f.pool.Exec(f.ctx, "UPDATE booking_event SET kind = 'x'")
 	require.ErrorContains(t, err, "append-only")
+}
+
+// A caller that lost the response retries with the same key: it hears the
+// original booking, and nothing new is written.
+func TestRetryAfterLostResponseReplays(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	req := commitReq("req_lost", intent("paris", agent(0), "13:00", "13:30"))
+	first, err := f.store.Commit(f.ctx, req)
+	require.NoError(t, err)
+	require.False(t, first.Replayed)
+	before := f.count(t)
+	again, err := f.store.Commit(f.ctx, req)
+	require.NoError(t, err)
+	require.True(t, again.Replayed)
+	require.Equal(t, first.Booking, again.Booking)
+	require.Equal(t, before, f.count(t))
+}
+
+// The same key sent at once with different intents (on different resources,
+// so the resource locks do not order them) collides on the unique key; the
+// store turns that into one booking and typed refusals, never a raw 23505.
+func TestConcurrentKeyReuseIsRefusedNotRaw(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	_, errs := concurrently(6, func(i int) (Outcome, error) {
+		return f.store.Commit(f.ctx, commitReq("req_same", intent("paris", agent(10+i), "17:00", "17:30")))
+	})
+	booked := 0
+	for _, err := range errs {
+		if err == nil {
+			booked++
+			continue
+		}
+		requireCode(t, err, booking.CodeRequestKeyReused)
+		var pgErr *pgconn.PgError
+		require.False(t, errors.As(err, &pgErr), "raw PostgreSQL error leaked: %v", err)
+	}
+	require.Equal(t, 1, booked)
+	require.Equal(t, 1, f.count(t)["booking"])
+}
+
+// Capacity above one has no exclusion constraint behind it: only the
+// resource locks keep concurrent commits from overbooking it.
+func TestConcurrentCommitsRespectCapacityTwo(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	outs, errs := concurrently(12, func(i int) (Outcome, error) {
+		return f.store.Commit(f.ctx, commitReq(fmt.Sprintf("req_duo_%d", i), intent("duo", agent(i), "18:00", "18:30")))
+	})
+	confirmed := 0
+	for i := range outs {
+		require.NoError(t, errs[i])
+		if outs[i].Conflict == nil {
+			confirmed++
+		}
+	}
+	require.Equal(t, 2, confirmed)
 }
