@@ -72,7 +72,12 @@ func start() (func(), error) {
 		stop()
 		return func() {}, err
 	}
-	return stop, nil
+	// On a shared server the template outlives nothing; on our own cluster
+	// the whole directory goes anyway.
+	return func() {
+		_ = exec(context.Background(), cluster.admin, "DROP DATABASE IF EXISTS "+cluster.template)
+		stop()
+	}, nil
 }
 
 // createTemplate migrates one database that every test's database copies,

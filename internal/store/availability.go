@@ -84,9 +84,12 @@ func (s *Store) availability(ctx context.Context, tx pgx.Tx, q AvailabilityQuery
 	if err != nil {
 		return Availability{}, err
 	}
-	prop := res[0]
+	prop, agent := res[0], res[1]
 	if prop.Kind != "property" {
 		return Availability{}, booking.Rejectf(booking.CodeWrongResourceKind, "property_id %q is a %s", prop.ID, prop.Kind)
+	}
+	if agent.Kind != "agent" {
+		return Availability{}, booking.Rejectf(booking.CodeWrongResourceKind, "agent_id %q is a %s", agent.ID, agent.Kind)
 	}
 	loc, err := localtime.LoadZone(prop.TimeZone)
 	if err != nil {
@@ -100,7 +103,9 @@ func (s *Store) availability(ctx context.Context, tx pgx.Tx, q AvailabilityQuery
 	out := Availability{PolicyVersion: p.Version, SnapshotAt: now, TimeZone: prop.TimeZone, Slots: []Slot{}}
 	for _, start := range candidateStarts(*p, loc, q.From, q.To, dur) {
 		end := start.Add(dur)
-		if start.Before(earliest) || end.After(q.To) || !free(res, start, end) {
+		// Bookable hours are checked on the real end, as Commit does: a slot
+		// that crosses a DST change is not as long on the wall clock.
+		if start.Before(earliest) || end.After(q.To) || !p.withinHours(start, end, loc) || !free(res, start, end) {
 			continue
 		}
 		out.Slots = append(out.Slots, Slot{StartsAt: start, EndsAt: end, LocalStart: start.In(loc).Format(localtime.Layout)})

@@ -112,3 +112,20 @@ func TestCommitOnDaylightSavingDay(t *testing.T) {
 		require.Nil(t, out.Conflict)
 	}
 }
+
+// A two-hour slot from 01:30 on the spring-forward night ends at 04:30 on
+// the wall clock, after closing, though 01:30 + 2h reads 03:30 on paper.
+func TestAvailabilityChecksHoursOnTheRealEnd(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.clock.Advance(-365 * 24 * time.Hour)
+	nightPolicy(t, f)
+	day := time.Date(2026, 3, 29, 0, 0, 0, 0, time.UTC)
+	av, err := f.store.Availability(f.ctx, AvailabilityQuery{PropertyID: "paris", AgentID: agent(0),
+		From: day.Add(-12 * time.Hour), To: day.Add(20 * time.Hour), Duration: 2 * time.Hour})
+	require.NoError(t, err)
+	require.Equal(t, []string{"2026-03-29T01:00:00+01:00"}, formatLocal(av))
+	_, err = f.store.Availability(f.ctx, AvailabilityQuery{PropertyID: "paris", AgentID: "keys",
+		From: day, To: day.Add(20 * time.Hour)})
+	requireCode(t, err, booking.CodeWrongResourceKind)
+}

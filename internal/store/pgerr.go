@@ -38,6 +38,9 @@ func lostRace(err error) bool {
 // retry runs fn until it succeeds, fails for a reason other than a lost
 // race, or runs out of attempts. op and key name the operation in errors.
 func (s *Store) retry(ctx context.Context, op, key string, fn func(ctx context.Context) error) error {
+	if key != "" {
+		op += " " + key
+	}
 	var err error
 	for attempt := 1; ; attempt++ {
 		err = fn(ctx)
@@ -45,18 +48,18 @@ func (s *Store) retry(ctx context.Context, op, key string, fn func(ctx context.C
 			break
 		}
 		if attempt >= s.cfg.MaxAttempts {
-			return fmt.Errorf("%s %s: %w (after %d attempts)", op, key, ErrContention, attempt)
+			return fmt.Errorf("%s: %w (after %d attempts)", op, ErrContention, attempt)
 		}
 		// Jitter spreads the losers so they do not collide again in step.
 		backoff := time.Duration(rand.Int64N(int64(attempt) * int64(2*time.Millisecond)))
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("%s %s: %w", op, key, ctx.Err())
+			return fmt.Errorf("%s: %w", op, ctx.Err())
 		case <-time.After(backoff):
 		}
 	}
 	if err != nil {
-		return fmt.Errorf("%s %s: %w", op, key, err)
+		return fmt.Errorf("%s: %w", op, err)
 	}
 	return nil
 }
