@@ -27,6 +27,7 @@ const (
 	CodePolicyImmutable       Code = "policy_version_immutable"
 	CodeCapacityBelowBookings Code = "capacity_below_bookings"
 	CodeReplacementNotReady   Code = "replacement_not_confirmed"
+	CodeInvalidReplacement    Code = "invalid_replacement"
 	CodeInvalidWindow         Code = "invalid_window"
 )
 

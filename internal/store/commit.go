@@ -82,6 +82,9 @@ func validateCommit(req CommitRequest) error {
 	if req.ExpectedPolicyVersion == "" {
 		return booking.Rejectf(booking.CodeMissingField, "expected_policy_version is required")
 	}
+	if req.Intent.Replaces == req.RequestKey {
+		return booking.Rejectf(booking.CodeInvalidReplacement, "a booking cannot replace itself")
+	}
 	return nil
 }
 
@@ -95,12 +98,17 @@ func (s *Store) commitOnce(ctx context.Context, req CommitRequest) (Outcome, err
 		return Outcome{}, err
 	}
 	defer conn.Release()
-	now := s.now()
 	st, err := readCommitState(ctx, conn.Conn(), req)
+	if err == nil {
+		err = st.readKeyAlone(ctx, conn.Conn(), req.RequestKey)
+	}
 	if err != nil {
 		rollback(conn.Conn())
 		return Outcome{}, err
 	}
+	// The clock is read after the locks: a commit that waited for them
+	// decides notice and hold expiry as of now, not as of its arrival.
+	now := s.now()
 	if st.existingFingerprint != nil {
 		rollback(conn.Conn())
 		return s.replay(ctx, req, st.existingFingerprint)

@@ -99,6 +99,21 @@ func readCommitState(ctx context.Context, conn *pgx.Conn, req CommitRequest) (_ 
 	return st, st.readOccupancy(res)
 }
 
+// readKeyAlone fills existingFingerprint when no resource exists: the
+// occupancy statement then returned no row to carry it, and a reused key
+// must be reported as such rather than as unknown resources.
+func (st *commitState) readKeyAlone(ctx context.Context, conn *pgx.Conn, key string) error {
+	if len(st.resources) > 0 {
+		return nil
+	}
+	err := conn.QueryRow(ctx, "SELECT intent_fingerprint FROM booking WHERE request_key = $1", key).
+		Scan(&st.existingFingerprint)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil
+	}
+	return err
+}
+
 func (st *commitState) readResources(res pgx.BatchResults, ids []string) error {
 	rows, err := res.Query()
 	if err != nil {

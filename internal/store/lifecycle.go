@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -32,26 +33,42 @@ func (s *Store) Confirm(ctx context.Context, key string) (Booking, error) {
 	var out Booking
 	err := s.retry(ctx, "confirm", key, func(ctx context.Context) error {
 		return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-			b, err := lockBooking(ctx, tx, key)
-			if err != nil || b.Status != booking.StatusHeld {
-				out = b
-				return err
-			}
-			now := s.now()
-			if !b.HoldExpiresAt.After(now) {
-				out, err = expire(ctx, tx, b, now)
-				return err
-			}
-			b.Status, b.CommittedAt = booking.StatusConfirmed, &now
-			out = b
-			_, err = tx.Exec(ctx, "UPDATE booking SET status = 'confirmed', committed_at = $2 WHERE booking_id = $1", b.BookingID, now)
-			if err == nil {
-				err = event(ctx, tx, b, "confirmed", nil)
-			}
+			var err error
+			out, err = s.confirm(ctx, tx, key)
 			return err
 		})
 	})
 	return out, err
+}
+
+func (s *Store) confirm(ctx context.Context, tx pgx.Tx, key string) (Booking, error) {
+	b, _, err := scanBooking(tx.QueryRow(ctx, "SELECT "+bookingColumns+" FROM booking WHERE request_key = $1", key))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Booking{}, ErrNotFound
+	}
+	if err != nil || b.Status != booking.StatusHeld {
+		return b, err
+	}
+	// Take the hold's resource locks, as Commit does and in the same order,
+	// before deciding: a commit that finds this hold expired counts it as
+	// free, so the two must not both win.
+	ids := b.Intent.Resources()
+	slices.Sort(ids)
+	if _, err := tx.Exec(ctx, "SELECT FROM resource WHERE resource_id = ANY($1) ORDER BY resource_id FOR NO KEY UPDATE", ids); err != nil {
+		return Booking{}, err
+	}
+	if b, err = lockBooking(ctx, tx, key); err != nil || b.Status != booking.StatusHeld {
+		return b, err
+	}
+	now := s.now()
+	if !b.HoldExpiresAt.After(now) {
+		return expire(ctx, tx, b, now)
+	}
+	b.Status, b.CommittedAt = booking.StatusConfirmed, &now
+	if _, err := tx.Exec(ctx, "UPDATE booking SET status = 'confirmed', committed_at = $2 WHERE booking_id = $1", b.BookingID, now); err != nil {
+		return Booking{}, err
+	}
+	return b, event(ctx, tx, b, "confirmed", nil)
 }
 
 // ReleaseRequest cancels a booking, or releases it for a reschedule.
@@ -74,6 +91,9 @@ func (s *Store) Release(ctx context.Context, req ReleaseRequest) (Booking, error
 				return err
 			}
 			if req.ReplacedBy != "" {
+				if req.ReplacedBy == req.RequestKey {
+					return booking.Rejectf(booking.CodeInvalidReplacement, "a booking cannot replace itself")
+				}
 				if err := checkReplacement(ctx, tx, req); err != nil {
 					return err
 				}
@@ -90,7 +110,8 @@ func (s *Store) Release(ctx context.Context, req ReleaseRequest) (Booking, error
 func checkReplacement(ctx context.Context, tx pgx.Tx, req ReleaseRequest) error {
 	var status booking.Status
 	var replaces *string
-	err := tx.QueryRow(ctx, "SELECT status, replaces_request_key FROM booking WHERE request_key = $1",
+	// FOR SHARE: the replacement must stay confirmed until we commit.
+	err := tx.QueryRow(ctx, "SELECT status, replaces_request_key FROM booking WHERE request_key = $1 FOR SHARE",
 		req.ReplacedBy).Scan(&status, &replaces)
 	if errors.Is(err, pgx.ErrNoRows) || (err == nil && (status != booking.StatusConfirmed || replaces == nil || *replaces != req.RequestKey)) {
 		return booking.Rejectf(booking.CodeReplacementNotReady,

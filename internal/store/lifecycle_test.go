@@ -147,6 +147,11 @@ func TestPolicyVersions(t *testing.T) {
 	bad := changed
 	bad.Version, bad.ClosesAt = "showing-policy-3", bad.OpensAt
 	requireCode(t, f.store.SetPolicy(f.ctx, bad), booking.CodeInvalidPolicy)
+	// Sub-second TTLs would be truncated by the database and then read back
+	// as "other rules": refused up front instead.
+	bad = changed
+	bad.Version, bad.HoldTTL = "showing-policy-4", 1500*time.Millisecond
+	requireCode(t, f.store.SetPolicy(f.ctx, bad), booking.CodeInvalidPolicy)
 }
 
 func TestLoweringCapacityBelowLiveBookingsIsRefused(t *testing.T) {
@@ -171,4 +176,50 @@ func TestLoweringCapacityBelowLiveBookingsIsRefused(t *testing.T) {
 	require.NoError(t, f.pool.QueryRow(f.ctx,
 		"SELECT exclusive FROM booking_resource WHERE resource_id = 'duo' AND live").Scan(&exclusive))
 	require.True(t, exclusive)
+}
+
+func TestReplacementEdgeCases(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	self := intent("paris", agent(0), "10:00", "10:30")
+	self.Replaces = "req_self"
+	_, err := f.store.Commit(f.ctx, commitReq("req_self", self))
+	requireCode(t, err, booking.CodeInvalidReplacement)
+	_, err = f.store.Commit(f.ctx, commitReq("req_plain", intent("paris", agent(0), "10:00", "10:30")))
+	require.NoError(t, err)
+	_, err = f.store.Release(f.ctx, ReleaseRequest{RequestKey: "req_plain", ReplacedBy: "req_plain"})
+	requireCode(t, err, booking.CodeInvalidReplacement)
+	// A reused key naming only unknown resources is still a reused key.
+	_, err = f.store.Commit(f.ctx, commitReq("req_plain", intent("nowhere", "nobody", "10:00", "10:30")))
+	requireCode(t, err, booking.CodeRequestKeyReused)
+}
+
+// Confirm and Commit take the same resource locks, so a hold confirmed just
+// before its expiry and a commit that finds it expired cannot both win on a
+// resource whose capacity has no exclusion constraint behind it.
+func TestConfirmAndCommitRaceOnExpiringHold(t *testing.T) {
+	t.Parallel()
+	for round := range 5 {
+		f := setup(t)
+		// duo has capacity 2: one confirmed booking and one hold fill it.
+		_, err := f.store.Commit(f.ctx, commitReq("req_c", intent("duo", agent(0), "10:00", "10:30")))
+		require.NoError(t, err)
+		hold := commitReq("req_a", intent("duo", agent(1), "10:00", "10:30"))
+		hold.Hold = true
+		_, err = f.store.Commit(f.ctx, hold)
+		require.NoError(t, err)
+		f.clock.Advance(testPolicy.HoldTTL - time.Microsecond)
+		_, _ = concurrently(2, func(i int) (Outcome, error) {
+			if i == 0 {
+				b, err := f.store.Confirm(f.ctx, "req_a")
+				return Outcome{Booking: b}, err
+			}
+			f.clock.Advance(time.Millisecond)
+			return f.store.Commit(f.ctx, commitReq("req_b", intent("duo", agent(2), "10:00", "10:30")))
+		})
+		var live int
+		require.NoError(t, f.pool.QueryRow(f.ctx,
+			"SELECT count(*) FROM booking_resource WHERE resource_id = 'duo' AND live").Scan(&live))
+		require.LessOrEqual(t, live, 2, "round %d", round)
+	}
 }

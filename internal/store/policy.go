@@ -36,10 +36,10 @@ func (p Policy) validate() error {
 	case p.OpensAt < 0 || p.ClosesAt > 24*time.Hour-time.Minute || p.ClosesAt <= p.OpensAt ||
 		p.OpensAt%time.Minute != 0 || p.ClosesAt%time.Minute != 0:
 		return booking.Rejectf(booking.CodeInvalidPolicy, "bookable hours must be whole minutes with opens before closes within one day")
-	case p.HoldTTL < time.Second || p.HoldTTL > 24*time.Hour:
-		return booking.Rejectf(booking.CodeInvalidPolicy, "hold_ttl must be 1s to 24h")
-	case p.MinNotice < 0:
-		return booking.Rejectf(booking.CodeInvalidPolicy, "min_notice must not be negative")
+	case p.HoldTTL < time.Second || p.HoldTTL > 24*time.Hour || p.HoldTTL%time.Second != 0:
+		return booking.Rejectf(booking.CodeInvalidPolicy, "hold_ttl must be whole seconds from 1s to 24h")
+	case p.MinNotice < 0 || p.MinNotice%time.Minute != 0:
+		return booking.Rejectf(booking.CodeInvalidPolicy, "min_notice must be whole minutes, not negative")
 	}
 	return nil
 }

@@ -65,7 +65,6 @@ CREATE TABLE booking (
 );
 
 CREATE INDEX booking_held_expiry ON booking (hold_expires_at) WHERE status = 'held';
-CREATE INDEX booking_starts_at ON booking (starts_at) WHERE status IN ('held', 'confirmed');
 
 -- What each booking occupies. occupied already includes the resource's
 -- buffers, so every conflict question is a plain range overlap.
@@ -121,8 +120,6 @@ CREATE TABLE booking_contact (
     email        text,
     retain_until timestamptz NOT NULL
 );
-
-CREATE INDEX booking_contact_retain_until ON booking_contact (retain_until);
 
 -- Each resource's effective buffers: its own, but never less than the
 -- current policy's defaults. Commit and availability both read this, so the
