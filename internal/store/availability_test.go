@@ -47,19 +47,21 @@ func formatLocal(a Availability) []string {
 	return out
 }
 
-// nightPolicy opens 01:00–04:00 so the DST changes fall inside bookable hours.
-func nightPolicy(t *testing.T, f *fixture) {
+// nightSetup is setup a year earlier, before the 2026 DST changes, under a
+// policy open 01:00–04:00 so the changes fall inside bookable hours.
+func nightSetup(t *testing.T) *fixture {
 	t.Helper()
+	f := setup(t)
+	f.clock.Advance(-365 * 24 * time.Hour)
 	p := testPolicy
 	p.Version, p.OpensAt, p.ClosesAt, p.MinNotice = "night", time.Hour, 4*time.Hour, 0
 	require.NoError(t, f.store.SetPolicy(f.ctx, p))
+	return f
 }
 
 func TestAvailabilityAcrossDaylightSavingChanges(t *testing.T) {
 	t.Parallel()
-	f := setup(t)
-	f.clock.Advance(-365 * 24 * time.Hour) // 2025-12: before both changes below
-	nightPolicy(t, f)
+	f := nightSetup(t)
 	tests := []struct {
 		name, property, day string
 		want                []string
@@ -92,9 +94,7 @@ func TestAvailabilityAcrossDaylightSavingChanges(t *testing.T) {
 
 func TestCommitOnDaylightSavingDay(t *testing.T) {
 	t.Parallel()
-	f := setup(t)
-	f.clock.Advance(-365 * 24 * time.Hour)
-	nightPolicy(t, f)
+	f := nightSetup(t)
 	// 01:30 CET to 03:30 CEST is one hour of real time across the gap.
 	start := time.Date(2026, 3, 29, 0, 30, 0, 0, time.UTC)
 	req := CommitRequest{RequestKey: "req_dst", ExpectedPolicyVersion: "night", Intent: booking.Intent{
@@ -117,9 +117,7 @@ func TestCommitOnDaylightSavingDay(t *testing.T) {
 // the wall clock, after closing, though 01:30 + 2h reads 03:30 on paper.
 func TestAvailabilityChecksHoursOnTheRealEnd(t *testing.T) {
 	t.Parallel()
-	f := setup(t)
-	f.clock.Advance(-365 * 24 * time.Hour)
-	nightPolicy(t, f)
+	f := nightSetup(t)
 	day := time.Date(2026, 3, 29, 0, 0, 0, 0, time.UTC)
 	av, err := f.store.Availability(f.ctx, AvailabilityQuery{PropertyID: "paris", AgentID: agent(0),
 		From: day.Add(-12 * time.Hour), To: day.Add(20 * time.Hour), Duration: 2 * time.Hour})
