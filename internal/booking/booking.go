@@ -56,6 +56,15 @@ func ValidateKey(key string) error {
 	return nil
 }
 
+// ValidateReplacement checks that a booking does not name itself as the
+// booking it replaces, at commit and at release alike.
+func ValidateReplacement(key, replaces string) error {
+	if replaces != "" && replaces == key {
+		return Rejectf(CodeInvalidReplacement, "request_key %q cannot replace itself", key)
+	}
+	return nil
+}
+
 // Validate checks everything that can be checked without the store.
 func (i Intent) Validate() error {
 	if err := ValidateResources(i.PropertyID, i.AgentID, i.ExtraResources); err != nil {

@@ -82,10 +82,7 @@ func validateCommit(req CommitRequest) error {
 	if req.ExpectedPolicyVersion == "" {
 		return booking.Rejectf(booking.CodeMissingField, "expected_policy_version is required")
 	}
-	if req.Intent.Replaces == req.RequestKey {
-		return booking.Rejectf(booking.CodeInvalidReplacement, "a booking cannot replace itself")
-	}
-	return nil
+	return booking.ValidateReplacement(req.RequestKey, req.Intent.Replaces)
 }
 
 // commitOnce is one attempt. It pipelines its statements in two round trips:

@@ -91,8 +91,8 @@ func (s *Store) Release(ctx context.Context, req ReleaseRequest) (Booking, error
 				return err
 			}
 			if req.ReplacedBy != "" {
-				if req.ReplacedBy == req.RequestKey {
-					return booking.Rejectf(booking.CodeInvalidReplacement, "a booking cannot replace itself")
+				if err := booking.ValidateReplacement(req.RequestKey, req.ReplacedBy); err != nil {
+					return err
 				}
 				if err := checkReplacement(ctx, tx, req); err != nil {
 					return err

@@ -209,7 +209,7 @@ func TestConfirmAndCommitRaceOnExpiringHold(t *testing.T) {
 		_, err = f.store.Commit(f.ctx, hold)
 		require.NoError(t, err)
 		f.clock.Advance(testPolicy.HoldTTL - time.Microsecond)
-		_, _ = concurrently(2, func(i int) (Outcome, error) {
+		_, errs := concurrently(2, func(i int) (Outcome, error) {
 			if i == 0 {
 				b, err := f.store.Confirm(f.ctx, "req_a")
 				return Outcome{Booking: b}, err
@@ -217,6 +217,8 @@ func TestConfirmAndCommitRaceOnExpiringHold(t *testing.T) {
 			f.clock.Advance(time.Millisecond)
 			return f.store.Commit(f.ctx, commitReq("req_b", intent("duo", agent(2), "10:00", "10:30")))
 		})
+		require.NoError(t, errs[0])
+		require.NoError(t, errs[1])
 		var live int
 		require.NoError(t, f.pool.QueryRow(f.ctx,
 			"SELECT count(*) FROM booking_resource WHERE resource_id = 'duo' AND live").Scan(&live))
