@@ -1,0 +1,67 @@
+// Package crm mirrors bookings into a CRM as viewing records. The CRM is a
+// copy written after the booking store commits; nothing it says makes or
+// unmakes a booking.
+package crm
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Status is the state of a viewing as the CRM shows it.
+type Status string
+
+// Viewing statuses.
+const (
+	StatusScheduled   Status = "scheduled"
+	StatusCancelled   Status = "cancelled"
+	StatusRescheduled Status = "rescheduled"
+)
+
+// Viewing is the record bookingsaga keeps in a CRM, keyed by booking id. It
+// holds references, not the caller's contact details.
+type Viewing struct {
+	BookingID   string    `json:"booking_id"`
+	RequestKey  string    `json:"request_key"`
+	PropertyRef string    `json:"property_ref"`
+	AgentRef    string    `json:"agent_ref"`
+	StartsAt    time.Time `json:"starts_at"`
+	EndsAt      time.Time `json:"ends_at"`
+	TimeZone    string    `json:"time_zone"`
+	Status      Status    `json:"status"`
+	// ReplacedBy is the booking id of the replacement after a reschedule.
+	ReplacedBy string `json:"replaced_by,omitempty"`
+}
+
+// Record is a viewing as stored in the CRM, with the CRM's own id.
+type Record struct {
+	ID      string `json:"id"`
+	Version int    `json:"version"`
+	Viewing
+}
+
+// CRM is what bookingsaga needs from a CRM. It is narrow on purpose so that
+// HubSpot or Salesforce adapters can implement it: an idempotent upsert
+// keyed by booking id (cancel and reschedule are upserts with a new
+// status), and a read for reconciliation.
+type CRM interface {
+	Upsert(ctx context.Context, v Viewing) (Record, error)
+	// Get returns ErrNotFound when the CRM has no record of the booking.
+	Get(ctx context.Context, bookingID string) (Record, error)
+}
+
+// ErrNotFound means the CRM answered that it has no such record.
+var ErrNotFound = errors.New("crm: viewing not found")
+
+// Cancelled returns v marked cancelled.
+func (v Viewing) Cancelled() Viewing {
+	v.Status = StatusCancelled
+	return v
+}
+
+// RescheduledTo returns v marked as replaced by the booking newID.
+func (v Viewing) RescheduledTo(newID string) Viewing {
+	v.Status, v.ReplacedBy = StatusRescheduled, newID
+	return v
+}

@@ -1,0 +1,136 @@
+package mirrorfake
+
+import (
+	"bytes"
+	"crypto/subtle"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"sort"
+	"sync"
+
+	"github.com/bookingsaga/bookingsaga/internal/crm"
+)
+
+// CRM is an in-memory CRM speaking the JSON API that crm.HTTP uses. Like
+// Stripe-style APIs it remembers each Idempotency-Key with the body it came
+// with: a repeat returns the first answer, a different body under the same
+// key is refused with 422.
+type CRM struct {
+	faults faults
+	token  string
+
+	mu       sync.Mutex
+	seq      int
+	records  map[string]*crm.Record // booking id → record
+	idem     map[string]idemEntry
+	requests int // upserts that changed something
+}
+
+type idemEntry struct {
+	body []byte
+	rec  crm.Record
+}
+
+// NewCRM returns an empty fake CRM; a non-empty token is then required as a
+// bearer token.
+func NewCRM(token string) *CRM {
+	return &CRM{token: token, records: map[string]*crm.Record{}, idem: map[string]idemEntry{}}
+}
+
+// Inject queues a fault for viewings.upsert or viewings.get.
+func (c *CRM) Inject(f Fault) error { return c.faults.add(f) }
+
+// Calls reports how many requests reached op.
+func (c *CRM) Calls(op string) int { return c.faults.count(op) }
+
+// Writes reports how many upserts were applied (idempotent replays excluded).
+func (c *CRM) Writes() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.requests
+}
+
+// Records returns every stored record, ordered by booking id.
+func (c *CRM) Records() []crm.Record {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]crm.Record, 0, len(c.records))
+	for _, r := range c.records {
+		out = append(out, *r)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].BookingID < out[j].BookingID })
+	return out
+}
+
+// ServeHTTP routes the CRM API and the fake's admin paths.
+func (c *CRM) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	m := http.NewServeMux()
+	m.HandleFunc("PUT /v1/viewings/{id}", c.authed("viewings.upsert", c.upsert))
+	m.HandleFunc("GET /v1/viewings/{id}", c.authed("viewings.get", c.get))
+	m.HandleFunc("/_fake/faults", faultAdmin(&c.faults))
+	m.HandleFunc("GET /_fake/viewings", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, c.Records())
+	})
+	m.ServeHTTP(w, r)
+}
+
+// authed checks the bearer token, then serves op.
+func (c *CRM) authed(op string, h handler) http.HandlerFunc {
+	next := serve(&c.faults, &c.mu, op, writeCRMError, h)
+	return func(w http.ResponseWriter, r *http.Request) {
+		if c.token != "" && subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), []byte("Bearer "+c.token)) != 1 {
+			writeCRMError(w, http.StatusUnauthorized, "unauthorized", "missing or wrong bearer token")
+			return
+		}
+		next(w, r)
+	}
+}
+
+func writeCRMError(w http.ResponseWriter, status int, code, message string) {
+	writeJSON(w, status, map[string]string{"code": code, "message": message})
+}
+
+func (c *CRM) upsert(r *http.Request) (int, any, error) {
+	key := r.Header.Get("Idempotency-Key")
+	if key == "" {
+		return 0, nil, &apiError{http.StatusBadRequest, "idempotency_key_required", "Idempotency-Key header is required"}
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, 1<<20))
+	if err != nil {
+		return 0, nil, &apiError{http.StatusBadRequest, "bad_body", err.Error()}
+	}
+	if prev, ok := c.idem[key]; ok {
+		if !bytes.Equal(prev.body, body) {
+			return 0, nil, &apiError{http.StatusUnprocessableEntity, "idempotency_key_reused", "Idempotency-Key was used with another body"}
+		}
+		return http.StatusOK, prev.rec, nil
+	}
+	var v crm.Viewing
+	if err := json.Unmarshal(body, &v); err != nil {
+		return 0, nil, &apiError{http.StatusBadRequest, "bad_json", err.Error()}
+	}
+	if v.BookingID != r.PathValue("id") {
+		return 0, nil, &apiError{http.StatusBadRequest, "id_mismatch", "booking_id differs from the path"}
+	}
+	rec, ok := c.records[v.BookingID]
+	if !ok {
+		c.seq++
+		rec = &crm.Record{ID: fmt.Sprintf("crm-%06d", c.seq)}
+		c.records[v.BookingID] = rec
+	}
+	rec.Version++
+	rec.Viewing = v
+	c.requests++
+	c.idem[key] = idemEntry{body: body, rec: *rec}
+	return http.StatusOK, *rec, nil
+}
+
+func (c *CRM) get(r *http.Request) (int, any, error) {
+	rec, ok := c.records[r.PathValue("id")]
+	if !ok {
+		return 0, nil, &apiError{http.StatusNotFound, "not_found", "no viewing for this booking"}
+	}
+	return http.StatusOK, *rec, nil
+}

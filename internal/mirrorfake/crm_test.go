@@ -1,0 +1,86 @@
+package mirrorfake_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/bookingsaga/bookingsaga/internal/crm"
+	"github.com/bookingsaga/bookingsaga/internal/mirrorfake"
+	"github.com/bookingsaga/bookingsaga/internal/retry"
+)
+
+func setupCRM(t *testing.T, token string) (*mirrorfake.CRM, *crm.HTTP) {
+	t.Helper()
+	fake := mirrorfake.NewCRM("secret")
+	srv := httptest.NewServer(fake)
+	t.Cleanup(srv.Close)
+	noWait := func(context.Context, time.Duration) error { return nil }
+	c, err := crm.NewHTTP(crm.Config{BaseURL: srv.URL, Token: token, Timeout: 300 * time.Millisecond,
+		Retry: retry.Policy{Attempts: 3, Base: time.Millisecond, Max: time.Second, Sleep: noWait}})
+	require.NoError(t, err)
+	return fake, c
+}
+
+func viewing() crm.Viewing {
+	start := time.Date(2026, 12, 8, 9, 0, 0, 0, time.UTC)
+	return crm.Viewing{BookingID: "b-1", RequestKey: "k-1", PropertyRef: "paris-11", AgentRef: "agent-00",
+		StartsAt: start, EndsAt: start.Add(30 * time.Minute), TimeZone: "Europe/Paris", Status: crm.StatusScheduled}
+}
+
+func TestCRMUpsertSurvivesReplyLostAfterSave(t *testing.T) {
+	t.Parallel()
+	for _, fault := range []mirrorfake.Fault{
+		{Op: "viewings.upsert", Times: 1, DropAfterSave: true},
+		{Op: "viewings.upsert", Times: 1, TimeoutAfterSave: true},
+	} {
+		fake, c := setupCRM(t, "secret")
+		require.NoError(t, fake.Inject(fault))
+		rec, err := c.Upsert(context.Background(), viewing())
+		require.NoError(t, err)
+		require.Equal(t, 1, rec.Version)
+		require.Equal(t, 2, fake.Calls("viewings.upsert"))
+		require.Equal(t, 1, fake.Writes(), "the retry was recognised by its Idempotency-Key")
+		require.Equal(t, []crm.Record{rec}, fake.Records())
+	}
+}
+
+func TestCRMCancelAndRescheduleAreNewWrites(t *testing.T) {
+	t.Parallel()
+	fake, c := setupCRM(t, "secret")
+	ctx := context.Background()
+	v := viewing()
+	_, err := c.Upsert(ctx, v)
+	require.NoError(t, err)
+	moved, err := c.Upsert(ctx, v.RescheduledTo("b-2"))
+	require.NoError(t, err)
+	require.Equal(t, 2, moved.Version)
+	require.Equal(t, crm.StatusRescheduled, moved.Status)
+	got, err := c.Get(ctx, "b-1")
+	require.NoError(t, err)
+	require.Equal(t, "b-2", got.ReplacedBy)
+	_, err = c.Get(ctx, "b-unknown")
+	require.ErrorIs(t, err, crm.ErrNotFound)
+	require.Equal(t, 2, fake.Writes())
+}
+
+func TestCRMRefusalsAreClassified(t *testing.T) {
+	t.Parallel()
+	_, wrongToken := setupCRM(t, "wrong")
+	_, err := wrongToken.Upsert(context.Background(), viewing())
+	require.True(t, crm.Permanent(err), "401 is not retried: %v", err)
+
+	fake, c := setupCRM(t, "secret")
+	require.NoError(t, fake.Inject(mirrorfake.Fault{Op: "viewings.upsert", Times: 5, Status: http.StatusTooManyRequests, RetryAfter: 7 * time.Second}))
+	_, err = c.Upsert(context.Background(), viewing())
+	require.False(t, crm.Permanent(err))
+	after, ok := retry.Transient(err)
+	require.True(t, ok)
+	require.Equal(t, 7*time.Second, after)
+	require.Equal(t, 3, fake.Calls("viewings.upsert"))
+	require.Zero(t, fake.Writes())
+}

@@ -1,0 +1,240 @@
+// Package mirrorfake holds local HTTP servers that behave like the systems
+// bookingsaga mirrors bookings into (Google Calendar v3 and a CRM), with fault
+// injection. Tests and the embedded dev stack use them in place of the real
+// services; the real clients talk to them unchanged.
+package mirrorfake
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// Fault is one injected misbehaviour for one operation.
+//
+// Failures (Status) happen before the write; DropAfterSave and
+// TimeoutAfterSave happen after it, which is the case that makes a caller
+// believe a write failed when it was stored.
+type Fault struct {
+	// Op names the operation, e.g. "events.insert" or "viewings.upsert".
+	Op string `json:"op"`
+	// Times is how many requests the fault applies to; 0 means until cleared.
+	Times int `json:"times"`
+	// Latency is added before the request is handled.
+	Latency time.Duration `json:"latency"`
+	// Status, when set, fails the request with this HTTP status and Reason.
+	Status int    `json:"status"`
+	Reason string `json:"reason"`
+	// RetryAfter sets the Retry-After header on a failure, in whole seconds.
+	RetryAfter time.Duration `json:"retry_after"`
+	// DropAfterSave stores the write, then closes the connection unanswered.
+	DropAfterSave bool `json:"drop_after_save"`
+	// TimeoutAfterSave stores the write, then holds the reply until the
+	// client gives up (or MaxHold passes) and closes the connection.
+	TimeoutAfterSave bool `json:"timeout_after_save"`
+}
+
+// MaxHold bounds how long TimeoutAfterSave holds a request, so a client
+// without a deadline cannot pin a server goroutine forever.
+const MaxHold = 30 * time.Second
+
+func (f Fault) validate() error {
+	switch {
+	case f.Op == "":
+		return fmt.Errorf("fault: op is required")
+	case f.Times < 0:
+		return fmt.Errorf("fault %s: times must be >= 0", f.Op)
+	case f.Status != 0 && (f.Status < 400 || f.Status > 599):
+		return fmt.Errorf("fault %s: status %d is not an error status", f.Op, f.Status)
+	case f.Status != 0 && (f.DropAfterSave || f.TimeoutAfterSave):
+		return fmt.Errorf("fault %s: a failure status and an after-save fault exclude each other", f.Op)
+	}
+	return nil
+}
+
+// faults is the registry both fakes share: queued faults and call counts per op.
+type faults struct {
+	mu     sync.Mutex
+	queued []Fault
+	calls  map[string]int
+}
+
+func (fs *faults) add(f Fault) error {
+	if err := f.validate(); err != nil {
+		return err
+	}
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	fs.queued = append(fs.queued, f)
+	return nil
+}
+
+func (fs *faults) clear() {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	fs.queued = nil
+}
+
+// take counts a call to op and returns the first queued fault for it, using
+// up one of its Times.
+func (fs *faults) take(op string) Fault {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if fs.calls == nil {
+		fs.calls = map[string]int{}
+	}
+	fs.calls[op]++
+	for i, f := range fs.queued {
+		if f.Op != op {
+			continue
+		}
+		if f.Times > 0 {
+			fs.queued[i].Times--
+			if fs.queued[i].Times == 0 {
+				fs.queued = append(fs.queued[:i], fs.queued[i+1:]...)
+			}
+		}
+		return f
+	}
+	return Fault{}
+}
+
+func (fs *faults) count(op string) int {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	return fs.calls[op]
+}
+
+// apiError is a refusal a fake answers with.
+type apiError struct {
+	status        int
+	code, message string
+}
+
+func (e *apiError) Error() string { return e.message }
+
+// handler does one operation under the fake's lock and returns the reply,
+// or an *apiError to refuse.
+type handler func(r *http.Request) (status int, body any, err error)
+
+// serve runs h for op with op's fault applied around it: latency and
+// failures before, lost replies after the write.
+func serve(fs *faults, mu *sync.Mutex, op string, fail errorWriter, h handler) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		f := fs.take(op)
+		if !f.before(w, r, fail) {
+			return
+		}
+		mu.Lock()
+		status, body, err := h(r)
+		mu.Unlock()
+		if ae, ok := err.(*apiError); ok {
+			fail(w, ae.status, ae.code, ae.message)
+			return
+		}
+		if err != nil {
+			fail(w, http.StatusInternalServerError, "internal", err.Error())
+			return
+		}
+		f.reply(w, r, status, body)
+	}
+}
+
+// errorWriter renders a failure in the dialect of one fake.
+type errorWriter func(w http.ResponseWriter, status int, reason, message string)
+
+// before applies the parts of f that happen before the operation runs. It
+// reports false when the request has been answered (failed) already.
+func (f Fault) before(w http.ResponseWriter, r *http.Request, fail errorWriter) bool {
+	if f.Latency > 0 {
+		t := time.NewTimer(f.Latency)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-r.Context().Done():
+			return false
+		}
+	}
+	if f.Status == 0 {
+		return true
+	}
+	if f.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(int(f.RetryAfter.Round(time.Second)/time.Second)))
+	}
+	reason := f.Reason
+	if reason == "" {
+		reason = http.StatusText(f.Status)
+	}
+	fail(w, f.Status, reason, "injected fault")
+	return false
+}
+
+// reply writes body as JSON unless f says to lose the reply after the save.
+func (f Fault) reply(w http.ResponseWriter, r *http.Request, status int, body any) {
+	switch {
+	case f.DropAfterSave:
+		closeUnanswered(w)
+	case f.TimeoutAfterSave:
+		t := time.NewTimer(MaxHold)
+		defer t.Stop()
+		select {
+		case <-r.Context().Done():
+		case <-t.C:
+		}
+		closeUnanswered(w)
+	default:
+		writeJSON(w, status, body)
+	}
+}
+
+// closeUnanswered closes the client connection without writing a response,
+// which is what a crash or a lost packet after the commit looks like.
+func closeUnanswered(w http.ResponseWriter) {
+	hj, ok := w.(http.Hijacker)
+	if !ok {
+		panic("mirrorfake: connection cannot be hijacked; serve over HTTP/1.1")
+	}
+	conn, _, err := hj.Hijack()
+	if err != nil {
+		panic(fmt.Sprintf("mirrorfake: hijack: %v", err))
+	}
+	_ = conn.Close()
+}
+
+func writeJSON(w http.ResponseWriter, status int, body any) {
+	if body == nil {
+		w.WriteHeader(status)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(body)
+}
+
+// faultAdmin serves POST (add one fault) and DELETE (clear all) on the
+// fake's /_fake/faults path, so a running dev stack can be steered over HTTP.
+func faultAdmin(fs *faults) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		switch r.Method {
+		case http.MethodPost:
+			var f Fault
+			if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<16)).Decode(&f); err != nil {
+				http.Error(w, "decode fault: "+err.Error(), http.StatusBadRequest)
+				return
+			}
+			if err := fs.add(f); err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			w.WriteHeader(http.StatusNoContent)
+		case http.MethodDelete:
+			fs.clear()
+			w.WriteHeader(http.StatusNoContent)
+		default:
+			http.Error(w, "use POST or DELETE", http.StatusMethodNotAllowed)
+		}
+	}
+}
