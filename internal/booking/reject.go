@@ -29,6 +29,9 @@ const (
 	CodeReplacementNotReady   Code = "replacement_not_confirmed"
 	CodeInvalidReplacement    Code = "invalid_replacement"
 	CodeInvalidWindow         Code = "invalid_window"
+	CodeHoldExpired           Code = "hold_expired"
+	CodeNotBooked             Code = "not_booked"
+	CodeWrongState            Code = "wrong_state"
 )
 
 // Rejection is a business refusal: retrying the same request cannot change

@@ -30,7 +30,7 @@ type Viewing struct {
 	EndsAt      time.Time `json:"ends_at"`
 	TimeZone    string    `json:"time_zone"`
 	Status      Status    `json:"status"`
-	// ReplacedBy is the booking id of the replacement after a reschedule.
+	// ReplacedBy is the request key of the replacement after a reschedule.
 	ReplacedBy string `json:"replaced_by,omitempty"`
 }
 
@@ -60,8 +60,8 @@ func (v Viewing) Cancelled() Viewing {
 	return v
 }
 
-// RescheduledTo returns v marked as replaced by the booking newID.
-func (v Viewing) RescheduledTo(newID string) Viewing {
-	v.Status, v.ReplacedBy = StatusRescheduled, newID
+// RescheduledTo returns v marked as replaced by the booking with request key newKey.
+func (v Viewing) RescheduledTo(newKey string) Viewing {
+	v.Status, v.ReplacedBy = StatusRescheduled, newKey
 	return v
 }

@@ -1,0 +1,87 @@
+// Package activities holds every side effect of the booking saga. Each
+// activity is idempotent, keyed by request_key and the step, so Temporal
+// may run it again after a timeout or a worker crash without harm.
+package activities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/bookingsaga/bookingsaga/internal/booking"
+	"github.com/bookingsaga/bookingsaga/internal/crm"
+	"github.com/bookingsaga/bookingsaga/internal/gcal"
+	"github.com/bookingsaga/bookingsaga/internal/retry"
+	"github.com/bookingsaga/bookingsaga/internal/store"
+)
+
+// Non-retryable ApplicationError types. They are business outcomes or
+// refusals that running the activity again cannot change.
+const (
+	// ErrTypeConflict: a resource is full; details hold a ConflictDetail.
+	ErrTypeConflict = "BookingConflict"
+	// ErrTypeRejected: the request was refused; details hold a booking.Rejection.
+	ErrTypeRejected = "BookingRejected"
+	// ErrTypeMirrorRefused: the calendar or CRM refused in a way retries
+	// cannot fix (a foreign event under our id, a 4xx). An operator looks.
+	ErrTypeMirrorRefused = "MirrorRefused"
+)
+
+// Calendar is the calendar mirror the activities write to; *gcal.Mirror
+// implements it.
+type Calendar interface {
+	Upsert(ctx context.Context, b gcal.Booking) (gcal.Synced, error)
+	Delete(ctx context.Context, calendarID, requestKey, bookingID string) error
+	FreeBusy(ctx context.Context, calendarIDs []string, from, to time.Time) (map[string][]gcal.Interval, error)
+}
+
+// Activities holds the dependencies of every activity.
+type Activities struct {
+	Store *store.Store
+	// Calendar and CRM are optional; nil means that mirror is not kept.
+	Calendar Calendar
+	CRM      crm.CRM
+}
+
+// ConflictDetail is carried by an ErrTypeConflict error.
+type ConflictDetail struct {
+	Busy []store.Busy `json:"busy"`
+	// Source is "store", or "calendar" for an event written straight into
+	// a resource's calendar.
+	Source string `json:"source"`
+}
+
+func conflictError(d ConflictDetail) error {
+	return temporal.NewNonRetryableApplicationError("slot is taken", ErrTypeConflict, nil, d)
+}
+
+func rejectedError(r *booking.Rejection) error {
+	return temporal.NewNonRetryableApplicationError(r.Error(), ErrTypeRejected, nil, *r)
+}
+
+// storeError turns a store failure into an activity error: a rejection is
+// final, anything else is technical and retried.
+func storeError(op, key string, err error) error {
+	var rej *booking.Rejection
+	if errors.As(err, &rej) {
+		return rejectedError(rej)
+	}
+	return fmt.Errorf("%s %s: %w", op, key, err)
+}
+
+// mirrorError classifies a calendar or CRM failure for Temporal: permanent
+// ones stop the retries, rate limits pass their Retry-After on.
+func mirrorError(op, key string, err error, permanent bool) error {
+	msg := fmt.Sprintf("%s %s: %v", op, key, err)
+	if permanent {
+		return temporal.NewNonRetryableApplicationError(msg, ErrTypeMirrorRefused, err)
+	}
+	if after, ok := retry.Transient(err); ok && after > 0 {
+		return temporal.NewApplicationErrorWithOptions(msg, "MirrorUnavailable",
+			temporal.ApplicationErrorOptions{Cause: err, NextRetryDelay: after})
+	}
+	return fmt.Errorf("%s %s: %w", op, key, err)
+}

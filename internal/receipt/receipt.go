@@ -1,0 +1,90 @@
+// Package receipt defines what an agent is told after each booking call.
+// The agent words its reply from Status alone: only StatusConfirmed may be
+// read out as "your booking is confirmed".
+package receipt
+
+import (
+	"crypto/sha256"
+	"encoding/base32"
+	"time"
+)
+
+// Status is the outcome an agent may act on.
+type Status string
+
+// Receipt statuses.
+const (
+	StatusConfirmed Status = "confirmed"
+	StatusHeld      Status = "held"
+	StatusConflict  Status = "conflict"
+	StatusRejected  Status = "rejected"
+	// StatusPending means the outcome is not known yet. The agent must not
+	// say the booking is made; it gives the reference and checks later with
+	// the same request_key.
+	StatusPending   Status = "pending_reconciliation"
+	StatusCancelled Status = "cancelled"
+	StatusExpired   Status = "expired"
+	// StatusRescheduled is the old booking's status once its replacement
+	// is confirmed and it has been released.
+	StatusRescheduled Status = "rescheduled"
+	// StatusOffered is an intent that has not been committed yet.
+	StatusOffered Status = "offered"
+)
+
+// Receipt is the answer to a booking call.
+type Receipt struct {
+	RequestKey      string     `json:"request_key"`
+	Status          Status     `json:"status"`
+	PropertyRef     string     `json:"property_ref,omitempty"`
+	AgentRef        string     `json:"agent_ref,omitempty"`
+	StartsAt        *time.Time `json:"starts_at,omitempty"`
+	EndsAt          *time.Time `json:"ends_at,omitempty"`
+	TimeZone        string     `json:"time_zone,omitempty"`
+	LocalStart      string     `json:"local_start,omitempty"`
+	BookingID       string     `json:"booking_id,omitempty"`
+	ProviderEventID string     `json:"provider_event_id,omitempty"`
+	PolicyVersion   string     `json:"policy_version,omitempty"`
+	CommittedAt     *time.Time `json:"committed_at,omitempty"`
+	HoldExpiresAt   *time.Time `json:"hold_expires_at,omitempty"`
+	Reason          *Reason    `json:"reason,omitempty"`
+	// Reference is quoted to the caller when the outcome is pending.
+	Reference string `json:"reference,omitempty"`
+	// Replaces is the request_key this booking reschedules; ReplacedBy is
+	// set on a booking that was rescheduled.
+	Replaces     string `json:"replaces,omitempty"`
+	ReplacedBy   string `json:"replaced_by,omitempty"`
+	Alternatives []Slot `json:"alternatives,omitempty"`
+}
+
+// Reason explains a conflict or a refusal.
+type Reason struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	// Retryable means the same request_key may be sent again (a technical
+	// failure); false means the request itself has to change.
+	Retryable bool `json:"retryable"`
+	// Busy names the resources that were full, for a conflict.
+	Busy []Busy `json:"busy,omitempty"`
+}
+
+// Busy is a resource that is full during a window.
+type Busy struct {
+	ResourceID string    `json:"resource_id"`
+	From       time.Time `json:"from"`
+	To         time.Time `json:"to"`
+}
+
+// Slot is a free alternative offered with a conflict.
+type Slot struct {
+	StartsAt   time.Time `json:"starts_at"`
+	EndsAt     time.Time `json:"ends_at"`
+	LocalStart string    `json:"local_start"`
+}
+
+// Reference derives the short reference people quote for a request key,
+// e.g. "BS-7K2D-QF4M": stable across retries and workers.
+func Reference(requestKey string) string {
+	sum := sha256.Sum256([]byte("bookingsaga/reference/" + requestKey))
+	s := base32.StdEncoding.EncodeToString(sum[:5])
+	return "BS-" + s[:4] + "-" + s[4:8]
+}

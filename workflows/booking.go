@@ -1,0 +1,169 @@
+package workflows
+
+import (
+	"time"
+
+	"go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/bookingsaga/bookingsaga/activities"
+	"github.com/bookingsaga/bookingsaga/internal/booking"
+	"github.com/bookingsaga/bookingsaga/internal/receipt"
+)
+
+// saga is one booking workflow's in-memory state. Handlers and the commit
+// runner are coroutines of one workflow thread, so plain fields are safe;
+// the mutex only keeps cancel and reschedule from interleaving across
+// their activity calls.
+type saga struct {
+	st  BookingState
+	set Settings
+	log log.Logger
+	mu  workflow.Mutex
+
+	commitRunning bool
+	// replacing is the new request key while a reschedule is in flight;
+	// replacement is its decided receipt once the new saga signals it.
+	replacing   string
+	replacement *receipt.Receipt
+	// dirty asks the main loop to sync the calendar and CRM.
+	dirty bool
+	// changes counts state changes, so the main loop re-reads its deadline.
+	changes int
+	done  bool
+}
+
+// Booking is the saga of one request_key: commit in the store, then mirror
+// to the calendar and CRM; cancel and reschedule while it is open. It stays
+// open until the viewing has ended, then the store keeps answering.
+func Booking(ctx workflow.Context, in BookingInput) (receipt.Receipt, error) {
+	s := &saga{set: in.Settings.withDefaults(), log: workflow.GetLogger(ctx), mu: workflow.NewMutex(ctx)}
+	s.st = BookingState{RequestKey: in.RequestKey, State: StateOffered, Offer: in.Offer}
+	if in.Carry != nil {
+		s.st = *in.Carry
+		s.dirty = !s.synced()
+	}
+	if err := s.register(ctx); err != nil {
+		return receipt.Receipt{}, err
+	}
+	if err := booking.ValidateKey(in.RequestKey); err != nil {
+		s.refuse(ctx, StateRejected, rejectionReason(err))
+	} else if in.Commit != nil && s.st.State == StateOffered {
+		req := *in.Commit
+		s.st.Request = &req
+		s.startCommit(ctx)
+	}
+	s.publish(ctx)
+	for !s.done {
+		if err := s.step(ctx); err != nil {
+			return receipt.Receipt{}, err
+		}
+	}
+	if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
+		return receipt.Receipt{}, err
+	}
+	return s.receipt(), nil
+}
+
+func (s *saga) register(ctx workflow.Context) error {
+	if err := workflow.SetQueryHandler(ctx, QueryState, func() (BookingState, error) { return s.st, nil }); err != nil {
+		return err
+	}
+	// The receipt query also answers a commit re-sent after the workflow
+	// closed, so it applies the same-intent rule to the request it is given.
+	if err := workflow.SetQueryHandler(ctx, QueryReceipt, func(req *CommitRequest) (receipt.Receipt, error) {
+		if req != nil {
+			if r, reused := s.sameIntent(*req); reused {
+				return r, nil
+			}
+		}
+		return s.receipt(), nil
+	}); err != nil {
+		return err
+	}
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateSelect, s.selectSlot,
+		workflow.UpdateHandlerOptions{Validator: validateCommit}); err != nil {
+		return err
+	}
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateCommit, s.commit,
+		workflow.UpdateHandlerOptions{Validator: validateCommit}); err != nil {
+		return err
+	}
+	if err := workflow.SetUpdateHandler(ctx, UpdateCancel, s.cancel); err != nil {
+		return err
+	}
+	return workflow.SetUpdateHandlerWithOptions(ctx, UpdateReschedule, s.reschedule,
+		workflow.UpdateHandlerOptions{Validator: s.validateReschedule})
+}
+
+// step waits for work or for the current state's deadline, then does it.
+func (s *saga) step(ctx workflow.Context) error {
+	if s.st.State.decided() && s.st.State != StateConfirmed && !s.dirty && s.replacing == "" {
+		s.done = true // nothing is booked any more, and the mirrors agree
+		return nil
+	}
+	wait, onTimeout := s.deadline(ctx)
+	seen := s.changes
+	woke, err := workflow.AwaitWithTimeout(ctx, wait, func() bool {
+		return s.dirty || s.done || s.changes != seen || s.shouldContinueAsNew(ctx)
+	})
+	if err != nil {
+		return err
+	}
+	if !woke && onTimeout != nil {
+		onTimeout(ctx)
+	}
+	if s.dirty {
+		s.sync(ctx)
+	}
+	if s.shouldContinueAsNew(ctx) {
+		// Hand over once no handler is mid-flight, so no update is lost.
+		if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
+			return err
+		}
+		carry := s.st
+		return workflow.NewContinueAsNewError(ctx, Booking, BookingInput{RequestKey: s.st.RequestKey, Settings: s.set, Carry: &carry})
+	}
+	return nil
+}
+
+// deadline says how long the current state may last and what ends it.
+func (s *saga) deadline(ctx workflow.Context) (time.Duration, func(workflow.Context)) {
+	now := workflow.Now(ctx)
+	switch {
+	case s.st.State == StateOffered || s.st.State == StateSelected && !s.st.Held:
+		end := workflow.GetInfo(ctx).WorkflowStartTime.Add(s.set.IntentTTL)
+		return max(end.Sub(now), time.Millisecond), s.expireIntent
+	case s.st.State == StateSelected && s.st.Held && !s.commitRunning && s.st.Booking.HoldExpiresAt != nil:
+		return max(s.st.Booking.HoldExpiresAt.Sub(now), time.Millisecond), s.expireHold
+	case s.st.State == StateConfirmed && s.replacing == "" && !s.commitRunning:
+		return max(s.st.Booking.Intent.EndsAt.Sub(now), time.Millisecond), func(workflow.Context) { s.done = true }
+	}
+	return 24 * time.Hour, nil
+}
+
+func (s *saga) shouldContinueAsNew(ctx workflow.Context) bool {
+	return workflow.GetInfo(ctx).GetContinueAsNewSuggested() && !s.commitRunning && s.replacing == "" && !s.dirty
+}
+
+// expireIntent closes an intent nobody committed in time.
+func (s *saga) expireIntent(ctx workflow.Context) {
+	if s.commitRunning || s.st.Held || s.st.State.decided() {
+		return
+	}
+	s.setState(ctx, StateExpired)
+	s.done = true
+}
+
+// expireHold lets the store expire the hold; the store decides whether it
+// was confirmed in time.
+func (s *saga) expireHold(ctx workflow.Context) {
+	var a *activities.Activities
+	var out activities.LookupOutput
+	if err := workflow.ExecuteActivity(storeCtx(ctx), a.ExpireHold, s.key()).Get(ctx, &out); err != nil {
+		s.log.Warn("hold expiry failed; trying again in a minute", "request_key", s.st.RequestKey, "error", err)
+		_ = workflow.Sleep(ctx, time.Minute)
+		return
+	}
+	s.fromStore(ctx, out.Booking)
+}

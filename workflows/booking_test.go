@@ -1,0 +1,233 @@
+package workflows
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/bookingsaga/bookingsaga/activities"
+	"github.com/bookingsaga/bookingsaga/internal/booking"
+	"github.com/bookingsaga/bookingsaga/internal/receipt"
+	"github.com/bookingsaga/bookingsaga/internal/store"
+)
+
+const key = "key-0001"
+
+var slotStart = time.Date(2026, 12, 8, 9, 0, 0, 0, time.UTC)
+
+type fixture struct {
+	t   *testing.T
+	env *testsuite.TestWorkflowEnvironment
+	a   *activities.Activities
+}
+
+func setup(t *testing.T) *fixture {
+	t.Helper()
+	var suite testsuite.WorkflowTestSuite
+	suite.SetLogger(log.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))))
+	env := suite.NewTestWorkflowEnvironment()
+	env.SetStartTime(slotStart.Add(-48 * time.Hour))
+	f := &fixture{t: t, env: env, a: &activities.Activities{}}
+	env.RegisterActivity(f.a)
+	env.RegisterWorkflow(Booking)
+	t.Cleanup(func() { env.AssertExpectations(t) })
+	return f
+}
+
+func request(start time.Time) CommitRequest {
+	return CommitRequest{ExpectedPolicyVersion: "p1", Intent: booking.Intent{PropertyID: "paris-11", AgentID: "agent-00",
+		StartsAt: start, EndsAt: start.Add(30 * time.Minute), TimeZone: "Europe/Paris"}}
+}
+
+func stored(k string, req CommitRequest, status booking.Status) store.Booking {
+	now := slotStart.Add(-48 * time.Hour)
+	return store.Booking{BookingID: uuid.NewSHA1(uuid.Nil, []byte(k)), RequestKey: k, Status: status,
+		Intent: req.Intent, PolicyVersion: "p1", CommittedAt: &now}
+}
+
+func forKey(k string) any {
+	return mock.MatchedBy(func(in any) bool {
+		switch v := in.(type) {
+		case activities.CommitInput:
+			return v.RequestKey == k
+		case activities.KeyInput:
+			return v.RequestKey == k
+		case activities.ReleaseInput:
+			return v.RequestKey == k
+		}
+		return false
+	})
+}
+
+// mirrorsOK makes the calendar and CRM writes succeed for any key.
+func (f *fixture) mirrorsOK() {
+	f.env.OnActivity(f.a.SyncCalendar, mock.Anything, mock.Anything).Return(activities.SyncOutput{EventID: "bsevent"}, nil).Maybe()
+	f.env.OnActivity(f.a.SyncCRM, mock.Anything, mock.Anything).Return(activities.SyncOutput{CRMRef: "crm-1"}, nil).Maybe()
+}
+
+type updateResult struct {
+	receipt  receipt.Receipt
+	err      error
+	rejected error
+	done     bool
+}
+
+// update sends an update after delay and collects its outcome.
+func (f *fixture) update(delay time.Duration, name string, arg any) *updateResult {
+	res := &updateResult{}
+	f.env.RegisterDelayedCallback(func() {
+		f.env.UpdateWorkflow(name, "", &testsuite.TestUpdateCallback{
+			OnReject: func(err error) { res.rejected, res.done = err, true },
+			OnAccept: func() {},
+			OnComplete: func(v any, err error) {
+				res.err, res.done = err, true
+				if r, ok := v.(receipt.Receipt); ok {
+					res.receipt = r
+				}
+			},
+		}, arg)
+	}, delay)
+	return res
+}
+
+func (f *fixture) run(in BookingInput) receipt.Receipt {
+	f.t.Helper()
+	f.env.ExecuteWorkflow(Booking, in)
+	require.True(f.t, f.env.IsWorkflowCompleted())
+	require.NoError(f.t, f.env.GetWorkflowError())
+	var r receipt.Receipt
+	require.NoError(f.t, f.env.GetWorkflowResult(&r))
+	return r
+}
+
+func (f *fixture) state() BookingState {
+	f.t.Helper()
+	v, err := f.env.QueryWorkflow(QueryState)
+	require.NoError(f.t, err)
+	var st BookingState
+	require.NoError(f.t, v.Get(&st))
+	return st
+}
+
+func TestCommitConfirmsThenMirrorsAndClosesAfterTheViewing(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	req := request(slotStart)
+	f.env.OnActivity(f.a.Commit, mock.Anything, forKey(key)).Return(activities.CommitOutput{Booking: stored(key, req, booking.StatusConfirmed)}, nil).Once()
+	f.mirrorsOK()
+	u := f.update(time.Second, UpdateCommit, req)
+
+	final := f.run(BookingInput{RequestKey: key})
+	require.True(t, u.done)
+	require.NoError(t, u.err)
+	require.Equal(t, receipt.StatusConfirmed, u.receipt.Status)
+	require.Equal(t, "2026-12-08 10:00 (+01:00, Europe/Paris)", u.receipt.LocalStart)
+	require.Equal(t, receipt.StatusConfirmed, final.Status)
+	require.Equal(t, "bsevent", final.ProviderEventID)
+	st := f.state()
+	require.True(t, st.CalendarSynced)
+	require.True(t, st.CRMSynced)
+}
+
+func TestCommitTimeoutGoesUnknownThenLookupFindsIt(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	req := request(slotStart)
+	// The attempt outlasts the 3 s the caller can wait, then its reply is lost.
+	f.env.OnActivity(f.a.Commit, mock.Anything, forKey(key)).After(5*time.Second).Return(activities.CommitOutput{}, errors.New("connection reset")).Once()
+	f.env.OnActivity(f.a.Lookup, mock.Anything, forKey(key)).Return(activities.LookupOutput{Found: true, Booking: stored(key, req, booking.StatusConfirmed)}, nil).Once()
+	f.mirrorsOK()
+	var during BookingState
+	f.env.RegisterDelayedCallback(func() { during = f.state() }, 8*time.Second)
+	u := f.update(time.Second, UpdateCommit, req)
+
+	final := f.run(BookingInput{RequestKey: key})
+	require.Equal(t, receipt.StatusPending, u.receipt.Status, "no confirmation while the outcome is unknown")
+	require.Equal(t, receipt.Reference(key), u.receipt.Reference)
+	require.Empty(t, u.receipt.BookingID)
+	require.Equal(t, StateConfirmed, during.State, "looked up right after the failure")
+	require.Equal(t, receipt.StatusConfirmed, final.Status)
+}
+
+func TestAbsentAfterUnknownRetriesWithTheSameKey(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	req := request(slotStart)
+	var inputs []activities.CommitInput
+	f.env.OnActivity(f.a.Commit, mock.Anything, forKey(key)).Return(func(_ context.Context, in activities.CommitInput) (activities.CommitOutput, error) {
+		inputs = append(inputs, in)
+		if len(inputs) == 1 {
+			return activities.CommitOutput{}, errors.New("timeout")
+		}
+		return activities.CommitOutput{Booking: stored(key, req, booking.StatusConfirmed)}, nil
+	}).Times(2)
+	f.env.OnActivity(f.a.Lookup, mock.Anything, forKey(key)).Return(activities.LookupOutput{Found: false}, nil).Once()
+	f.mirrorsOK()
+	f.update(time.Second, UpdateCommit, req)
+
+	final := f.run(BookingInput{RequestKey: key})
+	require.Equal(t, receipt.StatusConfirmed, final.Status)
+	require.Len(t, inputs, 2)
+	require.Equal(t, inputs[0], inputs[1], "the retry sends the same key and intent")
+	require.Equal(t, key, inputs[1].RequestKey)
+}
+
+func TestConflictAndReusedKeyAreAnsweredFromStatus(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	req := request(slotStart)
+	detail := activities.ConflictDetail{Source: "store", Busy: []store.Busy{{ResourceID: "paris-11", Capacity: 1, From: slotStart, To: slotStart.Add(time.Hour)}}}
+	f.env.OnActivity(f.a.Commit, mock.Anything, forKey(key)).
+		Return(activities.CommitOutput{}, temporal.NewNonRetryableApplicationError("taken", activities.ErrTypeConflict, nil, detail)).Once()
+	first := f.update(time.Second, UpdateCommit, req)
+	other := f.update(time.Second, UpdateCommit, request(slotStart.Add(time.Hour)))
+
+	final := f.run(BookingInput{RequestKey: key})
+	require.Equal(t, receipt.StatusConflict, first.receipt.Status)
+	require.Equal(t, "paris-11", first.receipt.Reason.Busy[0].ResourceID)
+	require.False(t, first.receipt.Reason.Retryable)
+	require.Equal(t, receipt.StatusRejected, other.receipt.Status)
+	require.Equal(t, string(booking.CodeRequestKeyReused), other.receipt.Reason.Code)
+	require.Equal(t, receipt.StatusConflict, final.Status, "the key still means its first intent")
+}
+
+func TestDuplicateUpdatesShareOneCommit(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	req := request(slotStart)
+	f.env.OnActivity(f.a.Commit, mock.Anything, forKey(key)).After(time.Second).Return(activities.CommitOutput{Booking: stored(key, req, booking.StatusConfirmed)}, nil).Once()
+	f.mirrorsOK()
+	var us []*updateResult
+	for i := range 5 {
+		us = append(us, f.update(time.Second+time.Duration(i)*time.Millisecond, UpdateCommit, req))
+	}
+	f.run(BookingInput{RequestKey: key})
+	for _, u := range us {
+		require.True(t, u.done)
+		require.Equal(t, us[0].receipt, u.receipt)
+	}
+	require.Equal(t, receipt.StatusConfirmed, us[0].receipt.Status)
+}
+
+func TestInvalidCommitIsRejectedBeforeHistory(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	bad := request(slotStart)
+	bad.Intent.EndsAt = bad.Intent.StartsAt
+	u := f.update(time.Second, UpdateCommit, bad)
+	final := f.run(BookingInput{RequestKey: key})
+	var rej *booking.Rejection
+	require.ErrorAs(t, u.rejected, &rej)
+	require.Equal(t, booking.CodeInvalidTimeRange, rej.Code)
+	require.Equal(t, receipt.StatusExpired, final.Status, "nothing was committed; the intent lapsed")
+}

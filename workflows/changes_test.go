@@ -1,0 +1,169 @@
+package workflows
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/bookingsaga/bookingsaga/activities"
+	"github.com/bookingsaga/bookingsaga/internal/booking"
+	"github.com/bookingsaga/bookingsaga/internal/receipt"
+)
+
+const newKey = "key-0002"
+
+// confirmed makes the commit of key succeed with req.
+func (f *fixture) confirmed(k string, req CommitRequest) {
+	f.env.OnActivity(f.a.Commit, mock.Anything, forKey(k)).Return(activities.CommitOutput{Booking: stored(k, req, booking.StatusConfirmed)}, nil).Once()
+}
+
+func TestCalendarFailuresRetryAndNeverUnconfirm(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	req := request(slotStart)
+	f.confirmed(key, req)
+	calls := 0
+	f.env.OnActivity(f.a.SyncCalendar, mock.Anything, forKey(key)).Return(func(context.Context, activities.KeyInput) (activities.SyncOutput, error) {
+		calls++
+		if calls <= 5 {
+			return activities.SyncOutput{}, errors.New("calendar 503")
+		}
+		return activities.SyncOutput{EventID: "bsevent"}, nil
+	})
+	f.env.OnActivity(f.a.SyncCRM, mock.Anything, mock.Anything).Return(activities.SyncOutput{CRMRef: "crm-1"}, nil)
+	u := f.update(time.Second, UpdateCommit, req)
+	var midway BookingState
+	f.env.RegisterDelayedCallback(func() { midway = f.state() }, 3*time.Second)
+
+	final := f.run(BookingInput{RequestKey: key})
+	require.Equal(t, receipt.StatusConfirmed, u.receipt.Status)
+	require.Equal(t, StateConfirmed, midway.State, "a failing calendar does not touch the booking")
+	require.False(t, midway.CalendarSynced)
+	require.Equal(t, 6, calls)
+	require.Equal(t, receipt.StatusConfirmed, final.Status)
+	require.True(t, f.state().CalendarSynced)
+}
+
+func TestCancelReleasesThenMirrorsAndIsIdempotent(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	req := request(slotStart)
+	f.confirmed(key, req)
+	f.mirrorsOK()
+	f.env.OnActivity(f.a.Release, mock.Anything, activities.ReleaseInput{RequestKey: key}).
+		Return(activities.LookupOutput{Found: true, Booking: stored(key, req, booking.StatusCancelled)}, nil).Once()
+	f.update(time.Second, UpdateCommit, req)
+	first := f.update(time.Minute, UpdateCancel, CancelRequest{})
+	second := f.update(time.Minute, UpdateCancel, CancelRequest{})
+
+	final := f.run(BookingInput{RequestKey: key})
+	require.Equal(t, receipt.StatusCancelled, first.receipt.Status)
+	require.Equal(t, first.receipt, second.receipt)
+	require.Equal(t, receipt.StatusCancelled, final.Status)
+	require.True(t, f.state().CalendarSynced, "the event removal ran after the release")
+}
+
+func TestHoldExpires(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	req := request(slotStart)
+	req.Hold = true
+	held := stored(key, req, booking.StatusHeld)
+	expiry := slotStart.Add(-48*time.Hour + 10*time.Minute)
+	held.HoldExpiresAt = &expiry
+	f.env.OnActivity(f.a.Commit, mock.Anything, forKey(key)).Return(activities.CommitOutput{Booking: held}, nil).Once()
+	f.env.OnActivity(f.a.ExpireHold, mock.Anything, forKey(key)).Return(activities.LookupOutput{Found: true, Booking: stored(key, req, booking.StatusExpired)}, nil).Once()
+	f.mirrorsOK()
+	u := f.update(time.Second, UpdateSelect, req)
+
+	final := f.run(BookingInput{RequestKey: key})
+	require.Equal(t, receipt.StatusHeld, u.receipt.Status)
+	require.Equal(t, expiry, *u.receipt.HoldExpiresAt)
+	require.Equal(t, receipt.StatusExpired, final.Status)
+}
+
+// rescheduleSetup confirms the old booking, then asks to move it.
+func rescheduleSetup(t *testing.T) (*fixture, CommitRequest, *updateResult) {
+	f := setup(t)
+	req := request(slotStart)
+	f.confirmed(key, req)
+	f.mirrorsOK()
+	f.update(time.Second, UpdateCommit, req)
+	// The test environment runs the new saga as a child but does not route
+	// its signal back to the parent; deliver it as the server would.
+	f.env.OnSignalExternalWorkflow(mock.Anything, key, "", SignalReplacement, mock.Anything).Return(
+		func(_, _, _, name string, arg any) error {
+			f.env.SignalWorkflow(name, arg)
+			return nil
+		}).Maybe()
+	moved := request(slotStart.Add(2 * time.Hour))
+	u := f.update(time.Minute, UpdateReschedule, RescheduleRequest{NewRequestKey: newKey, Commit: moved})
+	return f, moved, u
+}
+
+func TestRescheduleConfirmedReleasesTheOld(t *testing.T) {
+	t.Parallel()
+	f, moved, u := rescheduleSetup(t)
+	moved.Intent.Replaces = key
+	f.confirmed(newKey, moved)
+	old := stored(key, request(slotStart), booking.StatusReleasedForReschedule)
+	old.ReplacedByRequestKey = newKey
+	f.env.OnActivity(f.a.Release, mock.Anything, activities.ReleaseInput{RequestKey: key, ReplacedBy: newKey}).
+		Return(activities.LookupOutput{Found: true, Booking: old}, nil).Once()
+
+	final := f.run(BookingInput{RequestKey: key})
+	require.Equal(t, receipt.StatusConfirmed, u.receipt.Status)
+	require.Equal(t, newKey, u.receipt.RequestKey)
+	require.Equal(t, key, u.receipt.Replaces)
+	require.Equal(t, receipt.StatusRescheduled, final.Status)
+	require.Equal(t, newKey, final.ReplacedBy)
+}
+
+func TestRescheduleConflictLeavesTheOldAlone(t *testing.T) {
+	t.Parallel()
+	f, _, u := rescheduleSetup(t)
+	f.env.OnActivity(f.a.Commit, mock.Anything, forKey(newKey)).
+		Return(activities.CommitOutput{}, temporal.NewNonRetryableApplicationError("taken", activities.ErrTypeConflict, nil, activities.ConflictDetail{})).Once()
+
+	final := f.run(BookingInput{RequestKey: key})
+	require.Equal(t, receipt.StatusConflict, u.receipt.Status)
+	require.Equal(t, key, u.receipt.Replaces)
+	require.Equal(t, receipt.StatusConfirmed, final.Status, "no Release mock: the old booking was never touched")
+}
+
+func TestRescheduleUnknownReleasesNothingUntilKnown(t *testing.T) {
+	t.Parallel()
+	f, moved, u := rescheduleSetup(t)
+	moved.Intent.Replaces = key
+	var order []string
+	// Each attempt outlasts the caller's wait, so the caller hears pending.
+	f.env.OnActivity(f.a.Commit, mock.Anything, forKey(newKey)).After(5*time.Second).Return(func(context.Context, activities.CommitInput) (activities.CommitOutput, error) {
+		order = append(order, "commit new")
+		if len(order) == 1 {
+			return activities.CommitOutput{}, errors.New("timeout")
+		}
+		return activities.CommitOutput{Booking: stored(newKey, moved, booking.StatusConfirmed)}, nil
+	}).Times(2)
+	f.env.OnActivity(f.a.Lookup, mock.Anything, forKey(newKey)).Return(func(context.Context, activities.KeyInput) (activities.LookupOutput, error) {
+		order = append(order, "lookup new")
+		return activities.LookupOutput{}, nil
+	}).Once()
+	old := stored(key, request(slotStart), booking.StatusReleasedForReschedule)
+	f.env.OnActivity(f.a.Release, mock.Anything, activities.ReleaseInput{RequestKey: key, ReplacedBy: newKey}).
+		Return(func(context.Context, activities.ReleaseInput) (activities.LookupOutput, error) {
+			order = append(order, "release old")
+			return activities.LookupOutput{Found: true, Booking: old}, nil
+		}).Once()
+
+	final := f.run(BookingInput{RequestKey: key})
+	require.Equal(t, []string{"commit new", "lookup new", "commit new", "release old"}, order)
+	require.Equal(t, receipt.StatusPending, u.receipt.Status)
+	require.Equal(t, receipt.Reference(newKey), u.receipt.Reference)
+	require.Equal(t, key, u.receipt.Replaces)
+	require.Equal(t, receipt.StatusRescheduled, final.Status)
+}

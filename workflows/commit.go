@@ -1,0 +1,245 @@
+package workflows
+
+import (
+	"bytes"
+	"errors"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/bookingsaga/bookingsaga/activities"
+	"github.com/bookingsaga/bookingsaga/internal/booking"
+	"github.com/bookingsaga/bookingsaga/internal/receipt"
+	"github.com/bookingsaga/bookingsaga/internal/store"
+)
+
+// validateCommit refuses malformed requests before they enter history.
+func validateCommit(req CommitRequest) error {
+	if err := req.Intent.Validate(); err != nil {
+		return err
+	}
+	if req.ExpectedPolicyVersion == "" {
+		return booking.Rejectf(booking.CodeMissingField, "expected_policy_version is required")
+	}
+	return nil
+}
+
+// selectSlot records the caller's choice and, if asked, places a hold.
+func (s *saga) selectSlot(ctx workflow.Context, req CommitRequest) (receipt.Receipt, error) {
+	if r, reused := s.sameIntent(req); reused {
+		return r, nil
+	}
+	if s.st.State == StateOffered {
+		s.st.Request = &req
+		if !req.Hold {
+			s.setState(ctx, StateSelected)
+			return s.receipt(), nil
+		}
+		s.startCommit(ctx)
+	}
+	return s.awaitOutcome(ctx, s.set.CommitWait, func() bool { return !s.commitRunning })
+}
+
+// commit books the intent. Duplicates (retries, a barge-in re-issue, the
+// concurrent copies of one tool call) all wait on the same run and get the
+// same receipt. After CommitWait the answer is pending_reconciliation with
+// a reference; the saga keeps going and a later call reads the outcome.
+func (s *saga) commit(ctx workflow.Context, req CommitRequest) (receipt.Receipt, error) {
+	if r, reused := s.sameIntent(req); reused {
+		return r, nil
+	}
+	start := workflow.Now(ctx)
+	// A hold still being placed has to land before it can be confirmed.
+	if _, err := workflow.AwaitWithTimeout(ctx, s.set.CommitWait, func() bool { return !s.commitRunning }); err != nil {
+		return receipt.Receipt{}, err
+	}
+	if !s.commitRunning && (s.st.State == StateOffered || s.st.State == StateSelected) {
+		if s.st.Request == nil {
+			s.st.Request = &req
+		}
+		s.st.Request.Hold = false
+		s.startCommit(ctx)
+	}
+	left := s.set.CommitWait - workflow.Now(ctx).Sub(start)
+	return s.awaitOutcome(ctx, left, func() bool { return s.st.State.decided() })
+}
+
+func (s *saga) awaitOutcome(ctx workflow.Context, wait time.Duration, cond func() bool) (receipt.Receipt, error) {
+	if wait > 0 {
+		if _, err := workflow.AwaitWithTimeout(ctx, wait, cond); err != nil {
+			return receipt.Receipt{}, err
+		}
+	}
+	return s.receipt(), nil
+}
+
+// sameIntent refuses a request that reuses this key for another intent.
+// The saga's state does not change: the key still means its first intent.
+func (s *saga) sameIntent(req CommitRequest) (receipt.Receipt, bool) {
+	if s.st.Request == nil || bytes.Equal(s.st.Request.Intent.Fingerprint(), req.Intent.Fingerprint()) {
+		return receipt.Receipt{}, false
+	}
+	r := s.receipt()
+	r.Status = receipt.StatusRejected
+	r.Reason = &receipt.Reason{Code: string(booking.CodeRequestKeyReused),
+		Message: "this request_key was used for another intent; create a new key for a new choice"}
+	return r, true
+}
+
+func (s *saga) startCommit(ctx workflow.Context) {
+	s.commitRunning = true
+	s.setState(ctx, StateCommitting)
+	workflow.Go(ctx, func(ctx workflow.Context) {
+		defer func() { s.commitRunning = false }()
+		s.runCommit(ctx)
+	})
+}
+
+// runCommit drives the commit to a known outcome. A technical failure makes
+// the outcome UNKNOWN: the store is asked, and only when it authoritatively
+// has no booking is the commit sent again, with the same key and the same
+// intent. No new key and no other time, ever.
+func (s *saga) runCommit(ctx workflow.Context) {
+	var a *activities.Activities
+	backoff := time.Second
+	for {
+		confirming := s.st.Held
+		s.st.CommitAttempts++
+		var out activities.CommitOutput
+		var err error
+		if confirming {
+			err = workflow.ExecuteActivity(commitCtx(ctx), a.Confirm, s.key()).Get(ctx, &out)
+		} else {
+			err = workflow.ExecuteActivity(commitCtx(ctx), a.Commit, s.commitInput()).Get(ctx, &out)
+		}
+		if err == nil {
+			s.fromStore(ctx, out.Booking)
+			return
+		}
+		if s.refused(ctx, err) {
+			return
+		}
+		s.enterUnknown(ctx, err)
+		var found activities.LookupOutput
+		if err := workflow.ExecuteActivity(storeCtx(ctx), a.Lookup, s.key()).Get(ctx, &found); err != nil {
+			return // only when the workflow itself is cancelled
+		}
+		if found.Found && !(confirming && found.Booking.Status == booking.StatusHeld) {
+			s.fromStore(ctx, found.Booking)
+			return
+		}
+		// Authoritatively absent (or a hold still to confirm): same key again.
+		if workflow.Sleep(ctx, backoff) != nil {
+			return
+		}
+		backoff = min(2*backoff, time.Minute)
+	}
+}
+
+func (s *saga) enterUnknown(ctx workflow.Context, err error) {
+	if s.st.UnknownSince == nil {
+		now := workflow.Now(ctx)
+		s.st.UnknownSince = &now
+	}
+	s.log.Warn("commit outcome unknown; looking it up", "request_key", s.st.RequestKey, "error", err)
+	s.setState(ctx, StateUnknown)
+}
+
+// refused maps a business outcome onto the saga; false means err was technical.
+func (s *saga) refused(ctx workflow.Context, err error) bool {
+	var appErr *temporal.ApplicationError
+	if !errors.As(err, &appErr) {
+		return false
+	}
+	switch appErr.Type() {
+	case activities.ErrTypeConflict:
+		var d activities.ConflictDetail
+		_ = appErr.Details(&d)
+		s.st.Reason = conflictReason(d)
+		s.refuse(ctx, StateConflict, s.st.Reason)
+	case activities.ErrTypeRejected:
+		var rej booking.Rejection
+		_ = appErr.Details(&rej)
+		state := StateRejected
+		if rej.Code == booking.CodeHoldExpired {
+			state = StateExpired
+		}
+		s.refuse(ctx, state, &receipt.Reason{Code: string(rej.Code), Message: rej.Message})
+	default:
+		return false
+	}
+	return true
+}
+
+func (s *saga) refuse(ctx workflow.Context, state State, reason *receipt.Reason) {
+	s.st.Reason = reason
+	s.st.Held = false
+	s.setState(ctx, state)
+	s.notifyReplaced(ctx)
+}
+
+func conflictReason(d activities.ConflictDetail) *receipt.Reason {
+	r := &receipt.Reason{Code: "slot_taken", Message: "the slot is no longer free"}
+	if d.Source == "calendar" {
+		r.Message = "the slot is taken in the calendar of a resource"
+	}
+	for _, b := range d.Busy {
+		r.Busy = append(r.Busy, receipt.Busy{ResourceID: b.ResourceID, From: b.From, To: b.To})
+	}
+	return r
+}
+
+func rejectionReason(err error) *receipt.Reason {
+	var rej *booking.Rejection
+	if errors.As(err, &rej) {
+		return &receipt.Reason{Code: string(rej.Code), Message: rej.Message}
+	}
+	return &receipt.Reason{Code: "invalid_request", Message: err.Error()}
+}
+
+// fromStore adopts what the store says about the key.
+func (s *saga) fromStore(ctx workflow.Context, b store.Booking) {
+	s.st.Booking = &b
+	s.st.UnknownSince = nil
+	s.st.Held = b.Status == booking.StatusHeld
+	switch b.Status {
+	case booking.StatusHeld:
+		s.setState(ctx, StateSelected)
+		return
+	case booking.StatusConfirmed:
+		s.setState(ctx, StateConfirmed)
+	case booking.StatusCancelled:
+		s.setState(ctx, StateCancelled)
+	case booking.StatusExpired:
+		s.setState(ctx, StateExpired)
+	case booking.StatusReleasedForReschedule:
+		s.st.ReplacedBy = b.ReplacedByRequestKey
+		s.setState(ctx, StateRescheduled)
+	}
+	s.dirty = true
+	s.notifyReplaced(ctx)
+	if s.st.CancelRequested && b.Status == booking.StatusConfirmed {
+		workflow.Go(ctx, func(ctx workflow.Context) { _, _ = s.cancel(ctx, CancelRequest{Reason: "cancel asked while pending"}) })
+	}
+}
+
+// notifyReplaced tells the booking this one reschedules how it ended, once
+// that is known; an unknown outcome is never reported.
+func (s *saga) notifyReplaced(ctx workflow.Context) {
+	req := s.st.Request
+	if req == nil || req.Intent.Replaces == "" || !s.st.State.decided() || s.st.ReplacedNotified {
+		return
+	}
+	s.st.ReplacedNotified = true
+	r := s.receipt()
+	_ = workflow.SignalExternalWorkflow(ctx, req.Intent.Replaces, "", SignalReplacement, r).Get(ctx, nil)
+}
+
+func (s *saga) key() activities.KeyInput { return activities.KeyInput{RequestKey: s.st.RequestKey} }
+
+func (s *saga) commitInput() activities.CommitInput {
+	r := s.st.Request
+	return activities.CommitInput{RequestKey: s.st.RequestKey, Intent: r.Intent,
+		ExpectedPolicyVersion: r.ExpectedPolicyVersion, Hold: r.Hold, Contact: r.Contact}
+}

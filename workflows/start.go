@@ -1,0 +1,95 @@
+package workflows
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+
+	"github.com/bookingsaga/bookingsaga/internal/receipt"
+)
+
+// StartOptions are how every booking saga is started: the workflow id is
+// the request key, a running saga is joined (USE_EXISTING), and a closed
+// one is never started again (REJECT_DUPLICATE), so a key books at most
+// once on Temporal's side too. The store's unique key outlasts retention.
+func StartOptions(requestKey, taskQueue string) client.StartWorkflowOptions {
+	return client.StartWorkflowOptions{
+		ID:                       requestKey,
+		TaskQueue:                taskQueue,
+		WorkflowIDConflictPolicy: enums.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+		WorkflowIDReusePolicy:    enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+	}
+}
+
+// Commit sends the commit update with Update-with-Start: the first call
+// creates the saga, every duplicate joins it and gets the same receipt. A
+// key whose saga has closed gets its final receipt back.
+func Commit(ctx context.Context, c client.Client, taskQueue string, in BookingInput, req CommitRequest) (receipt.Receipt, error) {
+	return updateWithStart(ctx, c, taskQueue, in, UpdateCommit, req)
+}
+
+// Select records the caller's choice (and an optional hold) the same way.
+func Select(ctx context.Context, c client.Client, taskQueue string, in BookingInput, req CommitRequest) (receipt.Receipt, error) {
+	return updateWithStart(ctx, c, taskQueue, in, UpdateSelect, req)
+}
+
+func updateWithStart(ctx context.Context, c client.Client, taskQueue string, in BookingInput, update string, req CommitRequest) (receipt.Receipt, error) {
+	op := c.NewWithStartWorkflowOperation(StartOptions(in.RequestKey, taskQueue), BookingWorkflowName, in)
+	h, err := c.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
+		StartWorkflowOperation: op,
+		UpdateOptions: client.UpdateWorkflowOptions{
+			UpdateName:   update,
+			Args:         []any{req},
+			WaitForStage: client.WorkflowUpdateStageCompleted,
+		},
+	})
+	var started *serviceerror.WorkflowExecutionAlreadyStarted
+	if errors.As(err, &started) {
+		return Receipt(ctx, c, in.RequestKey, &req)
+	}
+	if err != nil {
+		return receipt.Receipt{}, fmt.Errorf("%s %s: %w", update, in.RequestKey, err)
+	}
+	var r receipt.Receipt
+	if err := h.Get(ctx, &r); err != nil {
+		return receipt.Receipt{}, fmt.Errorf("%s %s: %w", update, in.RequestKey, err)
+	}
+	return r, nil
+}
+
+// Receipt reads the current receipt of a key's saga, open or closed. With
+// req set, a different intent under the key is answered request_key_reused.
+func Receipt(ctx context.Context, c client.Client, requestKey string, req *CommitRequest) (receipt.Receipt, error) {
+	v, err := c.QueryWorkflow(ctx, requestKey, "", QueryReceipt, req)
+	if err != nil {
+		return receipt.Receipt{}, fmt.Errorf("receipt %s: %w", requestKey, err)
+	}
+	var r receipt.Receipt
+	if err := v.Get(&r); err != nil {
+		return receipt.Receipt{}, fmt.Errorf("receipt %s: %w", requestKey, err)
+	}
+	return r, nil
+}
+
+// Update sends cancel or reschedule to a key's saga. A saga that has
+// closed answers with its final receipt.
+func Update(ctx context.Context, c client.Client, requestKey, name string, arg any) (receipt.Receipt, error) {
+	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: requestKey, UpdateName: name,
+		Args: []any{arg}, WaitForStage: client.WorkflowUpdateStageCompleted})
+	var nf *serviceerror.NotFound
+	if errors.As(err, &nf) {
+		return Receipt(ctx, c, requestKey, nil)
+	}
+	if err != nil {
+		return receipt.Receipt{}, fmt.Errorf("%s %s: %w", name, requestKey, err)
+	}
+	var r receipt.Receipt
+	if err := h.Get(ctx, &r); err != nil {
+		return receipt.Receipt{}, fmt.Errorf("%s %s: %w", name, requestKey, err)
+	}
+	return r, nil
+}

@@ -1,0 +1,164 @@
+package workflows
+
+import (
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/bookingsaga/bookingsaga/activities"
+	"github.com/bookingsaga/bookingsaga/internal/booking"
+	"github.com/bookingsaga/bookingsaga/internal/localtime"
+	"github.com/bookingsaga/bookingsaga/internal/receipt"
+)
+
+// commitCtx runs one commit attempt. It is not retried by Temporal: a
+// failed attempt has an unknown outcome, and runCommit looks it up before
+// sending the same key again.
+func commitCtx(ctx workflow.Context) workflow.Context {
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 10 * time.Second,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
+	})
+}
+
+// storeCtx runs lookups and releases until the store answers.
+func storeCtx(ctx workflow.Context) workflow.Context {
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 10 * time.Second,
+		RetryPolicy: &temporal.RetryPolicy{InitialInterval: 500 * time.Millisecond, BackoffCoefficient: 2,
+			MaximumInterval: 30 * time.Second},
+	})
+}
+
+// mirrorCtx writes the calendar and CRM. They are copies: a failure is
+// retried for an hour, then left to the reconciliation schedule, and never
+// touches the booking.
+func mirrorCtx(ctx workflow.Context) workflow.Context {
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout:    time.Minute,
+		ScheduleToCloseTimeout: time.Hour,
+		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2,
+			MaximumInterval: 5 * time.Minute, NonRetryableErrorTypes: []string{activities.ErrTypeMirrorRefused}},
+	})
+}
+
+// sync mirrors the store's current state into the calendar and the CRM, in
+// parallel. Both activities read the store, so a late sync is still right.
+func (s *saga) sync(ctx workflow.Context) {
+	var a *activities.Activities
+	s.dirty = false
+	mctx := mirrorCtx(ctx)
+	calF := workflow.ExecuteActivity(mctx, a.SyncCalendar, s.key())
+	crmF := workflow.ExecuteActivity(mctx, a.SyncCRM, s.key())
+	var cal, crm activities.SyncOutput
+	calErr, crmErr := calF.Get(ctx, &cal), crmF.Get(ctx, &crm)
+	s.st.CalendarSynced, s.st.CRMSynced, s.st.LastError = calErr == nil, crmErr == nil, ""
+	for _, err := range []error{calErr, crmErr} {
+		if err != nil {
+			s.st.LastError = err.Error()
+			s.log.Error("mirror write failed; the booking stands, reconciliation will retry",
+				"request_key", s.st.RequestKey, "error", err)
+		}
+	}
+	if b := s.st.Booking; b != nil && cal.EventID != "" {
+		b.ProviderEventID = cal.EventID
+	}
+	s.publish(ctx)
+}
+
+func (s *saga) synced() bool { return s.st.CalendarSynced && s.st.CRMSynced }
+
+func (s *saga) setState(ctx workflow.Context, st State) {
+	if s.st.State == st {
+		return
+	}
+	s.log.Info("booking state", "request_key", s.st.RequestKey, "from", s.st.State, "to", st)
+	s.st.State = st
+	s.changes++
+	if st.decided() && s.st.Request != nil {
+		// Contact details went to the store with the commit; the saga
+		// does not keep them once no retry can need them.
+		s.st.Request.Contact = nil
+	}
+	s.publish(ctx)
+}
+
+// publish keeps the search attributes in step, so the Temporal UI can list
+// e.g. everything UNKNOWN, or not synced to the calendar.
+func (s *saga) publish(ctx workflow.Context) {
+	updates := []temporal.SearchAttributeUpdate{
+		AttrStatus.ValueSet(string(s.st.State)),
+		AttrCalendarSynced.ValueSet(s.st.CalendarSynced),
+		AttrCRMSynced.ValueSet(s.st.CRMSynced),
+	}
+	if in := s.intent(); in != nil {
+		updates = append(updates, AttrProperty.ValueSet(in.PropertyID), AttrAgent.ValueSet(in.AgentID),
+			AttrSlotStart.ValueSet(in.StartsAt))
+	}
+	if err := workflow.UpsertTypedSearchAttributes(ctx, updates...); err != nil {
+		s.log.Warn("search attributes not updated", "error", err)
+	}
+}
+
+func (s *saga) intent() *booking.Intent {
+	if s.st.Booking != nil {
+		return &s.st.Booking.Intent
+	}
+	if s.st.Request != nil {
+		return &s.st.Request.Intent
+	}
+	return nil
+}
+
+// receiptStatus is what the agent is told for a saga state.
+func (st State) receiptStatus() receipt.Status {
+	switch st {
+	case StateCommitting, StateUnknown:
+		return receipt.StatusPending
+	case StateConfirmed:
+		return receipt.StatusConfirmed
+	case StateConflict:
+		return receipt.StatusConflict
+	case StateRejected:
+		return receipt.StatusRejected
+	case StateCancelled:
+		return receipt.StatusCancelled
+	case StateExpired:
+		return receipt.StatusExpired
+	case StateRescheduled:
+		return receipt.StatusRescheduled
+	}
+	return receipt.StatusOffered
+}
+
+// receipt renders the saga's state for the agent.
+func (s *saga) receipt() receipt.Receipt {
+	r := receipt.Receipt{RequestKey: s.st.RequestKey, Status: s.st.State.receiptStatus(), Reason: s.st.Reason,
+		ReplacedBy: s.st.ReplacedBy}
+	if s.st.State == StateSelected && s.st.Held {
+		r.Status = receipt.StatusHeld
+	}
+	if r.Status == receipt.StatusPending {
+		r.Reference = receipt.Reference(s.st.RequestKey)
+	}
+	if in := s.intent(); in != nil {
+		start, end := in.StartsAt, in.EndsAt
+		r.PropertyRef, r.AgentRef, r.StartsAt, r.EndsAt, r.TimeZone = in.PropertyID, in.AgentID, &start, &end, in.TimeZone
+		r.Replaces = in.Replaces
+		if loc, err := localtime.LoadZone(in.TimeZone); err == nil {
+			r.LocalStart = localtime.Render(start, loc)
+		}
+	}
+	if s.st.Request != nil {
+		r.PolicyVersion = s.st.Request.ExpectedPolicyVersion
+	}
+	if b := s.st.Booking; b != nil {
+		r.BookingID, r.ProviderEventID, r.PolicyVersion = b.BookingID.String(), b.ProviderEventID, b.PolicyVersion
+		r.CommittedAt, r.HoldExpiresAt = b.CommittedAt, b.HoldExpiresAt
+		if !b.Status.Live() {
+			r.HoldExpiresAt = nil
+		}
+	}
+	return r
+}

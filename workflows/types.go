@@ -1,0 +1,145 @@
+// Package workflows holds the booking saga: one durable Temporal workflow
+// per request_key. Workflows here are deterministic; every effect runs in
+// package activities.
+package workflows
+
+import (
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/bookingsaga/bookingsaga/internal/booking"
+	"github.com/bookingsaga/bookingsaga/internal/receipt"
+	"github.com/bookingsaga/bookingsaga/internal/store"
+)
+
+// Names the clients use. The workflow id of a booking is its request key.
+const (
+	BookingWorkflowName = "Booking"
+	UpdateSelect        = "select"
+	UpdateCommit        = "commit"
+	UpdateCancel        = "cancel"
+	UpdateReschedule    = "reschedule"
+	QueryState          = "state"
+	QueryReceipt        = "receipt"
+	SignalReplacement   = "replacement-decided"
+	TaskQueue           = "bookingsaga"
+)
+
+// Search attributes an operator filters on in the Temporal UI.
+var (
+	AttrStatus         = temporal.NewSearchAttributeKeyKeyword("BookingStatus")
+	AttrProperty       = temporal.NewSearchAttributeKeyKeyword("BookingProperty")
+	AttrAgent          = temporal.NewSearchAttributeKeyKeyword("BookingAgent")
+	AttrSlotStart      = temporal.NewSearchAttributeKeyTime("BookingSlotStart")
+	AttrCalendarSynced = temporal.NewSearchAttributeKeyBool("BookingCalendarSynced")
+	AttrCRMSynced      = temporal.NewSearchAttributeKeyBool("BookingCRMSynced")
+)
+
+// State is where a booking saga stands.
+type State string
+
+// Saga states. COMMITTING and UNKNOWN answer pending_reconciliation.
+const (
+	StateOffered     State = "OFFERED"
+	StateSelected    State = "SELECTED"
+	StateCommitting  State = "COMMITTING"
+	StateUnknown     State = "UNKNOWN"
+	StateConfirmed   State = "CONFIRMED"
+	StateConflict    State = "CONFLICT"
+	StateRejected    State = "REJECTED"
+	StateCancelled   State = "CANCELLED"
+	StateExpired     State = "EXPIRED"
+	StateRescheduled State = "RESCHEDULED"
+)
+
+// decided reports whether the commit's outcome is known.
+func (s State) decided() bool {
+	return s != StateOffered && s != StateSelected && s != StateCommitting && s != StateUnknown
+}
+
+// BookingInput starts a booking saga.
+type BookingInput struct {
+	RequestKey string
+	// Commit, when set, is committed at once: a reschedule starts the new
+	// booking this way. Otherwise a select or commit update brings it.
+	Commit *CommitRequest
+	// Offer is the candidate snapshot the caller chose from, if any.
+	Offer *Offer
+	Settings
+	// Carry is the state handed over by continue-as-new.
+	Carry *BookingState
+}
+
+// Settings are the saga's timings; zero values take the defaults.
+type Settings struct {
+	// CommitWait bounds how long a commit update waits for the outcome
+	// before answering pending_reconciliation (a voice call can't wait).
+	CommitWait time.Duration
+	// IntentTTL is how long an uncommitted intent stays open.
+	IntentTTL time.Duration
+}
+
+func (s Settings) withDefaults() Settings {
+	if s.CommitWait <= 0 {
+		s.CommitWait = 3 * time.Second
+	}
+	if s.IntentTTL <= 0 {
+		s.IntentTTL = 30 * time.Minute
+	}
+	return s
+}
+
+// Offer is a snapshot of candidate slots under one policy version.
+type Offer struct {
+	PolicyVersion string
+	SnapshotAt    time.Time
+	Slots         []receipt.Slot
+}
+
+// CommitRequest is the argument of the select and commit updates.
+type CommitRequest struct {
+	Intent                booking.Intent
+	ExpectedPolicyVersion string
+	// Hold asks select for a hold that expires after the policy's TTL.
+	Hold    bool
+	Contact *store.Contact
+}
+
+// CancelRequest is the argument of the cancel update.
+type CancelRequest struct {
+	Reason string
+}
+
+// RescheduleRequest moves a confirmed booking to a new intent, under a new
+// request key of its own.
+type RescheduleRequest struct {
+	NewRequestKey string
+	Commit        CommitRequest
+}
+
+// BookingState is the saga's state, returned by the state query and carried
+// across continue-as-new.
+type BookingState struct {
+	RequestKey     string
+	State          State
+	Request        *CommitRequest
+	Offer          *Offer
+	Booking        *store.Booking
+	Reason         *receipt.Reason
+	CommitAttempts int
+	UnknownSince   *time.Time
+	// Held is set while a hold placed by select is live.
+	Held bool
+	// CancelRequested is set when a cancel came while the outcome was not
+	// known; it is carried out once the booking is confirmed.
+	CancelRequested bool
+	ReplacedBy      string
+	// ReplacedNotified is set once the booking this one replaces was told
+	// the outcome.
+	ReplacedNotified bool
+	CalendarSynced   bool
+	CRMSynced       bool
+	// LastError is the last mirror failure, for an operator.
+	LastError string
+}
