@@ -30,7 +30,7 @@ type saga struct {
 	dirty bool
 	// changes counts state changes, so the main loop re-reads its deadline.
 	changes int
-	done  bool
+	done    bool
 }
 
 // Booking is the saga of one request_key: commit in the store, then mirror

@@ -142,7 +142,7 @@ func TestRescheduleUnknownReleasesNothingUntilKnown(t *testing.T) {
 	moved.Intent.Replaces = key
 	var order []string
 	// Each attempt outlasts the caller's wait, so the caller hears pending.
-	f.env.OnActivity(f.a.Commit, mock.Anything, forKey(newKey)).After(5*time.Second).Return(func(context.Context, activities.CommitInput) (activities.CommitOutput, error) {
+	f.env.OnActivity(f.a.Commit, mock.Anything, forKey(newKey)).After(5 * time.Second).Return(func(context.Context, activities.CommitInput) (activities.CommitOutput, error) {
 		order = append(order, "commit new")
 		if len(order) == 1 {
 			return activities.CommitOutput{}, errors.New("timeout")

@@ -34,9 +34,9 @@ func storeCtx(ctx workflow.Context) workflow.Context {
 // mirrorCtx writes the calendar and CRM. They are copies: a failure is
 // retried for an hour, then left to the reconciliation schedule, and never
 // touches the booking.
-func mirrorCtx(ctx workflow.Context) workflow.Context {
+func mirrorCtx(ctx workflow.Context, attempt time.Duration) workflow.Context {
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout:    time.Minute,
+		StartToCloseTimeout:    attempt,
 		ScheduleToCloseTimeout: time.Hour,
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2,
 			MaximumInterval: 5 * time.Minute, NonRetryableErrorTypes: []string{activities.ErrTypeMirrorRefused}},
@@ -48,7 +48,7 @@ func mirrorCtx(ctx workflow.Context) workflow.Context {
 func (s *saga) sync(ctx workflow.Context) {
 	var a *activities.Activities
 	s.dirty = false
-	mctx := mirrorCtx(ctx)
+	mctx := mirrorCtx(ctx, s.set.MirrorAttemptTimeout)
 	calF := workflow.ExecuteActivity(mctx, a.SyncCalendar, s.key())
 	crmF := workflow.ExecuteActivity(mctx, a.SyncCRM, s.key())
 	var cal, crm activities.SyncOutput

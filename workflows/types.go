@@ -78,6 +78,9 @@ type Settings struct {
 	CommitWait time.Duration
 	// IntentTTL is how long an uncommitted intent stays open.
 	IntentTTL time.Duration
+	// MirrorAttemptTimeout bounds one calendar or CRM write; a worker that
+	// dies mid-write is noticed after this long and the write moves on.
+	MirrorAttemptTimeout time.Duration
 }
 
 func (s Settings) withDefaults() Settings {
@@ -86,6 +89,9 @@ func (s Settings) withDefaults() Settings {
 	}
 	if s.IntentTTL <= 0 {
 		s.IntentTTL = 30 * time.Minute
+	}
+	if s.MirrorAttemptTimeout <= 0 {
+		s.MirrorAttemptTimeout = time.Minute
 	}
 	return s
 }
@@ -139,7 +145,7 @@ type BookingState struct {
 	// the outcome.
 	ReplacedNotified bool
 	CalendarSynced   bool
-	CRMSynced       bool
+	CRMSynced        bool
 	// LastError is the last mirror failure, for an operator.
 	LastError string
 }

@@ -1,0 +1,35 @@
+// Command worker runs the bookingsaga Temporal worker: the booking saga
+// workflow and its activities against PostgreSQL, Google Calendar and the
+// CRM. main is wiring only.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	_ "time/tzdata" // zone rules are part of the binary, so every worker resolves local times alike
+
+	"go.uber.org/zap"
+)
+
+func main() {
+	cfg, err := parseConfig(os.Args[1:])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "worker:", err)
+		os.Exit(2)
+	}
+	logger, err := zap.NewProduction(zap.IncreaseLevel(cfg.LogLevel))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "worker: logger:", err)
+		os.Exit(1)
+	}
+	defer func() { _ = logger.Sync() }()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, cfg, logger); err != nil {
+		logger.Error("worker stopped", zap.Error(err))
+		os.Exit(1)
+	}
+}

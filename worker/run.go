@@ -1,0 +1,152 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/operatorservice/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+	"go.uber.org/zap"
+
+	"github.com/bookingsaga/bookingsaga/activities"
+	"github.com/bookingsaga/bookingsaga/internal/crm"
+	"github.com/bookingsaga/bookingsaga/internal/gcal"
+	"github.com/bookingsaga/bookingsaga/internal/retry"
+	"github.com/bookingsaga/bookingsaga/internal/store"
+	"github.com/bookingsaga/bookingsaga/internal/zaplog"
+	"github.com/bookingsaga/bookingsaga/schema"
+	"github.com/bookingsaga/bookingsaga/workflows"
+)
+
+// run connects everything, serves until ctx ends, then drains.
+func run(ctx context.Context, cfg config, logger *zap.Logger) error {
+	pool, err := pgxpool.New(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return fmt.Errorf("connect database: %w", err)
+	}
+	defer pool.Close()
+	if err := migrate(ctx, pool); err != nil {
+		return err
+	}
+	acts, err := newActivities(ctx, cfg, pool)
+	if err != nil {
+		return err
+	}
+	if err := newCRM(cfg, acts); err != nil {
+		return err
+	}
+	if acts.Calendar == nil {
+		logger.Warn("no calendar configured: bookings are not mirrored to a calendar")
+	}
+	c, err := client.Dial(client.Options{HostPort: cfg.TemporalAddress, Namespace: cfg.Namespace, Logger: zaplog.New(logger)})
+	if err != nil {
+		return fmt.Errorf("connect temporal at %s: %w", cfg.TemporalAddress, err)
+	}
+	defer c.Close()
+	if err := ensureSearchAttributes(ctx, c, cfg.Namespace); err != nil {
+		logger.Warn("search attributes not registered; filtering in the UI will be limited", zap.Error(err))
+	}
+	w := worker.New(c, cfg.TaskQueue, worker.Options{WorkerStopTimeout: cfg.ShutdownTimeout})
+	register(w, acts)
+	logger.Info("worker started", zap.String("task_queue", cfg.TaskQueue), zap.String("namespace", cfg.Namespace))
+	if err := w.Run(stopOn(ctx)); err != nil {
+		return fmt.Errorf("run worker: %w", err)
+	}
+	logger.Info("worker stopped cleanly")
+	return nil
+}
+
+// stopOn turns ctx's end into the worker's interrupt channel.
+func stopOn(ctx context.Context) <-chan any {
+	ch := make(chan any)
+	go func() {
+		<-ctx.Done()
+		close(ch)
+	}()
+	return ch
+}
+
+func migrate(ctx context.Context, pool *pgxpool.Pool) error {
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	defer conn.Release()
+	if err := schema.Migrate(ctx, conn.Conn()); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	return nil
+}
+
+// register puts the saga and its activities on a worker.
+func register(r worker.Registry, acts *activities.Activities) {
+	r.RegisterWorkflow(workflows.Booking)
+	r.RegisterActivity(acts)
+}
+
+func newActivities(ctx context.Context, cfg config, pool *pgxpool.Pool) (*activities.Activities, error) {
+	acts := &activities.Activities{Store: store.New(pool, store.Config{ContactRetention: cfg.ContactRetention})}
+	if !cfg.calendarConfigured() {
+		return acts, nil
+	}
+	cal, err := gcal.New(ctx, gcal.Config{Endpoint: cfg.CalendarEndpoint, CredentialsFile: cfg.CalendarCredentials,
+		NoAuth: cfg.CalendarNoAuth, CallTimeout: cfg.CalendarTimeout, Retry: retry.Default()})
+	if err != nil {
+		return nil, err
+	}
+	acts.Calendar = cal
+	return acts, nil
+}
+
+func newCRM(cfg config, acts *activities.Activities) error {
+	if cfg.CRMBaseURL != "" {
+		c, err := crm.NewHTTP(crm.Config{BaseURL: cfg.CRMBaseURL, Token: cfg.CRMToken, Timeout: cfg.CRMTimeout, Retry: retry.Default()})
+		if err != nil {
+			return err
+		}
+		acts.CRM = c
+	}
+	return nil
+}
+
+// ensureSearchAttributes registers the saga's custom search attributes that
+// the namespace lacks. Servers that refuse (Temporal Cloud needs them added
+// through its own tooling) only cost the UI filters.
+func ensureSearchAttributes(ctx context.Context, c client.Client, namespace string) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	have, err := c.OperatorService().ListSearchAttributes(ctx, &operatorservice.ListSearchAttributesRequest{Namespace: namespace})
+	if err != nil {
+		return fmt.Errorf("list search attributes: %w", err)
+	}
+	missing := map[string]enums.IndexedValueType{}
+	for name, kind := range searchAttributes() {
+		if _, ok := have.GetCustomAttributes()[name]; !ok {
+			missing[name] = kind
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	_, err = c.OperatorService().AddSearchAttributes(ctx, &operatorservice.AddSearchAttributesRequest{
+		Namespace: namespace, SearchAttributes: missing})
+	if err != nil {
+		return fmt.Errorf("add search attributes: %w", err)
+	}
+	return nil
+}
+
+func searchAttributes() map[string]enums.IndexedValueType {
+	return map[string]enums.IndexedValueType{
+		workflows.AttrStatus.GetName():         enums.INDEXED_VALUE_TYPE_KEYWORD,
+		workflows.AttrProperty.GetName():       enums.INDEXED_VALUE_TYPE_KEYWORD,
+		workflows.AttrAgent.GetName():          enums.INDEXED_VALUE_TYPE_KEYWORD,
+		workflows.AttrSlotStart.GetName():      enums.INDEXED_VALUE_TYPE_DATETIME,
+		workflows.AttrCalendarSynced.GetName(): enums.INDEXED_VALUE_TYPE_BOOL,
+		workflows.AttrCRMSynced.GetName():      enums.INDEXED_VALUE_TYPE_BOOL,
+	}
+}

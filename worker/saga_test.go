@@ -1,0 +1,142 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/interceptor"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/bookingsaga/bookingsaga/internal/mirrorfake"
+	"github.com/bookingsaga/bookingsaga/internal/receipt"
+	"github.com/bookingsaga/bookingsaga/workflows"
+)
+
+func TestFiveDuplicateCommitsMakeOneBooking(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	key, req := uuid.NewString(), commitRequest(slot(t, 10))
+	got := make([]receipt.Receipt, 5)
+	var wg sync.WaitGroup
+	for i := range got {
+		wg.Go(func() { got[i] = f.commit(key, req) })
+	}
+	wg.Wait()
+	for _, r := range got {
+		r.ProviderEventID = got[0].ProviderEventID // a late duplicate may already see the event id
+		require.Equal(t, got[0], r)
+	}
+	require.Equal(t, receipt.StatusConfirmed, got[0].Status)
+	require.Equal(t, 1, f.bookings())
+	f.eventually(func() bool { return f.state(key).CalendarSynced && f.state(key).CRMSynced }, "mirrors synced")
+	require.Equal(t, 1, f.liveEvents("paris-11@calendar.test"))
+	require.Len(t, f.crm.Records(), 1)
+}
+
+func TestTwentyKeysRaceForOneSlot(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	req := commitRequest(slot(t, 11))
+	got := make([]receipt.Receipt, 20)
+	var wg sync.WaitGroup
+	for i := range got {
+		wg.Go(func() { got[i] = f.commit(uuid.NewString(), req) })
+	}
+	wg.Wait()
+	count := map[receipt.Status]int{}
+	for _, r := range got {
+		count[r.Status]++
+	}
+	require.Equal(t, map[receipt.Status]int{receipt.StatusConfirmed: 1, receipt.StatusConflict: 19}, count)
+	require.Equal(t, 1, f.bookings())
+}
+
+// loseCommitReply lets the first Commit activity run, then loses its reply,
+// as a worker crash or a network drop right after the database commit would.
+type loseCommitReply struct {
+	interceptor.WorkerInterceptorBase
+	lost atomic.Bool
+}
+
+func (l *loseCommitReply) InterceptActivity(_ context.Context, next interceptor.ActivityInboundInterceptor) interceptor.ActivityInboundInterceptor {
+	return &loseCommitReplyActivity{ActivityInboundInterceptorBase: interceptor.ActivityInboundInterceptorBase{Next: next}, root: l}
+}
+
+type loseCommitReplyActivity struct {
+	interceptor.ActivityInboundInterceptorBase
+	root *loseCommitReply
+}
+
+func (a *loseCommitReplyActivity) ExecuteActivity(ctx context.Context, in *interceptor.ExecuteActivityInput) (any, error) {
+	out, err := a.Next.ExecuteActivity(ctx, in)
+	if err == nil && activity.GetInfo(ctx).ActivityType.Name == "Commit" && a.root.lost.CompareAndSwap(false, true) {
+		return nil, errors.New("injected: reply lost after the commit")
+	}
+	return out, err
+}
+
+func TestCommitReplyLostStillConfirmsOnce(t *testing.T) {
+	t.Parallel()
+	lose := &loseCommitReply{}
+	f := setup(t, worker.Options{Interceptors: []interceptor.WorkerInterceptor{lose}})
+	key := uuid.NewString()
+	r := f.commit(key, commitRequest(slot(t, 12)))
+	require.True(t, lose.lost.Load(), "the fault fired")
+	require.Equal(t, receipt.StatusConfirmed, r.Status, "found by lookup, not guessed")
+	require.Equal(t, 1, f.bookings())
+	st := f.state(key)
+	require.Equal(t, 1, st.CommitAttempts, "the lookup found it; no second commit was needed")
+}
+
+func TestWorkerRestartMidSagaFinishesWithoutDuplicates(t *testing.T) {
+	t.Parallel()
+	f := setup(t, worker.Options{WorkerStopTimeout: 0})
+	// The first calendar write stalls, and the worker dies during it.
+	require.NoError(t, f.calendar.Inject(mirrorfake.Fault{Op: "events.insert", Times: 1, Latency: f.settings.MirrorAttemptTimeout * 10}))
+	first := f.startWorkerAlone(t)
+	key := uuid.NewString()
+	r := f.commit(key, commitRequest(slot(t, 13)))
+	require.Equal(t, receipt.StatusConfirmed, r.Status)
+	f.eventually(func() bool { return f.calendar.Calls("events.insert") >= 1 }, "the calendar write started")
+	first.Stop()
+
+	f.startWorker(worker.Options{})
+	f.eventually(func() bool { st := f.state(key); return st.CalendarSynced && st.CRMSynced }, "the saga finished on the new worker")
+	require.Equal(t, 1, f.liveEvents("paris-11@calendar.test"))
+	require.Equal(t, 1, f.liveEvents("agent-00@calendar.test"))
+	require.Equal(t, 1, f.bookings())
+}
+
+// startWorkerAlone stops the fixture's default worker and starts one the
+// test controls.
+func (f *fixture) startWorkerAlone(t *testing.T) worker.Worker {
+	f.queue = fmt.Sprintf("%s-alone", f.queue)
+	return f.startWorker(worker.Options{WorkerStopTimeout: 0})
+}
+
+func TestSameKeyAfterCloseGetsTheOriginalReceipt(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	key, req := uuid.NewString(), commitRequest(slot(t, 14))
+	require.Equal(t, receipt.StatusConfirmed, f.commit(key, req).Status)
+	cancelled, err := workflows.Update(f.ctx, f.client, key, workflows.UpdateCancel, workflows.CancelRequest{})
+	require.NoError(t, err)
+	require.Equal(t, receipt.StatusCancelled, cancelled.Status)
+	run := f.client.GetWorkflow(f.ctx, key, "")
+	require.NoError(t, run.Get(f.ctx, nil), "the saga closed after the cancel was mirrored")
+
+	again := f.commit(key, req)
+	require.Equal(t, receipt.StatusCancelled, again.Status)
+	require.Equal(t, cancelled.BookingID, again.BookingID)
+	require.Equal(t, 1, f.bookings(), "no second booking")
+	other := f.commit(key, commitRequest(slot(t, 15)))
+	require.Equal(t, receipt.StatusRejected, other.Status)
+	require.Equal(t, "request_key_reused", other.Reason.Code)
+}

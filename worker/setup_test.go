@@ -1,0 +1,151 @@
+package main
+
+import (
+	"context"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/server/temporaltest"
+	"go.uber.org/zap"
+
+	"github.com/bookingsaga/bookingsaga/activities"
+	"github.com/bookingsaga/bookingsaga/internal/booking"
+	"github.com/bookingsaga/bookingsaga/internal/crm"
+	"github.com/bookingsaga/bookingsaga/internal/gcal"
+	"github.com/bookingsaga/bookingsaga/internal/localtime"
+	"github.com/bookingsaga/bookingsaga/internal/mirrorfake"
+	"github.com/bookingsaga/bookingsaga/internal/pgtest"
+	"github.com/bookingsaga/bookingsaga/internal/receipt"
+	"github.com/bookingsaga/bookingsaga/internal/retry"
+	"github.com/bookingsaga/bookingsaga/internal/store"
+	"github.com/bookingsaga/bookingsaga/internal/zaplog"
+	"github.com/bookingsaga/bookingsaga/workflows"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// One in-process Temporal server serves every test in the binary; tests
+// keep apart through their own task queues and request keys.
+var temporalServer = sync.OnceValue(func() *temporaltest.TestServer {
+	ts := temporaltest.NewServer(temporaltest.WithBaseClientOptions(client.Options{Logger: zaplog.New(zap.NewNop())}))
+	if err := ensureSearchAttributes(context.Background(), ts.GetDefaultClient(), ts.GetDefaultNamespace()); err != nil {
+		panic(err)
+	}
+	return ts
+})
+
+const policyVersion = "showing-policy-1"
+
+type fixture struct {
+	t        *testing.T
+	ctx      context.Context
+	pool     *pgxpool.Pool
+	acts     *activities.Activities
+	calendar *mirrorfake.Calendar
+	crm      *mirrorfake.CRM
+	client   client.Client
+	queue    string
+	settings workflows.Settings
+}
+
+// setup gives a test its own database, fake calendar and CRM, task queue
+// and worker on the shared Temporal server.
+func setup(t *testing.T, opts ...worker.Options) *fixture {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	f := &fixture{t: t, ctx: ctx, pool: pgtest.New(t), calendar: mirrorfake.NewCalendar(), crm: mirrorfake.NewCRM("crm-token"),
+		client: temporalServer().GetDefaultClient(), queue: "q-" + strings.ReplaceAll(t.Name(), "/", "-"),
+		settings: workflows.Settings{MirrorAttemptTimeout: 3 * time.Second}}
+	calSrv, crmSrv := httptest.NewServer(f.calendar), httptest.NewServer(f.crm)
+	t.Cleanup(calSrv.Close)
+	t.Cleanup(crmSrv.Close)
+	st := store.New(f.pool, store.Config{})
+	require.NoError(t, st.SetPolicy(ctx, store.Policy{Version: policyVersion, SlotMinutes: 30,
+		OpensAt: 8 * time.Hour, ClosesAt: 20 * time.Hour, HoldTTL: 10 * time.Minute, MinNotice: time.Hour}))
+	for _, r := range []store.Resource{
+		{ID: "paris-11", Kind: "property", Capacity: 1, TimeZone: "Europe/Paris", CalendarID: "paris-11@calendar.test"},
+		{ID: "agent-00", Kind: "agent", Capacity: 1, TimeZone: "Europe/Paris", CalendarID: "agent-00@calendar.test"},
+	} {
+		require.NoError(t, st.UpsertResource(ctx, r))
+	}
+	cal, err := gcal.New(ctx, gcal.Config{Endpoint: calSrv.URL + "/calendar/v3/", NoAuth: true, CallTimeout: 2 * time.Second, Retry: retry.Default()})
+	require.NoError(t, err)
+	crmClient, err := crm.NewHTTP(crm.Config{BaseURL: crmSrv.URL, Token: "crm-token", Timeout: 2 * time.Second, Retry: retry.Default()})
+	require.NoError(t, err)
+	f.acts = &activities.Activities{Store: st, Calendar: cal, CRM: crmClient}
+	var o worker.Options
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	f.startWorker(o)
+	return f
+}
+
+func (f *fixture) startWorker(o worker.Options) worker.Worker {
+	w := worker.New(f.client, f.queue, o)
+	register(w, f.acts)
+	require.NoError(f.t, w.Start())
+	f.t.Cleanup(w.Stop)
+	return w
+}
+
+// slot is a bookable start two days ahead at 10:00 in Paris.
+func slot(t *testing.T, hour int) time.Time {
+	t.Helper()
+	loc, err := localtime.LoadZone("Europe/Paris")
+	require.NoError(t, err)
+	d := time.Now().In(loc).AddDate(0, 0, 2)
+	return time.Date(d.Year(), d.Month(), d.Day(), hour, 0, 0, 0, loc).UTC()
+}
+
+func commitRequest(start time.Time) workflows.CommitRequest {
+	return workflows.CommitRequest{ExpectedPolicyVersion: policyVersion, Intent: booking.Intent{
+		PropertyID: "paris-11", AgentID: "agent-00", StartsAt: start, EndsAt: start.Add(30 * time.Minute), TimeZone: "Europe/Paris"}}
+}
+
+func (f *fixture) commit(key string, req workflows.CommitRequest) receipt.Receipt {
+	f.t.Helper()
+	r, err := workflows.Commit(f.ctx, f.client, f.queue, workflows.BookingInput{RequestKey: key, Settings: f.settings}, req)
+	require.NoError(f.t, err)
+	return r
+}
+
+func (f *fixture) bookings() int {
+	f.t.Helper()
+	var n int
+	require.NoError(f.t, f.pool.QueryRow(f.ctx, "SELECT count(*) FROM booking").Scan(&n))
+	return n
+}
+
+func (f *fixture) state(key string) workflows.BookingState {
+	f.t.Helper()
+	v, err := f.client.QueryWorkflow(f.ctx, key, "", workflows.QueryState)
+	require.NoError(f.t, err)
+	var st workflows.BookingState
+	require.NoError(f.t, v.Get(&st))
+	return st
+}
+
+// eventually waits for cond, polling the system under test.
+func (f *fixture) eventually(cond func() bool, what string) {
+	f.t.Helper()
+	require.Eventually(f.t, cond, 30*time.Second, 50*time.Millisecond, what)
+}
+
+func (f *fixture) liveEvents(calendarID string) int {
+	n := 0
+	for _, ev := range f.calendar.Events(calendarID) {
+		if ev.Status != "cancelled" {
+			n++
+		}
+	}
+	return n
+}
