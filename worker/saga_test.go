@@ -38,6 +38,7 @@ func TestFiveDuplicateCommitsMakeOneBooking(t *testing.T) {
 	f.eventually(func() bool { return f.state(key).CalendarSynced && f.state(key).CRMSynced }, "mirrors synced")
 	require.Equal(t, 1, f.liveEvents("paris-11@calendar.test"))
 	require.Len(t, f.crm.Records(), 1)
+	f.record(key, "confirmed_and_mirrored")
 }
 
 func TestTwentyKeysRaceForOneSlot(t *testing.T) {
@@ -93,6 +94,7 @@ func TestCommitReplyLostStillConfirmsOnce(t *testing.T) {
 	require.Equal(t, 1, f.bookings())
 	st := f.state(key)
 	require.Equal(t, 1, st.CommitAttempts, "the lookup found it; no second commit was needed")
+	f.record(key, "commit_reply_lost")
 }
 
 func TestWorkerRestartMidSagaFinishesWithoutDuplicates(t *testing.T) {
@@ -139,4 +141,35 @@ func TestSameKeyAfterCloseGetsTheOriginalReceipt(t *testing.T) {
 	other := f.commit(key, commitRequest(slot(t, 15)))
 	require.Equal(t, receipt.StatusRejected, other.Status)
 	require.Equal(t, "request_key_reused", other.Reason.Code)
+	f.record(key, "cancelled")
+}
+
+func TestRescheduleBooksNewThenReleasesOld(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	oldKey, newKey := uuid.NewString(), uuid.NewString()
+	require.Equal(t, receipt.StatusConfirmed, f.commit(oldKey, commitRequest(slot(t, 16))).Status)
+	taken := f.commit(uuid.NewString(), commitRequest(slot(t, 17)))
+	require.Equal(t, receipt.StatusConfirmed, taken.Status)
+
+	refused, err := workflows.Update(f.ctx, f.client, oldKey, workflows.UpdateReschedule,
+		workflows.RescheduleRequest{NewRequestKey: uuid.NewString(), Commit: commitRequest(slot(t, 17))})
+	require.NoError(t, err)
+	require.Equal(t, receipt.StatusConflict, refused.Status)
+	require.Equal(t, workflows.StateConfirmed, f.state(oldKey).State, "a conflict leaves the old booking")
+
+	moved, err := workflows.Update(f.ctx, f.client, oldKey, workflows.UpdateReschedule,
+		workflows.RescheduleRequest{NewRequestKey: newKey, Commit: commitRequest(slot(t, 18))})
+	require.NoError(t, err)
+	require.Equal(t, receipt.StatusConfirmed, moved.Status)
+	require.Equal(t, oldKey, moved.Replaces)
+	require.NoError(t, f.client.GetWorkflow(f.ctx, oldKey, "").Get(f.ctx, nil), "the old saga closed once released")
+	old, err := workflows.Receipt(f.ctx, f.client, oldKey, nil)
+	require.NoError(t, err)
+	require.Equal(t, receipt.StatusRescheduled, old.Status)
+	require.Equal(t, newKey, old.ReplacedBy)
+	var live int
+	require.NoError(t, f.pool.QueryRow(f.ctx, "SELECT count(*) FROM booking WHERE status = 'confirmed'").Scan(&live))
+	require.Equal(t, 2, live, "the new booking and the one that blocked the first try")
+	f.record(oldKey, "rescheduled")
 }

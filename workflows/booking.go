@@ -28,6 +28,8 @@ type saga struct {
 	replacement *receipt.Receipt
 	// dirty asks the main loop to sync the calendar and CRM.
 	dirty bool
+	// notifying counts signals to a replaced booking still in flight.
+	notifying int
 	// changes counts state changes, so the main loop re-reads its deadline.
 	changes int
 	done    bool
@@ -59,7 +61,7 @@ func Booking(ctx workflow.Context, in BookingInput) (receipt.Receipt, error) {
 			return receipt.Receipt{}, err
 		}
 	}
-	if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
+	if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) && s.notifying == 0 }); err != nil {
 		return receipt.Receipt{}, err
 	}
 	return s.receipt(), nil

@@ -233,7 +233,13 @@ func (s *saga) notifyReplaced(ctx workflow.Context) {
 	}
 	s.st.ReplacedNotified = true
 	r := s.receipt()
-	_ = workflow.SignalExternalWorkflow(ctx, req.Intent.Replaces, "", SignalReplacement, r).Get(ctx, nil)
+	// The saga must not close before the signal is delivered: the server
+	// drops a signal whose sender has completed.
+	s.notifying++
+	defer func() { s.notifying-- }()
+	if err := workflow.SignalExternalWorkflow(ctx, req.Intent.Replaces, "", SignalReplacement, r).Get(ctx, nil); err != nil {
+		s.log.Error("could not tell the replaced booking", "request_key", s.st.RequestKey, "replaces", req.Intent.Replaces, "error", err)
+	}
 }
 
 func (s *saga) key() activities.KeyInput { return activities.KeyInput{RequestKey: s.st.RequestKey} }
