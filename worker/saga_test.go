@@ -108,7 +108,6 @@ func TestWorkerRestartMidSagaFinishesWithoutDuplicates(t *testing.T) {
 	require.Equal(t, receipt.StatusConfirmed, r.Status)
 	f.eventually(func() bool { return f.calendar.Calls("events.insert") >= 1 }, "the calendar write started")
 	first.Stop()
-
 	f.startWorker(worker.Options{})
 	f.eventually(func() bool { st := f.state(key); return st.CalendarSynced && st.CRMSynced }, "the saga finished on the new worker")
 	require.Equal(t, 1, f.liveEvents("paris-11@calendar.test"))

@@ -65,8 +65,8 @@ func setup(t *testing.T, opts ...worker.Options) *fixture {
 		client: temporalServer().GetDefaultClient(), queue: "q-" + strings.ReplaceAll(t.Name(), "/", "-"),
 		settings: workflows.Settings{MirrorAttemptTimeout: 3 * time.Second}}
 	calSrv, crmSrv := httptest.NewServer(f.calendar), httptest.NewServer(f.crm)
-	t.Cleanup(calSrv.Close)
-	t.Cleanup(crmSrv.Close)
+	t.Cleanup(func() { f.calendar.Release(); calSrv.Close() })
+	t.Cleanup(func() { f.crm.Release(); crmSrv.Close() })
 	st := store.New(f.pool, store.Config{})
 	require.NoError(t, st.SetPolicy(ctx, store.Policy{Version: policyVersion, SlotMinutes: 30,
 		OpensAt: 8 * time.Hour, ClosesAt: 20 * time.Hour, HoldTTL: 10 * time.Minute, MinNotice: time.Hour}))

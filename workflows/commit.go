@@ -109,9 +109,9 @@ func (s *saga) runCommit(ctx workflow.Context) {
 		var out activities.CommitOutput
 		var err error
 		if confirming {
-			err = workflow.ExecuteActivity(commitCtx(ctx), a.Confirm, s.key()).Get(ctx, &out)
+			err = workflow.ExecuteLocalActivity(commitCtx(ctx), a.Confirm, s.key()).Get(ctx, &out)
 		} else {
-			err = workflow.ExecuteActivity(commitCtx(ctx), a.Commit, s.commitInput()).Get(ctx, &out)
+			err = workflow.ExecuteLocalActivity(commitCtx(ctx), a.Commit, s.commitInput()).Get(ctx, &out)
 		}
 		if err == nil {
 			s.fromStore(ctx, out.Booking)

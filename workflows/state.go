@@ -12,11 +12,13 @@ import (
 	"github.com/bookingsaga/bookingsaga/internal/receipt"
 )
 
-// commitCtx runs one commit attempt. It is not retried by Temporal: a
-// failed attempt has an unknown outcome, and runCommit looks it up before
-// sending the same key again.
+// commitCtx runs one commit attempt as a local activity: it runs in the
+// worker that holds the update, without a round trip through the task
+// queue, which is most of a voice caller's wait. It is not retried by
+// Temporal: a failed attempt has an unknown outcome, and runCommit looks it
+// up before sending the same key again.
 func commitCtx(ctx workflow.Context) workflow.Context {
-	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+	return workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
 		StartToCloseTimeout: 10 * time.Second,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
 	})

@@ -40,6 +40,10 @@ func (c *Calendar) Inject(f Fault) error { return c.faults.add(f) }
 // ClearFaults drops every queued fault.
 func (c *Calendar) ClearFaults() { c.faults.clear() }
 
+// Release lets go of every request held by an injected latency or
+// timeout; call it before closing the server so Close need not wait.
+func (c *Calendar) Release() { c.faults.release() }
+
 // Calls reports how many requests reached op, faulted or not.
 func (c *Calendar) Calls(op string) int { return c.faults.count(op) }
 

@@ -60,6 +60,25 @@ type faults struct {
 	mu     sync.Mutex
 	queued []Fault
 	calls  map[string]int
+	// released is closed by release, to let go of every held request.
+	released     chan struct{}
+	releasedOnce sync.Once
+}
+
+// done returns the channel that release closes.
+func (fs *faults) done() <-chan struct{} {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if fs.released == nil {
+		fs.released = make(chan struct{})
+	}
+	return fs.released
+}
+
+// release ends every injected wait at once, e.g. before a server closes.
+func (fs *faults) release() {
+	fs.done()
+	fs.releasedOnce.Do(func() { close(fs.released) })
 }
 
 func (fs *faults) add(f Fault) error {
@@ -125,7 +144,8 @@ type handler func(r *http.Request) (status int, body any, err error)
 func serve(fs *faults, mu *sync.Mutex, op string, fail errorWriter, h handler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		f := fs.take(op)
-		if !f.before(w, r, fail) {
+		stop := fs.done()
+		if !f.before(w, r, stop, fail) {
 			return
 		}
 		mu.Lock()
@@ -139,7 +159,7 @@ func serve(fs *faults, mu *sync.Mutex, op string, fail errorWriter, h handler) h
 			fail(w, http.StatusInternalServerError, "internal", err.Error())
 			return
 		}
-		f.reply(w, r, status, body)
+		f.reply(w, r, stop, status, body)
 	}
 }
 
@@ -148,13 +168,16 @@ type errorWriter func(w http.ResponseWriter, status int, reason, message string)
 
 // before applies the parts of f that happen before the operation runs. It
 // reports false when the request has been answered (failed) already.
-func (f Fault) before(w http.ResponseWriter, r *http.Request, fail errorWriter) bool {
+func (f Fault) before(w http.ResponseWriter, r *http.Request, stop <-chan struct{}, fail errorWriter) bool {
 	if f.Latency > 0 {
 		t := time.NewTimer(f.Latency)
 		defer t.Stop()
 		select {
 		case <-t.C:
 		case <-r.Context().Done():
+			return false
+		case <-stop:
+			closeUnanswered(w)
 			return false
 		}
 	}
@@ -173,7 +196,7 @@ func (f Fault) before(w http.ResponseWriter, r *http.Request, fail errorWriter) 
 }
 
 // reply writes body as JSON unless f says to lose the reply after the save.
-func (f Fault) reply(w http.ResponseWriter, r *http.Request, status int, body any) {
+func (f Fault) reply(w http.ResponseWriter, r *http.Request, stop <-chan struct{}, status int, body any) {
 	switch {
 	case f.DropAfterSave:
 		closeUnanswered(w)
@@ -183,6 +206,7 @@ func (f Fault) reply(w http.ResponseWriter, r *http.Request, status int, body an
 		select {
 		case <-r.Context().Done():
 		case <-t.C:
+		case <-stop:
 		}
 		closeUnanswered(w)
 	default:
