@@ -102,7 +102,7 @@ func TestWorkerRestartMidSagaFinishesWithoutDuplicates(t *testing.T) {
 	f := setup(t, worker.Options{WorkerStopTimeout: 0})
 	// The first calendar write stalls, and the worker dies during it.
 	require.NoError(t, f.calendar.Inject(mirrorfake.Fault{Op: "events.insert", Times: 1, Latency: f.settings.MirrorAttemptTimeout * 10}))
-	first := f.startWorkerAlone(t)
+	first := f.startWorkerAlone()
 	key := uuid.NewString()
 	r := f.commit(key, commitRequest(slot(t, 13)))
 	require.Equal(t, receipt.StatusConfirmed, r.Status)
@@ -117,7 +117,7 @@ func TestWorkerRestartMidSagaFinishesWithoutDuplicates(t *testing.T) {
 
 // startWorkerAlone stops the fixture's default worker and starts one the
 // test controls.
-func (f *fixture) startWorkerAlone(t *testing.T) worker.Worker {
+func (f *fixture) startWorkerAlone() worker.Worker {
 	f.queue = fmt.Sprintf("%s-alone", f.queue)
 	return f.startWorker(worker.Options{WorkerStopTimeout: 0})
 }

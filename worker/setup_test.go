@@ -44,7 +44,7 @@ var temporalServer = sync.OnceValue(func() *temporaltest.TestServer {
 const policyVersion = "showing-policy-1"
 
 type fixture struct {
-	t        *testing.T
+	t        testing.TB
 	ctx      context.Context
 	pool     *pgxpool.Pool
 	acts     *activities.Activities
@@ -57,7 +57,7 @@ type fixture struct {
 
 // setup gives a test its own database, fake calendar and CRM, task queue
 // and worker on the shared Temporal server.
-func setup(t *testing.T, opts ...worker.Options) *fixture {
+func setup(t testing.TB, opts ...worker.Options) *fixture {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
@@ -98,7 +98,7 @@ func (f *fixture) startWorker(o worker.Options) worker.Worker {
 }
 
 // slot is a bookable start two days ahead at 10:00 in Paris.
-func slot(t *testing.T, hour int) time.Time {
+func slot(t testing.TB, hour int) time.Time {
 	t.Helper()
 	loc, err := localtime.LoadZone("Europe/Paris")
 	require.NoError(t, err)

@@ -32,6 +32,9 @@ type saga struct {
 	notifying int
 	// changes counts state changes, so the main loop re-reads its deadline.
 	changes int
+	// published is the change count last written to the search
+	// attributes: one upsert per workflow task, however many changes.
+	published int
 	done    bool
 }
 
@@ -55,7 +58,6 @@ func Booking(ctx workflow.Context, in BookingInput) (receipt.Receipt, error) {
 		s.st.Request = &req
 		s.startCommit(ctx)
 	}
-	s.publish(ctx)
 	for !s.done {
 		if err := s.step(ctx); err != nil {
 			return receipt.Receipt{}, err
@@ -104,11 +106,20 @@ func (s *saga) step(ctx workflow.Context) error {
 		s.done = true // nothing is booked any more, and the mirrors agree
 		return nil
 	}
+	if s.published != s.changes {
+		s.publish(ctx)
+	}
 	wait, onTimeout := s.deadline(ctx)
 	seen := s.changes
-	woke, err := workflow.AwaitWithTimeout(ctx, wait, func() bool {
-		return s.dirty || s.done || s.changes != seen || s.shouldContinueAsNew(ctx)
-	})
+	wake := func() bool { return s.dirty || s.done || s.changes != seen || s.shouldContinueAsNew(ctx) }
+	woke := true
+	var err error
+	if onTimeout == nil {
+		// No deadline in this state (a commit under way): no timer either.
+		err = workflow.Await(ctx, wake)
+	} else {
+		woke, err = workflow.AwaitWithTimeout(ctx, wait, wake)
+	}
 	if err != nil {
 		return err
 	}
@@ -117,6 +128,9 @@ func (s *saga) step(ctx workflow.Context) error {
 	}
 	if s.dirty {
 		s.sync(ctx)
+	}
+	if s.published != s.changes {
+		s.publish(ctx)
 	}
 	if s.shouldContinueAsNew(ctx) {
 		// Hand over once no handler is mid-flight, so no update is lost.
@@ -141,7 +155,7 @@ func (s *saga) deadline(ctx workflow.Context) (time.Duration, func(workflow.Cont
 	case s.st.State == StateConfirmed && s.replacing == "" && !s.commitRunning:
 		return max(s.st.Booking.Intent.EndsAt.Sub(now), time.Millisecond), func(workflow.Context) { s.done = true }
 	}
-	return 24 * time.Hour, nil
+	return 0, nil
 }
 
 func (s *saga) shouldContinueAsNew(ctx workflow.Context) bool {

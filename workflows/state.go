@@ -66,7 +66,7 @@ func (s *saga) sync(ctx workflow.Context) {
 	if b := s.st.Booking; b != nil && cal.EventID != "" {
 		b.ProviderEventID = cal.EventID
 	}
-	s.publish(ctx)
+	s.changes++ // the sync flags are search attributes too
 }
 
 func (s *saga) synced() bool { return s.st.CalendarSynced && s.st.CRMSynced }
@@ -77,18 +77,18 @@ func (s *saga) setState(ctx workflow.Context, st State) {
 	}
 	s.log.Info("booking state", "request_key", s.st.RequestKey, "from", s.st.State, "to", st)
 	s.st.State = st
-	s.changes++
+	s.changes++ // the main loop publishes the search attributes
 	if st.decided() && s.st.Request != nil {
 		// Contact details went to the store with the commit; the saga
 		// does not keep them once no retry can need them.
 		s.st.Request.Contact = nil
 	}
-	s.publish(ctx)
 }
 
 // publish keeps the search attributes in step, so the Temporal UI can list
 // e.g. everything UNKNOWN, or not synced to the calendar.
 func (s *saga) publish(ctx workflow.Context) {
+	s.published = s.changes
 	updates := []temporal.SearchAttributeUpdate{
 		AttrStatus.ValueSet(string(s.st.State)),
 		AttrCalendarSynced.ValueSet(s.st.CalendarSynced),
