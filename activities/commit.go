@@ -3,9 +3,6 @@ package activities
 import (
 	"context"
 	"errors"
-	"time"
-
-	"go.temporal.io/sdk/activity"
 
 	"github.com/bookingsaga/bookingsaga/internal/booking"
 	"github.com/bookingsaga/bookingsaga/internal/store"
@@ -35,7 +32,8 @@ func (a *Activities) Commit(ctx context.Context, in CommitInput) (CommitOutput, 
 	_, err := a.Store.Lookup(ctx, in.RequestKey)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		if busy := a.calendarBusy(ctx, in.Intent); len(busy) > 0 {
+		blocks := a.calendarBlocks(ctx, in.Intent.Resources(), in.Intent.StartsAt, in.Intent.EndsAt)
+		if busy := blocked(blocks, in.Intent.StartsAt, in.Intent.EndsAt); len(busy) > 0 {
 			return CommitOutput{}, conflictError(ConflictDetail{Busy: busy, Source: "calendar"})
 		}
 	case err != nil:
@@ -50,67 +48,6 @@ func (a *Activities) Commit(ctx context.Context, in CommitInput) (CommitOutput, 
 		return CommitOutput{}, conflictError(ConflictDetail{Busy: out.Conflict.Busy, Source: "store"})
 	}
 	return CommitOutput{Booking: out.Booking, Replayed: out.Replayed}, nil
-}
-
-// calendarBusy re-checks, right before the commit, the calendars of the
-// intent's capacity-1 resources. A capacity-2 room's calendar shows our own
-// bookings as busy too, so only capacity 1 can be read this way. The
-// calendar is advisory: if it cannot be read the store still decides.
-func (a *Activities) calendarBusy(ctx context.Context, in booking.Intent) []store.Busy {
-	if a.Calendar == nil {
-		return nil
-	}
-	type watched struct {
-		res      store.Resource
-		from, to time.Time
-	}
-	var ws []watched
-	var ids []string
-	for _, id := range in.Resources() {
-		r, err := a.Store.Resource(ctx, id)
-		if err != nil || r.Capacity != 1 || r.CalendarID == "" {
-			continue
-		}
-		from := in.StartsAt.Add(-time.Duration(r.BufferBeforeMinutes) * time.Minute)
-		to := in.EndsAt.Add(time.Duration(r.BufferAfterMinutes) * time.Minute)
-		ws = append(ws, watched{r, from, to})
-		ids = append(ids, r.CalendarID)
-	}
-	if len(ws) == 0 {
-		return nil
-	}
-	from, to := ws[0].from, ws[0].to
-	for _, w := range ws[1:] {
-		from, to = minTime(from, w.from), maxTime(to, w.to)
-	}
-	periods, err := a.Calendar.FreeBusy(ctx, ids, from, to)
-	if err != nil {
-		activity.GetLogger(ctx).Warn("calendar re-check skipped; the store decides alone", "error", err)
-		return nil
-	}
-	var busy []store.Busy
-	for _, w := range ws {
-		for _, p := range periods[w.res.CalendarID] {
-			if p.Start.Before(w.to) && p.End.After(w.from) {
-				busy = append(busy, store.Busy{ResourceID: w.res.ID, Capacity: 1, From: p.Start, To: p.End})
-			}
-		}
-	}
-	return busy
-}
-
-func minTime(a, b time.Time) time.Time {
-	if a.Before(b) {
-		return a
-	}
-	return b
-}
-
-func maxTime(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
-	}
-	return b
 }
 
 // KeyInput names one booking by its request key.

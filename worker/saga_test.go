@@ -35,7 +35,7 @@ func TestFiveDuplicateCommitsMakeOneBooking(t *testing.T) {
 	}
 	require.Equal(t, receipt.StatusConfirmed, got[0].Status)
 	require.Equal(t, 1, f.bookings())
-	f.eventually(func() bool { return f.state(key).CalendarSynced && f.state(key).CRMSynced }, "mirrors synced")
+	f.eventually(func() bool { return f.synced(key) }, "mirrors synced")
 	require.Equal(t, 1, f.liveEvents("paris-11@calendar.test"))
 	require.Len(t, f.crm.Records(), 1)
 	f.record(key, "confirmed_and_mirrored")
@@ -109,7 +109,7 @@ func TestWorkerRestartMidSagaFinishesWithoutDuplicates(t *testing.T) {
 	f.eventually(func() bool { return f.calendar.Calls("events.insert") >= 1 }, "the calendar write started")
 	first.Stop()
 	f.startWorker(worker.Options{})
-	f.eventually(func() bool { st := f.state(key); return st.CalendarSynced && st.CRMSynced }, "the saga finished on the new worker")
+	f.eventually(func() bool { return f.synced(key) }, "the saga finished on the new worker")
 	require.Equal(t, 1, f.liveEvents("paris-11@calendar.test"))
 	require.Equal(t, 1, f.liveEvents("agent-00@calendar.test"))
 	require.Equal(t, 1, f.bookings())

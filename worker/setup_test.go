@@ -134,6 +134,20 @@ func (f *fixture) state(key string) workflows.BookingState {
 	return st
 }
 
+// synced reports whether the saga's mirrors are written. A query can stall
+// while a stopped worker's sticky queue times out, so each try is bounded
+// and a failed try only means "not yet".
+func (f *fixture) synced(key string) bool {
+	ctx, cancel := context.WithTimeout(f.ctx, 2*time.Second)
+	defer cancel()
+	v, err := f.client.QueryWorkflow(ctx, key, "", workflows.QueryState)
+	if err != nil {
+		return false
+	}
+	var st workflows.BookingState
+	return v.Get(&st) == nil && st.CalendarSynced && st.CRMSynced
+}
+
 // eventually waits for cond, polling the system under test.
 func (f *fixture) eventually(cond func() bool, what string) {
 	f.t.Helper()

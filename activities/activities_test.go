@@ -1,0 +1,132 @@
+package activities_test
+
+import (
+	"context"
+	"errors"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+	"google.golang.org/api/calendar/v3"
+
+	"github.com/bookingsaga/bookingsaga/activities"
+	"github.com/bookingsaga/bookingsaga/internal/booking"
+	"github.com/bookingsaga/bookingsaga/internal/gcal"
+	"github.com/bookingsaga/bookingsaga/internal/mirrorfake"
+	"github.com/bookingsaga/bookingsaga/internal/pgtest"
+	"github.com/bookingsaga/bookingsaga/internal/retry"
+	"github.com/bookingsaga/bookingsaga/internal/store"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+const agentCal = "agent-00@calendar.test"
+
+type fixture struct {
+	env  *testsuite.TestActivityEnvironment
+	acts *activities.Activities
+	cal  *mirrorfake.Calendar
+	day  time.Time // 00:00 UTC, two days ahead
+}
+
+// setup gives real activities on their own database, with a fake calendar
+// on the agent.
+func setup(t *testing.T) *fixture {
+	t.Helper()
+	ctx := context.Background()
+	st := store.New(pgtest.New(t), store.Config{})
+	require.NoError(t, st.SetPolicy(ctx, store.Policy{Version: "p1", SlotMinutes: 60, OpensAt: 6 * time.Hour, ClosesAt: 22 * time.Hour,
+		HoldTTL: 10 * time.Minute, MinNotice: time.Hour}))
+	require.NoError(t, st.UpsertResource(ctx, store.Resource{ID: "prop", Kind: "property", Capacity: 1, TimeZone: "UTC"}))
+	require.NoError(t, st.UpsertResource(ctx, store.Resource{ID: "agent-00", Kind: "agent", Capacity: 1, TimeZone: "UTC",
+		BufferAfterMinutes: 30, CalendarID: agentCal}))
+	fake := mirrorfake.NewCalendar()
+	srv := httptest.NewServer(fake)
+	t.Cleanup(srv.Close)
+	m, err := gcal.New(ctx, gcal.Config{Endpoint: srv.URL + "/calendar/v3/", NoAuth: true, CallTimeout: time.Second, Retry: retry.Default()})
+	require.NoError(t, err)
+	f := &fixture{acts: &activities.Activities{Store: st, Calendar: m}, cal: fake,
+		day: time.Now().UTC().Truncate(24 * time.Hour).AddDate(0, 0, 2)}
+	var suite testsuite.WorkflowTestSuite
+	f.env = suite.NewTestActivityEnvironment()
+	f.env.RegisterActivity(f.acts)
+	return f
+}
+
+// handWritten puts an event straight into the agent's calendar.
+func (f *fixture) handWritten(from, to time.Time) {
+	f.cal.Put(agentCal, &calendar.Event{Summary: "dentist",
+		Start: &calendar.EventDateTime{DateTime: from.Format(time.RFC3339)}, End: &calendar.EventDateTime{DateTime: to.Format(time.RFC3339)}})
+}
+
+func TestAvailabilityLeavesOutWhatTheCalendarShowsBusy(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.handWritten(f.day.Add(11*time.Hour), f.day.Add(12*time.Hour))
+	v, err := f.env.ExecuteActivity(f.acts.Availability, store.AvailabilityQuery{PropertyID: "prop", AgentID: "agent-00",
+		From: f.day.Add(9 * time.Hour), To: f.day.Add(13 * time.Hour)})
+	require.NoError(t, err)
+	var av store.Availability
+	require.NoError(t, v.Get(&av))
+	var starts []int
+	for _, s := range av.Slots {
+		starts = append(starts, s.StartsAt.Hour())
+	}
+	// 10:00 ends at 11:00 but the agent's 30-minute buffer reaches into the event.
+	require.Equal(t, []int{9, 12}, starts)
+}
+
+func TestCommitReChecksTheCalendarFirst(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.handWritten(f.day.Add(15*time.Hour), f.day.Add(16*time.Hour))
+	in := activities.CommitInput{RequestKey: "k-bypass", ExpectedPolicyVersion: "p1", Intent: booking.Intent{
+		PropertyID: "prop", AgentID: "agent-00", StartsAt: f.day.Add(15 * time.Hour), EndsAt: f.day.Add(16 * time.Hour), TimeZone: "UTC"}}
+	_, err := f.env.ExecuteActivity(f.acts.Commit, in)
+	var appErr *temporal.ApplicationError
+	require.True(t, errors.As(err, &appErr), "got %v", err)
+	require.Equal(t, activities.ErrTypeConflict, appErr.Type())
+	require.True(t, appErr.NonRetryable())
+	var d activities.ConflictDetail
+	require.NoError(t, appErr.Details(&d))
+	require.Equal(t, "calendar", d.Source)
+	require.Equal(t, "agent-00", d.Busy[0].ResourceID)
+	_, err = f.acts.Store.Lookup(context.Background(), "k-bypass")
+	require.ErrorIs(t, err, store.ErrNotFound, "nothing written")
+
+	in.RequestKey, in.Intent.StartsAt, in.Intent.EndsAt = "k-free", f.day.Add(17*time.Hour), f.day.Add(18*time.Hour)
+	v, err := f.env.ExecuteActivity(f.acts.Commit, in)
+	require.NoError(t, err)
+	var out activities.CommitOutput
+	require.NoError(t, v.Get(&out))
+	require.Equal(t, booking.StatusConfirmed, out.Booking.Status)
+}
+
+func TestMirrorsFollowTheStore(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	in := activities.CommitInput{RequestKey: "k-sync", ExpectedPolicyVersion: "p1", Intent: booking.Intent{
+		PropertyID: "prop", AgentID: "agent-00", StartsAt: f.day.Add(9 * time.Hour), EndsAt: f.day.Add(10 * time.Hour), TimeZone: "UTC"}}
+	_, err := f.env.ExecuteActivity(f.acts.Commit, in)
+	require.NoError(t, err)
+	key := activities.KeyInput{RequestKey: "k-sync"}
+	for range 2 { // a second sync changes nothing
+		_, err = f.env.ExecuteActivity(f.acts.SyncCalendar, key)
+		require.NoError(t, err)
+	}
+	evs := f.cal.Events(agentCal)
+	require.Len(t, evs, 1)
+	require.Equal(t, "confirmed", evs[0].Status)
+	b, err := f.acts.Store.Lookup(context.Background(), "k-sync")
+	require.NoError(t, err)
+	require.Equal(t, gcal.EventID("k-sync"), b.ProviderEventID)
+
+	_, err = f.env.ExecuteActivity(f.acts.Release, activities.ReleaseInput{RequestKey: "k-sync"})
+	require.NoError(t, err)
+	_, err = f.env.ExecuteActivity(f.acts.SyncCalendar, key)
+	require.NoError(t, err)
+	require.Equal(t, "cancelled", f.cal.Events(agentCal)[0].Status)
+}

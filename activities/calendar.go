@@ -1,0 +1,105 @@
+package activities
+
+import (
+	"context"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+
+	"github.com/bookingsaga/bookingsaga/internal/gcal"
+	"github.com/bookingsaga/bookingsaga/internal/store"
+)
+
+// calendarBlock is what one resource's calendar says is busy.
+type calendarBlock struct {
+	res  store.Resource
+	busy []gcal.Interval
+}
+
+// calendarBlocks reads the calendars of the capacity-1 resources among ids
+// over [from, to) widened by their buffers. A capacity-2 room's calendar
+// shows our own bookings as busy too, so only capacity 1 can be read this
+// way. The calendar is advisory: when it cannot be read the store still
+// decides, so an error is logged and nothing is blocked.
+func (a *Activities) calendarBlocks(ctx context.Context, ids []string, from, to time.Time) []calendarBlock {
+	if a.Calendar == nil {
+		return nil
+	}
+	var blocks []calendarBlock
+	var cals []string
+	qFrom, qTo := from, to
+	for _, id := range ids {
+		r, err := a.Store.Resource(ctx, id)
+		if err != nil || r.Capacity != 1 || r.CalendarID == "" {
+			continue
+		}
+		blocks = append(blocks, calendarBlock{res: r})
+		cals = append(cals, r.CalendarID)
+		qFrom = minTime(qFrom, from.Add(-minutes(r.BufferBeforeMinutes)))
+		qTo = maxTime(qTo, to.Add(minutes(r.BufferAfterMinutes)))
+	}
+	if len(blocks) == 0 {
+		return nil
+	}
+	periods, err := a.Calendar.FreeBusy(ctx, cals, qFrom, qTo)
+	if err != nil {
+		activity.GetLogger(ctx).Warn("calendar free/busy unavailable; the store decides alone", "error", err)
+		return nil
+	}
+	for i := range blocks {
+		blocks[i].busy = periods[blocks[i].res.CalendarID]
+	}
+	return blocks
+}
+
+// blocked lists the calendar periods that a booking of [start, end) would
+// touch, buffers included.
+func blocked(blocks []calendarBlock, start, end time.Time) []store.Busy {
+	var out []store.Busy
+	for _, b := range blocks {
+		from := start.Add(-minutes(b.res.BufferBeforeMinutes))
+		to := end.Add(minutes(b.res.BufferAfterMinutes))
+		for _, p := range b.busy {
+			if p.Start.Before(to) && p.End.After(from) {
+				out = append(out, store.Busy{ResourceID: b.res.ID, Capacity: 1, From: p.Start, To: p.End})
+			}
+		}
+	}
+	return out
+}
+
+func minutes(n int) time.Duration { return time.Duration(n) * time.Minute }
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// Availability lists free slots: the store's, less those that the
+// resources' calendars show busy (events written past the service). It is
+// an offer, not a promise: only the commit decides.
+func (a *Activities) Availability(ctx context.Context, q store.AvailabilityQuery) (store.Availability, error) {
+	av, err := a.Store.Availability(ctx, q)
+	if err != nil {
+		return store.Availability{}, storeError("availability", q.PropertyID, err)
+	}
+	ids := append([]string{q.PropertyID, q.AgentID}, q.ExtraResources...)
+	blocks := a.calendarBlocks(ctx, ids, q.From, q.To)
+	free := av.Slots[:0]
+	for _, s := range av.Slots {
+		if len(blocked(blocks, s.StartsAt, s.EndsAt)) == 0 {
+			free = append(free, s)
+		}
+	}
+	av.Slots = free
+	return av, nil
+}
