@@ -49,7 +49,7 @@ func setup(t *testing.T) *fixture {
 	m, err := gcal.New(ctx, gcal.Config{Endpoint: srv.URL + "/calendar/v3/", NoAuth: true, CallTimeout: time.Second, Retry: retry.Default()})
 	require.NoError(t, err)
 	f := &fixture{acts: &activities.Activities{Store: st, Calendar: m}, cal: fake,
-		day: time.Now().UTC().Truncate(24 * time.Hour).AddDate(0, 0, 2)}
+		day: time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, 2)}
 	var suite testsuite.WorkflowTestSuite
 	f.env = suite.NewTestActivityEnvironment()
 	f.env.RegisterActivity(f.acts)

@@ -35,7 +35,7 @@ type saga struct {
 	// published is the change count last written to the search
 	// attributes: one upsert per workflow task, however many changes.
 	published int
-	done    bool
+	done      bool
 }
 
 // Booking is the saga of one request_key: commit in the store, then mirror
