@@ -85,6 +85,8 @@ func migrate(ctx context.Context, pool *pgxpool.Pool) error {
 // register puts the saga and its activities on a worker.
 func register(r worker.Registry, acts *activities.Activities) {
 	r.RegisterWorkflow(workflows.Booking)
+	r.RegisterWorkflow(workflows.Catalog)
+	r.RegisterWorkflow(workflows.Conversation)
 	r.RegisterActivity(acts)
 }
 

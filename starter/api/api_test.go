@@ -1,0 +1,180 @@
+package api
+
+import (
+	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/bookingsaga/bookingsaga/internal/receipt"
+)
+
+var now = time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+
+func slot() Slot {
+	return Slot{PropertyID: "paris-11", AgentID: "agent-00", StartsAt: "2026-12-08T10:00:00+01:00", TimeZone: "Europe/Paris", DurationMinutes: 30}
+}
+
+func TestSlotResolvesOrRefusesWithACode(t *testing.T) {
+	t.Parallel()
+	in, e := slot().Intent(now)
+	require.Nil(t, e)
+	require.Equal(t, time.Date(2026, 12, 8, 9, 0, 0, 0, time.UTC), in.StartsAt)
+	require.Equal(t, 30*time.Minute, in.EndsAt.Sub(in.StartsAt))
+
+	cases := map[string]struct {
+		edit func(*Slot)
+		code string
+	}{
+		"no property":    {func(s *Slot) { s.PropertyID = "" }, "missing_field"},
+		"both starts":    {func(s *Slot) { s.LocalStart = "2026-12-08T10:00" }, "missing_field"},
+		"no zone":        {func(s *Slot) { s.TimeZone = "" }, "missing_field"},
+		"unknown zone":   {func(s *Slot) { s.TimeZone = "Mars/Olympus" }, "unknown_time_zone"},
+		"no offset":      {func(s *Slot) { s.StartsAt = "2026-12-08T10:00:00" }, "invalid_time"},
+		"end before":     {func(s *Slot) { s.DurationMinutes, s.EndsAt = 0, "2026-12-08T09:00:00+01:00" }, "invalid_time_range"},
+		"past":           {func(s *Slot) { s.StartsAt = "2026-11-30T10:00:00+01:00" }, "starts_in_past"},
+		"zone mismatch":  {func(s *Slot) { s.TimeZone = "America/New_York" }, ""},
+		"same resource":  {func(s *Slot) { s.AgentID = "paris-11" }, "duplicate_resource"},
+		"bad local form": {func(s *Slot) { s.StartsAt, s.LocalStart = "", "8 Dec 10am" }, "invalid_time"},
+	}
+	for name, c := range cases {
+		s := slot()
+		c.edit(&s)
+		_, e := s.Intent(now)
+		if c.code == "" {
+			require.Nil(t, e, name) // the store checks the zone against the property
+			continue
+		}
+		require.NotNil(t, e, name)
+		require.Equal(t, c.code, e.Code, name)
+		require.Equal(t, 400, e.Status, name)
+	}
+}
+
+func TestLocalTimesInDSTChangesAreNotGuessed(t *testing.T) {
+	t.Parallel()
+	gap := Slot{PropertyID: "p", AgentID: "a", LocalStart: "2027-03-28T02:30", TimeZone: "Europe/Paris", DurationMinutes: 30}
+	_, e := gap.Intent(now)
+	require.Equal(t, "nonexistent_local_time", e.Code)
+	require.Len(t, e.Candidates, 2)
+	twice := Slot{PropertyID: "p", AgentID: "a", LocalStart: "2027-11-07T01:30", TimeZone: "America/New_York", DurationMinutes: 30}
+	_, e = twice.Intent(now)
+	require.Equal(t, "ambiguous_local_time", e.Code)
+	require.Equal(t, time.Hour, e.Candidates[1].Sub(e.Candidates[0]))
+}
+
+func TestBookingBodyNeedsAKeyAndRejectsUnknownFields(t *testing.T) {
+	t.Parallel()
+	_, e := BookingBody{Slot: slot(), ExpectedPolicyVersion: "p1"}.Request(now)
+	require.Equal(t, "invalid_request_key", e.Code)
+	_, e = BookingBody{RequestKey: strings.Repeat("k", 256), Slot: slot(), ExpectedPolicyVersion: "p1"}.Request(now)
+	require.Equal(t, "invalid_request_key", e.Code)
+	_, e = BookingBody{RequestKey: "k1", Slot: slot()}.Request(now)
+	require.Equal(t, "missing_field", e.Code)
+
+	var b BookingBody
+	e = decode(strings.NewReader(`{"request_key":"k","propety_id":"typo"}`), 1<<10, &b)
+	require.Equal(t, "bad_json", e.Code)
+	e = decode(strings.NewReader(`{"request_key":"`+strings.Repeat("x", 2000)+`"}`), 1<<10, &b)
+	require.Equal(t, "body_too_large", e.Code)
+	require.Equal(t, 400, e.Status)
+	e = decode(strings.NewReader(`{} {}`), 1<<10, &b)
+	require.Equal(t, "bad_json", e.Code)
+}
+
+func TestSayWordsOnlyConfirmedAsBooked(t *testing.T) {
+	t.Parallel()
+	base := receipt.Receipt{RequestKey: "k", PropertyRef: "paris-11", LocalStart: "2026-12-08 10:00 (+01:00, Europe/Paris)"}
+	for _, st := range []receipt.Status{receipt.StatusConfirmed, receipt.StatusPending, receipt.StatusConflict,
+		receipt.StatusRejected, receipt.StatusHeld, receipt.StatusCancelled, receipt.StatusExpired, receipt.StatusRescheduled} {
+		r := base
+		r.Status = st
+		if st == receipt.StatusPending {
+			r.Reference = receipt.Reference("k")
+		}
+		text := Say(r)
+		require.NotContains(t, text, "\n")
+		if st == receipt.StatusConfirmed {
+			require.Contains(t, text, "Confirmed")
+			require.Contains(t, text, "2026-12-08 10:00 (+01:00, Europe/Paris)", "repeats the local date, time and zone")
+			continue
+		}
+		require.NotContains(t, strings.ToLower(strings.ReplaceAll(text, "NOT confirmed", "")), "confirmed", st)
+	}
+	pending := base
+	pending.Status, pending.Reference = receipt.StatusPending, receipt.Reference("k")
+	require.Contains(t, Say(pending), receipt.Reference("k"))
+	conflict := base
+	conflict.Status = receipt.StatusConflict
+	conflict.Alternatives = []receipt.Slot{{LocalStart: "2026-12-08 11:00 (+01:00, Europe/Paris)"}}
+	require.Contains(t, Say(conflict), "11:00")
+}
+
+func TestRetellSignature(t *testing.T) {
+	t.Parallel()
+	body := []byte(`{"name":"book"}`)
+	sign := func(key string, at time.Time) string {
+		ts := fmt.Sprint(at.UnixMilli())
+		mac := hmac.New(sha256.New, []byte(key))
+		mac.Write(body)
+		mac.Write([]byte(ts))
+		return "v=" + ts + ",d=" + hex.EncodeToString(mac.Sum(nil))
+	}
+	require.True(t, retellSigned(body, sign("key", now), "key", now))
+	require.False(t, retellSigned(body, sign("other", now), "key", now))
+	require.False(t, retellSigned(body, sign("key", now.Add(-time.Hour)), "key", now), "stale")
+	require.False(t, retellSigned(append(body, ' '), sign("key", now), "key", now), "body changed")
+	require.False(t, retellSigned(body, "", "key", now))
+}
+
+func TestOpenAPIDescribesExactlyTheServedRoutes(t *testing.T) {
+	t.Parallel()
+	var doc struct {
+		OpenAPI string                                `json:"openapi"`
+		Paths   map[string]map[string]json.RawMessage `json:"paths"`
+	}
+	require.NoError(t, json.Unmarshal(openAPIDoc, &doc))
+	require.True(t, strings.HasPrefix(doc.OpenAPI, "3."))
+	documented := map[string]bool{}
+	for path, ops := range doc.Paths {
+		for method := range ops {
+			documented[strings.ToUpper(method)+" "+path] = true
+		}
+	}
+	served := map[string]bool{}
+	for _, r := range New(nil, Config{}).Routes() {
+		served[r] = true
+	}
+	require.Equal(t, served, documented)
+}
+
+func FuzzBookingBody(f *testing.F) {
+	f.Add([]byte(`{"request_key":"k","property_id":"p","agent_id":"a","starts_at":"2026-12-08T10:00:00+01:00","time_zone":"Europe/Paris","duration_minutes":30,"expected_policy_version":"v"}`))
+	f.Add([]byte(`{"request_key":"k","property_id":"p","agent_id":"a","local_start":"2027-03-28T02:30","time_zone":"Europe/Paris","ends_at":"2027-03-28T04:00:00+02:00","expected_policy_version":"v"}`))
+	f.Add([]byte(`{"local_start":"2027-11-07T01:30","time_zone":"America/New_York"}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var b BookingBody
+		if e := decode(bytes.NewReader(data), 1<<12, &b); e != nil {
+			require.NotEmpty(t, e.Code)
+			return
+		}
+		req, e := b.Request(now)
+		if e != nil {
+			require.NotEmpty(t, e.Code)
+			require.GreaterOrEqual(t, e.Status, 400)
+			return
+		}
+		// Whatever passes is a concrete, valid intent in the future.
+		require.NoError(t, req.Intent.Validate())
+		require.True(t, req.Intent.EndsAt.After(req.Intent.StartsAt))
+		require.True(t, req.Intent.StartsAt.After(now))
+		require.NotEmpty(t, req.ExpectedPolicyVersion)
+	})
+}

@@ -1,0 +1,215 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/bookingsaga/bookingsaga/internal/booking"
+	"github.com/bookingsaga/bookingsaga/internal/localtime"
+	"github.com/bookingsaga/bookingsaga/internal/store"
+	"github.com/bookingsaga/bookingsaga/workflows"
+)
+
+// Error is an HTTP error answer: a stable code a program matches on, and
+// a message a developer understands.
+type Error struct {
+	Status  int    `json:"-"`
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	// Candidates are the instants a DST-ambiguous or -nonexistent local
+	// time could mean, for the caller to choose from.
+	Candidates []time.Time `json:"candidates,omitempty"`
+}
+
+func (e *Error) Error() string { return e.Code + ": " + e.Message }
+
+func badRequest(code booking.Code, format string, args ...any) *Error {
+	return &Error{Status: http.StatusBadRequest, Code: string(code), Message: fmt.Sprintf(format, args...)}
+}
+
+// Codes the API adds to the store's.
+const (
+	codeBadJSON         booking.Code = "bad_json"
+	codeBodyTooLarge    booking.Code = "body_too_large"
+	codeInvalidTime     booking.Code = "invalid_time"
+	codeNonexistentTime booking.Code = "nonexistent_local_time"
+	codeAmbiguousTime   booking.Code = "ambiguous_local_time"
+	codeNotFound        booking.Code = "not_found"
+	codeUnauthorized    booking.Code = "unauthorized"
+	codeUnavailable     booking.Code = "temporarily_unavailable"
+)
+
+// decode reads one JSON object of at most limit bytes, refusing unknown
+// fields (a misspelt field must not be silently ignored) and trailing data.
+func decode(r io.Reader, limit int64, v any) *Error {
+	data, err := io.ReadAll(io.LimitReader(r, limit+1))
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) || int64(len(data)) > limit {
+		return badRequest(codeBodyTooLarge, "body is over %d bytes", limit)
+	}
+	if err != nil {
+		return badRequest(codeBadJSON, "body could not be read: %v", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return badRequest(codeBadJSON, "body is not the expected JSON object: %v", err)
+	}
+	if dec.More() {
+		return badRequest(codeBadJSON, "body has data after the JSON object")
+	}
+	return nil
+}
+
+// Slot is how a request names resources and a time: an instant with its
+// offset (starts_at), or a local wall time (local_start) in time_zone; and
+// a length (duration_minutes) or an end (ends_at).
+type Slot struct {
+	PropertyID      string   `json:"property_id"`
+	AgentID         string   `json:"agent_id"`
+	ExtraResources  []string `json:"extra_resources,omitempty"`
+	StartsAt        string   `json:"starts_at,omitempty"`
+	LocalStart      string   `json:"local_start,omitempty"`
+	TimeZone        string   `json:"time_zone"`
+	DurationMinutes int      `json:"duration_minutes,omitempty"`
+	EndsAt          string   `json:"ends_at,omitempty"`
+}
+
+// Intent resolves the slot to instants. It never guesses: a local time in
+// a DST gap or overlap is refused with both candidate instants.
+func (s Slot) Intent(now time.Time) (booking.Intent, *Error) {
+	switch {
+	case s.PropertyID == "" || s.AgentID == "":
+		return booking.Intent{}, badRequest(booking.CodeMissingField, "property_id and agent_id are required")
+	case s.TimeZone == "":
+		return booking.Intent{}, badRequest(booking.CodeMissingField, "time_zone (the property's IANA zone) is required")
+	case (s.StartsAt == "") == (s.LocalStart == ""):
+		return booking.Intent{}, badRequest(booking.CodeMissingField, "give exactly one of starts_at and local_start")
+	case (s.DurationMinutes == 0) == (s.EndsAt == ""):
+		return booking.Intent{}, badRequest(booking.CodeMissingField, "give exactly one of duration_minutes and ends_at")
+	}
+	loc, err := localtime.LoadZone(s.TimeZone)
+	if err != nil {
+		return booking.Intent{}, badRequest(booking.CodeUnknownTimeZone, "time_zone %q is not an IANA zone", s.TimeZone)
+	}
+	start, e := s.start(loc)
+	if e != nil {
+		return booking.Intent{}, e
+	}
+	end := start.Add(time.Duration(s.DurationMinutes) * time.Minute)
+	if s.EndsAt != "" {
+		if end, err = time.Parse(time.RFC3339, s.EndsAt); err != nil {
+			return booking.Intent{}, badRequest(codeInvalidTime, "ends_at must be RFC 3339 with an offset, e.g. 2026-12-08T10:30:00+01:00")
+		}
+	}
+	if !end.After(start) {
+		return booking.Intent{}, badRequest(booking.CodeInvalidTimeRange, "the end must be after the start")
+	}
+	if !start.After(now) {
+		return booking.Intent{}, badRequest(booking.CodeStartsInPast, "the start %s is in the past", start.Format(time.RFC3339))
+	}
+	in := booking.Intent{PropertyID: s.PropertyID, AgentID: s.AgentID, ExtraResources: s.ExtraResources,
+		StartsAt: start, EndsAt: end, TimeZone: s.TimeZone}.Normalize()
+	if err := in.Validate(); err != nil {
+		return booking.Intent{}, fromRejection(err)
+	}
+	return in, nil
+}
+
+func (s Slot) start(loc *time.Location) (time.Time, *Error) {
+	if s.StartsAt != "" {
+		t, err := time.Parse(time.RFC3339, s.StartsAt)
+		if err != nil {
+			return time.Time{}, badRequest(codeInvalidTime, "starts_at must be RFC 3339 with an offset, e.g. 2026-12-08T10:00:00+01:00")
+		}
+		return t, nil
+	}
+	t, err := localtime.Parse(s.LocalStart, loc.String())
+	var gap *localtime.NonexistentError
+	var twice *localtime.AmbiguousError
+	switch {
+	case errors.As(err, &gap):
+		e := badRequest(codeNonexistentTime, "%s does not exist in %s (clocks go forward); ask the caller which time they mean", s.LocalStart, s.TimeZone)
+		e.Candidates = []time.Time{gap.Earlier, gap.Later}
+		return time.Time{}, e
+	case errors.As(err, &twice):
+		e := badRequest(codeAmbiguousTime, "%s happens twice in %s (clocks go back); ask the caller which one they mean", s.LocalStart, s.TimeZone)
+		e.Candidates = []time.Time{twice.Earlier, twice.Later}
+		return time.Time{}, e
+	case err != nil:
+		return time.Time{}, badRequest(codeInvalidTime, "local_start must look like 2026-12-08T10:00: %v", err)
+	}
+	return t, nil
+}
+
+func fromRejection(err error) *Error {
+	var rej *booking.Rejection
+	if errors.As(err, &rej) {
+		return badRequest(rej.Code, "%s", rej.Message)
+	}
+	return badRequest(booking.CodeMissingField, "%v", err)
+}
+
+// BookingBody is POST /v1/bookings.
+type BookingBody struct {
+	RequestKey string `json:"request_key"`
+	Slot
+	ExpectedPolicyVersion string   `json:"expected_policy_version"`
+	Contact               *Contact `json:"contact,omitempty"`
+}
+
+// Contact is the caller's contact; it goes to the store only, never into
+// logs, calendars or receipts.
+type Contact struct {
+	Name  string `json:"name,omitempty"`
+	Phone string `json:"phone,omitempty"`
+}
+
+// Request checks the body and builds the commit.
+func (b BookingBody) Request(now time.Time) (workflows.CommitRequest, *Error) {
+	if b.RequestKey == "" {
+		return workflows.CommitRequest{}, badRequest(booking.CodeInvalidRequestKey,
+			"request_key is required: get one from POST /v1/intents and reuse it for every retry")
+	}
+	if err := booking.ValidateKey(b.RequestKey); err != nil {
+		return workflows.CommitRequest{}, fromRejection(err)
+	}
+	return commitRequest(b.Slot, b.ExpectedPolicyVersion, b.Contact, now)
+}
+
+func commitRequest(s Slot, version string, c *Contact, now time.Time) (workflows.CommitRequest, *Error) {
+	if version == "" {
+		return workflows.CommitRequest{}, badRequest(booking.CodeMissingField, "expected_policy_version is required (from the availability answer)")
+	}
+	in, e := s.Intent(now)
+	if e != nil {
+		return workflows.CommitRequest{}, e
+	}
+	req := workflows.CommitRequest{Intent: in, ExpectedPolicyVersion: version}
+	if c != nil {
+		if len(c.Name) > 200 || len(c.Phone) > 40 {
+			return workflows.CommitRequest{}, badRequest(booking.CodeMissingField, "contact name or phone is too long")
+		}
+		req.Contact = &store.Contact{Name: strings.TrimSpace(c.Name), Phone: strings.TrimSpace(c.Phone)}
+	}
+	return req, nil
+}
+
+// IntentBody is POST /v1/intents.
+type IntentBody struct {
+	ConversationID string `json:"conversation_id"`
+	Slot
+}
+
+// RescheduleBody is POST /v1/bookings/{request_key}/reschedule.
+type RescheduleBody struct {
+	NewRequestKey string `json:"new_request_key"`
+	Slot
+	ExpectedPolicyVersion string `json:"expected_policy_version"`
+}

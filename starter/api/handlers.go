@@ -1,0 +1,234 @@
+package api
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.temporal.io/api/serviceerror"
+	"go.uber.org/zap"
+
+	"github.com/bookingsaga/bookingsaga/internal/booking"
+	"github.com/bookingsaga/bookingsaga/internal/receipt"
+	"github.com/bookingsaga/bookingsaga/internal/store"
+)
+
+// isInputCode reports refusals that mean the request itself was malformed
+// or named something that does not exist: HTTP 400, nothing written.
+func isInputCode(code string) bool {
+	switch booking.Code(code) {
+	case booking.CodeInvalidRequestKey, booking.CodeMissingField, booking.CodeInvalidTimeRange,
+		booking.CodeUnknownTimeZone, booking.CodeTimeZoneMismatch, booking.CodeDuplicateResource,
+		booking.CodeTooManyResources, booking.CodeUnknownResource, booking.CodeWrongResourceKind,
+		booking.CodeStartsInPast, booking.CodeInvalidResource, booking.CodeInvalidPolicy,
+		booking.CodeInvalidWindow, booking.CodeInvalidReplacement:
+		return true
+	}
+	return false
+}
+
+// writeError answers err: API errors and store refusals with their codes,
+// a missing booking with 404, anything else as a retryable 503.
+func writeError(w http.ResponseWriter, log *zap.Logger, err error) {
+	var e *Error
+	var rej *booking.Rejection
+	var nf *serviceerror.NotFound
+	switch {
+	case errors.As(err, &e):
+	case errors.As(err, &rej):
+		e = badRequest(rej.Code, "%s", rej.Message)
+		if !isInputCode(string(rej.Code)) {
+			e.Status = http.StatusConflict
+		}
+	case errors.As(err, &nf):
+		e = &Error{Status: http.StatusNotFound, Code: string(codeNotFound), Message: "no booking under this request_key"}
+	default:
+		log.Error("request failed", zap.Error(err))
+		e = &Error{Status: http.StatusServiceUnavailable, Code: string(codeUnavailable),
+			Message: "bookingsaga could not answer now; retry with the same request_key"}
+	}
+	_ = writeJSON(w, e.Status, e)
+}
+
+// writeReceipt answers with a receipt. A refusal caused by the request
+// (an unknown resource, say) is a 400 and a key reused for another intent
+// a 409; every other outcome, conflict included, is a 200 whose status
+// says what happened.
+func writeReceipt(w http.ResponseWriter, r receipt.Receipt) error {
+	if r.Status == receipt.StatusRejected && r.Reason != nil {
+		switch {
+		case isInputCode(r.Reason.Code):
+			return writeJSON(w, http.StatusBadRequest, &Error{Code: r.Reason.Code, Message: r.Reason.Message})
+		case r.Reason.Code == string(booking.CodeRequestKeyReused):
+			return writeJSON(w, http.StatusConflict, &Error{Code: r.Reason.Code, Message: r.Reason.Message})
+		}
+	}
+	return writeJSON(w, http.StatusOK, r)
+}
+
+func (s *Server) availability(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	from, err1 := time.Parse(time.RFC3339, q.Get("from"))
+	to, err2 := time.Parse(time.RFC3339, q.Get("to"))
+	if q.Get("property_id") == "" || q.Get("agent_id") == "" {
+		return badRequest(booking.CodeMissingField, "property_id and agent_id are required")
+	}
+	if err1 != nil || err2 != nil {
+		return badRequest(codeInvalidTime, "from and to must be RFC 3339 with an offset")
+	}
+	aq := store.AvailabilityQuery{PropertyID: q.Get("property_id"), AgentID: q.Get("agent_id"), From: from, To: to}
+	if v := q.Get("extra_resources"); v != "" {
+		aq.ExtraResources = strings.Split(v, ",")
+	}
+	if v := q.Get("duration_minutes"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			return badRequest(booking.CodeInvalidWindow, "duration_minutes must be a positive number")
+		}
+		aq.Duration = time.Duration(n) * time.Minute
+	}
+	av, err := s.client.Availability(r.Context(), aq)
+	if err != nil {
+		return err
+	}
+	if av.Slots == nil {
+		av.Slots = []store.Slot{}
+	}
+	return writeJSON(w, http.StatusOK, av)
+}
+
+func (s *Server) intents(w http.ResponseWriter, r *http.Request) error {
+	var body IntentBody
+	if e := decode(r.Body, s.cfg.MaxBody, &body); e != nil {
+		return e
+	}
+	if body.ConversationID == "" {
+		return badRequest(booking.CodeMissingField, "conversation_id is required")
+	}
+	in, e := body.Slot.Intent(s.cfg.Now())
+	if e != nil {
+		return e
+	}
+	key, err := s.client.Select(r.Context(), body.ConversationID, in)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, map[string]string{"request_key": key})
+}
+
+func (s *Server) book(w http.ResponseWriter, r *http.Request) error {
+	var body BookingBody
+	if e := decode(r.Body, s.cfg.MaxBody, &body); e != nil {
+		return e
+	}
+	req, e := body.Request(s.cfg.Now())
+	if e != nil {
+		return e
+	}
+	rec, err := s.client.Commit(r.Context(), body.RequestKey, req)
+	if err != nil {
+		return err
+	}
+	return writeReceipt(w, rec)
+}
+
+func (s *Server) status(w http.ResponseWriter, r *http.Request) error {
+	rec, err := s.client.Status(r.Context(), r.PathValue("request_key"))
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, rec)
+}
+
+func (s *Server) cancel(w http.ResponseWriter, r *http.Request) error {
+	rec, err := s.client.Cancel(r.Context(), r.PathValue("request_key"))
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, rec)
+}
+
+func (s *Server) reschedule(w http.ResponseWriter, r *http.Request) error {
+	var body RescheduleBody
+	if e := decode(r.Body, s.cfg.MaxBody, &body); e != nil {
+		return e
+	}
+	if err := booking.ValidateReplacement(body.NewRequestKey, r.PathValue("request_key")); err != nil {
+		return fromRejection(err)
+	}
+	req, e := commitRequest(body.Slot, body.ExpectedPolicyVersion, nil, s.cfg.Now())
+	if e != nil {
+		return e
+	}
+	rec, err := s.client.Reschedule(r.Context(), r.PathValue("request_key"), body.NewRequestKey, req)
+	if err != nil {
+		return err
+	}
+	return writeReceipt(w, rec)
+}
+
+// ResourceBody is PUT /v1/resources/{id}.
+type ResourceBody struct {
+	Kind                string `json:"kind"`
+	Capacity            int    `json:"capacity"`
+	TimeZone            string `json:"time_zone"`
+	BufferBeforeMinutes int    `json:"buffer_before_minutes"`
+	BufferAfterMinutes  int    `json:"buffer_after_minutes"`
+	CalendarID          string `json:"calendar_id,omitempty"`
+}
+
+func (s *Server) putResource(w http.ResponseWriter, r *http.Request) error {
+	var body ResourceBody
+	if e := decode(r.Body, s.cfg.MaxBody, &body); e != nil {
+		return e
+	}
+	res := store.Resource{ID: r.PathValue("id"), Kind: body.Kind, Capacity: body.Capacity, TimeZone: body.TimeZone,
+		BufferBeforeMinutes: body.BufferBeforeMinutes, BufferAfterMinutes: body.BufferAfterMinutes, CalendarID: body.CalendarID}
+	if err := s.client.PutResource(r.Context(), res); err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, res)
+}
+
+// PolicyBody is PUT /v1/policy. Times of day are "HH:MM" in each
+// property's own zone.
+type PolicyBody struct {
+	Version             string `json:"version"`
+	SlotMinutes         int    `json:"slot_minutes"`
+	BufferBeforeMinutes int    `json:"buffer_before_minutes"`
+	BufferAfterMinutes  int    `json:"buffer_after_minutes"`
+	OpensAt             string `json:"opens_at"`
+	ClosesAt            string `json:"closes_at"`
+	HoldTTLMinutes      int    `json:"hold_ttl_minutes"`
+	MinNoticeMinutes    int    `json:"min_notice_minutes"`
+}
+
+func (s *Server) putPolicy(w http.ResponseWriter, r *http.Request) error {
+	var body PolicyBody
+	if e := decode(r.Body, s.cfg.MaxBody, &body); e != nil {
+		return e
+	}
+	opens, err1 := clock(body.OpensAt)
+	closes, err2 := clock(body.ClosesAt)
+	if err1 != nil || err2 != nil {
+		return badRequest(booking.CodeInvalidPolicy, "opens_at and closes_at must look like 08:00")
+	}
+	p := store.Policy{Version: body.Version, SlotMinutes: body.SlotMinutes, DefaultBufferBeforeMinutes: body.BufferBeforeMinutes,
+		DefaultBufferAfterMinutes: body.BufferAfterMinutes, OpensAt: opens, ClosesAt: closes,
+		HoldTTL: time.Duration(body.HoldTTLMinutes) * time.Minute, MinNotice: time.Duration(body.MinNoticeMinutes) * time.Minute}
+	if err := s.client.PutPolicy(r.Context(), p); err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, body)
+}
+
+// clock reads "HH:MM" as an offset from midnight.
+func clock(s string) (time.Duration, error) {
+	t, err := time.Parse("15:04", s)
+	if err != nil {
+		return 0, err
+	}
+	return time.Duration(t.Hour())*time.Hour + time.Duration(t.Minute())*time.Minute, nil
+}

@@ -1,0 +1,181 @@
+// Package api serves bookingsaga's agent-facing HTTP API: availability,
+// intents, bookings, the Retell and Vapi tool endpoints, and an operator's
+// catalogue. Every call goes through sagaclient; receipts carry an explicit
+// status that the agent words its reply from.
+package api
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	_ "embed"
+	"encoding/hex"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/bookingsaga/bookingsaga/starter/sagaclient"
+)
+
+// Config configures the API.
+type Config struct {
+	// Token is the bearer token for /v1; empty disables the check (local
+	// development only: the server logs a warning).
+	Token string
+	// RetellKey verifies X-Retell-Signature when set.
+	RetellKey string
+	// VapiSecret is compared with the X-Vapi-Secret header when set.
+	VapiSecret string
+	// MaxBody bounds request bodies, in bytes.
+	MaxBody int64
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	Log *zap.Logger
+}
+
+// Server is the HTTP API.
+type Server struct {
+	client *sagaclient.Client
+	cfg    Config
+}
+
+// New builds the API over a sagaclient.
+func New(c *sagaclient.Client, cfg Config) *Server {
+	if cfg.MaxBody <= 0 {
+		cfg.MaxBody = 64 << 10
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Log == nil {
+		cfg.Log = zap.NewNop()
+	}
+	if cfg.Token == "" {
+		cfg.Log.Warn("API bearer token is not set: /v1 is open to anyone who can reach it")
+	}
+	return &Server{client: c, cfg: cfg}
+}
+
+// route is one served endpoint; Routes lists them for the OpenAPI check.
+type route struct {
+	method, path string
+	auth         bool
+	h            func(w http.ResponseWriter, r *http.Request) error
+}
+
+func (s *Server) routes() []route {
+	return []route{
+		{"GET", "/healthz", false, s.healthz},
+		{"GET", "/openapi.json", false, s.openAPI},
+		{"GET", "/v1/availability", true, s.availability},
+		{"POST", "/v1/intents", true, s.intents},
+		{"POST", "/v1/bookings", true, s.book},
+		{"GET", "/v1/bookings/{request_key}", true, s.status},
+		{"POST", "/v1/bookings/{request_key}/cancel", true, s.cancel},
+		{"POST", "/v1/bookings/{request_key}/reschedule", true, s.reschedule},
+		{"PUT", "/v1/resources/{id}", true, s.putResource},
+		{"PUT", "/v1/policy", true, s.putPolicy},
+		{"POST", "/v1/tools/retell", false, s.retell},
+		{"POST", "/v1/tools/vapi", false, s.vapi},
+	}
+}
+
+// Routes lists "METHOD /path" for every endpoint.
+func (s *Server) Routes() []string {
+	var out []string
+	for _, rt := range s.routes() {
+		out = append(out, rt.method+" "+rt.path)
+	}
+	return out
+}
+
+// Handler returns the API with request ids, access logs and auth.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	for _, rt := range s.routes() {
+		mux.Handle(rt.method+" "+rt.path, s.wrap(rt))
+	}
+	return mux
+}
+
+type ctxKey struct{}
+
+func (s *Server) wrap(rt route) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		id := r.Header.Get("X-Request-Id")
+		if id == "" || len(id) > 64 {
+			id = newRequestID()
+		}
+		w.Header().Set("X-Request-Id", id)
+		log := s.cfg.Log.With(zap.String("request_id", id))
+		r = r.WithContext(context.WithValue(r.Context(), ctxKey{}, log))
+		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBody)
+		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+		var err error
+		if rt.auth && !s.authorised(r) {
+			err = &Error{Status: http.StatusUnauthorized, Code: string(codeUnauthorized), Message: "a valid bearer token is required"}
+		} else {
+			err = rt.h(sw, r)
+		}
+		if err != nil {
+			writeError(sw, log, err)
+		}
+		// Paths carry request keys and resource ids, never contact details.
+		log.Info("http", zap.String("method", r.Method), zap.String("path", r.URL.Path),
+			zap.Int("status", sw.status), zap.Duration("took", time.Since(start)))
+	})
+}
+
+func (s *Server) authorised(r *http.Request) bool {
+	if s.cfg.Token == "" {
+		return true
+	}
+	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	return ok && subtle.ConstantTimeCompare([]byte(got), []byte(s.cfg.Token)) == 1
+}
+
+func logger(r *http.Request) *zap.Logger {
+	if l, ok := r.Context().Value(ctxKey{}).(*zap.Logger); ok {
+		return l
+	}
+	return zap.NewNop()
+}
+
+func newRequestID() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	w.status = code
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) error {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	return json.NewEncoder(w).Encode(v)
+}
+
+func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) error {
+	return writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+//go:embed openapi.json
+var openAPIDoc []byte
+
+func (s *Server) openAPI(w http.ResponseWriter, _ *http.Request) error {
+	w.Header().Set("Content-Type", "application/json")
+	_, err := w.Write(openAPIDoc)
+	return err
+}

@@ -1,0 +1,266 @@
+package api
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/bookingsaga/bookingsaga/internal/booking"
+	"github.com/bookingsaga/bookingsaga/internal/store"
+)
+
+// toolArgs are the arguments every tool may take; each tool reads its own.
+type toolArgs struct {
+	Slot
+	RequestKey            string   `json:"request_key,omitempty"`
+	ExpectedPolicyVersion string   `json:"expected_policy_version,omitempty"`
+	Contact               *Contact `json:"contact,omitempty"`
+	// From and To bound check_availability; Date (YYYY-MM-DD, local) is
+	// the simpler alternative a model tends to produce.
+	From string `json:"from,omitempty"`
+	To   string `json:"to,omitempty"`
+	Date string `json:"date,omitempty"`
+}
+
+// tool runs one tool call for a conversation and returns its one-line result.
+func (s *Server) tool(ctx context.Context, conversationID, name string, raw json.RawMessage) string {
+	var args toolArgs
+	if len(raw) > 0 {
+		// Some platforms send arguments as a JSON string.
+		var str string
+		if json.Unmarshal(raw, &str) == nil {
+			raw = json.RawMessage(str)
+		}
+		if err := json.Unmarshal(raw, &args); err != nil {
+			return "Could not read the arguments: " + err.Error()
+		}
+	}
+	text, err := s.runTool(ctx, conversationID, name, args)
+	if err != nil {
+		return toolError(err)
+	}
+	return text
+}
+
+func (s *Server) runTool(ctx context.Context, conv, name string, a toolArgs) (string, error) {
+	switch name {
+	case "check_availability":
+		return s.toolAvailability(ctx, a)
+	case "select_slot":
+		in, e := a.Slot.Intent(s.cfg.Now())
+		if e != nil {
+			return "", e
+		}
+		key, err := s.client.Select(ctx, conv, in)
+		if err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("Noted the caller's choice. request_key %s.", key), nil
+	case "book":
+		return s.toolBook(ctx, conv, a)
+	case "booking_status":
+		r, err := s.client.Status(ctx, a.RequestKey)
+		return Say(r), err
+	case "cancel_booking":
+		r, err := s.client.Cancel(ctx, a.RequestKey)
+		return Say(r), err
+	case "reschedule_booking":
+		return s.toolReschedule(ctx, conv, a)
+	}
+	return "", badRequest(booking.CodeMissingField, "unknown tool %q", name)
+}
+
+// toolBook resolves the key through the intent rule, so a tool call the
+// model re-issues (with a new tool-call id) lands on the same booking.
+func (s *Server) toolBook(ctx context.Context, conv string, a toolArgs) (string, error) {
+	if a.ExpectedPolicyVersion == "" {
+		return "", badRequest(booking.CodeMissingField, "expected_policy_version is required: use the one check_availability gave")
+	}
+	req, e := commitRequest(a.Slot, a.ExpectedPolicyVersion, a.Contact, s.cfg.Now())
+	if e != nil {
+		return "", e
+	}
+	key, err := s.client.Select(ctx, conv, req.Intent)
+	if err != nil {
+		return "", err
+	}
+	r, err := s.client.Commit(ctx, key, req)
+	return Say(r), err
+}
+
+func (s *Server) toolReschedule(ctx context.Context, conv string, a toolArgs) (string, error) {
+	req, e := commitRequest(a.Slot, a.ExpectedPolicyVersion, nil, s.cfg.Now())
+	if e != nil {
+		return "", e
+	}
+	newKey, err := s.client.Select(ctx, conv, req.Intent)
+	if err != nil {
+		return "", err
+	}
+	r, err := s.client.Reschedule(ctx, a.RequestKey, newKey, req)
+	return Say(r), err
+}
+
+func (s *Server) toolAvailability(ctx context.Context, a toolArgs) (string, error) {
+	q := store.AvailabilityQuery{PropertyID: a.PropertyID, AgentID: a.AgentID, ExtraResources: a.ExtraResources,
+		Duration: time.Duration(a.DurationMinutes) * time.Minute}
+	var err error
+	switch {
+	case a.Date != "":
+		q.From, q.To, err = localDay(a.Date, a.TimeZone)
+	default:
+		q.From, err = time.Parse(time.RFC3339, a.From)
+		if err == nil {
+			q.To, err = time.Parse(time.RFC3339, a.To)
+		}
+	}
+	if err != nil {
+		return "", badRequest(codeInvalidTime, "give date (YYYY-MM-DD with time_zone) or from and to (RFC 3339)")
+	}
+	av, err := s.client.Availability(ctx, q)
+	if err != nil {
+		return "", err
+	}
+	if len(av.Slots) == 0 {
+		return fmt.Sprintf("No free time then (policy %s). Offer another day.", av.PolicyVersion), nil
+	}
+	var times []string
+	for i, sl := range av.Slots {
+		if i == 8 {
+			times = append(times, fmt.Sprintf("and %d more", len(av.Slots)-8))
+			break
+		}
+		times = append(times, sl.LocalStart)
+	}
+	return fmt.Sprintf("Free: %s. Pass expected_policy_version %s when booking.", strings.Join(times, "; "), av.PolicyVersion), nil
+}
+
+func localDay(date, zone string) (time.Time, time.Time, error) {
+	loc, err := time.LoadLocation(zone)
+	if err != nil || zone == "" {
+		return time.Time{}, time.Time{}, fmt.Errorf("time zone %q", zone)
+	}
+	d, err := time.ParseInLocation("2006-01-02", date, loc)
+	if err != nil {
+		return time.Time{}, time.Time{}, err
+	}
+	return d, d.AddDate(0, 0, 1), nil
+}
+
+// toolError words a failure for the model, never as a success.
+func toolError(err error) string {
+	var e *Error
+	var rej *booking.Rejection
+	switch {
+	case errors.As(err, &e):
+		return "NOT done: " + e.Message + "."
+	case errors.As(err, &rej):
+		return "NOT done: " + rej.Message + "."
+	}
+	return "NOT done: a temporary problem. Try the same call again in a moment."
+}
+
+// retell serves a Retell custom function: {name, call, args} in, the
+// result as plain text out.
+func (s *Server) retell(w http.ResponseWriter, r *http.Request) error {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return badRequest(codeBodyTooLarge, "body is over %d bytes", s.cfg.MaxBody)
+	}
+	if s.cfg.RetellKey != "" && !retellSigned(body, r.Header.Get("X-Retell-Signature"), s.cfg.RetellKey, s.cfg.Now()) {
+		return &Error{Status: http.StatusUnauthorized, Code: string(codeUnauthorized), Message: "bad or missing X-Retell-Signature"}
+	}
+	var call struct {
+		Name string `json:"name"`
+		Call struct {
+			CallID string `json:"call_id"`
+		} `json:"call"`
+		Args json.RawMessage `json:"args"`
+	}
+	if err := json.Unmarshal(body, &call); err != nil || call.Name == "" || call.Call.CallID == "" {
+		return badRequest(codeBadJSON, "want {name, call: {call_id}, args}")
+	}
+	return writeJSON(w, http.StatusOK, map[string]string{"result": s.tool(r.Context(), call.Call.CallID, call.Name, call.Args)})
+}
+
+// retellSigned checks "v=<unix ms>,d=<hex HMAC-SHA256(body + timestamp)>"
+// in constant time, and refuses signatures older than five minutes.
+func retellSigned(body []byte, header, key string, now time.Time) bool {
+	var ts, digest string
+	for part := range strings.SplitSeq(header, ",") {
+		k, v, _ := strings.Cut(part, "=")
+		switch k {
+		case "v":
+			ts = v
+		case "d":
+			digest = v
+		}
+	}
+	ms, err := strconv.ParseInt(ts, 10, 64)
+	if err != nil || now.Sub(time.UnixMilli(ms)).Abs() > 5*time.Minute {
+		return false
+	}
+	got, err := hex.DecodeString(digest)
+	if err != nil {
+		return false
+	}
+	mac := hmac.New(sha256.New, []byte(key))
+	mac.Write(body)
+	mac.Write([]byte(ts))
+	return hmac.Equal(got, mac.Sum(nil))
+}
+
+// vapi serves Vapi tool calls: message.toolCalls[] in,
+// {"results":[{toolCallId, result}]} out, always HTTP 200 once
+// authenticated, each result one line.
+func (s *Server) vapi(w http.ResponseWriter, r *http.Request) error {
+	if s.cfg.VapiSecret != "" && !constantEqual(r.Header.Get("X-Vapi-Secret"), s.cfg.VapiSecret) {
+		return &Error{Status: http.StatusUnauthorized, Code: string(codeUnauthorized), Message: "bad or missing X-Vapi-Secret"}
+	}
+	var msg struct {
+		Message struct {
+			Call struct {
+				ID string `json:"id"`
+			} `json:"call"`
+			ToolCalls []struct {
+				ID       string `json:"id"`
+				Function struct {
+					Name      string          `json:"name"`
+					Arguments json.RawMessage `json:"arguments"`
+				} `json:"function"`
+			} `json:"toolCalls"`
+		} `json:"message"`
+	}
+	type result struct {
+		ToolCallID string `json:"toolCallId"`
+		Result     string `json:"result"`
+	}
+	out := struct {
+		Results []result `json:"results"`
+	}{Results: []result{}}
+	if err := json.NewDecoder(r.Body).Decode(&msg); err != nil {
+		out.Results = append(out.Results, result{Result: "NOT done: the request could not be read."})
+		return writeJSON(w, http.StatusOK, out)
+	}
+	for _, tc := range msg.Message.ToolCalls {
+		text := "NOT done: the call has no id."
+		if msg.Message.Call.ID != "" {
+			text = s.tool(r.Context(), msg.Message.Call.ID, tc.Function.Name, tc.Function.Arguments)
+		}
+		out.Results = append(out.Results, result{ToolCallID: tc.ID, Result: oneLine(text)})
+	}
+	return writeJSON(w, http.StatusOK, out)
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func constantEqual(a, b string) bool { return hmac.Equal([]byte(a), []byte(b)) }

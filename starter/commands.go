@@ -1,0 +1,106 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/google/uuid"
+	"go.uber.org/zap"
+
+	"github.com/bookingsaga/bookingsaga/internal/receipt"
+	"github.com/bookingsaga/bookingsaga/starter/api"
+	"github.com/bookingsaga/bookingsaga/starter/sagaclient"
+)
+
+// serve runs the HTTP API until ctx ends, then drains for up to 10 s.
+func serve(ctx context.Context, sc *sagaclient.Client, logger *zap.Logger, args []string) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	listen := fs.String("listen", envOr("API_LISTEN", "127.0.0.1:8080"), "address to serve on (env API_LISTEN)")
+	cfg := api.Config{Token: os.Getenv("API_TOKEN"), RetellKey: os.Getenv("RETELL_API_KEY"), VapiSecret: os.Getenv("VAPI_SECRET"), Log: logger}
+	fs.Int64Var(&cfg.MaxBody, "max-body", 64<<10, "largest request body, in bytes")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w (is something else using the port?)", *listen, err)
+	}
+	srv := &http.Server{Handler: api.New(sc, cfg).Handler(), ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		<-ctx.Done()
+		shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(shutdown)
+	}()
+	logger.Info("agent API listening", zap.String("addr", ln.Addr().String()))
+	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// terminal runs book, status, cancel or reschedule and prints the receipt.
+func terminal(ctx context.Context, sc *sagaclient.Client, cmd string, args []string, out io.Writer) error {
+	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
+	asJSON := fs.Bool("json", false, "print the receipt as JSON")
+	var slot api.Slot
+	var policy, key string
+	if cmd == "book" || cmd == "reschedule" {
+		fs.StringVar(&slot.PropertyID, "property", "", "property id")
+		fs.StringVar(&slot.AgentID, "agent", "", "agent id")
+		fs.StringVar(&slot.StartsAt, "start", "", "start, RFC 3339 with offset")
+		fs.StringVar(&slot.LocalStart, "local", "", "start as local wall time, e.g. 2026-12-08T10:00 (with -zone)")
+		fs.StringVar(&slot.TimeZone, "zone", "", "the property's IANA zone")
+		fs.IntVar(&slot.DurationMinutes, "minutes", 30, "length in minutes")
+		fs.StringVar(&policy, "policy", "", "expected policy version (from availability)")
+		fs.StringVar(&key, "key", "", "request key; a new one is made (and printed) when empty: reuse it to retry")
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	r, err := runTerminal(ctx, sc, cmd, fs.Args(), api.BookingBody{RequestKey: key, Slot: slot, ExpectedPolicyVersion: policy})
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(r)
+	}
+	_, err = fmt.Fprintf(out, "%-22s %s\n%-22s %s\n", "status", r.Status, "request_key", r.RequestKey)
+	if err == nil {
+		_, err = fmt.Fprintf(out, "%-22s %s\n", "agent may say", api.Say(r))
+	}
+	return err
+}
+
+func runTerminal(ctx context.Context, sc *sagaclient.Client, cmd string, pos []string, b api.BookingBody) (receipt.Receipt, error) {
+	if cmd != "book" && len(pos) != 1 {
+		return receipt.Receipt{}, fmt.Errorf("%s needs exactly one request key", cmd)
+	}
+	switch cmd {
+	case "status":
+		return sc.Status(ctx, pos[0])
+	case "cancel":
+		return sc.Cancel(ctx, pos[0])
+	}
+	if b.RequestKey == "" {
+		b.RequestKey = uuid.NewString()
+	}
+	req, e := b.Request(time.Now())
+	if e != nil {
+		return receipt.Receipt{}, e
+	}
+	if cmd == "reschedule" {
+		return sc.Reschedule(ctx, pos[0], b.RequestKey, req)
+	}
+	return sc.Commit(ctx, b.RequestKey, req)
+}

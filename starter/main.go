@@ -1,0 +1,112 @@
+// Command starter is the agent-facing side of bookingsaga: "serve" runs the
+// HTTP API (with the Retell and Vapi tool endpoints); book, status, cancel
+// and reschedule do the same from a terminal. It only needs Temporal: the
+// workers hold the database.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+	_ "time/tzdata" // zone rules are part of the binary
+
+	"go.temporal.io/sdk/client"
+	"go.uber.org/zap"
+
+	"github.com/bookingsaga/bookingsaga/internal/zaplog"
+	"github.com/bookingsaga/bookingsaga/starter/sagaclient"
+	"github.com/bookingsaga/bookingsaga/workflows"
+)
+
+const usage = `usage: starter [flags] <command> [command flags]
+
+commands:
+  serve        run the HTTP API
+  book         book a slot and print the receipt
+  status KEY   print the receipt of a request key
+  cancel KEY   cancel a booking
+  reschedule KEY   move a booking to a new slot under a new key
+
+run "starter <command> -h" for a command's flags.
+`
+
+// config is the connection every command shares.
+type config struct {
+	TemporalAddress string
+	Namespace       string
+	TaskQueue       string
+	CommitWait      time.Duration
+}
+
+func (c config) validate() error {
+	if c.TemporalAddress == "" || c.Namespace == "" || c.TaskQueue == "" {
+		return errors.New("temporal address, namespace and task queue must not be empty")
+	}
+	if c.CommitWait <= 0 || c.CommitWait > time.Minute {
+		return fmt.Errorf("commit-wait must be between 0 and 1m, got %s", c.CommitWait)
+	}
+	return nil
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "starter:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string, out io.Writer) error {
+	cfg := config{TemporalAddress: envOr("TEMPORAL_ADDRESS", "127.0.0.1:7233"), Namespace: envOr("TEMPORAL_NAMESPACE", "default"),
+		TaskQueue: workflows.TaskQueue, CommitWait: 3 * time.Second}
+	fs := flag.NewFlagSet("starter", flag.ContinueOnError)
+	fs.Usage = func() { fmt.Fprint(fs.Output(), usage); fs.PrintDefaults() }
+	fs.StringVar(&cfg.TemporalAddress, "temporal-address", cfg.TemporalAddress, "Temporal frontend host:port (env TEMPORAL_ADDRESS)")
+	fs.StringVar(&cfg.Namespace, "namespace", cfg.Namespace, "Temporal namespace (env TEMPORAL_NAMESPACE)")
+	fs.StringVar(&cfg.TaskQueue, "task-queue", cfg.TaskQueue, "the workers' task queue")
+	fs.DurationVar(&cfg.CommitWait, "commit-wait", cfg.CommitWait, "how long a commit waits before answering pending_reconciliation")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if err := cfg.validate(); err != nil {
+		return err
+	}
+	if fs.NArg() == 0 {
+		fs.Usage()
+		return errors.New("a command is required")
+	}
+	logger, err := zap.NewProduction()
+	if err != nil {
+		return err
+	}
+	defer func() { _ = logger.Sync() }()
+	tc, err := client.Dial(client.Options{HostPort: cfg.TemporalAddress, Namespace: cfg.Namespace, Logger: zaplog.New(logger.WithOptions(zap.IncreaseLevel(zap.WarnLevel)))})
+	if err != nil {
+		return fmt.Errorf("connect temporal at %s: %w", cfg.TemporalAddress, err)
+	}
+	defer tc.Close()
+	sc := sagaclient.New(tc, sagaclient.Options{TaskQueue: cfg.TaskQueue, Settings: workflows.Settings{CommitWait: cfg.CommitWait}})
+	cmd, rest := fs.Arg(0), fs.Args()[1:]
+	switch cmd {
+	case "serve":
+		return serve(ctx, sc, logger, rest)
+	case "book", "status", "cancel", "reschedule":
+		return terminal(ctx, sc, cmd, rest, out)
+	}
+	fs.Usage()
+	return fmt.Errorf("unknown command %q", cmd)
+}
+
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}

@@ -1,0 +1,233 @@
+package main
+
+import (
+	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/bookingsaga/bookingsaga/internal/receipt"
+	"github.com/bookingsaga/bookingsaga/starter/api"
+	"github.com/bookingsaga/bookingsaga/starter/sagaclient"
+)
+
+const apiToken = "test-token"
+
+// serveAPI serves the agent API over the fixture's worker.
+func (f *fixture) serveAPI(cfg api.Config) string {
+	cfg.Token = apiToken
+	sc := sagaclient.New(f.client, sagaclient.Options{TaskQueue: f.queue, Settings: f.settings})
+	srv := httptest.NewServer(api.New(sc, cfg).Handler())
+	f.t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// call sends one request and decodes the JSON answer into out.
+func (f *fixture) call(method, url string, body any, out any, header ...string) int {
+	f.t.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case []byte:
+		rd = bytes.NewReader(b)
+	default:
+		data, err := json.Marshal(b)
+		require.NoError(f.t, err)
+		rd = bytes.NewReader(data)
+	}
+	req, err := http.NewRequestWithContext(f.ctx, method, url, rd)
+	require.NoError(f.t, err)
+	req.Header.Set("Authorization", "Bearer "+apiToken)
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(f.t, err)
+	defer res.Body.Close()
+	if out != nil {
+		require.NoError(f.t, json.NewDecoder(res.Body).Decode(out))
+	}
+	return res.StatusCode
+}
+
+func bookingBody(key string, start time.Time) api.BookingBody {
+	return api.BookingBody{RequestKey: key, ExpectedPolicyVersion: policyVersion, Slot: api.Slot{PropertyID: "paris-11",
+		AgentID: "agent-00", StartsAt: start.Format(time.RFC3339), TimeZone: "Europe/Paris", DurationMinutes: 30}}
+}
+
+func TestHTTPDuplicatesAndCompetitors(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	url := f.serveAPI(api.Config{})
+	key := uuid.NewString()
+	dup := make([]receipt.Receipt, 5)
+	var wg sync.WaitGroup
+	for i := range dup {
+		wg.Go(func() {
+			require.Equal(t, http.StatusOK, f.call("POST", url+"/v1/bookings", bookingBody(key, slot(t, 9)), &dup[i]))
+		})
+	}
+	wg.Wait()
+	for _, r := range dup {
+		r.ProviderEventID = dup[0].ProviderEventID
+		require.Equal(t, dup[0], r)
+	}
+	require.Equal(t, receipt.StatusConfirmed, dup[0].Status)
+
+	race := make([]receipt.Receipt, 20)
+	for i := range race {
+		wg.Go(func() {
+			require.Equal(t, http.StatusOK, f.call("POST", url+"/v1/bookings", bookingBody(uuid.NewString(), slot(t, 12)), &race[i]))
+		})
+	}
+	wg.Wait()
+	count := map[receipt.Status]int{}
+	for _, r := range race {
+		count[r.Status]++
+		if r.Status == receipt.StatusConflict {
+			require.NotEmpty(t, r.Alternatives, "a conflict offers fresh alternatives")
+			require.False(t, r.Reason.Retryable)
+		}
+	}
+	require.Equal(t, map[receipt.Status]int{receipt.StatusConfirmed: 1, receipt.StatusConflict: 19}, count)
+	require.Equal(t, 2, f.bookings())
+
+	var got receipt.Receipt
+	require.Equal(t, http.StatusOK, f.call("GET", url+"/v1/bookings/"+key, nil, &got))
+	require.Equal(t, dup[0].BookingID, got.BookingID)
+	require.Equal(t, http.StatusNotFound, f.call("GET", url+"/v1/bookings/"+uuid.NewString(), nil, &api.Error{}))
+}
+
+func TestHTTPIntentRule(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	url := f.serveAPI(api.Config{})
+	intent := func(conv string, hour int) string {
+		var out struct {
+			RequestKey string `json:"request_key"`
+		}
+		s := bookingBody("", slot(t, hour)).Slot
+		require.Equal(t, http.StatusOK, f.call("POST", url+"/v1/intents", api.IntentBody{ConversationID: conv, Slot: s}, &out))
+		require.NotEmpty(t, out.RequestKey)
+		return out.RequestKey
+	}
+	first := intent("conv-1", 10)
+	require.Equal(t, first, intent("conv-1", 10), "the same choice again, e.g. a re-issued tool call")
+	require.NotEqual(t, first, intent("conv-1", 11), "a new choice")
+	require.NotEqual(t, first, intent("conv-2", 10), "another conversation")
+}
+
+func retellSign(body []byte, key string) string {
+	ts := fmt.Sprint(time.Now().UnixMilli())
+	mac := hmac.New(sha256.New, []byte(key))
+	mac.Write(body)
+	mac.Write([]byte(ts))
+	return "v=" + ts + ",d=" + hex.EncodeToString(mac.Sum(nil))
+}
+
+func TestVoicePlatformRoundTrips(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	url := f.serveAPI(api.Config{RetellKey: "retell-key", VapiSecret: "vapi-secret"})
+	args := map[string]any{"property_id": "paris-11", "agent_id": "agent-00", "starts_at": slot(t, 15).Format(time.RFC3339),
+		"time_zone": "Europe/Paris", "duration_minutes": 30, "expected_policy_version": policyVersion,
+		"contact": map[string]string{"name": "Ada", "phone": "+33 6 12 34 56 78"}}
+	body, err := json.Marshal(map[string]any{"name": "book", "call": map[string]string{"call_id": "call-1"}, "args": args})
+	require.NoError(t, err)
+	var out struct {
+		Result string `json:"result"`
+	}
+	for range 2 { // the model re-issues the same tool call
+		require.Equal(t, http.StatusOK, f.call("POST", url+"/v1/tools/retell", body, &out, "X-Retell-Signature", retellSign(body, "retell-key")))
+		require.True(t, strings.HasPrefix(out.Result, "Confirmed"), out.Result)
+	}
+	require.Equal(t, 1, f.bookings(), "a re-issued book is the same booking")
+	require.Equal(t, http.StatusUnauthorized, f.call("POST", url+"/v1/tools/retell", body, &api.Error{}, "X-Retell-Signature", retellSign(body, "wrong")))
+
+	vapi := map[string]any{"message": map[string]any{"type": "tool-calls", "call": map[string]string{"id": "call-2"},
+		"toolCalls": []map[string]any{
+			{"id": "tc-1", "type": "function", "function": map[string]any{"name": "check_availability",
+				"arguments": map[string]string{"property_id": "paris-11", "agent_id": "agent-00", "time_zone": "Europe/Paris", "date": slot(t, 9).Format("2006-01-02")}}},
+			{"id": "tc-2", "type": "function", "function": map[string]any{"name": "book", "arguments": args}},
+		}}}
+	var results struct {
+		Results []struct {
+			ToolCallID string `json:"toolCallId"`
+			Result     string `json:"result"`
+		} `json:"results"`
+	}
+	require.Equal(t, http.StatusOK, f.call("POST", url+"/v1/tools/vapi", vapi, &results, "X-Vapi-Secret", "vapi-secret"))
+	require.Len(t, results.Results, 2)
+	require.Equal(t, "tc-1", results.Results[0].ToolCallID)
+	require.Contains(t, results.Results[0].Result, "Free:")
+	require.NotContains(t, results.Results[0].Result, "15:00", "the booked time is not offered")
+	require.True(t, strings.HasPrefix(results.Results[1].Result, "That time") || strings.Contains(results.Results[1].Result, "no longer free"),
+		"another call for the taken slot is a conflict: %s", results.Results[1].Result)
+	require.Equal(t, http.StatusUnauthorized, f.call("POST", url+"/v1/tools/vapi", vapi, &api.Error{}, "X-Vapi-Secret", "nope"))
+}
+
+func TestHTTPBadInputIsRefusedAndWritesNothing(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	url := f.serveAPI(api.Config{MaxBody: 4 << 10})
+	ok := bookingBody(uuid.NewString(), slot(t, 16))
+	edit := func(fn func(*api.BookingBody)) api.BookingBody {
+		b := ok
+		fn(&b)
+		return b
+	}
+	cases := []struct {
+		name string
+		body any
+		code string
+	}{
+		{"bad json", []byte(`{"request_key":`), "bad_json"},
+		{"no key", edit(func(b *api.BookingBody) { b.RequestKey = "" }), "invalid_request_key"},
+		{"no agent", edit(func(b *api.BookingBody) { b.AgentID = "" }), "missing_field"},
+		{"unknown zone", edit(func(b *api.BookingBody) { b.TimeZone = "Europe/Atlantis" }), "unknown_time_zone"},
+		{"nonexistent local time", edit(func(b *api.BookingBody) { b.StartsAt, b.LocalStart = "", "2027-03-28T02:30" }), "nonexistent_local_time"},
+		{"ambiguous local time", edit(func(b *api.BookingBody) { b.StartsAt, b.LocalStart = "", "2027-10-31T02:30" }), "ambiguous_local_time"},
+		{"past", edit(func(b *api.BookingBody) { b.StartsAt = "2020-01-01T10:00:00+01:00" }), "starts_in_past"},
+		{"end before start", edit(func(b *api.BookingBody) { b.DurationMinutes, b.EndsAt = 0, b.StartsAt }), "invalid_time_range"},
+		{"oversized", []byte(`{"request_key":"` + strings.Repeat("k", 5000) + `"}`), "body_too_large"},
+		{"unknown resource", edit(func(b *api.BookingBody) { b.RequestKey, b.PropertyID = uuid.NewString(), "atlantis-1" }), "unknown_resource"},
+	}
+	for _, c := range cases {
+		var e api.Error
+		require.Equal(t, http.StatusBadRequest, f.call("POST", url+"/v1/bookings", c.body, &e), c.name)
+		require.Equal(t, c.code, e.Code, c.name)
+		require.NotEmpty(t, e.Message, c.name)
+		if strings.HasSuffix(c.code, "_local_time") {
+			require.Len(t, e.Candidates, 2, c.name)
+		}
+	}
+	require.Zero(t, f.bookings(), "no row for any bad input")
+
+	req, err := http.NewRequest("POST", url+"/v1/bookings", strings.NewReader("{}"))
+	require.NoError(t, err)
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusUnauthorized, res.StatusCode, "no bearer token")
+	require.NoError(t, res.Body.Close())
+
+	var r receipt.Receipt
+	require.Equal(t, http.StatusOK, f.call("POST", url+"/v1/bookings", ok, &r))
+	require.Equal(t, receipt.StatusConfirmed, r.Status)
+	moved := edit(func(b *api.BookingBody) { b.StartsAt = slot(t, 17).Format(time.RFC3339) })
+	var e api.Error
+	require.Equal(t, http.StatusConflict, f.call("POST", url+"/v1/bookings", moved, &e), "the key is reused for another intent")
+	require.Equal(t, "request_key_reused", e.Code)
+	require.Equal(t, 1, f.bookings())
+}

@@ -1,0 +1,54 @@
+package workflows
+
+import (
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/bookingsaga/bookingsaga/activities"
+	"github.com/bookingsaga/bookingsaga/internal/store"
+)
+
+// CatalogWorkflowName runs one read or write of the store's catalogue
+// (availability, resources, the policy) for callers that only hold a
+// Temporal client.
+const CatalogWorkflowName = "Catalog"
+
+// CatalogRequest names exactly one operation.
+type CatalogRequest struct {
+	Availability *store.AvailabilityQuery
+	Resource     *store.Resource
+	Policy       *store.Policy
+}
+
+// CatalogResult is the operation's answer.
+type CatalogResult struct {
+	Availability *store.Availability
+}
+
+// Catalog runs the one activity the request names. Refusals come back as
+// the activity's non-retryable error.
+func Catalog(ctx workflow.Context, req CatalogRequest) (CatalogResult, error) {
+	var a *activities.Activities
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 10 * time.Second,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3},
+	})
+	var out CatalogResult
+	switch {
+	case req.Availability != nil:
+		var av store.Availability
+		if err := workflow.ExecuteActivity(ctx, a.Availability, *req.Availability).Get(ctx, &av); err != nil {
+			return out, err
+		}
+		out.Availability = &av
+	case req.Resource != nil:
+		return out, workflow.ExecuteActivity(ctx, a.UpsertResource, *req.Resource).Get(ctx, &store.Resource{})
+	case req.Policy != nil:
+		return out, workflow.ExecuteActivity(ctx, a.SetPolicy, *req.Policy).Get(ctx, &store.Policy{})
+	default:
+		return out, temporal.NewNonRetryableApplicationError("empty catalog request", activities.ErrTypeRejected, nil)
+	}
+	return out, nil
+}
