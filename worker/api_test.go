@@ -231,3 +231,43 @@ func TestHTTPBadInputIsRefusedAndWritesNothing(t *testing.T) {
 	require.Equal(t, "request_key_reused", e.Code)
 	require.Equal(t, 1, f.bookings())
 }
+
+func TestEveryToolThroughOneConversation(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	url := f.serveAPI(api.Config{})
+	tool := func(name string, args map[string]any) string {
+		body, err := json.Marshal(map[string]any{"name": name, "call": map[string]string{"call_id": "call-9"}, "args": args})
+		require.NoError(t, err)
+		var out struct {
+			Result string `json:"result"`
+		}
+		require.Equal(t, http.StatusOK, f.call("POST", url+"/v1/tools/retell", body, &out))
+		return out.Result
+	}
+	at := func(hour int) map[string]any {
+		return map[string]any{"property_id": "paris-11", "agent_id": "agent-00", "starts_at": slot(t, hour).Format(time.RFC3339),
+			"time_zone": "Europe/Paris", "duration_minutes": 30, "expected_policy_version": policyVersion}
+	}
+	keyOf := func(text string) string {
+		_, key, ok := strings.Cut(text, "request_key ")
+		require.True(t, ok, text)
+		return strings.TrimSuffix(key, ".")
+	}
+	key := keyOf(tool("select_slot", at(10)))
+	require.True(t, strings.HasPrefix(tool("book", at(10)), "Confirmed"))
+	status := at(10)
+	status["request_key"] = key
+	require.True(t, strings.HasPrefix(tool("booking_status", status), "Confirmed"), "book used the selected key")
+
+	move := at(11)
+	move["request_key"] = key
+	require.True(t, strings.HasPrefix(tool("reschedule_booking", move), "Confirmed"))
+	newKey := keyOf(tool("select_slot", at(11)))
+	require.NotEqual(t, key, newKey)
+	require.Contains(t, tool("booking_status", status), newKey, "the old booking names its replacement")
+	cancel := map[string]any{"request_key": newKey}
+	require.True(t, strings.HasPrefix(tool("cancel_booking", cancel), "Cancelled"))
+	require.True(t, strings.HasPrefix(tool("cancel_booking", cancel), "Cancelled"), "cancelling twice is fine")
+	require.Contains(t, tool("no_such_tool", nil), "NOT done")
+}

@@ -7,13 +7,17 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
 
 	"github.com/bookingsaga/bookingsaga/internal/receipt"
+	"github.com/bookingsaga/bookingsaga/starter/sagaclient"
 )
 
 var now = time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
@@ -177,4 +181,26 @@ func FuzzBookingBody(f *testing.F) {
 		require.True(t, req.Intent.StartsAt.After(now))
 		require.NotEmpty(t, req.ExpectedPolicyVersion)
 	})
+}
+
+func TestTechnicalFailureIsARetryableReceipt(t *testing.T) {
+	t.Parallel()
+	// A Temporal client for a port nobody listens on: every call fails.
+	tc, err := client.NewLazyClient(client.Options{HostPort: "127.0.0.1:1"})
+	require.NoError(t, err)
+	t.Cleanup(tc.Close)
+	srv := httptest.NewServer(New(sagaclient.New(tc, sagaclient.Options{}), Config{CallTimeout: 300 * time.Millisecond, Now: func() time.Time { return now }}).Handler())
+	t.Cleanup(srv.Close)
+	body, err := json.Marshal(BookingBody{RequestKey: "k-1", Slot: slot(), ExpectedPolicyVersion: "p1"})
+	require.NoError(t, err)
+	res, err := http.Post(srv.URL+"/v1/bookings", "application/json", bytes.NewReader(body))
+	require.NoError(t, err)
+	defer res.Body.Close()
+	require.Equal(t, http.StatusServiceUnavailable, res.StatusCode)
+	var r receipt.Receipt
+	require.NoError(t, json.NewDecoder(res.Body).Decode(&r))
+	require.Equal(t, receipt.StatusRejected, r.Status)
+	require.Equal(t, "k-1", r.RequestKey)
+	require.True(t, r.Reason.Retryable)
+	require.NotEqual(t, receipt.StatusConfirmed, r.Status)
 }

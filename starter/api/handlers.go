@@ -52,6 +52,31 @@ func writeError(w http.ResponseWriter, log *zap.Logger, err error) {
 	_ = writeJSON(w, e.Status, e)
 }
 
+// technical reports whether err is a failure of the system rather than an
+// answer about the request: no refusal, no missing booking, no API error.
+func technical(err error) bool {
+	var e *Error
+	var rej *booking.Rejection
+	var nf *serviceerror.NotFound
+	return !errors.As(err, &e) && !errors.As(err, &rej) && !errors.As(err, &nf)
+}
+
+// answer writes the receipt of a booking call. A technical failure is still
+// a receipt, "rejected" with retryable set: the agent tries again with the
+// same request_key, and never hears "booked".
+func answer(w http.ResponseWriter, r *http.Request, key string, rec receipt.Receipt, err error) error {
+	if err == nil {
+		return writeReceipt(w, rec)
+	}
+	if !technical(err) {
+		return err
+	}
+	logger(r).Error("booking call failed", zap.String("request_key", key), zap.Error(err))
+	return writeJSON(w, http.StatusServiceUnavailable, receipt.Receipt{RequestKey: key, Status: receipt.StatusRejected,
+		Reason: &receipt.Reason{Code: string(codeUnavailable), Retryable: true,
+			Message: "bookingsaga could not answer now; nothing is confirmed; retry with the same request_key"}})
+}
+
 // writeReceipt answers with a receipt. A refusal caused by the request
 // (an unknown resource, say) is a 400 and a key reused for another intent
 // a 409; every other outcome, conflict included, is a 200 whose status
@@ -128,26 +153,17 @@ func (s *Server) book(w http.ResponseWriter, r *http.Request) error {
 		return e
 	}
 	rec, err := s.client.Commit(r.Context(), body.RequestKey, req)
-	if err != nil {
-		return err
-	}
-	return writeReceipt(w, rec)
+	return answer(w, r, body.RequestKey, rec, err)
 }
 
 func (s *Server) status(w http.ResponseWriter, r *http.Request) error {
 	rec, err := s.client.Status(r.Context(), r.PathValue("request_key"))
-	if err != nil {
-		return err
-	}
-	return writeJSON(w, http.StatusOK, rec)
+	return answer(w, r, r.PathValue("request_key"), rec, err)
 }
 
 func (s *Server) cancel(w http.ResponseWriter, r *http.Request) error {
 	rec, err := s.client.Cancel(r.Context(), r.PathValue("request_key"))
-	if err != nil {
-		return err
-	}
-	return writeJSON(w, http.StatusOK, rec)
+	return answer(w, r, r.PathValue("request_key"), rec, err)
 }
 
 func (s *Server) reschedule(w http.ResponseWriter, r *http.Request) error {
@@ -163,10 +179,7 @@ func (s *Server) reschedule(w http.ResponseWriter, r *http.Request) error {
 		return e
 	}
 	rec, err := s.client.Reschedule(r.Context(), r.PathValue("request_key"), body.NewRequestKey, req)
-	if err != nil {
-		return err
-	}
-	return writeReceipt(w, rec)
+	return answer(w, r, body.NewRequestKey, rec, err)
 }
 
 // ResourceBody is PUT /v1/resources/{id}.

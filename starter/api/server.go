@@ -31,6 +31,9 @@ type Config struct {
 	VapiSecret string
 	// MaxBody bounds request bodies, in bytes.
 	MaxBody int64
+	// CallTimeout bounds each request's calls to Temporal; a voice call
+	// cannot wait long, and a failed call is answered retryable.
+	CallTimeout time.Duration
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	Log *zap.Logger
@@ -46,6 +49,9 @@ type Server struct {
 func New(c *sagaclient.Client, cfg Config) *Server {
 	if cfg.MaxBody <= 0 {
 		cfg.MaxBody = 64 << 10
+	}
+	if cfg.CallTimeout <= 0 {
+		cfg.CallTimeout = 10 * time.Second
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -112,7 +118,9 @@ func (s *Server) wrap(rt route) http.Handler {
 		}
 		w.Header().Set("X-Request-Id", id)
 		log := s.cfg.Log.With(zap.String("request_id", id))
-		r = r.WithContext(context.WithValue(r.Context(), ctxKey{}, log))
+		ctx, cancel := context.WithTimeout(context.WithValue(r.Context(), ctxKey{}, log), s.cfg.CallTimeout)
+		defer cancel()
+		r = r.WithContext(ctx)
 		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBody)
 		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
 		var err error

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
@@ -34,14 +35,14 @@ type toolArgs struct {
 // tool runs one tool call for a conversation and returns its one-line result.
 func (s *Server) tool(ctx context.Context, conversationID, name string, raw json.RawMessage) string {
 	var args toolArgs
-	if len(raw) > 0 {
-		// Some platforms send arguments as a JSON string.
-		var str string
-		if json.Unmarshal(raw, &str) == nil {
-			raw = json.RawMessage(str)
-		}
+	// Some platforms send arguments as a JSON string.
+	var str string
+	if bytes.HasPrefix(bytes.TrimSpace(raw), []byte(`"`)) && json.Unmarshal(raw, &str) == nil {
+		raw = json.RawMessage(str)
+	}
+	if len(bytes.TrimSpace(raw)) > 0 {
 		if err := json.Unmarshal(raw, &args); err != nil {
-			return "Could not read the arguments: " + err.Error()
+			return "NOT done: could not read the arguments: " + err.Error()
 		}
 	}
 	text, err := s.runTool(ctx, conversationID, name, args)
