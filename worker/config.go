@@ -15,6 +15,16 @@ import (
 // config is everything the worker needs, from flags with environment
 // fallbacks. It is built once in main and validated before anything starts.
 type config struct {
+	// Dev runs the embedded stack: Temporal with its UI, PostgreSQL, the
+	// fake calendar and CRM, the demo catalogue and the agent API.
+	Dev            bool
+	DataDir        string
+	APIListen      string
+	APIToken       string
+	TemporalUI     string
+	CalendarListen string
+	CRMListen      string
+
 	DatabaseURL     string
 	TemporalAddress string
 	Namespace       string
@@ -36,6 +46,12 @@ type config struct {
 
 func defaultConfig() config {
 	return config{
+		DataDir:          "./.bookingsaga",
+		APIListen:        "127.0.0.1:8080",
+		APIToken:         os.Getenv("API_TOKEN"),
+		TemporalUI:       "127.0.0.1:8233",
+		CalendarListen:   "127.0.0.1:8091",
+		CRMListen:        "127.0.0.1:8092",
 		DatabaseURL:      os.Getenv("DATABASE_URL"),
 		TemporalAddress:  envOr("TEMPORAL_ADDRESS", "127.0.0.1:7233"),
 		Namespace:        envOr("TEMPORAL_NAMESPACE", "default"),
@@ -64,6 +80,13 @@ func envOr(name, def string) string {
 func parseConfig(args []string) (config, error) {
 	c := defaultConfig()
 	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
+	fs.BoolVar(&c.Dev, "dev", false, "run the embedded stack (Temporal + UI, PostgreSQL, fakes, demo catalogue, agent API)")
+	fs.StringVar(&c.DataDir, "data-dir", c.DataDir, "dev: where the stack keeps its data")
+	fs.StringVar(&c.APIListen, "api-listen", c.APIListen, "dev: the agent HTTP API's address")
+	fs.StringVar(&c.APIToken, "api-token", c.APIToken, "dev: bearer token for the agent API; empty leaves it open (env API_TOKEN)")
+	fs.StringVar(&c.TemporalUI, "temporal-ui", c.TemporalUI, "dev: the Temporal Web UI's address; empty for none")
+	fs.StringVar(&c.CalendarListen, "fake-calendar", c.CalendarListen, "dev: the fake Google Calendar's address (unless a real calendar is configured)")
+	fs.StringVar(&c.CRMListen, "fake-crm", c.CRMListen, "dev: the fake CRM's address (unless -crm-url is set)")
 	fs.StringVar(&c.DatabaseURL, "database-url", c.DatabaseURL, "PostgreSQL connection string (env DATABASE_URL)")
 	fs.StringVar(&c.TemporalAddress, "temporal-address", c.TemporalAddress, "Temporal frontend host:port (env TEMPORAL_ADDRESS)")
 	fs.StringVar(&c.Namespace, "namespace", c.Namespace, "Temporal namespace (env TEMPORAL_NAMESPACE)")
@@ -86,7 +109,7 @@ func parseConfig(args []string) (config, error) {
 
 func (c config) validate() error {
 	var errs []error
-	if c.DatabaseURL == "" {
+	if c.DatabaseURL == "" && !c.Dev {
 		errs = append(errs, errors.New("database url is required (-database-url or DATABASE_URL)"))
 	}
 	if c.TemporalAddress == "" || c.Namespace == "" || c.TaskQueue == "" {

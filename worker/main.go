@@ -28,7 +28,11 @@ func main() {
 	defer func() { _ = logger.Sync() }()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, cfg, logger); err != nil {
+	start := run
+	if cfg.Dev {
+		start = runDev
+	}
+	if err := start(ctx, cfg, logger); err != nil {
 		logger.Error("worker stopped", zap.Error(err))
 		os.Exit(1)
 	}

@@ -75,6 +75,32 @@ func (c *Calendar) Events(calendarID string) []calendar.Event {
 	return out
 }
 
+// calendarState is what Save keeps: the events and the etag counter.
+type calendarState struct {
+	EtagSeq int64                                 `json:"etag_seq"`
+	Events  map[string]map[string]*calendar.Event `json:"events"`
+}
+
+// Save writes every stored event to path, so a dev stack keeps its
+// calendar across restarts.
+func (c *Calendar) Save(path string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return saveJSON(path, calendarState{EtagSeq: c.etagSeq, Events: c.events})
+}
+
+// Load restores what Save wrote; a missing file leaves the calendar empty.
+func (c *Calendar) Load(path string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st := calendarState{Events: map[string]map[string]*calendar.Event{}}
+	if err := loadJSON(path, &st); err != nil {
+		return fmt.Errorf("load calendar %s: %w", path, err)
+	}
+	c.etagSeq, c.events = st.EtagSeq, st.Events
+	return nil
+}
+
 // ServeHTTP routes the Calendar v3 REST paths and the fake's admin paths.
 func (c *Calendar) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	c.mux().ServeHTTP(w, r)

@@ -29,8 +29,8 @@ type CRM struct {
 }
 
 type idemEntry struct {
-	body []byte
-	rec  crm.Record
+	Body []byte     `json:"body"`
+	Rec  crm.Record `json:"record"`
 }
 
 // NewCRM returns an empty fake CRM; a non-empty token is then required as a
@@ -66,6 +66,33 @@ func (c *CRM) Records() []crm.Record {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].BookingID < out[j].BookingID })
 	return out
+}
+
+// crmState is what Save keeps.
+type crmState struct {
+	Seq     int                    `json:"seq"`
+	Records map[string]*crm.Record `json:"records"`
+	Idem    map[string]idemEntry   `json:"idempotency"`
+	Writes  int                    `json:"writes"`
+}
+
+// Save writes the records and idempotency keys to path.
+func (c *CRM) Save(path string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return saveJSON(path, crmState{Seq: c.seq, Records: c.records, Idem: c.idem, Writes: c.requests})
+}
+
+// Load restores what Save wrote; a missing file leaves the CRM empty.
+func (c *CRM) Load(path string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st := crmState{Records: map[string]*crm.Record{}, Idem: map[string]idemEntry{}}
+	if err := loadJSON(path, &st); err != nil {
+		return fmt.Errorf("load crm %s: %w", path, err)
+	}
+	c.seq, c.records, c.idem, c.requests = st.Seq, st.Records, st.Idem, st.Writes
+	return nil
 }
 
 // ServeHTTP routes the CRM API and the fake's admin paths.
@@ -106,10 +133,10 @@ func (c *CRM) upsert(r *http.Request) (int, any, error) {
 		return 0, nil, &apiError{http.StatusBadRequest, "bad_body", err.Error()}
 	}
 	if prev, ok := c.idem[key]; ok {
-		if !bytes.Equal(prev.body, body) {
+		if !bytes.Equal(prev.Body, body) {
 			return 0, nil, &apiError{http.StatusUnprocessableEntity, "idempotency_key_reused", "Idempotency-Key was used with another body"}
 		}
-		return http.StatusOK, prev.rec, nil
+		return http.StatusOK, prev.Rec, nil
 	}
 	var v crm.Viewing
 	if err := json.Unmarshal(body, &v); err != nil {
@@ -127,7 +154,7 @@ func (c *CRM) upsert(r *http.Request) (int, any, error) {
 	rec.Version++
 	rec.Viewing = v
 	c.requests++
-	c.idem[key] = idemEntry{body: body, rec: *rec}
+	c.idem[key] = idemEntry{Body: body, Rec: *rec}
 	return http.StatusOK, *rec, nil
 }
 

@@ -6,8 +6,10 @@ package mirrorfake
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"strconv"
 	"sync"
 	"time"
@@ -261,4 +263,30 @@ func faultAdmin(fs *faults) http.HandlerFunc {
 			http.Error(w, "use POST or DELETE", http.StatusMethodNotAllowed)
 		}
 	}
+}
+
+// saveJSON writes v to path atomically (write, then rename), so a crash
+// mid-save leaves the previous state.
+func saveJSON(path string, v any) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// loadJSON reads path into v; a missing file is an empty state.
+func loadJSON(path string, v any) error {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(data, v)
 }

@@ -1,0 +1,200 @@
+package devstack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"go.temporal.io/api/enums/v1"
+	"go.uber.org/zap"
+
+	"github.com/bookingsaga/bookingsaga/internal/mirrorfake"
+	"github.com/bookingsaga/bookingsaga/internal/pgserver"
+)
+
+// Options configure the stack. Empty addresses turn a part off.
+type Options struct {
+	DataDir string
+	// DatabaseURL, when set, is used instead of a PostgreSQL in DataDir.
+	DatabaseURL      string
+	Frontend, UI     string
+	Namespace        string
+	SearchAttributes map[string]enums.IndexedValueType
+	// CalendarAddr and CRMAddr serve the fakes; empty means not started
+	// (the real Google Calendar, say).
+	CalendarAddr, CRMAddr string
+	Log                   *zap.Logger
+}
+
+// Stack is the running embedded stack.
+type Stack struct {
+	// DatabaseURL is where the booking store is.
+	DatabaseURL string
+	// CalendarURL and CRMURL are the fakes' roots, when started.
+	CalendarURL, CRMURL string
+
+	opts     Options
+	pg       *pgserver.Server
+	temporal *Temporal
+	calendar *mirrorfake.Calendar
+	crm      *mirrorfake.CRM
+	servers  []*http.Server
+}
+
+// Start brings the parts up in dependency order; on failure it stops what
+// it started and says what to do in one line.
+func Start(ctx context.Context, o Options) (_ *Stack, err error) {
+	s := &Stack{opts: o, DatabaseURL: o.DatabaseURL}
+	defer func() {
+		if err != nil {
+			s.Stop()
+		}
+	}()
+	if err := writableDir(o.DataDir); err != nil {
+		return nil, err
+	}
+	if err := portsFree(o.Frontend, o.UI, o.CalendarAddr, o.CRMAddr); err != nil {
+		return nil, err
+	}
+	if s.DatabaseURL == "" {
+		if err := s.startPostgres(ctx); err != nil {
+			return nil, err
+		}
+	}
+	if s.temporal, err = StartTemporal(TemporalOptions{DataDir: o.DataDir, Frontend: o.Frontend, UI: o.UI,
+		Namespace: o.Namespace, SearchAttributes: o.SearchAttributes, Log: o.Log}); err != nil {
+		return nil, err
+	}
+	if err := s.startFakes(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func writableDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("data dir %s cannot be created (%w): pick another with -data-dir", dir, err)
+	}
+	probe := filepath.Join(dir, ".write-probe")
+	if err := os.WriteFile(probe, nil, 0o600); err != nil {
+		return fmt.Errorf("data dir %s is not writable (%w): fix its permissions or pick another with -data-dir", dir, err)
+	}
+	return os.Remove(probe)
+}
+
+func (s *Stack) startPostgres(ctx context.Context) error {
+	dir, err := filepath.Abs(filepath.Join(s.opts.DataDir, "postgres"))
+	if err != nil {
+		return err
+	}
+	s.pg, err = pgserver.Start(ctx, pgserver.Options{Dir: dir, Durable: true})
+	if errors.Is(err, pgserver.ErrNoBinaries) {
+		return fmt.Errorf("%w; or set DATABASE_URL to an existing server", err)
+	}
+	if err != nil {
+		return fmt.Errorf("start postgresql in %s: %w", dir, err)
+	}
+	if err := createDatabase(ctx, s.pg.ConnString("postgres"), "bookingsaga"); err != nil {
+		return err
+	}
+	s.DatabaseURL = s.pg.ConnString("bookingsaga")
+	return nil
+}
+
+func createDatabase(ctx context.Context, admin, name string) error {
+	conn, err := pgx.Connect(ctx, admin)
+	if err != nil {
+		return fmt.Errorf("connect postgresql: %w", err)
+	}
+	defer conn.Close(ctx)
+	var exists bool
+	if err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT FROM pg_database WHERE datname = $1)", name).Scan(&exists); err != nil {
+		return fmt.Errorf("look for database %s: %w", name, err)
+	}
+	if !exists {
+		if _, err := conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
+			return fmt.Errorf("create database %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// startFakes serves the fake calendar and CRM, restored from the data dir.
+func (s *Stack) startFakes() error {
+	if s.opts.CalendarAddr != "" {
+		s.calendar = mirrorfake.NewCalendar()
+		if err := s.calendar.Load(s.fakeFile("calendar")); err != nil {
+			return err
+		}
+		if err := s.serve(s.opts.CalendarAddr, s.calendar); err != nil {
+			return err
+		}
+		s.CalendarURL = "http://" + s.opts.CalendarAddr
+	}
+	if s.opts.CRMAddr != "" {
+		s.crm = mirrorfake.NewCRM(CRMToken)
+		if err := s.crm.Load(s.fakeFile("crm")); err != nil {
+			return err
+		}
+		if err := s.serve(s.opts.CRMAddr, s.crm); err != nil {
+			return err
+		}
+		s.CRMURL = "http://" + s.opts.CRMAddr
+	}
+	return nil
+}
+
+// CRMToken is the fake CRM's bearer token.
+const CRMToken = "dev-crm-token"
+
+func (s *Stack) fakeFile(name string) string { return filepath.Join(s.opts.DataDir, name+".json") }
+
+func (s *Stack) serve(addr string, h http.Handler) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("%s is in use: stop what uses it or pick another port with the flags: %w", addr, err)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	s.servers = append(s.servers, srv)
+	go func() { _ = srv.Serve(ln) }()
+	return nil
+}
+
+// Stop stops the fakes (saving their state), Temporal, then PostgreSQL.
+func (s *Stack) Stop() {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if s.calendar != nil {
+		s.calendar.Release()
+	}
+	if s.crm != nil {
+		s.crm.Release()
+	}
+	for _, srv := range s.servers {
+		_ = srv.Shutdown(ctx)
+	}
+	if s.calendar != nil {
+		s.logErr("save calendar", s.calendar.Save(s.fakeFile("calendar")))
+	}
+	if s.crm != nil {
+		s.logErr("save crm", s.crm.Save(s.fakeFile("crm")))
+	}
+	if s.temporal != nil {
+		s.temporal.Stop()
+	}
+	if s.pg != nil {
+		s.pg.Stop()
+	}
+}
+
+func (s *Stack) logErr(what string, err error) {
+	if err != nil && s.opts.Log != nil {
+		s.opts.Log.Error(what, zap.Error(err))
+	}
+}

@@ -1,0 +1,222 @@
+// Package devstack runs the embedded default stack in one process tree:
+// a Temporal server persisted to SQLite (WAL) with its Web UI, PostgreSQL
+// from the system's binaries, and the fake calendar and CRM.
+package devstack
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	uiserver "github.com/temporalio/ui-server/v2/server"
+	uiconfig "github.com/temporalio/ui-server/v2/server/config"
+	uiserveroptions "github.com/temporalio/ui-server/v2/server/server_options"
+	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/server/common/cluster"
+	"go.temporal.io/server/common/config"
+	"go.temporal.io/server/common/dynamicconfig"
+	serverlog "go.temporal.io/server/common/log"
+	"go.temporal.io/server/common/membership/static"
+	sqliteplugin "go.temporal.io/server/common/persistence/sql/sqlplugin/sqlite"
+	"go.temporal.io/server/common/primitives"
+	sqliteschema "go.temporal.io/server/schema/sqlite"
+	"go.temporal.io/server/temporal"
+	"go.uber.org/zap"
+)
+
+// TemporalOptions place the embedded Temporal server.
+type TemporalOptions struct {
+	// DataDir holds temporal.db; it survives restarts.
+	DataDir string
+	// Frontend and UI are host:port; UI empty means no Web UI.
+	Frontend, UI string
+	Namespace    string
+	// SearchAttributes are registered with the namespace when it is made.
+	SearchAttributes map[string]enums.IndexedValueType
+	Log              *zap.Logger
+}
+
+// Temporal is a running embedded server and its UI.
+type Temporal struct {
+	server temporal.Server
+	ui     *uiserver.Server
+}
+
+// StartTemporal starts the server, creating its SQLite file and the
+// namespace on first use. The file uses WAL, so several connections can
+// read while one writes, and a crash loses no committed history.
+func StartTemporal(o TemporalOptions) (*Temporal, error) {
+	host, port, err := splitHostPort(o.Frontend)
+	if err != nil {
+		return nil, fmt.Errorf("temporal frontend %q: %w", o.Frontend, err)
+	}
+	if err := portsFree(o.Frontend, o.UI); err != nil {
+		return nil, err
+	}
+	ports, err := freePorts(host, 4) // frontend HTTP, history, matching, worker
+	if err != nil {
+		return nil, err
+	}
+	sqlConf, err := sqliteConfig(filepath.Join(o.DataDir, "temporal.db"), o)
+	if err != nil {
+		return nil, err
+	}
+	conf := serverConfig(host, port, ports, sqlConf)
+	srv, err := temporal.NewServer(
+		temporal.WithConfig(conf),
+		temporal.ForServices(temporal.DefaultServices),
+		temporal.WithStaticHosts(staticHosts(host, port, ports)),
+		temporal.WithLogger(serverlog.NewZapLogger(o.Log.WithOptions(zap.IncreaseLevel(zap.ErrorLevel)))),
+		temporal.WithDynamicConfigClient(dynamicconfig.StaticClient{
+			// Search attributes added at runtime are visible at once.
+			dynamicconfig.ForceSearchAttributesCacheRefreshOnRead.Key(): true,
+		}),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("temporal server: %w", err)
+	}
+	if err := srv.Start(); err != nil {
+		return nil, fmt.Errorf("start temporal server: %w", err)
+	}
+	t := &Temporal{server: srv}
+	if o.UI != "" {
+		uiHost, uiPort, err := splitHostPort(o.UI)
+		if err != nil {
+			srv.Stop()
+			return nil, fmt.Errorf("temporal ui %q: %w", o.UI, err)
+		}
+		t.ui = uiserver.NewServer(uiserveroptions.WithConfigProvider(&uiconfig.Config{
+			Host: uiHost, Port: uiPort, TemporalGRPCAddress: o.Frontend, EnableUI: true,
+			CORS: uiconfig.CORS{CookieInsecure: true}, HideLogs: true, DisableNewsFetch: true,
+		}))
+		go func() {
+			if err := t.ui.Start(); err != nil {
+				o.Log.Error("temporal ui stopped", zap.Error(err))
+			}
+		}()
+	}
+	return t, nil
+}
+
+// Stop stops the UI, then the server.
+func (t *Temporal) Stop() {
+	if t.ui != nil {
+		t.ui.Stop()
+	}
+	t.server.Stop()
+}
+
+func sqliteConfig(file string, o TemporalOptions) (*config.SQL, error) {
+	conf := &config.SQL{PluginName: sqliteplugin.PluginName, DatabaseName: file, MaxConns: 4, MaxIdleConns: 4,
+		ConnectAttributes: map[string]string{"mode": "rwc", "journal_mode": "wal", "synchronous": "2", "busy_timeout": "10000"}}
+	if _, err := os.Stat(file); errors.Is(err, os.ErrNotExist) {
+		if err := sqliteschema.SetupSchema(conf); err != nil {
+			return nil, fmt.Errorf("temporal schema in %s: %w", file, err)
+		}
+	}
+	ns, err := sqliteschema.NewNamespaceConfig("active", o.Namespace, false, o.SearchAttributes)
+	if err != nil {
+		return nil, fmt.Errorf("namespace %s: %w", o.Namespace, err)
+	}
+	if err := sqliteschema.CreateNamespaces(conf, ns); err != nil {
+		return nil, fmt.Errorf("namespace %s: %w", o.Namespace, err)
+	}
+	return conf, nil
+}
+
+func serverConfig(host string, port int, ports []int, sqlConf *config.SQL) *config.Config {
+	var conf config.Config
+	conf.Global.Membership.MaxJoinDuration = 30_000_000_000
+	conf.Global.Membership.BroadcastAddress = host
+	conf.Persistence.DefaultStore = "sqlite"
+	conf.Persistence.VisibilityStore = "sqlite"
+	conf.Persistence.NumHistoryShards = 1
+	conf.Persistence.DataStores = map[string]config.DataStore{"sqlite": {SQL: sqlConf}}
+	conf.ClusterMetadata = &cluster.Config{
+		FailoverVersionIncrement: 10, MasterClusterName: "active", CurrentClusterName: "active",
+		ClusterInformation: map[string]cluster.ClusterInformation{"active": {
+			Enabled: true, InitialFailoverVersion: 1,
+			RPCAddress:  net.JoinHostPort(host, strconv.Itoa(port)),
+			HTTPAddress: net.JoinHostPort(host, strconv.Itoa(ports[0])),
+		}},
+	}
+	conf.DCRedirectionPolicy.Policy = "noop"
+	service := func(grpc, http int) config.Service {
+		var s config.Service
+		s.RPC.GRPCPort, s.RPC.HTTPPort, s.RPC.BindOnIP = grpc, http, host
+		return s
+	}
+	conf.Services = map[string]config.Service{
+		"frontend": service(port, ports[0]),
+		"history":  service(ports[1], 0),
+		"matching": service(ports[2], 0),
+		"worker":   service(ports[3], 0),
+	}
+	conf.Archival.History.State = "disabled"
+	conf.Archival.Visibility.State = "disabled"
+	conf.NamespaceDefaults.Archival.History.State = "disabled"
+	conf.NamespaceDefaults.Archival.Visibility.State = "disabled"
+	conf.PublicClient.HostPort = net.JoinHostPort(host, strconv.Itoa(port))
+	return &conf
+}
+
+func staticHosts(host string, port int, ports []int) map[primitives.ServiceName]static.Hosts {
+	at := func(p int) static.Hosts { return static.SingleLocalHost(net.JoinHostPort(host, strconv.Itoa(p))) }
+	return map[primitives.ServiceName]static.Hosts{
+		primitives.FrontendService: at(port),
+		primitives.HistoryService:  at(ports[1]),
+		primitives.MatchingService: at(ports[2]),
+		primitives.WorkerService:   at(ports[3]),
+	}
+}
+
+func splitHostPort(addr string) (string, int, error) {
+	host, p, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", 0, err
+	}
+	port, err := strconv.Atoi(p)
+	if err != nil || port <= 0 || port > 65535 {
+		return "", 0, fmt.Errorf("bad port %q", p)
+	}
+	return host, port, nil
+}
+
+// portsFree checks each address can be listened on, so a clash is one
+// clear line before anything starts.
+func portsFree(addrs ...string) error {
+	for _, a := range addrs {
+		if a == "" {
+			continue
+		}
+		ln, err := net.Listen("tcp", a)
+		if err != nil {
+			return fmt.Errorf("%s is in use (is another stack running?); stop it or pick another port with the flags: %w", a, err)
+		}
+		_ = ln.Close()
+	}
+	return nil
+}
+
+// freePorts asks the kernel for n unused ports on host.
+func freePorts(host string, n int) ([]int, error) {
+	var lns []net.Listener
+	defer func() {
+		for _, ln := range lns {
+			_ = ln.Close()
+		}
+	}()
+	var out []int
+	for range n {
+		ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+		if err != nil {
+			return nil, fmt.Errorf("find a free port: %w", err)
+		}
+		lns = append(lns, ln)
+		out = append(out, ln.Addr().(*net.TCPAddr).Port)
+	}
+	return out, nil
+}

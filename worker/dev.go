@@ -1,0 +1,117 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"go.temporal.io/sdk/client"
+	"go.uber.org/zap"
+
+	"github.com/bookingsaga/bookingsaga/internal/devstack"
+	"github.com/bookingsaga/bookingsaga/internal/store"
+	"github.com/bookingsaga/bookingsaga/internal/zaplog"
+	"github.com/bookingsaga/bookingsaga/starter/api"
+	"github.com/bookingsaga/bookingsaga/starter/sagaclient"
+)
+
+// runDev brings up the embedded stack, then the worker and the agent API
+// on it, and takes it all down again when ctx ends.
+func runDev(ctx context.Context, cfg config, logger *zap.Logger) error {
+	began := time.Now()
+	apiLn, err := net.Listen("tcp", cfg.APIListen)
+	if err != nil {
+		return fmt.Errorf("%s is in use (is another stack running?); stop it or pick another with -api-listen: %w", cfg.APIListen, err)
+	}
+	defer apiLn.Close()
+	opts := devstack.Options{DataDir: cfg.DataDir, DatabaseURL: cfg.DatabaseURL, Frontend: cfg.TemporalAddress,
+		UI: cfg.TemporalUI, Namespace: cfg.Namespace, SearchAttributes: searchAttributes(), Log: logger}
+	if !cfg.calendarConfigured() {
+		opts.CalendarAddr = cfg.CalendarListen
+	}
+	if cfg.CRMBaseURL == "" {
+		opts.CRMAddr = cfg.CRMListen
+	}
+	stack, err := devstack.Start(ctx, opts)
+	if err != nil {
+		return err
+	}
+	defer stack.Stop()
+	cfg.DatabaseURL = stack.DatabaseURL
+	if stack.CalendarURL != "" {
+		cfg.CalendarEndpoint, cfg.CalendarNoAuth = stack.CalendarURL+"/calendar/v3/", true
+	}
+	if stack.CRMURL != "" {
+		cfg.CRMBaseURL, cfg.CRMToken = stack.CRMURL, devstack.CRMToken
+	}
+	if err := seed(ctx, cfg.DatabaseURL); err != nil {
+		return err
+	}
+	stopAPI, err := serveAPI(cfg, logger, apiLn)
+	if err != nil {
+		return err
+	}
+	defer stopAPI()
+	banner(cfg, stack, time.Since(began))
+	return run(ctx, cfg, logger)
+}
+
+// seed applies the migrations and the demo catalogue's missing parts.
+func seed(ctx context.Context, url string) error {
+	pool, err := pgxpool.New(ctx, url)
+	if err != nil {
+		return fmt.Errorf("connect database: %w", err)
+	}
+	defer pool.Close()
+	if err := migrate(ctx, pool); err != nil {
+		return err
+	}
+	return devstack.SeedDemo(ctx, store.New(pool, store.Config{}))
+}
+
+// serveAPI serves the agent API on ln through its own Temporal client.
+func serveAPI(cfg config, logger *zap.Logger, ln net.Listener) (func(), error) {
+	tc, err := client.Dial(client.Options{HostPort: cfg.TemporalAddress, Namespace: cfg.Namespace,
+		Logger: zaplog.New(logger.WithOptions(zap.IncreaseLevel(zap.WarnLevel)))})
+	if err != nil {
+		return nil, fmt.Errorf("connect temporal: %w", err)
+	}
+	sc := sagaclient.New(tc, sagaclient.Options{TaskQueue: cfg.TaskQueue})
+	srv := &http.Server{Handler: api.New(sc, api.Config{Token: cfg.APIToken, Log: logger}).Handler(),
+		ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			logger.Error("agent API stopped", zap.Error(err))
+		}
+	}()
+	return func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+		tc.Close()
+	}, nil
+}
+
+func banner(cfg config, stack *devstack.Stack, took time.Duration) {
+	line := func(name, value string) { fmt.Fprintf(os.Stdout, "  %-15s %s\n", name, value) }
+	fmt.Fprintf(os.Stdout, "bookingsaga dev stack ready in %.1fs\n", took.Seconds())
+	line("agent API", "http://"+cfg.APIListen+"  (OpenAPI at /openapi.json)")
+	line("Temporal", cfg.TemporalAddress+"  (namespace "+cfg.Namespace+")")
+	if cfg.TemporalUI != "" {
+		line("Temporal UI", "http://"+cfg.TemporalUI)
+	}
+	line("PostgreSQL", stack.DatabaseURL)
+	if stack.CalendarURL != "" {
+		line("fake calendar", stack.CalendarURL)
+	}
+	if stack.CRMURL != "" {
+		line("fake CRM", stack.CRMURL)
+	}
+	line("data", cfg.DataDir)
+	fmt.Fprintln(os.Stdout, "Ctrl-C stops everything.")
+}
