@@ -33,7 +33,10 @@ func main() {
 		start = runDev
 	}
 	if err := start(ctx, cfg, logger); err != nil {
-		logger.Error("worker stopped", zap.Error(err))
+		// One plain line: it usually says what to fix (a port in use, no
+		// PostgreSQL binaries, an unwritable data dir).
+		_ = logger.Sync()
+		fmt.Fprintln(os.Stderr, "worker:", err)
 		os.Exit(1)
 	}
 }

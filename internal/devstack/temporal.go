@@ -46,8 +46,7 @@ type Temporal struct {
 }
 
 // StartTemporal starts the server, creating its SQLite file and the
-// namespace on first use. The file uses WAL, so several connections can
-// read while one writes, and a crash loses no committed history.
+// namespace on first use.
 func StartTemporal(o TemporalOptions) (*Temporal, error) {
 	host, port, err := splitHostPort(o.Frontend)
 	if err != nil {
@@ -110,8 +109,11 @@ func (t *Temporal) Stop() {
 }
 
 func sqliteConfig(file string, o TemporalOptions) (*config.SQL, error) {
-	conf := &config.SQL{PluginName: sqliteplugin.PluginName, DatabaseName: file, MaxConns: 4, MaxIdleConns: 4,
-		ConnectAttributes: map[string]string{"mode": "rwc", "journal_mode": "wal", "synchronous": "2", "busy_timeout": "10000"}}
+	// One connection: SQLite has one writer, and several connections meet
+	// SQLITE_BUSY on write upgrades even with WAL. WAL with synchronous=FULL
+	// (2) keeps every committed history write across a crash.
+	conf := &config.SQL{PluginName: sqliteplugin.PluginName, DatabaseName: file, MaxConns: 1, MaxIdleConns: 1,
+		ConnectAttributes: map[string]string{"mode": "rwc", "journal_mode": "wal", "synchronous": "2"}}
 	if _, err := os.Stat(file); errors.Is(err, os.ErrNotExist) {
 		if err := sqliteschema.SetupSchema(conf); err != nil {
 			return nil, fmt.Errorf("temporal schema in %s: %w", file, err)

@@ -178,7 +178,32 @@ func prepareDir(dir string, cred *syscall.Credential) error {
 	if err := os.Chown(dir, int(cred.Uid), int(cred.Gid)); err != nil {
 		return fmt.Errorf("postgres dir %s: %w", dir, err)
 	}
-	return nil
+	return reachable(dir, cred.Uid)
+}
+
+// reachable checks that the postgres user can walk down to dir: a root-only
+// parent (a 0700 home or temp dir) would make initdb fail with a bare
+// "permission denied".
+func reachable(dir string, uid uint32) error {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	for p := filepath.Dir(abs); ; p = filepath.Dir(p) {
+		fi, err := os.Stat(p)
+		if err != nil {
+			return fmt.Errorf("postgres dir %s: %w", dir, err)
+		}
+		st, ok := fi.Sys().(*syscall.Stat_t)
+		if fi.Mode().Perm()&0o001 == 0 && !(ok && st.Uid == uid) {
+			return fmt.Errorf("postgres dir %s: the postgres user cannot enter %s (mode %s): "+
+				"PostgreSQL runs as postgres when we are root, so make it traversable (chmod o+x %s) or use a data dir elsewhere",
+				dir, p, fi.Mode().Perm(), p)
+		}
+		if p == filepath.Dir(p) {
+			return nil
+		}
+	}
 }
 
 // findBinaries looks on PATH first, then at the newest Debian-style install.

@@ -1,0 +1,234 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+
+	"github.com/bookingsaga/bookingsaga/internal/devstack"
+	"github.com/bookingsaga/bookingsaga/internal/localtime"
+	"github.com/bookingsaga/bookingsaga/internal/receipt"
+)
+
+// devStack is one `go run ./worker -dev` subprocess, as the README runs it,
+// on free ports and a temporary data dir.
+type devStack struct {
+	t            *testing.T
+	cmd          *exec.Cmd
+	args         []string
+	api, frontal string
+	dataDir      string
+	stderr       *lockedBuffer
+}
+
+// lockedBuffer is written by the subprocess pipe and read by the test.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+func newDevStack(t *testing.T) *devStack {
+	// Unix socket paths are short: keep the data dir near the root.
+	dir, err := os.MkdirTemp("", "bs-e2e-")
+	require.NoError(t, err)
+	// PostgreSQL runs as postgres when tests run as root: let it in.
+	require.NoError(t, os.Chmod(dir, 0o755))
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	d := &devStack{t: t, api: freeAddr(t), frontal: freeAddr(t), dataDir: filepath.Join(dir, "data")}
+	d.args = []string{"run", "./worker", "-dev", "-data-dir", d.dataDir, "-api-listen", d.api,
+		"-temporal-address", d.frontal, "-temporal-ui", freeAddr(t), "-fake-calendar", freeAddr(t), "-fake-crm", freeAddr(t)}
+	return d
+}
+
+// start runs the stack and waits for its ready line.
+func (d *devStack) start() {
+	d.t.Helper()
+	d.cmd = exec.Command("go", d.args...)
+	d.cmd.Dir = ".."
+	d.cmd.Env = append(os.Environ(), "API_TOKEN=")
+	// Its own process group, so SIGINT reaches it as a terminal's Ctrl-C would.
+	d.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stdout, err := d.cmd.StdoutPipe()
+	require.NoError(d.t, err)
+	d.stderr = &lockedBuffer{}
+	d.cmd.Stderr = d.stderr
+	require.NoError(d.t, d.cmd.Start())
+	d.t.Cleanup(func() { _ = syscall.Kill(-d.cmd.Process.Pid, syscall.SIGKILL) })
+	ready := make(chan bool, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if strings.Contains(sc.Text(), "dev stack ready") {
+				ready <- true
+			}
+		}
+		close(ready)
+	}()
+	select {
+	case ok := <-ready:
+		require.True(d.t, ok, "the stack exited before it was ready: %s", tail(d.stderr.String()))
+	case <-time.After(5 * time.Minute): // the first `go run` also builds
+		d.t.Fatalf("the stack was not ready in time: %s", tail(d.stderr.String()))
+	}
+}
+
+// stop sends SIGINT, as Ctrl-C does, and waits for a clean exit.
+func (d *devStack) stop() {
+	d.t.Helper()
+	require.NoError(d.t, syscall.Kill(-d.cmd.Process.Pid, syscall.SIGINT))
+	done := make(chan error, 1)
+	go func() { done <- d.cmd.Wait() }()
+	select {
+	case <-done:
+		// `go run` itself exits 1 when interrupted, whatever the program
+		// did; the worker's own log says whether it shut down cleanly.
+		log := d.stderr.String()
+		require.Contains(d.t, log, "worker stopped cleanly", tail(log))
+		require.NotContains(d.t, log, `"level":"error"`, tail(log))
+	case <-time.After(time.Minute):
+		d.t.Fatal("the stack did not stop within a minute of SIGINT")
+	}
+}
+
+func tail(s string) string {
+	if len(s) > 2000 {
+		return s[len(s)-2000:]
+	}
+	return s
+}
+
+// postgresRunning reports whether any process still runs a postgres on
+// the stack's data dir.
+func (d *devStack) postgresRunning() bool {
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		b, err := os.ReadFile(p)
+		if err == nil && bytes.Contains(b, []byte("postgres")) && bytes.Contains(b, []byte(d.dataDir)) {
+			return true
+		}
+	}
+	return false
+}
+
+func (d *devStack) book(key string, start time.Time) receipt.Receipt {
+	d.t.Helper()
+	body, err := json.Marshal(map[string]any{"request_key": key, "property_id": "paris-marais-12", "agent_id": "agent-claire",
+		"starts_at": start.Format(time.RFC3339), "time_zone": "Europe/Paris", "duration_minutes": 30,
+		"expected_policy_version": devstack.DemoPolicy})
+	require.NoError(d.t, err)
+	res, err := http.Post("http://"+d.api+"/v1/bookings", "application/json", bytes.NewReader(body))
+	require.NoError(d.t, err)
+	return decodeReceipt(d.t, res)
+}
+
+func (d *devStack) receipt(key string) receipt.Receipt {
+	d.t.Helper()
+	res, err := http.Get("http://" + d.api + "/v1/bookings/" + key)
+	require.NoError(d.t, err)
+	return decodeReceipt(d.t, res)
+}
+
+func decodeReceipt(t *testing.T, res *http.Response) receipt.Receipt {
+	t.Helper()
+	defer res.Body.Close()
+	data, err := io.ReadAll(res.Body)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, res.StatusCode, string(data))
+	var r receipt.Receipt
+	require.NoError(t, json.Unmarshal(data, &r))
+	return r
+}
+
+func TestDevStackEndToEnd(t *testing.T) {
+	t.Parallel()
+	d := newDevStack(t)
+	d.start()
+	loc, err := localtime.LoadZone("Europe/Paris")
+	require.NoError(t, err)
+	day := time.Now().In(loc).AddDate(0, 0, 3)
+	start := time.Date(day.Year(), day.Month(), day.Day(), 11, 0, 0, 0, loc)
+	key := uuid.NewString()
+	booked := d.book(key, start)
+	require.Equal(t, receipt.StatusConfirmed, booked.Status)
+
+	tc, err := client.Dial(client.Options{HostPort: d.frontal, Namespace: "default"})
+	require.NoError(t, err)
+	query := fmt.Sprintf(`BookingStatus = "CONFIRMED" AND BookingProperty = "paris-marais-12" AND WorkflowId = %q`, key)
+	require.Eventually(t, func() bool {
+		res, err := tc.ListWorkflow(context.Background(), &workflowservice.ListWorkflowExecutionsRequest{Namespace: "default", Query: query})
+		return err == nil && len(res.GetExecutions()) == 1
+	}, 30*time.Second, 100*time.Millisecond, "the saga is found through the search attributes")
+	tc.Close()
+
+	d.stop()
+	require.False(t, d.postgresRunning(), "no postgres is left behind")
+	d.start()
+	again := d.receipt(key)
+	require.Equal(t, booked.BookingID, again.BookingID, "the booking and its workflow survive a restart")
+	require.Equal(t, receipt.StatusConfirmed, again.Status)
+	d.stop()
+	require.False(t, d.postgresRunning())
+}
+
+func TestDevStackBadConfigurationSaysWhatToDo(t *testing.T) {
+	t.Parallel()
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer busy.Close()
+	d := newDevStack(t)
+	d.args[slices.Index(d.args, "-api-listen")+1] = busy.Addr().String()
+	cmd := exec.Command("go", d.args...)
+	cmd.Dir = ".."
+	out, err := cmd.CombinedOutput()
+	require.Error(t, err)
+	require.Contains(t, string(out), "worker: "+busy.Addr().String()+" is in use")
+
+	d = newDevStack(t)
+	require.NoError(t, os.WriteFile(filepath.Dir(d.dataDir)+"/file", nil, 0o600))
+	d.args[slices.Index(d.args, "-data-dir")+1] = filepath.Dir(d.dataDir) + "/file/data"
+	cmd = exec.Command("go", d.args...)
+	cmd.Dir = ".."
+	out, err = cmd.CombinedOutput()
+	require.Error(t, err)
+	require.Contains(t, string(out), "worker: data dir")
+	require.Contains(t, string(out), "cannot be created")
+}
