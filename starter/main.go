@@ -32,6 +32,7 @@ commands:
   status KEY   print the receipt of a request key
   cancel KEY   cancel a booking
   reschedule KEY   move a booking to a new slot under a new key
+  demo         drive a running dev stack like a voice agent and show the outcome
 
 run "starter <command> -h" for a command's flags.
 `
@@ -81,6 +82,9 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if fs.NArg() == 0 {
 		fs.Usage()
 		return errors.New("a command is required")
+	}
+	if fs.Arg(0) == "demo" { // HTTP only: it needs no Temporal client
+		return runDemo(ctx, fs.Args()[1:], out)
 	}
 	logger, err := zap.NewProduction()
 	if err != nil {
