@@ -10,6 +10,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
@@ -33,6 +34,7 @@ commands:
   cancel KEY   cancel a booking
   reschedule KEY   move a booking to a new slot under a new key
   demo         drive a running dev stack like a voice agent and show the outcome
+  probe URL    exit 0 if URL answers 200 (container health checks)
 
 run "starter <command> -h" for a command's flags.
 `
@@ -83,8 +85,11 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		fs.Usage()
 		return errors.New("a command is required")
 	}
-	if fs.Arg(0) == "demo" { // HTTP only: it needs no Temporal client
+	switch fs.Arg(0) { // HTTP only: these need no Temporal client
+	case "demo":
 		return runDemo(ctx, fs.Args()[1:], out)
+	case "probe":
+		return probe(ctx, fs.Args()[1:])
 	}
 	logger, err := zap.NewProduction()
 	if err != nil {
@@ -113,4 +118,26 @@ func envOr(name, def string) string {
 		return v
 	}
 	return def
+}
+
+// probe is the containers' health check: the images have no shell or curl.
+func probe(ctx context.Context, args []string) error {
+	if len(args) != 1 {
+		return errors.New("probe needs exactly one URL")
+	}
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, args[0], nil)
+	if err != nil {
+		return err
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s answered %d", args[0], res.StatusCode)
+	}
+	return nil
 }

@@ -42,6 +42,8 @@ type config struct {
 
 	ContactRetention time.Duration
 	ShutdownTimeout  time.Duration
+	// HealthListen serves GET /healthz while the worker runs; empty is off.
+	HealthListen string
 }
 
 func defaultConfig() config {
@@ -100,6 +102,7 @@ func parseConfig(args []string) (config, error) {
 	fs.StringVar(&c.CRMToken, "crm-token", c.CRMToken, "CRM bearer token (env CRM_TOKEN)")
 	fs.DurationVar(&c.CRMTimeout, "crm-timeout", c.CRMTimeout, "per-attempt CRM call timeout")
 	fs.DurationVar(&c.ContactRetention, "contact-retention", c.ContactRetention, "how long contact details are kept")
+	fs.StringVar(&c.HealthListen, "health-listen", os.Getenv("HEALTH_LISTEN"), "address for GET /healthz, e.g. 0.0.0.0:9090 (env HEALTH_LISTEN)")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "grace period for running activities on shutdown")
 	if err := fs.Parse(args); err != nil {
 		return config{}, err

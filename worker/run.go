@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"net"
+	"net/http"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -52,6 +54,13 @@ func run(ctx context.Context, cfg config, logger *zap.Logger) error {
 	}
 	w := worker.New(c, cfg.TaskQueue, worker.Options{WorkerStopTimeout: cfg.ShutdownTimeout})
 	register(w, acts)
+	if cfg.HealthListen != "" {
+		stop, err := serveHealth(cfg.HealthListen, pool)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	logger.Info("worker started", zap.String("task_queue", cfg.TaskQueue), zap.String("namespace", cfg.Namespace))
 	if err := w.Run(stopOn(ctx)); err != nil {
 		return fmt.Errorf("run worker: %w", err)
@@ -151,4 +160,26 @@ func searchAttributes() map[string]enums.IndexedValueType {
 		workflows.AttrCalendarSynced.GetName(): enums.INDEXED_VALUE_TYPE_BOOL,
 		workflows.AttrCRMSynced.GetName():      enums.INDEXED_VALUE_TYPE_BOOL,
 	}
+}
+
+// serveHealth answers GET /healthz with 200 while the database answers,
+// for container health checks.
+func serveHealth(addr string, pool *pgxpool.Pool) (func(), error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("health listener %s: %w", addr, err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		if err := pool.Ping(ctx); err != nil {
+			http.Error(w, "database unreachable", http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = w.Write([]byte("ok\n"))
+	})
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	return func() { _ = srv.Close() }, nil
 }
