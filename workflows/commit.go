@@ -180,10 +180,9 @@ func (s *saga) refuse(ctx workflow.Context, state State, reason *receipt.Reason)
 }
 
 func conflictReason(d activities.ConflictDetail) *receipt.Reason {
+	// The calendar's free/busy cannot tell our own mirrored bookings from
+	// events typed in by hand, so the message does not name the source.
 	r := &receipt.Reason{Code: "slot_taken", Message: "the slot is no longer free"}
-	if d.Source == "calendar" {
-		r.Message = "the slot is taken in the calendar of a resource"
-	}
 	for _, b := range d.Busy {
 		r.Busy = append(r.Busy, receipt.Busy{ResourceID: b.ResourceID, From: b.From, To: b.To})
 	}
