@@ -123,7 +123,12 @@ func (d *devStack) stop() {
 		// did; the worker's own log says whether it shut down cleanly.
 		log := d.stderr.String()
 		require.Contains(d.t, log, "worker stopped cleanly", tail(log))
-		require.NotContains(d.t, log, `"level":"error"`, tail(log))
+		for _, line := range strings.Split(log, "\n") {
+			// The embedded Temporal server may log its own shutdown races
+			// (a task queue closing under a pending task); ours must not err.
+			ours := !strings.Contains(line, `"caller":"log/zap_logger.go`)
+			require.False(d.t, ours && strings.Contains(line, `"level":"error"`), line)
+		}
 	case <-time.After(time.Minute):
 		d.t.Fatal("the stack did not stop within a minute of SIGINT")
 	}
