@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"time"
 
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/bookingsaga/bookingsaga/internal/booking"
@@ -35,6 +36,7 @@ const (
 type Calendar interface {
 	Upsert(ctx context.Context, b gcal.Booking) (gcal.Synced, error)
 	Delete(ctx context.Context, calendarID, requestKey, bookingID string) error
+	Events(ctx context.Context, calendarID string, from, to time.Time) ([]gcal.Event, error)
 	FreeBusy(ctx context.Context, calendarIDs []string, from, to time.Time) (map[string][]gcal.Interval, error)
 }
 
@@ -44,6 +46,9 @@ type Activities struct {
 	// Calendar and CRM are optional; nil means that mirror is not kept.
 	Calendar Calendar
 	CRM      crm.CRM
+	// Temporal lets reconciliation find and tell stuck sagas; nil skips
+	// that step.
+	Temporal client.Client
 }
 
 // ConflictDetail is carried by an ErrTypeConflict error.

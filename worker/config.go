@@ -44,6 +44,9 @@ type config struct {
 	ShutdownTimeout  time.Duration
 	// HealthListen serves GET /healthz while the worker runs; empty is off.
 	HealthListen string
+	// ReconcileInterval is how often the reconciliation schedule runs; 0
+	// leaves the schedule alone.
+	ReconcileInterval time.Duration
 }
 
 func defaultConfig() config {
@@ -68,6 +71,7 @@ func defaultConfig() config {
 		CRMTimeout:          10 * time.Second,
 		ContactRetention:    90 * 24 * time.Hour,
 		ShutdownTimeout:     30 * time.Second,
+		ReconcileInterval:   5 * time.Minute,
 	}
 }
 
@@ -103,6 +107,7 @@ func parseConfig(args []string) (config, error) {
 	fs.DurationVar(&c.CRMTimeout, "crm-timeout", c.CRMTimeout, "per-attempt CRM call timeout")
 	fs.DurationVar(&c.ContactRetention, "contact-retention", c.ContactRetention, "how long contact details are kept")
 	fs.StringVar(&c.HealthListen, "health-listen", os.Getenv("HEALTH_LISTEN"), "address for GET /healthz, e.g. 0.0.0.0:9090 (env HEALTH_LISTEN)")
+	fs.DurationVar(&c.ReconcileInterval, "reconcile-every", c.ReconcileInterval, "how often the reconciliation schedule runs; 0 leaves it alone")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "grace period for running activities on shutdown")
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
@@ -117,6 +122,9 @@ func (c config) validate() error {
 	}
 	if c.TemporalAddress == "" || c.Namespace == "" || c.TaskQueue == "" {
 		errs = append(errs, errors.New("temporal address, namespace and task queue must not be empty"))
+	}
+	if c.ReconcileInterval < 0 {
+		errs = append(errs, fmt.Errorf("reconcile-every must not be negative, got %s", c.ReconcileInterval))
 	}
 	for name, d := range map[string]time.Duration{"calendar-timeout": c.CalendarTimeout, "crm-timeout": c.CRMTimeout,
 		"contact-retention": c.ContactRetention, "shutdown-timeout": c.ShutdownTimeout} {

@@ -49,8 +49,14 @@ func run(ctx context.Context, cfg config, logger *zap.Logger) error {
 		return fmt.Errorf("connect temporal at %s: %w", cfg.TemporalAddress, err)
 	}
 	defer c.Close()
+	acts.Temporal = c
 	if err := ensureSearchAttributes(ctx, c, cfg.Namespace); err != nil {
 		logger.Warn("search attributes not registered; filtering in the UI will be limited", zap.Error(err))
+	}
+	if cfg.ReconcileInterval > 0 {
+		if err := ensureSchedule(ctx, c, cfg); err != nil {
+			return err
+		}
 	}
 	w := worker.New(c, cfg.TaskQueue, worker.Options{WorkerStopTimeout: cfg.ShutdownTimeout})
 	register(w, acts)
@@ -96,6 +102,7 @@ func register(r worker.Registry, acts *activities.Activities) {
 	r.RegisterWorkflow(workflows.Booking)
 	r.RegisterWorkflow(workflows.Catalog)
 	r.RegisterWorkflow(workflows.Conversation)
+	r.RegisterWorkflow(workflows.Reconcile)
 	r.RegisterActivity(acts)
 }
 

@@ -80,7 +80,7 @@ func setup(t testing.TB, opts ...worker.Options) *fixture {
 	require.NoError(t, err)
 	crmClient, err := crm.NewHTTP(crm.Config{BaseURL: crmSrv.URL, Token: "crm-token", Timeout: 2 * time.Second, Retry: retry.Default()})
 	require.NoError(t, err)
-	f.acts = &activities.Activities{Store: st, Calendar: cal, CRM: crmClient}
+	f.acts = &activities.Activities{Store: st, Calendar: cal, CRM: crmClient, Temporal: f.client}
 	var o worker.Options
 	if len(opts) > 0 {
 		o = opts[0]

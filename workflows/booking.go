@@ -28,6 +28,11 @@ type saga struct {
 	replacement *receipt.Receipt
 	// dirty asks the main loop to sync the calendar and CRM.
 	dirty bool
+	// nudged and reconciled carry a reconciliation run's lookup to the
+	// commit runner; cancelLookup cuts the runner's own lookup short.
+	nudged       bool
+	reconciled   activities.LookupOutput
+	cancelLookup workflow.CancelFunc
 	// notifying counts signals to a replaced booking still in flight.
 	notifying int
 	// changes counts state changes, so the main loop re-reads its deadline.
@@ -51,6 +56,14 @@ func Booking(ctx workflow.Context, in BookingInput) (receipt.Receipt, error) {
 	if err := s.register(ctx); err != nil {
 		return receipt.Receipt{}, err
 	}
+	workflow.Go(ctx, func(ctx workflow.Context) {
+		ch := workflow.GetSignalChannel(ctx, SignalReconcile)
+		for {
+			var out activities.LookupOutput
+			ch.Receive(ctx, &out)
+			s.onReconcile(ctx, out)
+		}
+	})
 	if err := booking.ValidateKey(in.RequestKey); err != nil {
 		s.refuse(ctx, StateRejected, rejectionReason(err))
 	} else if in.Commit != nil && s.st.State == StateOffered {

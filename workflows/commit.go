@@ -120,20 +120,64 @@ func (s *saga) runCommit(ctx workflow.Context) {
 		if s.refused(ctx, err) {
 			return
 		}
+		if s.st.State.decided() {
+			return // settled by a reconciliation while the attempt ran
+		}
 		s.enterUnknown(ctx, err)
-		var found activities.LookupOutput
-		if err := workflow.ExecuteActivity(storeCtx(ctx), a.Lookup, s.key()).Get(ctx, &found); err != nil {
-			return // only when the workflow itself is cancelled
+		found, ok := s.lookup(ctx)
+		if !ok || s.st.State.decided() {
+			return // the workflow was cancelled, or a reconciliation settled it
 		}
 		if found.Found && !(confirming && found.Booking.Status == booking.StatusHeld) {
 			s.fromStore(ctx, found.Booking)
 			return
 		}
-		// Authoritatively absent (or a hold still to confirm): same key again.
-		if workflow.Sleep(ctx, backoff) != nil {
+		// Authoritatively absent (or a hold still to confirm): same key
+		// again, after a backoff a reconciliation run may cut short.
+		if _, err := workflow.AwaitWithTimeout(ctx, backoff, func() bool { return s.nudged || s.st.State.decided() }); err != nil {
+			return
+		}
+		s.nudged = false
+		if s.st.State.decided() {
 			return
 		}
 		backoff = min(2*backoff, time.Minute)
+	}
+}
+
+// lookup asks the store about the key until it answers. A reconciliation
+// signal can cut it short with its own authoritative answer; ok is false
+// only when the workflow itself is cancelled.
+func (s *saga) lookup(ctx workflow.Context) (activities.LookupOutput, bool) {
+	var a *activities.Activities
+	lctx, cancel := workflow.WithCancel(ctx)
+	s.cancelLookup = cancel
+	defer func() { s.cancelLookup = nil }()
+	var found activities.LookupOutput
+	err := workflow.ExecuteActivity(storeCtx(lctx), a.Lookup, s.key()).Get(lctx, &found)
+	if err == nil {
+		return found, true
+	}
+	if ctx.Err() != nil {
+		return activities.LookupOutput{}, false
+	}
+	return s.reconciled, true
+}
+
+// onReconcile takes a reconciliation run's lookup for a stuck saga: found
+// settles it at once, absent makes the runner send the same key again now.
+func (s *saga) onReconcile(ctx workflow.Context, out activities.LookupOutput) {
+	if s.st.State != StateUnknown && s.st.State != StateCommitting {
+		return
+	}
+	s.reconciled = out
+	if out.Found && out.Booking.Status != booking.StatusHeld {
+		s.fromStore(ctx, out.Booking)
+	} else {
+		s.nudged = true
+	}
+	if s.cancelLookup != nil {
+		s.cancelLookup()
 	}
 }
 

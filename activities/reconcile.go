@@ -1,0 +1,280 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.temporal.io/api/workflowservice/v1"
+
+	"github.com/bookingsaga/bookingsaga/internal/booking"
+	"github.com/bookingsaga/bookingsaga/internal/crm"
+	"github.com/bookingsaga/bookingsaga/internal/gcal"
+	"github.com/bookingsaga/bookingsaga/internal/store"
+)
+
+// SignalReconcile tells a stuck saga what the store says about its key.
+// It is declared here, beside the activity that sends it; the workflow
+// package re-exports it.
+const SignalReconcile = "reconcile"
+
+// WindowInput is one page of a reconciliation window.
+type WindowInput struct {
+	From, To time.Time
+	After    store.Cursor
+	Limit    int
+}
+
+// CalendarReport counts what one page found and did in the calendars.
+type CalendarReport struct {
+	Missing, Moved, Orphans, Flagged, AlreadyFlagged int
+	Details                                          []string
+	// Next is set when the page was full and more bookings follow.
+	Next *store.Cursor
+}
+
+// ReconcileCalendar makes the calendars match the store over a window:
+// events of ours with no confirmed booking are removed, moved ones are put
+// back, missing ones re-created; an event that is not ours over a
+// confirmed booking is flagged for a human and never touched.
+func (a *Activities) ReconcileCalendar(ctx context.Context, in WindowInput) (CalendarReport, error) {
+	var rep CalendarReport
+	if a.Calendar == nil {
+		return rep, nil
+	}
+	cals, err := a.Store.Calendars(ctx)
+	if err != nil {
+		return rep, storeError("reconcile calendar", "", err)
+	}
+	listed := map[string][]gcal.Event{}
+	for _, rc := range cals {
+		evs, err := a.Calendar.Events(ctx, rc.CalendarID, in.From, in.To)
+		if err != nil {
+			return rep, mirrorError("reconcile calendar", rc.CalendarID, err, gcal.Permanent(err))
+		}
+		listed[rc.CalendarID] = evs
+		if err := a.reconcileOurEvents(ctx, rc.CalendarID, evs, &rep); err != nil {
+			return rep, err
+		}
+	}
+	page, err := a.Store.BookingsStarting(ctx, in.From, in.To, in.After, in.Limit)
+	if err != nil {
+		return rep, storeError("reconcile calendar", "", err)
+	}
+	byResource := map[string]string{}
+	for _, rc := range cals {
+		byResource[rc.ResourceID] = rc.CalendarID
+	}
+	for _, b := range page {
+		if b.Status != booking.StatusConfirmed {
+			continue
+		}
+		for _, res := range b.Intent.Resources() {
+			if cal, ok := byResource[res]; ok {
+				if err := a.reconcileBooking(ctx, b, cal, listed[cal], &rep); err != nil {
+					return rep, err
+				}
+			}
+		}
+	}
+	if len(page) == in.Limit && in.Limit > 0 {
+		last := page[len(page)-1]
+		rep.Next = &store.Cursor{StartsAt: last.Intent.StartsAt, RequestKey: last.RequestKey}
+	}
+	return rep, nil
+}
+
+// reconcileOurEvents removes our events whose booking is not confirmed and
+// puts moved ones back where the store says.
+func (a *Activities) reconcileOurEvents(ctx context.Context, cal string, evs []gcal.Event, rep *CalendarReport) error {
+	for _, ev := range evs {
+		if !ev.Ours {
+			continue
+		}
+		b, err := a.Store.Lookup(ctx, ev.RequestKey)
+		switch {
+		case errors.Is(err, store.ErrNotFound) || err == nil && b.Status != booking.StatusConfirmed:
+			if err := a.Calendar.Delete(ctx, cal, ev.RequestKey, ev.BookingID); err != nil {
+				return mirrorError("remove orphan event", ev.RequestKey, err, gcal.Permanent(err))
+			}
+			rep.Orphans++
+			rep.Details = append(rep.Details, fmt.Sprintf("orphan event %s removed from %s", ev.ID, cal))
+		case err != nil:
+			return storeError("reconcile calendar", ev.RequestKey, err)
+		case !ev.Start.Equal(b.Intent.StartsAt) || !ev.End.Equal(b.Intent.EndsAt):
+			if _, err := a.Calendar.Upsert(ctx, calendarBooking(b, cal)); err != nil {
+				return mirrorError("correct moved event", ev.RequestKey, err, gcal.Permanent(err))
+			}
+			rep.Moved++
+			rep.Details = append(rep.Details, fmt.Sprintf("event %s in %s moved back to %s", ev.ID, cal, b.Intent.StartsAt.Format(time.RFC3339)))
+		}
+	}
+	return nil
+}
+
+// reconcileBooking re-creates a confirmed booking's missing event and flags
+// foreign events over it.
+func (a *Activities) reconcileBooking(ctx context.Context, b store.Booking, cal string, evs []gcal.Event, rep *CalendarReport) error {
+	id, present := gcal.EventID(b.RequestKey), false
+	for _, ev := range evs {
+		if ev.ID == id {
+			present = true
+		}
+		if ev.Ours || !ev.Start.Before(b.Intent.EndsAt) || !ev.End.After(b.Intent.StartsAt) {
+			continue
+		}
+		created, err := a.Store.FlagDrift(ctx, store.Flag{RequestKey: b.RequestKey, BookingID: b.BookingID,
+			Kind: "foreign_calendar_event", CalendarID: cal, EventID: ev.ID,
+			Detail: fmt.Sprintf("%q %s–%s", ev.Summary, ev.Start.Format(time.RFC3339), ev.End.Format(time.RFC3339))})
+		if err != nil {
+			return storeError("flag drift", b.RequestKey, err)
+		}
+		if created {
+			rep.Flagged++
+			rep.Details = append(rep.Details, fmt.Sprintf("foreign event %s in %s overlaps booking %s: flagged", ev.ID, cal, b.RequestKey))
+		} else {
+			rep.AlreadyFlagged++
+		}
+	}
+	if present {
+		return nil
+	}
+	if _, err := a.Calendar.Upsert(ctx, calendarBooking(b, cal)); err != nil {
+		return mirrorError("re-create event", b.RequestKey, err, gcal.Permanent(err))
+	}
+	rep.Missing++
+	rep.Details = append(rep.Details, fmt.Sprintf("missing event for %s re-created in %s", b.RequestKey, cal))
+	return nil
+}
+
+// CRMReport counts what one page repaired in the CRM.
+type CRMReport struct {
+	Missing, Mismatched int
+	Details             []string
+	Next                *store.Cursor
+}
+
+// ReconcileCRM makes each booking's CRM record match the store.
+func (a *Activities) ReconcileCRM(ctx context.Context, in WindowInput) (CRMReport, error) {
+	var rep CRMReport
+	if a.CRM == nil {
+		return rep, nil
+	}
+	page, err := a.Store.BookingsStarting(ctx, in.From, in.To, in.After, in.Limit)
+	if err != nil {
+		return rep, storeError("reconcile crm", "", err)
+	}
+	for _, b := range page {
+		if b.Status == booking.StatusHeld {
+			continue
+		}
+		want := Viewing(b)
+		rec, err := a.CRM.Get(ctx, want.BookingID)
+		switch {
+		case errors.Is(err, crm.ErrNotFound) && b.Status != booking.StatusConfirmed:
+			continue // never mirrored and no longer live: nothing to tell the CRM
+		case errors.Is(err, crm.ErrNotFound):
+			rep.Missing++
+			rep.Details = append(rep.Details, "missing CRM record for "+b.RequestKey+" written")
+		case err != nil:
+			return rep, mirrorError("reconcile crm", b.RequestKey, err, crm.Permanent(err))
+		case sameViewing(rec.Viewing, want):
+			continue
+		default:
+			rep.Mismatched++
+			rep.Details = append(rep.Details, fmt.Sprintf("CRM record for %s said %s, corrected to %s", b.RequestKey, rec.Status, want.Status))
+		}
+		if _, err := a.CRM.Upsert(ctx, want); err != nil {
+			return rep, mirrorError("reconcile crm", b.RequestKey, err, crm.Permanent(err))
+		}
+	}
+	if len(page) == in.Limit && in.Limit > 0 {
+		last := page[len(page)-1]
+		rep.Next = &store.Cursor{StartsAt: last.Intent.StartsAt, RequestKey: last.RequestKey}
+	}
+	return rep, nil
+}
+
+func sameViewing(a, b crm.Viewing) bool {
+	return a.BookingID == b.BookingID && a.RequestKey == b.RequestKey && a.PropertyRef == b.PropertyRef &&
+		a.AgentRef == b.AgentRef && a.StartsAt.Equal(b.StartsAt) && a.EndsAt.Equal(b.EndsAt) &&
+		a.TimeZone == b.TimeZone && a.Status == b.Status && a.ReplacedBy == b.ReplacedBy
+}
+
+// StuckInput asks for sagas whose outcome has been unknown since before
+// Before.
+type StuckInput struct {
+	Before time.Time
+	// TaskQueue keeps a run to its own workers' sagas.
+	TaskQueue string
+	Limit     int
+}
+
+// StuckReport counts the stuck sagas found and what the store said.
+type StuckReport struct {
+	Found, Absent int
+	Details       []string
+}
+
+// ReconcileStuck looks up each saga stuck in UNKNOWN or COMMITTING and
+// tells it what the store says: found settles it, absent makes it send the
+// same key again now.
+func (a *Activities) ReconcileStuck(ctx context.Context, in StuckInput) (StuckReport, error) {
+	var rep StuckReport
+	if a.Temporal == nil {
+		return rep, nil
+	}
+	query := fmt.Sprintf(`WorkflowType = "Booking" AND ExecutionStatus = "Running" AND TaskQueue = %q AND BookingStatus IN ("UNKNOWN", "COMMITTING") AND StartTime < %q`,
+		in.TaskQueue, in.Before.UTC().Format(time.RFC3339Nano))
+	res, err := a.Temporal.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: query, PageSize: int32(in.Limit)})
+	if err != nil {
+		return rep, fmt.Errorf("reconcile stuck: list: %w", err)
+	}
+	for _, ex := range res.GetExecutions() {
+		key := ex.GetExecution().GetWorkflowId()
+		out, err := a.Lookup(ctx, KeyInput{RequestKey: key})
+		if err != nil {
+			return rep, err
+		}
+		if err := a.Temporal.SignalWorkflow(ctx, key, "", SignalReconcile, out); err != nil {
+			return rep, fmt.Errorf("reconcile stuck %s: signal: %w", key, err)
+		}
+		if out.Found {
+			rep.Found++
+			rep.Details = append(rep.Details, fmt.Sprintf("stuck saga %s: the store has it (%s)", key, out.Booking.Status))
+		} else {
+			rep.Absent++
+			rep.Details = append(rep.Details, fmt.Sprintf("stuck saga %s: absent from the store, committing again with the same key", key))
+		}
+	}
+	return rep, nil
+}
+
+// LimitInput bounds a batch.
+type LimitInput struct {
+	Limit int
+}
+
+// CountOutput is how many rows a batch changed.
+type CountOutput struct {
+	Count int
+}
+
+// ExpireStaleHolds expires holds past their time, at most Limit.
+func (a *Activities) ExpireStaleHolds(ctx context.Context, in LimitInput) (CountOutput, error) {
+	n, err := a.Store.ExpireHolds(ctx, in.Limit)
+	if err != nil {
+		return CountOutput{}, storeError("expire holds", "", err)
+	}
+	return CountOutput{Count: n}, nil
+}
+
+// PurgeContacts deletes contact details past retention, at most Limit.
+func (a *Activities) PurgeContacts(ctx context.Context, in LimitInput) (CountOutput, error) {
+	n, err := a.Store.PurgeContacts(ctx, in.Limit)
+	if err != nil {
+		return CountOutput{}, storeError("purge contacts", "", err)
+	}
+	return CountOutput{Count: n}, nil
+}

@@ -1,0 +1,70 @@
+package gcal
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"google.golang.org/api/calendar/v3"
+)
+
+// Event is what reconciliation needs to know of a calendar event.
+type Event struct {
+	ID      string
+	Summary string
+	Start   time.Time
+	End     time.Time
+	// Ours is set for events bookingsaga wrote; RequestKey and BookingID
+	// are then read from its private properties.
+	Ours       bool
+	RequestKey string
+	BookingID  string
+}
+
+// Events lists the live events of a calendar that overlap [from, to),
+// ours and anyone else's.
+func (m *Mirror) Events(ctx context.Context, calendarID string, from, to time.Time) ([]Event, error) {
+	var out []Event
+	page := ""
+	for {
+		var res *calendar.Events
+		err := m.call(ctx, func(ctx context.Context) (err error) {
+			c := m.svc.Events.List(calendarID).Context(ctx).SingleEvents(true).MaxResults(250).
+				TimeMin(from.UTC().Format(time.RFC3339)).TimeMax(to.UTC().Format(time.RFC3339))
+			if page != "" {
+				c = c.PageToken(page)
+			}
+			res, err = c.Do()
+			return err
+		})
+		if err != nil {
+			return nil, fmt.Errorf("gcal list %s: %w", calendarID, err)
+		}
+		for _, ev := range res.Items {
+			if ev.Status == "cancelled" {
+				continue
+			}
+			e := Event{ID: ev.Id, Summary: ev.Summary, Start: eventInstant(ev.Start), End: eventInstant(ev.End)}
+			if p := ev.ExtendedProperties; p != nil && p.Private[propManaged] == "1" {
+				e.Ours, e.RequestKey, e.BookingID = true, p.Private[propRequestKey], p.Private[propBookingID]
+			}
+			out = append(out, e)
+		}
+		if page = res.NextPageToken; page == "" {
+			return out, nil
+		}
+	}
+}
+
+// eventInstant reads a timed boundary; an all-day one counts from its date
+// at UTC midnight.
+func eventInstant(t *calendar.EventDateTime) time.Time {
+	if t == nil {
+		return time.Time{}
+	}
+	if v, err := time.Parse(time.RFC3339, t.DateTime); err == nil {
+		return v
+	}
+	v, _ := time.Parse("2006-01-02", t.Date)
+	return v
+}

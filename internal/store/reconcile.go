@@ -1,0 +1,167 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+)
+
+// BookingsStarting lists bookings (any status) that start in [from, to),
+// ordered by start and key, after the cursor (start, key) of a previous
+// page; at most limit.
+func (s *Store) BookingsStarting(ctx context.Context, from, to time.Time, after Cursor, limit int) ([]Booking, error) {
+	rows, err := s.pool.Query(ctx, "SELECT "+bookingColumns+` FROM booking
+WHERE starts_at >= $1 AND starts_at < $2 AND (starts_at, request_key) > ($3, $4)
+ORDER BY starts_at, request_key LIMIT $5`, from, to, after.StartsAt, after.RequestKey, limit)
+	if err != nil {
+		return nil, fmt.Errorf("bookings starting %s: %w", from.Format(time.RFC3339), err)
+	}
+	defer rows.Close()
+	var out []Booking
+	for rows.Next() {
+		b, _, err := scanBooking(rows)
+		if err != nil {
+			return nil, fmt.Errorf("bookings starting: %w", err)
+		}
+		out = append(out, b)
+	}
+	return out, rows.Err()
+}
+
+// Cursor is a position in BookingsStarting's order.
+type Cursor struct {
+	StartsAt   time.Time
+	RequestKey string
+}
+
+// ResourceCalendar is a resource that has a calendar.
+type ResourceCalendar struct {
+	ResourceID string
+	CalendarID string
+}
+
+// Calendars lists the resources that have a calendar, by resource id.
+func (s *Store) Calendars(ctx context.Context) ([]ResourceCalendar, error) {
+	rows, err := s.pool.Query(ctx, "SELECT resource_id, calendar_id FROM resource WHERE calendar_id IS NOT NULL ORDER BY resource_id")
+	if err != nil {
+		return nil, fmt.Errorf("calendars: %w", err)
+	}
+	return pgx.CollectRows(rows, pgx.RowToStructByPos[ResourceCalendar])
+}
+
+// PurgeContacts deletes contact details past their retention deadline, at
+// most limit, and records each purge in the event log without the data:
+// the booking and its audit trail stay, anonymised.
+func (s *Store) PurgeContacts(ctx context.Context, limit int) (int, error) {
+	var n int
+	err := s.retry(ctx, "purge contacts", "", func(ctx context.Context) error {
+		return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+			tag, err := tx.Exec(ctx, `
+WITH due AS (
+    SELECT booking_id FROM booking_contact WHERE retain_until <= $1
+    ORDER BY retain_until LIMIT $2 FOR UPDATE SKIP LOCKED
+), gone AS (
+    DELETE FROM booking_contact c USING due WHERE c.booking_id = due.booking_id RETURNING c.booking_id
+)
+INSERT INTO booking_event (request_key, booking_id, kind, detail)
+SELECT b.request_key, b.booking_id, 'contact_purged', '{"reason":"retention"}' FROM gone JOIN booking b USING (booking_id)`,
+				s.now(), limit)
+			n = int(tag.RowsAffected())
+			return err
+		})
+	})
+	return n, err
+}
+
+// Flag is drift a human has to look at.
+type Flag struct {
+	ID         int64      `json:"id"`
+	RequestKey string     `json:"request_key"`
+	BookingID  uuid.UUID  `json:"booking_id"`
+	Kind       string     `json:"kind"`
+	CalendarID string     `json:"calendar_id"`
+	EventID    string     `json:"event_id"`
+	Detail     string     `json:"detail"`
+	FoundAt    time.Time  `json:"found_at"`
+	ResolvedAt *time.Time `json:"resolved_at,omitempty"`
+	Note       string     `json:"note,omitempty"`
+}
+
+// FlagDrift records a flag once; it reports whether this call created it.
+func (s *Store) FlagDrift(ctx context.Context, f Flag) (bool, error) {
+	var created bool
+	err := s.retry(ctx, "flag drift", f.RequestKey, func(ctx context.Context) error {
+		return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+			tag, err := tx.Exec(ctx, `INSERT INTO drift_flag (request_key, booking_id, kind, calendar_id, event_id, detail)
+VALUES ($1, $2, $3, $4, $5, jsonb_build_object('detail', $6::text)) ON CONFLICT DO NOTHING`,
+				f.RequestKey, f.BookingID, f.Kind, f.CalendarID, f.EventID, f.Detail)
+			if err != nil || tag.RowsAffected() == 0 {
+				return err
+			}
+			created = true
+			return event(ctx, tx, Booking{RequestKey: f.RequestKey, BookingID: f.BookingID}, "drift_flagged",
+				map[string]string{"kind": f.Kind, "calendar_id": f.CalendarID, "event_id": f.EventID})
+		})
+	})
+	return created, err
+}
+
+// OpenFlags lists unresolved flags, oldest first.
+func (s *Store) OpenFlags(ctx context.Context) ([]Flag, error) {
+	rows, err := s.pool.Query(ctx, `SELECT flag_id, request_key, booking_id, kind, calendar_id, event_id,
+coalesce(detail->>'detail', ''), found_at FROM drift_flag WHERE resolved_at IS NULL ORDER BY found_at, flag_id`)
+	if err != nil {
+		return nil, fmt.Errorf("open flags: %w", err)
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Flag, error) {
+		var f Flag
+		err := r.Scan(&f.ID, &f.RequestKey, &f.BookingID, &f.Kind, &f.CalendarID, &f.EventID, &f.Detail, &f.FoundAt)
+		return f, err
+	})
+}
+
+// ErrFlagNotOpen means there is no unresolved flag with that id.
+var ErrFlagNotOpen = errors.New("no open flag with this id")
+
+// ResolveFlag closes a flag with an operator's note, recorded in the
+// booking's event log.
+func (s *Store) ResolveFlag(ctx context.Context, id int64, note string) (Flag, error) {
+	var f Flag
+	err := s.retry(ctx, "resolve flag", fmt.Sprint(id), func(ctx context.Context) error {
+		return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+			err := tx.QueryRow(ctx, `UPDATE drift_flag SET resolved_at = $2, resolution_note = $3
+WHERE flag_id = $1 AND resolved_at IS NULL RETURNING request_key, booking_id, kind, calendar_id, event_id`,
+				id, s.now(), note).Scan(&f.RequestKey, &f.BookingID, &f.Kind, &f.CalendarID, &f.EventID)
+			if errors.Is(err, pgx.ErrNoRows) {
+				return ErrFlagNotOpen
+			}
+			if err != nil {
+				return err
+			}
+			f.ID, f.Note = id, note
+			return event(ctx, tx, Booking{RequestKey: f.RequestKey, BookingID: f.BookingID}, "drift_resolved",
+				map[string]any{"flag_id": id, "note": note})
+		})
+	})
+	return f, err
+}
+
+// Event is one entry of a booking's append-only log.
+type Event struct {
+	Kind       string    `json:"kind"`
+	Detail     string    `json:"detail"`
+	OccurredAt time.Time `json:"occurred_at"`
+}
+
+// Events returns the log of one request key, oldest first.
+func (s *Store) Events(ctx context.Context, key string) ([]Event, error) {
+	rows, err := s.pool.Query(ctx, "SELECT kind, detail::text, occurred_at FROM booking_event WHERE request_key = $1 ORDER BY event_id", key)
+	if err != nil {
+		return nil, fmt.Errorf("events %s: %w", key, err)
+	}
+	return pgx.CollectRows(rows, pgx.RowToStructByPos[Event])
+}

@@ -1,0 +1,257 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/interceptor"
+	"go.temporal.io/sdk/worker"
+	"google.golang.org/api/calendar/v3"
+
+	"github.com/bookingsaga/bookingsaga/internal/gcal"
+	"github.com/bookingsaga/bookingsaga/internal/receipt"
+	"github.com/bookingsaga/bookingsaga/internal/store"
+	"github.com/bookingsaga/bookingsaga/workflows"
+)
+
+const (
+	propertyCal = "paris-11@calendar.test"
+	agentCal    = "agent-00@calendar.test"
+)
+
+// reconcile runs one Reconcile workflow on the fixture's worker.
+func (f *fixture) reconcile() workflows.ReconcileReport {
+	f.t.Helper()
+	run, err := f.client.ExecuteWorkflow(f.ctx, client.StartWorkflowOptions{ID: "reconcile-" + uuid.NewString(), TaskQueue: f.queue},
+		workflows.Reconcile, workflows.ReconcileInput{Window: 7 * 24 * time.Hour, BatchSize: 2, StuckAfter: time.Millisecond})
+	require.NoError(f.t, err)
+	var rep workflows.ReconcileReport
+	require.NoError(f.t, run.Get(f.ctx, &rep))
+	return rep
+}
+
+// booked commits through the saga and waits until it is mirrored.
+func (f *fixture) booked(hour int) string {
+	f.t.Helper()
+	key := uuid.NewString()
+	require.Equal(f.t, receipt.StatusConfirmed, f.commit(key, commitRequest(slot(f.t, hour))).Status)
+	f.eventually(func() bool { return f.synced(key) }, "mirrored")
+	return key
+}
+
+func (f *fixture) event(cal, key string) calendar.Event {
+	f.t.Helper()
+	for _, ev := range f.calendar.Events(cal) {
+		if ev.Id == gcal.EventID(key) {
+			return ev
+		}
+	}
+	f.t.Fatalf("no event for %s in %s", key, cal)
+	return calendar.Event{}
+}
+
+// quiet runs reconciliation again and requires that it changes nothing.
+func (f *fixture) quiet() {
+	f.t.Helper()
+	require.Zero(f.t, f.reconcile().Changed(), "a second run over the same state changes nothing")
+}
+
+func TestReconcileRecreatesAnEventDeletedByHand(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	key := f.booked(10)
+	ev := f.event(agentCal, key)
+	ev.Status = "cancelled"
+	f.calendar.Put(agentCal, &ev)
+
+	rep := f.reconcile()
+	require.Equal(t, 1, rep.Calendar.Missing, rep.Calendar.Details)
+	require.Equal(t, "confirmed", f.event(agentCal, key).Status)
+	f.quiet()
+}
+
+func TestReconcileMovesAMovedEventBack(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	key := f.booked(11)
+	ev := f.event(propertyCal, key)
+	ev.Start = &calendar.EventDateTime{DateTime: slot(t, 15).Format(time.RFC3339), TimeZone: "Europe/Paris"}
+	ev.End = &calendar.EventDateTime{DateTime: slot(t, 16).Format(time.RFC3339), TimeZone: "Europe/Paris"}
+	f.calendar.Put(propertyCal, &ev)
+
+	rep := f.reconcile()
+	require.Equal(t, 1, rep.Calendar.Moved, rep.Calendar.Details)
+	start, err := time.Parse(time.RFC3339, f.event(propertyCal, key).Start.DateTime)
+	require.NoError(t, err)
+	require.True(t, start.Equal(slot(t, 11)))
+	f.quiet()
+}
+
+func TestReconcileFlagsAForeignEventAndNeverDeletesIt(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.booked(12)
+	f.calendar.Put(agentCal, &calendar.Event{Id: "dentist01", Summary: "dentist",
+		Start: &calendar.EventDateTime{DateTime: slot(t, 12).Add(10 * time.Minute).Format(time.RFC3339)},
+		End:   &calendar.EventDateTime{DateTime: slot(t, 13).Format(time.RFC3339)}})
+
+	rep := f.reconcile()
+	require.Equal(t, 1, rep.Calendar.Flagged, rep.Calendar.Details)
+	flags, err := f.acts.Store.OpenFlags(f.ctx)
+	require.NoError(t, err)
+	require.Len(t, flags, 1)
+	require.Equal(t, "dentist01", flags[0].EventID)
+	f.quiet()
+	var live bool
+	for _, ev := range f.calendar.Events(agentCal) {
+		live = live || ev.Id == "dentist01" && ev.Status == "confirmed"
+	}
+	require.True(t, live, "the foreign event is still there")
+
+	resolved, err := f.acts.Store.ResolveFlag(f.ctx, flags[0].ID, "agent moved the dentist")
+	require.NoError(t, err)
+	require.Equal(t, "agent moved the dentist", resolved.Note)
+	events, err := f.acts.Store.Events(f.ctx, flags[0].RequestKey)
+	require.NoError(t, err)
+	require.Equal(t, "drift_resolved", events[len(events)-1].Kind)
+}
+
+func TestReconcileRemovesAnOrphanEvent(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	key := f.booked(13)
+	// The booking is cancelled behind the saga's back (an operator in the
+	// database, say): its events are orphans now.
+	_, err := f.acts.Store.Release(f.ctx, store.ReleaseRequest{RequestKey: key})
+	require.NoError(t, err)
+	// And an event of ours whose booking never existed.
+	ghost := gcal.Booking{CalendarID: propertyCal, BookingID: uuid.NewString(), RequestKey: "never-committed", PropertyRef: "paris-11",
+		Reference: "BS-GHOST", StartsAt: slot(t, 17), EndsAt: slot(t, 17).Add(30 * time.Minute), TimeZone: "Europe/Paris"}
+	_, err = f.acts.Calendar.Upsert(f.ctx, ghost)
+	require.NoError(t, err)
+
+	rep := f.reconcile()
+	require.Equal(t, 3, rep.Calendar.Orphans, rep.Calendar.Details)
+	require.Equal(t, 1, rep.CRM.Mismatched, "the CRM is told of the cancellation too")
+	require.Equal(t, "cancelled", f.event(propertyCal, key).Status)
+	require.Equal(t, "cancelled", f.event(agentCal, key).Status)
+	f.quiet()
+}
+
+// stallLookups loses the first Commit's reply and fails every Lookup
+// while stalled is set, so a saga sits in UNKNOWN.
+type stallLookups struct {
+	interceptor.WorkerInterceptorBase
+	lost, stalled atomic.Bool
+}
+
+func (s *stallLookups) InterceptActivity(_ context.Context, next interceptor.ActivityInboundInterceptor) interceptor.ActivityInboundInterceptor {
+	return &stallLookupsActivity{ActivityInboundInterceptorBase: interceptor.ActivityInboundInterceptorBase{Next: next}, root: s}
+}
+
+type stallLookupsActivity struct {
+	interceptor.ActivityInboundInterceptorBase
+	root *stallLookups
+}
+
+func (a *stallLookupsActivity) ExecuteActivity(ctx context.Context, in *interceptor.ExecuteActivityInput) (any, error) {
+	switch name := activity.GetInfo(ctx).ActivityType.Name; {
+	case name == "Lookup" && a.root.stalled.Load():
+		return nil, errors.New("injected: the store does not answer this worker")
+	case name == "Commit":
+		out, err := a.Next.ExecuteActivity(ctx, in)
+		if err == nil && a.root.lost.CompareAndSwap(false, true) {
+			return nil, errors.New("injected: reply lost after the commit")
+		}
+		return out, err
+	}
+	return a.Next.ExecuteActivity(ctx, in)
+}
+
+func TestReconcileSettlesASagaStuckInUnknown(t *testing.T) {
+	t.Parallel()
+	stall := &stallLookups{}
+	stall.stalled.Store(true)
+	f := setup(t, worker.Options{Interceptors: []interceptor.WorkerInterceptor{stall}})
+	key := uuid.NewString()
+	r := f.commit(key, commitRequest(slot(t, 14)))
+	require.Equal(t, receipt.StatusPending, r.Status, "the outcome is not known: no confirmation")
+	require.Equal(t, receipt.Reference(key), r.Reference)
+	require.Equal(t, workflows.StateUnknown, f.state(key).State)
+
+	rep := f.reconcile()
+	require.Equal(t, 1, rep.Stuck.Found, rep.Stuck.Details)
+	f.eventually(func() bool { return f.state(key).State == workflows.StateConfirmed }, "the saga was told")
+	got, err := workflows.Receipt(f.ctx, f.client, key, nil)
+	require.NoError(t, err)
+	require.Equal(t, receipt.StatusConfirmed, got.Status, "the agent's status call sees the result")
+	require.Equal(t, 1, f.bookings())
+	stall.stalled.Store(false)
+	f.quiet()
+}
+
+func TestReconcileExpiresHoldsAndPurgesContacts(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	hold := commitRequest(slot(t, 15))
+	_, err := f.acts.Store.Commit(f.ctx, store.CommitRequest{RequestKey: "held-1", Intent: hold.Intent,
+		ExpectedPolicyVersion: policyVersion, Hold: true})
+	require.NoError(t, err)
+	kept := commitRequest(slot(t, 16))
+	_, err = f.acts.Store.Commit(f.ctx, store.CommitRequest{RequestKey: "contact-1", Intent: kept.Intent,
+		ExpectedPolicyVersion: policyVersion, Contact: &store.Contact{Name: "Ada", Phone: "+33 6 12 34 56 78"}})
+	require.NoError(t, err)
+	// Time passes: the hold's expiry and the contact's retention are behind us.
+	_, err = f.pool.Exec(f.ctx, "UPDATE booking SET hold_expires_at = now() - interval '1 minute' WHERE request_key = 'held-1'")
+	require.NoError(t, err)
+	_, err = f.pool.Exec(f.ctx, "UPDATE booking_contact SET retain_until = now() - interval '1 day'")
+	require.NoError(t, err)
+
+	rep := f.reconcile()
+	require.Equal(t, 1, rep.HoldsExpired)
+	require.Equal(t, 1, rep.ContactsPurged)
+	b, err := f.acts.Store.Lookup(f.ctx, "held-1")
+	require.NoError(t, err)
+	require.Equal(t, "expired", string(b.Status))
+	var contacts int
+	require.NoError(t, f.pool.QueryRow(f.ctx, "SELECT count(*) FROM booking_contact").Scan(&contacts))
+	require.Zero(t, contacts)
+	events, err := f.acts.Store.Events(f.ctx, "contact-1")
+	require.NoError(t, err)
+	require.Equal(t, "contact_purged", events[len(events)-1].Kind)
+	require.NotContains(t, events[len(events)-1].Detail, "+33", "the audit trail keeps no contact data")
+	f.quiet()
+}
+
+func TestScheduleIsCreatedOnceAcrossRestarts(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	cfg := defaultConfig()
+	cfg.TaskQueue, cfg.ReconcileInterval = f.queue, time.Hour
+	// Each test has its own schedule id space through its task queue's
+	// schedule; restarts are two calls.
+	require.NoError(t, ensureSchedule(f.ctx, f.client, cfg))
+	cfg.ReconcileInterval = 2 * time.Hour
+	require.NoError(t, ensureSchedule(f.ctx, f.client, cfg))
+	desc, err := f.client.ScheduleClient().GetHandle(f.ctx, ScheduleID).Describe(f.ctx)
+	require.NoError(t, err)
+	require.Equal(t, 2*time.Hour, desc.Schedule.Spec.Intervals[0].Every, "updated, not duplicated")
+	n := 0
+	it, err := f.client.ScheduleClient().List(f.ctx, client.ScheduleListOptions{})
+	require.NoError(t, err)
+	for it.HasNext() {
+		s, err := it.Next()
+		require.NoError(t, err)
+		if s.ID == ScheduleID {
+			n++
+		}
+	}
+	require.Equal(t, 1, n)
+}

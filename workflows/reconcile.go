@@ -1,0 +1,160 @@
+package workflows
+
+import (
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/bookingsaga/bookingsaga/activities"
+	"github.com/bookingsaga/bookingsaga/internal/store"
+)
+
+// Reconciliation names: the workflow the schedule runs, and the signal a
+// stuck saga receives.
+const (
+	ReconcileWorkflowName = "Reconcile"
+	SignalReconcile       = activities.SignalReconcile
+)
+
+// ReconcileInput bounds one run. Zero values take the defaults.
+type ReconcileInput struct {
+	// Window is how far ahead bookings and calendars are compared.
+	Window time.Duration
+	// BatchSize bounds each page of bookings; a full page continues as new.
+	BatchSize int
+	// StuckAfter is how long a saga may stay UNKNOWN or COMMITTING before a
+	// run steps in.
+	StuckAfter time.Duration
+	// Continuation state across continue-as-new.
+	From          time.Time
+	CalendarAfter *store.Cursor
+	CRMAfter      *store.Cursor
+	Report        ReconcileReport
+}
+
+func (in ReconcileInput) withDefaults() ReconcileInput {
+	if in.Window <= 0 {
+		in.Window = 14 * 24 * time.Hour
+	}
+	if in.BatchSize <= 0 {
+		in.BatchSize = 200
+	}
+	if in.StuckAfter <= 0 {
+		in.StuckAfter = 5 * time.Minute
+	}
+	return in
+}
+
+// ReconcileReport is a run's result: counts per category, and details.
+type ReconcileReport struct {
+	Stuck          activities.StuckReport
+	Calendar       activities.CalendarReport
+	CRM            activities.CRMReport
+	HoldsExpired   int
+	ContactsPurged int
+	Pages          int
+}
+
+// Changed is the number of repairs and new flags: zero on a second run
+// over the same state.
+func (r ReconcileReport) Changed() int {
+	c := r.Calendar
+	return r.Stuck.Found + r.Stuck.Absent + c.Missing + c.Moved + c.Orphans + c.Flagged +
+		r.CRM.Missing + r.CRM.Mismatched + r.HoldsExpired + r.ContactsPurged
+}
+
+// Reconcile repairs drift between the store and everything else, in
+// bounded, idempotent steps: stuck commits, expired holds, calendar, CRM,
+// retention. Large windows continue as new page by page.
+func Reconcile(ctx workflow.Context, in ReconcileInput) (ReconcileReport, error) {
+	in = in.withDefaults()
+	if in.From.IsZero() {
+		in.From = workflow.Now(ctx)
+	}
+	var a *activities.Activities
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 5 * time.Minute,
+		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: time.Minute, MaximumAttempts: 5,
+			NonRetryableErrorTypes: []string{activities.ErrTypeMirrorRefused}},
+	})
+	rep := in.Report
+	first := in.CalendarAfter == nil && in.CRMAfter == nil
+	if first {
+		var stuck activities.StuckReport
+		err := workflow.ExecuteActivity(ctx, a.ReconcileStuck, activities.StuckInput{Before: in.From.Add(-in.StuckAfter),
+			TaskQueue: workflow.GetInfo(ctx).TaskQueueName, Limit: in.BatchSize}).Get(ctx, &stuck)
+		if err != nil {
+			return rep, err
+		}
+		rep.Stuck = stuck
+		// Settle expired holds before the mirrors are compared, so one run
+		// sees their final state.
+		var holds activities.CountOutput
+		if err := workflow.ExecuteActivity(ctx, a.ExpireStaleHolds, activities.LimitInput{Limit: in.BatchSize}).Get(ctx, &holds); err != nil {
+			return rep, err
+		}
+		rep.HoldsExpired = holds.Count
+	}
+	window := activities.WindowInput{From: in.From, To: in.From.Add(in.Window), Limit: in.BatchSize}
+	calIn, crmIn := window, window
+	if in.CalendarAfter != nil {
+		calIn.After = *in.CalendarAfter
+	}
+	if in.CRMAfter != nil {
+		crmIn.After = *in.CRMAfter
+	}
+	var cal activities.CalendarReport
+	if err := workflow.ExecuteActivity(ctx, a.ReconcileCalendar, calIn).Get(ctx, &cal); err != nil {
+		return rep, err
+	}
+	var crm activities.CRMReport
+	if err := workflow.ExecuteActivity(ctx, a.ReconcileCRM, crmIn).Get(ctx, &crm); err != nil {
+		return rep, err
+	}
+	rep.Calendar = addCalendar(rep.Calendar, cal)
+	rep.CRM = addCRM(rep.CRM, crm)
+	rep.Pages++
+	if cal.Next != nil || crm.Next != nil {
+		next := in
+		next.CalendarAfter, next.CRMAfter, next.Report = cal.Next, crm.Next, rep
+		if next.CalendarAfter == nil {
+			next.CalendarAfter = &store.Cursor{StartsAt: window.To}
+		}
+		if next.CRMAfter == nil {
+			next.CRMAfter = &store.Cursor{StartsAt: window.To}
+		}
+		return rep, workflow.NewContinueAsNewError(ctx, Reconcile, next)
+	}
+	var purged activities.CountOutput
+	if err := workflow.ExecuteActivity(ctx, a.PurgeContacts, activities.LimitInput{Limit: in.BatchSize}).Get(ctx, &purged); err != nil {
+		return rep, err
+	}
+	rep.ContactsPurged = purged.Count
+	workflow.GetLogger(ctx).Info("reconciliation done", "changed", rep.Changed(),
+		"stuck_found", rep.Stuck.Found, "stuck_absent", rep.Stuck.Absent,
+		"calendar_missing", rep.Calendar.Missing, "calendar_moved", rep.Calendar.Moved,
+		"calendar_orphans", rep.Calendar.Orphans, "calendar_flagged", rep.Calendar.Flagged,
+		"crm_missing", rep.CRM.Missing, "crm_mismatched", rep.CRM.Mismatched,
+		"holds_expired", rep.HoldsExpired, "contacts_purged", rep.ContactsPurged, "pages", rep.Pages)
+	return rep, nil
+}
+
+func addCalendar(a, b activities.CalendarReport) activities.CalendarReport {
+	a.Missing += b.Missing
+	a.Moved += b.Moved
+	a.Orphans += b.Orphans
+	a.Flagged += b.Flagged
+	a.AlreadyFlagged += b.AlreadyFlagged
+	a.Details = append(a.Details, b.Details...)
+	a.Next = nil
+	return a
+}
+
+func addCRM(a, b activities.CRMReport) activities.CRMReport {
+	a.Missing += b.Missing
+	a.Mismatched += b.Mismatched
+	a.Details = append(a.Details, b.Details...)
+	a.Next = nil
+	return a
+}
