@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/client"
+	"google.golang.org/api/calendar/v3"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/bookingsaga/bookingsaga/internal/booking"
@@ -37,6 +38,7 @@ type Calendar interface {
 	Upsert(ctx context.Context, b gcal.Booking) (gcal.Synced, error)
 	Delete(ctx context.Context, calendarID, requestKey, bookingID string) error
 	Events(ctx context.Context, calendarID string, from, to time.Time) ([]gcal.Event, error)
+	Lookup(ctx context.Context, calendarID, requestKey string) (*calendar.Event, error)
 	FreeBusy(ctx context.Context, calendarIDs []string, from, to time.Time) (map[string][]gcal.Interval, error)
 }
 

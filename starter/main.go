@@ -33,6 +33,7 @@ commands:
   status KEY   print the receipt of a request key
   cancel KEY   cancel a booking
   reschedule KEY   move a booking to a new slot under a new key
+  ops ...      operator's tools: attention, timeline, reconcile, resolve
   demo         drive a running dev stack like a voice agent and show the outcome
   probe URL    exit 0 if URL answers 200 (container health checks)
 
@@ -108,6 +109,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return serve(ctx, sc, logger, rest)
 	case "book", "status", "cancel", "reschedule":
 		return terminal(ctx, sc, cmd, rest, out)
+	case "ops":
+		return ops(ctx, sc, rest, out)
 	}
 	fs.Usage()
 	return fmt.Errorf("unknown command %q", cmd)

@@ -18,6 +18,7 @@ import (
 	"github.com/bookingsaga/bookingsaga/internal/gcal"
 	"github.com/bookingsaga/bookingsaga/internal/receipt"
 	"github.com/bookingsaga/bookingsaga/internal/store"
+	"github.com/bookingsaga/bookingsaga/starter/sagaclient"
 	"github.com/bookingsaga/bookingsaga/workflows"
 )
 
@@ -230,17 +231,18 @@ func TestReconcileExpiresHoldsAndPurgesContacts(t *testing.T) {
 	f.quiet()
 }
 
-func TestScheduleIsCreatedOnceAcrossRestarts(t *testing.T) {
+// The only test that touches the schedule: its id is fixed, and the
+// Temporal server is shared by the package's tests.
+func TestScheduleIsCreatedOnceAndCanBeTriggered(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	cfg := defaultConfig()
 	cfg.TaskQueue, cfg.ReconcileInterval = f.queue, time.Hour
-	// Each test has its own schedule id space through its task queue's
-	// schedule; restarts are two calls.
+	// Two worker starts.
 	require.NoError(t, ensureSchedule(f.ctx, f.client, cfg))
 	cfg.ReconcileInterval = 2 * time.Hour
 	require.NoError(t, ensureSchedule(f.ctx, f.client, cfg))
-	desc, err := f.client.ScheduleClient().GetHandle(f.ctx, ScheduleID).Describe(f.ctx)
+	desc, err := f.client.ScheduleClient().GetHandle(f.ctx, workflows.ReconcileScheduleID).Describe(f.ctx)
 	require.NoError(t, err)
 	require.Equal(t, 2*time.Hour, desc.Schedule.Spec.Intervals[0].Every, "updated, not duplicated")
 	n := 0
@@ -249,9 +251,54 @@ func TestScheduleIsCreatedOnceAcrossRestarts(t *testing.T) {
 	for it.HasNext() {
 		s, err := it.Next()
 		require.NoError(t, err)
-		if s.ID == ScheduleID {
+		if s.ID == workflows.ReconcileScheduleID {
 			n++
 		}
 	}
 	require.Equal(t, 1, n)
+
+	sc := sagaclient.New(f.client, sagaclient.Options{TaskQueue: f.queue})
+	require.NoError(t, sc.ReconcileNow(f.ctx))
+	f.eventually(func() bool {
+		desc, err := f.client.ScheduleClient().GetHandle(f.ctx, workflows.ReconcileScheduleID).Describe(f.ctx)
+		return err == nil && desc.Info.NumActions >= 1
+	}, "the triggered run started")
+}
+
+func TestOperatorTools(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	sc := sagaclient.New(f.client, sagaclient.Options{TaskQueue: f.queue})
+	key := f.booked(9)
+	f.calendar.Put(agentCal, &calendar.Event{Id: "gym00001", Summary: "gym",
+		Start: &calendar.EventDateTime{DateTime: slot(t, 9).Format(time.RFC3339)},
+		End:   &calendar.EventDateTime{DateTime: slot(t, 10).Format(time.RFC3339)}})
+	f.reconcile()
+
+	att, err := sc.Attention(f.ctx)
+	require.NoError(t, err)
+	require.Len(t, att.Flags, 1)
+	require.Equal(t, key, att.Flags[0].RequestKey)
+
+	tl, err := sc.Timeline(f.ctx, key)
+	require.NoError(t, err)
+	require.Equal(t, "confirmed", string(tl.Booking.Status))
+	require.Equal(t, workflows.StateConfirmed, tl.Saga.State)
+	require.Len(t, tl.Calendar, 2)
+	require.Equal(t, "scheduled", string(tl.CRM.Status))
+	var kinds []string
+	for _, e := range tl.Events {
+		kinds = append(kinds, e.Kind)
+	}
+	require.Contains(t, kinds, "drift_flagged")
+
+	_, err = sc.Resolve(f.ctx, att.Flags[0].ID, "the agent skipped the gym")
+	require.NoError(t, err)
+	_, err = sc.Resolve(f.ctx, att.Flags[0].ID, "again")
+	var refusal *sagaclient.Refusal
+	require.ErrorAs(t, err, &refusal)
+	require.Equal(t, "flag_not_open", string(refusal.Code))
+	att, err = sc.Attention(f.ctx)
+	require.NoError(t, err)
+	require.Empty(t, att.Flags)
 }

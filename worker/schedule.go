@@ -12,10 +12,6 @@ import (
 	"github.com/bookingsaga/bookingsaga/workflows"
 )
 
-// ScheduleID names the reconciliation schedule; operators pause and
-// trigger it by this id in the Temporal UI or CLI.
-const ScheduleID = "bookingsaga-reconcile"
-
 // ensureSchedule creates the reconciliation schedule, or brings an
 // existing one's interval and action up to date. It keeps a pause an
 // operator set, and never makes a second schedule.
@@ -23,17 +19,17 @@ func ensureSchedule(ctx context.Context, c client.Client, cfg config) error {
 	spec := client.ScheduleSpec{Intervals: []client.ScheduleIntervalSpec{{Every: cfg.ReconcileInterval}}}
 	action := &client.ScheduleWorkflowAction{ID: "reconcile", Workflow: workflows.ReconcileWorkflowName,
 		TaskQueue: cfg.TaskQueue, Args: []any{workflows.ReconcileInput{}}, WorkflowExecutionTimeout: cfg.ReconcileInterval * 3}
-	_, err := c.ScheduleClient().Create(ctx, client.ScheduleOptions{ID: ScheduleID, Spec: spec, Action: action,
+	_, err := c.ScheduleClient().Create(ctx, client.ScheduleOptions{ID: workflows.ReconcileScheduleID, Spec: spec, Action: action,
 		// A run still going when the next is due means the backlog is large:
 		// skip rather than pile up.
 		Overlap: enums.SCHEDULE_OVERLAP_POLICY_SKIP})
 	if err == nil || !errors.Is(err, temporal.ErrScheduleAlreadyRunning) {
 		if err != nil {
-			return fmt.Errorf("create schedule %s: %w", ScheduleID, err)
+			return fmt.Errorf("create schedule %s: %w", workflows.ReconcileScheduleID, err)
 		}
 		return nil
 	}
-	err = c.ScheduleClient().GetHandle(ctx, ScheduleID).Update(ctx, client.ScheduleUpdateOptions{
+	err = c.ScheduleClient().GetHandle(ctx, workflows.ReconcileScheduleID).Update(ctx, client.ScheduleUpdateOptions{
 		DoUpdate: func(in client.ScheduleUpdateInput) (*client.ScheduleUpdate, error) {
 			s := in.Description.Schedule
 			s.Spec, s.Action = &spec, action
@@ -44,7 +40,7 @@ func ensureSchedule(ctx context.Context, c client.Client, cfg config) error {
 			return &client.ScheduleUpdate{Schedule: &s}, nil
 		}})
 	if err != nil {
-		return fmt.Errorf("update schedule %s: %w", ScheduleID, err)
+		return fmt.Errorf("update schedule %s: %w", workflows.ReconcileScheduleID, err)
 	}
 	return nil
 }

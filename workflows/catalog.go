@@ -20,11 +20,18 @@ type CatalogRequest struct {
 	Availability *store.AvailabilityQuery
 	Resource     *store.Resource
 	Policy       *store.Policy
+	// Operator reads and writes.
+	Flags    bool
+	Timeline string // a request key
+	Resolve  *activities.ResolveInput
 }
 
 // CatalogResult is the operation's answer.
 type CatalogResult struct {
 	Availability *store.Availability
+	Flags        []store.Flag
+	Timeline     *activities.Timeline
+	Resolved     *store.Flag
 }
 
 // Catalog runs the one activity the request names. Refusals come back as
@@ -47,6 +54,21 @@ func Catalog(ctx workflow.Context, req CatalogRequest) (CatalogResult, error) {
 		return out, workflow.ExecuteActivity(ctx, a.UpsertResource, *req.Resource).Get(ctx, &store.Resource{})
 	case req.Policy != nil:
 		return out, workflow.ExecuteActivity(ctx, a.SetPolicy, *req.Policy).Get(ctx, &store.Policy{})
+	case req.Flags:
+		var f activities.FlagsOutput
+		err := workflow.ExecuteActivity(ctx, a.OpenFlags, activities.FlagsInput{}).Get(ctx, &f)
+		out.Flags = f.Flags
+		return out, err
+	case req.Timeline != "":
+		var t activities.Timeline
+		err := workflow.ExecuteActivity(ctx, a.BookingTimeline, activities.KeyInput{RequestKey: req.Timeline}).Get(ctx, &t)
+		out.Timeline = &t
+		return out, err
+	case req.Resolve != nil:
+		var f store.Flag
+		err := workflow.ExecuteActivity(ctx, a.ResolveFlag, *req.Resolve).Get(ctx, &f)
+		out.Resolved = &f
+		return out, err
 	default:
 		return out, temporal.NewNonRetryableApplicationError("empty catalog request", activities.ErrTypeRejected, nil)
 	}

@@ -14,6 +14,9 @@ import (
 // stuck saga receives.
 const (
 	ReconcileWorkflowName = "Reconcile"
+	// ReconcileScheduleID names the schedule; operators pause and trigger
+	// it by this id in the Temporal UI or with `starter ops reconcile`.
+	ReconcileScheduleID = "bookingsaga-reconcile"
 	SignalReconcile       = activities.SignalReconcile
 )
 

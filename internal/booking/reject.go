@@ -32,6 +32,7 @@ const (
 	CodeHoldExpired           Code = "hold_expired"
 	CodeNotBooked             Code = "not_booked"
 	CodeWrongState            Code = "wrong_state"
+	CodeFlagNotOpen           Code = "flag_not_open"
 )
 
 // Rejection is a business refusal: retrying the same request cannot change

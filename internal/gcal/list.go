@@ -3,6 +3,7 @@ package gcal
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"time"
 
 	"google.golang.org/api/calendar/v3"
@@ -67,4 +68,17 @@ func eventInstant(t *calendar.EventDateTime) time.Time {
 	}
 	v, _ := time.Parse("2006-01-02", t.Date)
 	return v
+}
+
+// Lookup returns the event of a booking in a calendar, tombstones
+// included; nil when the calendar has no such event.
+func (m *Mirror) Lookup(ctx context.Context, calendarID, requestKey string) (*calendar.Event, error) {
+	ev, err := m.get(ctx, calendarID, EventID(requestKey))
+	if isStatus(err, http.StatusNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("gcal lookup %s: %w", requestKey, err)
+	}
+	return ev, nil
 }

@@ -1,0 +1,114 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"text/tabwriter"
+	"time"
+
+	"github.com/bookingsaga/bookingsaga/starter/sagaclient"
+)
+
+const opsUsage = `usage: starter ops <command> [-json]
+
+  attention          sagas pending or not mirrored, and open drift flags
+  timeline KEY       one booking: store log, saga state, calendar, CRM
+  reconcile          run the reconciliation schedule now
+  resolve ID -note   close a drift flag; the note goes to the event log
+`
+
+// ops runs the operator's commands.
+func ops(ctx context.Context, sc *sagaclient.Client, args []string, out io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(out, opsUsage)
+		return errors.New("an ops command is required")
+	}
+	fs := flag.NewFlagSet("ops "+args[0], flag.ContinueOnError)
+	asJSON := fs.Bool("json", false, "print JSON")
+	note := fs.String("note", "", "resolve: what was done about the flag")
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	var v any
+	var err error
+	switch args[0] {
+	case "attention":
+		v, err = sc.Attention(ctx)
+	case "timeline":
+		if fs.NArg() != 1 {
+			return errors.New("timeline needs exactly one request key")
+		}
+		v, err = sc.Timeline(ctx, fs.Arg(0))
+	case "reconcile":
+		if err = sc.ReconcileNow(ctx); err == nil {
+			v = map[string]string{"triggered": "bookingsaga-reconcile"}
+		}
+	case "resolve":
+		id, perr := strconv.ParseInt(fs.Arg(0), 10, 64)
+		if fs.NArg() != 1 || perr != nil || *note == "" {
+			return errors.New("resolve needs a flag id and -note")
+		}
+		v, err = sc.Resolve(ctx, id, *note)
+	default:
+		fmt.Fprint(out, opsUsage)
+		return fmt.Errorf("unknown ops command %q", args[0])
+	}
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(v)
+	}
+	return human(out, v)
+}
+
+func human(out io.Writer, v any) error {
+	w := tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
+	defer w.Flush()
+	switch x := v.(type) {
+	case sagaclient.Attention:
+		fmt.Fprintln(w, "SAGA\tSTATUS\tPROPERTY\tCALENDAR\tCRM")
+		for _, s := range x.Sagas {
+			fmt.Fprintf(w, "%s\t%s\t%s\t%v\t%v\n", s.RequestKey, s.Status, s.Property, s.CalendarSynced, s.CRMSynced)
+		}
+		fmt.Fprintln(w, "\nFLAG\tKIND\tREQUEST KEY\tCALENDAR\tEVENT\tFOUND")
+		for _, f := range x.Flags {
+			fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\n", f.ID, f.Kind, f.RequestKey, f.CalendarID, f.EventID, f.FoundAt.Format(time.RFC3339))
+		}
+	case sagaclient.Timeline:
+		if b := x.Booking; b != nil {
+			fmt.Fprintf(w, "store\t%s\t%s → %s\t%s\n", b.Status, b.Intent.StartsAt.Format(time.RFC3339), b.Intent.EndsAt.Format(time.RFC3339), b.Intent.TimeZone)
+		} else {
+			fmt.Fprintln(w, "store\tno booking")
+		}
+		if s := x.Saga; s != nil {
+			fmt.Fprintf(w, "saga\t%s\tcalendar synced %v, crm synced %v\t%s\n", s.State, s.CalendarSynced, s.CRMSynced, s.LastError)
+		}
+		for _, c := range x.Calendar {
+			fmt.Fprintf(w, "calendar %s\t%s\t%s\n", c.CalendarID, c.Status, c.Start.Format(time.RFC3339))
+		}
+		if x.CRM != nil {
+			fmt.Fprintf(w, "crm %s\t%s\t%s\n", x.CRM.ID, x.CRM.Status, x.CRM.StartsAt.Format(time.RFC3339))
+		}
+		for _, e := range x.Events {
+			fmt.Fprintf(w, "event\t%s\t%s\t%s\n", e.OccurredAt.Format(time.RFC3339), e.Kind, e.Detail)
+		}
+		for _, e := range x.Errors {
+			fmt.Fprintf(w, "unreadable\t%s\n", e)
+		}
+	default:
+		data, err := json.Marshal(v)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(w, string(data))
+	}
+	return nil
+}

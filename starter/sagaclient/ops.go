@@ -1,0 +1,104 @@
+package sagaclient
+
+import (
+	"context"
+	"fmt"
+
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+
+	"github.com/bookingsaga/bookingsaga/activities"
+	"github.com/bookingsaga/bookingsaga/internal/store"
+	"github.com/bookingsaga/bookingsaga/workflows"
+)
+
+// Attention is what an operator should look at now.
+type Attention struct {
+	// Sagas are running bookings that are pending, or confirmed but not
+	// yet mirrored to the calendar or CRM.
+	Sagas []SagaSummary
+	// Flags are drift a reconciliation run could not repair by itself.
+	Flags []store.Flag
+}
+
+// SagaSummary is one saga as the search attributes show it.
+type SagaSummary struct {
+	RequestKey     string
+	Status         string
+	Property       string
+	CalendarSynced bool
+	CRMSynced      bool
+}
+
+// Attention lists sagas stuck or unsynced, and open drift flags.
+func (c *Client) Attention(ctx context.Context) (Attention, error) {
+	query := `WorkflowType = "Booking" AND ExecutionStatus = "Running" AND (BookingStatus IN ("UNKNOWN", "COMMITTING") OR ` +
+		`(BookingStatus = "CONFIRMED" AND (BookingCalendarSynced = false OR BookingCRMSynced = false)))`
+	res, err := c.tc.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: query})
+	if err != nil {
+		return Attention{}, fmt.Errorf("attention: %w", err)
+	}
+	var out Attention
+	for _, ex := range res.GetExecutions() {
+		sa := ex.GetSearchAttributes().GetIndexedFields()
+		s := SagaSummary{RequestKey: ex.GetExecution().GetWorkflowId()}
+		decode := func(name string, v any) {
+			if p, ok := sa[name]; ok {
+				_ = converter.GetDefaultDataConverter().FromPayload(p, v)
+			}
+		}
+		decode(workflows.AttrStatus.GetName(), &s.Status)
+		decode(workflows.AttrProperty.GetName(), &s.Property)
+		decode(workflows.AttrCalendarSynced.GetName(), &s.CalendarSynced)
+		decode(workflows.AttrCRMSynced.GetName(), &s.CRMSynced)
+		out.Sagas = append(out.Sagas, s)
+	}
+	r, err := c.catalog(ctx, workflows.CatalogRequest{Flags: true})
+	if err != nil {
+		return out, fmt.Errorf("attention: %w", err)
+	}
+	out.Flags = r.Flags
+	return out, nil
+}
+
+// Timeline is one booking's store log, saga state, calendar and CRM.
+type Timeline struct {
+	activities.Timeline
+	// Saga is the workflow's state; nil when it is gone (retention).
+	Saga *workflows.BookingState
+}
+
+// Timeline shows one booking as every system sees it.
+func (c *Client) Timeline(ctx context.Context, key string) (Timeline, error) {
+	r, err := c.catalog(ctx, workflows.CatalogRequest{Timeline: key})
+	if err != nil {
+		return Timeline{}, fmt.Errorf("timeline %s: %w", key, err)
+	}
+	out := Timeline{Timeline: *r.Timeline}
+	if v, err := c.tc.QueryWorkflow(ctx, key, "", workflows.QueryState); err == nil {
+		var st workflows.BookingState
+		if v.Get(&st) == nil {
+			out.Saga = &st
+		}
+	}
+	return out, nil
+}
+
+// Resolve closes a drift flag with a note, recorded in the event log.
+func (c *Client) Resolve(ctx context.Context, flagID int64, note string) (store.Flag, error) {
+	r, err := c.catalog(ctx, workflows.CatalogRequest{Resolve: &activities.ResolveInput{FlagID: flagID, Note: note}})
+	if err != nil {
+		return store.Flag{}, fmt.Errorf("resolve flag %d: %w", flagID, err)
+	}
+	return *r.Resolved, nil
+}
+
+// ReconcileNow triggers the reconciliation schedule at once.
+func (c *Client) ReconcileNow(ctx context.Context) error {
+	err := c.tc.ScheduleClient().GetHandle(ctx, workflows.ReconcileScheduleID).Trigger(ctx, client.ScheduleTriggerOptions{})
+	if err != nil {
+		return fmt.Errorf("trigger %s: %w", workflows.ReconcileScheduleID, err)
+	}
+	return nil
+}
