@@ -22,6 +22,9 @@ type saga struct {
 	mu  workflow.Mutex
 
 	commitRunning bool
+	// commitWanted is set once a commit update arrived: a hold that lands
+	// afterwards is confirmed at once.
+	commitWanted bool
 	// replacing is the new request key while a reschedule is in flight;
 	// replacement is its decided receipt once the new saga signals it.
 	replacing   string
@@ -70,6 +73,8 @@ func Booking(ctx workflow.Context, in BookingInput) (receipt.Receipt, error) {
 		req := *in.Commit
 		s.st.Request = &req
 		s.startCommit(ctx)
+	} else if in.Carry != nil && (s.st.State == StateUnknown || s.st.State == StateCommitting) {
+		s.startCommit(ctx) // continued as new while the outcome was unknown
 	}
 	for !s.done {
 		if err := s.step(ctx); err != nil {
@@ -124,7 +129,10 @@ func (s *saga) step(ctx workflow.Context) error {
 	}
 	wait, onTimeout := s.deadline(ctx)
 	seen := s.changes
-	wake := func() bool { return s.dirty || s.done || s.changes != seen || s.shouldContinueAsNew(ctx) }
+	wake := func() bool {
+		return s.dirty || s.done || s.changes != seen || s.shouldContinueAsNew(ctx) ||
+			s.st.CancelRequested && !s.commitRunning && s.st.State != StateUnknown && s.st.State != StateCommitting
+	}
 	woke := true
 	var err error
 	if onTimeout == nil {
@@ -139,6 +147,7 @@ func (s *saga) step(ctx workflow.Context) error {
 	if !woke && onTimeout != nil {
 		onTimeout(ctx)
 	}
+	s.cancelPending(ctx)
 	if s.dirty {
 		s.sync(ctx)
 	}
@@ -164,7 +173,9 @@ func (s *saga) deadline(ctx workflow.Context) (time.Duration, func(workflow.Cont
 		end := workflow.GetInfo(ctx).WorkflowStartTime.Add(s.set.IntentTTL)
 		return max(end.Sub(now), time.Millisecond), s.expireIntent
 	case s.st.State == StateSelected && s.st.Held && !s.commitRunning && s.st.Booking.HoldExpiresAt != nil:
-		return max(s.st.Booking.HoldExpiresAt.Sub(now), time.Millisecond), s.expireHold
+		// At least a second: if the store's clock is behind ours, the hold
+		// is asked about again rather than in a tight loop.
+		return max(s.st.Booking.HoldExpiresAt.Sub(now), time.Second), s.expireHold
 	case s.st.State == StateConfirmed && s.replacing == "" && !s.commitRunning:
 		return max(s.st.Booking.Intent.EndsAt.Sub(now), time.Millisecond), func(workflow.Context) { s.done = true }
 	}
@@ -172,7 +183,8 @@ func (s *saga) deadline(ctx workflow.Context) (time.Duration, func(workflow.Cont
 }
 
 func (s *saga) shouldContinueAsNew(ctx workflow.Context) bool {
-	return workflow.GetInfo(ctx).GetContinueAsNewSuggested() && !s.commitRunning && s.replacing == "" && !s.dirty
+	return workflow.GetInfo(ctx).GetContinueAsNewSuggested() && !s.commitRunning && s.replacing == "" &&
+		!s.dirty && !s.st.CancelRequested
 }
 
 // expireIntent closes an intent nobody committed in time.
@@ -190,9 +202,10 @@ func (s *saga) expireHold(ctx workflow.Context) {
 	var a *activities.Activities
 	var out activities.LookupOutput
 	if err := workflow.ExecuteActivity(storeCtx(ctx), a.ExpireHold, s.key()).Get(ctx, &out); err != nil {
-		s.log.Warn("hold expiry failed; trying again in a minute", "request_key", s.st.RequestKey, "error", err)
-		_ = workflow.Sleep(ctx, time.Minute)
-		return
+		return // only when the workflow is cancelled: storeCtx retries
 	}
-	s.fromStore(ctx, out.Booking)
+	// A confirm may have started meanwhile; its answer is the one to keep.
+	if s.st.State == StateSelected && s.st.Held && !s.commitRunning {
+		s.fromStore(ctx, out.Booking)
+	}
 }

@@ -1,7 +1,10 @@
 package workflows
 
 import (
+	"errors"
+
 	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/bookingsaga/bookingsaga/activities"
@@ -11,31 +14,63 @@ import (
 
 // cancel releases the booking in the store; the main loop then removes the
 // calendar event and marks the CRM record. Cancelling twice returns the
-// same receipt. A cancel that arrives while the outcome is unknown is
-// remembered and carried out if the booking turns out confirmed.
+// same receipt. A cancel that arrives while the outcome is unknown, or
+// while a hold is being placed, is remembered: the main loop carries it out
+// once the booking is known, and the receipt says pending until then.
 func (s *saga) cancel(ctx workflow.Context, _ CancelRequest) (receipt.Receipt, error) {
+	if s.replacing != "" {
+		r := s.receipt()
+		r.Reason = &receipt.Reason{Code: string(booking.CodeWrongState),
+			Message: "a reschedule to " + s.replacing + " is under way; cancel that booking once it is decided"}
+		return r, nil
+	}
 	if err := s.mu.Lock(ctx); err != nil {
 		return receipt.Receipt{}, err
 	}
-	defer s.mu.Unlock()
 	switch {
 	case s.st.State == StateOffered || s.st.State == StateSelected && !s.st.Held && !s.commitRunning:
 		s.setState(ctx, StateCancelled) // nothing was booked
+		s.mu.Unlock()
 		return s.receipt(), nil
 	case s.st.State == StateConfirmed || s.st.State == StateSelected && s.st.Held && !s.commitRunning:
+		defer s.mu.Unlock()
 		return s.release(ctx, "")
-	case !s.st.State.decided():
+	case !s.st.State.decided() || s.commitRunning:
 		s.st.CancelRequested = true
-		return s.awaitOutcome(ctx, s.set.CommitWait, func() bool { return s.st.State.decided() && s.st.State != StateConfirmed })
+		s.changes++ // wake the main loop
 	}
-	return s.receipt(), nil
+	s.mu.Unlock()
+	// Wait, without the lock, for the main loop to settle it.
+	return s.awaitOutcome(ctx, s.set.CommitWait, func() bool { return !s.st.CancelRequested })
+}
+
+// cancelPending carries out a remembered cancel once there is something
+// to release; it runs from the main loop.
+func (s *saga) cancelPending(ctx workflow.Context) {
+	if !s.st.CancelRequested || s.commitRunning {
+		return
+	}
+	switch {
+	case s.st.State == StateConfirmed || s.st.State == StateSelected && s.st.Held:
+		if err := s.mu.Lock(ctx); err != nil {
+			return
+		}
+		_, _ = s.release(ctx, "")
+		s.mu.Unlock()
+	case s.st.State.decided():
+		s.st.CancelRequested = false // nothing was booked
+	}
 }
 
 func (s *saga) release(ctx workflow.Context, replacedBy string) (receipt.Receipt, error) {
 	var a *activities.Activities
 	var out activities.LookupOutput
 	in := activities.ReleaseInput{RequestKey: s.st.RequestKey, ReplacedBy: replacedBy}
-	if err := workflow.ExecuteActivity(storeCtx(ctx), a.Release, in).Get(ctx, &out); err != nil {
+	err := workflow.ExecuteActivity(storeCtx(ctx), a.Release, in).Get(ctx, &out)
+	if err == nil && !out.Found {
+		err = booking.Rejectf(booking.CodeNotBooked, "the store has no booking under this key")
+	}
+	if err != nil {
 		r := s.receipt()
 		r.Reason = rejectionReason(err)
 		return r, nil
@@ -88,7 +123,11 @@ func (s *saga) beginReschedule(ctx workflow.Context, req RescheduleRequest) *rec
 			Message: "only a confirmed booking with no other reschedule under way can be rescheduled; it is " + string(s.st.State)}
 	}
 	if err := s.startReplacement(ctx, req); err != nil {
-		return &receipt.Reason{Code: string(booking.CodeRequestKeyReused), Message: "the new request_key is already in use"}
+		var started *temporal.ChildWorkflowExecutionAlreadyStartedError
+		if errors.As(err, &started) {
+			return &receipt.Reason{Code: string(booking.CodeRequestKeyReused), Message: "the new request_key is already in use"}
+		}
+		return &receipt.Reason{Code: string(booking.CodeWrongState), Message: "the new booking could not be started: " + err.Error(), Retryable: true}
 	}
 	return nil
 }
@@ -107,15 +146,15 @@ func (s *saga) startReplacement(ctx workflow.Context, req RescheduleRequest) err
 		return err
 	}
 	s.replacing, s.replacement = req.NewRequestKey, nil
-	workflow.Go(ctx, s.awaitReplacement)
+	workflow.Go(ctx, func(ctx workflow.Context) { s.awaitReplacement(ctx, child) })
 	return nil
 }
 
 // awaitReplacement waits, as long as it takes, for the new saga's decided
-// outcome, and only then releases this booking.
-func (s *saga) awaitReplacement(ctx workflow.Context) {
-	var r receipt.Receipt
-	workflow.GetSignalChannel(ctx, SignalReplacement).Receive(ctx, &r)
+// outcome (its signal, or its result if it closes first, failed included),
+// and only a confirmed outcome releases this booking.
+func (s *saga) awaitReplacement(ctx workflow.Context, child workflow.ChildWorkflowFuture) {
+	r := s.replacementOutcome(ctx, child)
 	if r.Status != receipt.StatusConfirmed {
 		s.replacement, s.replacing = &r, ""
 		return
@@ -127,7 +166,33 @@ func (s *saga) awaitReplacement(ctx workflow.Context) {
 	defer s.mu.Unlock()
 	old, _ := s.release(ctx, r.RequestKey)
 	if old.Reason != nil {
+		// Said as it is: the old booking stands, so the move is not done.
 		s.log.Error("replacement confirmed but the old booking was not released", "request_key", s.st.RequestKey, "reason", old.Reason.Code)
+		r = receipt.Receipt{RequestKey: r.RequestKey, Status: receipt.StatusRejected, Replaces: s.st.RequestKey, Reason: old.Reason}
 	}
 	s.replacement, s.replacing = &r, ""
+}
+
+func (s *saga) replacementOutcome(ctx workflow.Context, child workflow.ChildWorkflowFuture) receipt.Receipt {
+	signals := workflow.GetSignalChannel(ctx, SignalReplacement)
+	for {
+		var r receipt.Receipt
+		decided := false
+		sel := workflow.NewSelector(ctx)
+		sel.AddReceive(signals, func(c workflow.ReceiveChannel, _ bool) {
+			c.Receive(ctx, &r)
+			decided = r.RequestKey == s.replacing // a stray signal is not the answer
+		})
+		sel.AddFuture(child, func(f workflow.Future) {
+			if err := f.Get(ctx, &r); err != nil {
+				r = receipt.Receipt{RequestKey: s.replacing, Status: receipt.StatusRejected, Replaces: s.st.RequestKey,
+					Reason: &receipt.Reason{Code: string(booking.CodeWrongState), Message: "the new booking's saga failed: " + err.Error()}}
+			}
+			decided = true
+		})
+		sel.Select(ctx)
+		if decided {
+			return r
+		}
+	}
 }

@@ -167,3 +167,41 @@ func TestRescheduleUnknownReleasesNothingUntilKnown(t *testing.T) {
 	require.Equal(t, key, u.receipt.Replaces)
 	require.Equal(t, receipt.StatusRescheduled, final.Status)
 }
+
+func TestCancelWhileUnknownIsCarriedOutOnceConfirmed(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	req := request(slotStart)
+	f.env.OnActivity(f.a.Commit, mock.Anything, forKey(key)).After(5*time.Second).Return(activities.CommitOutput{}, errors.New("timeout")).Once()
+	f.env.OnActivity(f.a.Lookup, mock.Anything, forKey(key)).Return(activities.LookupOutput{Found: true, Booking: stored(key, req, booking.StatusConfirmed)}, nil).Once()
+	f.env.OnActivity(f.a.Release, mock.Anything, activities.ReleaseInput{RequestKey: key}).
+		Return(activities.LookupOutput{Found: true, Booking: stored(key, req, booking.StatusCancelled)}, nil).Once()
+	f.mirrorsOK()
+	f.update(time.Second, UpdateCommit, req)
+	c := f.update(2*time.Second, UpdateCancel, CancelRequest{})
+
+	final := f.run(BookingInput{RequestKey: key})
+	require.Equal(t, receipt.StatusPending, c.receipt.Status, "the cancel cannot be confirmed before the booking is known")
+	require.Equal(t, receipt.StatusCancelled, final.Status, "the booking that turned out confirmed was cancelled")
+}
+
+func TestCommitDuringASlowHoldConfirmsIt(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	req := request(slotStart)
+	req.Hold = true
+	held := stored(key, req, booking.StatusHeld)
+	expiry := slotStart.Add(-47 * time.Hour)
+	held.HoldExpiresAt = &expiry
+	f.env.OnActivity(f.a.Commit, mock.Anything, forKey(key)).After(5*time.Second).Return(activities.CommitOutput{Booking: held}, nil).Once()
+	f.env.OnActivity(f.a.Confirm, mock.Anything, forKey(key)).Return(activities.CommitOutput{Booking: stored(key, req, booking.StatusConfirmed)}, nil).Once()
+	f.mirrorsOK()
+	f.update(time.Second, UpdateSelect, req)
+	commit := req
+	commit.Hold = false
+	c := f.update(2*time.Second, UpdateCommit, commit)
+
+	final := f.run(BookingInput{RequestKey: key})
+	require.Equal(t, receipt.StatusPending, c.receipt.Status)
+	require.Equal(t, receipt.StatusConfirmed, final.Status, "the hold was confirmed once it landed, not left to expire")
+}

@@ -50,14 +50,17 @@ func (s *saga) commit(ctx workflow.Context, req CommitRequest) (receipt.Receipt,
 		return r, nil
 	}
 	start := workflow.Now(ctx)
-	// A hold still being placed has to land before it can be confirmed.
-	if _, err := workflow.AwaitWithTimeout(ctx, s.set.CommitWait, func() bool { return !s.commitRunning }); err != nil {
-		return receipt.Receipt{}, err
+	// A hold still being placed lands first; the runner then confirms it
+	// because a commit is wanted, however long the hold took.
+	s.commitWanted = true
+	if s.st.Request == nil {
+		s.st.Request = &req
 	}
+	if req.Contact != nil {
+		s.st.Request.Contact = req.Contact
+	}
+	s.st.Request.ExpectedPolicyVersion = req.ExpectedPolicyVersion
 	if !s.commitRunning && (s.st.State == StateOffered || s.st.State == StateSelected) {
-		if s.st.Request == nil {
-			s.st.Request = &req
-		}
 		s.st.Request.Hold = false
 		s.startCommit(ctx)
 	}
@@ -115,6 +118,9 @@ func (s *saga) runCommit(ctx workflow.Context) {
 		}
 		if err == nil {
 			s.fromStore(ctx, out.Booking)
+			if s.st.Held && s.commitWanted {
+				continue // a commit came while the hold was being placed
+			}
 			return
 		}
 		if s.refused(ctx, err) {
@@ -130,7 +136,13 @@ func (s *saga) runCommit(ctx workflow.Context) {
 		}
 		if found.Found && !(confirming && found.Booking.Status == booking.StatusHeld) {
 			s.fromStore(ctx, found.Booking)
+			if s.st.Held && s.commitWanted {
+				continue
+			}
 			return
+		}
+		if workflow.GetInfo(ctx).GetContinueAsNewSuggested() {
+			return // still UNKNOWN: the next run restarts the commit with a short history
 		}
 		// Authoritatively absent (or a hold still to confirm): same key
 		// again, after a backoff a reconciliation run may cut short.
@@ -261,10 +273,12 @@ func (s *saga) fromStore(ctx workflow.Context, b store.Booking) {
 		s.setState(ctx, StateRescheduled)
 	}
 	s.dirty = true
-	s.notifyReplaced(ctx)
 	if s.st.CancelRequested && b.Status == booking.StatusConfirmed {
-		workflow.Go(ctx, func(ctx workflow.Context) { _, _ = s.cancel(ctx, CancelRequest{Reason: "cancel asked while pending"}) })
+		// The cancel runs first; the replaced booking then hears the final
+		// outcome, and is not released for a booking that is going away.
+		return
 	}
+	s.notifyReplaced(ctx)
 }
 
 // notifyReplaced tells the booking this one reschedules how it ended, once
