@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/client"
-	"google.golang.org/api/calendar/v3"
 	"go.temporal.io/sdk/temporal"
+	"google.golang.org/api/calendar/v3"
 
 	"github.com/bookingsaga/bookingsaga/internal/booking"
 	"github.com/bookingsaga/bookingsaga/internal/crm"

@@ -17,7 +17,7 @@ const (
 	// ReconcileScheduleID names the schedule; operators pause and trigger
 	// it by this id in the Temporal UI or with `starter ops reconcile`.
 	ReconcileScheduleID = "bookingsaga-reconcile"
-	SignalReconcile       = activities.SignalReconcile
+	SignalReconcile     = activities.SignalReconcile
 )
 
 // ReconcileInput bounds one run. Zero values take the defaults.
