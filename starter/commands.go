@@ -26,14 +26,19 @@ func serve(ctx context.Context, sc *sagaclient.Client, logger *zap.Logger, args 
 	listen := fs.String("listen", envOr("API_LISTEN", "127.0.0.1:8080"), "address to serve on (env API_LISTEN)")
 	cfg := api.Config{Token: os.Getenv("API_TOKEN"), RetellKey: os.Getenv("RETELL_API_KEY"), VapiSecret: os.Getenv("VAPI_SECRET"), Log: logger}
 	fs.Int64Var(&cfg.MaxBody, "max-body", 64<<10, "largest request body, in bytes")
+	noAuth := fs.Bool("no-auth", false, "serve without a bearer token (a local test only)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if cfg.Token == "" && !*noAuth {
+		return errors.New("API_TOKEN is not set: agents must send a bearer token (use -no-auth only for a local test)")
 	}
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w (is something else using the port?)", *listen, err)
 	}
-	srv := &http.Server{Handler: api.New(sc, cfg).Handler(), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: api.New(sc, cfg).Handler(), ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second}
 	go func() {
 		<-ctx.Done()
 		shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)

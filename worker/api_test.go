@@ -269,5 +269,16 @@ func TestEveryToolThroughOneConversation(t *testing.T) {
 	cancel := map[string]any{"request_key": newKey}
 	require.True(t, strings.HasPrefix(tool("cancel_booking", cancel), "Cancelled"))
 	require.True(t, strings.HasPrefix(tool("cancel_booking", cancel), "Cancelled"), "cancelling twice is fine")
+	again := keyOf(tool("select_slot", at(11)))
+	require.NotEqual(t, newKey, again, "a cancelled choice gets a fresh key when chosen again")
+	require.True(t, strings.HasPrefix(tool("book", at(11)), "Confirmed"), "and can be booked again")
+	require.Contains(t, tool("booking_status", map[string]any{}), "NOT done", "a key is required")
+	require.Contains(t, tool("booking_status", map[string]any{"request_key": "no-such-key"}), "no booking under this request_key")
 	require.Contains(t, tool("no_such_tool", nil), "NOT done")
+
+	// Without a Retell key configured, the endpoint falls back to the bearer token.
+	res, err := http.Post(url+"/v1/tools/retell", "application/json", strings.NewReader(`{"name":"book"}`))
+	require.NoError(t, err)
+	require.NoError(t, res.Body.Close())
+	require.Equal(t, http.StatusUnauthorized, res.StatusCode)
 }

@@ -83,7 +83,7 @@ func serveAPI(cfg config, logger *zap.Logger, ln net.Listener) (func(), error) {
 	}
 	sc := sagaclient.New(tc, sagaclient.Options{TaskQueue: cfg.TaskQueue})
 	srv := &http.Server{Handler: api.New(sc, api.Config{Token: cfg.APIToken, Log: logger}).Handler(),
-		ReadHeaderTimeout: 10 * time.Second}
+		ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second}
 	go func() {
 		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 			logger.Error("agent API stopped", zap.Error(err))

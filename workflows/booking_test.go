@@ -226,8 +226,11 @@ func TestInvalidCommitIsRejectedBeforeHistory(t *testing.T) {
 	bad.Intent.EndsAt = bad.Intent.StartsAt
 	u := f.update(time.Second, UpdateCommit, bad)
 	final := f.run(BookingInput{RequestKey: key})
-	var rej *booking.Rejection
-	require.ErrorAs(t, u.rejected, &rej)
+	var appErr *temporal.ApplicationError
+	require.ErrorAs(t, u.rejected, &appErr)
+	require.Equal(t, activities.ErrTypeRejected, appErr.Type())
+	var rej booking.Rejection
+	require.NoError(t, appErr.Details(&rej))
 	require.Equal(t, booking.CodeInvalidTimeRange, rej.Code)
 	require.Equal(t, receipt.StatusExpired, final.Status, "nothing was committed; the intent lapsed")
 }

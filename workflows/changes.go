@@ -82,7 +82,7 @@ func (s *saga) release(ctx workflow.Context, replacedBy string) (receipt.Receipt
 
 func (s *saga) validateReschedule(req RescheduleRequest) error {
 	if err := booking.ValidateReplacement(req.NewRequestKey, s.st.RequestKey); err != nil {
-		return err
+		return typedRefusal(err)
 	}
 	return validateCommit(req.Commit)
 }

@@ -14,15 +14,22 @@ import (
 	"github.com/bookingsaga/bookingsaga/internal/store"
 )
 
-// validateCommit refuses malformed requests before they enter history.
+// validateCommit refuses malformed requests before they enter history, as
+// the typed refusal callers match on.
 func validateCommit(req CommitRequest) error {
-	if err := req.Intent.Validate(); err != nil {
-		return err
+	err := req.Intent.Validate()
+	if err == nil && req.ExpectedPolicyVersion == "" {
+		err = booking.Rejectf(booking.CodeMissingField, "expected_policy_version is required")
 	}
-	if req.ExpectedPolicyVersion == "" {
-		return booking.Rejectf(booking.CodeMissingField, "expected_policy_version is required")
+	return typedRefusal(err)
+}
+
+func typedRefusal(err error) error {
+	var rej *booking.Rejection
+	if errors.As(err, &rej) {
+		return temporal.NewNonRetryableApplicationError(rej.Error(), activities.ErrTypeRejected, nil, *rej)
 	}
-	return nil
+	return err
 }
 
 // selectSlot records the caller's choice and, if asked, places a hold.

@@ -15,6 +15,7 @@ import (
 const (
 	ConversationWorkflowName = "Conversation"
 	UpdateChoose             = "choose"
+	UpdateRetire             = "retire"
 	// conversationIdle is how long a conversation remembers its choices
 	// after the last one; a phone call is over long before.
 	conversationIdle = 24 * time.Hour
@@ -32,6 +33,13 @@ type ConversationInput struct {
 
 // ChooseResult is the key for a chosen intent.
 type ChooseResult struct {
+	RequestKey string
+}
+
+// RetireRequest forgets the key of a choice whose booking ended without
+// being kept (refused, conflicting, cancelled), so choosing the same slot
+// again starts afresh under a new key.
+type RetireRequest struct {
 	RequestKey string
 }
 
@@ -68,6 +76,19 @@ func Conversation(ctx workflow.Context, in ConversationInput) (ConversationResul
 		choices = append(choices, Choice{Fingerprint: fp, RequestKey: key})
 		return ChooseResult{RequestKey: key}, nil
 	}, workflow.UpdateHandlerOptions{Validator: func(in booking.Intent) error { return in.Validate() }})
+	if err != nil {
+		return ConversationResult{}, err
+	}
+	err = workflow.SetUpdateHandler(ctx, UpdateRetire, func(ctx workflow.Context, in RetireRequest) (ChooseResult, error) {
+		last = workflow.Now(ctx)
+		for i, c := range choices {
+			if c.RequestKey == in.RequestKey {
+				choices = append(choices[:i:i], choices[i+1:]...)
+				break
+			}
+		}
+		return ChooseResult{RequestKey: in.RequestKey}, nil
+	})
 	if err != nil {
 		return ConversationResult{}, err
 	}

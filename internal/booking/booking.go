@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/bookingsaga/bookingsaga/internal/localtime"
@@ -52,6 +53,13 @@ type Intent struct {
 func ValidateKey(key string) error {
 	if key == "" || len(key) > MaxKeyLength {
 		return Rejectf(CodeInvalidRequestKey, "request_key must be 1 to %d characters, got %d", MaxKeyLength, len(key))
+	}
+	// A key is also its saga's workflow id, which must not collide with
+	// the service's other workflows.
+	for _, p := range [...]string{"conversation:", "catalog:", "reconcile-"} {
+		if strings.HasPrefix(key, p) {
+			return Rejectf(CodeInvalidRequestKey, "request_key must not start with %q", p)
+		}
 	}
 	return nil
 }

@@ -84,8 +84,10 @@ func (s *Server) routes() []route {
 		{"POST", "/v1/bookings/{request_key}/reschedule", true, s.reschedule},
 		{"PUT", "/v1/resources/{id}", true, s.putResource},
 		{"PUT", "/v1/policy", true, s.putPolicy},
-		{"POST", "/v1/tools/retell", false, s.retell},
-		{"POST", "/v1/tools/vapi", false, s.vapi},
+		// A platform without its own secret configured falls back to the
+		// bearer token: the tool endpoints are never open by default.
+		{"POST", "/v1/tools/retell", s.cfg.RetellKey == "", s.retell},
+		{"POST", "/v1/tools/vapi", s.cfg.VapiSecret == "", s.vapi},
 	}
 }
 

@@ -15,7 +15,10 @@ import (
 	"strings"
 	"time"
 
+	"go.temporal.io/api/serviceerror"
+
 	"github.com/bookingsaga/bookingsaga/internal/booking"
+	"github.com/bookingsaga/bookingsaga/internal/receipt"
 	"github.com/bookingsaga/bookingsaga/internal/store"
 )
 
@@ -68,11 +71,19 @@ func (s *Server) runTool(ctx context.Context, conv, name string, a toolArgs) (st
 		return fmt.Sprintf("Noted the caller's choice. request_key %s.", key), nil
 	case "book":
 		return s.toolBook(ctx, conv, a)
-	case "booking_status":
-		r, err := s.client.Status(ctx, a.RequestKey)
-		return Say(r), err
-	case "cancel_booking":
+	case "booking_status", "cancel_booking":
+		if err := booking.ValidateKey(a.RequestKey); err != nil {
+			return "", fromRejection(err)
+		}
+		if name == "booking_status" {
+			r, err := s.client.Status(ctx, a.RequestKey)
+			return Say(r), err
+		}
 		r, err := s.client.Cancel(ctx, a.RequestKey)
+		if err == nil && r.Status == receipt.StatusCancelled {
+			// Choosing the same slot again later is a new booking.
+			err = s.client.Retire(ctx, conv, a.RequestKey)
+		}
 		return Say(r), err
 	case "reschedule_booking":
 		return s.toolReschedule(ctx, conv, a)
@@ -95,7 +106,18 @@ func (s *Server) toolBook(ctx context.Context, conv string, a toolArgs) (string,
 		return "", err
 	}
 	r, err := s.client.Commit(ctx, key, req)
+	if err == nil && final(r) {
+		// The key's booking ended unkept; the same choice again (a slot
+		// that freed up, a refreshed policy) must not meet this outcome.
+		err = s.client.Retire(ctx, conv, key)
+	}
 	return Say(r), err
+}
+
+// final reports a receipt whose key can never book: a conflict, or a
+// refusal that retrying cannot change.
+func final(r receipt.Receipt) bool {
+	return r.Status == receipt.StatusConflict || r.Status == receipt.StatusRejected && (r.Reason == nil || !r.Reason.Retryable)
 }
 
 func (s *Server) toolReschedule(ctx context.Context, conv string, a toolArgs) (string, error) {
@@ -103,11 +125,17 @@ func (s *Server) toolReschedule(ctx context.Context, conv string, a toolArgs) (s
 	if e != nil {
 		return "", e
 	}
+	if err := booking.ValidateKey(a.RequestKey); err != nil {
+		return "", fromRejection(err)
+	}
 	newKey, err := s.client.Select(ctx, conv, req.Intent)
 	if err != nil {
 		return "", err
 	}
 	r, err := s.client.Reschedule(ctx, a.RequestKey, newKey, req)
+	if err == nil && final(r) {
+		err = s.client.Retire(ctx, conv, newKey)
+	}
 	return Say(r), err
 }
 
@@ -161,11 +189,14 @@ func localDay(date, zone string) (time.Time, time.Time, error) {
 func toolError(err error) string {
 	var e *Error
 	var rej *booking.Rejection
+	var nf *serviceerror.NotFound
 	switch {
 	case errors.As(err, &e):
 		return "NOT done: " + e.Message + "."
 	case errors.As(err, &rej):
 		return "NOT done: " + rej.Message + "."
+	case errors.As(err, &nf):
+		return "NOT done: there is no booking under this request_key."
 	}
 	return "NOT done: a temporary problem. Try the same call again in a moment."
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/uuid"
 	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
@@ -92,6 +93,9 @@ func (c *Client) catalog(ctx context.Context, req workflows.CatalogRequest) (wor
 // refusal unwraps a store refusal from a workflow error, so callers can
 // match it with errors.As(err, **Refusal).
 func refusal(err error) error {
+	if err == nil {
+		return nil
+	}
 	var appErr *temporal.ApplicationError
 	if errors.As(err, &appErr) && appErr.Type() == activities.ErrTypeRejected {
 		var r booking.Rejection
@@ -127,6 +131,26 @@ func (c *Client) Select(ctx context.Context, conversationID string, in booking.I
 
 // conversationStart joins a running key book, and starts a new one after
 // the last closed (a day idle).
+// Retire makes the conversation forget key: the booking under it ended
+// without being kept, and the same choice should get a fresh key. A
+// conversation that has closed has nothing to forget.
+func (c *Client) Retire(ctx context.Context, conversationID, key string) error {
+	h, err := c.tc.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: workflows.ConversationWorkflowID(conversationID),
+		UpdateName: workflows.UpdateRetire, Args: []any{workflows.RetireRequest{RequestKey: key}},
+		WaitForStage: client.WorkflowUpdateStageCompleted})
+	var nf *serviceerror.NotFound
+	if errors.As(err, &nf) {
+		return nil
+	}
+	if err == nil {
+		err = h.Get(ctx, nil)
+	}
+	if err != nil {
+		return fmt.Errorf("retire %s in %s: %w", key, conversationID, err)
+	}
+	return nil
+}
+
 func conversationStart(id, queue string) client.StartWorkflowOptions {
 	o := workflows.StartOptions(id, queue)
 	o.WorkflowIDReusePolicy = enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE
@@ -141,7 +165,7 @@ func (c *Client) Commit(ctx context.Context, key string, req workflows.CommitReq
 	}
 	r, err := workflows.Commit(ctx, c.tc, c.opts.TaskQueue, workflows.BookingInput{RequestKey: key, Settings: c.opts.Settings}, req)
 	if err != nil {
-		return receipt.Receipt{}, err
+		return receipt.Receipt{}, refusal(err)
 	}
 	if r.Status == receipt.StatusConflict {
 		r.Alternatives = c.alternatives(ctx, req.Intent)
@@ -193,5 +217,6 @@ func (c *Client) Reschedule(ctx context.Context, key, newKey string, req workflo
 	if err := booking.ValidateKey(newKey); err != nil {
 		return receipt.Receipt{}, err
 	}
-	return workflows.Update(ctx, c.tc, key, workflows.UpdateReschedule, workflows.RescheduleRequest{NewRequestKey: newKey, Commit: req})
+	r, err := workflows.Update(ctx, c.tc, key, workflows.UpdateReschedule, workflows.RescheduleRequest{NewRequestKey: newKey, Commit: req})
+	return r, refusal(err)
 }
