@@ -47,9 +47,44 @@ func (a *Activities) calendarBlocks(ctx context.Context, ids []string, from, to 
 		return nil
 	}
 	for i := range blocks {
-		blocks[i].busy = periods[blocks[i].res.CalendarID]
+		ours, err := a.Store.BookedSpans(ctx, blocks[i].res.ID, qFrom, qTo)
+		if err != nil {
+			activity.GetLogger(ctx).Warn("calendar free/busy not compared with our bookings; the store decides alone", "error", err)
+			return nil
+		}
+		blocks[i].busy = foreign(periods[blocks[i].res.CalendarID], ours)
 	}
 	return blocks
+}
+
+// foreign is what remains of busy periods once the times of our own
+// bookings are taken out: free/busy cannot tell our mirrored events from
+// anyone else's, and the store already decides about ours (including one
+// just cancelled whose event is not deleted yet, or the booking a
+// reschedule replaces).
+func foreign(busy []gcal.Interval, ours []store.Span) []gcal.Interval {
+	var out []gcal.Interval
+	for _, p := range busy {
+		rest := []gcal.Interval{p}
+		for _, o := range ours {
+			var next []gcal.Interval
+			for _, r := range rest {
+				if !o.Start.Before(r.End) || !o.End.After(r.Start) {
+					next = append(next, r)
+					continue
+				}
+				if r.Start.Before(o.Start) {
+					next = append(next, gcal.Interval{Start: r.Start, End: o.Start})
+				}
+				if o.End.Before(r.End) {
+					next = append(next, gcal.Interval{Start: o.End, End: r.End})
+				}
+			}
+			rest = next
+		}
+		out = append(out, rest...)
+	}
+	return out
 }
 
 // blocked lists the calendar periods that a booking of [start, end) would

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
@@ -171,4 +172,22 @@ func TestRescheduleBooksNewThenReleasesOld(t *testing.T) {
 	require.NoError(t, f.pool.QueryRow(f.ctx, "SELECT count(*) FROM booking WHERE status = 'confirmed'").Scan(&live))
 	require.Equal(t, 2, live, "the new booking and the one that blocked the first try")
 	f.record(oldKey, "rescheduled")
+}
+
+func TestRescheduleToAnOverlappingSlot(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	oldKey, newKey := uuid.NewString(), uuid.NewString()
+	require.Equal(t, receipt.StatusConfirmed, f.commit(oldKey, commitRequest(slot(t, 16))).Status)
+	f.eventually(func() bool { return f.synced(oldKey) }, "the old booking is in the calendars")
+
+	// "Can we make it a quarter of an hour later?": the same property and
+	// agent, overlapping the old slot and its calendar events.
+	moved, err := workflows.Update(f.ctx, f.client, oldKey, workflows.UpdateReschedule,
+		workflows.RescheduleRequest{NewRequestKey: newKey, Commit: commitRequest(slot(t, 16).Add(15 * time.Minute))})
+	require.NoError(t, err)
+	require.Equal(t, receipt.StatusConfirmed, moved.Status, "%+v", moved.Reason)
+	require.NoError(t, f.client.GetWorkflow(f.ctx, oldKey, "").Get(f.ctx, nil))
+	f.eventually(func() bool { return f.synced(newKey) }, "the new booking is in the calendars")
+	require.Equal(t, 1, f.liveEvents("paris-11@calendar.test"), "the old event went, the new one came")
 }

@@ -124,6 +124,11 @@ func (s *Store) commitOnce(ctx context.Context, req CommitRequest) (Outcome, err
 		out.Conflict = &Conflict{Busy: busy}
 		queueEvent(b, req.RequestKey, nil, "conflict", map[string]any{"intent": req.Intent, "busy": busy})
 	} else {
+		if st.replaced != nil {
+			// Released before the insert: the exclusion constraint would
+			// otherwise see the old and the new booking overlap.
+			queueReleaseReplaced(b, st.replaced.id, req, now)
+		}
 		out.Booking = s.queueInsert(b, req, st, now)
 	}
 	b.Queue("COMMIT")
@@ -215,6 +220,15 @@ WITH b AS (
 )
 INSERT INTO booking_event (request_key, booking_id, kind, detail)
 SELECT $2, b.booking_id, 'committed', $20 FROM b`
+
+// queueReleaseReplaced releases a rescheduled booking in the commit of its
+// replacement.
+func queueReleaseReplaced(b *pgx.Batch, id uuid.UUID, req CommitRequest, now time.Time) {
+	b.Queue(`UPDATE booking SET status = 'released_for_reschedule', released_at = $2, replaced_by_request_key = $3 WHERE booking_id = $1`,
+		id, now, req.RequestKey)
+	b.Queue(`UPDATE booking_resource SET live = false WHERE booking_id = $1`, id)
+	queueEvent(b, req.Intent.Replaces, &id, string(booking.StatusReleasedForReschedule), map[string]any{"replaced_by": req.RequestKey})
+}
 
 func queueEvent(b *pgx.Batch, key string, bookingID *uuid.UUID, kind string, detail any) {
 	raw := []byte("{}")

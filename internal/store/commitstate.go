@@ -22,6 +22,16 @@ type commitState struct {
 	policy    *Policy
 	// existingFingerprint is set when the request_key is already booked.
 	existingFingerprint []byte
+	// replaced is the booking a reschedule replaces, locked; nil otherwise.
+	replaced *replacedBooking
+}
+
+// replacedBooking is the booking a reschedule's commit releases in the
+// same transaction, so the two never both hold, or both lose, the slot.
+type replacedBooking struct {
+	id         uuid.UUID
+	status     booking.Status
+	replacedBy string
 }
 
 type lockedResource struct {
@@ -80,6 +90,14 @@ func readCommitState(ctx context.Context, conn *pgx.Conn, req CommitRequest) (_ 
 	b.Queue(lockResourcesSQL, ids)
 	b.Queue(currentPolicySQL)
 	b.Queue(occupancySQL, ids, req.Intent.StartsAt, req.Intent.EndsAt, req.RequestKey)
+	swap := req.Intent.Replaces != "" && !req.Hold
+	if swap {
+		// A confirming reschedule releases the old booking in its own
+		// transaction (a hold releases nothing). After the resource locks,
+		// as Confirm and Release order theirs.
+		b.Queue(`SELECT booking_id, status, coalesce(replaced_by_request_key, '') FROM booking WHERE request_key = $1 FOR UPDATE`,
+			req.Intent.Replaces)
+	}
 	res := conn.SendBatch(ctx, b)
 	defer func() { err = errors.Join(err, res.Close()) }()
 
@@ -96,7 +114,16 @@ func readCommitState(ctx context.Context, conn *pgx.Conn, req CommitRequest) (_ 
 	if err != nil {
 		return nil, err
 	}
-	return st, st.readOccupancy(res)
+	if err := st.readOccupancy(res); err != nil || !swap {
+		return st, err
+	}
+	r := &replacedBooking{}
+	err = res.QueryRow().Scan(&r.id, &r.status, &r.replacedBy)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return st, nil
+	}
+	st.replaced = r
+	return st, err
 }
 
 // readKeyAlone fills existingFingerprint when no resource exists: the
@@ -200,6 +227,9 @@ func (st *commitState) check(req CommitRequest, now time.Time) error {
 	case in.StartsAt.Before(now.Add(p.MinNotice)):
 		return booking.Rejectf(booking.CodeTooShortNotice, "bookings need %s notice", p.MinNotice)
 	}
+	if err := st.checkReplaced(req); err != nil {
+		return err
+	}
 	loc, err := localtime.LoadZone(prop.TimeZone)
 	if err != nil {
 		return fmt.Errorf("property %s: %w", prop.ID, err)
@@ -207,6 +237,22 @@ func (st *commitState) check(req CommitRequest, now time.Time) error {
 	if !p.withinHours(in.StartsAt, in.EndsAt, loc) {
 		return booking.Rejectf(booking.CodeOutsideBookableHours, "%s to %s is outside bookable hours %s in %s",
 			localtime.Render(in.StartsAt, loc), localtime.Render(in.EndsAt, loc), p.hours(), prop.TimeZone)
+	}
+	return nil
+}
+
+// checkReplaced allows a reschedule only of a confirmed booking that no
+// other booking has replaced.
+func (st *commitState) checkReplaced(req CommitRequest) error {
+	if req.Intent.Replaces == "" || req.Hold {
+		return nil
+	}
+	r := st.replaced
+	switch {
+	case r == nil:
+		return booking.Rejectf(booking.CodeInvalidReplacement, "there is no booking %q to reschedule", req.Intent.Replaces)
+	case r.status != booking.StatusConfirmed || r.replacedBy != "" && r.replacedBy != req.RequestKey:
+		return booking.Rejectf(booking.CodeInvalidReplacement, "booking %q is %s and cannot be rescheduled", req.Intent.Replaces, r.status)
 	}
 	return nil
 }
@@ -222,6 +268,9 @@ func (st *commitState) busy(now time.Time) (busy []Busy, stale []uuid.UUID) {
 					stale = append(stale, o.bookingID)
 				}
 				continue
+			}
+			if st.replaced != nil && o.bookingID == st.replaced.id {
+				continue // released by this very commit
 			}
 			others = append(others, o.span)
 		}

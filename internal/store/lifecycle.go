@@ -68,6 +68,9 @@ func (s *Store) confirm(ctx context.Context, tx pgx.Tx, key string) (Booking, er
 	if _, err := tx.Exec(ctx, "UPDATE booking SET status = 'confirmed', committed_at = $2 WHERE booking_id = $1", b.BookingID, now); err != nil {
 		return Booking{}, err
 	}
+	if err := releaseReplacedOnConfirm(ctx, tx, b, now); err != nil {
+		return Booking{}, err
+	}
 	return b, event(ctx, tx, b, "confirmed", nil)
 }
 
@@ -195,4 +198,21 @@ func event(ctx context.Context, tx pgx.Tx, b Booking, kind string, detail any) e
 	batch := &pgx.Batch{}
 	queueEvent(batch, b.RequestKey, &b.BookingID, kind, detail)
 	return tx.SendBatch(ctx, batch).Close()
+}
+
+// releaseReplacedOnConfirm releases the booking a confirmed hold replaces,
+// in the confirm's transaction, as a confirming commit does.
+func releaseReplacedOnConfirm(ctx context.Context, tx pgx.Tx, b Booking, now time.Time) error {
+	if b.Intent.Replaces == "" {
+		return nil
+	}
+	old, err := lockBooking(ctx, tx, b.Intent.Replaces)
+	if errors.Is(err, ErrNotFound) || err == nil && old.Status != booking.StatusConfirmed {
+		return nil // nothing left to release: the old booking went another way
+	}
+	if err != nil {
+		return err
+	}
+	_, err = release(ctx, tx, old, b.RequestKey, now)
+	return err
 }

@@ -225,3 +225,43 @@ func TestConfirmAndCommitRaceOnExpiringHold(t *testing.T) {
 		require.LessOrEqual(t, live, 2, "round %d", round)
 	}
 }
+
+func TestRescheduleToAnOverlappingSlotSwapsInOneTransaction(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	_, err := f.store.Commit(f.ctx, commitReq("req_old", intent("paris", agent(0), "10:00", "10:30")))
+	require.NoError(t, err)
+
+	// Half an hour later, overlapping the old slot on the same property and
+	// agent: only possible because the old booking goes in the same commit.
+	later := intent("paris", agent(0), "10:15", "10:45")
+	later.Replaces = "req_old"
+	out, err := f.store.Commit(f.ctx, commitReq("req_new", later))
+	require.NoError(t, err)
+	require.Nil(t, out.Conflict)
+	require.Equal(t, booking.StatusConfirmed, out.Booking.Status)
+	old, err := f.store.Lookup(f.ctx, "req_old")
+	require.NoError(t, err)
+	require.Equal(t, booking.StatusReleasedForReschedule, old.Status)
+	require.Equal(t, "req_new", old.ReplacedByRequestKey)
+	again, err := f.store.Release(f.ctx, ReleaseRequest{RequestKey: "req_old", ReplacedBy: "req_new"})
+	require.NoError(t, err, "the saga's release afterwards finds it done")
+	require.Equal(t, booking.StatusReleasedForReschedule, again.Status)
+
+	// The old slot's free part is free; the new one is taken.
+	out, err = f.store.Commit(f.ctx, commitReq("req_other", intent("paris", agent(1), "10:00", "10:15")))
+	require.NoError(t, err)
+	require.Nil(t, out.Conflict)
+	out, err = f.store.Commit(f.ctx, commitReq("req_late", intent("paris", agent(1), "10:30", "11:00")))
+	require.NoError(t, err)
+	require.NotNil(t, out.Conflict)
+
+	// A booking already replaced cannot be rescheduled again.
+	twice := intent("paris", agent(2), "14:00", "14:30")
+	twice.Replaces = "req_old"
+	_, err = f.store.Commit(f.ctx, commitReq("req_twice", twice))
+	requireCode(t, err, booking.CodeInvalidReplacement)
+	var n int
+	require.NoError(t, f.pool.QueryRow(f.ctx, "SELECT count(*) FROM booking WHERE request_key = 'req_twice'").Scan(&n))
+	require.Zero(t, n, "nothing written")
+}

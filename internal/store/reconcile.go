@@ -8,6 +8,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+
+	"github.com/bookingsaga/bookingsaga/internal/booking"
 )
 
 // BookingsStarting lists bookings (any status) that start in [from, to),
@@ -164,4 +166,24 @@ func (s *Store) Events(ctx context.Context, key string) ([]Event, error) {
 		return nil, fmt.Errorf("events %s: %w", key, err)
 	}
 	return pgx.CollectRows(rows, pgx.RowToStructByPos[Event])
+}
+
+// Span is a booking's time, without buffers: what its calendar event shows.
+type Span struct {
+	Start, End time.Time
+}
+
+// BookedSpans lists the times of every booking (any status) that uses the
+// resource and overlaps [from, to): the events bookingsaga itself may have
+// put in the resource's calendar.
+func (s *Store) BookedSpans(ctx context.Context, resourceID string, from, to time.Time) ([]Span, error) {
+	rows, err := s.pool.Query(ctx, `
+SELECT starts_at, ends_at FROM booking
+WHERE starts_at < $3 AND starts_at > $2::timestamptz - $4::interval AND ends_at > $2
+  AND (property_id = $1 OR agent_id = $1 OR $1 = ANY(extra_resource_ids))
+ORDER BY starts_at`, resourceID, from, to, booking.MaxDuration)
+	if err != nil {
+		return nil, fmt.Errorf("booked spans %s: %w", resourceID, err)
+	}
+	return pgx.CollectRows(rows, pgx.RowToStructByPos[Span])
 }
