@@ -47,11 +47,12 @@ func (a *Activities) SyncCalendar(ctx context.Context, in KeyInput) (SyncOutput,
 		// a transient failure anywhere keeps the whole step retrying.
 		return SyncOutput{}, mirrorError("sync calendar", in.RequestKey, errors.Join(errs...), permanent)
 	}
+	if b.Status != booking.StatusConfirmed {
+		return SyncOutput{}, nil // the events are gone; there is no event id to report
+	}
 	id := gcal.EventID(b.RequestKey)
-	if b.Status == booking.StatusConfirmed {
-		if _, err := a.Store.RecordMirror(ctx, store.MirrorRecord{RequestKey: b.RequestKey, ProviderEventID: id}); err != nil {
-			return SyncOutput{}, storeError("sync calendar", in.RequestKey, err)
-		}
+	if _, err := a.Store.RecordMirror(ctx, store.MirrorRecord{RequestKey: b.RequestKey, ProviderEventID: id}); err != nil {
+		return SyncOutput{}, storeError("sync calendar", in.RequestKey, err)
 	}
 	return SyncOutput{EventID: id}, nil
 }

@@ -48,10 +48,12 @@ type saga struct {
 
 // Booking is the saga of one request_key: commit in the store, then mirror
 // to the calendar and CRM; cancel and reschedule while it is open. It stays
-// open until the viewing has ended, then the store keeps answering.
+// open until the viewing has ended; a closed saga still answers the
+// receipt query until Temporal's retention removes it, and the store keeps
+// the booking and its log for good.
 func Booking(ctx workflow.Context, in BookingInput) (receipt.Receipt, error) {
 	s := &saga{set: in.Settings.withDefaults(), log: workflow.GetLogger(ctx), mu: workflow.NewMutex(ctx)}
-	s.st = BookingState{RequestKey: in.RequestKey, State: StateOffered, Offer: in.Offer}
+	s.st = BookingState{RequestKey: in.RequestKey, State: StateOffered, OpenedAt: workflow.GetInfo(ctx).WorkflowStartTime}
 	if in.Carry != nil {
 		s.st = *in.Carry
 		s.dirty = !s.synced()
@@ -170,7 +172,7 @@ func (s *saga) deadline(ctx workflow.Context) (time.Duration, func(workflow.Cont
 	now := workflow.Now(ctx)
 	switch {
 	case s.st.State == StateOffered || s.st.State == StateSelected && !s.st.Held:
-		end := workflow.GetInfo(ctx).WorkflowStartTime.Add(s.set.IntentTTL)
+		end := s.st.OpenedAt.Add(s.set.IntentTTL)
 		return max(end.Sub(now), time.Millisecond), s.expireIntent
 	case s.st.State == StateSelected && s.st.Held && !s.commitRunning && s.st.Booking.HoldExpiresAt != nil:
 		// At least a second: if the store's clock is behind ours, the hold

@@ -64,8 +64,6 @@ type BookingInput struct {
 	// Commit, when set, is committed at once: a reschedule starts the new
 	// booking this way. Otherwise a select or commit update brings it.
 	Commit *CommitRequest
-	// Offer is the candidate snapshot the caller chose from, if any.
-	Offer *Offer
 	Settings
 	// Carry is the state handed over by continue-as-new.
 	Carry *BookingState
@@ -96,13 +94,6 @@ func (s Settings) withDefaults() Settings {
 	return s
 }
 
-// Offer is a snapshot of candidate slots under one policy version.
-type Offer struct {
-	PolicyVersion string
-	SnapshotAt    time.Time
-	Slots         []receipt.Slot
-}
-
 // CommitRequest is the argument of the select and commit updates.
 type CommitRequest struct {
 	Intent                booking.Intent
@@ -130,7 +121,9 @@ type BookingState struct {
 	RequestKey     string
 	State          State
 	Request        *CommitRequest
-	Offer          *Offer
+	// OpenedAt is when the saga began, across continue-as-new: an
+	// uncommitted intent lapses IntentTTL after it.
+	OpenedAt time.Time
 	Booking        *store.Booking
 	Reason         *receipt.Reason
 	CommitAttempts int
