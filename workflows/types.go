@@ -118,12 +118,12 @@ type RescheduleRequest struct {
 // BookingState is the saga's state, returned by the state query and carried
 // across continue-as-new.
 type BookingState struct {
-	RequestKey     string
-	State          State
-	Request        *CommitRequest
+	RequestKey string
+	State      State
+	Request    *CommitRequest
 	// OpenedAt is when the saga began, across continue-as-new: an
 	// uncommitted intent lapses IntentTTL after it.
-	OpenedAt time.Time
+	OpenedAt       time.Time
 	Booking        *store.Booking
 	Reason         *receipt.Reason
 	CommitAttempts int
