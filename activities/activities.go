@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/uber-go/tally/v4"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 	"google.golang.org/api/calendar/v3"
@@ -51,6 +52,22 @@ type Activities struct {
 	// Temporal lets reconciliation find and tell stuck sagas; nil skips
 	// that step.
 	Temporal client.Client
+	// Metrics receives commit and drift counts; nil drops them.
+	Metrics tally.Scope
+}
+
+func (a *Activities) metrics() tally.Scope {
+	if a.Metrics == nil {
+		return tally.NoopScope
+	}
+	return a.Metrics
+}
+
+// drift counts what reconciliation found, per category and action.
+func (a *Activities) drift(category, action string, n int) {
+	if n > 0 {
+		a.metrics().Tagged(map[string]string{"category": category, "action": action}).Counter("drift_total").Inc(int64(n))
+	}
 }
 
 // ConflictDetail is carried by an ErrTypeConflict error.

@@ -3,6 +3,9 @@ package activities
 import (
 	"context"
 	"errors"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/bookingsaga/bookingsaga/internal/booking"
 	"github.com/bookingsaga/bookingsaga/internal/store"
@@ -28,7 +31,31 @@ type CommitOutput struct {
 // calendars are checked first for events written past the service, then the
 // store decides under its locks. A conflict or refusal is a non-retryable
 // error; anything else is technical, and safe to retry with the same key.
-func (a *Activities) Commit(ctx context.Context, in CommitInput) (CommitOutput, error) {
+func (a *Activities) Commit(ctx context.Context, in CommitInput) (out CommitOutput, err error) {
+	defer a.countCommit(time.Now(), &out, &err)
+	return a.commit(ctx, in)
+}
+
+// countCommit records the commit's outcome and latency.
+func (a *Activities) countCommit(start time.Time, out *CommitOutput, err *error) {
+	outcome := string(out.Booking.Status)
+	var appErr *temporal.ApplicationError
+	switch {
+	case *err != nil && errors.As(*err, &appErr) && appErr.Type() == ErrTypeConflict:
+		outcome = "conflict"
+	case *err != nil && errors.As(*err, &appErr) && appErr.Type() == ErrTypeRejected:
+		outcome = "rejected"
+	case *err != nil:
+		outcome = "error"
+	case out.Replayed:
+		outcome = "replayed"
+	}
+	m := a.metrics()
+	m.Tagged(map[string]string{"outcome": outcome}).Counter("commits_total").Inc(1)
+	m.Timer("commit_latency").Record(time.Since(start))
+}
+
+func (a *Activities) commit(ctx context.Context, in CommitInput) (CommitOutput, error) {
 	_, err := a.Store.Lookup(ctx, in.RequestKey)
 	switch {
 	case errors.Is(err, store.ErrNotFound):

@@ -82,6 +82,10 @@ func (a *Activities) ReconcileCalendar(ctx context.Context, in WindowInput) (Cal
 		last := page[len(page)-1]
 		rep.Next = &store.Cursor{StartsAt: last.Intent.StartsAt, RequestKey: last.RequestKey}
 	}
+	a.drift("calendar_missing", "repaired", rep.Missing)
+	a.drift("calendar_moved", "repaired", rep.Moved)
+	a.drift("calendar_orphan", "repaired", rep.Orphans)
+	a.drift("calendar_foreign", "flagged", rep.Flagged)
 	return rep, nil
 }
 
@@ -193,6 +197,8 @@ func (a *Activities) ReconcileCRM(ctx context.Context, in WindowInput) (CRMRepor
 		last := page[len(page)-1]
 		rep.Next = &store.Cursor{StartsAt: last.Intent.StartsAt, RequestKey: last.RequestKey}
 	}
+	a.drift("crm_missing", "repaired", rep.Missing)
+	a.drift("crm_mismatch", "repaired", rep.Mismatched)
 	return rep, nil
 }
 
@@ -248,6 +254,7 @@ func (a *Activities) ReconcileStuck(ctx context.Context, in StuckInput) (StuckRe
 			rep.Details = append(rep.Details, fmt.Sprintf("stuck saga %s: absent from the store, committing again with the same key", key))
 		}
 	}
+	a.drift("stuck_commit", "repaired", rep.Found+rep.Absent)
 	return rep, nil
 }
 
@@ -267,6 +274,7 @@ func (a *Activities) ExpireStaleHolds(ctx context.Context, in LimitInput) (Count
 	if err != nil {
 		return CountOutput{}, storeError("expire holds", "", err)
 	}
+	a.drift("expired_hold", "repaired", n)
 	return CountOutput{Count: n}, nil
 }
 
@@ -276,5 +284,6 @@ func (a *Activities) PurgeContacts(ctx context.Context, in LimitInput) (CountOut
 	if err != nil {
 		return CountOutput{}, storeError("purge contacts", "", err)
 	}
+	a.drift("contact_retention", "purged", n)
 	return CountOutput{Count: n}, nil
 }

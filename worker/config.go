@@ -44,6 +44,8 @@ type config struct {
 	ShutdownTimeout  time.Duration
 	// HealthListen serves GET /healthz while the worker runs; empty is off.
 	HealthListen string
+	// MetricsListen serves GET /metrics in Prometheus format; empty is off.
+	MetricsListen string
 	// ReconcileInterval is how often the reconciliation schedule runs; 0
 	// leaves the schedule alone.
 	ReconcileInterval time.Duration
@@ -106,6 +108,7 @@ func parseConfig(args []string) (config, error) {
 	fs.StringVar(&c.CRMToken, "crm-token", c.CRMToken, "CRM bearer token (env CRM_TOKEN)")
 	fs.DurationVar(&c.CRMTimeout, "crm-timeout", c.CRMTimeout, "per-attempt CRM call timeout")
 	fs.DurationVar(&c.ContactRetention, "contact-retention", c.ContactRetention, "how long contact details are kept")
+	fs.StringVar(&c.MetricsListen, "metrics-listen", os.Getenv("METRICS_LISTEN"), "address for GET /metrics (Prometheus), e.g. 0.0.0.0:9464 (env METRICS_LISTEN)")
 	fs.StringVar(&c.HealthListen, "health-listen", os.Getenv("HEALTH_LISTEN"), "address for GET /healthz, e.g. 0.0.0.0:9090 (env HEALTH_LISTEN)")
 	fs.DurationVar(&c.ReconcileInterval, "reconcile-every", c.ReconcileInterval, "how often the reconciliation schedule runs; 0 leaves it alone")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "grace period for running activities on shutdown")

@@ -57,6 +57,9 @@ func runDev(ctx context.Context, cfg config, logger *zap.Logger) error {
 		return err
 	}
 	defer stopAPI()
+	if cfg.MetricsListen == "" {
+		cfg.MetricsListen = "127.0.0.1:9464"
+	}
 	banner(cfg, stack, time.Since(began))
 	return run(ctx, cfg, logger)
 }
@@ -112,6 +115,7 @@ func banner(cfg config, stack *devstack.Stack, took time.Duration) {
 	if stack.CRMURL != "" {
 		line("fake CRM", stack.CRMURL)
 	}
+	line("metrics", "http://"+cfg.MetricsListen+"/metrics")
 	line("data", cfg.DataDir)
 	fmt.Fprintln(os.Stdout, "Ctrl-C stops everything.")
 }

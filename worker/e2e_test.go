@@ -75,7 +75,7 @@ func newDevStack(t *testing.T) *devStack {
 	t.Cleanup(func() { _ = os.RemoveAll(dir) })
 	d := &devStack{t: t, api: freeAddr(t), frontal: freeAddr(t), dataDir: filepath.Join(dir, "data")}
 	d.args = []string{"run", "./worker", "-dev", "-data-dir", d.dataDir, "-api-listen", d.api,
-		"-temporal-address", d.frontal, "-temporal-ui", freeAddr(t), "-fake-calendar", freeAddr(t), "-fake-crm", freeAddr(t)}
+		"-temporal-address", d.frontal, "-temporal-ui", freeAddr(t), "-fake-calendar", freeAddr(t), "-fake-crm", freeAddr(t), "-metrics-listen", freeAddr(t)}
 	return d
 }
 

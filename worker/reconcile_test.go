@@ -3,6 +3,10 @@ package main
 import (
 	"context"
 	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -16,6 +20,7 @@ import (
 	"google.golang.org/api/calendar/v3"
 
 	"github.com/bookingsaga/bookingsaga/internal/gcal"
+	"github.com/bookingsaga/bookingsaga/internal/metrics"
 	"github.com/bookingsaga/bookingsaga/internal/receipt"
 	"github.com/bookingsaga/bookingsaga/internal/store"
 	"github.com/bookingsaga/bookingsaga/starter/sagaclient"
@@ -301,4 +306,45 @@ func TestOperatorTools(t *testing.T) {
 	att, err = sc.Attention(f.ctx)
 	require.NoError(t, err)
 	require.Empty(t, att.Flags)
+}
+
+func TestMetricsCountCommitsAndDrift(t *testing.T) {
+	t.Parallel()
+	m := metrics.New()
+	t.Cleanup(func() { _ = m.Close() })
+	f := setup(t)
+	f.acts.Metrics = m.Scope()
+	key := f.booked(9)
+	require.Equal(t, receipt.StatusConflict, f.commit(uuid.NewString(), commitRequest(slot(t, 9))).Status)
+	ev := f.event(agentCal, key)
+	ev.Status = "cancelled"
+	f.calendar.Put(agentCal, &ev)
+	f.reconcile()
+
+	srv := httptest.NewServer(m.Handler())
+	t.Cleanup(srv.Close)
+	scrape := func() string {
+		res, err := http.Get(srv.URL)
+		require.NoError(t, err)
+		defer res.Body.Close()
+		b, err := io.ReadAll(res.Body)
+		require.NoError(t, err)
+		return string(b)
+	}
+	want := []string{
+		`bookingsaga_commits_total{outcome="confirmed"} 1`,
+		`bookingsaga_commits_total{outcome="conflict"} 1`,
+		`bookingsaga_drift_total{action="repaired",category="calendar_missing"} 1`,
+		`bookingsaga_commit_latency_bucket`,
+	}
+	// Tally reports to Prometheus once a second.
+	f.eventually(func() bool {
+		out := scrape()
+		for _, w := range want {
+			if !strings.Contains(out, w) {
+				return false
+			}
+		}
+		return true
+	}, "the metrics are exported")
 }

@@ -11,12 +11,14 @@ import (
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/operatorservice/v1"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/worker"
 	"go.uber.org/zap"
 
 	"github.com/bookingsaga/bookingsaga/activities"
 	"github.com/bookingsaga/bookingsaga/internal/crm"
 	"github.com/bookingsaga/bookingsaga/internal/gcal"
+	"github.com/bookingsaga/bookingsaga/internal/metrics"
 	"github.com/bookingsaga/bookingsaga/internal/retry"
 	"github.com/bookingsaga/bookingsaga/internal/store"
 	"github.com/bookingsaga/bookingsaga/internal/zaplog"
@@ -44,11 +46,25 @@ func run(ctx context.Context, cfg config, logger *zap.Logger) error {
 	if acts.Calendar == nil {
 		logger.Warn("no calendar configured: bookings are not mirrored to a calendar")
 	}
-	c, err := client.Dial(client.Options{HostPort: cfg.TemporalAddress, Namespace: cfg.Namespace, Logger: zaplog.New(logger)})
+	m := metrics.New()
+	defer m.Close()
+	acts.Metrics = m.Scope()
+	c, err := client.Dial(client.Options{HostPort: cfg.TemporalAddress, Namespace: cfg.Namespace, Logger: zaplog.New(logger),
+		MetricsHandler: m.SDK()})
 	if err != nil {
 		return fmt.Errorf("connect temporal at %s: %w", cfg.TemporalAddress, err)
 	}
 	defer c.Close()
+	if cfg.MetricsListen != "" {
+		stop, err := serveMetrics(cfg.MetricsListen, m)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		wctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		go watchPending(wctx, c, cfg.TaskQueue, m.Scope(), logger)
+	}
 	acts.Temporal = c
 	if err := ensureSearchAttributes(ctx, c, cfg.Namespace); err != nil {
 		logger.Warn("search attributes not registered; filtering in the UI will be limited", zap.Error(err))
@@ -58,7 +74,8 @@ func run(ctx context.Context, cfg config, logger *zap.Logger) error {
 			return err
 		}
 	}
-	w := worker.New(c, cfg.TaskQueue, worker.Options{WorkerStopTimeout: cfg.ShutdownTimeout})
+	w := worker.New(c, cfg.TaskQueue, worker.Options{WorkerStopTimeout: cfg.ShutdownTimeout,
+		Interceptors: []interceptor.WorkerInterceptor{&retryCounter{scope: m.Scope()}}})
 	register(w, acts)
 	if cfg.HealthListen != "" {
 		stop, err := serveHealth(cfg.HealthListen, pool)

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/uber-go/tally/v4"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/interceptor"
+	"go.uber.org/zap"
+
+	"github.com/bookingsaga/bookingsaga/internal/metrics"
+)
+
+// serveMetrics serves GET /metrics (Prometheus text format) on addr.
+func serveMetrics(addr string, m *metrics.Metrics) (func(), error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("metrics listener %s: %w", addr, err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", m.Handler())
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	return func() { _ = srv.Close() }, nil
+}
+
+// watchPending keeps a gauge of sagas whose outcome is not known yet, from
+// Temporal's visibility, until ctx ends.
+func watchPending(ctx context.Context, c client.Client, queue string, scope tally.Scope, log *zap.Logger) {
+	gauge := scope.Gauge("pending_reconciliation")
+	query := fmt.Sprintf(`WorkflowType = "Booking" AND ExecutionStatus = "Running" AND TaskQueue = %q AND BookingStatus IN ("UNKNOWN", "COMMITTING")`, queue)
+	tick := time.NewTicker(15 * time.Second)
+	defer tick.Stop()
+	for {
+		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		res, err := c.CountWorkflow(cctx, &workflowservice.CountWorkflowExecutionsRequest{Query: query})
+		cancel()
+		if err == nil {
+			gauge.Update(float64(res.GetCount()))
+		} else if ctx.Err() == nil {
+			log.Warn("pending count unavailable", zap.Error(err))
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// retryCounter counts activity attempts after the first, per activity.
+type retryCounter struct {
+	interceptor.WorkerInterceptorBase
+	scope tally.Scope
+}
+
+func (r *retryCounter) InterceptActivity(_ context.Context, next interceptor.ActivityInboundInterceptor) interceptor.ActivityInboundInterceptor {
+	return &retryCounterActivity{ActivityInboundInterceptorBase: interceptor.ActivityInboundInterceptorBase{Next: next}, scope: r.scope}
+}
+
+type retryCounterActivity struct {
+	interceptor.ActivityInboundInterceptorBase
+	scope tally.Scope
+}
+
+func (a *retryCounterActivity) ExecuteActivity(ctx context.Context, in *interceptor.ExecuteActivityInput) (any, error) {
+	if info := activity.GetInfo(ctx); info.Attempt > 1 {
+		a.scope.Tagged(map[string]string{"activity": info.ActivityType.Name}).Counter("activity_retries_total").Inc(1)
+	}
+	return a.Next.ExecuteActivity(ctx, in)
+}
