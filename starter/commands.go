@@ -76,9 +76,7 @@ func terminal(ctx context.Context, sc *sagaclient.Client, cmd string, args []str
 		return err
 	}
 	if *asJSON {
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(r)
+		return printJSON(out, r)
 	}
 	_, err = fmt.Fprintf(out, "%-22s %s\n%-22s %s\n", "status", r.Status, "request_key", r.RequestKey)
 	if err == nil {
@@ -108,4 +106,11 @@ func runTerminal(ctx context.Context, sc *sagaclient.Client, cmd string, pos []s
 		return sc.Reschedule(ctx, pos[0], b.RequestKey, req)
 	}
 	return sc.Commit(ctx, b.RequestKey, req)
+}
+
+// printJSON is every command's --json output.
+func printJSON(out io.Writer, v any) error {
+	enc := json.NewEncoder(out)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }

@@ -62,9 +62,7 @@ func ops(ctx context.Context, sc *sagaclient.Client, args []string, out io.Write
 		return err
 	}
 	if *asJSON {
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(v)
+		return printJSON(out, v)
 	}
 	return human(out, v)
 }
