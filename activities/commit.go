@@ -102,7 +102,12 @@ func (a *Activities) Lookup(ctx context.Context, in KeyInput) (LookupOutput, err
 }
 
 // Confirm turns the key's hold into a booking; an expired hold is refused.
-func (a *Activities) Confirm(ctx context.Context, in KeyInput) (CommitOutput, error) {
+func (a *Activities) Confirm(ctx context.Context, in KeyInput) (out CommitOutput, err error) {
+	defer a.countCommit(time.Now(), &out, &err)
+	return a.confirm(ctx, in)
+}
+
+func (a *Activities) confirm(ctx context.Context, in KeyInput) (CommitOutput, error) {
 	b, err := a.Store.Confirm(ctx, in.RequestKey)
 	if err != nil {
 		return CommitOutput{}, storeError("confirm", in.RequestKey, err)

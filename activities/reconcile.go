@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
 
 	"github.com/bookingsaga/bookingsaga/internal/booking"
@@ -29,7 +30,10 @@ type WindowInput struct {
 // CalendarReport counts what one page found and did in the calendars.
 type CalendarReport struct {
 	Missing, Moved, Orphans, Flagged, AlreadyFlagged int
-	Details                                          []string
+	// Failed counts items a mirror refused for good (a 4xx, an event under
+	// our id that is not ours); the run goes on without them.
+	Failed  int
+	Details []string
 	// Next is set when the page was full and more bookings follow.
 	Next *store.Cursor
 }
@@ -54,6 +58,9 @@ func (a *Activities) ReconcileCalendar(ctx context.Context, in WindowInput) (Cal
 			return rep, mirrorError("reconcile calendar", rc.CalendarID, err, gcal.Permanent(err))
 		}
 		listed[rc.CalendarID] = evs
+		if in.After != (store.Cursor{}) {
+			continue // our own events are checked once, on the first page
+		}
 		if err := a.reconcileOurEvents(ctx, rc.CalendarID, evs, &rep); err != nil {
 			return rep, err
 		}
@@ -100,7 +107,11 @@ func (a *Activities) reconcileOurEvents(ctx context.Context, cal string, evs []g
 		switch {
 		case errors.Is(err, store.ErrNotFound) || err == nil && b.Status != booking.StatusConfirmed:
 			if err := a.Calendar.Delete(ctx, cal, ev.RequestKey, ev.BookingID); err != nil {
-				return mirrorError("remove orphan event", ev.RequestKey, err, gcal.Permanent(err))
+				if gcal.Permanent(err) {
+					rep.fail(fmt.Sprintf("orphan event %s in %s: %v", ev.ID, cal, err))
+					continue
+				}
+				return mirrorError("remove orphan event", ev.RequestKey, err, false)
 			}
 			rep.Orphans++
 			rep.Details = append(rep.Details, fmt.Sprintf("orphan event %s removed from %s", ev.ID, cal))
@@ -108,7 +119,11 @@ func (a *Activities) reconcileOurEvents(ctx context.Context, cal string, evs []g
 			return storeError("reconcile calendar", ev.RequestKey, err)
 		case !ev.Start.Equal(b.Intent.StartsAt) || !ev.End.Equal(b.Intent.EndsAt):
 			if _, err := a.Calendar.Upsert(ctx, calendarBooking(b, cal)); err != nil {
-				return mirrorError("correct moved event", ev.RequestKey, err, gcal.Permanent(err))
+				if gcal.Permanent(err) {
+					rep.fail(fmt.Sprintf("moved event %s in %s: %v", ev.ID, cal, err))
+					continue
+				}
+				return mirrorError("correct moved event", ev.RequestKey, err, false)
 			}
 			rep.Moved++
 			rep.Details = append(rep.Details, fmt.Sprintf("event %s in %s moved back to %s", ev.ID, cal, b.Intent.StartsAt.Format(time.RFC3339)))
@@ -130,7 +145,9 @@ func (a *Activities) reconcileBooking(ctx context.Context, b store.Booking, cal 
 		}
 		created, err := a.Store.FlagDrift(ctx, store.Flag{RequestKey: b.RequestKey, BookingID: b.BookingID,
 			Kind: "foreign_calendar_event", CalendarID: cal, EventID: ev.ID,
-			Detail: fmt.Sprintf("%q %s–%s", ev.Summary, ev.Start.Format(time.RFC3339), ev.End.Format(time.RFC3339))})
+			// Times only: the title of someone's private appointment is
+			// theirs, and the flag outlives contact retention.
+			Detail: fmt.Sprintf("%s–%s", ev.Start.Format(time.RFC3339), ev.End.Format(time.RFC3339))})
 		if err != nil {
 			return storeError("flag drift", b.RequestKey, err)
 		}
@@ -144,8 +161,17 @@ func (a *Activities) reconcileBooking(ctx context.Context, b store.Booking, cal 
 	if present {
 		return nil
 	}
+	// The page was read a while ago: a booking cancelled since must not
+	// get its event back.
+	if cur, err := a.Store.Lookup(ctx, b.RequestKey); err != nil || cur.Status != booking.StatusConfirmed {
+		return ignoreNotFound(err)
+	}
 	if _, err := a.Calendar.Upsert(ctx, calendarBooking(b, cal)); err != nil {
-		return mirrorError("re-create event", b.RequestKey, err, gcal.Permanent(err))
+		if gcal.Permanent(err) {
+			rep.fail(fmt.Sprintf("event for %s in %s: %v", b.RequestKey, cal, err))
+			return nil
+		}
+		return mirrorError("re-create event", b.RequestKey, err, false)
 	}
 	rep.Missing++
 	rep.Details = append(rep.Details, fmt.Sprintf("missing event for %s re-created in %s", b.RequestKey, cal))
@@ -154,9 +180,31 @@ func (a *Activities) reconcileBooking(ctx context.Context, b store.Booking, cal 
 
 // CRMReport counts what one page repaired in the CRM.
 type CRMReport struct {
-	Missing, Mismatched int
-	Details             []string
-	Next                *store.Cursor
+	Missing, Mismatched, Failed int
+	Details                     []string
+	Next                        *store.Cursor
+}
+
+// maxDetails bounds a report's details, which travel in workflow history.
+const maxDetails = 100
+
+func (r *CalendarReport) fail(detail string) {
+	r.Failed++
+	r.Details = appendDetail(r.Details, detail)
+}
+
+func appendDetail(d []string, s string) []string {
+	if len(d) >= maxDetails {
+		return d
+	}
+	return append(d, s)
+}
+
+func ignoreNotFound(err error) error {
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	return err
 }
 
 // ReconcileCRM makes each booking's CRM record match the store.
@@ -169,7 +217,13 @@ func (a *Activities) ReconcileCRM(ctx context.Context, in WindowInput) (CRMRepor
 	if err != nil {
 		return rep, storeError("reconcile crm", "", err)
 	}
-	for _, b := range page {
+	for _, listed := range page {
+		// Read again: the page is a while old, and the saga may have
+		// written a newer state (a cancel) to the CRM since.
+		b, err := a.Store.Lookup(ctx, listed.RequestKey)
+		if err != nil {
+			return rep, storeError("reconcile crm", listed.RequestKey, err)
+		}
 		if b.Status == booking.StatusHeld {
 			continue
 		}
@@ -181,8 +235,12 @@ func (a *Activities) ReconcileCRM(ctx context.Context, in WindowInput) (CRMRepor
 		case errors.Is(err, crm.ErrNotFound):
 			rep.Missing++
 			rep.Details = append(rep.Details, "missing CRM record for "+b.RequestKey+" written")
+		case err != nil && crm.Permanent(err):
+			rep.Failed++
+			rep.Details = appendDetail(rep.Details, fmt.Sprintf("CRM refused %s: %v", b.RequestKey, err))
+			continue
 		case err != nil:
-			return rep, mirrorError("reconcile crm", b.RequestKey, err, crm.Permanent(err))
+			return rep, mirrorError("reconcile crm", b.RequestKey, err, false)
 		case sameViewing(rec.Viewing, want):
 			continue
 		default:
@@ -190,7 +248,11 @@ func (a *Activities) ReconcileCRM(ctx context.Context, in WindowInput) (CRMRepor
 			rep.Details = append(rep.Details, fmt.Sprintf("CRM record for %s said %s, corrected to %s", b.RequestKey, rec.Status, want.Status))
 		}
 		if _, err := a.CRM.Upsert(ctx, want); err != nil {
-			return rep, mirrorError("reconcile crm", b.RequestKey, err, crm.Permanent(err))
+			if crm.Permanent(err) {
+				rep.Failed++
+				continue
+			}
+			return rep, mirrorError("reconcile crm", b.RequestKey, err, false)
 		}
 	}
 	if len(page) == in.Limit && in.Limit > 0 {
@@ -231,7 +293,7 @@ func (a *Activities) ReconcileStuck(ctx context.Context, in StuckInput) (StuckRe
 	if a.Temporal == nil {
 		return rep, nil
 	}
-	query := fmt.Sprintf(`WorkflowType = "Booking" AND ExecutionStatus = "Running" AND TaskQueue = %q AND BookingStatus IN ("UNKNOWN", "COMMITTING") AND StartTime < %q`,
+	query := fmt.Sprintf(`WorkflowType = "Booking" AND ExecutionStatus = "Running" AND TaskQueue = %q AND BookingStatus = "UNKNOWN" AND StartTime < %q`,
 		in.TaskQueue, in.Before.UTC().Format(time.RFC3339Nano))
 	res, err := a.Temporal.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: query, PageSize: int32(in.Limit)})
 	if err != nil {
@@ -239,11 +301,19 @@ func (a *Activities) ReconcileStuck(ctx context.Context, in StuckInput) (StuckRe
 	}
 	for _, ex := range res.GetExecutions() {
 		key := ex.GetExecution().GetWorkflowId()
+		if !a.unknownSince(ctx, key, in.Before) {
+			continue // in flight, not stuck: its outcome has not been unknown for long
+		}
 		out, err := a.Lookup(ctx, KeyInput{RequestKey: key})
 		if err != nil {
 			return rep, err
 		}
-		if err := a.Temporal.SignalWorkflow(ctx, key, "", SignalReconcile, out); err != nil {
+		err = a.Temporal.SignalWorkflow(ctx, key, "", SignalReconcile, out)
+		var nf *serviceerror.NotFound
+		if errors.As(err, &nf) {
+			continue // it closed meanwhile: settled
+		}
+		if err != nil {
 			return rep, fmt.Errorf("reconcile stuck %s: signal: %w", key, err)
 		}
 		if out.Found {
@@ -256,6 +326,19 @@ func (a *Activities) ReconcileStuck(ctx context.Context, in StuckInput) (StuckRe
 	}
 	a.drift("stuck_commit", "repaired", rep.Found+rep.Absent)
 	return rep, nil
+}
+
+// unknownSince reports whether the saga has been in UNKNOWN since before
+// before, by its own state: a saga started long ago may have begun its
+// commit a moment ago.
+func (a *Activities) unknownSince(ctx context.Context, key string, before time.Time) bool {
+	// "state" is workflows.QueryState; that package imports this one.
+	v, err := a.Temporal.QueryWorkflow(ctx, key, "", "state")
+	if err != nil {
+		return false
+	}
+	var st struct{ UnknownSince *time.Time }
+	return v.Get(&st) == nil && st.UnknownSince != nil && st.UnknownSince.Before(before)
 }
 
 // LimitInput bounds a batch.

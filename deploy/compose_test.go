@@ -90,6 +90,30 @@ func TestComposeStartsInDependencyOrder(t *testing.T) {
 	}
 }
 
+// The environment the services get must use the names the binaries read.
+func TestComposeEnvironmentMatchesWhatTheBinariesRead(t *testing.T) {
+	t.Parallel()
+	p := setup(t)
+	read := map[string][]string{
+		"worker": {"DATABASE_URL", "TEMPORAL_ADDRESS", "TEMPORAL_NAMESPACE", "CALENDAR_CREDENTIALS_FILE", "CRM_BASE_URL", "CRM_TOKEN"},
+		"api":    {"TEMPORAL_ADDRESS", "TEMPORAL_NAMESPACE", "API_TOKEN", "RETELL_API_KEY", "VAPI_SECRET"},
+	}
+	for name, vars := range read {
+		for _, v := range vars {
+			_, ok := p.Services[name].Environment[v]
+			require.True(t, ok, "%s sets %s", name, v)
+		}
+	}
+	db := *p.Services["worker"].Environment["DATABASE_URL"]
+	pw := *p.Services["postgresql"].Environment["BOOKINGSAGA_DB_PASSWORD"]
+	require.Contains(t, db, "bookingsaga:"+pw+"@postgresql:5432/bookingsaga", "the worker logs in as the role the init script makes")
+	init, err := os.ReadFile(filepath.Join(p.WorkingDir, "deploy", "postgres-init.sh"))
+	require.NoError(t, err)
+	require.Contains(t, string(init), "BOOKINGSAGA_DB_PASSWORD")
+	require.Contains(t, string(init), "TEMPORAL_DB_PASSWORD")
+	require.Equal(t, "on-failure", p.Services["temporal-schema"].Restart)
+}
+
 func TestComposeRefusesToStartWithoutAnAPIToken(t *testing.T) {
 	t.Parallel()
 	root, err := filepath.Abs("..")

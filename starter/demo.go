@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -28,6 +29,7 @@ import (
 // each call, its receipt, and what the store, calendar and CRM hold after.
 type demo struct {
 	api, calendar, crm, db string
+	token                  string
 	out                    io.Writer
 	day                    time.Time
 	rows                   [][]string
@@ -43,7 +45,7 @@ const (
 
 func runDemo(ctx context.Context, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
-	d := &demo{out: out}
+	d := &demo{out: out, token: os.Getenv("API_TOKEN")}
 	dataDir := fs.String("data-dir", "./.bookingsaga", "the dev stack's data dir (for the store's socket)")
 	fs.StringVar(&d.api, "api", "http://127.0.0.1:8080", "the agent API")
 	fs.StringVar(&d.calendar, "fake-calendar", "http://127.0.0.1:8091", "the fake calendar")
@@ -264,6 +266,9 @@ func (d *demo) send(ctx context.Context, method, url string, body, out any) erro
 	req, err := http.NewRequestWithContext(ctx, method, url, rd)
 	if err != nil {
 		return err
+	}
+	if d.token != "" && strings.HasPrefix(url, d.api) {
+		req.Header.Set("Authorization", "Bearer "+d.token)
 	}
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {

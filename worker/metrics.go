@@ -30,11 +30,13 @@ func serveMetrics(addr string, m *metrics.Metrics) (func(), error) {
 	return func() { _ = srv.Close() }, nil
 }
 
-// watchPending keeps a gauge of sagas whose outcome is not known yet, from
-// Temporal's visibility, until ctx ends.
+// watchPending keeps a gauge of sagas whose outcome is unknown (answered
+// pending_reconciliation), from Temporal's visibility, until ctx ends. It
+// is the task queue's total, the same from every worker: aggregate with
+// max, not sum.
 func watchPending(ctx context.Context, c client.Client, queue string, scope tally.Scope, log *zap.Logger) {
 	gauge := scope.Gauge("pending_reconciliation")
-	query := fmt.Sprintf(`WorkflowType = "Booking" AND ExecutionStatus = "Running" AND TaskQueue = %q AND BookingStatus IN ("UNKNOWN", "COMMITTING")`, queue)
+	query := fmt.Sprintf(`WorkflowType = "Booking" AND ExecutionStatus = "Running" AND TaskQueue = %q AND BookingStatus = "UNKNOWN"`, queue)
 	tick := time.NewTicker(15 * time.Second)
 	defer tick.Stop()
 	for {

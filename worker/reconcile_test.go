@@ -21,6 +21,7 @@ import (
 
 	"github.com/bookingsaga/bookingsaga/internal/gcal"
 	"github.com/bookingsaga/bookingsaga/internal/metrics"
+	"github.com/bookingsaga/bookingsaga/internal/mirrorfake"
 	"github.com/bookingsaga/bookingsaga/internal/receipt"
 	"github.com/bookingsaga/bookingsaga/internal/store"
 	"github.com/bookingsaga/bookingsaga/starter/sagaclient"
@@ -347,4 +348,27 @@ func TestMetricsCountCommitsAndDrift(t *testing.T) {
 		}
 		return true
 	}, "the metrics are exported")
+}
+
+func TestReconcileGoesOnPastARefusedItem(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	key := f.booked(10)
+	ev := f.event(agentCal, key)
+	ev.Status = "cancelled"
+	f.calendar.Put(agentCal, &ev)
+	_, err := f.acts.Store.Commit(f.ctx, store.CommitRequest{RequestKey: "contact-2", Intent: commitRequest(slot(t, 12)).Intent,
+		ExpectedPolicyVersion: policyVersion, Contact: &store.Contact{Name: "Ada"}})
+	require.NoError(t, err)
+	_, err = f.pool.Exec(f.ctx, "UPDATE booking_contact SET retain_until = now() - interval '1 day'")
+	require.NoError(t, err)
+	// The calendar refuses the repair once, for good (a 400).
+	require.NoError(t, f.calendar.Inject(mirrorfake.Fault{Op: "events.update", Times: 1, Status: http.StatusBadRequest, Reason: "badRequest"}))
+
+	rep := f.reconcile()
+	require.Equal(t, 1, rep.Calendar.Failed, rep.Calendar.Details)
+	require.Equal(t, 1, rep.ContactsPurged, "retention does not wait behind a refused mirror")
+	rep = f.reconcile()
+	require.Equal(t, 1, rep.Calendar.Missing, "the next run repairs it")
+	f.quiet()
 }

@@ -56,7 +56,8 @@ func Booking(ctx workflow.Context, in BookingInput) (receipt.Receipt, error) {
 	s.st = BookingState{RequestKey: in.RequestKey, State: StateOffered, OpenedAt: workflow.GetInfo(ctx).WorkflowStartTime}
 	if in.Carry != nil {
 		s.st = *in.Carry
-		s.dirty = !s.synced()
+		// Only a decided booking has mirrors to bring in step.
+		s.dirty = s.st.State.decided() && !s.synced()
 	}
 	if err := s.register(ctx); err != nil {
 		return receipt.Receipt{}, err
@@ -184,9 +185,11 @@ func (s *saga) deadline(ctx workflow.Context) (time.Duration, func(workflow.Cont
 	return 0, nil
 }
 
+// shouldContinueAsNew waits for in-flight work; a cancel still waiting for
+// an unknown outcome is carried over in the state instead.
 func (s *saga) shouldContinueAsNew(ctx workflow.Context) bool {
 	return workflow.GetInfo(ctx).GetContinueAsNewSuggested() && !s.commitRunning && s.replacing == "" &&
-		!s.dirty && !s.st.CancelRequested
+		!s.dirty && (!s.st.CancelRequested || !s.st.State.decided())
 }
 
 // expireIntent closes an intent nobody committed in time.

@@ -84,6 +84,9 @@ func (s *saga) validateReschedule(req RescheduleRequest) error {
 	if err := booking.ValidateReplacement(req.NewRequestKey, s.st.RequestKey); err != nil {
 		return typedRefusal(err)
 	}
+	if err := booking.ValidateKey(req.NewRequestKey); err != nil {
+		return typedRefusal(err)
+	}
 	return validateCommit(req.Commit)
 }
 

@@ -17,6 +17,10 @@ import (
 // validateCommit refuses malformed requests before they enter history, as
 // the typed refusal callers match on.
 func validateCommit(req CommitRequest) error {
+	if req.Intent.Replaces != "" {
+		// Only a reschedule of the old booking's own saga may name it.
+		return typedRefusal(booking.Rejectf(booking.CodeInvalidReplacement, "replaces is set by the reschedule update, not by a commit"))
+	}
 	err := req.Intent.Validate()
 	if err == nil && req.ExpectedPolicyVersion == "" {
 		err = booking.Rejectf(booking.CodeMissingField, "expected_policy_version is required")
@@ -98,7 +102,7 @@ func (s *saga) sameIntent(req CommitRequest) (receipt.Receipt, bool) {
 }
 
 func (s *saga) startCommit(ctx workflow.Context) {
-	s.commitRunning = true
+	s.commitRunning, s.nudged = true, false
 	s.setState(ctx, StateCommitting)
 	workflow.Go(ctx, func(ctx workflow.Context) {
 		defer func() { s.commitRunning = false }()
@@ -190,9 +194,12 @@ func (s *saga) onReconcile(ctx workflow.Context, out activities.LookupOutput) {
 		return
 	}
 	s.reconciled = out
-	if out.Found && out.Booking.Status != booking.StatusHeld {
+	switch {
+	case out.Found && out.Booking.Status != booking.StatusHeld:
 		s.fromStore(ctx, out.Booking)
-	} else {
+	case !s.commitRunning:
+		s.startCommit(ctx) // the runner had stopped (continue-as-new pending): same key again
+	default:
 		s.nudged = true
 	}
 	if s.cancelLookup != nil {

@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"context"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -91,13 +92,14 @@ func Reconcile(ctx workflow.Context, in ReconcileInput) (ReconcileReport, error)
 			return rep, err
 		}
 		rep.Stuck = stuck
-		// Settle expired holds before the mirrors are compared, so one run
-		// sees their final state.
-		var holds activities.CountOutput
-		if err := workflow.ExecuteActivity(ctx, a.ExpireStaleHolds, activities.LimitInput{Limit: in.BatchSize}).Get(ctx, &holds); err != nil {
+		// Holds and retention first: they must not wait behind a mirror
+		// that cannot be read, and the mirrors then see holds settled.
+		if rep.HoldsExpired, err = drain(ctx, a.ExpireStaleHolds, in.BatchSize); err != nil {
 			return rep, err
 		}
-		rep.HoldsExpired = holds.Count
+		if rep.ContactsPurged, err = drain(ctx, a.PurgeContacts, in.BatchSize); err != nil {
+			return rep, err
+		}
 	}
 	window := activities.WindowInput{From: in.From, To: in.From.Add(in.Window), Limit: in.BatchSize}
 	calIn, crmIn := window, window
@@ -129,18 +131,31 @@ func Reconcile(ctx workflow.Context, in ReconcileInput) (ReconcileReport, error)
 		}
 		return rep, workflow.NewContinueAsNewError(ctx, Reconcile, next)
 	}
-	var purged activities.CountOutput
-	if err := workflow.ExecuteActivity(ctx, a.PurgeContacts, activities.LimitInput{Limit: in.BatchSize}).Get(ctx, &purged); err != nil {
-		return rep, err
-	}
-	rep.ContactsPurged = purged.Count
 	workflow.GetLogger(ctx).Info("reconciliation done", "changed", rep.Changed(),
 		"stuck_found", rep.Stuck.Found, "stuck_absent", rep.Stuck.Absent,
 		"calendar_missing", rep.Calendar.Missing, "calendar_moved", rep.Calendar.Moved,
 		"calendar_orphans", rep.Calendar.Orphans, "calendar_flagged", rep.Calendar.Flagged,
 		"crm_missing", rep.CRM.Missing, "crm_mismatched", rep.CRM.Mismatched,
-		"holds_expired", rep.HoldsExpired, "contacts_purged", rep.ContactsPurged, "pages", rep.Pages)
+		"holds_expired", rep.HoldsExpired, "contacts_purged", rep.ContactsPurged, "pages", rep.Pages,
+		"failed", rep.Calendar.Failed+rep.CRM.Failed)
 	return rep, nil
+}
+
+// drain runs a batch activity until a batch comes back short, at most ten
+// batches a run; the rest waits for the next run.
+func drain(ctx workflow.Context, act func(context.Context, activities.LimitInput) (activities.CountOutput, error), limit int) (int, error) {
+	total := 0
+	for range 10 {
+		var out activities.CountOutput
+		if err := workflow.ExecuteActivity(ctx, act, activities.LimitInput{Limit: limit}).Get(ctx, &out); err != nil {
+			return total, err
+		}
+		total += out.Count
+		if out.Count < limit {
+			break
+		}
+	}
+	return total, nil
 }
 
 func addCalendar(a, b activities.CalendarReport) activities.CalendarReport {
@@ -149,7 +164,8 @@ func addCalendar(a, b activities.CalendarReport) activities.CalendarReport {
 	a.Orphans += b.Orphans
 	a.Flagged += b.Flagged
 	a.AlreadyFlagged += b.AlreadyFlagged
-	a.Details = append(a.Details, b.Details...)
+	a.Failed += b.Failed
+	a.Details = capDetails(append(a.Details, b.Details...))
 	a.Next = nil
 	return a
 }
@@ -157,7 +173,17 @@ func addCalendar(a, b activities.CalendarReport) activities.CalendarReport {
 func addCRM(a, b activities.CRMReport) activities.CRMReport {
 	a.Missing += b.Missing
 	a.Mismatched += b.Mismatched
-	a.Details = append(a.Details, b.Details...)
+	a.Failed += b.Failed
+	a.Details = capDetails(append(a.Details, b.Details...))
 	a.Next = nil
 	return a
+}
+
+// capDetails keeps a report small enough for workflow history across pages.
+func capDetails(d []string) []string {
+	const most = 200
+	if len(d) > most {
+		return d[:most]
+	}
+	return d
 }

@@ -128,20 +128,22 @@ func createDatabase(ctx context.Context, admin, name string) error {
 // startFakes serves the fake calendar and CRM, restored from the data dir.
 func (s *Stack) startFakes() error {
 	if s.opts.CalendarAddr != "" {
-		s.calendar = mirrorfake.NewCalendar()
-		if err := s.calendar.Load(s.fakeFile("calendar")); err != nil {
-			return err
+		cal := mirrorfake.NewCalendar()
+		if err := cal.Load(s.fakeFile("calendar")); err != nil {
+			return err // and Stop must not save an empty calendar over the file
 		}
+		s.calendar = cal
 		if err := s.serve(s.opts.CalendarAddr, s.calendar); err != nil {
 			return err
 		}
 		s.CalendarURL = "http://" + s.opts.CalendarAddr
 	}
 	if s.opts.CRMAddr != "" {
-		s.crm = mirrorfake.NewCRM(CRMToken)
-		if err := s.crm.Load(s.fakeFile("crm")); err != nil {
+		c := mirrorfake.NewCRM(CRMToken)
+		if err := c.Load(s.fakeFile("crm")); err != nil {
 			return err
 		}
+		s.crm = c
 		if err := s.serve(s.opts.CRMAddr, s.crm); err != nil {
 			return err
 		}

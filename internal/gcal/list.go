@@ -46,7 +46,9 @@ func (m *Mirror) Events(ctx context.Context, calendarID string, from, to time.Ti
 				continue
 			}
 			e := Event{ID: ev.Id, Summary: ev.Summary, Start: eventInstant(ev.Start), End: eventInstant(ev.End)}
-			if p := ev.ExtendedProperties; p != nil && p.Private[propManaged] == "1" {
+			// Ours means our mark *and* the id we derive from its key: a copy
+			// of one of our events under another id is someone else's.
+			if p := ev.ExtendedProperties; p != nil && p.Private[propManaged] == "1" && ev.Id == EventID(p.Private[propRequestKey]) {
 				e.Ours, e.RequestKey, e.BookingID = true, p.Private[propRequestKey], p.Private[propBookingID]
 			}
 			out = append(out, e)

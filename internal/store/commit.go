@@ -124,7 +124,7 @@ func (s *Store) commitOnce(ctx context.Context, req CommitRequest) (Outcome, err
 		out.Conflict = &Conflict{Busy: busy}
 		queueEvent(b, req.RequestKey, nil, "conflict", map[string]any{"intent": req.Intent, "busy": busy})
 	} else {
-		if st.replaced != nil {
+		if st.replaced != nil && !req.Hold {
 			// Released before the insert: the exclusion constraint would
 			// otherwise see the old and the new booking overlap.
 			queueReleaseReplaced(b, st.replaced.id, req, now)

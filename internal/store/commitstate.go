@@ -24,6 +24,9 @@ type commitState struct {
 	existingFingerprint []byte
 	// replaced is the booking a reschedule replaces, locked; nil otherwise.
 	replaced *replacedBooking
+	// holding is set for a hold: it releases nothing, so the replaced
+	// booking still occupies its slot (the exclusion constraint agrees).
+	holding bool
 }
 
 // replacedBooking is the booking a reschedule's commit releases in the
@@ -90,18 +93,19 @@ func readCommitState(ctx context.Context, conn *pgx.Conn, req CommitRequest) (_ 
 	b.Queue(lockResourcesSQL, ids)
 	b.Queue(currentPolicySQL)
 	b.Queue(occupancySQL, ids, req.Intent.StartsAt, req.Intent.EndsAt, req.RequestKey)
-	swap := req.Intent.Replaces != "" && !req.Hold
+	swap := req.Intent.Replaces != ""
 	if swap {
-		// A confirming reschedule releases the old booking in its own
-		// transaction (a hold releases nothing). After the resource locks,
-		// as Confirm and Release order theirs.
+		// A reschedule locks the booking it replaces, to check it and (when
+		// confirming; a hold releases nothing) release it in this
+		// transaction. After the resource locks, as Confirm and Release
+		// order theirs.
 		b.Queue(`SELECT booking_id, status, coalesce(replaced_by_request_key, '') FROM booking WHERE request_key = $1 FOR UPDATE`,
 			req.Intent.Replaces)
 	}
 	res := conn.SendBatch(ctx, b)
 	defer func() { err = errors.Join(err, res.Close()) }()
 
-	st := &commitState{}
+	st := &commitState{holding: req.Hold}
 	if _, err := res.Exec(); err != nil {
 		return nil, err
 	}
@@ -244,7 +248,7 @@ func (st *commitState) check(req CommitRequest, now time.Time) error {
 // checkReplaced allows a reschedule only of a confirmed booking that no
 // other booking has replaced.
 func (st *commitState) checkReplaced(req CommitRequest) error {
-	if req.Intent.Replaces == "" || req.Hold {
+	if req.Intent.Replaces == "" {
 		return nil
 	}
 	r := st.replaced
@@ -269,7 +273,7 @@ func (st *commitState) busy(now time.Time) (busy []Busy, stale []uuid.UUID) {
 				}
 				continue
 			}
-			if st.replaced != nil && o.bookingID == st.replaced.id {
+			if st.replaced != nil && o.bookingID == st.replaced.id && !st.holding {
 				continue // released by this very commit
 			}
 			others = append(others, o.span)

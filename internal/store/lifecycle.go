@@ -207,11 +207,16 @@ func releaseReplacedOnConfirm(ctx context.Context, tx pgx.Tx, b Booking, now tim
 		return nil
 	}
 	old, err := lockBooking(ctx, tx, b.Intent.Replaces)
-	if errors.Is(err, ErrNotFound) || err == nil && old.Status != booking.StatusConfirmed {
-		return nil // nothing left to release: the old booking went another way
+	if errors.Is(err, ErrNotFound) {
+		return booking.Rejectf(booking.CodeInvalidReplacement, "there is no booking %q to reschedule", b.Intent.Replaces)
 	}
 	if err != nil {
 		return err
+	}
+	if old.Status != booking.StatusConfirmed {
+		// Cancelled, or replaced by another booking meanwhile: confirming
+		// would leave two replacements live, or turn a move into a booking.
+		return booking.Rejectf(booking.CodeInvalidReplacement, "booking %q is %s and cannot be rescheduled", old.RequestKey, old.Status)
 	}
 	_, err = release(ctx, tx, old, b.RequestKey, now)
 	return err

@@ -265,3 +265,29 @@ func TestRescheduleToAnOverlappingSlotSwapsInOneTransaction(t *testing.T) {
 	require.NoError(t, f.pool.QueryRow(f.ctx, "SELECT count(*) FROM booking WHERE request_key = 'req_twice'").Scan(&n))
 	require.Zero(t, n, "nothing written")
 }
+
+func TestTwoReschedulesOfOneBookingCannotBothStand(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	_, err := f.store.Commit(f.ctx, commitReq("req_old", intent("paris", agent(0), "10:00", "10:30")))
+	require.NoError(t, err)
+	a := intent("paris", agent(0), "14:00", "14:30")
+	a.Replaces = "req_old"
+	held := commitReq("req_a", a)
+	held.Hold = true
+	_, err = f.store.Commit(f.ctx, held)
+	require.NoError(t, err)
+	b := intent("paris", agent(0), "16:00", "16:30")
+	b.Replaces = "req_old"
+	_, err = f.store.Commit(f.ctx, commitReq("req_b", b))
+	require.NoError(t, err, "the first to confirm wins")
+
+	_, err = f.store.Confirm(f.ctx, "req_a")
+	requireCode(t, err, booking.CodeInvalidReplacement)
+	ra, err := f.store.Lookup(f.ctx, "req_a")
+	require.NoError(t, err)
+	require.Equal(t, booking.StatusHeld, ra.Status, "the losing hold is not confirmed")
+	old, err := f.store.Lookup(f.ctx, "req_old")
+	require.NoError(t, err)
+	require.Equal(t, "req_b", old.ReplacedByRequestKey)
+}

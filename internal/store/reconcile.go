@@ -136,10 +136,18 @@ func (s *Store) ResolveFlag(ctx context.Context, id int64, note string) (Flag, e
 	err := s.retry(ctx, "resolve flag", fmt.Sprint(id), func(ctx context.Context) error {
 		return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 			err := tx.QueryRow(ctx, `UPDATE drift_flag SET resolved_at = $2, resolution_note = $3
-WHERE flag_id = $1 AND resolved_at IS NULL RETURNING request_key, booking_id, kind, calendar_id, event_id`,
-				id, s.now(), note).Scan(&f.RequestKey, &f.BookingID, &f.Kind, &f.CalendarID, &f.EventID)
+WHERE flag_id = $1 AND resolved_at IS NULL RETURNING request_key, booking_id, kind, calendar_id, event_id, found_at, resolved_at`,
+				id, s.now(), note).Scan(&f.RequestKey, &f.BookingID, &f.Kind, &f.CalendarID, &f.EventID, &f.FoundAt, &f.ResolvedAt)
 			if errors.Is(err, pgx.ErrNoRows) {
-				return ErrFlagNotOpen
+				// Resolved already with this very note: a retried call.
+				err = tx.QueryRow(ctx, `SELECT request_key, booking_id, kind, calendar_id, event_id, found_at, resolved_at
+FROM drift_flag WHERE flag_id = $1 AND resolution_note = $2`, id, note).
+					Scan(&f.RequestKey, &f.BookingID, &f.Kind, &f.CalendarID, &f.EventID, &f.FoundAt, &f.ResolvedAt)
+				if errors.Is(err, pgx.ErrNoRows) {
+					return ErrFlagNotOpen
+				}
+				f.ID, f.Note = id, note
+				return err
 			}
 			if err != nil {
 				return err
@@ -173,15 +181,18 @@ type Span struct {
 	Start, End time.Time
 }
 
-// BookedSpans lists the times of every booking (any status) that uses the
-// resource and overlaps [from, to): the events bookingsaga itself may have
-// put in the resource's calendar.
+// BookedSpans lists the times of the bookings that use the resource over
+// [from, to) and may have an event of ours in its calendar: the live ones,
+// and those released in the last hour whose event the saga may not have
+// removed yet. An old cancellation's time is not listed, so an event
+// someone typed in there later is still seen.
 func (s *Store) BookedSpans(ctx context.Context, resourceID string, from, to time.Time) ([]Span, error) {
 	rows, err := s.pool.Query(ctx, `
 SELECT starts_at, ends_at FROM booking
 WHERE starts_at < $3 AND starts_at > $2::timestamptz - $4::interval AND ends_at > $2
   AND (property_id = $1 OR agent_id = $1 OR $1 = ANY(extra_resource_ids))
-ORDER BY starts_at`, resourceID, from, to, booking.MaxDuration)
+  AND (status IN ('held', 'confirmed') OR released_at > $5::timestamptz - interval '1 hour')
+ORDER BY starts_at`, resourceID, from, to, booking.MaxDuration, s.now())
 	if err != nil {
 		return nil, fmt.Errorf("booked spans %s: %w", resourceID, err)
 	}

@@ -2,8 +2,11 @@ package sagaclient
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
+	"go.temporal.io/api/serviceerror"
+	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
@@ -35,12 +38,29 @@ type SagaSummary struct {
 func (c *Client) Attention(ctx context.Context) (Attention, error) {
 	query := `WorkflowType = "Booking" AND ExecutionStatus = "Running" AND (BookingStatus IN ("UNKNOWN", "COMMITTING") OR ` +
 		`(BookingStatus = "CONFIRMED" AND (BookingCalendarSynced = false OR BookingCRMSynced = false)))`
-	res, err := c.tc.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: query})
-	if err != nil {
-		return Attention{}, fmt.Errorf("attention: %w", err)
-	}
 	var out Attention
-	for _, ex := range res.GetExecutions() {
+	var page []byte
+	for {
+		res, err := c.tc.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: query, NextPageToken: page})
+		if err != nil {
+			return Attention{}, fmt.Errorf("attention: %w", err)
+		}
+		out.Sagas = append(out.Sagas, summaries(res.GetExecutions())...)
+		if page = res.GetNextPageToken(); len(page) == 0 {
+			break
+		}
+	}
+	r, err := c.catalog(ctx, workflows.CatalogRequest{Flags: true})
+	if err != nil {
+		return out, fmt.Errorf("attention: %w", err)
+	}
+	out.Flags = r.Flags
+	return out, nil
+}
+
+func summaries(execs []*workflowpb.WorkflowExecutionInfo) []SagaSummary {
+	var out []SagaSummary
+	for _, ex := range execs {
 		sa := ex.GetSearchAttributes().GetIndexedFields()
 		s := SagaSummary{RequestKey: ex.GetExecution().GetWorkflowId()}
 		decode := func(name string, v any) {
@@ -52,14 +72,9 @@ func (c *Client) Attention(ctx context.Context) (Attention, error) {
 		decode(workflows.AttrProperty.GetName(), &s.Property)
 		decode(workflows.AttrCalendarSynced.GetName(), &s.CalendarSynced)
 		decode(workflows.AttrCRMSynced.GetName(), &s.CRMSynced)
-		out.Sagas = append(out.Sagas, s)
+		out = append(out, s)
 	}
-	r, err := c.catalog(ctx, workflows.CatalogRequest{Flags: true})
-	if err != nil {
-		return out, fmt.Errorf("attention: %w", err)
-	}
-	out.Flags = r.Flags
-	return out, nil
+	return out
 }
 
 // Timeline is one booking's store log, saga state, calendar and CRM.
@@ -76,12 +91,19 @@ func (c *Client) Timeline(ctx context.Context, key string) (Timeline, error) {
 		return Timeline{}, fmt.Errorf("timeline %s: %w", key, err)
 	}
 	out := Timeline{Timeline: *r.Timeline}
-	if v, err := c.tc.QueryWorkflow(ctx, key, "", workflows.QueryState); err == nil {
-		var st workflows.BookingState
-		if v.Get(&st) == nil {
-			out.Saga = &st
-		}
+	v, err := c.tc.QueryWorkflow(ctx, key, "", workflows.QueryState)
+	var nf *serviceerror.NotFound
+	switch {
+	case errors.As(err, &nf):
+		return out, nil // no saga (any more): the store's side stands alone
+	case err != nil:
+		return out, fmt.Errorf("timeline %s: saga state: %w", key, err)
 	}
+	var st workflows.BookingState
+	if err := v.Get(&st); err != nil {
+		return out, fmt.Errorf("timeline %s: saga state: %w", key, err)
+	}
+	out.Saga = &st
 	return out, nil
 }
 
