@@ -23,13 +23,20 @@ type Resource struct {
 	CalendarID          string `json:"calendar_id,omitempty"`
 }
 
-var resourceKinds = map[string]bool{"property": true, "agent": true, "key_holder": true, "room": true, "other": true}
+// knownKind reports the kinds of resource a booking can use.
+func knownKind(kind string) bool {
+	switch kind {
+	case "property", "agent", "key_holder", "room", "other":
+		return true
+	}
+	return false
+}
 
 func (r Resource) validate() error {
 	switch {
 	case r.ID == "" || len(r.ID) > booking.MaxKeyLength:
 		return booking.Rejectf(booking.CodeInvalidResource, "id must be 1 to %d characters", booking.MaxKeyLength)
-	case !resourceKinds[r.Kind]:
+	case !knownKind(r.Kind):
 		return booking.Rejectf(booking.CodeInvalidResource, "kind %q is not one of property, agent, key_holder, room, other", r.Kind)
 	case r.Capacity < 1:
 		return booking.Rejectf(booking.CodeInvalidResource, "capacity must be at least 1, got %d", r.Capacity)
