@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/api/workflowservice/v1"
@@ -116,9 +117,12 @@ func (c *Client) Resolve(ctx context.Context, flagID int64, note string) (store.
 	return *r.Resolved, nil
 }
 
-// ReconcileNow triggers the reconciliation schedule at once.
+// ReconcileNow triggers the reconciliation schedule: at once, or right
+// after the run under way (the schedule itself skips overlapping runs; an
+// operator's request is queued rather than dropped).
 func (c *Client) ReconcileNow(ctx context.Context) error {
-	err := c.tc.ScheduleClient().GetHandle(ctx, workflows.ReconcileScheduleID).Trigger(ctx, client.ScheduleTriggerOptions{})
+	err := c.tc.ScheduleClient().GetHandle(ctx, workflows.ReconcileScheduleID).Trigger(ctx,
+		client.ScheduleTriggerOptions{Overlap: enums.SCHEDULE_OVERLAP_POLICY_BUFFER_ONE})
 	if err != nil {
 		return fmt.Errorf("trigger %s: %w", workflows.ReconcileScheduleID, err)
 	}
