@@ -17,74 +17,41 @@ type calendarBlock struct {
 }
 
 // calendarBlocks reads the calendars of the capacity-1 resources among ids
-// over [from, to) widened by their buffers. A capacity-2 room's calendar
-// shows our own bookings as busy too, so only capacity 1 can be read this
-// way. The calendar is advisory: when it cannot be read the store still
-// decides, so an error is logged and nothing is blocked.
+// over [from, to) widened by their buffers, less the times of our own
+// bookings. A capacity-2 room's calendar shows our own bookings as busy
+// too, so only capacity 1 can be read this way. The calendar is advisory:
+// when it cannot be read the store still decides, so an error is logged
+// and nothing is blocked.
 func (a *Activities) calendarBlocks(ctx context.Context, ids []string, from, to time.Time) []calendarBlock {
 	if a.Calendar == nil {
 		return nil
 	}
-	var blocks []calendarBlock
+	// The widest buffers bound the window: a resource's own are applied
+	// again in blocked.
+	watched, err := a.Store.CalendarWatch(ctx, ids, from.Add(-24*time.Hour), to.Add(24*time.Hour))
+	if err != nil || len(watched) == 0 {
+		if err != nil {
+			activity.GetLogger(ctx).Warn("calendar re-check skipped; the store decides alone", "error", err)
+		}
+		return nil
+	}
 	var cals []string
 	qFrom, qTo := from, to
-	for _, id := range ids {
-		r, err := a.Store.Resource(ctx, id)
-		if err != nil || r.Capacity != 1 || r.CalendarID == "" {
-			continue
-		}
-		blocks = append(blocks, calendarBlock{res: r})
-		cals = append(cals, r.CalendarID)
-		qFrom = minTime(qFrom, from.Add(-minutes(r.BufferBeforeMinutes)))
-		qTo = maxTime(qTo, to.Add(minutes(r.BufferAfterMinutes)))
-	}
-	if len(blocks) == 0 {
-		return nil
+	for _, w := range watched {
+		cals = append(cals, w.CalendarID)
+		qFrom = minTime(qFrom, from.Add(-minutes(w.BufferBeforeMinutes)))
+		qTo = maxTime(qTo, to.Add(minutes(w.BufferAfterMinutes)))
 	}
 	periods, err := a.Calendar.FreeBusy(ctx, cals, qFrom, qTo)
 	if err != nil {
 		activity.GetLogger(ctx).Warn("calendar free/busy unavailable; the store decides alone", "error", err)
 		return nil
 	}
-	for i := range blocks {
-		ours, err := a.Store.BookedSpans(ctx, blocks[i].res.ID, qFrom, qTo)
-		if err != nil {
-			activity.GetLogger(ctx).Warn("calendar free/busy not compared with our bookings; the store decides alone", "error", err)
-			return nil
-		}
-		blocks[i].busy = foreign(periods[blocks[i].res.CalendarID], ours)
+	blocks := make([]calendarBlock, 0, len(watched))
+	for _, w := range watched {
+		blocks = append(blocks, calendarBlock{res: w.Resource, busy: foreign(periods[w.CalendarID], w.Ours)})
 	}
 	return blocks
-}
-
-// foreign is what remains of busy periods once the times of our own
-// bookings are taken out: free/busy cannot tell our mirrored events from
-// anyone else's, and the store already decides about ours (including one
-// just cancelled whose event is not deleted yet, or the booking a
-// reschedule replaces).
-func foreign(busy []gcal.Interval, ours []store.Span) []gcal.Interval {
-	var out []gcal.Interval
-	for _, p := range busy {
-		rest := []gcal.Interval{p}
-		for _, o := range ours {
-			var next []gcal.Interval
-			for _, r := range rest {
-				if !o.Start.Before(r.End) || !o.End.After(r.Start) {
-					next = append(next, r)
-					continue
-				}
-				if r.Start.Before(o.Start) {
-					next = append(next, gcal.Interval{Start: r.Start, End: o.Start})
-				}
-				if o.End.Before(r.End) {
-					next = append(next, gcal.Interval{Start: o.End, End: r.End})
-				}
-			}
-			rest = next
-		}
-		out = append(out, rest...)
-	}
-	return out
 }
 
 // blocked lists the calendar periods that a booking of [start, end) would
@@ -137,4 +104,34 @@ func (a *Activities) Availability(ctx context.Context, q store.AvailabilityQuery
 	}
 	av.Slots = free
 	return av, nil
+}
+
+// foreign is what remains of busy periods once the times of our own
+// bookings are taken out: free/busy cannot tell our mirrored events from
+// anyone else's, and the store already decides about ours (including one
+// just cancelled whose event is not deleted yet, or the booking a
+// reschedule replaces).
+func foreign(busy []gcal.Interval, ours []store.Span) []gcal.Interval {
+	var out []gcal.Interval
+	for _, p := range busy {
+		rest := []gcal.Interval{p}
+		for _, o := range ours {
+			var next []gcal.Interval
+			for _, r := range rest {
+				if !o.Start.Before(r.End) || !o.End.After(r.Start) {
+					next = append(next, r)
+					continue
+				}
+				if r.Start.Before(o.Start) {
+					next = append(next, gcal.Interval{Start: r.Start, End: o.Start})
+				}
+				if o.End.Before(r.End) {
+					next = append(next, gcal.Interval{Start: o.End, End: r.End})
+				}
+			}
+			rest = next
+		}
+		out = append(out, rest...)
+	}
+	return out
 }

@@ -27,9 +27,9 @@ type CommitOutput struct {
 }
 
 // Commit books the intent in the store, the only place a booking becomes
-// real. A key the store already knows is replayed. Otherwise the resources'
-// calendars are checked first for events written past the service, then the
-// store decides under its locks. A conflict or refusal is a non-retryable
+// real. The resources' calendars are checked first for events written past
+// the service, then the store decides under its locks; a key it already
+// knows is replayed. A conflict or refusal is a non-retryable
 // error; anything else is technical, and safe to retry with the same key.
 func (a *Activities) Commit(ctx context.Context, in CommitInput) (out CommitOutput, err error) {
 	defer a.countCommit(time.Now(), &out, &err)
@@ -56,15 +56,11 @@ func (a *Activities) countCommit(start time.Time, out *CommitOutput, err *error)
 }
 
 func (a *Activities) commit(ctx context.Context, in CommitInput) (CommitOutput, error) {
-	_, err := a.Store.Lookup(ctx, in.RequestKey)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		blocks := a.calendarBlocks(ctx, in.Intent.Resources(), in.Intent.StartsAt, in.Intent.EndsAt)
-		if busy := blocked(blocks, in.Intent.StartsAt, in.Intent.EndsAt); len(busy) > 0 {
-			return CommitOutput{}, conflictError(ConflictDetail{Busy: busy, Source: "calendar"})
-		}
-	case err != nil:
-		return CommitOutput{}, storeError("commit", in.RequestKey, err)
+	// No lookup first: a key the store already booked is live, so its own
+	// time is subtracted from free/busy and the commit below replays it.
+	blocks := a.calendarBlocks(ctx, in.Intent.Resources(), in.Intent.StartsAt, in.Intent.EndsAt)
+	if busy := blocked(blocks, in.Intent.StartsAt, in.Intent.EndsAt); len(busy) > 0 {
+		return CommitOutput{}, conflictError(ConflictDetail{Busy: busy, Source: "calendar"})
 	}
 	out, err := a.Store.Commit(ctx, store.CommitRequest{RequestKey: in.RequestKey, Intent: in.Intent,
 		ExpectedPolicyVersion: in.ExpectedPolicyVersion, Hold: in.Hold, Contact: in.Contact})

@@ -8,8 +8,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-
-	"github.com/bookingsaga/bookingsaga/internal/booking"
 )
 
 // BookingsStarting lists bookings (any status) that start in [from, to),
@@ -179,22 +177,4 @@ func (s *Store) Events(ctx context.Context, key string) ([]Event, error) {
 // Span is a booking's time, without buffers: what its calendar event shows.
 type Span struct {
 	Start, End time.Time
-}
-
-// BookedSpans lists the times of the bookings that use the resource over
-// [from, to) and may have an event of ours in its calendar: the live ones,
-// and those released in the last hour whose event the saga may not have
-// removed yet. An old cancellation's time is not listed, so an event
-// someone typed in there later is still seen.
-func (s *Store) BookedSpans(ctx context.Context, resourceID string, from, to time.Time) ([]Span, error) {
-	rows, err := s.pool.Query(ctx, `
-SELECT starts_at, ends_at FROM booking
-WHERE starts_at < $3 AND starts_at > $2::timestamptz - $4::interval AND ends_at > $2
-  AND (property_id = $1 OR agent_id = $1 OR $1 = ANY(extra_resource_ids))
-  AND (status IN ('held', 'confirmed') OR released_at > $5::timestamptz - interval '1 hour')
-ORDER BY starts_at`, resourceID, from, to, booking.MaxDuration, s.now())
-	if err != nil {
-		return nil, fmt.Errorf("booked spans %s: %w", resourceID, err)
-	}
-	return pgx.CollectRows(rows, pgx.RowToStructByPos[Span])
 }

@@ -116,3 +116,42 @@ FROM resource WHERE resource_id = $1`, id).Scan(&r.ID, &r.Kind, &r.Capacity, &r.
 	}
 	return r, nil
 }
+
+// WatchedResource is a capacity-1 resource with a calendar, and the times
+// of its bookings that may have an event of ours there.
+type WatchedResource struct {
+	Resource
+	Ours []Span
+}
+
+// CalendarWatch returns, in one round trip, the resources among ids whose
+// calendars a commit re-checks (capacity 1, with a calendar), each with the
+// times over [from, to) of its bookings that may have an event of ours
+// there: the live ones, and those released in the last hour whose event the
+// saga may not have removed yet. An old cancellation's time is not listed,
+// so an event someone typed in there later is still seen.
+func (s *Store) CalendarWatch(ctx context.Context, ids []string, from, to time.Time) ([]WatchedResource, error) {
+	rows, err := s.pool.Query(ctx, `
+SELECT r.resource_id, r.kind, r.capacity, r.time_zone, r.buffer_before_minutes, r.buffer_after_minutes, r.calendar_id,
+       coalesce(array_agg(b.starts_at ORDER BY b.starts_at) FILTER (WHERE b.booking_id IS NOT NULL), '{}'),
+       coalesce(array_agg(b.ends_at ORDER BY b.starts_at) FILTER (WHERE b.booking_id IS NOT NULL), '{}')
+FROM resource r
+LEFT JOIN booking b ON b.starts_at < $3 AND b.starts_at > $2::timestamptz - $4::interval AND b.ends_at > $2
+  AND (b.property_id = r.resource_id OR b.agent_id = r.resource_id OR r.resource_id = ANY(b.extra_resource_ids))
+  AND (b.status IN ('held', 'confirmed') OR b.released_at > $5::timestamptz - interval '1 hour')
+WHERE r.resource_id = ANY($1) AND r.capacity = 1 AND r.calendar_id IS NOT NULL
+GROUP BY r.resource_id ORDER BY r.resource_id`, ids, from, to, booking.MaxDuration, s.now())
+	if err != nil {
+		return nil, fmt.Errorf("calendar watch: %w", err)
+	}
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (WatchedResource, error) {
+		var w WatchedResource
+		var starts, ends []time.Time
+		err := row.Scan(&w.ID, &w.Kind, &w.Capacity, &w.TimeZone, &w.BufferBeforeMinutes, &w.BufferAfterMinutes,
+			&w.CalendarID, &starts, &ends)
+		for i := range starts {
+			w.Ours = append(w.Ours, Span{Start: starts[i], End: ends[i]})
+		}
+		return w, err
+	})
+}
