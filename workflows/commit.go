@@ -64,14 +64,15 @@ func (s *saga) commit(ctx workflow.Context, req CommitRequest) (receipt.Receipt,
 	// A hold still being placed lands first; the runner then confirms it
 	// because a commit is wanted, however long the hold took.
 	s.commitWanted = true
-	if s.st.Request == nil {
-		s.st.Request = &req
-	}
-	if req.Contact != nil {
-		s.st.Request.Contact = req.Contact
-	}
-	s.st.Request.ExpectedPolicyVersion = req.ExpectedPolicyVersion
 	if !s.commitRunning && (s.st.State == StateOffered || s.st.State == StateSelected) {
+		if s.st.Request == nil {
+			s.st.Request = &req
+		}
+		// A commit after a select brings its own contact and policy version.
+		if req.Contact != nil {
+			s.st.Request.Contact = req.Contact
+		}
+		s.st.Request.ExpectedPolicyVersion = req.ExpectedPolicyVersion
 		s.st.Request.Hold = false
 		s.startCommit(ctx)
 	}
@@ -91,7 +92,14 @@ func (s *saga) awaitOutcome(ctx workflow.Context, wait time.Duration, cond func(
 // sameIntent refuses a request that reuses this key for another intent.
 // The saga's state does not change: the key still means its first intent.
 func (s *saga) sameIntent(req CommitRequest) (receipt.Receipt, bool) {
-	if s.st.Request == nil || bytes.Equal(s.st.Request.Intent.Fingerprint(), req.Intent.Fingerprint()) {
+	if s.st.Request == nil {
+		return receipt.Receipt{}, false
+	}
+	// A reschedule's new booking carries the key it replaces; the agent,
+	// sending the same slot again under the new key, does not.
+	asked := req.Intent
+	asked.Replaces = s.st.Request.Intent.Replaces
+	if bytes.Equal(s.st.Request.Intent.Fingerprint(), asked.Fingerprint()) {
 		return receipt.Receipt{}, false
 	}
 	r := s.receipt()
