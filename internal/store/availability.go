@@ -44,7 +44,7 @@ type Slot struct {
 type freeBusy struct {
 	Resource
 	before, after time.Duration
-	busy          []span
+	busy          []Span
 }
 
 // Availability lists free slots under the current policy. Local times that
@@ -139,7 +139,7 @@ func candidateStarts(p Policy, loc *time.Location, from, to time.Time, dur time.
 
 func free(res []*freeBusy, start, end time.Time) bool {
 	for _, r := range res {
-		occ := span{Start: start.Add(-r.before), End: end.Add(r.after)}
+		occ := Span{Start: start.Add(-r.before), End: end.Add(r.after)}
 		if n, _ := peak(occ, r.busy); n >= r.Capacity {
 			return false
 		}
@@ -188,7 +188,7 @@ WHERE NOT (b.status = 'held' AND b.hold_expires_at <= $4)`, ids, from.Add(-24*ti
 		return nil, err
 	}
 	var id string
-	var busy span
+	var busy Span
 	_, err = pgx.ForEachRow(rows, []any{&id, &busy.Start, &busy.End}, func() error {
 		byID[id].busy = append(byID[id].busy, busy)
 		return nil

@@ -5,18 +5,13 @@ import (
 	"time"
 )
 
-// span is a half-open interval [Start, End), like tstzrange's default.
-type span struct {
-	Start, End time.Time
-}
-
-func (s span) overlaps(o span) bool { return s.Start.Before(o.End) && o.Start.Before(s.End) }
+func (s Span) overlaps(o Span) bool { return s.Start.Before(o.End) && o.Start.Before(s.End) }
 
 // peak returns the largest number of others in force at one instant within
 // win, and the first window where that many are. Counting rows that merely
 // overlap win would be wrong for capacity above one: two bookings can each
 // overlap the window without overlapping each other.
-func peak(win span, others []span) (int, span) {
+func peak(win Span, others []Span) (int, Span) {
 	type edge struct {
 		at    time.Time
 		delta int
@@ -37,12 +32,12 @@ func peak(win span, others []span) (int, span) {
 		return a.delta - b.delta
 	})
 	best, cur := 0, 0
-	var at span
+	var at Span
 	for i, e := range edges {
 		cur += e.delta
 		if cur > best {
 			best = cur
-			at = span{Start: e.at, End: edges[i+1].at}
+			at = Span{Start: e.at, End: edges[i+1].at}
 		}
 	}
 	return best, at

@@ -15,22 +15,22 @@ func at(hhmm string) time.Time {
 	return t
 }
 
-func sp(from, to string) span { return span{at(from), at(to)} }
+func sp(from, to string) Span { return Span{at(from), at(to)} }
 
 func TestPeak(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name   string
-		win    span
-		others []span
+		win    Span
+		others []Span
 		want   int
-		where  span
+		where  Span
 	}{
-		{"empty", sp("09:00", "10:00"), nil, 0, span{}},
-		{"touching is not overlapping", sp("10:00", "11:00"), []span{sp("09:00", "10:00"), sp("11:00", "12:00")}, 0, span{}},
-		{"two disjoint overlaps count once", sp("09:30", "10:30"), []span{sp("09:00", "10:00"), sp("10:00", "11:00")}, 1, sp("09:30", "10:00")},
-		{"nested", sp("09:00", "12:00"), []span{sp("09:00", "12:00"), sp("10:00", "11:00"), sp("10:30", "10:45")}, 3, sp("10:30", "10:45")},
-		{"clipped to window", sp("09:45", "10:15"), []span{sp("09:00", "10:00"), sp("10:00", "11:00"), sp("09:30", "10:30")}, 2, sp("09:45", "10:00")},
+		{"empty", sp("09:00", "10:00"), nil, 0, Span{}},
+		{"touching is not overlapping", sp("10:00", "11:00"), []Span{sp("09:00", "10:00"), sp("11:00", "12:00")}, 0, Span{}},
+		{"two disjoint overlaps count once", sp("09:30", "10:30"), []Span{sp("09:00", "10:00"), sp("10:00", "11:00")}, 1, sp("09:30", "10:00")},
+		{"nested", sp("09:00", "12:00"), []Span{sp("09:00", "12:00"), sp("10:00", "11:00"), sp("10:30", "10:45")}, 3, sp("10:30", "10:45")},
+		{"clipped to window", sp("09:45", "10:15"), []Span{sp("09:00", "10:00"), sp("10:00", "11:00"), sp("09:30", "10:30")}, 2, sp("09:45", "10:00")},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -42,13 +42,13 @@ type lockedResource struct {
 	Capacity           int
 	// occupied is what the new booking would take of this resource,
 	// buffers included.
-	occupied span
+	occupied Span
 	others   []occupant
 }
 
 // occupant is a live booking overlapping the requested time on a resource.
 type occupant struct {
-	span
+	Span
 	bookingID   uuid.UUID
 	status      booking.Status
 	holdExpires *time.Time
@@ -174,7 +174,7 @@ func (st *commitState) readOccupancy(res pgx.BatchResults) error {
 	defer rows.Close()
 	for rows.Next() {
 		var id string
-		var occ span
+		var occ Span
 		var from, to *time.Time
 		var o occupant
 		var bookingID *uuid.UUID
@@ -187,9 +187,9 @@ func (st *commitState) readOccupancy(res pgx.BatchResults) error {
 		if r == nil {
 			continue
 		}
-		r.occupied = span{occ.Start.UTC(), occ.End.UTC()}
+		r.occupied = Span{occ.Start.UTC(), occ.End.UTC()}
 		if bookingID != nil {
-			o.span, o.bookingID, o.status = span{from.UTC(), to.UTC()}, *bookingID, booking.Status(*status)
+			o.Span, o.bookingID, o.status = Span{from.UTC(), to.UTC()}, *bookingID, booking.Status(*status)
 			r.others = append(r.others, o)
 		}
 	}
@@ -265,7 +265,7 @@ func (st *commitState) checkReplaced(req CommitRequest) error {
 // that had already expired, which neither count nor may stay live.
 func (st *commitState) busy(now time.Time) (busy []Busy, stale []uuid.UUID) {
 	for _, r := range st.resources {
-		var others []span
+		var others []Span
 		for _, o := range r.others {
 			if o.status == booking.StatusHeld && o.holdExpires != nil && !o.holdExpires.After(now) {
 				if !slices.Contains(stale, o.bookingID) {
@@ -276,7 +276,7 @@ func (st *commitState) busy(now time.Time) (busy []Busy, stale []uuid.UUID) {
 			if st.replaced != nil && o.bookingID == st.replaced.id && !st.holding {
 				continue // released by this very commit
 			}
-			others = append(others, o.span)
+			others = append(others, o.Span)
 		}
 		if n, where := peak(r.occupied, others); n >= r.Capacity {
 			busy = append(busy, Busy{ResourceID: r.ID, Capacity: r.Capacity, From: where.Start, To: where.End})

@@ -174,7 +174,8 @@ func (s *Store) Events(ctx context.Context, key string) ([]Event, error) {
 	return pgx.CollectRows(rows, pgx.RowToStructByPos[Event])
 }
 
-// Span is a booking's time, without buffers: what its calendar event shows.
+// Span is a half-open interval [Start, End), like tstzrange's default: a
+// booking's time, or what it occupies with its buffers.
 type Span struct {
 	Start, End time.Time
 }

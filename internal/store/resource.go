@@ -79,14 +79,14 @@ ON CONFLICT (resource_id) DO UPDATE SET kind = excluded.kind, capacity = exclude
 	if err != nil {
 		return err
 	}
-	live, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (span, error) {
-		var s span
+	live, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Span, error) {
+		var s Span
 		return s, row.Scan(&s.Start, &s.End)
 	})
 	if err != nil {
 		return err
 	}
-	everything := span{Start: time.Unix(0, 0), End: time.Unix(1<<40, 0)}
+	everything := Span{Start: time.Unix(0, 0), End: time.Unix(1<<40, 0)}
 	if n, where := peak(everything, live); n > r.Capacity {
 		return booking.Rejectf(booking.CodeCapacityBelowBookings,
 			"resource %s has %d live bookings at once around %s; cancel some before lowering capacity to %d",
