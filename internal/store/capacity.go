@@ -5,6 +5,12 @@ import (
 	"time"
 )
 
+// Span is a half-open interval [Start, End), like tstzrange's default: a
+// booking's time, or what it occupies with its buffers.
+type Span struct {
+	Start, End time.Time
+}
+
 func (s Span) overlaps(o Span) bool { return s.Start.Before(o.End) && o.Start.Before(s.End) }
 
 // peak returns the largest number of others in force at one instant within

@@ -173,9 +173,3 @@ func (s *Store) Events(ctx context.Context, key string) ([]Event, error) {
 	}
 	return pgx.CollectRows(rows, pgx.RowToStructByPos[Event])
 }
-
-// Span is a half-open interval [Start, End), like tstzrange's default: a
-// booking's time, or what it occupies with its buffers.
-type Span struct {
-	Start, End time.Time
-}
