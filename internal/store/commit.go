@@ -58,10 +58,17 @@ type Busy struct {
 // Commit books req.Intent under req.RequestKey, or returns what the key
 // already booked. Business refusals are *booking.Rejection errors; other
 // errors are technical and safe to retry with the same key.
+//
+// The plain case (a confirmation on capacity-1 resources) first tries one
+// statement and one round trip (commitFast); whatever it declines, the
+// full path below decides, in two round trips, with its typed outcome.
 func (s *Store) Commit(ctx context.Context, req CommitRequest) (Outcome, error) {
 	req.Intent = req.Intent.Normalize()
 	if err := validateCommit(req); err != nil {
 		return Outcome{}, fmt.Errorf("commit %s: %w", req.RequestKey, err)
+	}
+	if out, ok := s.commitFast(ctx, req); ok {
+		return out, nil
 	}
 	var out Outcome
 	err := s.retry(ctx, "commit", req.RequestKey, func(ctx context.Context) error {
