@@ -54,6 +54,8 @@ type Activities struct {
 	Temporal client.Client
 	// Metrics receives commit and drift counts; nil drops them.
 	Metrics tally.Scope
+
+	watch watchCache
 }
 
 func (a *Activities) metrics() tally.Scope {

@@ -2,6 +2,8 @@ package activities
 
 import (
 	"context"
+	"slices"
+	"sync"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -18,7 +20,7 @@ type calendarBlock struct {
 
 // calendarBlocks reads the calendars of the capacity-1 resources among ids
 // over [from, to) widened by their buffers, less the times of our own
-// bookings. A capacity-2 room's calendar shows our own bookings as busy
+// bookings (read only when something is busy). A capacity-2 room's calendar shows our own bookings as busy
 // too, so only capacity 1 can be read this way. The calendar is advisory:
 // when it cannot be read the store still decides, so an error is logged
 // and nothing is blocked.
@@ -26,9 +28,7 @@ func (a *Activities) calendarBlocks(ctx context.Context, ids []string, from, to 
 	if a.Calendar == nil {
 		return nil
 	}
-	// The widest buffers bound the window: a resource's own are applied
-	// again in blocked.
-	watched, err := a.Store.CalendarWatch(ctx, ids, from.Add(-24*time.Hour), to.Add(24*time.Hour))
+	watched, err := a.watchedAmong(ctx, ids)
 	if err != nil || len(watched) == 0 {
 		if err != nil {
 			activity.GetLogger(ctx).Warn("calendar re-check skipped; the store decides alone", "error", err)
@@ -48,10 +48,60 @@ func (a *Activities) calendarBlocks(ctx context.Context, ids []string, from, to 
 		return nil
 	}
 	blocks := make([]calendarBlock, 0, len(watched))
+	busy := false
 	for _, w := range watched {
-		blocks = append(blocks, calendarBlock{res: w.Resource, busy: foreign(periods[w.CalendarID], w.Ours)})
+		blocks = append(blocks, calendarBlock{res: w, busy: periods[w.CalendarID]})
+		busy = busy || len(periods[w.CalendarID]) > 0
+	}
+	if !busy {
+		return nil // the usual case on the commit path: nothing to tell apart
+	}
+	// Something is busy: take out the times of our own bookings, which
+	// free/busy cannot tell from anyone else's.
+	ours, err := a.Store.CalendarWatch(ctx, ids, qFrom, qTo)
+	if err != nil {
+		activity.GetLogger(ctx).Warn("calendar re-check skipped; the store decides alone", "error", err)
+		return nil
+	}
+	for i := range blocks {
+		for _, w := range ours {
+			if w.ID == blocks[i].res.ID {
+				blocks[i].busy = foreign(blocks[i].busy, w.Ours)
+			}
+		}
 	}
 	return blocks
+}
+
+// watchCache keeps the resources whose calendars are re-checked for a
+// little while: they change rarely, and reading them on every commit would
+// cost the voice caller a round trip. A change is seen within watchTTL; the
+// check is advisory, and the store decides regardless.
+type watchCache struct {
+	mu   sync.Mutex
+	at   time.Time
+	list []store.Resource
+}
+
+const watchTTL = 30 * time.Second
+
+func (a *Activities) watchedAmong(ctx context.Context, ids []string) ([]store.Resource, error) {
+	a.watch.mu.Lock()
+	defer a.watch.mu.Unlock()
+	if a.watch.at.IsZero() || time.Since(a.watch.at) > watchTTL {
+		list, err := a.Store.WatchedResources(ctx)
+		if err != nil {
+			return nil, err
+		}
+		a.watch.list, a.watch.at = list, time.Now()
+	}
+	var out []store.Resource
+	for _, r := range a.watch.list {
+		if slices.Contains(ids, r.ID) {
+			out = append(out, r)
+		}
+	}
+	return out, nil
 }
 
 // blocked lists the calendar periods that a booking of [start, end) would

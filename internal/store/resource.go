@@ -155,3 +155,15 @@ GROUP BY r.resource_id ORDER BY r.resource_id`, ids, from, to, booking.MaxDurati
 		return w, err
 	})
 }
+
+// WatchedResources lists every capacity-1 resource with a calendar: the
+// ones whose calendars a commit re-checks.
+func (s *Store) WatchedResources(ctx context.Context) ([]Resource, error) {
+	rows, err := s.pool.Query(ctx, `
+SELECT resource_id, kind, capacity, time_zone, buffer_before_minutes, buffer_after_minutes, calendar_id
+FROM resource WHERE capacity = 1 AND calendar_id IS NOT NULL ORDER BY resource_id`)
+	if err != nil {
+		return nil, fmt.Errorf("watched resources: %w", err)
+	}
+	return pgx.CollectRows(rows, pgx.RowToStructByPos[Resource])
+}
