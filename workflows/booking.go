@@ -142,7 +142,7 @@ func (s *saga) step(ctx workflow.Context) error {
 		// No deadline in this state (a commit under way): no timer either.
 		err = workflow.Await(ctx, wake)
 	} else {
-		woke, err = workflow.AwaitWithTimeout(ctx, wait, wake)
+		woke, err = awaitUntil(ctx, wait, wake)
 	}
 	if err != nil {
 		return err

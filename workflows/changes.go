@@ -102,7 +102,7 @@ func (s *saga) reschedule(ctx workflow.Context, req RescheduleRequest) (receipt.
 		r.Status, r.Reference, r.Reason = receipt.StatusRejected, "", refusal
 		return r, nil
 	}
-	if _, err := workflow.AwaitWithTimeout(ctx, s.set.CommitWait, func() bool { return s.replacement != nil }); err != nil {
+	if _, err := awaitUntil(ctx, s.set.CommitWait, func() bool { return s.replacement != nil }); err != nil {
 		return receipt.Receipt{}, err
 	}
 	if s.replacement == nil {

@@ -82,7 +82,7 @@ func (s *saga) commit(ctx workflow.Context, req CommitRequest) (receipt.Receipt,
 
 func (s *saga) awaitOutcome(ctx workflow.Context, wait time.Duration, cond func() bool) (receipt.Receipt, error) {
 	if wait > 0 {
-		if _, err := workflow.AwaitWithTimeout(ctx, wait, cond); err != nil {
+		if _, err := awaitUntil(ctx, wait, cond); err != nil {
 			return receipt.Receipt{}, err
 		}
 	}
@@ -165,7 +165,7 @@ func (s *saga) runCommit(ctx workflow.Context) {
 		}
 		// Authoritatively absent (or a hold still to confirm): same key
 		// again, after a backoff a reconciliation run may cut short.
-		if _, err := workflow.AwaitWithTimeout(ctx, backoff, func() bool { return s.nudged || s.st.State.decided() }); err != nil {
+		if _, err := awaitUntil(ctx, backoff, func() bool { return s.nudged || s.st.State.decided() }); err != nil {
 			return
 		}
 		s.nudged = false

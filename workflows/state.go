@@ -164,3 +164,21 @@ func (s *saga) receipt() receipt.Receipt {
 	}
 	return r
 }
+
+// awaitUntil waits until cond holds or d has passed, and reports whether
+// cond holds. Its timer is cancelled as soon as cond holds: when that
+// happens within the same workflow task (a commit decided inside the task
+// that received it) no timer reaches history at all, and no stray timer
+// fires a workflow task later.
+func awaitUntil(ctx workflow.Context, d time.Duration, cond func() bool) (bool, error) {
+	if cond() {
+		return true, nil
+	}
+	tctx, cancel := workflow.WithCancel(ctx)
+	defer cancel()
+	timer := workflow.NewTimer(tctx, d)
+	if err := workflow.Await(ctx, func() bool { return cond() || timer.IsReady() }); err != nil {
+		return false, err
+	}
+	return cond(), nil
+}
