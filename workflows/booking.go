@@ -22,6 +22,8 @@ type saga struct {
 	mu  workflow.Mutex
 
 	commitRunning bool
+	// attemptsDone counts finished commit attempts, successful or not.
+	attemptsDone int
 	// commitWanted is set once a commit update arrived: a hold that lands
 	// afterwards is confirmed at once.
 	commitWanted bool

@@ -65,6 +65,9 @@ func (s *saga) commit(ctx workflow.Context, req CommitRequest) (receipt.Receipt,
 	// because a commit is wanted, however long the hold took.
 	s.commitWanted = true
 	if !s.commitRunning && (s.st.State == StateOffered || s.st.State == StateSelected) {
+		// This call starts the attempt, whose own timeout is CommitWait: it
+		// waits for that attempt without a timer of its own.
+		first := s.attemptsDone + 1
 		if s.st.Request == nil {
 			s.st.Request = &req
 		}
@@ -75,6 +78,12 @@ func (s *saga) commit(ctx workflow.Context, req CommitRequest) (receipt.Receipt,
 		s.st.Request.ExpectedPolicyVersion = req.ExpectedPolicyVersion
 		s.st.Request.Hold = false
 		s.startCommit(ctx)
+		if err := workflow.Await(ctx, func() bool { return s.st.State.decided() || s.attemptsDone >= first }); err != nil {
+			return receipt.Receipt{}, err
+		}
+		if s.st.State.decided() {
+			return s.receipt(), nil
+		}
 	}
 	left := s.set.CommitWait - workflow.Now(ctx).Sub(start)
 	return s.awaitOutcome(ctx, left, func() bool { return s.st.State.decided() })
@@ -130,11 +139,13 @@ func (s *saga) runCommit(ctx workflow.Context) {
 		s.st.CommitAttempts++
 		var out activities.CommitOutput
 		var err error
+		cctx := commitCtx(ctx, s.set.CommitWait)
 		if confirming {
-			err = workflow.ExecuteLocalActivity(commitCtx(ctx), a.Confirm, s.key()).Get(ctx, &out)
+			err = workflow.ExecuteLocalActivity(cctx, a.Confirm, s.key()).Get(ctx, &out)
 		} else {
-			err = workflow.ExecuteLocalActivity(commitCtx(ctx), a.Commit, s.commitInput()).Get(ctx, &out)
+			err = workflow.ExecuteLocalActivity(cctx, a.Commit, s.commitInput()).Get(ctx, &out)
 		}
+		s.attemptsDone++
 		if err == nil {
 			s.fromStore(ctx, out.Booking)
 			if s.st.Held && s.commitWanted {

@@ -14,12 +14,13 @@ import (
 
 // commitCtx runs one commit attempt as a local activity: it runs in the
 // worker that holds the update, without a round trip through the task
-// queue, which is most of a voice caller's wait. It is not retried by
+// queue, which is most of a voice caller's wait. Its timeout is the
+// caller's wait, so the attempt itself bounds it. It is not retried by
 // Temporal: a failed attempt has an unknown outcome, and runCommit looks it
 // up before sending the same key again.
-func commitCtx(ctx workflow.Context) workflow.Context {
+func commitCtx(ctx workflow.Context, wait time.Duration) workflow.Context {
 	return workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
-		StartToCloseTimeout: 10 * time.Second,
+		StartToCloseTimeout: wait,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
 	})
 }
