@@ -67,8 +67,8 @@ func (s *Store) Commit(ctx context.Context, req CommitRequest) (Outcome, error) 
 	if err := validateCommit(req); err != nil {
 		return Outcome{}, fmt.Errorf("commit %s: %w", req.RequestKey, err)
 	}
-	if out, ok := s.commitFast(ctx, req); ok {
-		return out, nil
+	if out, ok, err := s.commitFast(ctx, req); ok || err != nil {
+		return out, err
 	}
 	var out Outcome
 	err := s.retry(ctx, "commit", req.RequestKey, func(ctx context.Context) error {

@@ -3,11 +3,16 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"slices"
+	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/bookingsaga/bookingsaga/internal/booking"
+	"github.com/bookingsaga/bookingsaga/internal/localtime"
 )
 
 // commitFast tries the common commit in one round trip: a confirmation on
@@ -15,22 +20,30 @@ import (
 // The statement checks, in SQL, a subset of what the full path checks in Go
 // (policy version, resources and kinds, zone, notice, bookable hours) and
 // divides by zero when any fails; an overlap is refused by the exclusion
-// constraint and a known key by the unique index. Any error means "not
-// taken": the transaction is rolled back and the full two-round-trip path
-// decides, precisely and with its typed outcome. So the fast path can only
-// confirm what the full path would also confirm.
-func (s *Store) commitFast(ctx context.Context, req CommitRequest) (Outcome, bool) {
+// constraint and a known key by the unique index. A refusal by the server
+// means "not taken": the statement rolled back and the full two-round-trip
+// path decides, precisely and with its typed outcome. So the fast path can
+// only confirm what the full path would also confirm.
+//
+// Any other error (a lost connection, a cancelled context) leaves the
+// outcome unknown: the statement may still commit. It is returned as
+// technical, for the caller to retry with the same key, never followed by
+// a decision of the full path that could contradict it.
+func (s *Store) commitFast(ctx context.Context, req CommitRequest) (Outcome, bool, error) {
 	if req.Hold || req.Intent.Replaces != "" {
-		return Outcome{}, false
+		return Outcome{}, false, nil
+	}
+	hours, ok := localHours(req.Intent)
+	if !ok {
+		return Outcome{}, false, nil
 	}
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
-		return Outcome{}, false
+		return Outcome{}, false, fmt.Errorf("commit %s: %w", req.RequestKey, err)
 	}
 	defer conn.Release()
-	now := s.now()
 	bk := Booking{BookingID: uuid.New(), RequestKey: req.RequestKey, Status: booking.StatusConfirmed, Intent: req.Intent,
-		PolicyVersion: req.ExpectedPolicyVersion, CreatedAt: now, CommittedAt: &now}
+		PolicyVersion: req.ExpectedPolicyVersion}
 	ids := req.Intent.Resources()
 	slices.Sort(ids)
 	extras := req.Intent.ExtraResources
@@ -43,29 +56,71 @@ func (s *Store) commitFast(ctx context.Context, req CommitRequest) (Outcome, boo
 		name, phone, email = nullable(c.Name), nullable(c.Phone), nullable(c.Email)
 	}
 	// One statement, so one implicit transaction and one round trip.
-	if _, err := conn.Exec(ctx, fastInsertSQL, bk.BookingID, bk.RequestKey, req.Intent.PropertyID, req.Intent.AgentID, extras,
+	var at time.Time
+	err = conn.QueryRow(ctx, fastInsertSQL, bk.BookingID, bk.RequestKey, req.Intent.PropertyID, req.Intent.AgentID, extras,
 		req.Intent.StartsAt, req.Intent.EndsAt, req.Intent.TimeZone, req.ExpectedPolicyVersion,
-		req.Intent.Fingerprint(), now, ids, detail, name, phone, email, req.Intent.EndsAt.Add(s.cfg.ContactRetention)); err != nil {
-		return Outcome{}, false
+		req.Intent.Fingerprint(), s.now(), ids, detail, name, phone, email, req.Intent.EndsAt.Add(s.cfg.ContactRetention),
+		hours.sameDay, hours.start, hours.end).Scan(&at)
+	var pgErr *pgconn.PgError
+	switch {
+	case errors.As(err, &pgErr):
+		return Outcome{}, false, nil // refused and rolled back: the full path decides
+	case err != nil:
+		return Outcome{}, false, fmt.Errorf("commit %s: %w", req.RequestKey, err)
 	}
-	return Outcome{Booking: bk}, true
+	at = at.UTC().Truncate(time.Microsecond)
+	bk.CreatedAt, bk.CommittedAt = at, &at
+	return Outcome{Booking: bk}, true, nil
+}
+
+// wallHours is an intent's local start and end as seconds since local
+// midnight, computed in Go with the same zone rules as the full path (not
+// PostgreSQL's, whose names and tz database may read a zone differently).
+type wallHours struct {
+	sameDay    bool
+	start, end int
+}
+
+func localHours(in booking.Intent) (wallHours, bool) {
+	loc, err := localtime.LoadZone(in.TimeZone)
+	if err != nil {
+		return wallHours{}, false
+	}
+	ls, le := in.StartsAt.In(loc), in.EndsAt.In(loc)
+	secs := func(t time.Time) int { h, m, s := t.Clock(); return h*3600 + m*60 + s }
+	y, m, d := ls.Date()
+	ey, em, ed := le.Date()
+	return wallHours{sameDay: y == ey && m == em && d == ed, start: secs(ls), end: secs(le)}, true
 }
 
 // fastInsertSQL locks the resources in id order (as the full path does),
-// then inserts the booking, its occupancy, its event and the contact only
-// if every check holds; otherwise the division by zero aborts it. "now" is
-// the later of the caller's clock and the database's after the locks, as
-// the full path reads its clock after them.
+// then the current policy, so a change to either made while it waits is
+// read, not an older snapshot; then it inserts the booking, its
+// occupancy, its event and the contact only if every check holds, and
+// otherwise divides by zero. "now" is the caller's clock moved on by the
+// statement's own wait, or the database's if later: a decision made after
+// the locks, as the full path's. It returns that "now".
 const fastInsertSQL = `
 WITH locked AS (
-    SELECT resource_id, kind, capacity, time_zone FROM resource
+    SELECT resource_id, kind, capacity, time_zone, buffer_before_minutes, buffer_after_minutes FROM resource
     WHERE resource_id = ANY($12) ORDER BY resource_id FOR NO KEY UPDATE
 ), p AS (
-    SELECT version, opens_at, closes_at, min_notice_minutes FROM policy WHERE is_current
+    -- Read after the resource locks (the join makes it wait for them) and
+    -- locked: a policy made current meanwhile is seen, as the full path,
+    -- which reads it after its locks, would see it.
+    SELECT pol.version, extract(epoch FROM pol.opens_at)::int AS opens, extract(epoch FROM pol.closes_at)::int AS closes,
+           pol.min_notice_minutes, pol.default_buffer_before_minutes, pol.default_buffer_after_minutes
+    FROM policy pol, (SELECT count(*) FROM locked) AS after_locks
+    WHERE pol.is_current FOR KEY SHARE OF pol
+), clock AS (
+    SELECT greatest($11::timestamptz + (clock_timestamp() - statement_timestamp()), clock_timestamp()) AS now
+    FROM (SELECT count(*) FROM locked) AS after_locks
 ), rs AS (
-    SELECT l.resource_id, l.kind, l.capacity, l.time_zone, rb.before_minutes, rb.after_minutes
-    FROM locked l JOIN resource_buffers rb USING (resource_id)
-), ok AS (
+    SELECT l.resource_id, l.kind, l.capacity, l.time_zone,
+           greatest(l.buffer_before_minutes, p.default_buffer_before_minutes) AS before_minutes,
+           greatest(l.buffer_after_minutes, p.default_buffer_after_minutes) AS after_minutes
+    FROM locked l, p
+), ok AS MATERIALIZED (
     SELECT 1 / (CASE WHEN
         (SELECT count(*) FROM rs) = cardinality($12::text[])
         AND (SELECT count(*) FROM p) = 1
@@ -73,15 +128,16 @@ WITH locked AS (
         AND (SELECT bool_and(capacity = 1) FROM rs)
         AND EXISTS (SELECT FROM rs WHERE resource_id = $3 AND kind = 'property' AND time_zone = $8)
         AND EXISTS (SELECT FROM rs WHERE resource_id = $4 AND kind = 'agent')
-        AND $6::timestamptz >= greatest($11::timestamptz, clock_timestamp()) + make_interval(mins => (SELECT min_notice_minutes FROM p))
-        AND ($6::timestamptz AT TIME ZONE $8)::date = ($7::timestamptz AT TIME ZONE $8)::date
-        AND ($6::timestamptz AT TIME ZONE $8)::time >= (SELECT opens_at FROM p)
-        AND ($7::timestamptz AT TIME ZONE $8)::time <= (SELECT closes_at FROM p)
+        AND $6::timestamptz >= (SELECT now FROM clock) + make_interval(mins => (SELECT min_notice_minutes FROM p))
+        AND $18::boolean
+        AND $19::int >= (SELECT opens FROM p)
+        AND $20::int <= (SELECT closes FROM p)
     THEN 1 ELSE 0 END) AS one
 ), b AS (
     INSERT INTO booking (booking_id, request_key, status, property_id, agent_id, extra_resource_ids,
         starts_at, ends_at, time_zone, policy_version, intent_fingerprint, committed_at, created_at)
-    SELECT $1, $2, 'confirmed', $3, $4, $5, $6, $7, $8, $9, $10, $11, $11 FROM ok
+    SELECT $1, $2, 'confirmed', $3, $4, $5, $6, $7, $8, $9, $10, c.now, c.now FROM ok, clock c
+    WHERE ok.one = 1 -- uses the guard's value, so it is always computed
     RETURNING booking_id
 ), r AS (
     INSERT INTO booking_resource (booking_id, resource_id, occupied, live, exclusive)
@@ -95,4 +151,5 @@ WITH locked AS (
     WHERE $14::text IS NOT NULL OR $15::text IS NOT NULL OR $16::text IS NOT NULL
 )
 INSERT INTO booking_event (request_key, booking_id, kind, detail)
-SELECT $2, b.booking_id, 'committed', $13 FROM b`
+SELECT $2, b.booking_id, 'committed', $13 FROM b
+RETURNING (SELECT now FROM clock)`

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/bookingsaga/bookingsaga/internal/booking"
 )
 
 // TestFastPathConfirmsOnlyWhatTheFullPathWould checks the one-round-trip
@@ -13,9 +15,11 @@ import (
 func TestFastPathConfirmsOnlyWhatTheFullPathWould(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	out, ok := f.store.commitFast(f.ctx, commitReq("fast-1", intent("paris", agent(0), "10:00", "10:30")))
+	out, ok, err := f.store.commitFast(f.ctx, commitReq("fast-1", intent("paris", agent(0), "10:00", "10:30")))
+	require.NoError(t, err)
 	require.True(t, ok, "the plain case takes the fast path")
 	got, err := f.store.Lookup(f.ctx, "fast-1")
+	require.Equal(t, out.Booking.CreatedAt, got.CreatedAt, "the times it reports are the ones it wrote")
 	require.NoError(t, err)
 	require.Equal(t, out.Booking.BookingID, got.BookingID)
 	require.Equal(t, testPolicy.Version, got.PolicyVersion)
@@ -52,12 +56,32 @@ func TestFastPathConfirmsOnlyWhatTheFullPathWould(t *testing.T) {
 		}(),
 	}
 	for name, req := range cases {
-		_, ok := f.store.commitFast(f.ctx, req)
+		_, ok, err := f.store.commitFast(f.ctx, req)
+		require.NoError(t, err, name)
 		require.False(t, ok, name)
 	}
 	require.Equal(t, before, f.count(t), "declining writes nothing")
 
 	f.clock.Advance(2*24*time.Hour + 9*time.Hour) // 2026-12-09 15:00Z: the 10:00 slot has passed
-	_, ok = f.store.commitFast(f.ctx, commitReq("fast-13", intent("paris", agent(9), "11:00", "11:30")))
+	_, ok, err = f.store.commitFast(f.ctx, commitReq("fast-13", intent("paris", agent(9), "11:00", "11:30")))
+	require.NoError(t, err)
 	require.False(t, ok, "in the past")
+}
+
+// PostgreSQL reads "CET" as a fixed +01:00 abbreviation, Go as the zone with
+// summer time: bookable hours must be judged the way the full path does.
+func TestFastPathJudgesHoursWithGoZoneRules(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	require.NoError(t, f.store.UpsertResource(f.ctx, Resource{ID: "cet", Kind: "property", Capacity: 1, TimeZone: "CET"}))
+	f.clock.Advance(-200 * 24 * time.Hour) // before the summer test date
+	// 18:15Z in July is 20:15 CEST: after the 20:00 closing.
+	summer := time.Date(2026, 7, 14, 18, 15, 0, 0, time.UTC)
+	in := intent("cet", agent(0), "10:00", "10:30")
+	in.StartsAt, in.EndsAt, in.TimeZone = summer, summer.Add(30*time.Minute), "CET"
+	_, ok, err := f.store.commitFast(f.ctx, commitReq("cet-1", in))
+	require.NoError(t, err)
+	require.False(t, ok, "the fast path declines")
+	_, err = f.store.Commit(f.ctx, commitReq("cet-1", in))
+	requireCode(t, err, booking.CodeOutsideBookableHours)
 }
