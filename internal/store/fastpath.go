@@ -73,24 +73,15 @@ func (s *Store) commitFast(ctx context.Context, req CommitRequest) (Outcome, boo
 	return Outcome{Booking: bk}, true, nil
 }
 
-// wallHours is an intent's local start and end as seconds since local
-// midnight, computed in Go with the same zone rules as the full path (not
-// PostgreSQL's, whose names and tz database may read a zone differently).
-type wallHours struct {
-	sameDay    bool
-	start, end int
-}
-
+// localHours is the intent's wall-clock span, judged with Go's zone rules
+// as the full path judges it (not PostgreSQL's, whose names and tz
+// database may read a zone differently).
 func localHours(in booking.Intent) (wallHours, bool) {
 	loc, err := localtime.LoadZone(in.TimeZone)
 	if err != nil {
 		return wallHours{}, false
 	}
-	ls, le := in.StartsAt.In(loc), in.EndsAt.In(loc)
-	secs := func(t time.Time) int { h, m, s := t.Clock(); return h*3600 + m*60 + s }
-	y, m, d := ls.Date()
-	ey, em, ed := le.Date()
-	return wallHours{sameDay: y == ey && m == em && d == ed, start: secs(ls), end: secs(le)}, true
+	return wall(in.StartsAt, in.EndsAt, loc), true
 }
 
 // fastInsertSQL locks the resources in id order (as the full path does),

@@ -47,17 +47,23 @@ func (p Policy) validate() error {
 // withinHours reports whether [start, end) lies within bookable hours on one
 // local day in loc.
 func (p Policy) withinHours(start, end time.Time, loc *time.Location) bool {
+	h := wall(start, end, loc)
+	return h.sameDay && time.Duration(h.start)*time.Second >= p.OpensAt && time.Duration(h.end)*time.Second <= p.ClosesAt
+}
+
+// wallHours is a span's local start and end as whole seconds since local
+// midnight, and whether both fall on the same local day.
+type wallHours struct {
+	sameDay    bool
+	start, end int
+}
+
+func wall(start, end time.Time, loc *time.Location) wallHours {
 	ls, le := start.In(loc), end.In(loc)
+	secs := func(t time.Time) int { h, m, s := t.Clock(); return h*3600 + m*60 + s }
 	y, m, d := ls.Date()
 	ey, em, ed := le.Date()
-	if ey != y || em != m || ed != d {
-		return false
-	}
-	sinceMidnight := func(t time.Time) time.Duration {
-		h, mi, s := t.Clock()
-		return time.Duration(h)*time.Hour + time.Duration(mi)*time.Minute + time.Duration(s)*time.Second
-	}
-	return sinceMidnight(ls) >= p.OpensAt && sinceMidnight(le) <= p.ClosesAt
+	return wallHours{sameDay: y == ey && m == em && d == ed, start: secs(ls), end: secs(le)}
 }
 
 func (p Policy) hours() string {
