@@ -23,6 +23,13 @@ const versionTable = "bookingsaga_schema_version"
 // reads plain SQL files from an fs.FS, and takes a PostgreSQL advisory lock,
 // so several workers starting at once cannot run the same migration twice.
 func Migrate(ctx context.Context, conn *pgx.Conn) error {
+	return MigrateTo(ctx, conn, -1)
+}
+
+// MigrateTo brings the database to one migration's version (-1: the
+// newest), so a rollout can stop at a known version and upgrades can be
+// tested from the version before.
+func MigrateTo(ctx context.Context, conn *pgx.Conn, version int32) error {
 	m, err := migrate.NewMigrator(ctx, conn, versionTable)
 	if err != nil {
 		return fmt.Errorf("migrate: %w", err)
@@ -34,8 +41,11 @@ func Migrate(ctx context.Context, conn *pgx.Conn) error {
 	if err := m.LoadMigrations(sub); err != nil {
 		return fmt.Errorf("migrate: load: %w", err)
 	}
-	if err := m.Migrate(ctx); err != nil {
-		return fmt.Errorf("migrate: %w", err)
+	if version < 0 {
+		version = int32(len(m.Migrations))
+	}
+	if err := m.MigrateTo(ctx, version); err != nil {
+		return fmt.Errorf("migrate to %d: %w", version, err)
 	}
 	return nil
 }

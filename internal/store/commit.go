@@ -221,9 +221,10 @@ WITH b AS (
     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
     RETURNING booking_id
 ), r AS (
-    INSERT INTO booking_resource (booking_id, resource_id, occupied, live, exclusive)
-    SELECT b.booking_id, u.id, tstzrange(u.lo, u.hi), true, u.excl
+    INSERT INTO booking_resource (booking_id, resource_id, resource_no, occupied, live, exclusive)
+    SELECT b.booking_id, u.id, res.resource_no, tstzrange(u.lo, u.hi), true, u.excl
     FROM b, unnest($16::text[], $17::timestamptz[], $18::timestamptz[], $19::boolean[]) AS u(id, lo, hi, excl)
+    JOIN resource res ON res.resource_id = u.id
 )
 INSERT INTO booking_event (request_key, booking_id, kind, detail)
 SELECT $2, b.booking_id, 'committed', $20 FROM b`

@@ -260,7 +260,8 @@ WITH b AS (
   SELECT gen_random_uuid(), 'rogue', 'confirmed', property_id, 'agent-09', starts_at, ends_at, time_zone,
          policy_version, '\x00', now() FROM booking WHERE booking_id = $1
   RETURNING booking_id, starts_at, ends_at)
-INSERT INTO booking_resource SELECT booking_id, 'paris', tstzrange(starts_at, ends_at), true, true FROM b`, out.Booking.BookingID)
+INSERT INTO booking_resource (booking_id, resource_id, resource_no, occupied, live, exclusive)
+SELECT booking_id, 'paris', (SELECT resource_no FROM resource WHERE resource_id = 'paris'), tstzrange(starts_at, ends_at), true, true FROM b`, out.Booking.BookingID)
 	var pgErr *pgconn.PgError
 	require.ErrorAs(t, err, &pgErr)
 	require.Equal(t, "23P01", pgErr.Code)

@@ -93,7 +93,7 @@ func localHours(in booking.Intent) (wallHours, bool) {
 // the locks, as the full path's. It returns that "now".
 const fastInsertSQL = `
 WITH locked AS (
-    SELECT resource_id, kind, capacity, time_zone, buffer_before_minutes, buffer_after_minutes FROM resource
+    SELECT resource_id, resource_no, kind, capacity, time_zone, buffer_before_minutes, buffer_after_minutes FROM resource
     WHERE resource_id = ANY($12) ORDER BY resource_id FOR NO KEY UPDATE
 ), p AS (
     -- Read after the resource locks (the join makes it wait for them) and
@@ -107,23 +107,23 @@ WITH locked AS (
     SELECT greatest($11::timestamptz + (clock_timestamp() - statement_timestamp()), clock_timestamp()) AS now
     FROM (SELECT count(*) FROM locked) AS after_locks
 ), rs AS (
-    SELECT l.resource_id, l.kind, l.capacity, l.time_zone,
+    -- One row per locked resource with the policy beside it: no row at all
+    -- when no policy is current (at most one is, by a unique index).
+    SELECT l.resource_id, l.resource_no, l.kind, l.capacity, l.time_zone, p.version, p.opens, p.closes, p.min_notice_minutes,
            greatest(l.buffer_before_minutes, p.default_buffer_before_minutes) AS before_minutes,
            greatest(l.buffer_after_minutes, p.default_buffer_after_minutes) AS after_minutes
     FROM locked l, p
 ), ok AS MATERIALIZED (
+    -- One aggregate over rs: every check in a single plan node.
     SELECT 1 / (CASE WHEN
-        (SELECT count(*) FROM rs) = cardinality($12::text[])
-        AND (SELECT count(*) FROM p) = 1
-        AND (SELECT version FROM p) = $9
-        AND (SELECT bool_and(capacity = 1) FROM rs)
-        AND EXISTS (SELECT FROM rs WHERE resource_id = $3 AND kind = 'property' AND time_zone = $8)
-        AND EXISTS (SELECT FROM rs WHERE resource_id = $4 AND kind = 'agent')
-        AND $6::timestamptz >= (SELECT now FROM clock) + make_interval(mins => (SELECT min_notice_minutes FROM p))
+        count(*) = cardinality($12::text[])
+        AND bool_and(rs.version = $9 AND rs.capacity = 1 AND $19::int >= rs.opens AND $20::int <= rs.closes
+            AND $6::timestamptz >= c.now + make_interval(mins => rs.min_notice_minutes))
+        AND bool_or(rs.resource_id = $3 AND rs.kind = 'property' AND rs.time_zone = $8)
+        AND bool_or(rs.resource_id = $4 AND rs.kind = 'agent')
         AND $18::boolean
-        AND $19::int >= (SELECT opens FROM p)
-        AND $20::int <= (SELECT closes FROM p)
     THEN 1 ELSE 0 END) AS one
+    FROM rs, clock c
 ), b AS (
     INSERT INTO booking (booking_id, request_key, status, property_id, agent_id, extra_resource_ids,
         starts_at, ends_at, time_zone, policy_version, intent_fingerprint, committed_at, created_at)
@@ -131,8 +131,8 @@ WITH locked AS (
     WHERE ok.one = 1 -- uses the guard's value, so it is always computed
     RETURNING booking_id
 ), r AS (
-    INSERT INTO booking_resource (booking_id, resource_id, occupied, live, exclusive)
-    SELECT b.booking_id, rs.resource_id,
+    INSERT INTO booking_resource (booking_id, resource_id, resource_no, occupied, live, exclusive)
+    SELECT b.booking_id, rs.resource_id, rs.resource_no,
            tstzrange($6::timestamptz - make_interval(mins => rs.before_minutes), $7::timestamptz + make_interval(mins => rs.after_minutes)),
            true, true
     FROM b, rs

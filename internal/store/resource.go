@@ -75,7 +75,9 @@ ON CONFLICT (resource_id) DO UPDATE SET kind = excluded.kind, capacity = exclude
 	if err != nil {
 		return err
 	}
-	rows, err := tx.Query(ctx, `SELECT lower(occupied), upper(occupied) FROM booking_resource WHERE resource_id = $1 AND live`, r.ID)
+	rows, err := tx.Query(ctx, `
+SELECT lower(occupied), upper(occupied) FROM booking_resource
+WHERE resource_no = (SELECT resource_no FROM resource WHERE resource_id = $1) AND live`, r.ID)
 	if err != nil {
 		return err
 	}
@@ -92,7 +94,9 @@ ON CONFLICT (resource_id) DO UPDATE SET kind = excluded.kind, capacity = exclude
 			"resource %s has %d live bookings at once around %s; cancel some before lowering capacity to %d",
 			r.ID, n, where.Start.Format(time.RFC3339), r.Capacity)
 	}
-	_, err = tx.Exec(ctx, `UPDATE booking_resource SET exclusive = $2 WHERE resource_id = $1 AND live AND exclusive <> $2`,
+	_, err = tx.Exec(ctx, `
+UPDATE booking_resource SET exclusive = $2
+WHERE resource_no = (SELECT resource_no FROM resource WHERE resource_id = $1) AND live AND exclusive <> $2`,
 		r.ID, r.Capacity == 1)
 	return err
 }

@@ -1,0 +1,103 @@
+package schema_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/stretchr/testify/require"
+
+	"github.com/bookingsaga/bookingsaga/internal/pgtest"
+	"github.com/bookingsaga/bookingsaga/schema"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// setup gives a connection to an empty database of the test's own: the
+// one pgtest hands out is already migrated.
+func setup(t *testing.T) (context.Context, *pgx.Conn) {
+	t.Helper()
+	ctx := context.Background()
+	pool, url := pgtest.NewWithURL(t)
+	cfg, err := pgx.ParseConfig(url)
+	require.NoError(t, err)
+	cfg.Database += "_empty"
+	_, err = pool.Exec(ctx, "CREATE DATABASE "+cfg.Database+" TEMPLATE template0")
+	require.NoError(t, err)
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		_ = conn.Close(ctx)
+		_, _ = pool.Exec(ctx, "DROP DATABASE IF EXISTS "+cfg.Database+" WITH (FORCE)")
+	})
+	return ctx, conn
+}
+
+func requireCode(t *testing.T, err error, code string) {
+	t.Helper()
+	var pgErr *pgconn.PgError
+	require.True(t, errors.As(err, &pgErr), "want SQLSTATE %s, got %v", code, err)
+	require.Equal(t, code, pgErr.Code)
+}
+
+// Bookings made before the integer occupancy keys keep guarding their
+// slots after the upgrade.
+func TestIntegerOccupancyKeysUpgradeExistingBookings(t *testing.T) {
+	t.Parallel()
+	ctx, conn := setup(t)
+	require.NoError(t, schema.MigrateTo(ctx, conn, 2))
+	_, err := conn.Exec(ctx, `
+INSERT INTO resource (resource_id, kind, capacity, time_zone) VALUES
+    ('paris', 'property', 1, 'Europe/Paris'), ('agent', 'agent', 1, 'Europe/Paris');
+INSERT INTO policy (version, slot_minutes, opens_at, closes_at, hold_ttl_seconds, is_current)
+    VALUES ('p1', 30, '08:00', '20:00', 600, true);
+INSERT INTO booking (booking_id, request_key, status, property_id, agent_id, starts_at, ends_at, time_zone,
+                     policy_version, intent_fingerprint)
+    VALUES ('00000000-0000-0000-0000-000000000001', 'old', 'confirmed', 'paris', 'agent',
+            '2027-01-04 09:00+01', '2027-01-04 09:30+01', 'Europe/Paris', 'p1', '\x00');
+INSERT INTO booking_resource (booking_id, resource_id, occupied, live, exclusive)
+    SELECT '00000000-0000-0000-0000-000000000001', r, tstzrange('2027-01-04 09:00+01', '2027-01-04 09:30+01'), true, true
+    FROM unnest(ARRAY['paris', 'agent']) AS r;
+INSERT INTO booking_event (request_key, kind) VALUES ('old', 'committed');`)
+	require.NoError(t, err)
+
+	require.NoError(t, schema.Migrate(ctx, conn))
+
+	var mismatched int
+	require.NoError(t, conn.QueryRow(ctx, `
+SELECT count(*) FROM booking_resource br JOIN resource r USING (resource_id)
+WHERE br.resource_no IS DISTINCT FROM r.resource_no`).Scan(&mismatched))
+	require.Zero(t, mismatched, "every occupancy row carries its resource's number")
+
+	var events int
+	require.NoError(t, conn.QueryRow(ctx, "SELECT count(*) FROM booking_event WHERE request_key = 'old'").Scan(&events))
+	require.Equal(t, 1, events)
+
+	var busy int
+	require.NoError(t, conn.QueryRow(ctx,
+		"SELECT count(*) FROM live_occupancy('paris', tstzrange('2027-01-04 09:15+01', '2027-01-04 09:45+01'))").Scan(&busy))
+	require.Equal(t, 1, busy, "the old booking is still found by the occupancy query")
+
+	_, err = conn.Exec(ctx, `
+INSERT INTO booking (booking_id, request_key, status, property_id, agent_id, starts_at, ends_at, time_zone,
+                     policy_version, intent_fingerprint)
+    VALUES ('00000000-0000-0000-0000-000000000002', 'new', 'confirmed', 'paris', 'agent',
+            '2027-01-04 09:15+01', '2027-01-04 09:45+01', 'Europe/Paris', 'p1', '\x00')`)
+	require.NoError(t, err)
+	overlap := `
+INSERT INTO booking_resource (booking_id, resource_id, resource_no, occupied, live, exclusive)
+VALUES ('00000000-0000-0000-0000-000000000002', 'paris', $1,
+        tstzrange('2027-01-04 09:15+01', '2027-01-04 09:45+01'), true, true)`
+	var parisNo, agentNo int32
+	require.NoError(t, conn.QueryRow(ctx, "SELECT resource_no FROM resource WHERE resource_id = 'paris'").Scan(&parisNo))
+	require.NoError(t, conn.QueryRow(ctx, "SELECT resource_no FROM resource WHERE resource_id = 'agent'").Scan(&agentNo))
+	_, err = conn.Exec(ctx, overlap, parisNo)
+	requireCode(t, err, "23P01") // the exclusion constraint still refuses the overlap
+	_, err = conn.Exec(ctx, `
+INSERT INTO booking_resource (booking_id, resource_id, resource_no, occupied, live, exclusive)
+VALUES ('00000000-0000-0000-0000-000000000002', 'paris', $1,
+        tstzrange('2027-01-04 12:00+01', '2027-01-04 12:30+01'), true, true)`, agentNo)
+	requireCode(t, err, "23503") // one resource's id with another's number
+}
