@@ -285,7 +285,8 @@ type StuckReport struct {
 	Details       []string
 }
 
-// ReconcileStuck looks up each saga stuck in UNKNOWN or COMMITTING and
+// ReconcileStuck looks up each saga stuck in UNKNOWN (the search
+// attributes never show COMMITTING: it lasts at most the commit wait) and
 // tells it what the store says: found settles it, absent makes it send the
 // same key again now.
 func (a *Activities) ReconcileStuck(ctx context.Context, in StuckInput) (StuckReport, error) {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
+	"github.com/uber-go/tally/v4"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
@@ -48,6 +49,10 @@ func BenchmarkToolCallToReceipt(b *testing.B) {
 
 func benchSaga(b *testing.B, callers int, mirrors bool) {
 	f := setup(b)
+	// The commit's own latency (the local activity: calendar re-check and
+	// store commit) is reported beside the call's, to show where time goes.
+	scope := tally.NewTestScope("", nil)
+	f.acts.Metrics = scope
 	if !mirrors {
 		f.acts.Calendar, f.acts.CRM = nil, nil
 	}
@@ -78,6 +83,13 @@ func benchSaga(b *testing.B, callers int, mirrors bool) {
 		}
 		return err
 	})
+	var commits []time.Duration
+	for _, t := range scope.Snapshot().Timers() {
+		commits = append(commits, t.Values()...)
+	}
+	require.NotEmpty(b, commits)
+	slices.Sort(commits)
+	b.ReportMetric(float64(commits[len(commits)/2].Microseconds())/1000, "commit-p50-ms")
 }
 
 func benchNoop(b *testing.B, callers int) {

@@ -12,12 +12,14 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
+	"go.temporal.io/server/temporal"
 	"go.temporal.io/server/temporaltest"
 	"go.uber.org/zap"
 
 	"github.com/bookingsaga/bookingsaga/activities"
 	"github.com/bookingsaga/bookingsaga/internal/booking"
 	"github.com/bookingsaga/bookingsaga/internal/crm"
+	"github.com/bookingsaga/bookingsaga/internal/devstack"
 	"github.com/bookingsaga/bookingsaga/internal/gcal"
 	"github.com/bookingsaga/bookingsaga/internal/localtime"
 	"github.com/bookingsaga/bookingsaga/internal/mirrorfake"
@@ -31,10 +33,12 @@ import (
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
-// One in-process Temporal server serves every test in the binary; tests
-// keep apart through their own task queues and request keys.
+// One in-process Temporal server, with the dev stack's dynamic config,
+// serves every test in the binary; tests keep apart through their own task
+// queues and request keys.
 var temporalServer = sync.OnceValue(func() *temporaltest.TestServer {
-	ts := temporaltest.NewServer(temporaltest.WithBaseClientOptions(client.Options{Logger: zaplog.New(zap.NewNop())}))
+	ts := temporaltest.NewServer(temporaltest.WithBaseClientOptions(client.Options{Logger: zaplog.New(zap.NewNop())}),
+		temporaltest.WithBaseServerOptions(temporal.WithDynamicConfigClient(devstack.DynamicConfig())))
 	if err := ensureSearchAttributes(context.Background(), ts.GetDefaultClient(), ts.GetDefaultNamespace()); err != nil {
 		panic(err)
 	}

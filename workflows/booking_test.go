@@ -234,3 +234,48 @@ func TestInvalidCommitIsRejectedBeforeHistory(t *testing.T) {
 	require.Equal(t, booking.CodeInvalidTimeRange, rej.Code)
 	require.Equal(t, receipt.StatusExpired, final.Status, "nothing was committed; the intent lapsed")
 }
+
+// published records what each search-attribute upsert set.
+type published struct {
+	Status         string
+	CalendarSynced bool
+}
+
+func (f *fixture) recordPublished() *[]published {
+	var got []published
+	f.env.OnUpsertTypedSearchAttributes(mock.Anything).Run(func(args mock.Arguments) {
+		sa := args.Get(0).(temporal.SearchAttributes)
+		status, _ := sa.GetKeyword(AttrStatus)
+		synced, _ := sa.GetBool(AttrCalendarSynced)
+		got = append(got, published{Status: status, CalendarSynced: synced})
+	}).Return(nil)
+	return &got
+}
+
+func TestDecisionReachesSearchAttributesWithTheMirrorsInOneWrite(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	req := request(slotStart)
+	f.env.OnActivity(f.a.Commit, mock.Anything, forKey(key)).Return(activities.CommitOutput{Booking: stored(key, req, booking.StatusConfirmed)}, nil).Once()
+	f.mirrorsOK()
+	got := f.recordPublished()
+	f.update(time.Second, UpdateCommit, req)
+	f.run(BookingInput{RequestKey: key})
+	require.Equal(t, []published{{Status: string(StateConfirmed), CalendarSynced: true}}, *got)
+}
+
+func TestSlowMirrorsDoNotHideTheDecision(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	req := request(slotStart)
+	f.env.OnActivity(f.a.Commit, mock.Anything, forKey(key)).Return(activities.CommitOutput{Booking: stored(key, req, booking.StatusConfirmed)}, nil).Once()
+	f.env.OnActivity(f.a.SyncCalendar, mock.Anything, mock.Anything).After(20*time.Second).Return(activities.SyncOutput{EventID: "bsevent"}, nil).Once()
+	f.env.OnActivity(f.a.SyncCRM, mock.Anything, mock.Anything).Return(activities.SyncOutput{CRMRef: "crm-1"}, nil).Once()
+	got := f.recordPublished()
+	f.update(time.Second, UpdateCommit, req)
+	f.run(BookingInput{RequestKey: key})
+	require.Equal(t, []published{
+		{Status: string(StateConfirmed), CalendarSynced: false}, // after PublishDelay, calendar still writing
+		{Status: string(StateConfirmed), CalendarSynced: true},
+	}, *got)
+}

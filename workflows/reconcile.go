@@ -27,8 +27,7 @@ type ReconcileInput struct {
 	Window time.Duration
 	// BatchSize bounds each page of bookings; a full page continues as new.
 	BatchSize int
-	// StuckAfter is how long a saga may stay UNKNOWN or COMMITTING before a
-	// run steps in.
+	// StuckAfter is how long a saga may stay UNKNOWN before a run steps in.
 	StuckAfter time.Duration
 	// Continuation state across continue-as-new.
 	From          time.Time

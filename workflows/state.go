@@ -54,6 +54,14 @@ func (s *saga) sync(ctx workflow.Context) {
 	mctx := mirrorCtx(ctx, s.set.MirrorAttemptTimeout)
 	calF := workflow.ExecuteActivity(mctx, a.SyncCalendar, s.key())
 	crmF := workflow.ExecuteActivity(mctx, a.SyncCRM, s.key())
+	if s.published != s.changes {
+		// Visibility writes are the engine's dearest step: the decision
+		// waits a moment to go out with the mirrors' outcome in one.
+		settled, err := awaitUntil(ctx, s.set.PublishDelay, func() bool { return calF.IsReady() && crmF.IsReady() })
+		if err != nil || !settled {
+			s.publish(ctx)
+		}
+	}
 	var cal, crm activities.SyncOutput
 	calErr, crmErr := calF.Get(ctx, &cal), crmF.Get(ctx, &crm)
 	s.st.CalendarSynced, s.st.CRMSynced, s.st.LastError = calErr == nil, crmErr == nil, ""
@@ -87,8 +95,14 @@ func (s *saga) setState(ctx workflow.Context, st State) {
 }
 
 // publish keeps the search attributes in step, so the Temporal UI can list
-// e.g. everything UNKNOWN, or not synced to the calendar.
+// e.g. everything UNKNOWN, or not synced to the calendar. A commit under
+// way is not published: within CommitWait it is decided or UNKNOWN, and
+// writing COMMITTING first would cost every booking a visibility write
+// for a state that usually lasts milliseconds.
 func (s *saga) publish(ctx workflow.Context) {
+	if s.st.State == StateCommitting {
+		return
+	}
 	s.published = s.changes
 	updates := []temporal.SearchAttributeUpdate{
 		AttrStatus.ValueSet(string(s.st.State)),

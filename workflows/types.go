@@ -79,6 +79,10 @@ type Settings struct {
 	// MirrorAttemptTimeout bounds one calendar or CRM write; a worker that
 	// dies mid-write is noticed after this long and the write moves on.
 	MirrorAttemptTimeout time.Duration
+	// PublishDelay is how long a decision waits to reach the search
+	// attributes together with the mirrors' outcome (one visibility write
+	// instead of two); mirrors slower than this get it published alone.
+	PublishDelay time.Duration
 }
 
 func (s Settings) withDefaults() Settings {
@@ -90,6 +94,9 @@ func (s Settings) withDefaults() Settings {
 	}
 	if s.MirrorAttemptTimeout <= 0 {
 		s.MirrorAttemptTimeout = time.Minute
+	}
+	if s.PublishDelay <= 0 {
+		s.PublishDelay = 2 * time.Second
 	}
 	return s
 }

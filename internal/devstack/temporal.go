@@ -69,10 +69,7 @@ func StartTemporal(o TemporalOptions) (*Temporal, error) {
 		temporal.ForServices(temporal.DefaultServices),
 		temporal.WithStaticHosts(staticHosts(host, port, ports)),
 		temporal.WithLogger(serverlog.NewZapLogger(o.Log.WithOptions(zap.IncreaseLevel(zap.ErrorLevel)))),
-		temporal.WithDynamicConfigClient(dynamicconfig.StaticClient{
-			// Search attributes added at runtime are visible at once.
-			dynamicconfig.ForceSearchAttributesCacheRefreshOnRead.Key(): true,
-		}),
+		temporal.WithDynamicConfigClient(DynamicConfig()),
 	)
 	if err != nil {
 		return nil, fmt.Errorf("temporal server: %w", err)
@@ -127,6 +124,20 @@ func sqliteConfig(file string, o TemporalOptions) (*config.SQL, error) {
 		return nil, fmt.Errorf("namespace %s: %w", o.Namespace, err)
 	}
 	return conf, nil
+}
+
+// DynamicConfig is the embedded server's dynamic configuration. The tests'
+// in-process server uses it too, so what they measure is what runs.
+func DynamicConfig() dynamicconfig.StaticClient {
+	return dynamicconfig.StaticClient{
+		// Search attributes added at runtime are visible at once.
+		dynamicconfig.ForceSearchAttributesCacheRefreshOnRead.Key(): true,
+		// A history shard reads its transfer queue at most 20 times a second
+		// by default. A cluster of hundreds of shards never notices; a
+		// single-shard server turns it into up to 50 ms before each workflow
+		// task is dispatched, on the path of every tool call (BENCHMARKS.md).
+		dynamicconfig.TransferProcessorMaxPollRPS.Key(): 1000,
+	}
 }
 
 func serverConfig(host string, port int, ports []int, sqlConf *config.SQL) *config.Config {

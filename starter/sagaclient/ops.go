@@ -37,7 +37,7 @@ type SagaSummary struct {
 
 // Attention lists sagas stuck or unsynced, and open drift flags.
 func (c *Client) Attention(ctx context.Context) (Attention, error) {
-	query := `WorkflowType = "Booking" AND ExecutionStatus = "Running" AND (BookingStatus IN ("UNKNOWN", "COMMITTING") OR ` +
+	query := `WorkflowType = "Booking" AND ExecutionStatus = "Running" AND (BookingStatus = "UNKNOWN" OR ` +
 		`(BookingStatus = "CONFIRMED" AND (BookingCalendarSynced = false OR BookingCRMSynced = false)))`
 	var out Attention
 	var page []byte
