@@ -100,4 +100,15 @@ INSERT INTO booking_resource (booking_id, resource_id, resource_no, occupied, li
 VALUES ('00000000-0000-0000-0000-000000000002', 'paris', $1,
         tstzrange('2027-01-04 12:00+01', '2027-01-04 12:30+01'), true, true)`, agentNo)
 	requireCode(t, err, "23503") // one resource's id with another's number
+
+	// A worker of the previous release, still running during a rolling
+	// deploy, writes occupancy without the number.
+	_, err = conn.Exec(ctx, `
+INSERT INTO booking_resource (booking_id, resource_id, occupied, live, exclusive)
+VALUES ('00000000-0000-0000-0000-000000000002', 'paris', tstzrange('2027-01-04 14:00+01', '2027-01-04 14:30+01'), true, true)`)
+	require.NoError(t, err)
+	var filled int32
+	require.NoError(t, conn.QueryRow(ctx, `
+SELECT resource_no FROM booking_resource WHERE booking_id = '00000000-0000-0000-0000-000000000002'`).Scan(&filled))
+	require.Equal(t, parisNo, filled)
 }

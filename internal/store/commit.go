@@ -224,7 +224,9 @@ WITH b AS (
     INSERT INTO booking_resource (booking_id, resource_id, resource_no, occupied, live, exclusive)
     SELECT b.booking_id, u.id, res.resource_no, tstzrange(u.lo, u.hi), true, u.excl
     FROM b, unnest($16::text[], $17::timestamptz[], $18::timestamptz[], $19::boolean[]) AS u(id, lo, hi, excl)
-    JOIN resource res ON res.resource_id = u.id
+    -- LEFT: a resource gone missing fails loudly on NOT NULL, not by a
+    -- silently shorter occupancy (the full path has checked them all).
+    LEFT JOIN resource res ON res.resource_id = u.id
 )
 INSERT INTO booking_event (request_key, booking_id, kind, detail)
 SELECT $2, b.booking_id, 'committed', $20 FROM b`

@@ -43,12 +43,13 @@ func TestFastPathConfirmsOnlyWhatTheFullPathWould(t *testing.T) {
 			r.ExpectedPolicyVersion = "old"
 			return r
 		}(),
-		"outside hours":  commitReq("fast-6", intent("paris", agent(4), "07:00", "07:30")),
-		"past closing":   commitReq("fast-7", intent("paris", agent(5), "19:45", "20:15")),
-		"wrong kind":     commitReq("fast-8", intent("paris", "keys", "12:00", "12:30")),
-		"unknown":        commitReq("fast-9", intent("atlantis", agent(6), "12:00", "12:30")),
-		"zone mismatch":  commitReq("fast-10", utc),
-		"other property": commitReq("fast-11", nyc),
+		"outside hours":     commitReq("fast-6", intent("paris", agent(4), "07:00", "07:30")),
+		"past closing":      commitReq("fast-7", intent("paris", agent(5), "19:45", "20:15")),
+		"wrong kind":        commitReq("fast-8", intent("paris", "keys", "12:00", "12:30")),
+		"agent as property": commitReq("fast-14", intent(agent(10), agent(11), "12:00", "12:30")),
+		"unknown":           commitReq("fast-9", intent("atlantis", agent(6), "12:00", "12:30")),
+		"zone mismatch":     commitReq("fast-10", utc),
+		"other property":    commitReq("fast-11", nyc),
 		"hold": func() CommitRequest {
 			r := commitReq("fast-12", intent("paris", agent(8), "14:00", "14:30"))
 			r.Hold = true
@@ -62,10 +63,26 @@ func TestFastPathConfirmsOnlyWhatTheFullPathWould(t *testing.T) {
 	}
 	require.Equal(t, before, f.count(t), "declining writes nothing")
 
-	f.clock.Advance(2*24*time.Hour + 9*time.Hour) // 2026-12-09 15:00Z: the 10:00 slot has passed
+	f.clock.Advance(25*time.Hour + 45*time.Minute) // 2026-12-08 07:45Z, 08:45 in Paris
+	_, ok, err = f.store.commitFast(f.ctx, commitReq("fast-15", intent("paris", agent(12), "09:00", "09:30")))
+	require.NoError(t, err)
+	require.False(t, ok, "15 minutes' notice, the policy asks for an hour")
+	_, err = f.store.Commit(f.ctx, commitReq("fast-15", intent("paris", agent(12), "09:00", "09:30")))
+	requireCode(t, err, booking.CodeTooShortNotice)
+
+	f.clock.Advance(31*time.Hour + 15*time.Minute) // 2026-12-09 15:00Z: the 10:00 slot has passed
 	_, ok, err = f.store.commitFast(f.ctx, commitReq("fast-13", intent("paris", agent(9), "11:00", "11:30")))
 	require.NoError(t, err)
 	require.False(t, ok, "in the past")
+
+	_, err = f.pool.Exec(f.ctx, "UPDATE policy SET is_current = false")
+	require.NoError(t, err)
+	_, ok, err = f.store.commitFast(f.ctx, commitReq("fast-16", intent("paris", agent(13), "17:00", "17:30")))
+	require.NoError(t, err)
+	require.False(t, ok, "no policy in force")
+	_, err = f.store.Commit(f.ctx, commitReq("fast-16", intent("paris", agent(13), "17:00", "17:30")))
+	requireCode(t, err, booking.CodeNoCurrentPolicy)
+	require.Equal(t, before, f.count(t), "declining writes nothing")
 }
 
 // PostgreSQL reads "CET" as a fixed +01:00 abbreviation, Go as the zone with

@@ -6,6 +6,10 @@
 -- rows carry it beside the readable id; a composite foreign key keeps the
 -- two in step, so no writer can put a row under one resource's id and
 -- another's number.
+--
+-- The exclusion index is rebuilt under an exclusive lock on
+-- booking_resource, so commits wait while it builds, for a time that grows
+-- with the occupancy rows. Run it when bookings are quiet.
 
 ALTER TABLE resource ADD COLUMN resource_no integer GENERATED ALWAYS AS IDENTITY;
 ALTER TABLE resource ADD CONSTRAINT resource_resource_no_key UNIQUE (resource_no);
@@ -22,6 +26,20 @@ ALTER TABLE booking_resource
     DROP CONSTRAINT booking_resource_no_overlap,
     ADD CONSTRAINT booking_resource_no_overlap
         EXCLUDE USING gist (resource_no WITH =, occupied WITH &&) WHERE (live AND exclusive);
+
+-- Workers of the release before this one insert occupancy rows without
+-- the number, and keep running while a rolling deploy replaces them; their
+-- rows get it from their resource. Rows that carry it never call the
+-- function (the WHEN is checked first). Drop this once no such worker runs.
+CREATE FUNCTION booking_resource_fill_no() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    SELECT resource_no INTO NEW.resource_no FROM resource WHERE resource_id = NEW.resource_id;
+    RETURN NEW;
+END;
+$$;
+
+CREATE TRIGGER booking_resource_fill_no BEFORE INSERT ON booking_resource
+    FOR EACH ROW WHEN (NEW.resource_no IS NULL) EXECUTE FUNCTION booking_resource_fill_no();
 
 DROP INDEX booking_resource_live_shared;
 CREATE INDEX booking_resource_live_shared ON booking_resource USING gist (resource_no, occupied)
