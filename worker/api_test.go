@@ -123,10 +123,13 @@ func TestHTTPIntentRule(t *testing.T) {
 		require.NotEmpty(t, out.RequestKey)
 		return out.RequestKey
 	}
-	first := intent("conv-1", 10)
-	require.Equal(t, first, intent("conv-1", 10), "the same choice again, e.g. a re-issued tool call")
-	require.NotEqual(t, first, intent("conv-1", 11), "a new choice")
-	require.NotEqual(t, first, intent("conv-2", 10), "another conversation")
+	// Conversation ids are unique per run: the Temporal server outlives a
+	// test when it runs again (-count).
+	conv1, conv2 := "conv-"+uuid.NewString(), "conv-"+uuid.NewString()
+	first := intent(conv1, 10)
+	require.Equal(t, first, intent(conv1, 10), "the same choice again, e.g. a re-issued tool call")
+	require.NotEqual(t, first, intent(conv1, 11), "a new choice")
+	require.NotEqual(t, first, intent(conv2, 10), "another conversation")
 }
 
 func retellSign(body []byte, key string) string {
@@ -144,7 +147,7 @@ func TestVoicePlatformRoundTrips(t *testing.T) {
 	args := map[string]any{"property_id": "paris-11", "agent_id": "agent-00", "starts_at": slot(t, 15).Format(time.RFC3339),
 		"time_zone": "Europe/Paris", "duration_minutes": 30, "expected_policy_version": policyVersion,
 		"contact": map[string]string{"name": "Ada", "phone": "+33 6 12 34 56 78"}}
-	body, err := json.Marshal(map[string]any{"name": "book", "call": map[string]string{"call_id": "call-1"}, "args": args})
+	body, err := json.Marshal(map[string]any{"name": "book", "call": map[string]string{"call_id": "call-" + uuid.NewString()}, "args": args})
 	require.NoError(t, err)
 	var out struct {
 		Result string `json:"result"`
@@ -156,7 +159,7 @@ func TestVoicePlatformRoundTrips(t *testing.T) {
 	require.Equal(t, 1, f.bookings(), "a re-issued book is the same booking")
 	require.Equal(t, http.StatusUnauthorized, f.call("POST", url+"/v1/tools/retell", body, &api.Error{}, "X-Retell-Signature", retellSign(body, "wrong")))
 
-	vapi := map[string]any{"message": map[string]any{"type": "tool-calls", "call": map[string]string{"id": "call-2"},
+	vapi := map[string]any{"message": map[string]any{"type": "tool-calls", "call": map[string]string{"id": "call-" + uuid.NewString()},
 		"toolCalls": []map[string]any{
 			{"id": "tc-1", "type": "function", "function": map[string]any{"name": "check_availability",
 				"arguments": map[string]string{"property_id": "paris-11", "agent_id": "agent-00", "time_zone": "Europe/Paris", "date": slot(t, 9).Format("2006-01-02")}}},
@@ -236,8 +239,9 @@ func TestEveryToolThroughOneConversation(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	url := f.serveAPI(api.Config{})
+	call := "call-" + uuid.NewString() // one conversation for every tool
 	tool := func(name string, args map[string]any) string {
-		body, err := json.Marshal(map[string]any{"name": name, "call": map[string]string{"call_id": "call-9"}, "args": args})
+		body, err := json.Marshal(map[string]any{"name": name, "call": map[string]string{"call_id": call}, "args": args})
 		require.NoError(t, err)
 		var out struct {
 			Result string `json:"result"`
