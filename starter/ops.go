@@ -74,7 +74,11 @@ func human(out io.Writer, v any) error {
 	case sagaclient.Attention:
 		fmt.Fprintln(w, "SAGA\tSTATUS\tPROPERTY\tCALENDAR\tCRM")
 		for _, s := range x.Sagas {
-			fmt.Fprintf(w, "%s\t%s\t%s\t%v\t%v\n", s.RequestKey, s.Status, s.Property, s.CalendarSynced, s.CRMSynced)
+			status := s.Status
+			if status == "" {
+				status = "(silent)" // never published one: see the saga in the Temporal UI
+			}
+			fmt.Fprintf(w, "%s\t%s\t%s\t%v\t%v\n", s.RequestKey, status, s.Property, s.CalendarSynced, s.CRMSynced)
 		}
 		fmt.Fprintln(w, "\nFLAG\tKIND\tREQUEST KEY\tCALENDAR\tEVENT\tFOUND")
 		for _, f := range x.Flags {

@@ -309,6 +309,30 @@ func TestOperatorTools(t *testing.T) {
 	require.Empty(t, att.Flags)
 }
 
+// A saga that never publishes a status (its workflow tasks failing, say)
+// is listed once it has been silent too long.
+func TestAttentionListsSilentSagas(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	// Started without a call: nothing decided, so nothing published.
+	key := uuid.NewString()
+	_, err := f.client.ExecuteWorkflow(f.ctx, workflows.StartOptions(key, f.queue), workflows.BookingWorkflowName,
+		workflows.BookingInput{RequestKey: key})
+	require.NoError(t, err)
+	listed := func(silent time.Duration) bool {
+		att, err := sagaclient.New(f.client, sagaclient.Options{TaskQueue: f.queue, Silent: silent}).Attention(f.ctx)
+		require.NoError(t, err)
+		for _, s := range att.Sagas {
+			if s.RequestKey == key {
+				return true
+			}
+		}
+		return false
+	}
+	f.eventually(func() bool { return listed(time.Nanosecond) }, "the silent saga is listed")
+	require.False(t, listed(time.Hour), "not before it has been silent that long")
+}
+
 func TestMetricsCountCommitsAndDrift(t *testing.T) {
 	t.Parallel()
 	m := metrics.New()

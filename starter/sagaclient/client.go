@@ -31,6 +31,10 @@ type Options struct {
 	Settings workflows.Settings
 	// Alternatives is how many free slots a conflict receipt offers.
 	Alternatives int
+	// Silent is how long a saga may run without publishing a status
+	// before Attention lists it (its workflow tasks are failing, say):
+	// every saga publishes one within seconds of its first call.
+	Silent time.Duration
 }
 
 // Client books through the booking sagas.
@@ -46,6 +50,9 @@ func New(tc client.Client, opts Options) *Client {
 	}
 	if opts.Alternatives <= 0 {
 		opts.Alternatives = 3
+	}
+	if opts.Silent <= 0 {
+		opts.Silent = 5 * time.Minute
 	}
 	return &Client{tc: tc, opts: opts}
 }

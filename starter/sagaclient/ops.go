@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
@@ -35,10 +36,11 @@ type SagaSummary struct {
 	CRMSynced      bool
 }
 
-// Attention lists sagas stuck or unsynced, and open drift flags.
+// Attention lists sagas stuck, unsynced or silent, and open drift flags.
 func (c *Client) Attention(ctx context.Context) (Attention, error) {
-	query := `WorkflowType = "Booking" AND ExecutionStatus = "Running" AND (BookingStatus = "UNKNOWN" OR ` +
-		`(BookingStatus = "CONFIRMED" AND (BookingCalendarSynced = false OR BookingCRMSynced = false)))`
+	query := fmt.Sprintf(`WorkflowType = "Booking" AND ExecutionStatus = "Running" AND (BookingStatus = "UNKNOWN" OR `+
+		`(BookingStatus = "CONFIRMED" AND (BookingCalendarSynced = false OR BookingCRMSynced = false)) OR `+
+		`(BookingStatus IS NULL AND StartTime < %q))`, time.Now().Add(-c.opts.Silent).UTC().Format(time.RFC3339Nano))
 	var out Attention
 	var page []byte
 	for {
