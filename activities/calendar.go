@@ -36,12 +36,12 @@ func (a *Activities) calendarBlocks(ctx context.Context, ids []string, from, to 
 		return nil
 	}
 	var cals []string
-	qFrom, qTo := from, to
+	before, after := 0, 0 // buffers are never negative
 	for _, w := range watched {
 		cals = append(cals, w.CalendarID)
-		qFrom = minTime(qFrom, from.Add(-minutes(w.BufferBeforeMinutes)))
-		qTo = maxTime(qTo, to.Add(minutes(w.BufferAfterMinutes)))
+		before, after = max(before, w.BufferBeforeMinutes), max(after, w.BufferAfterMinutes)
 	}
+	qFrom, qTo := from.Add(-minutes(before)), to.Add(minutes(after))
 	periods, err := a.Calendar.FreeBusy(ctx, cals, qFrom, qTo)
 	if err != nil {
 		activity.GetLogger(ctx).Warn("calendar free/busy unavailable; the store decides alone", "error", err)
@@ -121,20 +121,6 @@ func blocked(blocks []calendarBlock, start, end time.Time) []store.Busy {
 }
 
 func minutes(n int) time.Duration { return time.Duration(n) * time.Minute }
-
-func minTime(a, b time.Time) time.Time {
-	if a.Before(b) {
-		return a
-	}
-	return b
-}
-
-func maxTime(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
-	}
-	return b
-}
 
 // Availability lists free slots: the store's, less those that the
 // resources' calendars show busy (events written past the service). It is
