@@ -63,7 +63,7 @@ INSERT INTO booking_resource (booking_id, resource_id, occupied, live, exclusive
 INSERT INTO booking_event (request_key, kind) VALUES ('old', 'committed');`)
 	require.NoError(t, err)
 
-	require.NoError(t, schema.Migrate(ctx, conn))
+	require.NoError(t, schema.MigrateTo(ctx, conn, 3))
 
 	var mismatched int
 	require.NoError(t, conn.QueryRow(ctx, `
@@ -111,4 +111,51 @@ VALUES ('00000000-0000-0000-0000-000000000002', 'paris', tstzrange('2027-01-04 1
 	require.NoError(t, conn.QueryRow(ctx, `
 SELECT resource_no FROM booking_resource WHERE booking_id = '00000000-0000-0000-0000-000000000002'`).Scan(&filled))
 	require.Equal(t, parisNo, filled)
+}
+
+// Occupancy rows carry no foreign keys (migration 004). The resources and
+// bookings they name are guarded from the other side instead.
+func TestOccupancyParentsAreGuardedWithoutForeignKeys(t *testing.T) {
+	t.Parallel()
+	ctx, conn := setup(t)
+	require.NoError(t, schema.Migrate(ctx, conn))
+	_, err := conn.Exec(ctx, `
+INSERT INTO resource (resource_id, kind, capacity, time_zone) VALUES
+    ('paris', 'property', 1, 'Europe/Paris'), ('agent', 'agent', 1, 'Europe/Paris'), ('spare', 'agent', 1, 'Europe/Paris');
+INSERT INTO policy (version, slot_minutes, opens_at, closes_at, hold_ttl_seconds, is_current)
+    VALUES ('p1', 30, '08:00', '20:00', 600, true);
+INSERT INTO booking (booking_id, request_key, status, property_id, agent_id, starts_at, ends_at, time_zone,
+                     policy_version, intent_fingerprint)
+    VALUES ('00000000-0000-0000-0000-000000000001', 'k', 'confirmed', 'paris', 'agent',
+            '2027-01-04 09:00+01', '2027-01-04 09:30+01', 'Europe/Paris', 'p1', '\x00');
+INSERT INTO booking_resource (booking_id, resource_id, resource_no, occupied, live, exclusive)
+    SELECT '00000000-0000-0000-0000-000000000001', resource_id, resource_no,
+           tstzrange('2027-01-04 09:00+01', '2027-01-04 09:30+01'), true, true
+    FROM resource WHERE resource_id IN ('paris', 'agent');`)
+	require.NoError(t, err)
+
+	// Paris is named only by occupancy once the booking row no longer
+	// names it: the guard must look there.
+	_, err = conn.Exec(ctx, "ALTER TABLE booking DROP CONSTRAINT booking_property_id_fkey")
+	require.NoError(t, err)
+	for _, stmt := range []string{
+		"DELETE FROM resource WHERE resource_id = 'paris'",
+		"UPDATE resource SET resource_id = 'paris-2' WHERE resource_id = 'paris'",
+		"UPDATE resource SET resource_no = DEFAULT WHERE resource_id = 'paris'",
+	} {
+		_, err = conn.Exec(ctx, stmt)
+		requireCode(t, err, "23503")
+	}
+	_, err = conn.Exec(ctx, "UPDATE resource SET capacity = 1, time_zone = 'Europe/Paris' WHERE resource_id = 'paris'")
+	require.NoError(t, err, "other columns stay editable")
+	_, err = conn.Exec(ctx, "DELETE FROM resource WHERE resource_id = 'spare'")
+	require.NoError(t, err, "a resource nothing names can go")
+
+	_, err = conn.Exec(ctx, "DELETE FROM booking WHERE request_key = 'k'")
+	require.NoError(t, err)
+	var left int
+	require.NoError(t, conn.QueryRow(ctx, "SELECT count(*) FROM booking_resource").Scan(&left))
+	require.Zero(t, left, "a deleted booking takes its occupancy with it")
+	_, err = conn.Exec(ctx, "DELETE FROM resource WHERE resource_id = 'paris'")
+	require.NoError(t, err, "and then frees its resources")
 }

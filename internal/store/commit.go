@@ -194,7 +194,7 @@ func (s *Store) queueInsert(b *pgx.Batch, req CommitRequest, st *commitState, no
 		to = append(to, r.occupied.End)
 		exclusive = append(exclusive, r.Capacity == 1)
 	}
-	detail, _ := json.Marshal(map[string]any{"intent": req.Intent, "status": bk.Status, "policy_version": bk.PolicyVersion})
+	detail, _ := json.Marshal(committedDetail{Intent: req.Intent, Status: bk.Status, PolicyVersion: bk.PolicyVersion})
 	extras := req.Intent.ExtraResources
 	if extras == nil {
 		extras = []string{}
@@ -238,6 +238,14 @@ func queueReleaseReplaced(b *pgx.Batch, id uuid.UUID, req CommitRequest, now tim
 		id, now, req.RequestKey)
 	b.Queue(`UPDATE booking_resource SET live = false WHERE booking_id = $1`, id)
 	queueEvent(b, req.Intent.Replaces, &id, string(booking.StatusReleasedForReschedule), map[string]any{"replaced_by": req.RequestKey})
+}
+
+// committedDetail is what a "committed" event records: the intent and the
+// decision. A struct, not a map: it is marshalled on every commit.
+type committedDetail struct {
+	Intent        booking.Intent `json:"intent"`
+	PolicyVersion string         `json:"policy_version"`
+	Status        booking.Status `json:"status"`
 }
 
 func queueEvent(b *pgx.Batch, key string, bookingID *uuid.UUID, kind string, detail any) {
