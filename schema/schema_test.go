@@ -123,23 +123,33 @@ func TestOccupancyParentsAreGuardedWithoutForeignKeys(t *testing.T) {
 INSERT INTO resource (resource_id, kind, capacity, time_zone) VALUES
     ('paris', 'property', 1, 'Europe/Paris'), ('agent', 'agent', 1, 'Europe/Paris'), ('spare', 'agent', 1, 'Europe/Paris');
 INSERT INTO policy (version, slot_minutes, opens_at, closes_at, hold_ttl_seconds, is_current)
-    VALUES ('p1', 30, '08:00', '20:00', 600, true);
-INSERT INTO booking (booking_id, request_key, status, property_id, agent_id, starts_at, ends_at, time_zone,
-                     policy_version, intent_fingerprint)
-    VALUES ('00000000-0000-0000-0000-000000000001', 'k', 'confirmed', 'paris', 'agent',
-            '2027-01-04 09:00+01', '2027-01-04 09:30+01', 'Europe/Paris', 'p1', '\x00');
+    VALUES ('p1', 30, '08:00', '20:00', 600, true);`)
+	require.NoError(t, err)
+	book := func(key string) {
+		t.Helper()
+		_, err := conn.Exec(ctx, `
+WITH b AS (
+    INSERT INTO booking (booking_id, request_key, status, property_id, agent_id, starts_at, ends_at, time_zone,
+                         policy_version, intent_fingerprint)
+    VALUES (gen_random_uuid(), $1, 'confirmed', 'paris', 'agent',
+            '2027-01-04 09:00+01', '2027-01-04 09:30+01', 'Europe/Paris', 'p1', '\x00')
+    RETURNING booking_id)
 INSERT INTO booking_resource (booking_id, resource_id, resource_no, occupied, live, exclusive)
-    SELECT '00000000-0000-0000-0000-000000000001', resource_id, resource_no,
-           tstzrange('2027-01-04 09:00+01', '2027-01-04 09:30+01'), true, true
-    FROM resource WHERE resource_id IN ('paris', 'agent');`)
-	require.NoError(t, err)
+SELECT b.booking_id, r.resource_id, r.resource_no, tstzrange('2027-01-04 09:00+01', '2027-01-04 09:30+01'), true, true
+FROM b, resource r WHERE r.resource_id IN ('paris', 'agent')`, key)
+		require.NoError(t, err)
+	}
+	occupancy := func() int {
+		t.Helper()
+		var n int
+		require.NoError(t, conn.QueryRow(ctx, "SELECT count(*) FROM booking_resource").Scan(&n))
+		return n
+	}
+	book("k")
 
-	// Paris is named only by occupancy once the booking row no longer
-	// names it: the guard must look there.
-	_, err = conn.Exec(ctx, "ALTER TABLE booking DROP CONSTRAINT booking_property_id_fkey")
-	require.NoError(t, err)
 	for _, stmt := range []string{
 		"DELETE FROM resource WHERE resource_id = 'paris'",
+		"DELETE FROM resource WHERE resource_id = 'spare'", // named by nothing, kept all the same
 		"UPDATE resource SET resource_id = 'paris-2' WHERE resource_id = 'paris'",
 		"UPDATE resource SET resource_no = DEFAULT WHERE resource_id = 'paris'",
 	} {
@@ -148,14 +158,13 @@ INSERT INTO booking_resource (booking_id, resource_id, resource_no, occupied, li
 	}
 	_, err = conn.Exec(ctx, "UPDATE resource SET capacity = 1, time_zone = 'Europe/Paris' WHERE resource_id = 'paris'")
 	require.NoError(t, err, "other columns stay editable")
-	_, err = conn.Exec(ctx, "DELETE FROM resource WHERE resource_id = 'spare'")
-	require.NoError(t, err, "a resource nothing names can go")
 
 	_, err = conn.Exec(ctx, "DELETE FROM booking WHERE request_key = 'k'")
 	require.NoError(t, err)
-	var left int
-	require.NoError(t, conn.QueryRow(ctx, "SELECT count(*) FROM booking_resource").Scan(&left))
-	require.Zero(t, left, "a deleted booking takes its occupancy with it")
-	_, err = conn.Exec(ctx, "DELETE FROM resource WHERE resource_id = 'paris'")
-	require.NoError(t, err, "and then frees its resources")
+	require.Zero(t, occupancy(), "a deleted booking takes its occupancy with it")
+
+	book("k2")
+	_, err = conn.Exec(ctx, "TRUNCATE booking CASCADE")
+	require.NoError(t, err)
+	require.Zero(t, occupancy(), "truncated bookings take their occupancy with them")
 }

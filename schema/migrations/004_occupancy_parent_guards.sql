@@ -7,39 +7,40 @@
 -- Together they cost about a sixth of a commit (BENCHMARKS.md).
 --
 -- What the keys guaranteed, and what guarantees it now:
---  * The booking exists. The only writers are the store's commit
---    statements, and they insert the occupancy in the same statement or
---    transaction as the booking, from the booking's own row. Deleting a
---    booking still removes its occupancy (the cascade, now a trigger), so
---    no orphan can keep a slot busy.
---  * The resource exists and its number matches its id. The commit
---    statements take both from the resource rows they lock. A resource that
---    any occupancy names can't be deleted, renamed or renumbered (the
---    trigger below), as the key's NO ACTION refused before.
--- A writer that bypasses the store is still held by the exclusion
--- constraint, which compares resource numbers: it can't double-book, only
--- label a row wrongly.
+--  * The booking exists. The store writes occupancy only in the booking's
+--    own statement or transaction, from the booking's own row. Deleting or
+--    truncating bookings still removes their occupancy (the cascade, now
+--    triggers).
+--  * The resource exists and its number matches its id. The store takes
+--    both from the resource rows it has locked. And a resource is never
+--    deleted, renamed or renumbered (the trigger below): bookings, their
+--    events and the calendars name it. This is stricter than the keys'
+--    NO ACTION, and needs no look at occupancy, so it holds under any
+--    isolation level (a check by query would miss, under REPEATABLE READ,
+--    occupancy committed after the deleting transaction's snapshot).
+-- What is lost: a writer that bypasses the store can now insert occupancy
+-- for no booking, or under one resource's id with another's number. The
+-- exclusion constraint, which compares numbers, still keeps it from
+-- double-booking; such a row fails safe, refusing commits on its slot
+-- (the store reports contention) while availability, which joins the
+-- booking, shows the slot free.
 
 ALTER TABLE booking_resource
     DROP CONSTRAINT booking_resource_booking_id_fkey,
     DROP CONSTRAINT booking_resource_resource_fkey;
 
-CREATE FUNCTION resource_keep_referenced() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE FUNCTION resource_keep() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     IF TG_OP = 'UPDATE' AND (NEW.resource_id, NEW.resource_no) IS NOT DISTINCT FROM (OLD.resource_id, OLD.resource_no) THEN
         RETURN NEW;
     END IF;
-    IF EXISTS (SELECT 1 FROM booking_resource
-               WHERE resource_no = OLD.resource_no OR resource_id = OLD.resource_id) THEN
-        RAISE foreign_key_violation USING
-            MESSAGE = format('resource %s is named by bookings: it can''t be deleted, renamed or renumbered', OLD.resource_id);
-    END IF;
-    RETURN CASE TG_OP WHEN 'DELETE' THEN OLD ELSE NEW END;
+    RAISE foreign_key_violation USING
+        MESSAGE = format('resource %s is kept: it can''t be deleted, renamed or renumbered', OLD.resource_id);
 END;
 $$;
 
-CREATE TRIGGER resource_keep_referenced BEFORE DELETE OR UPDATE OF resource_id, resource_no ON resource
-    FOR EACH ROW EXECUTE FUNCTION resource_keep_referenced();
+CREATE TRIGGER resource_keep BEFORE DELETE OR UPDATE OF resource_id, resource_no ON resource
+    FOR EACH ROW EXECUTE FUNCTION resource_keep();
 
 CREATE FUNCTION booking_delete_occupancy() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
@@ -50,3 +51,13 @@ $$;
 
 CREATE TRIGGER booking_delete_occupancy AFTER DELETE ON booking
     FOR EACH ROW EXECUTE FUNCTION booking_delete_occupancy();
+
+CREATE FUNCTION booking_truncate_occupancy() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    TRUNCATE booking_resource;
+    RETURN NULL;
+END;
+$$;
+
+CREATE TRIGGER booking_truncate_occupancy AFTER TRUNCATE ON booking
+    FOR EACH STATEMENT EXECUTE FUNCTION booking_truncate_occupancy();
