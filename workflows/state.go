@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"errors"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -34,9 +35,9 @@ func storeCtx(ctx workflow.Context) workflow.Context {
 	})
 }
 
-// mirrorCtx writes the calendar and CRM. They are copies: a failure is
-// retried for an hour, then left to the reconciliation schedule, and never
-// touches the booking.
+// mirrorCtx retries a calendar or CRM write that failed its first try.
+// They are copies: a failure is retried for an hour, then left to the
+// reconciliation schedule, and never touches the booking.
 func mirrorCtx(ctx workflow.Context, attempt time.Duration) workflow.Context {
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout:    attempt,
@@ -46,24 +47,65 @@ func mirrorCtx(ctx workflow.Context, attempt time.Duration) workflow.Context {
 	})
 }
 
+// firstTryCtx runs a mirror's first try as a local activity, once: its
+// retries are mirrorCtx's, with the workflow task released.
+func firstTryCtx(ctx workflow.Context, limit time.Duration) workflow.Context {
+	return workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+		StartToCloseTimeout: limit,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
+	})
+}
+
 // sync mirrors the store's current state into the calendar and the CRM, in
 // parallel. Both activities read the store, so a late sync is still right.
+//
+// The first try of each is a local activity, in a workflow task of its
+// own: the timer ends the task that answers the caller, so a receipt never
+// waits for a mirror. Written that way a mirror costs the engine a marker,
+// not a task-queue round trip and a workflow task to report it; that was
+// half a booking's engine work, and the caller's next call queued behind
+// it (BENCHMARKS.md). The task is held while they run, so an update or
+// query arriving then waits for them, MirrorFirstTry at most. A mirror
+// that fails its first try is retried as an activity, with the workflow
+// free; the decision is published first, not behind the retries.
 func (s *saga) sync(ctx workflow.Context) {
 	var a *activities.Activities
 	s.dirty = false
-	mctx := mirrorCtx(ctx, s.set.MirrorAttemptTimeout)
-	calF := workflow.ExecuteActivity(mctx, a.SyncCalendar, s.key())
-	crmF := workflow.ExecuteActivity(mctx, a.SyncCRM, s.key())
-	if s.published != s.changes {
-		// Visibility writes are the engine's dearest step: the decision
-		// waits a moment to go out with the mirrors' outcome in one.
-		settled, err := awaitUntil(ctx, s.set.PublishDelay, func() bool { return calF.IsReady() && crmF.IsReady() })
-		if err != nil || !settled {
-			s.publish(ctx)
-		}
+	defer func() { s.changes++ }() // the sync flags are search attributes too
+	if err := workflow.Sleep(ctx, time.Millisecond); err != nil {
+		s.mirrored(activities.SyncOutput{}, err, err) // the workflow is cancelled: reconciliation catches up
+		return
 	}
+	fctx := firstTryCtx(ctx, s.set.MirrorFirstTry)
+	calF := workflow.ExecuteLocalActivity(fctx, a.SyncCalendar, s.key())
+	crmF := workflow.ExecuteLocalActivity(fctx, a.SyncCRM, s.key())
 	var cal, crm activities.SyncOutput
 	calErr, crmErr := calF.Get(ctx, &cal), crmF.Get(ctx, &crm)
+	if retryable(calErr) || retryable(crmErr) {
+		s.mirrored(cal, calErr, crmErr)
+		s.changes++
+		s.publish(ctx)
+		mctx := mirrorCtx(ctx, s.set.MirrorAttemptTimeout)
+		if retryable(calErr) {
+			calF = workflow.ExecuteActivity(mctx, a.SyncCalendar, s.key())
+		}
+		if retryable(crmErr) {
+			crmF = workflow.ExecuteActivity(mctx, a.SyncCRM, s.key())
+		}
+		calErr, crmErr = calF.Get(ctx, &cal), crmF.Get(ctx, &crm)
+	}
+	s.mirrored(cal, calErr, crmErr)
+}
+
+// retryable says whether a mirror's failed first try is worth retrying:
+// not when the calendar or CRM refused for good.
+func retryable(err error) bool {
+	var appErr *temporal.ApplicationError
+	return err != nil && !(errors.As(err, &appErr) && appErr.NonRetryable())
+}
+
+// mirrored records the mirrors' outcome in the saga's state.
+func (s *saga) mirrored(cal activities.SyncOutput, calErr, crmErr error) {
 	s.st.CalendarSynced, s.st.CRMSynced, s.st.LastError = calErr == nil, crmErr == nil, ""
 	for _, err := range []error{calErr, crmErr} {
 		if err != nil {
@@ -75,7 +117,6 @@ func (s *saga) sync(ctx workflow.Context) {
 	if b := s.st.Booking; b != nil && cal.EventID != "" {
 		b.ProviderEventID = cal.EventID
 	}
-	s.changes++ // the sync flags are search attributes too
 }
 
 func (s *saga) synced() bool { return s.st.CalendarSynced && s.st.CRMSynced }

@@ -76,13 +76,15 @@ type Settings struct {
 	CommitWait time.Duration
 	// IntentTTL is how long an uncommitted intent stays open.
 	IntentTTL time.Duration
-	// MirrorAttemptTimeout bounds one calendar or CRM write; a worker that
-	// dies mid-write is noticed after this long and the write moves on.
+	// MirrorFirstTry bounds the first calendar and CRM writes, which run
+	// while the workflow task is held (updates and queries wait for them);
+	// the decision reaches the search attributes with their outcome, so it
+	// bounds that wait too.
+	MirrorFirstTry time.Duration
+	// MirrorAttemptTimeout bounds one retry of a calendar or CRM write; a
+	// worker that dies mid-write is noticed after this long and the write
+	// moves on.
 	MirrorAttemptTimeout time.Duration
-	// PublishDelay is how long a decision waits to reach the search
-	// attributes together with the mirrors' outcome (one visibility write
-	// instead of two); mirrors slower than this get it published alone.
-	PublishDelay time.Duration
 }
 
 func (s Settings) withDefaults() Settings {
@@ -95,8 +97,8 @@ func (s Settings) withDefaults() Settings {
 	if s.MirrorAttemptTimeout <= 0 {
 		s.MirrorAttemptTimeout = time.Minute
 	}
-	if s.PublishDelay <= 0 {
-		s.PublishDelay = 2 * time.Second
+	if s.MirrorFirstTry <= 0 {
+		s.MirrorFirstTry = 2 * time.Second
 	}
 	return s
 }
