@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/interceptor"
+	"go.temporal.io/sdk/temporal"
 	"go.uber.org/zap"
 
 	"github.com/bookingsaga/bookingsaga/internal/metrics"
@@ -56,7 +58,7 @@ func watchPending(ctx context.Context, c client.Client, queue string, scope tall
 	}
 }
 
-// retryCounter counts activity attempts after the first, per activity.
+// retryCounter counts activity retries, per activity.
 type retryCounter struct {
 	interceptor.WorkerInterceptorBase
 	scope tally.Scope
@@ -71,9 +73,23 @@ type retryCounterActivity struct {
 	scope tally.Scope
 }
 
+// ExecuteActivity counts an attempt after the first. A local activity
+// runs once (the commit, a mirror's first try) and the saga itself sends
+// it again, as a new attempt 1: its failure, unless final, is counted as
+// the retry it leads to.
 func (a *retryCounterActivity) ExecuteActivity(ctx context.Context, in *interceptor.ExecuteActivityInput) (any, error) {
-	if info := activity.GetInfo(ctx); info.Attempt > 1 {
-		a.scope.Tagged(map[string]string{"activity": info.ActivityType.Name}).Counter("activity_retries_total").Inc(1)
+	info := activity.GetInfo(ctx)
+	if info.Attempt > 1 {
+		a.count(info)
 	}
-	return a.Next.ExecuteActivity(ctx, in)
+	out, err := a.Next.ExecuteActivity(ctx, in)
+	var appErr *temporal.ApplicationError
+	if err != nil && info.IsLocalActivity && !(errors.As(err, &appErr) && appErr.NonRetryable()) {
+		a.count(info)
+	}
+	return out, err
+}
+
+func (a *retryCounterActivity) count(info activity.Info) {
+	a.scope.Tagged(map[string]string{"activity": info.ActivityType.Name}).Counter("activity_retries_total").Inc(1)
 }

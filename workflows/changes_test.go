@@ -205,3 +205,46 @@ func TestCommitDuringASlowHoldConfirmsIt(t *testing.T) {
 	require.Equal(t, receipt.StatusPending, c.receipt.Status)
 	require.Equal(t, receipt.StatusConfirmed, final.Status, "the hold was confirmed once it landed, not left to expire")
 }
+
+func TestRefusedMirrorIsNotRetried(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	req := request(slotStart)
+	f.confirmed(key, req)
+	f.env.OnActivity(f.a.SyncCalendar, mock.Anything, forKey(key)).Return(activities.SyncOutput{EventID: "bsevent"}, nil).Once()
+	f.env.OnActivity(f.a.SyncCRM, mock.Anything, forKey(key)).
+		Return(activities.SyncOutput{}, temporal.NewNonRetryableApplicationError("crm 422", activities.ErrTypeMirrorRefused, nil)).Once()
+	u := f.update(time.Second, UpdateCommit, req)
+	var midway BookingState
+	f.env.RegisterDelayedCallback(func() { midway = f.state() }, time.Hour)
+
+	f.run(BookingInput{RequestKey: key})
+	require.Equal(t, receipt.StatusConfirmed, u.receipt.Status)
+	require.Equal(t, StateConfirmed, midway.State)
+	require.True(t, midway.CalendarSynced)
+	require.False(t, midway.CRMSynced, "refused once, and left to the operator: no retry")
+	require.Contains(t, midway.LastError, "crm 422")
+}
+
+func TestRateLimitedFirstTryWaitsForRetryAfter(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	req := request(slotStart)
+	f.confirmed(key, req)
+	var tries []time.Time
+	f.env.OnActivity(f.a.SyncCalendar, mock.Anything, forKey(key)).Return(func(context.Context, activities.KeyInput) (activities.SyncOutput, error) {
+		tries = append(tries, f.env.Now())
+		if len(tries) == 1 {
+			return activities.SyncOutput{}, temporal.NewApplicationErrorWithOptions("calendar 429", "RateLimited",
+				temporal.ApplicationErrorOptions{NextRetryDelay: 40 * time.Second})
+		}
+		return activities.SyncOutput{EventID: "bsevent"}, nil
+	})
+	f.env.OnActivity(f.a.SyncCRM, mock.Anything, mock.Anything).Return(activities.SyncOutput{CRMRef: "crm-1"}, nil)
+	f.update(time.Second, UpdateCommit, req)
+
+	f.run(BookingInput{RequestKey: key})
+	require.Len(t, tries, 2)
+	require.GreaterOrEqual(t, tries[1].Sub(tries[0]), 40*time.Second, "the retry waited for Retry-After")
+	require.True(t, f.state().CalendarSynced)
+}

@@ -60,20 +60,23 @@ func firstTryCtx(ctx workflow.Context, limit time.Duration) workflow.Context {
 // parallel. Both activities read the store, so a late sync is still right.
 //
 // The first try of each is a local activity, in a workflow task of its
-// own: the timer ends the task that answers the caller, so a receipt never
-// waits for a mirror. Written that way a mirror costs the engine a marker,
-// not a task-queue round trip and a workflow task to report it; that was
-// half a booking's engine work, and the caller's next call queued behind
-// it (BENCHMARKS.md). The task is held while they run, so an update or
-// query arriving then waits for them, MirrorFirstTry at most. A mirror
-// that fails its first try is retried as an activity, with the workflow
-// free; the decision is published first, not behind the retries.
+// own: the timer ends the task that carries the commit's answer, so that
+// answer never waits for a mirror. Written that way a mirror costs the
+// engine a marker, not a task-queue round trip and a workflow task to
+// report it; that was half a booking's engine work, and the caller's next
+// call queued behind it (BENCHMARKS.md). The task is held while they run,
+// so an update or query that arrives then waits for them, MirrorFirstTry
+// at most. A mirror that fails its first try for a reason worth retrying
+// is retried as an activity, with the workflow free (after the service's
+// Retry-After, when it gave one); the decision is published first, not
+// behind the retries.
 func (s *saga) sync(ctx workflow.Context) {
 	var a *activities.Activities
 	s.dirty = false
 	defer func() { s.changes++ }() // the sync flags are search attributes too
 	if err := workflow.Sleep(ctx, time.Millisecond); err != nil {
-		s.mirrored(activities.SyncOutput{}, err, err) // the workflow is cancelled: reconciliation catches up
+		// Cancelled: nothing was written; reconciliation catches up.
+		s.st.CalendarSynced, s.st.CRMSynced, s.st.LastError = false, false, err.Error()
 		return
 	}
 	fctx := firstTryCtx(ctx, s.set.MirrorFirstTry)
@@ -85,16 +88,32 @@ func (s *saga) sync(ctx workflow.Context) {
 		s.mirrored(cal, calErr, crmErr)
 		s.changes++
 		s.publish(ctx)
-		mctx := mirrorCtx(ctx, s.set.MirrorAttemptTimeout)
-		if retryable(calErr) {
-			calF = workflow.ExecuteActivity(mctx, a.SyncCalendar, s.key())
-		}
-		if retryable(crmErr) {
-			crmF = workflow.ExecuteActivity(mctx, a.SyncCRM, s.key())
-		}
+		calF = s.retryMirror(ctx, calF, calErr, a.SyncCalendar)
+		crmF = s.retryMirror(ctx, crmF, crmErr, a.SyncCRM)
 		calErr, crmErr = calF.Get(ctx, &cal), crmF.Get(ctx, &crm)
 	}
 	s.mirrored(cal, calErr, crmErr)
+}
+
+// retryMirror retries a mirror whose first try failed, as an activity
+// under mirrorCtx, once the delay the service asked for (Retry-After) has
+// passed; a first try that needs no retry is returned as it is.
+func (s *saga) retryMirror(ctx workflow.Context, first workflow.Future, err error, mirror any) workflow.Future {
+	if !retryable(err) {
+		return first
+	}
+	f, set := workflow.NewFuture(ctx)
+	workflow.Go(ctx, func(ctx workflow.Context) {
+		var appErr *temporal.ApplicationError
+		if errors.As(err, &appErr) && appErr.NextRetryDelay() > 0 {
+			if err := workflow.Sleep(ctx, appErr.NextRetryDelay()); err != nil {
+				set.SetError(err)
+				return
+			}
+		}
+		set.Chain(workflow.ExecuteActivity(mirrorCtx(ctx, s.set.MirrorAttemptTimeout), mirror, s.key()))
+	})
+	return f
 }
 
 // retryable says whether a mirror's failed first try is worth retrying:
