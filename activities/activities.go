@@ -72,6 +72,13 @@ func (a *Activities) drift(category, action string, n int) {
 	}
 }
 
+// Retryable says whether a failed activity is worth another try: any
+// failure but one its activity marked final (a refusal, a business outcome).
+func Retryable(err error) bool {
+	var appErr *temporal.ApplicationError
+	return err != nil && !(errors.As(err, &appErr) && appErr.NonRetryable())
+}
+
 // ConflictDetail is carried by an ErrTypeConflict error.
 type ConflictDetail struct {
 	Busy []store.Busy `json:"busy"`

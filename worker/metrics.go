@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -13,9 +12,9 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/interceptor"
-	"go.temporal.io/sdk/temporal"
 	"go.uber.org/zap"
 
+	"github.com/bookingsaga/bookingsaga/activities"
 	"github.com/bookingsaga/bookingsaga/internal/metrics"
 )
 
@@ -83,8 +82,7 @@ func (a *retryCounterActivity) ExecuteActivity(ctx context.Context, in *intercep
 		a.count(info)
 	}
 	out, err := a.Next.ExecuteActivity(ctx, in)
-	var appErr *temporal.ApplicationError
-	if err != nil && info.IsLocalActivity && !(errors.As(err, &appErr) && appErr.NonRetryable()) {
+	if info.IsLocalActivity && activities.Retryable(err) {
 		a.count(info)
 	}
 	return out, err

@@ -84,7 +84,7 @@ func (s *saga) sync(ctx workflow.Context) {
 	crmF := workflow.ExecuteLocalActivity(fctx, a.SyncCRM, s.key())
 	var cal, crm activities.SyncOutput
 	calErr, crmErr := calF.Get(ctx, &cal), crmF.Get(ctx, &crm)
-	if retryable(calErr) || retryable(crmErr) {
+	if activities.Retryable(calErr) || activities.Retryable(crmErr) {
 		s.mirrored(cal, calErr, crmErr)
 		s.changes++
 		s.publish(ctx)
@@ -99,7 +99,7 @@ func (s *saga) sync(ctx workflow.Context) {
 // under mirrorCtx, once the delay the service asked for (Retry-After) has
 // passed; a first try that needs no retry is returned as it is.
 func (s *saga) retryMirror(ctx workflow.Context, first workflow.Future, err error, mirror any) workflow.Future {
-	if !retryable(err) {
+	if !activities.Retryable(err) {
 		return first
 	}
 	f, set := workflow.NewFuture(ctx)
@@ -114,13 +114,6 @@ func (s *saga) retryMirror(ctx workflow.Context, first workflow.Future, err erro
 		set.Chain(workflow.ExecuteActivity(mirrorCtx(ctx, s.set.MirrorAttemptTimeout), mirror, s.key()))
 	})
 	return f
-}
-
-// retryable says whether a mirror's failed first try is worth retrying:
-// not when the calendar or CRM refused for good.
-func retryable(err error) bool {
-	var appErr *temporal.ApplicationError
-	return err != nil && !(errors.As(err, &appErr) && appErr.NonRetryable())
 }
 
 // mirrored records the mirrors' outcome in the saga's state.
