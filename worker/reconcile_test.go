@@ -1,19 +1,15 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
-	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/worker"
@@ -152,39 +148,9 @@ func TestReconcileRemovesAnOrphanEvent(t *testing.T) {
 	f.quiet()
 }
 
-// stallLookups loses the first Commit's reply and fails every Lookup
-// while stalled is set, so a saga sits in UNKNOWN.
-type stallLookups struct {
-	interceptor.WorkerInterceptorBase
-	lost, stalled atomic.Bool
-}
-
-func (s *stallLookups) InterceptActivity(_ context.Context, next interceptor.ActivityInboundInterceptor) interceptor.ActivityInboundInterceptor {
-	return &stallLookupsActivity{ActivityInboundInterceptorBase: interceptor.ActivityInboundInterceptorBase{Next: next}, root: s}
-}
-
-type stallLookupsActivity struct {
-	interceptor.ActivityInboundInterceptorBase
-	root *stallLookups
-}
-
-func (a *stallLookupsActivity) ExecuteActivity(ctx context.Context, in *interceptor.ExecuteActivityInput) (any, error) {
-	switch name := activity.GetInfo(ctx).ActivityType.Name; {
-	case name == "Lookup" && a.root.stalled.Load():
-		return nil, errors.New("injected: the store does not answer this worker")
-	case name == "Commit":
-		out, err := a.Next.ExecuteActivity(ctx, in)
-		if err == nil && a.root.lost.CompareAndSwap(false, true) {
-			return nil, errors.New("injected: reply lost after the commit")
-		}
-		return out, err
-	}
-	return a.Next.ExecuteActivity(ctx, in)
-}
-
 func TestReconcileSettlesASagaStuckInUnknown(t *testing.T) {
 	t.Parallel()
-	stall := &stallLookups{}
+	stall := &faults{}
 	stall.stalled.Store(true)
 	f := setup(t, worker.Options{Interceptors: []interceptor.WorkerInterceptor{stall}})
 	key := uuid.NewString()

@@ -60,33 +60,40 @@ func TestTwentyKeysRaceForOneSlot(t *testing.T) {
 	require.Equal(t, 1, f.bookings())
 }
 
-// loseCommitReply lets the first Commit activity run, then loses its reply,
-// as a worker crash or a network drop right after the database commit would.
-type loseCommitReply struct {
+// faults loses the first Commit's reply after the commit ran, as a worker
+// crash or a network drop right after the database commit would; while
+// stalled is set it also fails every Lookup, so a saga sits in UNKNOWN.
+type faults struct {
 	interceptor.WorkerInterceptorBase
-	lost atomic.Bool
+	lost, stalled atomic.Bool
 }
 
-func (l *loseCommitReply) InterceptActivity(_ context.Context, next interceptor.ActivityInboundInterceptor) interceptor.ActivityInboundInterceptor {
-	return &loseCommitReplyActivity{ActivityInboundInterceptorBase: interceptor.ActivityInboundInterceptorBase{Next: next}, root: l}
+func (f *faults) InterceptActivity(_ context.Context, next interceptor.ActivityInboundInterceptor) interceptor.ActivityInboundInterceptor {
+	return &faultsActivity{ActivityInboundInterceptorBase: interceptor.ActivityInboundInterceptorBase{Next: next}, root: f}
 }
 
-type loseCommitReplyActivity struct {
+type faultsActivity struct {
 	interceptor.ActivityInboundInterceptorBase
-	root *loseCommitReply
+	root *faults
 }
 
-func (a *loseCommitReplyActivity) ExecuteActivity(ctx context.Context, in *interceptor.ExecuteActivityInput) (any, error) {
-	out, err := a.Next.ExecuteActivity(ctx, in)
-	if err == nil && activity.GetInfo(ctx).ActivityType.Name == "Commit" && a.root.lost.CompareAndSwap(false, true) {
-		return nil, errors.New("injected: reply lost after the commit")
+func (a *faultsActivity) ExecuteActivity(ctx context.Context, in *interceptor.ExecuteActivityInput) (any, error) {
+	switch name := activity.GetInfo(ctx).ActivityType.Name; {
+	case name == "Lookup" && a.root.stalled.Load():
+		return nil, errors.New("injected: the store does not answer this worker")
+	case name == "Commit":
+		out, err := a.Next.ExecuteActivity(ctx, in)
+		if err == nil && a.root.lost.CompareAndSwap(false, true) {
+			return nil, errors.New("injected: reply lost after the commit")
+		}
+		return out, err
 	}
-	return out, err
+	return a.Next.ExecuteActivity(ctx, in)
 }
 
 func TestCommitReplyLostStillConfirmsOnce(t *testing.T) {
 	t.Parallel()
-	lose := &loseCommitReply{}
+	lose := &faults{}
 	f := setup(t, worker.Options{Interceptors: []interceptor.WorkerInterceptor{lose}})
 	key := uuid.NewString()
 	r := f.commit(key, commitRequest(slot(t, 12)))
