@@ -45,8 +45,8 @@ func BenchmarkToolCallToReceipt(b *testing.B) {
 }
 
 // phases is how many slices each kind's b.N calls are run in. The kinds
-// take turns, in the order saga, commit-only, noop and then back, so drift
-// in a noisy machine's speed falls on all of them alike. Between phases the
+// take turns, in the order saga, commit-only, noop and then back, so a
+// noisy machine's drift falls on all of them about equally. Between phases the
 // benchmark waits, untimed, until the calls just made have done all their
 // work, so no phase pays for another's.
 const phases = 4
@@ -88,6 +88,13 @@ func benchToolCall(b *testing.B, callers int) {
 		k.made++
 		k.settle(b, f.client, since)
 	}
+	runPhases(b, f, kinds, callers, since)
+	report(b, kinds, map[string]tally.TestScope{"saga-commit-p50-ms": sagaCommits, "commit-only-commit-p50-ms": onlyCommits})
+}
+
+// runPhases makes b.N calls of each kind, in turns, each phase settled
+// before the next starts.
+func runPhases(b *testing.B, f *fixture, kinds []*kind, callers int, since time.Time) {
 	for p := range phases {
 		n := b.N / phases
 		if p < b.N%phases {
@@ -102,7 +109,6 @@ func benchToolCall(b *testing.B, callers int) {
 			k.settle(b, f.client, since)
 		}
 	}
-	report(b, kinds, map[string]tally.TestScope{"saga-commit-p50-ms": sagaCommits, "commit-only-commit-p50-ms": onlyCommits})
 }
 
 // settle waits until every call made so far has its workflow done with
