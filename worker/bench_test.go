@@ -84,17 +84,17 @@ func benchToolCall(b *testing.B, callers int) {
 		{name: "noop", queue: noopQueue, call: noopCall(f.client, noopQueue)},
 	}
 	for _, k := range kinds { // a first, untimed call warms each task queue
-		require.NoError(b, k.call(f.ctx), k.name)
+		require.NoError(b, k.call(b.Context()), k.name)
 		k.made++
 		k.settle(b, f.client, since)
 	}
-	runPhases(b, f, kinds, callers, since)
+	runPhases(b, f.client, kinds, callers, since)
 	report(b, kinds, map[string]tally.TestScope{"saga-commit-p50-ms": sagaCommits, "commit-only-commit-p50-ms": onlyCommits})
 }
 
 // runPhases makes b.N calls of each kind, in turns, each phase settled
 // before the next starts.
-func runPhases(b *testing.B, f *fixture, kinds []*kind, callers int, since time.Time) {
+func runPhases(b *testing.B, c client.Client, kinds []*kind, callers int, since time.Time) {
 	for p := range phases {
 		n := b.N / phases
 		if p < b.N%phases {
@@ -105,8 +105,8 @@ func runPhases(b *testing.B, f *fixture, kinds []*kind, callers int, since time.
 			if p%2 == 1 {
 				k = kinds[len(kinds)-1-i]
 			}
-			require.NoError(b, k.run(f.ctx, callers, n), k.name)
-			k.settle(b, f.client, since)
+			require.NoError(b, k.run(b.Context(), callers, n), k.name)
+			k.settle(b, c, since)
 		}
 	}
 }
