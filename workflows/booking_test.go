@@ -71,6 +71,11 @@ func forKey(k string) any {
 }
 
 // mirrorsOK makes the calendar and CRM writes succeed for any key.
+// commitConfirms has the store book req under k once.
+func (f *fixture) commitConfirms(k string, req CommitRequest) {
+	f.env.OnActivity(f.a.Commit, mock.Anything, forKey(k)).Return(activities.CommitOutput{Booking: stored(k, req, booking.StatusConfirmed)}, nil).Once()
+}
+
 func (f *fixture) mirrorsOK() {
 	f.env.OnActivity(f.a.SyncCalendar, mock.Anything, mock.Anything).Return(activities.SyncOutput{EventID: "bsevent"}, nil).Maybe()
 	f.env.OnActivity(f.a.SyncCRM, mock.Anything, mock.Anything).Return(activities.SyncOutput{CRMRef: "crm-1"}, nil).Maybe()
@@ -124,7 +129,7 @@ func TestCommitConfirmsThenMirrorsAndClosesAfterTheViewing(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	req := request(slotStart)
-	f.env.OnActivity(f.a.Commit, mock.Anything, forKey(key)).Return(activities.CommitOutput{Booking: stored(key, req, booking.StatusConfirmed)}, nil).Once()
+	f.commitConfirms(key, req)
 	f.mirrorsOK()
 	u := f.update(time.Second, UpdateCommit, req)
 
@@ -257,7 +262,7 @@ func TestDecisionReachesSearchAttributesWithTheMirrorsInOneWrite(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	req := request(slotStart)
-	f.env.OnActivity(f.a.Commit, mock.Anything, forKey(key)).Return(activities.CommitOutput{Booking: stored(key, req, booking.StatusConfirmed)}, nil).Once()
+	f.commitConfirms(key, req)
 	f.mirrorsOK()
 	got := f.recordPublished()
 	f.update(time.Second, UpdateCommit, req)
@@ -269,7 +274,7 @@ func TestSlowMirrorsDoNotHideTheDecision(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	req := request(slotStart)
-	f.env.OnActivity(f.a.Commit, mock.Anything, forKey(key)).Return(activities.CommitOutput{Booking: stored(key, req, booking.StatusConfirmed)}, nil).Once()
+	f.commitConfirms(key, req)
 	// The first try outlasts MirrorFirstTry (the SDK times the local
 	// activity out; the test suite does not time mocks, so it says so); the
 	// retry is prompt.

@@ -19,7 +19,7 @@ const newKey = "key-0002"
 
 // confirmed makes the commit of key succeed with req.
 func (f *fixture) confirmed(k string, req CommitRequest) {
-	f.env.OnActivity(f.a.Commit, mock.Anything, forKey(k)).Return(activities.CommitOutput{Booking: stored(k, req, booking.StatusConfirmed)}, nil).Once()
+	f.commitConfirms(k, req)
 }
 
 func TestCalendarFailuresRetryAndNeverUnconfirm(t *testing.T) {
