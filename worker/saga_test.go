@@ -63,9 +63,12 @@ func TestTwentyKeysRaceForOneSlot(t *testing.T) {
 // faults loses the first Commit's reply after the commit ran, as a worker
 // crash or a network drop right after the database commit would; while
 // stalled is set it also fails every Lookup, so a saga sits in UNKNOWN.
+// delayCommit, when set, holds the reply of the next Commit that long
+// after the commit ran (a slow network back from the database).
 type faults struct {
 	interceptor.WorkerInterceptorBase
 	lost, stalled atomic.Bool
+	delayCommit   atomic.Int64
 }
 
 func (f *faults) InterceptActivity(_ context.Context, next interceptor.ActivityInboundInterceptor) interceptor.ActivityInboundInterceptor {
@@ -81,6 +84,11 @@ func (a *faultsActivity) ExecuteActivity(ctx context.Context, in *interceptor.Ex
 	switch name := activity.GetInfo(ctx).ActivityType.Name; {
 	case name == "Lookup" && a.root.stalled.Load():
 		return nil, errors.New("injected: the store does not answer this worker")
+	case name == "Commit" && a.root.delayCommit.Load() > 0:
+		fmt.Println("DEBUG delaying commit", time.Now())
+		out, err := a.Next.ExecuteActivity(ctx, in)
+		time.Sleep(time.Duration(a.root.delayCommit.Swap(0)))
+		return out, err
 	case name == "Commit":
 		out, err := a.Next.ExecuteActivity(ctx, in)
 		if err == nil && a.root.lost.CompareAndSwap(false, true) {

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
+	"go.temporal.io/server/common/dynamicconfig"
 	"go.temporal.io/server/temporal"
 	"go.temporal.io/server/temporaltest"
 	"go.uber.org/zap"
@@ -37,8 +38,13 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 // serves every test in the binary; tests keep apart through their own task
 // queues and request keys.
 var temporalServer = sync.OnceValue(func() *temporaltest.TestServer {
+	dc := devstack.DynamicConfig()
+	// A deleted workflow goes once its close task is acknowledged, which
+	// is every 30 s by default; tests that delete sagas (standing in for
+	// retention) wait for that.
+	dc[dynamicconfig.TransferProcessorUpdateAckInterval.Key()] = 200 * time.Millisecond
 	ts := temporaltest.NewServer(temporaltest.WithBaseClientOptions(client.Options{Logger: zaplog.New(zap.NewNop())}),
-		temporaltest.WithBaseServerOptions(temporal.WithDynamicConfigClient(devstack.DynamicConfig())))
+		temporaltest.WithBaseServerOptions(temporal.WithDynamicConfigClient(dc)))
 	if err := ensureSearchAttributes(context.Background(), ts.GetDefaultClient(), ts.GetDefaultNamespace()); err != nil {
 		panic(err)
 	}

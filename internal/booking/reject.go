@@ -30,9 +30,12 @@ const (
 	CodeInvalidReplacement    Code = "invalid_replacement"
 	CodeInvalidWindow         Code = "invalid_window"
 	CodeHoldExpired           Code = "hold_expired"
-	CodeNotBooked             Code = "not_booked"
-	CodeWrongState            Code = "wrong_state"
-	CodeFlagNotOpen           Code = "flag_not_open"
+	// CodeIntentExpired: the intent lapsed before anyone committed it.
+	CodeIntentExpired    Code = "intent_expired"
+	CodeNotBooked        Code = "not_booked"
+	CodeWrongState       Code = "wrong_state"
+	CodeFlagNotOpen      Code = "flag_not_open"
+	CodeInvalidReference Code = "invalid_reference"
 )
 
 // Rejection is a business refusal: retrying the same request cannot change

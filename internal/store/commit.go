@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -22,6 +23,13 @@ type CommitRequest struct {
 	// of confirming.
 	Hold    bool
 	Contact *Contact
+	// CalendarBusy is what the resources' calendars showed busy when read
+	// just before the commit: events written past the service. The store
+	// decides with it, under its locks, and records the conflict.
+	CalendarBusy []Busy
+	// CalendarUnchecked says the calendars could not be read in time: the
+	// store decides alone and flags the booking for reconciliation.
+	CalendarUnchecked bool
 }
 
 // Contact is the caller's personal data, kept apart from the booking and
@@ -102,7 +110,11 @@ func (s *Store) commitOnce(ctx context.Context, req CommitRequest) (Outcome, err
 		return Outcome{}, err
 	}
 	defer conn.Release()
-	st, err := readCommitState(ctx, conn.Conn(), req)
+	budget, err := statementBudget(ctx)
+	if err != nil {
+		return Outcome{}, err
+	}
+	st, err := readCommitState(ctx, conn.Conn(), req, budget)
 	if err == nil {
 		err = st.readKeyAlone(ctx, conn.Conn(), req.RequestKey)
 	}
@@ -113,35 +125,64 @@ func (s *Store) commitOnce(ctx context.Context, req CommitRequest) (Outcome, err
 	// The clock is read after the locks: a commit that waited for them
 	// decides notice and hold expiry as of now, not as of its arrival.
 	now := s.now()
-	if st.existingFingerprint != nil {
+	switch {
+	case st.existingFingerprint != nil:
 		rollback(conn.Conn())
 		return s.replay(ctx, req, st.existingFingerprint)
+	case st.refusal != nil:
+		rollback(conn.Conn())
+		return replayRefusal(*st.refusal, st.refusalFingerprint, req)
 	}
-	if err := st.check(req, now); err != nil {
+	b := &pgx.Batch{}
+	// What is left of the budget now bounds the writes and the COMMIT.
+	if budget, err = statementBudget(ctx); err != nil {
 		rollback(conn.Conn())
 		return Outcome{}, err
 	}
-	busy, stale := st.busy(now)
-	b := &pgx.Batch{}
-	if len(stale) > 0 {
-		queueExpire(b, stale, now)
-	}
-	var out Outcome
-	if len(busy) > 0 {
-		out.Conflict = &Conflict{Busy: busy}
-		queueEvent(b, req.RequestKey, nil, "conflict", map[string]any{"intent": req.Intent, "busy": busy})
-	} else {
-		if st.replaced != nil && !req.Hold {
-			// Released before the insert: the exclusion constraint would
-			// otherwise see the old and the new booking overlap.
-			queueReleaseReplaced(b, st.replaced.id, req, now)
-		}
-		out.Booking = s.queueInsert(b, req, st, now)
-	}
+	b.Queue(budgetSQL, budget)
+	out, err := s.decide(b, req, st, now)
 	b.Queue("COMMIT")
 	if err := conn.SendBatch(ctx, b).Close(); err != nil {
 		rollback(conn.Conn())
 		return Outcome{}, err
+	}
+	return out, err
+}
+
+// decide queues the decision on a key the store has not decided yet: a
+// refusal (recorded, and returned as the error), a conflict (recorded), or
+// the booking.
+func (s *Store) decide(b *pgx.Batch, req CommitRequest, st *commitState, now time.Time) (Outcome, error) {
+	refuse := Refusal{RequestKey: req.RequestKey, Intent: req.Intent, PolicyVersion: req.ExpectedPolicyVersion, DecidedAt: now}
+	if err := st.check(req, now); err != nil {
+		var rej *booking.Rejection
+		if !errors.As(err, &rej) {
+			return Outcome{}, err
+		}
+		refuse.Outcome, refuse.Code, refuse.Message = RefusedRejected, rej.Code, rej.Message
+		queueRefusal(b, refuse, req.Intent.Fingerprint())
+		return Outcome{}, err
+	}
+	busy, stale := st.busy(now)
+	if len(stale) > 0 {
+		queueExpire(b, stale, now)
+	}
+	if len(req.CalendarBusy) > 0 {
+		busy = req.CalendarBusy // the calendar's word comes first: it names the foreign event
+	}
+	if len(busy) > 0 {
+		refuse.Outcome, refuse.Code, refuse.Message, refuse.Busy = RefusedConflict, "slot_taken", "the slot is no longer free", busy
+		queueRefusal(b, refuse, req.Intent.Fingerprint())
+		return Outcome{Conflict: &Conflict{Busy: busy}}, nil
+	}
+	if st.replaced != nil && !req.Hold {
+		// Released before the insert: the exclusion constraint would
+		// otherwise see the old and the new booking overlap.
+		queueReleaseReplaced(b, st.replaced.id, req, now)
+	}
+	out := Outcome{Booking: s.queueInsert(b, req, st, now)}
+	if req.CalendarUnchecked {
+		queueEvent(b, req.RequestKey, &out.Booking.BookingID, "calendar_unchecked", nil)
 	}
 	return out, nil
 }
@@ -158,8 +199,7 @@ func rollback(conn *pgx.Conn) {
 // now if the intent matches, with a refusal if the key is being reused.
 func (s *Store) replay(ctx context.Context, req CommitRequest, fingerprint []byte) (Outcome, error) {
 	if !slices.Equal(fingerprint, req.Intent.Fingerprint()) {
-		return Outcome{}, booking.Rejectf(booking.CodeRequestKeyReused,
-			"request_key %q already stands for a different intent; a new choice needs a new key", req.RequestKey)
+		return Outcome{}, reused(req.RequestKey)
 	}
 	existing, err := s.Lookup(ctx, req.RequestKey)
 	if err != nil {

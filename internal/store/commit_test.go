@@ -206,38 +206,56 @@ func TestBadInputIsRejectedAndWritesNothing(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	ok := func() CommitRequest { return commitReq("req_bad", intent("paris", agent(0), "10:00", "10:30")) }
+	// Malformed requests are refused before anything is read, and write
+	// nothing at all; refusals that depend on the store's state (the
+	// policy, the resources, the clock) are decisions, recorded under
+	// their key, and still book nothing.
 	tests := []struct {
-		name string
-		edit func(*CommitRequest)
-		code booking.Code
+		name    string
+		edit    func(*CommitRequest)
+		code    booking.Code
+		decided bool
 	}{
-		{"end before start", func(r *CommitRequest) { r.Intent.EndsAt = r.Intent.StartsAt.Add(-time.Minute) }, booking.CodeInvalidTimeRange},
-		{"end equals start", func(r *CommitRequest) { r.Intent.EndsAt = r.Intent.StartsAt }, booking.CodeInvalidTimeRange},
-		{"unknown zone", func(r *CommitRequest) { r.Intent.TimeZone = "Mars/Olympus" }, booking.CodeUnknownTimeZone},
-		{"zone mismatch", func(r *CommitRequest) { r.Intent.TimeZone = "Europe/London" }, booking.CodeTimeZoneMismatch},
-		{"unknown resource", func(r *CommitRequest) { r.Intent.ExtraResources = []string{"nobody"} }, booking.CodeUnknownResource},
-		{"agent as property", func(r *CommitRequest) { r.Intent.PropertyID = agent(5) }, booking.CodeWrongResourceKind},
-		{"duplicate resource", func(r *CommitRequest) { r.Intent.ExtraResources = []string{agent(0)} }, booking.CodeDuplicateResource},
-		{"empty key", func(r *CommitRequest) { r.RequestKey = "" }, booking.CodeInvalidRequestKey},
-		{"oversized key", func(r *CommitRequest) { r.RequestKey = strings.Repeat("k", 256) }, booking.CodeInvalidRequestKey},
-		{"policy changed", func(r *CommitRequest) { r.ExpectedPolicyVersion = "showing-policy-0" }, booking.CodePolicyVersionChanged},
-		{"no policy version", func(r *CommitRequest) { r.ExpectedPolicyVersion = "" }, booking.CodeMissingField},
+		{"end before start", func(r *CommitRequest) { r.Intent.EndsAt = r.Intent.StartsAt.Add(-time.Minute) }, booking.CodeInvalidTimeRange, false},
+		{"end equals start", func(r *CommitRequest) { r.Intent.EndsAt = r.Intent.StartsAt }, booking.CodeInvalidTimeRange, false},
+		{"unknown zone", func(r *CommitRequest) { r.Intent.TimeZone = "Mars/Olympus" }, booking.CodeUnknownTimeZone, false},
+		{"zone mismatch", func(r *CommitRequest) { r.Intent.TimeZone = "Europe/London" }, booking.CodeTimeZoneMismatch, true},
+		{"unknown resource", func(r *CommitRequest) { r.Intent.ExtraResources = []string{"nobody"} }, booking.CodeUnknownResource, true},
+		{"agent as property", func(r *CommitRequest) { r.Intent.PropertyID = agent(5) }, booking.CodeWrongResourceKind, true},
+		{"duplicate resource", func(r *CommitRequest) { r.Intent.ExtraResources = []string{agent(0)} }, booking.CodeDuplicateResource, false},
+		{"empty key", func(r *CommitRequest) { r.RequestKey = "" }, booking.CodeInvalidRequestKey, false},
+		{"oversized key", func(r *CommitRequest) { r.RequestKey = strings.Repeat("k", 256) }, booking.CodeInvalidRequestKey, false},
+		{"policy changed", func(r *CommitRequest) { r.ExpectedPolicyVersion = "showing-policy-0" }, booking.CodePolicyVersionChanged, true},
+		{"no policy version", func(r *CommitRequest) { r.ExpectedPolicyVersion = "" }, booking.CodeMissingField, false},
 		{"in the past", func(r *CommitRequest) {
 			r.Intent.StartsAt, r.Intent.EndsAt = testNow.Add(-time.Hour), testNow.Add(-30*time.Minute)
-		}, booking.CodeStartsInPast},
+		}, booking.CodeStartsInPast, true},
 		{"short notice", func(r *CommitRequest) {
 			r.Intent.StartsAt, r.Intent.EndsAt = testNow.Add(30*time.Minute), testNow.Add(time.Hour)
-		}, booking.CodeTooShortNotice},
-		{"before opening", func(r *CommitRequest) { r.Intent.StartsAt = paris("07:30") }, booking.CodeOutsideBookableHours},
-		{"past closing", func(r *CommitRequest) { r.Intent.EndsAt = paris("20:30") }, booking.CodeOutsideBookableHours},
+		}, booking.CodeTooShortNotice, true},
+		{"before opening", func(r *CommitRequest) { r.Intent.StartsAt = paris("07:30") }, booking.CodeOutsideBookableHours, true},
+		{"past closing", func(r *CommitRequest) { r.Intent.EndsAt = paris("20:30") }, booking.CodeOutsideBookableHours, true},
 	}
 	before := f.count(t)
-	for _, tc := range tests {
+	for i, tc := range tests {
 		req := ok()
+		req.RequestKey = fmt.Sprintf("req_bad_%d", i)
 		tc.edit(&req)
 		_, err := f.store.Commit(f.ctx, req)
 		requireCode(t, err, tc.code)
-		require.Equal(t, before, f.count(t), tc.name)
+		after := f.count(t)
+		for _, table := range []string{"booking", "booking_resource", "booking_contact"} {
+			require.Equal(t, before[table], after[table], "%s: %s", tc.name, table)
+		}
+		d, err := f.store.Decision(f.ctx, req.RequestKey)
+		if !tc.decided {
+			require.Equal(t, before, after, tc.name)
+			require.ErrorIs(t, err, ErrNotFound, tc.name)
+			continue
+		}
+		require.NoError(t, err, tc.name)
+		require.Equal(t, tc.code, d.Refusal.Code, tc.name)
+		before = after
 	}
 	requireCode(t, f.store.UpsertResource(f.ctx, Resource{ID: "zero", Kind: "property", Capacity: 0, TimeZone: "Europe/Paris"}),
 		booking.CodeInvalidResource)

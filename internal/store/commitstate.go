@@ -22,6 +22,9 @@ type commitState struct {
 	policy    *Policy
 	// existingFingerprint is set when the request_key is already booked.
 	existingFingerprint []byte
+	// refusal is set when the store already refused the request_key.
+	refusal            *Refusal
+	refusalFingerprint []byte
 	// replaced is the booking a reschedule replaces, locked; nil otherwise.
 	replaced *replacedBooking
 	// holding is set for a hold: it releases nothing, so the replaced
@@ -85,14 +88,16 @@ LEFT JOIN LATERAL (
 // reads everything the decision needs, in one round trip. The request_key is
 // looked up after the locks, in the occupancy statement: a concurrent commit
 // of the same key that held them is then visible as ours, not as a conflict.
-func readCommitState(ctx context.Context, conn *pgx.Conn, req CommitRequest) (_ *commitState, err error) {
+func readCommitState(ctx context.Context, conn *pgx.Conn, req CommitRequest, budget string) (_ *commitState, err error) {
 	ids := req.Intent.Resources()
 	slices.Sort(ids)
 	b := &pgx.Batch{}
 	b.Queue("BEGIN")
+	b.Queue(budgetSQL, budget)
 	b.Queue(lockResourcesSQL, ids)
 	b.Queue(currentPolicySQL)
 	b.Queue(occupancySQL, ids, req.Intent.StartsAt, req.Intent.EndsAt, req.RequestKey)
+	b.Queue("SELECT "+refusalColumns+" FROM booking_refusal WHERE request_key = $1", req.RequestKey)
 	swap := req.Intent.Replaces != ""
 	if swap {
 		// A reschedule locks the booking it replaces, to check it and (when
@@ -106,8 +111,10 @@ func readCommitState(ctx context.Context, conn *pgx.Conn, req CommitRequest) (_ 
 	defer func() { err = errors.Join(err, res.Close()) }()
 
 	st := &commitState{holding: req.Hold}
-	if _, err := res.Exec(); err != nil {
-		return nil, err
+	for range 2 { // BEGIN, the budget
+		if _, err := res.Exec(); err != nil {
+			return nil, err
+		}
 	}
 	if err := st.readResources(res, ids); err != nil {
 		return nil, err
@@ -118,7 +125,10 @@ func readCommitState(ctx context.Context, conn *pgx.Conn, req CommitRequest) (_ 
 	if err != nil {
 		return nil, err
 	}
-	if err := st.readOccupancy(res); err != nil || !swap {
+	if err := st.readOccupancy(res); err != nil {
+		return nil, err
+	}
+	if err := st.readRefusal(res); err != nil || !swap {
 		return st, err
 	}
 	r := &replacedBooking{}
@@ -128,6 +138,18 @@ func readCommitState(ctx context.Context, conn *pgx.Conn, req CommitRequest) (_ 
 	}
 	st.replaced = r
 	return st, err
+}
+
+func (st *commitState) readRefusal(res pgx.BatchResults) error {
+	r, fp, err := scanRefusal(res.QueryRow())
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	st.refusal, st.refusalFingerprint = &r, fp
+	return nil
 }
 
 // readKeyAlone fills existingFingerprint when no resource exists: the

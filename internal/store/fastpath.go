@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/bookingsaga/bookingsaga/internal/booking"
@@ -30,12 +31,16 @@ import (
 // technical, for the caller to retry with the same key, never followed by
 // a decision of the full path that could contradict it.
 func (s *Store) commitFast(ctx context.Context, req CommitRequest) (Outcome, bool, error) {
-	if req.Hold || req.Intent.Replaces != "" {
+	if req.Hold || req.Intent.Replaces != "" || len(req.CalendarBusy) > 0 || req.CalendarUnchecked {
 		return Outcome{}, false, nil
 	}
 	hours, ok := localHours(req.Intent)
 	if !ok {
 		return Outcome{}, false, nil
+	}
+	budget, err := statementBudget(ctx)
+	if err != nil {
+		return Outcome{}, false, fmt.Errorf("commit %s: %w", req.RequestKey, err)
 	}
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
@@ -55,14 +60,21 @@ func (s *Store) commitFast(ctx context.Context, req CommitRequest) (Outcome, boo
 	if c := req.Contact; c != nil && (c.Name != "" || c.Phone != "" || c.Email != "") {
 		name, phone, email = nullable(c.Name), nullable(c.Phone), nullable(c.Email)
 	}
-	// One statement, so one implicit transaction and one round trip.
+	// One round trip and one implicit transaction: the extended protocol
+	// keeps it open until the batch's Sync, so the budget set first
+	// bounds the insert.
+	b := &pgx.Batch{}
+	b.Queue(budgetSQL, budget)
 	var at time.Time
-	err = conn.QueryRow(ctx, fastInsertSQL, bk.BookingID, bk.RequestKey, req.Intent.PropertyID, req.Intent.AgentID, extras,
+	b.Queue(fastInsertSQL, bk.BookingID, bk.RequestKey, req.Intent.PropertyID, req.Intent.AgentID, extras,
 		req.Intent.StartsAt, req.Intent.EndsAt, req.Intent.TimeZone, req.ExpectedPolicyVersion,
 		req.Intent.Fingerprint(), s.now(), ids, detail, name, phone, email, req.Intent.EndsAt.Add(s.cfg.ContactRetention),
-		hours.sameDay, hours.start, hours.end).Scan(&at)
+		hours.sameDay, hours.start, hours.end).QueryRow(func(row pgx.Row) error { return row.Scan(&at) })
+	err = conn.SendBatch(ctx, b).Close()
 	var pgErr *pgconn.PgError
 	switch {
+	case timedOut(err):
+		return Outcome{}, false, fmt.Errorf("commit %s: %w", req.RequestKey, ErrTimeout)
 	case errors.As(err, &pgErr):
 		return Outcome{}, false, nil // refused and rolled back: the full path decides
 	case err != nil:
@@ -125,6 +137,8 @@ WITH locked AS (
         AND bool_or(rs.resource_id = $3 AND rs.kind = 'property' AND rs.time_zone = $8)
         AND bool_or(rs.resource_id = $4 AND rs.kind = 'agent')
         AND $18::boolean
+        -- A key the store refused keeps its refusal: the full path replays it.
+        AND NOT EXISTS (SELECT 1 FROM booking_refusal WHERE request_key = $2)
     THEN 1 ELSE 0 END) AS one, max(rs.now) AS now
     FROM rs
 ), b AS (

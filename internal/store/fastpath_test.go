@@ -82,7 +82,9 @@ func TestFastPathConfirmsOnlyWhatTheFullPathWould(t *testing.T) {
 	require.False(t, ok, "no policy in force")
 	_, err = f.store.Commit(f.ctx, commitReq("fast-16", intent("paris", agent(13), "17:00", "17:30")))
 	requireCode(t, err, booking.CodeNoCurrentPolicy)
-	require.Equal(t, before, f.count(t), "declining writes nothing")
+	after := f.count(t)
+	require.Equal(t, before["booking"], after["booking"], "declining books nothing")
+	require.Equal(t, before["booking_event"]+2, after["booking_event"], "the full path's two refusals are recorded decisions")
 }
 
 // PostgreSQL reads "CET" as a fixed +01:00 abbreviation, Go as the zone with

@@ -44,6 +44,9 @@ func (s *Store) retry(ctx context.Context, op, key string, fn func(ctx context.C
 	var err error
 	for attempt := 1; ; attempt++ {
 		err = fn(ctx)
+		if timedOut(err) {
+			return fmt.Errorf("%s: %w", op, ErrTimeout)
+		}
 		if err == nil || !lostRace(err) {
 			break
 		}
@@ -62,4 +65,40 @@ func (s *Store) retry(ctx context.Context, op, key string, fn func(ctx context.C
 		return fmt.Errorf("%s: %w", op, err)
 	}
 	return nil
+}
+
+// ErrTimeout means the server gave up a statement at the end of its budget
+// (statement_timeout or lock_timeout, or a cancel request): the
+// transaction rolled back and nothing was written. It is technical, and
+// retryable with the same request_key.
+var ErrTimeout = errors.New("booking store did not decide within the attempt's budget; nothing was written")
+
+// timedOut reports the errors of a statement the server ended early.
+func timedOut(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && (pgErr.Code == "57014" || pgErr.Code == "55P03") // query_canceled, lock_not_available
+}
+
+// budgetSQL bounds each following statement of the transaction, and each
+// lock wait in it, by what is left of the caller's attempt. A commit the
+// caller has given up on must not wait on a lock and commit later, behind
+// the lookup that found the key absent. pgx sends a cancel request when
+// the context ends too, but that needs a second connection to reach the
+// server; the timeouts need nothing.
+const budgetSQL = `SELECT set_config('statement_timeout', $1, true), set_config('lock_timeout', $1, true)`
+
+// noDeadlineBudget bounds the statements of a caller that set no deadline.
+const noDeadlineBudget = 30 * time.Second
+
+// statementBudget is the server-side limit for ctx's remaining time: nine
+// tenths of it, so the server gives up before the caller does.
+func statementBudget(ctx context.Context) (string, error) {
+	left := noDeadlineBudget
+	if dl, ok := ctx.Deadline(); ok {
+		left = time.Until(dl) * 9 / 10
+	}
+	if left < 10*time.Millisecond {
+		return "", fmt.Errorf("%w (no time left)", ErrTimeout)
+	}
+	return fmt.Sprintf("%dms", left.Milliseconds()), nil
 }

@@ -1,0 +1,112 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/interceptor"
+
+	"github.com/bookingsaga/bookingsaga/internal/receipt"
+	"github.com/bookingsaga/bookingsaga/starter/api"
+	"github.com/bookingsaga/bookingsaga/starter/sagaclient"
+)
+
+// lostReply lets an Update-with-Start reach Temporal and complete there,
+// then loses its answer on the way back to the API, as a dropped
+// connection or a gateway timeout would.
+type lostReply struct {
+	interceptor.ClientInterceptorBase
+	lose atomic.Bool
+}
+
+func (l *lostReply) InterceptClient(next interceptor.ClientOutboundInterceptor) interceptor.ClientOutboundInterceptor {
+	return &lostReplyOutbound{ClientOutboundInterceptorBase: interceptor.ClientOutboundInterceptorBase{Next: next}, root: l}
+}
+
+type lostReplyOutbound struct {
+	interceptor.ClientOutboundInterceptorBase
+	root *lostReply
+}
+
+func (o *lostReplyOutbound) UpdateWithStartWorkflow(ctx context.Context, in *interceptor.ClientUpdateWithStartWorkflowInput) (client.WorkflowUpdateHandle, error) {
+	h, err := o.Next.UpdateWithStartWorkflow(ctx, in)
+	if err != nil || !strings.HasPrefix(in.UpdateOptions.UpdateName, "commit") || !o.root.lose.Load() {
+		return h, err
+	}
+	if err := h.Get(ctx, nil); err != nil {
+		return nil, err
+	}
+	return nil, serviceerror.NewUnavailable("injected: the answer from Temporal was lost")
+}
+
+func TestALostAnswerFromTemporalIsPendingNeverAFailure(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	fault := &lostReply{}
+	tc, err := client.NewClientFromExisting(f.client, client.Options{Interceptors: []interceptor.ClientInterceptor{fault}})
+	require.NoError(t, err)
+	sc := sagaclient.New(tc, sagaclient.Options{TaskQueue: f.queue, Settings: f.settings})
+	srv := httptest.NewServer(api.New(sc, api.Config{Token: apiToken}).Handler())
+	t.Cleanup(srv.Close)
+	url := srv.URL
+	fault.lose.Store(true)
+
+	// The HTTP API.
+	key := uuid.NewString()
+	var r receipt.Receipt
+	require.Equal(t, http.StatusOK, f.call("POST", url+"/v1/bookings", bookingBody(key, slot(t, 9)), &r))
+	require.Equal(t, receipt.StatusPending, r.Status)
+	require.Equal(t, receipt.Reference(key), r.Reference)
+
+	// The Go client.
+	goKey := uuid.NewString()
+	gr, err := sc.Commit(f.ctx, goKey, commitRequest(slot(t, 10)))
+	require.NoError(t, err, "an outcome that may have happened is a receipt, not an error")
+	require.Equal(t, receipt.StatusPending, gr.Status)
+	require.Equal(t, receipt.Reference(goKey), gr.Reference)
+
+	// Retell and Vapi.
+	args := func(hour int) map[string]any {
+		return map[string]any{"property_id": "paris-11", "agent_id": "agent-00", "starts_at": slot(t, hour).Format(time.RFC3339),
+			"time_zone": "Europe/Paris", "duration_minutes": 30, "expected_policy_version": policyVersion}
+	}
+	retellCall := "call-" + uuid.NewString()
+	body, err := json.Marshal(map[string]any{"name": "book", "call": map[string]string{"call_id": retellCall}, "args": args(11)})
+	require.NoError(t, err)
+	var out struct {
+		Result string `json:"result"`
+	}
+	require.Equal(t, http.StatusOK, f.call("POST", url+"/v1/tools/retell", body, &out))
+	require.Contains(t, out.Result, "NOT confirmed yet", out.Result)
+	require.Contains(t, out.Result, "BS-", "the caller hears a reference")
+
+	vapi := map[string]any{"message": map[string]any{"type": "tool-calls", "call": map[string]string{"id": "call-" + uuid.NewString()},
+		"toolCalls": []map[string]any{{"id": "tc-1", "type": "function", "function": map[string]any{"name": "book", "arguments": args(12)}}}}}
+	var results struct {
+		Results []struct {
+			Result string `json:"result"`
+		} `json:"results"`
+	}
+	require.Equal(t, http.StatusOK, f.call("POST", url+"/v1/tools/vapi", vapi, &results))
+	require.Len(t, results.Results, 1)
+	require.Contains(t, results.Results[0].Result, "NOT confirmed yet", results.Results[0].Result)
+
+	// Each booking was in fact made, and reads confirmed.
+	fault.lose.Store(false)
+	for _, k := range []string{key, goKey} {
+		var got receipt.Receipt
+		require.Equal(t, http.StatusOK, f.call("GET", url+"/v1/bookings/"+k, nil, &got))
+		require.Equal(t, receipt.StatusConfirmed, got.Status)
+	}
+	require.Equal(t, 4, f.bookings())
+}

@@ -1,0 +1,273 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/api/common/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/interceptor"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/bookingsaga/bookingsaga/internal/receipt"
+	"github.com/bookingsaga/bookingsaga/internal/mirrorfake"
+	"github.com/bookingsaga/bookingsaga/starter/api"
+	"github.com/bookingsaga/bookingsaga/workflows"
+)
+
+// forget removes a key's saga from Temporal, as retention (or a namespace
+// reset) would: terminated if it still runs, then deleted.
+func (f *fixture) forget(key string) {
+	f.t.Helper()
+	err := f.client.TerminateWorkflow(f.ctx, key, "", "the test stands in for retention")
+	var nf *serviceerror.NotFound
+	if err != nil && !errors.As(err, &nf) && !strings.Contains(err.Error(), "already completed") {
+		require.NoError(f.t, err)
+	}
+	_, err = f.client.WorkflowService().DeleteWorkflowExecution(f.ctx, &workflowservice.DeleteWorkflowExecutionRequest{
+		Namespace: temporalServer().GetDefaultNamespace(), WorkflowExecution: &common.WorkflowExecution{WorkflowId: key}})
+	require.NoError(f.t, err)
+	f.eventually(func() bool {
+		_, err := f.client.DescribeWorkflowExecution(f.ctx, key, "")
+		return errors.As(err, &nf)
+	}, "the saga is gone")
+}
+
+func (f *fixture) bookingsFor(key string) int {
+	f.t.Helper()
+	var n int
+	require.NoError(f.t, f.pool.QueryRow(f.ctx, "SELECT count(*) FROM booking WHERE request_key = $1", key).Scan(&n))
+	return n
+}
+
+func TestAConflictKeepsItsAnswerAfterRetention(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	winner, loser := uuid.NewString(), uuid.NewString()
+	req := commitRequest(slot(t, 10))
+	require.Equal(t, receipt.StatusConfirmed, f.commit(winner, req).Status)
+	first := f.commit(loser, req)
+	require.Equal(t, receipt.StatusConflict, first.Status)
+
+	f.forget(loser)
+	_, err := workflows.Update(f.ctx, f.client, winner, workflows.UpdateCancel, workflows.CancelRequest{})
+	require.NoError(t, err)
+	again := f.commit(loser, req)
+	require.Equal(t, receipt.StatusConflict, again.Status, "the slot is free now, but this key was decided")
+	require.Equal(t, first.Reason.Code, again.Reason.Code)
+	require.Zero(t, f.bookingsFor(loser), "no booking under a key answered conflict")
+}
+
+func TestARejectionKeepsItsAnswerAfterRetention(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	key := uuid.NewString()
+	stale := commitRequest(slot(t, 11))
+	stale.ExpectedPolicyVersion = "an-older-policy"
+	first := f.commit(key, stale)
+	require.Equal(t, receipt.StatusRejected, first.Status)
+	require.Equal(t, "policy_version_changed", first.Reason.Code)
+
+	f.forget(key)
+	again := f.commit(key, commitRequest(slot(t, 11))) // the agent refreshed the version, same key
+	require.Equal(t, receipt.StatusRejected, again.Status, "a new decision needs a new key")
+	require.Equal(t, "policy_version_changed", again.Reason.Code)
+	require.Zero(t, f.bookingsFor(key))
+}
+
+func TestAnExpiredHoldKeepsItsAnswerAfterRetention(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	_, err := f.pool.Exec(f.ctx, "UPDATE policy SET hold_ttl_seconds = 1 WHERE is_current")
+	require.NoError(t, err)
+	key, req := uuid.NewString(), commitRequest(slot(t, 12))
+	req.Hold = true
+	held, err := workflows.Select(f.ctx, f.client, f.queue, workflows.BookingInput{RequestKey: key, Settings: f.settings}, req)
+	require.NoError(t, err)
+	require.Equal(t, receipt.StatusHeld, held.Status)
+	f.eventually(func() bool { return f.state(key).State == workflows.StateExpired }, "the hold ran out")
+
+	f.forget(key)
+	again := f.commit(key, commitRequest(slot(t, 12)))
+	require.Equal(t, receipt.StatusExpired, again.Status)
+	var live int
+	require.NoError(t, f.pool.QueryRow(f.ctx, "SELECT count(*) FROM booking WHERE status IN ('held', 'confirmed')").Scan(&live))
+	require.Zero(t, live)
+}
+
+func TestStatusComesFromTheStoreOnceTheSagaIsGone(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	url := f.serveAPI(api.Config{})
+	key := uuid.NewString()
+	booked := f.commit(key, commitRequest(slot(t, 13)))
+	require.Equal(t, receipt.StatusConfirmed, booked.Status)
+	f.forget(key)
+
+	var got receipt.Receipt
+	require.Equal(t, http.StatusOK, f.call("GET", url+"/v1/bookings/"+key, nil, &got))
+	require.Equal(t, receipt.StatusConfirmed, got.Status)
+	require.Equal(t, booked.BookingID, got.BookingID)
+	require.Equal(t, booked.StartsAt.UTC(), got.StartsAt.UTC())
+
+	// A reschedule the store refused: its key reads 200 with its receipt.
+	newKey := uuid.NewString()
+	var refused api.Error
+	require.Equal(t, http.StatusBadRequest, f.call("POST", url+"/v1/bookings/"+key+"/reschedule",
+		api.RescheduleBody{NewRequestKey: newKey, ExpectedPolicyVersion: policyVersion, Slot: api.Slot{PropertyID: "atlantis-1",
+			AgentID: "agent-00", StartsAt: slot(t, 14).Format(time.RFC3339), TimeZone: "Europe/Paris", DurationMinutes: 30}}, &refused))
+	var status receipt.Receipt
+	require.Equal(t, http.StatusOK, f.call("GET", url+"/v1/bookings/"+newKey, nil, &status))
+	require.Equal(t, receipt.StatusRejected, status.Status)
+	require.Equal(t, refused.Code, status.Reason.Code)
+}
+
+func TestARescheduleWhoseReplacementIsCancelledMidCommit(t *testing.T) {
+	t.Parallel()
+	slow := &faults{}
+	f := setup(t, worker.Options{Interceptors: []interceptor.WorkerInterceptor{slow}})
+	f.settings.CommitWait = time.Second
+	oldKey, newKey := uuid.NewString(), uuid.NewString()
+	require.Equal(t, receipt.StatusConfirmed, f.commit(oldKey, commitRequest(slot(t, 10))).Status)
+
+	slow.delayCommit.Store(int64(2 * time.Second)) // past the wait: the move answers pending
+	moved, err := workflows.Update(f.ctx, f.client, oldKey, workflows.UpdateReschedule,
+		workflows.RescheduleRequest{NewRequestKey: newKey, Commit: commitRequest(slot(t, 15))})
+	require.NoError(t, err)
+	require.Equal(t, receipt.StatusPending, moved.Status)
+	_, err = workflows.Update(f.ctx, f.client, newKey, workflows.UpdateCancel, workflows.CancelRequest{})
+	require.NoError(t, err)
+	f.eventually(func() bool {
+		r, err := workflows.Receipt(f.ctx, f.client, newKey, nil)
+		return err == nil && r.Status == receipt.StatusCancelled
+	}, "the replacement ends cancelled")
+
+	f.eventually(func() bool {
+		r, err := workflows.Receipt(f.ctx, f.client, oldKey, nil)
+		return err == nil && r.Status != receipt.StatusConfirmed
+	}, "the old booking no longer reads confirmed")
+	old, err := workflows.Receipt(f.ctx, f.client, oldKey, nil)
+	require.NoError(t, err)
+	var status string
+	require.NoError(t, f.pool.QueryRow(f.ctx, "SELECT status FROM booking WHERE request_key = $1", oldKey).Scan(&status))
+	require.Contains(t, []receipt.Status{receipt.StatusRescheduled, receipt.StatusCancelled}, old.Status)
+	require.Equal(t, map[string]receipt.Status{"released_for_reschedule": receipt.StatusRescheduled,
+		"cancelled": receipt.StatusCancelled}[status], old.Status, "the receipt says what the store holds")
+}
+
+func TestACancelAndTwoReschedulesAtOnceKeepTheirAnswers(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	oldKey := uuid.NewString()
+	require.Equal(t, receipt.StatusConfirmed, f.commit(oldKey, commitRequest(slot(t, 10))).Status)
+	keyB, keyC := uuid.NewString(), uuid.NewString()
+	calls := []func() (receipt.Receipt, error){
+		func() (receipt.Receipt, error) {
+			return workflows.Update(f.ctx, f.client, oldKey, workflows.UpdateCancel, workflows.CancelRequest{})
+		},
+		func() (receipt.Receipt, error) {
+			return workflows.Update(f.ctx, f.client, oldKey, workflows.UpdateReschedule,
+				workflows.RescheduleRequest{NewRequestKey: keyB, Commit: commitRequest(slot(t, 11))})
+		},
+		func() (receipt.Receipt, error) {
+			return workflows.Update(f.ctx, f.client, oldKey, workflows.UpdateReschedule,
+				workflows.RescheduleRequest{NewRequestKey: keyC, Commit: commitRequest(slot(t, 12))})
+		},
+	}
+	send := func() []receipt.Receipt {
+		out := make([]receipt.Receipt, len(calls))
+		var wg sync.WaitGroup
+		for i, call := range calls {
+			wg.Go(func() {
+				r, err := call()
+				require.NoError(t, err)
+				out[i] = r
+			})
+		}
+		wg.Wait()
+		return out
+	}
+	first := send()
+	for i := range first {
+		require.NotEqual(t, receipt.StatusPending, first[i].Status, "call %d is decided within the wait", i)
+	}
+	again := send()
+	for i := range first {
+		require.Equal(t, first[i].Status, again[i].Status, "call %d: a resend gets the first answer", i)
+		require.Equal(t, reasonCode(first[i]), reasonCode(again[i]), "call %d", i)
+	}
+	var live int
+	require.NoError(t, f.pool.QueryRow(f.ctx, "SELECT count(*) FROM booking WHERE status = 'confirmed' AND request_key = ANY($1)",
+		[]string{oldKey, keyB, keyC}).Scan(&live))
+	var oldStatus string
+	require.NoError(t, f.pool.QueryRow(f.ctx, "SELECT status FROM booking WHERE request_key = $1", oldKey).Scan(&oldStatus))
+	if oldStatus == "cancelled" {
+		require.Zero(t, live, "the cancel came first: neither move happened")
+	} else {
+		require.Equal(t, 1, live, "never both, never neither")
+	}
+}
+
+func reasonCode(r receipt.Receipt) string {
+	if r.Reason == nil {
+		return ""
+	}
+	return r.Reason.Code
+}
+
+// TestAFreeBusyThatHangsDoesNotHoldTheCommit: the calendar re-check has a
+// small budget of its own; past it the store decides alone, and the
+// booking is flagged for reconciliation to compare.
+func TestAFreeBusyThatHangsDoesNotHoldTheCommit(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	require.NoError(t, f.calendar.Inject(mirrorfake.Fault{Op: "freebusy.query", Latency: 10 * time.Second}))
+	key := uuid.NewString()
+	start := time.Now()
+	r := f.commit(key, commitRequest(slot(t, 10)))
+	require.Equal(t, receipt.StatusConfirmed, r.Status, "the store decided")
+	require.Less(t, time.Since(start), 3*time.Second, "within the commit wait")
+	var flagged int
+	require.NoError(t, f.pool.QueryRow(f.ctx, "SELECT count(*) FROM booking_event WHERE request_key = $1 AND kind = 'calendar_unchecked'",
+		key).Scan(&flagged))
+	require.Equal(t, 1, flagged, "flagged for reconciliation")
+}
+
+// TestACommitHeldOnARowLockIsCancelledOnTheServer: a commit waiting on a
+// lock past its attempt's budget does not commit later behind the saga's
+// back.
+func TestACommitHeldOnARowLockIsCancelledOnTheServer(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.settings.CommitWait = time.Second
+	tx, err := f.pool.Begin(f.ctx)
+	require.NoError(t, err)
+	defer func() { _ = tx.Rollback(context.Background()) }()
+	_, err = tx.Exec(f.ctx, "SELECT FROM resource WHERE resource_id = 'paris-11' FOR UPDATE")
+	require.NoError(t, err)
+
+	key := uuid.NewString()
+	r := f.commit(key, commitRequest(slot(t, 10)))
+	require.Equal(t, receipt.StatusPending, r.Status)
+	f.eventually(func() bool {
+		var waiting int
+		err := f.pool.QueryRow(f.ctx, `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%booking%'`).Scan(&waiting)
+		return err == nil && waiting == 0
+	}, "no commit statement waits on the lock past its budget")
+	require.NoError(t, tx.Rollback(f.ctx))
+	f.eventually(func() bool {
+		r, err := workflows.Receipt(f.ctx, f.client, key, nil)
+		return err == nil && r.Status == receipt.StatusConfirmed
+	}, "the saga retried with the same key once the store answered")
+	require.Equal(t, 1, f.bookingsFor(key))
+}
+
