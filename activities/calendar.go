@@ -22,18 +22,19 @@ type calendarBlock struct {
 // over [from, to) widened by their buffers, less the times of our own
 // bookings (read only when something is busy). A capacity-2 room's calendar shows our own bookings as busy
 // too, so only capacity 1 can be read this way. The calendar is advisory:
-// when it cannot be read the store still decides, so an error is logged
-// and nothing is blocked.
-func (a *Activities) calendarBlocks(ctx context.Context, ids []string, from, to time.Time) []calendarBlock {
+// when it cannot be read the store still decides, so an error is logged,
+// nothing is blocked, and checked is false.
+func (a *Activities) calendarBlocks(ctx context.Context, ids []string, from, to time.Time) (blocks []calendarBlock, checked bool) {
 	if a.Calendar == nil {
-		return nil
+		return nil, true
 	}
 	watched, err := a.watchedAmong(ctx, ids)
-	if err != nil || len(watched) == 0 {
-		if err != nil {
-			activity.GetLogger(ctx).Warn("calendar re-check skipped; the store decides alone", "error", err)
-		}
-		return nil
+	if err != nil {
+		activity.GetLogger(ctx).Warn("calendar re-check skipped; the store decides alone", "error", err)
+		return nil, false
+	}
+	if len(watched) == 0 {
+		return nil, true
 	}
 	var cals []string
 	before, after := 0, 0 // buffers are never negative
@@ -45,23 +46,23 @@ func (a *Activities) calendarBlocks(ctx context.Context, ids []string, from, to 
 	periods, err := a.Calendar.FreeBusy(ctx, cals, qFrom, qTo)
 	if err != nil {
 		activity.GetLogger(ctx).Warn("calendar free/busy unavailable; the store decides alone", "error", err)
-		return nil
+		return nil, false
 	}
-	blocks := make([]calendarBlock, 0, len(watched))
+	blocks = make([]calendarBlock, 0, len(watched))
 	busy := false
 	for _, w := range watched {
 		blocks = append(blocks, calendarBlock{res: w, busy: periods[w.CalendarID]})
 		busy = busy || len(periods[w.CalendarID]) > 0
 	}
 	if !busy {
-		return nil // the usual case on the commit path: nothing to tell apart
+		return nil, true // the usual case on the commit path: nothing to tell apart
 	}
 	// Something is busy: take out the times of our own bookings, which
 	// free/busy cannot tell from anyone else's.
 	ours, err := a.Store.CalendarWatch(ctx, ids, qFrom, qTo)
 	if err != nil {
 		activity.GetLogger(ctx).Warn("calendar re-check skipped; the store decides alone", "error", err)
-		return nil
+		return nil, false
 	}
 	for i := range blocks {
 		for _, w := range ours {
@@ -70,7 +71,7 @@ func (a *Activities) calendarBlocks(ctx context.Context, ids []string, from, to 
 			}
 		}
 	}
-	return blocks
+	return blocks, true
 }
 
 // watchCache keeps the resources whose calendars are re-checked for a
@@ -131,7 +132,7 @@ func (a *Activities) Availability(ctx context.Context, q store.AvailabilityQuery
 		return store.Availability{}, storeError("availability", q.PropertyID, err)
 	}
 	ids := append([]string{q.PropertyID, q.AgentID}, q.ExtraResources...)
-	blocks := a.calendarBlocks(ctx, ids, q.From, q.To)
+	blocks, _ := a.calendarBlocks(ctx, ids, q.From, q.To)
 	free := av.Slots[:0]
 	for _, s := range av.Slots {
 		if len(blocked(blocks, s.StartsAt, s.EndsAt)) == 0 {

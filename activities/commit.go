@@ -8,6 +8,8 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/bookingsaga/bookingsaga/internal/booking"
+	"github.com/bookingsaga/bookingsaga/internal/gcal"
+	"github.com/bookingsaga/bookingsaga/internal/retry"
 	"github.com/bookingsaga/bookingsaga/internal/store"
 )
 
@@ -18,6 +20,10 @@ type CommitInput struct {
 	ExpectedPolicyVersion string
 	Hold                  bool
 	Contact               *store.Contact
+	// Attempt counts the saga's tries of this commit, from 1. After the
+	// first, the store's own record of the key is read before anything
+	// else: an earlier try may have decided.
+	Attempt int
 }
 
 // CommitOutput is a booking the store holds for the key.
@@ -55,22 +61,75 @@ func (a *Activities) countCommit(start time.Time, out *CommitOutput, err *error)
 	m.Timer("commit_latency").Record(time.Since(start))
 }
 
+// recheckShare is the part of an attempt's budget (one over it) that the
+// calendar re-check may spend: past it the store decides alone.
+const recheckShare = 4
+
 func (a *Activities) commit(ctx context.Context, in CommitInput) (CommitOutput, error) {
-	// No lookup first: a key the store already booked is live, so its own
-	// time is subtracted from free/busy and the commit below replays it.
-	blocks := a.calendarBlocks(ctx, in.Intent.Resources(), in.Intent.StartsAt, in.Intent.EndsAt)
-	if busy := blocked(blocks, in.Intent.StartsAt, in.Intent.EndsAt); len(busy) > 0 {
-		return CommitOutput{}, conflictError(ConflictDetail{Busy: busy, Source: "calendar"})
+	req := store.CommitRequest{RequestKey: in.RequestKey, Intent: in.Intent,
+		ExpectedPolicyVersion: in.ExpectedPolicyVersion, Hold: in.Hold, Contact: in.Contact}
+	if in.Attempt > 1 {
+		// The store's record outranks anything the calendar says now; the
+		// commit below replays it.
+		_, err := a.Store.Decision(ctx, in.RequestKey)
+		if err == nil {
+			return a.storeCommit(ctx, req)
+		}
+		if !errors.Is(err, store.ErrNotFound) {
+			return CommitOutput{}, storeError("commit", in.RequestKey, err)
+		}
 	}
-	out, err := a.Store.Commit(ctx, store.CommitRequest{RequestKey: in.RequestKey, Intent: in.Intent,
-		ExpectedPolicyVersion: in.ExpectedPolicyVersion, Hold: in.Hold, Contact: in.Contact})
+	// No lookup on a first try: a key the store already booked is live,
+	// so its own time is subtracted from free/busy and the commit replays it.
+	req.CalendarBusy, req.CalendarUnchecked = a.recheck(ctx, in.Intent)
+	if req.CalendarUnchecked {
+		a.metrics().Counter("calendar_unchecked_total").Inc(1)
+	}
+	return a.storeCommit(ctx, req)
+}
+
+// recheck reads the resources' calendars for events written past the
+// service, within a share of the attempt's budget and in one try. A
+// calendar that is slow or down leaves the decision to the store alone,
+// flagged for reconciliation: it must not stop bookings.
+func (a *Activities) recheck(ctx context.Context, in booking.Intent) (busy []store.Busy, unchecked bool) {
+	rctx := retry.Once(ctx)
+	if dl, ok := ctx.Deadline(); ok {
+		var cancel context.CancelFunc
+		rctx, cancel = context.WithTimeout(rctx, time.Until(dl)/recheckShare)
+		defer cancel()
+	}
+	blocks, checked := a.calendarBlocks(rctx, in.Resources(), in.StartsAt, in.EndsAt)
+	return blocked(blocks, in.StartsAt, in.EndsAt), !checked
+}
+
+// storeCommit lets the store decide, or replay what it decided.
+func (a *Activities) storeCommit(ctx context.Context, req store.CommitRequest) (CommitOutput, error) {
+	out, err := a.Store.Commit(ctx, req)
 	if err != nil {
-		return CommitOutput{}, storeError("commit", in.RequestKey, err)
+		return CommitOutput{}, storeError("commit", req.RequestKey, err)
 	}
 	if out.Conflict != nil {
-		return CommitOutput{}, conflictError(ConflictDetail{Busy: out.Conflict.Busy, Source: "store"})
+		source := "store"
+		if len(req.CalendarBusy) > 0 {
+			source = "calendar"
+		}
+		return CommitOutput{}, conflictError(ConflictDetail{Busy: out.Conflict.Busy, Source: source})
 	}
-	return CommitOutput{Booking: out.Booking, Replayed: out.Replayed}, nil
+	b := out.Booking
+	a.eventID(ctx, &b)
+	return CommitOutput{Booking: b, Replayed: out.Replayed}, nil
+}
+
+// eventID fills in the calendar event's id, which is derived from the
+// key, so that the first receipt already names it.
+func (a *Activities) eventID(ctx context.Context, b *store.Booking) {
+	if a.Calendar == nil || b.ProviderEventID != "" {
+		return
+	}
+	if watched, err := a.watchedAmong(ctx, b.Intent.Resources()); err == nil && len(watched) > 0 {
+		b.ProviderEventID = gcal.EventID(b.RequestKey)
+	}
 }
 
 // KeyInput names one booking by its request key.
@@ -78,23 +137,80 @@ type KeyInput struct {
 	RequestKey string
 }
 
-// LookupOutput is the store's authoritative answer about a key.
+// LookupOutput is the store's authoritative answer about a key: nothing
+// (Found false), a booking, or a refusal (Found, with Refusal set).
 type LookupOutput struct {
 	Found   bool
 	Booking store.Booking
+	Refusal *store.Refusal
 }
 
-// Lookup reads a booking. Found=false is authoritative: the store has no
-// booking for the key, so a commit with the same key is safe.
+// Booked reports a booking under the key, in any status.
+func (o LookupOutput) Booked() bool { return o.Found && o.Refusal == nil }
+
+func lookupOutput(d store.Decision) LookupOutput {
+	out := LookupOutput{Found: true, Refusal: d.Refusal}
+	if d.Booking != nil {
+		out.Booking = *d.Booking
+	}
+	return out
+}
+
+// Lookup reads what the store decided on a key. Found=false is
+// authoritative: the store decided nothing, so a commit with the same key
+// is safe.
 func (a *Activities) Lookup(ctx context.Context, in KeyInput) (LookupOutput, error) {
-	b, err := a.Store.Lookup(ctx, in.RequestKey)
+	d, err := a.Store.Decision(ctx, in.RequestKey)
 	if errors.Is(err, store.ErrNotFound) {
 		return LookupOutput{}, nil
 	}
 	if err != nil {
 		return LookupOutput{}, storeError("lookup", in.RequestKey, err)
 	}
-	return LookupOutput{Found: true, Booking: b}, nil
+	out := lookupOutput(d)
+	if out.Booked() {
+		a.eventID(ctx, &out.Booking)
+	}
+	return out, nil
+}
+
+// LapseInput records an intent that expired before anyone committed it.
+type LapseInput struct {
+	RequestKey    string
+	Intent        booking.Intent
+	PolicyVersion string
+}
+
+// Lapse records the lapse as the key's decision, unless the key was
+// decided meanwhile, and returns the decision in force.
+func (a *Activities) Lapse(ctx context.Context, in LapseInput) (LookupOutput, error) {
+	d, err := a.Store.Lapse(ctx, in.RequestKey, in.Intent, in.PolicyVersion)
+	if err != nil {
+		return LookupOutput{}, storeError("lapse", in.RequestKey, err)
+	}
+	return lookupOutput(d), nil
+}
+
+// DecisionInput names a key, or the reference a caller quotes for it.
+type DecisionInput struct {
+	RequestKey string
+	Reference  string
+}
+
+// Decision reads what the store decided on a key, for a caller whose saga
+// is gone (Temporal's retention) or who has only the reference.
+func (a *Activities) Decision(ctx context.Context, in DecisionInput) (LookupOutput, error) {
+	if in.Reference == "" {
+		return a.Lookup(ctx, KeyInput{RequestKey: in.RequestKey})
+	}
+	d, err := a.Store.DecisionByReference(ctx, in.Reference)
+	if errors.Is(err, store.ErrNotFound) {
+		return LookupOutput{}, nil
+	}
+	if err != nil {
+		return LookupOutput{}, storeError("decision", in.Reference, err)
+	}
+	return lookupOutput(d), nil
 }
 
 // Confirm turns the key's hold into a booking; an expired hold is refused.

@@ -317,10 +317,14 @@ func (a *Activities) ReconcileStuck(ctx context.Context, in StuckInput) (StuckRe
 		if err != nil {
 			return rep, fmt.Errorf("reconcile stuck %s: signal: %w", key, err)
 		}
-		if out.Found {
+		switch {
+		case out.Refusal != nil:
+			rep.Found++
+			rep.Details = append(rep.Details, fmt.Sprintf("stuck saga %s: the store refused it (%s)", key, out.Refusal.Code))
+		case out.Found:
 			rep.Found++
 			rep.Details = append(rep.Details, fmt.Sprintf("stuck saga %s: the store has it (%s)", key, out.Booking.Status))
-		} else {
+		default:
 			rep.Absent++
 			rep.Details = append(rep.Details, fmt.Sprintf("stuck saga %s: absent from the store, committing again with the same key", key))
 		}

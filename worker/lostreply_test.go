@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/interceptor"
+	"go.temporal.io/sdk/worker"
 
 	"github.com/bookingsaga/bookingsaga/internal/receipt"
 	"github.com/bookingsaga/bookingsaga/starter/api"
@@ -27,6 +28,7 @@ import (
 type lostReply struct {
 	interceptor.ClientInterceptorBase
 	lose atomic.Bool
+	lost atomic.Int32
 }
 
 func (l *lostReply) InterceptClient(next interceptor.ClientOutboundInterceptor) interceptor.ClientOutboundInterceptor {
@@ -46,6 +48,7 @@ func (o *lostReplyOutbound) UpdateWithStartWorkflow(ctx context.Context, in *int
 	if err := h.Get(ctx, nil); err != nil {
 		return nil, err
 	}
+	o.root.lost.Add(1)
 	return nil, serviceerror.NewUnavailable("injected: the answer from Temporal was lost")
 }
 
@@ -53,7 +56,7 @@ func TestALostAnswerFromTemporalIsPendingNeverAFailure(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	fault := &lostReply{}
-	tc, err := client.NewClientFromExisting(f.client, client.Options{Interceptors: []interceptor.ClientInterceptor{fault}})
+	tc, err := client.NewClientFromExisting(f.client, client.Options{Namespace: temporalServer().GetDefaultNamespace(), Interceptors: []interceptor.ClientInterceptor{fault}})
 	require.NoError(t, err)
 	sc := sagaclient.New(tc, sagaclient.Options{TaskQueue: f.queue, Settings: f.settings})
 	srv := httptest.NewServer(api.New(sc, api.Config{Token: apiToken}).Handler())
@@ -101,6 +104,7 @@ func TestALostAnswerFromTemporalIsPendingNeverAFailure(t *testing.T) {
 	require.Len(t, results.Results, 1)
 	require.Contains(t, results.Results[0].Result, "NOT confirmed yet", results.Results[0].Result)
 
+	require.EqualValues(t, 4, fault.lost.Load(), "each answer was lost after Temporal had it")
 	// Each booking was in fact made, and reads confirmed.
 	fault.lose.Store(false)
 	for _, k := range []string{key, goKey} {
@@ -109,4 +113,51 @@ func TestALostAnswerFromTemporalIsPendingNeverAFailure(t *testing.T) {
 		require.Equal(t, receipt.StatusConfirmed, got.Status)
 	}
 	require.Equal(t, 4, f.bookings())
+}
+
+func TestAPendingBookingHoldsTheConversation(t *testing.T) {
+	t.Parallel()
+	fault := &faults{}
+	fault.stalled.Store(true)
+	f := setup(t, worker.Options{Interceptors: []interceptor.WorkerInterceptor{fault}})
+	url := f.serveAPI(api.Config{})
+	call := "call-" + uuid.NewString()
+	book := func(hour int) string {
+		args := map[string]any{"property_id": "paris-11", "agent_id": "agent-00", "starts_at": slot(t, hour).Format(time.RFC3339),
+			"time_zone": "Europe/Paris", "duration_minutes": 30, "expected_policy_version": policyVersion}
+		body, err := json.Marshal(map[string]any{"name": "book", "call": map[string]string{"call_id": call}, "args": args})
+		require.NoError(t, err)
+		var out struct {
+			Result string `json:"result"`
+		}
+		require.Equal(t, http.StatusOK, f.call("POST", url+"/v1/tools/retell", body, &out))
+		return out.Result
+	}
+	// The first booking's reply is lost and the store can't be asked: pending.
+	first := book(10)
+	require.Contains(t, first, "NOT confirmed yet", first)
+	require.True(t, fault.lost.Load())
+
+	held := book(11)
+	require.Contains(t, held, "NOT confirmed yet", "the caller hears the pending booking, not a new one: %s", held)
+	require.Contains(t, held, "booking_status", held)
+	require.Equal(t, 1, f.bookings(), "the second slot was not booked")
+
+	fault.stalled.Store(false)
+	f.eventually(func() bool {
+		var r receipt.Receipt
+		return f.call("GET", url+"/v1/bookings?reference="+referenceIn(t, first), nil, &r) == http.StatusOK &&
+			r.Status == receipt.StatusConfirmed
+	}, "the first booking settles, found by its reference")
+	second := book(11)
+	require.True(t, strings.HasPrefix(second, "Confirmed"), "the conversation goes on: %s", second)
+	require.Equal(t, 2, f.bookings())
+}
+
+// referenceIn finds the BS-XXXX-XXXX reference in a spoken line.
+func referenceIn(t *testing.T, line string) string {
+	t.Helper()
+	i := strings.Index(line, "BS-")
+	require.GreaterOrEqual(t, i, 0, line)
+	return line[i : i+len("BS-XXXX-XXXX")]
 }

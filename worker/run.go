@@ -2,7 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"net"
 	"net/http"
 	"time"
@@ -10,10 +14,13 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/operatorservice/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/worker"
 	"go.uber.org/zap"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/bookingsaga/bookingsaga/activities"
 	"github.com/bookingsaga/bookingsaga/internal/crm"
@@ -66,8 +73,14 @@ func run(ctx context.Context, cfg config, logger *zap.Logger) error {
 		go watchPending(wctx, c, cfg.TaskQueue, m.Scope(), logger)
 	}
 	acts.Temporal = c
+	// A saga's first status write fails for good on a namespace without
+	// the search attributes, and reconciliation can't find stuck sagas:
+	// half-configured is worse than not running.
+	if err := ensureNamespace(ctx, c, cfg.Namespace); err != nil {
+		return err
+	}
 	if err := ensureSearchAttributes(ctx, c, cfg.Namespace); err != nil {
-		logger.Warn("search attributes not registered; filtering in the UI will be limited", zap.Error(err))
+		return err
 	}
 	if cfg.ReconcileInterval > 0 {
 		if err := ensureSchedule(ctx, c, cfg); err != nil {
@@ -148,9 +161,33 @@ func newCRM(cfg config, acts *activities.Activities) error {
 	return nil
 }
 
+// ensureNamespace registers the namespace if the server lacks it; a
+// server that won't (Temporal Cloud, a locked-down cluster) gets the one
+// line that says how.
+func ensureNamespace(ctx context.Context, c client.Client, namespace string) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	_, err := c.WorkflowService().DescribeNamespace(ctx, &workflowservice.DescribeNamespaceRequest{Namespace: namespace})
+	var nf *serviceerror.NamespaceNotFound
+	if !errors.As(err, &nf) {
+		if err != nil {
+			return fmt.Errorf("describe namespace %s: %w", namespace, err)
+		}
+		return nil
+	}
+	_, err = c.WorkflowService().RegisterNamespace(ctx, &workflowservice.RegisterNamespaceRequest{Namespace: namespace,
+		WorkflowExecutionRetentionPeriod: durationpb.New(7 * 24 * time.Hour)})
+	var exists *serviceerror.NamespaceAlreadyExists
+	if err != nil && !errors.As(err, &exists) {
+		return fmt.Errorf("namespace %s does not exist and could not be created (%v); create it with: temporal operator namespace create --namespace %s",
+			namespace, err, namespace)
+	}
+	return nil
+}
+
 // ensureSearchAttributes registers the saga's custom search attributes that
-// the namespace lacks. Servers that refuse (Temporal Cloud needs them added
-// through its own tooling) only cost the UI filters.
+// the namespace lacks; a server that refuses (Temporal Cloud needs them
+// added through its own tooling) gets the one line that says how.
 func ensureSearchAttributes(ctx context.Context, c client.Client, namespace string) error {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -170,9 +207,21 @@ func ensureSearchAttributes(ctx context.Context, c client.Client, namespace stri
 	_, err = c.OperatorService().AddSearchAttributes(ctx, &operatorservice.AddSearchAttributesRequest{
 		Namespace: namespace, SearchAttributes: missing})
 	if err != nil {
-		return fmt.Errorf("add search attributes: %w", err)
+		return fmt.Errorf("search attributes missing in namespace %s and could not be added (%v); create them with: %s",
+			namespace, err, createAttributesCommand(namespace, missing))
 	}
 	return nil
+}
+
+// createAttributesCommand is the temporal CLI line that creates missing.
+func createAttributesCommand(namespace string, missing map[string]enums.IndexedValueType) string {
+	names := slices.Sorted(maps.Keys(missing))
+	cmd := "temporal operator search-attribute create --namespace " + namespace
+	for _, name := range names {
+		kind := strings.TrimPrefix(missing[name].String(), "INDEXED_VALUE_TYPE_")
+		cmd += fmt.Sprintf(" --name %s --type %s", name, strings.ToUpper(kind[:1])+strings.ToLower(kind[1:]))
+	}
+	return cmd
 }
 
 func searchAttributes() map[string]enums.IndexedValueType {
@@ -183,6 +232,7 @@ func searchAttributes() map[string]enums.IndexedValueType {
 		workflows.AttrSlotStart.GetName():      enums.INDEXED_VALUE_TYPE_DATETIME,
 		workflows.AttrCalendarSynced.GetName(): enums.INDEXED_VALUE_TYPE_BOOL,
 		workflows.AttrCRMSynced.GetName():      enums.INDEXED_VALUE_TYPE_BOOL,
+		workflows.AttrReference.GetName():      enums.INDEXED_VALUE_TYPE_KEYWORD,
 	}
 }
 

@@ -62,7 +62,8 @@ func TestTwentyKeysRaceForOneSlot(t *testing.T) {
 
 // faults loses the first Commit's reply after the commit ran, as a worker
 // crash or a network drop right after the database commit would; while
-// stalled is set it also fails every Lookup, so a saga sits in UNKNOWN.
+// stalled is set it also fails every read of the store (Lookup,
+// Decision), so a saga sits in UNKNOWN.
 // delayCommit, when set, holds the reply of the next Commit that long
 // after the commit ran (a slow network back from the database).
 type faults struct {
@@ -82,7 +83,7 @@ type faultsActivity struct {
 
 func (a *faultsActivity) ExecuteActivity(ctx context.Context, in *interceptor.ExecuteActivityInput) (any, error) {
 	switch name := activity.GetInfo(ctx).ActivityType.Name; {
-	case name == "Lookup" && a.root.stalled.Load():
+	case (name == "Lookup" || name == "Decision") && a.root.stalled.Load():
 		return nil, errors.New("injected: the store does not answer this worker")
 	case name == "Commit" && a.root.delayCommit.Load() > 0:
 		fmt.Println("DEBUG delaying commit", time.Now())

@@ -138,13 +138,20 @@ func TestARescheduleWhoseReplacementIsCancelledMidCommit(t *testing.T) {
 	oldKey, newKey := uuid.NewString(), uuid.NewString()
 	require.Equal(t, receipt.StatusConfirmed, f.commit(oldKey, commitRequest(slot(t, 10))).Status)
 
-	slow.delayCommit.Store(int64(2 * time.Second)) // past the wait: the move answers pending
+	// The move's commit lands in the store (releasing the old booking),
+	// but its answer is late and the store can't be asked for a while:
+	// the new booking sits in UNKNOWN when the caller cancels it.
+	slow.delayCommit.Store(int64(2 * time.Second))
+	slow.stalled.Store(true)
 	moved, err := workflows.Update(f.ctx, f.client, oldKey, workflows.UpdateReschedule,
 		workflows.RescheduleRequest{NewRequestKey: newKey, Commit: commitRequest(slot(t, 15))})
 	require.NoError(t, err)
 	require.Equal(t, receipt.StatusPending, moved.Status)
-	_, err = workflows.Update(f.ctx, f.client, newKey, workflows.UpdateCancel, workflows.CancelRequest{})
+	f.eventually(func() bool { return f.state(newKey).State == workflows.StateUnknown }, "the move's outcome is unknown")
+	cancelled, err := workflows.Update(f.ctx, f.client, newKey, workflows.UpdateCancel, workflows.CancelRequest{})
 	require.NoError(t, err)
+	require.Equal(t, receipt.StatusPending, cancelled.Status, "the cancel waits for the outcome")
+	slow.stalled.Store(false)
 	f.eventually(func() bool {
 		r, err := workflows.Receipt(f.ctx, f.client, newKey, nil)
 		return err == nil && r.Status == receipt.StatusCancelled

@@ -27,10 +27,13 @@ type saga struct {
 	// commitWanted is set once a commit update arrived: a hold that lands
 	// afterwards is confirmed at once.
 	commitWanted bool
-	// replacing is the new request key while a reschedule is in flight;
-	// replacement is its decided receipt once the new saga signals it.
-	replacing   string
-	replacement *receipt.Receipt
+	// inFlight counts reschedules whose new booking is not decided yet;
+	// their keys and outcomes are in st.Replacements. signalled holds a
+	// new booking's outcome from its signal until this booking has read
+	// its own record in the store, so a reschedule is answered only once
+	// both agree.
+	inFlight  int
+	signalled map[string]*receipt.Receipt
 	// dirty asks the main loop to sync the calendar and CRM.
 	dirty bool
 	// nudged and reconciled carry a reconciliation run's lookup to the
@@ -54,7 +57,7 @@ type saga struct {
 // receipt query until Temporal's retention removes it, and the store keeps
 // the booking and its log for good.
 func Booking(ctx workflow.Context, in BookingInput) (receipt.Receipt, error) {
-	s := &saga{set: in.Settings.withDefaults(), log: workflow.GetLogger(ctx), mu: workflow.NewMutex(ctx)}
+	s := &saga{set: in.Settings.WithDefaults(), log: workflow.GetLogger(ctx), mu: workflow.NewMutex(ctx)}
 	s.st = BookingState{RequestKey: in.RequestKey, State: StateOffered, OpenedAt: workflow.GetInfo(ctx).WorkflowStartTime}
 	if in.Carry != nil {
 		s.st = *in.Carry
@@ -70,6 +73,14 @@ func Booking(ctx workflow.Context, in BookingInput) (receipt.Receipt, error) {
 			var out activities.LookupOutput
 			ch.Receive(ctx, &out)
 			s.onReconcile(ctx, out)
+		}
+	})
+	workflow.Go(ctx, func(ctx workflow.Context) {
+		ch := workflow.GetSignalChannel(ctx, SignalReplacement)
+		for {
+			var r receipt.Receipt
+			ch.Receive(ctx, &r)
+			s.replacementDecided(r)
 		}
 	})
 	if err := booking.ValidateKey(in.RequestKey); err != nil {
@@ -125,7 +136,7 @@ func (s *saga) register(ctx workflow.Context) error {
 
 // step waits for work or for the current state's deadline, then does it.
 func (s *saga) step(ctx workflow.Context) error {
-	if s.st.State.decided() && s.st.State != StateConfirmed && !s.dirty && s.replacing == "" {
+	if s.st.State.decided() && s.st.State != StateConfirmed && !s.dirty && s.inFlight == 0 {
 		s.done = true // nothing is booked any more, and the mirrors agree
 		return nil
 	}
@@ -181,7 +192,7 @@ func (s *saga) deadline(ctx workflow.Context) (time.Duration, func(workflow.Cont
 		// At least a second: if the store's clock is behind ours, the hold
 		// is asked about again rather than in a tight loop.
 		return max(s.st.Booking.HoldExpiresAt.Sub(now), time.Second), s.expireHold
-	case s.st.State == StateConfirmed && s.replacing == "" && !s.commitRunning:
+	case s.st.State == StateConfirmed && s.inFlight == 0 && !s.commitRunning:
 		return max(s.st.Booking.Intent.EndsAt.Sub(now), time.Millisecond), func(workflow.Context) { s.done = true }
 	}
 	return 0, nil
@@ -190,13 +201,28 @@ func (s *saga) deadline(ctx workflow.Context) (time.Duration, func(workflow.Cont
 // shouldContinueAsNew waits for in-flight work; a cancel still waiting for
 // an unknown outcome is carried over in the state instead.
 func (s *saga) shouldContinueAsNew(ctx workflow.Context) bool {
-	return workflow.GetInfo(ctx).GetContinueAsNewSuggested() && !s.commitRunning && s.replacing == "" &&
+	return workflow.GetInfo(ctx).GetContinueAsNewSuggested() && !s.commitRunning && s.inFlight == 0 &&
 		!s.dirty && (!s.st.CancelRequested || !s.st.State.decided())
 }
 
-// expireIntent closes an intent nobody committed in time.
+// expireIntent closes an intent nobody committed in time. The lapse is a
+// decision on the key like any other, so the store records it: the same
+// key sent again after Temporal has forgotten this saga meets it there.
 func (s *saga) expireIntent(ctx workflow.Context) {
 	if s.commitRunning || s.st.Held || s.st.State.decided() {
+		return
+	}
+	if req := s.st.Request; req != nil {
+		var a *activities.Activities
+		var out activities.LookupOutput
+		in := activities.LapseInput{RequestKey: s.st.RequestKey, Intent: req.Intent, PolicyVersion: req.ExpectedPolicyVersion}
+		if err := workflow.ExecuteActivity(storeCtx(ctx), a.Lapse, in).Get(ctx, &out); err != nil {
+			return // only when the workflow is cancelled: storeCtx retries
+		}
+		if s.commitRunning || s.st.State.decided() {
+			return // a commit arrived meanwhile; its answer is the one to keep
+		}
+		s.adopt(ctx, out)
 		return
 	}
 	s.setState(ctx, StateExpired)

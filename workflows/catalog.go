@@ -24,6 +24,8 @@ type CatalogRequest struct {
 	Flags    bool
 	Timeline string // a request key
 	Resolve  *activities.ResolveInput
+	// Decision reads what the store decided on a key or a reference.
+	Decision *activities.DecisionInput
 }
 
 // CatalogResult is the operation's answer.
@@ -32,6 +34,7 @@ type CatalogResult struct {
 	Flags        []store.Flag
 	Timeline     *activities.Timeline
 	Resolved     *store.Flag
+	Decision     *activities.LookupOutput
 }
 
 // Catalog runs the one activity the request names. Refusals come back as
@@ -63,6 +66,11 @@ func Catalog(ctx workflow.Context, req CatalogRequest) (CatalogResult, error) {
 		var t activities.Timeline
 		err := workflow.ExecuteActivity(ctx, a.BookingTimeline, activities.KeyInput{RequestKey: req.Timeline}).Get(ctx, &t)
 		out.Timeline = &t
+		return out, err
+	case req.Decision != nil:
+		var d activities.LookupOutput
+		err := workflow.ExecuteActivity(ctx, a.Decision, *req.Decision).Get(ctx, &d)
+		out.Decision = &d
 		return out, err
 	case req.Resolve != nil:
 		var f store.Flag

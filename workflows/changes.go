@@ -17,13 +17,13 @@ import (
 // same receipt. A cancel that arrives while the outcome is unknown, or
 // while a hold is being placed, is remembered: the main loop carries it out
 // once the booking is known, and the receipt says pending until then.
+//
+// A cancel that meets a reschedule under way is not refused: the store
+// decides between them under the booking's row lock. Either the cancel
+// comes first (the booking is cancelled, the move refused), or the move
+// does (the booking reads rescheduled, and so does every resend of the
+// cancel).
 func (s *saga) cancel(ctx workflow.Context, _ CancelRequest) (receipt.Receipt, error) {
-	if s.replacing != "" {
-		r := s.receipt()
-		r.Reason = &receipt.Reason{Code: string(booking.CodeWrongState),
-			Message: "a reschedule to " + s.replacing + " is under way; cancel that booking once it is decided"}
-		return r, nil
-	}
 	if err := s.mu.Lock(ctx); err != nil {
 		return receipt.Receipt{}, err
 	}
@@ -34,7 +34,7 @@ func (s *saga) cancel(ctx workflow.Context, _ CancelRequest) (receipt.Receipt, e
 		return s.receipt(), nil
 	case s.st.State == StateConfirmed || s.st.State == StateSelected && s.st.Held && !s.commitRunning:
 		defer s.mu.Unlock()
-		return s.release(ctx, "")
+		return s.release(ctx)
 	case !s.st.State.decided() || s.commitRunning:
 		s.st.CancelRequested = true
 		s.changes++ // wake the main loop
@@ -55,17 +55,17 @@ func (s *saga) cancelPending(ctx workflow.Context) {
 		if err := s.mu.Lock(ctx); err != nil {
 			return
 		}
-		_, _ = s.release(ctx, "")
+		_, _ = s.release(ctx)
 		s.mu.Unlock()
 	case s.st.State.decided():
 		s.st.CancelRequested = false // nothing was booked
 	}
 }
 
-func (s *saga) release(ctx workflow.Context, replacedBy string) (receipt.Receipt, error) {
+func (s *saga) release(ctx workflow.Context) (receipt.Receipt, error) {
 	var a *activities.Activities
 	var out activities.LookupOutput
-	in := activities.ReleaseInput{RequestKey: s.st.RequestKey, ReplacedBy: replacedBy}
+	in := activities.ReleaseInput{RequestKey: s.st.RequestKey}
 	err := workflow.ExecuteActivity(storeCtx(ctx), a.Release, in).Get(ctx, &out)
 	if err == nil && !out.Found {
 		err = booking.Rejectf(booking.CodeNotBooked, "the store has no booking under this key")
@@ -81,6 +81,9 @@ func (s *saga) release(ctx workflow.Context, replacedBy string) (receipt.Receipt
 }
 
 func (s *saga) validateReschedule(req RescheduleRequest) error {
+	if _, known := s.st.Replacements[req.NewRequestKey]; known {
+		return nil // a resend: it gets the first send's answer
+	}
 	if err := booking.ValidateReplacement(req.NewRequestKey, s.st.RequestKey); err != nil {
 		return typedRefusal(err)
 	}
@@ -90,52 +93,34 @@ func (s *saga) validateReschedule(req RescheduleRequest) error {
 	return validateCommit(req.Commit)
 }
 
-// reschedule books the new intent first, as its own saga under its own key,
-// and releases this booking only once the new one is confirmed. A conflict
-// or refusal leaves this booking as it was; an unknown outcome releases
-// nothing until it is known.
+// reschedule books the new intent first, as its own saga under its own
+// key, which releases this booking in the same store transaction once it
+// is confirmed. Nothing is refused here: the store decides, under the new
+// key, whether this booking can still be moved (two moves or a cancel at
+// once are decided one after the other), and records that decision, so
+// every resend of the same request gets the same answer.
 func (s *saga) reschedule(ctx workflow.Context, req RescheduleRequest) (receipt.Receipt, error) {
-	pending := receipt.Receipt{RequestKey: req.NewRequestKey, Status: receipt.StatusPending,
-		Reference: receipt.Reference(req.NewRequestKey), Replaces: s.st.RequestKey}
-	if refusal := s.beginReschedule(ctx, req); refusal != nil {
-		r := pending
-		r.Status, r.Reference, r.Reason = receipt.StatusRejected, "", refusal
-		return r, nil
+	key := req.NewRequestKey
+	pending := receipt.Receipt{RequestKey: key, Status: receipt.StatusPending,
+		Reference: receipt.Reference(key), Replaces: s.st.RequestKey}
+	if _, known := s.st.Replacements[key]; !known {
+		if refusal := s.startReplacement(ctx, req); refusal != nil {
+			r := pending
+			r.Status, r.Reference, r.Reason = receipt.StatusRejected, "", refusal
+			return r, nil
+		}
 	}
-	if _, err := awaitUntil(ctx, s.set.CommitWait, func() bool { return s.replacement != nil }); err != nil {
+	if _, err := awaitUntil(ctx, s.set.CommitWait, func() bool { return s.st.Replacements[key] != nil }); err != nil {
 		return receipt.Receipt{}, err
 	}
-	if s.replacement == nil {
-		return pending, nil
+	if r := s.st.Replacements[key]; r != nil {
+		return *r, nil
 	}
-	return *s.replacement, nil
+	return pending, nil
 }
 
-// beginReschedule starts the replacement saga, or joins the one under way
-// for the same new key.
-func (s *saga) beginReschedule(ctx workflow.Context, req RescheduleRequest) *receipt.Reason {
-	if err := s.mu.Lock(ctx); err != nil {
-		return rejectionReason(err)
-	}
-	defer s.mu.Unlock()
-	switch {
-	case s.replacing == req.NewRequestKey || s.replacement != nil && s.replacement.RequestKey == req.NewRequestKey:
-		return nil
-	case s.replacing != "" || s.st.State != StateConfirmed:
-		return &receipt.Reason{Code: string(booking.CodeWrongState),
-			Message: "only a confirmed booking with no other reschedule under way can be rescheduled; it is " + string(s.st.State)}
-	}
-	if err := s.startReplacement(ctx, req); err != nil {
-		var started *temporal.ChildWorkflowExecutionAlreadyStartedError
-		if errors.As(err, &started) {
-			return &receipt.Reason{Code: string(booking.CodeRequestKeyReused), Message: "the new request_key is already in use"}
-		}
-		return &receipt.Reason{Code: string(booking.CodeWrongState), Message: "the new booking could not be started: " + err.Error(), Retryable: true}
-	}
-	return nil
-}
-
-func (s *saga) startReplacement(ctx workflow.Context, req RescheduleRequest) error {
+// startReplacement starts the new booking's saga as a child.
+func (s *saga) startReplacement(ctx workflow.Context, req RescheduleRequest) *receipt.Reason {
 	commit := req.Commit
 	commit.Intent.Replaces = s.st.RequestKey
 	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
@@ -144,58 +129,59 @@ func (s *saga) startReplacement(ctx workflow.Context, req RescheduleRequest) err
 		ParentClosePolicy:     enums.PARENT_CLOSE_POLICY_ABANDON,
 		WorkflowIDReusePolicy: enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 	})
+	if s.st.Replacements == nil {
+		s.st.Replacements = map[string]*receipt.Receipt{}
+	}
+	s.st.Replacements[req.NewRequestKey] = nil
+	s.inFlight++
 	child := workflow.ExecuteChildWorkflow(cctx, Booking, BookingInput{RequestKey: req.NewRequestKey, Commit: &commit, Settings: s.set})
 	if err := child.GetChildWorkflowExecution().Get(ctx, nil); err != nil {
-		return err
+		delete(s.st.Replacements, req.NewRequestKey)
+		s.inFlight--
+		var started *temporal.ChildWorkflowExecutionAlreadyStartedError
+		if errors.As(err, &started) {
+			return &receipt.Reason{Code: string(booking.CodeRequestKeyReused), Message: "the new request_key is already in use"}
+		}
+		return &receipt.Reason{Code: string(booking.CodeWrongState), Message: "the new booking could not be started: " + err.Error(), Retryable: true}
 	}
-	s.replacing, s.replacement = req.NewRequestKey, nil
-	workflow.Go(ctx, func(ctx workflow.Context) { s.awaitReplacement(ctx, child) })
+	workflow.Go(ctx, func(ctx workflow.Context) { s.awaitReplacement(ctx, req.NewRequestKey, child) })
 	return nil
 }
 
+// replacementDecided takes a new booking's decided receipt, signalled by
+// its saga; a signal for a key this booking did not start is ignored.
+func (s *saga) replacementDecided(r receipt.Receipt) {
+	if prev, ok := s.st.Replacements[r.RequestKey]; ok && prev == nil {
+		if s.signalled == nil {
+			s.signalled = map[string]*receipt.Receipt{}
+		}
+		s.signalled[r.RequestKey] = &r
+	}
+}
+
 // awaitReplacement waits, as long as it takes, for the new saga's decided
-// outcome (its signal, or its result if it closes first, failed included),
-// and only a confirmed outcome releases this booking.
-func (s *saga) awaitReplacement(ctx workflow.Context, child workflow.ChildWorkflowFuture) {
-	r := s.replacementOutcome(ctx, child)
-	if r.Status != receipt.StatusConfirmed {
-		s.replacement, s.replacing = &r, ""
+// outcome (its signal, or its result if it closes first, failed
+// included). Whatever it is, this booking then reads its own record in the
+// store: the new booking's commit released it there if it was confirmed,
+// and a new booking cancelled afterwards leaves it released.
+func (s *saga) awaitReplacement(ctx workflow.Context, key string, child workflow.ChildWorkflowFuture) {
+	defer func() { s.inFlight-- }()
+	if err := workflow.Await(ctx, func() bool { return s.signalled[key] != nil || child.IsReady() }); err != nil {
 		return
 	}
-	r.Replaces = s.st.RequestKey
+	r := s.signalled[key]
+	if r == nil {
+		r = &receipt.Receipt{}
+		if err := child.Get(ctx, r); err != nil {
+			r = &receipt.Receipt{RequestKey: key, Status: receipt.StatusRejected, Replaces: s.st.RequestKey,
+				Reason: &receipt.Reason{Code: string(booking.CodeWrongState), Message: "the new booking's saga failed: " + err.Error()}}
+		}
+	}
 	if err := s.mu.Lock(ctx); err != nil {
 		return
 	}
 	defer s.mu.Unlock()
-	old, _ := s.release(ctx, r.RequestKey)
-	if old.Reason != nil {
-		// Said as it is: the old booking stands, so the move is not done.
-		s.log.Error("replacement confirmed but the old booking was not released", "request_key", s.st.RequestKey, "reason", old.Reason.Code)
-		r = receipt.Receipt{RequestKey: r.RequestKey, Status: receipt.StatusRejected, Replaces: s.st.RequestKey, Reason: old.Reason}
-	}
-	s.replacement, s.replacing = &r, ""
-}
-
-func (s *saga) replacementOutcome(ctx workflow.Context, child workflow.ChildWorkflowFuture) receipt.Receipt {
-	signals := workflow.GetSignalChannel(ctx, SignalReplacement)
-	for {
-		var r receipt.Receipt
-		decided := false
-		sel := workflow.NewSelector(ctx)
-		sel.AddReceive(signals, func(c workflow.ReceiveChannel, _ bool) {
-			c.Receive(ctx, &r)
-			decided = r.RequestKey == s.replacing // a stray signal is not the answer
-		})
-		sel.AddFuture(child, func(f workflow.Future) {
-			if err := f.Get(ctx, &r); err != nil {
-				r = receipt.Receipt{RequestKey: s.replacing, Status: receipt.StatusRejected, Replaces: s.st.RequestKey,
-					Reason: &receipt.Reason{Code: string(booking.CodeWrongState), Message: "the new booking's saga failed: " + err.Error()}}
-			}
-			decided = true
-		})
-		sel.Select(ctx)
-		if decided {
-			return r
-		}
-	}
+	s.refresh(ctx)
+	s.st.Replacements[key] = r
+	delete(s.signalled, key)
 }

@@ -106,15 +106,16 @@ func rescheduleSetup(t *testing.T) (*fixture, CommitRequest, *updateResult) {
 	return f, moved, u
 }
 
-func TestRescheduleConfirmedReleasesTheOld(t *testing.T) {
+// The new booking's commit releases the old one in the same store
+// transaction; the old saga reads that from the store.
+func TestRescheduleConfirmedReadsTheOldAsReleased(t *testing.T) {
 	t.Parallel()
 	f, moved, u := rescheduleSetup(t)
 	moved.Intent.Replaces = key
 	f.confirmed(newKey, moved)
 	old := stored(key, request(slotStart), booking.StatusReleasedForReschedule)
 	old.ReplacedByRequestKey = newKey
-	f.env.OnActivity(f.a.Release, mock.Anything, activities.ReleaseInput{RequestKey: key, ReplacedBy: newKey}).
-		Return(activities.LookupOutput{Found: true, Booking: old}, nil).Once()
+	f.env.OnActivity(f.a.Lookup, mock.Anything, forKey(key)).Return(activities.LookupOutput{Found: true, Booking: old}, nil).Once()
 
 	final := f.run(BookingInput{RequestKey: key})
 	require.Equal(t, receipt.StatusConfirmed, u.receipt.Status)
@@ -129,6 +130,9 @@ func TestRescheduleConflictLeavesTheOldAlone(t *testing.T) {
 	f, _, u := rescheduleSetup(t)
 	f.env.OnActivity(f.a.Commit, mock.Anything, forKey(newKey)).
 		Return(activities.CommitOutput{}, temporal.NewNonRetryableApplicationError("taken", activities.ErrTypeConflict, nil, activities.ConflictDetail{})).Once()
+	// The old saga reads its own record once the move is decided: untouched.
+	f.env.OnActivity(f.a.Lookup, mock.Anything, forKey(key)).
+		Return(activities.LookupOutput{Found: true, Booking: stored(key, request(slotStart), booking.StatusConfirmed)}, nil).Once()
 
 	final := f.run(BookingInput{RequestKey: key})
 	require.Equal(t, receipt.StatusConflict, u.receipt.Status)
@@ -154,14 +158,13 @@ func TestRescheduleUnknownReleasesNothingUntilKnown(t *testing.T) {
 		return activities.LookupOutput{}, nil
 	}).Once()
 	old := stored(key, request(slotStart), booking.StatusReleasedForReschedule)
-	f.env.OnActivity(f.a.Release, mock.Anything, activities.ReleaseInput{RequestKey: key, ReplacedBy: newKey}).
-		Return(func(context.Context, activities.ReleaseInput) (activities.LookupOutput, error) {
-			order = append(order, "release old")
-			return activities.LookupOutput{Found: true, Booking: old}, nil
-		}).Once()
+	f.env.OnActivity(f.a.Lookup, mock.Anything, forKey(key)).Return(func(context.Context, activities.KeyInput) (activities.LookupOutput, error) {
+		order = append(order, "lookup old")
+		return activities.LookupOutput{Found: true, Booking: old}, nil
+	}).Once()
 
 	final := f.run(BookingInput{RequestKey: key})
-	require.Equal(t, []string{"commit new", "lookup new", "commit new", "release old"}, order)
+	require.Equal(t, []string{"commit new", "lookup new", "commit new", "lookup old"}, order, "the old booking is read only once the new one is known")
 	require.Equal(t, receipt.StatusPending, u.receipt.Status)
 	require.Equal(t, receipt.Reference(newKey), u.receipt.Reference)
 	require.Equal(t, key, u.receipt.Replaces)

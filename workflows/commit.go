@@ -146,6 +146,9 @@ func (s *saga) runCommit(ctx workflow.Context) {
 			err = workflow.ExecuteLocalActivity(cctx, a.Commit, s.commitInput()).Get(ctx, &out)
 		}
 		s.attemptsDone++
+		if s.st.State.decided() {
+			return // settled by a reconciliation while the attempt ran: a late answer never overwrites it
+		}
 		if err == nil {
 			s.fromStore(ctx, out.Booking)
 			if s.st.Held && s.commitWanted {
@@ -156,16 +159,13 @@ func (s *saga) runCommit(ctx workflow.Context) {
 		if s.refused(ctx, err) {
 			return
 		}
-		if s.st.State.decided() {
-			return // settled by a reconciliation while the attempt ran
-		}
 		s.enterUnknown(ctx, err)
 		found, ok := s.lookup(ctx)
 		if !ok || s.st.State.decided() {
 			return // the workflow was cancelled, or a reconciliation settled it
 		}
 		if found.Found && !(confirming && found.Booking.Status == booking.StatusHeld) {
-			s.fromStore(ctx, found.Booking)
+			s.adopt(ctx, found)
 			if s.st.Held && s.commitWanted {
 				continue
 			}
@@ -206,16 +206,26 @@ func (s *saga) lookup(ctx workflow.Context) (activities.LookupOutput, bool) {
 	return s.reconciled, true
 }
 
-// onReconcile takes a reconciliation run's lookup for a stuck saga: found
-// settles it at once, absent makes the runner send the same key again now.
+// onReconcile takes a reconciliation run's lookup. For a stuck saga, found
+// settles it at once and absent makes the runner send the same key again
+// now. A decided saga whose answer the store contradicts adopts the
+// store's.
 func (s *saga) onReconcile(ctx workflow.Context, out activities.LookupOutput) {
 	if s.st.State != StateUnknown && s.st.State != StateCommitting {
+		if s.st.State.decided() && !s.commitRunning && disagrees(s.st.State, out) {
+			// The run's lookup may be older than the saga's own last step:
+			// read the store afresh before taking its word.
+			if err := s.mu.Lock(ctx); err == nil {
+				s.refresh(ctx)
+				s.mu.Unlock()
+			}
+		}
 		return
 	}
 	s.reconciled = out
 	switch {
 	case out.Found && out.Booking.Status != booking.StatusHeld:
-		s.fromStore(ctx, out.Booking)
+		s.adopt(ctx, out)
 	case !s.commitRunning:
 		s.startCommit(ctx) // the runner had stopped (continue-as-new pending): same key again
 	default:
@@ -224,6 +234,15 @@ func (s *saga) onReconcile(ctx workflow.Context, out activities.LookupOutput) {
 	if s.cancelLookup != nil {
 		s.cancelLookup()
 	}
+}
+
+// disagrees reports a store record that says something else than state.
+func disagrees(state State, out activities.LookupOutput) bool {
+	if !out.Found {
+		return false // nothing to adopt: the store decided nothing
+	}
+	st, _ := storeState(out)
+	return st != state
 }
 
 func (s *saga) enterUnknown(ctx workflow.Context, err error) {
@@ -245,13 +264,12 @@ func (s *saga) refused(ctx workflow.Context, err error) bool {
 	case activities.ErrTypeConflict:
 		var d activities.ConflictDetail
 		_ = appErr.Details(&d)
-		s.st.Reason = conflictReason(d)
-		s.refuse(ctx, StateConflict, s.st.Reason)
+		s.refuse(ctx, StateConflict, conflictReason(d.Busy))
 	case activities.ErrTypeRejected:
 		var rej booking.Rejection
 		_ = appErr.Details(&rej)
 		state := StateRejected
-		if rej.Code == booking.CodeHoldExpired {
+		if rej.Code == booking.CodeHoldExpired || rej.Code == booking.CodeIntentExpired {
 			state = StateExpired
 		}
 		s.refuse(ctx, state, &receipt.Reason{Code: string(rej.Code), Message: rej.Message})
@@ -268,11 +286,11 @@ func (s *saga) refuse(ctx workflow.Context, state State, reason *receipt.Reason)
 	s.notifyReplaced(ctx)
 }
 
-func conflictReason(d activities.ConflictDetail) *receipt.Reason {
+func conflictReason(busy []store.Busy) *receipt.Reason {
 	// The calendar's free/busy cannot tell our own mirrored bookings from
 	// events typed in by hand, so the message does not name the source.
 	r := &receipt.Reason{Code: "slot_taken", Message: "the slot is no longer free"}
-	for _, b := range d.Busy {
+	for _, b := range busy {
 		r.Busy = append(r.Busy, receipt.Busy{ResourceID: b.ResourceID, From: b.From, To: b.To})
 	}
 	return r
@@ -337,5 +355,5 @@ func (s *saga) key() activities.KeyInput { return activities.KeyInput{RequestKey
 func (s *saga) commitInput() activities.CommitInput {
 	r := s.st.Request
 	return activities.CommitInput{RequestKey: s.st.RequestKey, Intent: r.Intent,
-		ExpectedPolicyVersion: r.ExpectedPolicyVersion, Hold: r.Hold, Contact: r.Contact}
+		ExpectedPolicyVersion: r.ExpectedPolicyVersion, Hold: r.Hold, Contact: r.Contact, Attempt: s.st.CommitAttempts}
 }

@@ -15,7 +15,12 @@ import (
 const (
 	ConversationWorkflowName = "Conversation"
 	UpdateChoose             = "choose"
-	UpdateRetire             = "retire"
+	// UpdateChooseToBook is choose for a booking about to be sent: the
+	// key is remembered as booked until UpdateSettle says its outcome is
+	// known, and while it is not, later choices are told (Outstanding).
+	UpdateChooseToBook = "choose-to-book"
+	UpdateSettle       = "settle"
+	UpdateRetire       = "retire"
 	// conversationIdle is how long a conversation remembers its choices
 	// after the last one; a phone call is over long before.
 	conversationIdle = 24 * time.Hour
@@ -34,6 +39,10 @@ type ConversationInput struct {
 // ChooseResult is the key for a chosen intent.
 type ChooseResult struct {
 	RequestKey string
+	// Outstanding are the keys of other bookings in this conversation not
+	// known to be settled: the caller must not start another booking while
+	// one of them is pending.
+	Outstanding []string
 }
 
 // RetireRequest forgets the key of a choice whose booking ended without
@@ -52,6 +61,9 @@ type ConversationResult struct {
 type Choice struct {
 	Fingerprint string
 	RequestKey  string
+	// Booked is set once a booking was sent under the key, and Settled once
+	// its outcome was seen to be known.
+	Booked, Settled bool
 }
 
 // Conversation hands out request keys: the same intent chosen again in the
@@ -59,59 +71,109 @@ type Choice struct {
 // a new intent gets a new random key. The key is made once, recorded in
 // history, and never changes.
 func Conversation(ctx workflow.Context, in ConversationInput) (ConversationResult, error) {
-	choices := in.Carry
-	last := workflow.Now(ctx)
-	err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateChoose, func(ctx workflow.Context, in booking.Intent) (ChooseResult, error) {
-		last = workflow.Now(ctx)
-		fp := hex.EncodeToString(in.Normalize().Fingerprint())
-		for _, c := range choices {
-			if c.Fingerprint == fp {
-				return ChooseResult{RequestKey: c.RequestKey}, nil
-			}
-		}
-		var key string
-		if err := workflow.SideEffect(ctx, func(workflow.Context) any { return uuid.NewString() }).Get(&key); err != nil {
-			return ChooseResult{}, err
-		}
-		choices = append(choices, Choice{Fingerprint: fp, RequestKey: key})
-		return ChooseResult{RequestKey: key}, nil
-	}, workflow.UpdateHandlerOptions{Validator: func(in booking.Intent) error { return in.Validate() }})
-	if err != nil {
+	b := &keyBook{choices: in.Carry, last: workflow.Now(ctx)}
+	if err := b.register(ctx); err != nil {
 		return ConversationResult{}, err
 	}
-	err = workflow.SetUpdateHandler(ctx, UpdateRetire, func(ctx workflow.Context, in RetireRequest) (ChooseResult, error) {
-		last = workflow.Now(ctx)
-		for i, c := range choices {
-			if c.RequestKey == in.RequestKey {
-				choices = append(choices[:i:i], choices[i+1:]...)
-				break
-			}
-		}
-		return ChooseResult{RequestKey: in.RequestKey}, nil
-	})
-	if err != nil {
-		return ConversationResult{}, err
-	}
+	choices := func() []Choice { return b.choices }
+	last := func() time.Time { return b.last }
 	done := func() (ConversationResult, error) {
 		err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
-		return ConversationResult{Choices: choices}, err
+		return ConversationResult{Choices: choices()}, err
 	}
 	for {
-		seen := last
+		seen := last()
 		idle, err := awaitUntil(ctx, conversationIdle, func() bool {
-			return last != seen || workflow.GetInfo(ctx).GetContinueAsNewSuggested()
+			return last() != seen || workflow.GetInfo(ctx).GetContinueAsNewSuggested()
 		})
 		if err != nil {
 			return ConversationResult{}, err
 		}
-		if !idle && last == seen {
+		if !idle && last() == seen {
 			return done()
 		}
 		if workflow.GetInfo(ctx).GetContinueAsNewSuggested() {
 			if _, err := done(); err != nil {
 				return ConversationResult{}, err
 			}
-			return ConversationResult{}, workflow.NewContinueAsNewError(ctx, Conversation, ConversationInput{ConversationID: in.ConversationID, Carry: choices})
+			return ConversationResult{}, workflow.NewContinueAsNewError(ctx, Conversation, ConversationInput{ConversationID: in.ConversationID, Carry: choices()})
 		}
 	}
+}
+
+// keyBook is a conversation's choices and the handlers that change them.
+type keyBook struct {
+	choices []Choice
+	last    time.Time
+}
+
+func (b *keyBook) register(ctx workflow.Context) error {
+	validate := workflow.UpdateHandlerOptions{Validator: func(in booking.Intent) error { return in.Validate() }}
+	err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateChoose, func(ctx workflow.Context, in booking.Intent) (ChooseResult, error) {
+		return b.choose(ctx, in, false)
+	}, validate)
+	if err == nil {
+		err = workflow.SetUpdateHandlerWithOptions(ctx, UpdateChooseToBook, func(ctx workflow.Context, in booking.Intent) (ChooseResult, error) {
+			return b.choose(ctx, in, true)
+		}, validate)
+	}
+	if err == nil {
+		err = workflow.SetUpdateHandler(ctx, UpdateSettle, func(ctx workflow.Context, in RetireRequest) (ChooseResult, error) {
+			b.last = workflow.Now(ctx)
+			if i := b.find(in.RequestKey); i >= 0 {
+				b.choices[i].Settled = true
+			}
+			return ChooseResult{RequestKey: in.RequestKey}, nil
+		})
+	}
+	if err == nil {
+		err = workflow.SetUpdateHandler(ctx, UpdateRetire, func(ctx workflow.Context, in RetireRequest) (ChooseResult, error) {
+			b.last = workflow.Now(ctx)
+			if i := b.find(in.RequestKey); i >= 0 {
+				b.choices = append(b.choices[:i:i], b.choices[i+1:]...)
+			}
+			return ChooseResult{RequestKey: in.RequestKey}, nil
+		})
+	}
+	return err
+}
+
+// choose returns the key for in, made at random the first time it is
+// chosen, with the other bookings whose outcome is still open.
+func (b *keyBook) choose(ctx workflow.Context, in booking.Intent, book bool) (ChooseResult, error) {
+	b.last = workflow.Now(ctx)
+	fp := hex.EncodeToString(in.Normalize().Fingerprint())
+	i := -1
+	for j, c := range b.choices {
+		if c.Fingerprint == fp {
+			i = j
+		}
+	}
+	if i < 0 {
+		var key string
+		if err := workflow.SideEffect(ctx, func(workflow.Context) any { return uuid.NewString() }).Get(&key); err != nil {
+			return ChooseResult{}, err
+		}
+		b.choices = append(b.choices, Choice{Fingerprint: fp, RequestKey: key})
+		i = len(b.choices) - 1
+	}
+	out := ChooseResult{RequestKey: b.choices[i].RequestKey}
+	for j, c := range b.choices {
+		if j != i && c.Booked && !c.Settled {
+			out.Outstanding = append(out.Outstanding, c.RequestKey)
+		}
+	}
+	if book {
+		b.choices[i].Booked, b.choices[i].Settled = true, false
+	}
+	return out, nil
+}
+
+func (b *keyBook) find(key string) int {
+	for i, c := range b.choices {
+		if c.RequestKey == key {
+			return i
+		}
+	}
+	return -1
 }

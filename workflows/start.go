@@ -7,6 +7,7 @@ import (
 
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 
 	"github.com/bookingsaga/bookingsaga/internal/receipt"
@@ -92,4 +93,19 @@ func Update(ctx context.Context, c client.Client, requestKey, name string, arg a
 		return receipt.Receipt{}, fmt.Errorf("%s %s: %w", name, requestKey, err)
 	}
 	return r, nil
+}
+
+// KeyByReference finds the request key whose saga carries the reference a
+// caller quotes. It is for keys the store has not decided yet (pending):
+// the store answers for every decided key.
+func KeyByReference(ctx context.Context, c client.Client, ref string) (string, error) {
+	query := fmt.Sprintf(`WorkflowType = %q AND %s = %q`, BookingWorkflowName, AttrReference.GetName(), ref)
+	res, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: query, PageSize: 1})
+	if err != nil {
+		return "", fmt.Errorf("key by reference %s: %w", ref, err)
+	}
+	if len(res.GetExecutions()) == 0 {
+		return "", serviceerror.NewNotFound("no booking under reference " + ref)
+	}
+	return res.GetExecutions()[0].GetExecution().GetWorkflowId(), nil
 }

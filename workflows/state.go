@@ -159,6 +159,7 @@ func (s *saga) publish(ctx workflow.Context) {
 	s.published = s.changes
 	updates := []temporal.SearchAttributeUpdate{
 		AttrStatus.ValueSet(string(s.st.State)),
+		AttrReference.ValueSet(receipt.Reference(s.st.RequestKey)),
 		AttrCalendarSynced.ValueSet(s.st.CalendarSynced),
 		AttrCRMSynced.ValueSet(s.st.CRMSynced),
 	}

@@ -34,6 +34,10 @@ var (
 	AttrSlotStart      = temporal.NewSearchAttributeKeyTime("BookingSlotStart")
 	AttrCalendarSynced = temporal.NewSearchAttributeKeyBool("BookingCalendarSynced")
 	AttrCRMSynced      = temporal.NewSearchAttributeKeyBool("BookingCRMSynced")
+	// AttrReference is the reference the caller was given
+	// (receipt.Reference), so a pending key the store has not decided yet
+	// can be found by it.
+	AttrReference = temporal.NewSearchAttributeKeyKeyword("BookingReference")
 )
 
 // State is where a booking saga stands.
@@ -87,7 +91,8 @@ type Settings struct {
 	MirrorAttemptTimeout time.Duration
 }
 
-func (s Settings) withDefaults() Settings {
+// WithDefaults fills in the zero values.
+func (s Settings) WithDefaults() Settings {
 	if s.CommitWait <= 0 {
 		s.CommitWait = 3 * time.Second
 	}
@@ -146,8 +151,12 @@ type BookingState struct {
 	// ReplacedNotified is set once the booking this one replaces was told
 	// the outcome.
 	ReplacedNotified bool
-	CalendarSynced   bool
-	CRMSynced        bool
+	// Replacements are the new bookings reschedules started, by request
+	// key: nil while undecided, then the receipt their first send was
+	// answered with once decided, which every resend gets too.
+	Replacements   map[string]*receipt.Receipt
+	CalendarSynced bool
+	CRMSynced      bool
 	// LastError is the last mirror failure, for an operator.
 	LastError string
 }

@@ -31,6 +31,13 @@ func Default() Policy {
 	return Policy{Attempts: 3, Base: 200 * time.Millisecond, Max: 5 * time.Second}
 }
 
+type onceKey struct{}
+
+// Once marks ctx for a single try. A caller with a small budget of its own
+// (the commit's calendar re-check) would rather go on without the answer
+// than spend the budget on a retry.
+func Once(ctx context.Context) context.Context { return context.WithValue(ctx, onceKey{}, true) }
+
 // Verdict is a classifier's answer about one error.
 type Verdict struct {
 	Retry bool
@@ -43,6 +50,9 @@ type Verdict struct {
 // comes wrapped in *Exhausted so that Transient can read it.
 func (p Policy) Do(ctx context.Context, classify func(error) Verdict, fn func(context.Context) error) error {
 	attempts := max(p.Attempts, 1)
+	if ctx.Value(onceKey{}) != nil {
+		attempts = 1
+	}
 	for i := 0; ; i++ {
 		err := fn(ctx)
 		if err == nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/bookingsaga/bookingsaga/internal/booking"
 	"github.com/bookingsaga/bookingsaga/internal/receipt"
 	"github.com/bookingsaga/bookingsaga/internal/store"
+	"github.com/bookingsaga/bookingsaga/starter/sagaclient"
 )
 
 // isInputCode reports refusals that mean the request itself was malformed
@@ -42,7 +43,7 @@ func writeError(w http.ResponseWriter, log *zap.Logger, err error) {
 		if !isInputCode(string(rej.Code)) {
 			e.Status = http.StatusConflict
 		}
-	case errors.As(err, &nf):
+	case errors.As(err, &nf) || errors.Is(err, sagaclient.ErrNotFound):
 		e = &Error{Status: http.StatusNotFound, Code: string(codeNotFound), Message: "no booking under this request_key"}
 	default:
 		log.Error("request failed", zap.Error(err))
@@ -58,11 +59,13 @@ func technical(err error) bool {
 	var e *Error
 	var rej *booking.Rejection
 	var nf *serviceerror.NotFound
-	return !errors.As(err, &e) && !errors.As(err, &rej) && !errors.As(err, &nf)
+	return !errors.As(err, &e) && !errors.As(err, &rej) && !errors.As(err, &nf) && !errors.Is(err, sagaclient.ErrNotFound)
 }
 
-// answer writes the receipt of a booking call. A technical failure is still
-// a receipt, "rejected" with retryable set: the agent tries again with the
+// answer writes the receipt of a booking call. The client answers a fault
+// after the request may have reached Temporal as pending_reconciliation;
+// what is left is a failure before anything was sent, so it is still a
+// receipt, "rejected" with retryable set: the agent tries again with the
 // same request_key, and never hears "booked".
 func answer(w http.ResponseWriter, r *http.Request, key string, rec receipt.Receipt, err error) error {
 	if err == nil {
@@ -156,9 +159,27 @@ func (s *Server) book(w http.ResponseWriter, r *http.Request) error {
 	return answer(w, r, body.RequestKey, rec, err)
 }
 
+// status answers a key's receipt, decided or not, with 200: it is a read,
+// so even a refusal is the key's answer, not an error of this request.
 func (s *Server) status(w http.ResponseWriter, r *http.Request) error {
 	rec, err := s.client.Status(r.Context(), r.PathValue("request_key"))
-	return answer(w, r, r.PathValue("request_key"), rec, err)
+	if err != nil {
+		return answer(w, r, r.PathValue("request_key"), rec, err)
+	}
+	return writeJSON(w, http.StatusOK, rec)
+}
+
+// byReference resolves the reference a caller quotes to its receipt.
+func (s *Server) byReference(w http.ResponseWriter, r *http.Request) error {
+	ref := r.URL.Query().Get("reference")
+	if ref == "" {
+		return badRequest(booking.CodeMissingField, "reference is required, e.g. ?reference=BS-7K2D-QF4M")
+	}
+	rec, err := s.client.ByReference(r.Context(), ref)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, rec)
 }
 
 func (s *Server) cancel(w http.ResponseWriter, r *http.Request) error {

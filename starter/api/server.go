@@ -79,6 +79,7 @@ func (s *Server) routes() []route {
 		{"GET", "/v1/availability", true, s.availability},
 		{"POST", "/v1/intents", true, s.intents},
 		{"POST", "/v1/bookings", true, s.book},
+		{"GET", "/v1/bookings", true, s.byReference},
 		{"GET", "/v1/bookings/{request_key}", true, s.status},
 		{"POST", "/v1/bookings/{request_key}/cancel", true, s.cancel},
 		{"POST", "/v1/bookings/{request_key}/reschedule", true, s.reschedule},

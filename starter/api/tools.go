@@ -20,12 +20,16 @@ import (
 	"github.com/bookingsaga/bookingsaga/internal/booking"
 	"github.com/bookingsaga/bookingsaga/internal/receipt"
 	"github.com/bookingsaga/bookingsaga/internal/store"
+	"github.com/bookingsaga/bookingsaga/starter/sagaclient"
 )
 
 // toolArgs are the arguments every tool may take; each tool reads its own.
 type toolArgs struct {
 	Slot
-	RequestKey            string   `json:"request_key,omitempty"`
+	RequestKey string `json:"request_key,omitempty"`
+	// Reference is what the caller quotes back (BS-XXXX-XXXX), for
+	// booking_status when the key is not at hand.
+	Reference             string   `json:"reference,omitempty"`
 	ExpectedPolicyVersion string   `json:"expected_policy_version,omitempty"`
 	Contact               *Contact `json:"contact,omitempty"`
 	// From and To bound check_availability; Date (YYYY-MM-DD, local) is
@@ -64,14 +68,21 @@ func (s *Server) runTool(ctx context.Context, conv, name string, a toolArgs) (st
 		if e != nil {
 			return "", e
 		}
-		key, err := s.client.Select(ctx, conv, in)
+		ch, err := s.client.Choose(ctx, conv, in, false)
 		if err != nil {
 			return "", err
 		}
-		return fmt.Sprintf("Noted the caller's choice. request_key %s.", key), nil
+		if text, held, err := s.held(ctx, conv, ch.Outstanding); err != nil || held {
+			return text, err
+		}
+		return fmt.Sprintf("Noted the caller's choice. request_key %s.", ch.RequestKey), nil
 	case "book":
 		return s.toolBook(ctx, conv, a)
 	case "booking_status", "cancel_booking":
+		if name == "booking_status" && a.RequestKey == "" && a.Reference != "" {
+			r, err := s.client.ByReference(ctx, a.Reference)
+			return Say(r), err
+		}
 		if err := booking.ValidateKey(a.RequestKey); err != nil {
 			return "", fromRejection(err)
 		}
@@ -101,17 +112,39 @@ func (s *Server) toolBook(ctx context.Context, conv string, a toolArgs) (string,
 	if e != nil {
 		return "", e
 	}
-	key, err := s.client.Select(ctx, conv, req.Intent)
+	ch, err := s.client.Choose(ctx, conv, req.Intent, true)
 	if err != nil {
 		return "", err
 	}
-	r, err := s.client.Commit(ctx, key, req)
-	if err == nil && final(r) {
+	if text, held, err := s.held(ctx, conv, ch.Outstanding); err != nil || held {
+		return text, err
+	}
+	r, err := s.client.Commit(ctx, ch.RequestKey, req)
+	switch {
+	case err != nil || r.Status == receipt.StatusPending:
+	case final(r):
 		// The key's booking ended unkept; the same choice again (a slot
 		// that freed up, a refreshed policy) must not meet this outcome.
-		err = s.client.Retire(ctx, conv, key)
+		err = s.client.Retire(ctx, conv, ch.RequestKey)
+	default:
+		err = s.client.Settle(ctx, conv, ch.RequestKey)
 	}
 	return Say(r), err
+}
+
+// held answers a call that would start another booking while one of this
+// conversation's is still pending: the article's rule is that a pending
+// outcome holds the conversation until it is settled.
+func (s *Server) held(ctx context.Context, conv string, outstanding []string) (string, bool, error) {
+	if len(outstanding) == 0 {
+		return "", false, nil
+	}
+	r, err := s.client.Pending(ctx, conv, outstanding)
+	if err != nil || r == nil {
+		return "", false, err
+	}
+	return Say(*r) + " An earlier booking in this call is not settled: check it with booking_status (request_key " +
+		r.RequestKey + ") before booking anything else.", true, nil
 }
 
 // final reports a receipt whose key can never book: a conflict, or a
@@ -195,7 +228,7 @@ func toolError(err error) string {
 		return "NOT done: " + e.Message + "."
 	case errors.As(err, &rej):
 		return "NOT done: " + rej.Message + "."
-	case errors.As(err, &nf):
+	case errors.As(err, &nf) || errors.Is(err, sagaclient.ErrNotFound):
 		return "NOT done: there is no booking under this request_key."
 	}
 	return "NOT done: a temporary problem. Try the same call again in a moment."

@@ -35,6 +35,10 @@ type Options struct {
 	// before Attention lists it (its workflow tasks are failing, say):
 	// every saga publishes one within seconds of its first call.
 	Silent time.Duration
+	// Margin is how much longer than the saga's commit wait a booking
+	// call may take in all: past it the answer is pending_reconciliation,
+	// whatever Temporal or the store are doing.
+	Margin time.Duration
 }
 
 // Client books through the booking sagas.
@@ -54,6 +58,10 @@ func New(tc client.Client, opts Options) *Client {
 	if opts.Silent <= 0 {
 		opts.Silent = 5 * time.Minute
 	}
+	if opts.Margin <= 0 {
+		opts.Margin = 400 * time.Millisecond
+	}
+	opts.Settings = opts.Settings.WithDefaults()
 	return &Client{tc: tc, opts: opts}
 }
 
@@ -117,33 +125,74 @@ func refusal(err error) error {
 // in the same conversation always gets the same key, so a re-issued tool
 // call cannot book twice; a new choice gets a new random key.
 func (c *Client) Select(ctx context.Context, conversationID string, in booking.Intent) (string, error) {
+	ch, err := c.Choose(ctx, conversationID, in, false)
+	return ch.RequestKey, err
+}
+
+// Choose is Select with the conversation's open bookings: the keys of
+// earlier bookings whose outcome is not known to be settled. With book
+// set, the key is remembered as booked until Settle.
+func (c *Client) Choose(ctx context.Context, conversationID string, in booking.Intent, book bool) (workflows.ChooseResult, error) {
 	if conversationID == "" {
-		return "", booking.Rejectf(booking.CodeMissingField, "conversation_id is required")
+		return workflows.ChooseResult{}, booking.Rejectf(booking.CodeMissingField, "conversation_id is required")
+	}
+	update := workflows.UpdateChoose
+	if book {
+		update = workflows.UpdateChooseToBook
 	}
 	id := workflows.ConversationWorkflowID(conversationID)
 	op := c.tc.NewWithStartWorkflowOperation(conversationStart(id, c.opts.TaskQueue), workflows.ConversationWorkflowName,
 		workflows.ConversationInput{ConversationID: conversationID})
 	h, err := c.tc.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{StartWorkflowOperation: op,
-		UpdateOptions: client.UpdateWorkflowOptions{UpdateName: workflows.UpdateChoose, Args: []any{in},
+		UpdateOptions: client.UpdateWorkflowOptions{UpdateName: update, Args: []any{in},
 			WaitForStage: client.WorkflowUpdateStageCompleted}})
 	if err != nil {
-		return "", fmt.Errorf("select %s: %w", conversationID, err)
+		return workflows.ChooseResult{}, fmt.Errorf("select %s: %w", conversationID, err)
 	}
 	var res workflows.ChooseResult
 	if err := h.Get(ctx, &res); err != nil {
-		return "", fmt.Errorf("select %s: %w", conversationID, err)
+		return workflows.ChooseResult{}, fmt.Errorf("select %s: %w", conversationID, err)
 	}
-	return res.RequestKey, nil
+	return res, nil
 }
 
-// conversationStart joins a running key book, and starts a new one after
-// the last closed (a day idle).
+// Pending returns the receipt of the first of keys still pending
+// reconciliation, for the conversation to wait on; the others are
+// settled, and forgotten as open. Nil means the conversation goes on.
+func (c *Client) Pending(ctx context.Context, conversationID string, keys []string) (*receipt.Receipt, error) {
+	for _, key := range keys {
+		r, err := c.Status(ctx, key)
+		if errors.Is(err, ErrNotFound) {
+			err = nil // never reached Temporal: nothing to wait for
+		}
+		if err != nil {
+			return nil, err
+		}
+		if r.Status == receipt.StatusPending {
+			return &r, nil
+		}
+		if err := c.conversationUpdate(ctx, conversationID, workflows.UpdateSettle, key); err != nil {
+			return nil, err
+		}
+	}
+	return nil, nil
+}
+
+// Settle tells the conversation that key's outcome is known.
+func (c *Client) Settle(ctx context.Context, conversationID, key string) error {
+	return c.conversationUpdate(ctx, conversationID, workflows.UpdateSettle, key)
+}
+
 // Retire makes the conversation forget key: the booking under it ended
 // without being kept, and the same choice should get a fresh key. A
 // conversation that has closed has nothing to forget.
 func (c *Client) Retire(ctx context.Context, conversationID, key string) error {
+	return c.conversationUpdate(ctx, conversationID, workflows.UpdateRetire, key)
+}
+
+func (c *Client) conversationUpdate(ctx context.Context, conversationID, update, key string) error {
 	h, err := c.tc.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: workflows.ConversationWorkflowID(conversationID),
-		UpdateName: workflows.UpdateRetire, Args: []any{workflows.RetireRequest{RequestKey: key}},
+		UpdateName: update, Args: []any{workflows.RetireRequest{RequestKey: key}},
 		WaitForStage: client.WorkflowUpdateStageCompleted})
 	var nf *serviceerror.NotFound
 	if errors.As(err, &nf) {
@@ -153,77 +202,15 @@ func (c *Client) Retire(ctx context.Context, conversationID, key string) error {
 		err = h.Get(ctx, nil)
 	}
 	if err != nil {
-		return fmt.Errorf("retire %s in %s: %w", key, conversationID, err)
+		return fmt.Errorf("%s %s in %s: %w", update, key, conversationID, err)
 	}
 	return nil
 }
 
+// conversationStart joins a running key book, and starts a new one after
+// the last closed (a day idle).
 func conversationStart(id, queue string) client.StartWorkflowOptions {
 	o := workflows.StartOptions(id, queue)
 	o.WorkflowIDReusePolicy = enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE
 	return o
-}
-
-// Commit books req under key and returns the receipt. A conflict receipt
-// carries fresh alternatives on the same day.
-func (c *Client) Commit(ctx context.Context, key string, req workflows.CommitRequest) (receipt.Receipt, error) {
-	if err := booking.ValidateKey(key); err != nil {
-		return receipt.Receipt{}, err
-	}
-	r, err := workflows.Commit(ctx, c.tc, c.opts.TaskQueue, workflows.BookingInput{RequestKey: key, Settings: c.opts.Settings}, req)
-	if err != nil {
-		return receipt.Receipt{}, refusal(err)
-	}
-	if r.Status == receipt.StatusConflict {
-		r.Alternatives = c.alternatives(ctx, req.Intent)
-	}
-	return r, nil
-}
-
-// alternatives looks for free slots of the same length around the asked
-// time, nearest first. It is best effort: a conflict is still a conflict
-// without them.
-func (c *Client) alternatives(ctx context.Context, in booking.Intent) []receipt.Slot {
-	av, err := c.Availability(ctx, store.AvailabilityQuery{PropertyID: in.PropertyID, AgentID: in.AgentID,
-		ExtraResources: in.ExtraResources, From: in.StartsAt.Add(-6 * time.Hour), To: in.StartsAt.Add(6 * time.Hour),
-		Duration: in.EndsAt.Sub(in.StartsAt)})
-	if err != nil {
-		return nil
-	}
-	slots := av.Slots
-	dist := func(s store.Slot) time.Duration { return s.StartsAt.Sub(in.StartsAt).Abs() }
-	var out []receipt.Slot
-	for len(out) < c.opts.Alternatives && len(slots) > 0 {
-		best := 0
-		for i := range slots {
-			if dist(slots[i]) < dist(slots[best]) {
-				best = i
-			}
-		}
-		s := slots[best]
-		out = append(out, receipt.Slot{StartsAt: s.StartsAt, EndsAt: s.EndsAt, LocalStart: s.LocalStart})
-		slots = append(slots[:best:best], slots[best+1:]...)
-	}
-	return out
-}
-
-// Status is the current receipt of key.
-func (c *Client) Status(ctx context.Context, key string) (receipt.Receipt, error) {
-	return workflows.Receipt(ctx, c.tc, key, nil)
-}
-
-// Cancel cancels the booking of key; cancelling twice is fine.
-func (c *Client) Cancel(ctx context.Context, key string) (receipt.Receipt, error) {
-	return workflows.Update(ctx, c.tc, key, workflows.UpdateCancel, workflows.CancelRequest{})
-}
-
-// Reschedule moves the booking of key to req under newKey: the new slot is
-// booked first, and the old one released only once the new one is
-// confirmed. The receipt is the new booking's, with Replaces set.
-func (c *Client) Reschedule(ctx context.Context, key, newKey string, req workflows.CommitRequest) (receipt.Receipt, error) {
-	if err := booking.ValidateKey(newKey); err != nil {
-		return receipt.Receipt{}, err
-	}
-	r, err := workflows.Update(ctx, c.tc, key, workflows.UpdateReschedule, workflows.RescheduleRequest{NewRequestKey: newKey, Commit: req})
-	return r, refusal(err)
 }

@@ -1,0 +1,220 @@
+package sagaclient
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"go.temporal.io/api/serviceerror"
+
+	"github.com/bookingsaga/bookingsaga/activities"
+	"github.com/bookingsaga/bookingsaga/internal/booking"
+	"github.com/bookingsaga/bookingsaga/internal/receipt"
+	"github.com/bookingsaga/bookingsaga/internal/store"
+	"github.com/bookingsaga/bookingsaga/workflows"
+)
+
+// ErrNotFound means neither a saga nor the store knows the key.
+var ErrNotFound = errors.New("no booking under this request_key")
+
+// bounded gives a booking call its whole budget: the saga's commit wait
+// and a margin. A voice caller can't wait longer, so past it the call
+// answers pending_reconciliation rather than late.
+func (c *Client) bounded(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, c.opts.Settings.CommitWait+c.opts.Margin)
+}
+
+// pending is the answer to a call whose outcome may have happened: the
+// request may have reached Temporal, so it is never a failure. The saga,
+// or the reconciliation schedule, settles it; the agent checks again with
+// the same key or the reference.
+func pending(key string) receipt.Receipt {
+	return receipt.Receipt{RequestKey: key, Status: receipt.StatusPending, Reference: receipt.Reference(key)}
+}
+
+// unknown turns a technical failure after the request may have reached
+// Temporal into the pending answer. Refusals, a missing booking and a
+// request that never left this process stay errors: nothing can have
+// happened, and the caller may retry with the same key.
+func unknown(key string, r receipt.Receipt, err error) (receipt.Receipt, error) {
+	err = refusal(err)
+	var rej *booking.Rejection
+	if err == nil || errors.As(err, &rej) || errors.Is(err, ErrNotFound) || neverSent(err) {
+		return r, err
+	}
+	return pending(key), nil
+}
+
+// neverSent reports a failure to reach Temporal at all: gRPC says "while
+// dialing" only for a call it never put on the wire, and the SDK "failed
+// reaching server" when its first contact with the server failed.
+func neverSent(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "Error while dialing") || strings.Contains(msg, "failed reaching server")
+}
+
+// Commit books req under key and returns the receipt, within the commit
+// wait and a margin. A conflict carries fresh alternatives when they can
+// be had within what is left of that.
+func (c *Client) Commit(ctx context.Context, key string, req workflows.CommitRequest) (receipt.Receipt, error) {
+	if err := booking.ValidateKey(key); err != nil {
+		return receipt.Receipt{}, err
+	}
+	ctx, cancel := c.bounded(ctx)
+	defer cancel()
+	r, err := workflows.Commit(ctx, c.tc, c.opts.TaskQueue, workflows.BookingInput{RequestKey: key, Settings: c.opts.Settings}, req)
+	if err == nil && r.Status == receipt.StatusConflict {
+		r.Alternatives = c.alternatives(ctx, req.Intent)
+	}
+	return unknown(key, r, err)
+}
+
+// alternatives looks for free slots of the same length around the asked
+// time, nearest first. It is best effort: a conflict is still a conflict
+// without them.
+func (c *Client) alternatives(ctx context.Context, in booking.Intent) []receipt.Slot {
+	av, err := c.Availability(ctx, store.AvailabilityQuery{PropertyID: in.PropertyID, AgentID: in.AgentID,
+		ExtraResources: in.ExtraResources, From: in.StartsAt.Add(-6 * time.Hour), To: in.StartsAt.Add(6 * time.Hour),
+		Duration: in.EndsAt.Sub(in.StartsAt)})
+	if err != nil {
+		return nil
+	}
+	slots := av.Slots
+	dist := func(s store.Slot) time.Duration { return s.StartsAt.Sub(in.StartsAt).Abs() }
+	var out []receipt.Slot
+	for len(out) < c.opts.Alternatives && len(slots) > 0 {
+		best := 0
+		for i := range slots {
+			if dist(slots[i]) < dist(slots[best]) {
+				best = i
+			}
+		}
+		s := slots[best]
+		out = append(out, receipt.Slot{StartsAt: s.StartsAt, EndsAt: s.EndsAt, LocalStart: s.LocalStart})
+		slots = append(slots[:best:best], slots[best+1:]...)
+	}
+	return out
+}
+
+// Status is the current receipt of key: the saga's while it is kept, the
+// store's once Temporal has forgotten it. ErrNotFound means neither knows
+// the key.
+func (c *Client) Status(ctx context.Context, key string) (receipt.Receipt, error) {
+	ctx, cancel := c.bounded(ctx)
+	defer cancel()
+	r, err := c.status(ctx, key)
+	return unknown(key, r, err)
+}
+
+func (c *Client) status(ctx context.Context, key string) (receipt.Receipt, error) {
+	r, err := workflows.Receipt(ctx, c.tc, key, nil)
+	var nf *serviceerror.NotFound
+	switch {
+	case errors.As(err, &nf):
+		return c.fromStore(ctx, activities.DecisionInput{RequestKey: key})
+	case err == nil && r.Status == receipt.StatusPending:
+		return c.settled(ctx, r)
+	}
+	return r, err
+}
+
+// settled asks the store about a key its saga still calls pending: the
+// store may have decided while the saga waits to look it up again. Its
+// answer is the one given, and the saga is told at once, as a
+// reconciliation run would tell it.
+func (c *Client) settled(ctx context.Context, r receipt.Receipt) (receipt.Receipt, error) {
+	d, err := c.decision(ctx, activities.DecisionInput{RequestKey: r.RequestKey})
+	if err != nil || !d.Found || d.Refusal == nil && d.Booking.Status == booking.StatusHeld {
+		return r, nil // pending it is
+	}
+	_ = c.tc.SignalWorkflow(ctx, r.RequestKey, "", workflows.SignalReconcile, d)
+	decided, _ := workflows.StoreReceipt(r.RequestKey, d)
+	return decided, nil
+}
+
+func (c *Client) decision(ctx context.Context, in activities.DecisionInput) (activities.LookupOutput, error) {
+	res, err := c.catalog(ctx, workflows.CatalogRequest{Decision: &in})
+	if err != nil {
+		return activities.LookupOutput{}, fmt.Errorf("decision %s%s: %w", in.RequestKey, in.Reference, err)
+	}
+	return *res.Decision, nil
+}
+
+// fromStore builds the receipt from the store's record alone.
+func (c *Client) fromStore(ctx context.Context, in activities.DecisionInput) (receipt.Receipt, error) {
+	d, err := c.decision(ctx, in)
+	if err != nil {
+		return receipt.Receipt{}, err
+	}
+	res := workflows.CatalogResult{Decision: &d}
+	key := in.RequestKey
+	if d := res.Decision; d.Refusal != nil {
+		key = d.Refusal.RequestKey
+	} else if d.Found {
+		key = d.Booking.RequestKey
+	}
+	r, ok := workflows.StoreReceipt(key, *res.Decision)
+	if !ok {
+		return receipt.Receipt{}, ErrNotFound
+	}
+	return r, nil
+}
+
+// ByReference resolves the reference a caller quotes (BS-XXXX-XXXX) to its
+// booking's current receipt: from the store, or, for a key the store has
+// not decided yet, from the saga that carries the reference.
+func (c *Client) ByReference(ctx context.Context, ref string) (receipt.Receipt, error) {
+	ctx, cancel := c.bounded(ctx)
+	defer cancel()
+	r, err := c.fromStore(ctx, activities.DecisionInput{Reference: ref})
+	if !errors.Is(err, ErrNotFound) {
+		return r, refusal(err)
+	}
+	key, err := workflows.KeyByReference(ctx, c.tc, ref)
+	if err != nil {
+		return receipt.Receipt{}, err
+	}
+	return c.Status(ctx, key)
+}
+
+// Cancel cancels the booking of key; cancelling twice is fine.
+func (c *Client) Cancel(ctx context.Context, key string) (receipt.Receipt, error) {
+	ctx, cancel := c.bounded(ctx)
+	defer cancel()
+	r, err := workflows.Update(ctx, c.tc, key, workflows.UpdateCancel, workflows.CancelRequest{})
+	var nf *serviceerror.NotFound
+	if errors.As(err, &nf) {
+		r, err = c.status(ctx, key)
+	}
+	return unknown(key, r, err)
+}
+
+// Reschedule moves the booking of key to req under newKey: the new slot is
+// booked first, and the old one released in the same store transaction.
+// The receipt is the new booking's, with Replaces set.
+func (c *Client) Reschedule(ctx context.Context, key, newKey string, req workflows.CommitRequest) (receipt.Receipt, error) {
+	if err := booking.ValidateKey(newKey); err != nil {
+		return receipt.Receipt{}, err
+	}
+	ctx, cancel := c.bounded(ctx)
+	defer cancel()
+	r, err := workflows.Update(ctx, c.tc, key, workflows.UpdateReschedule, workflows.RescheduleRequest{NewRequestKey: newKey, Commit: req})
+	var nf *serviceerror.NotFound
+	if errors.As(err, &nf) {
+		r, err = c.closedReschedule(ctx, key, newKey, req)
+	}
+	return unknown(newKey, r, err)
+}
+
+// closedReschedule moves a booking whose saga has closed: the new
+// booking's saga is started directly, naming the one it replaces, and the
+// store decides (a closed booking is cancelled, moved or over, so it
+// refuses) and records the decision under the new key.
+func (c *Client) closedReschedule(ctx context.Context, key, newKey string, req workflows.CommitRequest) (receipt.Receipt, error) {
+	start := req
+	start.Intent.Replaces = key
+	return workflows.Commit(ctx, c.tc, c.opts.TaskQueue,
+		workflows.BookingInput{RequestKey: newKey, Commit: &start, Settings: c.opts.Settings}, req)
+}

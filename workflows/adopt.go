@@ -1,0 +1,93 @@
+package workflows
+
+import (
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/bookingsaga/bookingsaga/activities"
+	"github.com/bookingsaga/bookingsaga/internal/booking"
+	"github.com/bookingsaga/bookingsaga/internal/receipt"
+	"github.com/bookingsaga/bookingsaga/internal/store"
+)
+
+// The store is where every decision on a key lives. This file maps its
+// record onto the saga's states, for the saga itself (adopt) and for a
+// caller whose saga is gone (StoreReceipt), so the two can't word it
+// differently.
+
+// storeState is the saga state the store's record of a key stands for,
+// and the reason a refusal carries.
+func storeState(out activities.LookupOutput) (State, *receipt.Reason) {
+	if r := out.Refusal; r != nil {
+		reason := &receipt.Reason{Code: string(r.Code), Message: r.Message}
+		switch r.Outcome {
+		case store.RefusedConflict:
+			return StateConflict, conflictReason(r.Busy)
+		case store.RefusedExpired:
+			return StateExpired, reason
+		}
+		return StateRejected, reason
+	}
+	switch out.Booking.Status {
+	case booking.StatusHeld:
+		return StateSelected, nil
+	case booking.StatusConfirmed:
+		return StateConfirmed, nil
+	case booking.StatusCancelled:
+		return StateCancelled, nil
+	case booking.StatusExpired:
+		return StateExpired, nil
+	case booking.StatusReleasedForReschedule:
+		return StateRescheduled, nil
+	}
+	return StateUnknown, nil
+}
+
+// StoreReceipt is the receipt for key built from the store's record alone,
+// worded as the saga words it; ok is false when the store decided nothing.
+func StoreReceipt(key string, out activities.LookupOutput) (r receipt.Receipt, ok bool) {
+	if !out.Found {
+		return receipt.Receipt{}, false
+	}
+	st := BookingState{RequestKey: key}
+	st.State, st.Reason = storeState(out)
+	if ref := out.Refusal; ref != nil {
+		st.Request = &CommitRequest{Intent: ref.Intent, ExpectedPolicyVersion: ref.PolicyVersion}
+	} else {
+		b := out.Booking
+		st.Booking, st.Held, st.ReplacedBy = &b, b.Status == booking.StatusHeld, b.ReplacedByRequestKey
+	}
+	s := &saga{st: st}
+	return s.receipt(), true
+}
+
+// adopt takes the store's record of this key over the saga's own state.
+// When the saga had decided otherwise, that is drift: the store's answer
+// is kept, logged and counted, so that no answer contradicts the store.
+func (s *saga) adopt(ctx workflow.Context, out activities.LookupOutput) {
+	if !out.Found {
+		return // nothing decided: the commit runner handles that
+	}
+	before := s.st.State
+	switch {
+	case out.Refusal != nil:
+		state, reason := storeState(out)
+		s.refuse(ctx, state, reason)
+	default:
+		s.fromStore(ctx, out.Booking)
+	}
+	if before.decided() && s.st.State != before {
+		s.log.Warn("the saga's answer disagreed with the store; the store's is kept",
+			"request_key", s.st.RequestKey, "saga", before, "store", s.st.State)
+		workflow.GetMetricsHandler(ctx).Counter("bookingsaga_saga_drift_total").Inc(1)
+	}
+}
+
+// refresh reads this key's record in the store and adopts it.
+func (s *saga) refresh(ctx workflow.Context) {
+	var a *activities.Activities
+	var out activities.LookupOutput
+	if err := workflow.ExecuteActivity(storeCtx(ctx), a.Lookup, s.key()).Get(ctx, &out); err != nil {
+		return // only when the workflow is cancelled: storeCtx retries
+	}
+	s.adopt(ctx, out)
+}
