@@ -8,6 +8,7 @@ import (
 
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/converter"
 
 	"github.com/bookingsaga/bookingsaga/internal/booking"
 	"github.com/bookingsaga/bookingsaga/internal/crm"
@@ -279,10 +280,14 @@ type StuckInput struct {
 	Limit     int
 }
 
-// StuckReport counts the stuck sagas found and what the store said.
+// StuckReport counts the stuck sagas found and what the store said, and
+// the open sagas whose answer the store contradicted.
 type StuckReport struct {
 	Found, Absent int
-	Details       []string
+	// Drifted counts open sagas told the store's answer because they
+	// published another.
+	Drifted int
+	Details []string
 }
 
 // ReconcileStuck looks up each saga stuck in UNKNOWN (the search
@@ -330,7 +335,47 @@ func (a *Activities) ReconcileStuck(ctx context.Context, in StuckInput) (StuckRe
 		}
 	}
 	a.drift("stuck_commit", "repaired", rep.Found+rep.Absent)
+	if err := a.verifyOpen(ctx, in, &rep); err != nil {
+		return rep, err
+	}
 	return rep, nil
+}
+
+// verifyOpen checks the answer each open booking saga publishes against
+// the store, and tells a saga that disagrees what the store holds: it
+// reads the store afresh and adopts the store's answer.
+func (a *Activities) verifyOpen(ctx context.Context, in StuckInput, rep *StuckReport) error {
+	// Each status a live booking's saga publishes, and the store's word for it.
+	live := map[string]booking.Status{"CONFIRMED": booking.StatusConfirmed, "SELECTED": booking.StatusHeld}
+	query := fmt.Sprintf(`WorkflowType = "Booking" AND ExecutionStatus = "Running" AND TaskQueue = %q AND BookingStatus IN ("CONFIRMED", "SELECTED")`,
+		in.TaskQueue)
+	res, err := a.Temporal.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: query, PageSize: int32(in.Limit)})
+	if err != nil {
+		return fmt.Errorf("reconcile open sagas: list: %w", err)
+	}
+	for _, ex := range res.GetExecutions() {
+		key := ex.GetExecution().GetWorkflowId()
+		var published string
+		if p := ex.GetSearchAttributes().GetIndexedFields()["BookingStatus"]; p != nil {
+			_ = converter.GetDefaultDataConverter().FromPayload(p, &published)
+		}
+		out, err := a.Lookup(ctx, KeyInput{RequestKey: key})
+		if err != nil {
+			return err
+		}
+		if out.Booked() && out.Booking.Status == live[published] {
+			continue
+		}
+		err = a.Temporal.SignalWorkflow(ctx, key, "", SignalReconcile, out)
+		var nf *serviceerror.NotFound
+		if err != nil && !errors.As(err, &nf) {
+			return fmt.Errorf("reconcile open saga %s: signal: %w", key, err)
+		}
+		rep.Drifted++
+		rep.Details = appendDetail(rep.Details, fmt.Sprintf("open saga %s published %s; the store has it otherwise, told", key, published))
+	}
+	a.drift("saga_answer", "told", rep.Drifted)
+	return nil
 }
 
 // unknownSince reports whether the saga has been in UNKNOWN since before

@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"slices"
-	"strings"
 	"net"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -193,7 +193,8 @@ func ensureSearchAttributes(ctx context.Context, c client.Client, namespace stri
 	defer cancel()
 	have, err := c.OperatorService().ListSearchAttributes(ctx, &operatorservice.ListSearchAttributesRequest{Namespace: namespace})
 	if err != nil {
-		return fmt.Errorf("list search attributes: %w", err)
+		return fmt.Errorf("search attributes of namespace %s could not be read (%v); make sure they exist with: %s",
+			namespace, err, createAttributesCommand(namespace, searchAttributes()))
 	}
 	missing := map[string]enums.IndexedValueType{}
 	for name, kind := range searchAttributes() {

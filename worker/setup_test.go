@@ -69,9 +69,15 @@ type fixture struct {
 // and worker on the shared Temporal server.
 func setup(t testing.TB, opts ...worker.Options) *fixture {
 	t.Helper()
+	return setupOn(t, pgtest.New(t), opts...)
+}
+
+// setupOn is setup over a database of the test's own choosing.
+func setupOn(t testing.TB, pool *pgxpool.Pool, opts ...worker.Options) *fixture {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
-	f := &fixture{t: t, ctx: ctx, pool: pgtest.New(t), calendar: mirrorfake.NewCalendar(), crm: mirrorfake.NewCRM("crm-token"),
+	f := &fixture{t: t, ctx: ctx, pool: pool, calendar: mirrorfake.NewCalendar(), crm: mirrorfake.NewCRM("crm-token"),
 		client: temporalServer().GetDefaultClient(), queue: "q-" + strings.ReplaceAll(t.Name(), "/", "-"),
 		settings: workflows.Settings{MirrorAttemptTimeout: 3 * time.Second}}
 	calSrv, crmSrv := httptest.NewServer(f.calendar), httptest.NewServer(f.crm)

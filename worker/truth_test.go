@@ -17,8 +17,8 @@ import (
 	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/worker"
 
-	"github.com/bookingsaga/bookingsaga/internal/receipt"
 	"github.com/bookingsaga/bookingsaga/internal/mirrorfake"
+	"github.com/bookingsaga/bookingsaga/internal/receipt"
 	"github.com/bookingsaga/bookingsaga/starter/api"
 	"github.com/bookingsaga/bookingsaga/workflows"
 )
@@ -278,3 +278,23 @@ func TestACommitHeldOnARowLockIsCancelledOnTheServer(t *testing.T) {
 	require.Equal(t, 1, f.bookingsFor(key))
 }
 
+// TestReconcileTellsAnOpenSagaTheStoresAnswer: the store changed behind
+// the saga's back (an operator's hand in the database, say); a
+// reconciliation run finds the saga still answering confirmed and has it
+// adopt the store's answer.
+func TestReconcileTellsAnOpenSagaTheStoresAnswer(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	key := uuid.NewString()
+	require.Equal(t, receipt.StatusConfirmed, f.commit(key, commitRequest(slot(t, 16))).Status)
+	f.eventually(func() bool { return f.synced(key) }, "the saga published its answer")
+	_, err := f.pool.Exec(f.ctx, `WITH b AS (UPDATE booking SET status = 'cancelled', released_at = now() WHERE request_key = $1 RETURNING booking_id)
+		UPDATE booking_resource SET live = false WHERE booking_id IN (SELECT booking_id FROM b)`, key)
+	require.NoError(t, err)
+
+	f.eventually(func() bool { return f.reconcile().Stuck.Drifted == 1 }, "a run finds the saga contradicting the store")
+	f.eventually(func() bool {
+		r, err := workflows.Receipt(f.ctx, f.client, key, nil)
+		return err == nil && r.Status == receipt.StatusCancelled
+	}, "the saga answers what the store holds")
+}
