@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -91,6 +92,11 @@ func runTerminal(ctx context.Context, sc *sagaclient.Client, cmd string, pos []s
 	}
 	switch cmd {
 	case "status":
+		// A reference is what a caller reads back (BS-XXXX-XXXX); request
+		// keys can't start with it (booking.ValidateKey).
+		if strings.HasPrefix(pos[0], "BS-") {
+			return sc.ByReference(ctx, pos[0])
+		}
 		return sc.Status(ctx, pos[0])
 	case "cancel":
 		return sc.Cancel(ctx, pos[0])

@@ -30,7 +30,7 @@ const usage = `usage: starter [flags] <command> [command flags]
 commands:
   serve        run the HTTP API
   book         book a slot and print the receipt
-  status KEY   print the receipt of a request key
+  status KEY   print the receipt of a request key, or of a reference (BS-XXXX-XXXX)
   cancel KEY   cancel a booking
   reschedule KEY   move a booking to a new slot under a new key
   ops ...      operator's tools: attention, timeline, reconcile, resolve

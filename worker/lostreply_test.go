@@ -149,6 +149,14 @@ func TestAPendingBookingHoldsTheConversation(t *testing.T) {
 		return f.call("GET", url+"/v1/bookings?reference="+referenceIn(t, first), nil, &r) == http.StatusOK &&
 			r.Status == receipt.StatusConfirmed
 	}, "the first booking settles, found by its reference")
+	body, err := json.Marshal(map[string]any{"name": "booking_status", "call": map[string]string{"call_id": call},
+		"args": map[string]string{"reference": referenceIn(t, first)}})
+	require.NoError(t, err)
+	var status struct {
+		Result string `json:"result"`
+	}
+	require.Equal(t, http.StatusOK, f.call("POST", url+"/v1/tools/retell", body, &status))
+	require.True(t, strings.HasPrefix(status.Result, "Confirmed"), "the caller's reference resolves: %s", status.Result)
 	second := book(11)
 	require.True(t, strings.HasPrefix(second, "Confirmed"), "the conversation goes on: %s", second)
 	require.Equal(t, 2, f.bookings())

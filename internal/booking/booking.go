@@ -55,8 +55,9 @@ func ValidateKey(key string) error {
 		return Rejectf(CodeInvalidRequestKey, "request_key must be 1 to %d characters, got %d", MaxKeyLength, len(key))
 	}
 	// A key is also its saga's workflow id, which must not collide with
-	// the service's other workflows.
-	for _, p := range [...]string{"conversation:", "catalog:", "reconcile-"} {
+	// the service's other workflows; and "BS-" starts a spoken reference,
+	// which the CLI and tools take in the key's place.
+	for _, p := range [...]string{"conversation:", "catalog:", "reconcile-", "BS-"} {
 		if strings.HasPrefix(key, p) {
 			return Rejectf(CodeInvalidRequestKey, "request_key must not start with %q", p)
 		}

@@ -24,7 +24,7 @@ func isInputCode(code string) bool {
 		booking.CodeUnknownTimeZone, booking.CodeTimeZoneMismatch, booking.CodeDuplicateResource,
 		booking.CodeTooManyResources, booking.CodeUnknownResource, booking.CodeWrongResourceKind,
 		booking.CodeStartsInPast, booking.CodeInvalidResource, booking.CodeInvalidPolicy,
-		booking.CodeInvalidWindow, booking.CodeInvalidReplacement:
+		booking.CodeInvalidWindow, booking.CodeInvalidReplacement, booking.CodeInvalidReference:
 		return true
 	}
 	return false
