@@ -148,10 +148,11 @@ type LookupOutput struct {
 // Booked reports a booking under the key, in any status.
 func (o LookupOutput) Booked() bool { return o.Found && o.Refusal == nil }
 
-func lookupOutput(d store.Decision) LookupOutput {
+func (a *Activities) lookupOutput(ctx context.Context, d store.Decision) LookupOutput {
 	out := LookupOutput{Found: true, Refusal: d.Refusal}
 	if d.Booking != nil {
 		out.Booking = *d.Booking
+		a.eventID(ctx, &out.Booking)
 	}
 	return out
 }
@@ -167,11 +168,7 @@ func (a *Activities) Lookup(ctx context.Context, in KeyInput) (LookupOutput, err
 	if err != nil {
 		return LookupOutput{}, storeError("lookup", in.RequestKey, err)
 	}
-	out := lookupOutput(d)
-	if out.Booked() {
-		a.eventID(ctx, &out.Booking)
-	}
-	return out, nil
+	return a.lookupOutput(ctx, d), nil
 }
 
 // LapseInput records an intent that expired before anyone committed it.
@@ -188,7 +185,7 @@ func (a *Activities) Lapse(ctx context.Context, in LapseInput) (LookupOutput, er
 	if err != nil {
 		return LookupOutput{}, storeError("lapse", in.RequestKey, err)
 	}
-	return lookupOutput(d), nil
+	return a.lookupOutput(ctx, d), nil
 }
 
 // DecisionInput names a key, or the reference a caller quotes for it.
@@ -210,7 +207,7 @@ func (a *Activities) Decision(ctx context.Context, in DecisionInput) (LookupOutp
 	if err != nil {
 		return LookupOutput{}, storeError("decision", in.Reference, err)
 	}
-	return lookupOutput(d), nil
+	return a.lookupOutput(ctx, d), nil
 }
 
 // Confirm turns the key's hold into a booking; an expired hold is refused.
@@ -239,15 +236,14 @@ func (a *Activities) ExpireHold(ctx context.Context, in KeyInput) (LookupOutput,
 	return LookupOutput{Found: true, Booking: b}, nil
 }
 
-// ReleaseInput cancels a booking, or releases it for its replacement.
+// ReleaseInput cancels a booking.
 type ReleaseInput struct {
 	RequestKey string
-	ReplacedBy string
 }
 
 // Release frees the booking's capacity; releasing twice is harmless.
 func (a *Activities) Release(ctx context.Context, in ReleaseInput) (LookupOutput, error) {
-	b, err := a.Store.Release(ctx, store.ReleaseRequest{RequestKey: in.RequestKey, ReplacedBy: in.ReplacedBy})
+	b, err := a.Store.Release(ctx, store.ReleaseRequest{RequestKey: in.RequestKey})
 	if errors.Is(err, store.ErrNotFound) {
 		return LookupOutput{}, nil
 	}

@@ -17,6 +17,7 @@ import (
 	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/worker"
 
+	"github.com/bookingsaga/bookingsaga/internal/gcal"
 	"github.com/bookingsaga/bookingsaga/internal/mirrorfake"
 	"github.com/bookingsaga/bookingsaga/internal/receipt"
 	"github.com/bookingsaga/bookingsaga/starter/api"
@@ -110,6 +111,7 @@ func TestStatusComesFromTheStoreOnceTheSagaIsGone(t *testing.T) {
 	key := uuid.NewString()
 	booked := f.commit(key, commitRequest(slot(t, 13)))
 	require.Equal(t, receipt.StatusConfirmed, booked.Status)
+	require.Equal(t, gcal.EventID(key), booked.ProviderEventID, "the first receipt names the calendar event, derived from the key")
 	f.forget(key)
 
 	var got receipt.Receipt
@@ -117,6 +119,11 @@ func TestStatusComesFromTheStoreOnceTheSagaIsGone(t *testing.T) {
 	require.Equal(t, receipt.StatusConfirmed, got.Status)
 	require.Equal(t, booked.BookingID, got.BookingID)
 	require.Equal(t, booked.StartsAt.UTC(), got.StartsAt.UTC())
+	require.Equal(t, booked.ProviderEventID, got.ProviderEventID)
+	require.Equal(t, booked.LocalStart, got.LocalStart, "worded as the saga worded it")
+	var byRef receipt.Receipt
+	require.Equal(t, http.StatusOK, f.call("GET", url+"/v1/bookings?reference="+receipt.Reference(key), nil, &byRef))
+	require.Equal(t, got, byRef)
 
 	// A reschedule the store refused: its key reads 200 with its receipt.
 	newKey := uuid.NewString()

@@ -292,3 +292,23 @@ func TestSlowMirrorsDoNotHideTheDecision(t *testing.T) {
 		{Status: string(StateConfirmed), CalendarSynced: true},
 	}, *got)
 }
+
+// A selected intent nobody commits lapses, and the lapse is recorded in the
+// store as the key's decision, so the key keeps it after retention.
+func TestALapsedIntentIsRecordedInTheStore(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	req := request(slotStart)
+	var asked activities.LapseInput
+	f.env.OnActivity(f.a.Lapse, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.LapseInput) (activities.LookupOutput, error) {
+		asked = in
+		return activities.LookupOutput{Found: true, Refusal: &store.Refusal{RequestKey: key, Outcome: store.RefusedExpired,
+			Code: booking.CodeIntentExpired, Message: "lapsed", Intent: req.Intent, PolicyVersion: "p1"}}, nil
+	}).Once()
+	u := f.update(time.Second, UpdateSelect, req)
+	final := f.run(BookingInput{RequestKey: key, Settings: Settings{IntentTTL: time.Minute}})
+	require.Equal(t, receipt.StatusOffered, u.receipt.Status)
+	require.Equal(t, activities.LapseInput{RequestKey: key, Intent: req.Intent, PolicyVersion: "p1"}, asked)
+	require.Equal(t, receipt.StatusExpired, final.Status)
+	require.Equal(t, string(booking.CodeIntentExpired), final.Reason.Code)
+}

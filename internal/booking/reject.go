@@ -26,7 +26,6 @@ const (
 	CodeInvalidPolicy         Code = "invalid_policy"
 	CodePolicyImmutable       Code = "policy_version_immutable"
 	CodeCapacityBelowBookings Code = "capacity_below_bookings"
-	CodeReplacementNotReady   Code = "replacement_not_confirmed"
 	CodeInvalidReplacement    Code = "invalid_replacement"
 	CodeInvalidWindow         Code = "invalid_window"
 	CodeHoldExpired           Code = "hold_expired"

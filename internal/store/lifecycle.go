@@ -74,12 +74,10 @@ func (s *Store) confirm(ctx context.Context, tx pgx.Tx, key string) (Booking, er
 	return b, event(ctx, tx, b, "confirmed", nil)
 }
 
-// ReleaseRequest cancels a booking, or releases it for a reschedule.
+// ReleaseRequest cancels a booking. (A reschedule releases the booking it
+// replaces itself, in the commit or confirm of the new one.)
 type ReleaseRequest struct {
 	RequestKey string
-	// ReplacedBy, when set, is the request_key of the confirmed booking that
-	// replaces this one. The store refuses the release until it exists.
-	ReplacedBy string
 }
 
 // Release cancels a booking and frees its capacity at once. Releasing a
@@ -93,34 +91,11 @@ func (s *Store) Release(ctx context.Context, req ReleaseRequest) (Booking, error
 				out = b
 				return err
 			}
-			if req.ReplacedBy != "" {
-				if err := booking.ValidateReplacement(req.RequestKey, req.ReplacedBy); err != nil {
-					return err
-				}
-				if err := checkReplacement(ctx, tx, req); err != nil {
-					return err
-				}
-			}
-			out, err = release(ctx, tx, b, req.ReplacedBy, s.now())
+			out, err = release(ctx, tx, b, "", s.now())
 			return err
 		})
 	})
 	return out, err
-}
-
-// checkReplacement holds the reschedule rule in the store itself: the old
-// booking goes only once the new one is confirmed and names it.
-func checkReplacement(ctx context.Context, tx pgx.Tx, req ReleaseRequest) error {
-	var status booking.Status
-	var replaces *string
-	// FOR SHARE: the replacement must stay confirmed until we commit.
-	err := tx.QueryRow(ctx, "SELECT status, replaces_request_key FROM booking WHERE request_key = $1 FOR SHARE",
-		req.ReplacedBy).Scan(&status, &replaces)
-	if errors.Is(err, pgx.ErrNoRows) || (err == nil && (status != booking.StatusConfirmed || replaces == nil || *replaces != req.RequestKey)) {
-		return booking.Rejectf(booking.CodeReplacementNotReady,
-			"%s is not a confirmed booking replacing %s; the old booking stays", req.ReplacedBy, req.RequestKey)
-	}
-	return err
 }
 
 func release(ctx context.Context, tx pgx.Tx, b Booking, replacedBy string, now time.Time) (Booking, error) {
