@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -77,69 +76,77 @@ func children(t *testing.T, pid int) []int {
 }
 
 // TestAFrozenDatabaseStillGetsEveryCallAnswered freezes PostgreSQL for 20 s
-// while callers book. Every call is answered within the commit wait and
-// half a second: decided, or pending with a reference, a conflict without
-// its alternatives rather than late. After the thaw, every pending key
-// settles and agrees with the store.
+// while callers book and cancel. Every call is answered within the commit
+// wait and half a second: decided, or pending with a reference. After the
+// thaw, every pending key settles and agrees with the store.
 func TestAFrozenDatabaseStillGetsEveryCallAnswered(t *testing.T) {
 	pool, signal := frozenCluster(t)
 	f := setupOn(t, pool)
 	url := f.serveAPI(api.Config{CallTimeout: time.Minute})
 	bound := f.settings.WithDefaults().CommitWait + 500*time.Millisecond
 
-	type call struct {
-		key    string
-		status receipt.Status
-		alts   int
-		took   time.Duration
-	}
 	var mu sync.Mutex
-	var calls []call
-	book := func(key string, hour, minute int) {
+	var calls []frozenCall
+	var confirmed []string
+	do := func(kind, key string, send func(*receipt.Receipt) int) {
 		start := time.Now()
 		var r receipt.Receipt
-		code := f.call("POST", url+"/v1/bookings", bookingBody(key, slot(t, hour).Add(time.Duration(minute)*time.Minute)), &r)
+		code := send(&r)
 		took := time.Since(start)
-		require.Equal(t, http.StatusOK, code)
+		require.Equal(t, http.StatusOK, code, "%s %s", kind, key)
 		mu.Lock()
-		calls = append(calls, call{key: key, status: r.Status, alts: len(r.Alternatives), took: took})
-		mu.Unlock()
+		defer mu.Unlock()
+		calls = append(calls, frozenCall{kind: kind, key: key, status: r.Status, took: took})
+		if kind == "book" && r.Status == receipt.StatusConfirmed {
+			confirmed = append(confirmed, key)
+		}
 	}
-	load := func(from, to time.Time) {
+	book := func(hour, minute int) {
+		key := uuid.NewString()
+		do("book", key, func(r *receipt.Receipt) int {
+			return f.call("POST", url+"/v1/bookings", bookingBody(key, slot(t, hour).Add(time.Duration(minute)*time.Minute)), r)
+		})
+	}
+	cancel := func() {
+		mu.Lock()
+		if len(confirmed) == 0 {
+			mu.Unlock()
+			return
+		}
+		key := confirmed[0]
+		confirmed = confirmed[1:]
+		mu.Unlock()
+		do("cancel", key, func(r *receipt.Receipt) int { return f.call("POST", url+"/v1/bookings/"+key+"/cancel", nil, r) })
+	}
+	load := func(until time.Time) {
 		var wg sync.WaitGroup
 		for w := range 4 {
 			wg.Go(func() {
-				for i := 0; time.Now().Before(to); i++ {
-					if time.Now().Before(from) {
+				for i := 0; time.Now().Before(until); i++ {
+					if w == 3 && i%2 == 1 {
+						cancel()
 						continue
 					}
-					// Four callers over a few slots: bookings, duplicates' rivals, conflicts.
-					book(uuid.NewString(), 9+(w*7+i)%10, 30*(i%2))
+					// Four callers over a few slots: bookings and conflicts.
+					book(9+(w*7+i)%10, 30*(i%2))
 				}
 			})
 		}
 		wg.Wait()
 	}
-	now := time.Now()
-	load(now, now.Add(2*time.Second)) // warm, unfrozen
+	load(time.Now().Add(2 * time.Second)) // warm, unfrozen
 	signal(syscall.SIGSTOP)
-	frozenAt := time.Now()
-	load(frozenAt, frozenAt.Add(20*time.Second))
+	load(time.Now().Add(20 * time.Second))
 	signal(syscall.SIGCONT)
 
-	pending := 0
-	byStatus := map[receipt.Status]int{}
+	answers := map[string]int{}
 	for _, c := range calls {
-		byStatus[c.status]++
+		answers[c.kind+" "+string(c.status)]++
+		require.LessOrEqual(t, c.took, bound, "%s %s answered %s after %s", c.kind, c.key, c.status, c.took)
 	}
-	t.Logf("answers: %v", byStatus)
-	for _, c := range calls {
-		require.LessOrEqual(t, c.took, bound, "%s answered %s after %s", c.key, c.status, c.took)
-		if c.status == receipt.StatusPending {
-			pending++
-		}
-	}
-	require.Positive(t, pending, "the freeze was felt")
+	t.Logf("answers: %v", answers)
+	require.Positive(t, answers["book pending_reconciliation"], "the freeze was felt by bookings")
+	require.Positive(t, answers["cancel pending_reconciliation"], "and by cancels")
 	for _, c := range calls {
 		f.eventually(func() bool {
 			var r receipt.Receipt
@@ -149,12 +156,18 @@ func TestAFrozenDatabaseStillGetsEveryCallAnswered(t *testing.T) {
 		require.Equal(t, http.StatusOK, f.call("GET", url+"/v1/bookings/"+c.key, nil, &r))
 		var status string
 		err := f.pool.QueryRow(f.ctx, "SELECT status FROM booking WHERE request_key = $1", c.key).Scan(&status)
-		if r.Status == receipt.StatusConfirmed {
-			require.NoError(t, err)
-			require.Equal(t, "confirmed", status, c.key)
-		} else {
+		switch r.Status {
+		case receipt.StatusConfirmed, receipt.StatusCancelled:
+			require.NoError(t, err, c.key)
+			require.Equal(t, string(r.Status), status, "%s: the receipt says what the store holds", c.key)
+		default:
 			require.Error(t, err, "%s reads %s but the store booked it", c.key, r.Status)
 		}
 	}
-	t.Log(fmt.Sprintf("%d calls, %d pending during the freeze", len(calls), pending))
+}
+
+type frozenCall struct {
+	kind, key string
+	status    receipt.Status
+	took      time.Duration
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/bookingsaga/bookingsaga/internal/mirrorfake"
 	"github.com/bookingsaga/bookingsaga/internal/receipt"
 	"github.com/bookingsaga/bookingsaga/starter/api"
+	"github.com/bookingsaga/bookingsaga/starter/sagaclient"
 	"github.com/bookingsaga/bookingsaga/workflows"
 )
 
@@ -183,18 +184,11 @@ func TestACancelAndTwoReschedulesAtOnceKeepTheirAnswers(t *testing.T) {
 	oldKey := uuid.NewString()
 	require.Equal(t, receipt.StatusConfirmed, f.commit(oldKey, commitRequest(slot(t, 10))).Status)
 	keyB, keyC := uuid.NewString(), uuid.NewString()
+	sc := sagaclient.New(f.client, sagaclient.Options{TaskQueue: f.queue, Settings: f.settings})
 	calls := []func() (receipt.Receipt, error){
-		func() (receipt.Receipt, error) {
-			return workflows.Update(f.ctx, f.client, oldKey, workflows.UpdateCancel, workflows.CancelRequest{})
-		},
-		func() (receipt.Receipt, error) {
-			return workflows.Update(f.ctx, f.client, oldKey, workflows.UpdateReschedule,
-				workflows.RescheduleRequest{NewRequestKey: keyB, Commit: commitRequest(slot(t, 11))})
-		},
-		func() (receipt.Receipt, error) {
-			return workflows.Update(f.ctx, f.client, oldKey, workflows.UpdateReschedule,
-				workflows.RescheduleRequest{NewRequestKey: keyC, Commit: commitRequest(slot(t, 12))})
-		},
+		func() (receipt.Receipt, error) { return sc.Cancel(f.ctx, oldKey) },
+		func() (receipt.Receipt, error) { return sc.Reschedule(f.ctx, oldKey, keyB, commitRequest(slot(t, 11))) },
+		func() (receipt.Receipt, error) { return sc.Reschedule(f.ctx, oldKey, keyC, commitRequest(slot(t, 12))) },
 	}
 	send := func() []receipt.Receipt {
 		out := make([]receipt.Receipt, len(calls))
@@ -213,6 +207,9 @@ func TestACancelAndTwoReschedulesAtOnceKeepTheirAnswers(t *testing.T) {
 	for i := range first {
 		require.NotEqual(t, receipt.StatusPending, first[i].Status, "call %d is decided within the wait", i)
 	}
+	// The resends come once the dust has settled: the booking was
+	// cancelled or moved, and its saga has closed.
+	require.NoError(t, f.client.GetWorkflow(f.ctx, oldKey, "").Get(f.ctx, nil))
 	again := send()
 	for i := range first {
 		require.Equal(t, first[i].Status, again[i].Status, "call %d: a resend gets the first answer", i)

@@ -77,14 +77,11 @@ func Receipt(ctx context.Context, c client.Client, requestKey string, req *Commi
 }
 
 // Update sends cancel or reschedule to a key's saga. A saga that has
-// closed answers with its final receipt.
+// closed (or that Temporal no longer keeps) is a *serviceerror.NotFound:
+// what that means depends on the update, so the caller answers it.
 func Update(ctx context.Context, c client.Client, requestKey, name string, arg any) (receipt.Receipt, error) {
 	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: requestKey, UpdateName: name,
 		Args: []any{arg}, WaitForStage: client.WorkflowUpdateStageCompleted})
-	var nf *serviceerror.NotFound
-	if errors.As(err, &nf) {
-		return Receipt(ctx, c, requestKey, nil)
-	}
 	if err != nil {
 		return receipt.Receipt{}, fmt.Errorf("%s %s: %w", name, requestKey, err)
 	}
