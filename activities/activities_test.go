@@ -95,7 +95,7 @@ func TestCommitReChecksTheCalendarFirst(t *testing.T) {
 	require.Equal(t, "calendar", d.Source)
 	require.Equal(t, "agent-00", d.Busy[0].ResourceID)
 	_, err = f.acts.Store.Lookup(context.Background(), "k-bypass")
-	require.ErrorIs(t, err, store.ErrNotFound, "nothing written")
+	require.ErrorIs(t, err, store.ErrNotFound, "nothing booked")
 
 	in.RequestKey, in.Intent.StartsAt, in.Intent.EndsAt = "k-free", f.day.Add(17*time.Hour), f.day.Add(18*time.Hour)
 	v, err := f.env.ExecuteActivity(f.acts.Commit, in)
@@ -129,4 +129,25 @@ func TestMirrorsFollowTheStore(t *testing.T) {
 	_, err = f.env.ExecuteActivity(f.acts.SyncCalendar, key)
 	require.NoError(t, err)
 	require.Equal(t, "cancelled", f.cal.Events(agentCal)[0].Status)
+}
+
+// The re-check widens the slot by the effective buffers, the larger of the
+// resource's own and the policy's defaults, as the store does.
+func TestTheCalendarReCheckUsesThePolicysLargerBuffer(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	ctx := context.Background()
+	require.NoError(t, f.acts.Store.SetPolicy(ctx, store.Policy{Version: "p2", SlotMinutes: 60, OpensAt: 6 * time.Hour,
+		ClosesAt: 22 * time.Hour, HoldTTL: 10 * time.Minute, MinNotice: time.Hour, DefaultBufferAfterMinutes: 60}))
+	// 45 minutes after the slot: past the agent's own 30, inside the policy's 60.
+	f.handWritten(f.day.Add(16*time.Hour+45*time.Minute), f.day.Add(17*time.Hour+15*time.Minute))
+	in := activities.CommitInput{RequestKey: "k-buffer", ExpectedPolicyVersion: "p2", Intent: booking.Intent{
+		PropertyID: "prop", AgentID: "agent-00", StartsAt: f.day.Add(15 * time.Hour), EndsAt: f.day.Add(16 * time.Hour), TimeZone: "UTC"}}
+	_, err := f.env.ExecuteActivity(f.acts.Commit, in)
+	var appErr *temporal.ApplicationError
+	require.True(t, errors.As(err, &appErr), "the event inside the policy's buffer blocks the commit; got %v", err)
+	require.Equal(t, activities.ErrTypeConflict, appErr.Type())
+	var d activities.ConflictDetail
+	require.NoError(t, appErr.Details(&d))
+	require.Equal(t, "calendar", d.Source)
 }

@@ -68,6 +68,8 @@ func (s *saga) adopt(ctx workflow.Context, out activities.LookupOutput) {
 		return // nothing decided: the commit runner handles that
 	}
 	before := s.st.State
+	s.adopting = true
+	defer func() { s.adopting = false }()
 	switch {
 	case out.Refusal != nil:
 		state, reason := storeState(out)

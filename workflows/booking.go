@@ -45,6 +45,9 @@ type saga struct {
 	notifying int
 	// changes counts state changes, so the main loop re-reads its deadline.
 	changes int
+	// adopting is set while the saga takes the store's record as its own
+	// state, which setState then allows from any state.
+	adopting bool
 	// published is the change count last written to the search
 	// attributes: one upsert per workflow task, however many changes.
 	published int

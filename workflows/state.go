@@ -133,9 +133,17 @@ func (s *saga) mirrored(cal activities.SyncOutput, calErr, crmErr error) {
 
 func (s *saga) synced() bool { return s.st.CalendarSynced && s.st.CRMSynced }
 
-func (s *saga) setState(ctx workflow.Context, st State) {
+// setState is the only place the saga's state changes. It refuses a move
+// the transition table (doc.go) does not allow, unless the saga is
+// adopting the store's record, which may move a decided saga anywhere the
+// store says: the store decides, and the saga follows.
+func (s *saga) setState(ctx workflow.Context, st State) bool {
 	if s.st.State == st {
-		return
+		return true
+	}
+	if !s.adopting && !canMove(s.st.State, st) {
+		s.log.Error("illegal booking state change refused", "request_key", s.st.RequestKey, "from", s.st.State, "to", st)
+		return false
 	}
 	s.log.Info("booking state", "request_key", s.st.RequestKey, "from", s.st.State, "to", st)
 	s.st.State = st
@@ -145,6 +153,7 @@ func (s *saga) setState(ctx workflow.Context, st State) {
 		// does not keep them once no retry can need them.
 		s.st.Request.Contact = nil
 	}
+	return true
 }
 
 // publish keeps the search attributes in step, so the Temporal UI can list

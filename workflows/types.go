@@ -1,6 +1,3 @@
-// Package workflows holds the booking saga: one durable Temporal workflow
-// per request_key. Workflows here are deterministic; every effect runs in
-// package activities.
 package workflows
 
 import (

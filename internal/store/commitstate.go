@@ -3,16 +3,13 @@ package store
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/bookingsaga/bookingsaga/internal/booking"
-	"github.com/bookingsaga/bookingsaga/internal/localtime"
 )
 
 // commitState is what one commit attempt read, under its locks.
@@ -225,84 +222,4 @@ func (st *commitState) resource(id string) *lockedResource {
 		}
 	}
 	return nil
-}
-
-// check applies the policy and the resources' own rules to the intent.
-func (st *commitState) check(req CommitRequest, now time.Time) error {
-	p, in := st.policy, req.Intent
-	switch {
-	case p == nil:
-		return booking.Rejectf(booking.CodeNoCurrentPolicy, "no booking policy is in force")
-	case req.ExpectedPolicyVersion != p.Version:
-		return booking.Rejectf(booking.CodePolicyVersionChanged,
-			"expected policy %q but %q is in force: refresh availability", req.ExpectedPolicyVersion, p.Version)
-	case len(st.missing) > 0:
-		return booking.Rejectf(booking.CodeUnknownResource, "unknown resource %s", strings.Join(st.missing, ", "))
-	}
-	prop, agent := st.resource(in.PropertyID), st.resource(in.AgentID)
-	switch {
-	case prop.Kind != "property":
-		return booking.Rejectf(booking.CodeWrongResourceKind, "property_id %q is a %s", prop.ID, prop.Kind)
-	case agent.Kind != "agent":
-		return booking.Rejectf(booking.CodeWrongResourceKind, "agent_id %q is a %s", agent.ID, agent.Kind)
-	case in.TimeZone != prop.TimeZone:
-		return booking.Rejectf(booking.CodeTimeZoneMismatch,
-			"property %q is in %s, not %s", prop.ID, prop.TimeZone, in.TimeZone)
-	case in.StartsAt.Before(now):
-		return booking.Rejectf(booking.CodeStartsInPast, "starts_at %s is in the past", in.StartsAt.Format(time.RFC3339))
-	case in.StartsAt.Before(now.Add(p.MinNotice)):
-		return booking.Rejectf(booking.CodeTooShortNotice, "bookings need %s notice", p.MinNotice)
-	}
-	if err := st.checkReplaced(req); err != nil {
-		return err
-	}
-	loc, err := localtime.LoadZone(prop.TimeZone)
-	if err != nil {
-		return fmt.Errorf("property %s: %w", prop.ID, err)
-	}
-	if !p.withinHours(in.StartsAt, in.EndsAt, loc) {
-		return booking.Rejectf(booking.CodeOutsideBookableHours, "%s to %s is outside bookable hours %s in %s",
-			localtime.Render(in.StartsAt, loc), localtime.Render(in.EndsAt, loc), p.hours(), prop.TimeZone)
-	}
-	return nil
-}
-
-// checkReplaced allows a reschedule only of a confirmed booking that no
-// other booking has replaced.
-func (st *commitState) checkReplaced(req CommitRequest) error {
-	if req.Intent.Replaces == "" {
-		return nil
-	}
-	r := st.replaced
-	switch {
-	case r == nil:
-		return booking.Rejectf(booking.CodeInvalidReplacement, "there is no booking %q to reschedule", req.Intent.Replaces)
-	case r.status != booking.StatusConfirmed || r.replacedBy != "" && r.replacedBy != req.RequestKey:
-		return booking.Rejectf(booking.CodeInvalidReplacement, "booking %q is %s and cannot be rescheduled", req.Intent.Replaces, r.status)
-	}
-	return nil
-}
-
-// busy lists the resources that are full during the request, and the holds
-// that had already expired, which neither count nor may stay live.
-func (st *commitState) busy(now time.Time) (busy []Busy, stale []uuid.UUID) {
-	for _, r := range st.resources {
-		var others []Span
-		for _, o := range r.others {
-			if o.status == booking.StatusHeld && o.holdExpires != nil && !o.holdExpires.After(now) {
-				if !slices.Contains(stale, o.bookingID) {
-					stale = append(stale, o.bookingID)
-				}
-				continue
-			}
-			if st.replaced != nil && o.bookingID == st.replaced.id && !st.holding {
-				continue // released by this very commit
-			}
-			others = append(others, o.Span)
-		}
-		if n, where := peak(r.occupied, others); n >= r.Capacity {
-			busy = append(busy, Busy{ResourceID: r.ID, Capacity: r.Capacity, From: where.Start, To: where.End})
-		}
-	}
-	return busy, stale
 }

@@ -136,15 +136,15 @@ type WatchedResource struct {
 // so an event someone typed in there later is still seen.
 func (s *Store) CalendarWatch(ctx context.Context, ids []string, from, to time.Time) ([]WatchedResource, error) {
 	rows, err := s.pool.Query(ctx, `
-SELECT r.resource_id, r.kind, r.capacity, r.time_zone, r.buffer_before_minutes, r.buffer_after_minutes, r.calendar_id,
+SELECT r.resource_id, r.kind, r.capacity, r.time_zone, rb.before_minutes, rb.after_minutes, r.calendar_id,
        coalesce(array_agg(b.starts_at ORDER BY b.starts_at) FILTER (WHERE b.booking_id IS NOT NULL), '{}'),
        coalesce(array_agg(b.ends_at ORDER BY b.starts_at) FILTER (WHERE b.booking_id IS NOT NULL), '{}')
-FROM resource r
+FROM resource r JOIN resource_buffers rb USING (resource_id)
 LEFT JOIN booking b ON b.starts_at < $3 AND b.starts_at > $2::timestamptz - $4::interval AND b.ends_at > $2
   AND (b.property_id = r.resource_id OR b.agent_id = r.resource_id OR r.resource_id = ANY(b.extra_resource_ids))
   AND (b.status IN ('held', 'confirmed') OR b.released_at > $5::timestamptz - interval '1 hour')
 WHERE r.resource_id = ANY($1) AND r.capacity = 1 AND r.calendar_id IS NOT NULL
-GROUP BY r.resource_id ORDER BY r.resource_id`, ids, from, to, booking.MaxDuration, s.now())
+GROUP BY r.resource_id, rb.before_minutes, rb.after_minutes ORDER BY r.resource_id`, ids, from, to, booking.MaxDuration, s.now())
 	if err != nil {
 		return nil, fmt.Errorf("calendar watch: %w", err)
 	}
@@ -161,11 +161,14 @@ GROUP BY r.resource_id ORDER BY r.resource_id`, ids, from, to, booking.MaxDurati
 }
 
 // WatchedResources lists every capacity-1 resource with a calendar: the
-// ones whose calendars a commit re-checks.
+// ones whose calendars a commit re-checks. Their buffers are the effective
+// ones (resource_buffers: the larger of their own and the policy's), which
+// is what a booking occupies, so the re-check looks as far as the store.
 func (s *Store) WatchedResources(ctx context.Context) ([]Resource, error) {
 	rows, err := s.pool.Query(ctx, `
-SELECT resource_id, kind, capacity, time_zone, buffer_before_minutes, buffer_after_minutes, calendar_id
-FROM resource WHERE capacity = 1 AND calendar_id IS NOT NULL ORDER BY resource_id`)
+SELECT r.resource_id, r.kind, r.capacity, r.time_zone, rb.before_minutes, rb.after_minutes, r.calendar_id
+FROM resource r JOIN resource_buffers rb USING (resource_id)
+WHERE r.capacity = 1 AND r.calendar_id IS NOT NULL ORDER BY r.resource_id`)
 	if err != nil {
 		return nil, fmt.Errorf("watched resources: %w", err)
 	}

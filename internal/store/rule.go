@@ -1,0 +1,169 @@
+package store
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/bookingsaga/bookingsaga/internal/booking"
+	"github.com/bookingsaga/bookingsaga/internal/localtime"
+)
+
+// This file is the commit rule: whether an intent may be booked under the
+// policy in force, and whether its resources have room. Where it lives:
+//
+//   - Effective buffers (the larger of a resource's own and the policy's
+//     defaults) are defined once, by the view resource_buffers, which the
+//     full path, availability and the calendar re-check all read.
+//   - What a booking occupies (its time widened by those buffers) is
+//     computed from the view by the full path's occupancy statement
+//     (commitstate.go) and by availability, and stored per resource.
+//   - Whether a resource is full is peak, below: the most bookings in
+//     force at one instant, against its capacity.
+//   - Whether the intent may be booked at all is check, below.
+//
+// The fast path (fastpath.go) states a subset of check and the effective
+// buffers again in SQL: it is the one second copy, and it may only decline
+// where this file would refuse; TestFastPathConfirmsOnlyWhatTheFullPathWould
+// keeps the two in step.
+
+// check applies the policy and the resources' own rules to the intent.
+func (st *commitState) check(req CommitRequest, now time.Time) error {
+	p, in := st.policy, req.Intent
+	switch {
+	case p == nil:
+		return booking.Rejectf(booking.CodeNoCurrentPolicy, "no booking policy is in force")
+	case req.ExpectedPolicyVersion != p.Version:
+		return booking.Rejectf(booking.CodePolicyVersionChanged,
+			"expected policy %q but %q is in force: refresh availability", req.ExpectedPolicyVersion, p.Version)
+	case len(st.missing) > 0:
+		return booking.Rejectf(booking.CodeUnknownResource, "unknown resource %s", strings.Join(st.missing, ", "))
+	}
+	prop, agent := st.resource(in.PropertyID), st.resource(in.AgentID)
+	switch {
+	case prop.Kind != "property":
+		return booking.Rejectf(booking.CodeWrongResourceKind, "property_id %q is a %s", prop.ID, prop.Kind)
+	case agent.Kind != "agent":
+		return booking.Rejectf(booking.CodeWrongResourceKind, "agent_id %q is a %s", agent.ID, agent.Kind)
+	case in.TimeZone != prop.TimeZone:
+		return booking.Rejectf(booking.CodeTimeZoneMismatch,
+			"property %q is in %s, not %s", prop.ID, prop.TimeZone, in.TimeZone)
+	case in.StartsAt.Before(now):
+		return booking.Rejectf(booking.CodeStartsInPast, "starts_at %s is in the past", in.StartsAt.Format(time.RFC3339))
+	case in.StartsAt.Before(now.Add(p.MinNotice)):
+		return booking.Rejectf(booking.CodeTooShortNotice, "bookings need %s notice", p.MinNotice)
+	}
+	if err := st.checkReplaced(req); err != nil {
+		return err
+	}
+	loc, err := localtime.LoadZone(prop.TimeZone)
+	if err != nil {
+		return fmt.Errorf("property %s: %w", prop.ID, err)
+	}
+	if !p.withinHours(in.StartsAt, in.EndsAt, loc) {
+		return booking.Rejectf(booking.CodeOutsideBookableHours, "%s to %s is outside bookable hours %s in %s",
+			localtime.Render(in.StartsAt, loc), localtime.Render(in.EndsAt, loc), p.hours(), prop.TimeZone)
+	}
+	return nil
+}
+
+// checkReplaced allows a reschedule only of a confirmed booking that no
+// other booking has replaced.
+func (st *commitState) checkReplaced(req CommitRequest) error {
+	if req.Intent.Replaces == "" {
+		return nil
+	}
+	r := st.replaced
+	switch {
+	case r == nil:
+		return booking.Rejectf(booking.CodeInvalidReplacement, "there is no booking %q to reschedule", req.Intent.Replaces)
+	case r.status != booking.StatusConfirmed || r.replacedBy != "" && r.replacedBy != req.RequestKey:
+		return booking.Rejectf(booking.CodeInvalidReplacement, "booking %q is %s and cannot be rescheduled", req.Intent.Replaces, r.status)
+	}
+	return nil
+}
+
+// busy lists the resources that are full during the request, and the holds
+// that had already expired, which neither count nor may stay live.
+func (st *commitState) busy(now time.Time) (busy []Busy, stale []uuid.UUID) {
+	for _, r := range st.resources {
+		var others []Span
+		for _, o := range r.others {
+			if o.status == booking.StatusHeld && o.holdExpires != nil && !o.holdExpires.After(now) {
+				if !slices.Contains(stale, o.bookingID) {
+					stale = append(stale, o.bookingID)
+				}
+				continue
+			}
+			if st.replaced != nil && o.bookingID == st.replaced.id && !st.holding {
+				continue // released by this very commit
+			}
+			others = append(others, o.Span)
+		}
+		if n, where := peak(r.occupied, others); n >= r.Capacity {
+			busy = append(busy, Busy{ResourceID: r.ID, Capacity: r.Capacity, From: where.Start, To: where.End})
+		}
+	}
+	return busy, stale
+}
+
+// Span is a half-open interval [Start, End), like tstzrange's default: a
+// booking's time, or what it occupies with its buffers.
+type Span struct {
+	Start, End time.Time
+}
+
+func (s Span) overlaps(o Span) bool { return s.Start.Before(o.End) && o.Start.Before(s.End) }
+
+// peak returns the largest number of others in force at one instant within
+// win, and the first window where that many are. Counting rows that merely
+// overlap win would be wrong for capacity above one: two bookings can each
+// overlap the window without overlapping each other.
+func peak(win Span, others []Span) (int, Span) {
+	type edge struct {
+		at    time.Time
+		delta int
+	}
+	edges := make([]edge, 0, 2*len(others))
+	for _, o := range others {
+		start, end := later(o.Start, win.Start), earlier(o.End, win.End)
+		if start.Before(end) {
+			edges = append(edges, edge{start, +1}, edge{end, -1})
+		}
+	}
+	// Ends sort before starts at the same instant: ranges are half-open, so
+	// one booking ending at 10:00 and another starting then do not overlap.
+	slices.SortFunc(edges, func(a, b edge) int {
+		if c := a.at.Compare(b.at); c != 0 {
+			return c
+		}
+		return a.delta - b.delta
+	})
+	best, cur := 0, 0
+	var at Span
+	for i, e := range edges {
+		cur += e.delta
+		if cur > best {
+			best = cur
+			at = Span{Start: e.at, End: edges[i+1].at}
+		}
+	}
+	return best, at
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+func earlier(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
