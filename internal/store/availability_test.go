@@ -9,14 +9,6 @@ import (
 	"github.com/bookingsaga/bookingsaga/internal/booking"
 )
 
-func localStarts(a Availability) []string {
-	out := make([]string, len(a.Slots))
-	for i, s := range a.Slots {
-		out[i] = s.StartsAt.Format(time.RFC3339)
-	}
-	return out
-}
-
 func TestAvailabilityLeavesOutBookedAndBufferedSlots(t *testing.T) {
 	t.Parallel()
 	f := setup(t)

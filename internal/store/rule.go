@@ -116,8 +116,6 @@ type Span struct {
 	Start, End time.Time
 }
 
-func (s Span) overlaps(o Span) bool { return s.Start.Before(o.End) && o.Start.Before(s.End) }
-
 // peak returns the largest number of others in force at one instant within
 // win, and the first window where that many are. Counting rows that merely
 // overlap win would be wrong for capacity above one: two bookings can each
