@@ -2,6 +2,8 @@ module github.com/bookingsaga/bookingsaga
 
 go 1.26.10
 
+toolchain go1.27.3
+
 require (
 	github.com/compose-spec/compose-go/v2 v2.16.2
 	github.com/google/uuid v1.6.0

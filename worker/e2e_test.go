@@ -26,6 +26,7 @@ import (
 
 	"github.com/bookingsaga/bookingsaga/internal/devstack"
 	"github.com/bookingsaga/bookingsaga/internal/localtime"
+	"github.com/bookingsaga/bookingsaga/internal/pgserver"
 	"github.com/bookingsaga/bookingsaga/internal/receipt"
 )
 
@@ -68,12 +69,18 @@ func freeAddr(t *testing.T) string {
 
 func newDevStack(t *testing.T) *devStack {
 	// Unix socket paths are short: keep the data dir near the root.
+	// MkdirTemp makes it 0700, as a user's home is: when tests run as root,
+	// PostgreSQL (which runs as postgres) can't enter it, and the stack
+	// keeps its cluster elsewhere (pgserver.LocationFile).
 	dir, err := os.MkdirTemp("", "bs-e2e-")
 	require.NoError(t, err)
-	// PostgreSQL runs as postgres when tests run as root: let it in.
-	require.NoError(t, os.Chmod(dir, 0o755))
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
 	d := &devStack{t: t, api: freeAddr(t), frontal: freeAddr(t), dataDir: filepath.Join(dir, "data")}
+	t.Cleanup(func() {
+		if b, err := os.ReadFile(filepath.Join(d.dataDir, "postgres", pgserver.LocationFile)); err == nil {
+			_ = os.RemoveAll(string(bytes.TrimSpace(b)))
+		}
+		_ = os.RemoveAll(dir)
+	})
 	d.args = []string{"run", "./worker", "-dev", "-data-dir", d.dataDir, "-api-listen", d.api,
 		"-temporal-address", d.frontal, "-temporal-ui", freeAddr(t), "-fake-calendar", freeAddr(t), "-fake-crm", freeAddr(t), "-metrics-listen", freeAddr(t)}
 	return d
@@ -142,16 +149,30 @@ func tail(s string) string {
 }
 
 // postgresRunning reports whether any process still runs a postgres on
-// the stack's data dir.
+// the stack's cluster, wherever it keeps it.
 func (d *devStack) postgresRunning() bool {
+	cluster := []byte(d.dataDir)
+	if b, err := os.ReadFile(filepath.Join(d.dataDir, "postgres", pgserver.LocationFile)); err == nil {
+		cluster = bytes.TrimSpace(b)
+	}
 	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
 	for _, p := range procs {
 		b, err := os.ReadFile(p)
-		if err == nil && bytes.Contains(b, []byte("postgres")) && bytes.Contains(b, []byte(d.dataDir)) {
+		if err == nil && bytes.Contains(b, []byte("postgres")) && bytes.Contains(b, cluster) {
 			return true
 		}
 	}
 	return false
+}
+
+// healthy reports whether the stack's API answers its liveness check.
+func (d *devStack) healthy() bool {
+	res, err := http.Get("http://" + d.api + "/healthz")
+	if err != nil {
+		return false
+	}
+	defer res.Body.Close()
+	return res.StatusCode == http.StatusOK
 }
 
 func (d *devStack) book(key string, start time.Time) receipt.Receipt {
@@ -187,6 +208,7 @@ func TestDevStackEndToEnd(t *testing.T) {
 	t.Parallel()
 	d := newDevStack(t)
 	d.start()
+	require.True(t, d.healthy(), "/healthz")
 	loc, err := localtime.LoadZone("Europe/Paris")
 	require.NoError(t, err)
 	day := time.Now().In(loc).AddDate(0, 0, 3)

@@ -7,6 +7,8 @@ package pgserver
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -15,6 +17,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -56,6 +59,11 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	dir, err := clusterDir(opts.Dir, cred)
+	if err != nil {
+		return nil, err
+	}
+	opts.Dir = dir
 	dataDir := filepath.Join(opts.Dir, "data")
 	if err := prepareDir(opts.Dir, cred); err != nil {
 		return nil, err
@@ -151,6 +159,47 @@ func initdb(ctx context.Context, bin, dataDir string, cred *syscall.Credential) 
 		return fmt.Errorf("initdb %s: %w: %s", dataDir, err, out)
 	}
 	return nil
+}
+
+// clustersRoot holds the clusters of data dirs the postgres user can't
+// reach; its parent (/var/lib) is world-traversable on every Debian system.
+const clustersRoot = "/var/lib/bookingsaga/postgres"
+
+// LocationFile, in a data dir, names the directory elsewhere that holds its
+// cluster.
+const LocationFile = "cluster-location"
+
+// clusterDir is where dir's cluster lives. Usually dir itself; but when we
+// are root and the postgres user can't walk down to dir (a clone under a
+// 0700 home), a directory of its own under clustersRoot, whose path is
+// written into dir so that a restart finds the same cluster.
+func clusterDir(dir string, cred *syscall.Credential) (string, error) {
+	if cred == nil {
+		return dir, nil
+	}
+	pointer := filepath.Join(dir, LocationFile)
+	if b, err := os.ReadFile(pointer); err == nil {
+		return strings.TrimSpace(string(b)), nil
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	if reachable(abs, cred.Uid) == nil {
+		return dir, nil
+	}
+	sum := sha256.Sum256([]byte(abs))
+	home := filepath.Join(clustersRoot, hex.EncodeToString(sum[:6]))
+	if err := os.MkdirAll(clustersRoot, 0o755); err != nil {
+		return "", fmt.Errorf("postgres dir %s: %w", clustersRoot, err)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("postgres dir %s: %w", dir, err)
+	}
+	if err := os.WriteFile(pointer, []byte(home+"\n"), 0o600); err != nil {
+		return "", fmt.Errorf("postgres dir %s: %w", dir, err)
+	}
+	return home, nil
 }
 
 // credential drops to the postgres user when we are root, because postgres
