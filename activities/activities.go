@@ -14,7 +14,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"google.golang.org/api/calendar/v3"
 
-	"github.com/bookingsaga/bookingsaga/internal/booking"
+	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/crm"
 	"github.com/bookingsaga/bookingsaga/internal/gcal"
 	"github.com/bookingsaga/bookingsaga/internal/retry"

@@ -5,9 +5,9 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/bookingsaga/bookingsaga/internal/booking"
-	"github.com/bookingsaga/bookingsaga/internal/receipt"
+	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/store"
+	"github.com/bookingsaga/bookingsaga/receipt"
 )
 
 // Names the clients use. The workflow id of a booking is its request key.

@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/bookingsaga/bookingsaga/internal/booking"
+	"github.com/bookingsaga/bookingsaga/booking"
 )
 
 // TestFastPathConfirmsOnlyWhatTheFullPathWould checks the one-round-trip

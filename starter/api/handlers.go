@@ -10,9 +10,9 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.uber.org/zap"
 
-	"github.com/bookingsaga/bookingsaga/internal/booking"
-	"github.com/bookingsaga/bookingsaga/internal/receipt"
+	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/store"
+	"github.com/bookingsaga/bookingsaga/receipt"
 	"github.com/bookingsaga/bookingsaga/starter/sagaclient"
 )
 

@@ -17,9 +17,9 @@ import (
 
 	"go.temporal.io/api/serviceerror"
 
-	"github.com/bookingsaga/bookingsaga/internal/booking"
-	"github.com/bookingsaga/bookingsaga/internal/receipt"
+	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/store"
+	"github.com/bookingsaga/bookingsaga/receipt"
 	"github.com/bookingsaga/bookingsaga/starter/sagaclient"
 )
 
