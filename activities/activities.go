@@ -81,7 +81,7 @@ func Retryable(err error) bool {
 
 // ConflictDetail is carried by an ErrTypeConflict error.
 type ConflictDetail struct {
-	Busy []store.Busy `json:"busy"`
+	Busy []booking.Busy `json:"busy"`
 	// Source is "store", or "calendar" for an event written straight into
 	// a resource's calendar.
 	Source string `json:"source"`

@@ -38,10 +38,10 @@ func setup(t *testing.T) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	st := store.New(pgtest.New(t), store.Config{})
-	require.NoError(t, st.SetPolicy(ctx, store.Policy{Version: "p1", SlotMinutes: 60, OpensAt: 6 * time.Hour, ClosesAt: 22 * time.Hour,
+	require.NoError(t, st.SetPolicy(ctx, booking.Policy{Version: "p1", SlotMinutes: 60, OpensAt: 6 * time.Hour, ClosesAt: 22 * time.Hour,
 		HoldTTL: 10 * time.Minute, MinNotice: time.Hour}))
-	require.NoError(t, st.UpsertResource(ctx, store.Resource{ID: "prop", Kind: "property", Capacity: 1, TimeZone: "UTC"}))
-	require.NoError(t, st.UpsertResource(ctx, store.Resource{ID: "agent-00", Kind: "agent", Capacity: 1, TimeZone: "UTC",
+	require.NoError(t, st.UpsertResource(ctx, booking.Resource{ID: "prop", Kind: "property", Capacity: 1, TimeZone: "UTC"}))
+	require.NoError(t, st.UpsertResource(ctx, booking.Resource{ID: "agent-00", Kind: "agent", Capacity: 1, TimeZone: "UTC",
 		BufferAfterMinutes: 30, CalendarID: agentCal}))
 	fake := mirrorfake.NewCalendar()
 	srv := httptest.NewServer(fake)
@@ -66,10 +66,10 @@ func TestAvailabilityLeavesOutWhatTheCalendarShowsBusy(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	f.handWritten(f.day.Add(11*time.Hour), f.day.Add(12*time.Hour))
-	v, err := f.env.ExecuteActivity(f.acts.Availability, store.AvailabilityQuery{PropertyID: "prop", AgentID: "agent-00",
+	v, err := f.env.ExecuteActivity(f.acts.Availability, booking.AvailabilityQuery{PropertyID: "prop", AgentID: "agent-00",
 		From: f.day.Add(9 * time.Hour), To: f.day.Add(13 * time.Hour)})
 	require.NoError(t, err)
-	var av store.Availability
+	var av booking.Availability
 	require.NoError(t, v.Get(&av))
 	var starts []int
 	for _, s := range av.Slots {
@@ -137,7 +137,7 @@ func TestTheCalendarReCheckUsesThePolicysLargerBuffer(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	ctx := context.Background()
-	require.NoError(t, f.acts.Store.SetPolicy(ctx, store.Policy{Version: "p2", SlotMinutes: 60, OpensAt: 6 * time.Hour,
+	require.NoError(t, f.acts.Store.SetPolicy(ctx, booking.Policy{Version: "p2", SlotMinutes: 60, OpensAt: 6 * time.Hour,
 		ClosesAt: 22 * time.Hour, HoldTTL: 10 * time.Minute, MinNotice: time.Hour, DefaultBufferAfterMinutes: 60}))
 	// 45 minutes after the slot: past the agent's own 30, inside the policy's 60.
 	f.handWritten(f.day.Add(16*time.Hour+45*time.Minute), f.day.Add(17*time.Hour+15*time.Minute))

@@ -8,13 +8,13 @@ import (
 
 	"go.temporal.io/sdk/activity"
 
+	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/gcal"
-	"github.com/bookingsaga/bookingsaga/internal/store"
 )
 
 // calendarBlock is what one resource's calendar says is busy.
 type calendarBlock struct {
-	res  store.Resource
+	res  booking.Resource
 	busy []gcal.Interval
 }
 
@@ -81,12 +81,12 @@ func (a *Activities) calendarBlocks(ctx context.Context, ids []string, from, to 
 type watchCache struct {
 	mu   sync.Mutex
 	at   time.Time
-	list []store.Resource
+	list []booking.Resource
 }
 
 const watchTTL = 30 * time.Second
 
-func (a *Activities) watchedAmong(ctx context.Context, ids []string) ([]store.Resource, error) {
+func (a *Activities) watchedAmong(ctx context.Context, ids []string) ([]booking.Resource, error) {
 	a.watch.mu.Lock()
 	defer a.watch.mu.Unlock()
 	if a.watch.at.IsZero() || time.Since(a.watch.at) > watchTTL {
@@ -96,7 +96,7 @@ func (a *Activities) watchedAmong(ctx context.Context, ids []string) ([]store.Re
 		}
 		a.watch.list, a.watch.at = list, time.Now()
 	}
-	var out []store.Resource
+	var out []booking.Resource
 	for _, r := range a.watch.list {
 		if slices.Contains(ids, r.ID) {
 			out = append(out, r)
@@ -107,14 +107,14 @@ func (a *Activities) watchedAmong(ctx context.Context, ids []string) ([]store.Re
 
 // blocked lists the calendar periods that a booking of [start, end) would
 // touch, buffers included.
-func blocked(blocks []calendarBlock, start, end time.Time) []store.Busy {
-	var out []store.Busy
+func blocked(blocks []calendarBlock, start, end time.Time) []booking.Busy {
+	var out []booking.Busy
 	for _, b := range blocks {
 		from := start.Add(-minutes(b.res.BufferBeforeMinutes))
 		to := end.Add(minutes(b.res.BufferAfterMinutes))
 		for _, p := range b.busy {
 			if p.Start.Before(to) && p.End.After(from) {
-				out = append(out, store.Busy{ResourceID: b.res.ID, Capacity: 1, From: p.Start, To: p.End})
+				out = append(out, booking.Busy{ResourceID: b.res.ID, Capacity: 1, From: p.Start, To: p.End})
 			}
 		}
 	}
@@ -126,10 +126,10 @@ func minutes(n int) time.Duration { return time.Duration(n) * time.Minute }
 // Availability lists free slots: the store's, less those that the
 // resources' calendars show busy (events written past the service). It is
 // an offer, not a promise: only the commit decides.
-func (a *Activities) Availability(ctx context.Context, q store.AvailabilityQuery) (store.Availability, error) {
+func (a *Activities) Availability(ctx context.Context, q booking.AvailabilityQuery) (booking.Availability, error) {
 	av, err := a.Store.Availability(ctx, q)
 	if err != nil {
-		return store.Availability{}, storeError("availability", q.PropertyID, err)
+		return booking.Availability{}, storeError("availability", q.PropertyID, err)
 	}
 	ids := append([]string{q.PropertyID, q.AgentID}, q.ExtraResources...)
 	blocks, _ := a.calendarBlocks(ctx, ids, q.From, q.To)
@@ -148,7 +148,7 @@ func (a *Activities) Availability(ctx context.Context, q store.AvailabilityQuery
 // anyone else's, and the store already decides about ours (including one
 // just cancelled whose event is not deleted yet, or the booking a
 // reschedule replaces).
-func foreign(busy []gcal.Interval, ours []store.Span) []gcal.Interval {
+func foreign(busy []gcal.Interval, ours []booking.Span) []gcal.Interval {
 	var out []gcal.Interval
 	for _, p := range busy {
 		rest := []gcal.Interval{p}

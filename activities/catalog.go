@@ -3,23 +3,23 @@ package activities
 import (
 	"context"
 
-	"github.com/bookingsaga/bookingsaga/internal/store"
+	"github.com/bookingsaga/bookingsaga/booking"
 )
 
 // UpsertResource creates or updates a resource; the same call twice
 // changes nothing.
-func (a *Activities) UpsertResource(ctx context.Context, r store.Resource) (store.Resource, error) {
+func (a *Activities) UpsertResource(ctx context.Context, r booking.Resource) (booking.Resource, error) {
 	if err := a.Store.UpsertResource(ctx, r); err != nil {
-		return store.Resource{}, storeError("upsert resource", r.ID, err)
+		return booking.Resource{}, storeError("upsert resource", r.ID, err)
 	}
 	return r, nil
 }
 
 // SetPolicy makes a policy version current; a version's content cannot
 // change once written.
-func (a *Activities) SetPolicy(ctx context.Context, p store.Policy) (store.Policy, error) {
+func (a *Activities) SetPolicy(ctx context.Context, p booking.Policy) (booking.Policy, error) {
 	if err := a.Store.SetPolicy(ctx, p); err != nil {
-		return store.Policy{}, storeError("set policy", p.Version, err)
+		return booking.Policy{}, storeError("set policy", p.Version, err)
 	}
 	return p, nil
 }

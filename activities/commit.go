@@ -19,7 +19,7 @@ type CommitInput struct {
 	Intent                booking.Intent
 	ExpectedPolicyVersion string
 	Hold                  bool
-	Contact               *store.Contact
+	Contact               *booking.Contact
 	// Attempt counts the saga's tries of this commit, from 1. After the
 	// first, the store's own record of the key is read before anything
 	// else: an earlier try may have decided.
@@ -28,7 +28,7 @@ type CommitInput struct {
 
 // CommitOutput is a booking the store holds for the key.
 type CommitOutput struct {
-	Booking  store.Booking
+	Booking  booking.Booking
 	Replayed bool
 }
 
@@ -92,7 +92,7 @@ func (a *Activities) commit(ctx context.Context, in CommitInput) (CommitOutput, 
 // service, within a share of the attempt's budget and in one try. A
 // calendar that is slow or down leaves the decision to the store alone,
 // flagged for reconciliation: it must not stop bookings.
-func (a *Activities) recheck(ctx context.Context, in booking.Intent) (busy []store.Busy, unchecked bool) {
+func (a *Activities) recheck(ctx context.Context, in booking.Intent) (busy []booking.Busy, unchecked bool) {
 	rctx := retry.Once(ctx)
 	if dl, ok := ctx.Deadline(); ok {
 		var cancel context.CancelFunc
@@ -123,7 +123,7 @@ func (a *Activities) storeCommit(ctx context.Context, req store.CommitRequest) (
 
 // eventID fills in the calendar event's id, which is derived from the
 // key, so that the first receipt already names it.
-func (a *Activities) eventID(ctx context.Context, b *store.Booking) {
+func (a *Activities) eventID(ctx context.Context, b *booking.Booking) {
 	if a.Calendar == nil || b.ProviderEventID != "" {
 		return
 	}
@@ -141,14 +141,14 @@ type KeyInput struct {
 // (Found false), a booking, or a refusal (Found, with Refusal set).
 type LookupOutput struct {
 	Found   bool
-	Booking store.Booking
-	Refusal *store.Refusal
+	Booking booking.Booking
+	Refusal *booking.Refusal
 }
 
 // Booked reports a booking under the key, in any status.
 func (o LookupOutput) Booked() bool { return o.Found && o.Refusal == nil }
 
-func (a *Activities) lookupOutput(ctx context.Context, d store.Decision) LookupOutput {
+func (a *Activities) lookupOutput(ctx context.Context, d booking.Decision) LookupOutput {
 	out := LookupOutput{Found: true, Refusal: d.Refusal}
 	if d.Booking != nil {
 		out.Booking = *d.Booking

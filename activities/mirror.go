@@ -51,25 +51,25 @@ func (a *Activities) SyncCalendar(ctx context.Context, in KeyInput) (SyncOutput,
 		return SyncOutput{}, nil // the events are gone; there is no event id to report
 	}
 	id := gcal.EventID(b.RequestKey)
-	if _, err := a.Store.RecordMirror(ctx, store.MirrorRecord{RequestKey: b.RequestKey, ProviderEventID: id}); err != nil {
+	if _, err := a.Store.RecordMirror(ctx, booking.MirrorRecord{RequestKey: b.RequestKey, ProviderEventID: id}); err != nil {
 		return SyncOutput{}, storeError("sync calendar", in.RequestKey, err)
 	}
 	return SyncOutput{EventID: id}, nil
 }
 
-func (a *Activities) bookingCalendars(ctx context.Context, key string) (store.Booking, []string, error) {
+func (a *Activities) bookingCalendars(ctx context.Context, key string) (booking.Booking, []string, error) {
 	b, err := a.Store.Lookup(ctx, key)
 	if errors.Is(err, store.ErrNotFound) {
-		return store.Booking{}, nil, rejectedError(booking.Rejectf(booking.CodeNotBooked, "no booking under this key"))
+		return booking.Booking{}, nil, rejectedError(booking.Rejectf(booking.CodeNotBooked, "no booking under this key"))
 	}
 	if err != nil {
-		return store.Booking{}, nil, storeError("read booking", key, err)
+		return booking.Booking{}, nil, storeError("read booking", key, err)
 	}
 	var cals []string
 	for _, id := range b.Intent.Resources() {
 		r, err := a.Store.Resource(ctx, id)
 		if err != nil {
-			return store.Booking{}, nil, storeError("read resource", id, err)
+			return booking.Booking{}, nil, storeError("read resource", id, err)
 		}
 		if r.CalendarID != "" {
 			cals = append(cals, r.CalendarID)
@@ -78,7 +78,7 @@ func (a *Activities) bookingCalendars(ctx context.Context, key string) (store.Bo
 	return b, cals, nil
 }
 
-func calendarBooking(b store.Booking, calendarID string) gcal.Booking {
+func calendarBooking(b booking.Booking, calendarID string) gcal.Booking {
 	return gcal.Booking{CalendarID: calendarID, BookingID: b.BookingID.String(), RequestKey: b.RequestKey,
 		PropertyRef: b.Intent.PropertyID, Reference: receipt.Reference(b.RequestKey),
 		StartsAt: b.Intent.StartsAt, EndsAt: b.Intent.EndsAt, TimeZone: b.Intent.TimeZone}
@@ -97,14 +97,14 @@ func (a *Activities) SyncCRM(ctx context.Context, in KeyInput) (SyncOutput, erro
 	if err != nil {
 		return SyncOutput{}, mirrorError("sync crm", in.RequestKey, err, crm.Permanent(err))
 	}
-	if _, err := a.Store.RecordMirror(ctx, store.MirrorRecord{RequestKey: b.RequestKey, CRMRef: rec.ID}); err != nil {
+	if _, err := a.Store.RecordMirror(ctx, booking.MirrorRecord{RequestKey: b.RequestKey, CRMRef: rec.ID}); err != nil {
 		return SyncOutput{}, storeError("sync crm", in.RequestKey, err)
 	}
 	return SyncOutput{CRMRef: rec.ID}, nil
 }
 
 // Viewing is the CRM record a booking should have.
-func Viewing(b store.Booking) crm.Viewing {
+func Viewing(b booking.Booking) crm.Viewing {
 	v := crm.Viewing{BookingID: b.BookingID.String(), RequestKey: b.RequestKey, PropertyRef: b.Intent.PropertyID,
 		AgentRef: b.Intent.AgentID, StartsAt: b.Intent.StartsAt, EndsAt: b.Intent.EndsAt,
 		TimeZone: b.Intent.TimeZone, Status: crm.StatusScheduled}

@@ -15,7 +15,7 @@ type FlagsInput struct{}
 
 // FlagsOutput lists open drift flags.
 type FlagsOutput struct {
-	Flags []store.Flag
+	Flags []booking.Flag
 }
 
 // OpenFlags lists drift a human has to look at.
@@ -34,21 +34,21 @@ type ResolveInput struct {
 }
 
 // ResolveFlag records an operator's resolution in the event log.
-func (a *Activities) ResolveFlag(ctx context.Context, in ResolveInput) (store.Flag, error) {
+func (a *Activities) ResolveFlag(ctx context.Context, in ResolveInput) (booking.Flag, error) {
 	f, err := a.Store.ResolveFlag(ctx, in.FlagID, in.Note)
 	if errors.Is(err, store.ErrFlagNotOpen) {
-		return store.Flag{}, rejectedError(booking.Rejectf(booking.CodeFlagNotOpen, "no open drift flag %d", in.FlagID))
+		return booking.Flag{}, rejectedError(booking.Rejectf(booking.CodeFlagNotOpen, "no open drift flag %d", in.FlagID))
 	}
 	if err != nil {
-		return store.Flag{}, storeError("resolve flag", "", err)
+		return booking.Flag{}, storeError("resolve flag", "", err)
 	}
 	return f, nil
 }
 
 // Timeline is one booking as every system sees it, side by side.
 type Timeline struct {
-	Booking  *store.Booking
-	Events   []store.Event
+	Booking  *booking.Booking
+	Events   []booking.Event
 	Calendar []CalendarState
 	CRM      *crm.Record
 	// Errors are the systems that could not be read.

@@ -24,7 +24,7 @@ const SignalReconcile = "reconcile"
 // WindowInput is one page of a reconciliation window.
 type WindowInput struct {
 	From, To time.Time
-	After    store.Cursor
+	After    booking.Cursor
 	Limit    int
 }
 
@@ -36,7 +36,7 @@ type CalendarReport struct {
 	Failed  int
 	Details []string
 	// Next is set when the page was full and more bookings follow.
-	Next *store.Cursor
+	Next *booking.Cursor
 }
 
 // ReconcileCalendar makes the calendars match the store over a window:
@@ -59,7 +59,7 @@ func (a *Activities) ReconcileCalendar(ctx context.Context, in WindowInput) (Cal
 			return rep, mirrorError("reconcile calendar", rc.CalendarID, err, gcal.Permanent(err))
 		}
 		listed[rc.CalendarID] = evs
-		if in.After != (store.Cursor{}) {
+		if in.After != (booking.Cursor{}) {
 			continue // our own events are checked once, on the first page
 		}
 		if err := a.reconcileOurEvents(ctx, rc.CalendarID, evs, &rep); err != nil {
@@ -88,7 +88,7 @@ func (a *Activities) ReconcileCalendar(ctx context.Context, in WindowInput) (Cal
 	}
 	if len(page) == in.Limit && in.Limit > 0 {
 		last := page[len(page)-1]
-		rep.Next = &store.Cursor{StartsAt: last.Intent.StartsAt, RequestKey: last.RequestKey}
+		rep.Next = &booking.Cursor{StartsAt: last.Intent.StartsAt, RequestKey: last.RequestKey}
 	}
 	a.drift("calendar_missing", "repaired", rep.Missing)
 	a.drift("calendar_moved", "repaired", rep.Moved)
@@ -135,7 +135,7 @@ func (a *Activities) reconcileOurEvents(ctx context.Context, cal string, evs []g
 
 // reconcileBooking re-creates a confirmed booking's missing event and flags
 // foreign events over it.
-func (a *Activities) reconcileBooking(ctx context.Context, b store.Booking, cal string, evs []gcal.Event, rep *CalendarReport) error {
+func (a *Activities) reconcileBooking(ctx context.Context, b booking.Booking, cal string, evs []gcal.Event, rep *CalendarReport) error {
 	id, present := gcal.EventID(b.RequestKey), false
 	for _, ev := range evs {
 		if ev.ID == id {
@@ -144,7 +144,7 @@ func (a *Activities) reconcileBooking(ctx context.Context, b store.Booking, cal 
 		if ev.Ours || !ev.Start.Before(b.Intent.EndsAt) || !ev.End.After(b.Intent.StartsAt) {
 			continue
 		}
-		created, err := a.Store.FlagDrift(ctx, store.Flag{RequestKey: b.RequestKey, BookingID: b.BookingID,
+		created, err := a.Store.FlagDrift(ctx, booking.Flag{RequestKey: b.RequestKey, BookingID: b.BookingID,
 			Kind: "foreign_calendar_event", CalendarID: cal, EventID: ev.ID,
 			// Times only: the title of someone's private appointment is
 			// theirs, and the flag outlives contact retention.
@@ -183,7 +183,7 @@ func (a *Activities) reconcileBooking(ctx context.Context, b store.Booking, cal 
 type CRMReport struct {
 	Missing, Mismatched, Failed int
 	Details                     []string
-	Next                        *store.Cursor
+	Next                        *booking.Cursor
 }
 
 // maxDetails bounds a report's details, which travel in workflow history.
@@ -258,7 +258,7 @@ func (a *Activities) ReconcileCRM(ctx context.Context, in WindowInput) (CRMRepor
 	}
 	if len(page) == in.Limit && in.Limit > 0 {
 		last := page[len(page)-1]
-		rep.Next = &store.Cursor{StartsAt: last.Intent.StartsAt, RequestKey: last.RequestKey}
+		rep.Next = &booking.Cursor{StartsAt: last.Intent.StartsAt, RequestKey: last.RequestKey}
 	}
 	a.drift("crm_missing", "repaired", rep.Missing)
 	a.drift("crm_mismatch", "repaired", rep.Mismatched)

@@ -19,8 +19,8 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/bookingsaga/bookingsaga/activities"
+	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/localtime"
-	"github.com/bookingsaga/bookingsaga/internal/store"
 	"github.com/bookingsaga/bookingsaga/receipt"
 	"github.com/bookingsaga/bookingsaga/workflows"
 )
@@ -128,7 +128,7 @@ func (f *fixture) benchBooker() func(queue string) call {
 	// agency mostly do; one hot property would measure its lock queue.
 	const pairs = 64
 	for j := range pairs {
-		for _, r := range []store.Resource{
+		for _, r := range []booking.Resource{
 			{ID: fmt.Sprintf("bench-p%02d", j), Kind: "property", Capacity: 1, TimeZone: "Europe/Paris", CalendarID: fmt.Sprintf("bench-p%02d@calendar.test", j)},
 			{ID: fmt.Sprintf("bench-a%02d", j), Kind: "agent", Capacity: 1, TimeZone: "Europe/Paris"},
 		} {

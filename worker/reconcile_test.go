@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/worker"
 	"google.golang.org/api/calendar/v3"
 
+	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/gcal"
 	"github.com/bookingsaga/bookingsaga/internal/metrics"
 	"github.com/bookingsaga/bookingsaga/internal/mirrorfake"
@@ -179,7 +180,7 @@ func TestReconcileExpiresHoldsAndPurgesContacts(t *testing.T) {
 	require.NoError(t, err)
 	kept := commitRequest(slot(t, 16))
 	_, err = f.acts.Store.Commit(f.ctx, store.CommitRequest{RequestKey: "contact-1", Intent: kept.Intent,
-		ExpectedPolicyVersion: policyVersion, Contact: &store.Contact{Name: "Ada", Phone: "+33 6 12 34 56 78"}})
+		ExpectedPolicyVersion: policyVersion, Contact: &booking.Contact{Name: "Ada", Phone: "+33 6 12 34 56 78"}})
 	require.NoError(t, err)
 	// Time passes: the hold's expiry and the contact's retention are behind us.
 	_, err = f.pool.Exec(f.ctx, "UPDATE booking SET hold_expires_at = now() - interval '1 minute' WHERE request_key = 'held-1'")
@@ -348,7 +349,7 @@ func TestReconcileGoesOnPastARefusedItem(t *testing.T) {
 	ev.Status = "cancelled"
 	f.calendar.Put(agentCal, &ev)
 	_, err := f.acts.Store.Commit(f.ctx, store.CommitRequest{RequestKey: "contact-2", Intent: commitRequest(slot(t, 12)).Intent,
-		ExpectedPolicyVersion: policyVersion, Contact: &store.Contact{Name: "Ada"}})
+		ExpectedPolicyVersion: policyVersion, Contact: &booking.Contact{Name: "Ada"}})
 	require.NoError(t, err)
 	_, err = f.pool.Exec(f.ctx, "UPDATE booking_contact SET retain_until = now() - interval '1 day'")
 	require.NoError(t, err)

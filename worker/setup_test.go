@@ -84,9 +84,9 @@ func setupOn(t testing.TB, pool *pgxpool.Pool, opts ...worker.Options) *fixture 
 	t.Cleanup(func() { f.calendar.Release(); calSrv.Close() })
 	t.Cleanup(func() { f.crm.Release(); crmSrv.Close() })
 	st := store.New(f.pool, store.Config{})
-	require.NoError(t, st.SetPolicy(ctx, store.Policy{Version: policyVersion, SlotMinutes: 30,
+	require.NoError(t, st.SetPolicy(ctx, booking.Policy{Version: policyVersion, SlotMinutes: 30,
 		OpensAt: 8 * time.Hour, ClosesAt: 20 * time.Hour, HoldTTL: 10 * time.Minute, MinNotice: time.Hour}))
-	for _, r := range []store.Resource{
+	for _, r := range []booking.Resource{
 		{ID: "paris-11", Kind: "property", Capacity: 1, TimeZone: "Europe/Paris", CalendarID: "paris-11@calendar.test"},
 		{ID: "agent-00", Kind: "agent", Capacity: 1, TimeZone: "Europe/Paris", CalendarID: "agent-00@calendar.test"},
 	} {

@@ -5,7 +5,6 @@ import (
 
 	"github.com/bookingsaga/bookingsaga/activities"
 	"github.com/bookingsaga/bookingsaga/booking"
-	"github.com/bookingsaga/bookingsaga/internal/store"
 	"github.com/bookingsaga/bookingsaga/receipt"
 )
 
@@ -20,9 +19,9 @@ func storeState(out activities.LookupOutput) (State, *receipt.Reason) {
 	if r := out.Refusal; r != nil {
 		reason := &receipt.Reason{Code: string(r.Code), Message: r.Message}
 		switch r.Outcome {
-		case store.RefusedConflict:
+		case booking.RefusedConflict:
 			return StateConflict, conflictReason(r.Busy)
-		case store.RefusedExpired:
+		case booking.RefusedExpired:
 			return StateExpired, reason
 		}
 		return StateRejected, reason

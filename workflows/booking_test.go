@@ -18,7 +18,6 @@ import (
 
 	"github.com/bookingsaga/bookingsaga/activities"
 	"github.com/bookingsaga/bookingsaga/booking"
-	"github.com/bookingsaga/bookingsaga/internal/store"
 	"github.com/bookingsaga/bookingsaga/receipt"
 )
 
@@ -50,9 +49,9 @@ func request(start time.Time) CommitRequest {
 		StartsAt: start, EndsAt: start.Add(30 * time.Minute), TimeZone: "Europe/Paris"}}
 }
 
-func stored(k string, req CommitRequest, status booking.Status) store.Booking {
+func stored(k string, req CommitRequest, status booking.Status) booking.Booking {
 	now := slotStart.Add(-48 * time.Hour)
-	return store.Booking{BookingID: uuid.NewSHA1(uuid.Nil, []byte(k)), RequestKey: k, Status: status,
+	return booking.Booking{BookingID: uuid.NewSHA1(uuid.Nil, []byte(k)), RequestKey: k, Status: status,
 		Intent: req.Intent, PolicyVersion: "p1", CommittedAt: &now}
 }
 
@@ -194,7 +193,7 @@ func TestConflictAndReusedKeyAreAnsweredFromStatus(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	req := request(slotStart)
-	detail := activities.ConflictDetail{Source: "store", Busy: []store.Busy{{ResourceID: "paris-11", Capacity: 1, From: slotStart, To: slotStart.Add(time.Hour)}}}
+	detail := activities.ConflictDetail{Source: "store", Busy: []booking.Busy{{ResourceID: "paris-11", Capacity: 1, From: slotStart, To: slotStart.Add(time.Hour)}}}
 	f.env.OnActivity(f.a.Commit, mock.Anything, forKey(key)).
 		Return(activities.CommitOutput{}, temporal.NewNonRetryableApplicationError("taken", activities.ErrTypeConflict, nil, detail)).Once()
 	first := f.update(time.Second, UpdateCommit, req)
@@ -302,7 +301,7 @@ func TestALapsedIntentIsRecordedInTheStore(t *testing.T) {
 	var asked activities.LapseInput
 	f.env.OnActivity(f.a.Lapse, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.LapseInput) (activities.LookupOutput, error) {
 		asked = in
-		return activities.LookupOutput{Found: true, Refusal: &store.Refusal{RequestKey: key, Outcome: store.RefusedExpired,
+		return activities.LookupOutput{Found: true, Refusal: &booking.Refusal{RequestKey: key, Outcome: booking.RefusedExpired,
 			Code: booking.CodeIntentExpired, Message: "lapsed", Intent: req.Intent, PolicyVersion: "p1"}}, nil
 	}).Once()
 	u := f.update(time.Second, UpdateSelect, req)

@@ -7,7 +7,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/bookingsaga/bookingsaga/activities"
-	"github.com/bookingsaga/bookingsaga/internal/store"
+	"github.com/bookingsaga/bookingsaga/booking"
 )
 
 // CatalogWorkflowName runs one read or write of the store's catalogue
@@ -17,9 +17,9 @@ const CatalogWorkflowName = "Catalog"
 
 // CatalogRequest names exactly one operation.
 type CatalogRequest struct {
-	Availability *store.AvailabilityQuery
-	Resource     *store.Resource
-	Policy       *store.Policy
+	Availability *booking.AvailabilityQuery
+	Resource     *booking.Resource
+	Policy       *booking.Policy
 	// Operator reads and writes.
 	Flags    bool
 	Timeline string // a request key
@@ -30,10 +30,10 @@ type CatalogRequest struct {
 
 // CatalogResult is the operation's answer.
 type CatalogResult struct {
-	Availability *store.Availability
-	Flags        []store.Flag
+	Availability *booking.Availability
+	Flags        []booking.Flag
 	Timeline     *activities.Timeline
-	Resolved     *store.Flag
+	Resolved     *booking.Flag
 	Decision     *activities.LookupOutput
 }
 
@@ -48,15 +48,15 @@ func Catalog(ctx workflow.Context, req CatalogRequest) (CatalogResult, error) {
 	var out CatalogResult
 	switch {
 	case req.Availability != nil:
-		var av store.Availability
+		var av booking.Availability
 		if err := workflow.ExecuteActivity(ctx, a.Availability, *req.Availability).Get(ctx, &av); err != nil {
 			return out, err
 		}
 		out.Availability = &av
 	case req.Resource != nil:
-		return out, workflow.ExecuteActivity(ctx, a.UpsertResource, *req.Resource).Get(ctx, &store.Resource{})
+		return out, workflow.ExecuteActivity(ctx, a.UpsertResource, *req.Resource).Get(ctx, &booking.Resource{})
 	case req.Policy != nil:
-		return out, workflow.ExecuteActivity(ctx, a.SetPolicy, *req.Policy).Get(ctx, &store.Policy{})
+		return out, workflow.ExecuteActivity(ctx, a.SetPolicy, *req.Policy).Get(ctx, &booking.Policy{})
 	case req.Flags:
 		var f activities.FlagsOutput
 		err := workflow.ExecuteActivity(ctx, a.OpenFlags, activities.FlagsInput{}).Get(ctx, &f)
@@ -73,7 +73,7 @@ func Catalog(ctx workflow.Context, req CatalogRequest) (CatalogResult, error) {
 		out.Decision = &d
 		return out, err
 	case req.Resolve != nil:
-		var f store.Flag
+		var f booking.Flag
 		err := workflow.ExecuteActivity(ctx, a.ResolveFlag, *req.Resolve).Get(ctx, &f)
 		out.Resolved = &f
 		return out, err

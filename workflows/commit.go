@@ -10,7 +10,6 @@ import (
 
 	"github.com/bookingsaga/bookingsaga/activities"
 	"github.com/bookingsaga/bookingsaga/booking"
-	"github.com/bookingsaga/bookingsaga/internal/store"
 	"github.com/bookingsaga/bookingsaga/receipt"
 )
 
@@ -286,7 +285,7 @@ func (s *saga) refuse(ctx workflow.Context, state State, reason *receipt.Reason)
 	s.notifyReplaced(ctx)
 }
 
-func conflictReason(busy []store.Busy) *receipt.Reason {
+func conflictReason(busy []booking.Busy) *receipt.Reason {
 	// The calendar's free/busy cannot tell our own mirrored bookings from
 	// events typed in by hand, so the message does not name the source.
 	r := &receipt.Reason{Code: "slot_taken", Message: "the slot is no longer free"}
@@ -305,7 +304,7 @@ func rejectionReason(err error) *receipt.Reason {
 }
 
 // fromStore adopts what the store says about the key.
-func (s *saga) fromStore(ctx workflow.Context, b store.Booking) {
+func (s *saga) fromStore(ctx workflow.Context, b booking.Booking) {
 	s.st.Booking = &b
 	s.st.UnknownSince = nil
 	s.st.Held = b.Status == booking.StatusHeld

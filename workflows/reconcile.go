@@ -8,7 +8,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/bookingsaga/bookingsaga/activities"
-	"github.com/bookingsaga/bookingsaga/internal/store"
+	"github.com/bookingsaga/bookingsaga/booking"
 )
 
 // Reconciliation names: the workflow the schedule runs, and the signal a
@@ -31,8 +31,8 @@ type ReconcileInput struct {
 	StuckAfter time.Duration
 	// Continuation state across continue-as-new.
 	From          time.Time
-	CalendarAfter *store.Cursor
-	CRMAfter      *store.Cursor
+	CalendarAfter *booking.Cursor
+	CRMAfter      *booking.Cursor
 	Report        ReconcileReport
 }
 
@@ -125,10 +125,10 @@ func Reconcile(ctx workflow.Context, in ReconcileInput) (ReconcileReport, error)
 		next := in
 		next.CalendarAfter, next.CRMAfter, next.Report = cal.Next, crm.Next, rep
 		if next.CalendarAfter == nil {
-			next.CalendarAfter = &store.Cursor{StartsAt: window.To}
+			next.CalendarAfter = &booking.Cursor{StartsAt: window.To}
 		}
 		if next.CRMAfter == nil {
-			next.CRMAfter = &store.Cursor{StartsAt: window.To}
+			next.CRMAfter = &booking.Cursor{StartsAt: window.To}
 		}
 		return rep, workflow.NewContinueAsNewError(ctx, Reconcile, next)
 	}

@@ -6,7 +6,6 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/bookingsaga/bookingsaga/booking"
-	"github.com/bookingsaga/bookingsaga/internal/store"
 	"github.com/bookingsaga/bookingsaga/receipt"
 )
 
@@ -111,7 +110,7 @@ type CommitRequest struct {
 	ExpectedPolicyVersion string
 	// Hold asks select for a hold that expires after the policy's TTL.
 	Hold    bool
-	Contact *store.Contact
+	Contact *booking.Contact
 }
 
 // CancelRequest is the argument of the cancel update.
@@ -135,7 +134,7 @@ type BookingState struct {
 	// OpenedAt is when the saga began, across continue-as-new: an
 	// uncommitted intent lapses IntentTTL after it.
 	OpenedAt       time.Time
-	Booking        *store.Booking
+	Booking        *booking.Booking
 	Reason         *receipt.Reason
 	CommitAttempts int
 	UnknownSince   *time.Time

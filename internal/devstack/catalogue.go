@@ -16,8 +16,8 @@ const DemoPolicy = "demo-2026-11"
 // DemoResources is a fictional catalogue: properties and agents on both
 // sides of the Atlantic, a capacity-2 open-house loft, buffers, a key
 // holder, and calendars on the people and the flats.
-func DemoResources() []store.Resource {
-	return []store.Resource{
+func DemoResources() []booking.Resource {
+	return []booking.Resource{
 		{ID: "paris-marais-12", Kind: "property", Capacity: 1, TimeZone: "Europe/Paris", BufferBeforeMinutes: 15, BufferAfterMinutes: 15, CalendarID: "paris-marais-12@demo.bookingsaga"},
 		{ID: "paris-loft-3", Kind: "property", Capacity: 2, TimeZone: "Europe/Paris"},
 		{ID: "nyc-soho-7", Kind: "property", Capacity: 1, TimeZone: "America/New_York", BufferBeforeMinutes: 10, BufferAfterMinutes: 10, CalendarID: "nyc-soho-7@demo.bookingsaga"},
@@ -42,7 +42,7 @@ func SeedDemo(ctx context.Context, st *store.Store) error {
 	}
 	_, err := st.CurrentPolicy(ctx)
 	if refused(err, booking.CodeNoCurrentPolicy) {
-		err = st.SetPolicy(ctx, store.Policy{Version: DemoPolicy, SlotMinutes: 30, OpensAt: 8 * time.Hour,
+		err = st.SetPolicy(ctx, booking.Policy{Version: DemoPolicy, SlotMinutes: 30, OpensAt: 8 * time.Hour,
 			ClosesAt: 20 * time.Hour, HoldTTL: 10 * time.Minute, MinNotice: time.Hour})
 	}
 	if err != nil {

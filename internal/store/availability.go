@@ -15,50 +15,24 @@ import (
 // MaxAvailabilityWindow bounds one availability query.
 const MaxAvailabilityWindow = 31 * 24 * time.Hour
 
-// AvailabilityQuery asks for free slots for a set of resources.
-type AvailabilityQuery struct {
-	PropertyID     string
-	AgentID        string
-	ExtraResources []string
-	From, To       time.Time
-	// Duration defaults to the policy's slot length.
-	Duration time.Duration
-}
-
-// Availability is a snapshot of candidate slots: an offer, not a promise.
-// Only Commit decides.
-type Availability struct {
-	PolicyVersion string    `json:"policy_version"`
-	SnapshotAt    time.Time `json:"snapshot_at"`
-	TimeZone      string    `json:"time_zone"`
-	Slots         []Slot    `json:"slots"`
-}
-
-// Slot is one free start time.
-type Slot struct {
-	StartsAt   time.Time `json:"starts_at"`
-	EndsAt     time.Time `json:"ends_at"`
-	LocalStart string    `json:"local_start"`
-}
-
 type freeBusy struct {
-	Resource
+	booking.Resource
 	before, after time.Duration
-	busy          []Span
+	busy          []booking.Span
 }
 
 // Availability lists free slots under the current policy. Local times that
 // do not exist or occur twice on a DST change are left out: an agent should
 // not offer a time it cannot state unambiguously.
-func (s *Store) Availability(ctx context.Context, q AvailabilityQuery) (Availability, error) {
+func (s *Store) Availability(ctx context.Context, q booking.AvailabilityQuery) (booking.Availability, error) {
 	if err := booking.ValidateResources(q.PropertyID, q.AgentID, q.ExtraResources); err != nil {
-		return Availability{}, fmt.Errorf("availability: %w", err)
+		return booking.Availability{}, fmt.Errorf("availability: %w", err)
 	}
 	if !q.To.After(q.From) || q.To.Sub(q.From) > MaxAvailabilityWindow || q.Duration < 0 || q.Duration > booking.MaxDuration {
-		return Availability{}, fmt.Errorf("availability: %w", booking.Rejectf(booking.CodeInvalidWindow,
+		return booking.Availability{}, fmt.Errorf("availability: %w", booking.Rejectf(booking.CodeInvalidWindow,
 			"window must be non-empty and at most %s, duration at most %s", MaxAvailabilityWindow, booking.MaxDuration))
 	}
-	var out Availability
+	var out booking.Availability
 	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly},
 		func(tx pgx.Tx) error {
 			var err error
@@ -66,56 +40,56 @@ func (s *Store) Availability(ctx context.Context, q AvailabilityQuery) (Availabi
 			return err
 		})
 	if err != nil {
-		return Availability{}, fmt.Errorf("availability %s: %w", q.PropertyID, err)
+		return booking.Availability{}, fmt.Errorf("availability %s: %w", q.PropertyID, err)
 	}
 	return out, nil
 }
 
-func (s *Store) availability(ctx context.Context, tx pgx.Tx, q AvailabilityQuery, ids []string) (Availability, error) {
+func (s *Store) availability(ctx context.Context, tx pgx.Tx, q booking.AvailabilityQuery, ids []string) (booking.Availability, error) {
 	p, err := scanPolicy(tx.QueryRow(ctx, currentPolicySQL))
 	if errors.Is(err, pgx.ErrNoRows) {
-		return Availability{}, booking.Rejectf(booking.CodeNoCurrentPolicy, "no booking policy is in force")
+		return booking.Availability{}, booking.Rejectf(booking.CodeNoCurrentPolicy, "no booking policy is in force")
 	}
 	if err != nil {
-		return Availability{}, err
+		return booking.Availability{}, err
 	}
 	now := s.now()
 	res, err := loadFreeBusy(ctx, tx, ids, q.From, q.To, now)
 	if err != nil {
-		return Availability{}, err
+		return booking.Availability{}, err
 	}
 	prop, agent := res[0], res[1]
 	if prop.Kind != "property" {
-		return Availability{}, booking.Rejectf(booking.CodeWrongResourceKind, "property_id %q is a %s", prop.ID, prop.Kind)
+		return booking.Availability{}, booking.Rejectf(booking.CodeWrongResourceKind, "property_id %q is a %s", prop.ID, prop.Kind)
 	}
 	if agent.Kind != "agent" {
-		return Availability{}, booking.Rejectf(booking.CodeWrongResourceKind, "agent_id %q is a %s", agent.ID, agent.Kind)
+		return booking.Availability{}, booking.Rejectf(booking.CodeWrongResourceKind, "agent_id %q is a %s", agent.ID, agent.Kind)
 	}
 	loc, err := localtime.LoadZone(prop.TimeZone)
 	if err != nil {
-		return Availability{}, err
+		return booking.Availability{}, err
 	}
 	dur := q.Duration
 	if dur == 0 {
 		dur = time.Duration(p.SlotMinutes) * time.Minute
 	}
 	earliest := later(q.From, now.Add(p.MinNotice))
-	out := Availability{PolicyVersion: p.Version, SnapshotAt: now, TimeZone: prop.TimeZone, Slots: []Slot{}}
+	out := booking.Availability{PolicyVersion: p.Version, SnapshotAt: now, TimeZone: prop.TimeZone, Slots: []booking.Slot{}}
 	for _, start := range candidateStarts(*p, loc, q.From, q.To, dur) {
 		end := start.Add(dur)
 		// Bookable hours are checked on the real end, as Commit does: a slot
 		// that crosses a DST change is not as long on the wall clock.
-		if start.Before(earliest) || end.After(q.To) || !p.withinHours(start, end, loc) || !free(res, start, end) {
+		if start.Before(earliest) || end.After(q.To) || !p.WithinHours(start, end, loc) || !free(res, start, end) {
 			continue
 		}
-		out.Slots = append(out.Slots, Slot{StartsAt: start, EndsAt: end, LocalStart: start.In(loc).Format(localtime.Layout)})
+		out.Slots = append(out.Slots, booking.Slot{StartsAt: start, EndsAt: end, LocalStart: start.In(loc).Format(localtime.Layout)})
 	}
 	return out, nil
 }
 
 // candidateStarts walks each local day of the window in slot steps within
 // bookable hours.
-func candidateStarts(p Policy, loc *time.Location, from, to time.Time, dur time.Duration) []time.Time {
+func candidateStarts(p booking.Policy, loc *time.Location, from, to time.Time, dur time.Duration) []time.Time {
 	var starts []time.Time
 	step := time.Duration(p.SlotMinutes) * time.Minute
 	wallDate := func(t time.Time) time.Time {
@@ -139,7 +113,7 @@ func candidateStarts(p Policy, loc *time.Location, from, to time.Time, dur time.
 
 func free(res []*freeBusy, start, end time.Time) bool {
 	for _, r := range res {
-		occ := Span{Start: start.Add(-r.before), End: end.Add(r.after)}
+		occ := booking.Span{Start: start.Add(-r.before), End: end.Add(r.after)}
 		if n, _ := peak(occ, r.busy); n >= r.Capacity {
 			return false
 		}
@@ -188,7 +162,7 @@ WHERE NOT (b.status = 'held' AND b.hold_expires_at <= $4)`, ids, from.Add(-24*ti
 		return nil, err
 	}
 	var id string
-	var busy Span
+	var busy booking.Span
 	_, err = pgx.ForEachRow(rows, []any{&id, &busy.Start, &busy.End}, func() error {
 		byID[id].busy = append(byID[id].busy, busy)
 		return nil

@@ -14,7 +14,7 @@ func TestAvailabilityLeavesOutBookedAndBufferedSlots(t *testing.T) {
 	f := setup(t)
 	_, err := f.store.Commit(f.ctx, commitReq("req_av", intent("paris", agent(0), "10:00", "10:30")))
 	require.NoError(t, err)
-	av, err := f.store.Availability(f.ctx, AvailabilityQuery{PropertyID: "paris", AgentID: agent(1),
+	av, err := f.store.Availability(f.ctx, booking.AvailabilityQuery{PropertyID: "paris", AgentID: agent(1),
 		From: paris("09:00"), To: paris("11:30")})
 	require.NoError(t, err)
 	require.Equal(t, testPolicy.Version, av.PolicyVersion)
@@ -24,13 +24,13 @@ func TestAvailabilityLeavesOutBookedAndBufferedSlots(t *testing.T) {
 		"2026-12-08T11:00:00+01:00"}, formatLocal(av))
 	require.Equal(t, "2026-12-08T09:00", av.Slots[0].LocalStart)
 
-	_, err = f.store.Availability(f.ctx, AvailabilityQuery{PropertyID: "paris", AgentID: "ghost", From: paris("09:00"), To: paris("11:00")})
+	_, err = f.store.Availability(f.ctx, booking.AvailabilityQuery{PropertyID: "paris", AgentID: "ghost", From: paris("09:00"), To: paris("11:00")})
 	requireCode(t, err, booking.CodeUnknownResource)
-	_, err = f.store.Availability(f.ctx, AvailabilityQuery{PropertyID: "paris", AgentID: agent(1), From: paris("11:00"), To: paris("09:00")})
+	_, err = f.store.Availability(f.ctx, booking.AvailabilityQuery{PropertyID: "paris", AgentID: agent(1), From: paris("11:00"), To: paris("09:00")})
 	requireCode(t, err, booking.CodeInvalidWindow)
 }
 
-func formatLocal(a Availability) []string {
+func formatLocal(a booking.Availability) []string {
 	loc, _ := time.LoadLocation(a.TimeZone)
 	out := make([]string, len(a.Slots))
 	for i, s := range a.Slots {
@@ -73,7 +73,7 @@ func TestAvailabilityAcrossDaylightSavingChanges(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			day, err := time.Parse("2006-01-02", tc.day)
 			require.NoError(t, err)
-			av, err := f.store.Availability(f.ctx, AvailabilityQuery{PropertyID: tc.property, AgentID: agent(0),
+			av, err := f.store.Availability(f.ctx, booking.AvailabilityQuery{PropertyID: tc.property, AgentID: agent(0),
 				From: day.Add(-12 * time.Hour), To: day.Add(20 * time.Hour)})
 			require.NoError(t, err)
 			require.Equal(t, tc.want, formatLocal(av))
@@ -111,11 +111,11 @@ func TestAvailabilityChecksHoursOnTheRealEnd(t *testing.T) {
 	t.Parallel()
 	f := nightSetup(t)
 	day := time.Date(2026, 3, 29, 0, 0, 0, 0, time.UTC)
-	av, err := f.store.Availability(f.ctx, AvailabilityQuery{PropertyID: "paris", AgentID: agent(0),
+	av, err := f.store.Availability(f.ctx, booking.AvailabilityQuery{PropertyID: "paris", AgentID: agent(0),
 		From: day.Add(-12 * time.Hour), To: day.Add(20 * time.Hour), Duration: 2 * time.Hour})
 	require.NoError(t, err)
 	require.Equal(t, []string{"2026-03-29T01:00:00+01:00"}, formatLocal(av))
-	_, err = f.store.Availability(f.ctx, AvailabilityQuery{PropertyID: "paris", AgentID: "keys",
+	_, err = f.store.Availability(f.ctx, booking.AvailabilityQuery{PropertyID: "paris", AgentID: "keys",
 		From: day, To: day.Add(20 * time.Hour)})
 	requireCode(t, err, booking.CodeWrongResourceKind)
 }

@@ -84,8 +84,8 @@ func benchAgent(p int) string { return fmt.Sprintf("bench-agent-%d", p) }
 func benchSetup(b testing.TB, existing int) *fixture {
 	f := setup(b)
 	for p := range benchPairs {
-		require.NoError(b, f.store.UpsertResource(f.ctx, Resource{ID: benchProp(p), Kind: "property", Capacity: 1, TimeZone: "Europe/Paris"}))
-		require.NoError(b, f.store.UpsertResource(f.ctx, Resource{ID: benchAgent(p), Kind: "agent", Capacity: 1, TimeZone: "Europe/Paris"}))
+		require.NoError(b, f.store.UpsertResource(f.ctx, booking.Resource{ID: benchProp(p), Kind: "property", Capacity: 1, TimeZone: "Europe/Paris"}))
+		require.NoError(b, f.store.UpsertResource(f.ctx, booking.Resource{ID: benchAgent(p), Kind: "agent", Capacity: 1, TimeZone: "Europe/Paris"}))
 	}
 	_, err := f.pool.Exec(f.ctx, `
 WITH b AS (

@@ -22,29 +22,21 @@ type CommitRequest struct {
 	// Hold places a hold that expires after the policy's hold TTL instead
 	// of confirming.
 	Hold    bool
-	Contact *Contact
+	Contact *booking.Contact
 	// CalendarBusy is what the resources' calendars showed busy when read
 	// just before the commit: events written past the service. The store
 	// decides with it, under its locks, and records the conflict.
-	CalendarBusy []Busy
+	CalendarBusy []booking.Busy
 	// CalendarUnchecked says the calendars could not be read in time: the
 	// store decides alone and flags the booking for reconciliation.
 	CalendarUnchecked bool
 }
 
-// Contact is the caller's personal data, kept apart from the booking and
-// purged at its retention deadline.
-type Contact struct {
-	Name  string `json:"name,omitempty"`
-	Phone string `json:"phone,omitempty"`
-	Email string `json:"email,omitempty"`
-}
-
 // Outcome is what the store decided. Exactly one of Conflict and Booking is
 // meaningful: a nil Conflict means Booking holds the booking for the key.
 type Outcome struct {
-	Booking  Booking   `json:"booking"`
-	Conflict *Conflict `json:"conflict,omitempty"`
+	Booking  booking.Booking `json:"booking"`
+	Conflict *Conflict       `json:"conflict,omitempty"`
 	// Replayed means the key was already committed with this intent; the
 	// original booking is returned and nothing was written.
 	Replayed bool `json:"replayed,omitempty"`
@@ -52,15 +44,7 @@ type Outcome struct {
 
 // Conflict names each resource that is full during the requested time.
 type Conflict struct {
-	Busy []Busy `json:"busy"`
-}
-
-// Busy is a resource at capacity, and the window in which it is.
-type Busy struct {
-	ResourceID string    `json:"resource_id"`
-	Capacity   int       `json:"capacity"`
-	From       time.Time `json:"from"`
-	To         time.Time `json:"to"`
+	Busy []booking.Busy `json:"busy"`
 }
 
 // Commit books req.Intent under req.RequestKey, or returns what the key
@@ -153,13 +137,13 @@ func (s *Store) commitOnce(ctx context.Context, req CommitRequest) (Outcome, err
 // refusal (recorded, and returned as the error), a conflict (recorded), or
 // the booking.
 func (s *Store) decide(b *pgx.Batch, req CommitRequest, st *commitState, now time.Time) (Outcome, error) {
-	refuse := Refusal{RequestKey: req.RequestKey, Intent: req.Intent, PolicyVersion: req.ExpectedPolicyVersion, DecidedAt: now}
+	refuse := booking.Refusal{RequestKey: req.RequestKey, Intent: req.Intent, PolicyVersion: req.ExpectedPolicyVersion, DecidedAt: now}
 	if err := st.check(req, now); err != nil {
 		var rej *booking.Rejection
 		if !errors.As(err, &rej) {
 			return Outcome{}, err
 		}
-		refuse.Outcome, refuse.Code, refuse.Message = RefusedRejected, rej.Code, rej.Message
+		refuse.Outcome, refuse.Code, refuse.Message = booking.RefusedRejected, rej.Code, rej.Message
 		queueRefusal(b, refuse, req.Intent.Fingerprint())
 		return Outcome{}, err
 	}
@@ -171,7 +155,7 @@ func (s *Store) decide(b *pgx.Batch, req CommitRequest, st *commitState, now tim
 		busy = req.CalendarBusy // the calendar's word comes first: it names the foreign event
 	}
 	if len(busy) > 0 {
-		refuse.Outcome, refuse.Code, refuse.Message, refuse.Busy = RefusedConflict, "slot_taken", "the slot is no longer free", busy
+		refuse.Outcome, refuse.Code, refuse.Message, refuse.Busy = booking.RefusedConflict, "slot_taken", "the slot is no longer free", busy
 		queueRefusal(b, refuse, req.Intent.Fingerprint())
 		return Outcome{Conflict: &Conflict{Busy: busy}}, nil
 	}
@@ -208,8 +192,8 @@ func (s *Store) replay(ctx context.Context, req CommitRequest, fingerprint []byt
 	return Outcome{Booking: existing, Replayed: true}, nil
 }
 
-func (s *Store) queueInsert(b *pgx.Batch, req CommitRequest, st *commitState, now time.Time) Booking {
-	bk := Booking{
+func (s *Store) queueInsert(b *pgx.Batch, req CommitRequest, st *commitState, now time.Time) booking.Booking {
+	bk := booking.Booking{
 		BookingID:     uuid.New(),
 		RequestKey:    req.RequestKey,
 		Status:        booking.StatusConfirmed,

@@ -69,7 +69,7 @@ func TestCommitRaceHasOneWinner(t *testing.T) {
 			continue
 		}
 		conflicts++
-		require.Equal(t, []Busy{{ResourceID: "paris", Capacity: 1, From: paris("14:00").UTC(), To: paris("14:30").UTC()}}, out.Conflict.Busy)
+		require.Equal(t, []booking.Busy{{ResourceID: "paris", Capacity: 1, From: paris("14:00").UTC(), To: paris("14:30").UTC()}}, out.Conflict.Busy)
 	}
 	require.Equal(t, 1, confirmed)
 	require.Equal(t, 19, conflicts)
@@ -87,13 +87,13 @@ func TestCapacityCountsPeakOverlapNotOverlappingRows(t *testing.T) {
 	out, err := f.store.Commit(f.ctx, commitReq("req_cap_3", intent("duo", agent(3), "09:45", "10:15")))
 	require.NoError(t, err)
 	require.NotNil(t, out.Conflict)
-	require.Equal(t, []Busy{{ResourceID: "duo", Capacity: 2, From: paris("09:45").UTC(), To: paris("10:00").UTC()}}, out.Conflict.Busy)
+	require.Equal(t, []booking.Busy{{ResourceID: "duo", Capacity: 2, From: paris("09:45").UTC(), To: paris("10:00").UTC()}}, out.Conflict.Busy)
 }
 
 func TestBuffersBlockTouchingSlots(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	require.NoError(t, f.store.UpsertResource(f.ctx, Resource{ID: "loft", Kind: "property", Capacity: 1,
+	require.NoError(t, f.store.UpsertResource(f.ctx, booking.Resource{ID: "loft", Kind: "property", Capacity: 1,
 		TimeZone: "Europe/Paris", BufferBeforeMinutes: 10, BufferAfterMinutes: 15}))
 	commit := func(key, from, to string, agentIdx int) *Conflict {
 		out, err := f.store.Commit(f.ctx, commitReq(key, intent("loft", agent(agentIdx), from, to)))
@@ -257,9 +257,9 @@ func TestBadInputIsRejectedAndWritesNothing(t *testing.T) {
 		require.Equal(t, tc.code, d.Refusal.Code, tc.name)
 		before = after
 	}
-	requireCode(t, f.store.UpsertResource(f.ctx, Resource{ID: "zero", Kind: "property", Capacity: 0, TimeZone: "Europe/Paris"}),
+	requireCode(t, f.store.UpsertResource(f.ctx, booking.Resource{ID: "zero", Kind: "property", Capacity: 0, TimeZone: "Europe/Paris"}),
 		booking.CodeInvalidResource)
-	requireCode(t, f.store.UpsertResource(f.ctx, Resource{ID: "zone", Kind: "property", Capacity: 1, TimeZone: "Nowhere/Else"}),
+	requireCode(t, f.store.UpsertResource(f.ctx, booking.Resource{ID: "zone", Kind: "property", Capacity: 1, TimeZone: "Nowhere/Else"}),
 		booking.CodeUnknownTimeZone)
 	require.Equal(t, before, f.count(t))
 }
@@ -289,7 +289,7 @@ func TestContactIsKeptApartWithRetention(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	req := commitReq("req_contact", intent("paris", agent(0), "10:00", "10:30"))
-	req.Contact = &Contact{Name: "Test Caller", Phone: "+33 1 00 00 00 00"}
+	req.Contact = &booking.Contact{Name: "Test Caller", Phone: "+33 1 00 00 00 00"}
 	out, err := f.store.Commit(f.ctx, req)
 	require.NoError(t, err)
 	var retain time.Time

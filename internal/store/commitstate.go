@@ -16,11 +16,11 @@ import (
 type commitState struct {
 	resources []*lockedResource // sorted by ID
 	missing   []string
-	policy    *Policy
+	policy    *booking.Policy
 	// existingFingerprint is set when the request_key is already booked.
 	existingFingerprint []byte
 	// refusal is set when the store already refused the request_key.
-	refusal            *Refusal
+	refusal            *booking.Refusal
 	refusalFingerprint []byte
 	// replaced is the booking a reschedule replaces, locked; nil otherwise.
 	replaced *replacedBooking
@@ -42,13 +42,13 @@ type lockedResource struct {
 	Capacity           int
 	// occupied is what the new booking would take of this resource,
 	// buffers included.
-	occupied Span
+	occupied booking.Span
 	others   []occupant
 }
 
 // occupant is a live booking overlapping the requested time on a resource.
 type occupant struct {
-	Span
+	booking.Span
 	bookingID   uuid.UUID
 	status      booking.Status
 	holdExpires *time.Time
@@ -193,7 +193,7 @@ func (st *commitState) readOccupancy(res pgx.BatchResults) error {
 	defer rows.Close()
 	for rows.Next() {
 		var id string
-		var occ Span
+		var occ booking.Span
 		var from, to *time.Time
 		var o occupant
 		var bookingID *uuid.UUID
@@ -206,9 +206,9 @@ func (st *commitState) readOccupancy(res pgx.BatchResults) error {
 		if r == nil {
 			continue
 		}
-		r.occupied = Span{occ.Start.UTC(), occ.End.UTC()}
+		r.occupied = booking.Span{Start: occ.Start.UTC(), End: occ.End.UTC()}
 		if bookingID != nil {
-			o.Span, o.bookingID, o.status = Span{from.UTC(), to.UTC()}, *bookingID, booking.Status(*status)
+			o.Span, o.bookingID, o.status = booking.Span{Start: from.UTC(), End: to.UTC()}, *bookingID, booking.Status(*status)
 			r.others = append(r.others, o)
 		}
 	}

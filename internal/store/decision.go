@@ -8,71 +8,32 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/bookingsaga/bookingsaga/booking"
 )
 
-// Outcomes of a decision that booked nothing.
-const (
-	RefusedConflict = "conflict"
-	RefusedRejected = "rejected"
-	// RefusedExpired is an intent that lapsed before anyone committed it.
-	RefusedExpired = "expired"
-)
-
-// Refusal is a decision on a request_key that booked nothing: a conflict
-// or a refusal decided under the commit's locks, or a lapsed intent. It is
-// kept for good, and replayed to every later request under the key.
-type Refusal struct {
-	RequestKey    string         `json:"request_key"`
-	Outcome       string         `json:"outcome"`
-	Code          booking.Code   `json:"code"`
-	Message       string         `json:"message"`
-	Busy          []Busy         `json:"busy,omitempty"`
-	Intent        booking.Intent `json:"intent"`
-	PolicyVersion string         `json:"policy_version"`
-	DecidedAt     time.Time      `json:"decided_at"`
-}
-
-// Err is the refusal as the commit returns it: a conflict outcome, or a
-// *booking.Rejection.
-func (r Refusal) Err() error {
-	if r.Outcome == RefusedConflict {
-		return nil
-	}
-	return &booking.Rejection{Code: r.Code, Message: r.Message}
-}
-
-// Decision is everything the store decided on one request_key: exactly one
-// of Booking and Refusal is set.
-type Decision struct {
-	Booking *Booking `json:"booking,omitempty"`
-	Refusal *Refusal `json:"refusal,omitempty"`
-}
-
 // Decision reads what the store decided on key; ErrNotFound means nothing
 // yet, authoritatively.
-func (s *Store) Decision(ctx context.Context, key string) (Decision, error) {
+func (s *Store) Decision(ctx context.Context, key string) (booking.Decision, error) {
 	d, err := s.decision(ctx, "request_key = $1", key)
 	if err != nil {
-		return Decision{}, fmt.Errorf("decision %s: %w", key, err)
+		return booking.Decision{}, fmt.Errorf("decision %s: %w", key, err)
 	}
 	return d, nil
 }
 
 // DecisionByReference resolves the reference a caller quotes
 // ("BS-7K2D-QF4M") to the decision on its key.
-func (s *Store) DecisionByReference(ctx context.Context, ref string) (Decision, error) {
+func (s *Store) DecisionByReference(ctx context.Context, ref string) (booking.Decision, error) {
 	raw, err := referenceBytes(ref)
 	if err != nil {
-		return Decision{}, err
+		return booking.Decision{}, err
 	}
 	d, err := s.decision(ctx, "request_reference(request_key) = $1", raw)
 	if err != nil {
-		return Decision{}, fmt.Errorf("decision by reference %s: %w", ref, err)
+		return booking.Decision{}, fmt.Errorf("decision by reference %s: %w", ref, err)
 	}
 	return d, nil
 }
@@ -89,38 +50,38 @@ func referenceBytes(ref string) ([]byte, error) {
 	return raw, nil
 }
 
-func (s *Store) decision(ctx context.Context, where string, arg any) (Decision, error) {
+func (s *Store) decision(ctx context.Context, where string, arg any) (booking.Decision, error) {
 	b, _, err := scanBooking(s.pool.QueryRow(ctx, "SELECT "+bookingColumns+" FROM booking WHERE "+where, arg))
 	if err == nil {
-		return Decision{Booking: &b}, nil
+		return booking.Decision{Booking: &b}, nil
 	}
 	if !errors.Is(err, pgx.ErrNoRows) {
-		return Decision{}, err
+		return booking.Decision{}, err
 	}
 	r, _, err := scanRefusal(s.pool.QueryRow(ctx, "SELECT "+refusalColumns+" FROM booking_refusal WHERE "+where, arg))
 	if errors.Is(err, pgx.ErrNoRows) {
-		return Decision{}, ErrNotFound
+		return booking.Decision{}, ErrNotFound
 	}
 	if err != nil {
-		return Decision{}, err
+		return booking.Decision{}, err
 	}
-	return Decision{Refusal: &r}, nil
+	return booking.Decision{Refusal: &r}, nil
 }
 
 const refusalColumns = `request_key, outcome, code, message, busy, intent, policy_version, decided_at, intent_fingerprint`
 
-func scanRefusal(row pgx.Row) (Refusal, []byte, error) {
-	var r Refusal
+func scanRefusal(row pgx.Row) (booking.Refusal, []byte, error) {
+	var r booking.Refusal
 	var busy, intent []byte
 	var fp []byte
 	if err := row.Scan(&r.RequestKey, &r.Outcome, &r.Code, &r.Message, &busy, &intent, &r.PolicyVersion, &r.DecidedAt, &fp); err != nil {
-		return Refusal{}, nil, err
+		return booking.Refusal{}, nil, err
 	}
 	if err := json.Unmarshal(busy, &r.Busy); err != nil {
-		return Refusal{}, nil, fmt.Errorf("refusal %s: busy: %w", r.RequestKey, err)
+		return booking.Refusal{}, nil, fmt.Errorf("refusal %s: busy: %w", r.RequestKey, err)
 	}
 	if err := json.Unmarshal(intent, &r.Intent); err != nil {
-		return Refusal{}, nil, fmt.Errorf("refusal %s: intent: %w", r.RequestKey, err)
+		return booking.Refusal{}, nil, fmt.Errorf("refusal %s: intent: %w", r.RequestKey, err)
 	}
 	r.Intent = r.Intent.Normalize()
 	r.DecidedAt = r.DecidedAt.UTC()
@@ -133,7 +94,7 @@ func scanRefusal(row pgx.Row) (Refusal, []byte, error) {
 // queueRefusal records a refusal and its event in the batch. A concurrent
 // commit of the same key and intent, under the same locks, can only have
 // decided the same, so a row already there is kept.
-func queueRefusal(b *pgx.Batch, r Refusal, fingerprint []byte) {
+func queueRefusal(b *pgx.Batch, r booking.Refusal, fingerprint []byte) {
 	busy, _ := json.Marshal(r.Busy)
 	if r.Busy == nil {
 		busy = []byte("[]")
@@ -147,11 +108,11 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (request_key) DO NOTHING
 
 // replayRefusal answers a key the store already refused: with the same
 // refusal if the intent matches, request_key_reused otherwise.
-func replayRefusal(r Refusal, fingerprint []byte, req CommitRequest) (Outcome, error) {
+func replayRefusal(r booking.Refusal, fingerprint []byte, req CommitRequest) (Outcome, error) {
 	if !slices.Equal(fingerprint, req.Intent.Fingerprint()) {
 		return Outcome{}, reused(req.RequestKey)
 	}
-	if r.Outcome == RefusedConflict {
+	if r.Outcome == booking.RefusedConflict {
 		return Outcome{Conflict: &Conflict{Busy: r.Busy}, Replayed: true}, nil
 	}
 	return Outcome{}, r.Err()
@@ -164,7 +125,7 @@ func reused(key string) error {
 
 // Lapse records that an intent expired before anyone committed it, unless
 // the key was decided meanwhile, and returns the decision in force.
-func (s *Store) Lapse(ctx context.Context, key string, in booking.Intent, policyVersion string) (Decision, error) {
+func (s *Store) Lapse(ctx context.Context, key string, in booking.Intent, policyVersion string) (booking.Decision, error) {
 	in = in.Normalize()
 	ids := in.Resources()
 	slices.Sort(ids)
@@ -182,7 +143,7 @@ func (s *Store) Lapse(ctx context.Context, key string, in booking.Intent, policy
 		})
 	})
 	if err != nil {
-		return Decision{}, err
+		return booking.Decision{}, err
 	}
 	return s.Decision(ctx, key)
 }

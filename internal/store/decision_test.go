@@ -35,7 +35,7 @@ func TestAConflictIsRecordedAndReplayedUnderItsKey(t *testing.T) {
 	d, err := f.store.Decision(f.ctx, "loser")
 	require.NoError(t, err)
 	require.Nil(t, d.Booking)
-	require.Equal(t, RefusedConflict, d.Refusal.Outcome)
+	require.Equal(t, booking.RefusedConflict, d.Refusal.Outcome)
 	require.Equal(t, in.Normalize(), d.Refusal.Intent)
 
 	_, err = f.store.Commit(f.ctx, commitReq("loser", intent("paris", agent(0), "11:00", "11:30")))
@@ -58,7 +58,7 @@ func TestACalendarConflictIsTheStoresDecision(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	req := commitReq("typed-by-hand", intent("paris", agent(2), "10:00", "10:30"))
-	req.CalendarBusy = []Busy{{ResourceID: "paris", Capacity: 1, From: paris("09:45"), To: paris("10:15")}}
+	req.CalendarBusy = []booking.Busy{{ResourceID: "paris", Capacity: 1, From: paris("09:45"), To: paris("10:15")}}
 	out, err := f.store.Commit(f.ctx, req)
 	require.NoError(t, err)
 	require.Equal(t, req.CalendarBusy, out.Conflict.Busy)

@@ -47,7 +47,7 @@ func (s *Store) commitFast(ctx context.Context, req CommitRequest) (Outcome, boo
 		return Outcome{}, false, fmt.Errorf("commit %s: %w", req.RequestKey, err)
 	}
 	defer conn.Release()
-	bk := Booking{BookingID: uuid.New(), RequestKey: req.RequestKey, Status: booking.StatusConfirmed, Intent: req.Intent,
+	bk := booking.Booking{BookingID: uuid.New(), RequestKey: req.RequestKey, Status: booking.StatusConfirmed, Intent: req.Intent,
 		PolicyVersion: req.ExpectedPolicyVersion}
 	ids := req.Intent.Resources()
 	slices.Sort(ids)
@@ -69,7 +69,7 @@ func (s *Store) commitFast(ctx context.Context, req CommitRequest) (Outcome, boo
 	b.Queue(fastInsertSQL, bk.BookingID, bk.RequestKey, req.Intent.PropertyID, req.Intent.AgentID, extras,
 		req.Intent.StartsAt, req.Intent.EndsAt, req.Intent.TimeZone, req.ExpectedPolicyVersion,
 		req.Intent.Fingerprint(), s.now(), ids, detail, name, phone, email, req.Intent.EndsAt.Add(s.cfg.ContactRetention),
-		hours.sameDay, hours.start, hours.end).QueryRow(func(row pgx.Row) error { return row.Scan(&at) })
+		hours.SameDay, hours.Start, hours.End).QueryRow(func(row pgx.Row) error { return row.Scan(&at) })
 	err = conn.SendBatch(ctx, b).Close()
 	var pgErr *pgconn.PgError
 	switch {
@@ -88,12 +88,12 @@ func (s *Store) commitFast(ctx context.Context, req CommitRequest) (Outcome, boo
 // localHours is the intent's wall-clock span, judged with Go's zone rules
 // as the full path judges it (not PostgreSQL's, whose names and tz
 // database may read a zone differently).
-func localHours(in booking.Intent) (wallHours, bool) {
+func localHours(in booking.Intent) (booking.WallHours, bool) {
 	loc, err := localtime.LoadZone(in.TimeZone)
 	if err != nil {
-		return wallHours{}, false
+		return booking.WallHours{}, false
 	}
-	return wall(in.StartsAt, in.EndsAt, loc), true
+	return booking.Wall(in.StartsAt, in.EndsAt, loc), true
 }
 
 // fastInsertSQL locks the resources in id order (as the full path does),

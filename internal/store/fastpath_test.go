@@ -92,7 +92,7 @@ func TestFastPathConfirmsOnlyWhatTheFullPathWould(t *testing.T) {
 func TestFastPathJudgesHoursWithGoZoneRules(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	require.NoError(t, f.store.UpsertResource(f.ctx, Resource{ID: "cet", Kind: "property", Capacity: 1, TimeZone: "CET"}))
+	require.NoError(t, f.store.UpsertResource(f.ctx, booking.Resource{ID: "cet", Kind: "property", Capacity: 1, TimeZone: "CET"}))
 	f.clock.Advance(-200 * 24 * time.Hour) // before the summer test date
 	// 18:15Z in July is 20:15 CEST: after the 20:00 closing.
 	summer := time.Date(2026, 7, 14, 18, 15, 0, 0, time.UTC)

@@ -15,13 +15,13 @@ import (
 
 // Lookup is the authoritative answer to "does this booking exist, and in
 // what state": ErrNotFound means it does not.
-func (s *Store) Lookup(ctx context.Context, key string) (Booking, error) {
+func (s *Store) Lookup(ctx context.Context, key string) (booking.Booking, error) {
 	b, _, err := scanBooking(s.pool.QueryRow(ctx, "SELECT "+bookingColumns+" FROM booking WHERE request_key = $1", key))
 	if errors.Is(err, pgx.ErrNoRows) {
-		return Booking{}, fmt.Errorf("lookup %s: %w", key, ErrNotFound)
+		return booking.Booking{}, fmt.Errorf("lookup %s: %w", key, ErrNotFound)
 	}
 	if err != nil {
-		return Booking{}, fmt.Errorf("lookup %s: %w", key, err)
+		return booking.Booking{}, fmt.Errorf("lookup %s: %w", key, err)
 	}
 	return b, nil
 }
@@ -29,8 +29,8 @@ func (s *Store) Lookup(ctx context.Context, key string) (Booking, error) {
 // Confirm turns a live hold into a confirmed booking. Confirming a confirmed
 // booking returns it unchanged; a hold past its expiry becomes expired and
 // is returned as such, so the caller learns the slot was not kept.
-func (s *Store) Confirm(ctx context.Context, key string) (Booking, error) {
-	var out Booking
+func (s *Store) Confirm(ctx context.Context, key string) (booking.Booking, error) {
+	var out booking.Booking
 	err := s.retry(ctx, "confirm", key, func(ctx context.Context) error {
 		return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 			var err error
@@ -41,10 +41,10 @@ func (s *Store) Confirm(ctx context.Context, key string) (Booking, error) {
 	return out, err
 }
 
-func (s *Store) confirm(ctx context.Context, tx pgx.Tx, key string) (Booking, error) {
+func (s *Store) confirm(ctx context.Context, tx pgx.Tx, key string) (booking.Booking, error) {
 	b, _, err := scanBooking(tx.QueryRow(ctx, "SELECT "+bookingColumns+" FROM booking WHERE request_key = $1", key))
 	if errors.Is(err, pgx.ErrNoRows) {
-		return Booking{}, ErrNotFound
+		return booking.Booking{}, ErrNotFound
 	}
 	if err != nil || b.Status != booking.StatusHeld {
 		return b, err
@@ -55,7 +55,7 @@ func (s *Store) confirm(ctx context.Context, tx pgx.Tx, key string) (Booking, er
 	ids := b.Intent.Resources()
 	slices.Sort(ids)
 	if _, err := tx.Exec(ctx, "SELECT FROM resource WHERE resource_id = ANY($1) ORDER BY resource_id FOR NO KEY UPDATE", ids); err != nil {
-		return Booking{}, err
+		return booking.Booking{}, err
 	}
 	if b, err = lockBooking(ctx, tx, key); err != nil || b.Status != booking.StatusHeld {
 		return b, err
@@ -66,10 +66,10 @@ func (s *Store) confirm(ctx context.Context, tx pgx.Tx, key string) (Booking, er
 	}
 	b.Status, b.CommittedAt = booking.StatusConfirmed, &now
 	if _, err := tx.Exec(ctx, "UPDATE booking SET status = 'confirmed', committed_at = $2 WHERE booking_id = $1", b.BookingID, now); err != nil {
-		return Booking{}, err
+		return booking.Booking{}, err
 	}
 	if err := releaseReplacedOnConfirm(ctx, tx, b, now); err != nil {
-		return Booking{}, err
+		return booking.Booking{}, err
 	}
 	return b, event(ctx, tx, b, "confirmed", nil)
 }
@@ -82,8 +82,8 @@ type ReleaseRequest struct {
 
 // Release cancels a booking and frees its capacity at once. Releasing a
 // booking that is no longer live returns it unchanged.
-func (s *Store) Release(ctx context.Context, req ReleaseRequest) (Booking, error) {
-	var out Booking
+func (s *Store) Release(ctx context.Context, req ReleaseRequest) (booking.Booking, error) {
+	var out booking.Booking
 	err := s.retry(ctx, "release", req.RequestKey, func(ctx context.Context) error {
 		return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 			b, err := lockBooking(ctx, tx, req.RequestKey)
@@ -98,7 +98,7 @@ func (s *Store) Release(ctx context.Context, req ReleaseRequest) (Booking, error
 	return out, err
 }
 
-func release(ctx context.Context, tx pgx.Tx, b Booking, replacedBy string, now time.Time) (Booking, error) {
+func release(ctx context.Context, tx pgx.Tx, b booking.Booking, replacedBy string, now time.Time) (booking.Booking, error) {
 	b.Status, b.ReleasedAt = booking.StatusCancelled, &now
 	if replacedBy != "" {
 		b.Status, b.ReplacedByRequestKey = booking.StatusReleasedForReschedule, replacedBy
@@ -109,14 +109,14 @@ WITH b AS (
 )
 UPDATE booking_resource SET live = false WHERE booking_id = $1`, b.BookingID, b.Status, now, nullable(replacedBy))
 	if err != nil {
-		return Booking{}, err
+		return booking.Booking{}, err
 	}
 	return b, event(ctx, tx, b, string(b.Status), map[string]any{"replaced_by": replacedBy})
 }
 
-func expire(ctx context.Context, tx pgx.Tx, b Booking, now time.Time) (Booking, error) {
+func expire(ctx context.Context, tx pgx.Tx, b booking.Booking, now time.Time) (booking.Booking, error) {
 	if _, err := tx.Exec(ctx, expireSQL, []uuid.UUID{b.BookingID}, now); err != nil {
-		return Booking{}, err
+		return booking.Booking{}, err
 	}
 	b.Status, b.ReleasedAt = booking.StatusExpired, &now
 	return b, nil
@@ -161,15 +161,15 @@ ORDER BY hold_expires_at LIMIT $2 FOR UPDATE SKIP LOCKED`, now, limit)
 	return n, err
 }
 
-func lockBooking(ctx context.Context, tx pgx.Tx, key string) (Booking, error) {
+func lockBooking(ctx context.Context, tx pgx.Tx, key string) (booking.Booking, error) {
 	b, _, err := scanBooking(tx.QueryRow(ctx, "SELECT "+bookingColumns+" FROM booking WHERE request_key = $1 FOR UPDATE", key))
 	if errors.Is(err, pgx.ErrNoRows) {
-		return Booking{}, ErrNotFound
+		return booking.Booking{}, ErrNotFound
 	}
 	return b, err
 }
 
-func event(ctx context.Context, tx pgx.Tx, b Booking, kind string, detail any) error {
+func event(ctx context.Context, tx pgx.Tx, b booking.Booking, kind string, detail any) error {
 	batch := &pgx.Batch{}
 	queueEvent(batch, b.RequestKey, &b.BookingID, kind, detail)
 	return tx.SendBatch(ctx, batch).Close()
@@ -177,7 +177,7 @@ func event(ctx context.Context, tx pgx.Tx, b Booking, kind string, detail any) e
 
 // releaseReplacedOnConfirm releases the booking a confirmed hold replaces,
 // in the confirm's transaction, as a confirming commit does.
-func releaseReplacedOnConfirm(ctx context.Context, tx pgx.Tx, b Booking, now time.Time) error {
+func releaseReplacedOnConfirm(ctx context.Context, tx pgx.Tx, b booking.Booking, now time.Time) error {
 	if b.Intent.Replaces == "" {
 		return nil
 	}

@@ -8,19 +8,11 @@ import (
 	"github.com/bookingsaga/bookingsaga/booking"
 )
 
-// MirrorRecord is where a booking was mirrored. Empty fields are left as
-// they are.
-type MirrorRecord struct {
-	RequestKey      string
-	ProviderEventID string
-	CRMRef          string
-}
-
 // RecordMirror stores the calendar event id and CRM reference of a booking.
 // It only writes (and logs an event) when something changed, so re-syncing
 // a booking any number of times leaves one trace.
-func (s *Store) RecordMirror(ctx context.Context, m MirrorRecord) (Booking, error) {
-	var out Booking
+func (s *Store) RecordMirror(ctx context.Context, m booking.MirrorRecord) (booking.Booking, error) {
+	var out booking.Booking
 	err := s.retry(ctx, "record mirror", m.RequestKey, func(ctx context.Context) error {
 		return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 			b, err := lockBooking(ctx, tx, m.RequestKey)
@@ -50,8 +42,8 @@ func (s *Store) RecordMirror(ctx context.Context, m MirrorRecord) (Booking, erro
 
 // ExpireHold expires one hold if it is past its expiry and returns the
 // booking as it now stands. A hold confirmed in time is left confirmed.
-func (s *Store) ExpireHold(ctx context.Context, key string) (Booking, error) {
-	var out Booking
+func (s *Store) ExpireHold(ctx context.Context, key string) (booking.Booking, error) {
+	var out booking.Booking
 	err := s.retry(ctx, "expire hold", key, func(ctx context.Context) error {
 		return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 			b, err := lockBooking(ctx, tx, key)

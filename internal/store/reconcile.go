@@ -6,14 +6,14 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/google/uuid"
+	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/jackc/pgx/v5"
 )
 
 // BookingsStarting lists bookings (any status) that start in [from, to),
 // ordered by start and key, after the cursor (start, key) of a previous
 // page; at most limit.
-func (s *Store) BookingsStarting(ctx context.Context, from, to time.Time, after Cursor, limit int) ([]Booking, error) {
+func (s *Store) BookingsStarting(ctx context.Context, from, to time.Time, after booking.Cursor, limit int) ([]booking.Booking, error) {
 	rows, err := s.pool.Query(ctx, "SELECT "+bookingColumns+` FROM booking
 WHERE starts_at >= $1 AND starts_at < $2 AND (starts_at, request_key) > ($3, $4)
 ORDER BY starts_at, request_key LIMIT $5`, from, to, after.StartsAt, after.RequestKey, limit)
@@ -21,7 +21,7 @@ ORDER BY starts_at, request_key LIMIT $5`, from, to, after.StartsAt, after.Reque
 		return nil, fmt.Errorf("bookings starting %s: %w", from.Format(time.RFC3339), err)
 	}
 	defer rows.Close()
-	var out []Booking
+	var out []booking.Booking
 	for rows.Next() {
 		b, _, err := scanBooking(rows)
 		if err != nil {
@@ -32,25 +32,13 @@ ORDER BY starts_at, request_key LIMIT $5`, from, to, after.StartsAt, after.Reque
 	return out, rows.Err()
 }
 
-// Cursor is a position in BookingsStarting's order.
-type Cursor struct {
-	StartsAt   time.Time
-	RequestKey string
-}
-
-// ResourceCalendar is a resource that has a calendar.
-type ResourceCalendar struct {
-	ResourceID string
-	CalendarID string
-}
-
 // Calendars lists the resources that have a calendar, by resource id.
-func (s *Store) Calendars(ctx context.Context) ([]ResourceCalendar, error) {
+func (s *Store) Calendars(ctx context.Context) ([]booking.ResourceCalendar, error) {
 	rows, err := s.pool.Query(ctx, "SELECT resource_id, calendar_id FROM resource WHERE calendar_id IS NOT NULL ORDER BY resource_id")
 	if err != nil {
 		return nil, fmt.Errorf("calendars: %w", err)
 	}
-	return pgx.CollectRows(rows, pgx.RowToStructByPos[ResourceCalendar])
+	return pgx.CollectRows(rows, pgx.RowToStructByPos[booking.ResourceCalendar])
 }
 
 // PurgeContacts deletes contact details past their retention deadline, at
@@ -77,22 +65,8 @@ SELECT b.request_key, b.booking_id, 'contact_purged', '{"reason":"retention"}' F
 	return n, err
 }
 
-// Flag is drift a human has to look at.
-type Flag struct {
-	ID         int64      `json:"id"`
-	RequestKey string     `json:"request_key"`
-	BookingID  uuid.UUID  `json:"booking_id"`
-	Kind       string     `json:"kind"`
-	CalendarID string     `json:"calendar_id"`
-	EventID    string     `json:"event_id"`
-	Detail     string     `json:"detail"`
-	FoundAt    time.Time  `json:"found_at"`
-	ResolvedAt *time.Time `json:"resolved_at,omitempty"`
-	Note       string     `json:"note,omitempty"`
-}
-
 // FlagDrift records a flag once; it reports whether this call created it.
-func (s *Store) FlagDrift(ctx context.Context, f Flag) (bool, error) {
+func (s *Store) FlagDrift(ctx context.Context, f booking.Flag) (bool, error) {
 	var created bool
 	err := s.retry(ctx, "flag drift", f.RequestKey, func(ctx context.Context) error {
 		return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
@@ -103,7 +77,7 @@ VALUES ($1, $2, $3, $4, $5, jsonb_build_object('detail', $6::text)) ON CONFLICT 
 				return err
 			}
 			created = true
-			return event(ctx, tx, Booking{RequestKey: f.RequestKey, BookingID: f.BookingID}, "drift_flagged",
+			return event(ctx, tx, booking.Booking{RequestKey: f.RequestKey, BookingID: f.BookingID}, "drift_flagged",
 				map[string]string{"kind": f.Kind, "calendar_id": f.CalendarID, "event_id": f.EventID})
 		})
 	})
@@ -111,14 +85,14 @@ VALUES ($1, $2, $3, $4, $5, jsonb_build_object('detail', $6::text)) ON CONFLICT 
 }
 
 // OpenFlags lists unresolved flags, oldest first.
-func (s *Store) OpenFlags(ctx context.Context) ([]Flag, error) {
+func (s *Store) OpenFlags(ctx context.Context) ([]booking.Flag, error) {
 	rows, err := s.pool.Query(ctx, `SELECT flag_id, request_key, booking_id, kind, calendar_id, event_id,
 coalesce(detail->>'detail', ''), found_at FROM drift_flag WHERE resolved_at IS NULL ORDER BY found_at, flag_id`)
 	if err != nil {
 		return nil, fmt.Errorf("open flags: %w", err)
 	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Flag, error) {
-		var f Flag
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (booking.Flag, error) {
+		var f booking.Flag
 		err := r.Scan(&f.ID, &f.RequestKey, &f.BookingID, &f.Kind, &f.CalendarID, &f.EventID, &f.Detail, &f.FoundAt)
 		return f, err
 	})
@@ -129,8 +103,8 @@ var ErrFlagNotOpen = errors.New("no open flag with this id")
 
 // ResolveFlag closes a flag with an operator's note, recorded in the
 // booking's event log.
-func (s *Store) ResolveFlag(ctx context.Context, id int64, note string) (Flag, error) {
-	var f Flag
+func (s *Store) ResolveFlag(ctx context.Context, id int64, note string) (booking.Flag, error) {
+	var f booking.Flag
 	err := s.retry(ctx, "resolve flag", fmt.Sprint(id), func(ctx context.Context) error {
 		return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 			err := tx.QueryRow(ctx, `UPDATE drift_flag SET resolved_at = $2, resolution_note = $3
@@ -151,25 +125,18 @@ FROM drift_flag WHERE flag_id = $1 AND resolution_note = $2`, id, note).
 				return err
 			}
 			f.ID, f.Note = id, note
-			return event(ctx, tx, Booking{RequestKey: f.RequestKey, BookingID: f.BookingID}, "drift_resolved",
+			return event(ctx, tx, booking.Booking{RequestKey: f.RequestKey, BookingID: f.BookingID}, "drift_resolved",
 				map[string]any{"flag_id": id, "note": note})
 		})
 	})
 	return f, err
 }
 
-// Event is one entry of a booking's append-only log.
-type Event struct {
-	Kind       string    `json:"kind"`
-	Detail     string    `json:"detail"`
-	OccurredAt time.Time `json:"occurred_at"`
-}
-
 // Events returns the log of one request key, oldest first.
-func (s *Store) Events(ctx context.Context, key string) ([]Event, error) {
+func (s *Store) Events(ctx context.Context, key string) ([]booking.Event, error) {
 	rows, err := s.pool.Query(ctx, "SELECT kind, detail::text, occurred_at FROM booking_event WHERE request_key = $1 ORDER BY event_id", key)
 	if err != nil {
 		return nil, fmt.Errorf("events %s: %w", key, err)
 	}
-	return pgx.CollectRows(rows, pgx.RowToStructByPos[Event])
+	return pgx.CollectRows(rows, pgx.RowToStructByPos[booking.Event])
 }

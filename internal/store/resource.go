@@ -9,52 +9,14 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/bookingsaga/bookingsaga/booking"
-	"github.com/bookingsaga/bookingsaga/internal/localtime"
 )
-
-// Resource is anything a viewing occupies: a property, an agent, a key holder.
-type Resource struct {
-	ID                  string `json:"id"`
-	Kind                string `json:"kind"`
-	Capacity            int    `json:"capacity"`
-	TimeZone            string `json:"time_zone"`
-	BufferBeforeMinutes int    `json:"buffer_before_minutes"`
-	BufferAfterMinutes  int    `json:"buffer_after_minutes"`
-	CalendarID          string `json:"calendar_id,omitempty"`
-}
-
-// knownKind reports the kinds of resource a booking can use.
-func knownKind(kind string) bool {
-	switch kind {
-	case "property", "agent", "key_holder", "room", "other":
-		return true
-	}
-	return false
-}
-
-func (r Resource) validate() error {
-	switch {
-	case r.ID == "" || len(r.ID) > booking.MaxKeyLength:
-		return booking.Rejectf(booking.CodeInvalidResource, "id must be 1 to %d characters", booking.MaxKeyLength)
-	case !knownKind(r.Kind):
-		return booking.Rejectf(booking.CodeInvalidResource, "kind %q is not one of property, agent, key_holder, room, other", r.Kind)
-	case r.Capacity < 1:
-		return booking.Rejectf(booking.CodeInvalidResource, "capacity must be at least 1, got %d", r.Capacity)
-	case r.BufferBeforeMinutes < 0 || r.BufferBeforeMinutes > 1440 || r.BufferAfterMinutes < 0 || r.BufferAfterMinutes > 1440:
-		return booking.Rejectf(booking.CodeInvalidResource, "buffers must be 0 to 1440 minutes")
-	}
-	if _, err := localtime.LoadZone(r.TimeZone); err != nil {
-		return booking.Rejectf(booking.CodeUnknownTimeZone, "time_zone %q is not an IANA zone", r.TimeZone)
-	}
-	return nil
-}
 
 // UpsertResource creates or replaces a resource. Lowering capacity below
 // what live bookings already use is refused rather than silently
 // overbooking. New buffers apply to new bookings; live ones keep the range
 // they were committed with.
-func (s *Store) UpsertResource(ctx context.Context, r Resource) error {
-	if err := r.validate(); err != nil {
+func (s *Store) UpsertResource(ctx context.Context, r booking.Resource) error {
+	if err := r.Validate(); err != nil {
 		return fmt.Errorf("upsert resource %s: %w", r.ID, err)
 	}
 	return s.retry(ctx, "upsert resource", r.ID, func(ctx context.Context) error {
@@ -62,7 +24,7 @@ func (s *Store) UpsertResource(ctx context.Context, r Resource) error {
 	})
 }
 
-func upsertResource(ctx context.Context, tx pgx.Tx, r Resource) error {
+func upsertResource(ctx context.Context, tx pgx.Tx, r booking.Resource) error {
 	// The row lock this upsert takes is the one commits take, so no commit
 	// for this resource runs between the check below and our commit.
 	_, err := tx.Exec(ctx, `
@@ -81,14 +43,14 @@ WHERE resource_no = (SELECT resource_no FROM resource WHERE resource_id = $1) AN
 	if err != nil {
 		return err
 	}
-	live, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Span, error) {
-		var s Span
+	live, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (booking.Span, error) {
+		var s booking.Span
 		return s, row.Scan(&s.Start, &s.End)
 	})
 	if err != nil {
 		return err
 	}
-	everything := Span{Start: time.Unix(0, 0), End: time.Unix(1<<40, 0)}
+	everything := booking.Span{Start: time.Unix(0, 0), End: time.Unix(1<<40, 0)}
 	if n, where := peak(everything, live); n > r.Capacity {
 		return booking.Rejectf(booking.CodeCapacityBelowBookings,
 			"resource %s has %d live bookings at once around %s; cancel some before lowering capacity to %d",
@@ -102,30 +64,23 @@ WHERE resource_no = (SELECT resource_no FROM resource WHERE resource_id = $1) AN
 }
 
 // Resource returns one resource.
-func (s *Store) Resource(ctx context.Context, id string) (Resource, error) {
-	var r Resource
+func (s *Store) Resource(ctx context.Context, id string) (booking.Resource, error) {
+	var r booking.Resource
 	var cal *string
 	err := s.pool.QueryRow(ctx, `
 SELECT resource_id, kind, capacity, time_zone, buffer_before_minutes, buffer_after_minutes, calendar_id
 FROM resource WHERE resource_id = $1`, id).Scan(&r.ID, &r.Kind, &r.Capacity, &r.TimeZone,
 		&r.BufferBeforeMinutes, &r.BufferAfterMinutes, &cal)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return Resource{}, fmt.Errorf("resource %s: %w", id, booking.Rejectf(booking.CodeUnknownResource, "unknown resource %s", id))
+		return booking.Resource{}, fmt.Errorf("resource %s: %w", id, booking.Rejectf(booking.CodeUnknownResource, "unknown resource %s", id))
 	}
 	if err != nil {
-		return Resource{}, fmt.Errorf("resource %s: %w", id, err)
+		return booking.Resource{}, fmt.Errorf("resource %s: %w", id, err)
 	}
 	if cal != nil {
 		r.CalendarID = *cal
 	}
 	return r, nil
-}
-
-// WatchedResource is a capacity-1 resource with a calendar, and the times
-// of its bookings that may have an event of ours there.
-type WatchedResource struct {
-	Resource
-	Ours []Span
 }
 
 // CalendarWatch returns, in one round trip, the resources among ids whose
@@ -134,7 +89,7 @@ type WatchedResource struct {
 // there: the live ones, and those released in the last hour whose event the
 // saga may not have removed yet. An old cancellation's time is not listed,
 // so an event someone typed in there later is still seen.
-func (s *Store) CalendarWatch(ctx context.Context, ids []string, from, to time.Time) ([]WatchedResource, error) {
+func (s *Store) CalendarWatch(ctx context.Context, ids []string, from, to time.Time) ([]booking.WatchedResource, error) {
 	rows, err := s.pool.Query(ctx, `
 SELECT r.resource_id, r.kind, r.capacity, r.time_zone, rb.before_minutes, rb.after_minutes, r.calendar_id,
        coalesce(array_agg(b.starts_at ORDER BY b.starts_at) FILTER (WHERE b.booking_id IS NOT NULL), '{}'),
@@ -148,13 +103,13 @@ GROUP BY r.resource_id, rb.before_minutes, rb.after_minutes ORDER BY r.resource_
 	if err != nil {
 		return nil, fmt.Errorf("calendar watch: %w", err)
 	}
-	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (WatchedResource, error) {
-		var w WatchedResource
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (booking.WatchedResource, error) {
+		var w booking.WatchedResource
 		var starts, ends []time.Time
 		err := row.Scan(&w.ID, &w.Kind, &w.Capacity, &w.TimeZone, &w.BufferBeforeMinutes, &w.BufferAfterMinutes,
 			&w.CalendarID, &starts, &ends)
 		for i := range starts {
-			w.Ours = append(w.Ours, Span{Start: starts[i], End: ends[i]})
+			w.Ours = append(w.Ours, booking.Span{Start: starts[i], End: ends[i]})
 		}
 		return w, err
 	})
@@ -164,7 +119,7 @@ GROUP BY r.resource_id, rb.before_minutes, rb.after_minutes ORDER BY r.resource_
 // ones whose calendars a commit re-checks. Their buffers are the effective
 // ones (resource_buffers: the larger of their own and the policy's), which
 // is what a booking occupies, so the re-check looks as far as the store.
-func (s *Store) WatchedResources(ctx context.Context) ([]Resource, error) {
+func (s *Store) WatchedResources(ctx context.Context) ([]booking.Resource, error) {
 	rows, err := s.pool.Query(ctx, `
 SELECT r.resource_id, r.kind, r.capacity, r.time_zone, rb.before_minutes, rb.after_minutes, r.calendar_id
 FROM resource r JOIN resource_buffers rb USING (resource_id)
@@ -172,5 +127,5 @@ WHERE r.capacity = 1 AND r.calendar_id IS NOT NULL ORDER BY r.resource_id`)
 	if err != nil {
 		return nil, fmt.Errorf("watched resources: %w", err)
 	}
-	return pgx.CollectRows(rows, pgx.RowToStructByPos[Resource])
+	return pgx.CollectRows(rows, pgx.RowToStructByPos[booking.Resource])
 }

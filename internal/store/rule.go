@@ -63,9 +63,9 @@ func (st *commitState) check(req CommitRequest, now time.Time) error {
 	if err != nil {
 		return fmt.Errorf("property %s: %w", prop.ID, err)
 	}
-	if !p.withinHours(in.StartsAt, in.EndsAt, loc) {
+	if !p.WithinHours(in.StartsAt, in.EndsAt, loc) {
 		return booking.Rejectf(booking.CodeOutsideBookableHours, "%s to %s is outside bookable hours %s in %s",
-			localtime.Render(in.StartsAt, loc), localtime.Render(in.EndsAt, loc), p.hours(), prop.TimeZone)
+			localtime.Render(in.StartsAt, loc), localtime.Render(in.EndsAt, loc), p.Hours(), prop.TimeZone)
 	}
 	return nil
 }
@@ -88,9 +88,9 @@ func (st *commitState) checkReplaced(req CommitRequest) error {
 
 // busy lists the resources that are full during the request, and the holds
 // that had already expired, which neither count nor may stay live.
-func (st *commitState) busy(now time.Time) (busy []Busy, stale []uuid.UUID) {
+func (st *commitState) busy(now time.Time) (busy []booking.Busy, stale []uuid.UUID) {
 	for _, r := range st.resources {
-		var others []Span
+		var others []booking.Span
 		for _, o := range r.others {
 			if o.status == booking.StatusHeld && o.holdExpires != nil && !o.holdExpires.After(now) {
 				if !slices.Contains(stale, o.bookingID) {
@@ -104,23 +104,17 @@ func (st *commitState) busy(now time.Time) (busy []Busy, stale []uuid.UUID) {
 			others = append(others, o.Span)
 		}
 		if n, where := peak(r.occupied, others); n >= r.Capacity {
-			busy = append(busy, Busy{ResourceID: r.ID, Capacity: r.Capacity, From: where.Start, To: where.End})
+			busy = append(busy, booking.Busy{ResourceID: r.ID, Capacity: r.Capacity, From: where.Start, To: where.End})
 		}
 	}
 	return busy, stale
-}
-
-// Span is a half-open interval [Start, End), like tstzrange's default: a
-// booking's time, or what it occupies with its buffers.
-type Span struct {
-	Start, End time.Time
 }
 
 // peak returns the largest number of others in force at one instant within
 // win, and the first window where that many are. Counting rows that merely
 // overlap win would be wrong for capacity above one: two bookings can each
 // overlap the window without overlapping each other.
-func peak(win Span, others []Span) (int, Span) {
+func peak(win booking.Span, others []booking.Span) (int, booking.Span) {
 	type edge struct {
 		at    time.Time
 		delta int
@@ -141,12 +135,12 @@ func peak(win Span, others []Span) (int, Span) {
 		return a.delta - b.delta
 	})
 	best, cur := 0, 0
-	var at Span
+	var at booking.Span
 	for i, e := range edges {
 		cur += e.delta
 		if cur > best {
 			best = cur
-			at = Span{Start: e.at, End: edges[i+1].at}
+			at = booking.Span{Start: e.at, End: edges[i+1].at}
 		}
 	}
 	return best, at

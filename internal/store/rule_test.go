@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/stretchr/testify/require"
 )
 
@@ -15,22 +16,22 @@ func at(hhmm string) time.Time {
 	return t
 }
 
-func sp(from, to string) Span { return Span{at(from), at(to)} }
+func sp(from, to string) booking.Span { return booking.Span{Start: at(from), End: at(to)} }
 
 func TestPeak(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name   string
-		win    Span
-		others []Span
+		win    booking.Span
+		others []booking.Span
 		want   int
-		where  Span
+		where  booking.Span
 	}{
-		{"empty", sp("09:00", "10:00"), nil, 0, Span{}},
-		{"touching is not overlapping", sp("10:00", "11:00"), []Span{sp("09:00", "10:00"), sp("11:00", "12:00")}, 0, Span{}},
-		{"two disjoint overlaps count once", sp("09:30", "10:30"), []Span{sp("09:00", "10:00"), sp("10:00", "11:00")}, 1, sp("09:30", "10:00")},
-		{"nested", sp("09:00", "12:00"), []Span{sp("09:00", "12:00"), sp("10:00", "11:00"), sp("10:30", "10:45")}, 3, sp("10:30", "10:45")},
-		{"clipped to window", sp("09:45", "10:15"), []Span{sp("09:00", "10:00"), sp("10:00", "11:00"), sp("09:30", "10:30")}, 2, sp("09:45", "10:00")},
+		{"empty", sp("09:00", "10:00"), nil, 0, booking.Span{}},
+		{"touching is not overlapping", sp("10:00", "11:00"), []booking.Span{sp("09:00", "10:00"), sp("11:00", "12:00")}, 0, booking.Span{}},
+		{"two disjoint overlaps count once", sp("09:30", "10:30"), []booking.Span{sp("09:00", "10:00"), sp("10:00", "11:00")}, 1, sp("09:30", "10:00")},
+		{"nested", sp("09:00", "12:00"), []booking.Span{sp("09:00", "12:00"), sp("10:00", "11:00"), sp("10:30", "10:45")}, 3, sp("10:30", "10:45")},
+		{"clipped to window", sp("09:45", "10:15"), []booking.Span{sp("09:00", "10:00"), sp("10:00", "11:00"), sp("09:30", "10:30")}, 2, sp("09:45", "10:00")},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

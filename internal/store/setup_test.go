@@ -39,7 +39,7 @@ type fixture struct {
 	ctx   context.Context
 }
 
-var testPolicy = Policy{
+var testPolicy = booking.Policy{
 	Version: "showing-policy-1", SlotMinutes: 30, OpensAt: 8 * time.Hour, ClosesAt: 20 * time.Hour,
 	HoldTTL: 10 * time.Minute, MinNotice: time.Hour,
 }
@@ -52,7 +52,7 @@ func setup(t testing.TB) *fixture {
 	f := &fixture{pool: pool, clock: &clock{t: testNow}, ctx: context.Background()}
 	f.store = New(pool, Config{Now: f.clock.Now})
 	require.NoError(t, f.store.SetPolicy(f.ctx, testPolicy))
-	for _, r := range []Resource{
+	for _, r := range []booking.Resource{
 		{ID: "paris", Kind: "property", Capacity: 1, TimeZone: "Europe/Paris"},
 		{ID: "duo", Kind: "property", Capacity: 2, TimeZone: "Europe/Paris"},
 		{ID: "ny", Kind: "property", Capacity: 1, TimeZone: "America/New_York"},
@@ -61,7 +61,7 @@ func setup(t testing.TB) *fixture {
 		require.NoError(t, f.store.UpsertResource(f.ctx, r))
 	}
 	for i := range 40 {
-		require.NoError(t, f.store.UpsertResource(f.ctx, Resource{ID: agent(i), Kind: "agent", Capacity: 1, TimeZone: "Europe/Paris"}))
+		require.NoError(t, f.store.UpsertResource(f.ctx, booking.Resource{ID: agent(i), Kind: "agent", Capacity: 1, TimeZone: "Europe/Paris"}))
 	}
 	return f
 }

@@ -11,7 +11,6 @@ import (
 	"errors"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -60,30 +59,14 @@ func New(pool *pgxpool.Pool, cfg Config) *Store {
 // now reads the clock at the database's precision, in UTC.
 func (s *Store) now() time.Time { return s.cfg.Now().UTC().Truncate(time.Microsecond) }
 
-// Booking is a booking as the store holds it.
-type Booking struct {
-	BookingID            uuid.UUID      `json:"booking_id"`
-	RequestKey           string         `json:"request_key"`
-	Status               booking.Status `json:"status"`
-	Intent               booking.Intent `json:"intent"`
-	PolicyVersion        string         `json:"policy_version"`
-	HoldExpiresAt        *time.Time     `json:"hold_expires_at,omitempty"`
-	ProviderEventID      string         `json:"provider_event_id,omitempty"`
-	CRMRef               string         `json:"crm_ref,omitempty"`
-	ReplacedByRequestKey string         `json:"replaced_by,omitempty"`
-	CreatedAt            time.Time      `json:"created_at"`
-	CommittedAt          *time.Time     `json:"committed_at,omitempty"`
-	ReleasedAt           *time.Time     `json:"released_at,omitempty"`
-}
-
 const bookingColumns = `booking_id, request_key, status, property_id, agent_id, extra_resource_ids,
 	starts_at, ends_at, time_zone, coalesce(replaces_request_key, ''), policy_version, intent_fingerprint,
 	hold_expires_at, coalesce(provider_event_id, ''), coalesce(crm_ref, ''),
 	coalesce(replaced_by_request_key, ''), created_at, committed_at, released_at`
 
 // scanBooking reads bookingColumns, returning the stored fingerprint too.
-func scanBooking(row pgx.Row) (Booking, []byte, error) {
-	var b Booking
+func scanBooking(row pgx.Row) (booking.Booking, []byte, error) {
+	var b booking.Booking
 	var fp []byte
 	err := row.Scan(&b.BookingID, &b.RequestKey, &b.Status, &b.Intent.PropertyID, &b.Intent.AgentID,
 		&b.Intent.ExtraResources, &b.Intent.StartsAt, &b.Intent.EndsAt, &b.Intent.TimeZone,

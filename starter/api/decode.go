@@ -12,7 +12,6 @@ import (
 
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/localtime"
-	"github.com/bookingsaga/bookingsaga/internal/store"
 	"github.com/bookingsaga/bookingsaga/workflows"
 )
 
@@ -196,7 +195,7 @@ func commitRequest(s Slot, version string, c *Contact, now time.Time) (workflows
 		if len(c.Name) > 200 || len(c.Phone) > 40 {
 			return workflows.CommitRequest{}, badRequest(booking.CodeMissingField, "contact name or phone is too long")
 		}
-		req.Contact = &store.Contact{Name: strings.TrimSpace(c.Name), Phone: strings.TrimSpace(c.Phone)}
+		req.Contact = &booking.Contact{Name: strings.TrimSpace(c.Name), Phone: strings.TrimSpace(c.Phone)}
 	}
 	return req, nil
 }

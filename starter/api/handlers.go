@@ -11,7 +11,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/bookingsaga/bookingsaga/booking"
-	"github.com/bookingsaga/bookingsaga/internal/store"
 	"github.com/bookingsaga/bookingsaga/receipt"
 	"github.com/bookingsaga/bookingsaga/starter/sagaclient"
 )
@@ -106,7 +105,7 @@ func (s *Server) availability(w http.ResponseWriter, r *http.Request) error {
 	if err1 != nil || err2 != nil {
 		return badRequest(codeInvalidTime, "from and to must be RFC 3339 with an offset")
 	}
-	aq := store.AvailabilityQuery{PropertyID: q.Get("property_id"), AgentID: q.Get("agent_id"), From: from, To: to}
+	aq := booking.AvailabilityQuery{PropertyID: q.Get("property_id"), AgentID: q.Get("agent_id"), From: from, To: to}
 	if v := q.Get("extra_resources"); v != "" {
 		aq.ExtraResources = strings.Split(v, ",")
 	}
@@ -122,7 +121,7 @@ func (s *Server) availability(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if av.Slots == nil {
-		av.Slots = []store.Slot{}
+		av.Slots = []booking.Slot{}
 	}
 	return writeJSON(w, http.StatusOK, av)
 }
@@ -218,7 +217,7 @@ func (s *Server) putResource(w http.ResponseWriter, r *http.Request) error {
 	if e := decode(r.Body, s.cfg.MaxBody, &body); e != nil {
 		return e
 	}
-	res := store.Resource{ID: r.PathValue("id"), Kind: body.Kind, Capacity: body.Capacity, TimeZone: body.TimeZone,
+	res := booking.Resource{ID: r.PathValue("id"), Kind: body.Kind, Capacity: body.Capacity, TimeZone: body.TimeZone,
 		BufferBeforeMinutes: body.BufferBeforeMinutes, BufferAfterMinutes: body.BufferAfterMinutes, CalendarID: body.CalendarID}
 	if err := s.client.PutResource(r.Context(), res); err != nil {
 		return err
@@ -249,7 +248,7 @@ func (s *Server) putPolicy(w http.ResponseWriter, r *http.Request) error {
 	if err1 != nil || err2 != nil {
 		return badRequest(booking.CodeInvalidPolicy, "opens_at and closes_at must look like 08:00")
 	}
-	p := store.Policy{Version: body.Version, SlotMinutes: body.SlotMinutes, DefaultBufferBeforeMinutes: body.BufferBeforeMinutes,
+	p := booking.Policy{Version: body.Version, SlotMinutes: body.SlotMinutes, DefaultBufferBeforeMinutes: body.BufferBeforeMinutes,
 		DefaultBufferAfterMinutes: body.BufferAfterMinutes, OpensAt: opens, ClosesAt: closes,
 		HoldTTL: time.Duration(body.HoldTTLMinutes) * time.Minute, MinNotice: time.Duration(body.MinNoticeMinutes) * time.Minute}
 	if err := s.client.PutPolicy(r.Context(), p); err != nil {

@@ -18,7 +18,6 @@ import (
 	"go.temporal.io/api/serviceerror"
 
 	"github.com/bookingsaga/bookingsaga/booking"
-	"github.com/bookingsaga/bookingsaga/internal/store"
 	"github.com/bookingsaga/bookingsaga/receipt"
 	"github.com/bookingsaga/bookingsaga/starter/sagaclient"
 )
@@ -173,7 +172,7 @@ func (s *Server) toolReschedule(ctx context.Context, conv string, a toolArgs) (s
 }
 
 func (s *Server) toolAvailability(ctx context.Context, a toolArgs) (string, error) {
-	q := store.AvailabilityQuery{PropertyID: a.PropertyID, AgentID: a.AgentID, ExtraResources: a.ExtraResources,
+	q := booking.AvailabilityQuery{PropertyID: a.PropertyID, AgentID: a.AgentID, ExtraResources: a.ExtraResources,
 		Duration: time.Duration(a.DurationMinutes) * time.Minute}
 	var err error
 	switch {

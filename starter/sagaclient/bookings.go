@@ -11,7 +11,6 @@ import (
 
 	"github.com/bookingsaga/bookingsaga/activities"
 	"github.com/bookingsaga/bookingsaga/booking"
-	"github.com/bookingsaga/bookingsaga/internal/store"
 	"github.com/bookingsaga/bookingsaga/receipt"
 	"github.com/bookingsaga/bookingsaga/workflows"
 )
@@ -75,14 +74,14 @@ func (c *Client) Commit(ctx context.Context, key string, req workflows.CommitReq
 // time, nearest first. It is best effort: a conflict is still a conflict
 // without them.
 func (c *Client) alternatives(ctx context.Context, in booking.Intent) []receipt.Slot {
-	av, err := c.Availability(ctx, store.AvailabilityQuery{PropertyID: in.PropertyID, AgentID: in.AgentID,
+	av, err := c.Availability(ctx, booking.AvailabilityQuery{PropertyID: in.PropertyID, AgentID: in.AgentID,
 		ExtraResources: in.ExtraResources, From: in.StartsAt.Add(-6 * time.Hour), To: in.StartsAt.Add(6 * time.Hour),
 		Duration: in.EndsAt.Sub(in.StartsAt)})
 	if err != nil {
 		return nil
 	}
 	slots := av.Slots
-	dist := func(s store.Slot) time.Duration { return s.StartsAt.Sub(in.StartsAt).Abs() }
+	dist := func(s booking.Slot) time.Duration { return s.StartsAt.Sub(in.StartsAt).Abs() }
 	var out []receipt.Slot
 	for len(out) < c.opts.Alternatives && len(slots) > 0 {
 		best := 0

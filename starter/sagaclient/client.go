@@ -18,7 +18,6 @@ import (
 
 	"github.com/bookingsaga/bookingsaga/activities"
 	"github.com/bookingsaga/bookingsaga/booking"
-	"github.com/bookingsaga/bookingsaga/internal/store"
 	"github.com/bookingsaga/bookingsaga/receipt"
 	"github.com/bookingsaga/bookingsaga/workflows"
 )
@@ -71,16 +70,16 @@ type Refusal = booking.Rejection
 
 // Availability returns free slots under the current policy, with the
 // policy version and the time of the snapshot.
-func (c *Client) Availability(ctx context.Context, q store.AvailabilityQuery) (store.Availability, error) {
+func (c *Client) Availability(ctx context.Context, q booking.AvailabilityQuery) (booking.Availability, error) {
 	res, err := c.catalog(ctx, workflows.CatalogRequest{Availability: &q})
 	if err != nil {
-		return store.Availability{}, fmt.Errorf("availability %s: %w", q.PropertyID, err)
+		return booking.Availability{}, fmt.Errorf("availability %s: %w", q.PropertyID, err)
 	}
 	return *res.Availability, nil
 }
 
 // PutResource creates or updates a resource.
-func (c *Client) PutResource(ctx context.Context, r store.Resource) error {
+func (c *Client) PutResource(ctx context.Context, r booking.Resource) error {
 	if _, err := c.catalog(ctx, workflows.CatalogRequest{Resource: &r}); err != nil {
 		return fmt.Errorf("put resource %s: %w", r.ID, err)
 	}
@@ -88,7 +87,7 @@ func (c *Client) PutResource(ctx context.Context, r store.Resource) error {
 }
 
 // PutPolicy makes a policy version current.
-func (c *Client) PutPolicy(ctx context.Context, p store.Policy) error {
+func (c *Client) PutPolicy(ctx context.Context, p booking.Policy) error {
 	if _, err := c.catalog(ctx, workflows.CatalogRequest{Policy: &p}); err != nil {
 		return fmt.Errorf("put policy %s: %w", p.Version, err)
 	}

@@ -14,7 +14,7 @@ import (
 	"go.temporal.io/sdk/converter"
 
 	"github.com/bookingsaga/bookingsaga/activities"
-	"github.com/bookingsaga/bookingsaga/internal/store"
+	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/workflows"
 )
 
@@ -24,7 +24,7 @@ type Attention struct {
 	// yet mirrored to the calendar or CRM.
 	Sagas []SagaSummary
 	// Flags are drift a reconciliation run could not repair by itself.
-	Flags []store.Flag
+	Flags []booking.Flag
 }
 
 // SagaSummary is one saga as the search attributes show it.
@@ -111,10 +111,10 @@ func (c *Client) Timeline(ctx context.Context, key string) (Timeline, error) {
 }
 
 // Resolve closes a drift flag with a note, recorded in the event log.
-func (c *Client) Resolve(ctx context.Context, flagID int64, note string) (store.Flag, error) {
+func (c *Client) Resolve(ctx context.Context, flagID int64, note string) (booking.Flag, error) {
 	r, err := c.catalog(ctx, workflows.CatalogRequest{Resolve: &activities.ResolveInput{FlagID: flagID, Note: note}})
 	if err != nil {
-		return store.Flag{}, fmt.Errorf("resolve flag %d: %w", flagID, err)
+		return booking.Flag{}, fmt.Errorf("resolve flag %d: %w", flagID, err)
 	}
 	return *r.Resolved, nil
 }

@@ -1,0 +1,261 @@
+package booking
+
+import (
+	"fmt"
+	"github.com/google/uuid"
+	"time"
+
+	"github.com/bookingsaga/bookingsaga/internal/localtime"
+)
+
+// The records the store keeps and every layer shares: bookings, resources,
+// policies, contacts, availability, busy ranges, drift flags, the event log
+// and the decisions on keys. internal/store is their PostgreSQL home;
+// nothing here knows about PostgreSQL.
+
+// Outcomes of a decision that booked nothing.
+const (
+	RefusedConflict = "conflict"
+	RefusedRejected = "rejected"
+	// RefusedExpired is an intent that lapsed before anyone committed it.
+	RefusedExpired = "expired"
+)
+
+// Booking is a booking as the store holds it.
+type Booking struct {
+	BookingID            uuid.UUID  `json:"booking_id"`
+	RequestKey           string     `json:"request_key"`
+	Status               Status     `json:"status"`
+	Intent               Intent     `json:"intent"`
+	PolicyVersion        string     `json:"policy_version"`
+	HoldExpiresAt        *time.Time `json:"hold_expires_at,omitempty"`
+	ProviderEventID      string     `json:"provider_event_id,omitempty"`
+	CRMRef               string     `json:"crm_ref,omitempty"`
+	ReplacedByRequestKey string     `json:"replaced_by,omitempty"`
+	CreatedAt            time.Time  `json:"created_at"`
+	CommittedAt          *time.Time `json:"committed_at,omitempty"`
+	ReleasedAt           *time.Time `json:"released_at,omitempty"`
+}
+
+// Resource is anything a viewing occupies: a property, an agent, a key holder.
+type Resource struct {
+	ID                  string `json:"id"`
+	Kind                string `json:"kind"`
+	Capacity            int    `json:"capacity"`
+	TimeZone            string `json:"time_zone"`
+	BufferBeforeMinutes int    `json:"buffer_before_minutes"`
+	BufferAfterMinutes  int    `json:"buffer_after_minutes"`
+	CalendarID          string `json:"calendar_id,omitempty"`
+}
+
+func (r Resource) Validate() error {
+	switch {
+	case r.ID == "" || len(r.ID) > MaxKeyLength:
+		return Rejectf(CodeInvalidResource, "id must be 1 to %d characters", MaxKeyLength)
+	case !knownKind(r.Kind):
+		return Rejectf(CodeInvalidResource, "kind %q is not one of property, agent, key_holder, room, other", r.Kind)
+	case r.Capacity < 1:
+		return Rejectf(CodeInvalidResource, "capacity must be at least 1, got %d", r.Capacity)
+	case r.BufferBeforeMinutes < 0 || r.BufferBeforeMinutes > 1440 || r.BufferAfterMinutes < 0 || r.BufferAfterMinutes > 1440:
+		return Rejectf(CodeInvalidResource, "buffers must be 0 to 1440 minutes")
+	}
+	if _, err := localtime.LoadZone(r.TimeZone); err != nil {
+		return Rejectf(CodeUnknownTimeZone, "time_zone %q is not an IANA zone", r.TimeZone)
+	}
+	return nil
+}
+
+// WatchedResource is a capacity-1 resource with a calendar, and the times
+// of its bookings that may have an event of ours there.
+type WatchedResource struct {
+	Resource
+	Ours []Span
+}
+
+// Policy is one version of the booking rules.
+type Policy struct {
+	Version                    string
+	SlotMinutes                int
+	DefaultBufferBeforeMinutes int
+	DefaultBufferAfterMinutes  int
+	// OpensAt and ClosesAt bound bookable hours, as offsets from local
+	// midnight in each property's own zone.
+	OpensAt, ClosesAt time.Duration
+	HoldTTL           time.Duration
+	MinNotice         time.Duration
+}
+
+func (p Policy) Validate() error {
+	switch {
+	case p.Version == "" || len(p.Version) > 100:
+		return Rejectf(CodeInvalidPolicy, "version must be 1 to 100 characters")
+	case p.SlotMinutes < 5 || p.SlotMinutes > 1440:
+		return Rejectf(CodeInvalidPolicy, "slot_minutes must be 5 to 1440")
+	case p.DefaultBufferBeforeMinutes < 0 || p.DefaultBufferBeforeMinutes > 1440 ||
+		p.DefaultBufferAfterMinutes < 0 || p.DefaultBufferAfterMinutes > 1440:
+		return Rejectf(CodeInvalidPolicy, "buffers must be 0 to 1440 minutes")
+	case p.OpensAt < 0 || p.ClosesAt > 24*time.Hour-time.Minute || p.ClosesAt <= p.OpensAt ||
+		p.OpensAt%time.Minute != 0 || p.ClosesAt%time.Minute != 0:
+		return Rejectf(CodeInvalidPolicy, "bookable hours must be whole minutes with opens before closes within one day")
+	case p.HoldTTL < time.Second || p.HoldTTL > 24*time.Hour || p.HoldTTL%time.Second != 0:
+		return Rejectf(CodeInvalidPolicy, "hold_ttl must be whole seconds from 1s to 24h")
+	case p.MinNotice < 0 || p.MinNotice%time.Minute != 0:
+		return Rejectf(CodeInvalidPolicy, "min_notice must be whole minutes, not negative")
+	}
+	return nil
+}
+
+// WithinHours reports whether [start, end) lies within bookable hours on one
+// local day in loc.
+func (p Policy) WithinHours(start, end time.Time, loc *time.Location) bool {
+	h := Wall(start, end, loc)
+	return h.SameDay && time.Duration(h.Start)*time.Second >= p.OpensAt && time.Duration(h.End)*time.Second <= p.ClosesAt
+}
+
+// WallHours is a span's local start and end as whole seconds since local
+// midnight, and whether both fall on the same local day.
+type WallHours struct {
+	SameDay    bool
+	Start, End int
+}
+
+func Wall(start, end time.Time, loc *time.Location) WallHours {
+	ls, le := start.In(loc), end.In(loc)
+	secs := func(t time.Time) int { h, m, s := t.Clock(); return h*3600 + m*60 + s }
+	y, m, d := ls.Date()
+	ey, em, ed := le.Date()
+	return WallHours{SameDay: y == ey && m == em && d == ed, Start: secs(ls), End: secs(le)}
+}
+
+func (p Policy) Hours() string {
+	clock := func(d time.Duration) string { return fmt.Sprintf("%02d:%02d", int(d.Hours()), int(d.Minutes())%60) }
+	return clock(p.OpensAt) + "–" + clock(p.ClosesAt)
+}
+
+// Contact is the caller's personal data, kept apart from the booking and
+// purged at its retention deadline.
+type Contact struct {
+	Name  string `json:"name,omitempty"`
+	Phone string `json:"phone,omitempty"`
+	Email string `json:"email,omitempty"`
+}
+
+// Busy is a resource at capacity, and the window in which it is.
+type Busy struct {
+	ResourceID string    `json:"resource_id"`
+	Capacity   int       `json:"capacity"`
+	From       time.Time `json:"from"`
+	To         time.Time `json:"to"`
+}
+
+// AvailabilityQuery asks for free slots for a set of resources.
+type AvailabilityQuery struct {
+	PropertyID     string
+	AgentID        string
+	ExtraResources []string
+	From, To       time.Time
+	// Duration defaults to the policy's slot length.
+	Duration time.Duration
+}
+
+// Availability is a snapshot of candidate slots: an offer, not a promise.
+// Only Commit decides.
+type Availability struct {
+	PolicyVersion string    `json:"policy_version"`
+	SnapshotAt    time.Time `json:"snapshot_at"`
+	TimeZone      string    `json:"time_zone"`
+	Slots         []Slot    `json:"slots"`
+}
+
+// Slot is one free start time.
+type Slot struct {
+	StartsAt   time.Time `json:"starts_at"`
+	EndsAt     time.Time `json:"ends_at"`
+	LocalStart string    `json:"local_start"`
+}
+
+// Span is a half-open interval [Start, End), like tstzrange's default: a
+// booking's time, or what it occupies with its buffers.
+type Span struct {
+	Start, End time.Time
+}
+
+// Cursor is a position in BookingsStarting's order.
+type Cursor struct {
+	StartsAt   time.Time
+	RequestKey string
+}
+
+// ResourceCalendar is a resource that has a calendar.
+type ResourceCalendar struct {
+	ResourceID string
+	CalendarID string
+}
+
+// Flag is drift a human has to look at.
+type Flag struct {
+	ID         int64      `json:"id"`
+	RequestKey string     `json:"request_key"`
+	BookingID  uuid.UUID  `json:"booking_id"`
+	Kind       string     `json:"kind"`
+	CalendarID string     `json:"calendar_id"`
+	EventID    string     `json:"event_id"`
+	Detail     string     `json:"detail"`
+	FoundAt    time.Time  `json:"found_at"`
+	ResolvedAt *time.Time `json:"resolved_at,omitempty"`
+	Note       string     `json:"note,omitempty"`
+}
+
+// Event is one entry of a booking's append-only log.
+type Event struct {
+	Kind       string    `json:"kind"`
+	Detail     string    `json:"detail"`
+	OccurredAt time.Time `json:"occurred_at"`
+}
+
+// Refusal is a decision on a request_key that booked nothing: a conflict
+// or a refusal decided under the commit's locks, or a lapsed intent. It is
+// kept for good, and replayed to every later request under the key.
+type Refusal struct {
+	RequestKey    string    `json:"request_key"`
+	Outcome       string    `json:"outcome"`
+	Code          Code      `json:"code"`
+	Message       string    `json:"message"`
+	Busy          []Busy    `json:"busy,omitempty"`
+	Intent        Intent    `json:"intent"`
+	PolicyVersion string    `json:"policy_version"`
+	DecidedAt     time.Time `json:"decided_at"`
+}
+
+// Err is the refusal as the commit returns it: a conflict outcome, or a
+// *Rejection.
+func (r Refusal) Err() error {
+	if r.Outcome == RefusedConflict {
+		return nil
+	}
+	return &Rejection{Code: r.Code, Message: r.Message}
+}
+
+// Decision is everything the store decided on one request_key: exactly one
+// of Booking and Refusal is set.
+type Decision struct {
+	Booking *Booking `json:"booking,omitempty"`
+	Refusal *Refusal `json:"refusal,omitempty"`
+}
+
+// MirrorRecord is where a booking was mirrored. Empty fields are left as
+// they are.
+type MirrorRecord struct {
+	RequestKey      string
+	ProviderEventID string
+	CRMRef          string
+}
+
+// knownKind reports the kinds of resource a booking can use.
+func knownKind(kind string) bool {
+	switch kind {
+	case "property", "agent", "key_holder", "room", "other":
+		return true
+	}
+	return false
+}
