@@ -21,18 +21,6 @@ import (
 	"github.com/bookingsaga/bookingsaga/internal/store"
 )
 
-// Non-retryable ApplicationError types. They are business outcomes or
-// refusals that running the activity again cannot change.
-const (
-	// ErrTypeConflict: a resource is full; details hold a ConflictDetail.
-	ErrTypeConflict = "BookingConflict"
-	// ErrTypeRejected: the request was refused; details hold a booking.Rejection.
-	ErrTypeRejected = "BookingRejected"
-	// ErrTypeMirrorRefused: the calendar or CRM refused in a way retries
-	// cannot fix (a foreign event under our id, a 4xx). An operator looks.
-	ErrTypeMirrorRefused = "MirrorRefused"
-)
-
 // Calendar is the calendar mirror the activities write to; *gcal.Mirror
 // implements it.
 type Calendar interface {
@@ -72,27 +60,12 @@ func (a *Activities) drift(category, action string, n int) {
 	}
 }
 
-// Retryable says whether a failed activity is worth another try: any
-// failure but one its activity marked final (a refusal, a business outcome).
-func Retryable(err error) bool {
-	var appErr *temporal.ApplicationError
-	return err != nil && !(errors.As(err, &appErr) && appErr.NonRetryable())
-}
-
-// ConflictDetail is carried by an ErrTypeConflict error.
-type ConflictDetail struct {
-	Busy []booking.Busy `json:"busy"`
-	// Source is "store", or "calendar" for an event written straight into
-	// a resource's calendar.
-	Source string `json:"source"`
-}
-
-func conflictError(d ConflictDetail) error {
-	return temporal.NewNonRetryableApplicationError("slot is taken", ErrTypeConflict, nil, d)
+func conflictError(d booking.ConflictDetail) error {
+	return temporal.NewNonRetryableApplicationError("slot is taken", booking.ErrTypeConflict, nil, d)
 }
 
 func rejectedError(r *booking.Rejection) error {
-	return temporal.NewNonRetryableApplicationError(r.Error(), ErrTypeRejected, nil, *r)
+	return temporal.NewNonRetryableApplicationError(r.Error(), booking.ErrTypeRejected, nil, *r)
 }
 
 // storeError turns a store failure into an activity error: a rejection is
@@ -110,7 +83,7 @@ func storeError(op, key string, err error) error {
 func mirrorError(op, key string, err error, permanent bool) error {
 	msg := fmt.Sprintf("%s %s: %v", op, key, err)
 	if permanent {
-		return temporal.NewNonRetryableApplicationError(msg, ErrTypeMirrorRefused, err)
+		return temporal.NewNonRetryableApplicationError(msg, booking.ErrTypeMirrorRefused, err)
 	}
 	if after, ok := retry.Transient(err); ok && after > 0 {
 		return temporal.NewApplicationErrorWithOptions(msg, "MirrorUnavailable",

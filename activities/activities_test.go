@@ -83,14 +83,14 @@ func TestCommitReChecksTheCalendarFirst(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	f.handWritten(f.day.Add(15*time.Hour), f.day.Add(16*time.Hour))
-	in := activities.CommitInput{RequestKey: "k-bypass", ExpectedPolicyVersion: "p1", Intent: booking.Intent{
+	in := booking.CommitInput{RequestKey: "k-bypass", ExpectedPolicyVersion: "p1", Intent: booking.Intent{
 		PropertyID: "prop", AgentID: "agent-00", StartsAt: f.day.Add(15 * time.Hour), EndsAt: f.day.Add(16 * time.Hour), TimeZone: "UTC"}}
 	_, err := f.env.ExecuteActivity(f.acts.Commit, in)
 	var appErr *temporal.ApplicationError
 	require.True(t, errors.As(err, &appErr), "got %v", err)
-	require.Equal(t, activities.ErrTypeConflict, appErr.Type())
+	require.Equal(t, booking.ErrTypeConflict, appErr.Type())
 	require.True(t, appErr.NonRetryable())
-	var d activities.ConflictDetail
+	var d booking.ConflictDetail
 	require.NoError(t, appErr.Details(&d))
 	require.Equal(t, "calendar", d.Source)
 	require.Equal(t, "agent-00", d.Busy[0].ResourceID)
@@ -100,7 +100,7 @@ func TestCommitReChecksTheCalendarFirst(t *testing.T) {
 	in.RequestKey, in.Intent.StartsAt, in.Intent.EndsAt = "k-free", f.day.Add(17*time.Hour), f.day.Add(18*time.Hour)
 	v, err := f.env.ExecuteActivity(f.acts.Commit, in)
 	require.NoError(t, err)
-	var out activities.CommitOutput
+	var out booking.CommitOutput
 	require.NoError(t, v.Get(&out))
 	require.Equal(t, booking.StatusConfirmed, out.Booking.Status)
 }
@@ -108,11 +108,11 @@ func TestCommitReChecksTheCalendarFirst(t *testing.T) {
 func TestMirrorsFollowTheStore(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	in := activities.CommitInput{RequestKey: "k-sync", ExpectedPolicyVersion: "p1", Intent: booking.Intent{
+	in := booking.CommitInput{RequestKey: "k-sync", ExpectedPolicyVersion: "p1", Intent: booking.Intent{
 		PropertyID: "prop", AgentID: "agent-00", StartsAt: f.day.Add(9 * time.Hour), EndsAt: f.day.Add(10 * time.Hour), TimeZone: "UTC"}}
 	_, err := f.env.ExecuteActivity(f.acts.Commit, in)
 	require.NoError(t, err)
-	key := activities.KeyInput{RequestKey: "k-sync"}
+	key := booking.KeyInput{RequestKey: "k-sync"}
 	for range 2 { // a second sync changes nothing
 		_, err = f.env.ExecuteActivity(f.acts.SyncCalendar, key)
 		require.NoError(t, err)
@@ -124,7 +124,7 @@ func TestMirrorsFollowTheStore(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, gcal.EventID("k-sync"), b.ProviderEventID)
 
-	_, err = f.env.ExecuteActivity(f.acts.Release, activities.ReleaseInput{RequestKey: "k-sync"})
+	_, err = f.env.ExecuteActivity(f.acts.Release, booking.ReleaseInput{RequestKey: "k-sync"})
 	require.NoError(t, err)
 	_, err = f.env.ExecuteActivity(f.acts.SyncCalendar, key)
 	require.NoError(t, err)
@@ -141,13 +141,13 @@ func TestTheCalendarReCheckUsesThePolicysLargerBuffer(t *testing.T) {
 		ClosesAt: 22 * time.Hour, HoldTTL: 10 * time.Minute, MinNotice: time.Hour, DefaultBufferAfterMinutes: 60}))
 	// 45 minutes after the slot: past the agent's own 30, inside the policy's 60.
 	f.handWritten(f.day.Add(16*time.Hour+45*time.Minute), f.day.Add(17*time.Hour+15*time.Minute))
-	in := activities.CommitInput{RequestKey: "k-buffer", ExpectedPolicyVersion: "p2", Intent: booking.Intent{
+	in := booking.CommitInput{RequestKey: "k-buffer", ExpectedPolicyVersion: "p2", Intent: booking.Intent{
 		PropertyID: "prop", AgentID: "agent-00", StartsAt: f.day.Add(15 * time.Hour), EndsAt: f.day.Add(16 * time.Hour), TimeZone: "UTC"}}
 	_, err := f.env.ExecuteActivity(f.acts.Commit, in)
 	var appErr *temporal.ApplicationError
 	require.True(t, errors.As(err, &appErr), "the event inside the policy's buffer blocks the commit; got %v", err)
-	require.Equal(t, activities.ErrTypeConflict, appErr.Type())
-	var d activities.ConflictDetail
+	require.Equal(t, booking.ErrTypeConflict, appErr.Type())
+	var d booking.ConflictDetail
 	require.NoError(t, appErr.Details(&d))
 	require.Equal(t, "calendar", d.Source)
 }

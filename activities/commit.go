@@ -13,43 +13,24 @@ import (
 	"github.com/bookingsaga/bookingsaga/internal/store"
 )
 
-// CommitInput asks for one intent to be booked under its request key.
-type CommitInput struct {
-	RequestKey            string
-	Intent                booking.Intent
-	ExpectedPolicyVersion string
-	Hold                  bool
-	Contact               *booking.Contact
-	// Attempt counts the saga's tries of this commit, from 1. After the
-	// first, the store's own record of the key is read before anything
-	// else: an earlier try may have decided.
-	Attempt int
-}
-
-// CommitOutput is a booking the store holds for the key.
-type CommitOutput struct {
-	Booking  booking.Booking
-	Replayed bool
-}
-
 // Commit books the intent in the store, the only place a booking becomes
 // real. The resources' calendars are checked first for events written past
 // the service, then the store decides under its locks; a key it already
 // knows is replayed. A conflict or refusal is a non-retryable
 // error; anything else is technical, and safe to retry with the same key.
-func (a *Activities) Commit(ctx context.Context, in CommitInput) (out CommitOutput, err error) {
+func (a *Activities) Commit(ctx context.Context, in booking.CommitInput) (out booking.CommitOutput, err error) {
 	defer a.countCommit(time.Now(), &out, &err)
 	return a.commit(ctx, in)
 }
 
 // countCommit records the commit's outcome and latency.
-func (a *Activities) countCommit(start time.Time, out *CommitOutput, err *error) {
+func (a *Activities) countCommit(start time.Time, out *booking.CommitOutput, err *error) {
 	outcome := string(out.Booking.Status)
 	var appErr *temporal.ApplicationError
 	switch {
-	case *err != nil && errors.As(*err, &appErr) && appErr.Type() == ErrTypeConflict:
+	case *err != nil && errors.As(*err, &appErr) && appErr.Type() == booking.ErrTypeConflict:
 		outcome = "conflict"
-	case *err != nil && errors.As(*err, &appErr) && appErr.Type() == ErrTypeRejected:
+	case *err != nil && errors.As(*err, &appErr) && appErr.Type() == booking.ErrTypeRejected:
 		outcome = "rejected"
 	case *err != nil:
 		outcome = "error"
@@ -65,7 +46,7 @@ func (a *Activities) countCommit(start time.Time, out *CommitOutput, err *error)
 // calendar re-check may spend: past it the store decides alone.
 const recheckShare = 4
 
-func (a *Activities) commit(ctx context.Context, in CommitInput) (CommitOutput, error) {
+func (a *Activities) commit(ctx context.Context, in booking.CommitInput) (booking.CommitOutput, error) {
 	req := store.CommitRequest{RequestKey: in.RequestKey, Intent: in.Intent,
 		ExpectedPolicyVersion: in.ExpectedPolicyVersion, Hold: in.Hold, Contact: in.Contact}
 	if in.Attempt > 1 {
@@ -76,7 +57,7 @@ func (a *Activities) commit(ctx context.Context, in CommitInput) (CommitOutput, 
 			return a.storeCommit(ctx, req)
 		}
 		if !errors.Is(err, store.ErrNotFound) {
-			return CommitOutput{}, storeError("commit", in.RequestKey, err)
+			return booking.CommitOutput{}, storeError("commit", in.RequestKey, err)
 		}
 	}
 	// No lookup on a first try: a key the store already booked is live,
@@ -104,21 +85,21 @@ func (a *Activities) recheck(ctx context.Context, in booking.Intent) (busy []boo
 }
 
 // storeCommit lets the store decide, or replay what it decided.
-func (a *Activities) storeCommit(ctx context.Context, req store.CommitRequest) (CommitOutput, error) {
+func (a *Activities) storeCommit(ctx context.Context, req store.CommitRequest) (booking.CommitOutput, error) {
 	out, err := a.Store.Commit(ctx, req)
 	if err != nil {
-		return CommitOutput{}, storeError("commit", req.RequestKey, err)
+		return booking.CommitOutput{}, storeError("commit", req.RequestKey, err)
 	}
 	if out.Conflict != nil {
 		source := "store"
 		if len(req.CalendarBusy) > 0 {
 			source = "calendar"
 		}
-		return CommitOutput{}, conflictError(ConflictDetail{Busy: out.Conflict.Busy, Source: source})
+		return booking.CommitOutput{}, conflictError(booking.ConflictDetail{Busy: out.Conflict.Busy, Source: source})
 	}
 	b := out.Booking
 	a.eventID(ctx, &b)
-	return CommitOutput{Booking: b, Replayed: out.Replayed}, nil
+	return booking.CommitOutput{Booking: b, Replayed: out.Replayed}, nil
 }
 
 // eventID fills in the calendar event's id, which is derived from the
@@ -132,123 +113,89 @@ func (a *Activities) eventID(ctx context.Context, b *booking.Booking) {
 	}
 }
 
-// KeyInput names one booking by its request key.
-type KeyInput struct {
-	RequestKey string
-}
-
-// LookupOutput is the store's authoritative answer about a key: nothing
-// (Found false), a booking, or a refusal (Found, with Refusal set).
-type LookupOutput struct {
-	Found   bool
-	Booking booking.Booking
-	Refusal *booking.Refusal
-}
-
-// Booked reports a booking under the key, in any status.
-func (o LookupOutput) Booked() bool { return o.Found && o.Refusal == nil }
-
-func (a *Activities) lookupOutput(ctx context.Context, d booking.Decision) LookupOutput {
-	out := LookupOutput{Found: true, Refusal: d.Refusal}
-	if d.Booking != nil {
-		out.Booking = *d.Booking
-		a.eventID(ctx, &out.Booking)
-	}
-	return out
-}
-
 // Lookup reads what the store decided on a key. Found=false is
 // authoritative: the store decided nothing, so a commit with the same key
 // is safe.
-func (a *Activities) Lookup(ctx context.Context, in KeyInput) (LookupOutput, error) {
+func (a *Activities) Lookup(ctx context.Context, in booking.KeyInput) (booking.LookupOutput, error) {
 	d, err := a.Store.Decision(ctx, in.RequestKey)
 	if errors.Is(err, store.ErrNotFound) {
-		return LookupOutput{}, nil
+		return booking.LookupOutput{}, nil
 	}
 	if err != nil {
-		return LookupOutput{}, storeError("lookup", in.RequestKey, err)
+		return booking.LookupOutput{}, storeError("lookup", in.RequestKey, err)
 	}
 	return a.lookupOutput(ctx, d), nil
-}
-
-// LapseInput records an intent that expired before anyone committed it.
-type LapseInput struct {
-	RequestKey    string
-	Intent        booking.Intent
-	PolicyVersion string
 }
 
 // Lapse records the lapse as the key's decision, unless the key was
 // decided meanwhile, and returns the decision in force.
-func (a *Activities) Lapse(ctx context.Context, in LapseInput) (LookupOutput, error) {
+func (a *Activities) Lapse(ctx context.Context, in booking.LapseInput) (booking.LookupOutput, error) {
 	d, err := a.Store.Lapse(ctx, in.RequestKey, in.Intent, in.PolicyVersion)
 	if err != nil {
-		return LookupOutput{}, storeError("lapse", in.RequestKey, err)
+		return booking.LookupOutput{}, storeError("lapse", in.RequestKey, err)
 	}
 	return a.lookupOutput(ctx, d), nil
 }
 
-// DecisionInput names a key, or the reference a caller quotes for it.
-type DecisionInput struct {
-	RequestKey string
-	Reference  string
-}
-
 // Decision reads what the store decided on a key, for a caller whose saga
 // is gone (Temporal's retention) or who has only the reference.
-func (a *Activities) Decision(ctx context.Context, in DecisionInput) (LookupOutput, error) {
+func (a *Activities) Decision(ctx context.Context, in booking.DecisionInput) (booking.LookupOutput, error) {
 	if in.Reference == "" {
-		return a.Lookup(ctx, KeyInput{RequestKey: in.RequestKey})
+		return a.Lookup(ctx, booking.KeyInput{RequestKey: in.RequestKey})
 	}
 	d, err := a.Store.DecisionByReference(ctx, in.Reference)
 	if errors.Is(err, store.ErrNotFound) {
-		return LookupOutput{}, nil
+		return booking.LookupOutput{}, nil
 	}
 	if err != nil {
-		return LookupOutput{}, storeError("decision", in.Reference, err)
+		return booking.LookupOutput{}, storeError("decision", in.Reference, err)
 	}
 	return a.lookupOutput(ctx, d), nil
 }
 
 // Confirm turns the key's hold into a booking; an expired hold is refused.
-func (a *Activities) Confirm(ctx context.Context, in KeyInput) (out CommitOutput, err error) {
+func (a *Activities) Confirm(ctx context.Context, in booking.KeyInput) (out booking.CommitOutput, err error) {
 	defer a.countCommit(time.Now(), &out, &err)
 	return a.confirm(ctx, in)
 }
 
-func (a *Activities) confirm(ctx context.Context, in KeyInput) (CommitOutput, error) {
+func (a *Activities) confirm(ctx context.Context, in booking.KeyInput) (booking.CommitOutput, error) {
 	b, err := a.Store.Confirm(ctx, in.RequestKey)
 	if err != nil {
-		return CommitOutput{}, storeError("confirm", in.RequestKey, err)
+		return booking.CommitOutput{}, storeError("confirm", in.RequestKey, err)
 	}
 	if b.Status != booking.StatusConfirmed {
-		return CommitOutput{}, rejectedError(booking.Rejectf(booking.CodeHoldExpired, "the hold on this slot is %s", b.Status))
+		return booking.CommitOutput{}, rejectedError(booking.Rejectf(booking.CodeHoldExpired, "the hold on this slot is %s", b.Status))
 	}
-	return CommitOutput{Booking: b}, nil
+	return booking.CommitOutput{Booking: b}, nil
 }
 
 // ExpireHold expires the key's hold if it is past its time.
-func (a *Activities) ExpireHold(ctx context.Context, in KeyInput) (LookupOutput, error) {
+func (a *Activities) ExpireHold(ctx context.Context, in booking.KeyInput) (booking.LookupOutput, error) {
 	b, err := a.Store.ExpireHold(ctx, in.RequestKey)
 	if err != nil {
-		return LookupOutput{}, storeError("expire hold", in.RequestKey, err)
+		return booking.LookupOutput{}, storeError("expire hold", in.RequestKey, err)
 	}
-	return LookupOutput{Found: true, Booking: b}, nil
-}
-
-// ReleaseInput cancels a booking.
-type ReleaseInput struct {
-	RequestKey string
+	return booking.LookupOutput{Found: true, Booking: b}, nil
 }
 
 // Release frees the booking's capacity; releasing twice is harmless.
-func (a *Activities) Release(ctx context.Context, in ReleaseInput) (LookupOutput, error) {
+func (a *Activities) Release(ctx context.Context, in booking.ReleaseInput) (booking.LookupOutput, error) {
 	b, err := a.Store.Release(ctx, store.ReleaseRequest{RequestKey: in.RequestKey})
 	if errors.Is(err, store.ErrNotFound) {
-		return LookupOutput{}, nil
+		return booking.LookupOutput{}, nil
 	}
 	if err != nil {
-		return LookupOutput{}, storeError("release", in.RequestKey, err)
+		return booking.LookupOutput{}, storeError("release", in.RequestKey, err)
 	}
-	return LookupOutput{Found: true, Booking: b}, nil
+	return booking.LookupOutput{Found: true, Booking: b}, nil
+}
+
+func (a *Activities) lookupOutput(ctx context.Context, d booking.Decision) booking.LookupOutput {
+	out := booking.LookupOutput{Found: true, Refusal: d.Refusal}
+	if d.Booking != nil {
+		out.Booking = *d.Booking
+		a.eventID(ctx, &out.Booking)
+	}
+	return out
 }

@@ -11,22 +11,13 @@ import (
 	"github.com/bookingsaga/bookingsaga/receipt"
 )
 
-// SyncOutput is where a booking was mirrored.
-type SyncOutput struct {
-	// Skipped is set when there is nothing to write: no such mirror is
-	// configured, no resource has a calendar, or the booking is a hold.
-	Skipped bool
-	EventID string
-	CRMRef  string
-}
-
 // SyncCalendar makes every calendar of the booking's resources match the
 // store: a confirmed booking has its event, anything else has none. It reads
 // the store each time, so running it again, late or twice, converges.
-func (a *Activities) SyncCalendar(ctx context.Context, in KeyInput) (SyncOutput, error) {
+func (a *Activities) SyncCalendar(ctx context.Context, in booking.KeyInput) (booking.SyncOutput, error) {
 	b, cals, err := a.bookingCalendars(ctx, in.RequestKey)
 	if err != nil || a.Calendar == nil || len(cals) == 0 || b.Status == booking.StatusHeld {
-		return SyncOutput{Skipped: err == nil}, err
+		return booking.SyncOutput{Skipped: err == nil}, err
 	}
 	var errs []error
 	permanent := true
@@ -45,16 +36,16 @@ func (a *Activities) SyncCalendar(ctx context.Context, in KeyInput) (SyncOutput,
 	if len(errs) > 0 {
 		// One refused calendar must not stop the others being written, and
 		// a transient failure anywhere keeps the whole step retrying.
-		return SyncOutput{}, mirrorError("sync calendar", in.RequestKey, errors.Join(errs...), permanent)
+		return booking.SyncOutput{}, mirrorError("sync calendar", in.RequestKey, errors.Join(errs...), permanent)
 	}
 	if b.Status != booking.StatusConfirmed {
-		return SyncOutput{}, nil // the events are gone; there is no event id to report
+		return booking.SyncOutput{}, nil // the events are gone; there is no event id to report
 	}
 	id := gcal.EventID(b.RequestKey)
 	if _, err := a.Store.RecordMirror(ctx, booking.MirrorRecord{RequestKey: b.RequestKey, ProviderEventID: id}); err != nil {
-		return SyncOutput{}, storeError("sync calendar", in.RequestKey, err)
+		return booking.SyncOutput{}, storeError("sync calendar", in.RequestKey, err)
 	}
-	return SyncOutput{EventID: id}, nil
+	return booking.SyncOutput{EventID: id}, nil
 }
 
 func (a *Activities) bookingCalendars(ctx context.Context, key string) (booking.Booking, []string, error) {
@@ -85,22 +76,22 @@ func calendarBooking(b booking.Booking, calendarID string) gcal.Booking {
 }
 
 // SyncCRM makes the CRM's viewing record match the store.
-func (a *Activities) SyncCRM(ctx context.Context, in KeyInput) (SyncOutput, error) {
+func (a *Activities) SyncCRM(ctx context.Context, in booking.KeyInput) (booking.SyncOutput, error) {
 	b, err := a.Store.Lookup(ctx, in.RequestKey)
 	if err != nil {
-		return SyncOutput{}, storeError("sync crm", in.RequestKey, err)
+		return booking.SyncOutput{}, storeError("sync crm", in.RequestKey, err)
 	}
 	if a.CRM == nil || b.Status == booking.StatusHeld {
-		return SyncOutput{Skipped: true}, nil
+		return booking.SyncOutput{Skipped: true}, nil
 	}
 	rec, err := a.CRM.Upsert(ctx, Viewing(b))
 	if err != nil {
-		return SyncOutput{}, mirrorError("sync crm", in.RequestKey, err, crm.Permanent(err))
+		return booking.SyncOutput{}, mirrorError("sync crm", in.RequestKey, err, crm.Permanent(err))
 	}
 	if _, err := a.Store.RecordMirror(ctx, booking.MirrorRecord{RequestKey: b.RequestKey, CRMRef: rec.ID}); err != nil {
-		return SyncOutput{}, storeError("sync crm", in.RequestKey, err)
+		return booking.SyncOutput{}, storeError("sync crm", in.RequestKey, err)
 	}
-	return SyncOutput{CRMRef: rec.ID}, nil
+	return booking.SyncOutput{CRMRef: rec.ID}, nil
 }
 
 // Viewing is the CRM record a booking should have.

@@ -10,31 +10,17 @@ import (
 	"github.com/bookingsaga/bookingsaga/internal/store"
 )
 
-// FlagsInput asks for the open drift flags.
-type FlagsInput struct{}
-
-// FlagsOutput lists open drift flags.
-type FlagsOutput struct {
-	Flags []booking.Flag
-}
-
 // OpenFlags lists drift a human has to look at.
-func (a *Activities) OpenFlags(ctx context.Context, _ FlagsInput) (FlagsOutput, error) {
+func (a *Activities) OpenFlags(ctx context.Context, _ booking.FlagsInput) (booking.FlagsOutput, error) {
 	flags, err := a.Store.OpenFlags(ctx)
 	if err != nil {
-		return FlagsOutput{}, storeError("open flags", "", err)
+		return booking.FlagsOutput{}, storeError("open flags", "", err)
 	}
-	return FlagsOutput{Flags: flags}, nil
-}
-
-// ResolveInput closes a flag with a note.
-type ResolveInput struct {
-	FlagID int64
-	Note   string
+	return booking.FlagsOutput{Flags: flags}, nil
 }
 
 // ResolveFlag records an operator's resolution in the event log.
-func (a *Activities) ResolveFlag(ctx context.Context, in ResolveInput) (booking.Flag, error) {
+func (a *Activities) ResolveFlag(ctx context.Context, in booking.ResolveInput) (booking.Flag, error) {
 	f, err := a.Store.ResolveFlag(ctx, in.FlagID, in.Note)
 	if errors.Is(err, store.ErrFlagNotOpen) {
 		return booking.Flag{}, rejectedError(booking.Rejectf(booking.CodeFlagNotOpen, "no open drift flag %d", in.FlagID))
@@ -45,27 +31,10 @@ func (a *Activities) ResolveFlag(ctx context.Context, in ResolveInput) (booking.
 	return f, nil
 }
 
-// Timeline is one booking as every system sees it, side by side.
-type Timeline struct {
-	Booking  *booking.Booking
-	Events   []booking.Event
-	Calendar []CalendarState
-	CRM      *crm.Record
-	// Errors are the systems that could not be read.
-	Errors []string
-}
-
-// CalendarState is the booking's event in one calendar.
-type CalendarState struct {
-	CalendarID string
-	Status     string // "none" when there is no event
-	Start, End time.Time
-}
-
 // BookingTimeline reads the store's record and log, the calendars and the
 // CRM for one key. A mirror that cannot be read is reported, not fatal.
-func (a *Activities) BookingTimeline(ctx context.Context, in KeyInput) (Timeline, error) {
-	var t Timeline
+func (a *Activities) BookingTimeline(ctx context.Context, in booking.KeyInput) (booking.Timeline, error) {
+	var t booking.Timeline
 	b, err := a.Store.Lookup(ctx, in.RequestKey)
 	switch {
 	case err == nil:
@@ -86,7 +55,7 @@ func (a *Activities) BookingTimeline(ctx context.Context, in KeyInput) (Timeline
 		}
 		for _, cal := range cals {
 			ev, err := a.Calendar.Lookup(ctx, cal, in.RequestKey)
-			st := CalendarState{CalendarID: cal, Status: "none"}
+			st := booking.CalendarState{CalendarID: cal, Status: "none"}
 			switch {
 			case err != nil:
 				t.Errors = append(t.Errors, err.Error())

@@ -16,35 +16,12 @@ import (
 	"github.com/bookingsaga/bookingsaga/internal/store"
 )
 
-// SignalReconcile tells a stuck saga what the store says about its key.
-// It is declared here, beside the activity that sends it; the workflow
-// package re-exports it.
-const SignalReconcile = "reconcile"
-
-// WindowInput is one page of a reconciliation window.
-type WindowInput struct {
-	From, To time.Time
-	After    booking.Cursor
-	Limit    int
-}
-
-// CalendarReport counts what one page found and did in the calendars.
-type CalendarReport struct {
-	Missing, Moved, Orphans, Flagged, AlreadyFlagged int
-	// Failed counts items a mirror refused for good (a 4xx, an event under
-	// our id that is not ours); the run goes on without them.
-	Failed  int
-	Details []string
-	// Next is set when the page was full and more bookings follow.
-	Next *booking.Cursor
-}
-
 // ReconcileCalendar makes the calendars match the store over a window:
 // events of ours with no confirmed booking are removed, moved ones are put
 // back, missing ones re-created; an event that is not ours over a
 // confirmed booking is flagged for a human and never touched.
-func (a *Activities) ReconcileCalendar(ctx context.Context, in WindowInput) (CalendarReport, error) {
-	var rep CalendarReport
+func (a *Activities) ReconcileCalendar(ctx context.Context, in booking.WindowInput) (booking.CalendarReport, error) {
+	var rep booking.CalendarReport
 	if a.Calendar == nil {
 		return rep, nil
 	}
@@ -99,7 +76,7 @@ func (a *Activities) ReconcileCalendar(ctx context.Context, in WindowInput) (Cal
 
 // reconcileOurEvents removes our events whose booking is not confirmed and
 // puts moved ones back where the store says.
-func (a *Activities) reconcileOurEvents(ctx context.Context, cal string, evs []gcal.Event, rep *CalendarReport) error {
+func (a *Activities) reconcileOurEvents(ctx context.Context, cal string, evs []gcal.Event, rep *booking.CalendarReport) error {
 	for _, ev := range evs {
 		if !ev.Ours {
 			continue
@@ -109,7 +86,7 @@ func (a *Activities) reconcileOurEvents(ctx context.Context, cal string, evs []g
 		case errors.Is(err, store.ErrNotFound) || err == nil && b.Status != booking.StatusConfirmed:
 			if err := a.Calendar.Delete(ctx, cal, ev.RequestKey, ev.BookingID); err != nil {
 				if gcal.Permanent(err) {
-					rep.fail(fmt.Sprintf("orphan event %s in %s: %v", ev.ID, cal, err))
+					failed(rep, fmt.Sprintf("orphan event %s in %s: %v", ev.ID, cal, err))
 					continue
 				}
 				return mirrorError("remove orphan event", ev.RequestKey, err, false)
@@ -121,7 +98,7 @@ func (a *Activities) reconcileOurEvents(ctx context.Context, cal string, evs []g
 		case !ev.Start.Equal(b.Intent.StartsAt) || !ev.End.Equal(b.Intent.EndsAt):
 			if _, err := a.Calendar.Upsert(ctx, calendarBooking(b, cal)); err != nil {
 				if gcal.Permanent(err) {
-					rep.fail(fmt.Sprintf("moved event %s in %s: %v", ev.ID, cal, err))
+					failed(rep, fmt.Sprintf("moved event %s in %s: %v", ev.ID, cal, err))
 					continue
 				}
 				return mirrorError("correct moved event", ev.RequestKey, err, false)
@@ -135,7 +112,7 @@ func (a *Activities) reconcileOurEvents(ctx context.Context, cal string, evs []g
 
 // reconcileBooking re-creates a confirmed booking's missing event and flags
 // foreign events over it.
-func (a *Activities) reconcileBooking(ctx context.Context, b booking.Booking, cal string, evs []gcal.Event, rep *CalendarReport) error {
+func (a *Activities) reconcileBooking(ctx context.Context, b booking.Booking, cal string, evs []gcal.Event, rep *booking.CalendarReport) error {
 	id, present := gcal.EventID(b.RequestKey), false
 	for _, ev := range evs {
 		if ev.ID == id {
@@ -169,7 +146,7 @@ func (a *Activities) reconcileBooking(ctx context.Context, b booking.Booking, ca
 	}
 	if _, err := a.Calendar.Upsert(ctx, calendarBooking(b, cal)); err != nil {
 		if gcal.Permanent(err) {
-			rep.fail(fmt.Sprintf("event for %s in %s: %v", b.RequestKey, cal, err))
+			failed(rep, fmt.Sprintf("event for %s in %s: %v", b.RequestKey, cal, err))
 			return nil
 		}
 		return mirrorError("re-create event", b.RequestKey, err, false)
@@ -179,17 +156,11 @@ func (a *Activities) reconcileBooking(ctx context.Context, b booking.Booking, ca
 	return nil
 }
 
-// CRMReport counts what one page repaired in the CRM.
-type CRMReport struct {
-	Missing, Mismatched, Failed int
-	Details                     []string
-	Next                        *booking.Cursor
-}
-
 // maxDetails bounds a report's details, which travel in workflow history.
 const maxDetails = 100
 
-func (r *CalendarReport) fail(detail string) {
+// failed records an item a calendar refused for good.
+func failed(r *booking.CalendarReport, detail string) {
 	r.Failed++
 	r.Details = appendDetail(r.Details, detail)
 }
@@ -209,8 +180,8 @@ func ignoreNotFound(err error) error {
 }
 
 // ReconcileCRM makes each booking's CRM record match the store.
-func (a *Activities) ReconcileCRM(ctx context.Context, in WindowInput) (CRMReport, error) {
-	var rep CRMReport
+func (a *Activities) ReconcileCRM(ctx context.Context, in booking.WindowInput) (booking.CRMReport, error) {
+	var rep booking.CRMReport
 	if a.CRM == nil {
 		return rep, nil
 	}
@@ -271,31 +242,12 @@ func sameViewing(a, b crm.Viewing) bool {
 		a.TimeZone == b.TimeZone && a.Status == b.Status && a.ReplacedBy == b.ReplacedBy
 }
 
-// StuckInput asks for sagas whose outcome has been unknown since before
-// Before.
-type StuckInput struct {
-	Before time.Time
-	// TaskQueue keeps a run to its own workers' sagas.
-	TaskQueue string
-	Limit     int
-}
-
-// StuckReport counts the stuck sagas found and what the store said, and
-// the open sagas whose answer the store contradicted.
-type StuckReport struct {
-	Found, Absent int
-	// Drifted counts open sagas told the store's answer because they
-	// published another.
-	Drifted int
-	Details []string
-}
-
 // ReconcileStuck looks up each saga stuck in UNKNOWN (the search
 // attributes never show COMMITTING: it lasts at most the commit wait) and
 // tells it what the store says: found settles it, absent makes it send the
 // same key again now.
-func (a *Activities) ReconcileStuck(ctx context.Context, in StuckInput) (StuckReport, error) {
-	var rep StuckReport
+func (a *Activities) ReconcileStuck(ctx context.Context, in booking.StuckInput) (booking.StuckReport, error) {
+	var rep booking.StuckReport
 	if a.Temporal == nil {
 		return rep, nil
 	}
@@ -310,11 +262,11 @@ func (a *Activities) ReconcileStuck(ctx context.Context, in StuckInput) (StuckRe
 		if !a.unknownSince(ctx, key, in.Before) {
 			continue // in flight, not stuck: its outcome has not been unknown for long
 		}
-		out, err := a.Lookup(ctx, KeyInput{RequestKey: key})
+		out, err := a.Lookup(ctx, booking.KeyInput{RequestKey: key})
 		if err != nil {
 			return rep, err
 		}
-		err = a.Temporal.SignalWorkflow(ctx, key, "", SignalReconcile, out)
+		err = a.Temporal.SignalWorkflow(ctx, key, "", booking.SignalReconcile, out)
 		var nf *serviceerror.NotFound
 		if errors.As(err, &nf) {
 			continue // it closed meanwhile: settled
@@ -344,7 +296,7 @@ func (a *Activities) ReconcileStuck(ctx context.Context, in StuckInput) (StuckRe
 // verifyOpen checks the answer each open booking saga publishes against
 // the store, and tells a saga that disagrees what the store holds: it
 // reads the store afresh and adopts the store's answer.
-func (a *Activities) verifyOpen(ctx context.Context, in StuckInput, rep *StuckReport) error {
+func (a *Activities) verifyOpen(ctx context.Context, in booking.StuckInput, rep *booking.StuckReport) error {
 	// Each status a live booking's saga publishes, and the store's word for it.
 	live := map[string]booking.Status{"CONFIRMED": booking.StatusConfirmed, "SELECTED": booking.StatusHeld}
 	query := fmt.Sprintf(`WorkflowType = "Booking" AND ExecutionStatus = "Running" AND TaskQueue = %q AND BookingStatus IN ("CONFIRMED", "SELECTED")`,
@@ -359,14 +311,14 @@ func (a *Activities) verifyOpen(ctx context.Context, in StuckInput, rep *StuckRe
 		if p := ex.GetSearchAttributes().GetIndexedFields()["BookingStatus"]; p != nil {
 			_ = converter.GetDefaultDataConverter().FromPayload(p, &published)
 		}
-		out, err := a.Lookup(ctx, KeyInput{RequestKey: key})
+		out, err := a.Lookup(ctx, booking.KeyInput{RequestKey: key})
 		if err != nil {
 			return err
 		}
 		if out.Booked() && out.Booking.Status == live[published] {
 			continue
 		}
-		err = a.Temporal.SignalWorkflow(ctx, key, "", SignalReconcile, out)
+		err = a.Temporal.SignalWorkflow(ctx, key, "", booking.SignalReconcile, out)
 		var nf *serviceerror.NotFound
 		if err != nil && !errors.As(err, &nf) {
 			return fmt.Errorf("reconcile open saga %s: signal: %w", key, err)
@@ -391,32 +343,22 @@ func (a *Activities) unknownSince(ctx context.Context, key string, before time.T
 	return v.Get(&st) == nil && st.UnknownSince != nil && st.UnknownSince.Before(before)
 }
 
-// LimitInput bounds a batch.
-type LimitInput struct {
-	Limit int
-}
-
-// CountOutput is how many rows a batch changed.
-type CountOutput struct {
-	Count int
-}
-
 // ExpireStaleHolds expires holds past their time, at most Limit.
-func (a *Activities) ExpireStaleHolds(ctx context.Context, in LimitInput) (CountOutput, error) {
+func (a *Activities) ExpireStaleHolds(ctx context.Context, in booking.LimitInput) (booking.CountOutput, error) {
 	n, err := a.Store.ExpireHolds(ctx, in.Limit)
 	if err != nil {
-		return CountOutput{}, storeError("expire holds", "", err)
+		return booking.CountOutput{}, storeError("expire holds", "", err)
 	}
 	a.drift("expired_hold", "repaired", n)
-	return CountOutput{Count: n}, nil
+	return booking.CountOutput{Count: n}, nil
 }
 
 // PurgeContacts deletes contact details past retention, at most Limit.
-func (a *Activities) PurgeContacts(ctx context.Context, in LimitInput) (CountOutput, error) {
+func (a *Activities) PurgeContacts(ctx context.Context, in booking.LimitInput) (booking.CountOutput, error) {
 	n, err := a.Store.PurgeContacts(ctx, in.Limit)
 	if err != nil {
-		return CountOutput{}, storeError("purge contacts", "", err)
+		return booking.CountOutput{}, storeError("purge contacts", "", err)
 	}
 	a.drift("contact_retention", "purged", n)
-	return CountOutput{Count: n}, nil
+	return booking.CountOutput{Count: n}, nil
 }

@@ -2,8 +2,9 @@ package booking
 
 import (
 	"fmt"
-	"github.com/google/uuid"
 	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/bookingsaga/bookingsaga/internal/localtime"
 )

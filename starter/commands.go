@@ -17,8 +17,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/bookingsaga/bookingsaga/receipt"
+	"github.com/bookingsaga/bookingsaga/sagaclient"
 	"github.com/bookingsaga/bookingsaga/starter/api"
-	"github.com/bookingsaga/bookingsaga/starter/sagaclient"
 )
 
 // serve runs the HTTP API until ctx ends, then drains for up to 10 s.

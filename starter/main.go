@@ -21,7 +21,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/bookingsaga/bookingsaga/internal/zaplog"
-	"github.com/bookingsaga/bookingsaga/starter/sagaclient"
+	"github.com/bookingsaga/bookingsaga/sagaclient"
 	"github.com/bookingsaga/bookingsaga/workflows"
 )
 

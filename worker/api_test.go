@@ -19,8 +19,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bookingsaga/bookingsaga/receipt"
+	"github.com/bookingsaga/bookingsaga/sagaclient"
 	"github.com/bookingsaga/bookingsaga/starter/api"
-	"github.com/bookingsaga/bookingsaga/starter/sagaclient"
 )
 
 const apiToken = "test-token"

@@ -193,8 +193,8 @@ func commitOnly(acts *activities.Activities) func(workflow.Context, workflows.Bo
 	return answering(func(ctx workflow.Context, in workflows.BookingInput, req workflows.CommitRequest) (receipt.Receipt, error) {
 		lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{StartToCloseTimeout: 3 * time.Second,
 			RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 1}})
-		var out activities.CommitOutput
-		if err := workflow.ExecuteLocalActivity(lctx, acts.Commit, activities.CommitInput{RequestKey: in.RequestKey,
+		var out booking.CommitOutput
+		if err := workflow.ExecuteLocalActivity(lctx, acts.Commit, booking.CommitInput{RequestKey: in.RequestKey,
 			Intent: req.Intent, ExpectedPolicyVersion: req.ExpectedPolicyVersion}).Get(ctx, &out); err != nil {
 			return receipt.Receipt{}, err
 		}

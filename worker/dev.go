@@ -16,8 +16,8 @@ import (
 	"github.com/bookingsaga/bookingsaga/internal/devstack"
 	"github.com/bookingsaga/bookingsaga/internal/store"
 	"github.com/bookingsaga/bookingsaga/internal/zaplog"
+	"github.com/bookingsaga/bookingsaga/sagaclient"
 	"github.com/bookingsaga/bookingsaga/starter/api"
-	"github.com/bookingsaga/bookingsaga/starter/sagaclient"
 )
 
 // runDev brings up the embedded stack, then the worker and the agent API

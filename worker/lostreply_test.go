@@ -18,8 +18,8 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/bookingsaga/bookingsaga/receipt"
+	"github.com/bookingsaga/bookingsaga/sagaclient"
 	"github.com/bookingsaga/bookingsaga/starter/api"
-	"github.com/bookingsaga/bookingsaga/starter/sagaclient"
 )
 
 // lostReply lets an Update-with-Start reach Temporal and complete there,

@@ -14,7 +14,7 @@ import (
 	"go.temporal.io/sdk/interceptor"
 	"go.uber.org/zap"
 
-	"github.com/bookingsaga/bookingsaga/activities"
+	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/metrics"
 )
 
@@ -82,7 +82,7 @@ func (a *retryCounterActivity) ExecuteActivity(ctx context.Context, in *intercep
 		a.count(info)
 	}
 	out, err := a.Next.ExecuteActivity(ctx, in)
-	if info.IsLocalActivity && activities.Retryable(err) {
+	if info.IsLocalActivity && booking.Retryable(err) {
 		a.count(info)
 	}
 	return out, err

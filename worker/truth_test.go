@@ -20,8 +20,8 @@ import (
 	"github.com/bookingsaga/bookingsaga/internal/gcal"
 	"github.com/bookingsaga/bookingsaga/internal/mirrorfake"
 	"github.com/bookingsaga/bookingsaga/receipt"
+	"github.com/bookingsaga/bookingsaga/sagaclient"
 	"github.com/bookingsaga/bookingsaga/starter/api"
-	"github.com/bookingsaga/bookingsaga/starter/sagaclient"
 	"github.com/bookingsaga/bookingsaga/workflows"
 )
 

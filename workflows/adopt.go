@@ -3,7 +3,6 @@ package workflows
 import (
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/bookingsaga/bookingsaga/activities"
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/receipt"
 )
@@ -15,7 +14,7 @@ import (
 
 // storeState is the saga state the store's record of a key stands for,
 // and the reason a refusal carries.
-func storeState(out activities.LookupOutput) (State, *receipt.Reason) {
+func storeState(out booking.LookupOutput) (State, *receipt.Reason) {
 	if r := out.Refusal; r != nil {
 		reason := &receipt.Reason{Code: string(r.Code), Message: r.Message}
 		switch r.Outcome {
@@ -43,7 +42,7 @@ func storeState(out activities.LookupOutput) (State, *receipt.Reason) {
 
 // StoreReceipt is the receipt for key built from the store's record alone,
 // worded as the saga words it; ok is false when the store decided nothing.
-func StoreReceipt(key string, out activities.LookupOutput) (r receipt.Receipt, ok bool) {
+func StoreReceipt(key string, out booking.LookupOutput) (r receipt.Receipt, ok bool) {
 	if !out.Found {
 		return receipt.Receipt{}, false
 	}
@@ -62,7 +61,7 @@ func StoreReceipt(key string, out activities.LookupOutput) (r receipt.Receipt, o
 // adopt takes the store's record of this key over the saga's own state.
 // When the saga had decided otherwise, that is drift: the store's answer
 // is kept, logged and counted, so that no answer contradicts the store.
-func (s *saga) adopt(ctx workflow.Context, out activities.LookupOutput) {
+func (s *saga) adopt(ctx workflow.Context, out booking.LookupOutput) {
 	if !out.Found {
 		return // nothing decided: the commit runner handles that
 	}
@@ -85,9 +84,8 @@ func (s *saga) adopt(ctx workflow.Context, out activities.LookupOutput) {
 
 // refresh reads this key's record in the store and adopts it.
 func (s *saga) refresh(ctx workflow.Context) {
-	var a *activities.Activities
-	var out activities.LookupOutput
-	if err := workflow.ExecuteActivity(storeCtx(ctx), a.Lookup, s.key()).Get(ctx, &out); err != nil {
+	var out booking.LookupOutput
+	if err := workflow.ExecuteActivity(storeCtx(ctx), booking.ActivityLookup, s.key()).Get(ctx, &out); err != nil {
 		return // only when the workflow is cancelled: storeCtx retries
 	}
 	s.adopt(ctx, out)

@@ -6,7 +6,6 @@ import (
 	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/bookingsaga/bookingsaga/activities"
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/receipt"
 )
@@ -39,7 +38,7 @@ type saga struct {
 	// nudged and reconciled carry a reconciliation run's lookup to the
 	// commit runner; cancelLookup cuts the runner's own lookup short.
 	nudged       bool
-	reconciled   activities.LookupOutput
+	reconciled   booking.LookupOutput
 	cancelLookup workflow.CancelFunc
 	// notifying counts signals to a replaced booking still in flight.
 	notifying int
@@ -73,7 +72,7 @@ func Booking(ctx workflow.Context, in BookingInput) (receipt.Receipt, error) {
 	workflow.Go(ctx, func(ctx workflow.Context) {
 		ch := workflow.GetSignalChannel(ctx, SignalReconcile)
 		for {
-			var out activities.LookupOutput
+			var out booking.LookupOutput
 			ch.Receive(ctx, &out)
 			s.onReconcile(ctx, out)
 		}
@@ -216,10 +215,9 @@ func (s *saga) expireIntent(ctx workflow.Context) {
 		return
 	}
 	if req := s.st.Request; req != nil {
-		var a *activities.Activities
-		var out activities.LookupOutput
-		in := activities.LapseInput{RequestKey: s.st.RequestKey, Intent: req.Intent, PolicyVersion: req.ExpectedPolicyVersion}
-		if err := workflow.ExecuteActivity(storeCtx(ctx), a.Lapse, in).Get(ctx, &out); err != nil {
+		var out booking.LookupOutput
+		in := booking.LapseInput{RequestKey: s.st.RequestKey, Intent: req.Intent, PolicyVersion: req.ExpectedPolicyVersion}
+		if err := workflow.ExecuteActivity(storeCtx(ctx), booking.ActivityLapse, in).Get(ctx, &out); err != nil {
 			return // only when the workflow is cancelled: storeCtx retries
 		}
 		if s.commitRunning || s.st.State.decided() {
@@ -235,9 +233,8 @@ func (s *saga) expireIntent(ctx workflow.Context) {
 // expireHold lets the store expire the hold; the store decides whether it
 // was confirmed in time.
 func (s *saga) expireHold(ctx workflow.Context) {
-	var a *activities.Activities
-	var out activities.LookupOutput
-	if err := workflow.ExecuteActivity(storeCtx(ctx), a.ExpireHold, s.key()).Get(ctx, &out); err != nil {
+	var out booking.LookupOutput
+	if err := workflow.ExecuteActivity(storeCtx(ctx), booking.ActivityExpireHold, s.key()).Get(ctx, &out); err != nil {
 		return // only when the workflow is cancelled: storeCtx retries
 	}
 	// A confirm may have started meanwhile; its answer is the one to keep.

@@ -58,11 +58,11 @@ func stored(k string, req CommitRequest, status booking.Status) booking.Booking 
 func forKey(k string) any {
 	return mock.MatchedBy(func(in any) bool {
 		switch v := in.(type) {
-		case activities.CommitInput:
+		case booking.CommitInput:
 			return v.RequestKey == k
-		case activities.KeyInput:
+		case booking.KeyInput:
 			return v.RequestKey == k
-		case activities.ReleaseInput:
+		case booking.ReleaseInput:
 			return v.RequestKey == k
 		}
 		return false
@@ -72,12 +72,12 @@ func forKey(k string) any {
 // mirrorsOK makes the calendar and CRM writes succeed for any key.
 // commitConfirms has the store book req under k once.
 func (f *fixture) commitConfirms(k string, req CommitRequest) {
-	f.env.OnActivity(f.a.Commit, mock.Anything, forKey(k)).Return(activities.CommitOutput{Booking: stored(k, req, booking.StatusConfirmed)}, nil).Once()
+	f.env.OnActivity(f.a.Commit, mock.Anything, forKey(k)).Return(booking.CommitOutput{Booking: stored(k, req, booking.StatusConfirmed)}, nil).Once()
 }
 
 func (f *fixture) mirrorsOK() {
-	f.env.OnActivity(f.a.SyncCalendar, mock.Anything, mock.Anything).Return(activities.SyncOutput{EventID: "bsevent"}, nil).Maybe()
-	f.env.OnActivity(f.a.SyncCRM, mock.Anything, mock.Anything).Return(activities.SyncOutput{CRMRef: "crm-1"}, nil).Maybe()
+	f.env.OnActivity(f.a.SyncCalendar, mock.Anything, mock.Anything).Return(booking.SyncOutput{EventID: "bsevent"}, nil).Maybe()
+	f.env.OnActivity(f.a.SyncCRM, mock.Anything, mock.Anything).Return(booking.SyncOutput{CRMRef: "crm-1"}, nil).Maybe()
 }
 
 type updateResult struct {
@@ -149,8 +149,8 @@ func TestCommitTimeoutGoesUnknownThenLookupFindsIt(t *testing.T) {
 	f := setup(t)
 	req := request(slotStart)
 	// The attempt outlasts the 3 s the caller can wait, then its reply is lost.
-	f.env.OnActivity(f.a.Commit, mock.Anything, forKey(key)).After(5*time.Second).Return(activities.CommitOutput{}, errors.New("connection reset")).Once()
-	f.env.OnActivity(f.a.Lookup, mock.Anything, forKey(key)).Return(activities.LookupOutput{Found: true, Booking: stored(key, req, booking.StatusConfirmed)}, nil).Once()
+	f.env.OnActivity(f.a.Commit, mock.Anything, forKey(key)).After(5*time.Second).Return(booking.CommitOutput{}, errors.New("connection reset")).Once()
+	f.env.OnActivity(f.a.Lookup, mock.Anything, forKey(key)).Return(booking.LookupOutput{Found: true, Booking: stored(key, req, booking.StatusConfirmed)}, nil).Once()
 	f.mirrorsOK()
 	var during BookingState
 	f.env.RegisterDelayedCallback(func() { during = f.state() }, 8*time.Second)
@@ -168,15 +168,15 @@ func TestAbsentAfterUnknownRetriesWithTheSameKey(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	req := request(slotStart)
-	var inputs []activities.CommitInput
-	f.env.OnActivity(f.a.Commit, mock.Anything, forKey(key)).Return(func(_ context.Context, in activities.CommitInput) (activities.CommitOutput, error) {
+	var inputs []booking.CommitInput
+	f.env.OnActivity(f.a.Commit, mock.Anything, forKey(key)).Return(func(_ context.Context, in booking.CommitInput) (booking.CommitOutput, error) {
 		inputs = append(inputs, in)
 		if len(inputs) == 1 {
-			return activities.CommitOutput{}, errors.New("timeout")
+			return booking.CommitOutput{}, errors.New("timeout")
 		}
-		return activities.CommitOutput{Booking: stored(key, req, booking.StatusConfirmed)}, nil
+		return booking.CommitOutput{Booking: stored(key, req, booking.StatusConfirmed)}, nil
 	}).Times(2)
-	f.env.OnActivity(f.a.Lookup, mock.Anything, forKey(key)).Return(activities.LookupOutput{Found: false}, nil).Once()
+	f.env.OnActivity(f.a.Lookup, mock.Anything, forKey(key)).Return(booking.LookupOutput{Found: false}, nil).Once()
 	f.mirrorsOK()
 	f.update(time.Second, UpdateCommit, req)
 
@@ -193,9 +193,9 @@ func TestConflictAndReusedKeyAreAnsweredFromStatus(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	req := request(slotStart)
-	detail := activities.ConflictDetail{Source: "store", Busy: []booking.Busy{{ResourceID: "paris-11", Capacity: 1, From: slotStart, To: slotStart.Add(time.Hour)}}}
+	detail := booking.ConflictDetail{Source: "store", Busy: []booking.Busy{{ResourceID: "paris-11", Capacity: 1, From: slotStart, To: slotStart.Add(time.Hour)}}}
 	f.env.OnActivity(f.a.Commit, mock.Anything, forKey(key)).
-		Return(activities.CommitOutput{}, temporal.NewNonRetryableApplicationError("taken", activities.ErrTypeConflict, nil, detail)).Once()
+		Return(booking.CommitOutput{}, temporal.NewNonRetryableApplicationError("taken", booking.ErrTypeConflict, nil, detail)).Once()
 	first := f.update(time.Second, UpdateCommit, req)
 	other := f.update(time.Second, UpdateCommit, request(slotStart.Add(time.Hour)))
 
@@ -212,7 +212,7 @@ func TestDuplicateUpdatesShareOneCommit(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	req := request(slotStart)
-	f.env.OnActivity(f.a.Commit, mock.Anything, forKey(key)).After(time.Second).Return(activities.CommitOutput{Booking: stored(key, req, booking.StatusConfirmed)}, nil).Once()
+	f.env.OnActivity(f.a.Commit, mock.Anything, forKey(key)).After(time.Second).Return(booking.CommitOutput{Booking: stored(key, req, booking.StatusConfirmed)}, nil).Once()
 	f.mirrorsOK()
 	var us []*updateResult
 	for i := range 5 {
@@ -235,7 +235,7 @@ func TestInvalidCommitIsRejectedBeforeHistory(t *testing.T) {
 	final := f.run(BookingInput{RequestKey: key})
 	var appErr *temporal.ApplicationError
 	require.ErrorAs(t, u.rejected, &appErr)
-	require.Equal(t, activities.ErrTypeRejected, appErr.Type())
+	require.Equal(t, booking.ErrTypeRejected, appErr.Type())
 	var rej booking.Rejection
 	require.NoError(t, appErr.Details(&rej))
 	require.Equal(t, booking.CodeInvalidTimeRange, rej.Code)
@@ -280,9 +280,9 @@ func TestSlowMirrorsDoNotHideTheDecision(t *testing.T) {
 	// activity out; the test suite does not time mocks, so it says so); the
 	// retry is prompt.
 	f.env.OnActivity(f.a.SyncCalendar, mock.Anything, mock.Anything).
-		Return(activities.SyncOutput{}, temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_START_TO_CLOSE, nil)).Once()
-	f.env.OnActivity(f.a.SyncCalendar, mock.Anything, mock.Anything).Return(activities.SyncOutput{EventID: "bsevent"}, nil).Once()
-	f.env.OnActivity(f.a.SyncCRM, mock.Anything, mock.Anything).Return(activities.SyncOutput{CRMRef: "crm-1"}, nil).Once()
+		Return(booking.SyncOutput{}, temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_START_TO_CLOSE, nil)).Once()
+	f.env.OnActivity(f.a.SyncCalendar, mock.Anything, mock.Anything).Return(booking.SyncOutput{EventID: "bsevent"}, nil).Once()
+	f.env.OnActivity(f.a.SyncCRM, mock.Anything, mock.Anything).Return(booking.SyncOutput{CRMRef: "crm-1"}, nil).Once()
 	got := f.recordPublished()
 	f.update(time.Second, UpdateCommit, req)
 	f.run(BookingInput{RequestKey: key})
@@ -298,16 +298,16 @@ func TestALapsedIntentIsRecordedInTheStore(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	req := request(slotStart)
-	var asked activities.LapseInput
-	f.env.OnActivity(f.a.Lapse, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.LapseInput) (activities.LookupOutput, error) {
+	var asked booking.LapseInput
+	f.env.OnActivity(f.a.Lapse, mock.Anything, mock.Anything).Return(func(_ context.Context, in booking.LapseInput) (booking.LookupOutput, error) {
 		asked = in
-		return activities.LookupOutput{Found: true, Refusal: &booking.Refusal{RequestKey: key, Outcome: booking.RefusedExpired,
+		return booking.LookupOutput{Found: true, Refusal: &booking.Refusal{RequestKey: key, Outcome: booking.RefusedExpired,
 			Code: booking.CodeIntentExpired, Message: "lapsed", Intent: req.Intent, PolicyVersion: "p1"}}, nil
 	}).Once()
 	u := f.update(time.Second, UpdateSelect, req)
 	final := f.run(BookingInput{RequestKey: key, Settings: Settings{IntentTTL: time.Minute}})
 	require.Equal(t, receipt.StatusOffered, u.receipt.Status)
-	require.Equal(t, activities.LapseInput{RequestKey: key, Intent: req.Intent, PolicyVersion: "p1"}, asked)
+	require.Equal(t, booking.LapseInput{RequestKey: key, Intent: req.Intent, PolicyVersion: "p1"}, asked)
 	require.Equal(t, receipt.StatusExpired, final.Status)
 	require.Equal(t, string(booking.CodeIntentExpired), final.Reason.Code)
 }

@@ -7,7 +7,6 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/bookingsaga/bookingsaga/activities"
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/receipt"
 )
@@ -63,10 +62,9 @@ func (s *saga) cancelPending(ctx workflow.Context) {
 }
 
 func (s *saga) release(ctx workflow.Context) (receipt.Receipt, error) {
-	var a *activities.Activities
-	var out activities.LookupOutput
-	in := activities.ReleaseInput{RequestKey: s.st.RequestKey}
-	err := workflow.ExecuteActivity(storeCtx(ctx), a.Release, in).Get(ctx, &out)
+	var out booking.LookupOutput
+	in := booking.ReleaseInput{RequestKey: s.st.RequestKey}
+	err := workflow.ExecuteActivity(storeCtx(ctx), booking.ActivityRelease, in).Get(ctx, &out)
 	if err == nil && !out.Found {
 		err = booking.Rejectf(booking.CodeNotBooked, "the store has no booking under this key")
 	}

@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/bookingsaga/bookingsaga/activities"
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/receipt"
 )
@@ -28,14 +27,14 @@ func TestCalendarFailuresRetryAndNeverUnconfirm(t *testing.T) {
 	req := request(slotStart)
 	f.confirmed(key, req)
 	calls := 0
-	f.env.OnActivity(f.a.SyncCalendar, mock.Anything, forKey(key)).Return(func(context.Context, activities.KeyInput) (activities.SyncOutput, error) {
+	f.env.OnActivity(f.a.SyncCalendar, mock.Anything, forKey(key)).Return(func(context.Context, booking.KeyInput) (booking.SyncOutput, error) {
 		calls++
 		if calls <= 5 {
-			return activities.SyncOutput{}, errors.New("calendar 503")
+			return booking.SyncOutput{}, errors.New("calendar 503")
 		}
-		return activities.SyncOutput{EventID: "bsevent"}, nil
+		return booking.SyncOutput{EventID: "bsevent"}, nil
 	})
-	f.env.OnActivity(f.a.SyncCRM, mock.Anything, mock.Anything).Return(activities.SyncOutput{CRMRef: "crm-1"}, nil)
+	f.env.OnActivity(f.a.SyncCRM, mock.Anything, mock.Anything).Return(booking.SyncOutput{CRMRef: "crm-1"}, nil)
 	u := f.update(time.Second, UpdateCommit, req)
 	var midway BookingState
 	f.env.RegisterDelayedCallback(func() { midway = f.state() }, 3*time.Second)
@@ -55,8 +54,8 @@ func TestCancelReleasesThenMirrorsAndIsIdempotent(t *testing.T) {
 	req := request(slotStart)
 	f.confirmed(key, req)
 	f.mirrorsOK()
-	f.env.OnActivity(f.a.Release, mock.Anything, activities.ReleaseInput{RequestKey: key}).
-		Return(activities.LookupOutput{Found: true, Booking: stored(key, req, booking.StatusCancelled)}, nil).Once()
+	f.env.OnActivity(f.a.Release, mock.Anything, booking.ReleaseInput{RequestKey: key}).
+		Return(booking.LookupOutput{Found: true, Booking: stored(key, req, booking.StatusCancelled)}, nil).Once()
 	f.update(time.Second, UpdateCommit, req)
 	first := f.update(time.Minute, UpdateCancel, CancelRequest{})
 	second := f.update(time.Minute, UpdateCancel, CancelRequest{})
@@ -76,8 +75,8 @@ func TestHoldExpires(t *testing.T) {
 	held := stored(key, req, booking.StatusHeld)
 	expiry := slotStart.Add(-48*time.Hour + 10*time.Minute)
 	held.HoldExpiresAt = &expiry
-	f.env.OnActivity(f.a.Commit, mock.Anything, forKey(key)).Return(activities.CommitOutput{Booking: held}, nil).Once()
-	f.env.OnActivity(f.a.ExpireHold, mock.Anything, forKey(key)).Return(activities.LookupOutput{Found: true, Booking: stored(key, req, booking.StatusExpired)}, nil).Once()
+	f.env.OnActivity(f.a.Commit, mock.Anything, forKey(key)).Return(booking.CommitOutput{Booking: held}, nil).Once()
+	f.env.OnActivity(f.a.ExpireHold, mock.Anything, forKey(key)).Return(booking.LookupOutput{Found: true, Booking: stored(key, req, booking.StatusExpired)}, nil).Once()
 	f.mirrorsOK()
 	u := f.update(time.Second, UpdateSelect, req)
 
@@ -115,7 +114,7 @@ func TestRescheduleConfirmedReadsTheOldAsReleased(t *testing.T) {
 	f.confirmed(newKey, moved)
 	old := stored(key, request(slotStart), booking.StatusReleasedForReschedule)
 	old.ReplacedByRequestKey = newKey
-	f.env.OnActivity(f.a.Lookup, mock.Anything, forKey(key)).Return(activities.LookupOutput{Found: true, Booking: old}, nil).Once()
+	f.env.OnActivity(f.a.Lookup, mock.Anything, forKey(key)).Return(booking.LookupOutput{Found: true, Booking: old}, nil).Once()
 
 	final := f.run(BookingInput{RequestKey: key})
 	require.Equal(t, receipt.StatusConfirmed, u.receipt.Status)
@@ -129,10 +128,10 @@ func TestRescheduleConflictLeavesTheOldAlone(t *testing.T) {
 	t.Parallel()
 	f, _, u := rescheduleSetup(t)
 	f.env.OnActivity(f.a.Commit, mock.Anything, forKey(newKey)).
-		Return(activities.CommitOutput{}, temporal.NewNonRetryableApplicationError("taken", activities.ErrTypeConflict, nil, activities.ConflictDetail{})).Once()
+		Return(booking.CommitOutput{}, temporal.NewNonRetryableApplicationError("taken", booking.ErrTypeConflict, nil, booking.ConflictDetail{})).Once()
 	// The old saga reads its own record once the move is decided: untouched.
 	f.env.OnActivity(f.a.Lookup, mock.Anything, forKey(key)).
-		Return(activities.LookupOutput{Found: true, Booking: stored(key, request(slotStart), booking.StatusConfirmed)}, nil).Once()
+		Return(booking.LookupOutput{Found: true, Booking: stored(key, request(slotStart), booking.StatusConfirmed)}, nil).Once()
 
 	final := f.run(BookingInput{RequestKey: key})
 	require.Equal(t, receipt.StatusConflict, u.receipt.Status)
@@ -146,21 +145,21 @@ func TestRescheduleUnknownReleasesNothingUntilKnown(t *testing.T) {
 	moved.Intent.Replaces = key
 	var order []string
 	// Each attempt outlasts the caller's wait, so the caller hears pending.
-	f.env.OnActivity(f.a.Commit, mock.Anything, forKey(newKey)).After(5 * time.Second).Return(func(context.Context, activities.CommitInput) (activities.CommitOutput, error) {
+	f.env.OnActivity(f.a.Commit, mock.Anything, forKey(newKey)).After(5 * time.Second).Return(func(context.Context, booking.CommitInput) (booking.CommitOutput, error) {
 		order = append(order, "commit new")
 		if len(order) == 1 {
-			return activities.CommitOutput{}, errors.New("timeout")
+			return booking.CommitOutput{}, errors.New("timeout")
 		}
-		return activities.CommitOutput{Booking: stored(newKey, moved, booking.StatusConfirmed)}, nil
+		return booking.CommitOutput{Booking: stored(newKey, moved, booking.StatusConfirmed)}, nil
 	}).Times(2)
-	f.env.OnActivity(f.a.Lookup, mock.Anything, forKey(newKey)).Return(func(context.Context, activities.KeyInput) (activities.LookupOutput, error) {
+	f.env.OnActivity(f.a.Lookup, mock.Anything, forKey(newKey)).Return(func(context.Context, booking.KeyInput) (booking.LookupOutput, error) {
 		order = append(order, "lookup new")
-		return activities.LookupOutput{}, nil
+		return booking.LookupOutput{}, nil
 	}).Once()
 	old := stored(key, request(slotStart), booking.StatusReleasedForReschedule)
-	f.env.OnActivity(f.a.Lookup, mock.Anything, forKey(key)).Return(func(context.Context, activities.KeyInput) (activities.LookupOutput, error) {
+	f.env.OnActivity(f.a.Lookup, mock.Anything, forKey(key)).Return(func(context.Context, booking.KeyInput) (booking.LookupOutput, error) {
 		order = append(order, "lookup old")
-		return activities.LookupOutput{Found: true, Booking: old}, nil
+		return booking.LookupOutput{Found: true, Booking: old}, nil
 	}).Once()
 
 	final := f.run(BookingInput{RequestKey: key})
@@ -175,10 +174,10 @@ func TestCancelWhileUnknownIsCarriedOutOnceConfirmed(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	req := request(slotStart)
-	f.env.OnActivity(f.a.Commit, mock.Anything, forKey(key)).After(5*time.Second).Return(activities.CommitOutput{}, errors.New("timeout")).Once()
-	f.env.OnActivity(f.a.Lookup, mock.Anything, forKey(key)).Return(activities.LookupOutput{Found: true, Booking: stored(key, req, booking.StatusConfirmed)}, nil).Once()
-	f.env.OnActivity(f.a.Release, mock.Anything, activities.ReleaseInput{RequestKey: key}).
-		Return(activities.LookupOutput{Found: true, Booking: stored(key, req, booking.StatusCancelled)}, nil).Once()
+	f.env.OnActivity(f.a.Commit, mock.Anything, forKey(key)).After(5*time.Second).Return(booking.CommitOutput{}, errors.New("timeout")).Once()
+	f.env.OnActivity(f.a.Lookup, mock.Anything, forKey(key)).Return(booking.LookupOutput{Found: true, Booking: stored(key, req, booking.StatusConfirmed)}, nil).Once()
+	f.env.OnActivity(f.a.Release, mock.Anything, booking.ReleaseInput{RequestKey: key}).
+		Return(booking.LookupOutput{Found: true, Booking: stored(key, req, booking.StatusCancelled)}, nil).Once()
 	f.mirrorsOK()
 	f.update(time.Second, UpdateCommit, req)
 	c := f.update(2*time.Second, UpdateCancel, CancelRequest{})
@@ -196,8 +195,8 @@ func TestCommitDuringASlowHoldConfirmsIt(t *testing.T) {
 	held := stored(key, req, booking.StatusHeld)
 	expiry := slotStart.Add(-47 * time.Hour)
 	held.HoldExpiresAt = &expiry
-	f.env.OnActivity(f.a.Commit, mock.Anything, forKey(key)).After(5*time.Second).Return(activities.CommitOutput{Booking: held}, nil).Once()
-	f.env.OnActivity(f.a.Confirm, mock.Anything, forKey(key)).Return(activities.CommitOutput{Booking: stored(key, req, booking.StatusConfirmed)}, nil).Once()
+	f.env.OnActivity(f.a.Commit, mock.Anything, forKey(key)).After(5*time.Second).Return(booking.CommitOutput{Booking: held}, nil).Once()
+	f.env.OnActivity(f.a.Confirm, mock.Anything, forKey(key)).Return(booking.CommitOutput{Booking: stored(key, req, booking.StatusConfirmed)}, nil).Once()
 	f.mirrorsOK()
 	f.update(time.Second, UpdateSelect, req)
 	commit := req
@@ -214,9 +213,9 @@ func TestRefusedMirrorIsNotRetried(t *testing.T) {
 	f := setup(t)
 	req := request(slotStart)
 	f.confirmed(key, req)
-	f.env.OnActivity(f.a.SyncCalendar, mock.Anything, forKey(key)).Return(activities.SyncOutput{EventID: "bsevent"}, nil).Once()
+	f.env.OnActivity(f.a.SyncCalendar, mock.Anything, forKey(key)).Return(booking.SyncOutput{EventID: "bsevent"}, nil).Once()
 	f.env.OnActivity(f.a.SyncCRM, mock.Anything, forKey(key)).
-		Return(activities.SyncOutput{}, temporal.NewNonRetryableApplicationError("crm 422", activities.ErrTypeMirrorRefused, nil)).Once()
+		Return(booking.SyncOutput{}, temporal.NewNonRetryableApplicationError("crm 422", booking.ErrTypeMirrorRefused, nil)).Once()
 	u := f.update(time.Second, UpdateCommit, req)
 	var midway BookingState
 	f.env.RegisterDelayedCallback(func() { midway = f.state() }, time.Hour)
@@ -235,15 +234,15 @@ func TestRateLimitedFirstTryWaitsForRetryAfter(t *testing.T) {
 	req := request(slotStart)
 	f.confirmed(key, req)
 	var tries []time.Time
-	f.env.OnActivity(f.a.SyncCalendar, mock.Anything, forKey(key)).Return(func(context.Context, activities.KeyInput) (activities.SyncOutput, error) {
+	f.env.OnActivity(f.a.SyncCalendar, mock.Anything, forKey(key)).Return(func(context.Context, booking.KeyInput) (booking.SyncOutput, error) {
 		tries = append(tries, f.env.Now())
 		if len(tries) == 1 {
-			return activities.SyncOutput{}, temporal.NewApplicationErrorWithOptions("calendar 429", "RateLimited",
+			return booking.SyncOutput{}, temporal.NewApplicationErrorWithOptions("calendar 429", "RateLimited",
 				temporal.ApplicationErrorOptions{NextRetryDelay: 40 * time.Second})
 		}
-		return activities.SyncOutput{EventID: "bsevent"}, nil
+		return booking.SyncOutput{EventID: "bsevent"}, nil
 	})
-	f.env.OnActivity(f.a.SyncCRM, mock.Anything, mock.Anything).Return(activities.SyncOutput{CRMRef: "crm-1"}, nil)
+	f.env.OnActivity(f.a.SyncCRM, mock.Anything, mock.Anything).Return(booking.SyncOutput{CRMRef: "crm-1"}, nil)
 	f.update(time.Second, UpdateCommit, req)
 
 	f.run(BookingInput{RequestKey: key})

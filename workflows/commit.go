@@ -8,7 +8,6 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/bookingsaga/bookingsaga/activities"
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/receipt"
 )
@@ -30,7 +29,7 @@ func validateCommit(req CommitRequest) error {
 func typedRefusal(err error) error {
 	var rej *booking.Rejection
 	if errors.As(err, &rej) {
-		return temporal.NewNonRetryableApplicationError(rej.Error(), activities.ErrTypeRejected, nil, *rej)
+		return temporal.NewNonRetryableApplicationError(rej.Error(), booking.ErrTypeRejected, nil, *rej)
 	}
 	return err
 }
@@ -131,18 +130,17 @@ func (s *saga) startCommit(ctx workflow.Context) {
 // has no booking is the commit sent again, with the same key and the same
 // intent. No new key and no other time, ever.
 func (s *saga) runCommit(ctx workflow.Context) {
-	var a *activities.Activities
 	backoff := time.Second
 	for {
 		confirming := s.st.Held
 		s.st.CommitAttempts++
-		var out activities.CommitOutput
+		var out booking.CommitOutput
 		var err error
 		cctx := commitCtx(ctx, s.set.CommitWait)
 		if confirming {
-			err = workflow.ExecuteLocalActivity(cctx, a.Confirm, s.key()).Get(ctx, &out)
+			err = workflow.ExecuteLocalActivity(cctx, booking.ActivityConfirm, s.key()).Get(ctx, &out)
 		} else {
-			err = workflow.ExecuteLocalActivity(cctx, a.Commit, s.commitInput()).Get(ctx, &out)
+			err = workflow.ExecuteLocalActivity(cctx, booking.ActivityCommit, s.commitInput()).Get(ctx, &out)
 		}
 		s.attemptsDone++
 		if s.st.State.decided() {
@@ -189,18 +187,17 @@ func (s *saga) runCommit(ctx workflow.Context) {
 // lookup asks the store about the key until it answers. A reconciliation
 // signal can cut it short with its own authoritative answer; ok is false
 // only when the workflow itself is cancelled.
-func (s *saga) lookup(ctx workflow.Context) (activities.LookupOutput, bool) {
-	var a *activities.Activities
+func (s *saga) lookup(ctx workflow.Context) (booking.LookupOutput, bool) {
 	lctx, cancel := workflow.WithCancel(ctx)
 	s.cancelLookup = cancel
 	defer func() { s.cancelLookup = nil }()
-	var found activities.LookupOutput
-	err := workflow.ExecuteActivity(storeCtx(lctx), a.Lookup, s.key()).Get(lctx, &found)
+	var found booking.LookupOutput
+	err := workflow.ExecuteActivity(storeCtx(lctx), booking.ActivityLookup, s.key()).Get(lctx, &found)
 	if err == nil {
 		return found, true
 	}
 	if ctx.Err() != nil {
-		return activities.LookupOutput{}, false
+		return booking.LookupOutput{}, false
 	}
 	return s.reconciled, true
 }
@@ -209,7 +206,7 @@ func (s *saga) lookup(ctx workflow.Context) (activities.LookupOutput, bool) {
 // settles it at once and absent makes the runner send the same key again
 // now. A decided saga whose answer the store contradicts adopts the
 // store's.
-func (s *saga) onReconcile(ctx workflow.Context, out activities.LookupOutput) {
+func (s *saga) onReconcile(ctx workflow.Context, out booking.LookupOutput) {
 	if s.st.State != StateUnknown && s.st.State != StateCommitting {
 		if s.st.State.decided() && !s.commitRunning && disagrees(s.st.State, out) {
 			// The run's lookup may be older than the saga's own last step:
@@ -236,7 +233,7 @@ func (s *saga) onReconcile(ctx workflow.Context, out activities.LookupOutput) {
 }
 
 // disagrees reports a store record that says something else than state.
-func disagrees(state State, out activities.LookupOutput) bool {
+func disagrees(state State, out booking.LookupOutput) bool {
 	if !out.Found {
 		return false // nothing to adopt: the store decided nothing
 	}
@@ -260,11 +257,11 @@ func (s *saga) refused(ctx workflow.Context, err error) bool {
 		return false
 	}
 	switch appErr.Type() {
-	case activities.ErrTypeConflict:
-		var d activities.ConflictDetail
+	case booking.ErrTypeConflict:
+		var d booking.ConflictDetail
 		_ = appErr.Details(&d)
 		s.refuse(ctx, StateConflict, conflictReason(d.Busy))
-	case activities.ErrTypeRejected:
+	case booking.ErrTypeRejected:
 		var rej booking.Rejection
 		_ = appErr.Details(&rej)
 		state := StateRejected
@@ -349,10 +346,10 @@ func (s *saga) notifyReplaced(ctx workflow.Context) {
 	}
 }
 
-func (s *saga) key() activities.KeyInput { return activities.KeyInput{RequestKey: s.st.RequestKey} }
+func (s *saga) key() booking.KeyInput { return booking.KeyInput{RequestKey: s.st.RequestKey} }
 
-func (s *saga) commitInput() activities.CommitInput {
+func (s *saga) commitInput() booking.CommitInput {
 	r := s.st.Request
-	return activities.CommitInput{RequestKey: s.st.RequestKey, Intent: r.Intent,
+	return booking.CommitInput{RequestKey: s.st.RequestKey, Intent: r.Intent,
 		ExpectedPolicyVersion: r.ExpectedPolicyVersion, Hold: r.Hold, Contact: r.Contact, Attempt: s.st.CommitAttempts}
 }

@@ -1,13 +1,11 @@
 package workflows
 
 import (
-	"context"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/bookingsaga/bookingsaga/activities"
 	"github.com/bookingsaga/bookingsaga/booking"
 )
 
@@ -18,7 +16,7 @@ const (
 	// ReconcileScheduleID names the schedule; operators pause and trigger
 	// it by this id in the Temporal UI or with `starter ops reconcile`.
 	ReconcileScheduleID = "bookingsaga-reconcile"
-	SignalReconcile     = activities.SignalReconcile
+	SignalReconcile     = booking.SignalReconcile
 )
 
 // ReconcileInput bounds one run. Zero values take the defaults.
@@ -51,9 +49,9 @@ func (in ReconcileInput) withDefaults() ReconcileInput {
 
 // ReconcileReport is a run's result: counts per category, and details.
 type ReconcileReport struct {
-	Stuck          activities.StuckReport
-	Calendar       activities.CalendarReport
-	CRM            activities.CRMReport
+	Stuck          booking.StuckReport
+	Calendar       booking.CalendarReport
+	CRM            booking.CRMReport
 	HoldsExpired   int
 	ContactsPurged int
 	Pages          int
@@ -77,17 +75,16 @@ func Reconcile(ctx workflow.Context, in ReconcileInput) (ReconcileReport, error)
 	if in.From.IsZero() {
 		in.From = workflow.Now(ctx)
 	}
-	var a *activities.Activities
 	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: 5 * time.Minute,
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: time.Minute, MaximumAttempts: 5,
-			NonRetryableErrorTypes: []string{activities.ErrTypeMirrorRefused}},
+			NonRetryableErrorTypes: []string{booking.ErrTypeMirrorRefused}},
 	})
 	rep := in.Report
 	first := in.CalendarAfter == nil && in.CRMAfter == nil
 	if first {
-		var stuck activities.StuckReport
-		err := workflow.ExecuteActivity(ctx, a.ReconcileStuck, activities.StuckInput{Before: in.From.Add(-in.StuckAfter),
+		var stuck booking.StuckReport
+		err := workflow.ExecuteActivity(ctx, booking.ActivityReconcileStuck, booking.StuckInput{Before: in.From.Add(-in.StuckAfter),
 			TaskQueue: workflow.GetInfo(ctx).TaskQueueName, Limit: in.BatchSize}).Get(ctx, &stuck)
 		if err != nil {
 			return rep, err
@@ -95,14 +92,14 @@ func Reconcile(ctx workflow.Context, in ReconcileInput) (ReconcileReport, error)
 		rep.Stuck = stuck
 		// Holds and retention first: they must not wait behind a mirror
 		// that cannot be read, and the mirrors then see holds settled.
-		if rep.HoldsExpired, err = drain(ctx, a.ExpireStaleHolds, in.BatchSize); err != nil {
+		if rep.HoldsExpired, err = drain(ctx, booking.ActivityExpireStaleHolds, in.BatchSize); err != nil {
 			return rep, err
 		}
-		if rep.ContactsPurged, err = drain(ctx, a.PurgeContacts, in.BatchSize); err != nil {
+		if rep.ContactsPurged, err = drain(ctx, booking.ActivityPurgeContacts, in.BatchSize); err != nil {
 			return rep, err
 		}
 	}
-	window := activities.WindowInput{From: in.From, To: in.From.Add(in.Window), Limit: in.BatchSize}
+	window := booking.WindowInput{From: in.From, To: in.From.Add(in.Window), Limit: in.BatchSize}
 	calIn, crmIn := window, window
 	if in.CalendarAfter != nil {
 		calIn.After = *in.CalendarAfter
@@ -110,12 +107,12 @@ func Reconcile(ctx workflow.Context, in ReconcileInput) (ReconcileReport, error)
 	if in.CRMAfter != nil {
 		crmIn.After = *in.CRMAfter
 	}
-	var cal activities.CalendarReport
-	if err := workflow.ExecuteActivity(ctx, a.ReconcileCalendar, calIn).Get(ctx, &cal); err != nil {
+	var cal booking.CalendarReport
+	if err := workflow.ExecuteActivity(ctx, booking.ActivityReconcileCalendar, calIn).Get(ctx, &cal); err != nil {
 		return rep, err
 	}
-	var crm activities.CRMReport
-	if err := workflow.ExecuteActivity(ctx, a.ReconcileCRM, crmIn).Get(ctx, &crm); err != nil {
+	var crm booking.CRMReport
+	if err := workflow.ExecuteActivity(ctx, booking.ActivityReconcileCRM, crmIn).Get(ctx, &crm); err != nil {
 		return rep, err
 	}
 	rep.Calendar = addCalendar(rep.Calendar, cal)
@@ -144,11 +141,11 @@ func Reconcile(ctx workflow.Context, in ReconcileInput) (ReconcileReport, error)
 
 // drain runs a batch activity until a batch comes back short, at most ten
 // batches a run; the rest waits for the next run.
-func drain(ctx workflow.Context, act func(context.Context, activities.LimitInput) (activities.CountOutput, error), limit int) (int, error) {
+func drain(ctx workflow.Context, act string, limit int) (int, error) {
 	total := 0
 	for range 10 {
-		var out activities.CountOutput
-		if err := workflow.ExecuteActivity(ctx, act, activities.LimitInput{Limit: limit}).Get(ctx, &out); err != nil {
+		var out booking.CountOutput
+		if err := workflow.ExecuteActivity(ctx, act, booking.LimitInput{Limit: limit}).Get(ctx, &out); err != nil {
 			return total, err
 		}
 		total += out.Count
@@ -159,7 +156,7 @@ func drain(ctx workflow.Context, act func(context.Context, activities.LimitInput
 	return total, nil
 }
 
-func addCalendar(a, b activities.CalendarReport) activities.CalendarReport {
+func addCalendar(a, b booking.CalendarReport) booking.CalendarReport {
 	a.Missing += b.Missing
 	a.Moved += b.Moved
 	a.Orphans += b.Orphans
@@ -171,7 +168,7 @@ func addCalendar(a, b activities.CalendarReport) activities.CalendarReport {
 	return a
 }
 
-func addCRM(a, b activities.CRMReport) activities.CRMReport {
+func addCRM(a, b booking.CRMReport) booking.CRMReport {
 	a.Missing += b.Missing
 	a.Mismatched += b.Mismatched
 	a.Failed += b.Failed

@@ -7,7 +7,6 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/bookingsaga/bookingsaga/activities"
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/localtime"
 	"github.com/bookingsaga/bookingsaga/receipt"
@@ -43,7 +42,7 @@ func mirrorCtx(ctx workflow.Context, attempt time.Duration) workflow.Context {
 		StartToCloseTimeout:    attempt,
 		ScheduleToCloseTimeout: time.Hour,
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2,
-			MaximumInterval: 5 * time.Minute, NonRetryableErrorTypes: []string{activities.ErrTypeMirrorRefused}},
+			MaximumInterval: 5 * time.Minute, NonRetryableErrorTypes: []string{booking.ErrTypeMirrorRefused}},
 	})
 }
 
@@ -71,7 +70,6 @@ func firstTryCtx(ctx workflow.Context, limit time.Duration) workflow.Context {
 // Retry-After, when it gave one); the decision is published first, not
 // behind the retries.
 func (s *saga) sync(ctx workflow.Context) {
-	var a *activities.Activities
 	s.dirty = false
 	defer func() { s.changes++ }() // the sync flags are search attributes too
 	if err := workflow.Sleep(ctx, time.Millisecond); err != nil {
@@ -80,16 +78,16 @@ func (s *saga) sync(ctx workflow.Context) {
 		return
 	}
 	fctx := firstTryCtx(ctx, s.set.MirrorFirstTry)
-	calF := workflow.ExecuteLocalActivity(fctx, a.SyncCalendar, s.key())
-	crmF := workflow.ExecuteLocalActivity(fctx, a.SyncCRM, s.key())
-	var cal, crm activities.SyncOutput
+	calF := workflow.ExecuteLocalActivity(fctx, booking.ActivitySyncCalendar, s.key())
+	crmF := workflow.ExecuteLocalActivity(fctx, booking.ActivitySyncCRM, s.key())
+	var cal, crm booking.SyncOutput
 	calErr, crmErr := calF.Get(ctx, &cal), crmF.Get(ctx, &crm)
-	if activities.Retryable(calErr) || activities.Retryable(crmErr) {
+	if booking.Retryable(calErr) || booking.Retryable(crmErr) {
 		s.mirrored(cal, calErr, crmErr)
 		s.changes++
 		s.publish(ctx)
-		calF = s.retryMirror(ctx, calF, calErr, a.SyncCalendar)
-		crmF = s.retryMirror(ctx, crmF, crmErr, a.SyncCRM)
+		calF = s.retryMirror(ctx, calF, calErr, booking.ActivitySyncCalendar)
+		crmF = s.retryMirror(ctx, crmF, crmErr, booking.ActivitySyncCRM)
 		calErr, crmErr = calF.Get(ctx, &cal), crmF.Get(ctx, &crm)
 	}
 	s.mirrored(cal, calErr, crmErr)
@@ -98,8 +96,8 @@ func (s *saga) sync(ctx workflow.Context) {
 // retryMirror retries a mirror whose first try failed, as an activity
 // under mirrorCtx, once the delay the service asked for (Retry-After) has
 // passed; a first try that needs no retry is returned as it is.
-func (s *saga) retryMirror(ctx workflow.Context, first workflow.Future, err error, mirror any) workflow.Future {
-	if !activities.Retryable(err) {
+func (s *saga) retryMirror(ctx workflow.Context, first workflow.Future, err error, mirror string) workflow.Future {
+	if !booking.Retryable(err) {
 		return first
 	}
 	f, set := workflow.NewFuture(ctx)
@@ -117,7 +115,7 @@ func (s *saga) retryMirror(ctx workflow.Context, first workflow.Future, err erro
 }
 
 // mirrored records the mirrors' outcome in the saga's state.
-func (s *saga) mirrored(cal activities.SyncOutput, calErr, crmErr error) {
+func (s *saga) mirrored(cal booking.SyncOutput, calErr, crmErr error) {
 	s.st.CalendarSynced, s.st.CRMSynced, s.st.LastError = calErr == nil, crmErr == nil, ""
 	for _, err := range []error{calErr, crmErr} {
 		if err != nil {

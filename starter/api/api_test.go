@@ -17,7 +17,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/bookingsaga/bookingsaga/receipt"
-	"github.com/bookingsaga/bookingsaga/starter/sagaclient"
+	"github.com/bookingsaga/bookingsaga/sagaclient"
 )
 
 var now = time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)

@@ -12,7 +12,7 @@ import (
 
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/receipt"
-	"github.com/bookingsaga/bookingsaga/starter/sagaclient"
+	"github.com/bookingsaga/bookingsaga/sagaclient"
 )
 
 // isInputCode reports refusals that mean the request itself was malformed

@@ -17,7 +17,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/bookingsaga/bookingsaga/starter/sagaclient"
+	"github.com/bookingsaga/bookingsaga/sagaclient"
 )
 
 // Config configures the API.

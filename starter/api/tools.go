@@ -19,7 +19,7 @@ import (
 
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/receipt"
-	"github.com/bookingsaga/bookingsaga/starter/sagaclient"
+	"github.com/bookingsaga/bookingsaga/sagaclient"
 )
 
 // toolArgs are the arguments every tool may take; each tool reads its own.

@@ -9,7 +9,6 @@ import (
 
 	"go.temporal.io/api/serviceerror"
 
-	"github.com/bookingsaga/bookingsaga/activities"
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/receipt"
 	"github.com/bookingsaga/bookingsaga/workflows"
@@ -112,7 +111,7 @@ func (c *Client) status(ctx context.Context, key string) (receipt.Receipt, error
 	var nf *serviceerror.NotFound
 	switch {
 	case errors.As(err, &nf):
-		return c.fromStore(ctx, activities.DecisionInput{RequestKey: key})
+		return c.fromStore(ctx, booking.DecisionInput{RequestKey: key})
 	case err == nil && r.Status == receipt.StatusPending:
 		return c.settled(ctx, r)
 	}
@@ -124,7 +123,7 @@ func (c *Client) status(ctx context.Context, key string) (receipt.Receipt, error
 // answer is the one given, and the saga is told at once, as a
 // reconciliation run would tell it.
 func (c *Client) settled(ctx context.Context, r receipt.Receipt) (receipt.Receipt, error) {
-	d, err := c.decision(ctx, activities.DecisionInput{RequestKey: r.RequestKey})
+	d, err := c.decision(ctx, booking.DecisionInput{RequestKey: r.RequestKey})
 	if err != nil || !d.Found || d.Refusal == nil && d.Booking.Status == booking.StatusHeld {
 		return r, nil // pending it is
 	}
@@ -133,16 +132,16 @@ func (c *Client) settled(ctx context.Context, r receipt.Receipt) (receipt.Receip
 	return decided, nil
 }
 
-func (c *Client) decision(ctx context.Context, in activities.DecisionInput) (activities.LookupOutput, error) {
+func (c *Client) decision(ctx context.Context, in booking.DecisionInput) (booking.LookupOutput, error) {
 	res, err := c.catalog(ctx, workflows.CatalogRequest{Decision: &in})
 	if err != nil {
-		return activities.LookupOutput{}, fmt.Errorf("decision %s%s: %w", in.RequestKey, in.Reference, err)
+		return booking.LookupOutput{}, fmt.Errorf("decision %s%s: %w", in.RequestKey, in.Reference, err)
 	}
 	return *res.Decision, nil
 }
 
 // fromStore builds the receipt from the store's record alone.
-func (c *Client) fromStore(ctx context.Context, in activities.DecisionInput) (receipt.Receipt, error) {
+func (c *Client) fromStore(ctx context.Context, in booking.DecisionInput) (receipt.Receipt, error) {
 	d, err := c.decision(ctx, in)
 	if err != nil {
 		return receipt.Receipt{}, err
@@ -167,7 +166,7 @@ func (c *Client) fromStore(ctx context.Context, in activities.DecisionInput) (re
 func (c *Client) ByReference(ctx context.Context, ref string) (receipt.Receipt, error) {
 	ctx, cancel := c.bounded(ctx)
 	defer cancel()
-	r, err := c.fromStore(ctx, activities.DecisionInput{Reference: ref})
+	r, err := c.fromStore(ctx, booking.DecisionInput{Reference: ref})
 	if !errors.Is(err, ErrNotFound) {
 		return r, refusal(err)
 	}

@@ -13,7 +13,6 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 
-	"github.com/bookingsaga/bookingsaga/activities"
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/workflows"
 )
@@ -82,7 +81,7 @@ func summaries(execs []*workflowpb.WorkflowExecutionInfo) []SagaSummary {
 
 // Timeline is one booking's store log, saga state, calendar and CRM.
 type Timeline struct {
-	activities.Timeline
+	booking.Timeline
 	// Saga is the workflow's state; nil when it is gone (retention).
 	Saga *workflows.BookingState
 }
@@ -112,7 +111,7 @@ func (c *Client) Timeline(ctx context.Context, key string) (Timeline, error) {
 
 // Resolve closes a drift flag with a note, recorded in the event log.
 func (c *Client) Resolve(ctx context.Context, flagID int64, note string) (booking.Flag, error) {
-	r, err := c.catalog(ctx, workflows.CatalogRequest{Resolve: &activities.ResolveInput{FlagID: flagID, Note: note}})
+	r, err := c.catalog(ctx, workflows.CatalogRequest{Resolve: &booking.ResolveInput{FlagID: flagID, Note: note}})
 	if err != nil {
 		return booking.Flag{}, fmt.Errorf("resolve flag %d: %w", flagID, err)
 	}

@@ -16,7 +16,6 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/bookingsaga/bookingsaga/activities"
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/receipt"
 	"github.com/bookingsaga/bookingsaga/workflows"
@@ -111,7 +110,7 @@ func refusal(err error) error {
 		return nil
 	}
 	var appErr *temporal.ApplicationError
-	if errors.As(err, &appErr) && appErr.Type() == activities.ErrTypeRejected {
+	if errors.As(err, &appErr) && appErr.Type() == booking.ErrTypeRejected {
 		var r booking.Rejection
 		if appErr.Details(&r) == nil && r.Code != "" {
 			return &r

@@ -1,0 +1,218 @@
+package booking
+
+import (
+	"errors"
+	"time"
+
+	"github.com/bookingsaga/bookingsaga/internal/crm"
+	"go.temporal.io/sdk/temporal"
+)
+
+// The activity contract: what the saga's workflows send to its activities
+// and get back, the names it calls them by, and the error types that carry
+// business outcomes. Workflows and clients need these without linking the
+// activities themselves (PostgreSQL, Google's API).
+
+// Activity names. The worker registers the activities by their method
+// names; a test in package activities checks that each name here is one.
+const (
+	ActivityCommit            = "Commit"
+	ActivityConfirm           = "Confirm"
+	ActivityLookup            = "Lookup"
+	ActivityLapse             = "Lapse"
+	ActivityDecision          = "Decision"
+	ActivityExpireHold        = "ExpireHold"
+	ActivityRelease           = "Release"
+	ActivitySyncCalendar      = "SyncCalendar"
+	ActivitySyncCRM           = "SyncCRM"
+	ActivityReconcileStuck    = "ReconcileStuck"
+	ActivityReconcileCalendar = "ReconcileCalendar"
+	ActivityReconcileCRM      = "ReconcileCRM"
+	ActivityExpireStaleHolds  = "ExpireStaleHolds"
+	ActivityPurgeContacts     = "PurgeContacts"
+	ActivityAvailability      = "Availability"
+	ActivityUpsertResource    = "UpsertResource"
+	ActivitySetPolicy         = "SetPolicy"
+	ActivityOpenFlags         = "OpenFlags"
+	ActivityBookingTimeline   = "BookingTimeline"
+	ActivityResolveFlag       = "ResolveFlag"
+)
+
+// Non-retryable ApplicationError types. They are business outcomes or
+// refusals that running the activity again cannot change.
+const (
+	// ErrTypeConflict: a resource is full; details hold a ConflictDetail.
+	ErrTypeConflict = "BookingConflict"
+	// ErrTypeRejected: the request was refused; details hold a Rejection.
+	ErrTypeRejected = "BookingRejected"
+	// ErrTypeMirrorRefused: the calendar or CRM refused in a way retries
+	// cannot fix (a foreign event under our id, a 4xx). An operator looks.
+	ErrTypeMirrorRefused = "MirrorRefused"
+)
+
+// Retryable says whether a failed activity is worth another try: any
+// failure but one its activity marked final (a refusal, a business outcome).
+func Retryable(err error) bool {
+	var appErr *temporal.ApplicationError
+	return err != nil && !(errors.As(err, &appErr) && appErr.NonRetryable())
+}
+
+// ConflictDetail is carried by an ErrTypeConflict error.
+type ConflictDetail struct {
+	Busy []Busy `json:"busy"`
+	// Source is "store", or "calendar" for an event written straight into
+	// a resource's calendar.
+	Source string `json:"source"`
+}
+
+// CommitInput asks for one intent to be booked under its request key.
+type CommitInput struct {
+	RequestKey            string
+	Intent                Intent
+	ExpectedPolicyVersion string
+	Hold                  bool
+	Contact               *Contact
+	// Attempt counts the saga's tries of this commit, from 1. After the
+	// first, the store's own record of the key is read before anything
+	// else: an earlier try may have decided.
+	Attempt int
+}
+
+// CommitOutput is a booking the store holds for the key.
+type CommitOutput struct {
+	Booking  Booking
+	Replayed bool
+}
+
+// KeyInput names one booking by its request key.
+type KeyInput struct {
+	RequestKey string
+}
+
+// LookupOutput is the store's authoritative answer about a key: nothing
+// (Found false), a booking, or a refusal (Found, with Refusal set).
+type LookupOutput struct {
+	Found   bool
+	Booking Booking
+	Refusal *Refusal
+}
+
+// Booked reports a booking under the key, in any status.
+func (o LookupOutput) Booked() bool { return o.Found && o.Refusal == nil }
+
+// LapseInput records an intent that expired before anyone committed it.
+type LapseInput struct {
+	RequestKey    string
+	Intent        Intent
+	PolicyVersion string
+}
+
+// DecisionInput names a key, or the reference a caller quotes for it.
+type DecisionInput struct {
+	RequestKey string
+	Reference  string
+}
+
+// ReleaseInput cancels a
+type ReleaseInput struct {
+	RequestKey string
+}
+
+// SyncOutput is where a booking was mirrored.
+type SyncOutput struct {
+	// Skipped is set when there is nothing to write: no such mirror is
+	// configured, no resource has a calendar, or the booking is a hold.
+	Skipped bool
+	EventID string
+	CRMRef  string
+}
+
+// FlagsInput asks for the open drift flags.
+type FlagsInput struct{}
+
+// FlagsOutput lists open drift flags.
+type FlagsOutput struct {
+	Flags []Flag
+}
+
+// ResolveInput closes a flag with a note.
+type ResolveInput struct {
+	FlagID int64
+	Note   string
+}
+
+// Timeline is one booking as every system sees it, side by side.
+type Timeline struct {
+	Booking  *Booking
+	Events   []Event
+	Calendar []CalendarState
+	CRM      *crm.Record
+	// Errors are the systems that could not be read.
+	Errors []string
+}
+
+// CalendarState is the booking's event in one calendar.
+type CalendarState struct {
+	CalendarID string
+	Status     string // "none" when there is no event
+	Start, End time.Time
+}
+
+// SignalReconcile tells a stuck saga what the store says about its key.
+// It is declared here, beside the activity that sends it; the workflow
+// package re-exports it.
+const SignalReconcile = "reconcile"
+
+// WindowInput is one page of a reconciliation window.
+type WindowInput struct {
+	From, To time.Time
+	After    Cursor
+	Limit    int
+}
+
+// CalendarReport counts what one page found and did in the calendars.
+type CalendarReport struct {
+	Missing, Moved, Orphans, Flagged, AlreadyFlagged int
+	// Failed counts items a mirror refused for good (a 4xx, an event under
+	// our id that is not ours); the run goes on without them.
+	Failed  int
+	Details []string
+	// Next is set when the page was full and more bookings follow.
+	Next *Cursor
+}
+
+// CRMReport counts what one page repaired in the CRM.
+type CRMReport struct {
+	Missing, Mismatched, Failed int
+	Details                     []string
+	Next                        *Cursor
+}
+
+// StuckInput asks for sagas whose outcome has been unknown since before
+// Before.
+type StuckInput struct {
+	Before time.Time
+	// TaskQueue keeps a run to its own workers' sagas.
+	TaskQueue string
+	Limit     int
+}
+
+// StuckReport counts the stuck sagas found and what the store said, and
+// the open sagas whose answer the store contradicted.
+type StuckReport struct {
+	Found, Absent int
+	// Drifted counts open sagas told the store's answer because they
+	// published another.
+	Drifted int
+	Details []string
+}
+
+// LimitInput bounds a batch.
+type LimitInput struct {
+	Limit int
+}
+
+// CountOutput is how many rows a batch changed.
+type CountOutput struct {
+	Count int
+}
