@@ -226,6 +226,13 @@ func TestDevStackEndToEnd(t *testing.T) {
 	}, 30*time.Second, 100*time.Millisecond, "the saga is found through the search attributes")
 	tc.Close()
 
+	// An agent backend in a module of its own, through the public client.
+	example := exec.Command("go", "run", "./book", "-temporal-address", d.frontal, "-policy", devstack.DemoPolicy)
+	example.Dir = "../examples"
+	out, err := example.CombinedOutput()
+	require.NoError(t, err, string(out))
+	require.Contains(t, string(out), "book: confirmed\nstatus: confirmed\ncancel: cancelled\n")
+
 	d.stop()
 	require.False(t, d.postgresRunning(), "no postgres is left behind")
 	d.start()

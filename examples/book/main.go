@@ -1,0 +1,73 @@
+// Command book is an agent backend in a module of its own: it books a
+// viewing through bookingsaga's public Go client, reads the receipt back
+// and cancels it. Run it against the dev stack (`go run ./worker -dev` at
+// the repository's root):
+//
+//	cd examples && go run ./book
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log"
+	"time"
+
+	"github.com/google/uuid"
+	"go.temporal.io/sdk/client"
+
+	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/sagaclient"
+	"github.com/bookingsaga/bookingsaga/workflows"
+)
+
+func main() {
+	addr := flag.String("temporal-address", "127.0.0.1:7233", "Temporal frontend")
+	policy := flag.String("policy", "demo-2026-11", "the policy version availability gave")
+	flag.Parse()
+	if err := run(*addr, *policy); err != nil {
+		log.Fatal(err)
+	}
+}
+
+func run(addr, policy string) error {
+	tc, err := client.Dial(client.Options{HostPort: addr})
+	if err != nil {
+		return fmt.Errorf("connect temporal: %w", err)
+	}
+	defer tc.Close()
+	c := sagaclient.New(tc, sagaclient.Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+
+	paris, err := time.LoadLocation("Europe/Paris")
+	if err != nil {
+		return err
+	}
+	day := time.Now().In(paris).AddDate(0, 0, 4)
+	start := time.Date(day.Year(), day.Month(), day.Day(), 14, 0, 0, 0, paris)
+	intent := booking.Intent{PropertyID: "paris-marais-12", AgentID: "agent-claire",
+		StartsAt: start, EndsAt: start.Add(30 * time.Minute), TimeZone: "Europe/Paris"}
+
+	// One key per intent the caller settles on, reused by every retry.
+	key, err := c.Select(ctx, "example-"+uuid.NewString(), intent)
+	if err != nil {
+		return err
+	}
+	booked, err := c.Commit(ctx, key, workflows.CommitRequest{Intent: intent, ExpectedPolicyVersion: policy})
+	if err != nil {
+		return err
+	}
+	fmt.Println("book:", booked.Status)
+	now, err := c.Status(ctx, key)
+	if err != nil {
+		return err
+	}
+	fmt.Println("status:", now.Status)
+	cancelled, err := c.Cancel(ctx, key)
+	if err != nil {
+		return err
+	}
+	fmt.Println("cancel:", cancelled.Status)
+	return nil
+}
