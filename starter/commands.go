@@ -18,7 +18,7 @@ import (
 
 	"github.com/bookingsaga/bookingsaga/receipt"
 	"github.com/bookingsaga/bookingsaga/sagaclient"
-	"github.com/bookingsaga/bookingsaga/starter/api"
+	"github.com/bookingsaga/bookingsaga/api"
 )
 
 // serve runs the HTTP API until ctx ends, then drains for up to 10 s.

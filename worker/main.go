@@ -12,6 +12,8 @@ import (
 	_ "time/tzdata" // zone rules are part of the binary, so every worker resolves local times alike
 
 	"go.uber.org/zap"
+
+	"github.com/bookingsaga/bookingsaga/internal/app"
 )
 
 func main() {
@@ -28,9 +30,9 @@ func main() {
 	defer func() { _ = logger.Sync() }()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	start := run
+	start := app.Run
 	if cfg.Dev {
-		start = runDev
+		start = app.RunDev
 	}
 	if err := start(ctx, cfg, logger); err != nil {
 		// One plain line: it usually says what to fix (a port in use, no

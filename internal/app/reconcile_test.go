@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"io"
@@ -209,7 +209,7 @@ func TestReconcileExpiresHoldsAndPurgesContacts(t *testing.T) {
 func TestScheduleIsCreatedOnceAndCanBeTriggered(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	cfg := defaultConfig()
+	cfg := DefaultConfig()
 	cfg.TaskQueue, cfg.ReconcileInterval = f.queue, time.Hour
 	// Two worker starts.
 	require.NoError(t, ensureSchedule(f.ctx, f.client, cfg))

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -17,11 +17,11 @@ import (
 	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/worker"
 
+	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/internal/gcal"
 	"github.com/bookingsaga/bookingsaga/internal/mirrorfake"
 	"github.com/bookingsaga/bookingsaga/receipt"
 	"github.com/bookingsaga/bookingsaga/sagaclient"
-	"github.com/bookingsaga/bookingsaga/starter/api"
 	"github.com/bookingsaga/bookingsaga/workflows"
 )
 

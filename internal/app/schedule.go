@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 // ensureSchedule creates the reconciliation schedule, or brings an
 // existing one's interval and action up to date. It keeps a pause an
 // operator set, and never makes a second schedule.
-func ensureSchedule(ctx context.Context, c client.Client, cfg config) error {
+func ensureSchedule(ctx context.Context, c client.Client, cfg Config) error {
 	spec := client.ScheduleSpec{Intervals: []client.ScheduleIntervalSpec{{Every: cfg.ReconcileInterval}}}
 	action := &client.ScheduleWorkflowAction{ID: "reconcile", Workflow: workflows.ReconcileWorkflowName,
 		TaskQueue: cfg.TaskQueue, Args: []any{workflows.ReconcileInput{}}, WorkflowExecutionTimeout: cfg.ReconcileInterval * 3}

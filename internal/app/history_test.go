@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"os"
@@ -29,5 +29,5 @@ func (f *fixture) record(key, name string) {
 	}
 	data, err := temporalproto.CustomJSONMarshalOptions{Indent: "  "}.Marshal(h)
 	require.NoError(f.t, err)
-	require.NoError(f.t, os.WriteFile(filepath.Join("..", "workflows", "testdata", name+".json"), data, 0o644))
+	require.NoError(f.t, os.WriteFile(filepath.Join("..", "..", "workflows", "testdata", name+".json"), data, 0o644))
 }

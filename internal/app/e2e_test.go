@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"bufio"
@@ -90,7 +90,7 @@ func newDevStack(t *testing.T) *devStack {
 func (d *devStack) start() {
 	d.t.Helper()
 	d.cmd = exec.Command("go", d.args...)
-	d.cmd.Dir = ".."
+	d.cmd.Dir = "../.."
 	d.cmd.Env = append(os.Environ(), "API_TOKEN=")
 	// Its own process group, so SIGINT reaches it as a terminal's Ctrl-C would.
 	d.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -228,7 +228,7 @@ func TestDevStackEndToEnd(t *testing.T) {
 
 	// An agent backend in a module of its own, through the public client.
 	example := exec.Command("go", "run", "./book", "-temporal-address", d.frontal, "-policy", devstack.DemoPolicy)
-	example.Dir = "../examples"
+	example.Dir = "../../examples"
 	out, err := example.CombinedOutput()
 	require.NoError(t, err, string(out))
 	require.Contains(t, string(out), "book: confirmed\nstatus: confirmed\ncancel: cancelled\n")
@@ -251,7 +251,7 @@ func TestDevStackBadConfigurationSaysWhatToDo(t *testing.T) {
 	d := newDevStack(t)
 	d.args[slices.Index(d.args, "-api-listen")+1] = busy.Addr().String()
 	cmd := exec.Command("go", d.args...)
-	cmd.Dir = ".."
+	cmd.Dir = "../.."
 	out, err := cmd.CombinedOutput()
 	require.Error(t, err)
 	require.Contains(t, string(out), "worker: "+busy.Addr().String()+" is in use")
@@ -260,7 +260,7 @@ func TestDevStackBadConfigurationSaysWhatToDo(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Dir(d.dataDir)+"/file", nil, 0o600))
 	d.args[slices.Index(d.args, "-data-dir")+1] = filepath.Dir(d.dataDir) + "/file/data"
 	cmd = exec.Command("go", d.args...)
-	cmd.Dir = ".."
+	cmd.Dir = "../.."
 	out, err = cmd.CombinedOutput()
 	require.Error(t, err)
 	require.Contains(t, string(out), "worker: data dir")

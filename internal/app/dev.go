@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -13,16 +13,16 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.uber.org/zap"
 
+	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/internal/devstack"
 	"github.com/bookingsaga/bookingsaga/internal/store"
 	"github.com/bookingsaga/bookingsaga/internal/zaplog"
 	"github.com/bookingsaga/bookingsaga/sagaclient"
-	"github.com/bookingsaga/bookingsaga/starter/api"
 )
 
 // runDev brings up the embedded stack, then the worker and the agent API
 // on it, and takes it all down again when ctx ends.
-func runDev(ctx context.Context, cfg config, logger *zap.Logger) error {
+func RunDev(ctx context.Context, cfg Config, logger *zap.Logger) error {
 	began := time.Now()
 	apiLn, err := net.Listen("tcp", cfg.APIListen)
 	if err != nil {
@@ -61,7 +61,7 @@ func runDev(ctx context.Context, cfg config, logger *zap.Logger) error {
 		cfg.MetricsListen = "127.0.0.1:9464"
 	}
 	banner(cfg, stack, time.Since(began))
-	return run(ctx, cfg, logger)
+	return Run(ctx, cfg, logger)
 }
 
 // seed applies the migrations and the demo catalogue's missing parts.
@@ -78,7 +78,7 @@ func seed(ctx context.Context, url string) error {
 }
 
 // serveAPI serves the agent API on ln through its own Temporal client.
-func serveAPI(cfg config, logger *zap.Logger, ln net.Listener) (func(), error) {
+func serveAPI(cfg Config, logger *zap.Logger, ln net.Listener) (func(), error) {
 	tc, err := client.Dial(client.Options{HostPort: cfg.TemporalAddress, Namespace: cfg.Namespace,
 		Logger: zaplog.New(logger.WithOptions(zap.IncreaseLevel(zap.WarnLevel)))})
 	if err != nil {
@@ -100,7 +100,7 @@ func serveAPI(cfg config, logger *zap.Logger, ln net.Listener) (func(), error) {
 	}, nil
 }
 
-func banner(cfg config, stack *devstack.Stack, took time.Duration) {
+func banner(cfg Config, stack *devstack.Stack, took time.Duration) {
 	line := func(name, value string) { fmt.Fprintf(os.Stdout, "  %-15s %s\n", name, value) }
 	fmt.Fprintf(os.Stdout, "bookingsaga dev stack ready in %.1fs\n", took.Seconds())
 	line("agent API", "http://"+cfg.APIListen+"  (OpenAPI at /openapi.json)")

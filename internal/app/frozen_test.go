@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -16,10 +16,10 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/internal/pgserver"
 	"github.com/bookingsaga/bookingsaga/receipt"
 	"github.com/bookingsaga/bookingsaga/schema"
-	"github.com/bookingsaga/bookingsaga/starter/api"
 )
 
 // frozenCluster is a PostgreSQL cluster of the test's own, which it can

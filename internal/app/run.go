@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -34,7 +34,7 @@ import (
 )
 
 // run connects everything, serves until ctx ends, then drains.
-func run(ctx context.Context, cfg config, logger *zap.Logger) error {
+func Run(ctx context.Context, cfg Config, logger *zap.Logger) error {
 	pool, err := pgxpool.New(ctx, cfg.DatabaseURL)
 	if err != nil {
 		return fmt.Errorf("connect database: %w", err)
@@ -136,7 +136,7 @@ func register(r worker.Registry, acts *activities.Activities) {
 	r.RegisterActivity(acts)
 }
 
-func newActivities(ctx context.Context, cfg config, pool *pgxpool.Pool) (*activities.Activities, error) {
+func newActivities(ctx context.Context, cfg Config, pool *pgxpool.Pool) (*activities.Activities, error) {
 	acts := &activities.Activities{Store: store.New(pool, store.Config{ContactRetention: cfg.ContactRetention})}
 	if !cfg.calendarConfigured() {
 		return acts, nil
@@ -150,7 +150,7 @@ func newActivities(ctx context.Context, cfg config, pool *pgxpool.Pool) (*activi
 	return acts, nil
 }
 
-func newCRM(cfg config, acts *activities.Activities) error {
+func newCRM(cfg Config, acts *activities.Activities) error {
 	if cfg.CRMBaseURL != "" {
 		c, err := crm.NewHTTP(crm.Config{BaseURL: cfg.CRMBaseURL, Token: cfg.CRMToken, Timeout: cfg.CRMTimeout, Retry: retry.Default()})
 		if err != nil {

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -17,9 +17,9 @@ import (
 	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/worker"
 
+	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/receipt"
 	"github.com/bookingsaga/bookingsaga/sagaclient"
-	"github.com/bookingsaga/bookingsaga/starter/api"
 )
 
 // lostReply lets an Update-with-Start reach Temporal and complete there,

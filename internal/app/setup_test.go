@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -34,7 +34,7 @@ import (
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
-// One in-process Temporal server, with the dev stack's dynamic config,
+// One in-process Temporal server, with the dev stack's dynamic Config,
 // serves every test in the binary; tests keep apart through their own task
 // queues and request keys.
 var temporalServer = sync.OnceValue(func() *temporaltest.TestServer {
