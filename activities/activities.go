@@ -91,3 +91,22 @@ func mirrorError(op, key string, err error, permanent bool) error {
 	}
 	return fmt.Errorf("%s %s: %w", op, key, err)
 }
+
+func appendDetail(d []string, s string) []string {
+	if len(d) >= maxDetails {
+		return d
+	}
+	return append(d, s)
+}
+
+func ignoreNotFound(err error) error {
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	return err
+}
+
+func minutes(n int) time.Duration { return time.Duration(n) * time.Minute }
+
+// maxDetails bounds a report's details, which travel in workflow history.
+const maxDetails = 100

@@ -13,6 +13,9 @@ import (
 	"github.com/bookingsaga/bookingsaga/internal/store"
 )
 
+// The decision path: the commit and everything that reads or changes
+// what the store decided on a key.
+
 // Commit books the intent in the store, the only place a booking becomes
 // real. The resources' calendars are checked first for events written past
 // the service, then the store decides under its locks; a key it already
@@ -42,10 +45,6 @@ func (a *Activities) countCommit(start time.Time, out *booking.CommitOutput, err
 	m.Timer("commit_latency").Record(time.Since(start))
 }
 
-// recheckShare is the part of an attempt's budget (one over it) that the
-// calendar re-check may spend: past it the store decides alone.
-const recheckShare = 4
-
 func (a *Activities) commit(ctx context.Context, in booking.CommitInput) (booking.CommitOutput, error) {
 	req := store.CommitRequest{RequestKey: in.RequestKey, Intent: in.Intent,
 		ExpectedPolicyVersion: in.ExpectedPolicyVersion, Hold: in.Hold, Contact: in.Contact}
@@ -68,6 +67,10 @@ func (a *Activities) commit(ctx context.Context, in booking.CommitInput) (bookin
 	}
 	return a.storeCommit(ctx, req)
 }
+
+// recheckShare is the part of an attempt's budget (one over it) that the
+// calendar re-check may spend: past it the store decides alone.
+const recheckShare = 4
 
 // recheck reads the resources' calendars for events written past the
 // service, within a share of the attempt's budget and in one try. A
@@ -125,6 +128,15 @@ func (a *Activities) Lookup(ctx context.Context, in booking.KeyInput) (booking.L
 		return booking.LookupOutput{}, storeError("lookup", in.RequestKey, err)
 	}
 	return a.lookupOutput(ctx, d), nil
+}
+
+func (a *Activities) lookupOutput(ctx context.Context, d booking.Decision) booking.LookupOutput {
+	out := booking.LookupOutput{Found: true, Refusal: d.Refusal}
+	if d.Booking != nil {
+		out.Booking = *d.Booking
+		a.eventID(ctx, &out.Booking)
+	}
+	return out
 }
 
 // Lapse records the lapse as the key's decision, unless the key was
@@ -189,13 +201,4 @@ func (a *Activities) Release(ctx context.Context, in booking.ReleaseInput) (book
 		return booking.LookupOutput{}, storeError("release", in.RequestKey, err)
 	}
 	return booking.LookupOutput{Found: true, Booking: b}, nil
-}
-
-func (a *Activities) lookupOutput(ctx context.Context, d booking.Decision) booking.LookupOutput {
-	out := booking.LookupOutput{Found: true, Refusal: d.Refusal}
-	if d.Booking != nil {
-		out.Booking = *d.Booking
-		a.eventID(ctx, &out.Booking)
-	}
-	return out
 }

@@ -204,6 +204,11 @@ func commitRequest(s Slot, version string, c *Contact, now time.Time) (workflows
 type IntentBody struct {
 	ConversationID string `json:"conversation_id"`
 	Slot
+	// Hold asks the store to hold the slot for the policy's hold TTL:
+	// competitors meet it as taken, and book confirms it. It needs
+	// expected_policy_version, as a booking does.
+	Hold                  bool   `json:"hold,omitempty"`
+	ExpectedPolicyVersion string `json:"expected_policy_version,omitempty"`
 }
 
 // RescheduleBody is POST /v1/bookings/{request_key}/reschedule.

@@ -134,15 +134,38 @@ func (s *Server) intents(w http.ResponseWriter, r *http.Request) error {
 	if body.ConversationID == "" {
 		return badRequest(booking.CodeMissingField, "conversation_id is required")
 	}
-	in, e := body.Slot.Intent(s.cfg.Now())
+	if !body.Hold {
+		in, e := body.Slot.Intent(s.cfg.Now())
+		if e != nil {
+			return e
+		}
+		key, err := s.client.Select(r.Context(), body.ConversationID, in)
+		if err != nil {
+			return err
+		}
+		return writeJSON(w, http.StatusOK, IntentAnswer{RequestKey: key})
+	}
+	req, e := commitRequest(body.Slot, body.ExpectedPolicyVersion, nil, s.cfg.Now())
 	if e != nil {
 		return e
 	}
-	key, err := s.client.Select(r.Context(), body.ConversationID, in)
+	key, err := s.client.Select(r.Context(), body.ConversationID, req.Intent)
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, map[string]string{"request_key": key})
+	rec, err := s.client.Hold(r.Context(), key, req)
+	if err != nil {
+		return answer(w, r, key, rec, err)
+	}
+	return writeJSON(w, http.StatusOK, IntentAnswer{RequestKey: key, Hold: &rec})
+}
+
+// IntentAnswer is what POST /v1/intents answers: the key for the chosen
+// intent, and the hold's receipt when one was asked for (status "held",
+// with hold_expires_at; never "confirmed" until book).
+type IntentAnswer struct {
+	RequestKey string           `json:"request_key"`
+	Hold       *receipt.Receipt `json:"hold,omitempty"`
 }
 
 func (s *Server) book(w http.ResponseWriter, r *http.Request) error {

@@ -31,6 +31,9 @@ type toolArgs struct {
 	Reference             string   `json:"reference,omitempty"`
 	ExpectedPolicyVersion string   `json:"expected_policy_version,omitempty"`
 	Contact               *Contact `json:"contact,omitempty"`
+	// Hold, with select_slot, holds the slot until book (or the hold's
+	// expiry); it needs expected_policy_version.
+	Hold bool `json:"hold,omitempty"`
 	// From and To bound check_availability; Date (YYYY-MM-DD, local) is
 	// the simpler alternative a model tends to produce.
 	From string `json:"from,omitempty"`
@@ -73,6 +76,9 @@ func (s *Server) runTool(ctx context.Context, conv, name string, a toolArgs) (st
 		}
 		if text, held, err := s.held(ctx, conv, ch.Outstanding); err != nil || held {
 			return text, err
+		}
+		if a.Hold {
+			return s.toolHold(ctx, ch.RequestKey, a)
 		}
 		return fmt.Sprintf("Noted the caller's choice. request_key %s.", ch.RequestKey), nil
 	case "book":
@@ -129,6 +135,16 @@ func (s *Server) toolBook(ctx context.Context, conv string, a toolArgs) (string,
 		err = s.client.Settle(ctx, conv, ch.RequestKey)
 	}
 	return Say(r), err
+}
+
+// toolHold holds the chosen slot until book confirms it.
+func (s *Server) toolHold(ctx context.Context, key string, a toolArgs) (string, error) {
+	req, e := commitRequest(a.Slot, a.ExpectedPolicyVersion, nil, s.cfg.Now())
+	if e != nil {
+		return "", e
+	}
+	r, err := s.client.Hold(ctx, key, req)
+	return Say(r) + " request_key " + key + ".", err
 }
 
 // held answers a call that would start another booking while one of this

@@ -4,8 +4,9 @@ import (
 	"errors"
 	"time"
 
-	"github.com/bookingsaga/bookingsaga/internal/crm"
 	"go.temporal.io/sdk/temporal"
+
+	"github.com/bookingsaga/bookingsaga/internal/crm"
 )
 
 // The activity contract: what the saga's workflows send to its activities
@@ -157,11 +158,6 @@ type CalendarState struct {
 	Status     string // "none" when there is no event
 	Start, End time.Time
 }
-
-// SignalReconcile tells a stuck saga what the store says about its key.
-// It is declared here, beside the activity that sends it; the workflow
-// package re-exports it.
-const SignalReconcile = "reconcile"
 
 // WindowInput is one page of a reconciliation window.
 type WindowInput struct {

@@ -69,6 +69,21 @@ func (c *Client) Commit(ctx context.Context, key string, req workflows.CommitReq
 	return unknown(key, r, err)
 }
 
+// Hold places a hold on req's slot under key, within the commit wait and a
+// margin: the store holds it for the policy's hold TTL, and Commit with the
+// same key and intent confirms it. The receipt says "held", never
+// "confirmed".
+func (c *Client) Hold(ctx context.Context, key string, req workflows.CommitRequest) (receipt.Receipt, error) {
+	if err := booking.ValidateKey(key); err != nil {
+		return receipt.Receipt{}, err
+	}
+	ctx, cancel := c.bounded(ctx)
+	defer cancel()
+	req.Hold = true
+	r, err := workflows.Select(ctx, c.tc, c.opts.TaskQueue, workflows.BookingInput{RequestKey: key, Settings: c.opts.Settings}, req)
+	return unknown(key, r, err)
+}
+
 // alternatives looks for free slots of the same length around the asked
 // time, nearest first. It is best effort: a conflict is still a conflict
 // without them.
@@ -127,7 +142,7 @@ func (c *Client) settled(ctx context.Context, r receipt.Receipt) (receipt.Receip
 	if err != nil || !d.Found || d.Refusal == nil && d.Booking.Status == booking.StatusHeld {
 		return r, nil // pending it is
 	}
-	_ = c.tc.SignalWorkflow(ctx, r.RequestKey, "", workflows.SignalReconcile, d)
+	_ = c.tc.SignalWorkflow(ctx, r.RequestKey, "", booking.SignalReconcile, d)
 	decided, _ := workflows.StoreReceipt(r.RequestKey, d)
 	return decided, nil
 }
@@ -181,7 +196,7 @@ func (c *Client) ByReference(ctx context.Context, ref string) (receipt.Receipt, 
 func (c *Client) Cancel(ctx context.Context, key string) (receipt.Receipt, error) {
 	ctx, cancel := c.bounded(ctx)
 	defer cancel()
-	r, err := workflows.Update(ctx, c.tc, key, workflows.UpdateCancel, workflows.CancelRequest{})
+	r, err := workflows.Update(ctx, c.tc, key, booking.UpdateCancel, workflows.CancelRequest{})
 	var nf *serviceerror.NotFound
 	if errors.As(err, &nf) {
 		r, err = c.status(ctx, key)
@@ -198,7 +213,7 @@ func (c *Client) Reschedule(ctx context.Context, key, newKey string, req workflo
 	}
 	ctx, cancel := c.bounded(ctx)
 	defer cancel()
-	r, err := workflows.Update(ctx, c.tc, key, workflows.UpdateReschedule, workflows.RescheduleRequest{NewRequestKey: newKey, Commit: req})
+	r, err := workflows.Update(ctx, c.tc, key, booking.UpdateReschedule, workflows.RescheduleRequest{NewRequestKey: newKey, Commit: req})
 	var nf *serviceerror.NotFound
 	if errors.As(err, &nf) {
 		r, err = c.closedReschedule(ctx, key, newKey, req)

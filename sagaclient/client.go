@@ -23,7 +23,7 @@ import (
 
 // Options configure a Client.
 type Options struct {
-	// TaskQueue is the workers' queue; empty means workflows.TaskQueue.
+	// TaskQueue is the workers' queue; empty means booking.TaskQueue.
 	TaskQueue string
 	// Settings are passed to every new booking saga.
 	Settings workflows.Settings
@@ -48,7 +48,7 @@ type Client struct {
 // New wraps a connected Temporal client.
 func New(tc client.Client, opts Options) *Client {
 	if opts.TaskQueue == "" {
-		opts.TaskQueue = workflows.TaskQueue
+		opts.TaskQueue = booking.TaskQueue
 	}
 	if opts.Alternatives <= 0 {
 		opts.Alternatives = 3
@@ -95,7 +95,7 @@ func (c *Client) PutPolicy(ctx context.Context, p booking.Policy) error {
 
 func (c *Client) catalog(ctx context.Context, req workflows.CatalogRequest) (workflows.CatalogResult, error) {
 	run, err := c.tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "catalog:" + uuid.NewString(),
-		TaskQueue: c.opts.TaskQueue, WorkflowExecutionTimeout: time.Minute}, workflows.CatalogWorkflowName, req)
+		TaskQueue: c.opts.TaskQueue, WorkflowExecutionTimeout: time.Minute}, booking.CatalogWorkflowName, req)
 	if err != nil {
 		return workflows.CatalogResult{}, err
 	}
@@ -134,12 +134,12 @@ func (c *Client) Choose(ctx context.Context, conversationID string, in booking.I
 	if conversationID == "" {
 		return workflows.ChooseResult{}, booking.Rejectf(booking.CodeMissingField, "conversation_id is required")
 	}
-	update := workflows.UpdateChoose
+	update := booking.UpdateChoose
 	if book {
-		update = workflows.UpdateChooseToBook
+		update = booking.UpdateChooseToBook
 	}
 	id := workflows.ConversationWorkflowID(conversationID)
-	op := c.tc.NewWithStartWorkflowOperation(conversationStart(id, c.opts.TaskQueue), workflows.ConversationWorkflowName,
+	op := c.tc.NewWithStartWorkflowOperation(conversationStart(id, c.opts.TaskQueue), booking.ConversationWorkflowName,
 		workflows.ConversationInput{ConversationID: conversationID})
 	h, err := c.tc.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{StartWorkflowOperation: op,
 		UpdateOptions: client.UpdateWorkflowOptions{UpdateName: update, Args: []any{in},
@@ -169,7 +169,7 @@ func (c *Client) Pending(ctx context.Context, conversationID string, keys []stri
 		if r.Status == receipt.StatusPending {
 			return &r, nil
 		}
-		if err := c.conversationUpdate(ctx, conversationID, workflows.UpdateSettle, key); err != nil {
+		if err := c.conversationUpdate(ctx, conversationID, booking.UpdateSettle, key); err != nil {
 			return nil, err
 		}
 	}
@@ -178,14 +178,14 @@ func (c *Client) Pending(ctx context.Context, conversationID string, keys []stri
 
 // Settle tells the conversation that key's outcome is known.
 func (c *Client) Settle(ctx context.Context, conversationID, key string) error {
-	return c.conversationUpdate(ctx, conversationID, workflows.UpdateSettle, key)
+	return c.conversationUpdate(ctx, conversationID, booking.UpdateSettle, key)
 }
 
 // Retire makes the conversation forget key: the booking under it ended
 // without being kept, and the same choice should get a fresh key. A
 // conversation that has closed has nothing to forget.
 func (c *Client) Retire(ctx context.Context, conversationID, key string) error {
-	return c.conversationUpdate(ctx, conversationID, workflows.UpdateRetire, key)
+	return c.conversationUpdate(ctx, conversationID, booking.UpdateRetire, key)
 }
 
 func (c *Client) conversationUpdate(ctx context.Context, conversationID, update, key string) error {

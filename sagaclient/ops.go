@@ -37,9 +37,7 @@ type SagaSummary struct {
 
 // Attention lists sagas stuck, unsynced or silent, and open drift flags.
 func (c *Client) Attention(ctx context.Context) (Attention, error) {
-	query := fmt.Sprintf(`WorkflowType = "Booking" AND ExecutionStatus = "Running" AND (BookingStatus = "UNKNOWN" OR `+
-		`(BookingStatus = "CONFIRMED" AND (BookingCalendarSynced = false OR BookingCRMSynced = false)) OR `+
-		`(BookingStatus IS NULL AND StartTime < %q))`, time.Now().Add(-c.opts.Silent).UTC().Format(time.RFC3339Nano))
+	query := booking.AttentionQuery(time.Now().Add(-c.opts.Silent))
 	var out Attention
 	var page []byte
 	for {
@@ -70,10 +68,10 @@ func summaries(execs []*workflowpb.WorkflowExecutionInfo) []SagaSummary {
 				_ = converter.GetDefaultDataConverter().FromPayload(p, v)
 			}
 		}
-		decode(workflows.AttrStatus.GetName(), &s.Status)
-		decode(workflows.AttrProperty.GetName(), &s.Property)
-		decode(workflows.AttrCalendarSynced.GetName(), &s.CalendarSynced)
-		decode(workflows.AttrCRMSynced.GetName(), &s.CRMSynced)
+		decode(booking.AttrStatus.GetName(), &s.Status)
+		decode(booking.AttrProperty.GetName(), &s.Property)
+		decode(booking.AttrCalendarSynced.GetName(), &s.CalendarSynced)
+		decode(booking.AttrCRMSynced.GetName(), &s.CRMSynced)
 		out = append(out, s)
 	}
 	return out
@@ -93,7 +91,7 @@ func (c *Client) Timeline(ctx context.Context, key string) (Timeline, error) {
 		return Timeline{}, fmt.Errorf("timeline %s: %w", key, err)
 	}
 	out := Timeline{Timeline: *r.Timeline}
-	v, err := c.tc.QueryWorkflow(ctx, key, "", workflows.QueryState)
+	v, err := c.tc.QueryWorkflow(ctx, key, "", booking.QueryState)
 	var nf *serviceerror.NotFound
 	switch {
 	case errors.As(err, &nf):
@@ -122,10 +120,10 @@ func (c *Client) Resolve(ctx context.Context, flagID int64, note string) (bookin
 // after the run under way (the schedule itself skips overlapping runs; an
 // operator's request is queued rather than dropped).
 func (c *Client) ReconcileNow(ctx context.Context) error {
-	err := c.tc.ScheduleClient().GetHandle(ctx, workflows.ReconcileScheduleID).Trigger(ctx,
+	err := c.tc.ScheduleClient().GetHandle(ctx, booking.ReconcileScheduleID).Trigger(ctx,
 		client.ScheduleTriggerOptions{Overlap: enums.SCHEDULE_OVERLAP_POLICY_BUFFER_ONE})
 	if err != nil {
-		return fmt.Errorf("trigger %s: %w", workflows.ReconcileScheduleID, err)
+		return fmt.Errorf("trigger %s: %w", booking.ReconcileScheduleID, err)
 	}
 	return nil
 }

@@ -16,9 +16,9 @@ import (
 	"github.com/google/uuid"
 	"go.uber.org/zap"
 
+	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/receipt"
 	"github.com/bookingsaga/bookingsaga/sagaclient"
-	"github.com/bookingsaga/bookingsaga/api"
 )
 
 // serve runs the HTTP API until ctx ends, then drains for up to 10 s.

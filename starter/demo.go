@@ -18,11 +18,12 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"google.golang.org/api/calendar/v3"
+
 	"github.com/bookingsaga/bookingsaga/internal/crm"
 	"github.com/bookingsaga/bookingsaga/internal/gcal"
 	"github.com/bookingsaga/bookingsaga/internal/localtime"
 	"github.com/bookingsaga/bookingsaga/receipt"
-	"google.golang.org/api/calendar/v3"
 )
 
 // demo drives a running dev stack the way a voice agent would and prints

@@ -20,6 +20,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.uber.org/zap"
 
+	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/zaplog"
 	"github.com/bookingsaga/bookingsaga/sagaclient"
 	"github.com/bookingsaga/bookingsaga/workflows"
@@ -69,7 +70,7 @@ func main() {
 
 func run(ctx context.Context, args []string, out io.Writer) error {
 	cfg := config{TemporalAddress: envOr("TEMPORAL_ADDRESS", "127.0.0.1:7233"), Namespace: envOr("TEMPORAL_NAMESPACE", "default"),
-		TaskQueue: workflows.TaskQueue, CommitWait: 3 * time.Second}
+		TaskQueue: booking.TaskQueue, CommitWait: 3 * time.Second}
 	fs := flag.NewFlagSet("starter", flag.ContinueOnError)
 	fs.Usage = func() { fmt.Fprint(fs.Output(), usage); fs.PrintDefaults() }
 	fs.StringVar(&cfg.TemporalAddress, "temporal-address", cfg.TemporalAddress, "Temporal frontend host:port (env TEMPORAL_ADDRESS)")

@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/sagaclient"
 )
 
@@ -46,7 +47,7 @@ func ops(ctx context.Context, sc *sagaclient.Client, args []string, out io.Write
 		v, err = sc.Timeline(ctx, fs.Arg(0))
 	case "reconcile":
 		if err = sc.ReconcileNow(ctx); err == nil {
-			v = map[string]string{"triggered": "bookingsaga-reconcile"}
+			v = map[string]string{"triggered": booking.ReconcileScheduleID}
 		}
 	case "resolve":
 		id, perr := strconv.ParseInt(fs.Arg(0), 10, 64)

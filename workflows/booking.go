@@ -70,7 +70,7 @@ func Booking(ctx workflow.Context, in BookingInput) (receipt.Receipt, error) {
 		return receipt.Receipt{}, err
 	}
 	workflow.Go(ctx, func(ctx workflow.Context) {
-		ch := workflow.GetSignalChannel(ctx, SignalReconcile)
+		ch := workflow.GetSignalChannel(ctx, booking.SignalReconcile)
 		for {
 			var out booking.LookupOutput
 			ch.Receive(ctx, &out)
@@ -78,7 +78,7 @@ func Booking(ctx workflow.Context, in BookingInput) (receipt.Receipt, error) {
 		}
 	})
 	workflow.Go(ctx, func(ctx workflow.Context) {
-		ch := workflow.GetSignalChannel(ctx, SignalReplacement)
+		ch := workflow.GetSignalChannel(ctx, booking.SignalReplacement)
 		for {
 			var r receipt.Receipt
 			ch.Receive(ctx, &r)
@@ -106,12 +106,12 @@ func Booking(ctx workflow.Context, in BookingInput) (receipt.Receipt, error) {
 }
 
 func (s *saga) register(ctx workflow.Context) error {
-	if err := workflow.SetQueryHandler(ctx, QueryState, func() (BookingState, error) { return s.st, nil }); err != nil {
+	if err := workflow.SetQueryHandler(ctx, booking.QueryState, func() (BookingState, error) { return s.st, nil }); err != nil {
 		return err
 	}
 	// The receipt query also answers a commit re-sent after the workflow
 	// closed, so it applies the same-intent rule to the request it is given.
-	if err := workflow.SetQueryHandler(ctx, QueryReceipt, func(req *CommitRequest) (receipt.Receipt, error) {
+	if err := workflow.SetQueryHandler(ctx, booking.QueryReceipt, func(req *CommitRequest) (receipt.Receipt, error) {
 		if req != nil {
 			if r, reused := s.sameIntent(*req); reused {
 				return r, nil
@@ -121,18 +121,18 @@ func (s *saga) register(ctx workflow.Context) error {
 	}); err != nil {
 		return err
 	}
-	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateSelect, s.selectSlot,
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, booking.UpdateSelect, s.selectSlot,
 		workflow.UpdateHandlerOptions{Validator: validateCommit}); err != nil {
 		return err
 	}
-	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateCommit, s.commit,
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, booking.UpdateCommit, s.commit,
 		workflow.UpdateHandlerOptions{Validator: validateCommit}); err != nil {
 		return err
 	}
-	if err := workflow.SetUpdateHandler(ctx, UpdateCancel, s.cancel); err != nil {
+	if err := workflow.SetUpdateHandler(ctx, booking.UpdateCancel, s.cancel); err != nil {
 		return err
 	}
-	return workflow.SetUpdateHandlerWithOptions(ctx, UpdateReschedule, s.reschedule,
+	return workflow.SetUpdateHandlerWithOptions(ctx, booking.UpdateReschedule, s.reschedule,
 		workflow.UpdateHandlerOptions{Validator: s.validateReschedule})
 }
 

@@ -117,7 +117,7 @@ func (f *fixture) run(in BookingInput) receipt.Receipt {
 
 func (f *fixture) state() BookingState {
 	f.t.Helper()
-	v, err := f.env.QueryWorkflow(QueryState)
+	v, err := f.env.QueryWorkflow(booking.QueryState)
 	require.NoError(f.t, err)
 	var st BookingState
 	require.NoError(f.t, v.Get(&st))
@@ -130,7 +130,7 @@ func TestCommitConfirmsThenMirrorsAndClosesAfterTheViewing(t *testing.T) {
 	req := request(slotStart)
 	f.commitConfirms(key, req)
 	f.mirrorsOK()
-	u := f.update(time.Second, UpdateCommit, req)
+	u := f.update(time.Second, booking.UpdateCommit, req)
 
 	final := f.run(BookingInput{RequestKey: key})
 	require.True(t, u.done)
@@ -154,7 +154,7 @@ func TestCommitTimeoutGoesUnknownThenLookupFindsIt(t *testing.T) {
 	f.mirrorsOK()
 	var during BookingState
 	f.env.RegisterDelayedCallback(func() { during = f.state() }, 8*time.Second)
-	u := f.update(time.Second, UpdateCommit, req)
+	u := f.update(time.Second, booking.UpdateCommit, req)
 
 	final := f.run(BookingInput{RequestKey: key})
 	require.Equal(t, receipt.StatusPending, u.receipt.Status, "no confirmation while the outcome is unknown")
@@ -178,7 +178,7 @@ func TestAbsentAfterUnknownRetriesWithTheSameKey(t *testing.T) {
 	}).Times(2)
 	f.env.OnActivity(f.a.Lookup, mock.Anything, forKey(key)).Return(booking.LookupOutput{Found: false}, nil).Once()
 	f.mirrorsOK()
-	f.update(time.Second, UpdateCommit, req)
+	f.update(time.Second, booking.UpdateCommit, req)
 
 	final := f.run(BookingInput{RequestKey: key})
 	require.Equal(t, receipt.StatusConfirmed, final.Status)
@@ -196,8 +196,8 @@ func TestConflictAndReusedKeyAreAnsweredFromStatus(t *testing.T) {
 	detail := booking.ConflictDetail{Source: "store", Busy: []booking.Busy{{ResourceID: "paris-11", Capacity: 1, From: slotStart, To: slotStart.Add(time.Hour)}}}
 	f.env.OnActivity(f.a.Commit, mock.Anything, forKey(key)).
 		Return(booking.CommitOutput{}, temporal.NewNonRetryableApplicationError("taken", booking.ErrTypeConflict, nil, detail)).Once()
-	first := f.update(time.Second, UpdateCommit, req)
-	other := f.update(time.Second, UpdateCommit, request(slotStart.Add(time.Hour)))
+	first := f.update(time.Second, booking.UpdateCommit, req)
+	other := f.update(time.Second, booking.UpdateCommit, request(slotStart.Add(time.Hour)))
 
 	final := f.run(BookingInput{RequestKey: key})
 	require.Equal(t, receipt.StatusConflict, first.receipt.Status)
@@ -216,7 +216,7 @@ func TestDuplicateUpdatesShareOneCommit(t *testing.T) {
 	f.mirrorsOK()
 	var us []*updateResult
 	for i := range 5 {
-		us = append(us, f.update(time.Second+time.Duration(i)*time.Millisecond, UpdateCommit, req))
+		us = append(us, f.update(time.Second+time.Duration(i)*time.Millisecond, booking.UpdateCommit, req))
 	}
 	f.run(BookingInput{RequestKey: key})
 	for _, u := range us {
@@ -231,7 +231,7 @@ func TestInvalidCommitIsRejectedBeforeHistory(t *testing.T) {
 	f := setup(t)
 	bad := request(slotStart)
 	bad.Intent.EndsAt = bad.Intent.StartsAt
-	u := f.update(time.Second, UpdateCommit, bad)
+	u := f.update(time.Second, booking.UpdateCommit, bad)
 	final := f.run(BookingInput{RequestKey: key})
 	var appErr *temporal.ApplicationError
 	require.ErrorAs(t, u.rejected, &appErr)
@@ -252,8 +252,8 @@ func (f *fixture) recordPublished() *[]published {
 	var got []published
 	f.env.OnUpsertTypedSearchAttributes(mock.Anything).Run(func(args mock.Arguments) {
 		sa := args.Get(0).(temporal.SearchAttributes)
-		status, _ := sa.GetKeyword(AttrStatus)
-		synced, _ := sa.GetBool(AttrCalendarSynced)
+		status, _ := sa.GetKeyword(booking.AttrStatus)
+		synced, _ := sa.GetBool(booking.AttrCalendarSynced)
 		got = append(got, published{Status: status, CalendarSynced: synced})
 	}).Return(nil)
 	return &got
@@ -266,7 +266,7 @@ func TestDecisionReachesSearchAttributesWithTheMirrorsInOneWrite(t *testing.T) {
 	f.commitConfirms(key, req)
 	f.mirrorsOK()
 	got := f.recordPublished()
-	f.update(time.Second, UpdateCommit, req)
+	f.update(time.Second, booking.UpdateCommit, req)
 	f.run(BookingInput{RequestKey: key})
 	require.Equal(t, []published{{Status: string(StateConfirmed), CalendarSynced: true}}, *got)
 }
@@ -284,7 +284,7 @@ func TestSlowMirrorsDoNotHideTheDecision(t *testing.T) {
 	f.env.OnActivity(f.a.SyncCalendar, mock.Anything, mock.Anything).Return(booking.SyncOutput{EventID: "bsevent"}, nil).Once()
 	f.env.OnActivity(f.a.SyncCRM, mock.Anything, mock.Anything).Return(booking.SyncOutput{CRMRef: "crm-1"}, nil).Once()
 	got := f.recordPublished()
-	f.update(time.Second, UpdateCommit, req)
+	f.update(time.Second, booking.UpdateCommit, req)
 	f.run(BookingInput{RequestKey: key})
 	require.Equal(t, []published{
 		{Status: string(StateConfirmed), CalendarSynced: false}, // the first try timed out: published before the retry
@@ -304,7 +304,7 @@ func TestALapsedIntentIsRecordedInTheStore(t *testing.T) {
 		return booking.LookupOutput{Found: true, Refusal: &booking.Refusal{RequestKey: key, Outcome: booking.RefusedExpired,
 			Code: booking.CodeIntentExpired, Message: "lapsed", Intent: req.Intent, PolicyVersion: "p1"}}, nil
 	}).Once()
-	u := f.update(time.Second, UpdateSelect, req)
+	u := f.update(time.Second, booking.UpdateSelect, req)
 	final := f.run(BookingInput{RequestKey: key, Settings: Settings{IntentTTL: time.Minute}})
 	require.Equal(t, receipt.StatusOffered, u.receipt.Status)
 	require.Equal(t, booking.LapseInput{RequestKey: key, Intent: req.Intent, PolicyVersion: "p1"}, asked)

@@ -9,11 +9,6 @@ import (
 	"github.com/bookingsaga/bookingsaga/booking"
 )
 
-// CatalogWorkflowName runs one read or write of the store's catalogue
-// (availability, resources, the policy) for callers that only hold a
-// Temporal client.
-const CatalogWorkflowName = "Catalog"
-
 // CatalogRequest names exactly one operation.
 type CatalogRequest struct {
 	Availability *booking.AvailabilityQuery

@@ -35,7 +35,7 @@ func TestCalendarFailuresRetryAndNeverUnconfirm(t *testing.T) {
 		return booking.SyncOutput{EventID: "bsevent"}, nil
 	})
 	f.env.OnActivity(f.a.SyncCRM, mock.Anything, mock.Anything).Return(booking.SyncOutput{CRMRef: "crm-1"}, nil)
-	u := f.update(time.Second, UpdateCommit, req)
+	u := f.update(time.Second, booking.UpdateCommit, req)
 	var midway BookingState
 	f.env.RegisterDelayedCallback(func() { midway = f.state() }, 3*time.Second)
 
@@ -56,9 +56,9 @@ func TestCancelReleasesThenMirrorsAndIsIdempotent(t *testing.T) {
 	f.mirrorsOK()
 	f.env.OnActivity(f.a.Release, mock.Anything, booking.ReleaseInput{RequestKey: key}).
 		Return(booking.LookupOutput{Found: true, Booking: stored(key, req, booking.StatusCancelled)}, nil).Once()
-	f.update(time.Second, UpdateCommit, req)
-	first := f.update(time.Minute, UpdateCancel, CancelRequest{})
-	second := f.update(time.Minute, UpdateCancel, CancelRequest{})
+	f.update(time.Second, booking.UpdateCommit, req)
+	first := f.update(time.Minute, booking.UpdateCancel, CancelRequest{})
+	second := f.update(time.Minute, booking.UpdateCancel, CancelRequest{})
 
 	final := f.run(BookingInput{RequestKey: key})
 	require.Equal(t, receipt.StatusCancelled, first.receipt.Status)
@@ -78,7 +78,7 @@ func TestHoldExpires(t *testing.T) {
 	f.env.OnActivity(f.a.Commit, mock.Anything, forKey(key)).Return(booking.CommitOutput{Booking: held}, nil).Once()
 	f.env.OnActivity(f.a.ExpireHold, mock.Anything, forKey(key)).Return(booking.LookupOutput{Found: true, Booking: stored(key, req, booking.StatusExpired)}, nil).Once()
 	f.mirrorsOK()
-	u := f.update(time.Second, UpdateSelect, req)
+	u := f.update(time.Second, booking.UpdateSelect, req)
 
 	final := f.run(BookingInput{RequestKey: key})
 	require.Equal(t, receipt.StatusHeld, u.receipt.Status)
@@ -92,16 +92,16 @@ func rescheduleSetup(t *testing.T) (*fixture, CommitRequest, *updateResult) {
 	req := request(slotStart)
 	f.confirmed(key, req)
 	f.mirrorsOK()
-	f.update(time.Second, UpdateCommit, req)
+	f.update(time.Second, booking.UpdateCommit, req)
 	// The test environment runs the new saga as a child but does not route
 	// its signal back to the parent; deliver it as the server would.
-	f.env.OnSignalExternalWorkflow(mock.Anything, key, "", SignalReplacement, mock.Anything).Return(
+	f.env.OnSignalExternalWorkflow(mock.Anything, key, "", booking.SignalReplacement, mock.Anything).Return(
 		func(_, _, _, name string, arg any) error {
 			f.env.SignalWorkflow(name, arg)
 			return nil
 		}).Maybe()
 	moved := request(slotStart.Add(2 * time.Hour))
-	u := f.update(time.Minute, UpdateReschedule, RescheduleRequest{NewRequestKey: newKey, Commit: moved})
+	u := f.update(time.Minute, booking.UpdateReschedule, RescheduleRequest{NewRequestKey: newKey, Commit: moved})
 	return f, moved, u
 }
 
@@ -179,8 +179,8 @@ func TestCancelWhileUnknownIsCarriedOutOnceConfirmed(t *testing.T) {
 	f.env.OnActivity(f.a.Release, mock.Anything, booking.ReleaseInput{RequestKey: key}).
 		Return(booking.LookupOutput{Found: true, Booking: stored(key, req, booking.StatusCancelled)}, nil).Once()
 	f.mirrorsOK()
-	f.update(time.Second, UpdateCommit, req)
-	c := f.update(2*time.Second, UpdateCancel, CancelRequest{})
+	f.update(time.Second, booking.UpdateCommit, req)
+	c := f.update(2*time.Second, booking.UpdateCancel, CancelRequest{})
 
 	final := f.run(BookingInput{RequestKey: key})
 	require.Equal(t, receipt.StatusPending, c.receipt.Status, "the cancel cannot be confirmed before the booking is known")
@@ -198,10 +198,10 @@ func TestCommitDuringASlowHoldConfirmsIt(t *testing.T) {
 	f.env.OnActivity(f.a.Commit, mock.Anything, forKey(key)).After(5*time.Second).Return(booking.CommitOutput{Booking: held}, nil).Once()
 	f.env.OnActivity(f.a.Confirm, mock.Anything, forKey(key)).Return(booking.CommitOutput{Booking: stored(key, req, booking.StatusConfirmed)}, nil).Once()
 	f.mirrorsOK()
-	f.update(time.Second, UpdateSelect, req)
+	f.update(time.Second, booking.UpdateSelect, req)
 	commit := req
 	commit.Hold = false
-	c := f.update(2*time.Second, UpdateCommit, commit)
+	c := f.update(2*time.Second, booking.UpdateCommit, commit)
 
 	final := f.run(BookingInput{RequestKey: key})
 	require.Equal(t, receipt.StatusPending, c.receipt.Status)
@@ -216,7 +216,7 @@ func TestRefusedMirrorIsNotRetried(t *testing.T) {
 	f.env.OnActivity(f.a.SyncCalendar, mock.Anything, forKey(key)).Return(booking.SyncOutput{EventID: "bsevent"}, nil).Once()
 	f.env.OnActivity(f.a.SyncCRM, mock.Anything, forKey(key)).
 		Return(booking.SyncOutput{}, temporal.NewNonRetryableApplicationError("crm 422", booking.ErrTypeMirrorRefused, nil)).Once()
-	u := f.update(time.Second, UpdateCommit, req)
+	u := f.update(time.Second, booking.UpdateCommit, req)
 	var midway BookingState
 	f.env.RegisterDelayedCallback(func() { midway = f.state() }, time.Hour)
 
@@ -243,7 +243,7 @@ func TestRateLimitedFirstTryWaitsForRetryAfter(t *testing.T) {
 		return booking.SyncOutput{EventID: "bsevent"}, nil
 	})
 	f.env.OnActivity(f.a.SyncCRM, mock.Anything, mock.Anything).Return(booking.SyncOutput{CRMRef: "crm-1"}, nil)
-	f.update(time.Second, UpdateCommit, req)
+	f.update(time.Second, booking.UpdateCommit, req)
 
 	f.run(BookingInput{RequestKey: key})
 	require.Len(t, tries, 2)

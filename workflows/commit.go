@@ -282,24 +282,6 @@ func (s *saga) refuse(ctx workflow.Context, state State, reason *receipt.Reason)
 	s.notifyReplaced(ctx)
 }
 
-func conflictReason(busy []booking.Busy) *receipt.Reason {
-	// The calendar's free/busy cannot tell our own mirrored bookings from
-	// events typed in by hand, so the message does not name the source.
-	r := &receipt.Reason{Code: "slot_taken", Message: "the slot is no longer free"}
-	for _, b := range busy {
-		r.Busy = append(r.Busy, receipt.Busy{ResourceID: b.ResourceID, From: b.From, To: b.To})
-	}
-	return r
-}
-
-func rejectionReason(err error) *receipt.Reason {
-	var rej *booking.Rejection
-	if errors.As(err, &rej) {
-		return &receipt.Reason{Code: string(rej.Code), Message: rej.Message}
-	}
-	return &receipt.Reason{Code: "invalid_request", Message: err.Error()}
-}
-
 // fromStore adopts what the store says about the key.
 func (s *saga) fromStore(ctx workflow.Context, b booking.Booking) {
 	s.st.Booking = &b
@@ -341,7 +323,7 @@ func (s *saga) notifyReplaced(ctx workflow.Context) {
 	// drops a signal whose sender has completed.
 	s.notifying++
 	defer func() { s.notifying-- }()
-	if err := workflow.SignalExternalWorkflow(ctx, req.Intent.Replaces, "", SignalReplacement, r).Get(ctx, nil); err != nil {
+	if err := workflow.SignalExternalWorkflow(ctx, req.Intent.Replaces, "", booking.SignalReplacement, r).Get(ctx, nil); err != nil {
 		s.log.Error("could not tell the replaced booking", "request_key", s.st.RequestKey, "replaces", req.Intent.Replaces, "error", err)
 	}
 }

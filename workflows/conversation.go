@@ -10,19 +10,9 @@ import (
 	"github.com/bookingsaga/bookingsaga/booking"
 )
 
-// Names of the intent-key workflow and its update: one per
-// conversation, id ConversationWorkflowID(conversationID).
+// conversationIdle is how long a conversation remembers its choices after
+// the last one; a phone call is over long before.
 const (
-	ConversationWorkflowName = "Conversation"
-	UpdateChoose             = "choose"
-	// UpdateChooseToBook is choose for a booking about to be sent: the
-	// key is remembered as booked until UpdateSettle says its outcome is
-	// known, and while it is not, later choices are told (Outstanding).
-	UpdateChooseToBook = "choose-to-book"
-	UpdateSettle       = "settle"
-	UpdateRetire       = "retire"
-	// conversationIdle is how long a conversation remembers its choices
-	// after the last one; a phone call is over long before.
 	conversationIdle = 24 * time.Hour
 )
 
@@ -109,16 +99,16 @@ type keyBook struct {
 
 func (b *keyBook) register(ctx workflow.Context) error {
 	validate := workflow.UpdateHandlerOptions{Validator: func(in booking.Intent) error { return in.Validate() }}
-	err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateChoose, func(ctx workflow.Context, in booking.Intent) (ChooseResult, error) {
+	err := workflow.SetUpdateHandlerWithOptions(ctx, booking.UpdateChoose, func(ctx workflow.Context, in booking.Intent) (ChooseResult, error) {
 		return b.choose(ctx, in, false)
 	}, validate)
 	if err == nil {
-		err = workflow.SetUpdateHandlerWithOptions(ctx, UpdateChooseToBook, func(ctx workflow.Context, in booking.Intent) (ChooseResult, error) {
+		err = workflow.SetUpdateHandlerWithOptions(ctx, booking.UpdateChooseToBook, func(ctx workflow.Context, in booking.Intent) (ChooseResult, error) {
 			return b.choose(ctx, in, true)
 		}, validate)
 	}
 	if err == nil {
-		err = workflow.SetUpdateHandler(ctx, UpdateSettle, func(ctx workflow.Context, in RetireRequest) (ChooseResult, error) {
+		err = workflow.SetUpdateHandler(ctx, booking.UpdateSettle, func(ctx workflow.Context, in RetireRequest) (ChooseResult, error) {
 			b.last = workflow.Now(ctx)
 			if i := b.find(in.RequestKey); i >= 0 {
 				b.choices[i].Settled = true
@@ -127,7 +117,7 @@ func (b *keyBook) register(ctx workflow.Context) error {
 		})
 	}
 	if err == nil {
-		err = workflow.SetUpdateHandler(ctx, UpdateRetire, func(ctx workflow.Context, in RetireRequest) (ChooseResult, error) {
+		err = workflow.SetUpdateHandler(ctx, booking.UpdateRetire, func(ctx workflow.Context, in RetireRequest) (ChooseResult, error) {
 			b.last = workflow.Now(ctx)
 			if i := b.find(in.RequestKey); i >= 0 {
 				b.choices = append(b.choices[:i:i], b.choices[i+1:]...)

@@ -9,16 +9,6 @@ import (
 	"github.com/bookingsaga/bookingsaga/booking"
 )
 
-// Reconciliation names: the workflow the schedule runs, and the signal a
-// stuck saga receives.
-const (
-	ReconcileWorkflowName = "Reconcile"
-	// ReconcileScheduleID names the schedule; operators pause and trigger
-	// it by this id in the Temporal UI or with `starter ops reconcile`.
-	ReconcileScheduleID = "bookingsaga-reconcile"
-	SignalReconcile     = booking.SignalReconcile
-)
-
 // ReconcileInput bounds one run. Zero values take the defaults.
 type ReconcileInput struct {
 	// Window is how far ahead bookings and calendars are compared.

@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 
+	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/receipt"
 )
 
@@ -30,16 +31,16 @@ func StartOptions(requestKey, taskQueue string) client.StartWorkflowOptions {
 // creates the saga, every duplicate joins it and gets the same receipt. A
 // key whose saga has closed gets its final receipt back.
 func Commit(ctx context.Context, c client.Client, taskQueue string, in BookingInput, req CommitRequest) (receipt.Receipt, error) {
-	return updateWithStart(ctx, c, taskQueue, in, UpdateCommit, req)
+	return updateWithStart(ctx, c, taskQueue, in, booking.UpdateCommit, req)
 }
 
 // Select records the caller's choice (and an optional hold) the same way.
 func Select(ctx context.Context, c client.Client, taskQueue string, in BookingInput, req CommitRequest) (receipt.Receipt, error) {
-	return updateWithStart(ctx, c, taskQueue, in, UpdateSelect, req)
+	return updateWithStart(ctx, c, taskQueue, in, booking.UpdateSelect, req)
 }
 
 func updateWithStart(ctx context.Context, c client.Client, taskQueue string, in BookingInput, update string, req CommitRequest) (receipt.Receipt, error) {
-	op := c.NewWithStartWorkflowOperation(StartOptions(in.RequestKey, taskQueue), BookingWorkflowName, in)
+	op := c.NewWithStartWorkflowOperation(StartOptions(in.RequestKey, taskQueue), booking.BookingWorkflowName, in)
 	h, err := c.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
 		StartWorkflowOperation: op,
 		UpdateOptions: client.UpdateWorkflowOptions{
@@ -65,7 +66,7 @@ func updateWithStart(ctx context.Context, c client.Client, taskQueue string, in 
 // Receipt reads the current receipt of a key's saga, open or closed. With
 // req set, a different intent under the key is answered request_key_reused.
 func Receipt(ctx context.Context, c client.Client, requestKey string, req *CommitRequest) (receipt.Receipt, error) {
-	v, err := c.QueryWorkflow(ctx, requestKey, "", QueryReceipt, req)
+	v, err := c.QueryWorkflow(ctx, requestKey, "", booking.QueryReceipt, req)
 	if err != nil {
 		return receipt.Receipt{}, fmt.Errorf("receipt %s: %w", requestKey, err)
 	}
@@ -96,7 +97,7 @@ func Update(ctx context.Context, c client.Client, requestKey, name string, arg a
 // caller quotes. It is for keys the store has not decided yet (pending):
 // the store answers for every decided key.
 func KeyByReference(ctx context.Context, c client.Client, ref string) (string, error) {
-	query := fmt.Sprintf(`WorkflowType = %q AND %s = %q`, BookingWorkflowName, AttrReference.GetName(), ref)
+	query := booking.ReferenceQuery(ref)
 	res, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: query, PageSize: 1})
 	if err != nil {
 		return "", fmt.Errorf("key by reference %s: %w", ref, err)

@@ -3,37 +3,8 @@ package workflows
 import (
 	"time"
 
-	"go.temporal.io/sdk/temporal"
-
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/receipt"
-)
-
-// Names the clients use. The workflow id of a booking is its request key.
-const (
-	BookingWorkflowName = "Booking"
-	UpdateSelect        = "select"
-	UpdateCommit        = "commit"
-	UpdateCancel        = "cancel"
-	UpdateReschedule    = "reschedule"
-	QueryState          = "state"
-	QueryReceipt        = "receipt"
-	SignalReplacement   = "replacement-decided"
-	TaskQueue           = "bookingsaga"
-)
-
-// Search attributes an operator filters on in the Temporal UI.
-var (
-	AttrStatus         = temporal.NewSearchAttributeKeyKeyword("BookingStatus")
-	AttrProperty       = temporal.NewSearchAttributeKeyKeyword("BookingProperty")
-	AttrAgent          = temporal.NewSearchAttributeKeyKeyword("BookingAgent")
-	AttrSlotStart      = temporal.NewSearchAttributeKeyTime("BookingSlotStart")
-	AttrCalendarSynced = temporal.NewSearchAttributeKeyBool("BookingCalendarSynced")
-	AttrCRMSynced      = temporal.NewSearchAttributeKeyBool("BookingCRMSynced")
-	// AttrReference is the reference the caller was given
-	// (receipt.Reference), so a pending key the store has not decided yet
-	// can be found by it.
-	AttrReference = temporal.NewSearchAttributeKeyKeyword("BookingReference")
 )
 
 // State is where a booking saga stands.

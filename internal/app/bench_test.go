@@ -79,7 +79,7 @@ func benchToolCall(b *testing.B, callers int) {
 	onlyQueue, noopQueue := benchWorker(b, f.client, commitOnly(only)), benchWorker(b, f.client, noopBooking)
 	kinds := []*kind{
 		{name: "saga", queue: f.queue, call: book(f.queue),
-			settled: fmt.Sprintf(" AND %s = true AND %s = true", workflows.AttrCalendarSynced.GetName(), workflows.AttrCRMSynced.GetName())},
+			settled: fmt.Sprintf(" AND %s = true AND %s = true", booking.AttrCalendarSynced.GetName(), booking.AttrCRMSynced.GetName())},
 		{name: "commit-only", queue: onlyQueue, call: book(onlyQueue)},
 		{name: "noop", queue: noopQueue, call: noopCall(f.client, noopQueue)},
 	}
@@ -162,7 +162,7 @@ func (f *fixture) benchBooker() func(queue string) call {
 func benchWorker(b *testing.B, c client.Client, wf func(workflow.Context, workflows.BookingInput) error) string {
 	queue := "bench-" + uuid.NewString()
 	w := worker.New(c, queue, worker.Options{})
-	w.RegisterWorkflowWithOptions(wf, workflow.RegisterOptions{Name: workflows.BookingWorkflowName})
+	w.RegisterWorkflowWithOptions(wf, workflow.RegisterOptions{Name: booking.BookingWorkflowName})
 	require.NoError(b, w.Start())
 	b.Cleanup(w.Stop)
 	return queue
@@ -172,7 +172,7 @@ func benchWorker(b *testing.B, c client.Client, wf func(workflow.Context, workfl
 // otherwise waits, as the saga does while the viewing is ahead.
 func answering(handle func(workflow.Context, workflows.BookingInput, workflows.CommitRequest) (receipt.Receipt, error)) func(workflow.Context, workflows.BookingInput) error {
 	return func(ctx workflow.Context, in workflows.BookingInput) error {
-		if err := workflow.SetUpdateHandler(ctx, workflows.UpdateCommit, func(ctx workflow.Context, req workflows.CommitRequest) (receipt.Receipt, error) {
+		if err := workflow.SetUpdateHandler(ctx, booking.UpdateCommit, func(ctx workflow.Context, req workflows.CommitRequest) (receipt.Receipt, error) {
 			return handle(ctx, in, req)
 		}); err != nil {
 			return err
@@ -205,9 +205,9 @@ func commitOnly(acts *activities.Activities) func(workflow.Context, workflows.Bo
 // noopCall starts a no-op workflow and waits for its update's answer.
 func noopCall(c client.Client, queue string) call {
 	return func(ctx context.Context) error {
-		op := c.NewWithStartWorkflowOperation(workflows.StartOptions(uuid.NewString(), queue), workflows.BookingWorkflowName, workflows.BookingInput{})
+		op := c.NewWithStartWorkflowOperation(workflows.StartOptions(uuid.NewString(), queue), booking.BookingWorkflowName, workflows.BookingInput{})
 		h, err := c.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{StartWorkflowOperation: op,
-			UpdateOptions: client.UpdateWorkflowOptions{UpdateName: workflows.UpdateCommit, Args: []any{workflows.CommitRequest{}},
+			UpdateOptions: client.UpdateWorkflowOptions{UpdateName: booking.UpdateCommit, Args: []any{workflows.CommitRequest{}},
 				WaitForStage: client.WorkflowUpdateStageCompleted}})
 		if err != nil {
 			return err

@@ -8,7 +8,7 @@ import (
 
 	"go.uber.org/zap/zapcore"
 
-	"github.com/bookingsaga/bookingsaga/workflows"
+	"github.com/bookingsaga/bookingsaga/booking"
 )
 
 // Config is everything the worker needs, from flags with environment
@@ -61,7 +61,7 @@ func DefaultConfig() Config {
 		DatabaseURL:      os.Getenv("DATABASE_URL"),
 		TemporalAddress:  envOr("TEMPORAL_ADDRESS", "127.0.0.1:7233"),
 		Namespace:        envOr("TEMPORAL_NAMESPACE", "default"),
-		TaskQueue:        workflows.TaskQueue,
+		TaskQueue:        booking.TaskQueue,
 		LogLevel:         zapcore.InfoLevel,
 		CalendarEndpoint: os.Getenv("CALENDAR_ENDPOINT"),
 		// GOOGLE_APPLICATION_CREDENTIALS is read by the Google client itself.

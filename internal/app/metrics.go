@@ -37,7 +37,7 @@ func serveMetrics(addr string, m *metrics.Metrics) (func(), error) {
 // max, not sum.
 func watchPending(ctx context.Context, c client.Client, queue string, scope tally.Scope, log *zap.Logger) {
 	gauge := scope.Gauge("pending_reconciliation")
-	query := fmt.Sprintf(`WorkflowType = "Booking" AND ExecutionStatus = "Running" AND TaskQueue = %q AND BookingStatus = "UNKNOWN"`, queue)
+	query := booking.PendingQuery(queue)
 	tick := time.NewTicker(15 * time.Second)
 	defer tick.Stop()
 	for {

@@ -215,7 +215,7 @@ func TestScheduleIsCreatedOnceAndCanBeTriggered(t *testing.T) {
 	require.NoError(t, ensureSchedule(f.ctx, f.client, cfg))
 	cfg.ReconcileInterval = 2 * time.Hour
 	require.NoError(t, ensureSchedule(f.ctx, f.client, cfg))
-	desc, err := f.client.ScheduleClient().GetHandle(f.ctx, workflows.ReconcileScheduleID).Describe(f.ctx)
+	desc, err := f.client.ScheduleClient().GetHandle(f.ctx, booking.ReconcileScheduleID).Describe(f.ctx)
 	require.NoError(t, err)
 	require.Equal(t, 2*time.Hour, desc.Schedule.Spec.Intervals[0].Every, "updated, not duplicated")
 	n := 0
@@ -224,7 +224,7 @@ func TestScheduleIsCreatedOnceAndCanBeTriggered(t *testing.T) {
 	for it.HasNext() {
 		s, err := it.Next()
 		require.NoError(t, err)
-		if s.ID == workflows.ReconcileScheduleID {
+		if s.ID == booking.ReconcileScheduleID {
 			n++
 		}
 	}
@@ -233,7 +233,7 @@ func TestScheduleIsCreatedOnceAndCanBeTriggered(t *testing.T) {
 	sc := sagaclient.New(f.client, sagaclient.Options{TaskQueue: f.queue})
 	require.NoError(t, sc.ReconcileNow(f.ctx))
 	f.eventually(func() bool {
-		desc, err := f.client.ScheduleClient().GetHandle(f.ctx, workflows.ReconcileScheduleID).Describe(f.ctx)
+		desc, err := f.client.ScheduleClient().GetHandle(f.ctx, booking.ReconcileScheduleID).Describe(f.ctx)
 		return err == nil && desc.Info.NumActions >= 1
 	}, "the triggered run started")
 }
@@ -283,7 +283,7 @@ func TestAttentionListsSilentSagas(t *testing.T) {
 	f := setup(t)
 	// Started without a call: nothing decided, so nothing published.
 	key := uuid.NewString()
-	_, err := f.client.ExecuteWorkflow(f.ctx, workflows.StartOptions(key, f.queue), workflows.BookingWorkflowName,
+	_, err := f.client.ExecuteWorkflow(f.ctx, workflows.StartOptions(key, f.queue), booking.BookingWorkflowName,
 		workflows.BookingInput{RequestKey: key})
 	require.NoError(t, err)
 	listed := func(silent time.Duration) bool {

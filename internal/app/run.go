@@ -23,6 +23,7 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/bookingsaga/bookingsaga/activities"
+	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/crm"
 	"github.com/bookingsaga/bookingsaga/internal/gcal"
 	"github.com/bookingsaga/bookingsaga/internal/metrics"
@@ -227,13 +228,13 @@ func createAttributesCommand(namespace string, missing map[string]enums.IndexedV
 
 func searchAttributes() map[string]enums.IndexedValueType {
 	return map[string]enums.IndexedValueType{
-		workflows.AttrStatus.GetName():         enums.INDEXED_VALUE_TYPE_KEYWORD,
-		workflows.AttrProperty.GetName():       enums.INDEXED_VALUE_TYPE_KEYWORD,
-		workflows.AttrAgent.GetName():          enums.INDEXED_VALUE_TYPE_KEYWORD,
-		workflows.AttrSlotStart.GetName():      enums.INDEXED_VALUE_TYPE_DATETIME,
-		workflows.AttrCalendarSynced.GetName(): enums.INDEXED_VALUE_TYPE_BOOL,
-		workflows.AttrCRMSynced.GetName():      enums.INDEXED_VALUE_TYPE_BOOL,
-		workflows.AttrReference.GetName():      enums.INDEXED_VALUE_TYPE_KEYWORD,
+		booking.AttrStatus.GetName():         enums.INDEXED_VALUE_TYPE_KEYWORD,
+		booking.AttrProperty.GetName():       enums.INDEXED_VALUE_TYPE_KEYWORD,
+		booking.AttrAgent.GetName():          enums.INDEXED_VALUE_TYPE_KEYWORD,
+		booking.AttrSlotStart.GetName():      enums.INDEXED_VALUE_TYPE_DATETIME,
+		booking.AttrCalendarSynced.GetName(): enums.INDEXED_VALUE_TYPE_BOOL,
+		booking.AttrCRMSynced.GetName():      enums.INDEXED_VALUE_TYPE_BOOL,
+		booking.AttrReference.GetName():      enums.INDEXED_VALUE_TYPE_KEYWORD,
 	}
 }
 

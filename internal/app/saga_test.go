@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/worker"
 
+	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/mirrorfake"
 	"github.com/bookingsaga/bookingsaga/receipt"
 	"github.com/bookingsaga/bookingsaga/workflows"
@@ -144,7 +145,7 @@ func TestSameKeyAfterCloseGetsTheOriginalReceipt(t *testing.T) {
 	f := setup(t)
 	key, req := uuid.NewString(), commitRequest(slot(t, 14))
 	require.Equal(t, receipt.StatusConfirmed, f.commit(key, req).Status)
-	cancelled, err := workflows.Update(f.ctx, f.client, key, workflows.UpdateCancel, workflows.CancelRequest{})
+	cancelled, err := workflows.Update(f.ctx, f.client, key, booking.UpdateCancel, workflows.CancelRequest{})
 	require.NoError(t, err)
 	require.Equal(t, receipt.StatusCancelled, cancelled.Status)
 	run := f.client.GetWorkflow(f.ctx, key, "")
@@ -168,13 +169,13 @@ func TestRescheduleBooksNewThenReleasesOld(t *testing.T) {
 	taken := f.commit(uuid.NewString(), commitRequest(slot(t, 17)))
 	require.Equal(t, receipt.StatusConfirmed, taken.Status)
 
-	refused, err := workflows.Update(f.ctx, f.client, oldKey, workflows.UpdateReschedule,
+	refused, err := workflows.Update(f.ctx, f.client, oldKey, booking.UpdateReschedule,
 		workflows.RescheduleRequest{NewRequestKey: uuid.NewString(), Commit: commitRequest(slot(t, 17))})
 	require.NoError(t, err)
 	require.Equal(t, receipt.StatusConflict, refused.Status)
 	require.Equal(t, workflows.StateConfirmed, f.state(oldKey).State, "a conflict leaves the old booking")
 
-	moved, err := workflows.Update(f.ctx, f.client, oldKey, workflows.UpdateReschedule,
+	moved, err := workflows.Update(f.ctx, f.client, oldKey, booking.UpdateReschedule,
 		workflows.RescheduleRequest{NewRequestKey: newKey, Commit: commitRequest(slot(t, 18))})
 	require.NoError(t, err)
 	require.Equal(t, receipt.StatusConfirmed, moved.Status)
@@ -202,7 +203,7 @@ func TestRescheduleToAnOverlappingSlot(t *testing.T) {
 
 	// "Can we make it a quarter of an hour later?": the same property and
 	// agent, overlapping the old slot and its calendar events.
-	moved, err := workflows.Update(f.ctx, f.client, oldKey, workflows.UpdateReschedule,
+	moved, err := workflows.Update(f.ctx, f.client, oldKey, booking.UpdateReschedule,
 		workflows.RescheduleRequest{NewRequestKey: newKey, Commit: commitRequest(slot(t, 16).Add(15 * time.Minute))})
 	require.NoError(t, err)
 	require.Equal(t, receipt.StatusConfirmed, moved.Status, "%+v", moved.Reason)

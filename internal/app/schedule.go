@@ -9,6 +9,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/workflows"
 )
 
@@ -17,19 +18,19 @@ import (
 // operator set, and never makes a second schedule.
 func ensureSchedule(ctx context.Context, c client.Client, cfg Config) error {
 	spec := client.ScheduleSpec{Intervals: []client.ScheduleIntervalSpec{{Every: cfg.ReconcileInterval}}}
-	action := &client.ScheduleWorkflowAction{ID: "reconcile", Workflow: workflows.ReconcileWorkflowName,
+	action := &client.ScheduleWorkflowAction{ID: "reconcile", Workflow: booking.ReconcileWorkflowName,
 		TaskQueue: cfg.TaskQueue, Args: []any{workflows.ReconcileInput{}}, WorkflowExecutionTimeout: cfg.ReconcileInterval * 3}
-	_, err := c.ScheduleClient().Create(ctx, client.ScheduleOptions{ID: workflows.ReconcileScheduleID, Spec: spec, Action: action,
+	_, err := c.ScheduleClient().Create(ctx, client.ScheduleOptions{ID: booking.ReconcileScheduleID, Spec: spec, Action: action,
 		// A run still going when the next is due means the backlog is large:
 		// skip rather than pile up.
 		Overlap: enums.SCHEDULE_OVERLAP_POLICY_SKIP})
 	if err == nil || !errors.Is(err, temporal.ErrScheduleAlreadyRunning) {
 		if err != nil {
-			return fmt.Errorf("create schedule %s: %w", workflows.ReconcileScheduleID, err)
+			return fmt.Errorf("create schedule %s: %w", booking.ReconcileScheduleID, err)
 		}
 		return nil
 	}
-	err = c.ScheduleClient().GetHandle(ctx, workflows.ReconcileScheduleID).Update(ctx, client.ScheduleUpdateOptions{
+	err = c.ScheduleClient().GetHandle(ctx, booking.ReconcileScheduleID).Update(ctx, client.ScheduleUpdateOptions{
 		DoUpdate: func(in client.ScheduleUpdateInput) (*client.ScheduleUpdate, error) {
 			s := in.Description.Schedule
 			s.Spec, s.Action = &spec, action
@@ -40,7 +41,7 @@ func ensureSchedule(ctx context.Context, c client.Client, cfg Config) error {
 			return &client.ScheduleUpdate{Schedule: &s}, nil
 		}})
 	if err != nil {
-		return fmt.Errorf("update schedule %s: %w", workflows.ReconcileScheduleID, err)
+		return fmt.Errorf("update schedule %s: %w", booking.ReconcileScheduleID, err)
 	}
 	return nil
 }

@@ -143,7 +143,7 @@ func (f *fixture) bookings() int {
 
 func (f *fixture) state(key string) workflows.BookingState {
 	f.t.Helper()
-	v, err := f.client.QueryWorkflow(f.ctx, key, "", workflows.QueryState)
+	v, err := f.client.QueryWorkflow(f.ctx, key, "", booking.QueryState)
 	require.NoError(f.t, err)
 	var st workflows.BookingState
 	require.NoError(f.t, v.Get(&st))
@@ -156,7 +156,7 @@ func (f *fixture) state(key string) workflows.BookingState {
 func (f *fixture) synced(key string) bool {
 	ctx, cancel := context.WithTimeout(f.ctx, 2*time.Second)
 	defer cancel()
-	v, err := f.client.QueryWorkflow(ctx, key, "", workflows.QueryState)
+	v, err := f.client.QueryWorkflow(ctx, key, "", booking.QueryState)
 	if err != nil {
 		return false
 	}

@@ -18,6 +18,7 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/bookingsaga/bookingsaga/api"
+	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/gcal"
 	"github.com/bookingsaga/bookingsaga/internal/mirrorfake"
 	"github.com/bookingsaga/bookingsaga/receipt"
@@ -60,7 +61,7 @@ func TestAConflictKeepsItsAnswerAfterRetention(t *testing.T) {
 	require.Equal(t, receipt.StatusConflict, first.Status)
 
 	f.forget(loser)
-	_, err := workflows.Update(f.ctx, f.client, winner, workflows.UpdateCancel, workflows.CancelRequest{})
+	_, err := workflows.Update(f.ctx, f.client, winner, booking.UpdateCancel, workflows.CancelRequest{})
 	require.NoError(t, err)
 	again := f.commit(loser, req)
 	require.Equal(t, receipt.StatusConflict, again.Status, "the slot is free now, but this key was decided")
@@ -151,12 +152,12 @@ func TestARescheduleWhoseReplacementIsCancelledMidCommit(t *testing.T) {
 	// the new booking sits in UNKNOWN when the caller cancels it.
 	slow.delayCommit.Store(int64(2 * time.Second))
 	slow.stalled.Store(true)
-	moved, err := workflows.Update(f.ctx, f.client, oldKey, workflows.UpdateReschedule,
+	moved, err := workflows.Update(f.ctx, f.client, oldKey, booking.UpdateReschedule,
 		workflows.RescheduleRequest{NewRequestKey: newKey, Commit: commitRequest(slot(t, 15))})
 	require.NoError(t, err)
 	require.Equal(t, receipt.StatusPending, moved.Status)
 	f.eventually(func() bool { return f.state(newKey).State == workflows.StateUnknown }, "the move's outcome is unknown")
-	cancelled, err := workflows.Update(f.ctx, f.client, newKey, workflows.UpdateCancel, workflows.CancelRequest{})
+	cancelled, err := workflows.Update(f.ctx, f.client, newKey, booking.UpdateCancel, workflows.CancelRequest{})
 	require.NoError(t, err)
 	require.Equal(t, receipt.StatusPending, cancelled.Status, "the cancel waits for the outcome")
 	slow.stalled.Store(false)
@@ -301,4 +302,29 @@ func TestReconcileTellsAnOpenSagaTheStoresAnswer(t *testing.T) {
 		r, err := workflows.Receipt(f.ctx, f.client, key, nil)
 		return err == nil && r.Status == receipt.StatusCancelled
 	}, "the saga answers what the store holds")
+}
+
+// A hold placed through the API holds the slot against a competitor, and
+// book confirms it.
+func TestAHoldThroughTheAPI(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	url := f.serveAPI(api.Config{})
+	slotBody := api.Slot{PropertyID: "paris-11", AgentID: "agent-00", StartsAt: slot(t, 15).Format(time.RFC3339),
+		TimeZone: "Europe/Paris", DurationMinutes: 30}
+	var held api.IntentAnswer
+	require.Equal(t, http.StatusOK, f.call("POST", url+"/v1/intents", api.IntentBody{ConversationID: "call-" + uuid.NewString(),
+		Slot: slotBody, Hold: true, ExpectedPolicyVersion: policyVersion}, &held))
+	require.NotNil(t, held.Hold)
+	require.Equal(t, receipt.StatusHeld, held.Hold.Status)
+	require.NotNil(t, held.Hold.HoldExpiresAt)
+
+	var rival receipt.Receipt
+	require.Equal(t, http.StatusOK, f.call("POST", url+"/v1/bookings", bookingBody(uuid.NewString(), slot(t, 15)), &rival))
+	require.Equal(t, receipt.StatusConflict, rival.Status, "the hold counts against capacity")
+
+	var booked receipt.Receipt
+	require.Equal(t, http.StatusOK, f.call("POST", url+"/v1/bookings", bookingBody(held.RequestKey, slot(t, 15)), &booked))
+	require.Equal(t, receipt.StatusConfirmed, booked.Status, "book confirms the hold")
+	require.Equal(t, held.Hold.BookingID, booked.BookingID)
 }

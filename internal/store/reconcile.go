@@ -6,8 +6,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/jackc/pgx/v5"
+
+	"github.com/bookingsaga/bookingsaga/booking"
 )
 
 // BookingsStarting lists bookings (any status) that start in [from, to),

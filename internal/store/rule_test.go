@@ -4,8 +4,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/stretchr/testify/require"
+
+	"github.com/bookingsaga/bookingsaga/booking"
 )
 
 func at(hhmm string) time.Time {

@@ -1,0 +1,160 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/gcal"
+	"github.com/bookingsaga/bookingsaga/internal/store"
+)
+
+// Calendar repair, for the reconciliation schedule.
+
+// ReconcileCalendar makes the calendars match the store over a window:
+// events of ours with no confirmed booking are removed, moved ones are put
+// back, missing ones re-created; an event that is not ours over a
+// confirmed booking is flagged for a human and never touched.
+func (a *Activities) ReconcileCalendar(ctx context.Context, in booking.WindowInput) (booking.CalendarReport, error) {
+	var rep booking.CalendarReport
+	if a.Calendar == nil {
+		return rep, nil
+	}
+	cals, err := a.Store.Calendars(ctx)
+	if err != nil {
+		return rep, storeError("reconcile calendar", "", err)
+	}
+	listed := map[string][]gcal.Event{}
+	for _, rc := range cals {
+		evs, err := a.Calendar.Events(ctx, rc.CalendarID, in.From, in.To)
+		if err != nil {
+			return rep, mirrorError("reconcile calendar", rc.CalendarID, err, gcal.Permanent(err))
+		}
+		listed[rc.CalendarID] = evs
+		if in.After != (booking.Cursor{}) {
+			continue // our own events are checked once, on the first page
+		}
+		if err := a.reconcileOurEvents(ctx, rc.CalendarID, evs, &rep); err != nil {
+			return rep, err
+		}
+	}
+	page, err := a.Store.BookingsStarting(ctx, in.From, in.To, in.After, in.Limit)
+	if err != nil {
+		return rep, storeError("reconcile calendar", "", err)
+	}
+	byResource := map[string]string{}
+	for _, rc := range cals {
+		byResource[rc.ResourceID] = rc.CalendarID
+	}
+	for _, b := range page {
+		if b.Status != booking.StatusConfirmed {
+			continue
+		}
+		for _, res := range b.Intent.Resources() {
+			if cal, ok := byResource[res]; ok {
+				if err := a.reconcileBooking(ctx, b, cal, listed[cal], &rep); err != nil {
+					return rep, err
+				}
+			}
+		}
+	}
+	if len(page) == in.Limit && in.Limit > 0 {
+		last := page[len(page)-1]
+		rep.Next = &booking.Cursor{StartsAt: last.Intent.StartsAt, RequestKey: last.RequestKey}
+	}
+	a.drift("calendar_missing", "repaired", rep.Missing)
+	a.drift("calendar_moved", "repaired", rep.Moved)
+	a.drift("calendar_orphan", "repaired", rep.Orphans)
+	a.drift("calendar_foreign", "flagged", rep.Flagged)
+	return rep, nil
+}
+
+// reconcileOurEvents removes our events whose booking is not confirmed and
+// puts moved ones back where the store says.
+func (a *Activities) reconcileOurEvents(ctx context.Context, cal string, evs []gcal.Event, rep *booking.CalendarReport) error {
+	for _, ev := range evs {
+		if !ev.Ours {
+			continue
+		}
+		b, err := a.Store.Lookup(ctx, ev.RequestKey)
+		switch {
+		case errors.Is(err, store.ErrNotFound) || err == nil && b.Status != booking.StatusConfirmed:
+			if err := a.Calendar.Delete(ctx, cal, ev.RequestKey, ev.BookingID); err != nil {
+				if gcal.Permanent(err) {
+					failed(rep, fmt.Sprintf("orphan event %s in %s: %v", ev.ID, cal, err))
+					continue
+				}
+				return mirrorError("remove orphan event", ev.RequestKey, err, false)
+			}
+			rep.Orphans++
+			rep.Details = append(rep.Details, fmt.Sprintf("orphan event %s removed from %s", ev.ID, cal))
+		case err != nil:
+			return storeError("reconcile calendar", ev.RequestKey, err)
+		case !ev.Start.Equal(b.Intent.StartsAt) || !ev.End.Equal(b.Intent.EndsAt):
+			if _, err := a.Calendar.Upsert(ctx, calendarBooking(b, cal)); err != nil {
+				if gcal.Permanent(err) {
+					failed(rep, fmt.Sprintf("moved event %s in %s: %v", ev.ID, cal, err))
+					continue
+				}
+				return mirrorError("correct moved event", ev.RequestKey, err, false)
+			}
+			rep.Moved++
+			rep.Details = append(rep.Details, fmt.Sprintf("event %s in %s moved back to %s", ev.ID, cal, b.Intent.StartsAt.Format(time.RFC3339)))
+		}
+	}
+	return nil
+}
+
+// reconcileBooking re-creates a confirmed booking's missing event and flags
+// foreign events over it.
+func (a *Activities) reconcileBooking(ctx context.Context, b booking.Booking, cal string, evs []gcal.Event, rep *booking.CalendarReport) error {
+	id, present := gcal.EventID(b.RequestKey), false
+	for _, ev := range evs {
+		if ev.ID == id {
+			present = true
+		}
+		if ev.Ours || !ev.Start.Before(b.Intent.EndsAt) || !ev.End.After(b.Intent.StartsAt) {
+			continue
+		}
+		created, err := a.Store.FlagDrift(ctx, booking.Flag{RequestKey: b.RequestKey, BookingID: b.BookingID,
+			Kind: "foreign_calendar_event", CalendarID: cal, EventID: ev.ID,
+			// Times only: the title of someone's private appointment is
+			// theirs, and the flag outlives contact retention.
+			Detail: fmt.Sprintf("%s–%s", ev.Start.Format(time.RFC3339), ev.End.Format(time.RFC3339))})
+		if err != nil {
+			return storeError("flag drift", b.RequestKey, err)
+		}
+		if created {
+			rep.Flagged++
+			rep.Details = append(rep.Details, fmt.Sprintf("foreign event %s in %s overlaps booking %s: flagged", ev.ID, cal, b.RequestKey))
+		} else {
+			rep.AlreadyFlagged++
+		}
+	}
+	if present {
+		return nil
+	}
+	// The page was read a while ago: a booking cancelled since must not
+	// get its event back.
+	if cur, err := a.Store.Lookup(ctx, b.RequestKey); err != nil || cur.Status != booking.StatusConfirmed {
+		return ignoreNotFound(err)
+	}
+	if _, err := a.Calendar.Upsert(ctx, calendarBooking(b, cal)); err != nil {
+		if gcal.Permanent(err) {
+			failed(rep, fmt.Sprintf("event for %s in %s: %v", b.RequestKey, cal, err))
+			return nil
+		}
+		return mirrorError("re-create event", b.RequestKey, err, false)
+	}
+	rep.Missing++
+	rep.Details = append(rep.Details, fmt.Sprintf("missing event for %s re-created in %s", b.RequestKey, cal))
+	return nil
+}
+
+// failed records an item a calendar refused for good.
+func failed(r *booking.CalendarReport, detail string) {
+	r.Failed++
+	r.Details = appendDetail(r.Details, detail)
+}

@@ -1,0 +1,29 @@
+package activities
+
+import (
+	"context"
+
+	"github.com/bookingsaga/bookingsaga/booking"
+)
+
+// Retention: holds past their expiry and contact details past theirs.
+
+// ExpireStaleHolds expires holds past their time, at most Limit.
+func (a *Activities) ExpireStaleHolds(ctx context.Context, in booking.LimitInput) (booking.CountOutput, error) {
+	n, err := a.Store.ExpireHolds(ctx, in.Limit)
+	if err != nil {
+		return booking.CountOutput{}, storeError("expire holds", "", err)
+	}
+	a.drift("expired_hold", "repaired", n)
+	return booking.CountOutput{Count: n}, nil
+}
+
+// PurgeContacts deletes contact details past retention, at most Limit.
+func (a *Activities) PurgeContacts(ctx context.Context, in booking.LimitInput) (booking.CountOutput, error) {
+	n, err := a.Store.PurgeContacts(ctx, in.Limit)
+	if err != nil {
+		return booking.CountOutput{}, storeError("purge contacts", "", err)
+	}
+	a.drift("contact_retention", "purged", n)
+	return booking.CountOutput{Count: n}, nil
+}

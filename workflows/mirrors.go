@@ -1,0 +1,87 @@
+package workflows
+
+import (
+	"errors"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/bookingsaga/bookingsaga/booking"
+)
+
+// sync mirrors the store's current state into the calendar and the CRM, in
+// parallel. Both activities read the store, so a late sync is still right.
+//
+// The first try of each is a local activity, in a workflow task of its
+// own: the timer ends the task that carries the commit's answer, so that
+// answer never waits for a mirror. Written that way a mirror costs the
+// engine a marker, not a task-queue round trip and a workflow task to
+// report it; that was half a booking's engine work, and the caller's next
+// call queued behind it (BENCHMARKS.md). The task is held while they run,
+// so an update or query that arrives then waits for them, MirrorFirstTry
+// at most. A mirror that fails its first try for a reason worth retrying
+// is retried as an activity, with the workflow free (after the service's
+// Retry-After, when it gave one); the decision is published first, not
+// behind the retries.
+func (s *saga) sync(ctx workflow.Context) {
+	s.dirty = false
+	defer func() { s.changes++ }() // the sync flags are search attributes too
+	if err := workflow.Sleep(ctx, time.Millisecond); err != nil {
+		// Cancelled: nothing was written; reconciliation catches up.
+		s.st.CalendarSynced, s.st.CRMSynced, s.st.LastError = false, false, err.Error()
+		return
+	}
+	fctx := firstTryCtx(ctx, s.set.MirrorFirstTry)
+	calF := workflow.ExecuteLocalActivity(fctx, booking.ActivitySyncCalendar, s.key())
+	crmF := workflow.ExecuteLocalActivity(fctx, booking.ActivitySyncCRM, s.key())
+	var cal, crm booking.SyncOutput
+	calErr, crmErr := calF.Get(ctx, &cal), crmF.Get(ctx, &crm)
+	if booking.Retryable(calErr) || booking.Retryable(crmErr) {
+		s.mirrored(cal, calErr, crmErr)
+		s.changes++
+		s.publish(ctx)
+		calF = s.retryMirror(ctx, calF, calErr, booking.ActivitySyncCalendar)
+		crmF = s.retryMirror(ctx, crmF, crmErr, booking.ActivitySyncCRM)
+		calErr, crmErr = calF.Get(ctx, &cal), crmF.Get(ctx, &crm)
+	}
+	s.mirrored(cal, calErr, crmErr)
+}
+
+// retryMirror retries a mirror whose first try failed, as an activity
+// under mirrorCtx, once the delay the service asked for (Retry-After) has
+// passed; a first try that needs no retry is returned as it is.
+func (s *saga) retryMirror(ctx workflow.Context, first workflow.Future, err error, mirror string) workflow.Future {
+	if !booking.Retryable(err) {
+		return first
+	}
+	f, set := workflow.NewFuture(ctx)
+	workflow.Go(ctx, func(ctx workflow.Context) {
+		var appErr *temporal.ApplicationError
+		if errors.As(err, &appErr) && appErr.NextRetryDelay() > 0 {
+			if err := workflow.Sleep(ctx, appErr.NextRetryDelay()); err != nil {
+				set.SetError(err)
+				return
+			}
+		}
+		set.Chain(workflow.ExecuteActivity(mirrorCtx(ctx, s.set.MirrorAttemptTimeout), mirror, s.key()))
+	})
+	return f
+}
+
+// mirrored records the mirrors' outcome in the saga's state.
+func (s *saga) mirrored(cal booking.SyncOutput, calErr, crmErr error) {
+	s.st.CalendarSynced, s.st.CRMSynced, s.st.LastError = calErr == nil, crmErr == nil, ""
+	for _, err := range []error{calErr, crmErr} {
+		if err != nil {
+			s.st.LastError = err.Error()
+			s.log.Error("mirror write failed; the booking stands, reconciliation will retry",
+				"request_key", s.st.RequestKey, "error", err)
+		}
+	}
+	if b := s.st.Booking; b != nil && cal.EventID != "" {
+		b.ProviderEventID = cal.EventID
+	}
+}
+
+func (s *saga) synced() bool { return s.st.CalendarSynced && s.st.CRMSynced }
