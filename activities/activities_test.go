@@ -83,8 +83,8 @@ func TestCommitReChecksTheCalendarFirst(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	f.handWritten(f.day.Add(15*time.Hour), f.day.Add(16*time.Hour))
-	in := booking.CommitInput{RequestKey: "k-bypass", ExpectedPolicyVersion: "p1", Intent: booking.Intent{
-		PropertyID: "prop", AgentID: "agent-00", StartsAt: f.day.Add(15 * time.Hour), EndsAt: f.day.Add(16 * time.Hour), TimeZone: "UTC"}}
+	in := booking.CommitInput{CommitRequest: booking.CommitRequest{RequestKey: "k-bypass", ExpectedPolicyVersion: "p1", Intent: booking.Intent{
+		PropertyID: "prop", AgentID: "agent-00", StartsAt: f.day.Add(15 * time.Hour), EndsAt: f.day.Add(16 * time.Hour), TimeZone: "UTC"}}}
 	_, err := f.env.ExecuteActivity(f.acts.Commit, in)
 	var appErr *temporal.ApplicationError
 	require.True(t, errors.As(err, &appErr), "got %v", err)
@@ -108,8 +108,8 @@ func TestCommitReChecksTheCalendarFirst(t *testing.T) {
 func TestMirrorsFollowTheStore(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	in := booking.CommitInput{RequestKey: "k-sync", ExpectedPolicyVersion: "p1", Intent: booking.Intent{
-		PropertyID: "prop", AgentID: "agent-00", StartsAt: f.day.Add(9 * time.Hour), EndsAt: f.day.Add(10 * time.Hour), TimeZone: "UTC"}}
+	in := booking.CommitInput{CommitRequest: booking.CommitRequest{RequestKey: "k-sync", ExpectedPolicyVersion: "p1", Intent: booking.Intent{
+		PropertyID: "prop", AgentID: "agent-00", StartsAt: f.day.Add(9 * time.Hour), EndsAt: f.day.Add(10 * time.Hour), TimeZone: "UTC"}}}
 	_, err := f.env.ExecuteActivity(f.acts.Commit, in)
 	require.NoError(t, err)
 	key := booking.KeyInput{RequestKey: "k-sync"}
@@ -141,8 +141,8 @@ func TestTheCalendarReCheckUsesThePolicysLargerBuffer(t *testing.T) {
 		ClosesAt: 22 * time.Hour, HoldTTL: 10 * time.Minute, MinNotice: time.Hour, DefaultBufferAfterMinutes: 60}))
 	// 45 minutes after the slot: past the agent's own 30, inside the policy's 60.
 	f.handWritten(f.day.Add(16*time.Hour+45*time.Minute), f.day.Add(17*time.Hour+15*time.Minute))
-	in := booking.CommitInput{RequestKey: "k-buffer", ExpectedPolicyVersion: "p2", Intent: booking.Intent{
-		PropertyID: "prop", AgentID: "agent-00", StartsAt: f.day.Add(15 * time.Hour), EndsAt: f.day.Add(16 * time.Hour), TimeZone: "UTC"}}
+	in := booking.CommitInput{CommitRequest: booking.CommitRequest{RequestKey: "k-buffer", ExpectedPolicyVersion: "p2", Intent: booking.Intent{
+		PropertyID: "prop", AgentID: "agent-00", StartsAt: f.day.Add(15 * time.Hour), EndsAt: f.day.Add(16 * time.Hour), TimeZone: "UTC"}}}
 	_, err := f.env.ExecuteActivity(f.acts.Commit, in)
 	var appErr *temporal.ApplicationError
 	require.True(t, errors.As(err, &appErr), "the event inside the policy's buffer blocks the commit; got %v", err)

@@ -46,8 +46,7 @@ func (a *Activities) countCommit(start time.Time, out *booking.CommitOutput, err
 }
 
 func (a *Activities) commit(ctx context.Context, in booking.CommitInput) (booking.CommitOutput, error) {
-	req := store.CommitRequest{RequestKey: in.RequestKey, Intent: in.Intent,
-		ExpectedPolicyVersion: in.ExpectedPolicyVersion, Hold: in.Hold, Contact: in.Contact}
+	req := store.CommitRequest{CommitRequest: in.CommitRequest}
 	if in.Attempt > 1 {
 		// The store's record outranks anything the calendar says now; the
 		// commit below replays it.

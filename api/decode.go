@@ -12,7 +12,6 @@ import (
 
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/localtime"
-	"github.com/bookingsaga/bookingsaga/workflows"
 )
 
 // Error is an HTTP error answer: a stable code a program matches on, and
@@ -171,29 +170,29 @@ type Contact struct {
 }
 
 // Request checks the body and builds the commit.
-func (b BookingBody) Request(now time.Time) (workflows.CommitRequest, *Error) {
+func (b BookingBody) Request(now time.Time) (booking.CommitRequest, *Error) {
 	if b.RequestKey == "" {
-		return workflows.CommitRequest{}, badRequest(booking.CodeInvalidRequestKey,
+		return booking.CommitRequest{}, badRequest(booking.CodeInvalidRequestKey,
 			"request_key is required: get one from POST /v1/intents and reuse it for every retry")
 	}
 	if err := booking.ValidateKey(b.RequestKey); err != nil {
-		return workflows.CommitRequest{}, fromRejection(err)
+		return booking.CommitRequest{}, fromRejection(err)
 	}
 	return commitRequest(b.Slot, b.ExpectedPolicyVersion, b.Contact, now)
 }
 
-func commitRequest(s Slot, version string, c *Contact, now time.Time) (workflows.CommitRequest, *Error) {
+func commitRequest(s Slot, version string, c *Contact, now time.Time) (booking.CommitRequest, *Error) {
 	if version == "" {
-		return workflows.CommitRequest{}, badRequest(booking.CodeMissingField, "expected_policy_version is required (from the availability answer)")
+		return booking.CommitRequest{}, badRequest(booking.CodeMissingField, "expected_policy_version is required (from the availability answer)")
 	}
 	in, e := s.Intent(now)
 	if e != nil {
-		return workflows.CommitRequest{}, e
+		return booking.CommitRequest{}, e
 	}
-	req := workflows.CommitRequest{Intent: in, ExpectedPolicyVersion: version}
+	req := booking.CommitRequest{Intent: in, ExpectedPolicyVersion: version}
 	if c != nil {
 		if len(c.Name) > 200 || len(c.Phone) > 40 {
-			return workflows.CommitRequest{}, badRequest(booking.CodeMissingField, "contact name or phone is too long")
+			return booking.CommitRequest{}, badRequest(booking.CodeMissingField, "contact name or phone is too long")
 		}
 		req.Contact = &booking.Contact{Name: strings.TrimSpace(c.Name), Phone: strings.TrimSpace(c.Phone)}
 	}

@@ -120,10 +120,7 @@ func (s *Server) availability(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if av.Slots == nil {
-		av.Slots = []booking.Slot{}
-	}
-	return writeJSON(w, http.StatusOK, av)
+	return writeJSON(w, http.StatusOK, availabilityAnswer(av))
 }
 
 func (s *Server) intents(w http.ResponseWriter, r *http.Request) error {
@@ -245,7 +242,7 @@ func (s *Server) putResource(w http.ResponseWriter, r *http.Request) error {
 	if err := s.client.PutResource(r.Context(), res); err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, res)
+	return writeJSON(w, http.StatusOK, ResourceAnswer{ID: res.ID, ResourceBody: body})
 }
 
 // PolicyBody is PUT /v1/policy. Times of day are "HH:MM" in each

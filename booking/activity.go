@@ -66,13 +66,10 @@ type ConflictDetail struct {
 	Source string `json:"source"`
 }
 
-// CommitInput asks for one intent to be booked under its request key.
+// CommitInput is the commit activity's argument: the request, and which try
+// of it this is.
 type CommitInput struct {
-	RequestKey            string
-	Intent                Intent
-	ExpectedPolicyVersion string
-	Hold                  bool
-	Contact               *Contact
+	CommitRequest
 	// Attempt counts the saga's tries of this commit, from 1. After the
 	// first, the store's own record of the key is read before anything
 	// else: an earlier try may have decided.

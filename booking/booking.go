@@ -49,6 +49,22 @@ type Intent struct {
 	Replaces string `json:"replaces,omitempty"`
 }
 
+// CommitRequest asks for one intent to be booked (or held) under its
+// request key. It is the one shape of the request through every layer: the
+// saga's updates carry it, the commit activity adds the attempt, and the
+// store what the calendars said.
+type CommitRequest struct {
+	// RequestKey is the key the saga is keyed by; an update to a saga may
+	// leave it empty.
+	RequestKey            string
+	Intent                Intent
+	ExpectedPolicyVersion string
+	// Hold asks for a hold that expires after the policy's hold TTL
+	// instead of a confirmed booking.
+	Hold    bool
+	Contact *Contact
+}
+
 // ValidateKey checks a request_key's shape.
 func ValidateKey(key string) error {
 	if key == "" || len(key) > MaxKeyLength {

@@ -56,7 +56,7 @@ func neverSent(err error) bool {
 // Commit books req under key and returns the receipt, within the commit
 // wait and a margin. A conflict carries fresh alternatives when they can
 // be had within what is left of that.
-func (c *Client) Commit(ctx context.Context, key string, req workflows.CommitRequest) (receipt.Receipt, error) {
+func (c *Client) Commit(ctx context.Context, key string, req booking.CommitRequest) (receipt.Receipt, error) {
 	if err := booking.ValidateKey(key); err != nil {
 		return receipt.Receipt{}, err
 	}
@@ -73,7 +73,7 @@ func (c *Client) Commit(ctx context.Context, key string, req workflows.CommitReq
 // margin: the store holds it for the policy's hold TTL, and Commit with the
 // same key and intent confirms it. The receipt says "held", never
 // "confirmed".
-func (c *Client) Hold(ctx context.Context, key string, req workflows.CommitRequest) (receipt.Receipt, error) {
+func (c *Client) Hold(ctx context.Context, key string, req booking.CommitRequest) (receipt.Receipt, error) {
 	if err := booking.ValidateKey(key); err != nil {
 		return receipt.Receipt{}, err
 	}
@@ -207,7 +207,7 @@ func (c *Client) Cancel(ctx context.Context, key string) (receipt.Receipt, error
 // Reschedule moves the booking of key to req under newKey: the new slot is
 // booked first, and the old one released in the same store transaction.
 // The receipt is the new booking's, with Replaces set.
-func (c *Client) Reschedule(ctx context.Context, key, newKey string, req workflows.CommitRequest) (receipt.Receipt, error) {
+func (c *Client) Reschedule(ctx context.Context, key, newKey string, req booking.CommitRequest) (receipt.Receipt, error) {
 	if err := booking.ValidateKey(newKey); err != nil {
 		return receipt.Receipt{}, err
 	}
@@ -225,7 +225,7 @@ func (c *Client) Reschedule(ctx context.Context, key, newKey string, req workflo
 // booking's saga is started directly, naming the one it replaces, and the
 // store decides (a closed booking is cancelled, moved or over, so it
 // refuses) and records the decision under the new key.
-func (c *Client) closedReschedule(ctx context.Context, key, newKey string, req workflows.CommitRequest) (receipt.Receipt, error) {
+func (c *Client) closedReschedule(ctx context.Context, key, newKey string, req booking.CommitRequest) (receipt.Receipt, error) {
 	start := req
 	start.Intent.Replaces = key
 	return workflows.Commit(ctx, c.tc, c.opts.TaskQueue,

@@ -49,7 +49,7 @@ func StoreReceipt(key string, out booking.LookupOutput) (r receipt.Receipt, ok b
 	st := BookingState{RequestKey: key}
 	st.State, st.Reason = storeState(out)
 	if ref := out.Refusal; ref != nil {
-		st.Request = &CommitRequest{Intent: ref.Intent, ExpectedPolicyVersion: ref.PolicyVersion}
+		st.Request = &booking.CommitRequest{Intent: ref.Intent, ExpectedPolicyVersion: ref.PolicyVersion}
 	} else {
 		b := out.Booking
 		st.Booking, st.Held, st.ReplacedBy = &b, b.Status == booking.StatusHeld, b.ReplacedByRequestKey

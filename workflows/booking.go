@@ -111,7 +111,7 @@ func (s *saga) register(ctx workflow.Context) error {
 	}
 	// The receipt query also answers a commit re-sent after the workflow
 	// closed, so it applies the same-intent rule to the request it is given.
-	if err := workflow.SetQueryHandler(ctx, booking.QueryReceipt, func(req *CommitRequest) (receipt.Receipt, error) {
+	if err := workflow.SetQueryHandler(ctx, booking.QueryReceipt, func(req *booking.CommitRequest) (receipt.Receipt, error) {
 		if req != nil {
 			if r, reused := s.sameIntent(*req); reused {
 				return r, nil

@@ -44,12 +44,12 @@ func setup(t *testing.T) *fixture {
 	return f
 }
 
-func request(start time.Time) CommitRequest {
-	return CommitRequest{ExpectedPolicyVersion: "p1", Intent: booking.Intent{PropertyID: "paris-11", AgentID: "agent-00",
+func request(start time.Time) booking.CommitRequest {
+	return booking.CommitRequest{ExpectedPolicyVersion: "p1", Intent: booking.Intent{PropertyID: "paris-11", AgentID: "agent-00",
 		StartsAt: start, EndsAt: start.Add(30 * time.Minute), TimeZone: "Europe/Paris"}}
 }
 
-func stored(k string, req CommitRequest, status booking.Status) booking.Booking {
+func stored(k string, req booking.CommitRequest, status booking.Status) booking.Booking {
 	now := slotStart.Add(-48 * time.Hour)
 	return booking.Booking{BookingID: uuid.NewSHA1(uuid.Nil, []byte(k)), RequestKey: k, Status: status,
 		Intent: req.Intent, PolicyVersion: "p1", CommittedAt: &now}
@@ -71,7 +71,7 @@ func forKey(k string) any {
 
 // mirrorsOK makes the calendar and CRM writes succeed for any key.
 // commitConfirms has the store book req under k once.
-func (f *fixture) commitConfirms(k string, req CommitRequest) {
+func (f *fixture) commitConfirms(k string, req booking.CommitRequest) {
 	f.env.OnActivity(f.a.Commit, mock.Anything, forKey(k)).Return(booking.CommitOutput{Booking: stored(k, req, booking.StatusConfirmed)}, nil).Once()
 }
 

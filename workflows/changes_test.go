@@ -17,7 +17,7 @@ import (
 const newKey = "key-0002"
 
 // confirmed makes the commit of key succeed with req.
-func (f *fixture) confirmed(k string, req CommitRequest) {
+func (f *fixture) confirmed(k string, req booking.CommitRequest) {
 	f.commitConfirms(k, req)
 }
 
@@ -87,7 +87,7 @@ func TestHoldExpires(t *testing.T) {
 }
 
 // rescheduleSetup confirms the old booking, then asks to move it.
-func rescheduleSetup(t *testing.T) (*fixture, CommitRequest, *updateResult) {
+func rescheduleSetup(t *testing.T) (*fixture, booking.CommitRequest, *updateResult) {
 	f := setup(t)
 	req := request(slotStart)
 	f.confirmed(key, req)

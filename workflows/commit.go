@@ -14,7 +14,7 @@ import (
 
 // validateCommit refuses malformed requests before they enter history, as
 // the typed refusal callers match on.
-func validateCommit(req CommitRequest) error {
+func validateCommit(req booking.CommitRequest) error {
 	if req.Intent.Replaces != "" {
 		// Only a reschedule of the old booking's own saga may name it.
 		return typedRefusal(booking.Rejectf(booking.CodeInvalidReplacement, "replaces is set by the reschedule update, not by a commit"))
@@ -35,7 +35,7 @@ func typedRefusal(err error) error {
 }
 
 // selectSlot records the caller's choice and, if asked, places a hold.
-func (s *saga) selectSlot(ctx workflow.Context, req CommitRequest) (receipt.Receipt, error) {
+func (s *saga) selectSlot(ctx workflow.Context, req booking.CommitRequest) (receipt.Receipt, error) {
 	if r, reused := s.sameIntent(req); reused {
 		return r, nil
 	}
@@ -54,7 +54,7 @@ func (s *saga) selectSlot(ctx workflow.Context, req CommitRequest) (receipt.Rece
 // concurrent copies of one tool call) all wait on the same run and get the
 // same receipt. After CommitWait the answer is pending_reconciliation with
 // a reference; the saga keeps going and a later call reads the outcome.
-func (s *saga) commit(ctx workflow.Context, req CommitRequest) (receipt.Receipt, error) {
+func (s *saga) commit(ctx workflow.Context, req booking.CommitRequest) (receipt.Receipt, error) {
 	if r, reused := s.sameIntent(req); reused {
 		return r, nil
 	}
@@ -98,7 +98,7 @@ func (s *saga) awaitOutcome(ctx workflow.Context, wait time.Duration, cond func(
 
 // sameIntent refuses a request that reuses this key for another intent.
 // The saga's state does not change: the key still means its first intent.
-func (s *saga) sameIntent(req CommitRequest) (receipt.Receipt, bool) {
+func (s *saga) sameIntent(req booking.CommitRequest) (receipt.Receipt, bool) {
 	if s.st.Request == nil {
 		return receipt.Receipt{}, false
 	}
@@ -331,7 +331,7 @@ func (s *saga) notifyReplaced(ctx workflow.Context) {
 func (s *saga) key() booking.KeyInput { return booking.KeyInput{RequestKey: s.st.RequestKey} }
 
 func (s *saga) commitInput() booking.CommitInput {
-	r := s.st.Request
-	return booking.CommitInput{RequestKey: s.st.RequestKey, Intent: r.Intent,
-		ExpectedPolicyVersion: r.ExpectedPolicyVersion, Hold: r.Hold, Contact: r.Contact, Attempt: s.st.CommitAttempts}
+	req := *s.st.Request
+	req.RequestKey = s.st.RequestKey
+	return booking.CommitInput{CommitRequest: req, Attempt: s.st.CommitAttempts}
 }

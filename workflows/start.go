@@ -30,16 +30,16 @@ func StartOptions(requestKey, taskQueue string) client.StartWorkflowOptions {
 // Commit sends the commit update with Update-with-Start: the first call
 // creates the saga, every duplicate joins it and gets the same receipt. A
 // key whose saga has closed gets its final receipt back.
-func Commit(ctx context.Context, c client.Client, taskQueue string, in BookingInput, req CommitRequest) (receipt.Receipt, error) {
+func Commit(ctx context.Context, c client.Client, taskQueue string, in BookingInput, req booking.CommitRequest) (receipt.Receipt, error) {
 	return updateWithStart(ctx, c, taskQueue, in, booking.UpdateCommit, req)
 }
 
 // Select records the caller's choice (and an optional hold) the same way.
-func Select(ctx context.Context, c client.Client, taskQueue string, in BookingInput, req CommitRequest) (receipt.Receipt, error) {
+func Select(ctx context.Context, c client.Client, taskQueue string, in BookingInput, req booking.CommitRequest) (receipt.Receipt, error) {
 	return updateWithStart(ctx, c, taskQueue, in, booking.UpdateSelect, req)
 }
 
-func updateWithStart(ctx context.Context, c client.Client, taskQueue string, in BookingInput, update string, req CommitRequest) (receipt.Receipt, error) {
+func updateWithStart(ctx context.Context, c client.Client, taskQueue string, in BookingInput, update string, req booking.CommitRequest) (receipt.Receipt, error) {
 	op := c.NewWithStartWorkflowOperation(StartOptions(in.RequestKey, taskQueue), booking.BookingWorkflowName, in)
 	h, err := c.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
 		StartWorkflowOperation: op,
@@ -65,7 +65,7 @@ func updateWithStart(ctx context.Context, c client.Client, taskQueue string, in 
 
 // Receipt reads the current receipt of a key's saga, open or closed. With
 // req set, a different intent under the key is answered request_key_reused.
-func Receipt(ctx context.Context, c client.Client, requestKey string, req *CommitRequest) (receipt.Receipt, error) {
+func Receipt(ctx context.Context, c client.Client, requestKey string, req *booking.CommitRequest) (receipt.Receipt, error) {
 	v, err := c.QueryWorkflow(ctx, requestKey, "", booking.QueryReceipt, req)
 	if err != nil {
 		return receipt.Receipt{}, fmt.Errorf("receipt %s: %w", requestKey, err)

@@ -34,7 +34,7 @@ type BookingInput struct {
 	RequestKey string
 	// Commit, when set, is committed at once: a reschedule starts the new
 	// booking this way. Otherwise a select or commit update brings it.
-	Commit *CommitRequest
+	Commit *booking.CommitRequest
 	Settings
 	// Carry is the state handed over by continue-as-new.
 	Carry *BookingState
@@ -75,15 +75,6 @@ func (s Settings) WithDefaults() Settings {
 	return s
 }
 
-// CommitRequest is the argument of the select and commit updates.
-type CommitRequest struct {
-	Intent                booking.Intent
-	ExpectedPolicyVersion string
-	// Hold asks select for a hold that expires after the policy's TTL.
-	Hold    bool
-	Contact *booking.Contact
-}
-
 // CancelRequest is the argument of the cancel update.
 type CancelRequest struct {
 	Reason string
@@ -93,7 +84,7 @@ type CancelRequest struct {
 // request key of its own.
 type RescheduleRequest struct {
 	NewRequestKey string
-	Commit        CommitRequest
+	Commit        booking.CommitRequest
 }
 
 // BookingState is the saga's state, returned by the state query and carried
@@ -101,7 +92,7 @@ type RescheduleRequest struct {
 type BookingState struct {
 	RequestKey string
 	State      State
-	Request    *CommitRequest
+	Request    *booking.CommitRequest
 	// OpenedAt is when the saga began, across continue-as-new: an
 	// uncommitted intent lapses IntentTTL after it.
 	OpenedAt       time.Time

@@ -18,7 +18,6 @@ import (
 
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/sagaclient"
-	"github.com/bookingsaga/bookingsaga/workflows"
 )
 
 func main() {
@@ -54,7 +53,7 @@ func run(addr, policy string) error {
 	if err != nil {
 		return err
 	}
-	booked, err := c.Commit(ctx, key, workflows.CommitRequest{Intent: intent, ExpectedPolicyVersion: policy})
+	booked, err := c.Commit(ctx, key, booking.CommitRequest{Intent: intent, ExpectedPolicyVersion: policy})
 	if err != nil {
 		return err
 	}

@@ -170,9 +170,9 @@ func benchWorker(b *testing.B, c client.Client, wf func(workflow.Context, workfl
 
 // answering is a workflow that answers each commit update with handle and
 // otherwise waits, as the saga does while the viewing is ahead.
-func answering(handle func(workflow.Context, workflows.BookingInput, workflows.CommitRequest) (receipt.Receipt, error)) func(workflow.Context, workflows.BookingInput) error {
+func answering(handle func(workflow.Context, workflows.BookingInput, booking.CommitRequest) (receipt.Receipt, error)) func(workflow.Context, workflows.BookingInput) error {
 	return func(ctx workflow.Context, in workflows.BookingInput) error {
-		if err := workflow.SetUpdateHandler(ctx, booking.UpdateCommit, func(ctx workflow.Context, req workflows.CommitRequest) (receipt.Receipt, error) {
+		if err := workflow.SetUpdateHandler(ctx, booking.UpdateCommit, func(ctx workflow.Context, req booking.CommitRequest) (receipt.Receipt, error) {
 			return handle(ctx, in, req)
 		}); err != nil {
 			return err
@@ -183,19 +183,19 @@ func answering(handle func(workflow.Context, workflows.BookingInput, workflows.C
 
 // noopBooking is the engine's floor: a workflow whose commit update answers
 // at once, started the same way (Update-with-Start) on the same server.
-var noopBooking = answering(func(workflow.Context, workflows.BookingInput, workflows.CommitRequest) (receipt.Receipt, error) {
+var noopBooking = answering(func(workflow.Context, workflows.BookingInput, booking.CommitRequest) (receipt.Receipt, error) {
 	return receipt.Receipt{Status: receipt.StatusConfirmed}, nil
 })
 
 // commitOnly is the floor plus the commit alone: its update runs the
 // saga's commit local activity, with the saga's options, and answers.
 func commitOnly(acts *activities.Activities) func(workflow.Context, workflows.BookingInput) error {
-	return answering(func(ctx workflow.Context, in workflows.BookingInput, req workflows.CommitRequest) (receipt.Receipt, error) {
+	return answering(func(ctx workflow.Context, in workflows.BookingInput, req booking.CommitRequest) (receipt.Receipt, error) {
 		lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{StartToCloseTimeout: 3 * time.Second,
 			RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 1}})
 		var out booking.CommitOutput
-		if err := workflow.ExecuteLocalActivity(lctx, acts.Commit, booking.CommitInput{RequestKey: in.RequestKey,
-			Intent: req.Intent, ExpectedPolicyVersion: req.ExpectedPolicyVersion}).Get(ctx, &out); err != nil {
+		if err := workflow.ExecuteLocalActivity(lctx, acts.Commit, booking.CommitInput{CommitRequest: booking.CommitRequest{RequestKey: in.RequestKey,
+			Intent: req.Intent, ExpectedPolicyVersion: req.ExpectedPolicyVersion}}).Get(ctx, &out); err != nil {
 			return receipt.Receipt{}, err
 		}
 		return receipt.Receipt{Status: receipt.StatusConfirmed, BookingID: out.Booking.BookingID.String()}, nil
@@ -207,7 +207,7 @@ func noopCall(c client.Client, queue string) call {
 	return func(ctx context.Context) error {
 		op := c.NewWithStartWorkflowOperation(workflows.StartOptions(uuid.NewString(), queue), booking.BookingWorkflowName, workflows.BookingInput{})
 		h, err := c.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{StartWorkflowOperation: op,
-			UpdateOptions: client.UpdateWorkflowOptions{UpdateName: booking.UpdateCommit, Args: []any{workflows.CommitRequest{}},
+			UpdateOptions: client.UpdateWorkflowOptions{UpdateName: booking.UpdateCommit, Args: []any{booking.CommitRequest{}},
 				WaitForStage: client.WorkflowUpdateStageCompleted}})
 		if err != nil {
 			return err

@@ -175,12 +175,12 @@ func TestReconcileExpiresHoldsAndPurgesContacts(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	hold := commitRequest(slot(t, 15))
-	_, err := f.acts.Store.Commit(f.ctx, store.CommitRequest{RequestKey: "held-1", Intent: hold.Intent,
-		ExpectedPolicyVersion: policyVersion, Hold: true})
+	_, err := f.acts.Store.Commit(f.ctx, store.CommitRequest{CommitRequest: booking.CommitRequest{RequestKey: "held-1", Intent: hold.Intent,
+		ExpectedPolicyVersion: policyVersion, Hold: true}})
 	require.NoError(t, err)
 	kept := commitRequest(slot(t, 16))
-	_, err = f.acts.Store.Commit(f.ctx, store.CommitRequest{RequestKey: "contact-1", Intent: kept.Intent,
-		ExpectedPolicyVersion: policyVersion, Contact: &booking.Contact{Name: "Ada", Phone: "+33 6 12 34 56 78"}})
+	_, err = f.acts.Store.Commit(f.ctx, store.CommitRequest{CommitRequest: booking.CommitRequest{RequestKey: "contact-1", Intent: kept.Intent,
+		ExpectedPolicyVersion: policyVersion, Contact: &booking.Contact{Name: "Ada", Phone: "+33 6 12 34 56 78"}}})
 	require.NoError(t, err)
 	// Time passes: the hold's expiry and the contact's retention are behind us.
 	_, err = f.pool.Exec(f.ctx, "UPDATE booking SET hold_expires_at = now() - interval '1 minute' WHERE request_key = 'held-1'")
@@ -348,8 +348,8 @@ func TestReconcileGoesOnPastARefusedItem(t *testing.T) {
 	ev := f.event(agentCal, key)
 	ev.Status = "cancelled"
 	f.calendar.Put(agentCal, &ev)
-	_, err := f.acts.Store.Commit(f.ctx, store.CommitRequest{RequestKey: "contact-2", Intent: commitRequest(slot(t, 12)).Intent,
-		ExpectedPolicyVersion: policyVersion, Contact: &booking.Contact{Name: "Ada"}})
+	_, err := f.acts.Store.Commit(f.ctx, store.CommitRequest{CommitRequest: booking.CommitRequest{RequestKey: "contact-2", Intent: commitRequest(slot(t, 12)).Intent,
+		ExpectedPolicyVersion: policyVersion, Contact: &booking.Contact{Name: "Ada"}}})
 	require.NoError(t, err)
 	_, err = f.pool.Exec(f.ctx, "UPDATE booking_contact SET retain_until = now() - interval '1 day'")
 	require.NoError(t, err)

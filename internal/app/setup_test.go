@@ -122,12 +122,12 @@ func slot(t testing.TB, hour int) time.Time {
 	return time.Date(d.Year(), d.Month(), d.Day(), hour, 0, 0, 0, loc).UTC()
 }
 
-func commitRequest(start time.Time) workflows.CommitRequest {
-	return workflows.CommitRequest{ExpectedPolicyVersion: policyVersion, Intent: booking.Intent{
+func commitRequest(start time.Time) booking.CommitRequest {
+	return booking.CommitRequest{ExpectedPolicyVersion: policyVersion, Intent: booking.Intent{
 		PropertyID: "paris-11", AgentID: "agent-00", StartsAt: start, EndsAt: start.Add(30 * time.Minute), TimeZone: "Europe/Paris"}}
 }
 
-func (f *fixture) commit(key string, req workflows.CommitRequest) receipt.Receipt {
+func (f *fixture) commit(key string, req booking.CommitRequest) receipt.Receipt {
 	f.t.Helper()
 	r, err := workflows.Commit(f.ctx, f.client, f.queue, workflows.BookingInput{RequestKey: key, Settings: f.settings}, req)
 	require.NoError(f.t, err)

@@ -89,8 +89,8 @@ func TestCommitOnDaylightSavingDay(t *testing.T) {
 	f := nightSetup(t)
 	// 01:30 CET to 03:30 CEST is one hour of real time across the gap.
 	start := time.Date(2026, 3, 29, 0, 30, 0, 0, time.UTC)
-	req := CommitRequest{RequestKey: "req_dst", ExpectedPolicyVersion: "night", Intent: booking.Intent{
-		PropertyID: "paris", AgentID: agent(0), StartsAt: start, EndsAt: start.Add(time.Hour), TimeZone: "Europe/Paris"}}
+	req := CommitRequest{CommitRequest: booking.CommitRequest{RequestKey: "req_dst", ExpectedPolicyVersion: "night", Intent: booking.Intent{
+		PropertyID: "paris", AgentID: agent(0), StartsAt: start, EndsAt: start.Add(time.Hour), TimeZone: "Europe/Paris"}}}
 	out, err := f.store.Commit(f.ctx, req)
 	require.NoError(t, err)
 	require.Nil(t, out.Conflict)
@@ -98,8 +98,8 @@ func TestCommitOnDaylightSavingDay(t *testing.T) {
 	// and distinct from the first, 05:30Z.
 	for i, utc := range []int{5, 6} {
 		s := time.Date(2026, 11, 1, utc, 30, 0, 0, time.UTC)
-		out, err := f.store.Commit(f.ctx, CommitRequest{RequestKey: "req_ny_" + string(rune('a'+i)), ExpectedPolicyVersion: "night",
-			Intent: booking.Intent{PropertyID: "ny", AgentID: agent(1 + i), StartsAt: s, EndsAt: s.Add(30 * time.Minute), TimeZone: "America/New_York"}})
+		out, err := f.store.Commit(f.ctx, CommitRequest{CommitRequest: booking.CommitRequest{RequestKey: "req_ny_" + string(rune('a'+i)), ExpectedPolicyVersion: "night",
+			Intent: booking.Intent{PropertyID: "ny", AgentID: agent(1 + i), StartsAt: s, EndsAt: s.Add(30 * time.Minute), TimeZone: "America/New_York"}}})
 		require.NoError(t, err)
 		require.Nil(t, out.Conflict)
 	}

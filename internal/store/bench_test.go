@@ -122,8 +122,8 @@ func benchSlot(i int) (time.Time, time.Time) {
 // commit books.
 func (f *fixture) benchCommit(b testing.TB, i, p int) {
 	start, end := benchSlot(i)
-	out, err := f.store.Commit(f.ctx, CommitRequest{RequestKey: fmt.Sprintf("bench_%d", i), ExpectedPolicyVersion: testPolicy.Version,
-		Intent: booking.Intent{PropertyID: benchProp(p), AgentID: benchAgent(p), StartsAt: start, EndsAt: end, TimeZone: "Europe/Paris"}})
+	out, err := f.store.Commit(f.ctx, CommitRequest{CommitRequest: booking.CommitRequest{RequestKey: fmt.Sprintf("bench_%d", i), ExpectedPolicyVersion: testPolicy.Version,
+		Intent: booking.Intent{PropertyID: benchProp(p), AgentID: benchAgent(p), StartsAt: start, EndsAt: end, TimeZone: "Europe/Paris"}}})
 	if err != nil || out.Conflict != nil {
 		b.Fatalf("commit %d: %v %+v", i, err, out.Conflict)
 	}

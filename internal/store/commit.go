@@ -14,15 +14,10 @@ import (
 	"github.com/bookingsaga/bookingsaga/booking"
 )
 
-// CommitRequest asks the store to book an intent under a request_key.
+// CommitRequest is the booking request and what the calendars said of its
+// slot just before.
 type CommitRequest struct {
-	RequestKey            string
-	Intent                booking.Intent
-	ExpectedPolicyVersion string
-	// Hold places a hold that expires after the policy's hold TTL instead
-	// of confirming.
-	Hold    bool
-	Contact *booking.Contact
+	booking.CommitRequest
 	// CalendarBusy is what the resources' calendars showed busy when read
 	// just before the commit: events written past the service. The store
 	// decides with it, under its locks, and records the conflict.

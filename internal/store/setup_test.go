@@ -83,7 +83,7 @@ func intent(property, agentID, from, to string, extras ...string) booking.Intent
 }
 
 func commitReq(key string, in booking.Intent) CommitRequest {
-	return CommitRequest{RequestKey: key, Intent: in, ExpectedPolicyVersion: testPolicy.Version}
+	return CommitRequest{CommitRequest: booking.CommitRequest{RequestKey: key, Intent: in, ExpectedPolicyVersion: testPolicy.Version}}
 }
 
 // count returns the number of rows in each table that commits write.
