@@ -37,7 +37,7 @@ import (
 //
 // Run with
 //
-//	go test ./worker -run '^$' -bench ToolCallToReceipt -benchtime 800x
+//	go test ./internal/app -run '^$' -bench ToolCallToReceipt -benchtime 800x
 func BenchmarkToolCallToReceipt(b *testing.B) {
 	for _, callers := range []int{1, 8, 32} {
 		b.Run(fmt.Sprintf("callers=%d", callers), func(b *testing.B) { benchToolCall(b, callers) })

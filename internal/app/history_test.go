@@ -14,7 +14,7 @@ import (
 // RECORD_HISTORIES is set, for the replay tests there. Run it after a
 // deliberate change to the saga:
 //
-//	RECORD_HISTORIES=1 go test ./worker -run 'Test.*'
+//	RECORD_HISTORIES=1 go test ./internal/app -run 'Test.*'
 func (f *fixture) record(key, name string) {
 	f.t.Helper()
 	if os.Getenv("RECORD_HISTORIES") == "" {
