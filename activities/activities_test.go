@@ -26,6 +26,7 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 const agentCal = "agent-00@calendar.test"
 
 type fixture struct {
+	t    *testing.T
 	env  *testsuite.TestActivityEnvironment
 	acts *activities.Activities
 	cal  *mirrorfake.Calendar
@@ -48,12 +49,33 @@ func setup(t *testing.T) *fixture {
 	t.Cleanup(srv.Close)
 	m, err := gcal.New(ctx, gcal.Config{Endpoint: srv.URL + "/calendar/v3/", NoAuth: true, CallTimeout: time.Second, Retry: retry.Default()})
 	require.NoError(t, err)
-	f := &fixture{acts: &activities.Activities{Store: st, Calendar: m}, cal: fake,
+	f := &fixture{t: t, acts: &activities.Activities{Store: st, Calendar: m}, cal: fake,
 		day: time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, 2)}
 	var suite testsuite.WorkflowTestSuite
 	f.env = suite.NewTestActivityEnvironment()
 	f.env.RegisterActivity(f.acts)
 	return f
+}
+
+// commitInput books the hour from hour on the fixture's day.
+func (f *fixture) commitInput(key, policy string, hour int) booking.CommitInput {
+	return booking.CommitInput{CommitRequest: booking.CommitRequest{RequestKey: key, ExpectedPolicyVersion: policy, Intent: booking.Intent{
+		PropertyID: "prop", AgentID: "agent-00", StartsAt: f.day.Add(time.Duration(hour) * time.Hour),
+		EndsAt: f.day.Add(time.Duration(hour+1) * time.Hour), TimeZone: "UTC"}}}
+}
+
+// calendarConflict commits in and requires the calendar's conflict.
+func (f *fixture) calendarConflict(in booking.CommitInput) booking.ConflictDetail {
+	f.t.Helper()
+	_, err := f.env.ExecuteActivity(f.acts.Commit, in)
+	var appErr *temporal.ApplicationError
+	require.True(f.t, errors.As(err, &appErr), "a calendar event blocks the commit; got %v", err)
+	require.Equal(f.t, booking.ErrTypeConflict, appErr.Type())
+	require.True(f.t, appErr.NonRetryable())
+	var d booking.ConflictDetail
+	require.NoError(f.t, appErr.Details(&d))
+	require.Equal(f.t, "calendar", d.Source)
+	return d
 }
 
 // handWritten puts an event straight into the agent's calendar.
@@ -83,18 +105,10 @@ func TestCommitReChecksTheCalendarFirst(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	f.handWritten(f.day.Add(15*time.Hour), f.day.Add(16*time.Hour))
-	in := booking.CommitInput{CommitRequest: booking.CommitRequest{RequestKey: "k-bypass", ExpectedPolicyVersion: "p1", Intent: booking.Intent{
-		PropertyID: "prop", AgentID: "agent-00", StartsAt: f.day.Add(15 * time.Hour), EndsAt: f.day.Add(16 * time.Hour), TimeZone: "UTC"}}}
-	_, err := f.env.ExecuteActivity(f.acts.Commit, in)
-	var appErr *temporal.ApplicationError
-	require.True(t, errors.As(err, &appErr), "got %v", err)
-	require.Equal(t, booking.ErrTypeConflict, appErr.Type())
-	require.True(t, appErr.NonRetryable())
-	var d booking.ConflictDetail
-	require.NoError(t, appErr.Details(&d))
-	require.Equal(t, "calendar", d.Source)
+	in := f.commitInput("k-bypass", "p1", 15)
+	d := f.calendarConflict(in)
 	require.Equal(t, "agent-00", d.Busy[0].ResourceID)
-	_, err = f.acts.Store.Lookup(context.Background(), "k-bypass")
+	_, err := f.acts.Store.Lookup(context.Background(), "k-bypass")
 	require.ErrorIs(t, err, store.ErrNotFound, "nothing booked")
 
 	in.RequestKey, in.Intent.StartsAt, in.Intent.EndsAt = "k-free", f.day.Add(17*time.Hour), f.day.Add(18*time.Hour)
@@ -141,13 +155,5 @@ func TestTheCalendarReCheckUsesThePolicysLargerBuffer(t *testing.T) {
 		ClosesAt: 22 * time.Hour, HoldTTL: 10 * time.Minute, MinNotice: time.Hour, DefaultBufferAfterMinutes: 60}))
 	// 45 minutes after the slot: past the agent's own 30, inside the policy's 60.
 	f.handWritten(f.day.Add(16*time.Hour+45*time.Minute), f.day.Add(17*time.Hour+15*time.Minute))
-	in := booking.CommitInput{CommitRequest: booking.CommitRequest{RequestKey: "k-buffer", ExpectedPolicyVersion: "p2", Intent: booking.Intent{
-		PropertyID: "prop", AgentID: "agent-00", StartsAt: f.day.Add(15 * time.Hour), EndsAt: f.day.Add(16 * time.Hour), TimeZone: "UTC"}}}
-	_, err := f.env.ExecuteActivity(f.acts.Commit, in)
-	var appErr *temporal.ApplicationError
-	require.True(t, errors.As(err, &appErr), "the event inside the policy's buffer blocks the commit; got %v", err)
-	require.Equal(t, booking.ErrTypeConflict, appErr.Type())
-	var d booking.ConflictDetail
-	require.NoError(t, appErr.Details(&d))
-	require.Equal(t, "calendar", d.Source)
+	f.calendarConflict(f.commitInput("k-buffer", "p2", 15))
 }

@@ -120,11 +120,17 @@ func (a *Activities) eventID(ctx context.Context, b *booking.Booking) {
 // is safe.
 func (a *Activities) Lookup(ctx context.Context, in booking.KeyInput) (booking.LookupOutput, error) {
 	d, err := a.Store.Decision(ctx, in.RequestKey)
+	return a.decided(ctx, "lookup", in.RequestKey, d, err)
+}
+
+// decided turns the store's answer into a lookup's: nothing decided is an
+// answer too (Found false), not an error.
+func (a *Activities) decided(ctx context.Context, op, name string, d booking.Decision, err error) (booking.LookupOutput, error) {
 	if errors.Is(err, store.ErrNotFound) {
 		return booking.LookupOutput{}, nil
 	}
 	if err != nil {
-		return booking.LookupOutput{}, storeError("lookup", in.RequestKey, err)
+		return booking.LookupOutput{}, storeError(op, name, err)
 	}
 	return a.lookupOutput(ctx, d), nil
 }
@@ -155,13 +161,7 @@ func (a *Activities) Decision(ctx context.Context, in booking.DecisionInput) (bo
 		return a.Lookup(ctx, booking.KeyInput{RequestKey: in.RequestKey})
 	}
 	d, err := a.Store.DecisionByReference(ctx, in.Reference)
-	if errors.Is(err, store.ErrNotFound) {
-		return booking.LookupOutput{}, nil
-	}
-	if err != nil {
-		return booking.LookupOutput{}, storeError("decision", in.Reference, err)
-	}
-	return a.lookupOutput(ctx, d), nil
+	return a.decided(ctx, "decision", in.Reference, d, err)
 }
 
 // Confirm turns the key's hold into a booking; an expired hold is refused.
