@@ -59,11 +59,8 @@ func (s *Store) availability(ctx context.Context, tx pgx.Tx, q booking.Availabil
 		return booking.Availability{}, err
 	}
 	prop, agent := res[0], res[1]
-	if prop.Kind != "property" {
-		return booking.Availability{}, booking.Rejectf(booking.CodeWrongResourceKind, "property_id %q is a %s", prop.ID, prop.Kind)
-	}
-	if agent.Kind != "agent" {
-		return booking.Availability{}, booking.Rejectf(booking.CodeWrongResourceKind, "agent_id %q is a %s", agent.ID, agent.Kind)
+	if err := checkKinds(prop.ID, prop.Kind, agent.ID, agent.Kind); err != nil {
+		return booking.Availability{}, err
 	}
 	loc, err := localtime.LoadZone(prop.TimeZone)
 	if err != nil {
@@ -73,13 +70,12 @@ func (s *Store) availability(ctx context.Context, tx pgx.Tx, q booking.Availabil
 	if dur == 0 {
 		dur = time.Duration(p.SlotMinutes) * time.Minute
 	}
-	earliest := later(q.From, now.Add(p.MinNotice))
 	out := booking.Availability{PolicyVersion: p.Version, SnapshotAt: now, TimeZone: prop.TimeZone, Slots: []booking.Slot{}}
 	for _, start := range candidateStarts(*p, loc, q.From, q.To, dur) {
 		end := start.Add(dur)
-		// Bookable hours are checked on the real end, as Commit does: a slot
-		// that crosses a DST change is not as long on the wall clock.
-		if start.Before(earliest) || end.After(q.To) || !p.WithinHours(start, end, loc) || !free(res, start, end) {
+		// The commit's own rule, on the real end: a slot that crosses a DST
+		// change is not as long on the wall clock.
+		if end.After(q.To) || checkWhen(start, end, *p, loc, now) != nil || !free(res, start, end) {
 			continue
 		}
 		out.Slots = append(out.Slots, booking.Slot{StartsAt: start, EndsAt: end, LocalStart: start.In(loc).Format(localtime.Layout)})

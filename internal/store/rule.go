@@ -23,7 +23,10 @@ import (
 //     (commitstate.go) and by availability, and stored per resource.
 //   - Whether a resource is full is peak, below: the most bookings in
 //     force at one instant, against its capacity.
-//   - Whether the intent may be booked at all is check, below.
+//   - Whether the intent may be booked at all is check, below; its parts
+//     about kinds and about time (checkKinds, checkWhen) are what
+//     availability filters its offers by too, so an offer never promises
+//     what the commit would refuse.
 //
 // The fast path (fastpath.go) states a subset of check and the effective
 // buffers again in SQL: it is the one second copy, and it may only decline
@@ -43,29 +46,46 @@ func (st *commitState) check(req CommitRequest, now time.Time) error {
 		return booking.Rejectf(booking.CodeUnknownResource, "unknown resource %s", strings.Join(st.missing, ", "))
 	}
 	prop, agent := st.resource(in.PropertyID), st.resource(in.AgentID)
-	switch {
-	case prop.Kind != "property":
-		return booking.Rejectf(booking.CodeWrongResourceKind, "property_id %q is a %s", prop.ID, prop.Kind)
-	case agent.Kind != "agent":
-		return booking.Rejectf(booking.CodeWrongResourceKind, "agent_id %q is a %s", agent.ID, agent.Kind)
-	case in.TimeZone != prop.TimeZone:
+	if err := checkKinds(prop.ID, prop.Kind, agent.ID, agent.Kind); err != nil {
+		return err
+	}
+	if in.TimeZone != prop.TimeZone {
 		return booking.Rejectf(booking.CodeTimeZoneMismatch,
 			"property %q is in %s, not %s", prop.ID, prop.TimeZone, in.TimeZone)
-	case in.StartsAt.Before(now):
-		return booking.Rejectf(booking.CodeStartsInPast, "starts_at %s is in the past", in.StartsAt.Format(time.RFC3339))
-	case in.StartsAt.Before(now.Add(p.MinNotice)):
-		return booking.Rejectf(booking.CodeTooShortNotice, "bookings need %s notice", p.MinNotice)
-	}
-	if err := st.checkReplaced(req); err != nil {
-		return err
 	}
 	loc, err := localtime.LoadZone(prop.TimeZone)
 	if err != nil {
 		return fmt.Errorf("property %s: %w", prop.ID, err)
 	}
-	if !p.WithinHours(in.StartsAt, in.EndsAt, loc) {
+	if err := checkWhen(in.StartsAt, in.EndsAt, *p, loc, now); err != nil {
+		return err
+	}
+	return st.checkReplaced(req)
+}
+
+// checkKinds: a booking is of a property, with an agent.
+func checkKinds(propID, propKind, agentID, agentKind string) error {
+	switch {
+	case propKind != "property":
+		return booking.Rejectf(booking.CodeWrongResourceKind, "property_id %q is a %s", propID, propKind)
+	case agentKind != "agent":
+		return booking.Rejectf(booking.CodeWrongResourceKind, "agent_id %q is a %s", agentID, agentKind)
+	}
+	return nil
+}
+
+// checkWhen: a booking starts after now by the policy's notice, and lies
+// within bookable hours on one local day of the property's zone. Commit
+// refuses by it; availability offers only what passes it.
+func checkWhen(start, end time.Time, p booking.Policy, loc *time.Location, now time.Time) error {
+	switch {
+	case start.Before(now):
+		return booking.Rejectf(booking.CodeStartsInPast, "starts_at %s is in the past", start.Format(time.RFC3339))
+	case start.Before(now.Add(p.MinNotice)):
+		return booking.Rejectf(booking.CodeTooShortNotice, "bookings need %s notice", p.MinNotice)
+	case !p.WithinHours(start, end, loc):
 		return booking.Rejectf(booking.CodeOutsideBookableHours, "%s to %s is outside bookable hours %s in %s",
-			localtime.Render(in.StartsAt, loc), localtime.Render(in.EndsAt, loc), p.Hours(), prop.TimeZone)
+			localtime.Render(start, loc), localtime.Render(end, loc), p.Hours(), loc)
 	}
 	return nil
 }
