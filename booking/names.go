@@ -7,9 +7,10 @@ import (
 	"go.temporal.io/sdk/temporal"
 )
 
-// The saga's contract with Temporal: every name by which Temporal knows the saga and its companions, and every
-// visibility query that finds them, is defined here once: workflows,
-// activities, the client, the API and the CLI all use these.
+// The saga's contract with Temporal: every name by which Temporal knows
+// the saga and its companions, and every visibility query that finds them,
+// is defined here once; workflows, activities, the client, the API and the
+// CLI all use these.
 
 // Names the clients use. The workflow id of a booking is its request key.
 const (
@@ -22,6 +23,18 @@ const (
 	QueryReceipt        = "receipt"
 	SignalReplacement   = "replacement-decided"
 	TaskQueue           = "bookingsaga"
+)
+
+// Workflow ids of the saga's companions start with these; a request key
+// (a booking's workflow id) may start with none of them. The schedule's
+// runs are named ReconcileRunID and a timestamp.
+const (
+	ConversationIDPrefix = "conversation:"
+	CatalogIDPrefix      = "catalog:"
+	ReconcileRunID       = "reconcile"
+	// ReferencePrefix starts the reference a caller quotes, which the CLI
+	// and the tools take in a key's place.
+	ReferencePrefix = "BS-"
 )
 
 // Search attributes an operator filters on in the Temporal UI.
@@ -38,8 +51,8 @@ var (
 	AttrReference = temporal.NewSearchAttributeKeyKeyword("BookingReference")
 )
 
-// Names of the intent-key workflow and its update: one per
-// conversation, id ConversationWorkflowID(conversationID).
+// Names of the intent-key workflow and its updates: one per
+// conversation, id workflows.ConversationWorkflowID(conversationID).
 const (
 	ConversationWorkflowName = "Conversation"
 	UpdateChoose             = "choose"

@@ -7,6 +7,8 @@ import (
 	"crypto/sha256"
 	"encoding/base32"
 	"time"
+
+	"github.com/bookingsaga/bookingsaga/booking"
 )
 
 // Status is the outcome an agent may act on.
@@ -86,5 +88,5 @@ type Slot struct {
 func Reference(requestKey string) string {
 	sum := sha256.Sum256([]byte("bookingsaga/reference/" + requestKey))
 	s := base32.StdEncoding.EncodeToString(sum[:5])
-	return "BS-" + s[:4] + "-" + s[4:8]
+	return booking.ReferencePrefix + s[:4] + "-" + s[4:8]
 }

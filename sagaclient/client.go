@@ -94,7 +94,7 @@ func (c *Client) PutPolicy(ctx context.Context, p booking.Policy) error {
 }
 
 func (c *Client) catalog(ctx context.Context, req workflows.CatalogRequest) (workflows.CatalogResult, error) {
-	run, err := c.tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "catalog:" + uuid.NewString(),
+	run, err := c.tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: booking.CatalogIDPrefix + uuid.NewString(),
 		TaskQueue: c.opts.TaskQueue, WorkflowExecutionTimeout: time.Minute}, booking.CatalogWorkflowName, req)
 	if err != nil {
 		return workflows.CatalogResult{}, err

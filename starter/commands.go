@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/bookingsaga/bookingsaga/api"
+	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/receipt"
 	"github.com/bookingsaga/bookingsaga/sagaclient"
 )
@@ -94,7 +95,7 @@ func runTerminal(ctx context.Context, sc *sagaclient.Client, cmd string, pos []s
 	case "status":
 		// A reference is what a caller reads back (BS-XXXX-XXXX); request
 		// keys can't start with it (booking.ValidateKey).
-		if strings.HasPrefix(pos[0], "BS-") {
+		if strings.HasPrefix(pos[0], booking.ReferencePrefix) {
 			return sc.ByReference(ctx, pos[0])
 		}
 		return sc.Status(ctx, pos[0])

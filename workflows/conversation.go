@@ -17,7 +17,9 @@ const (
 )
 
 // ConversationWorkflowID is the workflow id of a conversation's key book.
-func ConversationWorkflowID(conversationID string) string { return "conversation:" + conversationID }
+func ConversationWorkflowID(conversationID string) string {
+	return booking.ConversationIDPrefix + conversationID
+}
 
 // ConversationInput starts a conversation's key book.
 type ConversationInput struct {

@@ -18,7 +18,7 @@ import (
 // operator set, and never makes a second schedule.
 func ensureSchedule(ctx context.Context, c client.Client, cfg Config) error {
 	spec := client.ScheduleSpec{Intervals: []client.ScheduleIntervalSpec{{Every: cfg.ReconcileInterval}}}
-	action := &client.ScheduleWorkflowAction{ID: "reconcile", Workflow: booking.ReconcileWorkflowName,
+	action := &client.ScheduleWorkflowAction{ID: booking.ReconcileRunID, Workflow: booking.ReconcileWorkflowName,
 		TaskQueue: cfg.TaskQueue, Args: []any{workflows.ReconcileInput{}}, WorkflowExecutionTimeout: cfg.ReconcileInterval * 3}
 	_, err := c.ScheduleClient().Create(ctx, client.ScheduleOptions{ID: booking.ReconcileScheduleID, Spec: spec, Action: action,
 		// A run still going when the next is due means the backlog is large:

@@ -41,7 +41,7 @@ func (s *Store) DecisionByReference(ctx context.Context, ref string) (booking.De
 // referenceBytes reads "BS-XXXX-XXXX" back into the five hash bytes the
 // reference indexes hold.
 func referenceBytes(ref string) ([]byte, error) {
-	code, ok := strings.CutPrefix(strings.ToUpper(strings.TrimSpace(ref)), "BS-")
+	code, ok := strings.CutPrefix(strings.ToUpper(strings.TrimSpace(ref)), booking.ReferencePrefix)
 	code = strings.ReplaceAll(code, "-", "")
 	raw, err := base32.StdEncoding.DecodeString(code)
 	if !ok || err != nil || len(raw) != 5 {
