@@ -65,7 +65,7 @@ func New(c *sagaclient.Client, cfg Config) *Server {
 	return &Server{client: c, cfg: cfg}
 }
 
-// route is one served endpoint; Routes lists them for the OpenAPI check.
+// route is one served endpoint.
 type route struct {
 	method, path string
 	auth         bool
@@ -90,15 +90,6 @@ func (s *Server) routes() []route {
 		{"POST", "/v1/tools/retell", s.cfg.RetellKey == "", s.retell},
 		{"POST", "/v1/tools/vapi", s.cfg.VapiSecret == "", s.vapi},
 	}
-}
-
-// Routes lists "METHOD /path" for every endpoint.
-func (s *Server) Routes() []string {
-	var out []string
-	for _, rt := range s.routes() {
-		out = append(out, rt.method+" "+rt.path)
-	}
-	return out
 }
 
 // Handler returns the API with request ids, access logs and auth.
