@@ -72,7 +72,7 @@ func (a *Activities) BookingTimeline(ctx context.Context, in booking.KeyInput) (
 		rec, err := a.CRM.Get(ctx, b.BookingID.String())
 		switch {
 		case err == nil:
-			t.CRM = &rec
+			t.CRM = &booking.CRMState{ID: rec.ID, Status: string(rec.Status), StartsAt: rec.StartsAt}
 		case !errors.Is(err, crm.ErrNotFound):
 			t.Errors = append(t.Errors, err.Error())
 		}

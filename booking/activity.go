@@ -5,8 +5,6 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/temporal"
-
-	"github.com/bookingsaga/bookingsaga/internal/crm"
 )
 
 // The activity contract: what the saga's workflows send to its activities
@@ -144,9 +142,16 @@ type Timeline struct {
 	Booking  *Booking
 	Events   []Event
 	Calendar []CalendarState
-	CRM      *crm.Record
+	CRM      *CRMState
 	// Errors are the systems that could not be read.
 	Errors []string
+}
+
+// CRMState is the booking's viewing record as the CRM holds it.
+type CRMState struct {
+	ID       string
+	Status   string
+	StartsAt time.Time
 }
 
 // CalendarState is the booking's event in one calendar.

@@ -258,7 +258,7 @@ func TestOperatorTools(t *testing.T) {
 	require.Equal(t, "confirmed", string(tl.Booking.Status))
 	require.Equal(t, workflows.StateConfirmed, tl.Saga.State)
 	require.Len(t, tl.Calendar, 2)
-	require.Equal(t, "scheduled", string(tl.CRM.Status))
+	require.Equal(t, "scheduled", tl.CRM.Status)
 	var kinds []string
 	for _, e := range tl.Events {
 		kinds = append(kinds, e.Kind)
