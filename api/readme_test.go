@@ -29,7 +29,9 @@ func TestTheREADMEQuotesTheSpokenLines(t *testing.T) {
 			r.Status, r.Alternatives = receipt.StatusConflict, []receipt.Slot{{LocalStart: "<alternative>"}}
 		}),
 		with(func(r *receipt.Receipt) { r.Status = receipt.StatusConflict }),
-		with(func(r *receipt.Receipt) { r.Status, r.Reason = receipt.StatusRejected, &receipt.Reason{Message: "<reason>"} }),
+		with(func(r *receipt.Receipt) {
+			r.Status, r.Reason = receipt.StatusRejected, &receipt.Reason{Message: "<reason>"}
+		}),
 		with(func(r *receipt.Receipt) {
 			r.Status, r.Reason = receipt.StatusRejected, &receipt.Reason{Message: "x", Retryable: true}
 		}),
