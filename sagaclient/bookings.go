@@ -215,8 +215,17 @@ func (c *Client) Reschedule(ctx context.Context, key, newKey string, req booking
 	defer cancel()
 	r, err := workflows.Update(ctx, c.tc, key, booking.UpdateReschedule, workflows.RescheduleRequest{NewRequestKey: newKey, Commit: req})
 	var nf *serviceerror.NotFound
-	if errors.As(err, &nf) {
+	switch {
+	case errors.As(err, &nf):
 		r, err = c.closedReschedule(ctx, key, newKey, req)
+	case err == nil && r.Status != receipt.StatusPending && r.RequestKey == newKey &&
+		(r.Reason == nil || r.Reason.Code != string(booking.CodeRequestKeyReused)):
+		// The old booking's saga remembers the new booking's first
+		// outcome; a resend must hear what the new booking is now (it may
+		// have been cancelled since), which its own saga or the store says.
+		if now, err := c.status(ctx, newKey); err == nil {
+			r = now
+		}
 	}
 	return unknown(newKey, r, err)
 }

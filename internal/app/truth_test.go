@@ -328,3 +328,24 @@ func TestAHoldThroughTheAPI(t *testing.T) {
 	require.Equal(t, receipt.StatusConfirmed, booked.Status, "book confirms the hold")
 	require.Equal(t, held.Hold.BookingID, booked.BookingID)
 }
+
+// A resent reschedule answers what its new booking is now: once cancelled,
+// never the confirmation the first send heard.
+func TestARescheduleResendReadsTheNewBookingAsItIsNow(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	sc := sagaclient.New(f.client, sagaclient.Options{TaskQueue: f.queue, Settings: f.settings})
+	oldKey, newKey := uuid.NewString(), uuid.NewString()
+	require.Equal(t, receipt.StatusConfirmed, f.commit(oldKey, commitRequest(slot(t, 10))).Status)
+	moved, err := sc.Reschedule(f.ctx, oldKey, newKey, commitRequest(slot(t, 11)))
+	require.NoError(t, err)
+	require.Equal(t, receipt.StatusConfirmed, moved.Status)
+	cancelled, err := sc.Cancel(f.ctx, newKey)
+	require.NoError(t, err)
+	require.Equal(t, receipt.StatusCancelled, cancelled.Status)
+
+	again, err := sc.Reschedule(f.ctx, oldKey, newKey, commitRequest(slot(t, 11)))
+	require.NoError(t, err)
+	require.Equal(t, receipt.StatusCancelled, again.Status, "the store has the new booking cancelled")
+	require.Equal(t, moved.BookingID, again.BookingID)
+}
