@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -241,6 +242,48 @@ func TestDevStackEndToEnd(t *testing.T) {
 	require.Equal(t, receipt.StatusConfirmed, again.Status)
 	d.stop()
 	require.False(t, d.postgresRunning())
+}
+
+// TestDevStackRestartsItsPostgreSQL: PostgreSQL killed under the stack
+// comes back by itself, and bookings resume with nothing lost.
+func TestDevStackRestartsItsPostgreSQL(t *testing.T) {
+	t.Parallel()
+	d := newDevStack(t)
+	d.start()
+	loc, err := localtime.LoadZone("Europe/Paris")
+	require.NoError(t, err)
+	day := time.Now().In(loc).AddDate(0, 0, 5)
+	at := func(hour int) time.Time { return time.Date(day.Year(), day.Month(), day.Day(), hour, 0, 0, 0, loc) }
+	key := uuid.NewString()
+	require.Equal(t, receipt.StatusConfirmed, d.book(key, at(10)).Status)
+
+	cluster := filepath.Join(d.dataDir, "postgres")
+	if b, err := os.ReadFile(filepath.Join(cluster, pgserver.LocationFile)); err == nil {
+		cluster = string(bytes.TrimSpace(b))
+	}
+	pidFile, err := os.ReadFile(filepath.Join(cluster, "data", "postmaster.pid"))
+	require.NoError(t, err)
+	pid, err := strconv.Atoi(strings.SplitN(string(pidFile), "\n", 2)[0])
+	require.NoError(t, err)
+	require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
+
+	require.Eventually(t, func() bool {
+		body, err := json.Marshal(map[string]any{"request_key": uuid.NewString(), "property_id": "paris-marais-12",
+			"agent_id": "agent-claire", "starts_at": at(11).Format(time.RFC3339), "time_zone": "Europe/Paris",
+			"duration_minutes": 30, "expected_policy_version": devstack.DemoPolicy})
+		if err != nil {
+			return false
+		}
+		res, err := http.Post("http://"+d.api+"/v1/bookings", "application/json", bytes.NewReader(body))
+		if err != nil {
+			return false
+		}
+		defer res.Body.Close()
+		var r receipt.Receipt
+		return json.NewDecoder(res.Body).Decode(&r) == nil && r.Status == receipt.StatusConfirmed
+	}, time.Minute, 250*time.Millisecond, "bookings resume once PostgreSQL is back")
+	require.Equal(t, receipt.StatusConfirmed, d.receipt(key).Status, "nothing committed was lost")
+	require.Contains(t, d.stderr.String(), "postgresql exited; restarting it")
 }
 
 func TestDevStackBadConfigurationSaysWhatToDo(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -39,18 +40,24 @@ type Stack struct {
 	// CalendarURL and CRMURL are the fakes' roots, when started.
 	CalendarURL, CRMURL string
 
-	opts     Options
-	pg       *pgserver.Server
-	temporal *Temporal
-	calendar *mirrorfake.Calendar
-	crm      *mirrorfake.CRM
-	servers  []*http.Server
+	opts Options
+	// pgMu guards pg, which the supervisor replaces when PostgreSQL dies.
+	pgMu sync.Mutex
+	pg   *pgserver.Server
+	// stopping ends the supervisor; supervised, set when it starts, is
+	// closed when it has ended.
+	stopping   chan struct{}
+	supervised chan struct{}
+	temporal   *Temporal
+	calendar   *mirrorfake.Calendar
+	crm        *mirrorfake.CRM
+	servers    []*http.Server
 }
 
 // Start brings the parts up in dependency order; on failure it stops what
 // it started and says what to do in one line.
 func Start(ctx context.Context, o Options) (_ *Stack, err error) {
-	s := &Stack{opts: o, DatabaseURL: o.DatabaseURL}
+	s := &Stack{opts: o, DatabaseURL: o.DatabaseURL, stopping: make(chan struct{})}
 	defer func() {
 		if err != nil {
 			s.Stop()
@@ -66,6 +73,8 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 		if err := s.startPostgres(ctx); err != nil {
 			return nil, err
 		}
+		s.supervised = make(chan struct{})
+		go s.supervise()
 	}
 	if s.temporal, err = StartTemporal(TemporalOptions{DataDir: o.DataDir, Frontend: o.Frontend, UI: o.UI,
 		Namespace: o.Namespace, SearchAttributes: o.SearchAttributes, Log: o.Log}); err != nil {
@@ -93,18 +102,56 @@ func (s *Stack) startPostgres(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	s.pg, err = pgserver.Start(ctx, pgserver.Options{Dir: dir, Durable: true})
+	pg, err := pgserver.Start(ctx, pgserver.Options{Dir: dir, Durable: true})
+	s.pgMu.Lock()
+	s.pg = pg
+	s.pgMu.Unlock()
 	if errors.Is(err, pgserver.ErrNoBinaries) {
 		return fmt.Errorf("%w; or set DATABASE_URL to an existing server", err)
 	}
 	if err != nil {
 		return fmt.Errorf("start postgresql in %s: %w", dir, err)
 	}
-	if err := createDatabase(ctx, s.pg.ConnString("postgres"), "bookingsaga"); err != nil {
+	if err := createDatabase(ctx, pg.ConnString("postgres"), "bookingsaga"); err != nil {
 		return err
 	}
-	s.DatabaseURL = s.pg.ConnString("bookingsaga")
+	if s.DatabaseURL == "" { // a restart finds it where it was
+		s.DatabaseURL = pg.ConnString("bookingsaga")
+	}
 	return nil
+}
+
+// supervise restarts PostgreSQL when it dies (a crash, a kill), with
+// backoff, until the stack stops. Its clients reconnect by themselves:
+// the socket and the database stay where they were, and nothing it had
+// committed is lost.
+func (s *Stack) supervise() {
+	defer close(s.supervised)
+	for {
+		s.pgMu.Lock()
+		exited := s.pg.Exited()
+		s.pgMu.Unlock()
+		select {
+		case <-s.stopping:
+			return
+		case <-exited:
+		}
+		s.logErr("postgresql exited; restarting it", errors.New("postgresql exited"))
+		for delay := 100 * time.Millisecond; ; delay = min(2*delay, 5*time.Second) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			err := s.startPostgres(ctx)
+			cancel()
+			if err == nil {
+				break
+			}
+			s.logErr("restart postgresql", err)
+			select {
+			case <-s.stopping:
+				return
+			case <-time.After(delay):
+			}
+		}
+	}
 }
 
 func createDatabase(ctx context.Context, admin, name string) error {
@@ -189,6 +236,10 @@ func (s *Stack) Stop() {
 	}
 	if s.temporal != nil {
 		s.temporal.Stop()
+	}
+	close(s.stopping)
+	if s.supervised != nil {
+		<-s.supervised
 	}
 	if s.pg != nil {
 		s.pg.Stop()

@@ -89,6 +89,9 @@ func (s *Server) ConnString(db string) string {
 	return fmt.Sprintf("host=%s user=postgres dbname=%s sslmode=disable", s.dir, db)
 }
 
+// Exited is closed when the server process has ended, stopped or not.
+func (s *Server) Exited() <-chan struct{} { return s.exited }
+
 // Stop shuts the cluster down with a fast shutdown (rolls back open
 // transactions, flushes, exits) and waits for the process to go.
 func (s *Server) Stop() {
