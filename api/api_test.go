@@ -2,14 +2,17 @@ package api
 
 import (
 	"bytes"
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -203,4 +206,37 @@ func TestTechnicalFailureIsARetryableReceipt(t *testing.T) {
 	require.Equal(t, "k-1", r.RequestKey)
 	require.True(t, r.Reason.Retryable)
 	require.NotEqual(t, receipt.StatusConfirmed, r.Status)
+}
+
+func TestReadinessSaysWhatIsDown(t *testing.T) {
+	t.Parallel()
+	store := errors.New("store: connection refused")
+	var down atomic.Bool
+	srv := httptest.NewServer(New(nil, Config{Ready: []Check{
+		{Name: "temporal", Fn: func(context.Context) error { return nil }},
+		{Name: "store", Fn: func(context.Context) error {
+			if down.Load() {
+				return store
+			}
+			return nil
+		}},
+	}}).Handler())
+	t.Cleanup(srv.Close)
+	get := func() (int, Readiness) {
+		res, err := http.Get(srv.URL + "/readyz")
+		require.NoError(t, err)
+		defer res.Body.Close()
+		var r Readiness
+		require.NoError(t, json.NewDecoder(res.Body).Decode(&r))
+		return res.StatusCode, r
+	}
+	code, r := get()
+	require.Equal(t, http.StatusOK, code)
+	require.Equal(t, Readiness{Status: "ready", Checks: map[string]string{"temporal": "ok", "store": "ok"}}, r)
+	down.Store(true)
+	code, r = get()
+	require.Equal(t, http.StatusServiceUnavailable, code)
+	require.Equal(t, "not_ready", r.Status)
+	require.Equal(t, store.Error(), r.Checks["store"])
+	require.Equal(t, "ok", r.Checks["temporal"])
 }

@@ -36,6 +36,9 @@ type Config struct {
 	CallTimeout time.Duration
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Ready are what GET /readyz asks before it says the API can take
+	// calls: Temporal, and the store where the process can reach it.
+	Ready []Check
 	Log *zap.Logger
 }
 
@@ -75,6 +78,7 @@ type route struct {
 func (s *Server) routes() []route {
 	return []route{
 		{"GET", "/healthz", false, s.healthz},
+		{"GET", "/readyz", false, s.readyz},
 		{"GET", "/openapi.json", false, s.openAPI},
 		{"GET", "/v1/availability", true, s.availability},
 		{"POST", "/v1/intents", true, s.intents},
@@ -171,6 +175,36 @@ func writeJSON(w http.ResponseWriter, status int, v any) error {
 
 func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) error {
 	return writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// Check is one dependency readiness asks about.
+type Check struct {
+	Name string
+	Fn   func(context.Context) error
+}
+
+// Readiness is GET /readyz's answer: "ready", or "not_ready" with what
+// failed. Liveness (/healthz) says only that the process answers.
+type Readiness struct {
+	Status string            `json:"status"`
+	Checks map[string]string `json:"checks"`
+}
+
+// readyz asks each dependency, briefly, whether it answers: a load
+// balancer or compose health check stops sending calls to an API whose
+// Temporal or store is gone, which liveness alone would not.
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
+	out, status := Readiness{Status: "ready", Checks: map[string]string{}}, http.StatusOK
+	for _, c := range s.cfg.Ready {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		err := c.Fn(ctx)
+		cancel()
+		out.Checks[c.Name] = "ok"
+		if err != nil {
+			out.Checks[c.Name], out.Status, status = err.Error(), "not_ready", http.StatusServiceUnavailable
+		}
+	}
+	return writeJSON(w, status, out)
 }
 
 //go:embed openapi.json

@@ -67,6 +67,14 @@ func New(tc client.Client, opts Options) *Client {
 // policy, ...): the request has to change, retrying cannot help.
 type Refusal = booking.Rejection
 
+// Healthy reports whether the Temporal frontend answers.
+func (c *Client) Healthy(ctx context.Context) error {
+	if _, err := c.tc.CheckHealth(ctx, &client.CheckHealthRequest{}); err != nil {
+		return fmt.Errorf("temporal: %w", err)
+	}
+	return nil
+}
+
 // Availability returns free slots under the current policy, with the
 // policy version and the time of the snapshot.
 func (c *Client) Availability(ctx context.Context, q booking.AvailabilityQuery) (booking.Availability, error) {

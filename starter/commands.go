@@ -26,7 +26,9 @@ import (
 func serve(ctx context.Context, sc *sagaclient.Client, logger *zap.Logger, args []string) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	listen := fs.String("listen", envOr("API_LISTEN", "127.0.0.1:8080"), "address to serve on (env API_LISTEN)")
-	cfg := api.Config{Token: os.Getenv("API_TOKEN"), RetellKey: os.Getenv("RETELL_API_KEY"), VapiSecret: os.Getenv("VAPI_SECRET"), Log: logger}
+	cfg := api.Config{Token: os.Getenv("API_TOKEN"), RetellKey: os.Getenv("RETELL_API_KEY"), VapiSecret: os.Getenv("VAPI_SECRET"), Log: logger,
+		// The API alone reaches the store only through Temporal's workers.
+		Ready: []api.Check{{Name: "temporal", Fn: sc.Healthy}}}
 	fs.Int64Var(&cfg.MaxBody, "max-body", 64<<10, "largest request body, in bytes")
 	noAuth := fs.Bool("no-auth", false, "serve without a bearer token (a local test only)")
 	if err := fs.Parse(args); err != nil {

@@ -52,7 +52,7 @@ func RunDev(ctx context.Context, cfg Config, logger *zap.Logger) error {
 	if err := seed(ctx, cfg.DatabaseURL); err != nil {
 		return err
 	}
-	stopAPI, err := serveAPI(cfg, logger, apiLn)
+	stopAPI, err := serveAPI(ctx, cfg, logger, apiLn)
 	if err != nil {
 		return err
 	}
@@ -78,14 +78,28 @@ func seed(ctx context.Context, url string) error {
 }
 
 // serveAPI serves the agent API on ln through its own Temporal client.
-func serveAPI(cfg Config, logger *zap.Logger, ln net.Listener) (func(), error) {
+func serveAPI(ctx context.Context, cfg Config, logger *zap.Logger, ln net.Listener) (func(), error) {
 	tc, err := client.Dial(client.Options{HostPort: cfg.TemporalAddress, Namespace: cfg.Namespace,
 		Logger: zaplog.New(logger.WithOptions(zap.IncreaseLevel(zap.WarnLevel)))})
 	if err != nil {
 		return nil, fmt.Errorf("connect temporal: %w", err)
 	}
+	// Readiness asks the store through a connection of its own, so that a
+	// busy worker pool does not make the API look down.
+	pc, err := pgxpool.ParseConfig(cfg.DatabaseURL)
+	if err != nil {
+		tc.Close()
+		return nil, fmt.Errorf("database url: %w", err)
+	}
+	pc.MaxConns = 1
+	ready, err := pgxpool.NewWithConfig(ctx, pc)
+	if err != nil {
+		tc.Close()
+		return nil, fmt.Errorf("connect database: %w", err)
+	}
 	sc := sagaclient.New(tc, sagaclient.Options{TaskQueue: cfg.TaskQueue})
-	srv := &http.Server{Handler: api.New(sc, api.Config{Token: cfg.APIToken, Log: logger}).Handler(),
+	checks := []api.Check{{Name: "temporal", Fn: sc.Healthy}, {Name: "store", Fn: ready.Ping}}
+	srv := &http.Server{Handler: api.New(sc, api.Config{Token: cfg.APIToken, Log: logger, Ready: checks}).Handler(),
 		ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second}
 	go func() {
 		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
@@ -96,6 +110,7 @@ func serveAPI(cfg Config, logger *zap.Logger, ln net.Listener) (func(), error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		_ = srv.Shutdown(ctx)
+		ready.Close()
 		tc.Close()
 	}, nil
 }

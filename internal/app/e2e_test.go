@@ -25,6 +25,7 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 
+	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/internal/devstack"
 	"github.com/bookingsaga/bookingsaga/internal/localtime"
 	"github.com/bookingsaga/bookingsaga/internal/pgserver"
@@ -210,6 +211,12 @@ func TestDevStackEndToEnd(t *testing.T) {
 	d := newDevStack(t)
 	d.start()
 	require.True(t, d.healthy(), "/healthz")
+	res, err := http.Get("http://" + d.api + "/readyz")
+	require.NoError(t, err)
+	var ready api.Readiness
+	require.NoError(t, json.NewDecoder(res.Body).Decode(&ready))
+	require.NoError(t, res.Body.Close())
+	require.Equal(t, api.Readiness{Status: "ready", Checks: map[string]string{"temporal": "ok", "store": "ok"}}, ready)
 	loc, err := localtime.LoadZone("Europe/Paris")
 	require.NoError(t, err)
 	day := time.Now().In(loc).AddDate(0, 0, 3)
