@@ -64,6 +64,8 @@ func TestComposePortsAndHealthChecks(t *testing.T) {
 		require.NotEmpty(t, hc.Test, name)
 		require.False(t, hc.Disable, name)
 	}
+	require.Contains(t, p.Services["api"].HealthCheck.Test, "http://127.0.0.1:8080/readyz",
+		"the API is healthy when Temporal answers, not merely when it runs")
 }
 
 func TestComposeStartsInDependencyOrder(t *testing.T) {
