@@ -24,9 +24,11 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
+	"google.golang.org/api/calendar/v3"
 
 	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/internal/devstack"
+	"github.com/bookingsaga/bookingsaga/internal/gcal"
 	"github.com/bookingsaga/bookingsaga/internal/localtime"
 	"github.com/bookingsaga/bookingsaga/internal/pgserver"
 	"github.com/bookingsaga/bookingsaga/receipt"
@@ -291,6 +293,47 @@ func TestDevStackRestartsItsPostgreSQL(t *testing.T) {
 	}, time.Minute, 250*time.Millisecond, "bookings resume once PostgreSQL is back")
 	require.Equal(t, receipt.StatusConfirmed, d.receipt(key).Status, "nothing committed was lost")
 	require.Contains(t, d.stderr.String(), "postgresql exited; restarting it")
+}
+
+// TestDevStackFakesKeepTheirStateAcrossACrash: the whole stack killed
+// (SIGKILL, no clean stop) comes back with the fake calendar's events.
+func TestDevStackFakesKeepTheirStateAcrossACrash(t *testing.T) {
+	t.Parallel()
+	d := newDevStack(t)
+	calendarAddr := d.args[slices.Index(d.args, "-fake-calendar")+1]
+	events := func() []calendar.Event {
+		res, err := http.Get("http://" + calendarAddr + "/_fake/events/paris-marais-12@demo.bookingsaga")
+		if err != nil {
+			return nil
+		}
+		defer res.Body.Close()
+		var evs []calendar.Event
+		if json.NewDecoder(res.Body).Decode(&evs) != nil {
+			return nil
+		}
+		return evs
+	}
+	mirrored := func(key string) bool {
+		for _, ev := range events() {
+			if ev.Id == gcal.EventID(key) && ev.Status == "confirmed" {
+				return true
+			}
+		}
+		return false
+	}
+	d.start()
+	loc, err := localtime.LoadZone("Europe/Paris")
+	require.NoError(t, err)
+	day := time.Now().In(loc).AddDate(0, 0, 6)
+	key := uuid.NewString()
+	require.Equal(t, receipt.StatusConfirmed, d.book(key, time.Date(day.Year(), day.Month(), day.Day(), 9, 0, 0, 0, loc)).Status)
+	require.Eventually(t, func() bool { return mirrored(key) }, 30*time.Second, 100*time.Millisecond, "the event was written")
+
+	require.NoError(t, syscall.Kill(-d.cmd.Process.Pid, syscall.SIGKILL))
+	_ = d.cmd.Wait()
+	require.Eventually(t, func() bool { return !d.postgresRunning() }, 30*time.Second, 100*time.Millisecond, "the old stack is gone")
+	d.start()
+	require.True(t, mirrored(key), "the fake calendar kept its event through the crash")
 }
 
 func TestDevStackBadConfigurationSaysWhatToDo(t *testing.T) {

@@ -179,6 +179,7 @@ func (s *Stack) startFakes() error {
 		if err := cal.Load(s.fakeFile("calendar")); err != nil {
 			return err // and Stop must not save an empty calendar over the file
 		}
+		cal.SaveEachWrite(s.fakeFile("calendar"))
 		s.calendar = cal
 		if err := s.serve(s.opts.CalendarAddr, s.calendar); err != nil {
 			return err
@@ -190,6 +191,7 @@ func (s *Stack) startFakes() error {
 		if err := c.Load(s.fakeFile("crm")); err != nil {
 			return err
 		}
+		c.SaveEachWrite(s.fakeFile("crm"))
 		s.crm = c
 		if err := s.serve(s.opts.CRMAddr, s.crm); err != nil {
 			return err

@@ -3,6 +3,7 @@ package mirrorfake
 import (
 	"crypto/rand"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"sort"
@@ -26,6 +27,10 @@ type Calendar struct {
 	mu      sync.Mutex
 	etagSeq int64
 	events  map[string]map[string]*calendar.Event // calendar id → event id → event
+	// file, when set, is saved after every write (SaveEachWrite).
+	file string
+	// saveErr is the last failed save, reported by the next Save.
+	saveErr error
 }
 
 // NewCalendar returns an empty fake calendar server.
@@ -86,7 +91,25 @@ type calendarState struct {
 func (c *Calendar) Save(path string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return saveJSON(path, calendarState{EtagSeq: c.etagSeq, Events: c.events})
+	err := errors.Join(c.saveErr, saveJSON(path, calendarState{EtagSeq: c.etagSeq, Events: c.events}))
+	c.saveErr = nil
+	return err
+}
+
+// SaveEachWrite makes every write through the API save the calendar to
+// path, so a dev stack keeps it across a crash, not only a clean stop.
+func (c *Calendar) SaveEachWrite(path string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.file = path
+}
+
+func (c *Calendar) persist() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.file != "" {
+		c.saveErr = saveJSON(c.file, calendarState{EtagSeq: c.etagSeq, Events: c.events})
+	}
 }
 
 // Load restores what Save wrote; a missing file leaves the calendar empty.
@@ -124,7 +147,7 @@ func (c *Calendar) mux() *http.ServeMux {
 }
 
 func (c *Calendar) op(name string, h handler) http.HandlerFunc {
-	return serve(&c.faults, &c.mu, name, writeGoogleError, h)
+	return serve(&c.faults, &c.mu, name, writeGoogleError, h, c.persist)
 }
 
 func gerr(code int, reason, format string, args ...any) error {

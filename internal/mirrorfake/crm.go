@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/subtle"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -26,6 +27,10 @@ type CRM struct {
 	records  map[string]*crm.Record // booking id → record
 	idem     map[string]idemEntry
 	requests int // upserts that changed something
+	// file, when set, is saved after every write (SaveEachWrite).
+	file string
+	// saveErr is the last failed save, reported by the next Save.
+	saveErr error
 }
 
 type idemEntry struct {
@@ -80,7 +85,29 @@ type crmState struct {
 func (c *CRM) Save(path string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return saveJSON(path, crmState{Seq: c.seq, Records: c.records, Idem: c.idem, Writes: c.requests})
+	err := errors.Join(c.saveErr, saveJSON(path, c.state()))
+	c.saveErr = nil
+	return err
+}
+
+func (c *CRM) state() crmState {
+	return crmState{Seq: c.seq, Records: c.records, Idem: c.idem, Writes: c.requests}
+}
+
+// SaveEachWrite makes every write through the API save the CRM to path,
+// so a dev stack keeps it across a crash, not only a clean stop.
+func (c *CRM) SaveEachWrite(path string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.file = path
+}
+
+func (c *CRM) persist() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.file != "" {
+		c.saveErr = saveJSON(c.file, c.state())
+	}
 }
 
 // Load restores what Save wrote; a missing file leaves the CRM empty.
@@ -109,7 +136,7 @@ func (c *CRM) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // authed checks the bearer token, then serves op.
 func (c *CRM) authed(op string, h handler) http.HandlerFunc {
-	next := serve(&c.faults, &c.mu, op, writeCRMError, h)
+	next := serve(&c.faults, &c.mu, op, writeCRMError, h, c.persist)
 	return func(w http.ResponseWriter, r *http.Request) {
 		if c.token != "" && subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), []byte("Bearer "+c.token)) != 1 {
 			writeCRMError(w, http.StatusUnauthorized, "unauthorized", "missing or wrong bearer token")

@@ -142,8 +142,10 @@ func (e *apiError) Error() string { return e.message }
 type handler func(r *http.Request) (status int, body any, err error)
 
 // serve runs h for op with op's fault applied around it: latency and
-// failures before, lost replies after the write.
-func serve(fs *faults, mu *sync.Mutex, op string, fail errorWriter, h handler) http.HandlerFunc {
+// failures before, lost replies after the write. After a write that
+// succeeded it calls persist, so a fake that keeps a file keeps it
+// current even if its process is killed.
+func serve(fs *faults, mu *sync.Mutex, op string, fail errorWriter, h handler, persist func()) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		f := fs.take(op)
 		stop := fs.done()
@@ -153,6 +155,9 @@ func serve(fs *faults, mu *sync.Mutex, op string, fail errorWriter, h handler) h
 		mu.Lock()
 		status, body, err := h(r)
 		mu.Unlock()
+		if err == nil && r.Method != http.MethodGet {
+			persist()
+		}
 		if ae, ok := err.(*apiError); ok {
 			fail(w, ae.status, ae.code, ae.message)
 			return
