@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -61,7 +62,19 @@ func RunDev(ctx context.Context, cfg Config, logger *zap.Logger) error {
 		cfg.MetricsListen = "127.0.0.1:9464"
 	}
 	banner(cfg, stack, time.Since(began))
-	return Run(ctx, cfg, logger)
+	// A stop drains the API first: it takes no new calls and answers those
+	// in flight, which need the worker; only then does the worker stop.
+	workerCtx, stopWorker := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopWorker()
+	go func() {
+		select {
+		case <-ctx.Done():
+			stopAPI()
+			stopWorker()
+		case <-workerCtx.Done(): // the worker ended by itself
+		}
+	}()
+	return Run(workerCtx, cfg, logger)
 }
 
 // seed applies the migrations and the demo catalogue's missing parts.
@@ -77,7 +90,8 @@ func seed(ctx context.Context, url string) error {
 	return devstack.SeedDemo(ctx, store.New(pool, store.Config{}))
 }
 
-// serveAPI serves the agent API on ln through its own Temporal client.
+// serveAPI serves the agent API on ln through its own Temporal client. Its
+// stop drains the API once, however often it is called.
 func serveAPI(ctx context.Context, cfg Config, logger *zap.Logger, ln net.Listener) (func(), error) {
 	tc, err := client.Dial(client.Options{HostPort: cfg.TemporalAddress, Namespace: cfg.Namespace,
 		Logger: zaplog.New(logger.WithOptions(zap.IncreaseLevel(zap.WarnLevel)))})
@@ -106,12 +120,15 @@ func serveAPI(ctx context.Context, cfg Config, logger *zap.Logger, ln net.Listen
 			logger.Error("agent API stopped", zap.Error(err))
 		}
 	}()
+	var once sync.Once
 	return func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(ctx)
-		ready.Close()
-		tc.Close()
+		once.Do(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			_ = srv.Shutdown(ctx)
+			ready.Close()
+			tc.Close()
+		})
 	}, nil
 }
 

@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -334,6 +335,54 @@ func TestDevStackFakesKeepTheirStateAcrossACrash(t *testing.T) {
 	require.Eventually(t, func() bool { return !d.postgresRunning() }, 30*time.Second, 100*time.Millisecond, "the old stack is gone")
 	d.start()
 	require.True(t, mirrored(key), "the fake calendar kept its event through the crash")
+}
+
+// TestDevStackDrainsTheAPIBeforeTheWorker: a SIGINT under load. Calls in
+// flight are answered by a worker still running, so no answer is a
+// pending one; calls after the SIGINT find the API closed, and can go to
+// another instance.
+func TestDevStackDrainsTheAPIBeforeTheWorker(t *testing.T) {
+	t.Parallel()
+	d := newDevStack(t)
+	d.start()
+	loc, err := localtime.LoadZone("Europe/Paris")
+	require.NoError(t, err)
+	day := time.Now().In(loc).AddDate(0, 0, 7)
+	var answered, pending atomic.Int32
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Go(func() {
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				at := time.Date(day.Year(), day.Month(), day.Day(), 9+w, 0, 0, 0, loc).Add(time.Duration(i%4) * 15 * time.Minute)
+				body, err := json.Marshal(map[string]any{"request_key": uuid.NewString(), "property_id": "paris-marais-12",
+					"agent_id": "agent-claire", "starts_at": at.Format(time.RFC3339), "time_zone": "Europe/Paris",
+					"duration_minutes": 30, "expected_policy_version": devstack.DemoPolicy})
+				require.NoError(t, err)
+				res, err := http.Post("http://"+d.api+"/v1/bookings", "application/json", bytes.NewReader(body))
+				if err != nil {
+					continue // the API has closed: a caller goes elsewhere
+				}
+				var r receipt.Receipt
+				_ = json.NewDecoder(res.Body).Decode(&r)
+				_ = res.Body.Close()
+				answered.Add(1)
+				if r.Status == receipt.StatusPending {
+					pending.Add(1)
+				}
+			}
+		})
+	}
+	require.Eventually(t, func() bool { return answered.Load() >= 20 }, time.Minute, 10*time.Millisecond, "load is running")
+	d.stop()
+	close(stop)
+	wg.Wait()
+	require.Zero(t, pending.Load(), "of %d answers, none was left pending by a worker that stopped first", answered.Load())
 }
 
 func TestDevStackBadConfigurationSaysWhatToDo(t *testing.T) {
