@@ -39,7 +39,7 @@ type Config struct {
 	// Ready are what GET /readyz asks before it says the API can take
 	// calls: Temporal, and the store where the process can reach it.
 	Ready []Check
-	Log *zap.Logger
+	Log   *zap.Logger
 }
 
 // Server is the HTTP API.
