@@ -3,7 +3,6 @@ package mirrorfake
 import (
 	"crypto/rand"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"sort"
@@ -27,10 +26,7 @@ type Calendar struct {
 	mu      sync.Mutex
 	etagSeq int64
 	events  map[string]map[string]*calendar.Event // calendar id → event id → event
-	// file, when set, is saved after every write (SaveEachWrite).
-	file string
-	// saveErr is the last failed save, reported by the next Save.
-	saveErr error
+	journal journal
 }
 
 // NewCalendar returns an empty fake calendar server.
@@ -91,9 +87,7 @@ type calendarState struct {
 func (c *Calendar) Save(path string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	err := errors.Join(c.saveErr, saveJSON(path, calendarState{EtagSeq: c.etagSeq, Events: c.events}))
-	c.saveErr = nil
-	return err
+	return c.journal.save(path, c.state())
 }
 
 // SaveEachWrite makes every write through the API save the calendar to
@@ -101,15 +95,17 @@ func (c *Calendar) Save(path string) error {
 func (c *Calendar) SaveEachWrite(path string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.file = path
+	c.journal.file = path
 }
 
 func (c *Calendar) persist() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.file != "" {
-		c.saveErr = saveJSON(c.file, calendarState{EtagSeq: c.etagSeq, Events: c.events})
-	}
+	c.journal.written(c.state())
+}
+
+func (c *Calendar) state() calendarState {
+	return calendarState{EtagSeq: c.etagSeq, Events: c.events}
 }
 
 // Load restores what Save wrote; a missing file leaves the calendar empty.

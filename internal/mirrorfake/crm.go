@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/subtle"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -27,10 +26,7 @@ type CRM struct {
 	records  map[string]*crm.Record // booking id → record
 	idem     map[string]idemEntry
 	requests int // upserts that changed something
-	// file, when set, is saved after every write (SaveEachWrite).
-	file string
-	// saveErr is the last failed save, reported by the next Save.
-	saveErr error
+	journal  journal
 }
 
 type idemEntry struct {
@@ -85,9 +81,7 @@ type crmState struct {
 func (c *CRM) Save(path string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	err := errors.Join(c.saveErr, saveJSON(path, c.state()))
-	c.saveErr = nil
-	return err
+	return c.journal.save(path, c.state())
 }
 
 func (c *CRM) state() crmState {
@@ -99,15 +93,13 @@ func (c *CRM) state() crmState {
 func (c *CRM) SaveEachWrite(path string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.file = path
+	c.journal.file = path
 }
 
 func (c *CRM) persist() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.file != "" {
-		c.saveErr = saveJSON(c.file, c.state())
-	}
+	c.journal.written(c.state())
 }
 
 // Load restores what Save wrote; a missing file leaves the CRM empty.

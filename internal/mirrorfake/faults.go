@@ -270,6 +270,29 @@ func faultAdmin(fs *faults) http.HandlerFunc {
 	}
 }
 
+// journal keeps a fake's file current: after every write through its API
+// the state is saved, so the fake survives a crash of its process, not only
+// a clean stop. A failed save is reported by the next Save. Its owner's
+// lock guards it.
+type journal struct {
+	file    string
+	saveErr error
+}
+
+// written saves state if the journal has a file.
+func (j *journal) written(state any) {
+	if j.file != "" {
+		j.saveErr = saveJSON(j.file, state)
+	}
+}
+
+// save writes state to path and reports any failed save before it.
+func (j *journal) save(path string, state any) error {
+	err := errors.Join(j.saveErr, saveJSON(path, state))
+	j.saveErr = nil
+	return err
+}
+
 // saveJSON writes v to path atomically (write, then rename), so a crash
 // mid-save leaves the previous state.
 func saveJSON(path string, v any) error {
