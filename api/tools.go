@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"go.temporal.io/api/serviceerror"
+	"go.uber.org/zap"
 
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/receipt"
@@ -98,7 +99,7 @@ func (s *Server) runTool(ctx context.Context, conv, name string, a toolArgs) (st
 		r, err := s.client.Cancel(ctx, a.RequestKey)
 		if err == nil && r.Status == receipt.StatusCancelled {
 			// Choosing the same slot again later is a new booking.
-			err = s.client.Retire(ctx, conv, a.RequestKey)
+			s.tell(ctx, conv, a.RequestKey, s.client.Retire)
 		}
 		return Say(r), err
 	case "reschedule_booking":
@@ -130,11 +131,21 @@ func (s *Server) toolBook(ctx context.Context, conv string, a toolArgs) (string,
 	case final(r):
 		// The key's booking ended unkept; the same choice again (a slot
 		// that freed up, a refreshed policy) must not meet this outcome.
-		err = s.client.Retire(ctx, conv, ch.RequestKey)
+		s.tell(ctx, conv, ch.RequestKey, s.client.Retire)
 	default:
-		err = s.client.Settle(ctx, conv, ch.RequestKey)
+		s.tell(ctx, conv, ch.RequestKey, s.client.Settle)
 	}
 	return Say(r), err
+}
+
+// tell updates the conversation's bookkeeping about a key once its booking
+// call is answered. A failure is logged, never spoken: the caller hears
+// what happened to the booking, and the conversation's next choice
+// re-reads an unsettled key anyway.
+func (s *Server) tell(ctx context.Context, conv, key string, update func(context.Context, string, string) error) {
+	if err := update(ctx, conv, key); err != nil {
+		s.cfg.Log.Warn("conversation not told how its booking came out", zap.String("request_key", key), zap.Error(err))
+	}
 }
 
 // toolHold holds the chosen slot until book confirms it.
@@ -182,7 +193,7 @@ func (s *Server) toolReschedule(ctx context.Context, conv string, a toolArgs) (s
 	}
 	r, err := s.client.Reschedule(ctx, a.RequestKey, newKey, req)
 	if err == nil && final(r) {
-		err = s.client.Retire(ctx, conv, newKey)
+		s.tell(ctx, conv, newKey, s.client.Retire)
 	}
 	return Say(r), err
 }

@@ -18,6 +18,7 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/bookingsaga/bookingsaga/api"
+	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/receipt"
 	"github.com/bookingsaga/bookingsaga/sagaclient"
 )
@@ -168,4 +169,63 @@ func referenceIn(t *testing.T, line string) string {
 	i := strings.Index(line, "BS-")
 	require.GreaterOrEqual(t, i, 0, line)
 	return line[i : i+len("BS-XXXX-XXXX")]
+}
+
+// lostBookkeeping fails every update that tells a conversation how a
+// booking came out (settle, retire), as a Temporal hiccup right after the
+// booking call would.
+type lostBookkeeping struct {
+	interceptor.ClientInterceptorBase
+	failed atomic.Int32
+}
+
+func (l *lostBookkeeping) InterceptClient(next interceptor.ClientOutboundInterceptor) interceptor.ClientOutboundInterceptor {
+	return &lostBookkeepingOutbound{ClientOutboundInterceptorBase: interceptor.ClientOutboundInterceptorBase{Next: next}, root: l}
+}
+
+type lostBookkeepingOutbound struct {
+	interceptor.ClientOutboundInterceptorBase
+	root *lostBookkeeping
+}
+
+func (o *lostBookkeepingOutbound) UpdateWorkflow(ctx context.Context, in *interceptor.ClientUpdateWorkflowInput) (client.WorkflowUpdateHandle, error) {
+	if in.UpdateName == booking.UpdateSettle || in.UpdateName == booking.UpdateRetire {
+		o.root.failed.Add(1)
+		return nil, serviceerror.NewUnavailable("injected: the conversation could not be told")
+	}
+	return o.Next.UpdateWorkflow(ctx, in)
+}
+
+// The caller hears what happened to the booking, whatever happens to the
+// conversation's bookkeeping afterwards.
+func TestAConversationBookkeepingFaultNeverChangesTheAnswer(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	fault := &lostBookkeeping{}
+	tc, err := client.NewClientFromExisting(f.client, client.Options{Namespace: temporalServer().GetDefaultNamespace(),
+		Interceptors: []interceptor.ClientInterceptor{fault}})
+	require.NoError(t, err)
+	sc := sagaclient.New(tc, sagaclient.Options{TaskQueue: f.queue, Settings: f.settings})
+	srv := httptest.NewServer(api.New(sc, api.Config{Token: apiToken}).Handler())
+	t.Cleanup(srv.Close)
+	call := "call-" + uuid.NewString()
+	tool := func(name string, args map[string]any) string {
+		body, err := json.Marshal(map[string]any{"name": name, "call": map[string]string{"call_id": call}, "args": args})
+		require.NoError(t, err)
+		var out struct {
+			Result string `json:"result"`
+		}
+		require.Equal(t, http.StatusOK, f.call("POST", srv.URL+"/v1/tools/retell", body, &out))
+		return out.Result
+	}
+	args := map[string]any{"property_id": "paris-11", "agent_id": "agent-00", "starts_at": slot(t, 13).Format(time.RFC3339),
+		"time_zone": "Europe/Paris", "duration_minutes": 30, "expected_policy_version": policyVersion}
+	booked := tool("book", args)
+	require.True(t, strings.HasPrefix(booked, "Confirmed"), "the booking was made: %s", booked)
+
+	var key string
+	require.NoError(t, f.pool.QueryRow(f.ctx, "SELECT request_key FROM booking").Scan(&key))
+	cancelled := tool("cancel_booking", map[string]any{"request_key": key})
+	require.True(t, strings.HasPrefix(cancelled, "Cancelled"), "the booking was cancelled: %s", cancelled)
+	require.EqualValues(t, 2, fault.failed.Load(), "the bookkeeping failed both times")
 }
