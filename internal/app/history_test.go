@@ -10,14 +10,17 @@ import (
 	"go.temporal.io/api/temporalproto"
 )
 
-// record writes the workflow's history to workflows/testdata when
-// RECORD_HISTORIES is set, for the replay tests there. Run it after a
-// deliberate change to the saga:
+// record writes the workflow's history to workflows/testdata/<build> when
+// RECORD_HISTORIES names the build, for the replay tests there. Each
+// released build records its histories once, and they are kept for good:
+// sagas stay open for weeks, so every build must replay what every earlier
+// build wrote. Recording over a kept history is refused.
 //
-//	RECORD_HISTORIES=1 go test ./internal/app -run 'Test.*'
+//	RECORD_HISTORIES=v0.2.0 go test ./internal/app -run 'Test.*'
 func (f *fixture) record(key, name string) {
 	f.t.Helper()
-	if os.Getenv("RECORD_HISTORIES") == "" {
+	build := os.Getenv("RECORD_HISTORIES")
+	if build == "" {
 		return
 	}
 	it := f.client.GetWorkflowHistory(f.ctx, key, "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
@@ -29,5 +32,11 @@ func (f *fixture) record(key, name string) {
 	}
 	data, err := temporalproto.CustomJSONMarshalOptions{Indent: "  "}.Marshal(h)
 	require.NoError(f.t, err)
-	require.NoError(f.t, os.WriteFile(filepath.Join("..", "..", "workflows", "testdata", name+".json"), data, 0o644))
+	dir := filepath.Join("..", "..", "workflows", "testdata", build)
+	require.NoError(f.t, os.MkdirAll(dir, 0o755))
+	file, err := os.OpenFile(filepath.Join(dir, name+".json"), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	require.NoError(f.t, err, "kept histories are never recorded over")
+	defer file.Close()
+	_, err = file.Write(data)
+	require.NoError(f.t, err)
 }

@@ -327,6 +327,7 @@ func TestAHoldThroughTheAPI(t *testing.T) {
 	require.Equal(t, http.StatusOK, f.call("POST", url+"/v1/bookings", bookingBody(held.RequestKey, slot(t, 15)), &booked))
 	require.Equal(t, receipt.StatusConfirmed, booked.Status, "book confirms the hold")
 	require.Equal(t, held.Hold.BookingID, booked.BookingID)
+	f.record(held.RequestKey, "held_then_confirmed")
 }
 
 // A resent reschedule answers what its new booking is now: once cancelled,
