@@ -195,9 +195,22 @@ func (s *saga) deadline(ctx workflow.Context) (time.Duration, func(workflow.Cont
 		// is asked about again rather than in a tight loop.
 		return max(s.st.Booking.HoldExpiresAt.Sub(now), time.Second), s.expireHold
 	case s.st.State == StateConfirmed && s.inFlight == 0 && !s.commitRunning:
-		return max(s.st.Booking.Intent.EndsAt.Sub(now), time.Millisecond), func(workflow.Context) { s.done = true }
+		return max(s.st.Booking.Intent.EndsAt.Sub(now), time.Millisecond), s.viewingEnded
 	}
 	return 0, nil
+}
+
+// viewingEnded closes the saga of a booking whose viewing is over, as the
+// store has it: a change made there since the last reconciliation (an
+// operator's cancel, say) is adopted first, and its mirrors synced.
+func (s *saga) viewingEnded(ctx workflow.Context) {
+	if workflow.GetVersion(ctx, changeFinalRead, workflow.DefaultVersion, 1) == 1 {
+		s.refresh(ctx)
+		if s.st.State != StateConfirmed {
+			return // the loop syncs the mirrors, then closes
+		}
+	}
+	s.done = true
 }
 
 // shouldContinueAsNew waits for in-flight work; a cancel still waiting for

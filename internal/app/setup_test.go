@@ -63,6 +63,8 @@ type fixture struct {
 	client   client.Client
 	queue    string
 	settings workflows.Settings
+	// calendarURL and crmURL are where the fakes listen.
+	calendarURL, crmURL string
 }
 
 // setup gives a test its own database, fake calendar and CRM, task queue
@@ -81,6 +83,7 @@ func setupOn(t testing.TB, pool *pgxpool.Pool, opts ...worker.Options) *fixture 
 		client: temporalServer().GetDefaultClient(), queue: "q-" + strings.ReplaceAll(t.Name(), "/", "-"),
 		settings: workflows.Settings{MirrorAttemptTimeout: 3 * time.Second}}
 	calSrv, crmSrv := httptest.NewServer(f.calendar), httptest.NewServer(f.crm)
+	f.calendarURL, f.crmURL = calSrv.URL, crmSrv.URL
 	t.Cleanup(func() { f.calendar.Release(); calSrv.Close() })
 	t.Cleanup(func() { f.crm.Release(); crmSrv.Close() })
 	st := store.New(f.pool, store.Config{})
@@ -92,9 +95,9 @@ func setupOn(t testing.TB, pool *pgxpool.Pool, opts ...worker.Options) *fixture 
 	} {
 		require.NoError(t, st.UpsertResource(ctx, r))
 	}
-	cal, err := gcal.New(ctx, gcal.Config{Endpoint: calSrv.URL + "/calendar/v3/", NoAuth: true, CallTimeout: 2 * time.Second, Retry: retry.Default()})
+	cal, err := gcal.New(ctx, gcal.Config{Endpoint: f.calendarURL + "/calendar/v3/", NoAuth: true, CallTimeout: 2 * time.Second, Retry: retry.Default()})
 	require.NoError(t, err)
-	crmClient, err := crm.NewHTTP(crm.Config{BaseURL: crmSrv.URL, Token: "crm-token", Timeout: 2 * time.Second, Retry: retry.Default()})
+	crmClient, err := crm.NewHTTP(crm.Config{BaseURL: f.crmURL, Token: "crm-token", Timeout: 2 * time.Second, Retry: retry.Default()})
 	require.NoError(t, err)
 	f.acts = &activities.Activities{Store: st, Calendar: cal, CRM: crmClient, Temporal: f.client}
 	var o worker.Options

@@ -1,0 +1,14 @@
+package workflows
+
+// Changes to the saga's decisions since the first release, each behind
+// workflow.GetVersion so that sagas an earlier build started (they stay
+// open for weeks) replay as they ran. The kept histories in testdata/<build>
+// hold every build to that (TestReplayKeptHistories). A change's branch for
+// workflow.DefaultVersion may go only once no saga older than the change
+// can still be open, and no kept history needs it.
+const (
+	// changeFinalRead (v0.2.0): at the viewing's end the saga reads its
+	// record in the store before it closes, so its last answer, which the
+	// receipt query gives until retention, is the store's.
+	changeFinalRead = "final-store-read"
+)
