@@ -43,7 +43,11 @@ func serve(ctx context.Context, sc *sagaclient.Client, logger *zap.Logger, args 
 	}
 	srv := &http.Server{Handler: api.New(sc, cfg).Handler(), ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second}
+	// Serve returns as soon as Shutdown begins; the process must live on
+	// until Shutdown has answered the calls in flight, or they get an EOF.
+	drained := make(chan struct{})
 	go func() {
+		defer close(drained)
 		<-ctx.Done()
 		shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
@@ -53,6 +57,8 @@ func serve(ctx context.Context, sc *sagaclient.Client, logger *zap.Logger, args 
 	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
+	<-drained
+	logger.Info("agent API stopped; calls in flight were answered")
 	return nil
 }
 

@@ -38,6 +38,12 @@ func NewCalendar() *Calendar {
 // events.update, events.patch, events.delete, events.list or freebusy.query.
 func (c *Calendar) Inject(f Fault) error { return c.faults.add(f) }
 
+// InjectRandom makes rate of all calls misbehave as one of kinds, picked
+// at random with seed, whenever no queued fault applies; rate 0 stops it.
+func (c *Calendar) InjectRandom(rate float64, kinds []Fault, seed uint64) error {
+	return c.faults.setRandom(rate, kinds, seed)
+}
+
 // ClearFaults drops every queued fault.
 func (c *Calendar) ClearFaults() { c.faults.clear() }
 

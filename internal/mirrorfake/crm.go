@@ -43,6 +43,12 @@ func NewCRM(token string) *CRM {
 // Inject queues a fault for viewings.upsert or viewings.get.
 func (c *CRM) Inject(f Fault) error { return c.faults.add(f) }
 
+// InjectRandom makes rate of all calls misbehave as one of kinds, picked
+// at random with seed, whenever no queued fault applies; rate 0 stops it.
+func (c *CRM) InjectRandom(rate float64, kinds []Fault, seed uint64) error {
+	return c.faults.setRandom(rate, kinds, seed)
+}
+
 // Release lets go of every request held by an injected latency or
 // timeout; call it before closing the server so Close need not wait.
 func (c *CRM) Release() { c.faults.release() }

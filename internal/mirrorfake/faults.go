@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"os"
 	"strconv"
@@ -62,6 +63,8 @@ type faults struct {
 	mu     sync.Mutex
 	queued []Fault
 	calls  map[string]int
+	// random faults a share of the calls no queued fault applies to.
+	random *randomFaults
 	// released is closed by release, to let go of every held request.
 	released     chan struct{}
 	releasedOnce sync.Once
@@ -120,7 +123,41 @@ func (fs *faults) take(op string) Fault {
 		}
 		return f
 	}
+	if r := fs.random; r != nil && r.rng.Float64() < r.rate {
+		f := r.kinds[r.rng.IntN(len(r.kinds))]
+		f.Op = op
+		return f
+	}
 	return Fault{}
+}
+
+// randomFaults is a chaos run's standing misbehaviour.
+type randomFaults struct {
+	rate  float64
+	kinds []Fault
+	rng   *rand.Rand
+}
+
+// setRandom makes rate (0 to 1) of all calls misbehave, each as one of
+// kinds picked at random (their Op and Times are ignored), whenever no
+// queued fault applies. A rate of 0 turns it off.
+func (fs *faults) setRandom(rate float64, kinds []Fault, seed uint64) error {
+	if rate < 0 || rate > 1 || rate > 0 && len(kinds) == 0 {
+		return fmt.Errorf("random faults: rate %v must be 0 to 1, with at least one kind", rate)
+	}
+	for _, f := range kinds {
+		f.Op = "any"
+		if err := f.validate(); err != nil {
+			return err
+		}
+	}
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	fs.random = nil
+	if rate > 0 {
+		fs.random = &randomFaults{rate: rate, kinds: kinds, rng: rand.New(rand.NewPCG(seed, seed))}
+	}
+	return nil
 }
 
 func (fs *faults) count(op string) int {

@@ -92,6 +92,13 @@ func (s *Server) ConnString(db string) string {
 // Exited is closed when the server process has ended, stopped or not.
 func (s *Server) Exited() <-chan struct{} { return s.exited }
 
+// Crash stops the cluster as `pg_ctl stop -m immediate` does (SIGQUIT):
+// no checkpoint, children killed, crash recovery on the next start.
+func (s *Server) Crash() {
+	_ = s.cmd.Process.Signal(syscall.SIGQUIT)
+	<-s.exited
+}
+
 // Stop shuts the cluster down with a fast shutdown (rolls back open
 // transactions, flushes, exits) and waits for the process to go.
 func (s *Server) Stop() {

@@ -1,0 +1,57 @@
+package chaos_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/bookingsaga/bookingsaga/internal/chaos"
+)
+
+func TestMain(m *testing.M) {
+	chaos.ServeRole(os.Args[1:])
+	os.Exit(m.Run())
+}
+
+// build builds one of the repository's commands, as a deployment would.
+func build(t *testing.T, pkg string) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), filepath.Base(pkg))
+	out, err := exec.Command("go", "build", "-o", bin, "github.com/bookingsaga/bookingsaga/"+pkg).CombinedOutput()
+	require.NoError(t, err, "build %s: %s", pkg, out)
+	return bin
+}
+
+// TestFaultsUnderLoad is the fault suite's short run: each fault once,
+// under load, then recovery, one reconciliation and the checks. Its table
+// goes to the test log, and to $CHAOS_REPORT when set (CI prints it).
+func TestFaultsUnderLoad(t *testing.T) {
+	// Unix socket paths are short: keep the data dir near the root.
+	dir, err := os.MkdirTemp("", "bs-chaos-")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	rep, err := chaos.Run(ctx, chaos.Options{Dir: dir, Duration: 75 * time.Second, Callers: 6, Think: 150 * time.Millisecond,
+		MirrorFaultRate: 0.3, Outage: 3 * time.Second, Seed: uint64(time.Now().UnixNano()),
+		Binaries: chaos.Binaries{Worker: build(t, "worker"), Starter: build(t, "starter"), Temporal: []string{os.Args[0], chaos.TemporalRole}}})
+	require.NoError(t, err)
+	var table bytes.Buffer
+	rep.Print(&table)
+	t.Log("\n" + table.String())
+	if path := os.Getenv("CHAOS_REPORT"); path != "" {
+		require.NoError(t, os.WriteFile(path, table.Bytes(), 0o644))
+	}
+	require.True(t, rep.OK(), "invariants violated:\n%s", table.String())
+	require.Len(t, rep.Faults, 5)
+	for _, f := range rep.Faults {
+		require.False(t, f.Recovered.IsZero(), "no booking was confirmed after %s", f.Name)
+	}
+	require.Greater(t, len(rep.Calls), 100, "the load hardly ran")
+}

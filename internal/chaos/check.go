@@ -1,0 +1,358 @@
+package chaos
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"google.golang.org/api/calendar/v3"
+
+	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/crm"
+	"github.com/bookingsaga/bookingsaga/internal/gcal"
+	"github.com/bookingsaga/bookingsaga/receipt"
+)
+
+// Invariant is one property the checker holds a run to, and what broke it.
+type Invariant struct {
+	Name       string
+	Violations []string
+}
+
+// stored is one booking row.
+type stored struct {
+	key, id, status, property string
+	starts, ends              time.Time
+}
+
+// checker holds what a check reads: the history, the store, the fakes,
+// and each key's final answer from the API.
+type checker struct {
+	calls    []Call
+	bookings map[string]stored // by request key
+	final    map[string]*receipt.Receipt
+	events   map[string][]calendar.Event // by calendar id
+	records  []crm.Record
+	inFlight []time.Time // the moments the API was interrupted
+	occupied []occupancy
+}
+
+// occupancy is one live booking's claim on one resource.
+type occupancy struct {
+	resource   string
+	capacity   int
+	start, end time.Time
+}
+
+func (c *cluster) read(ctx context.Context, pool *pgxpool.Pool, calls []Call, interrupts []time.Time) (*checker, error) {
+	ch := &checker{calls: calls, bookings: map[string]stored{}, events: map[string][]calendar.Event{},
+		records: c.crm.Records(), inFlight: interrupts}
+	rows, err := pool.Query(ctx, "SELECT request_key, booking_id::text, status, property_id, starts_at, ends_at FROM booking")
+	if err != nil {
+		return nil, fmt.Errorf("read bookings: %w", err)
+	}
+	for rows.Next() {
+		var b stored
+		if err := rows.Scan(&b.key, &b.id, &b.status, &b.property, &b.starts, &b.ends); err != nil {
+			return nil, fmt.Errorf("read bookings: %w", err)
+		}
+		ch.bookings[b.key] = b
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read bookings: %w", err)
+	}
+	if ch.occupied, err = occupied(ctx, pool); err != nil {
+		return nil, err
+	}
+	for _, r := range resources() {
+		if r.CalendarID != "" {
+			ch.events[r.CalendarID] = c.calendar.Events(r.CalendarID)
+		}
+	}
+	ch.final, err = finalAnswers(ctx, c.apiURL(), calls)
+	return ch, err
+}
+
+// finalAnswers asks the API for every key the history touched.
+func finalAnswers(ctx context.Context, url string, calls []Call) (map[string]*receipt.Receipt, error) {
+	keys := map[string]bool{}
+	for _, c := range calls {
+		for _, k := range []string{c.Key, c.NewKey} {
+			if k != "" {
+				keys[k] = true
+			}
+		}
+	}
+	out := make(map[string]*receipt.Receipt, len(keys))
+	var mu sync.Mutex
+	var firstErr error
+	work := make(chan string)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for k := range work {
+				r, err := status(ctx, url, k)
+				mu.Lock()
+				out[k] = r
+				if err != nil && firstErr == nil {
+					firstErr = err
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	for k := range keys {
+		work <- k
+	}
+	close(work)
+	wg.Wait()
+	return out, firstErr
+}
+
+// status is GET /v1/bookings/{key}; nil when the API knows no such key.
+func status(ctx context.Context, url, key string) (*receipt.Receipt, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url+"/v1/bookings/"+key, nil)
+	if err != nil {
+		return nil, err
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("status of %s: %w", key, err)
+	}
+	defer res.Body.Close()
+	if res.StatusCode == http.StatusNotFound {
+		return nil, nil
+	}
+	var r receipt.Receipt
+	if err := json.NewDecoder(res.Body).Decode(&r); err != nil || res.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("status of %s: http %d: %v", key, res.StatusCode, err)
+	}
+	return &r, nil
+}
+
+func (ch *checker) check() []Invariant {
+	return []Invariant{
+		{"no resource over capacity", ch.capacity()},
+		{"confirmed stays confirmed", ch.confirmedStays()},
+		{"one booking id per key", ch.oneBookingPerKey()},
+		{"no key left pending", ch.nonePending()},
+		{"one event and one CRM record per live booking", ch.mirrors()},
+		{"every 5xx retryable", ch.retryable5xx()},
+		{"every call in flight at a SIGINT answered", ch.answeredAtSIGINT()},
+	}
+}
+
+func occupied(ctx context.Context, pool *pgxpool.Pool) ([]occupancy, error) {
+	rows, err := pool.Query(ctx, `SELECT br.resource_id, r.capacity, lower(br.occupied), upper(br.occupied)
+		FROM booking_resource br JOIN resource r USING (resource_id) WHERE br.live`)
+	if err != nil {
+		return nil, fmt.Errorf("read occupancy: %w", err)
+	}
+	var out []occupancy
+	for rows.Next() {
+		var o occupancy
+		if err := rows.Scan(&o.resource, &o.capacity, &o.start, &o.end); err != nil {
+			return nil, fmt.Errorf("read occupancy: %w", err)
+		}
+		out = append(out, o)
+	}
+	return out, rows.Err()
+}
+
+// capacity sweeps each resource's live claims in time order: at no
+// instant may more overlap than its capacity.
+func (ch *checker) capacity() []string {
+	type edge struct {
+		at    time.Time
+		delta int
+	}
+	edges := map[string][]edge{}
+	capacity := map[string]int{}
+	for _, o := range ch.occupied {
+		capacity[o.resource] = o.capacity
+		edges[o.resource] = append(edges[o.resource], edge{o.start, 1}, edge{o.end, -1})
+	}
+	var bad []string
+	for res, es := range edges {
+		// An end and a start at one instant don't overlap: ends go first.
+		sort.Slice(es, func(i, j int) bool {
+			return es[i].at.Before(es[j].at) || es[i].at.Equal(es[j].at) && es[i].delta < es[j].delta
+		})
+		n := 0
+		for _, e := range es {
+			if n += e.delta; n > capacity[res] {
+				bad = append(bad, fmt.Sprintf("%s holds %d bookings at %s, capacity %d", res, n, e.at.Format(time.RFC3339), capacity[res]))
+			}
+		}
+	}
+	return bad
+}
+
+// settling reports whether the checks that recovery can still change
+// (decisions of pending keys, mirror writes) are failing.
+func (ch *checker) settling() bool {
+	return len(ch.nonePending()) > 0 || len(ch.mirrors()) > 0
+}
+
+// confirmedStays: a key ever answered confirmed is confirmed in the store
+// with the same booking and times, unless its own cancel or reschedule
+// was sent.
+func (ch *checker) confirmedStays() []string {
+	var bad []string
+	changed := map[string]bool{}
+	for _, c := range ch.calls {
+		if c.Op == "cancel" || c.Op == "reschedule" {
+			changed[c.Key] = true
+		}
+	}
+	seen := map[string]bool{}
+	for _, c := range ch.calls {
+		r := c.Receipt
+		if r == nil || r.Status != receipt.StatusConfirmed || seen[r.RequestKey] {
+			continue
+		}
+		seen[r.RequestKey] = true
+		b, ok := ch.bookings[r.RequestKey]
+		switch {
+		case !ok:
+			bad = append(bad, fmt.Sprintf("%s was answered confirmed; the store has no booking", r.RequestKey))
+		case b.id != r.BookingID || r.StartsAt == nil || !b.starts.Equal(*r.StartsAt) || !b.ends.Equal(*r.EndsAt):
+			bad = append(bad, fmt.Sprintf("%s was answered confirmed as %s; the store has %s %s-%s", r.RequestKey, r.BookingID, b.id, b.starts, b.ends))
+		case b.status != string(booking.StatusConfirmed) && !changed[r.RequestKey]:
+			bad = append(bad, fmt.Sprintf("%s was answered confirmed; the store has it %s, and no cancel or reschedule was sent", r.RequestKey, b.status))
+		}
+	}
+	return bad
+}
+
+func (ch *checker) oneBookingPerKey() []string {
+	ids := map[string][]string{}
+	for _, c := range ch.calls {
+		if r := c.Receipt; r != nil && r.BookingID != "" && !slices.Contains(ids[r.RequestKey], r.BookingID) {
+			ids[r.RequestKey] = append(ids[r.RequestKey], r.BookingID)
+		}
+	}
+	var bad []string
+	for k, v := range ids {
+		if len(v) > 1 {
+			bad = append(bad, fmt.Sprintf("%s was answered with bookings %s", k, strings.Join(v, ", ")))
+		}
+	}
+	return bad
+}
+
+// nonePending: after recovery every key the API was told about has a
+// decided answer.
+func (ch *checker) nonePending() []string {
+	answered := map[string]bool{}
+	for _, c := range ch.calls {
+		if c.Receipt != nil {
+			answered[c.Key] = true
+			answered[c.NewKey] = true
+		}
+	}
+	var bad []string
+	for k, r := range ch.final {
+		switch {
+		case r == nil && answered[k]:
+			bad = append(bad, fmt.Sprintf("%s had an answer, but the API no longer knows it", k))
+		case r != nil && (r.Status == receipt.StatusPending || r.Status == receipt.StatusOffered && ch.bookings[k].id != ""):
+			bad = append(bad, fmt.Sprintf("%s is still %s", k, r.Status))
+		}
+	}
+	return bad
+}
+
+func (ch *checker) retryable5xx() []string {
+	var bad []string
+	for _, c := range ch.calls {
+		if c.HTTP >= 500 && (c.Receipt == nil || c.Receipt.Status != receipt.StatusPending && (c.Receipt.Reason == nil || !c.Receipt.Reason.Retryable)) {
+			bad = append(bad, fmt.Sprintf("%s %s: http %d without a retryable receipt", c.Op, c.Key, c.HTTP))
+		}
+	}
+	return bad
+}
+
+func (ch *checker) answeredAtSIGINT() []string {
+	var bad []string
+	for _, t := range ch.inFlight {
+		for _, c := range ch.calls {
+			if c.Start.Before(t) && c.End.After(t) && c.HTTP == 0 && !refused(c.Err) {
+				bad = append(bad, fmt.Sprintf("%s %s, in flight at %s, got no answer: %s", c.Op, c.Key, t.Format(time.TimeOnly), c.Err))
+			}
+		}
+	}
+	return bad
+}
+
+// mirrors: a confirmed booking has exactly one live event, at its times,
+// on its property's calendar and one scheduled CRM record; a booking that
+// is no longer live has neither; nothing else is there.
+func (ch *checker) mirrors() []string {
+	var bad []string
+	live := map[string]calendar.Event{}
+	for cal, evs := range ch.events {
+		for _, ev := range evs {
+			if ev.Status == "cancelled" {
+				continue
+			}
+			if _, dup := live[cal+"/"+ev.Id]; dup {
+				bad = append(bad, fmt.Sprintf("event %s is live twice", ev.Id))
+			}
+			live[cal+"/"+ev.Id] = ev
+		}
+	}
+	crmLive := map[string]int{}
+	for _, r := range ch.records {
+		if r.Status == crm.StatusScheduled {
+			crmLive[r.BookingID]++
+		}
+	}
+	expected := map[string]bool{}
+	for _, b := range ch.bookings {
+		if b.status == string(booking.StatusHeld) {
+			continue
+		}
+		id := b.property + "@chaos.test/" + gcal.EventID(b.key)
+		ev, hasEvent := live[id]
+		confirmed := b.status == string(booking.StatusConfirmed)
+		switch {
+		case confirmed && !hasEvent:
+			bad = append(bad, fmt.Sprintf("%s is confirmed without a calendar event", b.key))
+		case confirmed && !sameTimes(ev, b):
+			bad = append(bad, fmt.Sprintf("%s's event is at %s, the booking at %s", b.key, ev.Start.DateTime, b.starts.Format(time.RFC3339)))
+		case !confirmed && hasEvent:
+			bad = append(bad, fmt.Sprintf("%s is %s but its event is live", b.key, b.status))
+		}
+		switch n := crmLive[b.id]; {
+		case confirmed && n != 1:
+			bad = append(bad, fmt.Sprintf("%s is confirmed with %d scheduled CRM records", b.key, n))
+		case !confirmed && n != 0:
+			bad = append(bad, fmt.Sprintf("%s is %s but the CRM has it scheduled", b.key, b.status))
+		}
+		expected[id] = true
+	}
+	for id := range live {
+		if !expected[id] {
+			bad = append(bad, fmt.Sprintf("event %s belongs to no booking", id))
+		}
+	}
+	sort.Strings(bad)
+	return bad
+}
+
+func sameTimes(ev calendar.Event, b stored) bool {
+	if ev.Start == nil || ev.End == nil {
+		return false
+	}
+	s, err1 := time.Parse(time.RFC3339, ev.Start.DateTime)
+	e, err2 := time.Parse(time.RFC3339, ev.End.DateTime)
+	return err1 == nil && err2 == nil && s.Equal(b.starts) && e.Equal(b.ends)
+}

@@ -1,0 +1,228 @@
+package chaos
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/bookingsaga/bookingsaga/api"
+	"github.com/bookingsaga/bookingsaga/receipt"
+)
+
+// Outcome is what a caller may conclude from one call, as Jepsen has it.
+type Outcome string
+
+const (
+	// OK: the request took effect (a booking confirmed, held, cancelled or
+	// moved).
+	OK Outcome = "ok"
+	// Fail: the request definitely did not take effect (a conflict, a
+	// refusal).
+	Fail Outcome = "fail"
+	// Unknown: it may or may not have (no answer, a 5xx,
+	// pending_reconciliation); the caller retries with the same key.
+	Unknown Outcome = "unknown"
+)
+
+// Call is one entry of the history: one HTTP call and what came back.
+type Call struct {
+	Client     int
+	Op         string // book, hold, cancel, reschedule
+	Key        string // the booking's request key (the old one for a reschedule)
+	NewKey     string // a reschedule's new key
+	Start, End time.Time
+	HTTP       int // 0 when no answer came
+	Err        string
+	Receipt    *receipt.Receipt
+	Outcome    Outcome
+}
+
+// history is every call of a run, appended by all clients.
+type history struct {
+	mu    sync.Mutex
+	calls []Call
+}
+
+func (h *history) add(c Call) {
+	h.mu.Lock()
+	h.calls = append(h.calls, c)
+	h.mu.Unlock()
+}
+
+func (h *history) all() []Call {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]Call(nil), h.calls...)
+}
+
+// caller is one voice agent booking through the API: it keeps its own
+// bookings to cancel and move, and retries an unknown outcome with the
+// same key, as the API asks.
+type caller struct {
+	id    int
+	url   string
+	http  *http.Client
+	rng   *rand.Rand
+	cat   catalogue
+	hist  *history
+	mine  []string
+	think time.Duration
+}
+
+func (c *caller) run(ctx context.Context) {
+	for ctx.Err() == nil {
+		p := c.rng.Float64()
+		switch {
+		case len(c.mine) > 0 && p < 0.12:
+			c.cancel(ctx)
+		case len(c.mine) > 0 && p < 0.24:
+			c.reschedule(ctx)
+		case p < 0.34:
+			c.hold(ctx)
+		default:
+			c.book(ctx, uuid.NewString(), c.cat.pick(c.rng))
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Duration(c.rng.Int64N(int64(c.think) + 1))):
+		}
+	}
+}
+
+// book commits a new intent; a fifth of the time a duplicate goes out at
+// once, as a platform resending a slow tool call does.
+func (c *caller) book(ctx context.Context, key string, slot api.Slot) {
+	body := api.BookingBody{RequestKey: key, Slot: slot, ExpectedPolicyVersion: policyVersion}
+	if c.rng.Float64() < 0.2 {
+		go c.call(context.WithoutCancel(ctx), "book", key, "", "/v1/bookings", body)
+	}
+	if r := c.retry(ctx, "book", key, "", "/v1/bookings", body); r != nil && r.Status == receipt.StatusConfirmed {
+		c.mine = append(c.mine, key)
+	}
+}
+
+// hold holds a slot, then either books it or lets the hold lapse.
+func (c *caller) hold(ctx context.Context) {
+	slot := c.cat.pick(c.rng)
+	body := api.IntentBody{ConversationID: "chaos-" + uuid.NewString(), Slot: slot, Hold: true, ExpectedPolicyVersion: policyVersion}
+	var answer api.IntentAnswer
+	start := time.Now()
+	code, err := c.post(ctx, "/v1/intents", body, &answer)
+	call := Call{Client: c.id, Op: "hold", Key: answer.RequestKey, Start: start, End: time.Now(), HTTP: code, Receipt: answer.Hold}
+	call.Outcome, call.Err = classify(code, answer.Hold, err)
+	c.hist.add(call)
+	if answer.Hold == nil || answer.Hold.Status != receipt.StatusHeld || c.rng.Float64() < 0.5 {
+		return // abandoned: the saga's hold timer expires it
+	}
+	c.book(ctx, answer.RequestKey, slot)
+}
+
+func (c *caller) cancel(ctx context.Context) {
+	i := c.rng.IntN(len(c.mine))
+	key := c.mine[i]
+	if r := c.retry(ctx, "cancel", key, "", "/v1/bookings/"+key+"/cancel", struct{}{}); r != nil && r.Status == receipt.StatusCancelled {
+		c.mine = append(c.mine[:i], c.mine[i+1:]...)
+	}
+}
+
+func (c *caller) reschedule(ctx context.Context) {
+	i := c.rng.IntN(len(c.mine))
+	key, newKey := c.mine[i], uuid.NewString()
+	body := api.RescheduleBody{NewRequestKey: newKey, Slot: c.cat.pick(c.rng), ExpectedPolicyVersion: policyVersion}
+	r := c.retry(ctx, "reschedule", key, newKey, "/v1/bookings/"+key+"/reschedule", body)
+	if r != nil && r.Status == receipt.StatusConfirmed && r.RequestKey == newKey {
+		c.mine[i] = newKey
+	}
+}
+
+// retry sends a call until its outcome is known, or a few times; the last
+// receipt, if any, is returned.
+func (c *caller) retry(ctx context.Context, op, key, newKey, path string, body any) *receipt.Receipt {
+	var last *receipt.Receipt
+	for attempt := range 6 {
+		r, outcome := c.call(ctx, op, key, newKey, path, body)
+		if r != nil {
+			last = r
+		}
+		if outcome != Unknown || ctx.Err() != nil {
+			return last
+		}
+		select {
+		case <-ctx.Done():
+			return last
+		case <-time.After(time.Duration(200<<attempt) * time.Millisecond):
+		}
+	}
+	return last
+}
+
+func (c *caller) call(ctx context.Context, op, key, newKey, path string, body any) (*receipt.Receipt, Outcome) {
+	var r receipt.Receipt
+	start := time.Now()
+	code, err := c.post(ctx, path, body, &r)
+	call := Call{Client: c.id, Op: op, Key: key, NewKey: newKey, Start: start, End: time.Now(), HTTP: code}
+	if code != 0 && r.Status != "" {
+		call.Receipt = &r
+	}
+	call.Outcome, call.Err = classify(code, call.Receipt, err)
+	c.hist.add(call)
+	return call.Receipt, call.Outcome
+}
+
+func (c *caller) post(ctx context.Context, path string, body, out any) (int, error) {
+	data, err := json.Marshal(body)
+	if err != nil {
+		return 0, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url+path, bytes.NewReader(data))
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	res, err := c.http.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer res.Body.Close()
+	raw, err := io.ReadAll(res.Body)
+	if err != nil {
+		return res.StatusCode, err
+	}
+	if err := json.Unmarshal(raw, out); err != nil {
+		return res.StatusCode, fmt.Errorf("decode %d answer %q: %w", res.StatusCode, raw, err)
+	}
+	return res.StatusCode, nil
+}
+
+// classify turns one answer into an outcome.
+func classify(code int, r *receipt.Receipt, err error) (Outcome, string) {
+	switch {
+	case err != nil:
+		return Unknown, err.Error()
+	case code >= 500 || r == nil:
+		return Unknown, fmt.Sprintf("http %d", code)
+	}
+	switch r.Status {
+	case receipt.StatusConfirmed, receipt.StatusHeld, receipt.StatusCancelled, receipt.StatusRescheduled:
+		return OK, ""
+	case receipt.StatusPending, receipt.StatusOffered:
+		return Unknown, ""
+	}
+	return Fail, ""
+}
+
+// refused reports whether err means nothing reached the server: the
+// connection was refused, or an idle one was closed before the request
+// went out.
+func refused(msg string) bool {
+	return strings.Contains(msg, "connection refused") || strings.Contains(msg, "server closed idle connection")
+}

@@ -1,0 +1,114 @@
+package chaos
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"text/tabwriter"
+	"time"
+
+	"github.com/bookingsaga/bookingsaga/receipt"
+)
+
+// Report is a run's result: the calls, the faults and the invariants.
+type Report struct {
+	Duration   time.Duration
+	Calls      []Call
+	Faults     []FaultResult
+	Invariants []Invariant
+	// Settled is how long the checks took to pass after the load stopped
+	// (or until they were given up on).
+	Settled time.Duration
+}
+
+// OK reports whether every invariant held.
+func (r *Report) OK() bool {
+	for _, inv := range r.Invariants {
+		if len(inv.Violations) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// recoveries finds, for each fault, the first booking confirmed by a call
+// sent after the restore.
+func recoveries(faults []FaultResult, calls []Call) []FaultResult {
+	sort.Slice(calls, func(i, j int) bool { return calls[i].End.Before(calls[j].End) })
+	for i := range faults {
+		for _, c := range calls {
+			if c.Start.After(faults[i].Restored) && c.Receipt != nil && c.Receipt.Status == receipt.StatusConfirmed {
+				faults[i].Recovered = c.End
+				break
+			}
+		}
+	}
+	return faults
+}
+
+// Print writes the run's tables: calls by outcome, faults with their
+// recovery, and the invariants with the first violations of each.
+func (r *Report) Print(w io.Writer) {
+	type tally struct{ calls, ok, fail, unknown, pending, http5xx int }
+	byOp := map[string]*tally{}
+	var ops []string
+	for _, c := range r.Calls {
+		t := byOp[c.Op]
+		if t == nil {
+			t = &tally{}
+			byOp[c.Op] = t
+			ops = append(ops, c.Op)
+		}
+		t.calls++
+		switch c.Outcome {
+		case OK:
+			t.ok++
+		case Fail:
+			t.fail++
+		default:
+			t.unknown++
+		}
+		if c.Receipt != nil && c.Receipt.Status == receipt.StatusPending {
+			t.pending++
+		}
+		if c.HTTP >= 500 {
+			t.http5xx++
+		}
+	}
+	sort.Strings(ops)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "call\tsent\tok\tfail\tunknown\tof which pending\tof which 5xx\t\n")
+	for _, op := range ops {
+		t := byOp[op]
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t\n", op, t.calls, t.ok, t.fail, t.unknown, t.pending, t.http5xx)
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "fault\tdown for\tbooking again after restore\n")
+	for _, f := range r.Faults {
+		again := "never"
+		if !f.Recovered.IsZero() {
+			again = f.Recovered.Sub(f.Restored).Round(10 * time.Millisecond).String()
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", f.Name, f.Restored.Sub(f.At).Round(10*time.Millisecond), again)
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "invariant\tviolations\n")
+	for _, inv := range r.Invariants {
+		fmt.Fprintf(tw, "%s\t%d\n", inv.Name, len(inv.Violations))
+	}
+	tw.Flush()
+	for _, inv := range r.Invariants {
+		for i, v := range inv.Violations {
+			if i == 5 {
+				fmt.Fprintf(w, "  ... and %d more\n", len(inv.Violations)-5)
+				break
+			}
+			fmt.Fprintf(w, "  %s: %s\n", inv.Name, v)
+		}
+	}
+	fmt.Fprintf(w, "\nchecks passed %s after the load stopped: %v\n", r.Settled.Round(100*time.Millisecond), r.OK())
+}

@@ -1,0 +1,268 @@
+package chaos
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"go.temporal.io/sdk/client"
+	"go.uber.org/zap"
+
+	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/mirrorfake"
+	"github.com/bookingsaga/bookingsaga/internal/store"
+	"github.com/bookingsaga/bookingsaga/internal/zaplog"
+	"github.com/bookingsaga/bookingsaga/workflows"
+)
+
+// Options shape a run.
+type Options struct {
+	// Dir keeps the run's data and each process's log.
+	Dir      string
+	Binaries Binaries
+	// Duration is how long callers book while the faults go on; each fault
+	// has an equal share of it.
+	Duration time.Duration
+	Callers  int
+	// Think bounds a caller's pause between calls.
+	Think time.Duration
+	// MirrorFaultRate is the share of calendar and CRM calls that fail,
+	// lose their reply after saving, or lag.
+	MirrorFaultRate float64
+	// Outage is how long each broken process stays down.
+	Outage   time.Duration
+	Seed     uint64
+	Progress io.Writer
+}
+
+func (o Options) validate() error {
+	switch {
+	case o.Dir == "" || o.Binaries.Worker == "" || o.Binaries.Starter == "" || len(o.Binaries.Temporal) == 0:
+		return errors.New("chaos: a directory and the worker, starter and temporal commands are required")
+	case o.Duration < 10*time.Second || o.Callers < 1 || o.Outage <= 0:
+		return fmt.Errorf("chaos: duration %s must be at least 10s, with callers %d >= 1 and a positive outage", o.Duration, o.Callers)
+	case o.MirrorFaultRate < 0 || o.MirrorFaultRate > 1:
+		return fmt.Errorf("chaos: mirror fault rate %v must be 0 to 1", o.MirrorFaultRate)
+	}
+	return nil
+}
+
+// FaultResult is one fault as it happened.
+type FaultResult struct {
+	Name         string
+	At, Restored time.Time
+	// Recovered is when the first booking was confirmed by a call sent
+	// after the restore; zero if none was.
+	Recovered time.Time
+}
+
+// faultSpec breaks something and later mends it.
+type faultSpec struct {
+	name            string
+	inject, restore func(ctx context.Context) error
+}
+
+// Run starts the processes, books under faults, lets everything recover,
+// runs reconciliation once and checks the invariants.
+func Run(ctx context.Context, o Options) (*Report, error) {
+	if err := o.validate(); err != nil {
+		return nil, err
+	}
+	if o.Progress == nil {
+		o.Progress = io.Discard
+	}
+	c, err := newCluster(o.Dir, o.Binaries)
+	if err != nil {
+		return nil, err
+	}
+	defer c.stop()
+	cat, pool, err := c.boot(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(o.Progress, "chaos: %d callers for %s, mirror faults at %.0f%%, logs in %s\n", o.Callers, o.Duration, 100*o.MirrorFaultRate, o.Dir)
+	if err := c.mirrorFaults(o.MirrorFaultRate, o.Seed); err != nil {
+		return nil, err
+	}
+	hist := &history{}
+	loadCtx, stopLoad := context.WithCancel(ctx)
+	var callers sync.WaitGroup
+	for i := range o.Callers {
+		cl := &caller{id: i, url: c.apiURL(), http: &http.Client{Timeout: 10 * time.Second}, cat: cat, hist: hist, think: o.Think,
+			rng: rand.New(rand.NewPCG(o.Seed, uint64(i)))}
+		callers.Go(func() { cl.run(loadCtx) })
+	}
+	faults, interrupts, err := c.inject(ctx, o)
+	stopLoad()
+	callers.Wait()
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintln(o.Progress, "chaos: load stopped; recovering")
+	rep, err := c.recover(ctx, pool, hist.all(), interrupts, o)
+	if err != nil {
+		return nil, err
+	}
+	rep.Faults, rep.Duration = recoveries(faults, hist.all()), o.Duration
+	return rep, nil
+}
+
+// boot starts PostgreSQL, Temporal, a worker and the API, and seeds the
+// catalogue.
+func (c *cluster) boot(ctx context.Context, o Options) (catalogue, *pgxpool.Pool, error) {
+	bootCtx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
+	for _, start := range []func(context.Context) error{c.startPostgres, c.startTemporal,
+		func(ctx context.Context) error { return c.startWorker(ctx, "a") }, c.startAPI} {
+		if err := start(bootCtx); err != nil {
+			return catalogue{}, nil, err
+		}
+	}
+	pool, err := pgxpool.New(ctx, c.dbURL)
+	if err != nil {
+		return catalogue{}, nil, fmt.Errorf("connect database: %w", err)
+	}
+	c.pool = pool
+	cat, err := seed(bootCtx, store.New(pool, store.Config{}), max(3, int(o.Duration/(2*time.Minute))))
+	return cat, pool, err
+}
+
+func (c *cluster) mirrorFaults(rate float64, seed uint64) error {
+	kinds := []mirrorfake.Fault{{Status: http.StatusServiceUnavailable}, {Status: http.StatusTooManyRequests, RetryAfter: time.Second},
+		{DropAfterSave: true}, {Latency: 1500 * time.Millisecond}}
+	return errors.Join(c.calendar.InjectRandom(rate, kinds, seed), c.crm.InjectRandom(rate, kinds, seed+1))
+}
+
+// faults are the process-level breakages, in the order a run applies them.
+func (c *cluster) faults(o Options) []faultSpec {
+	start := func(slot string) func(context.Context) error {
+		return func(ctx context.Context) error { return c.startWorker(ctx, slot) }
+	}
+	killWorker := func(context.Context) error { c.worker("a").kill(); return nil }
+	return []faultSpec{
+		{"kill -9 worker", killWorker, start("a")},
+		{"second worker takes over", func(ctx context.Context) error {
+			c.worker("a").kill()
+			return c.startWorker(ctx, "b")
+		}, func(ctx context.Context) error {
+			if err := c.startWorker(ctx, "a"); err != nil {
+				return err
+			}
+			return c.worker("b").interrupt(20 * time.Second)
+		}},
+		{"PostgreSQL crash (immediate)", func(context.Context) error { c.crashPostgres(); return nil }, c.startPostgres},
+		{"Temporal server kill -9", func(context.Context) error { c.temporal.kill(); return nil }, c.startTemporal},
+		{"SIGINT deploy (API and worker)", func(context.Context) error {
+			var wg sync.WaitGroup
+			var errAPI, errWorker error
+			wg.Go(func() { errAPI = c.api.interrupt(20 * time.Second) })
+			wg.Go(func() { errWorker = c.worker("a").interrupt(20 * time.Second) })
+			wg.Wait()
+			return errors.Join(errAPI, errWorker)
+		}, func(ctx context.Context) error { return errors.Join(c.startWorker(ctx, "a"), c.startAPI(ctx)) }},
+	}
+}
+
+// inject applies each fault in its share of the run, under load.
+func (c *cluster) inject(ctx context.Context, o Options) ([]FaultResult, []time.Time, error) {
+	specs := c.faults(o)
+	share := o.Duration / time.Duration(len(specs))
+	began := time.Now()
+	var results []FaultResult
+	var interrupts []time.Time
+	for i, f := range specs {
+		if err := sleep(ctx, time.Until(began.Add(time.Duration(i)*share+share/3))); err != nil {
+			return results, interrupts, err
+		}
+		r := FaultResult{Name: f.name, At: time.Now()}
+		fmt.Fprintf(o.Progress, "chaos: %s\n", f.name)
+		if f.name == "SIGINT deploy (API and worker)" {
+			interrupts = append(interrupts, r.At)
+		}
+		if err := f.inject(ctx); err != nil {
+			return results, interrupts, fmt.Errorf("inject %s: %w", f.name, err)
+		}
+		if err := sleep(ctx, o.Outage); err != nil {
+			return results, interrupts, err
+		}
+		restoreCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+		err := f.restore(restoreCtx)
+		cancel()
+		if err != nil {
+			return results, interrupts, fmt.Errorf("restore after %s: %w", f.name, err)
+		}
+		r.Restored = time.Now()
+		results = append(results, r)
+	}
+	return results, interrupts, sleep(ctx, time.Until(began.Add(o.Duration)))
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(d):
+		return nil
+	}
+}
+
+// recover brings everything up with the mirrors mended, runs one
+// reconciliation, and checks until the invariants hold or a deadline.
+func (c *cluster) recover(ctx context.Context, pool *pgxpool.Pool, calls []Call, interrupts []time.Time, o Options) (*Report, error) {
+	if err := c.mirrorFaults(0, 0); err != nil {
+		return nil, err
+	}
+	upCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	if err := c.ensureUp(upCtx); err != nil {
+		return nil, err
+	}
+	recovering := time.Now()
+	if err := c.reconcile(upCtx, o); err != nil {
+		return nil, err
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		ch, err := c.read(ctx, pool, calls, interrupts)
+		if err != nil {
+			return nil, err
+		}
+		rep := &Report{Calls: calls, Invariants: ch.check(), Settled: time.Since(recovering)}
+		if rep.OK() || !ch.settling() || time.Now().After(deadline) {
+			return rep, nil
+		}
+		if err := sleep(ctx, 2*time.Second); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// reconcile runs the Reconcile workflow once and waits for it.
+func (c *cluster) reconcile(ctx context.Context, o Options) error {
+	tc, err := client.Dial(client.Options{HostPort: c.temporalAddr, Namespace: Namespace, Logger: zaplog.New(zap.NewNop())})
+	if err != nil {
+		return fmt.Errorf("connect temporal: %w", err)
+	}
+	defer tc.Close()
+	run, err := tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: fmt.Sprintf("chaos-reconcile-%d", time.Now().UnixNano()),
+		TaskQueue: booking.TaskQueue}, booking.ReconcileWorkflowName,
+		workflows.ReconcileInput{Window: 60 * 24 * time.Hour, StuckAfter: time.Second})
+	if err != nil {
+		return fmt.Errorf("start reconciliation: %w", err)
+	}
+	var rep workflows.ReconcileReport
+	if err := run.Get(ctx, &rep); err != nil {
+		return fmt.Errorf("reconciliation: %w", err)
+	}
+	fmt.Fprintf(o.Progress, "chaos: reconciliation: %+v\n", rep)
+	return nil
+}
