@@ -1,6 +1,8 @@
 package workflows
 
 import (
+	"slices"
+
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/bookingsaga/bookingsaga/booking"
@@ -61,7 +63,9 @@ func StoreReceipt(key string, out booking.LookupOutput) (r receipt.Receipt, ok b
 // adopt takes the store's record of this key over the saga's own state.
 // When the saga had decided otherwise, that is drift: the store's answer
 // is kept, logged and counted, so that no answer contradicts the store.
-func (s *saga) adopt(ctx workflow.Context, out booking.LookupOutput) {
+// expected names the states the saga's own request leads to (a
+// reschedule's release, say), which are not drift.
+func (s *saga) adopt(ctx workflow.Context, out booking.LookupOutput, expected ...State) {
 	if !out.Found {
 		return // nothing decided: the commit runner handles that
 	}
@@ -75,7 +79,7 @@ func (s *saga) adopt(ctx workflow.Context, out booking.LookupOutput) {
 	default:
 		s.fromStore(ctx, out.Booking)
 	}
-	if before.decided() && s.st.State != before {
+	if before.decided() && s.st.State != before && !slices.Contains(expected, s.st.State) {
 		s.log.Warn("the saga's answer disagreed with the store; the store's is kept",
 			"request_key", s.st.RequestKey, "saga", before, "store", s.st.State)
 		workflow.GetMetricsHandler(ctx).Counter("bookingsaga_saga_drift_total").Inc(1)
@@ -83,10 +87,10 @@ func (s *saga) adopt(ctx workflow.Context, out booking.LookupOutput) {
 }
 
 // refresh reads this key's record in the store and adopts it.
-func (s *saga) refresh(ctx workflow.Context) {
+func (s *saga) refresh(ctx workflow.Context, expected ...State) {
 	var out booking.LookupOutput
 	if err := workflow.ExecuteActivity(storeCtx(ctx), booking.ActivityLookup, s.key()).Get(ctx, &out); err != nil {
 		return // only when the workflow is cancelled: storeCtx retries
 	}
-	s.adopt(ctx, out)
+	s.adopt(ctx, out, expected...)
 }

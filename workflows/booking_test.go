@@ -1,10 +1,13 @@
 package workflows
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -29,15 +32,35 @@ type fixture struct {
 	t   *testing.T
 	env *testsuite.TestWorkflowEnvironment
 	a   *activities.Activities
+	// logs holds what the saga logged at warn and above.
+	logs *lockedBuffer
+}
+
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 func setup(t *testing.T) *fixture {
 	t.Helper()
 	var suite testsuite.WorkflowTestSuite
-	suite.SetLogger(log.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))))
+	logs := &lockedBuffer{}
+	suite.SetLogger(log.NewStructuredLogger(slog.New(slog.NewTextHandler(io.MultiWriter(os.Stderr, logs), &slog.HandlerOptions{Level: slog.LevelWarn}))))
 	env := suite.NewTestWorkflowEnvironment()
 	env.SetStartTime(slotStart.Add(-48 * time.Hour))
-	f := &fixture{t: t, env: env, a: &activities.Activities{}}
+	f := &fixture{t: t, env: env, a: &activities.Activities{}, logs: logs}
 	env.RegisterActivity(f.a)
 	env.RegisterWorkflow(Booking)
 	t.Cleanup(func() { env.AssertExpectations(t) })

@@ -179,7 +179,7 @@ func (s *saga) awaitReplacement(ctx workflow.Context, key string, child workflow
 		return
 	}
 	defer s.mu.Unlock()
-	s.refresh(ctx)
+	s.refresh(ctx, StateRescheduled)
 	s.st.Replacements[key] = r
 	delete(s.signalled, key)
 }

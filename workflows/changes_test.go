@@ -3,6 +3,7 @@ package workflows
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -122,6 +123,7 @@ func TestRescheduleConfirmedReadsTheOldAsReleased(t *testing.T) {
 	require.Equal(t, key, u.receipt.Replaces)
 	require.Equal(t, receipt.StatusRescheduled, final.Status)
 	require.Equal(t, newKey, final.ReplacedBy)
+	require.False(t, strings.Contains(f.logs.String(), "disagreed"), "a reschedule's own release was logged as drift")
 }
 
 func TestRescheduleConflictLeavesTheOldAlone(t *testing.T) {

@@ -4,9 +4,6 @@ import (
 	"context"
 	"net/http"
 	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -39,40 +36,9 @@ func frozenCluster(t *testing.T) (*pgxpool.Pool, func(syscall.Signal)) {
 	require.NoError(t, err)
 	require.NoError(t, schema.Migrate(ctx, conn.Conn()))
 	conn.Release()
-	pidFile, err := os.ReadFile(filepath.Join(dir, "data", "postmaster.pid"))
-	require.NoError(t, err)
-	pid, err := strconv.Atoi(strings.SplitN(string(pidFile), "\n", 2)[0])
-	require.NoError(t, err)
-	// Every backend calls setsid, so the signal goes to the postmaster and
-	// to each of its children by name.
-	signal := func(sig syscall.Signal) {
-		for _, p := range append(children(t, pid), pid) {
-			require.NoError(t, syscall.Kill(p, sig))
-		}
-	}
+	signal := func(sig syscall.Signal) { require.NoError(t, srv.Signal(sig)) }
 	t.Cleanup(func() { signal(syscall.SIGCONT) })
 	return pool, signal
-}
-
-// children lists the processes whose parent is pid, from /proc.
-func children(t *testing.T, pid int) []int {
-	t.Helper()
-	stats, err := filepath.Glob("/proc/[0-9]*/stat")
-	require.NoError(t, err)
-	var out []int
-	for _, path := range stats {
-		data, err := os.ReadFile(path)
-		if err != nil {
-			continue // gone meanwhile
-		}
-		// pid (comm) state ppid ...: comm may hold spaces, so read after its ")".
-		fields := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+1:]))
-		if len(fields) > 1 && fields[1] == strconv.Itoa(pid) {
-			child, _ := strconv.Atoi(filepath.Base(filepath.Dir(path)))
-			out = append(out, child)
-		}
-	}
-	return out
 }
 
 // TestAFrozenDatabaseStillGetsEveryCallAnswered freezes PostgreSQL for 20 s

@@ -141,6 +141,8 @@ func (ch *checker) check() []Invariant {
 	return []Invariant{
 		{"no resource over capacity", ch.capacity()},
 		{"confirmed stays confirmed", ch.confirmedStays()},
+		{"refused stays unbooked", ch.refusedStaysUnbooked()},
+		{"last answer agrees with the store", ch.agreesWithStore()},
 		{"one booking id per key", ch.oneBookingPerKey()},
 		{"no key left pending", ch.nonePending()},
 		{"one event and one CRM record per live booking", ch.mirrors()},
@@ -198,7 +200,7 @@ func (ch *checker) capacity() []string {
 // settling reports whether the checks that recovery can still change
 // (decisions of pending keys, mirror writes) are failing.
 func (ch *checker) settling() bool {
-	return len(ch.nonePending()) > 0 || len(ch.mirrors()) > 0
+	return len(ch.nonePending()) > 0 || len(ch.mirrors()) > 0 || len(ch.agreesWithStore()) > 0
 }
 
 // confirmedStays: a key ever answered confirmed is confirmed in the store
@@ -229,6 +231,47 @@ func (ch *checker) confirmedStays() []string {
 			bad = append(bad, fmt.Sprintf("%s was answered confirmed; the store has it %s, and no cancel or reschedule was sent", r.RequestKey, b.status))
 		}
 	}
+	return bad
+}
+
+// refusedStaysUnbooked: a key answered with a definite refusal was never
+// booked: the store holds no booking of it that was ever confirmed.
+func (ch *checker) refusedStaysUnbooked() []string {
+	var bad []string
+	seen := map[string]bool{}
+	for _, c := range ch.calls {
+		r := c.Receipt
+		if c.Outcome != Fail || r == nil || seen[r.RequestKey] {
+			continue
+		}
+		seen[r.RequestKey] = true
+		if b, ok := ch.bookings[r.RequestKey]; ok && b.status != string(booking.StatusHeld) && b.status != string(booking.StatusExpired) {
+			bad = append(bad, fmt.Sprintf("%s was answered %s; the store has it %s", r.RequestKey, r.Status, b.status))
+		}
+	}
+	return bad
+}
+
+// agreesWithStore: once recovered, the API's answer for every key is the
+// store's.
+func (ch *checker) agreesWithStore() []string {
+	want := map[string]receipt.Status{
+		string(booking.StatusConfirmed): receipt.StatusConfirmed, string(booking.StatusHeld): receipt.StatusHeld,
+		string(booking.StatusCancelled): receipt.StatusCancelled, string(booking.StatusExpired): receipt.StatusExpired,
+		string(booking.StatusReleasedForReschedule): receipt.StatusRescheduled,
+	}
+	var bad []string
+	for k, r := range ch.final {
+		b, booked := ch.bookings[k]
+		switch {
+		case r == nil:
+		case booked && r.Status != want[b.status]:
+			bad = append(bad, fmt.Sprintf("%s is answered %s; the store has it %s", k, r.Status, b.status))
+		case !booked && (r.Status == receipt.StatusConfirmed || r.Status == receipt.StatusHeld || r.Status == receipt.StatusCancelled || r.Status == receipt.StatusRescheduled):
+			bad = append(bad, fmt.Sprintf("%s is answered %s; the store has no booking", k, r.Status))
+		}
+	}
+	sort.Strings(bad)
 	return bad
 }
 

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -110,6 +111,13 @@ func (c *cluster) crashPostgres() {
 	pg := c.pg
 	c.mu.Unlock()
 	pg.Crash()
+}
+
+func (c *cluster) signalPostgres(sig syscall.Signal) error {
+	c.mu.Lock()
+	pg := c.pg
+	c.mu.Unlock()
+	return pg.Signal(sig)
 }
 
 func (c *cluster) startTemporal(ctx context.Context) error {

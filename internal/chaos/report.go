@@ -3,6 +3,7 @@ package chaos
 import (
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"text/tabwriter"
 	"time"
@@ -84,16 +85,7 @@ func (r *Report) Print(w io.Writer) {
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "fault\tdown for\tbooking again after restore\n")
-	for _, f := range r.Faults {
-		again := "never"
-		if !f.Recovered.IsZero() {
-			again = f.Recovered.Sub(f.Restored).Round(10 * time.Millisecond).String()
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", f.Name, f.Restored.Sub(f.At).Round(10*time.Millisecond), again)
-	}
-	tw.Flush()
+	printFaults(w, r.Faults)
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "invariant\tviolations\n")
@@ -111,4 +103,37 @@ func (r *Report) Print(w io.Writer) {
 		}
 	}
 	fmt.Fprintf(w, "\nchecks passed %s after the load stopped: %v\n", r.Settled.Round(100*time.Millisecond), r.OK())
+}
+
+// printFaults writes one row per kind of fault: how often it was applied,
+// how long it lasted, and how long after each restore the first booking
+// was confirmed (median and worst; "never" if one never was).
+func printFaults(w io.Writer, faults []FaultResult) {
+	var names []string
+	downs, agains := map[string][]time.Duration{}, map[string][]time.Duration{}
+	never := map[string]int{}
+	for _, f := range faults {
+		if _, seen := downs[f.Name]; !seen {
+			names = append(names, f.Name)
+		}
+		downs[f.Name] = append(downs[f.Name], f.Restored.Sub(f.At))
+		if f.Recovered.IsZero() {
+			never[f.Name]++
+			continue
+		}
+		agains[f.Name] = append(agains[f.Name], f.Recovered.Sub(f.Restored))
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "fault\ttimes\tdown for (max)\tbooking again after restore (median / max)\tnever\n")
+	round := func(d time.Duration) string { return d.Round(10 * time.Millisecond).String() }
+	for _, n := range names {
+		slices.Sort(downs[n])
+		slices.Sort(agains[n])
+		again := "-"
+		if a := agains[n]; len(a) > 0 {
+			again = round(a[len(a)/2]) + " / " + round(a[len(a)-1])
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%d\n", n, len(downs[n]), round(downs[n][len(downs[n])-1]), again, never[n])
+	}
+	tw.Flush()
 }

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -66,6 +67,8 @@ type FaultResult struct {
 type faultSpec struct {
 	name            string
 	inject, restore func(ctx context.Context) error
+	// outage overrides Options.Outage.
+	outage time.Duration
 }
 
 // Run starts the processes, books under faults, lets everything recover,
@@ -146,7 +149,7 @@ func (c *cluster) faults(o Options) []faultSpec {
 	}
 	killWorker := func(context.Context) error { c.worker("a").kill(); return nil }
 	return []faultSpec{
-		{"kill -9 worker", killWorker, start("a")},
+		{"kill -9 worker", killWorker, start("a"), 0},
 		{"second worker takes over", func(ctx context.Context) error {
 			c.worker("a").kill()
 			return c.startWorker(ctx, "b")
@@ -155,9 +158,13 @@ func (c *cluster) faults(o Options) []faultSpec {
 				return err
 			}
 			return c.worker("b").interrupt(20 * time.Second)
-		}},
-		{"PostgreSQL crash (immediate)", func(context.Context) error { c.crashPostgres(); return nil }, c.startPostgres},
-		{"Temporal server kill -9", func(context.Context) error { c.temporal.kill(); return nil }, c.startTemporal},
+		}, 0},
+		{"PostgreSQL crash (immediate)", func(context.Context) error { c.crashPostgres(); return nil }, c.startPostgres, 0},
+		// Longer than the commit wait: commits in flight time out with
+		// their outcome unknown, and land when it thaws.
+		{"PostgreSQL frozen (SIGSTOP)", func(context.Context) error { return c.signalPostgres(syscall.SIGSTOP) },
+			func(context.Context) error { return c.signalPostgres(syscall.SIGCONT) }, max(o.Outage, 5*time.Second)},
+		{"Temporal server kill -9", func(context.Context) error { c.temporal.kill(); return nil }, c.startTemporal, 0},
 		{"SIGINT deploy (API and worker)", func(context.Context) error {
 			var wg sync.WaitGroup
 			var errAPI, errWorker error
@@ -165,30 +172,37 @@ func (c *cluster) faults(o Options) []faultSpec {
 			wg.Go(func() { errWorker = c.worker("a").interrupt(20 * time.Second) })
 			wg.Wait()
 			return errors.Join(errAPI, errWorker)
-		}, func(ctx context.Context) error { return errors.Join(c.startWorker(ctx, "a"), c.startAPI(ctx)) }},
+		}, func(ctx context.Context) error { return errors.Join(c.startWorker(ctx, "a"), c.startAPI(ctx)) }, 0},
 	}
 }
 
-// inject applies each fault in its share of the run, under load.
+// inject applies the faults in turn, under load, one every period until
+// the run's duration is up: a short run meets each once, a long one many
+// times.
 func (c *cluster) inject(ctx context.Context, o Options) ([]FaultResult, []time.Time, error) {
 	specs := c.faults(o)
-	share := o.Duration / time.Duration(len(specs))
+	period := min(o.Duration/time.Duration(len(specs)), 40*time.Second)
 	began := time.Now()
 	var results []FaultResult
 	var interrupts []time.Time
-	for i, f := range specs {
-		if err := sleep(ctx, time.Until(began.Add(time.Duration(i)*share+share/3))); err != nil {
+	for i := 0; time.Duration(i+1)*period <= o.Duration; i++ {
+		f := specs[i%len(specs)]
+		if err := sleep(ctx, time.Until(began.Add(time.Duration(i)*period+period/3))); err != nil {
 			return results, interrupts, err
 		}
 		r := FaultResult{Name: f.name, At: time.Now()}
-		fmt.Fprintf(o.Progress, "chaos: %s\n", f.name)
+		fmt.Fprintf(o.Progress, "chaos: %s %s\n", r.At.Format(time.TimeOnly), f.name)
 		if f.name == "SIGINT deploy (API and worker)" {
 			interrupts = append(interrupts, r.At)
 		}
 		if err := f.inject(ctx); err != nil {
 			return results, interrupts, fmt.Errorf("inject %s: %w", f.name, err)
 		}
-		if err := sleep(ctx, o.Outage); err != nil {
+		outage := o.Outage
+		if f.outage > 0 {
+			outage = f.outage
+		}
+		if err := sleep(ctx, outage); err != nil {
 			return results, interrupts, err
 		}
 		restoreCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)

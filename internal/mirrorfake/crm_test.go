@@ -84,3 +84,28 @@ func TestCRMRefusalsAreClassified(t *testing.T) {
 	require.Equal(t, 3, fake.Calls("viewings.upsert"))
 	require.Zero(t, fake.Writes())
 }
+
+func TestRandomFaultsHitTheirShareOfCalls(t *testing.T) {
+	t.Parallel()
+	fake, c := setupCRM(t, "secret")
+	ctx := context.Background()
+	require.Error(t, fake.InjectRandom(1.5, []mirrorfake.Fault{{Status: 503}}, 1), "a rate above 1")
+	require.Error(t, fake.InjectRandom(0.5, nil, 1), "a rate without kinds")
+
+	require.NoError(t, fake.InjectRandom(1, []mirrorfake.Fault{{Status: http.StatusServiceUnavailable}}, 1))
+	_, err := c.Upsert(ctx, viewing())
+	require.Error(t, err)
+	require.Equal(t, 3, fake.Calls("viewings.upsert"), "every attempt failed")
+	require.Zero(t, fake.Writes())
+
+	// A lost reply after the save still saves.
+	require.NoError(t, fake.InjectRandom(1, []mirrorfake.Fault{{DropAfterSave: true}}, 1))
+	_, err = c.Upsert(ctx, viewing())
+	require.Error(t, err)
+	require.Equal(t, 1, fake.Writes())
+
+	require.NoError(t, fake.InjectRandom(0, nil, 0))
+	rec, err := c.Upsert(ctx, viewing())
+	require.NoError(t, err)
+	require.Equal(t, "b-1", rec.BookingID)
+}

@@ -99,6 +99,36 @@ func (s *Server) Crash() {
 	<-s.exited
 }
 
+// Signal sends sig to the postmaster and to each of its children, which
+// call setsid and so are out of its process group: SIGSTOP freezes the
+// whole cluster as a stalled machine would, SIGCONT thaws it.
+func (s *Server) Signal(sig syscall.Signal) error {
+	pid := s.cmd.Process.Pid
+	stats, err := filepath.Glob("/proc/[0-9]*/stat")
+	if err != nil {
+		return err
+	}
+	pids := []int{pid}
+	for _, path := range stats {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			continue // gone meanwhile
+		}
+		// pid (comm) state ppid ...: comm may hold spaces, so read after its ")".
+		fields := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+1:]))
+		if len(fields) > 1 && fields[1] == strconv.Itoa(pid) {
+			child, _ := strconv.Atoi(filepath.Base(filepath.Dir(path)))
+			pids = append(pids, child)
+		}
+	}
+	for _, p := range pids {
+		if err := syscall.Kill(p, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
+			return fmt.Errorf("signal postgresql process %d: %w", p, err)
+		}
+	}
+	return nil
+}
+
 // Stop shuts the cluster down with a fast shutdown (rolls back open
 // transactions, flushes, exits) and waits for the process to go.
 func (s *Server) Stop() {

@@ -1,0 +1,81 @@
+// Command chaos runs the fault suite: it builds the worker and starter,
+// runs them with PostgreSQL and a Temporal server as separate processes,
+// breaks each in turn while callers book through the agent API, and checks
+// every answer against the store and the mirrors. It prints a table of
+// calls, outcomes, recovery times and invariants, and exits 1 if any
+// invariant was violated.
+//
+//	go run ./chaos -duration 30m
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/bookingsaga/bookingsaga/internal/chaos"
+)
+
+func main() {
+	chaos.ServeRole(os.Args[1:])
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	ok, err := run(ctx, os.Args[1:])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "chaos:", err)
+		os.Exit(2)
+	}
+	if !ok {
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string) (bool, error) {
+	o := chaos.Options{Callers: 6, Think: 150 * time.Millisecond, MirrorFaultRate: 0.3, Outage: 3 * time.Second,
+		Seed: uint64(time.Now().UnixNano()), Progress: os.Stdout}
+	fs := flag.NewFlagSet("chaos", flag.ContinueOnError)
+	fs.DurationVar(&o.Duration, "duration", 2*time.Minute, "how long callers book while the faults go on; the faults cycle through it")
+	fs.IntVar(&o.Callers, "callers", o.Callers, "concurrent callers")
+	fs.DurationVar(&o.Think, "think", o.Think, "longest pause between a caller's calls")
+	fs.Float64Var(&o.MirrorFaultRate, "mirror-faults", o.MirrorFaultRate, "share of calendar and CRM calls that misbehave")
+	fs.DurationVar(&o.Outage, "outage", o.Outage, "how long each broken process stays down")
+	fs.Uint64Var(&o.Seed, "seed", o.Seed, "random seed for the callers and the mirror faults")
+	fs.StringVar(&o.Dir, "dir", "", "where the run keeps its data and logs (default: a new temporary directory, kept)")
+	if err := fs.Parse(args); err != nil {
+		return false, err
+	}
+	if o.Dir == "" {
+		dir, err := os.MkdirTemp("", "bs-chaos-")
+		if err != nil {
+			return false, err
+		}
+		o.Dir = dir
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return false, err
+	}
+	o.Binaries = chaos.Binaries{Temporal: []string{self, chaos.TemporalRole}}
+	for _, b := range []struct {
+		pkg string
+		out *string
+	}{{"./worker", &o.Binaries.Worker}, {"./starter", &o.Binaries.Starter}} {
+		*b.out = filepath.Join(o.Dir, "bin", filepath.Base(b.pkg))
+		if out, err := exec.Command("go", "build", "-o", *b.out, b.pkg).CombinedOutput(); err != nil {
+			return false, errors.Join(fmt.Errorf("build %s: %s", b.pkg, out), err)
+		}
+	}
+	rep, err := chaos.Run(ctx, o)
+	if err != nil {
+		return false, err
+	}
+	rep.Print(os.Stdout)
+	return rep.OK(), nil
+}
