@@ -36,6 +36,7 @@ commands:
   reschedule KEY   move a booking to a new slot under a new key
   ops ...      operator's tools: attention, timeline, reconcile, resolve
   demo         drive a running dev stack like a voice agent and show the outcome
+  soak         open-loop load on a running dev stack at fixed arrival rates
   probe URL    exit 0 if URL answers 200 (container health checks)
 
 run "starter <command> -h" for a command's flags.
@@ -112,6 +113,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return terminal(ctx, sc, cmd, rest, out)
 	case "ops":
 		return ops(ctx, sc, rest, out)
+	case "soak":
+		return runSoak(ctx, tc, rest, out)
 	}
 	fs.Usage()
 	return fmt.Errorf("unknown command %q", cmd)

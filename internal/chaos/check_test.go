@@ -1,0 +1,103 @@
+package chaos
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"google.golang.org/api/calendar/v3"
+
+	"github.com/bookingsaga/bookingsaga/internal/crm"
+	"github.com/bookingsaga/bookingsaga/internal/gcal"
+	"github.com/bookingsaga/bookingsaga/receipt"
+)
+
+var t0 = time.Date(2026, 12, 10, 9, 0, 0, 0, time.UTC)
+
+func confirmed(key, id string) *receipt.Receipt {
+	start, end := t0, t0.Add(30*time.Minute)
+	return &receipt.Receipt{RequestKey: key, Status: receipt.StatusConfirmed, BookingID: id, StartsAt: &start, EndsAt: &end}
+}
+
+// violations returns each invariant's count, by name.
+func violations(ch *checker) map[string]int {
+	out := map[string]int{}
+	for _, inv := range ch.check() {
+		if len(inv.Violations) > 0 {
+			out[inv.Name] = len(inv.Violations)
+		}
+	}
+	return out
+}
+
+// healthy is one confirmed booking, mirrored, answered alike everywhere.
+func healthy() *checker {
+	event := calendar.Event{Id: gcal.EventID("k1"), Status: "confirmed",
+		Start: &calendar.EventDateTime{DateTime: t0.Format(time.RFC3339)}, End: &calendar.EventDateTime{DateTime: t0.Add(30 * time.Minute).Format(time.RFC3339)}}
+	return &checker{
+		calls:    []Call{{Op: "book", Key: "k1", HTTP: 200, Receipt: confirmed("k1", "b1"), Outcome: OK}},
+		bookings: map[string]stored{"k1": {key: "k1", id: "b1", status: "confirmed", property: "flat-1", starts: t0, ends: t0.Add(30 * time.Minute)}},
+		final:    map[string]*receipt.Receipt{"k1": confirmed("k1", "b1")},
+		events:   map[string][]calendar.Event{"flat-1@chaos.test": {event}},
+		records:  []crm.Record{{ID: "r1", Viewing: crm.Viewing{BookingID: "b1", Status: crm.StatusScheduled}}},
+		occupied: []occupancy{{resource: "flat-1", capacity: 1, start: t0, end: t0.Add(30 * time.Minute)}},
+	}
+}
+
+func TestTheCheckerPassesAHealthyRun(t *testing.T) {
+	t.Parallel()
+	require.Empty(t, violations(healthy()))
+}
+
+func TestTheCheckerCatchesEachKindOfLie(t *testing.T) {
+	t.Parallel()
+	for name, tc := range map[string]struct {
+		breakIt func(*checker)
+		want    string
+	}{
+		"a confirmed booking the store lacks": {func(ch *checker) { delete(ch.bookings, "k1") }, "confirmed stays confirmed"},
+		"a cancel nobody asked for": {func(ch *checker) {
+			b := ch.bookings["k1"]
+			b.status = "cancelled"
+			ch.bookings["k1"] = b
+		}, "confirmed stays confirmed"},
+		"a refusal the store booked": {func(ch *checker) {
+			ch.calls[0].Receipt = &receipt.Receipt{RequestKey: "k1", Status: receipt.StatusConflict}
+			ch.calls[0].Outcome = Fail
+		}, "refused stays unbooked"},
+		"two bookings for one key": {func(ch *checker) {
+			ch.calls = append(ch.calls, Call{Op: "book", Key: "k1", HTTP: 200, Receipt: confirmed("k1", "b2"), Outcome: OK})
+		}, "one booking id per key"},
+		"a pending key after recovery": {func(ch *checker) {
+			ch.final["k1"] = &receipt.Receipt{RequestKey: "k1", Status: receipt.StatusPending}
+		}, "no key left pending"},
+		"a missing calendar event": {func(ch *checker) { ch.events["flat-1@chaos.test"] = nil }, "one event and one CRM record per live booking"},
+		"a second CRM record": {func(ch *checker) {
+			ch.records = append(ch.records, crm.Record{ID: "r2", Viewing: crm.Viewing{BookingID: "b1", Status: crm.StatusScheduled}})
+		}, "one event and one CRM record per live booking"},
+		"an overbooked flat": {func(ch *checker) {
+			ch.occupied = append(ch.occupied, occupancy{resource: "flat-1", capacity: 1, start: t0.Add(29 * time.Minute), end: t0.Add(time.Hour)})
+		}, "no resource over capacity"},
+		"a 5xx that is not retryable": {func(ch *checker) {
+			ch.calls = append(ch.calls, Call{Op: "book", Key: "k2", HTTP: 503, Receipt: &receipt.Receipt{RequestKey: "k2", Status: receipt.StatusRejected}, Outcome: Unknown})
+		}, "every 5xx retryable"},
+		"a call dropped at SIGINT": {func(ch *checker) {
+			ch.calls = append(ch.calls, Call{Op: "book", Key: "k3", Start: t0, End: t0.Add(time.Second), Err: "EOF", Outcome: Unknown})
+			ch.inFlight = []time.Time{t0.Add(time.Millisecond)}
+		}, "every call in flight at a SIGINT answered"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			ch := healthy()
+			tc.breakIt(ch)
+			require.Contains(t, violations(ch), tc.want)
+		})
+	}
+}
+
+func TestBackToBackBookingsDoNotOverlap(t *testing.T) {
+	t.Parallel()
+	ch := healthy()
+	ch.occupied = append(ch.occupied, occupancy{resource: "flat-1", capacity: 1, start: t0.Add(30 * time.Minute), end: t0.Add(time.Hour)})
+	require.Empty(t, ch.capacity())
+}

@@ -1,0 +1,256 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"go.temporal.io/sdk/client"
+
+	"github.com/bookingsaga/bookingsaga/api"
+	"github.com/bookingsaga/bookingsaga/internal/gcal"
+	"github.com/bookingsaga/bookingsaga/internal/localtime"
+	"github.com/bookingsaga/bookingsaga/receipt"
+)
+
+// soak drives a running dev stack open loop: arrivals at a fixed rate,
+// whatever the latency, so a slow answer does not slow the load down as
+// it would in a closed loop. Each arrival is one caller's intent: a new
+// booking (a fifth of them resent, as a platform resends a slow tool
+// call), two callers competing for one slot, a cancel or a reschedule.
+type soak struct {
+	api, calendar string
+	token         string
+	http          *http.Client
+	days          []time.Time
+
+	mu        sync.Mutex
+	confirmed []string // keys to cancel or move
+	rng       *rand.Rand
+}
+
+// soakProperties are the demo catalogue's, with an agent whose calendar
+// shows the booking (where mirror lag is measured).
+var soakProperties = []struct{ property, agent, agentCalendar, zone string }{
+	{"paris-marais-12", "agent-claire", "claire@demo.bookingsaga", "Europe/Paris"},
+	{"paris-loft-3", "agent-hugo", "hugo@demo.bookingsaga", "Europe/Paris"},
+	{"nyc-soho-7", "agent-maya", "maya@demo.bookingsaga", "America/New_York"},
+}
+
+// sample is one tool call's outcome.
+type sample struct {
+	latency time.Duration
+	status  receipt.Status
+	err     bool
+	// lag is confirmed-to-calendar-event, for a confirmed new booking.
+	lag      time.Duration
+	mirrored bool
+}
+
+func runSoak(ctx context.Context, tc client.Client, args []string, out io.Writer) error {
+	fs := flag.NewFlagSet("soak", flag.ContinueOnError)
+	s := &soak{token: envOr("API_TOKEN", ""), rng: rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))}
+	fs.StringVar(&s.api, "api", "http://127.0.0.1:8080", "the agent API")
+	fs.StringVar(&s.calendar, "fake-calendar", "http://127.0.0.1:8091", "the dev stack's fake calendar, where mirror lag is measured")
+	rates := fs.String("rates", "5,10,20,40", "arrival rates to run, per second, in order")
+	per := fs.Duration("duration", time.Minute, "how long each rate runs")
+	noop := fs.Bool("noop", true, "also find where a no-op Update-with-Start workflow saturates on the same server")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	var ladder []float64
+	for _, r := range strings.Split(*rates, ",") {
+		v, err := strconv.ParseFloat(strings.TrimSpace(r), 64)
+		if err != nil || v <= 0 {
+			return fmt.Errorf("rates: %q is not a positive number", r)
+		}
+		ladder = append(ladder, v)
+	}
+	s.http = &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 512}}
+	for d := 2; d < 400; d++ {
+		s.days = append(s.days, time.Now().AddDate(0, 0, d))
+	}
+	var rows []soakRow
+	for _, rate := range ladder {
+		rows = append(rows, s.runRate(ctx, rate, *per))
+		printSoak(out, "bookings", rows[len(rows)-1:])
+	}
+	// Past the last rate, keep doubling until p99 passes the commit wait,
+	// so the saturation point (the last rate under it) is measured.
+	for !rows[len(rows)-1].saturated() && ctx.Err() == nil && rows[len(rows)-1].rate < 1000 {
+		rows = append(rows, s.runRate(ctx, 2*rows[len(rows)-1].rate, *per))
+		printSoak(out, "bookings", rows[len(rows)-1:])
+	}
+	fmt.Fprintln(out)
+	printSoak(out, "bookings", rows)
+	if !*noop {
+		return nil
+	}
+	n := &noopLoad{tc: tc}
+	stop, err := n.start()
+	if err != nil {
+		return err
+	}
+	defer stop()
+	var noopRows []soakRow
+	for rate := ladder[0]; ctx.Err() == nil && rate <= 4000; rate *= 2 {
+		noopRows = append(noopRows, runOpenLoop(ctx, rate, *per, n.arrive))
+		printSoak(out, "no-op", noopRows[len(noopRows)-1:])
+		if noopRows[len(noopRows)-1].saturated() {
+			break
+		}
+	}
+	fmt.Fprintln(out)
+	printSoak(out, "no-op Update-with-Start", noopRows)
+	fmt.Fprintf(out, "\nsaturation: bookings %.0f/s, no-op %.0f/s, ratio %.2f (target >= 0.8)\n",
+		saturation(rows), saturation(noopRows), saturation(rows)/saturation(noopRows))
+	return nil
+}
+
+func (s *soak) runRate(ctx context.Context, rate float64, d time.Duration) soakRow {
+	return runOpenLoop(ctx, rate, d, s.arrive)
+}
+
+// runOpenLoop calls arrive rate times a second for d, each in its own
+// goroutine, and collects every sample.
+func runOpenLoop(ctx context.Context, rate float64, d time.Duration, arrive func(context.Context, time.Time) []sample) soakRow {
+	interval := time.Duration(float64(time.Second) / rate)
+	began := time.Now()
+	var mu sync.Mutex
+	var all []sample
+	var wg sync.WaitGroup
+	for i := 0; ; i++ {
+		at := began.Add(time.Duration(i) * interval)
+		if at.Sub(began) >= d || ctx.Err() != nil {
+			break
+		}
+		time.Sleep(time.Until(at))
+		wg.Go(func() {
+			got := arrive(ctx, at)
+			mu.Lock()
+			all = append(all, got...)
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	return summarise(rate, time.Since(began), all)
+}
+
+// arrive is one caller's intent at its scheduled time.
+func (s *soak) arrive(ctx context.Context, at time.Time) []sample {
+	s.mu.Lock()
+	p := s.rng.Float64()
+	var victim string
+	if n := len(s.confirmed); n > 0 && p >= 0.8 {
+		i := s.rng.IntN(n)
+		victim = s.confirmed[i]
+		s.confirmed = append(s.confirmed[:i], s.confirmed[i+1:]...)
+	}
+	slot, cal := s.slot()
+	resend := s.rng.Float64() < 0.2
+	s.mu.Unlock()
+	switch {
+	case victim != "" && p >= 0.9:
+		return []sample{s.post(ctx, at, "/v1/bookings/"+victim+"/cancel", struct{}{})}
+	case victim != "":
+		key := uuid.NewString()
+		r := s.post(ctx, at, "/v1/bookings/"+victim+"/reschedule", api.RescheduleBody{NewRequestKey: key, Slot: slot, ExpectedPolicyVersion: "demo-2026-11"})
+		s.keep(key, r)
+		return []sample{r}
+	case p >= 0.7: // two callers, one slot
+		var a, b sample
+		var wg sync.WaitGroup
+		wg.Go(func() { a = s.book(ctx, at, uuid.NewString(), slot, cal) })
+		wg.Go(func() { b = s.book(ctx, at, uuid.NewString(), slot, cal) })
+		wg.Wait()
+		return []sample{a, b}
+	case resend:
+		key := uuid.NewString()
+		var a, b sample
+		var wg sync.WaitGroup
+		wg.Go(func() { a = s.book(ctx, at, key, slot, cal) })
+		wg.Go(func() {
+			at := at.Add(time.Duration(rand.IntN(300)) * time.Millisecond)
+			time.Sleep(time.Until(at))
+			b = s.post(ctx, at, "/v1/bookings", api.BookingBody{RequestKey: key, Slot: slot, ExpectedPolicyVersion: "demo-2026-11"})
+		})
+		wg.Wait()
+		return []sample{a, b}
+	}
+	return []sample{s.book(ctx, at, uuid.NewString(), slot, cal)}
+}
+
+// slot is a random half hour within bookable hours, up to a year ahead, so
+// that only the callers meant to compete collide.
+func (s *soak) slot() (api.Slot, string) {
+	p := soakProperties[s.rng.IntN(len(soakProperties))]
+	loc, _ := localtime.LoadZone(p.zone)
+	d := s.days[s.rng.IntN(len(s.days))].In(loc)
+	start := time.Date(d.Year(), d.Month(), d.Day(), 9+s.rng.IntN(10), 30*s.rng.IntN(2), 0, 0, loc)
+	return api.Slot{PropertyID: p.property, AgentID: p.agent, StartsAt: start.Format(time.RFC3339), TimeZone: p.zone, DurationMinutes: 30}, p.agentCalendar
+}
+
+func (s *soak) book(ctx context.Context, at time.Time, key string, slot api.Slot, cal string) sample {
+	r := s.post(ctx, at, "/v1/bookings", api.BookingBody{RequestKey: key, Slot: slot, ExpectedPolicyVersion: "demo-2026-11"})
+	if r.status == receipt.StatusConfirmed {
+		r.lag, r.mirrored = s.mirrored(ctx, cal, key), true
+		s.keep(key, r)
+	}
+	return r
+}
+
+func (s *soak) keep(key string, r sample) {
+	if r.status == receipt.StatusConfirmed {
+		s.mu.Lock()
+		s.confirmed = append(s.confirmed, key)
+		s.mu.Unlock()
+	}
+}
+
+// mirrored polls the fake calendar until the booking's event is there and
+// returns how long after the confirmation that was.
+func (s *soak) mirrored(ctx context.Context, cal, key string) time.Duration {
+	began := time.Now()
+	url := s.calendar + "/calendar/v3/calendars/" + cal + "/events/" + gcal.EventID(key)
+	for time.Since(began) < time.Minute && ctx.Err() == nil {
+		res, err := s.http.Get(url)
+		if err == nil {
+			res.Body.Close()
+			if res.StatusCode == http.StatusOK {
+				return time.Since(began)
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return time.Minute
+}
+
+func (s *soak) post(ctx context.Context, at time.Time, path string, body any) sample {
+	data, _ := json.Marshal(body)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.api+path, bytes.NewReader(data))
+	if err != nil {
+		return sample{err: true}
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if s.token != "" {
+		req.Header.Set("Authorization", "Bearer "+s.token)
+	}
+	res, err := s.http.Do(req)
+	if err != nil {
+		return sample{latency: time.Since(at), err: true}
+	}
+	defer res.Body.Close()
+	var r receipt.Receipt
+	err = json.NewDecoder(res.Body).Decode(&r)
+	return sample{latency: time.Since(at), status: r.Status, err: err != nil || res.StatusCode >= 500}
+}
