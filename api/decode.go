@@ -23,6 +23,8 @@ type Error struct {
 	// Candidates are the instants a DST-ambiguous or -nonexistent local
 	// time could mean, for the caller to choose from.
 	Candidates []time.Time `json:"candidates,omitempty"`
+	// RetryAfter, on a 429, is when the caller may try again.
+	RetryAfter time.Duration `json:"-"`
 }
 
 func (e *Error) Error() string { return e.Code + ": " + e.Message }

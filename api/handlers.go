@@ -49,6 +49,9 @@ func writeError(w http.ResponseWriter, log *zap.Logger, err error) {
 		e = &Error{Status: http.StatusServiceUnavailable, Code: string(codeUnavailable),
 			Message: "bookingsaga could not answer now; retry with the same request_key"}
 	}
+	if e.RetryAfter > 0 {
+		w.Header().Set("Retry-After", retryAfter(e.RetryAfter))
+	}
 	_ = writeJSON(w, e.Status, e)
 }
 
@@ -284,4 +287,27 @@ func clock(s string) (time.Duration, error) {
 		return 0, err
 	}
 	return time.Duration(t.Hour())*time.Hour + time.Duration(t.Minute())*time.Minute, nil
+}
+
+// attention is the operator's list: sagas pending or not mirrored, and
+// open drift flags.
+func (s *Server) attention(w http.ResponseWriter, r *http.Request) error {
+	a, err := s.client.Attention(r.Context())
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, a)
+}
+
+// timeline is one booking as the store, the saga and the mirrors have it.
+func (s *Server) timeline(w http.ResponseWriter, r *http.Request) error {
+	key := r.PathValue("request_key")
+	if err := booking.ValidateKey(key); err != nil {
+		return fromRejection(err)
+	}
+	t, err := s.client.Timeline(r.Context(), key)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, t)
 }

@@ -7,7 +7,6 @@ package api
 import (
 	"context"
 	"crypto/rand"
-	"crypto/subtle"
 	_ "embed"
 	"encoding/hex"
 	"encoding/json"
@@ -22,9 +21,11 @@ import (
 
 // Config configures the API.
 type Config struct {
-	// Token is the bearer token for /v1; empty disables the check (local
-	// development only: the server logs a warning).
-	Token string
+	// Keys are the API keys callers present as bearer tokens; nil leaves
+	// the API open (the dev stack only: the server logs a warning).
+	Keys *Keyring
+	// Limits bound each key's call rate; the zero value is DefaultLimits.
+	Limits *Limits
 	// RetellKey verifies X-Retell-Signature when set.
 	RetellKey string
 	// VapiSecret is compared with the X-Vapi-Secret header when set.
@@ -46,6 +47,7 @@ type Config struct {
 type Server struct {
 	client *sagaclient.Client
 	cfg    Config
+	limits *limiters
 }
 
 // New builds the API over a sagaclient.
@@ -62,37 +64,45 @@ func New(c *sagaclient.Client, cfg Config) *Server {
 	if cfg.Log == nil {
 		cfg.Log = zap.NewNop()
 	}
-	if cfg.Token == "" {
-		cfg.Log.Warn("API bearer token is not set: /v1 is open to anyone who can reach it")
+	if cfg.Keys == nil {
+		cfg.Log.Warn("no API keys: /v1 is open to anyone who can reach it")
 	}
-	return &Server{client: c, cfg: cfg}
+	limits := DefaultLimits()
+	if cfg.Limits != nil {
+		limits = *cfg.Limits
+	}
+	return &Server{client: c, cfg: cfg, limits: &limiters{limits: limits}}
 }
 
-// route is one served endpoint.
+// route is one served endpoint and the scope a key needs to call it;
+// an empty scope is open (health, the OpenAPI document) or checks the
+// caller itself (a voice platform's signature).
 type route struct {
 	method, path string
-	auth         bool
+	scope        Scope
 	h            func(w http.ResponseWriter, r *http.Request) error
 }
 
 func (s *Server) routes() []route {
 	return []route{
-		{"GET", "/healthz", false, s.healthz},
-		{"GET", "/readyz", false, s.readyz},
-		{"GET", "/openapi.json", false, s.openAPI},
-		{"GET", "/v1/availability", true, s.availability},
-		{"POST", "/v1/intents", true, s.intents},
-		{"POST", "/v1/bookings", true, s.book},
-		{"GET", "/v1/bookings", true, s.byReference},
-		{"GET", "/v1/bookings/{request_key}", true, s.status},
-		{"POST", "/v1/bookings/{request_key}/cancel", true, s.cancel},
-		{"POST", "/v1/bookings/{request_key}/reschedule", true, s.reschedule},
-		{"PUT", "/v1/resources/{id}", true, s.putResource},
-		{"PUT", "/v1/policy", true, s.putPolicy},
-		// A platform without its own secret configured falls back to the
-		// bearer token: the tool endpoints are never open by default.
-		{"POST", "/v1/tools/retell", s.cfg.RetellKey == "", s.retell},
-		{"POST", "/v1/tools/vapi", s.cfg.VapiSecret == "", s.vapi},
+		{"GET", "/healthz", "", s.healthz},
+		{"GET", "/readyz", "", s.readyz},
+		{"GET", "/openapi.json", "", s.openAPI},
+		{"GET", "/v1/availability", ScopeAgent, s.availability},
+		{"POST", "/v1/intents", ScopeAgent, s.intents},
+		{"POST", "/v1/bookings", ScopeAgent, s.book},
+		{"GET", "/v1/bookings", ScopeAgent, s.byReference},
+		{"GET", "/v1/bookings/{request_key}", ScopeAgent, s.status},
+		{"POST", "/v1/bookings/{request_key}/cancel", ScopeAgent, s.cancel},
+		{"POST", "/v1/bookings/{request_key}/reschedule", ScopeAgent, s.reschedule},
+		{"PUT", "/v1/resources/{id}", ScopeAdmin, s.putResource},
+		{"PUT", "/v1/policy", ScopeAdmin, s.putPolicy},
+		{"GET", "/v1/ops/attention", ScopeOps, s.attention},
+		{"GET", "/v1/ops/timeline/{request_key}", ScopeOps, s.timeline},
+		// A platform without its own secret configured falls back to an
+		// agent key: the tool endpoints are never open by default.
+		{"POST", "/v1/tools/retell", platformScope(s.cfg.RetellKey), s.retell},
+		{"POST", "/v1/tools/vapi", platformScope(s.cfg.VapiSecret), s.vapi},
 	}
 }
 
@@ -121,27 +131,44 @@ func (s *Server) wrap(rt route) http.Handler {
 		r = r.WithContext(ctx)
 		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBody)
 		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
-		var err error
-		if rt.auth && !s.authorised(r) {
-			err = &Error{Status: http.StatusUnauthorized, Code: string(codeUnauthorized), Message: "a valid bearer token is required"}
-		} else {
+		key, err := s.guard(r, rt)
+		if err == nil {
 			err = rt.h(sw, r)
 		}
 		if err != nil {
 			writeError(sw, log, err)
 		}
 		// Paths carry request keys and resource ids, never contact details.
-		log.Info("http", zap.String("method", r.Method), zap.String("path", r.URL.Path),
+		log.Info("http", zap.String("method", r.Method), zap.String("path", r.URL.Path), zap.String("key", key.Name),
 			zap.Int("status", sw.status), zap.Duration("took", time.Since(start)))
 	})
 }
 
-func (s *Server) authorised(r *http.Request) bool {
-	if s.cfg.Token == "" {
-		return true
+// guard authenticates and rate-limits a call to rt. A platform-signed
+// route is limited under the platform's name.
+func (s *Server) guard(r *http.Request, rt route) (Key, error) {
+	key := Key{Name: strings.TrimPrefix(rt.path, "/v1/tools/")}
+	if rt.scope != "" {
+		var e *Error
+		if key, e = s.authenticate(r, rt.scope); e != nil {
+			return Key{}, e
+		}
+	} else if !strings.HasPrefix(rt.path, "/v1/") {
+		return Key{}, nil
 	}
-	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	return ok && subtle.ConstantTimeCompare([]byte(got), []byte(s.cfg.Token)) == 1
+	if e := s.limits.admit(key, r, s.cfg.Now()); e != nil {
+		return key, e
+	}
+	return key, nil
+}
+
+// platformScope: a tool endpoint whose platform secret is set checks that
+// secret itself; without one it needs an agent key.
+func platformScope(secret string) Scope {
+	if secret != "" {
+		return ""
+	}
+	return ScopeAgent
 }
 
 func logger(r *http.Request) *zap.Logger {

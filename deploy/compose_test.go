@@ -2,6 +2,7 @@ package deploy
 
 import (
 	"context"
+	"maps"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -13,8 +14,12 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// required is what compose refuses to start without.
+var required = types.Mapping{"API_KEYS_FILE": "./secrets/api-keys.json", "POSTGRES_PASSWORD": "pw-admin",
+	"BOOKINGSAGA_DB_PASSWORD": "pw-bookingsaga", "TEMPORAL_DB_PASSWORD": "pw-temporal"}
+
 // setup loads ../docker-compose.yml as `docker compose` would, with the
-// required API_TOKEN set.
+// required variables set.
 func setup(t *testing.T) *types.Project {
 	t.Helper()
 	root, err := filepath.Abs("..")
@@ -25,7 +30,7 @@ func setup(t *testing.T) *types.Project {
 	p, err := loader.LoadWithContext(context.Background(), types.ConfigDetails{
 		WorkingDir:  root,
 		ConfigFiles: []types.ConfigFile{{Filename: file, Content: data}},
-		Environment: types.Mapping{"API_TOKEN": "test-token"},
+		Environment: maps.Clone(required), // the loader adds to it
 	}, func(o *loader.Options) { o.SetProjectName("bookingsaga", true) })
 	require.NoError(t, err)
 	return p
@@ -34,10 +39,11 @@ func setup(t *testing.T) *types.Project {
 func TestComposeHasEveryService(t *testing.T) {
 	t.Parallel()
 	p := setup(t)
-	require.ElementsMatch(t, []string{"postgresql", "temporal-schema", "temporal", "temporal-setup", "temporal-ui", "worker", "api"},
+	require.ElementsMatch(t, []string{"postgresql", "temporal-schema", "temporal", "temporal-setup", "worker", "api"},
 		p.ServiceNames())
+	require.Contains(t, p.DisabledServices, "temporal-ui", "the Web UI runs only with the ops profile")
 	images := map[string]string{"postgresql": "postgres:", "temporal-schema": "temporalio/admin-tools:",
-		"temporal": "temporalio/server:", "temporal-setup": "temporalio/admin-tools:", "temporal-ui": "temporalio/ui:"}
+		"temporal": "temporalio/server:", "temporal-setup": "temporalio/admin-tools:"}
 	for name, prefix := range images {
 		require.True(t, strings.HasPrefix(p.Services[name].Image, prefix), "%s runs %s", name, p.Services[name].Image)
 		require.NotContains(t, p.Services[name].Image, ":latest", "%s pins its version", name)
@@ -57,7 +63,10 @@ func TestComposePortsAndHealthChecks(t *testing.T) {
 			published[name] = port.Published + ":" + strconv.FormatUint(uint64(port.Target), 10)
 		}
 	}
-	require.Equal(t, map[string]string{"temporal": "7233:7233", "temporal-ui": "8233:8080", "api": "8080:8080"}, published)
+	require.Equal(t, map[string]string{"api": "8080:8080"}, published, "only the agent API is published")
+	ui := p.DisabledServices["temporal-ui"]
+	require.Len(t, ui.Ports, 1)
+	require.Equal(t, "127.0.0.1", ui.Ports[0].HostIP, "the ops profile's UI listens on loopback only")
 	for _, name := range []string{"postgresql", "temporal", "worker", "api"} {
 		hc := p.Services[name].HealthCheck
 		require.NotNil(t, hc, "%s has a health check", name)
@@ -81,7 +90,11 @@ func TestComposeStartsInDependencyOrder(t *testing.T) {
 	}
 	for name, deps := range want {
 		got := map[string]string{}
-		for dep, cfg := range p.Services[name].DependsOn {
+		s, ok := p.Services[name]
+		if !ok {
+			s = p.DisabledServices[name] // the ops profile's UI
+		}
+		for dep, cfg := range s.DependsOn {
 			got[dep] = cfg.Condition
 		}
 		require.Equal(t, deps, got, name)
@@ -98,7 +111,7 @@ func TestComposeEnvironmentMatchesWhatTheBinariesRead(t *testing.T) {
 	p := setup(t)
 	read := map[string][]string{
 		"worker": {"DATABASE_URL", "TEMPORAL_ADDRESS", "TEMPORAL_NAMESPACE", "CALENDAR_CREDENTIALS_FILE", "CRM_BASE_URL", "CRM_TOKEN"},
-		"api":    {"TEMPORAL_ADDRESS", "TEMPORAL_NAMESPACE", "API_TOKEN", "RETELL_API_KEY", "VAPI_SECRET"},
+		"api":    {"TEMPORAL_ADDRESS", "TEMPORAL_NAMESPACE", "API_KEYS_FILE", "RETELL_API_KEY", "VAPI_SECRET"},
 	}
 	for name, vars := range read {
 		for _, v := range vars {
@@ -116,15 +129,37 @@ func TestComposeEnvironmentMatchesWhatTheBinariesRead(t *testing.T) {
 	require.Equal(t, "on-failure", p.Services["temporal-schema"].Restart)
 }
 
-func TestComposeRefusesToStartWithoutAnAPIToken(t *testing.T) {
+// Without a keys file or any password, compose refuses to start: nothing
+// runs open or on a well-known password.
+func TestComposeHasNoDefaultSecrets(t *testing.T) {
 	t.Parallel()
 	root, err := filepath.Abs("..")
 	require.NoError(t, err)
 	file := filepath.Join(root, "docker-compose.yml")
 	data, err := os.ReadFile(file)
 	require.NoError(t, err)
-	_, err = loader.LoadWithContext(context.Background(), types.ConfigDetails{WorkingDir: root,
-		ConfigFiles: []types.ConfigFile{{Filename: file, Content: data}}, Environment: types.Mapping{}},
-		func(o *loader.Options) { o.SetProjectName("bookingsaga", true) })
-	require.ErrorContains(t, err, "API_TOKEN")
+	for _, name := range []string{"API_KEYS_FILE", "POSTGRES_PASSWORD", "BOOKINGSAGA_DB_PASSWORD", "TEMPORAL_DB_PASSWORD"} {
+		env := types.Mapping{}
+		for k, v := range required {
+			if k != name {
+				env[k] = v
+			}
+		}
+		_, err = loader.LoadWithContext(context.Background(), types.ConfigDetails{WorkingDir: root,
+			ConfigFiles: []types.ConfigFile{{Filename: file, Content: data}}, Environment: env},
+			func(o *loader.Options) { o.SetProjectName("bookingsaga", true) })
+		require.ErrorContains(t, err, name, "compose starts without %s", name)
+	}
+	p := setup(t)
+	require.Equal(t, "/run/secrets/api_keys", *p.Services["api"].Environment["API_KEYS_FILE"])
+	require.Len(t, p.Services["api"].Secrets, 1)
+	for _, pw := range []string{"postgres", "bookingsaga", "temporal"} {
+		for name, s := range p.Services {
+			for k, v := range s.Environment {
+				if v != nil && strings.Contains(k, "PASSWORD") || k == "POSTGRES_PWD" {
+					require.NotEqual(t, pw, *v, "%s's %s is a default password", name, k)
+				}
+			}
+		}
+	}
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/httpserve"
 	"github.com/bookingsaga/bookingsaga/receipt"
 	"github.com/bookingsaga/bookingsaga/sagaclient"
 )
@@ -26,23 +27,30 @@ import (
 func serve(ctx context.Context, sc *sagaclient.Client, logger *zap.Logger, args []string) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	listen := fs.String("listen", envOr("API_LISTEN", "127.0.0.1:8080"), "address to serve on (env API_LISTEN)")
-	cfg := api.Config{Token: os.Getenv("API_TOKEN"), RetellKey: os.Getenv("RETELL_API_KEY"), VapiSecret: os.Getenv("VAPI_SECRET"), Log: logger,
+	keysFile := fs.String("keys", os.Getenv("API_KEYS_FILE"), "the API keys file, hashed keys as 'starter keys new' writes them; re-read when it changes (env API_KEYS_FILE)")
+	limits := api.DefaultLimits()
+	fs.Float64Var(&limits.PerSecond, "rate-limit", limits.PerSecond, "calls a second per key; repeats of one call are free; 0 is no limit")
+	fs.IntVar(&limits.Burst, "rate-burst", limits.Burst, "calls per key allowed at once above the rate")
+	cfg := api.Config{RetellKey: os.Getenv("RETELL_API_KEY"), VapiSecret: os.Getenv("VAPI_SECRET"), Log: logger, Limits: &limits,
 		// The API alone reaches the store only through Temporal's workers.
 		Ready: []api.Check{{Name: "temporal", Fn: sc.Healthy}}}
 	fs.Int64Var(&cfg.MaxBody, "max-body", 64<<10, "largest request body, in bytes")
-	noAuth := fs.Bool("no-auth", false, "serve without a bearer token (a local test only)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if cfg.Token == "" && !*noAuth {
-		return errors.New("API_TOKEN is not set: agents must send a bearer token (use -no-auth only for a local test)")
+	if *keysFile == "" {
+		return errors.New("no API keys: set -keys or API_KEYS_FILE to a keys file (make one with 'starter keys new')")
 	}
+	keys, err := api.LoadKeyring(*keysFile)
+	if err != nil {
+		return err
+	}
+	cfg.Keys = keys
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w (is something else using the port?)", *listen, err)
 	}
-	srv := &http.Server{Handler: api.New(sc, cfg).Handler(), ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second}
+	srv := httpserve.Server(api.New(sc, cfg).Handler())
 	// Serve returns as soon as Shutdown begins; the process must live on
 	// until Shutdown has answered the calls in flight, or they get an EOF.
 	drained := make(chan struct{})

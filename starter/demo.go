@@ -46,7 +46,7 @@ const (
 
 func runDemo(ctx context.Context, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
-	d := &demo{out: out, token: os.Getenv("API_TOKEN")}
+	d := &demo{out: out, token: os.Getenv("API_KEY")}
 	dataDir := fs.String("data-dir", "./.bookingsaga", "the dev stack's data dir (for the store's socket)")
 	fs.StringVar(&d.api, "api", "http://127.0.0.1:8080", "the agent API")
 	fs.StringVar(&d.calendar, "fake-calendar", "http://127.0.0.1:8091", "the fake calendar")

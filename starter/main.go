@@ -38,6 +38,7 @@ commands:
   demo         drive a running dev stack like a voice agent and show the outcome
   soak         open-loop load on a running dev stack at fixed arrival rates
   probe URL    exit 0 if URL answers 200 (container health checks)
+  keys new     make an API key: prints the secret once, stores its hash
 
 run "starter <command> -h" for a command's flags.
 `
@@ -93,6 +94,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return runDemo(ctx, fs.Args()[1:], out)
 	case "probe":
 		return probe(ctx, fs.Args()[1:])
+	case "keys":
+		return keys(fs.Args()[1:], out)
 	}
 	logger, err := zap.NewProduction()
 	if err != nil {

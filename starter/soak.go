@@ -9,6 +9,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -59,7 +60,7 @@ type sample struct {
 
 func runSoak(ctx context.Context, tc client.Client, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("soak", flag.ContinueOnError)
-	s := &soak{token: envOr("API_TOKEN", ""), rng: rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))}
+	s := &soak{token: os.Getenv("API_KEY"), rng: rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))}
 	fs.StringVar(&s.api, "api", "http://127.0.0.1:8080", "the agent API")
 	fs.StringVar(&s.calendar, "fake-calendar", "http://127.0.0.1:8091", "the dev stack's fake calendar, where mirror lag is measured")
 	rates := fs.String("rates", "5,10,20,40", "arrival rates to run, per second, in order")

@@ -23,11 +23,21 @@ import (
 	"github.com/bookingsaga/bookingsaga/sagaclient"
 )
 
-const apiToken = "test-token"
+// apiKey is the tests' API key, with every scope, and apiKeys holds it.
+var apiKey, apiKeys = func() (string, *api.Keyring) {
+	secret, k, err := api.NewKey("test", api.ScopeAgent, api.ScopeAdmin, api.ScopeOps)
+	if err != nil {
+		panic(err)
+	}
+	return secret, api.StaticKeyring(k)
+}()
 
-// serveAPI serves the agent API over the fixture's worker.
+// serveAPI serves the agent API over the fixture's worker, with the tests'
+// key unless cfg has keys of its own.
 func (f *fixture) serveAPI(cfg api.Config) string {
-	cfg.Token = apiToken
+	if cfg.Keys == nil {
+		cfg.Keys = apiKeys
+	}
 	sc := sagaclient.New(f.client, sagaclient.Options{TaskQueue: f.queue, Settings: f.settings})
 	srv := httptest.NewServer(api.New(sc, cfg).Handler())
 	f.t.Cleanup(srv.Close)
@@ -49,7 +59,7 @@ func (f *fixture) call(method, url string, body any, out any, header ...string) 
 	}
 	req, err := http.NewRequestWithContext(f.ctx, method, url, rd)
 	require.NoError(f.t, err)
-	req.Header.Set("Authorization", "Bearer "+apiToken)
+	req.Header.Set("Authorization", "Bearer "+apiKey)
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])
 	}

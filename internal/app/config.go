@@ -8,6 +8,7 @@ import (
 
 	"go.uber.org/zap/zapcore"
 
+	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/booking"
 )
 
@@ -16,10 +17,17 @@ import (
 type Config struct {
 	// Dev runs the embedded stack: Temporal with its UI, PostgreSQL, the
 	// fake calendar and CRM, the demo catalogue and the agent API.
-	Dev            bool
-	DataDir        string
-	APIListen      string
-	APIToken       string
+	Dev       bool
+	DataDir   string
+	APIListen string
+	// APIKeysFile holds the agent API's hashed keys; empty is the data
+	// dir's api-keys.json. The dev stack makes a fresh agent and admin key
+	// in it at each start and prints them.
+	APIKeysFile string
+	// OpenAPI serves the dev stack's API without keys.
+	OpenAPI bool
+	// APIRateLimit is each API key's calls a second (0: no limit).
+	APIRateLimit float64
 	TemporalUI     string
 	CalendarListen string
 	CRMListen      string
@@ -53,8 +61,8 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{
 		DataDir:          "./.bookingsaga",
+		APIRateLimit:     api.DefaultLimits().PerSecond,
 		APIListen:        "127.0.0.1:8080",
-		APIToken:         os.Getenv("API_TOKEN"),
 		TemporalUI:       "127.0.0.1:8233",
 		CalendarListen:   "127.0.0.1:8091",
 		CRMListen:        "127.0.0.1:8092",
@@ -90,6 +98,9 @@ func (c Config) Validate() error {
 	}
 	if c.TemporalAddress == "" || c.Namespace == "" || c.TaskQueue == "" {
 		errs = append(errs, errors.New("temporal address, namespace and task queue must not be empty"))
+	}
+	if c.APIRateLimit < 0 {
+		errs = append(errs, fmt.Errorf("api-rate-limit must not be negative, got %v", c.APIRateLimit))
 	}
 	if c.ReconcileInterval < 0 {
 		errs = append(errs, fmt.Errorf("reconcile-every must not be negative, got %s", c.ReconcileInterval))

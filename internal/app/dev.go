@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 
 	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/internal/devstack"
+	"github.com/bookingsaga/bookingsaga/internal/httpserve"
 	"github.com/bookingsaga/bookingsaga/internal/store"
 	"github.com/bookingsaga/bookingsaga/internal/zaplog"
 	"github.com/bookingsaga/bookingsaga/sagaclient"
@@ -53,7 +55,11 @@ func RunDev(ctx context.Context, cfg Config, logger *zap.Logger) error {
 	if err := seed(ctx, cfg.DatabaseURL); err != nil {
 		return err
 	}
-	stopAPI, err := serveAPI(ctx, cfg, logger, apiLn)
+	keys, secrets, err := devKeys(cfg)
+	if err != nil {
+		return err
+	}
+	stopAPI, err := serveAPI(ctx, cfg, logger, apiLn, keys)
 	if err != nil {
 		return err
 	}
@@ -61,7 +67,7 @@ func RunDev(ctx context.Context, cfg Config, logger *zap.Logger) error {
 	if cfg.MetricsListen == "" {
 		cfg.MetricsListen = "127.0.0.1:9464"
 	}
-	banner(cfg, stack, time.Since(began))
+	banner(cfg, stack, secrets, time.Since(began))
 	// A stop drains the API first: it takes no new calls and answers those
 	// in flight, which need the worker; only then does the worker stop.
 	workerCtx, stopWorker := context.WithCancel(context.WithoutCancel(ctx))
@@ -92,7 +98,7 @@ func seed(ctx context.Context, url string) error {
 
 // serveAPI serves the agent API on ln through its own Temporal client. Its
 // stop drains the API once, however often it is called.
-func serveAPI(ctx context.Context, cfg Config, logger *zap.Logger, ln net.Listener) (func(), error) {
+func serveAPI(ctx context.Context, cfg Config, logger *zap.Logger, ln net.Listener, keys *api.Keyring) (func(), error) {
 	tc, err := client.Dial(client.Options{HostPort: cfg.TemporalAddress, Namespace: cfg.Namespace,
 		Logger: zaplog.New(logger.WithOptions(zap.IncreaseLevel(zap.WarnLevel)))})
 	if err != nil {
@@ -113,8 +119,9 @@ func serveAPI(ctx context.Context, cfg Config, logger *zap.Logger, ln net.Listen
 	}
 	sc := sagaclient.New(tc, sagaclient.Options{TaskQueue: cfg.TaskQueue})
 	checks := []api.Check{{Name: "temporal", Fn: sc.Healthy}, {Name: "store", Fn: ready.Ping}}
-	srv := &http.Server{Handler: api.New(sc, api.Config{Token: cfg.APIToken, Log: logger, Ready: checks}).Handler(),
-		ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second}
+	limits := api.DefaultLimits()
+	limits.PerSecond = cfg.APIRateLimit
+	srv := httpserve.Server(api.New(sc, api.Config{Keys: keys, Limits: &limits, Log: logger, Ready: checks}).Handler())
 	go func() {
 		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 			logger.Error("agent API stopped", zap.Error(err))
@@ -132,10 +139,45 @@ func serveAPI(ctx context.Context, cfg Config, logger *zap.Logger, ln net.Listen
 	}, nil
 }
 
-func banner(cfg Config, stack *devstack.Stack, took time.Duration) {
+// devKeys puts a fresh agent key and admin key in the stack's keys file
+// (keys added there by hand stay) and returns the secrets to print; with
+// OpenAPI there are no keys.
+func devKeys(cfg Config) (*api.Keyring, [][2]string, error) {
+	if cfg.OpenAPI {
+		return nil, nil, nil
+	}
+	file := cfg.APIKeysFile
+	if file == "" {
+		file = filepath.Join(cfg.DataDir, "api-keys.json")
+	}
+	var secrets [][2]string
+	for _, k := range []struct {
+		name   string
+		scopes []api.Scope
+	}{{"dev-agent", []api.Scope{api.ScopeAgent}}, {"dev-admin", []api.Scope{api.ScopeAdmin, api.ScopeOps}}} {
+		secret, key, err := api.NewKey(k.name, k.scopes...)
+		if err == nil {
+			err = api.SaveKey(file, key, true)
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		secrets = append(secrets, [2]string{k.name, secret})
+	}
+	keys, err := api.LoadKeyring(file)
+	return keys, secrets, err
+}
+
+func banner(cfg Config, stack *devstack.Stack, keys [][2]string, took time.Duration) {
 	line := func(name, value string) { fmt.Fprintf(os.Stdout, "  %-15s %s\n", name, value) }
 	fmt.Fprintf(os.Stdout, "bookingsaga dev stack ready in %.1fs\n", took.Seconds())
 	line("agent API", "http://"+cfg.APIListen+"  (OpenAPI at /openapi.json)")
+	for _, k := range keys {
+		line(k[0]+" key", k[1])
+	}
+	if keys == nil {
+		line("API keys", "none: the API is open (-open-api)")
+	}
 	line("Temporal", cfg.TemporalAddress+"  (namespace "+cfg.Namespace+")")
 	if cfg.TemporalUI != "" {
 		line("Temporal UI", "http://"+cfg.TemporalUI)

@@ -44,6 +44,8 @@ type devStack struct {
 	api, frontal string
 	dataDir      string
 	stderr       *lockedBuffer
+	// keys are the API keys the stack printed at its last start, by name.
+	keys map[string]string
 }
 
 // lockedBuffer is written by the subprocess pipe and read by the test.
@@ -96,7 +98,6 @@ func (d *devStack) start() {
 	d.t.Helper()
 	d.cmd = exec.Command("go", d.args...)
 	d.cmd.Dir = "../.."
-	d.cmd.Env = append(os.Environ(), "API_TOKEN=")
 	// Its own process group, so SIGINT reaches it as a terminal's Ctrl-C would.
 	d.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stdout, err := d.cmd.StdoutPipe()
@@ -106,10 +107,15 @@ func (d *devStack) start() {
 	require.NoError(d.t, d.cmd.Start())
 	d.t.Cleanup(func() { _ = syscall.Kill(-d.cmd.Process.Pid, syscall.SIGKILL) })
 	ready := make(chan bool, 1)
+	keys := map[string]string{}
 	go func() {
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
-			if strings.Contains(sc.Text(), "dev stack ready") {
+			// The banner ends with how to stop; the keys come before.
+			if f := strings.Fields(sc.Text()); len(f) == 3 && f[1] == "key" {
+				keys[f[0]] = f[2]
+			}
+			if strings.Contains(sc.Text(), "Ctrl-C stops everything") {
 				ready <- true
 			}
 		}
@@ -118,6 +124,7 @@ func (d *devStack) start() {
 	select {
 	case ok := <-ready:
 		require.True(d.t, ok, "the stack exited before it was ready: %s", tail(d.stderr.String()))
+		d.keys = keys
 	case <-time.After(5 * time.Minute): // the first `go run` also builds
 		d.t.Fatalf("the stack was not ready in time: %s", tail(d.stderr.String()))
 	}
@@ -144,6 +151,26 @@ func (d *devStack) stop() {
 	case <-time.After(time.Minute):
 		d.t.Fatal("the stack did not stop within a minute of SIGINT")
 	}
+}
+
+// post and get call the API with the stack's agent key.
+func (d *devStack) post(path string, body []byte) (*http.Response, error) {
+	req, err := http.NewRequest(http.MethodPost, "http://"+d.api+path, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+d.keys["dev-agent"])
+	return http.DefaultClient.Do(req)
+}
+
+func (d *devStack) get(path string) (*http.Response, error) {
+	req, err := http.NewRequest(http.MethodGet, "http://"+d.api+path, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+d.keys["dev-agent"])
+	return http.DefaultClient.Do(req)
 }
 
 func tail(s string) string {
@@ -186,14 +213,14 @@ func (d *devStack) book(key string, start time.Time) receipt.Receipt {
 		"starts_at": start.Format(time.RFC3339), "time_zone": "Europe/Paris", "duration_minutes": 30,
 		"expected_policy_version": devstack.DemoPolicy})
 	require.NoError(d.t, err)
-	res, err := http.Post("http://"+d.api+"/v1/bookings", "application/json", bytes.NewReader(body))
+	res, err := d.post("/v1/bookings", body)
 	require.NoError(d.t, err)
 	return decodeReceipt(d.t, res)
 }
 
 func (d *devStack) receipt(key string) receipt.Receipt {
 	d.t.Helper()
-	res, err := http.Get("http://" + d.api + "/v1/bookings/" + key)
+	res, err := d.get("/v1/bookings/" + key)
 	require.NoError(d.t, err)
 	return decodeReceipt(d.t, res)
 }
@@ -220,6 +247,27 @@ func TestDevStackEndToEnd(t *testing.T) {
 	require.NoError(t, json.NewDecoder(res.Body).Decode(&ready))
 	require.NoError(t, res.Body.Close())
 	require.Equal(t, api.Readiness{Status: "ready", Checks: map[string]string{"temporal": "ok", "store": "ok"}}, ready)
+
+	// The stack printed an agent key and an admin key, and keeps only
+	// their hashes; the agent key may not change the catalogue.
+	require.NotEmpty(t, d.keys["dev-agent"])
+	require.NotEmpty(t, d.keys["dev-admin"])
+	stored, err := os.ReadFile(filepath.Join(d.dataDir, "api-keys.json"))
+	require.NoError(t, err)
+	for _, secret := range d.keys {
+		require.NotContains(t, string(stored), secret)
+	}
+	// The demo's key holder, as it is: changing nothing, whoever may.
+	holder := []byte(`{"kind":"key_holder","capacity":1,"time_zone":"Europe/Paris"}`)
+	for name, want := range map[string]int{"dev-agent": http.StatusForbidden, "dev-admin": http.StatusOK} {
+		req, err := http.NewRequest(http.MethodPut, "http://"+d.api+"/v1/resources/keys-paris", bytes.NewReader(holder))
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer "+d.keys[name])
+		res, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		require.NoError(t, res.Body.Close())
+		require.Equal(t, want, res.StatusCode, name)
+	}
 	loc, err := localtime.LoadZone("Europe/Paris")
 	require.NoError(t, err)
 	day := time.Now().In(loc).AddDate(0, 0, 3)
@@ -334,7 +382,7 @@ func (d *devStack) tryBook(key string, start time.Time) (receipt.Receipt, bool) 
 	if err != nil {
 		return receipt.Receipt{}, false
 	}
-	res, err := http.Post("http://"+d.api+"/v1/bookings", "application/json", bytes.NewReader(body))
+	res, err := d.post("/v1/bookings", body)
 	if err != nil {
 		return receipt.Receipt{}, false
 	}
@@ -411,7 +459,7 @@ func TestDevStackDrainsTheAPIBeforeTheWorker(t *testing.T) {
 					"agent_id": "agent-claire", "starts_at": at.Format(time.RFC3339), "time_zone": "Europe/Paris",
 					"duration_minutes": 30, "expected_policy_version": devstack.DemoPolicy})
 				require.NoError(t, err)
-				res, err := http.Post("http://"+d.api+"/v1/bookings", "application/json", bytes.NewReader(body))
+				res, err := d.post("/v1/bookings", body)
 				if err != nil {
 					continue // the API has closed: a caller goes elsewhere
 				}

@@ -60,7 +60,7 @@ func TestALostAnswerFromTemporalIsPendingNeverAFailure(t *testing.T) {
 	tc, err := client.NewClientFromExisting(f.client, client.Options{Namespace: temporalServer().GetDefaultNamespace(), Interceptors: []interceptor.ClientInterceptor{fault}})
 	require.NoError(t, err)
 	sc := sagaclient.New(tc, sagaclient.Options{TaskQueue: f.queue, Settings: f.settings})
-	srv := httptest.NewServer(api.New(sc, api.Config{Token: apiToken}).Handler())
+	srv := httptest.NewServer(api.New(sc, api.Config{Keys: apiKeys}).Handler())
 	t.Cleanup(srv.Close)
 	url := srv.URL
 	fault.lose.Store(true)
@@ -206,7 +206,7 @@ func TestAConversationBookkeepingFaultNeverChangesTheAnswer(t *testing.T) {
 		Interceptors: []interceptor.ClientInterceptor{fault}})
 	require.NoError(t, err)
 	sc := sagaclient.New(tc, sagaclient.Options{TaskQueue: f.queue, Settings: f.settings})
-	srv := httptest.NewServer(api.New(sc, api.Config{Token: apiToken}).Handler())
+	srv := httptest.NewServer(api.New(sc, api.Config{Keys: apiKeys}).Handler())
 	t.Cleanup(srv.Close)
 	call := "call-" + uuid.NewString()
 	tool := func(name string, args map[string]any) string {

@@ -76,12 +76,12 @@ func (c *cluster) read(ctx context.Context, pool *pgxpool.Pool, calls []Call, in
 			ch.events[r.CalendarID] = c.calendar.Events(r.CalendarID)
 		}
 	}
-	ch.final, err = finalAnswers(ctx, c.apiURL(), calls)
+	ch.final, err = finalAnswers(ctx, c.apiURL(), c.apiKey, calls)
 	return ch, err
 }
 
 // finalAnswers asks the API for every key the history touched.
-func finalAnswers(ctx context.Context, url string, calls []Call) (map[string]*receipt.Receipt, error) {
+func finalAnswers(ctx context.Context, url, key string, calls []Call) (map[string]*receipt.Receipt, error) {
 	keys := map[string]bool{}
 	for _, c := range calls {
 		for _, k := range []string{c.Key, c.NewKey} {
@@ -98,7 +98,7 @@ func finalAnswers(ctx context.Context, url string, calls []Call) (map[string]*re
 	for range 8 {
 		wg.Go(func() {
 			for k := range work {
-				r, err := status(ctx, url, k)
+				r, err := status(ctx, url, key, k)
 				mu.Lock()
 				out[k] = r
 				if err != nil && firstErr == nil {
@@ -117,11 +117,12 @@ func finalAnswers(ctx context.Context, url string, calls []Call) (map[string]*re
 }
 
 // status is GET /v1/bookings/{key}; nil when the API knows no such key.
-func status(ctx context.Context, url, key string) (*receipt.Receipt, error) {
+func status(ctx context.Context, url, apiKey, key string) (*receipt.Receipt, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url+"/v1/bookings/"+key, nil)
 	if err != nil {
 		return nil, err
 	}
+	req.Header.Set("Authorization", "Bearer "+apiKey)
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("status of %s: %w", key, err)

@@ -18,6 +18,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/bookingsaga/bookingsaga/api"
+	"github.com/bookingsaga/bookingsaga/internal/httpserve"
 	"github.com/bookingsaga/bookingsaga/internal/mirrorfake"
 	"github.com/bookingsaga/bookingsaga/internal/pgserver"
 )
@@ -48,12 +50,14 @@ type cluster struct {
 	api      *proc
 
 	dbURL, temporalAddr, apiAddr string
-	workerHealth                 map[string]string
-	calendar                     *mirrorfake.Calendar
-	crm                          *mirrorfake.CRM
-	calendarURL, crmURL          string
-	servers                      []*http.Server
-	pool                         *pgxpool.Pool
+	// apiKey is the callers' agent key.
+	apiKey              string
+	workerHealth        map[string]string
+	calendar            *mirrorfake.Calendar
+	crm                 *mirrorfake.CRM
+	calendarURL, crmURL string
+	servers             []*http.Server
+	pool                *pgxpool.Pool
 }
 
 func newCluster(dir string, bins Binaries) (*cluster, error) {
@@ -64,6 +68,14 @@ func newCluster(dir string, bins Binaries) (*cluster, error) {
 		return nil, err
 	}
 	c.temporalAddr, c.apiAddr = addrs[0], addrs[1]
+	secret, key, err := api.NewKey("chaos-callers", api.ScopeAgent)
+	if err != nil {
+		return nil, err
+	}
+	if err := api.SaveKey(filepath.Join(dir, "api-keys.json"), key, true); err != nil {
+		return nil, err
+	}
+	c.apiKey = secret
 	c.workerHealth["a"], c.workerHealth["b"] = addrs[2], addrs[3]
 	for _, fake := range []struct {
 		h   http.Handler
@@ -73,7 +85,7 @@ func newCluster(dir string, bins Binaries) (*cluster, error) {
 		if err != nil {
 			return nil, err
 		}
-		srv := &http.Server{Handler: fake.h, ReadHeaderTimeout: 5 * time.Second}
+		srv := httpserve.Server(fake.h)
 		go func() { _ = srv.Serve(ln) }()
 		c.servers = append(c.servers, srv)
 		*fake.url = "http://" + ln.Addr().String()
@@ -160,7 +172,8 @@ func (c *cluster) worker(slot string) *proc {
 
 // startAPI starts the agent API as the starter binary serves it.
 func (c *cluster) startAPI(ctx context.Context) error {
-	argv := []string{c.bins.Starter, "-temporal-address", c.temporalAddr, "-namespace", Namespace, "serve", "-listen", c.apiAddr, "-no-auth"}
+	argv := []string{c.bins.Starter, "-temporal-address", c.temporalAddr, "-namespace", Namespace, "serve", "-listen", c.apiAddr,
+		"-keys", filepath.Join(c.dir, "api-keys.json"), "-rate-limit", "0"} // faults are under test here, not the limiter
 	p, err := startProc(c.dir, "api", argv)
 	if err != nil {
 		return err

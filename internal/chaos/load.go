@@ -70,6 +70,7 @@ func (h *history) all() []Call {
 type caller struct {
 	id    int
 	url   string
+	key   string
 	http  *http.Client
 	rng   *rand.Rand
 	cat   catalogue
@@ -188,6 +189,7 @@ func (c *caller) post(ctx context.Context, path string, body, out any) (int, err
 		return 0, err
 	}
 	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+c.key)
 	res, err := c.http.Do(req)
 	if err != nil {
 		return 0, err

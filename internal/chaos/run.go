@@ -97,7 +97,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	loadCtx, stopLoad := context.WithCancel(ctx)
 	var callers sync.WaitGroup
 	for i := range o.Callers {
-		cl := &caller{id: i, url: c.apiURL(), http: &http.Client{Timeout: 10 * time.Second}, cat: cat, hist: hist, think: o.Think,
+		cl := &caller{id: i, url: c.apiURL(), key: c.apiKey, http: &http.Client{Timeout: 10 * time.Second}, cat: cat, hist: hist, think: o.Think,
 			rng: rand.New(rand.NewPCG(o.Seed, uint64(i)))}
 		callers.Go(func() { cl.run(loadCtx) })
 	}

@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/api/enums/v1"
 	"go.uber.org/zap"
 
+	"github.com/bookingsaga/bookingsaga/internal/httpserve"
 	"github.com/bookingsaga/bookingsaga/internal/mirrorfake"
 	"github.com/bookingsaga/bookingsaga/internal/pgserver"
 )
@@ -211,7 +212,7 @@ func (s *Stack) serve(addr string, h http.Handler) error {
 	if err != nil {
 		return fmt.Errorf("%s is in use: stop what uses it or pick another port with the flags: %w", addr, err)
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	srv := httpserve.Server(h)
 	s.servers = append(s.servers, srv)
 	go func() { _ = srv.Serve(ln) }()
 	return nil

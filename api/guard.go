@@ -1,0 +1,146 @@
+package api
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+
+	"github.com/bookingsaga/bookingsaga/booking"
+)
+
+const (
+	codeWrongScope  booking.Code = "wrong_scope"
+	codeRateLimited booking.Code = "rate_limited"
+)
+
+// anyone is who calls when the API runs without keys (the dev stack only).
+var anyone = Key{Name: "open", Scopes: []Scope{ScopeAgent, ScopeAdmin, ScopeOps}}
+
+// authenticate finds the caller's key and checks it may call a route of
+// scope.
+func (s *Server) authenticate(r *http.Request, scope Scope) (Key, *Error) {
+	if s.cfg.Keys == nil {
+		return anyone, nil
+	}
+	secret, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok || secret == "" {
+		return Key{}, &Error{Status: http.StatusUnauthorized, Code: string(codeUnauthorized), Message: "an API key is required: Authorization: Bearer <key>"}
+	}
+	key, err := s.cfg.Keys.find(secret)
+	if err != nil {
+		return Key{}, &Error{Status: http.StatusUnauthorized, Code: string(codeUnauthorized), Message: "this API key is not valid (revoked, or mistyped)"}
+	}
+	if !key.allows(scope) {
+		return Key{}, &Error{Status: http.StatusForbidden, Code: string(codeWrongScope),
+			Message: fmt.Sprintf("key %s may call %s; this call needs the %s scope", key.Name, scopeList(key.Scopes), scope)}
+	}
+	return key, nil
+}
+
+func scopeList(scopes []Scope) string {
+	var s []string
+	for _, sc := range scopes {
+		s = append(s, string(sc))
+	}
+	return strings.Join(s, ", ")
+}
+
+// Limits bound how fast one key may call. A call repeated byte for byte
+// within the window (a platform resending a slow tool call, a model
+// re-issuing one) is free: it lands on the same saga, and refusing it
+// would refuse exactly what idempotency is for.
+type Limits struct {
+	// PerSecond and Burst are each key's token bucket; 0 turns limiting off.
+	PerSecond float64
+	Burst     int
+	// RepeatWindow is how long a repeated call stays free.
+	RepeatWindow time.Duration
+}
+
+// DefaultLimits fit a voice deployment: one key per platform, a few
+// hundred concurrent calls each making a tool call every few seconds.
+func DefaultLimits() Limits { return Limits{PerSecond: 50, Burst: 100, RepeatWindow: time.Minute} }
+
+// limiter is one key's bucket and the calls it has seen lately.
+type limiter struct {
+	bucket *rate.Limiter
+	mu     sync.Mutex
+	seen   map[[32]byte]time.Time
+}
+
+type limiters struct {
+	mu     sync.Mutex
+	by     map[string]*limiter
+	limits Limits
+}
+
+func (l *limiters) of(name string) *limiter {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.by == nil {
+		l.by = map[string]*limiter{}
+	}
+	lim := l.by[name]
+	if lim == nil {
+		lim = &limiter{bucket: rate.NewLimiter(rate.Limit(l.limits.PerSecond), l.limits.Burst), seen: map[[32]byte]time.Time{}}
+		l.by[name] = lim
+	}
+	return lim
+}
+
+// admit charges key for r, unless r repeats a call seen within the window.
+// It reads the body (already bounded by MaxBody) and puts it back.
+func (l *limiters) admit(key Key, r *http.Request, now time.Time) *Error {
+	if l.limits.PerSecond <= 0 {
+		return nil
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return &Error{Status: http.StatusRequestEntityTooLarge, Code: string(booking.CodeMissingField), Message: "could not read the request body: " + err.Error()}
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	sum := sha256.Sum256(append([]byte(r.Method+" "+r.URL.RequestURI()+"\n"), body...))
+	lim := l.of(key.Name)
+	lim.mu.Lock()
+	defer lim.mu.Unlock()
+	if at, ok := lim.seen[sum]; ok && now.Sub(at) < l.limits.RepeatWindow {
+		return nil
+	}
+	if res := lim.bucket.ReserveN(now, 1); res.OK() && res.DelayFrom(now) == 0 {
+		lim.remember(sum, now, l.limits.RepeatWindow)
+		return nil
+	} else if res.OK() {
+		wait := res.DelayFrom(now)
+		res.CancelAt(now)
+		return &Error{Status: http.StatusTooManyRequests, Code: string(codeRateLimited), RetryAfter: wait,
+			Message: fmt.Sprintf("key %s is over its limit of %.0f calls a second; retry after %s (repeats of one call are not counted)",
+				key.Name, l.limits.PerSecond, retryAfter(wait))}
+	}
+	return &Error{Status: http.StatusTooManyRequests, Code: string(codeRateLimited), RetryAfter: time.Second, Message: "over the rate limit"}
+}
+
+// remember records a call; past a bound, calls older than the window go.
+func (lim *limiter) remember(sum [32]byte, now time.Time, window time.Duration) {
+	if len(lim.seen) >= 10000 {
+		for k, at := range lim.seen {
+			if now.Sub(at) >= window {
+				delete(lim.seen, k)
+			}
+		}
+	}
+	lim.seen[sum] = now
+}
+
+// retryAfter is the Retry-After header's whole seconds, at least one.
+func retryAfter(d time.Duration) string {
+	return strconv.Itoa(max(1, int(math.Ceil(d.Seconds()))))
+}

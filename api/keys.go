@@ -1,0 +1,203 @@
+package api
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base32"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Scope is what an API key may do.
+type Scope string
+
+const (
+	// ScopeAgent books: availability, intents, bookings, their status,
+	// cancel and reschedule, and the voice tools.
+	ScopeAgent Scope = "agent"
+	// ScopeAdmin changes the catalogue: resources and policy.
+	ScopeAdmin Scope = "admin"
+	// ScopeOps reads what operators read: attention lists and timelines.
+	ScopeOps Scope = "ops"
+)
+
+func (s Scope) valid() bool { return s == ScopeAgent || s == ScopeAdmin || s == ScopeOps }
+
+// Key is one API key as stored: its name (which logs and metrics show),
+// its scopes, and the SHA-256 of its secret, never the secret itself. The
+// secret is 160 random bits, so a plain hash is enough to make a leaked
+// keys file useless; there is nothing to brute-force.
+type Key struct {
+	Name   string  `json:"name"`
+	Scopes []Scope `json:"scopes"`
+	Hash   string  `json:"sha256"`
+}
+
+func (k Key) allows(s Scope) bool { return slices.Contains(k.Scopes, s) }
+
+// NewKey makes a key: the secret to hand out once, and what to store.
+func NewKey(name string, scopes ...Scope) (secret string, k Key, err error) {
+	k = Key{Name: name, Scopes: scopes}
+	if err := k.validate(); err != nil {
+		return "", Key{}, err
+	}
+	b := make([]byte, 20)
+	if _, err := rand.Read(b); err != nil {
+		return "", Key{}, fmt.Errorf("new key: %w", err)
+	}
+	secret = "bsk_" + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b))
+	k.Hash = hashSecret(secret)
+	return secret, k, nil
+}
+
+func hashSecret(secret string) string {
+	sum := sha256.Sum256([]byte(secret))
+	return hex.EncodeToString(sum[:])
+}
+
+func (k Key) validate() error {
+	switch {
+	case k.Name == "" || len(k.Name) > 64 || strings.ContainsAny(k.Name, " \t\n"):
+		return fmt.Errorf("key name %q must be 1 to 64 characters without spaces", k.Name)
+	case len(k.Scopes) == 0:
+		return fmt.Errorf("key %s: at least one scope (agent, admin, ops) is required", k.Name)
+	}
+	for _, s := range k.Scopes {
+		if !s.valid() {
+			return fmt.Errorf("key %s: unknown scope %q (agent, admin, ops)", k.Name, s)
+		}
+	}
+	return nil
+}
+
+// Keyring is the set of valid keys, read from a JSON file of Keys. The
+// file is read again when it changes, so a key is added or revoked (a
+// rotation: add the new key, move the clients, remove the old) without a
+// restart.
+type Keyring struct {
+	path string
+
+	mu      sync.Mutex
+	keys    []Key
+	modTime time.Time
+	size    int64
+	checked time.Time
+}
+
+// LoadKeyring reads path; a missing or malformed file is an error, so a
+// typo never leaves the API open.
+func LoadKeyring(path string) (*Keyring, error) {
+	k := &Keyring{path: path}
+	if err := k.reload(); err != nil {
+		return nil, err
+	}
+	return k, nil
+}
+
+// StaticKeyring holds keys that never change (tests, the dev stack).
+func StaticKeyring(keys ...Key) *Keyring {
+	return &Keyring{keys: keys}
+}
+
+func (k *Keyring) reload() error {
+	fi, err := os.Stat(k.path)
+	if err != nil {
+		return fmt.Errorf("api keys: %w", err)
+	}
+	if fi.ModTime().Equal(k.modTime) && fi.Size() == k.size && k.keys != nil {
+		return nil
+	}
+	data, err := os.ReadFile(k.path)
+	if err != nil {
+		return fmt.Errorf("api keys: %w", err)
+	}
+	var keys []Key
+	if err := json.Unmarshal(data, &keys); err != nil {
+		return fmt.Errorf("api keys %s: %w", k.path, err)
+	}
+	seen := map[string]bool{}
+	for _, key := range keys {
+		if err := key.validate(); err != nil {
+			return fmt.Errorf("api keys %s: %w", k.path, err)
+		}
+		if len(key.Hash) != 64 || seen[key.Name] {
+			return fmt.Errorf("api keys %s: key %s needs a unique name and a sha256 of 64 hex digits", k.path, key.Name)
+		}
+		seen[key.Name] = true
+	}
+	if keys == nil {
+		keys = []Key{}
+	}
+	k.keys, k.modTime, k.size = keys, fi.ModTime(), fi.Size()
+	return nil
+}
+
+// errNoKey is a secret that matches no key.
+var errNoKey = errors.New("no such key")
+
+// find returns the key whose secret this is. The file is looked at again
+// at most once a second; if it has become unreadable, the keys last read
+// stay in force (and the error is returned for the log).
+func (k *Keyring) find(secret string) (Key, error) {
+	k.mu.Lock()
+	var reloadErr error
+	if k.path != "" && time.Since(k.checked) > time.Second {
+		k.checked = time.Now()
+		reloadErr = k.reload()
+	}
+	keys := k.keys
+	k.mu.Unlock()
+	h := []byte(hashSecret(secret))
+	for _, key := range keys {
+		if subtle.ConstantTimeCompare(h, []byte(key.Hash)) == 1 {
+			return key, nil
+		}
+	}
+	return Key{}, errors.Join(errNoKey, reloadErr)
+}
+
+// SaveKey adds k to the keys file at path, creating it (0600) if need be.
+// A key of the same name is replaced when replace is set, and is an error
+// otherwise.
+func SaveKey(path string, k Key, replace bool) error {
+	if err := k.validate(); err != nil {
+		return err
+	}
+	var keys []Key
+	data, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+	case err != nil:
+		return fmt.Errorf("api keys: %w", err)
+	default:
+		if err := json.Unmarshal(data, &keys); err != nil {
+			return fmt.Errorf("api keys %s: %w", path, err)
+		}
+	}
+	kept := keys[:0]
+	for _, old := range keys {
+		if old.Name == k.Name && !replace {
+			return fmt.Errorf("api keys %s: a key named %s exists; remove it first or pick another name", path, k.Name)
+		}
+		if old.Name != k.Name {
+			kept = append(kept, old)
+		}
+	}
+	out, err := json.MarshalIndent(append(kept, k), "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, append(out, '\n'), 0o600); err != nil {
+		return fmt.Errorf("api keys: %w", err)
+	}
+	return os.Rename(tmp, path)
+}
