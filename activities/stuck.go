@@ -24,8 +24,7 @@ func (a *Activities) ReconcileStuck(ctx context.Context, in booking.StuckInput) 
 	if a.Temporal == nil {
 		return rep, nil
 	}
-	query := fmt.Sprintf(`WorkflowType = "Booking" AND ExecutionStatus = "Running" AND TaskQueue = %q AND BookingStatus = "UNKNOWN" AND StartTime < %q`,
-		in.TaskQueue, in.Before.UTC().Format(time.RFC3339Nano))
+	query := booking.StuckQuery(in.TaskQueue, in.Before)
 	res, err := a.Temporal.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: query, PageSize: int32(in.Limit)})
 	if err != nil {
 		return rep, fmt.Errorf("reconcile stuck: list: %w", err)
@@ -72,8 +71,7 @@ func (a *Activities) ReconcileStuck(ctx context.Context, in booking.StuckInput) 
 func (a *Activities) verifyOpen(ctx context.Context, in booking.StuckInput, rep *booking.StuckReport) error {
 	// Each status a live booking's saga publishes, and the store's word for it.
 	live := map[string]booking.Status{"CONFIRMED": booking.StatusConfirmed, "SELECTED": booking.StatusHeld}
-	query := fmt.Sprintf(`WorkflowType = "Booking" AND ExecutionStatus = "Running" AND TaskQueue = %q AND BookingStatus IN ("CONFIRMED", "SELECTED")`,
-		in.TaskQueue)
+	query := booking.LiveQuery(in.TaskQueue)
 	res, err := a.Temporal.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: query, PageSize: int32(in.Limit)})
 	if err != nil {
 		return fmt.Errorf("reconcile open sagas: list: %w", err)

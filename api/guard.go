@@ -20,6 +20,9 @@ import (
 const (
 	codeWrongScope  booking.Code = "wrong_scope"
 	codeRateLimited booking.Code = "rate_limited"
+	// codeNotThisConversation: a voice tool named a key its conversation
+	// did not make.
+	codeNotThisConversation booking.Code = "not_this_conversation"
 )
 
 // anyone is who calls when the API runs without keys (the dev stack only).

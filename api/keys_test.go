@@ -32,6 +32,18 @@ func guarded(t *testing.T, cfg Config) string {
 	return srv.URL
 }
 
+// keyring is a keys file of keys, loaded.
+func keyring(t *testing.T, keys ...Key) *Keyring {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "keys.json")
+	for _, k := range keys {
+		require.NoError(t, SaveKey(file, k, false))
+	}
+	kr, err := LoadKeyring(file)
+	require.NoError(t, err)
+	return kr
+}
+
 func send(t *testing.T, method, url, secret string, body []byte) (int, Error, http.Header) {
 	t.Helper()
 	req, err := http.NewRequest(method, url, bytes.NewReader(body))
@@ -55,7 +67,7 @@ func TestEachScopeCallsItsOwnRoutes(t *testing.T) {
 	require.NoError(t, err)
 	ops, opsKey, err := NewKey("oncall", ScopeOps)
 	require.NoError(t, err)
-	url := guarded(t, Config{Keys: StaticKeyring(agentKey, adminKey, opsKey)})
+	url := guarded(t, Config{Keys: keyring(t, agentKey, adminKey, opsKey)})
 	policy := []byte(`{"version":"v2","slot_minutes":30,"opens_at":"08:00","closes_at":"20:00","hold_ttl_minutes":10}`)
 
 	for _, c := range []struct {
@@ -131,7 +143,7 @@ func TestRepeatsAreFreeAndAFloodIsLimited(t *testing.T) {
 	t.Parallel()
 	secret, key, err := NewKey("voice", ScopeAgent)
 	require.NoError(t, err)
-	url := guarded(t, Config{Keys: StaticKeyring(key), Limits: &Limits{PerSecond: 5, Burst: 10, RepeatWindow: time.Minute}})
+	url := guarded(t, Config{Keys: keyring(t, key), Limits: &Limits{PerSecond: 5, Burst: 10, RepeatWindow: time.Minute}})
 	body, err := json.Marshal(BookingBody{RequestKey: "k-dup", Slot: slot(), ExpectedPolicyVersion: "p1"})
 	require.NoError(t, err)
 

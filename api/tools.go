@@ -89,8 +89,8 @@ func (s *Server) runTool(ctx context.Context, conv, name string, a toolArgs) (st
 			r, err := s.client.ByReference(ctx, a.Reference)
 			return Say(r), err
 		}
-		if err := booking.ValidateKey(a.RequestKey); err != nil {
-			return "", fromRejection(err)
+		if err := s.ours(ctx, conv, a.RequestKey); err != nil {
+			return "", err
 		}
 		if name == "booking_status" {
 			r, err := s.client.Status(ctx, a.RequestKey)
@@ -184,8 +184,8 @@ func (s *Server) toolReschedule(ctx context.Context, conv string, a toolArgs) (s
 	if e != nil {
 		return "", e
 	}
-	if err := booking.ValidateKey(a.RequestKey); err != nil {
-		return "", fromRejection(err)
+	if err := s.ours(ctx, conv, a.RequestKey); err != nil {
+		return "", err
 	}
 	newKey, err := s.client.Select(ctx, conv, req.Intent)
 	if err != nil {
@@ -196,6 +196,22 @@ func (s *Server) toolReschedule(ctx context.Context, conv string, a toolArgs) (s
 		s.tell(ctx, conv, newKey, s.client.Retire)
 	}
 	return Say(r), err
+}
+
+// ours refuses a key this conversation did not make: a voice tool acts
+// only on its own call's bookings, whatever key a model or a caller says.
+func (s *Server) ours(ctx context.Context, conv, key string) error {
+	if err := booking.ValidateKey(key); err != nil {
+		return fromRejection(err)
+	}
+	made, err := s.client.Made(ctx, conv, key)
+	if err != nil {
+		return err
+	}
+	if !made {
+		return badRequest(codeNotThisConversation, "request_key %s was not made in this conversation; a caller's earlier booking is found by its reference", key)
+	}
+	return nil
 }
 
 func (s *Server) toolAvailability(ctx context.Context, a toolArgs) (string, error) {

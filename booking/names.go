@@ -21,6 +21,9 @@ const (
 	UpdateReschedule    = "reschedule"
 	QueryState          = "state"
 	QueryReceipt        = "receipt"
+	// QueryKeys lists every request key a conversation made: the keys its
+	// voice tools may act on.
+	QueryKeys = "keys"
 	SignalReplacement   = "replacement-decided"
 	TaskQueue           = "bookingsaga"
 )

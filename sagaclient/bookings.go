@@ -122,15 +122,34 @@ func (c *Client) Status(ctx context.Context, key string) (receipt.Receipt, error
 }
 
 func (c *Client) status(ctx context.Context, key string) (receipt.Receipt, error) {
-	r, err := workflows.Receipt(ctx, c.tc, key, nil)
+	// Half the budget for the saga, so that the store can still be asked
+	// when the saga can't answer.
+	qctx, cancel := context.WithTimeout(ctx, halfLeft(ctx))
+	r, err := workflows.Receipt(qctx, c.tc, key, nil)
+	cancel()
 	var nf *serviceerror.NotFound
 	switch {
 	case errors.As(err, &nf):
 		return c.fromStore(ctx, booking.DecisionInput{RequestKey: key})
 	case err == nil && r.Status == receipt.StatusPending:
 		return c.settled(ctx, r)
+	case err != nil:
+		// The saga can't answer now (its workers restarting, the query
+		// timing out); the store holds every decision, so a decided key is
+		// answered from there, and only an undecided one is pending.
+		if s, serr := c.fromStore(ctx, booking.DecisionInput{RequestKey: key}); serr == nil {
+			return s, nil
+		}
 	}
 	return r, err
+}
+
+// halfLeft is half the time left before ctx's deadline.
+func halfLeft(ctx context.Context) time.Duration {
+	if d, ok := ctx.Deadline(); ok {
+		return time.Until(d) / 2
+	}
+	return time.Minute
 }
 
 // settled asks the store about a key its saga still calls pending: the

@@ -5,6 +5,7 @@
 package sagaclient
 
 import (
+	"slices"
 	"context"
 	"errors"
 	"fmt"
@@ -182,6 +183,24 @@ func (c *Client) Pending(ctx context.Context, conversationID string, keys []stri
 		}
 	}
 	return nil, nil
+}
+
+// Made reports whether conversationID made key: a voice tool may act only
+// on its own conversation's bookings.
+func (c *Client) Made(ctx context.Context, conversationID, key string) (bool, error) {
+	v, err := c.tc.QueryWorkflow(ctx, workflows.ConversationWorkflowID(conversationID), "", booking.QueryKeys)
+	var nf *serviceerror.NotFound
+	if errors.As(err, &nf) {
+		return false, nil // a conversation that never chose anything made nothing
+	}
+	if err != nil {
+		return false, fmt.Errorf("keys of %s: %w", conversationID, err)
+	}
+	var keys []string
+	if err := v.Get(&keys); err != nil {
+		return false, fmt.Errorf("keys of %s: %w", conversationID, err)
+	}
+	return slices.Contains(keys, key), nil
 }
 
 // Settle tells the conversation that key's outcome is known.

@@ -21,6 +21,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/temporalclient"
 	"github.com/bookingsaga/bookingsaga/internal/zaplog"
 	"github.com/bookingsaga/bookingsaga/sagaclient"
 	"github.com/bookingsaga/bookingsaga/workflows"
@@ -45,15 +46,17 @@ run "starter <command> -h" for a command's flags.
 
 // config is the connection every command shares.
 type config struct {
-	TemporalAddress string
-	Namespace       string
-	TaskQueue       string
-	CommitWait      time.Duration
+	Temporal   temporalclient.Config
+	TaskQueue  string
+	CommitWait time.Duration
 }
 
 func (c config) validate() error {
-	if c.TemporalAddress == "" || c.Namespace == "" || c.TaskQueue == "" {
-		return errors.New("temporal address, namespace and task queue must not be empty")
+	if c.TaskQueue == "" {
+		return errors.New("task queue must not be empty")
+	}
+	if err := c.Temporal.Validate(); err != nil {
+		return err
 	}
 	if c.CommitWait <= 0 || c.CommitWait > time.Minute {
 		return fmt.Errorf("commit-wait must be between 0 and 1m, got %s", c.CommitWait)
@@ -71,12 +74,10 @@ func main() {
 }
 
 func run(ctx context.Context, args []string, out io.Writer) error {
-	cfg := config{TemporalAddress: envOr("TEMPORAL_ADDRESS", "127.0.0.1:7233"), Namespace: envOr("TEMPORAL_NAMESPACE", "default"),
-		TaskQueue: booking.TaskQueue, CommitWait: 3 * time.Second}
+	cfg := config{Temporal: temporalclient.FromEnv(), TaskQueue: booking.TaskQueue, CommitWait: 3 * time.Second}
 	fs := flag.NewFlagSet("starter", flag.ContinueOnError)
 	fs.Usage = func() { fmt.Fprint(fs.Output(), usage); fs.PrintDefaults() }
-	fs.StringVar(&cfg.TemporalAddress, "temporal-address", cfg.TemporalAddress, "Temporal frontend host:port (env TEMPORAL_ADDRESS)")
-	fs.StringVar(&cfg.Namespace, "namespace", cfg.Namespace, "Temporal namespace (env TEMPORAL_NAMESPACE)")
+	cfg.Temporal.Register(fs)
 	fs.StringVar(&cfg.TaskQueue, "task-queue", cfg.TaskQueue, "the workers' task queue")
 	fs.DurationVar(&cfg.CommitWait, "commit-wait", cfg.CommitWait, "how long a commit waits before answering pending_reconciliation")
 	if err := fs.Parse(args); err != nil {
@@ -102,9 +103,14 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	defer func() { _ = logger.Sync() }()
-	tc, err := client.Dial(client.Options{HostPort: cfg.TemporalAddress, Namespace: cfg.Namespace, Logger: zaplog.New(logger.WithOptions(zap.IncreaseLevel(zap.WarnLevel)))})
+	opts, err := cfg.Temporal.Options()
 	if err != nil {
-		return fmt.Errorf("connect temporal at %s: %w", cfg.TemporalAddress, err)
+		return err
+	}
+	opts.Logger = zaplog.New(logger.WithOptions(zap.IncreaseLevel(zap.WarnLevel)))
+	tc, err := client.Dial(opts)
+	if err != nil {
+		return fmt.Errorf("connect temporal at %s: %w", cfg.Temporal.Address, err)
 	}
 	defer tc.Close()
 	sc := sagaclient.New(tc, sagaclient.Options{TaskQueue: cfg.TaskQueue, Settings: workflows.Settings{CommitWait: cfg.CommitWait}})

@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"encoding/hex"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -26,6 +27,8 @@ type ConversationInput struct {
 	ConversationID string
 	// Carry holds the choices across continue-as-new.
 	Carry []Choice
+	// Made carries every key the conversation made, retired ones too.
+	Made []string
 }
 
 // ChooseResult is the key for a chosen intent.
@@ -63,7 +66,12 @@ type Choice struct {
 // a new intent gets a new random key. The key is made once, recorded in
 // history, and never changes.
 func Conversation(ctx workflow.Context, in ConversationInput) (ConversationResult, error) {
-	b := &keyBook{choices: in.Carry, last: workflow.Now(ctx)}
+	b := &keyBook{choices: in.Carry, made: in.Made, last: workflow.Now(ctx)}
+	for _, c := range in.Carry { // a run continued by a build before Made
+		if !slices.Contains(b.made, c.RequestKey) {
+			b.made = append(b.made, c.RequestKey)
+		}
+	}
 	if err := b.register(ctx); err != nil {
 		return ConversationResult{}, err
 	}
@@ -88,7 +96,8 @@ func Conversation(ctx workflow.Context, in ConversationInput) (ConversationResul
 			if _, err := done(); err != nil {
 				return ConversationResult{}, err
 			}
-			return ConversationResult{}, workflow.NewContinueAsNewError(ctx, Conversation, ConversationInput{ConversationID: in.ConversationID, Carry: choices()})
+			return ConversationResult{}, workflow.NewContinueAsNewError(ctx, Conversation,
+				ConversationInput{ConversationID: in.ConversationID, Carry: choices(), Made: b.made})
 		}
 	}
 }
@@ -96,10 +105,16 @@ func Conversation(ctx workflow.Context, in ConversationInput) (ConversationResul
 // keyBook is a conversation's choices and the handlers that change them.
 type keyBook struct {
 	choices []Choice
-	last    time.Time
+	// made is every key handed out, so a tool call can be held to its own
+	// conversation's bookings after a choice is retired.
+	made []string
+	last time.Time
 }
 
 func (b *keyBook) register(ctx workflow.Context) error {
+	if err := workflow.SetQueryHandler(ctx, booking.QueryKeys, func() ([]string, error) { return b.made, nil }); err != nil {
+		return err
+	}
 	validate := workflow.UpdateHandlerOptions{Validator: func(in booking.Intent) error { return in.Validate() }}
 	err := workflow.SetUpdateHandlerWithOptions(ctx, booking.UpdateChoose, func(ctx workflow.Context, in booking.Intent) (ChooseResult, error) {
 		return b.choose(ctx, in, false)
@@ -147,6 +162,7 @@ func (b *keyBook) choose(ctx workflow.Context, in booking.Intent, book bool) (Ch
 			return ChooseResult{}, err
 		}
 		b.choices = append(b.choices, Choice{Fingerprint: fp, RequestKey: key})
+		b.made = append(b.made, key)
 		i = len(b.choices) - 1
 	}
 	out := ChooseResult{RequestKey: b.choices[i].RequestKey}

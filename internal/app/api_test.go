@@ -10,6 +10,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -29,7 +31,18 @@ var apiKey, apiKeys = func() (string, *api.Keyring) {
 	if err != nil {
 		panic(err)
 	}
-	return secret, api.StaticKeyring(k)
+	dir, err := os.MkdirTemp("", "bs-keys-")
+	if err == nil {
+		err = api.SaveKey(filepath.Join(dir, "keys.json"), k, false)
+	}
+	var keys *api.Keyring
+	if err == nil {
+		keys, err = api.LoadKeyring(filepath.Join(dir, "keys.json"))
+	}
+	if err != nil {
+		panic(err)
+	}
+	return secret, keys
 }()
 
 // serveAPI serves the agent API over the fixture's worker, with the tests'
@@ -250,7 +263,7 @@ func TestEveryToolThroughOneConversation(t *testing.T) {
 	f := setup(t)
 	url := f.serveAPI(api.Config{})
 	call := "call-" + uuid.NewString() // one conversation for every tool
-	tool := func(name string, args map[string]any) string {
+	toolIn := func(call, name string, args map[string]any) string {
 		body, err := json.Marshal(map[string]any{"name": name, "call": map[string]string{"call_id": call}, "args": args})
 		require.NoError(t, err)
 		var out struct {
@@ -259,6 +272,7 @@ func TestEveryToolThroughOneConversation(t *testing.T) {
 		require.Equal(t, http.StatusOK, f.call("POST", url+"/v1/tools/retell", body, &out))
 		return out.Result
 	}
+	tool := func(name string, args map[string]any) string { return toolIn(call, name, args) }
 	at := func(hour int) map[string]any {
 		return map[string]any{"property_id": "paris-11", "agent_id": "agent-00", "starts_at": slot(t, hour).Format(time.RFC3339),
 			"time_zone": "Europe/Paris", "duration_minutes": 30, "expected_policy_version": policyVersion}
@@ -287,10 +301,17 @@ func TestEveryToolThroughOneConversation(t *testing.T) {
 	require.NotEqual(t, newKey, again, "a cancelled choice gets a fresh key when chosen again")
 	require.True(t, strings.HasPrefix(tool("book", at(11)), "Confirmed"), "and can be booked again")
 	require.Contains(t, tool("booking_status", map[string]any{}), "NOT done", "a key is required")
-	require.Contains(t, tool("booking_status", map[string]any{"request_key": "no-such-key"}), "no booking under this request_key")
+	require.Contains(t, tool("booking_status", map[string]any{"request_key": "no-such-key"}), "not made in this conversation")
+
+	// Another call may not act on this conversation's bookings.
+	other := "call-" + uuid.NewString()
+	require.Contains(t, toolIn(other, "cancel_booking", map[string]any{"request_key": again}), "not made in this conversation")
+	move["request_key"] = again
+	require.Contains(t, toolIn(other, "reschedule_booking", move), "not made in this conversation")
+	require.True(t, strings.HasPrefix(tool("booking_status", map[string]any{"request_key": again}), "Confirmed"), "the booking stands")
 	require.Contains(t, tool("no_such_tool", nil), "NOT done")
 
-	// Without a Retell key configured, the endpoint falls back to the bearer token.
+	// Without a Retell key configured, the endpoint needs an agent key.
 	res, err := http.Post(url+"/v1/tools/retell", "application/json", strings.NewReader(`{"name":"book"}`))
 	require.NoError(t, err)
 	require.NoError(t, res.Body.Close())

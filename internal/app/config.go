@@ -10,6 +10,7 @@ import (
 
 	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/temporalclient"
 )
 
 // Config is everything the worker needs, from flags with environment
@@ -27,16 +28,16 @@ type Config struct {
 	// OpenAPI serves the dev stack's API without keys.
 	OpenAPI bool
 	// APIRateLimit is each API key's calls a second (0: no limit).
-	APIRateLimit float64
+	APIRateLimit   float64
 	TemporalUI     string
 	CalendarListen string
 	CRMListen      string
 
-	DatabaseURL     string
-	TemporalAddress string
-	Namespace       string
-	TaskQueue       string
-	LogLevel        zapcore.Level
+	DatabaseURL string
+	// Temporal is where the frontend is and how to reach it (TLS, an API key).
+	Temporal  temporalclient.Config
+	TaskQueue string
+	LogLevel  zapcore.Level
 
 	CalendarEndpoint    string
 	CalendarCredentials string
@@ -67,8 +68,7 @@ func DefaultConfig() Config {
 		CalendarListen:   "127.0.0.1:8091",
 		CRMListen:        "127.0.0.1:8092",
 		DatabaseURL:      os.Getenv("DATABASE_URL"),
-		TemporalAddress:  envOr("TEMPORAL_ADDRESS", "127.0.0.1:7233"),
-		Namespace:        envOr("TEMPORAL_NAMESPACE", "default"),
+		Temporal:         temporalclient.FromEnv(),
 		TaskQueue:        booking.TaskQueue,
 		LogLevel:         zapcore.InfoLevel,
 		CalendarEndpoint: os.Getenv("CALENDAR_ENDPOINT"),
@@ -84,20 +84,16 @@ func DefaultConfig() Config {
 	}
 }
 
-func envOr(name, def string) string {
-	if v := os.Getenv(name); v != "" {
-		return v
-	}
-	return def
-}
-
 func (c Config) Validate() error {
 	var errs []error
 	if c.DatabaseURL == "" && !c.Dev {
 		errs = append(errs, errors.New("database url is required (-database-url or DATABASE_URL)"))
 	}
-	if c.TemporalAddress == "" || c.Namespace == "" || c.TaskQueue == "" {
-		errs = append(errs, errors.New("temporal address, namespace and task queue must not be empty"))
+	if c.TaskQueue == "" {
+		errs = append(errs, errors.New("task queue must not be empty"))
+	}
+	if err := c.Temporal.Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	if c.APIRateLimit < 0 {
 		errs = append(errs, fmt.Errorf("api-rate-limit must not be negative, got %v", c.APIRateLimit))

@@ -32,8 +32,8 @@ func RunDev(ctx context.Context, cfg Config, logger *zap.Logger) error {
 		return fmt.Errorf("%s is in use (is another stack running?); stop it or pick another with -api-listen: %w", cfg.APIListen, err)
 	}
 	defer apiLn.Close()
-	opts := devstack.Options{DataDir: cfg.DataDir, DatabaseURL: cfg.DatabaseURL, Frontend: cfg.TemporalAddress,
-		UI: cfg.TemporalUI, Namespace: cfg.Namespace, SearchAttributes: searchAttributes(), Log: logger}
+	opts := devstack.Options{DataDir: cfg.DataDir, DatabaseURL: cfg.DatabaseURL, Frontend: cfg.Temporal.Address,
+		UI: cfg.TemporalUI, Namespace: cfg.Temporal.Namespace, SearchAttributes: searchAttributes(), Log: logger}
 	if !cfg.calendarConfigured() {
 		opts.CalendarAddr = cfg.CalendarListen
 	}
@@ -99,8 +99,12 @@ func seed(ctx context.Context, url string) error {
 // serveAPI serves the agent API on ln through its own Temporal client. Its
 // stop drains the API once, however often it is called.
 func serveAPI(ctx context.Context, cfg Config, logger *zap.Logger, ln net.Listener, keys *api.Keyring) (func(), error) {
-	tc, err := client.Dial(client.Options{HostPort: cfg.TemporalAddress, Namespace: cfg.Namespace,
-		Logger: zaplog.New(logger.WithOptions(zap.IncreaseLevel(zap.WarnLevel)))})
+	opts, err := cfg.Temporal.Options()
+	if err != nil {
+		return nil, err
+	}
+	opts.Logger = zaplog.New(logger.WithOptions(zap.IncreaseLevel(zap.WarnLevel)))
+	tc, err := client.Dial(opts)
 	if err != nil {
 		return nil, fmt.Errorf("connect temporal: %w", err)
 	}
@@ -178,7 +182,7 @@ func banner(cfg Config, stack *devstack.Stack, keys [][2]string, took time.Durat
 	if keys == nil {
 		line("API keys", "none: the API is open (-open-api)")
 	}
-	line("Temporal", cfg.TemporalAddress+"  (namespace "+cfg.Namespace+")")
+	line("Temporal", cfg.Temporal.Address+"  (namespace "+cfg.Temporal.Namespace+")")
 	if cfg.TemporalUI != "" {
 		line("Temporal UI", "http://"+cfg.TemporalUI)
 	}

@@ -58,10 +58,14 @@ func Run(ctx context.Context, cfg Config, logger *zap.Logger) error {
 	m := metrics.New()
 	defer m.Close()
 	acts.Metrics = m.Scope()
-	c, err := client.Dial(client.Options{HostPort: cfg.TemporalAddress, Namespace: cfg.Namespace, Logger: zaplog.New(logger),
-		MetricsHandler: m.SDK()})
+	opts, err := cfg.Temporal.Options()
 	if err != nil {
-		return fmt.Errorf("connect temporal at %s: %w", cfg.TemporalAddress, err)
+		return err
+	}
+	opts.Logger, opts.MetricsHandler = zaplog.New(logger), m.SDK()
+	c, err := client.Dial(opts)
+	if err != nil {
+		return fmt.Errorf("connect temporal at %s: %w", cfg.Temporal.Address, err)
 	}
 	defer c.Close()
 	if cfg.MetricsListen != "" {
@@ -78,10 +82,10 @@ func Run(ctx context.Context, cfg Config, logger *zap.Logger) error {
 	// A saga's first status write fails for good on a namespace without
 	// the search attributes, and reconciliation can't find stuck sagas:
 	// half-configured is worse than not running.
-	if err := ensureNamespace(ctx, c, cfg.Namespace); err != nil {
+	if err := ensureNamespace(ctx, c, cfg.Temporal.Namespace); err != nil {
 		return err
 	}
-	if err := ensureSearchAttributes(ctx, c, cfg.Namespace); err != nil {
+	if err := ensureSearchAttributes(ctx, c, cfg.Temporal.Namespace); err != nil {
 		return err
 	}
 	if cfg.ReconcileInterval > 0 {
@@ -99,7 +103,7 @@ func Run(ctx context.Context, cfg Config, logger *zap.Logger) error {
 		}
 		defer stop()
 	}
-	logger.Info("worker started", zap.String("task_queue", cfg.TaskQueue), zap.String("namespace", cfg.Namespace))
+	logger.Info("worker started", zap.String("task_queue", cfg.TaskQueue), zap.String("namespace", cfg.Temporal.Namespace))
 	if err := w.Run(stopOn(ctx)); err != nil {
 		return fmt.Errorf("run worker: %w", err)
 	}

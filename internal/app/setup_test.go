@@ -65,6 +65,8 @@ type fixture struct {
 	settings workflows.Settings
 	// calendarURL and crmURL are where the fakes listen.
 	calendarURL, crmURL string
+	// worker is the one setup started.
+	worker worker.Worker
 }
 
 // setup gives a test its own database, fake calendar and CRM, task queue
@@ -104,7 +106,7 @@ func setupOn(t testing.TB, pool *pgxpool.Pool, opts ...worker.Options) *fixture 
 	if len(opts) > 0 {
 		o = opts[0]
 	}
-	f.startWorker(o)
+	f.worker = f.startWorker(o)
 	return f
 }
 

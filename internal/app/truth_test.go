@@ -350,3 +350,31 @@ func TestARescheduleResendReadsTheNewBookingAsItIsNow(t *testing.T) {
 	require.Equal(t, receipt.StatusCancelled, again.Status, "the store has the new booking cancelled")
 	require.Equal(t, moved.BookingID, again.BookingID)
 }
+
+// A status read whose saga can't answer (no worker polls its queue, as
+// while the workers restart) answers from the store, which holds every
+// decision; before, it answered pending_reconciliation for keys long
+// decided (the 30-minute fault run's last four violations).
+func TestAStatusTheSagaCannotAnswerComesFromTheStore(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	req := commitRequest(slot(t, 14))
+	winner, loser := uuid.NewString(), uuid.NewString()
+	require.Equal(t, receipt.StatusConfirmed, f.commit(winner, req).Status)
+	require.Equal(t, receipt.StatusConflict, f.commit(loser, req).Status)
+
+	// Catalog reads go to a worker of their own; the sagas' queue has none.
+	reads := f.queue + "-reads"
+	w := worker.New(f.client, reads, worker.Options{})
+	register(w, f.acts)
+	require.NoError(t, w.Start())
+	t.Cleanup(w.Stop)
+	f.worker.Stop()
+	sc := sagaclient.New(f.client, sagaclient.Options{TaskQueue: reads, Settings: f.settings})
+
+	for key, want := range map[string]receipt.Status{winner: receipt.StatusConfirmed, loser: receipt.StatusConflict} {
+		r, err := sc.Status(f.ctx, key)
+		require.NoError(t, err)
+		require.Equal(t, want, r.Status, key)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"sort"
@@ -51,7 +52,9 @@ type occupancy struct {
 	start, end time.Time
 }
 
-func (c *cluster) read(ctx context.Context, pool *pgxpool.Pool, calls []Call, interrupts []time.Time) (*checker, error) {
+// read gathers what the checks need; known are final answers already read
+// that need not be asked again.
+func (c *cluster) read(ctx context.Context, pool *pgxpool.Pool, calls []Call, interrupts []time.Time, known map[string]*receipt.Receipt) (*checker, error) {
 	ch := &checker{calls: calls, bookings: map[string]stored{}, events: map[string][]calendar.Event{},
 		records: c.crm.Records(), inFlight: interrupts}
 	rows, err := pool.Query(ctx, "SELECT request_key, booking_id::text, status, property_id, starts_at, ends_at FROM booking")
@@ -76,21 +79,38 @@ func (c *cluster) read(ctx context.Context, pool *pgxpool.Pool, calls []Call, in
 			ch.events[r.CalendarID] = c.calendar.Events(r.CalendarID)
 		}
 	}
-	ch.final, err = finalAnswers(ctx, c.apiURL(), c.apiKey, calls)
+	ch.final, err = finalAnswers(ctx, c.apiURL(), c.apiKey, calls, known)
 	return ch, err
 }
 
+// settledAnswers are the final answers that need no second look: decided
+// and agreeing with the store.
+func (ch *checker) settledAnswers() map[string]*receipt.Receipt {
+	unsettled := map[string]bool{}
+	for _, v := range append(ch.nonePending(), ch.agreesWithStore()...) {
+		unsettled[strings.Fields(v)[0]] = true
+	}
+	out := map[string]*receipt.Receipt{}
+	for k, r := range ch.final {
+		if !unsettled[k] {
+			out[k] = r
+		}
+	}
+	return out
+}
+
 // finalAnswers asks the API for every key the history touched.
-func finalAnswers(ctx context.Context, url, key string, calls []Call) (map[string]*receipt.Receipt, error) {
+func finalAnswers(ctx context.Context, url, key string, calls []Call, known map[string]*receipt.Receipt) (map[string]*receipt.Receipt, error) {
 	keys := map[string]bool{}
 	for _, c := range calls {
 		for _, k := range []string{c.Key, c.NewKey} {
-			if k != "" {
+			if _, ok := known[k]; k != "" && !ok {
 				keys[k] = true
 			}
 		}
 	}
-	out := make(map[string]*receipt.Receipt, len(keys))
+	out := make(map[string]*receipt.Receipt, len(keys)+len(known))
+	maps.Copy(out, known)
 	var mu sync.Mutex
 	var firstErr error
 	work := make(chan string)

@@ -19,6 +19,7 @@ import (
 	"github.com/bookingsaga/bookingsaga/internal/mirrorfake"
 	"github.com/bookingsaga/bookingsaga/internal/store"
 	"github.com/bookingsaga/bookingsaga/internal/zaplog"
+	"github.com/bookingsaga/bookingsaga/receipt"
 	"github.com/bookingsaga/bookingsaga/workflows"
 )
 
@@ -244,16 +245,23 @@ func (c *cluster) recover(ctx context.Context, pool *pgxpool.Pool, calls []Call,
 	if err := c.reconcile(upCtx, o); err != nil {
 		return nil, err
 	}
-	deadline := time.Now().Add(2 * time.Minute)
+	// The first read asks the API about every key; later ones only about
+	// those not settled yet, so that a long run's checks keep up.
+	var final map[string]*receipt.Receipt
+	var deadline time.Time
 	for {
-		ch, err := c.read(ctx, pool, calls, interrupts)
+		ch, err := c.read(ctx, pool, calls, interrupts, final)
 		if err != nil {
 			return nil, err
+		}
+		if deadline.IsZero() {
+			deadline = time.Now().Add(2 * time.Minute)
 		}
 		rep := &Report{Calls: calls, Invariants: ch.check(), Settled: time.Since(recovering)}
 		if rep.OK() || !ch.settling() || time.Now().After(deadline) {
 			return rep, nil
 		}
+		final = ch.settledAnswers()
 		if err := sleep(ctx, 2*time.Second); err != nil {
 			return nil, err
 		}
