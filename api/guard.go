@@ -108,9 +108,14 @@ func (l *limiters) admit(key Key, r *http.Request, now time.Time) *Error {
 	}
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
-		return &Error{Status: http.StatusRequestEntityTooLarge, Code: string(booking.CodeMissingField), Message: "could not read the request body: " + err.Error()}
+		// Over MaxBody (the reader is bounded) or cut off: refused as the
+		// handlers refuse it, and charged, so that a flood of oversized
+		// bodies is limited too.
+		r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), errReader{err}))
+		body = nil
+	} else {
+		r.Body = io.NopCloser(bytes.NewReader(body))
 	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
 	sum := sha256.Sum256(append([]byte(r.Method+" "+r.URL.RequestURI()+"\n"), body...))
 	lim := l.of(key.Name)
 	lim.mu.Lock()
@@ -130,6 +135,11 @@ func (l *limiters) admit(key Key, r *http.Request, now time.Time) *Error {
 	}
 	return &Error{Status: http.StatusTooManyRequests, Code: string(codeRateLimited), RetryAfter: time.Second, Message: "over the rate limit"}
 }
+
+// errReader fails with the error reading the body met, for the handler.
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 
 // remember records a call; past a bound, calls older than the window go.
 func (lim *limiter) remember(sum [32]byte, now time.Time, window time.Duration) {

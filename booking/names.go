@@ -23,9 +23,9 @@ const (
 	QueryReceipt        = "receipt"
 	// QueryKeys lists every request key a conversation made: the keys its
 	// voice tools may act on.
-	QueryKeys = "keys"
-	SignalReplacement   = "replacement-decided"
-	TaskQueue           = "bookingsaga"
+	QueryKeys         = "keys"
+	SignalReplacement = "replacement-decided"
+	TaskQueue         = "bookingsaga"
 )
 
 // Workflow ids of the saga's companions start with these; a request key
