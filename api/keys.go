@@ -135,6 +135,13 @@ func (k *Keyring) reload() error {
 	return nil
 }
 
+// Allows reports whether secret is a valid key with scope s: for servers
+// beside the API (the codec server) that take the same keys.
+func (k *Keyring) Allows(secret string, s Scope) bool {
+	key, err := k.find(secret)
+	return err == nil && key.allows(s)
+}
+
 // errNoKey is a secret that matches no key.
 var errNoKey = errors.New("no such key")
 

@@ -15,7 +15,7 @@ import (
 )
 
 // required is what compose refuses to start without.
-var required = types.Mapping{"API_KEYS_FILE": "./secrets/api-keys.json", "POSTGRES_PASSWORD": "pw-admin",
+var required = types.Mapping{"API_KEYS_FILE": "./secrets/api-keys.json", "PAYLOAD_KEYS_FILE": "./secrets/payload-keys.json", "POSTGRES_PASSWORD": "pw-admin",
 	"BOOKINGSAGA_DB_PASSWORD": "pw-bookingsaga", "TEMPORAL_DB_PASSWORD": "pw-temporal"}
 
 // setup loads ../docker-compose.yml as `docker compose` would, with the
@@ -110,8 +110,8 @@ func TestComposeEnvironmentMatchesWhatTheBinariesRead(t *testing.T) {
 	t.Parallel()
 	p := setup(t)
 	read := map[string][]string{
-		"worker": {"DATABASE_URL", "TEMPORAL_ADDRESS", "TEMPORAL_NAMESPACE", "CALENDAR_CREDENTIALS_FILE", "CRM_BASE_URL", "CRM_TOKEN"},
-		"api":    {"TEMPORAL_ADDRESS", "TEMPORAL_NAMESPACE", "API_KEYS_FILE", "RETELL_API_KEY", "VAPI_SECRET"},
+		"worker": {"DATABASE_URL", "TEMPORAL_ADDRESS", "TEMPORAL_NAMESPACE", "CALENDAR_CREDENTIALS_FILE", "CRM_BASE_URL", "CRM_TOKEN", "PAYLOAD_KEYS_FILE"},
+		"api":    {"TEMPORAL_ADDRESS", "TEMPORAL_NAMESPACE", "API_KEYS_FILE", "RETELL_API_KEY", "VAPI_SECRET", "PAYLOAD_KEYS_FILE"},
 	}
 	for name, vars := range read {
 		for _, v := range vars {
@@ -138,7 +138,7 @@ func TestComposeHasNoDefaultSecrets(t *testing.T) {
 	file := filepath.Join(root, "docker-compose.yml")
 	data, err := os.ReadFile(file)
 	require.NoError(t, err)
-	for _, name := range []string{"API_KEYS_FILE", "POSTGRES_PASSWORD", "BOOKINGSAGA_DB_PASSWORD", "TEMPORAL_DB_PASSWORD"} {
+	for _, name := range []string{"API_KEYS_FILE", "PAYLOAD_KEYS_FILE", "POSTGRES_PASSWORD", "BOOKINGSAGA_DB_PASSWORD", "TEMPORAL_DB_PASSWORD"} {
 		env := types.Mapping{}
 		for k, v := range required {
 			if k != name {
@@ -152,7 +152,10 @@ func TestComposeHasNoDefaultSecrets(t *testing.T) {
 	}
 	p := setup(t)
 	require.Equal(t, "/run/secrets/api_keys", *p.Services["api"].Environment["API_KEYS_FILE"])
-	require.Len(t, p.Services["api"].Secrets, 1)
+	require.Len(t, p.Services["api"].Secrets, 2)
+	for _, name := range []string{"worker", "api"} {
+		require.Equal(t, "/run/secrets/payload_keys", *p.Services[name].Environment["PAYLOAD_KEYS_FILE"], "%s encrypts payloads", name)
+	}
 	for _, pw := range []string{"postgres", "bookingsaga", "temporal"} {
 		for name, s := range p.Services {
 			for k, v := range s.Environment {

@@ -5,17 +5,22 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/bookingsaga/bookingsaga/api"
+	"github.com/bookingsaga/bookingsaga/payloadcodec"
 )
 
 // keys manages the API keys file: "keys new" makes a key, prints its
 // secret once and stores only its hash. Revoking is deleting its entry;
 // a running API reads the file again within a second.
 func keys(args []string, out io.Writer) error {
+	if len(args) > 0 && args[0] == "payload" {
+		return payloadKey(args[1:], out)
+	}
 	if len(args) == 0 || args[0] != "new" {
-		return errors.New("usage: starter keys new -file FILE -name NAME -scopes agent[,admin,ops]")
+		return errors.New("usage: starter keys new -file FILE -name NAME -scopes agent[,admin,ops] | starter keys payload -file FILE")
 	}
 	fs := flag.NewFlagSet("keys new", flag.ContinueOnError)
 	file := fs.String("file", envOr("API_KEYS_FILE", ""), "the keys file (env API_KEYS_FILE); created 0600 if missing")
@@ -39,5 +44,25 @@ func keys(args []string, out io.Writer) error {
 		return fmt.Errorf("keys new: %w", err)
 	}
 	fmt.Fprintf(out, "%s\n", secret)
+	return nil
+}
+
+// payloadKey adds a payload encryption key to a payload keys file and
+// makes it the current one (a rotation, when the file had keys): new
+// payloads use it, and older ones stay readable under the keys before.
+func payloadKey(args []string, out io.Writer) error {
+	fs := flag.NewFlagSet("keys payload", flag.ContinueOnError)
+	file := fs.String("file", os.Getenv("PAYLOAD_KEYS_FILE"), "the payload keys file (env PAYLOAD_KEYS_FILE); created 0600 if missing")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *file == "" {
+		return errors.New("keys payload: -file is required")
+	}
+	id, err := payloadcodec.AddKey(*file)
+	if err != nil {
+		return fmt.Errorf("keys payload: %w", err)
+	}
+	fmt.Fprintf(out, "payload key %s is now current in %s; restart the workers and the API to use it\n", id, *file)
 	return nil
 }

@@ -44,6 +44,10 @@ commands:
 run "starter <command> -h" for a command's flags.
 `
 
+// devPayloadKeys is where the dev stack, in its default data dir, keeps
+// the keys its payloads are encrypted with.
+const devPayloadKeys = ".bookingsaga/payload-keys.json"
+
 // config is the connection every command shares.
 type config struct {
 	Temporal   temporalclient.Config
@@ -75,6 +79,13 @@ func main() {
 
 func run(ctx context.Context, args []string, out io.Writer) error {
 	cfg := config{Temporal: temporalclient.FromEnv(), TaskQueue: booking.TaskQueue, CommitWait: 3 * time.Second}
+	if cfg.Temporal.PayloadKeysFile == "" {
+		// Beside `go run ./worker -dev`, read what its workers encrypt
+		// without being told where the keys are.
+		if _, err := os.Stat(devPayloadKeys); err == nil {
+			cfg.Temporal.PayloadKeysFile = devPayloadKeys
+		}
+	}
 	fs := flag.NewFlagSet("starter", flag.ContinueOnError)
 	fs.Usage = func() { fmt.Fprint(fs.Output(), usage); fs.PrintDefaults() }
 	cfg.Temporal.Register(fs)

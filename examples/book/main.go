@@ -17,20 +17,27 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/payloadcodec"
 	"github.com/bookingsaga/bookingsaga/sagaclient"
 )
 
 func main() {
 	addr := flag.String("temporal-address", "127.0.0.1:7233", "Temporal frontend")
 	policy := flag.String("policy", "demo-2026-11", "the policy version availability gave")
+	keys := flag.String("payload-keys", "../.bookingsaga/payload-keys.json", "the payload keys the workers encrypt with (the dev stack's)")
 	flag.Parse()
-	if err := run(*addr, *policy); err != nil {
+	if err := run(*addr, *policy, *keys); err != nil {
 		log.Fatal(err)
 	}
 }
 
-func run(addr, policy string) error {
-	tc, err := client.Dial(client.Options{HostPort: addr})
+func run(addr, policy, keysFile string) error {
+	// Payloads are encrypted: every client of the namespace uses the keys.
+	keys, err := payloadcodec.LoadKeys(keysFile)
+	if err != nil {
+		return err
+	}
+	tc, err := client.Dial(client.Options{HostPort: addr, DataConverter: payloadcodec.New(keys).DataConverter()})
 	if err != nil {
 		return fmt.Errorf("connect temporal: %w", err)
 	}

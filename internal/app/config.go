@@ -50,6 +50,17 @@ type Config struct {
 
 	ContactRetention time.Duration
 	ShutdownTimeout  time.Duration
+	// CodecListen serves the Temporal codec server (payloadcodec) to
+	// operators; empty is off. It needs the payload keys, and takes ops
+	// keys from APIKeysFile as bearer tokens.
+	CodecListen string
+	// CodecOrigin lists the Web UI's origins (comma-separated) allowed to
+	// call the codec from a browser.
+	CodecOrigin string
+	// CodecUIToken, when set, lets a call whose path starts with it in:
+	// the Web UI sends no bearer token without OIDC, so its codec
+	// endpoint carries one.
+	CodecUIToken string
 	// HealthListen serves GET /healthz while the worker runs; empty is off.
 	HealthListen string
 	// MetricsListen serves GET /metrics in Prometheus format; empty is off.

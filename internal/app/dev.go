@@ -18,6 +18,7 @@ import (
 	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/internal/devstack"
 	"github.com/bookingsaga/bookingsaga/internal/httpserve"
+	"github.com/bookingsaga/bookingsaga/payloadcodec"
 	"github.com/bookingsaga/bookingsaga/internal/store"
 	"github.com/bookingsaga/bookingsaga/internal/zaplog"
 	"github.com/bookingsaga/bookingsaga/sagaclient"
@@ -32,8 +33,12 @@ func RunDev(ctx context.Context, cfg Config, logger *zap.Logger) error {
 		return fmt.Errorf("%s is in use (is another stack running?); stop it or pick another with -api-listen: %w", cfg.APIListen, err)
 	}
 	defer apiLn.Close()
+	if err := devCodec(&cfg); err != nil {
+		return err
+	}
 	opts := devstack.Options{DataDir: cfg.DataDir, DatabaseURL: cfg.DatabaseURL, Frontend: cfg.Temporal.Address,
-		UI: cfg.TemporalUI, Namespace: cfg.Temporal.Namespace, SearchAttributes: searchAttributes(), Log: logger}
+		CodecEndpoint: "http://" + cfg.CodecListen + "/" + cfg.CodecUIToken,
+		UI:            cfg.TemporalUI, Namespace: cfg.Temporal.Namespace, SearchAttributes: searchAttributes(), Log: logger}
 	if !cfg.calendarConfigured() {
 		opts.CalendarAddr = cfg.CalendarListen
 	}
@@ -55,7 +60,7 @@ func RunDev(ctx context.Context, cfg Config, logger *zap.Logger) error {
 	if err := seed(ctx, cfg.DatabaseURL); err != nil {
 		return err
 	}
-	keys, secrets, err := devKeys(cfg)
+	keys, secrets, err := devKeys(&cfg)
 	if err != nil {
 		return err
 	}
@@ -143,17 +148,45 @@ func serveAPI(ctx context.Context, cfg Config, logger *zap.Logger, ln net.Listen
 	}, nil
 }
 
+// devCodec encrypts the dev stack's payloads too, with a key file in its
+// data dir (made on first start), and serves the codec to its Web UI
+// through a new secret path each start.
+func devCodec(cfg *Config) error {
+	if cfg.Temporal.PayloadKeysFile == "" {
+		cfg.Temporal.PayloadKeysFile = filepath.Join(cfg.DataDir, "payload-keys.json")
+		if _, err := os.Stat(cfg.Temporal.PayloadKeysFile); errors.Is(err, os.ErrNotExist) {
+			if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+				return err
+			}
+			if _, err := payloadcodec.AddKey(cfg.Temporal.PayloadKeysFile); err != nil {
+				return err
+			}
+		}
+	}
+	if cfg.CodecListen == "" {
+		cfg.CodecListen = "127.0.0.1:8094"
+	}
+	if cfg.CodecUIToken == "" {
+		cfg.CodecUIToken = newToken()
+	}
+	if cfg.CodecOrigin == "" && cfg.TemporalUI != "" {
+		_, port, _ := net.SplitHostPort(cfg.TemporalUI)
+		cfg.CodecOrigin = "http://" + cfg.TemporalUI + ",http://localhost:" + port
+	}
+	return nil
+}
+
 // devKeys puts a fresh agent key and admin key in the stack's keys file
 // (keys added there by hand stay) and returns the secrets to print; with
 // OpenAPI there are no keys.
-func devKeys(cfg Config) (*api.Keyring, [][2]string, error) {
+func devKeys(cfg *Config) (*api.Keyring, [][2]string, error) {
 	if cfg.OpenAPI {
 		return nil, nil, nil
 	}
-	file := cfg.APIKeysFile
-	if file == "" {
-		file = filepath.Join(cfg.DataDir, "api-keys.json")
+	if cfg.APIKeysFile == "" {
+		cfg.APIKeysFile = filepath.Join(cfg.DataDir, "api-keys.json")
 	}
+	file := cfg.APIKeysFile
 	var secrets [][2]string
 	for _, k := range []struct {
 		name   string
@@ -194,6 +227,7 @@ func banner(cfg Config, stack *devstack.Stack, keys [][2]string, took time.Durat
 		line("fake CRM", stack.CRMURL)
 	}
 	line("metrics", "http://"+cfg.MetricsListen+"/metrics")
+	line("codec server", "http://"+cfg.CodecListen+"  (the UI's is wired in; the CLI: --codec-auth 'Bearer <dev-admin key>')")
 	line("data", cfg.DataDir)
 	fmt.Fprintln(os.Stdout, "Ctrl-C stops everything.")
 }

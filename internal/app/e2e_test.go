@@ -89,7 +89,7 @@ func newDevStack(t *testing.T) *devStack {
 		_ = os.RemoveAll(dir)
 	})
 	d.args = []string{"run", "./worker", "-dev", "-data-dir", d.dataDir, "-api-listen", d.api,
-		"-temporal-address", d.frontal, "-temporal-ui", freeAddr(t), "-fake-calendar", freeAddr(t), "-fake-crm", freeAddr(t), "-metrics-listen", freeAddr(t)}
+		"-temporal-address", d.frontal, "-temporal-ui", freeAddr(t), "-fake-calendar", freeAddr(t), "-fake-crm", freeAddr(t), "-metrics-listen", freeAddr(t), "-codec-listen", freeAddr(t)}
 	return d
 }
 
@@ -276,7 +276,7 @@ func TestDevStackEndToEnd(t *testing.T) {
 	booked := d.book(key, start)
 	require.Equal(t, receipt.StatusConfirmed, booked.Status)
 
-	tc, err := client.Dial(client.Options{HostPort: d.frontal, Namespace: "default"})
+	tc, err := client.Dial(client.Options{HostPort: d.frontal, Namespace: "default"}) // visibility only: no payloads to read
 	require.NoError(t, err)
 	query := fmt.Sprintf(`BookingStatus = "CONFIRMED" AND BookingProperty = "paris-marais-12" AND WorkflowId = %q`, key)
 	require.Eventually(t, func() bool {
@@ -286,7 +286,8 @@ func TestDevStackEndToEnd(t *testing.T) {
 	tc.Close()
 
 	// An agent backend in a module of its own, through the public client.
-	example := exec.Command("go", "run", "./book", "-temporal-address", d.frontal, "-policy", devstack.DemoPolicy)
+	example := exec.Command("go", "run", "./book", "-temporal-address", d.frontal, "-policy", devstack.DemoPolicy,
+		"-payload-keys", filepath.Join(d.dataDir, "payload-keys.json"))
 	example.Dir = "../../examples"
 	out, err := example.CombinedOutput()
 	require.NoError(t, err, string(out))

@@ -96,6 +96,13 @@ func Run(ctx context.Context, cfg Config, logger *zap.Logger) error {
 	w := worker.New(c, cfg.TaskQueue, worker.Options{WorkerStopTimeout: cfg.ShutdownTimeout,
 		Interceptors: []interceptor.WorkerInterceptor{&retryCounter{scope: m.Scope()}}})
 	register(w, acts)
+	if cfg.CodecListen != "" {
+		stop, err := serveCodec(cfg)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	if cfg.HealthListen != "" {
 		stop, err := serveHealth(cfg.HealthListen, pool)
 		if err != nil {

@@ -23,6 +23,8 @@ import (
 // Options configure the stack. Empty addresses turn a part off.
 type Options struct {
 	DataDir string
+	// CodecEndpoint is the codec server the Web UI decodes payloads with.
+	CodecEndpoint string
 	// DatabaseURL, when set, is used instead of a PostgreSQL in DataDir.
 	DatabaseURL      string
 	Frontend, UI     string
@@ -77,7 +79,7 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 		s.supervised = make(chan struct{})
 		go s.supervise()
 	}
-	if s.temporal, err = StartTemporal(TemporalOptions{DataDir: o.DataDir, Frontend: o.Frontend, UI: o.UI,
+	if s.temporal, err = StartTemporal(TemporalOptions{DataDir: o.DataDir, Frontend: o.Frontend, UI: o.UI, CodecEndpoint: o.CodecEndpoint,
 		Namespace: o.Namespace, SearchAttributes: o.SearchAttributes, Log: o.Log}); err != nil {
 		return nil, err
 	}

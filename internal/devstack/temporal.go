@@ -33,6 +33,8 @@ type TemporalOptions struct {
 	DataDir string
 	// Frontend and UI are host:port; UI empty means no Web UI.
 	Frontend, UI string
+	// CodecEndpoint is the codec server the Web UI decodes payloads with.
+	CodecEndpoint string
 	Namespace    string
 	// SearchAttributes are registered with the namespace when it is made.
 	SearchAttributes map[string]enums.IndexedValueType
@@ -87,6 +89,7 @@ func StartTemporal(o TemporalOptions) (*Temporal, error) {
 		t.ui = uiserver.NewServer(uiserveroptions.WithConfigProvider(&uiconfig.Config{
 			Host: uiHost, Port: uiPort, TemporalGRPCAddress: o.Frontend, EnableUI: true,
 			CORS: uiconfig.CORS{CookieInsecure: true}, HideLogs: true, DisableNewsFetch: true,
+			Codec: uiconfig.Codec{Endpoint: o.CodecEndpoint},
 		}))
 		go func() {
 			if err := t.ui.Start(); err != nil {

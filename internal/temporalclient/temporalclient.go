@@ -13,6 +13,8 @@ import (
 	"os"
 
 	"go.temporal.io/sdk/client"
+
+	"github.com/bookingsaga/bookingsaga/payloadcodec"
 )
 
 // Config says where Temporal is and how to authenticate to it.
@@ -29,6 +31,9 @@ type Config struct {
 	// APIKey authenticates to Temporal Cloud (or a cluster that takes API
 	// keys); it implies TLS.
 	APIKey string
+	// PayloadKeysFile holds the AES-256 keys every payload is encrypted
+	// with (payloadcodec); empty leaves payloads in plain text.
+	PayloadKeysFile string
 }
 
 func env(name, def string) string {
@@ -43,7 +48,8 @@ func env(name, def string) string {
 func FromEnv() Config {
 	return Config{Address: env("TEMPORAL_ADDRESS", "127.0.0.1:7233"), Namespace: env("TEMPORAL_NAMESPACE", "default"),
 		TLS: os.Getenv("TEMPORAL_TLS") == "true", CAFile: os.Getenv("TEMPORAL_TLS_CA"), CertFile: os.Getenv("TEMPORAL_TLS_CERT"),
-		KeyFile: os.Getenv("TEMPORAL_TLS_KEY"), ServerName: os.Getenv("TEMPORAL_TLS_SERVER_NAME"), APIKey: os.Getenv("TEMPORAL_API_KEY")}
+		KeyFile: os.Getenv("TEMPORAL_TLS_KEY"), ServerName: os.Getenv("TEMPORAL_TLS_SERVER_NAME"), APIKey: os.Getenv("TEMPORAL_API_KEY"),
+		PayloadKeysFile: os.Getenv("PAYLOAD_KEYS_FILE")}
 }
 
 // Register adds the flags to fs, defaulting to c's values.
@@ -56,6 +62,19 @@ func (c *Config) Register(fs *flag.FlagSet) {
 	fs.StringVar(&c.KeyFile, "temporal-tls-key", c.KeyFile, "client key for mTLS (env TEMPORAL_TLS_KEY)")
 	fs.StringVar(&c.ServerName, "temporal-tls-server-name", c.ServerName, "name Temporal's certificate must carry (env TEMPORAL_TLS_SERVER_NAME)")
 	fs.StringVar(&c.APIKey, "temporal-api-key", c.APIKey, "Temporal Cloud API key (env TEMPORAL_API_KEY)")
+	fs.StringVar(&c.PayloadKeysFile, "payload-keys", c.PayloadKeysFile, "AES-256 keys that encrypt every Temporal payload (env PAYLOAD_KEYS_FILE); every client of one namespace needs the same file")
+}
+
+// Codec is the payload codec of PayloadKeysFile, nil without one.
+func (c Config) Codec() (*payloadcodec.Codec, error) {
+	if c.PayloadKeysFile == "" {
+		return nil, nil
+	}
+	keys, err := payloadcodec.LoadKeys(c.PayloadKeysFile)
+	if err != nil {
+		return nil, err
+	}
+	return payloadcodec.New(keys), nil
 }
 
 // Validate checks the settings fit together.
@@ -78,6 +97,13 @@ func (c Config) tlsOn() bool {
 // metrics and data converter.
 func (c Config) Options() (client.Options, error) {
 	o := client.Options{HostPort: c.Address, Namespace: c.Namespace}
+	codec, err := c.Codec()
+	if err != nil {
+		return client.Options{}, err
+	}
+	if codec != nil {
+		o.DataConverter = codec.DataConverter()
+	}
 	if !c.tlsOn() {
 		return o, nil
 	}
