@@ -18,9 +18,9 @@ import (
 	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/internal/devstack"
 	"github.com/bookingsaga/bookingsaga/internal/httpserve"
-	"github.com/bookingsaga/bookingsaga/payloadcodec"
 	"github.com/bookingsaga/bookingsaga/internal/store"
 	"github.com/bookingsaga/bookingsaga/internal/zaplog"
+	"github.com/bookingsaga/bookingsaga/payloadcodec"
 	"github.com/bookingsaga/bookingsaga/sagaclient"
 )
 

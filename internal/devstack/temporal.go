@@ -35,7 +35,7 @@ type TemporalOptions struct {
 	Frontend, UI string
 	// CodecEndpoint is the codec server the Web UI decodes payloads with.
 	CodecEndpoint string
-	Namespace    string
+	Namespace     string
 	// SearchAttributes are registered with the namespace when it is made.
 	SearchAttributes map[string]enums.IndexedValueType
 	Log              *zap.Logger
