@@ -240,3 +240,23 @@ func TestReadinessSaysWhatIsDown(t *testing.T) {
 	require.Equal(t, store.Error(), r.Checks["store"])
 	require.Equal(t, "ok", r.Checks["temporal"])
 }
+
+// A Vapi HMAC credential with its documented defaults: x-signature, the hex
+// HMAC-SHA256 of "{timestamp}.{body}", and x-timestamp.
+func TestVapiHMACSignature(t *testing.T) {
+	t.Parallel()
+	body := []byte(`{"message":{"type":"tool-calls","toolCalls":[]}}`)
+	sign := func(secret, ts string, body []byte) string {
+		mac := hmac.New(sha256.New, []byte(secret))
+		mac.Write([]byte(ts + "." + string(body)))
+		return hex.EncodeToString(mac.Sum(nil))
+	}
+	ms, s := fmt.Sprint(now.UnixMilli()), fmt.Sprint(now.Unix())
+	require.True(t, vapiSigned(body, sign("k", ms, body), ms, "k", now), "milliseconds")
+	require.True(t, vapiSigned(body, "sha256="+sign("k", s, body), s, "k", now), "seconds, with a prefix")
+	require.False(t, vapiSigned(body, sign("other", ms, body), ms, "k", now), "another secret")
+	stale := fmt.Sprint(now.Add(-10 * time.Minute).UnixMilli())
+	require.False(t, vapiSigned(body, sign("k", stale, body), stale, "k", now), "a replay from ten minutes ago")
+	require.False(t, vapiSigned(append(body, ' '), sign("k", ms, body), ms, "k", now), "body changed")
+	require.False(t, vapiSigned(body, sign("k", ms, body), "", "k", now), "no timestamp")
+}

@@ -28,8 +28,13 @@ type Config struct {
 	Limits *Limits
 	// RetellKey verifies X-Retell-Signature when set.
 	RetellKey string
-	// VapiSecret is compared with the X-Vapi-Secret header when set.
+	// VapiSecret is compared with the X-Vapi-Secret header when set (a
+	// Vapi bearer credential with headerName X-Vapi-Secret and no prefix).
 	VapiSecret string
+	// VapiHMACSecret verifies a Vapi HMAC credential's signature when set:
+	// x-signature over "{timestamp}.{body}", SHA-256, hex, with
+	// x-timestamp inside a five-minute window.
+	VapiHMACSecret string
 	// MaxBody bounds request bodies, in bytes.
 	MaxBody int64
 	// CallTimeout bounds each request's calls to Temporal; a voice call
@@ -102,7 +107,7 @@ func (s *Server) routes() []route {
 		// A platform without its own secret configured falls back to an
 		// agent key: the tool endpoints are never open by default.
 		{"POST", "/v1/tools/retell", platformScope(s.cfg.RetellKey), s.retell},
-		{"POST", "/v1/tools/vapi", platformScope(s.cfg.VapiSecret), s.vapi},
+		{"POST", "/v1/tools/vapi", platformScope(s.cfg.VapiSecret + s.cfg.VapiHMACSecret), s.vapi},
 	}
 }
 

@@ -326,12 +326,51 @@ func retellSigned(body []byte, header, key string, now time.Time) bool {
 	return hmac.Equal(got, mac.Sum(nil))
 }
 
+// vapiSigned checks a Vapi HMAC credential's signature with its defaults
+// (docs.vapi.ai/server-url/server-authentication; HMACAuthenticationPlan in
+// Vapi's OpenAPI): x-signature is the hex HMAC-SHA256 of
+// "{timestamp}.{body}", a "sha256=" prefix tolerated, and x-timestamp,
+// which Vapi documents for replay protection without a unit, is read as
+// milliseconds when it has 13 digits or more and seconds otherwise.
+func vapiSigned(body []byte, signature, ts, secret string, now time.Time) bool {
+	n, err := strconv.ParseInt(ts, 10, 64)
+	if err != nil {
+		return false
+	}
+	at := time.Unix(n, 0)
+	if len(ts) >= 13 {
+		at = time.UnixMilli(n)
+	}
+	if now.Sub(at).Abs() > 5*time.Minute {
+		return false
+	}
+	got, err := hex.DecodeString(strings.TrimPrefix(signature, "sha256="))
+	if err != nil {
+		return false
+	}
+	mac := hmac.New(sha256.New, []byte(secret))
+	mac.Write([]byte(ts + "."))
+	mac.Write(body)
+	return hmac.Equal(got, mac.Sum(nil))
+}
+
 // vapi serves Vapi tool calls: message.toolCalls[] in,
 // {"results":[{toolCallId, result}]} out, always HTTP 200 once
 // authenticated, each result one line.
 func (s *Server) vapi(w http.ResponseWriter, r *http.Request) error {
 	if s.cfg.VapiSecret != "" && !constantEqual(r.Header.Get("X-Vapi-Secret"), s.cfg.VapiSecret) {
 		return &Error{Status: http.StatusUnauthorized, Code: string(codeUnauthorized), Message: "bad or missing X-Vapi-Secret"}
+	}
+	if s.cfg.VapiHMACSecret != "" {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			return badRequest(codeBodyTooLarge, "body is over %d bytes", s.cfg.MaxBody)
+		}
+		if !vapiSigned(body, r.Header.Get("X-Signature"), r.Header.Get("X-Timestamp"), s.cfg.VapiHMACSecret, s.cfg.Now()) {
+			return &Error{Status: http.StatusUnauthorized, Code: string(codeUnauthorized),
+				Message: "bad or missing x-signature, or x-timestamp outside five minutes"}
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
 	}
 	var msg struct {
 		Message struct {

@@ -31,7 +31,8 @@ func serve(ctx context.Context, sc *sagaclient.Client, logger *zap.Logger, args 
 	limits := api.DefaultLimits()
 	fs.Float64Var(&limits.PerSecond, "rate-limit", limits.PerSecond, "calls a second per key; repeats of one call are free; 0 is no limit")
 	fs.IntVar(&limits.Burst, "rate-burst", limits.Burst, "calls per key allowed at once above the rate")
-	cfg := api.Config{RetellKey: os.Getenv("RETELL_API_KEY"), VapiSecret: os.Getenv("VAPI_SECRET"), Log: logger, Limits: &limits,
+	cfg := api.Config{RetellKey: os.Getenv("RETELL_API_KEY"), VapiSecret: os.Getenv("VAPI_SECRET"),
+		VapiHMACSecret: os.Getenv("VAPI_HMAC_SECRET"), Log: logger, Limits: &limits,
 		// The API alone reaches the store only through Temporal's workers.
 		Ready: []api.Check{{Name: "temporal", Fn: sc.Healthy}}}
 	fs.Int64Var(&cfg.MaxBody, "max-body", 64<<10, "largest request body, in bytes")
