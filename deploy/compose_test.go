@@ -111,7 +111,7 @@ func TestComposeEnvironmentMatchesWhatTheBinariesRead(t *testing.T) {
 	p := setup(t)
 	read := map[string][]string{
 		"worker": {"DATABASE_URL", "TEMPORAL_ADDRESS", "TEMPORAL_NAMESPACE", "CALENDAR_CREDENTIALS_FILE", "CRM_BASE_URL", "CRM_TOKEN", "PAYLOAD_KEYS_FILE"},
-		"api":    {"TEMPORAL_ADDRESS", "TEMPORAL_NAMESPACE", "API_KEYS_FILE", "RETELL_API_KEY", "VAPI_SECRET", "PAYLOAD_KEYS_FILE"},
+		"api":    {"TEMPORAL_ADDRESS", "TEMPORAL_NAMESPACE", "API_KEYS_FILE", "RETELL_API_KEY", "VAPI_SECRET", "VAPI_HMAC_SECRET", "PAYLOAD_KEYS_FILE"},
 	}
 	for name, vars := range read {
 		for _, v := range vars {
