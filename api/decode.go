@@ -23,6 +23,9 @@ type Error struct {
 	// Candidates are the instants a DST-ambiguous or -nonexistent local
 	// time could mean, for the caller to choose from.
 	Candidates []time.Time `json:"candidates,omitempty"`
+	// Retryable means the same call may be sent again as it is: every
+	// 5xx and 429 says so.
+	Retryable bool `json:"retryable,omitempty"`
 	// RetryAfter, on a 429, is when the caller may try again.
 	RetryAfter time.Duration `json:"-"`
 }

@@ -52,6 +52,9 @@ func writeError(w http.ResponseWriter, log *zap.Logger, err error) {
 	if e.RetryAfter > 0 {
 		w.Header().Set("Retry-After", retryAfter(e.RetryAfter))
 	}
+	if e.Status >= 500 || e.Status == http.StatusTooManyRequests {
+		e.Retryable = true
+	}
 	_ = writeJSON(w, e.Status, e)
 }
 

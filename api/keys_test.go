@@ -172,3 +172,23 @@ func TestRepeatsAreFreeAndAFloodIsLimited(t *testing.T) {
 	}
 	require.Greater(t, limited, 30)
 }
+
+// Every 5xx says it is retryable, whatever the route answers otherwise:
+// an intent whose conversation Temporal can't reach included.
+func TestEveryServerErrorSaysRetryable(t *testing.T) {
+	t.Parallel()
+	url := guarded(t, Config{})
+	body, err := json.Marshal(IntentBody{ConversationID: "call-1", Slot: slot(), Hold: true, ExpectedPolicyVersion: "p1"})
+	require.NoError(t, err)
+	res, err := http.Post(url+"/v1/intents", "application/json", bytes.NewReader(body))
+	require.NoError(t, err)
+	defer res.Body.Close()
+	require.Equal(t, http.StatusServiceUnavailable, res.StatusCode)
+	var e struct {
+		Code      string `json:"code"`
+		Retryable bool   `json:"retryable"`
+	}
+	require.NoError(t, json.NewDecoder(res.Body).Decode(&e))
+	require.Equal(t, "temporarily_unavailable", e.Code)
+	require.True(t, e.Retryable)
+}

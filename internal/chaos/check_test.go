@@ -80,7 +80,7 @@ func TestTheCheckerCatchesEachKindOfLie(t *testing.T) {
 		}, "no resource over capacity"},
 		"a 5xx that is not retryable": {func(ch *checker) {
 			ch.calls = append(ch.calls, Call{Op: "book", Key: "k2", HTTP: 503, Receipt: &receipt.Receipt{RequestKey: "k2", Status: receipt.StatusRejected}, Outcome: Unknown})
-		}, "every 5xx retryable"},
+		}, "every 5xx says retryable"},
 		"a call dropped at SIGINT": {func(ch *checker) {
 			ch.calls = append(ch.calls, Call{Op: "book", Key: "k3", Start: t0, End: t0.Add(time.Second), Err: "EOF", Outcome: Unknown})
 			ch.inFlight = []time.Time{t0.Add(time.Millisecond)}

@@ -41,6 +41,8 @@ type Call struct {
 	NewKey     string // a reschedule's new key
 	Start, End time.Time
 	HTTP       int // 0 when no answer came
+	// Retryable is what an error answer (not a receipt) said.
+	Retryable bool
 	Err        string
 	Receipt    *receipt.Receipt
 	Outcome    Outcome
@@ -117,8 +119,9 @@ func (c *caller) hold(ctx context.Context) {
 	body := api.IntentBody{ConversationID: "chaos-" + uuid.NewString(), Slot: slot, Hold: true, ExpectedPolicyVersion: policyVersion}
 	var answer api.IntentAnswer
 	start := time.Now()
-	code, err := c.post(ctx, "/v1/intents", body, &answer)
-	call := Call{Client: c.id, Op: "hold", Key: answer.RequestKey, Start: start, End: time.Now(), HTTP: code, Receipt: answer.Hold}
+	code, retryable, err := c.post(ctx, "/v1/intents", body, &answer)
+	call := Call{Client: c.id, Op: "hold", Key: answer.RequestKey, Start: start, End: time.Now(), HTTP: code, Receipt: answer.Hold,
+		Retryable: retryable}
 	call.Outcome, call.Err = classify(code, answer.Hold, err)
 	c.hist.add(call)
 	if answer.Hold == nil || answer.Hold.Status != receipt.StatusHeld || c.rng.Float64() < 0.5 {
@@ -169,8 +172,8 @@ func (c *caller) retry(ctx context.Context, op, key, newKey, path string, body a
 func (c *caller) call(ctx context.Context, op, key, newKey, path string, body any) (*receipt.Receipt, Outcome) {
 	var r receipt.Receipt
 	start := time.Now()
-	code, err := c.post(ctx, path, body, &r)
-	call := Call{Client: c.id, Op: op, Key: key, NewKey: newKey, Start: start, End: time.Now(), HTTP: code}
+	code, retryable, err := c.post(ctx, path, body, &r)
+	call := Call{Client: c.id, Op: op, Key: key, NewKey: newKey, Start: start, End: time.Now(), HTTP: code, Retryable: retryable}
 	if code != 0 && r.Status != "" {
 		call.Receipt = &r
 	}
@@ -179,30 +182,36 @@ func (c *caller) call(ctx context.Context, op, key, newKey, path string, body an
 	return call.Receipt, call.Outcome
 }
 
-func (c *caller) post(ctx context.Context, path string, body, out any) (int, error) {
+// post sends one call and decodes its answer into out; retryable is what
+// an error answer said of itself.
+func (c *caller) post(ctx context.Context, path string, body, out any) (code int, retryable bool, err error) {
 	data, err := json.Marshal(body)
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url+path, bytes.NewReader(data))
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", "Bearer "+c.key)
 	res, err := c.http.Do(req)
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	defer res.Body.Close()
 	raw, err := io.ReadAll(res.Body)
 	if err != nil {
-		return res.StatusCode, err
+		return res.StatusCode, false, err
 	}
+	var e struct {
+		Retryable bool `json:"retryable"`
+	}
+	_ = json.Unmarshal(raw, &e)
 	if err := json.Unmarshal(raw, out); err != nil {
-		return res.StatusCode, fmt.Errorf("decode %d answer %q: %w", res.StatusCode, raw, err)
+		return res.StatusCode, e.Retryable, fmt.Errorf("decode %d answer %q: %w", res.StatusCode, raw, err)
 	}
-	return res.StatusCode, nil
+	return res.StatusCode, e.Retryable, nil
 }
 
 // classify turns one answer into an outcome.
