@@ -104,7 +104,7 @@ func runSoak(ctx context.Context, tc client.Client, args []string, out io.Writer
 	}
 	defer stop()
 	var noopRows []soakRow
-	for rate := ladder[0]; ctx.Err() == nil && rate <= 4000; rate *= 2 {
+	for rate := ladder[len(ladder)/2]; ctx.Err() == nil && rate <= 4000; rate *= 2 { // from the middle: the no-op goes far higher
 		noopRows = append(noopRows, runOpenLoop(ctx, rate, *per, n.arrive))
 		printSoak(out, "no-op", noopRows[len(noopRows)-1:])
 		if noopRows[len(noopRows)-1].saturated() {
