@@ -59,6 +59,9 @@ func setup(t *testing.T) *fixture {
 	logs := &lockedBuffer{}
 	suite.SetLogger(log.NewStructuredLogger(slog.New(slog.NewTextHandler(io.MultiWriter(os.Stderr, logs), &slog.HandlerOptions{Level: slog.LevelWarn}))))
 	env := suite.NewTestWorkflowEnvironment()
+	// Wall time, not workflow time: the default 3 s is too little for a
+	// loaded CI machine under the race detector.
+	env.SetTestTimeout(30 * time.Second)
 	env.SetStartTime(slotStart.Add(-48 * time.Hour))
 	f := &fixture{t: t, env: env, a: &activities.Activities{}, logs: logs}
 	env.RegisterActivity(f.a)
