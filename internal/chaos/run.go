@@ -215,7 +215,20 @@ func (c *cluster) inject(ctx context.Context, o Options) ([]FaultResult, []time.
 		r.Restored = time.Now()
 		results = append(results, r)
 	}
-	return results, interrupts, sleep(ctx, time.Until(began.Add(o.Duration)))
+	// Load goes on for a while after the last restore, however late it
+	// came on a slow machine, so that every fault's recovery is seen.
+	end := began.Add(o.Duration)
+	if n := len(results); n > 0 {
+		end = later(end, results[n-1].Restored.Add(10*time.Second))
+	}
+	return results, interrupts, sleep(ctx, time.Until(end))
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 func sleep(ctx context.Context, d time.Duration) error {
