@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -195,6 +196,11 @@ func (c *caller) post(ctx context.Context, path string, body, out any) (code int
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", "Bearer "+c.key)
+	// Every call here is idempotent (a request key, or a conversation and
+	// a slot): saying so lets Go's transport send it again when a
+	// keep-alive connection it went out on was being closed by a draining
+	// server, rather than answer EOF for a call the server never read.
+	req.Header.Set("Idempotency-Key", fmt.Sprintf("%x", sha256.Sum256(data)))
 	res, err := c.http.Do(req)
 	if err != nil {
 		return 0, false, err
