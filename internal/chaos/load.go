@@ -2,8 +2,8 @@ package chaos
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -44,9 +44,9 @@ type Call struct {
 	HTTP       int // 0 when no answer came
 	// Retryable is what an error answer (not a receipt) said.
 	Retryable bool
-	Err        string
-	Receipt    *receipt.Receipt
-	Outcome    Outcome
+	Err       string
+	Receipt   *receipt.Receipt
+	Outcome   Outcome
 }
 
 // history is every call of a run, appended by all clients.
