@@ -48,6 +48,19 @@ run "starter <command> -h" for a command's flags.
 // the keys its payloads are encrypted with.
 const devPayloadKeys = ".bookingsaga/payload-keys.json"
 
+// devKeysDefault lets a terminal command run beside `go run ./worker -dev`
+// read what its workers encrypt without being told where the keys are. A
+// server (serve) takes no keys by accident: it would encrypt what workers
+// configured otherwise could not read.
+func devKeysDefault(cfg *config, cmd string) {
+	if cfg.Temporal.PayloadKeysFile != "" || cmd == "serve" {
+		return
+	}
+	if _, err := os.Stat(devPayloadKeys); err == nil {
+		cfg.Temporal.PayloadKeysFile = devPayloadKeys
+	}
+}
+
 // config is the connection every command shares.
 type config struct {
 	Temporal   temporalclient.Config
@@ -79,13 +92,6 @@ func main() {
 
 func run(ctx context.Context, args []string, out io.Writer) error {
 	cfg := config{Temporal: temporalclient.FromEnv(), TaskQueue: booking.TaskQueue, CommitWait: 3 * time.Second}
-	if cfg.Temporal.PayloadKeysFile == "" {
-		// Beside `go run ./worker -dev`, read what its workers encrypt
-		// without being told where the keys are.
-		if _, err := os.Stat(devPayloadKeys); err == nil {
-			cfg.Temporal.PayloadKeysFile = devPayloadKeys
-		}
-	}
 	fs := flag.NewFlagSet("starter", flag.ContinueOnError)
 	fs.Usage = func() { fmt.Fprint(fs.Output(), usage); fs.PrintDefaults() }
 	cfg.Temporal.Register(fs)
@@ -94,6 +100,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	devKeysDefault(&cfg, fs.Arg(0))
 	if err := cfg.validate(); err != nil {
 		return err
 	}
