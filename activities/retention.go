@@ -6,7 +6,8 @@ import (
 	"github.com/bookingsaga/bookingsaga/booking"
 )
 
-// Retention: holds past their expiry and contact details past theirs.
+// Retention: holds past their expiry, contact details past theirs, and
+// bookings, refusals and events past theirs.
 
 // ExpireStaleHolds expires holds past their time, at most Limit.
 func (a *Activities) ExpireStaleHolds(ctx context.Context, in booking.LimitInput) (booking.CountOutput, error) {
@@ -25,5 +26,16 @@ func (a *Activities) PurgeContacts(ctx context.Context, in booking.LimitInput) (
 		return booking.CountOutput{}, storeError("purge contacts", "", err)
 	}
 	a.drift("contact_retention", "purged", n)
+	return booking.CountOutput{Count: n}, nil
+}
+
+// ApplyRetention anonymises bookings and deletes refusals and events past
+// their retention, at most Limit of each.
+func (a *Activities) ApplyRetention(ctx context.Context, in booking.LimitInput) (booking.CountOutput, error) {
+	n, err := a.Store.ApplyRetention(ctx, in.Limit)
+	if err != nil {
+		return booking.CountOutput{}, storeError("apply retention", "", err)
+	}
+	a.drift("booking_retention", "retired", n)
 	return booking.CountOutput{Count: n}, nil
 }

@@ -42,6 +42,9 @@ type Config struct {
 	CallTimeout time.Duration
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Contacts reads and erases callers' contacts; without it those
+	// routes answer 501.
+	Contacts ContactVault
 	// Ready are what GET /readyz asks before it says the API can take
 	// calls: Temporal, and the store where the process can reach it.
 	Ready []Check
@@ -100,6 +103,8 @@ func (s *Server) routes() []route {
 		{"GET", "/v1/bookings/{request_key}", ScopeAgent, s.status},
 		{"POST", "/v1/bookings/{request_key}/cancel", ScopeAgent, s.cancel},
 		{"POST", "/v1/bookings/{request_key}/reschedule", ScopeAgent, s.reschedule},
+		{"GET", "/v1/bookings/{request_key}/contact", ScopeAdmin, s.contact},
+		{"DELETE", "/v1/bookings/{request_key}/contact", ScopeAdmin, s.eraseContact},
 		{"PUT", "/v1/resources/{id}", ScopeAdmin, s.putResource},
 		{"PUT", "/v1/policy", ScopeAdmin, s.putPolicy},
 		{"GET", "/v1/ops/attention", ScopeOps, s.attention},

@@ -29,6 +29,7 @@ const (
 	ActivityReconcileCRM      = "ReconcileCRM"
 	ActivityExpireStaleHolds  = "ExpireStaleHolds"
 	ActivityPurgeContacts     = "PurgeContacts"
+	ActivityApplyRetention    = "ApplyRetention"
 	ActivityAvailability      = "Availability"
 	ActivityUpsertResource    = "UpsertResource"
 	ActivitySetPolicy         = "SetPolicy"

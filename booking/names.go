@@ -38,6 +38,9 @@ const (
 	// ReferencePrefix starts the reference a caller quotes, which the CLI
 	// and the tools take in a key's place.
 	ReferencePrefix = "BS-"
+	// AnonymousPrefix starts the key retention gives a booking past its
+	// period, in place of the one a caller's request carried.
+	AnonymousPrefix = "anon-"
 )
 
 // Search attributes an operator filters on in the Temporal UI.

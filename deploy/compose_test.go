@@ -111,7 +111,7 @@ func TestComposeEnvironmentMatchesWhatTheBinariesRead(t *testing.T) {
 	p := setup(t)
 	read := map[string][]string{
 		"worker": {"DATABASE_URL", "TEMPORAL_ADDRESS", "TEMPORAL_NAMESPACE", "CALENDAR_CREDENTIALS_FILE", "CRM_BASE_URL", "CRM_TOKEN", "PAYLOAD_KEYS_FILE"},
-		"api":    {"TEMPORAL_ADDRESS", "TEMPORAL_NAMESPACE", "API_KEYS_FILE", "RETELL_API_KEY", "VAPI_SECRET", "VAPI_HMAC_SECRET", "PAYLOAD_KEYS_FILE"},
+		"api":    {"DATABASE_URL", "TEMPORAL_ADDRESS", "TEMPORAL_NAMESPACE", "API_KEYS_FILE", "RETELL_API_KEY", "VAPI_SECRET", "VAPI_HMAC_SECRET", "PAYLOAD_KEYS_FILE"},
 	}
 	for name, vars := range read {
 		for _, v := range vars {
@@ -122,6 +122,7 @@ func TestComposeEnvironmentMatchesWhatTheBinariesRead(t *testing.T) {
 	db := *p.Services["worker"].Environment["DATABASE_URL"]
 	pw := *p.Services["postgresql"].Environment["BOOKINGSAGA_DB_PASSWORD"]
 	require.Contains(t, db, "bookingsaga:"+pw+"@postgresql:5432/bookingsaga", "the worker logs in as the role the init script makes")
+	require.Equal(t, db, *p.Services["api"].Environment["DATABASE_URL"], "the API reaches the same store, for the contact keys")
 	init, err := os.ReadFile(filepath.Join(p.WorkingDir, "deploy", "postgres-init.sh"))
 	require.NoError(t, err)
 	require.Contains(t, string(init), "BOOKINGSAGA_DB_PASSWORD")

@@ -53,6 +53,27 @@ func neverSent(err error) bool {
 	return strings.Contains(msg, "Error while dialing") || strings.Contains(msg, "failed reaching server")
 }
 
+// ErrNoSealer means a request carried a contact and the client has no
+// ContactSealer to seal it with.
+var ErrNoSealer = errors.New("a contact needs the store's contact keys to be sealed (give the API a database URL)")
+
+// seal replaces req's contact with its sealed form under key's data key.
+// A failure happens before anything is sent, so the call can be retried.
+func (c *Client) seal(ctx context.Context, key string, req *booking.CommitRequest) error {
+	if !req.Contact.HasPlain() {
+		return nil
+	}
+	if c.opts.Contacts == nil {
+		return fmt.Errorf("seal contact %s: %w", key, ErrNoSealer)
+	}
+	sealed, err := c.opts.Contacts.SealContact(ctx, key, *req.Contact)
+	if err != nil {
+		return fmt.Errorf("seal contact %s: %w", key, err)
+	}
+	req.Contact = sealed
+	return nil
+}
+
 // Commit books req under key and returns the receipt, within the commit
 // wait and a margin. A conflict carries fresh alternatives when they can
 // be had within what is left of that.
@@ -62,6 +83,9 @@ func (c *Client) Commit(ctx context.Context, key string, req booking.CommitReque
 	}
 	ctx, cancel := c.bounded(ctx)
 	defer cancel()
+	if err := c.seal(ctx, key, &req); err != nil {
+		return receipt.Receipt{}, err
+	}
 	r, err := workflows.Commit(ctx, c.tc, c.opts.TaskQueue, workflows.BookingInput{RequestKey: key, Settings: c.opts.Settings}, req)
 	if err == nil && r.Status == receipt.StatusConflict {
 		r.Alternatives = c.alternatives(ctx, req.Intent)
@@ -79,6 +103,9 @@ func (c *Client) Hold(ctx context.Context, key string, req booking.CommitRequest
 	}
 	ctx, cancel := c.bounded(ctx)
 	defer cancel()
+	if err := c.seal(ctx, key, &req); err != nil {
+		return receipt.Receipt{}, err
+	}
 	req.Hold = true
 	r, err := workflows.Select(ctx, c.tc, c.opts.TaskQueue, workflows.BookingInput{RequestKey: key, Settings: c.opts.Settings}, req)
 	return unknown(key, r, err)
@@ -232,6 +259,9 @@ func (c *Client) Reschedule(ctx context.Context, key, newKey string, req booking
 	}
 	ctx, cancel := c.bounded(ctx)
 	defer cancel()
+	if err := c.seal(ctx, newKey, &req); err != nil {
+		return receipt.Receipt{}, err
+	}
 	r, err := workflows.Update(ctx, c.tc, key, booking.UpdateReschedule, workflows.RescheduleRequest{NewRequestKey: newKey, Commit: req})
 	var nf *serviceerror.NotFound
 	switch {

@@ -22,8 +22,20 @@ import (
 	"github.com/bookingsaga/bookingsaga/workflows"
 )
 
+// ContactSealer seals a caller's contact under its booking's own data
+// key, so that what enters Temporal's history is ciphertext that erasing
+// the key makes unreadable. The store implements it; sealing may return
+// nil when the contact was erased already.
+type ContactSealer interface {
+	SealContact(ctx context.Context, key string, c booking.Contact) (*booking.Contact, error)
+}
+
 // Options configure a Client.
 type Options struct {
+	// Contacts seals contacts before they are sent; a request with a
+	// contact is refused without it, so no contact enters Temporal in
+	// plain text.
+	Contacts ContactSealer
 	// TaskQueue is the workers' queue; empty means booking.TaskQueue.
 	TaskQueue string
 	// Settings are passed to every new booking saga.

@@ -17,7 +17,8 @@ var migrations embed.FS
 // versionTable records which migrations have run.
 const versionTable = "bookingsaga_schema_version"
 
-// Migrate brings the database up to the newest schema.
+// Migrate brings the database up to the newest schema this build knows,
+// and leaves a newer one as it is.
 //
 // tern rather than goose: it is pgx-native (no database/sql driver layer),
 // reads plain SQL files from an fs.FS, and takes a PostgreSQL advisory lock,
@@ -43,6 +44,17 @@ func MigrateTo(ctx context.Context, conn *pgx.Conn, version int32) error {
 	}
 	if version < 0 {
 		version = int32(len(m.Migrations))
+		current, err := m.GetCurrentVersion(ctx)
+		if err != nil {
+			return fmt.Errorf("migrate: %w", err)
+		}
+		if current >= version {
+			// A newer build migrated further. Migrations only add (a
+			// column or table goes a release after nothing reads it), so
+			// this build runs on that schema; going down would fail on an
+			// irreversible migration and keep it from starting.
+			return nil
+		}
 	}
 	if err := m.MigrateTo(ctx, version); err != nil {
 		return fmt.Errorf("migrate to %d: %w", version, err)

@@ -168,3 +168,22 @@ FROM b, resource r WHERE r.resource_id IN ('paris', 'agent')`, key)
 	require.NoError(t, err)
 	require.Zero(t, occupancy(), "truncated bookings take their occupancy with them")
 }
+
+// A worker of the release before, restarted during a rollout, finds the
+// schema a newer build migrated past what it knows. Migrations only add
+// (expand, then contract a release later), so it runs on that schema; it
+// must not try to migrate down, which fails on an irreversible migration
+// and keeps the worker from starting.
+func TestAnOlderBuildStartsOnANewerSchema(t *testing.T) {
+	t.Parallel()
+	ctx, conn := setup(t)
+	require.NoError(t, schema.Migrate(ctx, conn))
+	var newest int32
+	require.NoError(t, conn.QueryRow(ctx, "SELECT version FROM bookingsaga_schema_version").Scan(&newest))
+	_, err := conn.Exec(ctx, "UPDATE bookingsaga_schema_version SET version = version + 1")
+	require.NoError(t, err)
+	require.NoError(t, schema.Migrate(ctx, conn), "the newer schema stands")
+	var now int32
+	require.NoError(t, conn.QueryRow(ctx, "SELECT version FROM bookingsaga_schema_version").Scan(&now))
+	require.Equal(t, newest+1, now)
+}

@@ -14,27 +14,29 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"go.temporal.io/sdk/client"
 	"go.uber.org/zap"
 
 	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/httpserve"
+	"github.com/bookingsaga/bookingsaga/internal/store"
 	"github.com/bookingsaga/bookingsaga/receipt"
 	"github.com/bookingsaga/bookingsaga/sagaclient"
 )
 
 // serve runs the HTTP API until ctx ends, then drains for up to 10 s.
-func serve(ctx context.Context, sc *sagaclient.Client, logger *zap.Logger, args []string) error {
+func serve(ctx context.Context, tc client.Client, sco sagaclient.Options, logger *zap.Logger, args []string) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	listen := fs.String("listen", envOr("API_LISTEN", "127.0.0.1:8080"), "address to serve on (env API_LISTEN)")
+	dbURL := fs.String("database-url", os.Getenv("DATABASE_URL"), "PostgreSQL, for the contact keys: contacts are sealed before they enter Temporal (env DATABASE_URL)")
 	keysFile := fs.String("keys", os.Getenv("API_KEYS_FILE"), "the API keys file, hashed keys as 'starter keys new' writes them; re-read when it changes (env API_KEYS_FILE)")
 	limits := api.DefaultLimits()
 	fs.Float64Var(&limits.PerSecond, "rate-limit", limits.PerSecond, "calls a second per key; repeats of one call are free; 0 is no limit")
 	fs.IntVar(&limits.Burst, "rate-burst", limits.Burst, "calls per key allowed at once above the rate")
 	cfg := api.Config{RetellKey: os.Getenv("RETELL_API_KEY"), VapiSecret: os.Getenv("VAPI_SECRET"),
-		VapiHMACSecret: os.Getenv("VAPI_HMAC_SECRET"), Log: logger, Limits: &limits,
-		// The API alone reaches the store only through Temporal's workers.
-		Ready: []api.Check{{Name: "temporal", Fn: sc.Healthy}}}
+		VapiHMACSecret: os.Getenv("VAPI_HMAC_SECRET"), Log: logger, Limits: &limits}
 	fs.Int64Var(&cfg.MaxBody, "max-body", 64<<10, "largest request body, in bytes")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -42,6 +44,17 @@ func serve(ctx context.Context, sc *sagaclient.Client, logger *zap.Logger, args 
 	if *keysFile == "" {
 		return errors.New("no API keys: set -keys or API_KEYS_FILE to a keys file (make one with 'starter keys new')")
 	}
+	if *dbURL == "" {
+		return errors.New("no database: set -database-url or DATABASE_URL (the API seals contacts under keys the store keeps)")
+	}
+	vault, err := contactVault(ctx, *dbURL)
+	if err != nil {
+		return err
+	}
+	defer vault.close()
+	sco.Contacts, cfg.Contacts = vault.store, vault.store
+	sc := sagaclient.New(tc, sco)
+	cfg.Ready = []api.Check{{Name: "temporal", Fn: sc.Healthy}, {Name: "store", Fn: vault.ping}}
 	keys, err := api.LoadKeyring(*keysFile)
 	if err != nil {
 		return err
@@ -137,4 +150,25 @@ func printJSON(out io.Writer, v any) error {
 	enc := json.NewEncoder(out)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
+}
+
+// vault is the API's own small connection to the store: contact keys,
+// readiness, nothing else.
+type vault struct {
+	store *store.Store
+	ping  func(context.Context) error
+	close func()
+}
+
+func contactVault(ctx context.Context, url string) (vault, error) {
+	pc, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return vault{}, fmt.Errorf("database url: %w", err)
+	}
+	pc.MaxConns = 4
+	pool, err := pgxpool.NewWithConfig(ctx, pc)
+	if err != nil {
+		return vault{}, fmt.Errorf("connect database: %w", err)
+	}
+	return vault{store: store.New(pool, store.Config{}), ping: pool.Ping, close: pool.Close}, nil
 }

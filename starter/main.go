@@ -1,7 +1,7 @@
 // Command starter is the agent-facing side of bookingsaga: "serve" runs the
 // HTTP API (with the Retell and Vapi tool endpoints); book, status, cancel
-// and reschedule do the same from a terminal. It only needs Temporal: the
-// workers hold the database.
+// and reschedule do the same from a terminal. The terminal commands only
+// need Temporal; serve also reaches the store, for the contact keys.
 package main
 
 import (
@@ -131,11 +131,12 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return fmt.Errorf("connect temporal at %s: %w", cfg.Temporal.Address, err)
 	}
 	defer tc.Close()
-	sc := sagaclient.New(tc, sagaclient.Options{TaskQueue: cfg.TaskQueue, Settings: workflows.Settings{CommitWait: cfg.CommitWait}})
+	sco := sagaclient.Options{TaskQueue: cfg.TaskQueue, Settings: workflows.Settings{CommitWait: cfg.CommitWait}}
+	sc := sagaclient.New(tc, sco)
 	cmd, rest := fs.Arg(0), fs.Args()[1:]
 	switch cmd {
 	case "serve":
-		return serve(ctx, sc, logger, rest)
+		return serve(ctx, tc, sco, logger, rest)
 	case "book", "status", "cancel", "reschedule":
 		return terminal(ctx, sc, cmd, rest, out)
 	case "ops":

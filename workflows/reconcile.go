@@ -44,7 +44,9 @@ type ReconcileReport struct {
 	CRM            booking.CRMReport
 	HoldsExpired   int
 	ContactsPurged int
-	Pages          int
+	// Retired counts keys anonymised and events deleted by retention.
+	Retired int
+	Pages   int
 }
 
 // Changed is the number of repairs and new flags: zero on a second run
@@ -54,7 +56,7 @@ func (r ReconcileReport) Changed() int {
 	// Stuck.Drifted is left out: a saga told the store's answer publishes
 	// it a little later, so a second run may tell it again, harmlessly.
 	return r.Stuck.Found + r.Stuck.Absent + c.Missing + c.Moved + c.Orphans + c.Flagged +
-		r.CRM.Missing + r.CRM.Mismatched + r.HoldsExpired + r.ContactsPurged
+		r.CRM.Missing + r.CRM.Mismatched + r.HoldsExpired + r.ContactsPurged + r.Retired
 }
 
 // Reconcile repairs drift between the store and everything else, in
@@ -87,6 +89,11 @@ func Reconcile(ctx workflow.Context, in ReconcileInput) (ReconcileReport, error)
 		}
 		if rep.ContactsPurged, err = drain(ctx, booking.ActivityPurgeContacts, in.BatchSize); err != nil {
 			return rep, err
+		}
+		if workflow.GetVersion(ctx, changeRetention, workflow.DefaultVersion, 1) == 1 {
+			if rep.Retired, err = drain(ctx, booking.ActivityApplyRetention, in.BatchSize); err != nil {
+				return rep, err
+			}
 		}
 	}
 	window := booking.WindowInput{From: in.From, To: in.From.Add(in.Window), Limit: in.BatchSize}
@@ -124,7 +131,7 @@ func Reconcile(ctx workflow.Context, in ReconcileInput) (ReconcileReport, error)
 		"calendar_missing", rep.Calendar.Missing, "calendar_moved", rep.Calendar.Moved,
 		"calendar_orphans", rep.Calendar.Orphans, "calendar_flagged", rep.Calendar.Flagged,
 		"crm_missing", rep.CRM.Missing, "crm_mismatched", rep.CRM.Mismatched,
-		"holds_expired", rep.HoldsExpired, "contacts_purged", rep.ContactsPurged, "pages", rep.Pages,
+		"holds_expired", rep.HoldsExpired, "contacts_purged", rep.ContactsPurged, "retired", rep.Retired, "pages", rep.Pages,
 		"failed", rep.Calendar.Failed+rep.CRM.Failed)
 	return rep, nil
 }

@@ -11,4 +11,8 @@ const (
 	// record in the store before it closes, so its last answer, which the
 	// receipt query gives until retention, is the store's.
 	changeFinalRead = "final-store-read"
+	// changeRetention (v0.2.0): a reconciliation run also applies the
+	// retention of bookings, refusals and the event log, after that of
+	// contacts.
+	changeRetention = "booking-retention"
 )

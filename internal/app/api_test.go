@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bookingsaga/bookingsaga/api"
+	"github.com/bookingsaga/bookingsaga/internal/store"
 	"github.com/bookingsaga/bookingsaga/receipt"
 	"github.com/bookingsaga/bookingsaga/sagaclient"
 )
@@ -51,7 +52,11 @@ func (f *fixture) serveAPI(cfg api.Config) string {
 	if cfg.Keys == nil {
 		cfg.Keys = apiKeys
 	}
-	sc := sagaclient.New(f.client, sagaclient.Options{TaskQueue: f.queue, Settings: f.settings})
+	vault := store.New(f.pool, store.Config{})
+	if cfg.Contacts == nil {
+		cfg.Contacts = vault
+	}
+	sc := sagaclient.New(f.client, sagaclient.Options{TaskQueue: f.queue, Settings: f.settings, Contacts: vault})
 	srv := httptest.NewServer(api.New(sc, cfg).Handler())
 	f.t.Cleanup(srv.Close)
 	return srv.URL

@@ -53,6 +53,9 @@ func startBinary(t *testing.T, bin string, args ...string) *process {
 	t.Cleanup(func() {
 		_ = p.cmd.Process.Kill()
 		<-p.done
+		if t.Failed() {
+			t.Logf("%s said: %s", bin, tail(p.stderr.String()))
+		}
 	})
 	return p
 }

@@ -48,7 +48,12 @@ type Config struct {
 	CRMToken   string
 	CRMTimeout time.Duration
 
+	// ContactRetention, BookingRetention and EventRetention are how long
+	// each kind of data is kept (README, Privacy): contacts and bookings
+	// from the viewing's end, events from their writing.
 	ContactRetention time.Duration
+	BookingRetention time.Duration
+	EventRetention   time.Duration
 	ShutdownTimeout  time.Duration
 	// CodecListen serves the Temporal codec server (payloadcodec) to
 	// operators; empty is off. It needs the payload keys, and takes ops
@@ -90,6 +95,8 @@ func DefaultConfig() Config {
 		CRMToken:            os.Getenv("CRM_TOKEN"),
 		CRMTimeout:          10 * time.Second,
 		ContactRetention:    90 * 24 * time.Hour,
+		BookingRetention:    2 * 365 * 24 * time.Hour,
+		EventRetention:      6 * 365 * 24 * time.Hour,
 		ShutdownTimeout:     30 * time.Second,
 		ReconcileInterval:   5 * time.Minute,
 	}
@@ -112,11 +119,21 @@ func (c Config) Validate() error {
 	if c.ReconcileInterval < 0 {
 		errs = append(errs, fmt.Errorf("reconcile-every must not be negative, got %s", c.ReconcileInterval))
 	}
-	for name, d := range map[string]time.Duration{"calendar-timeout": c.CalendarTimeout, "crm-timeout": c.CRMTimeout,
-		"contact-retention": c.ContactRetention, "shutdown-timeout": c.ShutdownTimeout} {
-		if d <= 0 {
-			errs = append(errs, fmt.Errorf("%s must be positive, got %s", name, d))
+	for _, d := range []struct {
+		name string
+		d    time.Duration
+	}{{"calendar-timeout", c.CalendarTimeout}, {"crm-timeout", c.CRMTimeout}, {"contact-retention", c.ContactRetention},
+		{"booking-retention", c.BookingRetention}, {"event-retention", c.EventRetention}, {"shutdown-timeout", c.ShutdownTimeout}} {
+		if d.d <= 0 {
+			errs = append(errs, fmt.Errorf("%s must be positive, got %s", d.name, d.d))
 		}
+	}
+	// Each retention hands its rows on to the next: a booking is
+	// anonymised only once its contact is gone, and the log deletes only
+	// anonymised rows.
+	if c.BookingRetention < c.ContactRetention || c.EventRetention < c.BookingRetention {
+		errs = append(errs, fmt.Errorf("retention must not shrink from contact to booking to event, got %s, %s, %s",
+			c.ContactRetention, c.BookingRetention, c.EventRetention))
 	}
 	return errors.Join(errs...)
 }

@@ -113,24 +113,25 @@ func serveAPI(ctx context.Context, cfg Config, logger *zap.Logger, ln net.Listen
 	if err != nil {
 		return nil, fmt.Errorf("connect temporal: %w", err)
 	}
-	// Readiness asks the store through a connection of its own, so that a
-	// busy worker pool does not make the API look down.
+	// The API's own connections to the store, for the contact keys and
+	// readiness: a busy worker pool must not make the API look down.
 	pc, err := pgxpool.ParseConfig(cfg.DatabaseURL)
 	if err != nil {
 		tc.Close()
 		return nil, fmt.Errorf("database url: %w", err)
 	}
-	pc.MaxConns = 1
-	ready, err := pgxpool.NewWithConfig(ctx, pc)
+	pc.MaxConns = 4
+	pool, err := pgxpool.NewWithConfig(ctx, pc)
 	if err != nil {
 		tc.Close()
 		return nil, fmt.Errorf("connect database: %w", err)
 	}
-	sc := sagaclient.New(tc, sagaclient.Options{TaskQueue: cfg.TaskQueue})
-	checks := []api.Check{{Name: "temporal", Fn: sc.Healthy}, {Name: "store", Fn: ready.Ping}}
+	vault := store.New(pool, store.Config{})
+	sc := sagaclient.New(tc, sagaclient.Options{TaskQueue: cfg.TaskQueue, Contacts: vault})
+	checks := []api.Check{{Name: "temporal", Fn: sc.Healthy}, {Name: "store", Fn: pool.Ping}}
 	limits := api.DefaultLimits()
 	limits.PerSecond = cfg.APIRateLimit
-	srv := httpserve.Server(api.New(sc, api.Config{Keys: keys, Limits: &limits, Log: logger, Ready: checks}).Handler())
+	srv := httpserve.Server(api.New(sc, api.Config{Keys: keys, Limits: &limits, Log: logger, Ready: checks, Contacts: vault}).Handler())
 	go func() {
 		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 			logger.Error("agent API stopped", zap.Error(err))
@@ -142,7 +143,7 @@ func serveAPI(ctx context.Context, cfg Config, logger *zap.Logger, ln net.Listen
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
 			_ = srv.Shutdown(ctx)
-			ready.Close()
+			pool.Close()
 			tc.Close()
 		})
 	}, nil

@@ -187,10 +187,24 @@ func TestReconcileExpiresHoldsAndPurgesContacts(t *testing.T) {
 	require.NoError(t, err)
 	_, err = f.pool.Exec(f.ctx, "UPDATE booking_contact SET retain_until = now() - interval '1 day'")
 	require.NoError(t, err)
+	// And a booking whose viewing ended three years ago.
+	old := commitRequest(slot(t, 17))
+	_, err = f.acts.Store.Commit(f.ctx, store.CommitRequest{CommitRequest: booking.CommitRequest{RequestKey: "old-1", Intent: old.Intent,
+		ExpectedPolicyVersion: policyVersion}})
+	require.NoError(t, err)
+	_, err = f.pool.Exec(f.ctx, `UPDATE booking SET starts_at = starts_at - interval '3 years', ends_at = ends_at - interval '3 years'
+WHERE request_key = 'old-1'`)
+	require.NoError(t, err)
 
 	rep := f.reconcile()
 	require.Equal(t, 1, rep.HoldsExpired)
 	require.Equal(t, 1, rep.ContactsPurged)
+	require.Equal(t, 1, rep.Retired, "the booking past its retention is anonymised")
+	_, err = f.acts.Store.Lookup(f.ctx, "old-1")
+	require.ErrorIs(t, err, store.ErrNotFound)
+	var erased bool
+	require.NoError(t, f.pool.QueryRow(f.ctx, "SELECT data_key IS NULL FROM vault.contact_key WHERE request_key = 'contact-1'").Scan(&erased))
+	require.True(t, erased, "the purge erases the data key with the stored copy")
 	b, err := f.acts.Store.Lookup(f.ctx, "held-1")
 	require.NoError(t, err)
 	require.Equal(t, "expired", string(b.Status))

@@ -150,7 +150,8 @@ func register(r worker.Registry, acts *activities.Activities) {
 }
 
 func newActivities(ctx context.Context, cfg Config, pool *pgxpool.Pool) (*activities.Activities, error) {
-	acts := &activities.Activities{Store: store.New(pool, store.Config{ContactRetention: cfg.ContactRetention})}
+	acts := &activities.Activities{Store: store.New(pool, store.Config{ContactRetention: cfg.ContactRetention,
+		BookingRetention: cfg.BookingRetention, EventRetention: cfg.EventRetention})}
 	if !cfg.calendarConfigured() {
 		return acts, nil
 	}

@@ -11,8 +11,10 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/pgtest"
 	"github.com/bookingsaga/bookingsaga/internal/store"
 	"github.com/bookingsaga/bookingsaga/receipt"
+	"github.com/bookingsaga/bookingsaga/schema"
 )
 
 // soonPolicy lets a test book a viewing that starts in seconds, so the
@@ -79,7 +81,9 @@ func TestAViewingsEndTakesTheStoresWord(t *testing.T) {
 // old one did and, past the end of the replayed history, runs the new code.
 func TestASagaOfTheLastReleaseFinishesOnThisBuild(t *testing.T) {
 	t.Parallel()
-	f := setup(t)
+	// The store as v0.1.0 left it (its last migration); this build's
+	// worker migrates it further when it starts, as a rollout does.
+	f := setupOn(t, pgtest.NewAtVersion(t, 5))
 	queue := f.queue + "-v0.1.0"
 	old := startBinary(t, buildAt(t, "v0.1.0", "./worker"), "-task-queue", queue, "-reconcile-every", "0",
 		"-database-url", f.pool.Config().ConnString(), "-namespace", temporalServer().GetDefaultNamespace(),
@@ -92,6 +96,10 @@ func TestASagaOfTheLastReleaseFinishesOnThisBuild(t *testing.T) {
 	f.eventually(func() bool { return f.synced(key) }, "mirrors synced by the old build")
 	old.stop()
 
+	conn, err := f.pool.Acquire(f.ctx)
+	require.NoError(t, err)
+	require.NoError(t, schema.Migrate(f.ctx, conn.Conn()))
+	conn.Release()
 	f.startWorker(worker.Options{})
 	var final receipt.Receipt
 	require.NoError(t, f.client.GetWorkflow(f.ctx, key, "").Get(f.ctx, &final))

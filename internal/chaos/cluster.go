@@ -172,7 +172,7 @@ func (c *cluster) worker(slot string) *proc {
 
 // startAPI starts the agent API as the starter binary serves it.
 func (c *cluster) startAPI(ctx context.Context) error {
-	argv := []string{c.bins.Starter, "-temporal-address", c.temporalAddr, "-namespace", Namespace, "serve", "-listen", c.apiAddr,
+	argv := []string{c.bins.Starter, "-temporal-address", c.temporalAddr, "-namespace", Namespace, "serve", "-listen", c.apiAddr, "-database-url", c.dbURL,
 		"-keys", filepath.Join(c.dir, "api-keys.json"), "-rate-limit", "0"} // faults are under test here, not the limiter
 	p, err := startProc(c.dir, "api", argv)
 	if err != nil {

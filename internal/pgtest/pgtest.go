@@ -101,6 +101,36 @@ func New(t testing.TB) *pgxpool.Pool {
 	return pool
 }
 
+// NewAtVersion returns a pool on a new database migrated only up to
+// version: the schema of an earlier release, for a test of a rollout.
+func NewAtVersion(t testing.TB, version int32) *pgxpool.Pool {
+	t.Helper()
+	pool, url := NewWithURL(t)
+	ctx := context.Background()
+	name := pool.Config().ConnConfig.Database + "_v" + fmt.Sprint(version)
+	if _, err := pool.Exec(ctx, "CREATE DATABASE "+name+" TEMPLATE template0"); err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
+	// A pool made from a string, so that ConnString names this database.
+	old, err := pgxpool.New(ctx, replaceDB(url, name))
+	if err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
+	t.Cleanup(func() {
+		old.Close()
+		_, _ = pool.Exec(context.Background(), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
+	})
+	conn, err := old.Acquire(ctx)
+	if err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
+	defer conn.Release()
+	if err := schema.MigrateTo(ctx, conn.Conn(), version); err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
+	return old
+}
+
 // NewWithURL is New, also returning the database's connection string for
 // code under test that opens its own pool.
 func NewWithURL(t testing.TB) (*pgxpool.Pool, string) {

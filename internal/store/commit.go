@@ -54,6 +54,15 @@ func (s *Store) Commit(ctx context.Context, req CommitRequest) (Outcome, error) 
 	if err := validateCommit(req); err != nil {
 		return Outcome{}, fmt.Errorf("commit %s: %w", req.RequestKey, err)
 	}
+	if req.Contact.HasPlain() {
+		// A saga of the release before carries its contact in plain
+		// text; the store keeps none.
+		sealed, err := s.SealContact(ctx, req.RequestKey, *req.Contact)
+		if err != nil {
+			return Outcome{}, err
+		}
+		req.Contact = sealed
+	}
 	if out, ok, err := s.commitFast(ctx, req); ok || err != nil {
 		return out, err
 	}
@@ -222,10 +231,9 @@ func (s *Store) queueInsert(b *pgx.Batch, req CommitRequest, st *commitState, no
 		extras, req.Intent.StartsAt, req.Intent.EndsAt, req.Intent.TimeZone, st.policy.Version,
 		req.Intent.Fingerprint(), bk.HoldExpiresAt, nullable(req.Intent.Replaces), bk.CommittedAt, now,
 		ids, from, to, exclusive, detail)
-	if c := req.Contact; c != nil && (c.Name != "" || c.Phone != "" || c.Email != "") {
-		b.Queue(`INSERT INTO booking_contact (booking_id, name, phone, email, retain_until) VALUES ($1, $2, $3, $4, $5)`,
-			bk.BookingID, nullable(c.Name), nullable(c.Phone), nullable(c.Email),
-			req.Intent.EndsAt.Add(s.cfg.ContactRetention))
+	if box := req.Contact.SealedBox(); box != nil {
+		b.Queue(`INSERT INTO booking_contact (booking_id, sealed, retain_until) VALUES ($1, $2, $3)`,
+			bk.BookingID, box, req.Intent.EndsAt.Add(s.cfg.ContactRetention))
 	}
 	return bk
 }

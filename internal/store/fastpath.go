@@ -56,10 +56,6 @@ func (s *Store) commitFast(ctx context.Context, req CommitRequest) (Outcome, boo
 		extras = []string{}
 	}
 	detail, _ := json.Marshal(committedDetail{Intent: req.Intent, Status: bk.Status, PolicyVersion: bk.PolicyVersion})
-	var name, phone, email *string
-	if c := req.Contact; c != nil && (c.Name != "" || c.Phone != "" || c.Email != "") {
-		name, phone, email = nullable(c.Name), nullable(c.Phone), nullable(c.Email)
-	}
 	// One round trip and one implicit transaction: the extended protocol
 	// keeps it open until the batch's Sync, so the budget set first
 	// bounds the insert.
@@ -68,7 +64,7 @@ func (s *Store) commitFast(ctx context.Context, req CommitRequest) (Outcome, boo
 	var at time.Time
 	b.Queue(fastInsertSQL, bk.BookingID, bk.RequestKey, req.Intent.PropertyID, req.Intent.AgentID, extras,
 		req.Intent.StartsAt, req.Intent.EndsAt, req.Intent.TimeZone, req.ExpectedPolicyVersion,
-		req.Intent.Fingerprint(), s.now(), ids, detail, name, phone, email, req.Intent.EndsAt.Add(s.cfg.ContactRetention),
+		req.Intent.Fingerprint(), s.now(), ids, detail, req.Contact.SealedBox(), req.Intent.EndsAt.Add(s.cfg.ContactRetention),
 		hours.SameDay, hours.Start, hours.End).QueryRow(func(row pgx.Row) error { return row.Scan(&at) })
 	err = conn.SendBatch(ctx, b).Close()
 	var pgErr *pgconn.PgError
@@ -132,11 +128,11 @@ WITH locked AS (
     -- One aggregate over rs: every check in a single plan node.
     SELECT 1 / (CASE WHEN
         count(*) = cardinality($12::text[])
-        AND bool_and(rs.version = $9 AND rs.capacity = 1 AND $19::int >= rs.opens AND $20::int <= rs.closes
+        AND bool_and(rs.version = $9 AND rs.capacity = 1 AND $17::int >= rs.opens AND $18::int <= rs.closes
             AND $6::timestamptz >= rs.now + make_interval(mins => rs.min_notice_minutes))
         AND bool_or(rs.resource_id = $3 AND rs.kind = 'property' AND rs.time_zone = $8)
         AND bool_or(rs.resource_id = $4 AND rs.kind = 'agent')
-        AND $18::boolean
+        AND $16::boolean
         -- A key the store refused keeps its refusal: the full path replays it.
         AND NOT EXISTS (SELECT 1 FROM booking_refusal WHERE request_key = $2)
     THEN 1 ELSE 0 END) AS one, max(rs.now) AS now
@@ -154,9 +150,8 @@ WITH locked AS (
            true, true
     FROM b, rs
 ), c AS (
-    INSERT INTO booking_contact (booking_id, name, phone, email, retain_until)
-    SELECT b.booking_id, $14, $15, $16, $17 FROM b
-    WHERE $14::text IS NOT NULL OR $15::text IS NOT NULL OR $16::text IS NOT NULL
+    INSERT INTO booking_contact (booking_id, sealed, retain_until)
+    SELECT b.booking_id, $14, $15 FROM b WHERE $14::bytea IS NOT NULL
 )
 INSERT INTO booking_event (request_key, booking_id, kind, detail)
 SELECT $2, b.booking_id, 'committed', $13 FROM b

@@ -42,29 +42,55 @@ func (s *Store) Calendars(ctx context.Context) ([]booking.ResourceCalendar, erro
 	return pgx.CollectRows(rows, pgx.RowToStructByPos[booking.ResourceCalendar])
 }
 
-// PurgeContacts deletes contact details past their retention deadline, at
-// most limit, and records each purge in the event log without the data:
-// the booking and its audit trail stay, anonymised.
+// PurgeContacts erases contacts past their retention deadline, at most
+// limit of each kind, and records each in the event log without the
+// data: the booking and its audit trail stay.
 func (s *Store) PurgeContacts(ctx context.Context, limit int) (int, error) {
 	var n int
 	err := s.retry(ctx, "purge contacts", "", func(ctx context.Context) error {
 		return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-			tag, err := tx.Exec(ctx, `
-WITH due AS (
-    SELECT booking_id FROM booking_contact WHERE retain_until <= $1
-    ORDER BY retain_until LIMIT $2 FOR UPDATE SKIP LOCKED
-), gone AS (
-    DELETE FROM booking_contact c USING due WHERE c.booking_id = due.booking_id RETURNING c.booking_id
-)
-INSERT INTO booking_event (request_key, booking_id, kind, detail)
-SELECT b.request_key, b.booking_id, 'contact_purged', '{"reason":"retention"}' FROM gone JOIN booking b USING (booking_id)`,
-				s.now(), limit)
-			n = int(tag.RowsAffected())
+			now := s.now()
+			rows, err := tx.Exec(ctx, purgeRowsSQL, now, limit)
+			if err != nil {
+				return err
+			}
+			keys, err := tx.Exec(ctx, purgeKeysSQL, now, limit, s.cfg.ContactRetention)
+			n = int(rows.RowsAffected() + keys.RowsAffected())
 			return err
 		})
 	})
 	return n, err
 }
+
+// purgeRowsSQL deletes stored contacts past their deadline, erases their
+// data keys (the history's copies go unreadable with them), and records
+// each purge.
+const purgeRowsSQL = `
+WITH due AS (
+    SELECT booking_id FROM booking_contact WHERE retain_until <= $1
+    ORDER BY retain_until LIMIT $2 FOR UPDATE SKIP LOCKED
+), gone AS (
+    DELETE FROM booking_contact c USING due WHERE c.booking_id = due.booking_id RETURNING c.booking_id
+), erased AS (
+    UPDATE vault.contact_key k SET data_key = NULL, erased_at = $1
+    FROM gone JOIN booking b USING (booking_id) WHERE k.request_key = b.request_key AND k.data_key IS NOT NULL
+)
+INSERT INTO booking_event (request_key, booking_id, kind, detail)
+SELECT b.request_key, b.booking_id, 'contact_purged', '{"reason":"retention"}' FROM gone JOIN booking b USING (booking_id)`
+
+// purgeKeysSQL erases the data keys that no stored contact holds: a
+// request that never came to a booking (it was refused, or lapsed) as
+// long after its key was made, a booking's after its viewing.
+const purgeKeysSQL = `
+WITH due AS (
+    SELECT k.request_key FROM vault.contact_key k
+    LEFT JOIN booking b USING (request_key)
+    LEFT JOIN booking_contact c USING (booking_id)
+    WHERE k.data_key IS NOT NULL AND c.booking_id IS NULL
+      AND coalesce(b.ends_at, k.created_at) + $3::interval <= $1
+    ORDER BY k.created_at LIMIT $2 FOR UPDATE OF k SKIP LOCKED
+)
+UPDATE vault.contact_key k SET data_key = NULL, erased_at = $1 FROM due WHERE k.request_key = due.request_key`
 
 // FlagDrift records a flag once; it reports whether this call created it.
 func (s *Store) FlagDrift(ctx context.Context, f booking.Flag) (bool, error) {

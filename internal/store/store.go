@@ -27,6 +27,13 @@ type Config struct {
 	// ContactRetention is how long contact details are kept after the
 	// viewing ends.
 	ContactRetention time.Duration
+	// BookingRetention is how long after its viewing ends a booking keeps
+	// its request key (and a refusal its row); then it is anonymised.
+	BookingRetention time.Duration
+	// EventRetention is how long the event log keeps a row; it must not
+	// be shorter than BookingRetention (the log deletes anonymised rows
+	// only).
+	EventRetention time.Duration
 	// MaxAttempts bounds retries of a transaction that lost a race
 	// (unique or exclusion violation, deadlock, serialization failure).
 	MaxAttempts int
@@ -38,6 +45,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.ContactRetention == 0 {
 		c.ContactRetention = 30 * 24 * time.Hour
+	}
+	if c.BookingRetention == 0 {
+		c.BookingRetention = 2 * 365 * 24 * time.Hour
+	}
+	if c.EventRetention == 0 {
+		c.EventRetention = max(6*365*24*time.Hour, c.BookingRetention)
 	}
 	if c.MaxAttempts == 0 {
 		c.MaxAttempts = 5

@@ -1,0 +1,33 @@
+package app
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestRetentionsMustNotShrinkAlongTheChain(t *testing.T) {
+	t.Parallel()
+	day := 24 * time.Hour
+	for _, tc := range []struct {
+		contact, booking, event time.Duration
+		bad                     bool
+	}{
+		{90 * day, 730 * day, 2190 * day, false},
+		{90 * day, 90 * day, 90 * day, false},
+		{90 * day, 30 * day, 2190 * day, true},
+		{90 * day, 730 * day, 365 * day, true},
+		{90 * day, 0, 2190 * day, true},
+	} {
+		cfg := DefaultConfig()
+		cfg.DatabaseURL = "postgres://localhost/x"
+		cfg.ContactRetention, cfg.BookingRetention, cfg.EventRetention = tc.contact, tc.booking, tc.event
+		err := cfg.Validate()
+		if tc.bad {
+			require.ErrorContains(t, err, "retention", "%+v", tc)
+		} else {
+			require.NoError(t, err, "%+v", tc)
+		}
+	}
+}

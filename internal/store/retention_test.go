@@ -1,0 +1,94 @@
+package store
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/bookingsaga/bookingsaga/booking"
+)
+
+func TestRetentionAnonymisesBookingsAndDeletesRefusals(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.sealedCommit(t, "req_old", "10:00", "10:30")
+	out, err := f.store.Commit(f.ctx, commitReq("req_lost", intent("paris", agent(1), "10:00", "10:30")))
+	require.NoError(t, err)
+	require.NotNil(t, out.Conflict, "the store keeps the refusal")
+	_, err = f.store.Release(f.ctx, ReleaseRequest{RequestKey: "req_old"})
+	require.NoError(t, err)
+	f.sealedCommit(t, "req_late", "15:00", "15:30")
+	var refusals int
+	require.NoError(t, f.pool.QueryRow(f.ctx, "SELECT count(*) FROM booking_refusal").Scan(&refusals))
+	require.Equal(t, 1, refusals)
+
+	n, err := f.store.ApplyRetention(f.ctx, 100)
+	require.NoError(t, err)
+	require.Zero(t, n, "nothing is due within two years")
+
+	// Two years after the first viewing: req_old and the refusal are
+	// due; req_late, five hours later, is not yet.
+	f.clock.Advance(paris("10:30").Sub(testNow) + 2*365*24*time.Hour + time.Hour)
+	n, err = f.store.ApplyRetention(f.ctx, 100)
+	require.NoError(t, err)
+	require.Equal(t, 2, n)
+
+	for _, key := range []string{"req_old", "req_lost"} {
+		_, err := f.store.Decision(f.ctx, key)
+		require.ErrorIs(t, err, ErrNotFound, "%s no longer names anything", key)
+		var left int
+		require.NoError(t, f.pool.QueryRow(f.ctx, `SELECT (SELECT count(*) FROM booking_event WHERE request_key = $1)
+	+ (SELECT count(*) FROM vault.contact_key WHERE request_key = $1)`, key).Scan(&left))
+		require.Zero(t, left, key)
+	}
+	var anon string
+	var status booking.Status
+	var at *time.Time
+	require.NoError(t, f.pool.QueryRow(f.ctx, "SELECT request_key, status, anonymised_at FROM booking WHERE starts_at = $1",
+		paris("10:00")).Scan(&anon, &status, &at))
+	require.True(t, strings.HasPrefix(anon, booking.AnonymousPrefix), anon)
+	require.Equal(t, booking.StatusCancelled, status, "the row stays for the records")
+	require.NotNil(t, at)
+	var kinds []string
+	rows, err := f.pool.Query(f.ctx, "SELECT kind FROM booking_event WHERE request_key = $1 ORDER BY event_id", anon)
+	require.NoError(t, err)
+	for rows.Next() {
+		var k string
+		require.NoError(t, rows.Scan(&k))
+		kinds = append(kinds, k)
+	}
+	require.Equal(t, []string{"committed", "cancelled"}, kinds, "its events follow it under the anonymous key")
+	_, err = f.store.Lookup(f.ctx, "req_late")
+	require.NoError(t, err, "a booking inside its period keeps its key")
+
+	// Six years on, the log's anonymised rows go; the others stay.
+	var before int
+	require.NoError(t, f.pool.QueryRow(f.ctx, "SELECT count(*) FROM booking_event").Scan(&before))
+	f.clock.Advance(4 * 365 * 24 * time.Hour)
+	n, err = f.store.ApplyRetention(f.ctx, 100)
+	require.NoError(t, err)
+	require.Equal(t, 1+before, n, "req_late anonymised, then every event deleted")
+	var events int
+	require.NoError(t, f.pool.QueryRow(f.ctx, "SELECT count(*) FROM booking_event").Scan(&events))
+	require.Zero(t, events)
+}
+
+func TestTheEventLogRefusesEveryOtherChange(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.sealedCommit(t, "req_kept", "10:00", "10:30")
+	for _, q := range []string{
+		"UPDATE booking_event SET detail = '{}'",
+		"UPDATE booking_event SET request_key = 'anon-x', kind = 'cancelled'",
+		"DELETE FROM booking_event",
+	} {
+		_, err := f.pool.Exec(f.ctx, q)
+		require.ErrorContains(t, err, "append-only", q)
+	}
+	_, err := f.pool.Exec(f.ctx, "UPDATE booking_event SET request_key = 'anon-x'")
+	require.NoError(t, err, "anonymising the key is allowed")
+	_, err = f.pool.Exec(f.ctx, "UPDATE booking_event SET request_key = 'anon-y'")
+	require.ErrorContains(t, err, "append-only", "once")
+}

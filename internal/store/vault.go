@@ -1,0 +1,177 @@
+package store
+
+import (
+	"context"
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/bookingsaga/bookingsaga/booking"
+)
+
+// Contacts are sealed under a data key per request key, kept in
+// vault.contact_key (migration 006). Erasing a contact deletes its key, so
+// every sealed copy -- in Temporal's history, in booking_contact, in a
+// backup -- becomes unreadable at once.
+
+// sealVersion starts every sealed box, so a later format can be told apart.
+const sealVersion = 1
+
+// SealContact seals c under key's data key, made on first use, and returns
+// the contact in its sealed form. After key's contact was erased it returns
+// nil: a request resent after an erasure must not bring the contact back.
+func (s *Store) SealContact(ctx context.Context, key string, c booking.Contact) (*booking.Contact, error) {
+	if err := booking.ValidateKey(key); err != nil {
+		return nil, fmt.Errorf("seal contact: %w", err)
+	}
+	fresh := make([]byte, 32)
+	if _, err := rand.Read(fresh); err != nil {
+		return nil, fmt.Errorf("seal contact %s: %w", key, err)
+	}
+	var dek []byte
+	err := s.retry(ctx, "seal contact", key, func(ctx context.Context) error {
+		// The no-op update makes RETURNING give the key already there.
+		return s.pool.QueryRow(ctx, `
+INSERT INTO vault.contact_key (request_key, data_key, created_at) VALUES ($1, $2, $3)
+ON CONFLICT (request_key) DO UPDATE SET request_key = EXCLUDED.request_key
+RETURNING data_key`, key, fresh, s.now()).Scan(&dek)
+	})
+	if err != nil || dek == nil {
+		return nil, err
+	}
+	plain, err := json.Marshal(booking.Contact{Name: c.Name, Phone: c.Phone, Email: c.Email})
+	if err != nil {
+		return nil, fmt.Errorf("seal contact %s: %w", key, err)
+	}
+	box, err := seal(dek, key, plain)
+	if err != nil {
+		return nil, fmt.Errorf("seal contact %s: %w", key, err)
+	}
+	return &booking.Contact{Sealed: box}, nil
+}
+
+// Contact opens the contact stored with key's booking: after an erasure
+// it returns booking.ErrContactErased, and booking.ErrNoContact when there
+// is none.
+func (s *Store) Contact(ctx context.Context, key string) (booking.Contact, error) {
+	var (
+		dek, box           []byte
+		erased             bool
+		name, phone, email *string
+		stored             bool
+	)
+	err := s.retry(ctx, "read contact", key, func(ctx context.Context) error {
+		return s.pool.QueryRow(ctx, `
+SELECT k.data_key, k.erased_at IS NOT NULL, c.sealed, c.name, c.phone, c.email, c.booking_id IS NOT NULL
+FROM (SELECT $1::text AS request_key) q
+LEFT JOIN vault.contact_key k USING (request_key)
+LEFT JOIN booking b USING (request_key)
+LEFT JOIN booking_contact c USING (booking_id)`, key).Scan(&dek, &erased, &box, &name, &phone, &email, &stored)
+	})
+	switch {
+	case err != nil:
+		return booking.Contact{}, err
+	case erased:
+		return booking.Contact{}, fmt.Errorf("read contact %s: %w", key, booking.ErrContactErased)
+	case !stored:
+		return booking.Contact{}, fmt.Errorf("read contact %s: %w", key, booking.ErrNoContact)
+	case box == nil: // written in plain text by the release before
+		return booking.Contact{Name: deref(name), Phone: deref(phone), Email: deref(email)}, nil
+	}
+	plain, err := open(dek, key, box)
+	if err != nil {
+		return booking.Contact{}, fmt.Errorf("read contact %s: %w", key, err)
+	}
+	var c booking.Contact
+	if err := json.Unmarshal(plain, &c); err != nil {
+		return booking.Contact{}, fmt.Errorf("read contact %s: %w", key, err)
+	}
+	return c, nil
+}
+
+// EraseContact erases key's contact: its data key and its stored copy
+// are deleted, a tombstone keeps it from being sealed again, and the event
+// log records the erasure and its reason without the data. Erasing twice
+// is done once; booking.ErrNoContact means the store never had a contact
+// for key.
+func (s *Store) EraseContact(ctx context.Context, key, reason string) error {
+	if err := booking.ValidateKey(key); err != nil {
+		return fmt.Errorf("erase contact: %w", err)
+	}
+	return s.retry(ctx, "erase contact", key, func(ctx context.Context) error {
+		var known bool
+		err := s.pool.QueryRow(ctx, `
+SELECT EXISTS (SELECT 1 FROM vault.contact_key WHERE request_key = $1)
+    OR EXISTS (SELECT 1 FROM booking_contact JOIN booking USING (booking_id) WHERE request_key = $1)`, key).Scan(&known)
+		if err != nil {
+			return err
+		}
+		if !known {
+			return fmt.Errorf("erase contact %s: %w", key, booking.ErrNoContact)
+		}
+		_, err = s.pool.Exec(ctx, eraseSQL, key, s.now(), reason)
+		return err
+	})
+}
+
+// eraseSQL leaves a tombstone for the key, deletes the stored copy, and
+// records the erasure against the booking, if there is one yet. A second
+// erasure finds the tombstone and changes nothing.
+const eraseSQL = `
+WITH k AS (
+    INSERT INTO vault.contact_key (request_key, data_key, erased_at) VALUES ($1, NULL, $2)
+    ON CONFLICT (request_key) DO UPDATE SET data_key = NULL, erased_at = EXCLUDED.erased_at
+        WHERE vault.contact_key.erased_at IS NULL
+    RETURNING request_key
+), b AS (
+    SELECT booking_id FROM booking WHERE request_key = $1
+), c AS (
+    DELETE FROM booking_contact c USING b WHERE c.booking_id = b.booking_id
+)
+INSERT INTO booking_event (request_key, booking_id, kind, detail)
+SELECT $1, (SELECT booking_id FROM b), 'contact_erased', jsonb_build_object('reason', $3::text)
+WHERE EXISTS (SELECT 1 FROM k)`
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// seal is AES-256-GCM under dek, bound to key so that a box can't be
+// passed off as another booking's.
+func seal(dek []byte, key string, plain []byte) ([]byte, error) {
+	aead, err := newAEAD(dek)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, 1+aead.NonceSize(), 1+aead.NonceSize()+len(plain)+aead.Overhead())
+	out[0] = sealVersion
+	if _, err := rand.Read(out[1:]); err != nil {
+		return nil, err
+	}
+	return aead.Seal(out, out[1:], plain, []byte(key)), nil
+}
+
+func open(dek []byte, key string, box []byte) ([]byte, error) {
+	aead, err := newAEAD(dek)
+	if err != nil {
+		return nil, err
+	}
+	if len(box) < 1+aead.NonceSize() || box[0] != sealVersion {
+		return nil, errors.New("sealed contact is malformed")
+	}
+	return aead.Open(nil, box[1:1+aead.NonceSize()], box[1+aead.NonceSize():], []byte(key))
+}
+
+func newAEAD(dek []byte) (cipher.AEAD, error) {
+	block, err := aes.NewCipher(dek)
+	if err != nil {
+		return nil, err
+	}
+	return cipher.NewGCM(block)
+}
