@@ -42,6 +42,7 @@ func TestComposeHasEveryService(t *testing.T) {
 	require.ElementsMatch(t, []string{"postgresql", "temporal-schema", "temporal", "temporal-setup", "worker", "api"},
 		p.ServiceNames())
 	require.Contains(t, p.DisabledServices, "temporal-ui", "the Web UI runs only with the ops profile")
+	require.Contains(t, p.DisabledServices, "codec", "the codec server runs only with the ops profile")
 	images := map[string]string{"postgresql": "postgres:", "temporal-schema": "temporalio/admin-tools:",
 		"temporal": "temporalio/server:", "temporal-setup": "temporalio/admin-tools:"}
 	for name, prefix := range images {
@@ -64,9 +65,11 @@ func TestComposePortsAndHealthChecks(t *testing.T) {
 		}
 	}
 	require.Equal(t, map[string]string{"api": "8080:8080"}, published, "only the agent API is published")
-	ui := p.DisabledServices["temporal-ui"]
-	require.Len(t, ui.Ports, 1)
-	require.Equal(t, "127.0.0.1", ui.Ports[0].HostIP, "the ops profile's UI listens on loopback only")
+	for _, name := range []string{"temporal-ui", "codec"} {
+		ops := p.DisabledServices[name]
+		require.Len(t, ops.Ports, 1, name)
+		require.Equal(t, "127.0.0.1", ops.Ports[0].HostIP, "the ops profile's %s listens on loopback only", name)
+	}
 	for _, name := range []string{"postgresql", "temporal", "worker", "api"} {
 		hc := p.Services[name].HealthCheck
 		require.NotNil(t, hc, "%s has a health check", name)
@@ -166,4 +169,37 @@ func TestComposeHasNoDefaultSecrets(t *testing.T) {
 			}
 		}
 	}
+}
+
+// The ops profile's UI decodes through the codec server with the UI token,
+// and logs in with OIDC once a provider is set, not before.
+func TestComposeWiresTheUIToTheCodecAndOIDC(t *testing.T) {
+	t.Parallel()
+	load := func(extra types.Mapping) *types.Project {
+		root, err := filepath.Abs("..")
+		require.NoError(t, err)
+		file := filepath.Join(root, "docker-compose.yml")
+		data, err := os.ReadFile(file)
+		require.NoError(t, err)
+		env := maps.Clone(required)
+		maps.Copy(env, extra)
+		p, err := loader.LoadWithContext(context.Background(), types.ConfigDetails{WorkingDir: root,
+			ConfigFiles: []types.ConfigFile{{Filename: file, Content: data}}, Environment: env},
+			func(o *loader.Options) { o.SetProjectName("bookingsaga", true) })
+		require.NoError(t, err)
+		return p
+	}
+	plain := load(types.Mapping{"CODEC_UI_TOKEN": "tok123"})
+	ui := plain.DisabledServices["temporal-ui"].Environment
+	require.Equal(t, "http://localhost:8094/tok123", *ui["TEMPORAL_CODEC_ENDPOINT"])
+	require.Empty(t, *ui["TEMPORAL_AUTH_ENABLED"], "no provider, no login")
+	codec := plain.DisabledServices["codec"]
+	require.Equal(t, "tok123", *codec.Environment["CODEC_UI_TOKEN"])
+	require.Equal(t, *ui["TEMPORAL_CORS_ORIGINS"], *codec.Environment["CODEC_ORIGIN"], "the codec answers the UI's origin")
+	require.Equal(t, "8094", codec.Ports[0].Published)
+
+	oidc := load(types.Mapping{"TEMPORAL_AUTH_PROVIDER_URL": "https://accounts.example.com", "TEMPORAL_AUTH_CLIENT_ID": "ui"})
+	ui = oidc.DisabledServices["temporal-ui"].Environment
+	require.Equal(t, "true", *ui["TEMPORAL_AUTH_ENABLED"])
+	require.Equal(t, "https://accounts.example.com", *ui["TEMPORAL_AUTH_PROVIDER_URL"])
 }

@@ -38,6 +38,7 @@ commands:
   ops ...      operator's tools: attention, timeline, reconcile, resolve
   demo         drive a running dev stack like a voice agent and show the outcome
   soak         open-loop load on a running dev stack at fixed arrival rates
+  codec        serve the payload codec to operators (Web UI, Temporal CLI)
   probe URL    exit 0 if URL answers 200 (container health checks)
   keys new     make an API key: prints the secret once, stores its hash
 
@@ -115,6 +116,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return probe(ctx, fs.Args()[1:])
 	case "keys":
 		return keys(fs.Args()[1:], out)
+	case "codec":
+		return codec(ctx, cfg, fs.Args()[1:])
 	}
 	logger, err := zap.NewProduction()
 	if err != nil {
