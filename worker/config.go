@@ -38,6 +38,7 @@ func parseConfig(args []string) (app.Config, error) {
 	fs.DurationVar(&c.BookingRetention, "booking-retention", c.BookingRetention, "how long after the viewing a booking keeps its request key; then it is anonymised")
 	fs.DurationVar(&c.EventRetention, "event-retention", c.EventRetention, "how long the event log keeps a row (anonymised once its booking is)")
 	fs.StringVar(&c.MetricsListen, "metrics-listen", os.Getenv("METRICS_LISTEN"), "address for GET /metrics (Prometheus), e.g. 0.0.0.0:9464 (env METRICS_LISTEN)")
+	fs.StringVar(&c.PprofListen, "pprof-listen", c.PprofListen, "serve Go's profiles (/debug/pprof/) on this address, for load tests; keep it on loopback")
 	fs.StringVar(&c.HealthListen, "health-listen", os.Getenv("HEALTH_LISTEN"), "address for GET /healthz, e.g. 0.0.0.0:9090 (env HEALTH_LISTEN)")
 	fs.DurationVar(&c.ReconcileInterval, "reconcile-every", c.ReconcileInterval, "how often the reconciliation schedule runs; 0 leaves it alone")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "grace period for running activities on shutdown")

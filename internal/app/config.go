@@ -70,6 +70,8 @@ type Config struct {
 	HealthListen string
 	// MetricsListen serves GET /metrics in Prometheus format; empty is off.
 	MetricsListen string
+	// PprofListen serves Go's profiles; empty is off.
+	PprofListen string
 	// ReconcileInterval is how often the reconciliation schedule runs; 0
 	// leaves the schedule alone.
 	ReconcileInterval time.Duration

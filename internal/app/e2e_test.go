@@ -42,6 +42,7 @@ type devStack struct {
 	cmd          *exec.Cmd
 	args         []string
 	api, frontal string
+	pprof        string
 	dataDir      string
 	stderr       *lockedBuffer
 	// keys are the API keys the stack printed at its last start, by name.
@@ -81,7 +82,7 @@ func newDevStack(t *testing.T) *devStack {
 	// keeps its cluster elsewhere (pgserver.LocationFile).
 	dir, err := os.MkdirTemp("", "bs-e2e-")
 	require.NoError(t, err)
-	d := &devStack{t: t, api: freeAddr(t), frontal: freeAddr(t), dataDir: filepath.Join(dir, "data")}
+	d := &devStack{t: t, api: freeAddr(t), frontal: freeAddr(t), pprof: freeAddr(t), dataDir: filepath.Join(dir, "data")}
 	t.Cleanup(func() {
 		if b, err := os.ReadFile(filepath.Join(d.dataDir, "postgres", pgserver.LocationFile)); err == nil {
 			_ = os.RemoveAll(string(bytes.TrimSpace(b)))
@@ -89,7 +90,8 @@ func newDevStack(t *testing.T) *devStack {
 		_ = os.RemoveAll(dir)
 	})
 	d.args = []string{"run", "./worker", "-dev", "-data-dir", d.dataDir, "-api-listen", d.api,
-		"-temporal-address", d.frontal, "-temporal-ui", freeAddr(t), "-fake-calendar", freeAddr(t), "-fake-crm", freeAddr(t), "-metrics-listen", freeAddr(t), "-codec-listen", freeAddr(t)}
+		"-temporal-address", d.frontal, "-temporal-ui", freeAddr(t), "-fake-calendar", freeAddr(t), "-fake-crm", freeAddr(t), "-metrics-listen", freeAddr(t), "-codec-listen", freeAddr(t),
+		"-pprof-listen", d.pprof}
 	return d
 }
 
@@ -247,6 +249,10 @@ func TestDevStackEndToEnd(t *testing.T) {
 	require.NoError(t, json.NewDecoder(res.Body).Decode(&ready))
 	require.NoError(t, res.Body.Close())
 	require.Equal(t, api.Readiness{Status: "ready", Checks: map[string]string{"temporal": "ok", "store": "ok"}}, ready)
+	res, err = http.Get("http://" + d.pprof + "/debug/pprof/goroutine?debug=1")
+	require.NoError(t, err)
+	require.NoError(t, res.Body.Close())
+	require.Equal(t, http.StatusOK, res.StatusCode, "profiles for load tests")
 
 	// The stack printed an agent key and an admin key, and keeps only
 	// their hashes; the agent key may not change the catalogue.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"time"
 
 	"github.com/uber-go/tally/v4"
@@ -27,6 +28,24 @@ func serveMetrics(addr string, m *metrics.Metrics) (func(), error) {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", m.Handler())
+	srv := httpserve.Server(mux)
+	go func() { _ = srv.Serve(ln) }()
+	return func() { _ = srv.Close() }, nil
+}
+
+// servePprof serves Go's profiles (/debug/pprof/) on addr, for finding
+// where the time goes under load (BENCHMARKS.md). Keep it on loopback: a
+// profile shows the process's internals.
+func servePprof(addr string) (func(), error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("pprof listener %s: %w", addr, err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	srv := httpserve.Server(mux)
 	go func() { _ = srv.Serve(ln) }()
 	return func() { _ = srv.Close() }, nil

@@ -68,6 +68,13 @@ func Run(ctx context.Context, cfg Config, logger *zap.Logger) error {
 		return fmt.Errorf("connect temporal at %s: %w", cfg.Temporal.Address, err)
 	}
 	defer c.Close()
+	if cfg.PprofListen != "" {
+		stop, err := servePprof(cfg.PprofListen)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	if cfg.MetricsListen != "" {
 		stop, err := serveMetrics(cfg.MetricsListen, m)
 		if err != nil {
