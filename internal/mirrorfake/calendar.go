@@ -27,6 +27,15 @@ type Calendar struct {
 	etagSeq int64
 	events  map[string]map[string]*calendar.Event // calendar id → event id → event
 	journal journal
+	// changed are the events stamped since the journal last logged them.
+	changed []calendarChange
+}
+
+// calendarChange is one event as a write left it, as the journal logs it.
+type calendarChange struct {
+	Calendar string          `json:"calendar"`
+	Event    *calendar.Event `json:"event"`
+	EtagSeq  int64           `json:"etag_seq"`
 }
 
 // NewCalendar returns an empty fake calendar server.
@@ -66,7 +75,7 @@ func (c *Calendar) Put(calendarID string, ev *calendar.Event) {
 	if cp.Status == "" {
 		cp.Status = "confirmed"
 	}
-	c.stamp(&cp)
+	c.stamp(calendarID, &cp)
 	c.calendar(calendarID)[cp.Id] = &cp
 }
 
@@ -82,10 +91,12 @@ func (c *Calendar) Events(calendarID string) []calendar.Event {
 	return out
 }
 
-// calendarState is what Save keeps: the events and the etag counter.
+// calendarState is what Save keeps: the events, the etag counter, and the
+// journal's seq at the snapshot.
 type calendarState struct {
 	EtagSeq int64                                 `json:"etag_seq"`
 	Events  map[string]map[string]*calendar.Event `json:"events"`
+	Journal int64                                 `json:"journal"`
 }
 
 // Save writes every stored event to path, so a dev stack keeps its
@@ -104,14 +115,19 @@ func (c *Calendar) SaveEachWrite(path string) {
 	c.journal.file = path
 }
 
+// persist logs the events changed since it last ran; whichever request
+// runs it first logs the others' changes too, before any of them replies.
 func (c *Calendar) persist() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.journal.written(c.state())
+	for _, ch := range c.changed {
+		c.journal.written(ch)
+	}
+	c.changed = c.changed[:0]
 }
 
 func (c *Calendar) state() calendarState {
-	return calendarState{EtagSeq: c.etagSeq, Events: c.events}
+	return calendarState{EtagSeq: c.etagSeq, Events: c.events, Journal: c.journal.seq}
 }
 
 // Load restores what Save wrote; a missing file leaves the calendar empty.
@@ -123,6 +139,18 @@ func (c *Calendar) Load(path string) error {
 		return fmt.Errorf("load calendar %s: %w", path, err)
 	}
 	c.etagSeq, c.events = st.EtagSeq, st.Events
+	err := c.journal.replay(path, st.Journal, func(raw json.RawMessage) error {
+		var ch calendarChange
+		if err := json.Unmarshal(raw, &ch); err != nil {
+			return err
+		}
+		c.calendar(ch.Calendar)[ch.Event.Id] = ch.Event
+		c.etagSeq = max(c.etagSeq, ch.EtagSeq)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("load calendar %s: %w", path, err)
+	}
 	return nil
 }
 
@@ -188,7 +216,7 @@ func (c *Calendar) insert(r *http.Request) (int, any, error) {
 		ev.Status = "confirmed"
 	}
 	ev.Created = time.Now().UTC().Format(time.RFC3339Nano)
-	c.stamp(&ev)
+	c.stamp(r.PathValue("cal"), &ev)
 	cal[ev.Id] = &ev
 	return http.StatusOK, ev, nil
 }
@@ -248,7 +276,7 @@ func (c *Calendar) replace(r *http.Request, build func(*calendar.Event, []byte) 
 	if ev.Status == "" {
 		ev.Status = "confirmed"
 	}
-	c.stamp(ev)
+	c.stamp(r.PathValue("cal"), ev)
 	c.calendar(r.PathValue("cal"))[ev.Id] = ev
 	return http.StatusOK, *ev, nil
 }
@@ -265,7 +293,7 @@ func (c *Calendar) delete(r *http.Request) (int, any, error) {
 		return 0, nil, err
 	}
 	ev.Status = "cancelled"
-	c.stamp(ev)
+	c.stamp(r.PathValue("cal"), ev)
 	return http.StatusNoContent, nil, nil
 }
 
@@ -292,8 +320,10 @@ func readBody(r *http.Request) ([]byte, error) {
 	return raw, nil
 }
 
-// stamp gives ev a fresh etag and update time; callers hold c.mu.
-func (c *Calendar) stamp(ev *calendar.Event) {
+// stamp gives ev a fresh etag and update time, and marks it for the
+// journal; callers hold c.mu.
+func (c *Calendar) stamp(cal string, ev *calendar.Event) {
+	c.changed = append(c.changed, calendarChange{Calendar: cal, Event: ev, EtagSeq: c.etagSeq + 1})
 	c.etagSeq++
 	ev.Etag = strconv.Quote(strconv.FormatInt(c.etagSeq, 10))
 	ev.Updated = time.Now().UTC().Format(time.RFC3339Nano)

@@ -27,6 +27,19 @@ type CRM struct {
 	idem     map[string]idemEntry
 	requests int // upserts that changed something
 	journal  journal
+	// changed are the upserts since the journal last logged them.
+	changed []crmChange
+}
+
+// crmChange is one upsert as the journal logs it: the record, its
+// idempotency key's entry, and the counters after it.
+type crmChange struct {
+	BookingID string     `json:"booking_id"`
+	Record    crm.Record `json:"record"`
+	Key       string     `json:"key"`
+	Idem      idemEntry  `json:"idem"`
+	Seq       int        `json:"seq"`
+	Writes    int        `json:"writes"`
 }
 
 type idemEntry struct {
@@ -81,6 +94,7 @@ type crmState struct {
 	Records map[string]*crm.Record `json:"records"`
 	Idem    map[string]idemEntry   `json:"idempotency"`
 	Writes  int                    `json:"writes"`
+	Journal int64                  `json:"journal"`
 }
 
 // Save writes the records and idempotency keys to path.
@@ -91,7 +105,7 @@ func (c *CRM) Save(path string) error {
 }
 
 func (c *CRM) state() crmState {
-	return crmState{Seq: c.seq, Records: c.records, Idem: c.idem, Writes: c.requests}
+	return crmState{Seq: c.seq, Records: c.records, Idem: c.idem, Writes: c.requests, Journal: c.journal.seq}
 }
 
 // SaveEachWrite makes every write through the API save the CRM to path,
@@ -102,10 +116,14 @@ func (c *CRM) SaveEachWrite(path string) {
 	c.journal.file = path
 }
 
+// persist logs the upserts since it last ran (see Calendar.persist).
 func (c *CRM) persist() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.journal.written(c.state())
+	for _, ch := range c.changed {
+		c.journal.written(ch)
+	}
+	c.changed = c.changed[:0]
 }
 
 // Load restores what Save wrote; a missing file leaves the CRM empty.
@@ -117,6 +135,19 @@ func (c *CRM) Load(path string) error {
 		return fmt.Errorf("load crm %s: %w", path, err)
 	}
 	c.seq, c.records, c.idem, c.requests = st.Seq, st.Records, st.Idem, st.Writes
+	err := c.journal.replay(path, st.Journal, func(raw json.RawMessage) error {
+		var ch crmChange
+		if err := json.Unmarshal(raw, &ch); err != nil {
+			return err
+		}
+		rec := ch.Record
+		c.records[ch.BookingID], c.idem[ch.Key] = &rec, ch.Idem
+		c.seq, c.requests = ch.Seq, ch.Writes
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("load crm %s: %w", path, err)
+	}
 	return nil
 }
 
@@ -180,6 +211,8 @@ func (c *CRM) upsert(r *http.Request) (int, any, error) {
 	rec.Viewing = v
 	c.requests++
 	c.idem[key] = idemEntry{Body: body, Rec: *rec}
+	c.changed = append(c.changed, crmChange{BookingID: v.BookingID, Record: *rec, Key: key, Idem: c.idem[key],
+		Seq: c.seq, Writes: c.requests})
 	return http.StatusOK, *rec, nil
 }
 
