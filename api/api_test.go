@@ -260,3 +260,18 @@ func TestVapiHMACSignature(t *testing.T) {
 	require.False(t, vapiSigned(append(body, ' '), sign("k", ms, body), ms, "k", now), "body changed")
 	require.False(t, vapiSigned(body, sign("k", ms, body), "", "k", now), "no timestamp")
 }
+
+// The vector Retell's own SDK tests pin (retell-typescript-sdk v5.60.0,
+// tests/webhook-auth.test.ts): the digest is HMAC-SHA256 of the body and
+// the millisecond timestamp, with the API key.
+func TestRetellSignatureAsTheSDKComputesIt(t *testing.T) {
+	t.Parallel()
+	body := []byte(`{"event":"call_ended"}`)
+	const sig = "v=1700000000000,d=07024cabe7dd8f6d1c6e4a8324ca92c812e6ad4a7ee506c04f7e462e3321823e"
+	at := time.UnixMilli(1700000000000)
+	require.True(t, retellSigned(body, sig, "test-api-key", at))
+	require.True(t, retellSigned(body, sig, "test-api-key", at.Add(4*time.Minute)))
+	require.False(t, retellSigned(body, sig, "test-api-key", at.Add(6*time.Minute)), "older than five minutes")
+	require.False(t, retellSigned(body, sig, "other-key", at))
+	require.False(t, retellSigned([]byte(`{"event":"call_started"}`), sig, "test-api-key", at))
+}

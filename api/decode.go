@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"reflect"
 	"strings"
 	"time"
 
@@ -62,12 +63,46 @@ func decode(r io.Reader, limit int64, v any) *Error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return badRequest(codeBadJSON, "body is not the expected JSON object: %v", err)
+		return badRequest(codeBadJSON, "body is not the expected JSON object: %s", jsonProblem(err))
 	}
 	if dec.More() {
 		return badRequest(codeBadJSON, "body has data after the JSON object")
 	}
 	return nil
+}
+
+// jsonProblem says what is wrong with a body in the caller's terms, the
+// field and the JSON type wanted, never Go's names for them.
+func jsonProblem(err error) string {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syn):
+		return fmt.Sprintf("invalid JSON at byte %d", syn.Offset)
+	case errors.As(err, &typ):
+		field := typ.Field
+		if field == "" {
+			field = "the body"
+		}
+		return fmt.Sprintf("%s should be %s, not %s", field, jsonKind(typ.Type), typ.Value)
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		return "the JSON ends early"
+	}
+	return strings.TrimPrefix(err.Error(), "json: ")
+}
+
+func jsonKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Map, reflect.Struct, reflect.Pointer:
+		return "an object"
+	}
+	return "a number"
 }
 
 // Slot is how a request names resources and a time: an instant with its

@@ -203,7 +203,8 @@ func TestEveryServerErrorSaysRetryable(t *testing.T) {
 func TestTheVapiEndpointChecksTheHMACCredential(t *testing.T) {
 	t.Parallel()
 	url := guarded(t, Config{VapiHMACSecret: "vapi-secret", Now: time.Now})
-	body := []byte(`{"message":{"type":"tool-calls","call":{"id":"call-1"},"toolCalls":[]}}`)
+	// A tool this API does not have: answered without reaching Temporal.
+	body := []byte(`{"message":{"type":"tool-calls","call":{"id":"call-1"},"toolCallList":[{"id":"tc-1","type":"function","function":{"name":"no_such_tool","arguments":"{}"}}]}}`)
 	post := func(ts string, sig string, body []byte) int {
 		req, err := http.NewRequest(http.MethodPost, url+"/v1/tools/vapi", bytes.NewReader(body))
 		require.NoError(t, err)

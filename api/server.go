@@ -112,6 +112,7 @@ func (s *Server) routes() []route {
 		// A platform without its own secret configured falls back to an
 		// agent key: the tool endpoints are never open by default.
 		{"POST", "/v1/tools/retell", platformScope(s.cfg.RetellKey), s.retell},
+		{"POST", "/v1/tools/retell/{tool}", platformScope(s.cfg.RetellKey), s.retell},
 		{"POST", "/v1/tools/vapi", platformScope(s.cfg.VapiSecret + s.cfg.VapiHMACSecret), s.vapi},
 	}
 }

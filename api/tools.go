@@ -276,8 +276,12 @@ func toolError(err error) string {
 	return "NOT done: a temporary problem. Try the same call again in a moment."
 }
 
-// retell serves a Retell custom function: {name, call, args} in, the
-// result as plain text out.
+// retell serves a Retell custom function as Retell documents it
+// (docs.retellai.com/build/single-multi-prompt/custom-function): the body
+// {name, call: {call_id, ...}, args} in, {"result": text} out. With
+// "Payload: args only" the body is the arguments alone: the function's URL
+// then names the tool (/v1/tools/retell/{tool}) and a custom header the
+// integrator sets, X-Call-Id: {{call_id}}, names the call.
 func (s *Server) retell(w http.ResponseWriter, r *http.Request) error {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
@@ -293,10 +297,25 @@ func (s *Server) retell(w http.ResponseWriter, r *http.Request) error {
 		} `json:"call"`
 		Args json.RawMessage `json:"args"`
 	}
-	if err := json.Unmarshal(body, &call); err != nil || call.Name == "" || call.Call.CallID == "" {
-		return badRequest(codeBadJSON, "want {name, call: {call_id}, args}")
+	if err := json.Unmarshal(body, &call); err != nil {
+		return badRequest(codeBadJSON, "the body is not a Retell function call: %s", jsonProblem(err))
 	}
-	return writeJSON(w, http.StatusOK, map[string]string{"result": s.tool(r.Context(), call.Call.CallID, call.Name, call.Args)})
+	tool, conv, args := r.PathValue("tool"), call.Call.CallID, call.Args
+	switch {
+	case conv != "" && tool != "" && call.Name != "" && call.Name != tool:
+		return badRequest(codeBadJSON, "the body calls %q at the URL of %q", call.Name, tool)
+	case conv != "" && tool == "":
+		tool = call.Name
+	case conv == "" && tool != "": // args only
+		conv, args = r.Header.Get("X-Call-Id"), body
+		if conv == "" {
+			return badRequest(booking.CodeMissingField, "an args-only call needs the header X-Call-Id: {{call_id}} in the function's settings")
+		}
+	}
+	if tool == "" || conv == "" {
+		return badRequest(codeBadJSON, "want {name, call: {call_id}, args}, or the arguments alone at /v1/tools/retell/{tool} with X-Call-Id")
+	}
+	return writeJSON(w, http.StatusOK, map[string]string{"result": s.tool(r.Context(), conv, tool, args)})
 }
 
 // retellSigned checks "v=<unix ms>,d=<hex HMAC-SHA256(body + timestamp)>"
@@ -354,57 +373,120 @@ func vapiSigned(body []byte, signature, ts, secret string, now time.Time) bool {
 	return hmac.Equal(got, mac.Sum(nil))
 }
 
-// vapi serves Vapi tool calls: message.toolCalls[] in,
-// {"results":[{toolCallId, result}]} out, always HTTP 200 once
-// authenticated, each result one line.
+// vapi serves Vapi's tool-calls server message (docs.vapi.ai/tools/custom-tools
+// and ServerMessageToolCalls in Vapi's OpenAPI): each call of
+// message.toolCallList (or, failing that, of toolWithToolCallList) runs in
+// the conversation of message.call.id, and the answer is HTTP 200 with
+// {"results":[{name, toolCallId, result}]}, in the calls' order, each
+// result one line. A body that is not a tool-calls message gets 400.
 func (s *Server) vapi(w http.ResponseWriter, r *http.Request) error {
 	if s.cfg.VapiSecret != "" && !constantEqual(r.Header.Get("X-Vapi-Secret"), s.cfg.VapiSecret) {
 		return &Error{Status: http.StatusUnauthorized, Code: string(codeUnauthorized), Message: "bad or missing X-Vapi-Secret"}
 	}
-	if s.cfg.VapiHMACSecret != "" {
-		body, err := io.ReadAll(r.Body)
-		if err != nil {
-			return badRequest(codeBodyTooLarge, "body is over %d bytes", s.cfg.MaxBody)
-		}
-		if !vapiSigned(body, r.Header.Get("X-Signature"), r.Header.Get("X-Timestamp"), s.cfg.VapiHMACSecret, s.cfg.Now()) {
-			return &Error{Status: http.StatusUnauthorized, Code: string(codeUnauthorized),
-				Message: "bad or missing x-signature, or x-timestamp outside five minutes"}
-		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return badRequest(codeBodyTooLarge, "body is over %d bytes", s.cfg.MaxBody)
 	}
-	var msg struct {
-		Message struct {
-			Call struct {
-				ID string `json:"id"`
-			} `json:"call"`
-			ToolCalls []struct {
-				ID       string `json:"id"`
-				Function struct {
-					Name      string          `json:"name"`
-					Arguments json.RawMessage `json:"arguments"`
-				} `json:"function"`
-			} `json:"toolCalls"`
-		} `json:"message"`
+	if s.cfg.VapiHMACSecret != "" && !vapiSigned(body, r.Header.Get("X-Signature"), r.Header.Get("X-Timestamp"), s.cfg.VapiHMACSecret, s.cfg.Now()) {
+		return &Error{Status: http.StatusUnauthorized, Code: string(codeUnauthorized),
+			Message: "bad or missing x-signature, or x-timestamp outside five minutes"}
 	}
-	type result struct {
-		ToolCallID string `json:"toolCallId"`
-		Result     string `json:"result"`
+	var msg vapiMessage
+	if err := json.Unmarshal(body, &msg); err != nil {
+		return badRequest(codeBadJSON, "the body is not a Vapi server message: %s", jsonProblem(err))
 	}
-	out := struct {
-		Results []result `json:"results"`
-	}{Results: []result{}}
-	if err := json.NewDecoder(r.Body).Decode(&msg); err != nil {
-		out.Results = append(out.Results, result{Result: "NOT done: the request could not be read."})
-		return writeJSON(w, http.StatusOK, out)
+	if t := msg.Message.Type; t != "tool-calls" {
+		return badRequest(codeBadJSON, "only Vapi tool-calls messages are served here, got message.type %q", t)
 	}
-	for _, tc := range msg.Message.ToolCalls {
-		text := "NOT done: the call has no id."
+	calls := msg.calls()
+	if len(calls) == 0 {
+		return badRequest(codeBadJSON, "the tool-calls message has no message.toolCallList")
+	}
+	out := vapiResults{Results: make([]vapiResult, 0, len(calls))}
+	for _, tc := range calls {
+		text := "NOT done: the message names no call (message.call.id)."
 		if msg.Message.Call.ID != "" {
-			text = s.tool(r.Context(), msg.Message.Call.ID, tc.Function.Name, tc.Function.Arguments)
+			text = s.tool(r.Context(), msg.Message.Call.ID, tc.name(), tc.args())
 		}
-		out.Results = append(out.Results, result{ToolCallID: tc.ID, Result: oneLine(text)})
+		out.Results = append(out.Results, vapiResult{Name: tc.name(), ToolCallID: tc.ID, Result: oneLine(text)})
 	}
 	return writeJSON(w, http.StatusOK, out)
+}
+
+// vapiMessage is the part of a tool-calls message the service reads.
+type vapiMessage struct {
+	Message struct {
+		Type string `json:"type"`
+		Call struct {
+			ID string `json:"id"`
+		} `json:"call"`
+		ToolCallList         []vapiToolCall `json:"toolCallList"`
+		ToolWithToolCallList []struct {
+			ToolCall vapiToolCall `json:"toolCall"`
+		} `json:"toolWithToolCallList"`
+		// ToolCalls is the older name, which Vapi's schema no longer
+		// lists but some of its examples still read.
+		ToolCalls []vapiToolCall `json:"toolCalls"`
+	} `json:"message"`
+}
+
+func (m vapiMessage) calls() []vapiToolCall {
+	msg := m.Message
+	if len(msg.ToolCallList) > 0 {
+		return msg.ToolCallList
+	}
+	var out []vapiToolCall
+	for _, t := range msg.ToolWithToolCallList {
+		if t.ToolCall.ID != "" {
+			out = append(out, t.ToolCall)
+		}
+	}
+	if len(out) > 0 {
+		return out
+	}
+	return msg.ToolCalls
+}
+
+// vapiToolCall is a ToolCall: {id, type, function: {name, arguments}},
+// arguments an object or a JSON string. The guide's examples also put
+// name and arguments (or parameters) on the call itself.
+type vapiToolCall struct {
+	ID       string `json:"id"`
+	Function struct {
+		Name       string          `json:"name"`
+		Arguments  json.RawMessage `json:"arguments"`
+		Parameters json.RawMessage `json:"parameters"`
+	} `json:"function"`
+	Name       string          `json:"name"`
+	Arguments  json.RawMessage `json:"arguments"`
+	Parameters json.RawMessage `json:"parameters"`
+}
+
+func (tc vapiToolCall) name() string {
+	if tc.Function.Name != "" {
+		return tc.Function.Name
+	}
+	return tc.Name
+}
+
+func (tc vapiToolCall) args() json.RawMessage {
+	for _, a := range []json.RawMessage{tc.Function.Arguments, tc.Arguments, tc.Function.Parameters, tc.Parameters} {
+		if len(a) > 0 {
+			return a
+		}
+	}
+	return nil
+}
+
+// vapiResults is Vapi's ServerMessageResponseToolCalls.
+type vapiResults struct {
+	Results []vapiResult `json:"results"`
+}
+
+type vapiResult struct {
+	Name       string `json:"name"`
+	ToolCallID string `json:"toolCallId"`
+	Result     string `json:"result"`
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -1,0 +1,128 @@
+package app
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/bookingsaga/bookingsaga/api"
+)
+
+// vapiToolCalls is a tool-calls server message shaped as Vapi's OpenAPI
+// (ServerMessageToolCalls, docs snapshot 2026-08-20) and its custom-tools
+// guide give it: toolCallList items {id, type, function: {name,
+// arguments}}, with arguments a JSON string as the schema types it, the
+// same call again under toolWithToolCallList, and the call's id.
+func vapiToolCalls(callID, toolCallID, name string, args map[string]any) []byte {
+	argJSON, _ := json.Marshal(args)
+	call := map[string]any{"id": toolCallID, "type": "function",
+		"function": map[string]any{"name": name, "arguments": string(argJSON)}}
+	body, _ := json.Marshal(map[string]any{"message": map[string]any{
+		"timestamp":    time.Now().UnixMilli(),
+		"type":         "tool-calls",
+		"toolCallList": []any{call},
+		"toolWithToolCallList": []any{map[string]any{
+			"type":     "function",
+			"function": map[string]any{"name": name, "parameters": map[string]any{"type": "object"}},
+			"server":   map[string]any{"url": "https://bookings.example.test/v1/tools/vapi"},
+			"messages": []any{},
+			"toolCall": call,
+		}},
+		"artifact":  map[string]any{"messages": []any{}},
+		"assistant": map[string]any{"name": "Viewing Assistant"},
+		"call":      map[string]any{"id": callID, "orgId": "org-uuid", "type": "webCall"},
+	}})
+	return body
+}
+
+func bookArgs(t *testing.T, hour int) map[string]any {
+	return map[string]any{"property_id": "paris-11", "agent_id": "agent-00", "starts_at": slot(t, hour).Format(time.RFC3339),
+		"time_zone": "Europe/Paris", "duration_minutes": 30, "expected_policy_version": policyVersion}
+}
+
+type vapiAnswer struct {
+	Results []struct {
+		Name       string `json:"name"`
+		ToolCallID string `json:"toolCallId"`
+		Result     string `json:"result"`
+	} `json:"results"`
+}
+
+func TestVapiToolCallsAsDocumented(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	url := f.serveAPI(api.Config{VapiSecret: "vapi-secret"}) + "/v1/tools/vapi"
+	body := vapiToolCalls("call-"+uuid.NewString(), "call_abc123", "book", bookArgs(t, 10))
+	var out vapiAnswer
+	require.Equal(t, http.StatusOK, f.call("POST", url, body, &out, "X-Vapi-Secret", "vapi-secret"))
+	require.Len(t, out.Results, 1, "one result for the call, not one for each list that names it")
+	require.Equal(t, "call_abc123", out.Results[0].ToolCallID)
+	require.Equal(t, "book", out.Results[0].Name)
+	require.True(t, strings.HasPrefix(out.Results[0].Result, "Confirmed"), out.Results[0].Result)
+	require.Equal(t, 1, f.bookings())
+
+	// The guide's own example puts name and an arguments object on the
+	// call itself, and toolWithToolCallList alone also carries the call.
+	var msg map[string]any
+	require.NoError(t, json.Unmarshal(vapiToolCalls("call-"+uuid.NewString(), "call_def456", "book", bookArgs(t, 11)), &msg))
+	m := msg["message"].(map[string]any)
+	delete(m, "toolCallList")
+	require.Equal(t, http.StatusOK, f.call("POST", url, msg, &out, "X-Vapi-Secret", "vapi-secret"))
+	require.Equal(t, "call_def456", out.Results[0].ToolCallID)
+	require.True(t, strings.HasPrefix(out.Results[0].Result, "Confirmed"), out.Results[0].Result)
+	m["toolWithToolCallList"] = []any{}
+	m["toolCallList"] = []any{map[string]any{"id": "call_ghi789", "name": "book", "arguments": bookArgs(t, 12)}}
+	require.Equal(t, http.StatusOK, f.call("POST", url, msg, &out, "X-Vapi-Secret", "vapi-secret"))
+	require.True(t, strings.HasPrefix(out.Results[0].Result, "Confirmed"), out.Results[0].Result)
+	require.Equal(t, 3, f.bookings())
+}
+
+func TestVapiBodiesThatAreNotToolCallsGet400(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	url := f.serveAPI(api.Config{VapiSecret: "vapi-secret"}) + "/v1/tools/vapi"
+	for name, body := range map[string][]byte{
+		"not JSON":      []byte(`{"message":`),
+		"another type":  []byte(`{"message":{"type":"status-update","status":"in-progress"}}`),
+		"no tool calls": []byte(`{"message":{"type":"tool-calls","toolCallList":[]}}`),
+		"wrong types":   []byte(`{"message":{"type":"tool-calls","toolCallList":{"id":"x"}}}`),
+	} {
+		var e api.Error
+		require.Equal(t, http.StatusBadRequest, f.call("POST", url, body, &e, "X-Vapi-Secret", "vapi-secret"), name)
+		require.Equal(t, "bad_json", e.Code, name)
+		require.NotContains(t, e.Message, "Go struct", name)
+		require.NotContains(t, e.Message, "api.", name)
+	}
+	require.Zero(t, f.bookings())
+}
+
+// A Retell custom function with "Payload: args only": the body is the
+// arguments, the URL names the tool and X-Call-Id the call.
+func TestRetellArgsOnly(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	url := f.serveAPI(api.Config{RetellKey: "retell-key"}) + "/v1/tools/retell/book"
+	body, err := json.Marshal(bookArgs(t, 13))
+	require.NoError(t, err)
+	callID := "call-" + uuid.NewString()
+	var out struct {
+		Result string `json:"result"`
+	}
+	for range 2 { // re-issued by the model
+		require.Equal(t, http.StatusOK, f.call("POST", url, body, &out, "X-Retell-Signature", retellSign(body, "retell-key"), "X-Call-Id", callID))
+		require.True(t, strings.HasPrefix(out.Result, "Confirmed"), out.Result)
+	}
+	require.Equal(t, 1, f.bookings())
+	var e api.Error
+	require.Equal(t, http.StatusBadRequest, f.call("POST", url, body, &e, "X-Retell-Signature", retellSign(body, "retell-key")))
+	require.Equal(t, "missing_field", e.Code, "no X-Call-Id: %s", e.Message)
+	full, err := json.Marshal(map[string]any{"name": "cancel_booking", "call": map[string]string{"call_id": callID}, "args": map[string]string{}})
+	require.NoError(t, err)
+	require.Equal(t, http.StatusBadRequest, f.call("POST", url, full, &e, "X-Retell-Signature", retellSign(full, "retell-key")),
+		"a body for another tool at this tool's URL")
+}
