@@ -113,6 +113,8 @@ func (s *Server) routes() []route {
 		// agent key: the tool endpoints are never open by default.
 		{"POST", "/v1/tools/retell", platformScope(s.cfg.RetellKey), s.retell},
 		{"POST", "/v1/tools/retell/{tool}", platformScope(s.cfg.RetellKey), s.retell},
+		{"GET", "/v1/tools/retell/functions", ScopeAgent, s.retellFunctions},
+		{"GET", "/v1/tools/vapi/tools", ScopeAgent, s.vapiTools},
 		{"POST", "/v1/tools/vapi", platformScope(s.cfg.VapiSecret + s.cfg.VapiHMACSecret), s.vapi},
 	}
 }

@@ -1,0 +1,154 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"strings"
+
+	"github.com/bookingsaga/bookingsaga/booking"
+)
+
+// The voice tools, defined once: the handlers dispatch on these, the
+// exported Retell functions and Vapi tools are made from them, and the
+// OpenAPI document's ToolArgs schemas must equal theirs (a test holds it
+// to that).
+
+// param is one argument of a tool, as a JSON Schema property.
+type param struct {
+	name, kind, desc string
+	required         bool
+	props            []param // an object's fields
+}
+
+type toolDef struct {
+	name, desc string
+	params     []param
+	run        func(s *Server, ctx context.Context, conv string, a toolArgs) (string, error)
+}
+
+// The arguments that name a slot, shared by the tools that take one.
+var slotParams = []param{
+	{name: "property_id", kind: "string", desc: "the property's id, as check_availability was given it", required: true},
+	{name: "agent_id", kind: "string", desc: "the agent's id", required: true},
+	{name: "time_zone", kind: "string", desc: "the property's IANA time zone, e.g. Europe/Paris", required: true},
+	{name: "local_start", kind: "string", desc: "the start as the caller agreed it, local wall time YYYY-MM-DDTHH:MM in time_zone"},
+	{name: "starts_at", kind: "string", desc: "or the start as an RFC 3339 instant with its offset"},
+	{name: "duration_minutes", kind: "integer", desc: "the viewing's length in minutes"},
+	{name: "extra_resources", kind: "array", desc: "other resources the viewing needs, e.g. a key holder's id"},
+}
+
+var policyParam = param{name: "expected_policy_version", kind: "string",
+	desc: "the policy_version check_availability answered; a booking under another version is refused"}
+
+func with(base []param, more ...param) []param {
+	return append(append([]param{}, base...), more...)
+}
+
+func required(p param) param { p.required = true; return p }
+
+var toolDefs = []toolDef{
+	{name: "check_availability", desc: "Free start times for a property and an agent on one local day (date) or between two instants (from, to). An offer, not a booking.",
+		params: []param{slotParams[0], slotParams[1], slotParams[2],
+			{name: "date", kind: "string", desc: "the local day, YYYY-MM-DD"},
+			{name: "from", kind: "string", desc: "or the window's start, RFC 3339"},
+			{name: "to", kind: "string", desc: "and its end, RFC 3339"},
+			slotParams[5], slotParams[6]},
+		run: (*Server).toolAvailability},
+	{name: "select_slot", desc: "Record the slot the caller chose, before book. With hold, the slot is held until book or the hold's expiry.",
+		params: with(slotParams, param{name: "hold", kind: "boolean", desc: "hold the slot until book (needs expected_policy_version)"}, policyParam),
+		run:    (*Server).toolSelect},
+	{name: "book", desc: "Book the chosen slot. Word the reply from its first words alone: only 'Confirmed' means booked.",
+		params: with(slotParams, required(policyParam), param{name: "contact", kind: "object", desc: "the caller's name and phone, for the agency only",
+			props: []param{{name: "name", kind: "string", desc: "the caller's name"}, {name: "phone", kind: "string", desc: "the caller's phone number"}}}),
+		run: (*Server).toolBook},
+	{name: "booking_status", desc: "What became of a booking made in this call (request_key), or of one the caller quotes (reference, BS-XXXX-XXXX).",
+		params: []param{{name: "request_key", kind: "string", desc: "the request_key an earlier tool answered"},
+			{name: "reference", kind: "string", desc: "the reference the caller quotes, BS-XXXX-XXXX"}},
+		run: (*Server).toolStatus},
+	{name: "cancel_booking", desc: "Cancel a booking made in this call.",
+		params: []param{{name: "request_key", kind: "string", desc: "the booking's request_key", required: true}},
+		run:    (*Server).toolCancel},
+	{name: "reschedule_booking", desc: "Move a booking made in this call to a new slot: the new slot is booked first, then the old one released.",
+		params: with([]param{{name: "request_key", kind: "string", desc: "the booking's request_key", required: true}}, with(slotParams, required(policyParam))...),
+		run:    (*Server).toolReschedule},
+}
+
+func (s *Server) runTool(ctx context.Context, conv, name string, a toolArgs) (string, error) {
+	for _, d := range toolDefs {
+		if d.name == name {
+			return d.run(s, ctx, conv, a)
+		}
+	}
+	return "", badRequest(booking.CodeMissingField, "unknown tool %q", name)
+}
+
+// schema is a tool's arguments as a JSON Schema object.
+func (d toolDef) schema() map[string]any { return objectSchema(d.params) }
+
+func objectSchema(ps []param) map[string]any {
+	props := map[string]any{}
+	var req []string
+	for _, p := range ps {
+		prop := map[string]any{"type": p.kind, "description": p.desc}
+		switch p.kind {
+		case "array":
+			prop["items"] = map[string]any{"type": "string"}
+		case "object":
+			prop = objectSchema(p.props)
+			prop["description"] = p.desc
+		}
+		props[p.name] = prop
+		if p.required {
+			req = append(req, p.name)
+		}
+	}
+	out := map[string]any{"type": "object", "properties": props}
+	if len(req) > 0 {
+		out["required"] = req
+	}
+	return out
+}
+
+// SystemPrompt is the rule an agent's prompt needs beside the tools.
+const SystemPrompt = `You book property viewings with the tools. Never say a viewing is booked unless the book (or reschedule_booking) result starts with "Confirmed". ` +
+	`Word your reply from the result's status alone: "pending" means the outcome is not known yet, so tell the caller you will confirm shortly and give the reference; ` +
+	`a conflict means the slot was taken, so offer the alternatives it lists. Before book, read back the date, time and time zone select_slot resolved, and get the caller's yes. ` +
+	`If a result says NOT done, nothing happened: fix what it says, or try the same call again.`
+
+// baseURL is where the platform should call this API: ?base_url= when
+// given, else the address this request came in on.
+func baseURL(r *http.Request) string {
+	if b := r.URL.Query().Get("base_url"); b != "" {
+		return strings.TrimSuffix(b, "/")
+	}
+	scheme := "https"
+	if r.TLS == nil && r.Header.Get("X-Forwarded-Proto") != "https" {
+		scheme = "http"
+	}
+	return scheme + "://" + r.Host
+}
+
+// retellFunctions answers the tools as Retell custom functions (the LLM's
+// general_tools entries of type "custom"), ready to paste.
+func (s *Server) retellFunctions(w http.ResponseWriter, r *http.Request) error {
+	url := baseURL(r) + "/v1/tools/retell"
+	fns := make([]map[string]any, 0, len(toolDefs))
+	for _, d := range toolDefs {
+		fns = append(fns, map[string]any{"type": "custom", "name": d.name, "description": d.desc, "url": url, "method": "POST",
+			"parameters": d.schema(), "speak_during_execution": false, "speak_after_execution": true, "timeout_ms": 10000})
+	}
+	return writeJSON(w, http.StatusOK, map[string]any{"general_tools": fns, "system_prompt": SystemPrompt})
+}
+
+// vapiTools answers the tools as Vapi function tools (the body of
+// POST /tool, or an assistant's model.tools entries), ready to paste.
+func (s *Server) vapiTools(w http.ResponseWriter, r *http.Request) error {
+	url := baseURL(r) + "/v1/tools/vapi"
+	tools := make([]map[string]any, 0, len(toolDefs))
+	for _, d := range toolDefs {
+		tools = append(tools, map[string]any{"type": "function", "async": false,
+			"function": map[string]any{"name": d.name, "description": d.desc, "parameters": d.schema()},
+			"server":   map[string]any{"url": url, "timeoutSeconds": 10}})
+	}
+	return writeJSON(w, http.StatusOK, map[string]any{"tools": tools, "system_prompt": SystemPrompt})
+}

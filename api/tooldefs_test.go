@@ -1,0 +1,122 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// exported calls one of the definition endpoints as an integrator would.
+func exported(t *testing.T, path string) map[string]any {
+	t.Helper()
+	srv := httptest.NewServer(New(nil, Config{Keys: nil}).Handler())
+	t.Cleanup(srv.Close)
+	res, err := http.Get(srv.URL + path + "?base_url=https://bookings.example.test")
+	require.NoError(t, err)
+	defer res.Body.Close()
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	var out map[string]any
+	require.NoError(t, json.NewDecoder(res.Body).Decode(&out))
+	require.Contains(t, out["system_prompt"], "Confirmed")
+	return out
+}
+
+// openAPIToolArgs are the ToolArgs_<tool> schemas of the OpenAPI document.
+func openAPIToolArgs(t *testing.T) map[string]any {
+	t.Helper()
+	var doc struct {
+		Components struct {
+			Schemas map[string]any `json:"schemas"`
+		} `json:"components"`
+	}
+	require.NoError(t, json.Unmarshal(openAPIDoc, &doc))
+	out := map[string]any{}
+	for name, s := range doc.Components.Schemas {
+		if tool, ok := cutPrefix(name, "ToolArgs_"); ok {
+			out[tool] = s
+		}
+	}
+	return out
+}
+
+func cutPrefix(s, p string) (string, bool) {
+	if len(s) >= len(p) && s[:len(p)] == p {
+		return s[len(p):], true
+	}
+	return "", false
+}
+
+// roundTrip gives a schema as JSON decodes it, to compare with documents.
+func roundTrip(t *testing.T, v any) any {
+	t.Helper()
+	data, err := json.Marshal(v)
+	require.NoError(t, err)
+	var out any
+	require.NoError(t, json.Unmarshal(data, &out))
+	return out
+}
+
+func TestTheExportedToolsAreExactlyTheServedOnes(t *testing.T) {
+	t.Parallel()
+	var served []string
+	s := New(nil, Config{})
+	for _, d := range toolDefs {
+		served = append(served, d.name)
+		// Dispatched: a call with no arguments is refused for what it
+		// lacks, never as an unknown tool.
+		require.NotContains(t, s.tool(context.Background(), "conv", d.name, nil), "unknown tool", d.name)
+	}
+	require.Contains(t, s.tool(context.Background(), "conv", "no_such_tool", nil), "unknown tool")
+
+	vapi := exported(t, "/v1/tools/vapi/tools")["tools"].([]any)
+	retell := exported(t, "/v1/tools/retell/functions")["general_tools"].([]any)
+	documented := openAPIToolArgs(t)
+	var vapiNames, retellNames []string
+	for i, v := range vapi {
+		fn := v.(map[string]any)["function"].(map[string]any)
+		vapiNames = append(vapiNames, fn["name"].(string))
+		require.Equal(t, "https://bookings.example.test/v1/tools/vapi", v.(map[string]any)["server"].(map[string]any)["url"])
+		require.Equal(t, documented[fn["name"].(string)], fn["parameters"], "Vapi's %s and the OpenAPI document", fn["name"])
+		rt := retell[i].(map[string]any)
+		retellNames = append(retellNames, rt["name"].(string))
+		require.Equal(t, fn["parameters"], rt["parameters"], "one schema for both platforms")
+	}
+	require.Equal(t, served, vapiNames)
+	require.Equal(t, served, retellNames)
+	keys := make([]string, 0, len(documented))
+	for k := range documented {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	sorted := slices.Sorted(slices.Values(served))
+	require.Equal(t, sorted, keys, "the OpenAPI document has a ToolArgs schema for each tool and no other")
+}
+
+// TestWriteToolArgsIntoOpenAPI refreshes the document's ToolArgs schemas
+// from the definitions when UPDATE_OPENAPI is set; otherwise it checks
+// nothing is stale (the test above compares them).
+func TestWriteToolArgsIntoOpenAPI(t *testing.T) {
+	if os.Getenv("UPDATE_OPENAPI") == "" {
+		require.Len(t, openAPIToolArgs(t), len(toolDefs))
+		return
+	}
+	var doc map[string]any
+	require.NoError(t, json.Unmarshal(openAPIDoc, &doc))
+	schemas := doc["components"].(map[string]any)["schemas"].(map[string]any)
+	for _, d := range toolDefs {
+		schemas["ToolArgs_"+d.name] = roundTrip(t, d.schema())
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", " ")
+	require.NoError(t, enc.Encode(doc))
+	require.NoError(t, os.WriteFile("openapi.json", buf.Bytes(), 0o644))
+}
