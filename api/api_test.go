@@ -275,3 +275,30 @@ func TestRetellSignatureAsTheSDKComputesIt(t *testing.T) {
 	require.False(t, retellSigned(body, sig, "other-key", at))
 	require.False(t, retellSigned([]byte(`{"event":"call_started"}`), sig, "test-api-key", at))
 }
+
+func TestUnknownRoutesAndMethodsAnswerJSON(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(New(nil, Config{}).Handler())
+	t.Cleanup(srv.Close)
+	for _, tc := range []struct {
+		method, path string
+		status       int
+		code, allow  string
+	}{
+		{"GET", "/v1/nothing", http.StatusNotFound, "not_found", ""},
+		{"GET", "/v1/bookings/k/cancel", http.StatusMethodNotAllowed, "method_not_allowed", "POST"},
+		{"PATCH", "/v1/bookings/k/contact", http.StatusMethodNotAllowed, "method_not_allowed", "GET, DELETE"},
+		{"DELETE", "/v1/policy", http.StatusMethodNotAllowed, "method_not_allowed", "PUT"},
+	} {
+		req, err := http.NewRequest(tc.method, srv.URL+tc.path, nil)
+		require.NoError(t, err)
+		res, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		var e Error
+		require.NoError(t, json.NewDecoder(res.Body).Decode(&e), "%s %s", tc.method, tc.path)
+		require.NoError(t, res.Body.Close())
+		require.Equal(t, tc.status, res.StatusCode, "%s %s", tc.method, tc.path)
+		require.Equal(t, tc.code, e.Code)
+		require.Equal(t, tc.allow, res.Header.Get("Allow"))
+	}
+}

@@ -39,14 +39,15 @@ func badRequest(code booking.Code, format string, args ...any) *Error {
 
 // Codes the API adds to the store's.
 const (
-	codeBadJSON         booking.Code = "bad_json"
-	codeBodyTooLarge    booking.Code = "body_too_large"
-	codeInvalidTime     booking.Code = "invalid_time"
-	codeNonexistentTime booking.Code = "nonexistent_local_time"
-	codeAmbiguousTime   booking.Code = "ambiguous_local_time"
-	codeNotFound        booking.Code = "not_found"
-	codeUnauthorized    booking.Code = "unauthorized"
-	codeUnavailable     booking.Code = "temporarily_unavailable"
+	codeBadJSON          booking.Code = "bad_json"
+	codeBodyTooLarge     booking.Code = "body_too_large"
+	codeInvalidTime      booking.Code = "invalid_time"
+	codeNonexistentTime  booking.Code = "nonexistent_local_time"
+	codeAmbiguousTime    booking.Code = "ambiguous_local_time"
+	codeNotFound         booking.Code = "not_found"
+	codeMethodNotAllowed booking.Code = "method_not_allowed"
+	codeUnauthorized     booking.Code = "unauthorized"
+	codeUnavailable      booking.Code = "temporarily_unavailable"
 )
 
 // decode reads one JSON object of at most limit bytes, refusing unknown

@@ -10,7 +10,9 @@ import (
 	_ "embed"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -122,10 +124,43 @@ func (s *Server) routes() []route {
 // Handler returns the API with request ids, access logs and auth.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
-	for _, rt := range s.routes() {
+	routes := s.routes()
+	for _, rt := range routes {
 		mux.Handle(rt.method+" "+rt.path, s.wrap(rt))
 	}
+	// What no route takes gets JSON too: 405 with Allow for a path served
+	// under other methods, 404 otherwise.
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		var allow []string
+		for _, rt := range routes {
+			if pathMatches(rt.path, r.URL.Path) && !slices.Contains(allow, rt.method) {
+				allow = append(allow, rt.method)
+			}
+		}
+		if len(allow) == 0 {
+			_ = writeJSON(w, http.StatusNotFound, &Error{Code: string(codeNotFound), Message: "no such route: see GET /openapi.json"})
+			return
+		}
+		w.Header().Set("Allow", strings.Join(allow, ", "))
+		_ = writeJSON(w, http.StatusMethodNotAllowed, &Error{Code: string(codeMethodNotAllowed),
+			Message: fmt.Sprintf("%s takes %s, not %s", r.URL.Path, strings.Join(allow, " or "), r.Method)})
+	})
 	return mux
+}
+
+// pathMatches reports whether path fits pattern, a {name} taking one
+// segment, as the mux matches them.
+func pathMatches(pattern, path string) bool {
+	ps, xs := strings.Split(pattern, "/"), strings.Split(path, "/")
+	if len(ps) != len(xs) {
+		return false
+	}
+	for i, p := range ps {
+		if !(strings.HasPrefix(p, "{") && xs[i] != "") && p != xs[i] {
+			return false
+		}
+	}
+	return true
 }
 
 type ctxKey struct{}
