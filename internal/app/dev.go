@@ -33,6 +33,15 @@ func RunDev(ctx context.Context, cfg Config, logger *zap.Logger) error {
 		return fmt.Errorf("%s is in use (is another stack running?); stop it or pick another with -api-listen: %w", cfg.APIListen, err)
 	}
 	defer apiLn.Close()
+	if cfg.PprofListen != "" {
+		// Served before the banner says the stack is ready, not by Run.
+		stop, err := servePprof(cfg.PprofListen)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		cfg.PprofListen = ""
+	}
 	if err := devCodec(&cfg); err != nil {
 		return err
 	}
