@@ -96,34 +96,6 @@ func TestBookingBodyNeedsAKeyAndRejectsUnknownFields(t *testing.T) {
 	require.Equal(t, "bad_json", e.Code)
 }
 
-func TestSayWordsOnlyConfirmedAsBooked(t *testing.T) {
-	t.Parallel()
-	base := receipt.Receipt{RequestKey: "k", PropertyRef: "paris-11", LocalStart: "2026-12-08 10:00 (+01:00, Europe/Paris)"}
-	for _, st := range []receipt.Status{receipt.StatusConfirmed, receipt.StatusPending, receipt.StatusConflict,
-		receipt.StatusRejected, receipt.StatusHeld, receipt.StatusCancelled, receipt.StatusExpired, receipt.StatusRescheduled} {
-		r := base
-		r.Status = st
-		if st == receipt.StatusPending {
-			r.Reference = receipt.Reference("k")
-		}
-		text := Say(r)
-		require.NotContains(t, text, "\n")
-		if st == receipt.StatusConfirmed {
-			require.Contains(t, text, "Confirmed")
-			require.Contains(t, text, "2026-12-08 10:00 (+01:00, Europe/Paris)", "repeats the local date, time and zone")
-			continue
-		}
-		require.NotContains(t, strings.ToLower(strings.ReplaceAll(text, "NOT confirmed", "")), "confirmed", st)
-	}
-	pending := base
-	pending.Status, pending.Reference = receipt.StatusPending, receipt.Reference("k")
-	require.Contains(t, Say(pending), receipt.Reference("k"))
-	conflict := base
-	conflict.Status = receipt.StatusConflict
-	conflict.Alternatives = []receipt.Slot{{LocalStart: "2026-12-08 11:00 (+01:00, Europe/Paris)"}}
-	require.Contains(t, Say(conflict), "11:00")
-}
-
 func TestRetellSignature(t *testing.T) {
 	t.Parallel()
 	body := []byte(`{"name":"book"}`)

@@ -236,6 +236,7 @@ type ResourceBody struct {
 	BufferBeforeMinutes int    `json:"buffer_before_minutes"`
 	BufferAfterMinutes  int    `json:"buffer_after_minutes"`
 	CalendarID          string `json:"calendar_id,omitempty"`
+	DisplayName         string `json:"display_name,omitempty"`
 }
 
 func (s *Server) putResource(w http.ResponseWriter, r *http.Request) error {
@@ -244,7 +245,8 @@ func (s *Server) putResource(w http.ResponseWriter, r *http.Request) error {
 		return e
 	}
 	res := booking.Resource{ID: r.PathValue("id"), Kind: body.Kind, Capacity: body.Capacity, TimeZone: body.TimeZone,
-		BufferBeforeMinutes: body.BufferBeforeMinutes, BufferAfterMinutes: body.BufferAfterMinutes, CalendarID: body.CalendarID}
+		BufferBeforeMinutes: body.BufferBeforeMinutes, BufferAfterMinutes: body.BufferAfterMinutes, CalendarID: body.CalendarID,
+		DisplayName: body.DisplayName}
 	if err := s.client.PutResource(r.Context(), res); err != nil {
 		return err
 	}

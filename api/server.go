@@ -18,6 +18,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/bookingsaga/bookingsaga/internal/speech"
 	"github.com/bookingsaga/bookingsaga/sagaclient"
 )
 
@@ -47,10 +48,20 @@ type Config struct {
 	// Contacts reads and erases callers' contacts; without it those
 	// routes answer 501.
 	Contacts ContactVault
+	// Names gives resources' display names for the spoken lines; without
+	// it they say "the property" and "the agent".
+	Names ResourceNames
+	// Language is the spoken lines' language when a call names none.
+	Language speech.Lang
 	// Ready are what GET /readyz asks before it says the API can take
 	// calls: Temporal, and the store where the process can reach it.
 	Ready []Check
 	Log   *zap.Logger
+}
+
+// ResourceNames reads display names; the store implements it.
+type ResourceNames interface {
+	DisplayNames(ctx context.Context, ids []string) (map[string]string, error)
 }
 
 // Server is the HTTP API.
@@ -67,6 +78,9 @@ func New(c *sagaclient.Client, cfg Config) *Server {
 	}
 	if cfg.CallTimeout <= 0 {
 		cfg.CallTimeout = 10 * time.Second
+	}
+	if cfg.Language == "" {
+		cfg.Language = speech.English
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -219,8 +233,11 @@ func platformScope(secret string) Scope {
 	return ScopeAgent
 }
 
-func logger(r *http.Request) *zap.Logger {
-	if l, ok := r.Context().Value(ctxKey{}).(*zap.Logger); ok {
+func logger(r *http.Request) *zap.Logger { return ctxLogger(r.Context()) }
+
+// ctxLogger is the request's logger, with its request id.
+func ctxLogger(ctx context.Context) *zap.Logger {
+	if l, ok := ctx.Value(ctxKey{}).(*zap.Logger); ok {
 		return l
 	}
 	return zap.NewNop()

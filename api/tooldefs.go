@@ -83,7 +83,10 @@ func (s *Server) runTool(ctx context.Context, conv, name string, a toolArgs) (st
 }
 
 // schema is a tool's arguments as a JSON Schema object.
-func (d toolDef) schema() map[string]any { return objectSchema(d.params) }
+func (d toolDef) schema() map[string]any { return objectSchema(append(d.params, languageParam)) }
+
+// languageParam is every tool's: the language of the line it answers.
+var languageParam = param{name: "language", kind: "string", desc: "the language to answer in: en (the default) or zh"}
 
 func objectSchema(ps []param) map[string]any {
 	props := map[string]any{}

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/speech"
 	"github.com/bookingsaga/bookingsaga/receipt"
 	"github.com/bookingsaga/bookingsaga/sagaclient"
 )
@@ -34,6 +35,10 @@ type toolArgs struct {
 	From string `json:"from,omitempty"`
 	To   string `json:"to,omitempty"`
 	Date string `json:"date,omitempty"`
+	// Language picks the spoken lines' language (en, zh); the default is
+	// the API's.
+	Language string `json:"language,omitempty"`
+	lang     speech.Lang
 }
 
 // tool runs one tool call for a conversation and returns its one-line result.
@@ -46,9 +51,14 @@ func (s *Server) tool(ctx context.Context, conversationID, name string, raw json
 	}
 	if len(bytes.TrimSpace(raw)) > 0 {
 		if err := json.Unmarshal(raw, &args); err != nil {
-			return "NOT done: could not read the arguments: " + err.Error()
+			return "NOT done: could not read the arguments: " + jsonProblem(err) + "."
 		}
 	}
+	lang, err := s.language(args.Language)
+	if err != nil {
+		return "NOT done: " + err.Error() + "."
+	}
+	args.lang = lang
 	text, err := s.runTool(ctx, conversationID, name, args)
 	if err != nil {
 		return toolError(err)
@@ -67,13 +77,14 @@ func (s *Server) toolSelect(ctx context.Context, conv string, a toolArgs) (strin
 	if err != nil {
 		return "", err
 	}
-	if text, held, err := s.held(ctx, conv, ch.Outstanding); err != nil || held {
+	if text, held, err := s.held(ctx, conv, a.lang, ch.Outstanding); err != nil || held {
 		return text, err
 	}
 	if a.Hold {
 		return s.toolHold(ctx, ch.RequestKey, a)
 	}
-	return fmt.Sprintf("Noted the caller's choice. request_key %s.", ch.RequestKey), nil
+	return s.speaker(ctx, a.lang, in.PropertyID).Readback(in.PropertyID, in.StartsAt, in.TimeZone) +
+		" (For the tools: request_key " + ch.RequestKey + ".)", nil
 }
 
 // toolStatus reads a booking of this conversation, or one the caller
@@ -81,13 +92,13 @@ func (s *Server) toolSelect(ctx context.Context, conv string, a toolArgs) (strin
 func (s *Server) toolStatus(ctx context.Context, conv string, a toolArgs) (string, error) {
 	if a.RequestKey == "" && a.Reference != "" {
 		r, err := s.client.ByReference(ctx, a.Reference)
-		return Say(r), err
+		return s.say(ctx, a.lang, r), err
 	}
 	if err := s.ours(ctx, conv, a.RequestKey); err != nil {
 		return "", err
 	}
 	r, err := s.client.Status(ctx, a.RequestKey)
-	return Say(r), err
+	return s.say(ctx, a.lang, r), err
 }
 
 func (s *Server) toolCancel(ctx context.Context, conv string, a toolArgs) (string, error) {
@@ -99,7 +110,7 @@ func (s *Server) toolCancel(ctx context.Context, conv string, a toolArgs) (strin
 		// Choosing the same slot again later is a new booking.
 		s.tell(ctx, conv, a.RequestKey, s.client.Retire)
 	}
-	return Say(r), err
+	return s.say(ctx, a.lang, r), err
 }
 
 // toolBook resolves the key through the intent rule, so a tool call the
@@ -116,7 +127,7 @@ func (s *Server) toolBook(ctx context.Context, conv string, a toolArgs) (string,
 	if err != nil {
 		return "", err
 	}
-	if text, held, err := s.held(ctx, conv, ch.Outstanding); err != nil || held {
+	if text, held, err := s.held(ctx, conv, a.lang, ch.Outstanding); err != nil || held {
 		return text, err
 	}
 	r, err := s.client.Commit(ctx, ch.RequestKey, req)
@@ -129,7 +140,7 @@ func (s *Server) toolBook(ctx context.Context, conv string, a toolArgs) (string,
 	default:
 		s.tell(ctx, conv, ch.RequestKey, s.client.Settle)
 	}
-	return Say(r), err
+	return s.say(ctx, a.lang, r), err
 }
 
 // tell updates the conversation's bookkeeping about a key once its booking
@@ -149,13 +160,13 @@ func (s *Server) toolHold(ctx context.Context, key string, a toolArgs) (string, 
 		return "", e
 	}
 	r, err := s.client.Hold(ctx, key, req)
-	return Say(r) + " request_key " + key + ".", err
+	return s.say(ctx, a.lang, r) + " request_key " + key + ".", err
 }
 
 // held answers a call that would start another booking while one of this
 // conversation's is still pending: the article's rule is that a pending
 // outcome holds the conversation until it is settled.
-func (s *Server) held(ctx context.Context, conv string, outstanding []string) (string, bool, error) {
+func (s *Server) held(ctx context.Context, conv string, lang speech.Lang, outstanding []string) (string, bool, error) {
 	if len(outstanding) == 0 {
 		return "", false, nil
 	}
@@ -163,7 +174,7 @@ func (s *Server) held(ctx context.Context, conv string, outstanding []string) (s
 	if err != nil || r == nil {
 		return "", false, err
 	}
-	return Say(*r) + " An earlier booking in this call is not settled: check it with booking_status (request_key " +
+	return s.say(ctx, lang, *r) + " An earlier booking in this call is not settled: check it with booking_status (request_key " +
 		r.RequestKey + ") before booking anything else.", true, nil
 }
 
@@ -189,7 +200,7 @@ func (s *Server) toolReschedule(ctx context.Context, conv string, a toolArgs) (s
 	if err == nil && final(r) {
 		s.tell(ctx, conv, newKey, s.client.Retire)
 	}
-	return Say(r), err
+	return s.say(ctx, a.lang, r), err
 }
 
 // ours refuses a key this conversation did not make: a voice tool acts
@@ -268,4 +279,34 @@ func toolError(err error) string {
 		return "NOT done: there is no booking under this request_key."
 	}
 	return "NOT done: a temporary problem. Try the same call again in a moment."
+}
+
+// language is the spoken lines' language for a call: its own, or the
+// API's default.
+func (s *Server) language(tag string) (speech.Lang, error) {
+	if tag == "" {
+		return s.cfg.Language, nil
+	}
+	return speech.ParseLang(tag)
+}
+
+// speaker words lines in lang with the display names of ids. A failed
+// lookup costs the names, never the answer: the line says "the property".
+func (s *Server) speaker(ctx context.Context, lang speech.Lang, ids ...string) speech.Speaker {
+	sp := speech.Speaker{Lang: lang}
+	if s.cfg.Names == nil {
+		return sp
+	}
+	names, err := s.cfg.Names.DisplayNames(ctx, ids)
+	if err != nil {
+		ctxLogger(ctx).Warn("display names unread", zap.Error(err))
+		return sp
+	}
+	sp.Names = names
+	return sp
+}
+
+// say is the line for r, with its resources' display names.
+func (s *Server) say(ctx context.Context, lang speech.Lang, r receipt.Receipt) string {
+	return s.speaker(ctx, lang, r.PropertyRef, r.AgentRef).Receipt(r)
 }

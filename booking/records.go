@@ -48,10 +48,15 @@ type Resource struct {
 	BufferBeforeMinutes int    `json:"buffer_before_minutes"`
 	BufferAfterMinutes  int    `json:"buffer_after_minutes"`
 	CalendarID          string `json:"calendar_id,omitempty"`
+	// DisplayName is the name a caller hears; the voice tools speak it in
+	// place of the id.
+	DisplayName string `json:"display_name,omitempty"`
 }
 
 func (r Resource) Validate() error {
 	switch {
+	case len(r.DisplayName) > 200:
+		return Rejectf(CodeInvalidResource, "display_name must be at most 200 characters")
 	case r.ID == "" || len(r.ID) > MaxKeyLength:
 		return Rejectf(CodeInvalidResource, "id must be 1 to %d characters", MaxKeyLength)
 	case !knownKind(r.Kind):

@@ -21,6 +21,7 @@ import (
 	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/httpserve"
+	"github.com/bookingsaga/bookingsaga/internal/speech"
 	"github.com/bookingsaga/bookingsaga/internal/store"
 	"github.com/bookingsaga/bookingsaga/receipt"
 	"github.com/bookingsaga/bookingsaga/sagaclient"
@@ -52,7 +53,7 @@ func serve(ctx context.Context, tc client.Client, sco sagaclient.Options, logger
 		return err
 	}
 	defer vault.close()
-	sco.Contacts, cfg.Contacts = vault.store, vault.store
+	sco.Contacts, cfg.Contacts, cfg.Names = vault.store, vault.store, vault.store
 	sc := sagaclient.New(tc, sco)
 	cfg.Ready = []api.Check{{Name: "temporal", Fn: sc.Healthy}, {Name: "store", Fn: vault.ping}}
 	keys, err := api.LoadKeyring(*keysFile)
@@ -112,7 +113,7 @@ func terminal(ctx context.Context, sc *sagaclient.Client, cmd string, args []str
 	}
 	_, err = fmt.Fprintf(out, "%-22s %s\n%-22s %s\n", "status", r.Status, "request_key", r.RequestKey)
 	if err == nil {
-		_, err = fmt.Fprintf(out, "%-22s %s\n", "agent may say", api.Say(r))
+		_, err = fmt.Fprintf(out, "%-22s %s\n", "agent may say", speech.Speaker{Lang: speech.English}.Receipt(r))
 	}
 	return err
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bookingsaga/bookingsaga/api"
+	"github.com/bookingsaga/bookingsaga/booking"
 )
 
 // vapiToolCalls is a tool-calls server message shaped as Vapi's OpenAPI
@@ -125,4 +126,29 @@ func TestRetellArgsOnly(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, http.StatusBadRequest, f.call("POST", url, full, &e, "X-Retell-Signature", retellSign(full, "retell-key")),
 		"a body for another tool at this tool's URL")
+}
+
+// select_slot reads the choice back with the property's display name and
+// a spoken time, in the call's language; book then confirms it.
+func TestSelectSlotReadsBackInTheCallersLanguage(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	require.NoError(t, f.acts.Store.UpsertResource(f.ctx, booking.Resource{ID: "paris-11", Kind: "property", Capacity: 1,
+		TimeZone: "Europe/Paris", CalendarID: "paris-11@calendar.test", DisplayName: "the Marais flat"}))
+	url := f.serveAPI(api.Config{VapiSecret: "vapi-secret"}) + "/v1/tools/vapi"
+	call := "call-" + uuid.NewString()
+	args := bookArgs(t, 14)
+	delete(args, "expected_policy_version")
+	args["language"] = "zh"
+	var out vapiAnswer
+	require.Equal(t, http.StatusOK, f.call("POST", url, vapiToolCalls(call, "tc-1", "select_slot", args), &out, "X-Vapi-Secret", "vapi-secret"))
+	line := out.Results[0].Result
+	require.True(t, strings.HasPrefix(line, "已选择，尚未预订：the Marais flat，巴黎时间"), line)
+	require.Contains(t, line, "下午2点")
+	require.Zero(t, f.bookings(), "a read-back books nothing")
+
+	args = bookArgs(t, 14)
+	require.Equal(t, http.StatusOK, f.call("POST", url, vapiToolCalls(call, "tc-2", "book", args), &out, "X-Vapi-Secret", "vapi-secret"))
+	require.True(t, strings.HasPrefix(out.Results[0].Result, "Confirmed: a viewing of the Marais flat with the agent on "), out.Results[0].Result)
+	require.NotContains(t, out.Results[0].Result, "paris-11")
 }

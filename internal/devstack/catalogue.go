@@ -18,12 +18,12 @@ const DemoPolicy = "demo-2026-11"
 // holder, and calendars on the people and the flats.
 func DemoResources() []booking.Resource {
 	return []booking.Resource{
-		{ID: "paris-marais-12", Kind: "property", Capacity: 1, TimeZone: "Europe/Paris", BufferBeforeMinutes: 15, BufferAfterMinutes: 15, CalendarID: "paris-marais-12@demo.bookingsaga"},
-		{ID: "paris-loft-3", Kind: "property", Capacity: 2, TimeZone: "Europe/Paris"},
-		{ID: "nyc-soho-7", Kind: "property", Capacity: 1, TimeZone: "America/New_York", BufferBeforeMinutes: 10, BufferAfterMinutes: 10, CalendarID: "nyc-soho-7@demo.bookingsaga"},
-		{ID: "agent-claire", Kind: "agent", Capacity: 1, TimeZone: "Europe/Paris", CalendarID: "claire@demo.bookingsaga"},
-		{ID: "agent-hugo", Kind: "agent", Capacity: 1, TimeZone: "Europe/Paris", CalendarID: "hugo@demo.bookingsaga"},
-		{ID: "agent-maya", Kind: "agent", Capacity: 1, TimeZone: "America/New_York", CalendarID: "maya@demo.bookingsaga"},
+		{ID: "paris-marais-12", Kind: "property", Capacity: 1, TimeZone: "Europe/Paris", BufferBeforeMinutes: 15, BufferAfterMinutes: 15, CalendarID: "paris-marais-12@demo.bookingsaga", DisplayName: "the Marais flat, 12 rue des Rosiers"},
+		{ID: "paris-loft-3", Kind: "property", Capacity: 2, TimeZone: "Europe/Paris", DisplayName: "the loft on rue Oberkampf"},
+		{ID: "nyc-soho-7", Kind: "property", Capacity: 1, TimeZone: "America/New_York", BufferBeforeMinutes: 10, BufferAfterMinutes: 10, CalendarID: "nyc-soho-7@demo.bookingsaga", DisplayName: "the SoHo apartment, 7 Greene Street"},
+		{ID: "agent-claire", Kind: "agent", Capacity: 1, TimeZone: "Europe/Paris", CalendarID: "claire@demo.bookingsaga", DisplayName: "Claire"},
+		{ID: "agent-hugo", Kind: "agent", Capacity: 1, TimeZone: "Europe/Paris", CalendarID: "hugo@demo.bookingsaga", DisplayName: "Hugo"},
+		{ID: "agent-maya", Kind: "agent", Capacity: 1, TimeZone: "America/New_York", CalendarID: "maya@demo.bookingsaga", DisplayName: "Maya"},
 		{ID: "keys-paris", Kind: "key_holder", Capacity: 1, TimeZone: "Europe/Paris"},
 	}
 }

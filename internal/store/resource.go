@@ -28,12 +28,13 @@ func upsertResource(ctx context.Context, tx pgx.Tx, r booking.Resource) error {
 	// The row lock this upsert takes is the one commits take, so no commit
 	// for this resource runs between the check below and our commit.
 	_, err := tx.Exec(ctx, `
-INSERT INTO resource (resource_id, kind, capacity, time_zone, buffer_before_minutes, buffer_after_minutes, calendar_id)
-VALUES ($1, $2, $3, $4, $5, $6, $7)
+INSERT INTO resource (resource_id, kind, capacity, time_zone, buffer_before_minutes, buffer_after_minutes, calendar_id, display_name)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
 ON CONFLICT (resource_id) DO UPDATE SET kind = excluded.kind, capacity = excluded.capacity,
     time_zone = excluded.time_zone, buffer_before_minutes = excluded.buffer_before_minutes,
-    buffer_after_minutes = excluded.buffer_after_minutes, calendar_id = excluded.calendar_id, updated_at = now()`,
-		r.ID, r.Kind, r.Capacity, r.TimeZone, r.BufferBeforeMinutes, r.BufferAfterMinutes, nullable(r.CalendarID))
+    buffer_after_minutes = excluded.buffer_after_minutes, calendar_id = excluded.calendar_id,
+    display_name = excluded.display_name, updated_at = now()`,
+		r.ID, r.Kind, r.Capacity, r.TimeZone, r.BufferBeforeMinutes, r.BufferAfterMinutes, nullable(r.CalendarID), nullable(r.DisplayName))
 	if err != nil {
 		return err
 	}
@@ -66,21 +67,38 @@ WHERE resource_no = (SELECT resource_no FROM resource WHERE resource_id = $1) AN
 // Resource returns one resource.
 func (s *Store) Resource(ctx context.Context, id string) (booking.Resource, error) {
 	var r booking.Resource
-	var cal *string
+	var cal, name *string
 	err := s.pool.QueryRow(ctx, `
-SELECT resource_id, kind, capacity, time_zone, buffer_before_minutes, buffer_after_minutes, calendar_id
+SELECT resource_id, kind, capacity, time_zone, buffer_before_minutes, buffer_after_minutes, calendar_id, display_name
 FROM resource WHERE resource_id = $1`, id).Scan(&r.ID, &r.Kind, &r.Capacity, &r.TimeZone,
-		&r.BufferBeforeMinutes, &r.BufferAfterMinutes, &cal)
+		&r.BufferBeforeMinutes, &r.BufferAfterMinutes, &cal, &name)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return booking.Resource{}, fmt.Errorf("resource %s: %w", id, booking.Rejectf(booking.CodeUnknownResource, "unknown resource %s", id))
 	}
 	if err != nil {
 		return booking.Resource{}, fmt.Errorf("resource %s: %w", id, err)
 	}
-	if cal != nil {
-		r.CalendarID = *cal
-	}
+	r.CalendarID, r.DisplayName = deref(cal), deref(name)
 	return r, nil
+}
+
+// DisplayNames returns the display names of those of ids that have one.
+func (s *Store) DisplayNames(ctx context.Context, ids []string) (map[string]string, error) {
+	rows, err := s.pool.Query(ctx, `SELECT resource_id, display_name FROM resource
+WHERE resource_id = ANY($1) AND display_name IS NOT NULL`, ids)
+	if err != nil {
+		return nil, fmt.Errorf("display names: %w", err)
+	}
+	out := map[string]string{}
+	var id, name string
+	_, err = pgx.ForEachRow(rows, []any{&id, &name}, func() error {
+		out[id] = name
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("display names: %w", err)
+	}
+	return out, nil
 }
 
 // CalendarWatch returns, in one round trip, the resources among ids whose

@@ -1,0 +1,28 @@
+package speech
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestTheREADMEQuotesTheSpokenLines: the README's receipts table quotes
+// the real line of each status, in English and in Chinese, for the
+// receipts of every() with the names of names.
+func TestTheREADMEQuotesTheSpokenLines(t *testing.T) {
+	t.Parallel()
+	readme, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	for _, lang := range []Lang{English, Chinese} {
+		s := Speaker{Lang: lang, Names: names}
+		for _, r := range every("k") {
+			line := s.Receipt(r)
+			if os.Getenv("PRINT_LINES") != "" {
+				t.Logf("%s\t%s\t%s", lang, r.Status, line)
+			}
+			require.True(t, strings.Contains(string(readme), "`"+line+"`"), "%s %s: %s", lang, r.Status, line)
+		}
+	}
+}

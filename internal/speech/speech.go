@@ -1,0 +1,118 @@
+// Package speech words receipts as the lines a voice agent reads to a
+// caller: from the receipt's status alone, with the resources' display
+// names and a spoken date and time, never an id, an offset or a UUID. The
+// lines come from one message table per language.
+package speech
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/receipt"
+)
+
+// Lang is a language the lines come in.
+type Lang string
+
+// The languages of the tables.
+const (
+	English Lang = "en"
+	Chinese Lang = "zh" // Simplified Chinese
+)
+
+// ParseLang reads a BCP 47 tag ("en", "en-GB", "zh", "zh-CN", "zh-Hans");
+// empty is English.
+func ParseLang(tag string) (Lang, error) {
+	base, _, _ := strings.Cut(strings.ToLower(strings.ReplaceAll(tag, "_", "-")), "-")
+	switch base {
+	case "", "en":
+		return English, nil
+	case "zh", "cmn":
+		return Chinese, nil
+	}
+	return "", fmt.Errorf("language %q has no lines; use en or zh", tag)
+}
+
+// Speaker words receipts in one language.
+type Speaker struct {
+	Lang Lang
+	// Names are resources' display names by id; a resource without one is
+	// "the property" or "the agent", never its id.
+	Names map[string]string
+}
+
+// Receipt is the line for r, chosen by its status alone: only a confirmed
+// receipt is worded as a booking.
+func (s Speaker) Receipt(r receipt.Receipt) string {
+	when := s.word("requested_time")
+	if r.StartsAt != nil {
+		when = s.When(*r.StartsAt, r.TimeZone)
+	}
+	v := map[string]string{"when": when, "reference": receipt.Reference(r.RequestKey),
+		"property": s.name(r.PropertyRef, "the_property"), "agent": s.name(r.AgentRef, "the_agent")}
+	if r.Reference != "" {
+		v["reference"] = r.Reference
+	}
+	key := string(r.Status)
+	switch r.Status {
+	case receipt.StatusConflict:
+		if len(r.Alternatives) == 0 {
+			key = "conflict_none"
+		}
+		alts := make([]string, 0, len(r.Alternatives))
+		for _, a := range r.Alternatives {
+			alts = append(alts, s.When(a.StartsAt, r.TimeZone))
+		}
+		v["alternatives"] = strings.Join(alts, s.word("list_sep"))
+	case receipt.StatusRejected:
+		if r.Reason != nil && r.Reason.Retryable {
+			key = "rejected_retry"
+		}
+		v["reason"] = s.reason(r.Reason)
+	case receipt.StatusConfirmed, receipt.StatusPending, receipt.StatusHeld, receipt.StatusCancelled,
+		receipt.StatusExpired, receipt.StatusRescheduled:
+	default:
+		key = "nothing"
+	}
+	return s.render(key, v)
+}
+
+// Readback is what select_slot answers: the resolved date, time and zone,
+// for the agent to read back and have confirmed before it books.
+func (s Speaker) Readback(propertyID string, start time.Time, zone string) string {
+	return s.render("readback", map[string]string{"property": s.name(propertyID, "the_property"), "when": s.When(start, zone)})
+}
+
+func (s Speaker) name(id, fallback string) string {
+	if n := s.Names[id]; n != "" {
+		return n
+	}
+	return s.word(fallback)
+}
+
+func (s Speaker) reason(r *receipt.Reason) string {
+	if r == nil {
+		return s.word("reason_default")
+	}
+	if line, ok := tables[s.Lang][reasonKey(booking.Code(r.Code))]; ok {
+		return line
+	}
+	return s.word("reason_default")
+}
+
+func (s Speaker) word(key string) string { return s.render(key, nil) }
+
+// render fills a table line's {placeholders}.
+func (s Speaker) render(key string, v map[string]string) string {
+	line, ok := tables[s.Lang][key]
+	if !ok {
+		line = tables[English][key]
+	}
+	pairs := make([]string, 0, 2*len(v))
+	for k, val := range v {
+		pairs = append(pairs, "{"+k+"}", val)
+	}
+	return strings.NewReplacer(pairs...).Replace(line)
+}

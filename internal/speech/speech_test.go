@@ -1,0 +1,117 @@
+package speech
+
+import (
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/receipt"
+)
+
+var (
+	start   = time.Date(2026, 12, 8, 9, 0, 0, 0, time.UTC) // 10:00 in Paris
+	names   = map[string]string{"paris-11": "the Marais flat", "agent-00": "Claire"}
+	leakage = []*regexp.Regexp{
+		regexp.MustCompile(`[+-]\d{2}:\d{2}`),                                  // a UTC offset
+		regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-`), // a UUID
+		regexp.MustCompile(`paris-11|agent-00|Europe/|UTC|Z\b`),                // ids, zones
+		regexp.MustCompile(`\d{4}-\d{2}-\d{2}`),                                // an ISO date
+	}
+)
+
+// every receipt a line is made for, one per status and variant.
+func every(key string) []receipt.Receipt {
+	alt := start.Add(2 * time.Hour)
+	base := receipt.Receipt{RequestKey: key, PropertyRef: "paris-11", AgentRef: "agent-00", StartsAt: &start,
+		TimeZone: "Europe/Paris", BookingID: uuid.NewString(), LocalStart: "2026-12-08 10:00 (+01:00, Europe/Paris)"}
+	with := func(edit func(*receipt.Receipt)) receipt.Receipt { r := base; edit(&r); return r }
+	return []receipt.Receipt{
+		with(func(r *receipt.Receipt) { r.Status = receipt.StatusConfirmed }),
+		with(func(r *receipt.Receipt) { r.Status, r.Reference = receipt.StatusPending, receipt.Reference(key) }),
+		with(func(r *receipt.Receipt) {
+			r.Status, r.Alternatives = receipt.StatusConflict, []receipt.Slot{{StartsAt: alt, LocalStart: "2026-12-08T12:00"}}
+		}),
+		with(func(r *receipt.Receipt) { r.Status = receipt.StatusConflict }),
+		with(func(r *receipt.Receipt) {
+			r.Status, r.Reason = receipt.StatusRejected, &receipt.Reason{Code: string(booking.CodeOutsideBookableHours),
+				Message: "paris-11 opens at 08:00 (+01:00)"}
+		}),
+		with(func(r *receipt.Receipt) {
+			r.Status, r.Reason = receipt.StatusRejected, &receipt.Reason{Code: "some_new_code", Message: "resource agent-00 ..."}
+		}),
+		with(func(r *receipt.Receipt) {
+			r.Status, r.Reason = receipt.StatusRejected, &receipt.Reason{Code: "temporarily_unavailable", Retryable: true}
+		}),
+		with(func(r *receipt.Receipt) { r.Status = receipt.StatusHeld }),
+		with(func(r *receipt.Receipt) { r.Status = receipt.StatusCancelled }),
+		with(func(r *receipt.Receipt) { r.Status = receipt.StatusExpired }),
+		with(func(r *receipt.Receipt) { r.Status, r.ReplacedBy = receipt.StatusRescheduled, uuid.NewString() }),
+	}
+}
+
+func TestSpokenLinesCarryNoIDOffsetOrUUID(t *testing.T) {
+	t.Parallel()
+	key := uuid.NewString()
+	for _, lang := range []Lang{English, Chinese} {
+		s := Speaker{Lang: lang, Names: names}
+		for _, r := range every(key) {
+			line := s.Receipt(r)
+			require.NotEmpty(t, line)
+			require.NotContains(t, line, key, "%s %s", lang, r.Status)
+			for _, re := range leakage {
+				require.False(t, re.MatchString(line), "%s %s: %q matches %s", lang, r.Status, line, re)
+			}
+		}
+	}
+}
+
+func TestOnlyConfirmedIsWordedAsBooked(t *testing.T) {
+	t.Parallel()
+	for _, r := range every("k") {
+		en := Speaker{Lang: English, Names: names}.Receipt(r)
+		zh := Speaker{Lang: Chinese, Names: names}.Receipt(r)
+		if r.Status == receipt.StatusConfirmed {
+			require.Regexp(t, `^Confirmed: a viewing of the Marais flat with Claire on Tuesday 8 December at 10 a\.m\., Paris time\.`, en)
+			require.Regexp(t, `^已确认：巴黎时间12月8日星期二上午10点看房，房源是the Marais flat，由Claire带看。`, zh)
+			continue
+		}
+		require.NotContains(t, en, "Confirmed", r.Status)
+		require.NotContains(t, zh, "已确认", r.Status)
+	}
+}
+
+func TestSpokenTimes(t *testing.T) {
+	t.Parallel()
+	en, zh := Speaker{Lang: English}, Speaker{Lang: Chinese}
+	for _, tc := range []struct {
+		at     time.Time
+		zone   string
+		en, zh string
+	}{
+		{start, "Europe/Paris", "Tuesday 8 December at 10 a.m., Paris time", "巴黎时间12月8日星期二上午10点"},
+		{start.Add(3*time.Hour + 30*time.Minute), "Europe/Paris", "Tuesday 8 December at 1:30 p.m., Paris time", "巴黎时间12月8日星期二下午1点30分"},
+		{start.Add(2 * time.Hour), "Europe/Paris", "Tuesday 8 December at 12 p.m., Paris time", "巴黎时间12月8日星期二中午12点"},
+		{start, "America/New_York", "Tuesday 8 December at 4 a.m., New York time", "纽约时间12月8日星期二上午4点"},
+		{start, "America/Argentina/Ushuaia", "Tuesday 8 December at 6 a.m., Ushuaia time", "当地时间12月8日星期二上午6点"},
+	} {
+		require.Equal(t, tc.en, en.When(tc.at, tc.zone))
+		require.Equal(t, tc.zh, zh.When(tc.at, tc.zone))
+	}
+}
+
+func TestWithoutANameTheLineSaysWhatItIs(t *testing.T) {
+	t.Parallel()
+	r := every("k")[0]
+	require.Contains(t, Speaker{Lang: English}.Receipt(r), "a viewing of the property with the agent")
+	_, err := ParseLang("fr")
+	require.ErrorContains(t, err, "use en or zh")
+	for tag, want := range map[string]Lang{"": English, "en-GB": English, "zh-CN": Chinese, "zh_Hans": Chinese} {
+		got, err := ParseLang(tag)
+		require.NoError(t, err)
+		require.Equal(t, want, got, tag)
+	}
+}

@@ -1,0 +1,97 @@
+package speech
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/bookingsaga/bookingsaga/internal/localtime"
+)
+
+// When speaks an instant as a caller hears it in zone: "Tuesday 8
+// December at 10 a.m., Paris time", "巴黎时间12月8日星期二上午10点". The
+// zone is named by its city, never by an offset or an IANA id.
+func (s Speaker) When(t time.Time, zone string) string {
+	loc, err := localtime.LoadZone(zone)
+	if err != nil {
+		loc = time.UTC
+	}
+	lt := t.In(loc)
+	date := s.render("date", map[string]string{"weekday": s.weekday(lt.Weekday()), "day": strconv.Itoa(lt.Day()),
+		"month": s.month(lt.Month())})
+	return s.render("at", map[string]string{"date": date, "time": s.clock(lt), "zone": s.zone(zone)})
+}
+
+func (s Speaker) clock(t time.Time) string {
+	h, m := t.Hour(), t.Minute()
+	if s.Lang == Chinese {
+		part := map[bool]string{true: "上午", false: "下午"}[h < 12]
+		h12 := h % 12
+		if h12 == 0 {
+			h12 = 12
+		}
+		if h == 12 {
+			part = "中午"
+		}
+		out := part + strconv.Itoa(h12) + "点"
+		if m != 0 {
+			out += strconv.Itoa(m) + "分"
+		}
+		return out
+	}
+	suffix := map[bool]string{true: "a.m.", false: "p.m."}[h < 12]
+	h12 := h % 12
+	if h12 == 0 {
+		h12 = 12
+	}
+	if m == 0 {
+		return strconv.Itoa(h12) + " " + suffix
+	}
+	return strconv.Itoa(h12) + ":" + twoDigits(m) + " " + suffix
+}
+
+func twoDigits(n int) string {
+	if n < 10 {
+		return "0" + strconv.Itoa(n)
+	}
+	return strconv.Itoa(n)
+}
+
+func (s Speaker) weekday(d time.Weekday) string {
+	if s.Lang == Chinese {
+		return "星期" + [...]string{"日", "一", "二", "三", "四", "五", "六"}[d]
+	}
+	return d.String()
+}
+
+func (s Speaker) month(m time.Month) string {
+	if s.Lang == Chinese {
+		return strconv.Itoa(int(m)) + "月"
+	}
+	return m.String()
+}
+
+// cityNames are the Chinese names of the zones' cities a caller would
+// hear; any other zone is "local time" (当地时间).
+var cityNames = map[string]string{"Paris": "巴黎", "London": "伦敦", "Berlin": "柏林", "Madrid": "马德里", "Rome": "罗马",
+	"New_York": "纽约", "Los_Angeles": "洛杉矶", "Chicago": "芝加哥", "Toronto": "多伦多", "Tokyo": "东京",
+	"Shanghai": "上海", "Hong_Kong": "香港", "Taipei": "台北", "Singapore": "新加坡", "Sydney": "悉尼", "Dubai": "迪拜"}
+
+// zone names a zone by its city: "Paris time", "巴黎时间".
+func (s Speaker) zone(zone string) string {
+	i := strings.LastIndex(zone, "/")
+	if i < 0 || zone == "" {
+		return s.word("zone_local")
+	}
+	city := zone[i+1:]
+	if s.Lang == Chinese {
+		name, ok := cityNames[city]
+		if !ok {
+			return s.word("zone_local")
+		}
+		city = name
+	} else {
+		city = strings.ReplaceAll(city, "_", " ")
+	}
+	return s.render("zone_suffix", map[string]string{"city": city})
+}
