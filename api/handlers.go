@@ -72,9 +72,9 @@ func technical(err error) bool {
 // what is left is a failure before anything was sent, so it is still a
 // receipt, "rejected" with retryable set: the agent tries again with the
 // same request_key, and never hears "booked".
-func answer(w http.ResponseWriter, r *http.Request, key string, rec receipt.Receipt, err error) error {
+func (s *Server) answer(w http.ResponseWriter, r *http.Request, key string, rec receipt.Receipt, err error) error {
 	if err == nil {
-		return writeReceipt(w, rec)
+		return s.writeReceipt(w, r, rec)
 	}
 	if !technical(err) {
 		return err
@@ -89,7 +89,8 @@ func answer(w http.ResponseWriter, r *http.Request, key string, rec receipt.Rece
 // (an unknown resource, say) is a 400 and a key reused for another intent
 // a 409; every other outcome, conflict included, is a 200 whose status
 // says what happened.
-func writeReceipt(w http.ResponseWriter, r receipt.Receipt) error {
+func (s *Server) writeReceipt(w http.ResponseWriter, req *http.Request, r receipt.Receipt) error {
+	r = s.present(req, r)
 	if r.Status == receipt.StatusRejected && r.Reason != nil {
 		switch {
 		case isInputCode(r.Reason.Code):
@@ -158,8 +159,9 @@ func (s *Server) intents(w http.ResponseWriter, r *http.Request) error {
 	}
 	rec, err := s.client.Hold(r.Context(), key, req)
 	if err != nil {
-		return answer(w, r, key, rec, err)
+		return s.answer(w, r, key, rec, err)
 	}
+	rec = s.present(r, rec)
 	return writeJSON(w, http.StatusOK, IntentAnswer{RequestKey: key, Hold: &rec})
 }
 
@@ -181,7 +183,7 @@ func (s *Server) book(w http.ResponseWriter, r *http.Request) error {
 		return e
 	}
 	rec, err := s.client.Commit(r.Context(), body.RequestKey, req)
-	return answer(w, r, body.RequestKey, rec, err)
+	return s.answer(w, r, body.RequestKey, rec, err)
 }
 
 // status answers a key's receipt, decided or not, with 200: it is a read,
@@ -189,9 +191,9 @@ func (s *Server) book(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) status(w http.ResponseWriter, r *http.Request) error {
 	rec, err := s.client.Status(r.Context(), r.PathValue("request_key"))
 	if err != nil {
-		return answer(w, r, r.PathValue("request_key"), rec, err)
+		return s.answer(w, r, r.PathValue("request_key"), rec, err)
 	}
-	return writeJSON(w, http.StatusOK, rec)
+	return writeJSON(w, http.StatusOK, s.present(r, rec))
 }
 
 // byReference resolves the reference a caller quotes to its receipt.
@@ -204,12 +206,12 @@ func (s *Server) byReference(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, rec)
+	return writeJSON(w, http.StatusOK, s.present(r, rec))
 }
 
 func (s *Server) cancel(w http.ResponseWriter, r *http.Request) error {
 	rec, err := s.client.Cancel(r.Context(), r.PathValue("request_key"))
-	return answer(w, r, r.PathValue("request_key"), rec, err)
+	return s.answer(w, r, r.PathValue("request_key"), rec, err)
 }
 
 func (s *Server) reschedule(w http.ResponseWriter, r *http.Request) error {
@@ -225,7 +227,7 @@ func (s *Server) reschedule(w http.ResponseWriter, r *http.Request) error {
 		return e
 	}
 	rec, err := s.client.Reschedule(r.Context(), r.PathValue("request_key"), body.NewRequestKey, req)
-	return answer(w, r, body.NewRequestKey, rec, err)
+	return s.answer(w, r, body.NewRequestKey, rec, err)
 }
 
 // ResourceBody is PUT /v1/resources/{id}.

@@ -49,8 +49,11 @@ type Receipt struct {
 	CommittedAt     *time.Time `json:"committed_at,omitempty"`
 	HoldExpiresAt   *time.Time `json:"hold_expires_at,omitempty"`
 	Reason          *Reason    `json:"reason,omitempty"`
-	// Reference is quoted to the caller when the outcome is pending.
+	// Reference is what the caller quotes back (BS-XXXX-XXXX).
 	Reference string `json:"reference,omitempty"`
+	// Spoken is the line a voice agent reads for this receipt, in the
+	// language asked for; the API fills it in.
+	Spoken string `json:"spoken,omitempty"`
 	// Replaces is the request_key this booking reschedules; ReplacedBy is
 	// set on a booking that was rescheduled.
 	Replaces     string `json:"replaces,omitempty"`

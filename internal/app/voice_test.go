@@ -152,3 +152,55 @@ func TestSelectSlotReadsBackInTheCallersLanguage(t *testing.T) {
 	require.True(t, strings.HasPrefix(out.Results[0].Result, "Confirmed: a viewing of the Marais flat with the agent on "), out.Results[0].Result)
 	require.NotContains(t, out.Results[0].Result, "paris-11")
 }
+
+// Requests and answers share one shape for time: local_start is the
+// caller's wall time, YYYY-MM-DDTHH:MM, in receipts as in requests and
+// availability (seconds accepted on the way in); starts_at and ends_at are
+// UTC instants everywhere; every receipt has its reference and the line
+// to speak as JSON fields.
+func TestOneShapeForTimeInEveryAnswer(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	url := f.serveAPI(api.Config{})
+	start := slot(t, 10)
+	local := start.In(mustZone(t, "Europe/Paris")).Format("2006-01-02T15:04")
+	body := bookingBody(uuid.NewString(), start)
+	body.StartsAt, body.LocalStart = "", local+":00"
+	var r struct {
+		LocalStart string    `json:"local_start"`
+		StartsAt   time.Time `json:"starts_at"`
+		Reference  string    `json:"reference"`
+		Spoken     string    `json:"spoken"`
+		Status     string    `json:"status"`
+	}
+	require.Equal(t, http.StatusOK, f.call("POST", url+"/v1/bookings", body, &r))
+	require.Equal(t, "confirmed", r.Status)
+	require.Equal(t, local, r.LocalStart)
+	require.Equal(t, time.UTC, r.StartsAt.Location())
+	require.Regexp(t, `^BS-`, r.Reference)
+	require.True(t, strings.HasPrefix(r.Spoken, "Confirmed: a viewing of the property"), r.Spoken)
+
+	var av struct {
+		Slots []struct {
+			StartsAt   string `json:"starts_at"`
+			LocalStart string `json:"local_start"`
+		} `json:"slots"`
+	}
+	q := "?property_id=paris-11&agent_id=agent-00&from=" + start.Format(time.RFC3339) + "&to=" + start.Add(4*time.Hour).Format(time.RFC3339)
+	require.Equal(t, http.StatusOK, f.call("GET", url+"/v1/availability"+q, nil, &av))
+	require.NotEmpty(t, av.Slots)
+	require.True(t, strings.HasSuffix(av.Slots[0].StartsAt, "Z"), av.Slots[0].StartsAt)
+	require.Len(t, av.Slots[0].LocalStart, len("2006-01-02T15:04"))
+
+	body = bookingBody(uuid.NewString(), start.Add(time.Hour))
+	body.StartsAt, body.LocalStart = "", start.Add(time.Hour).In(mustZone(t, "Europe/Paris")).Format("2006-01-02T15:04")+":30"
+	var e api.Error
+	require.Equal(t, http.StatusBadRequest, f.call("POST", url+"/v1/bookings", body, &e))
+	require.Contains(t, e.Message, "seconds")
+}
+
+func mustZone(t *testing.T, name string) *time.Location {
+	loc, err := time.LoadLocation(name)
+	require.NoError(t, err)
+	return loc
+}

@@ -75,6 +75,14 @@ func Parse(local, zone string) (time.Time, error) {
 	if err != nil {
 		return time.Time{}, err
 	}
+	if len(local) == len(Layout)+3 && local[len(Layout)] == ':' {
+		// Seconds, as many clients write them, but a viewing starts on a
+		// minute.
+		if local[len(Layout):] != ":00" {
+			return time.Time{}, fmt.Errorf("local time %q: seconds must be 00", local)
+		}
+		local = local[:len(Layout)]
+	}
 	wall, err := time.Parse(Layout, local)
 	if err != nil {
 		return time.Time{}, fmt.Errorf("local time %q: want form %s", local, Layout)
