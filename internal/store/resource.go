@@ -139,7 +139,8 @@ GROUP BY r.resource_id, rb.before_minutes, rb.after_minutes ORDER BY r.resource_
 // is what a booking occupies, so the re-check looks as far as the store.
 func (s *Store) WatchedResources(ctx context.Context) ([]booking.Resource, error) {
 	rows, err := s.pool.Query(ctx, `
-SELECT r.resource_id, r.kind, r.capacity, r.time_zone, rb.before_minutes, rb.after_minutes, r.calendar_id
+SELECT r.resource_id, r.kind, r.capacity, r.time_zone, rb.before_minutes, rb.after_minutes, r.calendar_id,
+       coalesce(r.display_name, '')
 FROM resource r JOIN resource_buffers rb USING (resource_id)
 WHERE r.capacity = 1 AND r.calendar_id IS NOT NULL ORDER BY r.resource_id`)
 	if err != nil {
