@@ -13,6 +13,7 @@ import (
 
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/localtime"
+	"github.com/bookingsaga/bookingsaga/receipt"
 )
 
 // Error is an HTTP error answer: a stable code a program matches on, and
@@ -249,6 +250,28 @@ type IntentBody struct {
 	// expected_policy_version, as a booking does.
 	Hold                  bool   `json:"hold,omitempty"`
 	ExpectedPolicyVersion string `json:"expected_policy_version,omitempty"`
+}
+
+// DefaultFrom fills what a reschedule leaves out from the booking it
+// moves: the property, the agent, the zone, the length and the policy
+// version. A move names only what changes, the new time at the least.
+func (b *RescheduleBody) DefaultFrom(old receipt.Receipt) {
+	s := &b.Slot
+	if s.PropertyID == "" {
+		s.PropertyID = old.PropertyRef
+	}
+	if s.AgentID == "" {
+		s.AgentID = old.AgentRef
+	}
+	if s.TimeZone == "" {
+		s.TimeZone = old.TimeZone
+	}
+	if s.DurationMinutes == 0 && s.EndsAt == "" && old.StartsAt != nil && old.EndsAt != nil {
+		s.DurationMinutes = int(old.EndsAt.Sub(*old.StartsAt) / time.Minute)
+	}
+	if b.ExpectedPolicyVersion == "" {
+		b.ExpectedPolicyVersion = old.PolicyVersion
+	}
 }
 
 // RescheduleBody is POST /v1/bookings/{request_key}/reschedule.

@@ -46,6 +46,17 @@ func with(base []param, more ...param) []param {
 
 func required(p param) param { p.required = true; return p }
 
+// optional is ps with nothing required: what a reschedule leaves out
+// stays as booked.
+func optional(ps []param) []param {
+	out := make([]param, len(ps))
+	for i, p := range ps {
+		p.required = false
+		out[i] = p
+	}
+	return out
+}
+
 var toolDefs = []toolDef{
 	{name: "check_availability", desc: "Free start times for a property and an agent on one local day (date) or between two instants (from, to). An offer, not a booking.",
 		params: []param{slotParams[0], slotParams[1], slotParams[2],
@@ -68,8 +79,8 @@ var toolDefs = []toolDef{
 	{name: "cancel_booking", desc: "Cancel a booking made in this call.",
 		params: []param{{name: "request_key", kind: "string", desc: "the booking's request_key", required: true}},
 		run:    (*Server).toolCancel},
-	{name: "reschedule_booking", desc: "Move a booking made in this call to a new slot: the new slot is booked first, then the old one released.",
-		params: with([]param{{name: "request_key", kind: "string", desc: "the booking's request_key", required: true}}, with(slotParams, required(policyParam))...),
+	{name: "reschedule_booking", desc: "Move a booking made in this call to a new time: the new slot is booked first, then the old one released. Give what changes, the new local_start at the least; the rest stays as booked.",
+		params: with([]param{{name: "request_key", kind: "string", desc: "the booking's request_key", required: true}}, optional(with(slotParams, policyParam))...),
 		run:    (*Server).toolReschedule},
 }
 

@@ -185,12 +185,18 @@ func final(r receipt.Receipt) bool {
 }
 
 func (s *Server) toolReschedule(ctx context.Context, conv string, a toolArgs) (string, error) {
-	req, e := commitRequest(a.Slot, a.ExpectedPolicyVersion, nil, s.cfg.Now())
-	if e != nil {
-		return "", e
-	}
 	if err := s.ours(ctx, conv, a.RequestKey); err != nil {
 		return "", err
+	}
+	old, err := s.client.Status(ctx, a.RequestKey)
+	if err != nil {
+		return "", err
+	}
+	body := RescheduleBody{Slot: a.Slot, ExpectedPolicyVersion: a.ExpectedPolicyVersion}
+	body.DefaultFrom(old)
+	req, e := commitRequest(body.Slot, body.ExpectedPolicyVersion, nil, s.cfg.Now())
+	if e != nil {
+		return "", e
 	}
 	newKey, err := s.client.Select(ctx, conv, req.Intent)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/receipt"
 )
 
 // vapiToolCalls is a tool-calls server message shaped as Vapi's OpenAPI
@@ -203,4 +204,23 @@ func mustZone(t *testing.T, name string) *time.Location {
 	loc, err := time.LoadLocation(name)
 	require.NoError(t, err)
 	return loc
+}
+
+// A reschedule names what changes: the new local time is enough.
+func TestARescheduleWithOnlyTheNewTime(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	url := f.serveAPI(api.Config{})
+	key := uuid.NewString()
+	var booked, moved receipt.Receipt
+	require.Equal(t, http.StatusOK, f.call("POST", url+"/v1/bookings", bookingBody(key, slot(t, 10)), &booked))
+	require.Equal(t, receipt.StatusConfirmed, booked.Status)
+	local := slot(t, 15).In(mustZone(t, "Europe/Paris")).Format("2006-01-02T15:04")
+	body := map[string]string{"new_request_key": uuid.NewString(), "local_start": local}
+	require.Equal(t, http.StatusOK, f.call("POST", url+"/v1/bookings/"+key+"/reschedule", body, &moved))
+	require.Equal(t, receipt.StatusConfirmed, moved.Status, moved.Reason)
+	require.Equal(t, local, moved.LocalStart)
+	require.Equal(t, booked.PropertyRef, moved.PropertyRef)
+	require.Equal(t, booked.AgentRef, moved.AgentRef)
+	require.Equal(t, booked.EndsAt.Sub(*booked.StartsAt), moved.EndsAt.Sub(*moved.StartsAt))
 }
