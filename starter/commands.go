@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -97,14 +98,19 @@ func terminal(ctx context.Context, sc *sagaclient.Client, cmd string, args []str
 		fs.StringVar(&slot.StartsAt, "start", "", "start, RFC 3339 with offset")
 		fs.StringVar(&slot.LocalStart, "local", "", "start as local wall time, e.g. 2026-12-08T10:00 (with -zone)")
 		fs.StringVar(&slot.TimeZone, "zone", "", "the property's IANA zone")
-		fs.IntVar(&slot.DurationMinutes, "minutes", 30, "length in minutes")
+		minutes := 30
+		if cmd == "reschedule" {
+			minutes = 0 // the old booking's
+		}
+		fs.IntVar(&slot.DurationMinutes, "minutes", minutes, "length in minutes (reschedule: the old booking's)")
 		fs.StringVar(&policy, "policy", "", "expected policy version (from availability)")
 		fs.StringVar(&key, "key", "", "request key; a new one is made (and printed) when empty: reuse it to retry")
 	}
-	if err := fs.Parse(args); err != nil {
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
 		return err
 	}
-	r, err := runTerminal(ctx, sc, cmd, fs.Args(), api.BookingBody{RequestKey: key, Slot: slot, ExpectedPolicyVersion: policy})
+	r, err := runTerminal(ctx, sc, cmd, pos, api.BookingBody{RequestKey: key, Slot: slot, ExpectedPolicyVersion: policy})
 	if err != nil {
 		return err
 	}
@@ -136,6 +142,20 @@ func runTerminal(ctx context.Context, sc *sagaclient.Client, cmd string, pos []s
 	if b.RequestKey == "" {
 		b.RequestKey = uuid.NewString()
 	}
+	if cmd == "reschedule" {
+		if err := missing(cmd, b, "-start or -local"); err != nil {
+			return receipt.Receipt{}, err
+		}
+		old, err := sc.Status(ctx, pos[0])
+		if err != nil {
+			return receipt.Receipt{}, err
+		}
+		move := api.RescheduleBody{Slot: b.Slot, ExpectedPolicyVersion: b.ExpectedPolicyVersion}
+		move.DefaultFrom(old)
+		b.Slot, b.ExpectedPolicyVersion = move.Slot, move.ExpectedPolicyVersion
+	} else if err := missing(cmd, b, "-property", "-agent", "-zone", "-start or -local", "-policy"); err != nil {
+		return receipt.Receipt{}, err
+	}
 	req, e := b.Request(time.Now())
 	if e != nil {
 		return receipt.Receipt{}, e
@@ -144,6 +164,40 @@ func runTerminal(ctx context.Context, sc *sagaclient.Client, cmd string, pos []s
 		return sc.Reschedule(ctx, pos[0], b.RequestKey, req)
 	}
 	return sc.Commit(ctx, b.RequestKey, req)
+}
+
+// missing names every one of flags that b lacks, at once.
+func missing(cmd string, b api.BookingBody, flags ...string) error {
+	set := map[string]bool{"-property": b.PropertyID != "", "-agent": b.AgentID != "", "-zone": b.TimeZone != "",
+		"-start or -local": b.StartsAt != "" || b.LocalStart != "", "-policy": b.ExpectedPolicyVersion != ""}
+	var lack []string
+	for _, f := range flags {
+		if !set[f] {
+			lack = append(lack, f)
+		}
+	}
+	if len(lack) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%s needs %s", cmd, strings.Join(lack, ", "))
+}
+
+// parseInterleaved parses flags wherever they stand among the positional
+// arguments ("cancel KEY -json" as well as "cancel -json KEY"), and
+// returns the positional ones.
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
 }
 
 // printJSON is every command's --json output.
@@ -172,4 +226,9 @@ func contactVault(ctx context.Context, url string) (vault, error) {
 		return vault{}, fmt.Errorf("connect database: %w", err)
 	}
 	return vault{store: store.New(pool, store.Config{}), ping: pool.Ping, close: pool.Close}, nil
+}
+
+func joinSorted(xs []string) string {
+	slices.Sort(xs)
+	return strings.Join(xs, ", ")
 }

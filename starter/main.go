@@ -32,6 +32,8 @@ const usage = `usage: starter [flags] <command> [command flags]
 commands:
   serve        run the HTTP API
   book         book a slot and print the receipt
+  availability free starts of a property and an agent on a local day
+  policy       the booking policy in force (reads the store: DATABASE_URL)
   status KEY   print the receipt of a request key, or of a reference (BS-XXXX-XXXX)
   cancel KEY   cancel a booking
   reschedule KEY   move a booking to a new slot under a new key
@@ -118,6 +120,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return keys(fs.Args()[1:], out)
 	case "codec":
 		return codec(ctx, cfg, fs.Args()[1:])
+	case "policy":
+		return policy(ctx, fs.Args()[1:], out)
 	}
 	logger, err := zap.NewProduction()
 	if err != nil {
@@ -144,6 +148,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return terminal(ctx, sc, cmd, rest, out)
 	case "ops":
 		return ops(ctx, sc, rest, out)
+	case "availability":
+		return availability(ctx, sc, rest, out)
 	case "soak":
 		return runSoak(ctx, tc, rest, out)
 	}

@@ -1,11 +1,17 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"flag"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/bookingsaga/bookingsaga/api"
+	"github.com/bookingsaga/bookingsaga/sagaclient"
 )
 
 // Beside a dev stack's data dir, a terminal command reads its payload keys
@@ -25,4 +31,33 @@ func TestOnlyTerminalCommandsTakeTheDevStacksKeys(t *testing.T) {
 	cfg.Temporal.PayloadKeysFile = "/etc/keys.json"
 	devKeysDefault(&cfg, "serve")
 	require.Equal(t, "/etc/keys.json", cfg.Temporal.PayloadKeysFile, "what was set stays")
+}
+
+func TestFlagsMayFollowTheKey(t *testing.T) {
+	t.Parallel()
+	fs := flag.NewFlagSet("cancel", flag.ContinueOnError)
+	asJSON := fs.Bool("json", false, "")
+	note := fs.String("note", "", "")
+	pos, err := parseInterleaved(fs, []string{"key-1", "-json", "-note", "done"})
+	require.NoError(t, err)
+	require.Equal(t, []string{"key-1"}, pos)
+	require.True(t, *asJSON)
+	require.Equal(t, "done", *note)
+}
+
+func TestEveryMissingFieldIsNamedAtOnce(t *testing.T) {
+	t.Parallel()
+	err := missing("book", api.BookingBody{Slot: api.Slot{AgentID: "a"}}, "-property", "-agent", "-zone", "-start or -local", "-policy")
+	require.EqualError(t, err, "book needs -property, -zone, -start or -local, -policy")
+	require.NoError(t, missing("reschedule", api.BookingBody{Slot: api.Slot{LocalStart: "2026-12-08T10:00"}}, "-start or -local"))
+}
+
+func TestOpsHelpAndAnEmptyAttentionList(t *testing.T) {
+	t.Parallel()
+	var out bytes.Buffer
+	require.NoError(t, ops(context.Background(), nil, []string{"-h"}, &out))
+	require.Contains(t, out.String(), "attention")
+	out.Reset()
+	require.NoError(t, human(&out, sagaclient.Attention{}))
+	require.Contains(t, out.String(), "Nothing needs attention")
 }

@@ -29,29 +29,37 @@ func ops(ctx context.Context, sc *sagaclient.Client, args []string, out io.Write
 		fmt.Fprint(out, opsUsage)
 		return errors.New("an ops command is required")
 	}
+	if args[0] == "-h" || args[0] == "-help" || args[0] == "--help" || args[0] == "help" {
+		fmt.Fprint(out, opsUsage)
+		return nil
+	}
 	fs := flag.NewFlagSet("ops "+args[0], flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "print JSON")
 	note := fs.String("note", "", "resolve: what was done about the flag")
-	if err := fs.Parse(args[1:]); err != nil {
+	pos, err := parseInterleaved(fs, args[1:])
+	if err != nil {
 		return err
 	}
 	var v any
-	var err error
 	switch args[0] {
 	case "attention":
 		v, err = sc.Attention(ctx)
 	case "timeline":
-		if fs.NArg() != 1 {
+		if len(pos) != 1 {
 			return errors.New("timeline needs exactly one request key")
 		}
-		v, err = sc.Timeline(ctx, fs.Arg(0))
+		v, err = sc.Timeline(ctx, pos[0])
 	case "reconcile":
 		if err = sc.ReconcileNow(ctx); err == nil {
 			v = map[string]string{"triggered": booking.ReconcileScheduleID}
 		}
 	case "resolve":
-		id, perr := strconv.ParseInt(fs.Arg(0), 10, 64)
-		if fs.NArg() != 1 || perr != nil || *note == "" {
+		var id int64
+		var perr error = errors.New("no flag id")
+		if len(pos) == 1 {
+			id, perr = strconv.ParseInt(pos[0], 10, 64)
+		}
+		if perr != nil || *note == "" {
 			return errors.New("resolve needs a flag id and -note")
 		}
 		v, err = sc.Resolve(ctx, id, *note)
@@ -73,6 +81,10 @@ func human(out io.Writer, v any) error {
 	defer w.Flush()
 	switch x := v.(type) {
 	case sagaclient.Attention:
+		if len(x.Sagas) == 0 && len(x.Flags) == 0 {
+			fmt.Fprintln(w, "Nothing needs attention: no saga pending or unmirrored, no open drift flag.")
+			return nil
+		}
 		fmt.Fprintln(w, "SAGA\tSTATUS\tPROPERTY\tCALENDAR\tCRM")
 		for _, s := range x.Sagas {
 			status := s.Status
