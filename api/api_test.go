@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -172,12 +173,19 @@ func TestTechnicalFailureIsARetryableReceipt(t *testing.T) {
 	require.NoError(t, err)
 	defer res.Body.Close()
 	require.Equal(t, http.StatusServiceUnavailable, res.StatusCode)
+	raw, err := io.ReadAll(res.Body)
+	require.NoError(t, err)
 	var r receipt.Receipt
-	require.NoError(t, json.NewDecoder(res.Body).Decode(&r))
+	require.NoError(t, json.Unmarshal(raw, &r))
 	require.Equal(t, receipt.StatusRejected, r.Status)
 	require.Equal(t, "k-1", r.RequestKey)
 	require.True(t, r.Reason.Retryable)
 	require.NotEqual(t, receipt.StatusConfirmed, r.Status)
+	var e Error
+	require.NoError(t, json.Unmarshal(raw, &e))
+	require.Equal(t, "temporarily_unavailable", e.Code, "an error like every other non-2xx, too")
+	require.NotEmpty(t, e.Message)
+	require.True(t, e.Retryable)
 }
 
 func TestReadinessSaysWhatIsDown(t *testing.T) {
@@ -273,4 +281,25 @@ func TestUnknownRoutesAndMethodsAnswerJSON(t *testing.T) {
 		require.Equal(t, tc.code, e.Code)
 		require.Equal(t, tc.allow, res.Header.Get("Allow"))
 	}
+}
+
+// slowNames is a store that answers names only after a long wait.
+type slowNames struct{ calls atomic.Int32 }
+
+func (s *slowNames) DisplayNames(ctx context.Context, ids []string) (map[string]string, error) {
+	s.calls.Add(1)
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+// A store that hangs costs the line its names, never the answer its time.
+func TestASlowStoreNeverDelaysTheSpokenLine(t *testing.T) {
+	t.Parallel()
+	slow := &slowNames{}
+	s := New(nil, Config{Names: slow})
+	start := time.Now()
+	line := s.say(context.Background(), "en", receipt.Receipt{RequestKey: "k", Status: receipt.StatusCancelled, PropertyRef: "p"})
+	require.Less(t, time.Since(start), 2*time.Second)
+	require.Contains(t, line, "Cancelled")
+	require.Equal(t, int32(1), slow.calls.Load())
 }

@@ -80,9 +80,19 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, key string, rec 
 		return err
 	}
 	logger(r).Error("booking call failed", zap.String("request_key", key), zap.Error(err))
-	return writeJSON(w, http.StatusServiceUnavailable, receipt.Receipt{RequestKey: key, Status: receipt.StatusRejected,
-		Reason: &receipt.Reason{Code: string(codeUnavailable), Retryable: true,
-			Message: "bookingsaga could not answer now; nothing is confirmed; retry with the same request_key"}})
+	const msg = "bookingsaga could not answer now; nothing is confirmed; retry with the same request_key"
+	rec = s.present(r, receipt.Receipt{RequestKey: key, Status: receipt.StatusRejected,
+		Reason: &receipt.Reason{Code: string(codeUnavailable), Retryable: true, Message: msg}})
+	return writeJSON(w, http.StatusServiceUnavailable, unavailableReceipt{
+		Error: Error{Code: string(codeUnavailable), Message: msg, Retryable: true}, Receipt: rec})
+}
+
+// unavailableReceipt is a booking call's 503: an error like every other
+// ({code, message, retryable}) that is also the key's receipt, "rejected"
+// and retryable, for an agent that words its reply from status.
+type unavailableReceipt struct {
+	Error
+	receipt.Receipt
 }
 
 // writeReceipt answers with a receipt. A refusal caused by the request

@@ -69,6 +69,7 @@ type Server struct {
 	client *sagaclient.Client
 	cfg    Config
 	limits *limiters
+	names  *names
 }
 
 // New builds the API over a sagaclient.
@@ -95,7 +96,7 @@ func New(c *sagaclient.Client, cfg Config) *Server {
 	if cfg.Limits != nil {
 		limits = *cfg.Limits
 	}
-	return &Server{client: c, cfg: cfg, limits: &limiters{limits: limits}}
+	return &Server{client: c, cfg: cfg, limits: &limiters{limits: limits}, names: &names{src: cfg.Names, got: map[string]nameEntry{}}}
 }
 
 // route is one served endpoint and the scope a key needs to call it;

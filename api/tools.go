@@ -84,7 +84,7 @@ func (s *Server) toolSelect(ctx context.Context, conv string, a toolArgs) (strin
 		return s.toolHold(ctx, ch.RequestKey, a)
 	}
 	return s.speaker(ctx, a.lang, in.PropertyID).Readback(in.PropertyID, in.StartsAt, in.TimeZone) +
-		" (For the tools: request_key " + ch.RequestKey + ".)", nil
+		" For the tools: request_key " + ch.RequestKey + ".", nil
 }
 
 // toolStatus reads a booking of this conversation, or one the caller
@@ -98,7 +98,12 @@ func (s *Server) toolStatus(ctx context.Context, conv string, a toolArgs) (strin
 		return "", err
 	}
 	r, err := s.client.Status(ctx, a.RequestKey)
-	return s.say(ctx, a.lang, r), err
+	line := s.say(ctx, a.lang, r)
+	if r.Status == receipt.StatusRescheduled && r.ReplacedBy != "" {
+		// Not for the caller's ears: the key the model follows the move by.
+		line += " For the tools: the new booking's request_key is " + r.ReplacedBy + "."
+	}
+	return line, err
 }
 
 func (s *Server) toolCancel(ctx context.Context, conv string, a toolArgs) (string, error) {
@@ -296,20 +301,10 @@ func (s *Server) language(tag string) (speech.Lang, error) {
 	return speech.ParseLang(tag)
 }
 
-// speaker words lines in lang with the display names of ids. A failed
-// lookup costs the names, never the answer: the line says "the property".
+// speaker words lines in lang with the display names of ids, never
+// waiting long for them (see names).
 func (s *Server) speaker(ctx context.Context, lang speech.Lang, ids ...string) speech.Speaker {
-	sp := speech.Speaker{Lang: lang}
-	if s.cfg.Names == nil {
-		return sp
-	}
-	names, err := s.cfg.Names.DisplayNames(ctx, ids)
-	if err != nil {
-		ctxLogger(ctx).Warn("display names unread", zap.Error(err))
-		return sp
-	}
-	sp.Names = names
-	return sp
+	return speech.Speaker{Lang: lang, Names: s.names.lookup(ctx, ids)}
 }
 
 // say is the line for r, with its resources' display names.

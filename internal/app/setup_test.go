@@ -79,6 +79,20 @@ func setup(t testing.TB, opts ...worker.Options) *fixture {
 // setupOn is setup over a database of the test's own choosing.
 func setupOn(t testing.TB, pool *pgxpool.Pool, opts ...worker.Options) *fixture {
 	t.Helper()
+	f := fixtureOn(t, pool)
+	f.seed()
+	var o worker.Options
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	f.worker = f.startWorker(o)
+	return f
+}
+
+// fixtureOn is the fixture's fakes and activities over pool, with nothing
+// written to the store and no worker yet.
+func fixtureOn(t testing.TB, pool *pgxpool.Pool) *fixture {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
 	f := &fixture{t: t, ctx: ctx, pool: pool, calendar: mirrorfake.NewCalendar(), crm: mirrorfake.NewCRM("crm-token"),
@@ -89,25 +103,25 @@ func setupOn(t testing.TB, pool *pgxpool.Pool, opts ...worker.Options) *fixture 
 	t.Cleanup(func() { f.calendar.Release(); calSrv.Close() })
 	t.Cleanup(func() { f.crm.Release(); crmSrv.Close() })
 	st := store.New(f.pool, store.Config{})
-	require.NoError(t, st.SetPolicy(ctx, booking.Policy{Version: policyVersion, SlotMinutes: 30,
-		OpensAt: 8 * time.Hour, ClosesAt: 20 * time.Hour, HoldTTL: 10 * time.Minute, MinNotice: time.Hour}))
-	for _, r := range []booking.Resource{
-		{ID: "paris-11", Kind: "property", Capacity: 1, TimeZone: "Europe/Paris", CalendarID: "paris-11@calendar.test"},
-		{ID: "agent-00", Kind: "agent", Capacity: 1, TimeZone: "Europe/Paris", CalendarID: "agent-00@calendar.test"},
-	} {
-		require.NoError(t, st.UpsertResource(ctx, r))
-	}
 	cal, err := gcal.New(ctx, gcal.Config{Endpoint: f.calendarURL + "/calendar/v3/", NoAuth: true, CallTimeout: 2 * time.Second, Retry: retry.Default()})
 	require.NoError(t, err)
 	crmClient, err := crm.NewHTTP(crm.Config{BaseURL: f.crmURL, Token: "crm-token", Timeout: 2 * time.Second, Retry: retry.Default()})
 	require.NoError(t, err)
 	f.acts = &activities.Activities{Store: st, Calendar: cal, CRM: crmClient, Temporal: f.client}
-	var o worker.Options
-	if len(opts) > 0 {
-		o = opts[0]
-	}
-	f.worker = f.startWorker(o)
 	return f
+}
+
+// seed writes the policy and the two resources every test books.
+func (f *fixture) seed() {
+	f.t.Helper()
+	require.NoError(f.t, f.acts.Store.SetPolicy(f.ctx, booking.Policy{Version: policyVersion, SlotMinutes: 30,
+		OpensAt: 8 * time.Hour, ClosesAt: 20 * time.Hour, HoldTTL: 10 * time.Minute, MinNotice: time.Hour}))
+	for _, r := range []booking.Resource{
+		{ID: "paris-11", Kind: "property", Capacity: 1, TimeZone: "Europe/Paris", CalendarID: "paris-11@calendar.test"},
+		{ID: "agent-00", Kind: "agent", Capacity: 1, TimeZone: "Europe/Paris", CalendarID: "agent-00@calendar.test"},
+	} {
+		require.NoError(f.t, f.acts.Store.UpsertResource(f.ctx, r))
+	}
 }
 
 func (f *fixture) startWorker(o worker.Options) worker.Worker {

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"net/http"
 	"testing"
 	"time"
 
@@ -81,14 +82,28 @@ func TestAViewingsEndTakesTheStoresWord(t *testing.T) {
 // old one did and, past the end of the replayed history, runs the new code.
 func TestASagaOfTheLastReleaseFinishesOnThisBuild(t *testing.T) {
 	t.Parallel()
-	// The store as v0.1.0 left it (its last migration); this build's
-	// worker migrates it further when it starts, as a rollout does.
-	f := setupOn(t, pgtest.NewAtVersion(t, 5))
+	// The old worker starts on the store as v0.1.0 left it (its last
+	// migration); then this build migrates it further, as the first new
+	// worker of a rollout does, while the old one runs on.
+	f := fixtureOn(t, pgtest.NewAtVersion(t, 5))
 	queue := f.queue + "-v0.1.0"
+	health := freeAddr(t)
 	old := startBinary(t, buildAt(t, "v0.1.0", "./worker"), "-task-queue", queue, "-reconcile-every", "0",
 		"-database-url", f.pool.Config().ConnString(), "-namespace", temporalServer().GetDefaultNamespace(),
-		"-temporal-address", temporalServer().GetFrontendHostPort(),
+		"-temporal-address", temporalServer().GetFrontendHostPort(), "-health-listen", health,
 		"-calendar-endpoint", f.calendarURL+"/calendar/v3/", "-calendar-no-auth", "-crm-url", f.crmURL, "-crm-token", "crm-token")
+	f.eventually(func() bool {
+		res, err := http.Get("http://" + health + "/healthz")
+		if err != nil {
+			return false
+		}
+		_ = res.Body.Close()
+		return res.StatusCode == http.StatusOK
+	}, "the old worker started on its schema")
+	conn, err := f.pool.Acquire(f.ctx)
+	require.NoError(t, err)
+	require.NoError(t, schema.Migrate(f.ctx, conn.Conn()))
+	conn.Release()
 	f.queue = queue
 	key := uuid.NewString()
 	// Long enough for the old build to mirror it before its viewing ends.
@@ -96,10 +111,6 @@ func TestASagaOfTheLastReleaseFinishesOnThisBuild(t *testing.T) {
 	f.eventually(func() bool { return f.synced(key) }, "mirrors synced by the old build")
 	old.stop()
 
-	conn, err := f.pool.Acquire(f.ctx)
-	require.NoError(t, err)
-	require.NoError(t, schema.Migrate(f.ctx, conn.Conn()))
-	conn.Release()
 	f.startWorker(worker.Options{})
 	var final receipt.Receipt
 	require.NoError(t, f.client.GetWorkflow(f.ctx, key, "").Get(f.ctx, &final))
