@@ -146,7 +146,7 @@ func (s *Server) vapi(w http.ResponseWriter, r *http.Request) error {
 	}
 	out := vapiResults{Results: make([]vapiResult, 0, len(calls))}
 	for _, tc := range calls {
-		text := "NOT done: the message names no call (message.call.id)."
+		text := notDone(string(booking.CodeMissingField), "the message names no call (message.call.id)")
 		if msg.Message.Call.ID != "" {
 			text = s.tool(r.Context(), msg.Message.Call.ID, tc.name(), tc.args())
 		}

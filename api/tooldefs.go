@@ -68,7 +68,7 @@ var toolDefs = []toolDef{
 	{name: "select_slot", desc: "Record the slot the caller chose, before book. With hold, the slot is held until book or the hold's expiry.",
 		params: with(slotParams, param{name: "hold", kind: "boolean", desc: "hold the slot until book (needs expected_policy_version)"}, policyParam),
 		run:    (*Server).toolSelect},
-	{name: "book", desc: "Book the chosen slot. Word the reply from its first words alone: only 'Confirmed' means booked.",
+	{name: "book", desc: "Book the chosen slot. Word the reply from the status in brackets alone: only [confirmed] means booked.",
 		params: with(slotParams, required(policyParam), param{name: "contact", kind: "object", desc: "the caller's name and phone, for the agency only",
 			props: []param{{name: "name", kind: "string", desc: "the caller's name"}, {name: "phone", kind: "string", desc: "the caller's phone number"}}}),
 		run: (*Server).toolBook},
@@ -124,10 +124,11 @@ func objectSchema(ps []param) map[string]any {
 }
 
 // SystemPrompt is the rule an agent's prompt needs beside the tools.
-const SystemPrompt = `You book property viewings with the tools. Never say a viewing is booked unless the book (or reschedule_booking) result starts with "Confirmed". ` +
-	`Word your reply from the result's status alone: "pending" means the outcome is not known yet, so tell the caller you will confirm shortly and give the reference; ` +
-	`a conflict means the slot was taken, so offer the alternatives it lists. Before book, read back the date, time and time zone select_slot resolved, and get the caller's yes. ` +
-	`If a result says NOT done, nothing happened: fix what it says, or try the same call again.`
+const SystemPrompt = `You book property viewings with the tools. Every tool result starts with its status in brackets, ` +
+	`such as [confirmed], whatever the language of the words after it. Never say a viewing is booked unless a book or reschedule_booking result starts with [confirmed]. ` +
+	`Word your reply from that status alone: [pending_reconciliation] means the outcome is not known yet, so tell the caller you will confirm shortly and give the reference; ` +
+	`[conflict] means the slot was taken, so offer the alternatives it lists. Before book, read back the date, time and place select_slot gave ([selected]) and get the caller's yes. ` +
+	`[not_done: …] means nothing happened: fix what it says, or try the same call again.`
 
 // baseURL is where the platform should call this API: ?base_url= when
 // given, else the address this request came in on.

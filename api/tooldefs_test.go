@@ -24,7 +24,7 @@ func exported(t *testing.T, path string) map[string]any {
 	require.Equal(t, http.StatusOK, res.StatusCode)
 	var out map[string]any
 	require.NoError(t, json.NewDecoder(res.Body).Decode(&out))
-	require.Contains(t, out["system_prompt"], "Confirmed")
+	require.Contains(t, out["system_prompt"], "[confirmed]")
 	return out
 }
 

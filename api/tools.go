@@ -51,12 +51,12 @@ func (s *Server) tool(ctx context.Context, conversationID, name string, raw json
 	}
 	if len(bytes.TrimSpace(raw)) > 0 {
 		if err := json.Unmarshal(raw, &args); err != nil {
-			return "NOT done: could not read the arguments: " + jsonProblem(err) + "."
+			return notDone(string(codeBadJSON), "could not read the arguments: "+jsonProblem(err))
 		}
 	}
 	lang, err := s.language(args.Language)
 	if err != nil {
-		return "NOT done: " + err.Error() + "."
+		return notDone(string(booking.CodeMissingField), err.Error())
 	}
 	args.lang = lang
 	text, err := s.runTool(ctx, conversationID, name, args)
@@ -83,7 +83,7 @@ func (s *Server) toolSelect(ctx context.Context, conv string, a toolArgs) (strin
 	if a.Hold {
 		return s.toolHold(ctx, ch.RequestKey, a)
 	}
-	return s.speaker(ctx, a.lang, in.PropertyID).Readback(in.PropertyID, in.StartsAt, in.TimeZone) +
+	return "[selected] " + s.speaker(ctx, a.lang, in.PropertyID).Readback(in.PropertyID, in.StartsAt, in.TimeZone) +
 		" For the tools: request_key " + ch.RequestKey + ".", nil
 }
 
@@ -92,13 +92,13 @@ func (s *Server) toolSelect(ctx context.Context, conv string, a toolArgs) (strin
 func (s *Server) toolStatus(ctx context.Context, conv string, a toolArgs) (string, error) {
 	if a.RequestKey == "" && a.Reference != "" {
 		r, err := s.client.ByReference(ctx, a.Reference)
-		return s.say(ctx, a.lang, r), err
+		return s.result(ctx, a.lang, r), err
 	}
 	if err := s.ours(ctx, conv, a.RequestKey); err != nil {
 		return "", err
 	}
 	r, err := s.client.Status(ctx, a.RequestKey)
-	line := s.say(ctx, a.lang, r)
+	line := s.result(ctx, a.lang, r)
 	if r.Status == receipt.StatusRescheduled && r.ReplacedBy != "" {
 		// Not for the caller's ears: the key the model follows the move by.
 		line += " For the tools: the new booking's request_key is " + r.ReplacedBy + "."
@@ -115,7 +115,7 @@ func (s *Server) toolCancel(ctx context.Context, conv string, a toolArgs) (strin
 		// Choosing the same slot again later is a new booking.
 		s.tell(ctx, conv, a.RequestKey, s.client.Retire)
 	}
-	return s.say(ctx, a.lang, r), err
+	return s.result(ctx, a.lang, r), err
 }
 
 // toolBook resolves the key through the intent rule, so a tool call the
@@ -145,7 +145,7 @@ func (s *Server) toolBook(ctx context.Context, conv string, a toolArgs) (string,
 	default:
 		s.tell(ctx, conv, ch.RequestKey, s.client.Settle)
 	}
-	return s.say(ctx, a.lang, r), err
+	return s.result(ctx, a.lang, r), err
 }
 
 // tell updates the conversation's bookkeeping about a key once its booking
@@ -165,7 +165,7 @@ func (s *Server) toolHold(ctx context.Context, key string, a toolArgs) (string, 
 		return "", e
 	}
 	r, err := s.client.Hold(ctx, key, req)
-	return s.say(ctx, a.lang, r) + " request_key " + key + ".", err
+	return s.result(ctx, a.lang, r) + " request_key " + key + ".", err
 }
 
 // held answers a call that would start another booking while one of this
@@ -179,7 +179,7 @@ func (s *Server) held(ctx context.Context, conv string, lang speech.Lang, outsta
 	if err != nil || r == nil {
 		return "", false, err
 	}
-	return s.say(ctx, lang, *r) + " An earlier booking in this call is not settled: check it with booking_status (request_key " +
+	return s.result(ctx, lang, *r) + " An earlier booking in this call is not settled: check it with booking_status (request_key " +
 		r.RequestKey + ") before booking anything else.", true, nil
 }
 
@@ -211,7 +211,7 @@ func (s *Server) toolReschedule(ctx context.Context, conv string, a toolArgs) (s
 	if err == nil && final(r) {
 		s.tell(ctx, conv, newKey, s.client.Retire)
 	}
-	return s.say(ctx, a.lang, r), err
+	return s.result(ctx, a.lang, r), err
 }
 
 // ours refuses a key this conversation did not make: a voice tool acts
@@ -276,20 +276,25 @@ func localDay(date, zone string) (time.Time, time.Time, error) {
 	return d, d.AddDate(0, 0, 1), nil
 }
 
-// toolError words a failure for the model, never as a success.
+// toolError words a failure for the model, never as a success, behind
+// the [not_done: code] tag the system prompt keys on.
 func toolError(err error) string {
 	var e *Error
 	var rej *booking.Rejection
 	var nf *serviceerror.NotFound
 	switch {
 	case errors.As(err, &e):
-		return "NOT done: " + e.Message + "."
+		return notDone(e.Code, e.Message)
 	case errors.As(err, &rej):
-		return "NOT done: " + rej.Message + "."
+		return notDone(string(rej.Code), rej.Message)
 	case errors.As(err, &nf) || errors.Is(err, sagaclient.ErrNotFound):
-		return "NOT done: there is no booking under this request_key."
+		return notDone(string(codeNotFound), "there is no booking under this request_key")
 	}
-	return "NOT done: a temporary problem. Try the same call again in a moment."
+	return notDone(string(codeUnavailable), "a temporary problem. Try the same call again in a moment")
+}
+
+func notDone(code, msg string) string {
+	return "[not_done: " + code + "] NOT done: " + strings.TrimSuffix(msg, ".") + "."
 }
 
 // language is the spoken lines' language for a call: its own, or the
@@ -310,4 +315,16 @@ func (s *Server) speaker(ctx context.Context, lang speech.Lang, ids ...string) s
 // say is the line for r, with its resources' display names.
 func (s *Server) say(ctx context.Context, lang speech.Lang, r receipt.Receipt) string {
 	return s.speaker(ctx, lang, r.PropertyRef, r.AgentRef).Receipt(r)
+}
+
+// result is what a tool answers the model for r: its status, and a
+// refusal's code, in brackets the system prompt keys on whatever the
+// language ("[confirmed] …", "[rejected: outside_bookable_hours] …"),
+// then the line to speak.
+func (s *Server) result(ctx context.Context, lang speech.Lang, r receipt.Receipt) string {
+	tag := string(r.Status)
+	if r.Reason != nil && r.Reason.Code != "" && (r.Status == receipt.StatusRejected || r.Status == receipt.StatusConflict) {
+		tag += ": " + r.Reason.Code
+	}
+	return "[" + tag + "] " + s.say(ctx, lang, r)
 }

@@ -185,7 +185,7 @@ func TestVoicePlatformRoundTrips(t *testing.T) {
 	}
 	for range 2 { // the model re-issues the same tool call
 		require.Equal(t, http.StatusOK, f.call("POST", url+"/v1/tools/retell", body, &out, "X-Retell-Signature", retellSign(body, "retell-key")))
-		require.True(t, strings.HasPrefix(out.Result, "Confirmed"), out.Result)
+		require.True(t, strings.HasPrefix(out.Result, "[confirmed] Confirmed"), out.Result)
 	}
 	require.Equal(t, 1, f.bookings(), "a re-issued book is the same booking")
 	require.Equal(t, http.StatusUnauthorized, f.call("POST", url+"/v1/tools/retell", body, &api.Error{}, "X-Retell-Signature", retellSign(body, "wrong")))
@@ -291,23 +291,23 @@ func TestEveryToolThroughOneConversation(t *testing.T) {
 		return strings.TrimSuffix(key, ".")
 	}
 	key := keyOf(tool("select_slot", at(10)))
-	require.True(t, strings.HasPrefix(tool("book", at(10)), "Confirmed"))
+	require.True(t, strings.HasPrefix(tool("book", at(10)), "[confirmed] Confirmed"))
 	status := at(10)
 	status["request_key"] = key
-	require.True(t, strings.HasPrefix(tool("booking_status", status), "Confirmed"), "book used the selected key")
+	require.True(t, strings.HasPrefix(tool("booking_status", status), "[confirmed] Confirmed"), "book used the selected key")
 
 	move := at(11)
 	move["request_key"] = key
-	require.True(t, strings.HasPrefix(tool("reschedule_booking", move), "Confirmed"))
+	require.True(t, strings.HasPrefix(tool("reschedule_booking", move), "[confirmed] Confirmed"))
 	newKey := keyOf(tool("select_slot", at(11)))
 	require.NotEqual(t, key, newKey)
 	require.Contains(t, tool("booking_status", status), newKey, "the old booking names its replacement")
 	cancel := map[string]any{"request_key": newKey}
-	require.True(t, strings.HasPrefix(tool("cancel_booking", cancel), "Cancelled"))
-	require.True(t, strings.HasPrefix(tool("cancel_booking", cancel), "Cancelled"), "cancelling twice is fine")
+	require.True(t, strings.HasPrefix(tool("cancel_booking", cancel), "[cancelled] Cancelled"))
+	require.True(t, strings.HasPrefix(tool("cancel_booking", cancel), "[cancelled] Cancelled"), "cancelling twice is fine")
 	again := keyOf(tool("select_slot", at(11)))
 	require.NotEqual(t, newKey, again, "a cancelled choice gets a fresh key when chosen again")
-	require.True(t, strings.HasPrefix(tool("book", at(11)), "Confirmed"), "and can be booked again")
+	require.True(t, strings.HasPrefix(tool("book", at(11)), "[confirmed] Confirmed"), "and can be booked again")
 	require.Contains(t, tool("booking_status", map[string]any{}), "NOT done", "a key is required")
 	require.Contains(t, tool("booking_status", map[string]any{"request_key": "no-such-key"}), "not made in this conversation")
 
@@ -316,7 +316,7 @@ func TestEveryToolThroughOneConversation(t *testing.T) {
 	require.Contains(t, toolIn(other, "cancel_booking", map[string]any{"request_key": again}), "not made in this conversation")
 	move["request_key"] = again
 	require.Contains(t, toolIn(other, "reschedule_booking", move), "not made in this conversation")
-	require.True(t, strings.HasPrefix(tool("booking_status", map[string]any{"request_key": again}), "Confirmed"), "the booking stands")
+	require.True(t, strings.HasPrefix(tool("booking_status", map[string]any{"request_key": again}), "[confirmed] Confirmed"), "the booking stands")
 	require.Contains(t, tool("no_such_tool", nil), "NOT done")
 
 	// Without a Retell key configured, the endpoint needs an agent key.

@@ -157,9 +157,9 @@ func TestAPendingBookingHoldsTheConversation(t *testing.T) {
 		Result string `json:"result"`
 	}
 	require.Equal(t, http.StatusOK, f.call("POST", url+"/v1/tools/retell", body, &status))
-	require.True(t, strings.HasPrefix(status.Result, "Confirmed"), "the caller's reference resolves: %s", status.Result)
+	require.True(t, strings.HasPrefix(status.Result, "[confirmed] Confirmed"), "the caller's reference resolves: %s", status.Result)
 	second := book(11)
-	require.True(t, strings.HasPrefix(second, "Confirmed"), "the conversation goes on: %s", second)
+	require.True(t, strings.HasPrefix(second, "[confirmed] Confirmed"), "the conversation goes on: %s", second)
 	require.Equal(t, 2, f.bookings())
 }
 
@@ -221,11 +221,11 @@ func TestAConversationBookkeepingFaultNeverChangesTheAnswer(t *testing.T) {
 	args := map[string]any{"property_id": "paris-11", "agent_id": "agent-00", "starts_at": slot(t, 13).Format(time.RFC3339),
 		"time_zone": "Europe/Paris", "duration_minutes": 30, "expected_policy_version": policyVersion}
 	booked := tool("book", args)
-	require.True(t, strings.HasPrefix(booked, "Confirmed"), "the booking was made: %s", booked)
+	require.True(t, strings.HasPrefix(booked, "[confirmed] Confirmed"), "the booking was made: %s", booked)
 
 	var key string
 	require.NoError(t, f.pool.QueryRow(f.ctx, "SELECT request_key FROM booking").Scan(&key))
 	cancelled := tool("cancel_booking", map[string]any{"request_key": key})
-	require.True(t, strings.HasPrefix(cancelled, "Cancelled"), "the booking was cancelled: %s", cancelled)
+	require.True(t, strings.HasPrefix(cancelled, "[cancelled] Cancelled"), "the booking was cancelled: %s", cancelled)
 	require.EqualValues(t, 2, fault.failed.Load(), "the bookkeeping failed both times")
 }

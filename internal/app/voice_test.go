@@ -65,7 +65,7 @@ func TestVapiToolCallsAsDocumented(t *testing.T) {
 	require.Len(t, out.Results, 1, "one result for the call, not one for each list that names it")
 	require.Equal(t, "call_abc123", out.Results[0].ToolCallID)
 	require.Equal(t, "book", out.Results[0].Name)
-	require.True(t, strings.HasPrefix(out.Results[0].Result, "Confirmed"), out.Results[0].Result)
+	require.True(t, strings.HasPrefix(out.Results[0].Result, "[confirmed] Confirmed"), out.Results[0].Result)
 	require.Equal(t, 1, f.bookings())
 
 	// The guide's own example puts name and an arguments object on the
@@ -76,11 +76,11 @@ func TestVapiToolCallsAsDocumented(t *testing.T) {
 	delete(m, "toolCallList")
 	require.Equal(t, http.StatusOK, f.call("POST", url, msg, &out, "X-Vapi-Secret", "vapi-secret"))
 	require.Equal(t, "call_def456", out.Results[0].ToolCallID)
-	require.True(t, strings.HasPrefix(out.Results[0].Result, "Confirmed"), out.Results[0].Result)
+	require.True(t, strings.HasPrefix(out.Results[0].Result, "[confirmed] Confirmed"), out.Results[0].Result)
 	m["toolWithToolCallList"] = []any{}
 	m["toolCallList"] = []any{map[string]any{"id": "call_ghi789", "name": "book", "arguments": bookArgs(t, 12)}}
 	require.Equal(t, http.StatusOK, f.call("POST", url, msg, &out, "X-Vapi-Secret", "vapi-secret"))
-	require.True(t, strings.HasPrefix(out.Results[0].Result, "Confirmed"), out.Results[0].Result)
+	require.True(t, strings.HasPrefix(out.Results[0].Result, "[confirmed] Confirmed"), out.Results[0].Result)
 	require.Equal(t, 3, f.bookings())
 }
 
@@ -117,7 +117,7 @@ func TestRetellArgsOnly(t *testing.T) {
 	}
 	for range 2 { // re-issued by the model
 		require.Equal(t, http.StatusOK, f.call("POST", url, body, &out, "X-Retell-Signature", retellSign(body, "retell-key"), "X-Call-Id", callID))
-		require.True(t, strings.HasPrefix(out.Result, "Confirmed"), out.Result)
+		require.True(t, strings.HasPrefix(out.Result, "[confirmed] Confirmed"), out.Result)
 	}
 	require.Equal(t, 1, f.bookings())
 	var e api.Error
@@ -144,13 +144,13 @@ func TestSelectSlotReadsBackInTheCallersLanguage(t *testing.T) {
 	var out vapiAnswer
 	require.Equal(t, http.StatusOK, f.call("POST", url, vapiToolCalls(call, "tc-1", "select_slot", args), &out, "X-Vapi-Secret", "vapi-secret"))
 	line := out.Results[0].Result
-	require.True(t, strings.HasPrefix(line, "已选择，尚未预订：the Marais flat，巴黎时间"), line)
+	require.True(t, strings.HasPrefix(line, "[selected] 已选择，尚未预订：the Marais flat，巴黎时间"), line)
 	require.Contains(t, line, "下午2点")
 	require.Zero(t, f.bookings(), "a read-back books nothing")
 
 	args = bookArgs(t, 14)
 	require.Equal(t, http.StatusOK, f.call("POST", url, vapiToolCalls(call, "tc-2", "book", args), &out, "X-Vapi-Secret", "vapi-secret"))
-	require.True(t, strings.HasPrefix(out.Results[0].Result, "Confirmed: a viewing of the Marais flat with the agent on "), out.Results[0].Result)
+	require.True(t, strings.HasPrefix(out.Results[0].Result, "[confirmed] Confirmed: a viewing of the Marais flat with the agent on "), out.Results[0].Result)
 	require.NotContains(t, out.Results[0].Result, "paris-11")
 }
 
