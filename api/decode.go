@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,7 +14,7 @@ import (
 
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/localtime"
-	"github.com/bookingsaga/bookingsaga/receipt"
+	"github.com/bookingsaga/bookingsaga/internal/store"
 )
 
 // Error is an HTTP error answer: a stable code a program matches on, and
@@ -253,24 +254,30 @@ type IntentBody struct {
 }
 
 // DefaultFrom fills what a reschedule leaves out from the booking it
-// moves: the property, the agent, the zone, the length and the policy
-// version. A move names only what changes, the new time at the least.
-func (b *RescheduleBody) DefaultFrom(old receipt.Receipt) {
+// moves, as the store holds it: the property, the agent, the other
+// resources (a key holder), the zone and the length. A move names only
+// what changes, the new time at the least. A policy version left out is
+// the one in force (current): the store decides the move under its rules
+// either way, and the old booking's version may be gone.
+func (b *RescheduleBody) DefaultFrom(old booking.Intent, current string) {
 	s := &b.Slot
 	if s.PropertyID == "" {
-		s.PropertyID = old.PropertyRef
+		s.PropertyID = old.PropertyID
 	}
 	if s.AgentID == "" {
-		s.AgentID = old.AgentRef
+		s.AgentID = old.AgentID
+	}
+	if s.ExtraResources == nil {
+		s.ExtraResources = old.ExtraResources
 	}
 	if s.TimeZone == "" {
 		s.TimeZone = old.TimeZone
 	}
-	if s.DurationMinutes == 0 && s.EndsAt == "" && old.StartsAt != nil && old.EndsAt != nil {
-		s.DurationMinutes = int(old.EndsAt.Sub(*old.StartsAt) / time.Minute)
+	if s.DurationMinutes == 0 && s.EndsAt == "" {
+		s.DurationMinutes = int(old.EndsAt.Sub(old.StartsAt) / time.Minute)
 	}
 	if b.ExpectedPolicyVersion == "" {
-		b.ExpectedPolicyVersion = old.PolicyVersion
+		b.ExpectedPolicyVersion = current
 	}
 }
 
@@ -279,4 +286,30 @@ type RescheduleBody struct {
 	NewRequestKey string `json:"new_request_key"`
 	Slot
 	ExpectedPolicyVersion string `json:"expected_policy_version"`
+}
+
+// defaultMove fills what body leaves out from the booking of key, as the
+// store holds it. A booking the store doesn't hold yet (its outcome
+// pending) can't be moved by what changes: the caller hears so.
+func (s *Server) defaultMove(ctx context.Context, key string, body *RescheduleBody) error {
+	if s.cfg.Bookings == nil {
+		return nil
+	}
+	old, err := s.cfg.Bookings.Lookup(ctx, key)
+	if errors.Is(err, store.ErrNotFound) {
+		return badRequest(booking.CodeNotBooked, "the store holds no booking under %s to move; check its status first", key)
+	}
+	if err != nil {
+		return err
+	}
+	var current string
+	if body.ExpectedPolicyVersion == "" {
+		p, err := s.cfg.Bookings.CurrentPolicy(ctx)
+		if err != nil {
+			return err
+		}
+		current = p.Version
+	}
+	body.DefaultFrom(old.Intent, current)
+	return nil
 }

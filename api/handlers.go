@@ -232,11 +232,9 @@ func (s *Server) reschedule(w http.ResponseWriter, r *http.Request) error {
 	if err := booking.ValidateReplacement(body.NewRequestKey, r.PathValue("request_key")); err != nil {
 		return fromRejection(err)
 	}
-	old, err := s.client.Status(r.Context(), r.PathValue("request_key"))
-	if err != nil {
-		return s.answer(w, r, body.NewRequestKey, old, err)
+	if err := s.defaultMove(r.Context(), r.PathValue("request_key"), &body); err != nil {
+		return err
 	}
-	body.DefaultFrom(old)
 	req, e := commitRequest(body.Slot, body.ExpectedPolicyVersion, nil, s.cfg.Now())
 	if e != nil {
 		return e

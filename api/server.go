@@ -18,6 +18,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/speech"
 	"github.com/bookingsaga/bookingsaga/sagaclient"
 )
@@ -48,6 +49,9 @@ type Config struct {
 	// Contacts reads and erases callers' contacts; without it those
 	// routes answer 501.
 	Contacts ContactVault
+	// Bookings fills in what a reschedule leaves out; without it a
+	// reschedule must name everything.
+	Bookings Bookings
 	// Names gives resources' display names for the spoken lines; without
 	// it they say "the property" and "the agent".
 	Names ResourceNames
@@ -57,6 +61,14 @@ type Config struct {
 	// calls: Temporal, and the store where the process can reach it.
 	Ready []Check
 	Log   *zap.Logger
+}
+
+// Bookings reads what the store holds of a booking and the policy in
+// force, for a reschedule that names only what changes; the store
+// implements it.
+type Bookings interface {
+	Lookup(ctx context.Context, key string) (booking.Booking, error)
+	CurrentPolicy(ctx context.Context) (booking.Policy, error)
 }
 
 // ResourceNames reads display names; the store implements it.

@@ -193,12 +193,10 @@ func (s *Server) toolReschedule(ctx context.Context, conv string, a toolArgs) (s
 	if err := s.ours(ctx, conv, a.RequestKey); err != nil {
 		return "", err
 	}
-	old, err := s.client.Status(ctx, a.RequestKey)
-	if err != nil {
+	body := RescheduleBody{Slot: a.Slot, ExpectedPolicyVersion: a.ExpectedPolicyVersion}
+	if err := s.defaultMove(ctx, a.RequestKey, &body); err != nil {
 		return "", err
 	}
-	body := RescheduleBody{Slot: a.Slot, ExpectedPolicyVersion: a.ExpectedPolicyVersion}
-	body.DefaultFrom(old)
 	req, e := commitRequest(body.Slot, body.ExpectedPolicyVersion, nil, s.cfg.Now())
 	if e != nil {
 		return "", e

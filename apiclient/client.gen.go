@@ -886,13 +886,13 @@ type ReceiptReasonCode string
 // ReceiptStatus defines model for Receipt.Status.
 type ReceiptStatus string
 
-// Reschedule what changes: the new start (local_start or starts_at) at the least; property_id, agent_id, time_zone, the length and expected_policy_version default to the old booking's
+// Reschedule what changes: the new start (local_start or starts_at) at the least; property_id, agent_id, extra_resources, time_zone and the length default to the old booking's as the store holds it, expected_policy_version to the policy in force
 type Reschedule struct {
 	AgentId         *string    `json:"agent_id,omitempty"`
 	DurationMinutes *int       `json:"duration_minutes,omitempty"`
 	EndsAt          *time.Time `json:"ends_at,omitempty"`
 
-	// ExpectedPolicyVersion defaults to the old booking's
+	// ExpectedPolicyVersion defaults to the policy in force
 	ExpectedPolicyVersion *string   `json:"expected_policy_version,omitempty"`
 	ExtraResources        *[]string `json:"extra_resources,omitempty"`
 
@@ -1380,14 +1380,14 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/bookings/{request_key}/contact (the `GetV1BookingsRequestKeyContact` operationId).
 	GetV1BookingsRequestKeyContact(ctx context.Context, requestKey string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostV1BookingsRequestKeyRescheduleWithBody book the new slot under a new key, then release the old booking — give what changes (the new local_start or starts_at at the least): the property, agent, zone, length and policy version default to the old booking's
+	// PostV1BookingsRequestKeyRescheduleWithBody book the new slot under a new key, then release the old booking. Give what changes (the new local_start or starts_at at the least): the property, agent, other resources, zone and length default to the old booking's, the policy version to the one in force
 	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /v1/bookings/{request_key}/reschedule (the `PostV1BookingsRequestKeyReschedule` operationId).
 	PostV1BookingsRequestKeyRescheduleWithBody(ctx context.Context, requestKey string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostV1BookingsRequestKeyReschedule book the new slot under a new key, then release the old booking — give what changes (the new local_start or starts_at at the least): the property, agent, zone, length and policy version default to the old booking's
+	// PostV1BookingsRequestKeyReschedule book the new slot under a new key, then release the old booking. Give what changes (the new local_start or starts_at at the least): the property, agent, other resources, zone and length default to the old booking's, the policy version to the one in force
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -1668,7 +1668,7 @@ func (c *Client) GetV1BookingsRequestKeyContact(ctx context.Context, requestKey 
 	return c.Client.Do(req)
 }
 
-// PostV1BookingsRequestKeyRescheduleWithBody book the new slot under a new key, then release the old booking — give what changes (the new local_start or starts_at at the least): the property, agent, zone, length and policy version default to the old booking's
+// PostV1BookingsRequestKeyRescheduleWithBody book the new slot under a new key, then release the old booking. Give what changes (the new local_start or starts_at at the least): the property, agent, other resources, zone and length default to the old booking's, the policy version to the one in force
 //
 // Takes any type of body and a specified content type.
 //
@@ -1685,7 +1685,7 @@ func (c *Client) PostV1BookingsRequestKeyRescheduleWithBody(ctx context.Context,
 	return c.Client.Do(req)
 }
 
-// PostV1BookingsRequestKeyReschedule book the new slot under a new key, then release the old booking — give what changes (the new local_start or starts_at at the least): the property, agent, zone, length and policy version default to the old booking's
+// PostV1BookingsRequestKeyReschedule book the new slot under a new key, then release the old booking. Give what changes (the new local_start or starts_at at the least): the property, agent, other resources, zone and length default to the old booking's, the policy version to the one in force
 //
 // Takes a body of the `application/json` content type.
 //
@@ -2977,14 +2977,14 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/bookings/{request_key}/contact (the `GetV1BookingsRequestKeyContact` operationId).
 	GetV1BookingsRequestKeyContactWithResponse(ctx context.Context, requestKey string, reqEditors ...RequestEditorFn) (*GetV1BookingsRequestKeyContactResponse, error)
 
-	// PostV1BookingsRequestKeyRescheduleWithBodyWithResponse book the new slot under a new key, then release the old booking — give what changes (the new local_start or starts_at at the least): the property, agent, zone, length and policy version default to the old booking's
+	// PostV1BookingsRequestKeyRescheduleWithBodyWithResponse book the new slot under a new key, then release the old booking. Give what changes (the new local_start or starts_at at the least): the property, agent, other resources, zone and length default to the old booking's, the policy version to the one in force
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/bookings/{request_key}/reschedule (the `PostV1BookingsRequestKeyReschedule` operationId).
 	PostV1BookingsRequestKeyRescheduleWithBodyWithResponse(ctx context.Context, requestKey string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1BookingsRequestKeyRescheduleResponse, error)
 
-	// PostV1BookingsRequestKeyRescheduleWithResponse book the new slot under a new key, then release the old booking — give what changes (the new local_start or starts_at at the least): the property, agent, zone, length and policy version default to the old booking's
+	// PostV1BookingsRequestKeyRescheduleWithResponse book the new slot under a new key, then release the old booking. Give what changes (the new local_start or starts_at at the least): the property, agent, other resources, zone and length default to the old booking's, the policy version to the one in force
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -4896,7 +4896,7 @@ func (c *ClientWithResponses) GetV1BookingsRequestKeyContactWithResponse(ctx con
 	return ParseGetV1BookingsRequestKeyContactResponse(rsp)
 }
 
-// PostV1BookingsRequestKeyRescheduleWithBodyWithResponse book the new slot under a new key, then release the old booking — give what changes (the new local_start or starts_at at the least): the property, agent, zone, length and policy version default to the old booking's
+// PostV1BookingsRequestKeyRescheduleWithBodyWithResponse book the new slot under a new key, then release the old booking. Give what changes (the new local_start or starts_at at the least): the property, agent, other resources, zone and length default to the old booking's, the policy version to the one in force
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -4909,7 +4909,7 @@ func (c *ClientWithResponses) PostV1BookingsRequestKeyRescheduleWithBodyWithResp
 	return ParsePostV1BookingsRequestKeyRescheduleResponse(rsp)
 }
 
-// PostV1BookingsRequestKeyRescheduleWithResponse book the new slot under a new key, then release the old booking — give what changes (the new local_start or starts_at at the least): the property, agent, zone, length and policy version default to the old booking's
+// PostV1BookingsRequestKeyRescheduleWithResponse book the new slot under a new key, then release the old booking. Give what changes (the new local_start or starts_at at the least): the property, agent, other resources, zone and length default to the old booking's, the policy version to the one in force
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

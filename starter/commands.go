@@ -54,7 +54,7 @@ func serve(ctx context.Context, tc client.Client, sco sagaclient.Options, logger
 		return err
 	}
 	defer vault.close()
-	sco.Contacts, cfg.Contacts, cfg.Names = vault.store, vault.store, vault.store
+	sco.Contacts, cfg.Contacts, cfg.Names, cfg.Bookings = vault.store, vault.store, vault.store, vault.store
 	sc := sagaclient.New(tc, sco)
 	cfg.Ready = []api.Check{{Name: "temporal", Fn: sc.Healthy}, {Name: "store", Fn: vault.ping}}
 	keys, err := api.LoadKeyring(*keysFile)
@@ -143,15 +143,19 @@ func runTerminal(ctx context.Context, sc *sagaclient.Client, cmd string, pos []s
 		b.RequestKey = uuid.NewString()
 	}
 	if cmd == "reschedule" {
-		if err := missing(cmd, b, "-start or -local"); err != nil {
+		if err := missing(cmd, b, "-start or -local", "-policy"); err != nil {
 			return receipt.Receipt{}, err
 		}
-		old, err := sc.Status(ctx, pos[0])
+		// The booking as the store holds it, other resources included.
+		old, err := sc.Timeline(ctx, pos[0])
 		if err != nil {
 			return receipt.Receipt{}, err
 		}
+		if old.Booking == nil {
+			return receipt.Receipt{}, fmt.Errorf("the store holds no booking under %s to move; check its status first", pos[0])
+		}
 		move := api.RescheduleBody{Slot: b.Slot, ExpectedPolicyVersion: b.ExpectedPolicyVersion}
-		move.DefaultFrom(old)
+		move.DefaultFrom(old.Booking.Intent, "")
 		b.Slot, b.ExpectedPolicyVersion = move.Slot, move.ExpectedPolicyVersion
 	} else if err := missing(cmd, b, "-property", "-agent", "-zone", "-start or -local", "-policy"); err != nil {
 		return receipt.Receipt{}, err

@@ -59,6 +59,9 @@ func (f *fixture) serveAPI(cfg api.Config) string {
 	if cfg.Names == nil {
 		cfg.Names = vault
 	}
+	if cfg.Bookings == nil {
+		cfg.Bookings = vault
+	}
 	sc := sagaclient.New(f.client, sagaclient.Options{TaskQueue: f.queue, Settings: f.settings, Contacts: vault})
 	srv := httptest.NewServer(api.New(sc, cfg).Handler())
 	f.t.Cleanup(srv.Close)

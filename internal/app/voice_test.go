@@ -152,6 +152,12 @@ func TestSelectSlotReadsBackInTheCallersLanguage(t *testing.T) {
 	require.Equal(t, http.StatusOK, f.call("POST", url, vapiToolCalls(call, "tc-2", "book", args), &out, "X-Vapi-Secret", "vapi-secret"))
 	require.True(t, strings.HasPrefix(out.Results[0].Result, "[confirmed] Confirmed: a viewing of the Marais flat with the agent on "), out.Results[0].Result)
 	require.NotContains(t, out.Results[0].Result, "paris-11")
+
+	// In Chinese too, the status the prompt keys on comes first.
+	args = bookArgs(t, 16)
+	args["language"] = "zh"
+	require.Equal(t, http.StatusOK, f.call("POST", url, vapiToolCalls(call, "tc-3", "book", args), &out, "X-Vapi-Secret", "vapi-secret"))
+	require.True(t, strings.HasPrefix(out.Results[0].Result, "[confirmed] 已确认：巴黎时间"), out.Results[0].Result)
 }
 
 // Requests and answers share one shape for time: local_start is the
@@ -223,4 +229,26 @@ func TestARescheduleWithOnlyTheNewTime(t *testing.T) {
 	require.Equal(t, booked.PropertyRef, moved.PropertyRef)
 	require.Equal(t, booked.AgentRef, moved.AgentRef)
 	require.Equal(t, booked.EndsAt.Sub(*booked.StartsAt), moved.EndsAt.Sub(*moved.StartsAt))
+}
+
+// What the booking also holds (a key holder) moves with it, and a move
+// that names no policy version is decided under the one in force.
+func TestARescheduleKeepsTheExtraResources(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	require.NoError(t, f.acts.Store.UpsertResource(f.ctx, booking.Resource{ID: "keys-1", Kind: "key_holder", Capacity: 1, TimeZone: "Europe/Paris"}))
+	url := f.serveAPI(api.Config{})
+	key := uuid.NewString()
+	body := bookingBody(key, slot(t, 10))
+	body.ExtraResources = []string{"keys-1"}
+	var booked, moved receipt.Receipt
+	require.Equal(t, http.StatusOK, f.call("POST", url+"/v1/bookings", body, &booked))
+	require.Equal(t, receipt.StatusConfirmed, booked.Status)
+	newKey := uuid.NewString()
+	move := map[string]string{"new_request_key": newKey, "local_start": slot(t, 15).In(mustZone(t, "Europe/Paris")).Format("2006-01-02T15:04")}
+	require.Equal(t, http.StatusOK, f.call("POST", url+"/v1/bookings/"+key+"/reschedule", move, &moved))
+	require.Equal(t, receipt.StatusConfirmed, moved.Status, moved.Reason)
+	b, err := f.acts.Store.Lookup(f.ctx, newKey)
+	require.NoError(t, err)
+	require.Equal(t, []string{"keys-1"}, b.Intent.ExtraResources, "the key holder moved with the booking")
 }
