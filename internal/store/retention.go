@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -21,31 +22,19 @@ func (s *Store) ApplyRetention(ctx context.Context, limit int) (int, error) {
 	var n int
 	err := s.retry(ctx, "apply retention", "", func(ctx context.Context) error {
 		return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-			now := s.now()
-			var old []string
-			for _, q := range dueKeysSQL {
-				rows, err := tx.Query(ctx, q, now.Add(-s.cfg.BookingRetention), limit)
-				if err != nil {
-					return err
-				}
-				keys, err := pgx.CollectRows(rows, pgx.RowTo[string])
-				if err != nil {
-					return err
-				}
-				old = append(old, keys...)
+			// The event log lets this transaction, and no other, rewrite it.
+			if _, err := tx.Exec(ctx, "SET LOCAL bookingsaga.retention = 'on'"); err != nil {
+				return err
 			}
-			anon := make([]string, len(old))
-			for i := range old {
-				anon[i] = booking.AnonymousPrefix + uuid.NewString()
+			now := s.now()
+			old, err := dueKeys(ctx, tx, now.Add(-s.cfg.BookingRetention), limit)
+			if err != nil {
+				return err
 			}
 			b := &pgx.Batch{}
-			b.Queue(`UPDATE booking b SET request_key = m.anon, crm_ref = NULL, anonymised_at = $3
-FROM unnest($1::text[], $2::text[]) m(old, anon) WHERE b.request_key = m.old`, old, anon, now)
-			for _, q := range renameSQL {
-				b.Queue(q, old, anon)
+			for _, key := range old {
+				queueAnonymise(b, key, booking.AnonymousPrefix+uuid.NewString(), now)
 			}
-			b.Queue(`DELETE FROM booking_refusal WHERE request_key = ANY($1)`, old)
-			b.Queue(`DELETE FROM vault.contact_key WHERE request_key = ANY($1)`, old)
 			var events int64
 			b.Queue(expireEventsSQL, now.Add(-s.cfg.EventRetention), limit).Exec(func(tag pgconn.CommandTag) error {
 				events = tag.RowsAffected()
@@ -61,28 +50,64 @@ FROM unnest($1::text[], $2::text[]) m(old, anon) WHERE b.request_key = m.old`, o
 	return n, err
 }
 
-// dueKeysSQL finds the keys past retention: bookings whose viewing ended
-// before the cutoff (a hold is settled first, by expiry), and refusals
-// decided before it.
+// dueKeys are the keys past the cutoff, each once: bookings whose viewing
+// ended before it (a hold is settled first, by expiry), refusals decided
+// before it, and keys that left only a data key or events (a contact
+// sealed, or erased, for a request that never came to either).
+func dueKeys(ctx context.Context, tx pgx.Tx, cutoff time.Time, limit int) ([]string, error) {
+	var out []string
+	seen := map[string]bool{}
+	for _, q := range dueKeysSQL {
+		rows, err := tx.Query(ctx, q, cutoff, limit)
+		if err != nil {
+			return nil, err
+		}
+		keys, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			return nil, err
+		}
+		for _, k := range keys {
+			if !seen[k] {
+				seen[k] = true
+				out = append(out, k)
+			}
+		}
+	}
+	return out, nil
+}
+
 var dueKeysSQL = []string{
 	`SELECT request_key FROM booking WHERE anonymised_at IS NULL AND status <> 'held' AND ends_at <= $1
 ORDER BY ends_at LIMIT $2 FOR UPDATE SKIP LOCKED`,
 	`SELECT request_key FROM booking_refusal WHERE decided_at <= $1
 ORDER BY decided_at LIMIT $2 FOR UPDATE SKIP LOCKED`,
+	`SELECT k.request_key FROM vault.contact_key k WHERE k.created_at <= $1
+  AND NOT EXISTS (SELECT 1 FROM booking b WHERE b.request_key = k.request_key)
+  AND NOT EXISTS (SELECT 1 FROM booking_refusal r WHERE r.request_key = k.request_key)
+ORDER BY k.created_at LIMIT $2`,
+	`SELECT request_key FROM (
+  SELECT DISTINCT e.request_key FROM booking_event e WHERE e.occurred_at <= $1 AND e.request_key NOT LIKE 'anon-%'
+    AND NOT EXISTS (SELECT 1 FROM booking b WHERE b.request_key = e.request_key)
+    AND NOT EXISTS (SELECT 1 FROM booking_refusal r WHERE r.request_key = e.request_key)) k
+LIMIT $2`,
 }
 
-// renameSQL gives each old key ($1) its anonymous one ($2) wherever a
-// row outlives it, so a reschedule's pair and a booking's events still
-// read together.
-var renameSQL = []string{
-	`UPDATE booking b SET replaces_request_key = m.anon
-FROM unnest($1::text[], $2::text[]) m(old, anon) WHERE b.replaces_request_key = m.old`,
-	`UPDATE booking b SET replaced_by_request_key = m.anon
-FROM unnest($1::text[], $2::text[]) m(old, anon) WHERE b.replaced_by_request_key = m.old`,
-	`UPDATE booking_event e SET request_key = m.anon
-FROM unnest($1::text[], $2::text[]) m(old, anon) WHERE e.request_key = m.old`,
-	`UPDATE drift_flag f SET request_key = m.anon
-FROM unnest($1::text[], $2::text[]) m(old, anon) WHERE f.request_key = m.old`,
+// queueAnonymise gives old its anonymous key, anon, wherever old stands:
+// the booking (whose CRM reference goes too), the partner of a
+// reschedule, events and their details, drift flags; and deletes its
+// refusal and its data key's row.
+func queueAnonymise(b *pgx.Batch, old, anon string, now time.Time) {
+	b.Queue(`UPDATE booking SET request_key = $2, crm_ref = NULL, anonymised_at = $3 WHERE request_key = $1`, old, anon, now)
+	b.Queue(`UPDATE booking SET replaces_request_key = $2 WHERE replaces_request_key = $1`, old, anon)
+	b.Queue(`UPDATE booking SET replaced_by_request_key = $2 WHERE replaced_by_request_key = $1`, old, anon)
+	b.Queue(`UPDATE booking_event SET request_key = $2 WHERE request_key = $1`, old, anon)
+	// The details that name old: its own events', and its partner's.
+	b.Queue(`UPDATE booking_event SET detail = replace(detail::text, to_json($1::text)::text, to_json($2::text)::text)::jsonb
+WHERE request_key IN (SELECT $2 UNION SELECT request_key FROM booking WHERE replaces_request_key = $2 OR replaced_by_request_key = $2)
+  AND detail::text LIKE '%' || to_json($1::text)::text || '%'`, old, anon)
+	b.Queue(`UPDATE drift_flag SET request_key = $2 WHERE request_key = $1`, old, anon)
+	b.Queue(`DELETE FROM booking_refusal WHERE request_key = $1`, old)
+	b.Queue(`DELETE FROM vault.contact_key WHERE request_key = $1`, old)
 }
 
 // expireEventsSQL deletes events past the log's retention whose key was
