@@ -303,3 +303,31 @@ func TestASlowStoreNeverDelaysTheSpokenLine(t *testing.T) {
 	require.Contains(t, line, "Cancelled")
 	require.Equal(t, int32(1), slow.calls.Load())
 }
+
+// countingNames answers every id with a name and counts the lookups.
+type countingNames struct{ calls atomic.Int32 }
+
+func (c *countingNames) DisplayNames(_ context.Context, ids []string) (map[string]string, error) {
+	c.calls.Add(1)
+	out := map[string]string{}
+	for _, id := range ids {
+		out[id] = "name of " + id
+	}
+	return out, nil
+}
+
+// The names cache is bounded: ids a model makes up can't grow it without
+// end, and a known id is not read again within its time.
+func TestTheNameCacheIsBounded(t *testing.T) {
+	t.Parallel()
+	src := &countingNames{}
+	n := &names{src: src, got: map[string]nameEntry{}}
+	for i := range 3 * maxNames {
+		n.lookup(context.Background(), []string{fmt.Sprint("made-up-", i)})
+	}
+	require.LessOrEqual(t, len(n.got), maxNames)
+	before := src.calls.Load()
+	require.Equal(t, "name of p", n.lookup(context.Background(), []string{"p"})["p"])
+	require.Equal(t, "name of p", n.lookup(context.Background(), []string{"p"})["p"])
+	require.Equal(t, before+1, src.calls.Load(), "the second lookup is the cache's")
+}

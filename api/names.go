@@ -11,7 +11,8 @@ import (
 // names keeps resources' display names for the spoken lines. An answer
 // never waits on the store for a name: a miss is looked up within
 // nameWait, and past it, or while the store is down, the line says "the
-// property" instead. A name is re-read after nameTTL.
+// property" instead. A name is re-read after nameTTL, and the cache holds
+// at most maxNames.
 type names struct {
 	src ResourceNames
 	mu  sync.Mutex
@@ -26,6 +27,9 @@ type nameEntry struct {
 const (
 	nameWait = 150 * time.Millisecond
 	nameTTL  = time.Minute
+	// maxNames bounds the cache: ids are the tools' arguments, which a
+	// model may make up.
+	maxNames = 1000
 )
 
 func (n *names) lookup(ctx context.Context, ids []string) map[string]string {
@@ -58,6 +62,9 @@ func (n *names) lookup(ctx context.Context, ids []string) map[string]string {
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	if len(n.got)+len(stale) > maxNames {
+		clear(n.got) // rare: the catalogue is smaller; start again
+	}
 	for _, id := range stale {
 		n.got[id] = nameEntry{name: fresh[id], at: now}
 		out[id] = fresh[id]

@@ -5,7 +5,7 @@
 package mirrorfake
 
 import (
-	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -367,34 +367,37 @@ func (j *journal) save(path string, state any) error {
 	return err
 }
 
-// replay applies the changes logged beside path after seq, in order, and
-// returns the last seq read. A torn last line (a crash mid-write) ends it.
+// replay applies the changes logged beside path after seq, in order. A
+// torn last line (a crash mid-write) ends it, and is cut off, so that the
+// next change appended is read by the next load rather than glued to it.
 func (j *journal) replay(path string, seq int64, apply func(json.RawMessage) error) error {
 	j.seq = seq
-	f, err := os.Open(path + ".log")
+	data, err := os.ReadFile(path + ".log")
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
-	for sc.Scan() {
+	good := 0
+	for good < len(data) {
+		end := bytes.IndexByte(data[good:], '\n')
 		var line logLine
-		if json.Unmarshal(sc.Bytes(), &line) != nil {
+		if end < 0 || json.Unmarshal(data[good:good+end], &line) != nil {
 			break
 		}
-		if line.Seq <= j.seq {
-			continue
+		if line.Seq > j.seq {
+			if err := apply(line.Change); err != nil {
+				return err
+			}
+			j.seq = line.Seq
 		}
-		if err := apply(line.Change); err != nil {
-			return err
-		}
-		j.seq = line.Seq
+		good += end + 1
 	}
-	return sc.Err()
+	if good < len(data) {
+		return os.Truncate(path+".log", int64(good))
+	}
+	return nil
 }
 
 // saveJSON writes v to path atomically (write, then rename), so a crash

@@ -85,3 +85,33 @@ func TestTheCRMSurvivesACrashWithoutASave(t *testing.T) {
 	require.ElementsMatch(t, before, again.Records())
 	require.Equal(t, fake.Writes(), again.Writes())
 }
+
+// A torn last line (a crash mid-write) is cut off on load, so what is
+// written after it is read by the next load, not glued to the fragment.
+func TestATornLineIsCutOffOnLoad(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "calendar.json")
+	first, svc, _ := setupCalendar(t)
+	first.SaveEachWrite(path)
+	_, err := svc.Events.Insert(cal, ev("aaaaa", "2026-12-08T09:00:00Z", "2026-12-08T10:00:00Z")).Do()
+	require.NoError(t, err)
+	f, err := os.OpenFile(path+".log", os.O_APPEND|os.O_WRONLY, 0o600)
+	require.NoError(t, err)
+	_, err = f.WriteString(`{"seq":2,"change":{"calen`)
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+
+	second := mirrorfake.NewCalendar()
+	require.NoError(t, second.Load(path))
+	srv := httptest.NewServer(second)
+	t.Cleanup(srv.Close)
+	second.SaveEachWrite(path)
+	svc2, err := calendar.NewService(context.Background(), option.WithEndpoint(srv.URL+"/calendar/v3/"), option.WithoutAuthentication())
+	require.NoError(t, err)
+	_, err = svc2.Events.Insert(cal, ev("bbbbb", "2026-12-08T11:00:00Z", "2026-12-08T12:00:00Z")).Do()
+	require.NoError(t, err)
+
+	third := mirrorfake.NewCalendar()
+	require.NoError(t, third.Load(path))
+	require.Len(t, third.Events(cal), 2, "the write after the torn line survives")
+}
