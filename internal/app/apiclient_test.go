@@ -116,7 +116,7 @@ func TestTheGeneratedClientCallsEveryRoute(t *testing.T) {
 	require.NoError(t, err)
 	newKey := uuid.NewString()
 	_, err = c.PostV1BookingsRequestKeyRescheduleWithResponse(ctx, key, apiclient.Reschedule{NewRequestKey: newKey,
-		LocalStart: p(start.Add(2*time.Hour).In(mustZone(t, "Europe/Paris")).Format("2006-01-02T15:04"))})
+		LocalStart: p(start.Add(2 * time.Hour).In(mustZone(t, "Europe/Paris")).Format("2006-01-02T15:04"))})
 	require.NoError(t, err)
 	_, err = c.PostV1BookingsRequestKeyCancelWithResponse(ctx, newKey)
 	require.NoError(t, err)

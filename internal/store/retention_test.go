@@ -126,4 +126,3 @@ func TestRetentionLeavesNoOriginalKeyBehind(t *testing.T) {
 + (SELECT count(*) FROM vault.contact_key)`).Scan(&left))
 	require.Zero(t, left)
 }
-
