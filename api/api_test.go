@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
 
+	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/receipt"
 	"github.com/bookingsaga/bookingsaga/sagaclient"
 )
@@ -330,4 +331,33 @@ func TestTheNameCacheIsBounded(t *testing.T) {
 	require.Equal(t, "name of p", n.lookup(context.Background(), []string{"p"})["p"])
 	require.Equal(t, "name of p", n.lookup(context.Background(), []string{"p"})["p"])
 	require.Equal(t, before+1, src.calls.Load(), "the second lookup is the cache's")
+}
+
+// failingBookings is a store that cannot be reached.
+type failingBookings struct{}
+
+func (failingBookings) Lookup(context.Context, string) (booking.Booking, error) {
+	return booking.Booking{}, errors.New("connection refused")
+}
+
+func (failingBookings) CurrentPolicy(context.Context) (booking.Policy, error) {
+	return booking.Policy{}, errors.New("connection refused")
+}
+
+// A reschedule that fails before anything is sent still answers with its
+// new request_key, retryable, never as a bare error.
+func TestARescheduleThatCannotReadTheStoreKeepsItsKey(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(New(nil, Config{Bookings: failingBookings{}}).Handler())
+	t.Cleanup(srv.Close)
+	res, err := http.Post(srv.URL+"/v1/bookings/old-1/reschedule", "application/json",
+		strings.NewReader(`{"new_request_key":"new-1","local_start":"2026-12-08T10:00"}`))
+	require.NoError(t, err)
+	defer res.Body.Close()
+	require.Equal(t, http.StatusServiceUnavailable, res.StatusCode)
+	var r receipt.Receipt
+	require.NoError(t, json.NewDecoder(res.Body).Decode(&r))
+	require.Equal(t, "new-1", r.RequestKey)
+	require.Equal(t, receipt.StatusRejected, r.Status)
+	require.True(t, r.Reason.Retryable)
 }

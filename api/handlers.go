@@ -233,7 +233,7 @@ func (s *Server) reschedule(w http.ResponseWriter, r *http.Request) error {
 		return fromRejection(err)
 	}
 	if err := s.defaultMove(r.Context(), r.PathValue("request_key"), &body); err != nil {
-		return err
+		return s.answer(w, r, body.NewRequestKey, receipt.Receipt{}, err)
 	}
 	req, e := commitRequest(body.Slot, body.ExpectedPolicyVersion, nil, s.cfg.Now())
 	if e != nil {
