@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/store"
 	"github.com/bookingsaga/bookingsaga/receipt"
 	"github.com/bookingsaga/bookingsaga/sagaclient"
 )
@@ -316,7 +317,26 @@ func (s *Server) attention(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, a)
+	out := AttentionAnswer{Attention: a, Webhooks: []store.Endpoint{}}
+	if s.cfg.Webhooks != nil {
+		eps, err := s.cfg.Webhooks.Endpoints(r.Context())
+		if err != nil {
+			return err
+		}
+		for _, ep := range eps {
+			if ep.FailingSince != nil {
+				out.Webhooks = append(out.Webhooks, ep)
+			}
+		}
+	}
+	return writeJSON(w, http.StatusOK, out)
+}
+
+// AttentionAnswer is the operator's list, with the webhook endpoints whose
+// receivers are failing.
+type AttentionAnswer struct {
+	sagaclient.Attention
+	Webhooks []store.Endpoint `json:"webhooks"`
 }
 
 // timeline is one booking as the store, the saga and the mirrors have it.

@@ -55,6 +55,9 @@ type Config struct {
 	// Names gives resources' display names for the spoken lines; without
 	// it they say "the property" and "the agent".
 	Names ResourceNames
+	// Webhooks registers webhook endpoints and notes pending answers for
+	// booking.settled; without it there are no webhooks.
+	Webhooks Webhooks
 	// Language is the spoken lines' language when a call names none.
 	Language speech.Lang
 	// Ready are what GET /readyz asks before it says the API can take
@@ -137,6 +140,8 @@ func (s *Server) routes() []route {
 		{"PUT", "/v1/resources/{id}", ScopeAdmin, s.putResource},
 		{"PUT", "/v1/policy", ScopeAdmin, s.putPolicy},
 		{"GET", "/v1/ops/attention", ScopeOps, s.attention},
+		{"PUT", "/v1/webhooks/{id}", ScopeAdmin, s.putWebhook},
+		{"GET", "/v1/webhooks", ScopeOps, s.webhooks},
 		{"GET", "/v1/ops/timeline/{request_key}", ScopeOps, s.timeline},
 		// A platform without its own secret configured falls back to an
 		// agent key: the tool endpoints are never open by default.

@@ -320,6 +320,7 @@ func (s *Server) say(ctx context.Context, lang speech.Lang, r receipt.Receipt) s
 // language ("[confirmed] …", "[rejected: outside_bookable_hours] …"),
 // then the line to speak.
 func (s *Server) result(ctx context.Context, lang speech.Lang, r receipt.Receipt) string {
+	s.notePending(ctx, r)
 	tag := string(r.Status)
 	if r.Reason != nil && r.Reason.Code != "" && (r.Status == receipt.StatusRejected || r.Status == receipt.StatusConflict) {
 		tag += ": " + r.Reason.Code

@@ -80,5 +80,6 @@ func (s *Server) present(req *http.Request, r receipt.Receipt) receipt.Receipt {
 		lang = s.cfg.Language
 	}
 	r.Spoken = s.say(req.Context(), lang, r)
+	s.notePending(req.Context(), r)
 	return r
 }

@@ -1178,6 +1178,31 @@ type VapiResults struct {
 	} `json:"results"`
 }
 
+// Webhook defines model for Webhook.
+type Webhook struct {
+	// Url where events are posted (http or https)
+	Url string `json:"url"`
+}
+
+// WebhookAnswer defines model for WebhookAnswer.
+type WebhookAnswer struct {
+	Id string `json:"id"`
+
+	// Secret whsec_<base64>: the signing secret, answered once, when the endpoint is created
+	Secret *string `json:"secret,omitempty"`
+	Url    string  `json:"url"`
+}
+
+// WebhookEndpoint defines model for WebhookEndpoint.
+type WebhookEndpoint struct {
+	DeliveredAt  *time.Time `json:"delivered_at,omitempty"`
+	FailingSince *time.Time `json:"failing_since,omitempty"`
+	Id           *string    `json:"id,omitempty"`
+	LastError    *string    `json:"last_error,omitempty"`
+	Undelivered  *int       `json:"undelivered,omitempty"`
+	Url          *string    `json:"url,omitempty"`
+}
+
 // GetV1AvailabilityParams defines parameters for GetV1Availability.
 type GetV1AvailabilityParams struct {
 	PropertyId      string    `form:"property_id" json:"property_id"`
@@ -1246,6 +1271,9 @@ type PostV1ToolsRetellToolJSONRequestBody = PostV1ToolsRetellToolJSONBody
 
 // PostV1ToolsVapiJSONRequestBody defines body for PostV1ToolsVapi for application/json ContentType.
 type PostV1ToolsVapiJSONRequestBody = PostV1ToolsVapiJSONBody
+
+// PutV1WebhooksIdJSONRequestBody defines body for PutV1WebhooksId for application/json ContentType.
+type PutV1WebhooksIdJSONRequestBody = Webhook
 
 // RequestEditorFn is the function signature for the RequestEditor callback function
 type RequestEditorFn func(ctx context.Context, req *http.Request) error
@@ -1497,6 +1525,25 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/tools/vapi/tools (the `GetV1ToolsVapiTools` operationId).
 	GetV1ToolsVapiTools(ctx context.Context, params *GetV1ToolsVapiToolsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetV1Webhooks the webhook endpoints and how their deliveries stand (ops scope)
+	//
+	// Corresponds with GET /v1/webhooks (the `GetV1Webhooks` operationId).
+	GetV1Webhooks(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutV1WebhooksIdWithBody register a webhook endpoint (or point it at a new URL) and start its dispatcher. Events (booking.confirmed, booking.held, booking.cancelled, booking.moved, booking.refused, hold.expired, intent.expired, booking.settled) are posted as Standard Webhooks: webhook-id (the delivery id, an idempotency key), webhook-timestamp, webhook-signature v1,<base64 HMAC-SHA256 of id.timestamp.body>
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /v1/webhooks/{id} (the `PutV1WebhooksId` operationId).
+	PutV1WebhooksIdWithBody(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutV1WebhooksId register a webhook endpoint (or point it at a new URL) and start its dispatcher. Events (booking.confirmed, booking.held, booking.cancelled, booking.moved, booking.refused, hold.expired, intent.expired, booking.settled) are posted as Standard Webhooks: webhook-id (the delivery id, an idempotency key), webhook-timestamp, webhook-signature v1,<base64 HMAC-SHA256 of id.timestamp.body>
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /v1/webhooks/{id} (the `PutV1WebhooksId` operationId).
+	PutV1WebhooksId(ctx context.Context, id string, body PutV1WebhooksIdJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
 // GetHealthz liveness
@@ -1956,6 +2003,55 @@ func (c *Client) PostV1ToolsVapi(ctx context.Context, body PostV1ToolsVapiJSONRe
 // Corresponds with GET /v1/tools/vapi/tools (the `GetV1ToolsVapiTools` operationId).
 func (c *Client) GetV1ToolsVapiTools(ctx context.Context, params *GetV1ToolsVapiToolsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetV1ToolsVapiToolsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetV1Webhooks the webhook endpoints and how their deliveries stand (ops scope)
+//
+// Corresponds with GET /v1/webhooks (the `GetV1Webhooks` operationId).
+func (c *Client) GetV1Webhooks(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetV1WebhooksRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PutV1WebhooksIdWithBody register a webhook endpoint (or point it at a new URL) and start its dispatcher. Events (booking.confirmed, booking.held, booking.cancelled, booking.moved, booking.refused, hold.expired, intent.expired, booking.settled) are posted as Standard Webhooks: webhook-id (the delivery id, an idempotency key), webhook-timestamp, webhook-signature v1,<base64 HMAC-SHA256 of id.timestamp.body>
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /v1/webhooks/{id} (the `PutV1WebhooksId` operationId).
+func (c *Client) PutV1WebhooksIdWithBody(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutV1WebhooksIdRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PutV1WebhooksId register a webhook endpoint (or point it at a new URL) and start its dispatcher. Events (booking.confirmed, booking.held, booking.cancelled, booking.moved, booking.refused, hold.expired, intent.expired, booking.settled) are posted as Standard Webhooks: webhook-id (the delivery id, an idempotency key), webhook-timestamp, webhook-signature v1,<base64 HMAC-SHA256 of id.timestamp.body>
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /v1/webhooks/{id} (the `PutV1WebhooksId` operationId).
+func (c *Client) PutV1WebhooksId(ctx context.Context, id string, body PutV1WebhooksIdJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutV1WebhooksIdRequest(c.Server, id, body)
 	if err != nil {
 		return nil, err
 	}
@@ -2856,6 +2952,80 @@ func NewGetV1ToolsVapiToolsRequest(server string, params *GetV1ToolsVapiToolsPar
 	return req, nil
 }
 
+// NewGetV1WebhooksRequest constructs an http.Request for the GetV1Webhooks method
+func NewGetV1WebhooksRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/webhooks")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPutV1WebhooksIdRequest calls the generic PutV1WebhooksId builder with application/json body
+func NewPutV1WebhooksIdRequest(server string, id string, body PutV1WebhooksIdJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPutV1WebhooksIdRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewPutV1WebhooksIdRequestWithBody constructs an http.Request for the PutV1WebhooksId method, with any body, and a specified content type
+func NewPutV1WebhooksIdRequestWithBody(server string, id string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/webhooks/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 func (c *Client) applyEditors(ctx context.Context, req *http.Request, additionalEditors []RequestEditorFn) error {
 	for _, r := range c.RequestEditors {
 		if err := r(ctx, req); err != nil {
@@ -3102,6 +3272,27 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/tools/vapi/tools (the `GetV1ToolsVapiTools` operationId).
 	GetV1ToolsVapiToolsWithResponse(ctx context.Context, params *GetV1ToolsVapiToolsParams, reqEditors ...RequestEditorFn) (*GetV1ToolsVapiToolsResponse, error)
+
+	// GetV1WebhooksWithResponse the webhook endpoints and how their deliveries stand (ops scope)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/webhooks (the `GetV1Webhooks` operationId).
+	GetV1WebhooksWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetV1WebhooksResponse, error)
+
+	// PutV1WebhooksIdWithBodyWithResponse register a webhook endpoint (or point it at a new URL) and start its dispatcher. Events (booking.confirmed, booking.held, booking.cancelled, booking.moved, booking.refused, hold.expired, intent.expired, booking.settled) are posted as Standard Webhooks: webhook-id (the delivery id, an idempotency key), webhook-timestamp, webhook-signature v1,<base64 HMAC-SHA256 of id.timestamp.body>
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v1/webhooks/{id} (the `PutV1WebhooksId` operationId).
+	PutV1WebhooksIdWithBodyWithResponse(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutV1WebhooksIdResponse, error)
+
+	// PutV1WebhooksIdWithResponse register a webhook endpoint (or point it at a new URL) and start its dispatcher. Events (booking.confirmed, booking.held, booking.cancelled, booking.moved, booking.refused, hold.expired, intent.expired, booking.settled) are posted as Standard Webhooks: webhook-id (the delivery id, an idempotency key), webhook-timestamp, webhook-signature v1,<base64 HMAC-SHA256 of id.timestamp.body>
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v1/webhooks/{id} (the `PutV1WebhooksId` operationId).
+	PutV1WebhooksIdWithResponse(ctx context.Context, id string, body PutV1WebhooksIdJSONRequestBody, reqEditors ...RequestEditorFn) (*PutV1WebhooksIdResponse, error)
 }
 
 type GetHealthzResponse struct {
@@ -4753,6 +4944,179 @@ func (r GetV1ToolsVapiToolsResponse) ContentType() string {
 	return ""
 }
 
+// GetV1WebhooksResponse429Headers the declared response headers of an HTTP 429 response for GetV1Webhooks
+type GetV1WebhooksResponse429Headers struct {
+	RetryAfter *int
+}
+
+type GetV1WebhooksResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *[]WebhookEndpoint
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetV1WebhooksResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetV1WebhooksResponse) GetJSON200() *[]WebhookEndpoint {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetV1WebhooksResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetV1WebhooksResponse) GetJSON403() *Error {
+	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetV1WebhooksResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetV1WebhooksResponse) GetJSON503() *Error {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetV1WebhooksResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetV1WebhooksResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetV1WebhooksResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetV1WebhooksResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PutV1WebhooksIdResponse429Headers the declared response headers of an HTTP 429 response for PutV1WebhooksId
+type PutV1WebhooksIdResponse429Headers struct {
+	RetryAfter *int
+}
+
+type PutV1WebhooksIdResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *WebhookAnswer
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *WebhookAnswer
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Error
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PutV1WebhooksIdResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PutV1WebhooksIdResponse) GetJSON200() *WebhookAnswer {
+	return r.JSON200
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r PutV1WebhooksIdResponse) GetJSON201() *WebhookAnswer {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PutV1WebhooksIdResponse) GetJSON400() *Error {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PutV1WebhooksIdResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PutV1WebhooksIdResponse) GetJSON403() *Error {
+	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PutV1WebhooksIdResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r PutV1WebhooksIdResponse) GetJSON501() *Error {
+	return r.JSON501
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PutV1WebhooksIdResponse) GetJSON503() *Error {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PutV1WebhooksIdResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PutV1WebhooksIdResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PutV1WebhooksIdResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PutV1WebhooksIdResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetHealthzWithResponse liveness
 //
 // Returns a wrapper object for the known response body format(s).
@@ -5128,6 +5492,45 @@ func (c *ClientWithResponses) GetV1ToolsVapiToolsWithResponse(ctx context.Contex
 		return nil, err
 	}
 	return ParseGetV1ToolsVapiToolsResponse(rsp)
+}
+
+// GetV1WebhooksWithResponse the webhook endpoints and how their deliveries stand (ops scope)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/webhooks (the `GetV1Webhooks` operationId).
+func (c *ClientWithResponses) GetV1WebhooksWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetV1WebhooksResponse, error) {
+	rsp, err := c.GetV1Webhooks(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetV1WebhooksResponse(rsp)
+}
+
+// PutV1WebhooksIdWithBodyWithResponse register a webhook endpoint (or point it at a new URL) and start its dispatcher. Events (booking.confirmed, booking.held, booking.cancelled, booking.moved, booking.refused, hold.expired, intent.expired, booking.settled) are posted as Standard Webhooks: webhook-id (the delivery id, an idempotency key), webhook-timestamp, webhook-signature v1,<base64 HMAC-SHA256 of id.timestamp.body>
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v1/webhooks/{id} (the `PutV1WebhooksId` operationId).
+func (c *ClientWithResponses) PutV1WebhooksIdWithBodyWithResponse(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutV1WebhooksIdResponse, error) {
+	rsp, err := c.PutV1WebhooksIdWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutV1WebhooksIdResponse(rsp)
+}
+
+// PutV1WebhooksIdWithResponse register a webhook endpoint (or point it at a new URL) and start its dispatcher. Events (booking.confirmed, booking.held, booking.cancelled, booking.moved, booking.refused, hold.expired, intent.expired, booking.settled) are posted as Standard Webhooks: webhook-id (the delivery id, an idempotency key), webhook-timestamp, webhook-signature v1,<base64 HMAC-SHA256 of id.timestamp.body>
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v1/webhooks/{id} (the `PutV1WebhooksId` operationId).
+func (c *ClientWithResponses) PutV1WebhooksIdWithResponse(ctx context.Context, id string, body PutV1WebhooksIdJSONRequestBody, reqEditors ...RequestEditorFn) (*PutV1WebhooksIdResponse, error) {
+	rsp, err := c.PutV1WebhooksId(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutV1WebhooksIdResponse(rsp)
 }
 
 // ParseGetHealthzResponse parses an HTTP response from a GetHealthzWithResponse call
@@ -6544,6 +6947,161 @@ func ParseGetV1ToolsVapiToolsResponse(rsp *http.Response) (*GetV1ToolsVapiToolsR
 	switch {
 	case rsp.StatusCode == 429:
 		var headers GetV1ToolsVapiToolsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetV1WebhooksResponse parses an HTTP response from a GetV1WebhooksWithResponse call
+func ParseGetV1WebhooksResponse(rsp *http.Response) (*GetV1WebhooksResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetV1WebhooksResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest []WebhookEndpoint
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers GetV1WebhooksResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePutV1WebhooksIdResponse parses an HTTP response from a PutV1WebhooksIdWithResponse call
+func ParsePutV1WebhooksIdResponse(rsp *http.Response) (*PutV1WebhooksIdResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PutV1WebhooksIdResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest WebhookAnswer
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest WebhookAnswer
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers PutV1WebhooksIdResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

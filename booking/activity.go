@@ -30,6 +30,7 @@ const (
 	ActivityExpireStaleHolds  = "ExpireStaleHolds"
 	ActivityPurgeContacts     = "PurgeContacts"
 	ActivityApplyRetention    = "ApplyRetention"
+	ActivityDeliverWebhooks   = "DeliverWebhooks"
 	ActivityAvailability      = "Availability"
 	ActivityUpsertResource    = "UpsertResource"
 	ActivitySetPolicy         = "SetPolicy"
@@ -205,6 +206,16 @@ type StuckReport struct {
 	Drifted int
 	Details []string
 }
+
+// WebhookInput names an endpoint, and how long a delivery run waits for
+// an event before it returns with none.
+type WebhookInput struct {
+	EndpointID string
+	Wait       time.Duration
+}
+
+// ErrTypeWebhookGone marks an endpoint that was removed: its dispatcher ends.
+const ErrTypeWebhookGone = "webhook_gone"
 
 // LimitInput bounds a batch.
 type LimitInput struct {

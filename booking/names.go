@@ -41,7 +41,12 @@ const (
 	// AnonymousPrefix starts the key retention gives a booking past its
 	// period, in place of the one a caller's request carried.
 	AnonymousPrefix = "anon-"
+	// WebhooksIDPrefix and an endpoint's id name its dispatcher workflow.
+	WebhooksIDPrefix = "webhooks:"
 )
+
+// WebhooksWorkflowName is the dispatcher of one webhook endpoint.
+const WebhooksWorkflowName = "Webhooks"
 
 // Search attributes an operator filters on in the Temporal UI.
 var (

@@ -54,7 +54,7 @@ func serve(ctx context.Context, tc client.Client, sco sagaclient.Options, logger
 		return err
 	}
 	defer vault.close()
-	sco.Contacts, cfg.Contacts, cfg.Names, cfg.Bookings = vault.store, vault.store, vault.store, vault.store
+	sco.Contacts, cfg.Contacts, cfg.Names, cfg.Bookings, cfg.Webhooks = vault.store, vault.store, vault.store, vault.store, vault.store
 	sc := sagaclient.New(tc, sco)
 	cfg.Ready = []api.Check{{Name: "temporal", Fn: sc.Healthy}, {Name: "store", Fn: vault.ping}}
 	keys, err := api.LoadKeyring(*keysFile)

@@ -62,6 +62,9 @@ func (f *fixture) serveAPI(cfg api.Config) string {
 	if cfg.Bookings == nil {
 		cfg.Bookings = vault
 	}
+	if cfg.Webhooks == nil {
+		cfg.Webhooks = vault
+	}
 	sc := sagaclient.New(f.client, sagaclient.Options{TaskQueue: f.queue, Settings: f.settings, Contacts: vault})
 	srv := httptest.NewServer(api.New(sc, cfg).Handler())
 	f.t.Cleanup(srv.Close)

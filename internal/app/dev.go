@@ -140,7 +140,7 @@ func serveAPI(ctx context.Context, cfg Config, logger *zap.Logger, ln net.Listen
 	checks := []api.Check{{Name: "temporal", Fn: sc.Healthy}, {Name: "store", Fn: pool.Ping}}
 	limits := api.DefaultLimits()
 	limits.PerSecond = cfg.APIRateLimit
-	srv := httpserve.Server(api.New(sc, api.Config{Keys: keys, Limits: &limits, Log: logger, Ready: checks, Contacts: vault, Names: vault, Bookings: vault}).Handler())
+	srv := httpserve.Server(api.New(sc, api.Config{Keys: keys, Limits: &limits, Log: logger, Ready: checks, Contacts: vault, Names: vault, Bookings: vault, Webhooks: vault}).Handler())
 	go func() {
 		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 			logger.Error("agent API stopped", zap.Error(err))

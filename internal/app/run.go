@@ -100,6 +100,9 @@ func Run(ctx context.Context, cfg Config, logger *zap.Logger) error {
 			return err
 		}
 	}
+	if err := ensureWebhooks(ctx, c, cfg, acts.Store); err != nil {
+		return err
+	}
 	w := worker.New(c, cfg.TaskQueue, worker.Options{WorkerStopTimeout: cfg.ShutdownTimeout,
 		Interceptors: []interceptor.WorkerInterceptor{&retryCounter{scope: m.Scope()}}})
 	register(w, acts)
@@ -153,6 +156,7 @@ func register(r worker.Registry, acts *activities.Activities) {
 	r.RegisterWorkflow(workflows.Catalog)
 	r.RegisterWorkflow(workflows.Conversation)
 	r.RegisterWorkflow(workflows.Reconcile)
+	r.RegisterWorkflow(workflows.Webhooks)
 	r.RegisterActivity(acts)
 }
 

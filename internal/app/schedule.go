@@ -10,6 +10,8 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/store"
+	"github.com/bookingsaga/bookingsaga/sagaclient"
 	"github.com/bookingsaga/bookingsaga/workflows"
 )
 
@@ -42,6 +44,23 @@ func ensureSchedule(ctx context.Context, c client.Client, cfg Config) error {
 		}})
 	if err != nil {
 		return fmt.Errorf("update schedule %s: %w", booking.ReconcileScheduleID, err)
+	}
+	return nil
+}
+
+// ensureWebhooks starts the dispatcher of every registered webhook endpoint
+// that has none running: the API starts one when it registers an endpoint,
+// and this brings back any that ended.
+func ensureWebhooks(ctx context.Context, c client.Client, cfg Config, st *store.Store) error {
+	eps, err := st.Endpoints(ctx)
+	if err != nil {
+		return err
+	}
+	sc := sagaclient.New(c, sagaclient.Options{TaskQueue: cfg.TaskQueue})
+	for _, ep := range eps {
+		if err := sc.StartWebhooks(ctx, ep.ID); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -35,6 +35,11 @@ func (s *Store) ApplyRetention(ctx context.Context, limit int) (int, error) {
 			for _, key := range old {
 				queueAnonymise(b, key, booking.AnonymousPrefix+uuid.NewString(), now)
 			}
+			// Webhook deliveries carry request keys; a receiver has had
+			// them for a week. Pending marks of keys never decided go
+			// with the keys.
+			b.Queue(`DELETE FROM webhook_delivery WHERE delivered_at <= $1`, now.Add(-deliveredRetention))
+			b.Queue(`DELETE FROM webhook_pending WHERE marked_at <= $1`, now.Add(-s.cfg.BookingRetention))
 			var events int64
 			b.Queue(expireEventsSQL, now.Add(-s.cfg.EventRetention), limit).Exec(func(tag pgconn.CommandTag) error {
 				events = tag.RowsAffected()
@@ -49,6 +54,10 @@ func (s *Store) ApplyRetention(ctx context.Context, limit int) (int, error) {
 	})
 	return n, err
 }
+
+// deliveredRetention is how long a delivered webhook is kept, for an
+// operator looking into a receiver's complaint.
+const deliveredRetention = 7 * 24 * time.Hour
 
 // dueKeys are the keys past the cutoff, each once: bookings whose viewing
 // ended before it (a hold is settled first, by expiry), refusals decided

@@ -1,0 +1,122 @@
+package activities
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/store"
+)
+
+// Webhook deliveries follow Standard Webhooks (standardwebhooks.com, the
+// scheme Svix signs with): headers webhook-id (the delivery id, the
+// receiver's idempotency key), webhook-timestamp (Unix seconds) and
+// webhook-signature "v1,<base64 HMAC-SHA256 of id.timestamp.body>".
+
+// DeliverWebhooks posts an endpoint's due deliveries in order and marks
+// each delivered once its receiver answers 2xx. With none due it waits up
+// to in.Wait for one. A receiver that fails stops the run with an error,
+// and Temporal retries it with backoff: nothing is skipped or lost.
+func (a *Activities) DeliverWebhooks(ctx context.Context, in booking.WebhookInput) (booking.CountOutput, error) {
+	ep, err := a.Store.Endpoint(ctx, in.EndpointID)
+	if errors.Is(err, store.ErrNoEndpoint) {
+		return booking.CountOutput{}, temporal.NewNonRetryableApplicationError(err.Error(), booking.ErrTypeWebhookGone, err)
+	}
+	if err != nil {
+		return booking.CountOutput{}, storeError("webhook endpoint", "", err)
+	}
+	deadline := time.Now().Add(in.Wait)
+	n := 0
+	for {
+		due, err := a.Store.Due(ctx, ep.ID, 20)
+		if err != nil {
+			return booking.CountOutput{Count: n}, storeError("webhook due", "", err)
+		}
+		if len(due) == 0 {
+			if n > 0 || !time.Now().Before(deadline) {
+				return booking.CountOutput{Count: n}, nil
+			}
+			activity.RecordHeartbeat(ctx, n)
+			select {
+			case <-ctx.Done():
+				return booking.CountOutput{Count: n}, ctx.Err()
+			case <-time.After(250 * time.Millisecond):
+			}
+			continue
+		}
+		for _, d := range due {
+			if err := post(ctx, ep, d); err != nil {
+				a.webhookCount("failed")
+				if ferr := a.Store.Failed(ctx, ep.ID, d.ID, err.Error()); ferr != nil {
+					err = errors.Join(err, ferr)
+				}
+				return booking.CountOutput{Count: n}, fmt.Errorf("webhook %s delivery %d: %w", ep.ID, d.ID, err)
+			}
+			if err := a.Store.Delivered(ctx, ep.ID, d.ID); err != nil {
+				return booking.CountOutput{Count: n}, storeError("webhook delivered", "", err)
+			}
+			a.webhookCount("delivered")
+			n++
+		}
+	}
+}
+
+func (a *Activities) webhookCount(result string) {
+	a.metrics().Tagged(map[string]string{"result": result}).Counter("webhook_deliveries_total").Inc(1)
+}
+
+// WebhookEvent is a delivery's body.
+type WebhookEvent struct {
+	ID   string          `json:"id"`
+	Type string          `json:"type"`
+	Data json.RawMessage `json:"data"`
+}
+
+func post(ctx context.Context, ep store.Endpoint, d store.Delivery) error {
+	id := strconv.FormatInt(d.ID, 10)
+	body, err := json.Marshal(WebhookEvent{ID: id, Type: d.Type, Data: d.Payload})
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, ep.URL, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	ts := strconv.FormatInt(time.Now().Unix(), 10)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("webhook-id", id)
+	req.Header.Set("webhook-timestamp", ts)
+	req.Header.Set("webhook-signature", "v1,"+Sign(ep.Secret, id, ts, body))
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer res.Body.Close()
+	if res.StatusCode/100 != 2 {
+		return fmt.Errorf("receiver answered %d", res.StatusCode)
+	}
+	return nil
+}
+
+// Sign is a delivery's signature: base64 HMAC-SHA256 of
+// "{id}.{timestamp}.{body}" under the endpoint's secret.
+func Sign(secret []byte, id, ts string, body []byte) string {
+	mac := hmac.New(sha256.New, secret)
+	mac.Write([]byte(id + "." + ts + "."))
+	mac.Write(body)
+	return base64.StdEncoding.EncodeToString(mac.Sum(nil))
+}

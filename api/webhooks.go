@@ -1,0 +1,100 @@
+package api
+
+import (
+	"context"
+	"encoding/base64"
+	"net/http"
+	"net/url"
+	"regexp"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/store"
+	"github.com/bookingsaga/bookingsaga/receipt"
+)
+
+// Webhooks registers endpoints and notes pending answers; the store
+// implements it.
+type Webhooks interface {
+	PutEndpoint(ctx context.Context, id, url string) (secret []byte, created bool, err error)
+	Endpoints(ctx context.Context) ([]store.Endpoint, error)
+	MarkPending(ctx context.Context, key string) error
+}
+
+// WebhookBody is PUT /v1/webhooks/{id}.
+type WebhookBody struct {
+	URL string `json:"url"`
+}
+
+// WebhookAnswer is an endpoint as registered; Secret only when it was
+// created, for the receiver to verify signatures with.
+type WebhookAnswer struct {
+	ID     string `json:"id"`
+	URL    string `json:"url"`
+	Secret string `json:"secret,omitempty"`
+}
+
+var endpointID = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
+
+// putWebhook registers an endpoint (or points it at a new URL) and makes
+// sure its dispatcher runs. The secret is answered once, at creation.
+func (s *Server) putWebhook(w http.ResponseWriter, r *http.Request) error {
+	if s.cfg.Webhooks == nil {
+		return &Error{Status: http.StatusNotImplemented, Code: string(codeUnavailable), Message: "this API has no store connection for webhooks"}
+	}
+	var body WebhookBody
+	if e := decode(r.Body, s.cfg.MaxBody, &body); e != nil {
+		return e
+	}
+	id := r.PathValue("id")
+	if !endpointID.MatchString(id) {
+		return badRequest(booking.CodeMissingField, "the endpoint id must be 1 to 63 lower-case letters, digits, - or _, starting with a letter or digit")
+	}
+	if u, err := url.Parse(body.URL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return badRequest(booking.CodeMissingField, "url must be an absolute http or https URL")
+	}
+	secret, created, err := s.cfg.Webhooks.PutEndpoint(r.Context(), id, body.URL)
+	if err != nil {
+		return err
+	}
+	if err := s.client.StartWebhooks(r.Context(), id); err != nil {
+		return err // the endpoint stands; a PUT again, or the worker's next start, starts it
+	}
+	if !created {
+		return writeJSON(w, http.StatusOK, WebhookAnswer{ID: id, URL: body.URL})
+	}
+	return writeJSON(w, http.StatusCreated, WebhookAnswer{ID: id, URL: body.URL, Secret: "whsec_" + base64.StdEncoding.EncodeToString(secret)})
+}
+
+// webhooks lists the endpoints and how their deliveries stand.
+func (s *Server) webhooks(w http.ResponseWriter, r *http.Request) error {
+	if s.cfg.Webhooks == nil {
+		return writeJSON(w, http.StatusOK, []store.Endpoint{})
+	}
+	eps, err := s.cfg.Webhooks.Endpoints(r.Context())
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, eps)
+}
+
+// notePending tells the store a key was answered pending_reconciliation,
+// so its decision also goes out as booking.settled. It runs beside the
+// answer, never before it: the store being slow or down is often why the
+// answer was pending, and a voice caller can't wait on it. A mark that
+// can't be written in two seconds is logged and lost; the agent backend
+// then learns the outcome by asking, as without webhooks.
+func (s *Server) notePending(ctx context.Context, r receipt.Receipt) {
+	if s.cfg.Webhooks == nil || r.Status != receipt.StatusPending || r.RequestKey == "" {
+		return
+	}
+	go func() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+		defer cancel()
+		if err := s.cfg.Webhooks.MarkPending(ctx, r.RequestKey); err != nil {
+			ctxLogger(ctx).Warn("pending answer not noted for booking.settled", zap.String("request_key", r.RequestKey), zap.Error(err))
+		}
+	}()
+}

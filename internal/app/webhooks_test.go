@@ -1,0 +1,170 @@
+package app
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/interceptor"
+
+	"github.com/bookingsaga/bookingsaga/api"
+	"github.com/bookingsaga/bookingsaga/internal/store"
+	"github.com/bookingsaga/bookingsaga/receipt"
+	"github.com/bookingsaga/bookingsaga/sagaclient"
+)
+
+// receiver is an agent backend's webhook endpoint, as Standard Webhooks
+// has one verify a delivery, that can be down.
+type receiver struct {
+	t      *testing.T
+	secret []byte
+	down   atomic.Bool
+	mu     sync.Mutex
+	got    map[string]int    // delivery id → times taken
+	types  map[string]string // delivery id → type
+	tried  atomic.Int32      // deliveries refused while down
+}
+
+func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if rc.down.Load() {
+		rc.tried.Add(1)
+		http.Error(w, "down", http.StatusServiceUnavailable)
+		return
+	}
+	body, err := io.ReadAll(r.Body)
+	require.NoError(rc.t, err)
+	id, ts := r.Header.Get("webhook-id"), r.Header.Get("webhook-timestamp")
+	mac := hmac.New(sha256.New, rc.secret)
+	mac.Write([]byte(id + "." + ts + "."))
+	mac.Write(body)
+	want := "v1," + base64.StdEncoding.EncodeToString(mac.Sum(nil))
+	if !hmac.Equal([]byte(want), []byte(r.Header.Get("webhook-signature"))) {
+		http.Error(w, "bad signature", http.StatusUnauthorized)
+		return
+	}
+	var ev struct {
+		ID   string `json:"id"`
+		Type string `json:"type"`
+	}
+	require.NoError(rc.t, json.Unmarshal(body, &ev))
+	require.Equal(rc.t, id, ev.ID)
+	rc.mu.Lock()
+	rc.got[id]++
+	rc.types[id] = ev.Type
+	rc.mu.Unlock()
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (rc *receiver) count(typ string) int {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	n := 0
+	for _, t := range rc.types {
+		if t == typ {
+			n++
+		}
+	}
+	return n
+}
+
+// register makes an endpoint for rc through the API and keeps its secret.
+// Its id is the test's own: every test's dispatchers share one Temporal
+// namespace, where an endpoint's id names its dispatcher.
+func (f *fixture) register(url string, rc *receiver) {
+	f.t.Helper()
+	srv := httptest.NewServer(rc)
+	f.t.Cleanup(srv.Close)
+	var ans api.WebhookAnswer
+	id := "ep-" + uuid.NewString()[:8]
+	require.Equal(f.t, http.StatusCreated, f.call("PUT", url+"/v1/webhooks/"+id, api.WebhookBody{URL: srv.URL + "/hooks"}, &ans))
+	secret, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(ans.Secret, "whsec_"))
+	require.NoError(f.t, err)
+	rc.secret = secret
+}
+
+// A receiver that is down gets everything once it is back: each event
+// once by its delivery id, signed; while it is down, the endpoint shows in
+// the operator's attention list.
+func TestAWebhookReceiverThatWasDownGetsEveryEventOnce(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	url := f.serveAPI(api.Config{})
+	rc := &receiver{t: t, got: map[string]int{}, types: map[string]string{}}
+	f.register(url, rc)
+	rc.down.Store(true)
+
+	keys := []string{uuid.NewString(), uuid.NewString(), uuid.NewString()}
+	for i, key := range keys {
+		var r receipt.Receipt
+		require.Equal(t, http.StatusOK, f.call("POST", url+"/v1/bookings", bookingBody(key, slot(t, 9+i)), &r))
+		require.Equal(t, receipt.StatusConfirmed, r.Status)
+	}
+	var r receipt.Receipt
+	require.Equal(t, http.StatusOK, f.call("POST", url+"/v1/bookings/"+keys[0]+"/cancel", nil, &r))
+	f.eventually(func() bool {
+		var a api.AttentionAnswer
+		return f.call("GET", url+"/v1/ops/attention", nil, &a) == http.StatusOK && len(a.Webhooks) == 1 && rc.tried.Load() >= 2
+	}, "the failing receiver is retried and shows in attention")
+
+	rc.down.Store(false)
+	st := store.New(f.pool, store.Config{})
+	f.eventually(func() bool {
+		eps, err := st.Endpoints(f.ctx)
+		return err == nil && len(eps) == 1 && eps[0].Undelivered == 0 && eps[0].FailingSince == nil
+	}, "every delivery taken once the receiver is back")
+	var ids []string
+	rows, err := f.pool.Query(f.ctx, "SELECT delivery_id::text FROM webhook_delivery ORDER BY delivery_id")
+	require.NoError(t, err)
+	for rows.Next() {
+		var id string
+		require.NoError(t, rows.Scan(&id))
+		ids = append(ids, id)
+	}
+	require.NoError(t, rows.Err())
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	require.Len(t, ids, 4, "three confirmations and a cancellation")
+	for _, id := range ids {
+		require.Equal(t, 1, rc.got[id], "delivery %s taken exactly once", id)
+	}
+	require.Len(t, rc.got, 4)
+}
+
+// A booking whose answer was lost (pending_reconciliation) is announced
+// settled, once, when the store's decision is known.
+func TestAPendingBookingIsAnnouncedSettledOnce(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	plain := f.serveAPI(api.Config{})
+	rc := &receiver{t: t, got: map[string]int{}, types: map[string]string{}}
+	f.register(plain, rc)
+
+	fault := &lostReply{}
+	tc, err := client.NewClientFromExisting(f.client, client.Options{Namespace: temporalServer().GetDefaultNamespace(),
+		Interceptors: []interceptor.ClientInterceptor{fault}})
+	require.NoError(t, err)
+	vault := store.New(f.pool, store.Config{})
+	sc := sagaclient.New(tc, sagaclient.Options{TaskQueue: f.queue, Settings: f.settings, Contacts: vault})
+	srv := httptest.NewServer(api.New(sc, api.Config{Keys: apiKeys, Webhooks: vault, Bookings: vault, Names: vault}).Handler())
+	t.Cleanup(srv.Close)
+	fault.lose.Store(true)
+	key := uuid.NewString()
+	var r receipt.Receipt
+	require.Equal(t, http.StatusOK, f.call("POST", srv.URL+"/v1/bookings", bookingBody(key, slot(t, 14)), &r))
+	require.Equal(t, receipt.StatusPending, r.Status)
+	require.Equal(t, http.StatusOK, f.call("POST", srv.URL+"/v1/bookings", bookingBody(key, slot(t, 14)), &r), "answered pending twice")
+
+	f.eventually(func() bool { return rc.count("booking.settled") == 1 && rc.count("booking.confirmed") == 1 },
+		"the decision goes out, and once as booking.settled")
+}

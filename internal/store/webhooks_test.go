@@ -1,0 +1,88 @@
+package store
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// types lists the endpoint's deliveries' types, oldest first.
+func (f *fixture) types(t *testing.T, id string) []string {
+	t.Helper()
+	due, err := f.store.Due(f.ctx, id, 100)
+	require.NoError(t, err)
+	var out []string
+	for _, d := range due {
+		out = append(out, d.Type)
+	}
+	return out
+}
+
+func TestTheEventLogFeedsEveryEndpoint(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	secret, created, err := f.store.PutEndpoint(f.ctx, "backend", "https://backend.example.test/hooks")
+	require.NoError(t, err)
+	require.True(t, created)
+	require.Len(t, secret, 32)
+	again, created, err := f.store.PutEndpoint(f.ctx, "backend", "https://backend.example.test/hooks2")
+	require.NoError(t, err)
+	require.False(t, created)
+	require.Nil(t, again, "the secret is shown once")
+
+	_, err = f.store.Commit(f.ctx, commitReq("req_a", intent("paris", agent(0), "10:00", "10:30")))
+	require.NoError(t, err)
+	_, err = f.store.Commit(f.ctx, commitReq("req_b", intent("paris", agent(1), "10:00", "10:30")))
+	require.NoError(t, err) // a conflict
+	_, err = f.store.Release(f.ctx, ReleaseRequest{RequestKey: "req_a"})
+	require.NoError(t, err)
+	require.Equal(t, []string{"booking.confirmed", "booking.refused", "booking.cancelled"}, f.types(t, "backend"))
+
+	due, err := f.store.Due(f.ctx, "backend", 1)
+	require.NoError(t, err)
+	require.NoError(t, f.store.Delivered(f.ctx, "backend", due[0].ID))
+	require.Equal(t, []string{"booking.refused", "booking.cancelled"}, f.types(t, "backend"), "a delivered one is not due again")
+}
+
+// A key answered pending settles with one booking.settled, whether its
+// decision comes after the mark or before it, however often it is marked.
+func TestAPendingKeySettlesOnce(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	_, _, err := f.store.PutEndpoint(f.ctx, "backend", "https://backend.example.test/hooks")
+	require.NoError(t, err)
+
+	require.NoError(t, f.store.MarkPending(f.ctx, "req_late"))
+	require.NoError(t, f.store.MarkPending(f.ctx, "req_late"))
+	_, err = f.store.Commit(f.ctx, commitReq("req_late", intent("paris", agent(0), "10:00", "10:30")))
+	require.NoError(t, err)
+	require.NoError(t, f.store.MarkPending(f.ctx, "req_late"))
+
+	_, err = f.store.Commit(f.ctx, commitReq("req_first", intent("paris", agent(1), "12:00", "12:30")))
+	require.NoError(t, err)
+	require.NoError(t, f.store.MarkPending(f.ctx, "req_first"))
+	require.NoError(t, f.store.MarkPending(f.ctx, "req_first"))
+
+	require.Equal(t, []string{"booking.confirmed", "booking.settled", "booking.confirmed", "booking.settled"}, f.types(t, "backend"))
+}
+
+func TestDeliveredWebhooksGoAfterAWeek(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	_, _, err := f.store.PutEndpoint(f.ctx, "backend", "https://backend.example.test/hooks")
+	require.NoError(t, err)
+	_, err = f.store.Commit(f.ctx, commitReq("req_a", intent("paris", agent(0), "10:00", "10:30")))
+	require.NoError(t, err)
+	_, err = f.store.Commit(f.ctx, commitReq("req_b", intent("paris", agent(1), "11:00", "11:30")))
+	require.NoError(t, err)
+	due, err := f.store.Due(f.ctx, "backend", 1)
+	require.NoError(t, err)
+	require.NoError(t, f.store.Delivered(f.ctx, "backend", due[0].ID))
+	f.clock.Advance(8 * 24 * time.Hour)
+	_, err = f.store.ApplyRetention(f.ctx, 100)
+	require.NoError(t, err)
+	var left int
+	require.NoError(t, f.pool.QueryRow(f.ctx, "SELECT count(*) FROM webhook_delivery").Scan(&left))
+	require.Equal(t, 1, left, "the delivered one goes; the undelivered one waits for its receiver")
+}
