@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/localtime"
 	"github.com/bookingsaga/bookingsaga/internal/speech"
 	"github.com/bookingsaga/bookingsaga/receipt"
 	"github.com/bookingsaga/bookingsaga/sagaclient"
@@ -60,6 +61,12 @@ func (s *Server) tool(ctx context.Context, conversationID, name string, raw json
 	}
 	args.lang = lang
 	text, err := s.runTool(ctx, conversationID, name, args)
+	var e *Error
+	if errors.As(err, &e) && len(e.Candidates) == 2 {
+		// A local time the clocks skip or pass twice: ask, never guess.
+		return "[not_done: " + e.Code + "] " + speech.Speaker{Lang: lang}.LocalTimeQuestion(e.Code == string(codeAmbiguousTime),
+			args.LocalStart[:min(len(args.LocalStart), len(localtime.Layout))], e.Candidates[0], e.Candidates[1], args.TimeZone)
+	}
 	if err != nil {
 		return toolError(err)
 	}

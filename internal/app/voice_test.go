@@ -252,3 +252,25 @@ func TestARescheduleKeepsTheExtraResources(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{"keys-1"}, b.Intent.ExtraResources, "the key holder moved with the booking")
 }
+
+// A local time the clocks skip, or pass twice, is asked about: the tool
+// names both candidates, spoken, and books nothing.
+func TestADSTGapIsAskedAboutWithBothCandidates(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	url := f.serveAPI(api.Config{VapiSecret: "vapi-secret"}) + "/v1/tools/vapi"
+	for local, want := range map[string][]string{
+		"2027-03-28T02:30": {"[not_done: nonexistent_local_time]", "1:30 a.m.", "3:30 a.m."},
+		"2027-10-31T02:30": {"[not_done: ambiguous_local_time]", "2:30 a.m.", "twice"},
+	} {
+		args := bookArgs(t, 10)
+		delete(args, "starts_at")
+		args["local_start"] = local
+		var out vapiAnswer
+		require.Equal(t, http.StatusOK, f.call("POST", url, vapiToolCalls("call-"+uuid.NewString(), "tc-1", "book", args), &out, "X-Vapi-Secret", "vapi-secret"))
+		for _, w := range want {
+			require.Contains(t, out.Results[0].Result, w, local)
+		}
+	}
+	require.Zero(t, f.bookings())
+}

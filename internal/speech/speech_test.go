@@ -115,3 +115,19 @@ func TestWithoutANameTheLineSaysWhatItIs(t *testing.T) {
 		require.Equal(t, want, got, tag)
 	}
 }
+
+func TestTheDSTQuestionsNameTheirCandidates(t *testing.T) {
+	t.Parallel()
+	earlier := time.Date(2027, 3, 28, 0, 30, 0, 0, time.UTC) // 1:30 CET
+	later := time.Date(2027, 3, 28, 1, 30, 0, 0, time.UTC)   // 3:30 CEST
+	en := Speaker{Lang: English}.LocalTimeQuestion(false, "2027-03-28T02:30", earlier, later, "Europe/Paris")
+	require.Equal(t, "Sunday 28 March at 2:30 a.m. does not exist there: the clocks go forward that night. "+
+		"Ask the caller which they mean, Sunday 28 March at 1:30 a.m., Paris time or Sunday 28 March at 3:30 a.m., Paris time. Nothing is booked.", en)
+	zh := Speaker{Lang: Chinese}.LocalTimeQuestion(true, "2027-10-31T02:30", earlier, later, "Europe/Paris")
+	require.Contains(t, zh, "10月31日星期日上午2点30分")
+	for _, line := range []string{en, zh} {
+		for _, re := range leakage {
+			require.False(t, re.MatchString(line), "%q matches %s", line, re)
+		}
+	}
+}

@@ -24,6 +24,9 @@ var tables = map[Lang]map[string]string{
 		"rescheduled":    "This booking was moved to another time; nothing is booked on {when} any more.",
 		"nothing":        "Nothing is booked yet.",
 		"readback":       "Chosen, not booked: {property} on {when}. Read this back to the caller and book only once they say yes.",
+		"gap":            "{local} does not exist there: the clocks go forward that night. Ask the caller which they mean, {first} or {second}. Nothing is booked.",
+		"overlap": "{local} happens twice there: the clocks go back that night. Ask the caller which they mean, the first (before the change) " +
+			"or the second (an hour later). Nothing is booked.",
 
 		"requested_time": "the requested time",
 		"the_property":   "the property",
@@ -33,6 +36,7 @@ var tables = map[Lang]map[string]string{
 		"zone_local":     "local time",
 		"date":           "{weekday} {day} {month}",
 		"at":             "{date} at {time}, {zone}",
+		"wall":           "{date} at {time}",
 
 		"reason_default": "the booking system refused it; offer another time",
 		reasonKey(booking.CodePolicyVersionChanged): "the booking rules changed since availability was read; check availability again",
@@ -56,6 +60,8 @@ var tables = map[Lang]map[string]string{
 		"rescheduled":            "这个预订已改到其他时间；{when}不再有预订。",
 		"nothing":                "还没有任何预订。",
 		"readback":               "已选择，尚未预订：{property}，{when}。请向来电者复述，对方说可以后再预订。",
+		"gap":                    "当地没有{local}：那天夜里时钟拨快。请问来电者指的是{first}还是{second}。尚未预订。",
+		"overlap":                "当地的{local}会出现两次：那天夜里时钟拨慢。请问来电者指的是第一次（改时之前）还是第二次（一小时后）。尚未预订。",
 
 		"requested_time": "所选时间",
 		"the_property":   "该房源",
@@ -65,6 +71,7 @@ var tables = map[Lang]map[string]string{
 		"zone_local":     "当地时间",
 		"date":           "{month}{day}日{weekday}",
 		"at":             "{zone}{date}{time}",
+		"wall":           "{date}{time}",
 
 		"reason_default": "预订系统拒绝了这个请求，请提供其他时间",
 		reasonKey(booking.CodePolicyVersionChanged): "查询空闲时间之后预订规则有变，请重新查询",

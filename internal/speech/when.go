@@ -22,6 +22,27 @@ func (s Speaker) When(t time.Time, zone string) string {
 	return s.render("at", map[string]string{"date": date, "time": s.clock(lt), "zone": s.zone(zone)})
 }
 
+// LocalTimeQuestion asks which instant a caller meant by a local time the
+// clocks skip (gap: the two candidates, spoken) or pass twice (overlap).
+func (s Speaker) LocalTimeQuestion(overlap bool, local string, first, second time.Time, zone string) string {
+	key := "gap"
+	if overlap {
+		key = "overlap"
+	}
+	return s.render(key, map[string]string{"local": s.wall(local), "first": s.When(first, zone), "second": s.When(second, zone)})
+}
+
+// wall speaks a local wall time (YYYY-MM-DDTHH:MM) that may have no
+// instant, with no zone.
+func (s Speaker) wall(local string) string {
+	t, err := time.Parse(localtime.Layout, local)
+	if err != nil {
+		return local
+	}
+	date := s.render("date", map[string]string{"weekday": s.weekday(t.Weekday()), "day": strconv.Itoa(t.Day()), "month": s.month(t.Month())})
+	return s.render("wall", map[string]string{"date": date, "time": s.clock(t)})
+}
+
 func (s Speaker) clock(t time.Time) string {
 	h, m := t.Hour(), t.Minute()
 	if s.Lang == Chinese {
