@@ -60,12 +60,17 @@ func (a *Activities) drift(category, action string, n int) {
 	}
 }
 
+// A conflict and a refusal are the store's answers, not failures: they are
+// benign application errors, which the SDK neither counts as failed
+// activities nor logs as errors, and never retries.
 func conflictError(d booking.ConflictDetail) error {
-	return temporal.NewNonRetryableApplicationError("slot is taken", booking.ErrTypeConflict, nil, d)
+	return temporal.NewApplicationErrorWithOptions("slot is taken", booking.ErrTypeConflict,
+		temporal.ApplicationErrorOptions{NonRetryable: true, Category: temporal.ApplicationErrorCategoryBenign, Details: []any{d}})
 }
 
 func rejectedError(r *booking.Rejection) error {
-	return temporal.NewNonRetryableApplicationError(r.Error(), booking.ErrTypeRejected, nil, *r)
+	return temporal.NewApplicationErrorWithOptions(r.Error(), booking.ErrTypeRejected,
+		temporal.ApplicationErrorOptions{NonRetryable: true, Category: temporal.ApplicationErrorCategoryBenign, Details: []any{*r}})
 }
 
 // storeError turns a store failure into an activity error: a rejection is
