@@ -82,7 +82,7 @@ func (s *saga) adopt(ctx workflow.Context, out booking.LookupOutput, expected ..
 	if before.decided() && s.st.State != before && !slices.Contains(expected, s.st.State) {
 		s.log.Warn("the saga's answer disagreed with the store; the store's is kept",
 			"request_key", s.st.RequestKey, "saga", before, "store", s.st.State)
-		workflow.GetMetricsHandler(ctx).Counter("bookingsaga_saga_drift_total").Inc(1)
+		workflow.GetMetricsHandler(ctx).Counter(SagaDriftMetric).Inc(1)
 	}
 }
 
@@ -94,3 +94,7 @@ func (s *saga) refresh(ctx workflow.Context, expected ...State) {
 	}
 	s.adopt(ctx, out, expected...)
 }
+
+// SagaDriftMetric counts sagas that adopted the store's answer over their
+// own; it goes through the SDK's metrics handler, so it names its prefix.
+const SagaDriftMetric = "bookingsaga_saga_drift_total"

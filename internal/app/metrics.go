@@ -15,9 +15,11 @@ import (
 	"go.temporal.io/sdk/interceptor"
 	"go.uber.org/zap"
 
+	"github.com/bookingsaga/bookingsaga/activities"
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/httpserve"
 	"github.com/bookingsaga/bookingsaga/internal/metrics"
+	"github.com/bookingsaga/bookingsaga/workflows"
 )
 
 // serveMetrics serves GET /metrics (Prometheus text format) on addr.
@@ -31,6 +33,19 @@ func serveMetrics(addr string, m *metrics.Metrics) (func(), error) {
 	srv := httpserve.Server(mux)
 	go func() { _ = srv.Serve(ln) }()
 	return func() { _ = srv.Close() }, nil
+}
+
+// registerMetrics makes every bookingsaga_* series exist at start, at
+// zero: the activities', the retry counter's per activity, the pending
+// gauge, and the sagas' own drift counter (reported through the SDK).
+func registerMetrics(m *metrics.Metrics, acts *activities.Activities) {
+	acts.RegisterMetrics()
+	for _, name := range []string{booking.ActivityCommit, booking.ActivityConfirm, booking.ActivityLookup, booking.ActivityRelease,
+		booking.ActivitySyncCalendar, booking.ActivitySyncCRM, booking.ActivityDeliverWebhooks} {
+		m.Scope().Tagged(map[string]string{"activity": name}).Counter("activity_retries_total").Inc(0)
+	}
+	m.Scope().Gauge("pending_reconciliation").Update(0)
+	m.SDK().Counter(workflows.SagaDriftMetric).Inc(0)
 }
 
 // servePprof serves Go's profiles (/debug/pprof/) on addr, for finding

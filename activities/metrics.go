@@ -1,0 +1,26 @@
+package activities
+
+// The series the activities export, made at start with zero values so
+// that dashboards and alerts see every one before the first booking.
+var (
+	commitOutcomes = []string{"confirmed", "held", "replayed", "conflict", "rejected", "error"}
+	driftKinds     = [][2]string{{"booking_retention", "retired"}, {"calendar_foreign", "flagged"}, {"calendar_missing", "repaired"},
+		{"calendar_moved", "repaired"}, {"calendar_orphan", "repaired"}, {"contact_retention", "purged"}, {"crm_mismatch", "repaired"},
+		{"crm_missing", "repaired"}, {"expired_hold", "repaired"}, {"saga_answer", "told"}, {"stuck_commit", "repaired"}}
+)
+
+// RegisterMetrics creates every series the activities export, at zero.
+func (a *Activities) RegisterMetrics() {
+	m := a.metrics()
+	for _, o := range commitOutcomes {
+		m.Tagged(map[string]string{"outcome": o}).Counter("commits_total").Inc(0)
+	}
+	m.Timer("commit_latency")
+	m.Counter("calendar_unchecked_total").Inc(0)
+	for _, d := range driftKinds {
+		m.Tagged(map[string]string{"category": d[0], "action": d[1]}).Counter("drift_total").Inc(0)
+	}
+	for _, r := range []string{"delivered", "failed"} {
+		m.Tagged(map[string]string{"result": r}).Counter("webhook_deliveries_total").Inc(0)
+	}
+}
