@@ -1,5 +1,7 @@
 package activities
 
+import "github.com/uber-go/tally/v4"
+
 // The series the activities export, made at start with zero values so
 // that dashboards and alerts see every one before the first booking.
 var (
@@ -9,9 +11,10 @@ var (
 		{"crm_missing", "repaired"}, {"expired_hold", "repaired"}, {"saga_answer", "told"}, {"stuck_commit", "repaired"}}
 )
 
-// RegisterMetrics creates every series the activities export, at zero.
-func (a *Activities) RegisterMetrics() {
-	m := a.metrics()
+// RegisterMetrics creates every series the activities export into m (the
+// scope given as Activities.Metrics), at zero. It is a function, not a
+// method: every exported method of Activities is an activity.
+func RegisterMetrics(m tally.Scope) {
 	for _, o := range commitOutcomes {
 		m.Tagged(map[string]string{"outcome": o}).Counter("commits_total").Inc(0)
 	}

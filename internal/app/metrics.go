@@ -38,8 +38,8 @@ func serveMetrics(addr string, m *metrics.Metrics) (func(), error) {
 // registerMetrics makes every bookingsaga_* series exist at start, at
 // zero: the activities', the retry counter's per activity, the pending
 // gauge, and the sagas' own drift counter (reported through the SDK).
-func registerMetrics(m *metrics.Metrics, acts *activities.Activities) {
-	acts.RegisterMetrics()
+func registerMetrics(m *metrics.Metrics) {
+	activities.RegisterMetrics(m.Scope())
 	for _, name := range []string{booking.ActivityCommit, booking.ActivityConfirm, booking.ActivityLookup, booking.ActivityRelease,
 		booking.ActivitySyncCalendar, booking.ActivitySyncCRM, booking.ActivityDeliverWebhooks} {
 		m.Scope().Tagged(map[string]string{"activity": name}).Counter("activity_retries_total").Inc(0)

@@ -19,7 +19,6 @@ import (
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/worker"
 
-	"github.com/bookingsaga/bookingsaga/activities"
 	"github.com/bookingsaga/bookingsaga/internal/metrics"
 	"github.com/bookingsaga/bookingsaga/workflows"
 )
@@ -85,8 +84,7 @@ func TestEveryMetricIsThereBeforeTheFirstBooking(t *testing.T) {
 	t.Parallel()
 	m := metrics.New()
 	t.Cleanup(func() { _ = m.Close() })
-	acts := &activities.Activities{Metrics: m.Scope()}
-	registerMetrics(m, acts)
+	registerMetrics(m)
 	srv := httptest.NewServer(m.Handler())
 	t.Cleanup(srv.Close)
 	res, err := http.Get(srv.URL)

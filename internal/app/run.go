@@ -58,7 +58,7 @@ func Run(ctx context.Context, cfg Config, logger *zap.Logger) error {
 	m := metrics.New()
 	defer m.Close()
 	acts.Metrics = m.Scope()
-	registerMetrics(m, acts)
+	registerMetrics(m)
 	opts, err := cfg.Temporal.Options()
 	if err != nil {
 		return err
