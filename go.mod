@@ -20,6 +20,7 @@ require (
 	go.temporal.io/sdk v1.50.0
 	go.temporal.io/server v1.32.2
 	go.uber.org/zap v1.28.0
+	go.yaml.in/yaml/v3 v3.0.5
 	golang.org/x/time v0.15.0
 	google.golang.org/api v0.276.0
 	google.golang.org/protobuf v1.36.11
@@ -206,7 +207,6 @@ require (
 	go.uber.org/mock v0.6.0 // indirect
 	go.uber.org/multierr v1.11.0 // indirect
 	go.yaml.in/yaml/v2 v2.4.4 // indirect
-	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	go.yaml.in/yaml/v4 v4.0.0 // indirect
 	golang.org/x/crypto v0.58.0 // indirect
 	golang.org/x/exp v0.0.0-20260611194520-c48552f49976 // indirect

@@ -16,7 +16,7 @@ import (
 
 // required is what compose refuses to start without.
 var required = types.Mapping{"API_KEYS_FILE": "./secrets/api-keys.json", "PAYLOAD_KEYS_FILE": "./secrets/payload-keys.json", "POSTGRES_PASSWORD": "pw-admin",
-	"BOOKINGSAGA_DB_PASSWORD": "pw-bookingsaga", "TEMPORAL_DB_PASSWORD": "pw-temporal"}
+	"BOOKINGSAGA_DB_PASSWORD": "pw-bookingsaga", "TEMPORAL_DB_PASSWORD": "pw-temporal", "GRAFANA_ADMIN_PASSWORD": "pw-grafana"}
 
 // setup loads ../docker-compose.yml as `docker compose` would, with the
 // required variables set.
@@ -65,7 +65,7 @@ func TestComposePortsAndHealthChecks(t *testing.T) {
 		}
 	}
 	require.Equal(t, map[string]string{"api": "8080:8080"}, published, "only the agent API is published")
-	for _, name := range []string{"temporal-ui", "codec"} {
+	for _, name := range []string{"temporal-ui", "codec", "prometheus", "grafana"} {
 		ops := p.DisabledServices[name]
 		require.Len(t, ops.Ports, 1, name)
 		require.Equal(t, "127.0.0.1", ops.Ports[0].HostIP, "the ops profile's %s listens on loopback only", name)
@@ -142,7 +142,8 @@ func TestComposeHasNoDefaultSecrets(t *testing.T) {
 	file := filepath.Join(root, "docker-compose.yml")
 	data, err := os.ReadFile(file)
 	require.NoError(t, err)
-	for _, name := range []string{"API_KEYS_FILE", "PAYLOAD_KEYS_FILE", "POSTGRES_PASSWORD", "BOOKINGSAGA_DB_PASSWORD", "TEMPORAL_DB_PASSWORD"} {
+	for _, name := range []string{"API_KEYS_FILE", "PAYLOAD_KEYS_FILE", "POSTGRES_PASSWORD", "BOOKINGSAGA_DB_PASSWORD", "TEMPORAL_DB_PASSWORD",
+		"GRAFANA_ADMIN_PASSWORD"} {
 		env := types.Mapping{}
 		for k, v := range required {
 			if k != name {
@@ -202,4 +203,27 @@ func TestComposeWiresTheUIToTheCodecAndOIDC(t *testing.T) {
 	ui = oidc.DisabledServices["temporal-ui"].Environment
 	require.Equal(t, "true", *ui["TEMPORAL_AUTH_ENABLED"])
 	require.Equal(t, "https://accounts.example.com", *ui["TEMPORAL_AUTH_PROVIDER_URL"])
+}
+
+// The ops profile's Prometheus scrapes the worker's metrics port and loads
+// the alert rules; Grafana is provisioned with the dashboard.
+func TestComposeProvisionsPrometheusAndGrafana(t *testing.T) {
+	t.Parallel()
+	p := setup(t)
+	prom := p.DisabledServices["prometheus"]
+	var mounts []string
+	for _, v := range prom.Volumes {
+		mounts = append(mounts, v.Target)
+		_, err := os.Stat(v.Source)
+		require.NoError(t, err, "%s is in the repository", v.Source)
+	}
+	require.ElementsMatch(t, []string{"/etc/prometheus/prometheus.yml", "/etc/prometheus/alerts.yml"}, mounts)
+	conf, err := os.ReadFile(filepath.Join(p.WorkingDir, "deploy", "prometheus.yml"))
+	require.NoError(t, err)
+	require.Contains(t, string(conf), "worker:9464", "it scrapes where the worker serves /metrics")
+	require.Contains(t, p.Services["worker"].Command, "0.0.0.0:9464")
+	for _, v := range p.DisabledServices["grafana"].Volumes {
+		_, err := os.Stat(v.Source)
+		require.NoError(t, err, "%s is in the repository", v.Source)
+	}
 }

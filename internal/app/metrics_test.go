@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -18,6 +19,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/worker"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/bookingsaga/bookingsaga/internal/metrics"
 	"github.com/bookingsaga/bookingsaga/workflows"
@@ -96,5 +98,59 @@ func TestEveryMetricIsThereBeforeTheFirstBooking(t *testing.T) {
 	require.GreaterOrEqual(t, len(names), 9)
 	for _, name := range names {
 		require.Contains(t, string(body), "# TYPE "+name+" ", "%s is not exported before it is first used", name)
+	}
+}
+
+// The dashboard's and the alert rules' queries name only metrics the
+// worker exports: bookingsaga_* ones from the source, and the SDK's.
+func TestTheDashboardAndAlertsNameExportedMetrics(t *testing.T) {
+	t.Parallel()
+	exported := map[string]bool{}
+	for _, n := range metricNames(t) {
+		exported[n] = true
+	}
+	sdk := map[string]bool{"temporal_workflow_completed": true, "temporal_workflow_task_execution_failed": true}
+	var rules struct {
+		Groups []struct {
+			Rules []struct {
+				Alert string `yaml:"alert"`
+				Expr  string `yaml:"expr"`
+			} `yaml:"rules"`
+		} `yaml:"groups"`
+	}
+	raw, err := os.ReadFile("../../deploy/alerts.yml")
+	require.NoError(t, err)
+	require.NoError(t, yaml.Unmarshal(raw, &rules))
+	var exprs []string
+	for _, g := range rules.Groups {
+		for _, r := range g.Rules {
+			require.NotEmpty(t, r.Alert)
+			exprs = append(exprs, r.Expr)
+		}
+	}
+	var dash struct {
+		Panels []struct {
+			Targets []struct {
+				Expr string `json:"expr"`
+			} `json:"targets"`
+		} `json:"panels"`
+	}
+	raw, err = os.ReadFile("../../deploy/grafana/dashboards/bookingsaga.json")
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(raw, &dash))
+	for _, p := range dash.Panels {
+		for _, tg := range p.Targets {
+			exprs = append(exprs, tg.Expr)
+		}
+	}
+	require.GreaterOrEqual(t, len(exprs), 12)
+	name := regexp.MustCompile(`\b(bookingsaga|temporal)_[a-z_]+`)
+	for _, e := range exprs {
+		found := name.FindAllString(e, -1)
+		require.NotEmpty(t, found, e)
+		for _, n := range found {
+			base := strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(n, "_bucket"), "_count"), "_sum")
+			require.True(t, exported[base] || sdk[base], "%s names %s, which the worker does not export", e, n)
+		}
 	}
 }
