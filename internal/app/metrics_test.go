@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -121,6 +122,8 @@ func TestTheDashboardAndAlertsNameExportedMetrics(t *testing.T) {
 	raw, err := os.ReadFile("../../deploy/alerts.yml")
 	require.NoError(t, err)
 	require.NoError(t, yaml.Unmarshal(raw, &rules))
+	out, err := exec.Command("promtool", "check", "rules", "../../deploy/alerts.yml").CombinedOutput()
+	require.NoError(t, err, "promtool check rules (promtool comes with the Debian package prometheus, which .ci/run installs): %s", out)
 	var exprs []string
 	for _, g := range rules.Groups {
 		for _, r := range g.Rules {
