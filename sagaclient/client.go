@@ -159,6 +159,11 @@ func (c *Client) Choose(ctx context.Context, conversationID string, in booking.I
 	if book {
 		update = booking.UpdateChooseToBook
 	}
+	// A choice gets a booking call's budget, no more: a hold (a choice,
+	// then a commit) must fit in what a voice platform waits, even when no
+	// worker takes the choice (a deploy).
+	ctx, cancel := c.bounded(ctx)
+	defer cancel()
 	id := workflows.ConversationWorkflowID(conversationID)
 	op := c.tc.NewWithStartWorkflowOperation(conversationStart(id, c.opts.TaskQueue), booking.ConversationWorkflowName,
 		workflows.ConversationInput{ConversationID: conversationID})

@@ -379,3 +379,19 @@ func TestAStatusTheSagaCannotAnswerComesFromTheStore(t *testing.T) {
 		require.Equal(t, want, r.Status, key)
 	}
 }
+
+// A choice the conversation can't take in time (no worker serves it, as
+// during a deploy) fails within a booking call's budget, not the caller's
+// whole timeout: a hold is a choice and a commit, and both must fit in
+// what a voice platform waits.
+func TestAChoiceNobodyTakesFailsWithinTheBudget(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	sc := sagaclient.New(f.client, sagaclient.Options{TaskQueue: "nobody-polls-" + uuid.NewString(), Settings: f.settings})
+	ctx, cancel := context.WithTimeout(f.ctx, 30*time.Second)
+	defer cancel()
+	start := time.Now()
+	_, err := sc.Choose(ctx, "conv-"+uuid.NewString(), commitRequest(slot(t, 10)).Intent, false)
+	require.Error(t, err)
+	require.Less(t, time.Since(start), 2*(f.settings.WithDefaults().CommitWait+time.Second), "the choice waited past its budget")
+}
