@@ -18,7 +18,7 @@ var (
 	leakage = []*regexp.Regexp{
 		regexp.MustCompile(`[+-]\d{2}:\d{2}`),                                  // a UTC offset
 		regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-`), // a UUID
-		regexp.MustCompile(`paris-11|agent-00|Europe/|UTC|Z\b`),                // ids, zones
+		regexp.MustCompile(`paris-11|agent-00|Europe/|UTC|:\d{2}Z\b`),          // ids, zones, an instant in Z
 		regexp.MustCompile(`\d{4}-\d{2}-\d{2}`),                                // an ISO date
 	}
 )
