@@ -2,7 +2,6 @@ package api
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,7 +13,6 @@ import (
 
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/localtime"
-	"github.com/bookingsaga/bookingsaga/internal/store"
 )
 
 // Error is an HTTP error answer: a stable code a program matches on, and
@@ -286,30 +284,4 @@ type RescheduleBody struct {
 	NewRequestKey string `json:"new_request_key"`
 	Slot
 	ExpectedPolicyVersion string `json:"expected_policy_version"`
-}
-
-// defaultMove fills what body leaves out from the booking of key, as the
-// store holds it. A booking the store doesn't hold yet (its outcome
-// pending) can't be moved by what changes: the caller hears so.
-func (s *Server) defaultMove(ctx context.Context, key string, body *RescheduleBody) error {
-	if s.cfg.Bookings == nil {
-		return nil
-	}
-	old, err := s.cfg.Bookings.Lookup(ctx, key)
-	if errors.Is(err, store.ErrNotFound) {
-		return badRequest(booking.CodeNotBooked, "the store holds no booking under %s to move; check its status first", key)
-	}
-	if err != nil {
-		return err
-	}
-	var current string
-	if body.ExpectedPolicyVersion == "" {
-		p, err := s.cfg.Bookings.CurrentPolicy(ctx)
-		if err != nil {
-			return err
-		}
-		current = p.Version
-	}
-	body.DefaultFrom(old.Intent, current)
-	return nil
 }

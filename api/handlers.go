@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"strconv"
@@ -350,4 +351,30 @@ func (s *Server) timeline(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	return writeJSON(w, http.StatusOK, t)
+}
+
+// defaultMove fills what body leaves out from the booking of key, as the
+// store holds it. A booking the store doesn't hold yet (its outcome
+// pending) can't be moved by what changes: the caller hears so.
+func (s *Server) defaultMove(ctx context.Context, key string, body *RescheduleBody) error {
+	if s.cfg.Bookings == nil {
+		return nil
+	}
+	old, err := s.cfg.Bookings.Lookup(ctx, key)
+	if errors.Is(err, store.ErrNotFound) {
+		return badRequest(booking.CodeNotBooked, "the store holds no booking under %s to move; check its status first", key)
+	}
+	if err != nil {
+		return err
+	}
+	var current string
+	if body.ExpectedPolicyVersion == "" {
+		p, err := s.cfg.Bookings.CurrentPolicy(ctx)
+		if err != nil {
+			return err
+		}
+		current = p.Version
+	}
+	body.DefaultFrom(old.Intent, current)
+	return nil
 }
