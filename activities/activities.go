@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/uber-go/tally/v4"
@@ -15,6 +16,7 @@ import (
 	"google.golang.org/api/calendar/v3"
 
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/catalog"
 	"github.com/bookingsaga/bookingsaga/internal/crm"
 	"github.com/bookingsaga/bookingsaga/internal/gcal"
 	"github.com/bookingsaga/bookingsaga/internal/retry"
@@ -43,7 +45,21 @@ type Activities struct {
 	// Metrics receives commit and drift counts; nil drops them.
 	Metrics tally.Scope
 
-	watch watchCache
+	catalogOnce sync.Once
+	catalog     *catalog.Catalog
+}
+
+// reads is the catalogue over the same store and mirrors: the commit's
+// calendar re-check and every read share its code (and its cache of the
+// resources whose calendars are watched) with the API's.
+func (a *Activities) reads() *catalog.Catalog {
+	a.catalogOnce.Do(func() {
+		a.catalog = &catalog.Catalog{Store: a.Store, CRM: a.CRM}
+		if a.Calendar != nil {
+			a.catalog.Calendar = a.Calendar
+		}
+	})
+	return a.catalog
 }
 
 func (a *Activities) metrics() tally.Scope {
@@ -110,8 +126,6 @@ func ignoreNotFound(err error) error {
 	}
 	return err
 }
-
-func minutes(n int) time.Duration { return time.Duration(n) * time.Minute }
 
 // maxDetails bounds a report's details, which travel in workflow history.
 const maxDetails = 100

@@ -5,10 +5,11 @@ import (
 	"errors"
 	"time"
 
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/bookingsaga/bookingsaga/booking"
-	"github.com/bookingsaga/bookingsaga/internal/gcal"
+	"github.com/bookingsaga/bookingsaga/internal/catalog"
 	"github.com/bookingsaga/bookingsaga/internal/retry"
 	"github.com/bookingsaga/bookingsaga/internal/store"
 )
@@ -82,8 +83,11 @@ func (a *Activities) recheck(ctx context.Context, in booking.Intent) (busy []boo
 		rctx, cancel = context.WithTimeout(rctx, time.Until(dl)/recheckShare)
 		defer cancel()
 	}
-	blocks, checked := a.calendarBlocks(rctx, in.Resources(), in.StartsAt, in.EndsAt)
-	return blocked(blocks, in.StartsAt, in.EndsAt), !checked
+	blocks, err := a.reads().Blocks(rctx, in.Resources(), in.StartsAt, in.EndsAt)
+	if err != nil {
+		activity.GetLogger(ctx).Warn("calendar re-check skipped; the store decides alone", "error", err)
+	}
+	return catalog.Blocked(blocks, in.StartsAt, in.EndsAt), err != nil
 }
 
 // storeCommit lets the store decide, or replay what it decided.
@@ -100,19 +104,8 @@ func (a *Activities) storeCommit(ctx context.Context, req store.CommitRequest) (
 		return booking.CommitOutput{}, conflictError(booking.ConflictDetail{Busy: out.Conflict.Busy, Source: source})
 	}
 	b := out.Booking
-	a.eventID(ctx, &b)
+	a.reads().EventID(ctx, &b)
 	return booking.CommitOutput{Booking: b, Replayed: out.Replayed}, nil
-}
-
-// eventID fills in the calendar event's id, which is derived from the
-// key, so that the first receipt already names it.
-func (a *Activities) eventID(ctx context.Context, b *booking.Booking) {
-	if a.Calendar == nil || b.ProviderEventID != "" {
-		return
-	}
-	if watched, err := a.watchedAmong(ctx, b.Intent.Resources()); err == nil && len(watched) > 0 {
-		b.ProviderEventID = gcal.EventID(b.RequestKey)
-	}
 }
 
 // Lookup reads what the store decided on a key. Found=false is
@@ -132,16 +125,7 @@ func (a *Activities) decided(ctx context.Context, op, name string, d booking.Dec
 	if err != nil {
 		return booking.LookupOutput{}, storeError(op, name, err)
 	}
-	return a.lookupOutput(ctx, d), nil
-}
-
-func (a *Activities) lookupOutput(ctx context.Context, d booking.Decision) booking.LookupOutput {
-	out := booking.LookupOutput{Found: true, Refusal: d.Refusal}
-	if d.Booking != nil {
-		out.Booking = *d.Booking
-		a.eventID(ctx, &out.Booking)
-	}
-	return out
+	return a.reads().Output(ctx, d), nil
 }
 
 // Lapse records the lapse as the key's decision, unless the key was
@@ -151,17 +135,17 @@ func (a *Activities) Lapse(ctx context.Context, in booking.LapseInput) (booking.
 	if err != nil {
 		return booking.LookupOutput{}, storeError("lapse", in.RequestKey, err)
 	}
-	return a.lookupOutput(ctx, d), nil
+	return a.reads().Output(ctx, d), nil
 }
 
-// Decision reads what the store decided on a key, for a caller whose saga
-// is gone (Temporal's retention) or who has only the reference.
+// Decision reads what the store decided on a key or a reference. Kept for
+// the Catalog workflow (see catalog.go).
 func (a *Activities) Decision(ctx context.Context, in booking.DecisionInput) (booking.LookupOutput, error) {
-	if in.Reference == "" {
-		return a.Lookup(ctx, booking.KeyInput{RequestKey: in.RequestKey})
+	out, err := a.reads().Decision(ctx, in)
+	if err != nil {
+		return out, storeError("decision", in.RequestKey+in.Reference, err)
 	}
-	d, err := a.Store.DecisionByReference(ctx, in.Reference)
-	return a.decided(ctx, "decision", in.Reference, d, err)
+	return out, nil
 }
 
 // Confirm turns the key's hold into a booking; an expired hold is refused.

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/uber-go/tally/v4"
 	"go.uber.org/zap"
 
 	"github.com/bookingsaga/bookingsaga/booking"
@@ -64,6 +65,9 @@ type Config struct {
 	// calls: Temporal, and the store where the process can reach it.
 	Ready []Check
 	Log   *zap.Logger
+	// Metrics receives each call's latency by route and status class
+	// (bookingsaga_request_latency); nil drops it.
+	Metrics tally.Scope
 }
 
 // Bookings reads what the store holds of a booking and the policy in
@@ -107,11 +111,16 @@ func New(c *sagaclient.Client, cfg Config) *Server {
 	if cfg.Keys == nil {
 		cfg.Log.Warn("no API keys: /v1 is open to anyone who can reach it")
 	}
+	if cfg.Metrics == nil {
+		cfg.Metrics = tally.NoopScope
+	}
 	limits := DefaultLimits()
 	if cfg.Limits != nil {
 		limits = *cfg.Limits
 	}
-	return &Server{client: c, cfg: cfg, limits: &limiters{limits: limits}, names: &names{src: cfg.Names, got: map[string]nameEntry{}}}
+	s := &Server{client: c, cfg: cfg, limits: &limiters{limits: limits}, names: &names{src: cfg.Names, got: map[string]nameEntry{}}}
+	s.registerMetrics()
+	return s
 }
 
 // route is one served endpoint and the scope a key needs to call it;
@@ -218,10 +227,27 @@ func (s *Server) wrap(rt route) http.Handler {
 		if err != nil {
 			writeError(sw, log, err)
 		}
+		s.latency(rt.path, sw.status).Record(time.Since(start))
 		// Paths carry request keys and resource ids, never contact details.
 		log.Info("http", zap.String("method", r.Method), zap.String("path", r.URL.Path), zap.String("key", key.Name),
 			zap.Int("status", sw.status), zap.Duration("took", time.Since(start)))
 	})
+}
+
+// latency is the timer of a route's calls ending with status: by route
+// pattern and status class, so there are few series.
+func (s *Server) latency(path string, status int) tally.Timer {
+	return s.cfg.Metrics.Tagged(map[string]string{"route": path, "class": fmt.Sprintf("%dxx", status/100)}).Timer("request_latency")
+}
+
+// registerMetrics makes every route's latency series exist at zero, so
+// dashboards and alerts see them before the first call.
+func (s *Server) registerMetrics() {
+	for _, rt := range s.routes() {
+		for _, status := range []int{200, 400, 500} {
+			s.latency(rt.path, status)
+		}
+	}
 }
 
 // guard authenticates and rate-limits a call to rt. A platform-signed

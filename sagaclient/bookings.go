@@ -194,11 +194,10 @@ func (c *Client) settled(ctx context.Context, r receipt.Receipt) (receipt.Receip
 }
 
 func (c *Client) decision(ctx context.Context, in booking.DecisionInput) (booking.LookupOutput, error) {
-	res, err := c.catalog(ctx, workflows.CatalogRequest{Decision: &in})
-	if err != nil {
-		return booking.LookupOutput{}, fmt.Errorf("decision %s%s: %w", in.RequestKey, in.Reference, err)
+	if c.opts.Catalog == nil {
+		return booking.LookupOutput{}, ErrNoCatalog
 	}
-	return *res.Decision, nil
+	return c.opts.Catalog.Decision(ctx, in)
 }
 
 // fromStore builds the receipt from the store's record alone.
@@ -207,14 +206,13 @@ func (c *Client) fromStore(ctx context.Context, in booking.DecisionInput) (recei
 	if err != nil {
 		return receipt.Receipt{}, err
 	}
-	res := workflows.CatalogResult{Decision: &d}
 	key := in.RequestKey
-	if d := res.Decision; d.Refusal != nil {
+	if d.Refusal != nil {
 		key = d.Refusal.RequestKey
 	} else if d.Found {
 		key = d.Booking.RequestKey
 	}
-	r, ok := workflows.StoreReceipt(key, *res.Decision)
+	r, ok := workflows.StoreReceipt(key, d)
 	if !ok {
 		return receipt.Receipt{}, ErrNotFound
 	}

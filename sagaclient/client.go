@@ -11,7 +11,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/google/uuid"
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
@@ -30,8 +29,30 @@ type ContactSealer interface {
 	SealContact(ctx context.Context, key string, c booking.Contact) (*booking.Contact, error)
 }
 
+// Catalog answers the reads that need no saga (availability, what the
+// store decided, drift, a booking's timeline) and writes the catalogue, in
+// the caller's own process: a read starts no workflow, and a refused one
+// is an answer rather than a failed execution. *catalog.Catalog, over the
+// store and the mirrors, implements it.
+type Catalog interface {
+	Availability(ctx context.Context, q booking.AvailabilityQuery) (booking.Availability, error)
+	Decision(ctx context.Context, in booking.DecisionInput) (booking.LookupOutput, error)
+	OpenFlags(ctx context.Context) ([]booking.Flag, error)
+	Timeline(ctx context.Context, key string) (booking.Timeline, error)
+	ResolveFlag(ctx context.Context, id int64, note string) (booking.Flag, error)
+	PutResource(ctx context.Context, r booking.Resource) error
+	PutPolicy(ctx context.Context, p booking.Policy) error
+}
+
+// ErrNoCatalog is returned by a call that needs Options.Catalog when none
+// was given.
+var ErrNoCatalog = errors.New("no catalog: this call reads the store (give Options.Catalog)")
+
 // Options configure a Client.
 type Options struct {
+	// Catalog serves availability, store decisions and the ops reads;
+	// without it those calls return ErrNoCatalog.
+	Catalog Catalog
 	// Contacts seals contacts before they are sent; a request with a
 	// contact is refused without it, so no contact enters Temporal in
 	// plain text.
@@ -91,37 +112,26 @@ func (c *Client) Healthy(ctx context.Context) error {
 // Availability returns free slots under the current policy, with the
 // policy version and the time of the snapshot.
 func (c *Client) Availability(ctx context.Context, q booking.AvailabilityQuery) (booking.Availability, error) {
-	res, err := c.catalog(ctx, workflows.CatalogRequest{Availability: &q})
-	if err != nil {
-		return booking.Availability{}, fmt.Errorf("availability %s: %w", q.PropertyID, err)
+	if c.opts.Catalog == nil {
+		return booking.Availability{}, ErrNoCatalog
 	}
-	return *res.Availability, nil
+	return c.opts.Catalog.Availability(ctx, q)
 }
 
 // PutResource creates or updates a resource.
 func (c *Client) PutResource(ctx context.Context, r booking.Resource) error {
-	if _, err := c.catalog(ctx, workflows.CatalogRequest{Resource: &r}); err != nil {
-		return fmt.Errorf("put resource %s: %w", r.ID, err)
+	if c.opts.Catalog == nil {
+		return ErrNoCatalog
 	}
-	return nil
+	return c.opts.Catalog.PutResource(ctx, r)
 }
 
 // PutPolicy makes a policy version current.
 func (c *Client) PutPolicy(ctx context.Context, p booking.Policy) error {
-	if _, err := c.catalog(ctx, workflows.CatalogRequest{Policy: &p}); err != nil {
-		return fmt.Errorf("put policy %s: %w", p.Version, err)
+	if c.opts.Catalog == nil {
+		return ErrNoCatalog
 	}
-	return nil
-}
-
-func (c *Client) catalog(ctx context.Context, req workflows.CatalogRequest) (workflows.CatalogResult, error) {
-	run, err := c.tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: booking.CatalogIDPrefix + uuid.NewString(),
-		TaskQueue: c.opts.TaskQueue, WorkflowExecutionTimeout: time.Minute}, booking.CatalogWorkflowName, req)
-	if err != nil {
-		return workflows.CatalogResult{}, err
-	}
-	var res workflows.CatalogResult
-	return res, refusal(run.Get(ctx, &res))
+	return c.opts.Catalog.PutPolicy(ctx, p)
 }
 
 // refusal unwraps a store refusal from a workflow error, so callers can

@@ -50,11 +50,14 @@ func (c *Client) Attention(ctx context.Context) (Attention, error) {
 			break
 		}
 	}
-	r, err := c.catalog(ctx, workflows.CatalogRequest{Flags: true})
+	if c.opts.Catalog == nil {
+		return out, ErrNoCatalog
+	}
+	flags, err := c.opts.Catalog.OpenFlags(ctx)
 	if err != nil {
 		return out, fmt.Errorf("attention: %w", err)
 	}
-	out.Flags = r.Flags
+	out.Flags = flags
 	return out, nil
 }
 
@@ -86,11 +89,14 @@ type Timeline struct {
 
 // Timeline shows one booking as every system sees it.
 func (c *Client) Timeline(ctx context.Context, key string) (Timeline, error) {
-	r, err := c.catalog(ctx, workflows.CatalogRequest{Timeline: key})
-	if err != nil {
-		return Timeline{}, fmt.Errorf("timeline %s: %w", key, err)
+	if c.opts.Catalog == nil {
+		return Timeline{}, ErrNoCatalog
 	}
-	out := Timeline{Timeline: *r.Timeline}
+	t, err := c.opts.Catalog.Timeline(ctx, key)
+	if err != nil {
+		return Timeline{}, err
+	}
+	out := Timeline{Timeline: t}
 	v, err := c.tc.QueryWorkflow(ctx, key, "", booking.QueryState)
 	var nf *serviceerror.NotFound
 	switch {
@@ -109,11 +115,10 @@ func (c *Client) Timeline(ctx context.Context, key string) (Timeline, error) {
 
 // Resolve closes a drift flag with a note, recorded in the event log.
 func (c *Client) Resolve(ctx context.Context, flagID int64, note string) (booking.Flag, error) {
-	r, err := c.catalog(ctx, workflows.CatalogRequest{Resolve: &booking.ResolveInput{FlagID: flagID, Note: note}})
-	if err != nil {
-		return booking.Flag{}, fmt.Errorf("resolve flag %d: %w", flagID, err)
+	if c.opts.Catalog == nil {
+		return booking.Flag{}, ErrNoCatalog
 	}
-	return *r.Resolved, nil
+	return c.opts.Catalog.ResolveFlag(ctx, flagID, note)
 }
 
 // ReconcileNow triggers the reconciliation schedule: at once, or right

@@ -6,8 +6,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"time"
+
+	"go.uber.org/zap"
 
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/localtime"
@@ -61,9 +62,9 @@ func availability(ctx context.Context, sc *sagaclient.Client, args []string, out
 
 // policy prints the booking policy in force, read from the store
 // (DATABASE_URL): a read that starts no workflow.
-func policy(ctx context.Context, args []string, out io.Writer) error {
+func policy(ctx context.Context, cfg config, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("policy", flag.ContinueOnError)
-	dbURL := fs.String("database-url", os.Getenv("DATABASE_URL"), "the booking store (env DATABASE_URL)")
+	dbURL := fs.String("database-url", cfg.DatabaseURL, "the booking store (env DATABASE_URL)")
 	asJSON := fs.Bool("json", false, "print JSON")
 	if _, err := parseInterleaved(fs, args); err != nil {
 		return err
@@ -71,7 +72,7 @@ func policy(ctx context.Context, args []string, out io.Writer) error {
 	if *dbURL == "" {
 		return errors.New("policy reads the store: set -database-url or DATABASE_URL")
 	}
-	v, err := contactVault(ctx, *dbURL)
+	v, err := openStore(ctx, *dbURL, cfg.Mirrors, zap.NewNop())
 	if err != nil {
 		return err
 	}

@@ -21,7 +21,10 @@ import (
 
 	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/catalog"
 	"github.com/bookingsaga/bookingsaga/internal/httpserve"
+	"github.com/bookingsaga/bookingsaga/internal/metrics"
+	"github.com/bookingsaga/bookingsaga/internal/mirrors"
 	"github.com/bookingsaga/bookingsaga/internal/speech"
 	"github.com/bookingsaga/bookingsaga/internal/store"
 	"github.com/bookingsaga/bookingsaga/receipt"
@@ -29,10 +32,10 @@ import (
 )
 
 // serve runs the HTTP API until ctx ends, then drains for up to 10 s.
-func serve(ctx context.Context, tc client.Client, sco sagaclient.Options, logger *zap.Logger, args []string) error {
+func serve(ctx context.Context, tc client.Client, cfg0 config, sco sagaclient.Options, logger *zap.Logger, args []string) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	listen := fs.String("listen", envOr("API_LISTEN", "127.0.0.1:8080"), "address to serve on (env API_LISTEN)")
-	dbURL := fs.String("database-url", os.Getenv("DATABASE_URL"), "PostgreSQL, for the contact keys: contacts are sealed before they enter Temporal (env DATABASE_URL)")
+	dbURL := fs.String("database-url", cfg0.DatabaseURL, "PostgreSQL: contacts are sealed under keys the store keeps, and reads (availability, status) start no workflow (env DATABASE_URL)")
 	keysFile := fs.String("keys", os.Getenv("API_KEYS_FILE"), "the API keys file, hashed keys as 'starter keys new' writes them; re-read when it changes (env API_KEYS_FILE)")
 	limits := api.DefaultLimits()
 	fs.Float64Var(&limits.PerSecond, "rate-limit", limits.PerSecond, "calls a second per key; repeats of one call are free; 0 is no limit")
@@ -40,8 +43,21 @@ func serve(ctx context.Context, tc client.Client, sco sagaclient.Options, logger
 	cfg := api.Config{RetellKey: os.Getenv("RETELL_API_KEY"), VapiSecret: os.Getenv("VAPI_SECRET"),
 		VapiHMACSecret: os.Getenv("VAPI_HMAC_SECRET"), Log: logger, Limits: &limits}
 	fs.Int64Var(&cfg.MaxBody, "max-body", 64<<10, "largest request body, in bytes")
+	mirrorCfg := cfg0.Mirrors
+	mirrorCfg.Register(fs)
+	metricsListen := fs.String("metrics-listen", os.Getenv("METRICS_LISTEN"), "address for GET /metrics (Prometheus): each call's latency by route (env METRICS_LISTEN)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	m := metrics.New(logger)
+	defer m.Close()
+	cfg.Metrics = m.Scope()
+	if *metricsListen != "" {
+		stop, err := m.Serve(*metricsListen)
+		if err != nil {
+			return err
+		}
+		defer stop()
 	}
 	if *keysFile == "" {
 		return errors.New("no API keys: set -keys or API_KEYS_FILE to a keys file (make one with 'starter keys new')")
@@ -49,11 +65,15 @@ func serve(ctx context.Context, tc client.Client, sco sagaclient.Options, logger
 	if *dbURL == "" {
 		return errors.New("no database: set -database-url or DATABASE_URL (the API seals contacts under keys the store keeps)")
 	}
-	vault, err := contactVault(ctx, *dbURL)
+	if err := mirrorCfg.Validate(); err != nil {
+		return err
+	}
+	vault, err := openStore(ctx, *dbURL, mirrorCfg, logger)
 	if err != nil {
 		return err
 	}
 	defer vault.close()
+	sco.Catalog = vault.catalog
 	sco.Contacts, cfg.Contacts, cfg.Names, cfg.Bookings, cfg.Webhooks = vault.store, vault.store, vault.store, vault.store, vault.store
 	sc := sagaclient.New(tc, sco)
 	cfg.Ready = []api.Check{{Name: "temporal", Fn: sc.Healthy}, {Name: "store", Fn: vault.ping}}
@@ -211,25 +231,33 @@ func printJSON(out io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// vault is the API's own small connection to the store: contact keys,
-// readiness, nothing else.
-type vault struct {
-	store *store.Store
-	ping  func(context.Context) error
-	close func()
+// storeConn is a command's own small connection to the store: contact
+// keys, readiness, and the catalogue's reads (availability, decisions,
+// the ops reads), which start no workflow.
+type storeConn struct {
+	store   *store.Store
+	catalog *catalog.Catalog
+	ping    func(context.Context) error
+	close   func()
 }
 
-func contactVault(ctx context.Context, url string) (vault, error) {
+func openStore(ctx context.Context, url string, mc mirrors.Config, log *zap.Logger) (storeConn, error) {
 	pc, err := pgxpool.ParseConfig(url)
 	if err != nil {
-		return vault{}, fmt.Errorf("database url: %w", err)
+		return storeConn{}, fmt.Errorf("database url: %w", err)
 	}
 	pc.MaxConns = 4
 	pool, err := pgxpool.NewWithConfig(ctx, pc)
 	if err != nil {
-		return vault{}, fmt.Errorf("connect database: %w", err)
+		return storeConn{}, fmt.Errorf("connect database: %w", err)
 	}
-	return vault{store: store.New(pool, store.Config{}), ping: pool.Ping, close: pool.Close}, nil
+	st := store.New(pool, store.Config{})
+	cat, err := catalog.New(ctx, st, mc, log)
+	if err != nil {
+		pool.Close()
+		return storeConn{}, err
+	}
+	return storeConn{store: st, catalog: cat, ping: pool.Ping, close: pool.Close}, nil
 }
 
 func joinSorted(xs []string) string {

@@ -21,6 +21,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/mirrors"
 	"github.com/bookingsaga/bookingsaga/internal/temporalclient"
 	"github.com/bookingsaga/bookingsaga/internal/zaplog"
 	"github.com/bookingsaga/bookingsaga/sagaclient"
@@ -69,6 +70,12 @@ type config struct {
 	Temporal   temporalclient.Config
 	TaskQueue  string
 	CommitWait time.Duration
+	// DatabaseURL lets a command read the store directly: availability,
+	// what the store decided on a key, the ops reads. serve requires it.
+	DatabaseURL string
+	// Mirrors are the calendar and CRM, read for availability's free/busy
+	// and for a booking's timeline.
+	Mirrors mirrors.Config
 }
 
 func (c config) validate() error {
@@ -81,7 +88,7 @@ func (c config) validate() error {
 	if c.CommitWait <= 0 || c.CommitWait > time.Minute {
 		return fmt.Errorf("commit-wait must be between 0 and 1m, got %s", c.CommitWait)
 	}
-	return nil
+	return c.Mirrors.Validate()
 }
 
 func main() {
@@ -94,12 +101,15 @@ func main() {
 }
 
 func run(ctx context.Context, args []string, out io.Writer) error {
-	cfg := config{Temporal: temporalclient.FromEnv(), TaskQueue: booking.TaskQueue, CommitWait: 3 * time.Second}
+	cfg := config{Temporal: temporalclient.FromEnv(), TaskQueue: booking.TaskQueue, CommitWait: 3 * time.Second,
+		DatabaseURL: os.Getenv("DATABASE_URL"), Mirrors: mirrors.FromEnv()}
 	fs := flag.NewFlagSet("starter", flag.ContinueOnError)
 	fs.Usage = func() { fmt.Fprint(fs.Output(), usage); fs.PrintDefaults() }
 	cfg.Temporal.Register(fs)
 	fs.StringVar(&cfg.TaskQueue, "task-queue", cfg.TaskQueue, "the workers' task queue")
 	fs.DurationVar(&cfg.CommitWait, "commit-wait", cfg.CommitWait, "how long a commit waits before answering pending_reconciliation")
+	fs.StringVar(&cfg.DatabaseURL, "database-url", cfg.DatabaseURL, "the booking store, read directly by availability, status and ops (env DATABASE_URL)")
+	cfg.Mirrors.Register(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -121,7 +131,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	case "codec":
 		return codec(ctx, cfg, fs.Args()[1:])
 	case "policy":
-		return policy(ctx, fs.Args()[1:], out)
+		return policy(ctx, cfg, fs.Args()[1:], out)
 	}
 	logger, err := zap.NewProduction()
 	if err != nil {
@@ -139,11 +149,29 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	defer tc.Close()
 	sco := sagaclient.Options{TaskQueue: cfg.TaskQueue, Settings: workflows.Settings{CommitWait: cfg.CommitWait}}
-	sc := sagaclient.New(tc, sco)
 	cmd, rest := fs.Arg(0), fs.Args()[1:]
+	if cmd == "serve" {
+		return serve(ctx, tc, cfg, sco, logger, rest)
+	}
+	if cfg.DatabaseURL != "" {
+		conn, err := openStore(ctx, cfg.DatabaseURL, cfg.Mirrors, logger)
+		if err != nil {
+			return err
+		}
+		defer conn.close()
+		sco.Catalog, sco.Contacts = conn.catalog, conn.store
+	}
+	sc := sagaclient.New(tc, sco)
+	err = command(ctx, tc, sc, cmd, rest, out)
+	if errors.Is(err, sagaclient.ErrNoCatalog) {
+		return fmt.Errorf("%s reads the store: set -database-url or DATABASE_URL", cmd)
+	}
+	return err
+}
+
+// command runs one of the commands that talk to Temporal.
+func command(ctx context.Context, tc client.Client, sc *sagaclient.Client, cmd string, rest []string, out io.Writer) error {
 	switch cmd {
-	case "serve":
-		return serve(ctx, tc, sco, logger, rest)
 	case "book", "status", "cancel", "reschedule":
 		return terminal(ctx, sc, cmd, rest, out)
 	case "ops":
@@ -153,8 +181,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	case "soak":
 		return runSoak(ctx, tc, rest, out)
 	}
-	fs.Usage()
-	return fmt.Errorf("unknown command %q", cmd)
+	return fmt.Errorf("unknown command %q (run starter -h)", cmd)
 }
 
 func envOr(name, def string) string {

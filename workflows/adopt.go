@@ -89,7 +89,7 @@ func (s *saga) adopt(ctx workflow.Context, out booking.LookupOutput, expected ..
 // refresh reads this key's record in the store and adopts it.
 func (s *saga) refresh(ctx workflow.Context, expected ...State) {
 	var out booking.LookupOutput
-	if err := workflow.ExecuteActivity(storeCtx(ctx), booking.ActivityLookup, s.key()).Get(ctx, &out); err != nil {
+	if err := s.activity(storeCtx(ctx), booking.ActivityLookup, s.key()).Get(ctx, &out); err != nil {
 		return // only when the workflow is cancelled: storeCtx retries
 	}
 	s.adopt(ctx, out, expected...)

@@ -51,6 +51,9 @@ type saga struct {
 	// attributes: one upsert per workflow task, however many changes.
 	published int
 	done      bool
+	// meta is set when the saga keeps user metadata for the Temporal UI
+	// (changeUserMetadata).
+	meta bool
 }
 
 // Booking is the saga of one request_key: commit in the store, then mirror
@@ -59,7 +62,8 @@ type saga struct {
 // receipt query until Temporal's retention removes it, and the store keeps
 // the booking and its log for good.
 func Booking(ctx workflow.Context, in BookingInput) (receipt.Receipt, error) {
-	s := &saga{set: in.Settings.WithDefaults(), log: workflow.GetLogger(ctx), mu: workflow.NewMutex(ctx)}
+	s := &saga{set: in.Settings.WithDefaults(), log: workflow.GetLogger(ctx), mu: workflow.NewMutex(ctx),
+		meta: workflow.GetVersion(ctx, changeUserMetadata, workflow.DefaultVersion, 1) == 1}
 	s.st = BookingState{RequestKey: in.RequestKey, State: StateOffered, OpenedAt: workflow.GetInfo(ctx).WorkflowStartTime}
 	if in.Carry != nil {
 		s.st = *in.Carry
@@ -102,6 +106,7 @@ func Booking(ctx workflow.Context, in BookingInput) (receipt.Receipt, error) {
 	if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) && s.notifying == 0 }); err != nil {
 		return receipt.Receipt{}, err
 	}
+	s.describe(ctx, "", time.Time{})
 	return s.receipt(), nil
 }
 
@@ -145,7 +150,8 @@ func (s *saga) step(ctx workflow.Context) error {
 	if s.published != s.changes {
 		s.publish(ctx)
 	}
-	wait, onTimeout := s.deadline(ctx)
+	wait, onTimeout, what := s.deadline(ctx)
+	s.describe(ctx, what, workflow.Now(ctx).Add(wait))
 	seen := s.changes
 	wake := func() bool {
 		return s.dirty || s.done || s.changes != seen || s.shouldContinueAsNew(ctx) ||
@@ -157,7 +163,7 @@ func (s *saga) step(ctx workflow.Context) error {
 		// No deadline in this state (a commit under way): no timer either.
 		err = workflow.Await(ctx, wake)
 	} else {
-		woke, err = awaitUntil(ctx, wait, wake)
+		woke, err = awaitUntil(ctx, wait, s.named(what), wake)
 	}
 	if err != nil {
 		return err
@@ -183,21 +189,22 @@ func (s *saga) step(ctx workflow.Context) error {
 	return nil
 }
 
-// deadline says how long the current state may last and what ends it.
-func (s *saga) deadline(ctx workflow.Context) (time.Duration, func(workflow.Context)) {
+// deadline says how long the current state may last, what ends it, and
+// what that is called (the timer's summary in the UI).
+func (s *saga) deadline(ctx workflow.Context) (time.Duration, func(workflow.Context), string) {
 	now := workflow.Now(ctx)
 	switch {
 	case s.st.State == StateOffered || s.st.State == StateSelected && !s.st.Held:
 		end := s.st.OpenedAt.Add(s.set.IntentTTL)
-		return max(end.Sub(now), time.Millisecond), s.expireIntent
+		return max(end.Sub(now), time.Millisecond), s.expireIntent, "intent expires"
 	case s.st.State == StateSelected && s.st.Held && !s.commitRunning && s.st.Booking.HoldExpiresAt != nil:
 		// At least a second: if the store's clock is behind ours, the hold
 		// is asked about again rather than in a tight loop.
-		return max(s.st.Booking.HoldExpiresAt.Sub(now), time.Second), s.expireHold
+		return max(s.st.Booking.HoldExpiresAt.Sub(now), time.Second), s.expireHold, "hold expires"
 	case s.st.State == StateConfirmed && s.inFlight == 0 && !s.commitRunning:
-		return max(s.st.Booking.Intent.EndsAt.Sub(now), time.Millisecond), s.viewingEnded
+		return max(s.st.Booking.Intent.EndsAt.Sub(now), time.Millisecond), s.viewingEnded, "viewing ends; the saga closes"
 	}
-	return 0, nil
+	return 0, nil, ""
 }
 
 // viewingEnded closes the saga of a booking whose viewing is over, as the
@@ -230,7 +237,7 @@ func (s *saga) expireIntent(ctx workflow.Context) {
 	if req := s.st.Request; req != nil {
 		var out booking.LookupOutput
 		in := booking.LapseInput{RequestKey: s.st.RequestKey, Intent: req.Intent, PolicyVersion: req.ExpectedPolicyVersion}
-		if err := workflow.ExecuteActivity(storeCtx(ctx), booking.ActivityLapse, in).Get(ctx, &out); err != nil {
+		if err := s.activity(storeCtx(ctx), booking.ActivityLapse, in).Get(ctx, &out); err != nil {
 			return // only when the workflow is cancelled: storeCtx retries
 		}
 		if s.commitRunning || s.st.State.decided() {
@@ -247,7 +254,7 @@ func (s *saga) expireIntent(ctx workflow.Context) {
 // was confirmed in time.
 func (s *saga) expireHold(ctx workflow.Context) {
 	var out booking.LookupOutput
-	if err := workflow.ExecuteActivity(storeCtx(ctx), booking.ActivityExpireHold, s.key()).Get(ctx, &out); err != nil {
+	if err := s.activity(storeCtx(ctx), booking.ActivityExpireHold, s.key()).Get(ctx, &out); err != nil {
 		return // only when the workflow is cancelled: storeCtx retries
 	}
 	// A confirm may have started meanwhile; its answer is the one to keep.

@@ -32,7 +32,11 @@ type CatalogResult struct {
 }
 
 // Catalog runs the one activity the request names. Refusals come back as
-// the activity's non-retryable error.
+// the activity's non-retryable error. Nothing in this build starts it: the
+// API and the CLI read through internal/catalog in their own process. It
+// stays registered so that API processes of v0.1.0 still get answers
+// during a rollout (workers are upgraded first), and goes in the release
+// after.
 func Catalog(ctx workflow.Context, req CatalogRequest) (CatalogResult, error) {
 	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: 10 * time.Second,

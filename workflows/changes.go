@@ -64,7 +64,7 @@ func (s *saga) cancelPending(ctx workflow.Context) {
 func (s *saga) release(ctx workflow.Context) (receipt.Receipt, error) {
 	var out booking.LookupOutput
 	in := booking.ReleaseInput{RequestKey: s.st.RequestKey}
-	err := workflow.ExecuteActivity(storeCtx(ctx), booking.ActivityRelease, in).Get(ctx, &out)
+	err := s.activity(storeCtx(ctx), booking.ActivityRelease, in).Get(ctx, &out)
 	if err == nil && !out.Found {
 		err = booking.Rejectf(booking.CodeNotBooked, "the store has no booking under this key")
 	}
@@ -108,7 +108,7 @@ func (s *saga) reschedule(ctx workflow.Context, req RescheduleRequest) (receipt.
 			return r, nil
 		}
 	}
-	if _, err := awaitUntil(ctx, s.set.CommitWait, func() bool { return s.st.Replacements[key] != nil }); err != nil {
+	if _, err := awaitUntil(ctx, s.set.CommitWait, s.named("wait for the new booking's answer"), func() bool { return s.st.Replacements[key] != nil }); err != nil {
 		return receipt.Receipt{}, err
 	}
 	if r := s.st.Replacements[key]; r != nil {
@@ -126,6 +126,7 @@ func (s *saga) startReplacement(ctx workflow.Context, req RescheduleRequest) *re
 		// The new booking outlives this one, which ends once released.
 		ParentClosePolicy:     enums.PARENT_CLOSE_POLICY_ABANDON,
 		WorkflowIDReusePolicy: enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+		StaticSummary:         s.named(Summary(req.NewRequestKey, commit.Intent)),
 	})
 	if s.st.Replacements == nil {
 		s.st.Replacements = map[string]*receipt.Receipt{}

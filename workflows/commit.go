@@ -89,7 +89,7 @@ func (s *saga) commit(ctx workflow.Context, req booking.CommitRequest) (receipt.
 
 func (s *saga) awaitOutcome(ctx workflow.Context, wait time.Duration, cond func() bool) (receipt.Receipt, error) {
 	if wait > 0 {
-		if _, err := awaitUntil(ctx, wait, cond); err != nil {
+		if _, err := awaitUntil(ctx, wait, s.named("answer pending_reconciliation if undecided"), cond); err != nil {
 			return receipt.Receipt{}, err
 		}
 	}
@@ -138,9 +138,9 @@ func (s *saga) runCommit(ctx workflow.Context) {
 		var err error
 		cctx := commitCtx(ctx, s.set.CommitWait)
 		if confirming {
-			err = workflow.ExecuteLocalActivity(cctx, booking.ActivityConfirm, s.key()).Get(ctx, &out)
+			err = s.localActivity(cctx, booking.ActivityConfirm, s.key()).Get(ctx, &out)
 		} else {
-			err = workflow.ExecuteLocalActivity(cctx, booking.ActivityCommit, s.commitInput()).Get(ctx, &out)
+			err = s.localActivity(cctx, booking.ActivityCommit, s.commitInput()).Get(ctx, &out)
 		}
 		s.attemptsDone++
 		if s.st.State.decided() {
@@ -173,7 +173,7 @@ func (s *saga) runCommit(ctx workflow.Context) {
 		}
 		// Authoritatively absent (or a hold still to confirm): same key
 		// again, after a backoff a reconciliation run may cut short.
-		if _, err := awaitUntil(ctx, backoff, func() bool { return s.nudged || s.st.State.decided() }); err != nil {
+		if _, err := awaitUntil(ctx, backoff, s.named("look up the outcome again"), func() bool { return s.nudged || s.st.State.decided() }); err != nil {
 			return
 		}
 		s.nudged = false
@@ -192,7 +192,7 @@ func (s *saga) lookup(ctx workflow.Context) (booking.LookupOutput, bool) {
 	s.cancelLookup = cancel
 	defer func() { s.cancelLookup = nil }()
 	var found booking.LookupOutput
-	err := workflow.ExecuteActivity(storeCtx(lctx), booking.ActivityLookup, s.key()).Get(lctx, &found)
+	err := s.activity(storeCtx(lctx), booking.ActivityLookup, s.key()).Get(lctx, &found)
 	if err == nil {
 		return found, true
 	}

@@ -83,7 +83,7 @@ func Conversation(ctx workflow.Context, in ConversationInput) (ConversationResul
 	}
 	for {
 		seen := last()
-		idle, err := awaitUntil(ctx, conversationIdle, func() bool {
+		idle, err := awaitUntil(ctx, conversationIdle, "", func() bool {
 			return last() != seen || workflow.GetInfo(ctx).GetContinueAsNewSuggested()
 		})
 		if err != nil {

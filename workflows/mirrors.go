@@ -27,14 +27,15 @@ import (
 func (s *saga) sync(ctx workflow.Context) {
 	s.dirty = false
 	defer func() { s.changes++ }() // the sync flags are search attributes too
-	if err := workflow.Sleep(ctx, time.Millisecond); err != nil {
+	if err := s.sleep(ctx, time.Millisecond, "publish the decision before the mirrors"); err != nil {
 		// Cancelled: nothing was written; reconciliation catches up.
 		s.st.CalendarSynced, s.st.CRMSynced, s.st.LastError = false, false, err.Error()
 		return
 	}
+	began := workflow.Now(ctx)
 	fctx := firstTryCtx(ctx, s.set.MirrorFirstTry)
-	calF := workflow.ExecuteLocalActivity(fctx, booking.ActivitySyncCalendar, s.key())
-	crmF := workflow.ExecuteLocalActivity(fctx, booking.ActivitySyncCRM, s.key())
+	calF := s.localActivity(fctx, booking.ActivitySyncCalendar, s.key())
+	crmF := s.localActivity(fctx, booking.ActivitySyncCRM, s.key())
 	var cal, crm booking.SyncOutput
 	calErr, crmErr := calF.Get(ctx, &cal), crmF.Get(ctx, &crm)
 	if booking.Retryable(calErr) || booking.Retryable(crmErr) {
@@ -46,6 +47,21 @@ func (s *saga) sync(ctx workflow.Context) {
 		calErr, crmErr = calF.Get(ctx, &cal), crmF.Get(ctx, &crm)
 	}
 	s.mirrored(cal, calErr, crmErr)
+	s.lag(ctx, began, "calendar", cal, calErr)
+	s.lag(ctx, began, "crm", crm, crmErr)
+}
+
+// MirrorLagMetric is how long a mirror took to follow the saga's decision
+// (retries included), by mirror; like every saga metric it goes through
+// the SDK's handler, so it names its prefix.
+const MirrorLagMetric = "bookingsaga_mirror_lag"
+
+func (s *saga) lag(ctx workflow.Context, began time.Time, mirror string, out booking.SyncOutput, err error) {
+	if !s.meta || err != nil || out.Skipped {
+		return
+	}
+	workflow.GetMetricsHandler(ctx).WithTags(map[string]string{"mirror": mirror}).Timer(MirrorLagMetric).
+		Record(workflow.Now(ctx).Sub(began))
 }
 
 // retryMirror retries a mirror whose first try failed, as an activity
@@ -59,12 +75,12 @@ func (s *saga) retryMirror(ctx workflow.Context, first workflow.Future, err erro
 	workflow.Go(ctx, func(ctx workflow.Context) {
 		var appErr *temporal.ApplicationError
 		if errors.As(err, &appErr) && appErr.NextRetryDelay() > 0 {
-			if err := workflow.Sleep(ctx, appErr.NextRetryDelay()); err != nil {
+			if err := s.sleep(ctx, appErr.NextRetryDelay(), "wait for the service's Retry-After"); err != nil {
 				set.SetError(err)
 				return
 			}
 		}
-		set.Chain(workflow.ExecuteActivity(mirrorCtx(ctx, s.set.MirrorAttemptTimeout), mirror, s.key()))
+		set.Chain(s.activity(mirrorCtx(ctx, s.set.MirrorAttemptTimeout), mirror, s.key()))
 	})
 	return f
 }

@@ -40,7 +40,9 @@ func Select(ctx context.Context, c client.Client, taskQueue string, in BookingIn
 }
 
 func updateWithStart(ctx context.Context, c client.Client, taskQueue string, in BookingInput, update string, req booking.CommitRequest) (receipt.Receipt, error) {
-	op := c.NewWithStartWorkflowOperation(StartOptions(in.RequestKey, taskQueue), booking.BookingWorkflowName, in)
+	opts := StartOptions(in.RequestKey, taskQueue)
+	opts.StaticSummary = Summary(in.RequestKey, req.Intent)
+	op := c.NewWithStartWorkflowOperation(opts, booking.BookingWorkflowName, in)
 	h, err := c.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
 		StartWorkflowOperation: op,
 		UpdateOptions: client.UpdateWorkflowOptions{

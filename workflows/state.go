@@ -73,13 +73,13 @@ func (s *saga) intent() *booking.Intent {
 // happens within the same workflow task (a commit decided inside the task
 // that received it) no timer reaches history at all, and no stray timer
 // fires a workflow task later.
-func awaitUntil(ctx workflow.Context, d time.Duration, cond func() bool) (bool, error) {
+func awaitUntil(ctx workflow.Context, d time.Duration, summary string, cond func() bool) (bool, error) {
 	if cond() {
 		return true, nil
 	}
 	tctx, cancel := workflow.WithCancel(ctx)
 	defer cancel()
-	timer := workflow.NewTimer(tctx, d)
+	timer := workflow.NewTimerWithOptions(tctx, d, workflow.TimerOptions{Summary: summary})
 	if err := workflow.Await(ctx, func() bool { return cond() || timer.IsReady() }); err != nil {
 		return false, err
 	}

@@ -15,4 +15,8 @@ const (
 	// retention of bookings, refusals and the event log, after that of
 	// contacts.
 	changeRetention = "booking-retention"
+	// changeUserMetadata (v0.2.0): the saga keeps current details for the
+	// Temporal UI, names its activities and timers, and gives a
+	// reschedule's new saga a summary.
+	changeUserMetadata = "user-metadata"
 )

@@ -48,7 +48,7 @@ var apiKey, apiKeys = func() (string, *api.Keyring) {
 
 // serveAPI serves the agent API over the fixture's worker, with the tests'
 // key unless cfg has keys of its own.
-func (f *fixture) serveAPI(cfg api.Config) string {
+func (f *fixture) serveAPI(cfg api.Config, reads ...sagaclient.Catalog) string {
 	if cfg.Keys == nil {
 		cfg.Keys = apiKeys
 	}
@@ -65,7 +65,11 @@ func (f *fixture) serveAPI(cfg api.Config) string {
 	if cfg.Webhooks == nil {
 		cfg.Webhooks = vault
 	}
-	sc := sagaclient.New(f.client, sagaclient.Options{TaskQueue: f.queue, Settings: f.settings, Contacts: vault})
+	var cat sagaclient.Catalog = f.catalog
+	if len(reads) > 0 {
+		cat = reads[0]
+	}
+	sc := sagaclient.New(f.client, sagaclient.Options{Catalog: cat, TaskQueue: f.queue, Settings: f.settings, Contacts: vault})
 	srv := httptest.NewServer(api.New(sc, cfg).Handler())
 	f.t.Cleanup(srv.Close)
 	return srv.URL

@@ -10,6 +10,7 @@ import (
 
 	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/mirrors"
 	"github.com/bookingsaga/bookingsaga/internal/temporalclient"
 )
 
@@ -39,14 +40,8 @@ type Config struct {
 	TaskQueue string
 	LogLevel  zapcore.Level
 
-	CalendarEndpoint    string
-	CalendarCredentials string
-	CalendarNoAuth      bool
-	CalendarTimeout     time.Duration
-
-	CRMBaseURL string
-	CRMToken   string
-	CRMTimeout time.Duration
+	// The calendar and CRM clients' settings.
+	mirrors.Config
 
 	// ContactRetention, BookingRetention and EventRetention are how long
 	// each kind of data is kept (README, Privacy): contacts and bookings
@@ -79,28 +74,22 @@ type Config struct {
 
 func DefaultConfig() Config {
 	return Config{
-		DataDir:          "./.bookingsaga",
-		APIRateLimit:     api.DefaultLimits().PerSecond,
-		APIListen:        "127.0.0.1:8080",
-		TemporalUI:       "127.0.0.1:8233",
-		CalendarListen:   "127.0.0.1:8091",
-		CRMListen:        "127.0.0.1:8092",
-		DatabaseURL:      os.Getenv("DATABASE_URL"),
-		Temporal:         temporalclient.FromEnv(),
-		TaskQueue:        booking.TaskQueue,
-		LogLevel:         zapcore.InfoLevel,
-		CalendarEndpoint: os.Getenv("CALENDAR_ENDPOINT"),
-		// GOOGLE_APPLICATION_CREDENTIALS is read by the Google client itself.
-		CalendarCredentials: os.Getenv("CALENDAR_CREDENTIALS_FILE"),
-		CalendarTimeout:     10 * time.Second,
-		CRMBaseURL:          os.Getenv("CRM_BASE_URL"),
-		CRMToken:            os.Getenv("CRM_TOKEN"),
-		CRMTimeout:          10 * time.Second,
-		ContactRetention:    90 * 24 * time.Hour,
-		BookingRetention:    2 * 365 * 24 * time.Hour,
-		EventRetention:      6 * 365 * 24 * time.Hour,
-		ShutdownTimeout:     30 * time.Second,
-		ReconcileInterval:   5 * time.Minute,
+		DataDir:           "./.bookingsaga",
+		APIRateLimit:      api.DefaultLimits().PerSecond,
+		APIListen:         "127.0.0.1:8080",
+		TemporalUI:        "127.0.0.1:8233",
+		CalendarListen:    "127.0.0.1:8091",
+		CRMListen:         "127.0.0.1:8092",
+		DatabaseURL:       os.Getenv("DATABASE_URL"),
+		Temporal:          temporalclient.FromEnv(),
+		TaskQueue:         booking.TaskQueue,
+		LogLevel:          zapcore.InfoLevel,
+		Config:            mirrors.FromEnv(),
+		ContactRetention:  90 * 24 * time.Hour,
+		BookingRetention:  2 * 365 * 24 * time.Hour,
+		EventRetention:    6 * 365 * 24 * time.Hour,
+		ShutdownTimeout:   30 * time.Second,
+		ReconcileInterval: 5 * time.Minute,
 	}
 }
 
@@ -108,6 +97,9 @@ func (c Config) Validate() error {
 	var errs []error
 	if c.DatabaseURL == "" && !c.Dev {
 		errs = append(errs, errors.New("database url is required (-database-url or DATABASE_URL)"))
+	}
+	if err := c.Config.Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	if c.TaskQueue == "" {
 		errs = append(errs, errors.New("task queue must not be empty"))
@@ -124,7 +116,7 @@ func (c Config) Validate() error {
 	for _, d := range []struct {
 		name string
 		d    time.Duration
-	}{{"calendar-timeout", c.CalendarTimeout}, {"crm-timeout", c.CRMTimeout}, {"contact-retention", c.ContactRetention},
+	}{{"contact-retention", c.ContactRetention},
 		{"booking-retention", c.BookingRetention}, {"event-retention", c.EventRetention}, {"shutdown-timeout", c.ShutdownTimeout}} {
 		if d.d <= 0 {
 			errs = append(errs, fmt.Errorf("%s must be positive, got %s", d.name, d.d))
@@ -138,10 +130,4 @@ func (c Config) Validate() error {
 			c.ContactRetention, c.BookingRetention, c.EventRetention))
 	}
 	return errors.Join(errs...)
-}
-
-// calendarConfigured reports whether any calendar setting, or Google's own
-// credentials variable, is present; without one there is no calendar mirror.
-func (c Config) calendarConfigured() bool {
-	return c.CalendarEndpoint != "" || c.CalendarCredentials != "" || os.Getenv("GOOGLE_APPLICATION_CREDENTIALS") != ""
 }

@@ -12,12 +12,15 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/uber-go/tally/v4"
 	"go.temporal.io/sdk/client"
 	"go.uber.org/zap"
 
 	"github.com/bookingsaga/bookingsaga/api"
+	"github.com/bookingsaga/bookingsaga/internal/catalog"
 	"github.com/bookingsaga/bookingsaga/internal/devstack"
 	"github.com/bookingsaga/bookingsaga/internal/httpserve"
+	"github.com/bookingsaga/bookingsaga/internal/metrics"
 	"github.com/bookingsaga/bookingsaga/internal/store"
 	"github.com/bookingsaga/bookingsaga/internal/zaplog"
 	"github.com/bookingsaga/bookingsaga/payloadcodec"
@@ -48,7 +51,7 @@ func RunDev(ctx context.Context, cfg Config, logger *zap.Logger) error {
 	opts := devstack.Options{DataDir: cfg.DataDir, DatabaseURL: cfg.DatabaseURL, Frontend: cfg.Temporal.Address,
 		CodecEndpoint: "http://" + cfg.CodecListen + "/" + cfg.CodecUIToken,
 		UI:            cfg.TemporalUI, Namespace: cfg.Temporal.Namespace, SearchAttributes: searchAttributes(), Log: logger}
-	if !cfg.calendarConfigured() {
+	if !cfg.CalendarConfigured() {
 		opts.CalendarAddr = cfg.CalendarListen
 	}
 	if cfg.CRMBaseURL == "" {
@@ -73,7 +76,9 @@ func RunDev(ctx context.Context, cfg Config, logger *zap.Logger) error {
 	if err != nil {
 		return err
 	}
-	stopAPI, err := serveAPI(ctx, cfg, logger, apiLn, keys)
+	// The API's call latencies go to the worker's /metrics.
+	m := metrics.New(logger)
+	stopAPI, err := serveAPI(ctx, cfg, logger, apiLn, keys, m.Scope())
 	if err != nil {
 		return err
 	}
@@ -94,7 +99,7 @@ func RunDev(ctx context.Context, cfg Config, logger *zap.Logger) error {
 		case <-workerCtx.Done(): // the worker ended by itself
 		}
 	}()
-	return Run(workerCtx, cfg, logger)
+	return start(workerCtx, cfg, logger, m)
 }
 
 // seed applies the migrations and the demo catalogue's missing parts.
@@ -112,7 +117,7 @@ func seed(ctx context.Context, url string) error {
 
 // serveAPI serves the agent API on ln through its own Temporal client. Its
 // stop drains the API once, however often it is called.
-func serveAPI(ctx context.Context, cfg Config, logger *zap.Logger, ln net.Listener, keys *api.Keyring) (func(), error) {
+func serveAPI(ctx context.Context, cfg Config, logger *zap.Logger, ln net.Listener, keys *api.Keyring, scope tally.Scope) (func(), error) {
 	opts, err := cfg.Temporal.Options()
 	if err != nil {
 		return nil, err
@@ -136,11 +141,17 @@ func serveAPI(ctx context.Context, cfg Config, logger *zap.Logger, ln net.Listen
 		return nil, fmt.Errorf("connect database: %w", err)
 	}
 	vault := store.New(pool, store.Config{})
-	sc := sagaclient.New(tc, sagaclient.Options{TaskQueue: cfg.TaskQueue, Contacts: vault})
+	cat, err := catalog.New(ctx, vault, cfg.Config, logger)
+	if err != nil {
+		pool.Close()
+		tc.Close()
+		return nil, err
+	}
+	sc := sagaclient.New(tc, sagaclient.Options{TaskQueue: cfg.TaskQueue, Contacts: vault, Catalog: cat})
 	checks := []api.Check{{Name: "temporal", Fn: sc.Healthy}, {Name: "store", Fn: pool.Ping}}
 	limits := api.DefaultLimits()
 	limits.PerSecond = cfg.APIRateLimit
-	srv := httpserve.Server(api.New(sc, api.Config{Keys: keys, Limits: &limits, Log: logger, Ready: checks, Contacts: vault, Names: vault, Bookings: vault, Webhooks: vault}).Handler())
+	srv := httpserve.Server(api.New(sc, api.Config{Keys: keys, Limits: &limits, Log: logger, Ready: checks, Metrics: scope, Contacts: vault, Names: vault, Bookings: vault, Webhooks: vault}).Handler())
 	go func() {
 		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 			logger.Error("agent API stopped", zap.Error(err))

@@ -51,7 +51,7 @@ func setupSealed(t *testing.T) sealedAPI {
 	require.NoError(t, w.Start())
 	t.Cleanup(w.Stop)
 	vault := store.New(f.pool, store.Config{})
-	sc := sagaclient.New(sealed, sagaclient.Options{TaskQueue: queue, Settings: f.settings, Contacts: vault})
+	sc := sagaclient.New(sealed, sagaclient.Options{Catalog: f.catalog, TaskQueue: queue, Settings: f.settings, Contacts: vault})
 	srv := httptest.NewServer(api.New(sc, api.Config{Keys: apiKeys, Contacts: vault}).Handler())
 	t.Cleanup(srv.Close)
 	return sealedAPI{fixture: f, url: srv.URL, codec: codec}

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -59,7 +60,7 @@ func TestALostAnswerFromTemporalIsPendingNeverAFailure(t *testing.T) {
 	fault := &lostReply{}
 	tc, err := client.NewClientFromExisting(f.client, client.Options{Namespace: temporalServer().GetDefaultNamespace(), Interceptors: []interceptor.ClientInterceptor{fault}})
 	require.NoError(t, err)
-	sc := sagaclient.New(tc, sagaclient.Options{TaskQueue: f.queue, Settings: f.settings})
+	sc := sagaclient.New(tc, sagaclient.Options{Catalog: f.catalog, TaskQueue: f.queue, Settings: f.settings})
 	srv := httptest.NewServer(api.New(sc, api.Config{Keys: apiKeys}).Handler())
 	t.Cleanup(srv.Close)
 	url := srv.URL
@@ -121,7 +122,8 @@ func TestAPendingBookingHoldsTheConversation(t *testing.T) {
 	fault := &faults{}
 	fault.stalled.Store(true)
 	f := setup(t, worker.Options{Interceptors: []interceptor.WorkerInterceptor{fault}})
-	url := f.serveAPI(api.Config{})
+	// The API's own reads of the store fail while the worker is stalled.
+	url := f.serveAPI(api.Config{}, storeDown{Catalog: f.catalog, down: &fault.stalled})
 	call := "call-" + uuid.NewString()
 	book := func(hour int) string {
 		args := map[string]any{"property_id": "paris-11", "agent_id": "agent-00", "starts_at": slot(t, hour).Format(time.RFC3339),
@@ -161,6 +163,20 @@ func TestAPendingBookingHoldsTheConversation(t *testing.T) {
 	second := book(11)
 	require.True(t, strings.HasPrefix(second, "[confirmed] Confirmed"), "the conversation goes on: %s", second)
 	require.Equal(t, 2, f.bookings())
+}
+
+// storeDown is the catalogue with the store out of reach while down is
+// set: what the store decided cannot be read.
+type storeDown struct {
+	sagaclient.Catalog
+	down *atomic.Bool
+}
+
+func (s storeDown) Decision(ctx context.Context, in booking.DecisionInput) (booking.LookupOutput, error) {
+	if s.down.Load() {
+		return booking.LookupOutput{}, errors.New("decision: store unreachable")
+	}
+	return s.Catalog.Decision(ctx, in)
 }
 
 // referenceIn finds the BS-XXXX-XXXX reference in a spoken line.
@@ -205,7 +221,7 @@ func TestAConversationBookkeepingFaultNeverChangesTheAnswer(t *testing.T) {
 	tc, err := client.NewClientFromExisting(f.client, client.Options{Namespace: temporalServer().GetDefaultNamespace(),
 		Interceptors: []interceptor.ClientInterceptor{fault}})
 	require.NoError(t, err)
-	sc := sagaclient.New(tc, sagaclient.Options{TaskQueue: f.queue, Settings: f.settings})
+	sc := sagaclient.New(tc, sagaclient.Options{Catalog: f.catalog, TaskQueue: f.queue, Settings: f.settings})
 	srv := httptest.NewServer(api.New(sc, api.Config{Keys: apiKeys}).Handler())
 	t.Cleanup(srv.Close)
 	call := "call-" + uuid.NewString()

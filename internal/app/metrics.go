@@ -22,30 +22,30 @@ import (
 	"github.com/bookingsaga/bookingsaga/workflows"
 )
 
-// serveMetrics serves GET /metrics (Prometheus text format) on addr.
-func serveMetrics(addr string, m *metrics.Metrics) (func(), error) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("metrics listener %s: %w", addr, err)
-	}
-	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", m.Handler())
-	srv := httpserve.Server(mux)
-	go func() { _ = srv.Serve(ln) }()
-	return func() { _ = srv.Close() }, nil
-}
-
 // registerMetrics makes every bookingsaga_* series exist at start, at
 // zero: the activities', the retry counter's per activity, the pending
-// gauge, and the sagas' own drift counter (reported through the SDK).
-func registerMetrics(m *metrics.Metrics) {
+// gauge, and the sagas' own (reported through the SDK).
+func registerMetrics(m *metrics.Metrics, namespace, queue string) {
 	activities.RegisterMetrics(m.Scope())
 	for _, name := range []string{booking.ActivityCommit, booking.ActivityConfirm, booking.ActivityLookup, booking.ActivityRelease,
 		booking.ActivitySyncCalendar, booking.ActivitySyncCRM, booking.ActivityDeliverWebhooks} {
 		m.Scope().Tagged(map[string]string{"activity": name}).Counter("activity_retries_total").Inc(0)
 	}
 	m.Scope().Gauge("pending_reconciliation").Update(0)
-	m.SDK().Counter(workflows.SagaDriftMetric).Inc(0)
+	saga := m.SDK().WithTags(sagaTags(namespace, queue))
+	saga.Counter(workflows.SagaDriftMetric).Inc(0)
+	for _, mirror := range []string{"calendar", "crm"} {
+		saga.WithTags(map[string]string{"mirror": mirror}).Timer(workflows.MirrorLagMetric)
+	}
+}
+
+// sagaTags are the labels the SDK gives a saga's metrics: its root tags
+// (go.temporal.io/sdk internal/common/metrics.RootTags) with the worker's
+// namespace and queue and the workflow's type. The zero must carry the
+// same label names, or Prometheus refuses the saga's own series.
+func sagaTags(namespace, queue string) map[string]string {
+	return map[string]string{"namespace": namespace, "client_name": "temporal_go", "worker_type": "none",
+		"workflow_type": booking.BookingWorkflowName, "activity_type": "none", "task_queue": queue}
 }
 
 // servePprof serves Go's profiles (/debug/pprof/) on addr, for finding

@@ -14,15 +14,24 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 	"github.com/uber-go/tally/v4"
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/worker"
+	"go.uber.org/zap"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/bookingsaga/bookingsaga/api"
+	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/metrics"
+	"github.com/bookingsaga/bookingsaga/internal/pgtest"
+	"github.com/bookingsaga/bookingsaga/internal/store"
+	"github.com/bookingsaga/bookingsaga/receipt"
+	"github.com/bookingsaga/bookingsaga/sagaclient"
 	"github.com/bookingsaga/bookingsaga/workflows"
 )
 
@@ -64,7 +73,7 @@ func metricNames(t *testing.T) []string {
 	t.Helper()
 	var out []string
 	re := regexp.MustCompile(`\.(Counter|Gauge|Timer)\("([a-z_]+)"\)`)
-	for _, dir := range []string{"../../activities", ".", "../../workflows"} {
+	for _, dir := range []string{"../../activities", ".", "../../workflows", "../../api"} {
 		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
 		require.NoError(t, err)
 		for _, f := range files {
@@ -78,16 +87,19 @@ func metricNames(t *testing.T) []string {
 			}
 		}
 	}
-	return append(out, workflows.SagaDriftMetric)
+	return append(out, workflows.SagaDriftMetric, workflows.MirrorLagMetric)
 }
 
 // Every bookingsaga_* metric is on /metrics from the start, before any
-// booking, so dashboards and alerts see zeros rather than nothing.
+// booking, so dashboards and alerts see zeros rather than nothing: the
+// worker's, and the agent API's (the dev stack serves both on one
+// /metrics; in production each process serves its own).
 func TestEveryMetricIsThereBeforeTheFirstBooking(t *testing.T) {
 	t.Parallel()
-	m := metrics.New()
+	m := metrics.New(zap.NewNop())
 	t.Cleanup(func() { _ = m.Close() })
-	registerMetrics(m)
+	registerMetrics(m, "default", booking.TaskQueue)
+	api.New(sagaclient.New(nil, sagaclient.Options{}), api.Config{Metrics: m.Scope()})
 	srv := httptest.NewServer(m.Handler())
 	t.Cleanup(srv.Close)
 	res, err := http.Get(srv.URL)
@@ -96,7 +108,7 @@ func TestEveryMetricIsThereBeforeTheFirstBooking(t *testing.T) {
 	body, err := io.ReadAll(res.Body)
 	require.NoError(t, err)
 	names := metricNames(t)
-	require.GreaterOrEqual(t, len(names), 9)
+	require.GreaterOrEqual(t, len(names), 12)
 	for _, name := range names {
 		require.Contains(t, string(body), "# TYPE "+name+" ", "%s is not exported before it is first used", name)
 	}
@@ -162,4 +174,45 @@ func TestTheDashboardAndAlertsNameExportedMetrics(t *testing.T) {
 			require.True(t, exported[base] || sdk[base], "%s names %s, which the worker does not export", e, n)
 		}
 	}
+}
+
+// A saga that adopts the store's answer counts it on the worker's own
+// metrics, after they were made at start with zeros. The SDK tags a
+// workflow's metrics with its type, so the zero must carry the same
+// labels: with others, the Prometheus registry refuses the saga's series
+// and the reporter panics in the workflow task.
+func TestSagaDriftIsCountedBesideTheZeroMadeAtStart(t *testing.T) {
+	t.Parallel()
+	f := fixtureOn(t, pgtest.New(t))
+	f.seed()
+	m := metrics.New(zap.NewNop())
+	t.Cleanup(func() { _ = m.Close() })
+	registerMetrics(m, temporalServer().GetDefaultNamespace(), f.queue)
+	tc, err := client.NewClientFromExisting(f.client, client.Options{Namespace: temporalServer().GetDefaultNamespace(), MetricsHandler: m.SDK()})
+	require.NoError(t, err)
+	w := worker.New(tc, f.queue, worker.Options{})
+	register(w, f.acts)
+	require.NoError(t, w.Start())
+	t.Cleanup(w.Stop)
+
+	key := uuid.NewString()
+	require.Equal(t, receipt.StatusConfirmed, f.commit(key, commitRequest(slot(t, 11))).Status)
+	// Cancelled behind the saga's back; a reconciliation run tells it.
+	b, err := f.acts.Store.Release(f.ctx, store.ReleaseRequest{RequestKey: key})
+	require.NoError(t, err)
+	require.NoError(t, f.client.SignalWorkflow(f.ctx, key, "", booking.SignalReconcile, booking.LookupOutput{Found: true, Booking: b}))
+	f.eventually(func() bool { return f.state(key).State == workflows.StateCancelled }, "the saga adopts the store's cancel")
+
+	srv := httptest.NewServer(m.Handler())
+	t.Cleanup(srv.Close)
+	f.eventually(func() bool {
+		res, err := http.Get(srv.URL)
+		require.NoError(t, err)
+		defer res.Body.Close()
+		body, err := io.ReadAll(res.Body)
+		require.NoError(t, err)
+		// One series, the zero made at start, now at 1.
+		series := regexp.MustCompile(`(?m)^bookingsaga_saga_drift_total\{.*\} (\d+)$`).FindAllSubmatch(body, -1)
+		return len(series) == 1 && string(series[0][1]) == "1"
+	}, "the drift counted once, on the series made at start")
 }

@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/worker"
+	"go.uber.org/zap"
 	"google.golang.org/api/calendar/v3"
 
 	"github.com/bookingsaga/bookingsaga/booking"
@@ -244,7 +245,7 @@ func TestScheduleIsCreatedOnceAndCanBeTriggered(t *testing.T) {
 	}
 	require.Equal(t, 1, n)
 
-	sc := sagaclient.New(f.client, sagaclient.Options{TaskQueue: f.queue})
+	sc := sagaclient.New(f.client, sagaclient.Options{Catalog: f.catalog, TaskQueue: f.queue})
 	require.NoError(t, sc.ReconcileNow(f.ctx))
 	f.eventually(func() bool {
 		desc, err := f.client.ScheduleClient().GetHandle(f.ctx, booking.ReconcileScheduleID).Describe(f.ctx)
@@ -255,7 +256,7 @@ func TestScheduleIsCreatedOnceAndCanBeTriggered(t *testing.T) {
 func TestOperatorTools(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	sc := sagaclient.New(f.client, sagaclient.Options{TaskQueue: f.queue})
+	sc := sagaclient.New(f.client, sagaclient.Options{Catalog: f.catalog, TaskQueue: f.queue})
 	key := f.booked(9)
 	f.calendar.Put(agentCal, &calendar.Event{Id: "gym00001", Summary: "gym",
 		Start: &calendar.EventDateTime{DateTime: slot(t, 9).Format(time.RFC3339)},
@@ -301,7 +302,7 @@ func TestAttentionListsSilentSagas(t *testing.T) {
 		workflows.BookingInput{RequestKey: key})
 	require.NoError(t, err)
 	listed := func(silent time.Duration) bool {
-		att, err := sagaclient.New(f.client, sagaclient.Options{TaskQueue: f.queue, Silent: silent}).Attention(f.ctx)
+		att, err := sagaclient.New(f.client, sagaclient.Options{Catalog: f.catalog, TaskQueue: f.queue, Silent: silent}).Attention(f.ctx)
 		require.NoError(t, err)
 		for _, s := range att.Sagas {
 			if s.RequestKey == key {
@@ -316,7 +317,7 @@ func TestAttentionListsSilentSagas(t *testing.T) {
 
 func TestMetricsCountCommitsAndDrift(t *testing.T) {
 	t.Parallel()
-	m := metrics.New()
+	m := metrics.New(zap.NewNop())
 	t.Cleanup(func() { _ = m.Close() })
 	f := setup(t)
 	f.acts.Metrics = m.Scope()

@@ -32,7 +32,7 @@ func TestAConflictIsNeitherAFailedActivityNorAnErrorLog(t *testing.T) {
 	register(w, f.acts)
 	require.NoError(t, w.Start())
 	t.Cleanup(w.Stop)
-	sc := sagaclient.New(c, sagaclient.Options{TaskQueue: queue, Settings: f.settings})
+	sc := sagaclient.New(c, sagaclient.Options{Catalog: f.catalog, TaskQueue: queue, Settings: f.settings})
 
 	first, err := sc.Commit(f.ctx, uuid.NewString(), commitRequest(slot(t, 11)))
 	require.NoError(t, err)

@@ -24,19 +24,33 @@ import (
 
 	"github.com/bookingsaga/bookingsaga/activities"
 	"github.com/bookingsaga/bookingsaga/booking"
-	"github.com/bookingsaga/bookingsaga/internal/crm"
-	"github.com/bookingsaga/bookingsaga/internal/gcal"
 	"github.com/bookingsaga/bookingsaga/internal/httpserve"
 	"github.com/bookingsaga/bookingsaga/internal/metrics"
-	"github.com/bookingsaga/bookingsaga/internal/retry"
 	"github.com/bookingsaga/bookingsaga/internal/store"
 	"github.com/bookingsaga/bookingsaga/internal/zaplog"
 	"github.com/bookingsaga/bookingsaga/schema"
 	"github.com/bookingsaga/bookingsaga/workflows"
 )
 
-// run connects everything, serves until ctx ends, then drains.
+// Run connects everything, serves until ctx ends, then drains. An
+// interrupt while it is still starting (Ctrl-C as the dev stack comes up)
+// is a clean stop too: nothing was served yet.
 func Run(ctx context.Context, cfg Config, logger *zap.Logger) error {
+	return start(ctx, cfg, logger, metrics.New(logger))
+}
+
+// start is Run on metrics m, which the dev stack's API shares.
+func start(ctx context.Context, cfg Config, logger *zap.Logger, m *metrics.Metrics) error {
+	defer m.Close()
+	err := run(ctx, cfg, logger, m)
+	if err != nil && ctx.Err() != nil {
+		logger.Info("worker stopped cleanly", zap.String("while", "starting"), zap.NamedError("interrupted", err))
+		return nil
+	}
+	return err
+}
+
+func run(ctx context.Context, cfg Config, logger *zap.Logger, m *metrics.Metrics) error {
 	pool, err := pgxpool.New(ctx, cfg.DatabaseURL)
 	if err != nil {
 		return fmt.Errorf("connect database: %w", err)
@@ -49,16 +63,11 @@ func Run(ctx context.Context, cfg Config, logger *zap.Logger) error {
 	if err != nil {
 		return err
 	}
-	if err := newCRM(cfg, acts); err != nil {
-		return err
-	}
 	if acts.Calendar == nil {
 		logger.Warn("no calendar configured: bookings are not mirrored to a calendar")
 	}
-	m := metrics.New()
-	defer m.Close()
 	acts.Metrics = m.Scope()
-	registerMetrics(m)
+	registerMetrics(m, cfg.Temporal.Namespace, cfg.TaskQueue)
 	opts, err := cfg.Temporal.Options()
 	if err != nil {
 		return err
@@ -77,7 +86,7 @@ func Run(ctx context.Context, cfg Config, logger *zap.Logger) error {
 		defer stop()
 	}
 	if cfg.MetricsListen != "" {
-		stop, err := serveMetrics(cfg.MetricsListen, m)
+		stop, err := m.Serve(cfg.MetricsListen)
 		if err != nil {
 			return err
 		}
@@ -164,27 +173,17 @@ func register(r worker.Registry, acts *activities.Activities) {
 func newActivities(ctx context.Context, cfg Config, pool *pgxpool.Pool) (*activities.Activities, error) {
 	acts := &activities.Activities{Store: store.New(pool, store.Config{ContactRetention: cfg.ContactRetention,
 		BookingRetention: cfg.BookingRetention, EventRetention: cfg.EventRetention})}
-	if !cfg.calendarConfigured() {
-		return acts, nil
-	}
-	cal, err := gcal.New(ctx, gcal.Config{Endpoint: cfg.CalendarEndpoint, CredentialsFile: cfg.CalendarCredentials,
-		NoAuth: cfg.CalendarNoAuth, CallTimeout: cfg.CalendarTimeout, Retry: retry.Default()})
+	cal, err := cfg.Calendar(ctx)
 	if err != nil {
 		return nil, err
 	}
-	acts.Calendar = cal
-	return acts, nil
-}
-
-func newCRM(cfg Config, acts *activities.Activities) error {
-	if cfg.CRMBaseURL != "" {
-		c, err := crm.NewHTTP(crm.Config{BaseURL: cfg.CRMBaseURL, Token: cfg.CRMToken, Timeout: cfg.CRMTimeout, Retry: retry.Default()})
-		if err != nil {
-			return err
-		}
-		acts.CRM = c
+	if cal != nil {
+		acts.Calendar = cal
 	}
-	return nil
+	if acts.CRM, err = cfg.CRM(); err != nil {
+		return nil, err
+	}
+	return acts, nil
 }
 
 // ensureNamespace registers the namespace if the server lacks it; a

@@ -19,6 +19,7 @@ import (
 
 	"github.com/bookingsaga/bookingsaga/activities"
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/catalog"
 	"github.com/bookingsaga/bookingsaga/internal/crm"
 	"github.com/bookingsaga/bookingsaga/internal/devstack"
 	"github.com/bookingsaga/bookingsaga/internal/gcal"
@@ -58,6 +59,7 @@ type fixture struct {
 	ctx      context.Context
 	pool     *pgxpool.Pool
 	acts     *activities.Activities
+	catalog  *catalog.Catalog
 	calendar *mirrorfake.Calendar
 	crm      *mirrorfake.CRM
 	client   client.Client
@@ -108,6 +110,7 @@ func fixtureOn(t testing.TB, pool *pgxpool.Pool) *fixture {
 	crmClient, err := crm.NewHTTP(crm.Config{BaseURL: f.crmURL, Token: "crm-token", Timeout: 2 * time.Second, Retry: retry.Default()})
 	require.NoError(t, err)
 	f.acts = &activities.Activities{Store: st, Calendar: cal, CRM: crmClient, Temporal: f.client}
+	f.catalog = &catalog.Catalog{Store: st, Calendar: cal, CRM: crmClient}
 	return f
 }
 

@@ -186,7 +186,7 @@ func TestACancelAndTwoReschedulesAtOnceKeepTheirAnswers(t *testing.T) {
 	oldKey := uuid.NewString()
 	require.Equal(t, receipt.StatusConfirmed, f.commit(oldKey, commitRequest(slot(t, 10))).Status)
 	keyB, keyC := uuid.NewString(), uuid.NewString()
-	sc := sagaclient.New(f.client, sagaclient.Options{TaskQueue: f.queue, Settings: f.settings})
+	sc := sagaclient.New(f.client, sagaclient.Options{Catalog: f.catalog, TaskQueue: f.queue, Settings: f.settings})
 	calls := []func() (receipt.Receipt, error){
 		func() (receipt.Receipt, error) { return sc.Cancel(f.ctx, oldKey) },
 		func() (receipt.Receipt, error) { return sc.Reschedule(f.ctx, oldKey, keyB, commitRequest(slot(t, 11))) },
@@ -336,7 +336,7 @@ func TestAHoldThroughTheAPI(t *testing.T) {
 func TestARescheduleResendReadsTheNewBookingAsItIsNow(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	sc := sagaclient.New(f.client, sagaclient.Options{TaskQueue: f.queue, Settings: f.settings})
+	sc := sagaclient.New(f.client, sagaclient.Options{Catalog: f.catalog, TaskQueue: f.queue, Settings: f.settings})
 	oldKey, newKey := uuid.NewString(), uuid.NewString()
 	require.Equal(t, receipt.StatusConfirmed, f.commit(oldKey, commitRequest(slot(t, 10))).Status)
 	moved, err := sc.Reschedule(f.ctx, oldKey, newKey, commitRequest(slot(t, 11)))
@@ -364,14 +364,9 @@ func TestAStatusTheSagaCannotAnswerComesFromTheStore(t *testing.T) {
 	require.Equal(t, receipt.StatusConfirmed, f.commit(winner, req).Status)
 	require.Equal(t, receipt.StatusConflict, f.commit(loser, req).Status)
 
-	// Catalog reads go to a worker of their own; the sagas' queue has none.
-	reads := f.queue + "-reads"
-	w := worker.New(f.client, reads, worker.Options{})
-	register(w, f.acts)
-	require.NoError(t, w.Start())
-	t.Cleanup(w.Stop)
+	// The store is read in the caller's process; no worker polls the queue.
 	f.worker.Stop()
-	sc := sagaclient.New(f.client, sagaclient.Options{TaskQueue: reads, Settings: f.settings})
+	sc := sagaclient.New(f.client, sagaclient.Options{Catalog: f.catalog, TaskQueue: f.queue, Settings: f.settings})
 
 	for key, want := range map[string]receipt.Status{winner: receipt.StatusConfirmed, loser: receipt.StatusConflict} {
 		r, err := sc.Status(f.ctx, key)
@@ -387,7 +382,7 @@ func TestAStatusTheSagaCannotAnswerComesFromTheStore(t *testing.T) {
 func TestAChoiceNobodyTakesFailsWithinTheBudget(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	sc := sagaclient.New(f.client, sagaclient.Options{TaskQueue: "nobody-polls-" + uuid.NewString(), Settings: f.settings})
+	sc := sagaclient.New(f.client, sagaclient.Options{Catalog: f.catalog, TaskQueue: "nobody-polls-" + uuid.NewString(), Settings: f.settings})
 	ctx, cancel := context.WithTimeout(f.ctx, 30*time.Second)
 	defer cancel()
 	start := time.Now()

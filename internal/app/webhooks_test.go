@@ -155,7 +155,7 @@ func TestAPendingBookingIsAnnouncedSettledOnce(t *testing.T) {
 		Interceptors: []interceptor.ClientInterceptor{fault}})
 	require.NoError(t, err)
 	vault := store.New(f.pool, store.Config{})
-	sc := sagaclient.New(tc, sagaclient.Options{TaskQueue: f.queue, Settings: f.settings, Contacts: vault})
+	sc := sagaclient.New(tc, sagaclient.Options{Catalog: f.catalog, TaskQueue: f.queue, Settings: f.settings, Contacts: vault})
 	srv := httptest.NewServer(api.New(sc, api.Config{Keys: apiKeys, Webhooks: vault, Bookings: vault, Names: vault}).Handler())
 	t.Cleanup(srv.Close)
 	fault.lose.Store(true)

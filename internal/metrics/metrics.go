@@ -3,7 +3,9 @@
 package metrics
 
 import (
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"time"
 
@@ -11,6 +13,9 @@ import (
 	"github.com/uber-go/tally/v4"
 	promreporter "github.com/uber-go/tally/v4/prometheus"
 	"go.temporal.io/sdk/client"
+	"go.uber.org/zap"
+
+	"github.com/bookingsaga/bookingsaga/internal/httpserve"
 )
 
 // Metrics owns the scope and its Prometheus registry.
@@ -22,10 +27,14 @@ type Metrics struct {
 
 // New builds a scope reporting into a private Prometheus registry, with
 // timers as histograms (latency percentiles need buckets, not summaries).
-func New() *Metrics {
+// A series Prometheus refuses (a name seen before with other labels) is
+// logged and dropped: the reporter's default is to panic, which inside a
+// workflow task fails the task again on every retry.
+func New(log *zap.Logger) *Metrics {
 	reg := prom.NewRegistry()
 	reporter := promreporter.NewReporter(promreporter.Options{Registerer: reg, DefaultTimerType: promreporter.HistogramTimerType,
-		DefaultHistogramBuckets: []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}})
+		DefaultHistogramBuckets: []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10},
+		OnRegisterError:         func(err error) { log.Error("metric series refused", zap.Error(err)) }})
 	scope, closer := tally.NewRootScope(tally.ScopeOptions{CachedReporter: reporter, Separator: promreporter.DefaultSeparator,
 		SanitizeOptions: &promreporter.DefaultSanitizerOpts}, time.Second)
 	return &Metrics{scope: scope, closer: closer, reporter: reporter}
@@ -36,6 +45,19 @@ func (m *Metrics) Scope() tally.Scope { return m.scope.SubScope("bookingsaga") }
 
 // Handler serves the Prometheus text format.
 func (m *Metrics) Handler() http.Handler { return m.reporter.HTTPHandler() }
+
+// Serve serves GET /metrics on addr until stop is called.
+func (m *Metrics) Serve(addr string) (stop func(), err error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("metrics listener %s: %w", addr, err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", m.Handler())
+	srv := httpserve.Server(mux)
+	go func() { _ = srv.Serve(ln) }()
+	return func() { _ = srv.Close() }, nil
+}
 
 // Close flushes and stops reporting.
 func (m *Metrics) Close() error { return m.closer.Close() }

@@ -1,0 +1,153 @@
+package catalog
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/gcal"
+)
+
+// The calendar re-check: what the resources' calendars show busy that the
+// store does not explain. Availability leaves those slots out, and the
+// commit hands them to the store, which refuses a slot they touch.
+
+// Block is what one resource's calendar says is busy.
+type Block struct {
+	res  booking.Resource
+	busy []gcal.Interval
+}
+
+// Blocks reads the calendars of the capacity-1 resources among ids over
+// [from, to) widened by their buffers, less the times of our own bookings
+// (read only when something is busy). A capacity-2 room's calendar shows
+// our own bookings as busy too, so only capacity 1 can be read this way.
+// The calendar is advisory: when it cannot be read the store still
+// decides, so the error says the check did not happen and nothing is
+// blocked.
+func (c *Catalog) Blocks(ctx context.Context, ids []string, from, to time.Time) ([]Block, error) {
+	if c.Calendar == nil {
+		return nil, nil
+	}
+	watched, err := c.Watched(ctx, ids)
+	if err != nil || len(watched) == 0 {
+		return nil, err
+	}
+	var cals []string
+	before, after := 0, 0 // buffers are never negative
+	for _, w := range watched {
+		cals = append(cals, w.CalendarID)
+		before, after = max(before, w.BufferBeforeMinutes), max(after, w.BufferAfterMinutes)
+	}
+	qFrom, qTo := from.Add(-minutes(before)), to.Add(minutes(after))
+	periods, err := c.Calendar.FreeBusy(ctx, cals, qFrom, qTo)
+	if err != nil {
+		return nil, fmt.Errorf("calendar free/busy: %w", err)
+	}
+	blocks := make([]Block, 0, len(watched))
+	busy := false
+	for _, w := range watched {
+		blocks = append(blocks, Block{res: w, busy: periods[w.CalendarID]})
+		busy = busy || len(periods[w.CalendarID]) > 0
+	}
+	if !busy {
+		return nil, nil // the usual case on the commit path: nothing to tell apart
+	}
+	// Something is busy: take out the times of our own bookings, which
+	// free/busy cannot tell from anyone else's.
+	ours, err := c.Store.CalendarWatch(ctx, ids, qFrom, qTo)
+	if err != nil {
+		return nil, fmt.Errorf("our bookings' times: %w", err)
+	}
+	for i := range blocks {
+		for _, w := range ours {
+			if w.ID == blocks[i].res.ID {
+				blocks[i].busy = foreign(blocks[i].busy, w.Ours)
+			}
+		}
+	}
+	return blocks, nil
+}
+
+// Blocked lists the calendar periods that a booking of [start, end) would
+// touch, buffers included.
+func Blocked(blocks []Block, start, end time.Time) []booking.Busy {
+	var out []booking.Busy
+	for _, b := range blocks {
+		from := start.Add(-minutes(b.res.BufferBeforeMinutes))
+		to := end.Add(minutes(b.res.BufferAfterMinutes))
+		for _, p := range b.busy {
+			if p.Start.Before(to) && p.End.After(from) {
+				out = append(out, booking.Busy{ResourceID: b.res.ID, Capacity: 1, From: p.Start, To: p.End})
+			}
+		}
+	}
+	return out
+}
+
+// watchCache keeps the resources whose calendars are re-checked for a
+// little while: they change rarely, and reading them on every commit would
+// cost the voice caller a round trip. A change is seen within watchTTL; the
+// check is advisory, and the store decides regardless.
+type watchCache struct {
+	mu   sync.Mutex
+	at   time.Time
+	list []booking.Resource
+}
+
+const watchTTL = 30 * time.Second
+
+// Watched lists the resources among ids whose calendars are re-checked.
+func (c *Catalog) Watched(ctx context.Context, ids []string) ([]booking.Resource, error) {
+	c.watch.mu.Lock()
+	defer c.watch.mu.Unlock()
+	if c.watch.at.IsZero() || time.Since(c.watch.at) > watchTTL {
+		list, err := c.Store.WatchedResources(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("watched resources: %w", err)
+		}
+		c.watch.list, c.watch.at = list, time.Now()
+	}
+	var out []booking.Resource
+	for _, r := range c.watch.list {
+		if slices.Contains(ids, r.ID) {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// foreign is what remains of busy periods once the times of our own
+// bookings are taken out: free/busy cannot tell our mirrored events from
+// anyone else's, and the store already decides about ours (including one
+// just cancelled whose event is not deleted yet, or the booking a
+// reschedule replaces).
+func foreign(busy []gcal.Interval, ours []booking.Span) []gcal.Interval {
+	var out []gcal.Interval
+	for _, p := range busy {
+		rest := []gcal.Interval{p}
+		for _, o := range ours {
+			var next []gcal.Interval
+			for _, r := range rest {
+				if !o.Start.Before(r.End) || !o.End.After(r.Start) {
+					next = append(next, r)
+					continue
+				}
+				if r.Start.Before(o.Start) {
+					next = append(next, gcal.Interval{Start: r.Start, End: o.Start})
+				}
+				if o.End.Before(r.End) {
+					next = append(next, gcal.Interval{Start: o.End, End: r.End})
+				}
+			}
+			rest = next
+		}
+		out = append(out, rest...)
+	}
+	return out
+}
+
+func minutes(n int) time.Duration { return time.Duration(n) * time.Minute }

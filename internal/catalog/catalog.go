@@ -1,0 +1,164 @@
+// Package catalog answers what needs no saga: availability (the store's
+// free slots less what the calendars show busy), what the store decided on
+// a key, a booking's timeline across the store and its mirrors, drift
+// flags, and the catalogue's writes (resources, policy). The agent API and
+// the ops CLI call it in their own process, so a read starts no workflow
+// and a refused read is an answer, not a failed execution in Temporal; the
+// activities use the same code for the commit's calendar re-check.
+package catalog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.uber.org/zap"
+	"google.golang.org/api/calendar/v3"
+
+	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/crm"
+	"github.com/bookingsaga/bookingsaga/internal/gcal"
+	"github.com/bookingsaga/bookingsaga/internal/mirrors"
+	"github.com/bookingsaga/bookingsaga/internal/store"
+)
+
+// Calendar is what the catalogue reads from the calendars.
+type Calendar interface {
+	Lookup(ctx context.Context, calendarID, requestKey string) (*calendar.Event, error)
+	FreeBusy(ctx context.Context, calendarIDs []string, from, to time.Time) (map[string][]gcal.Interval, error)
+}
+
+// Catalog holds the reads' dependencies. Calendar and CRM are optional:
+// without them availability is the store's alone and a timeline shows no
+// mirror.
+type Catalog struct {
+	Store    *store.Store
+	Calendar Calendar
+	CRM      crm.CRM
+	// Log receives warnings (a calendar that cannot be read); nil drops
+	// them.
+	Log *zap.Logger
+
+	watch watchCache
+}
+
+// Availability lists free slots: the store's, less those that the
+// resources' calendars show busy (events written past the service). It is
+// an offer, not a promise: only the commit decides. A calendar that cannot
+// be read leaves the store's slots as they are, with a warning logged.
+func (c *Catalog) Availability(ctx context.Context, q booking.AvailabilityQuery) (booking.Availability, error) {
+	av, err := c.Store.Availability(ctx, q)
+	if err != nil {
+		return booking.Availability{}, fmt.Errorf("availability %s: %w", q.PropertyID, err)
+	}
+	ids := append([]string{q.PropertyID, q.AgentID}, q.ExtraResources...)
+	blocks, err := c.Blocks(ctx, ids, q.From, q.To)
+	if err != nil && c.Log != nil {
+		c.Log.Warn("calendars not read; availability is the store's alone", zap.Error(err))
+	}
+	free := av.Slots[:0]
+	for _, s := range av.Slots {
+		if len(Blocked(blocks, s.StartsAt, s.EndsAt)) == 0 {
+			free = append(free, s)
+		}
+	}
+	av.Slots = free
+	return av, nil
+}
+
+// Decision reads what the store decided on a key, or on the key behind a
+// reference. Found false is authoritative: the store decided nothing.
+func (c *Catalog) Decision(ctx context.Context, in booking.DecisionInput) (booking.LookupOutput, error) {
+	var d booking.Decision
+	var err error
+	if in.Reference != "" {
+		d, err = c.Store.DecisionByReference(ctx, in.Reference)
+	} else {
+		d, err = c.Store.Decision(ctx, in.RequestKey)
+	}
+	if errors.Is(err, store.ErrNotFound) {
+		return booking.LookupOutput{}, nil
+	}
+	if err != nil {
+		return booking.LookupOutput{}, fmt.Errorf("decision %s%s: %w", in.RequestKey, in.Reference, err)
+	}
+	return c.Output(ctx, d), nil
+}
+
+// Output is a decision as a lookup answers it: with the calendar event's
+// id, which is derived from the key, so the first receipt already names it.
+func (c *Catalog) Output(ctx context.Context, d booking.Decision) booking.LookupOutput {
+	out := booking.LookupOutput{Found: true, Refusal: d.Refusal}
+	if d.Booking != nil {
+		out.Booking = *d.Booking
+		c.EventID(ctx, &out.Booking)
+	}
+	return out
+}
+
+// EventID fills in the booking's calendar event id when one of its
+// resources has a calendar.
+func (c *Catalog) EventID(ctx context.Context, b *booking.Booking) {
+	if c.Calendar == nil || b.ProviderEventID != "" {
+		return
+	}
+	if watched, err := c.Watched(ctx, b.Intent.Resources()); err == nil && len(watched) > 0 {
+		b.ProviderEventID = gcal.EventID(b.RequestKey)
+	}
+}
+
+// OpenFlags lists drift a human has to look at.
+func (c *Catalog) OpenFlags(ctx context.Context) ([]booking.Flag, error) {
+	flags, err := c.Store.OpenFlags(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("open flags: %w", err)
+	}
+	return flags, nil
+}
+
+// ResolveFlag records an operator's resolution in the event log.
+func (c *Catalog) ResolveFlag(ctx context.Context, id int64, note string) (booking.Flag, error) {
+	f, err := c.Store.ResolveFlag(ctx, id, note)
+	if errors.Is(err, store.ErrFlagNotOpen) {
+		return booking.Flag{}, booking.Rejectf(booking.CodeFlagNotOpen, "no open drift flag %d", id)
+	}
+	if err != nil {
+		return booking.Flag{}, fmt.Errorf("resolve flag %d: %w", id, err)
+	}
+	return f, nil
+}
+
+// PutResource creates or updates a resource; the same call twice changes
+// nothing.
+func (c *Catalog) PutResource(ctx context.Context, r booking.Resource) error {
+	if err := c.Store.UpsertResource(ctx, r); err != nil {
+		return fmt.Errorf("put resource %s: %w", r.ID, err)
+	}
+	return nil
+}
+
+// PutPolicy makes a policy version current; a version's content cannot
+// change once written.
+func (c *Catalog) PutPolicy(ctx context.Context, p booking.Policy) error {
+	if err := c.Store.SetPolicy(ctx, p); err != nil {
+		return fmt.Errorf("put policy %s: %w", p.Version, err)
+	}
+	return nil
+}
+
+// New builds the catalogue over st and the mirrors mc configures.
+func New(ctx context.Context, st *store.Store, mc mirrors.Config, log *zap.Logger) (*Catalog, error) {
+	c := &Catalog{Store: st, Log: log}
+	cal, err := mc.Calendar(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if cal != nil { // a nil *gcal.Mirror in the interface would not be nil
+		c.Calendar = cal
+	}
+	if c.CRM, err = mc.CRM(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}

@@ -1,0 +1,79 @@
+package catalog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/crm"
+	"github.com/bookingsaga/bookingsaga/internal/store"
+)
+
+// Timeline reads the store's record and log, the calendars and the CRM
+// for one key. A mirror that cannot be read is reported, not fatal.
+func (c *Catalog) Timeline(ctx context.Context, key string) (booking.Timeline, error) {
+	var t booking.Timeline
+	b, err := c.Store.Lookup(ctx, key)
+	switch {
+	case err == nil:
+		t.Booking = &b
+	case !errors.Is(err, store.ErrNotFound):
+		return t, fmt.Errorf("timeline %s: %w", key, err)
+	}
+	if t.Events, err = c.Store.Events(ctx, key); err != nil {
+		return t, fmt.Errorf("timeline %s: %w", key, err)
+	}
+	if t.Booking == nil {
+		return t, nil
+	}
+	if c.Calendar != nil {
+		cals, err := c.Calendars(ctx, b)
+		if err != nil {
+			return t, fmt.Errorf("timeline %s: %w", key, err)
+		}
+		for _, cal := range cals {
+			t.Calendar, t.Errors = c.calendarState(ctx, cal, key, t.Calendar, t.Errors)
+		}
+	}
+	if c.CRM != nil {
+		rec, err := c.CRM.Get(ctx, b.BookingID.String())
+		switch {
+		case err == nil:
+			t.CRM = &booking.CRMState{ID: rec.ID, Status: string(rec.Status), StartsAt: rec.StartsAt}
+		case !errors.Is(err, crm.ErrNotFound):
+			t.Errors = append(t.Errors, err.Error())
+		}
+	}
+	return t, nil
+}
+
+func (c *Catalog) calendarState(ctx context.Context, cal, key string, states []booking.CalendarState, errs []string) ([]booking.CalendarState, []string) {
+	ev, err := c.Calendar.Lookup(ctx, cal, key)
+	if err != nil {
+		return states, append(errs, err.Error())
+	}
+	st := booking.CalendarState{CalendarID: cal, Status: "none"}
+	if ev != nil {
+		st.Status = ev.Status
+		st.Start, _ = time.Parse(time.RFC3339, ev.Start.DateTime)
+		st.End, _ = time.Parse(time.RFC3339, ev.End.DateTime)
+	}
+	return append(states, st), errs
+}
+
+// Calendars lists the calendars of the booking's resources.
+func (c *Catalog) Calendars(ctx context.Context, b booking.Booking) ([]string, error) {
+	var cals []string
+	for _, id := range b.Intent.Resources() {
+		r, err := c.Store.Resource(ctx, id)
+		if err != nil {
+			return nil, fmt.Errorf("read resource %s: %w", id, err)
+		}
+		if r.CalendarID != "" {
+			cals = append(cals, r.CalendarID)
+		}
+	}
+	return cals, nil
+}

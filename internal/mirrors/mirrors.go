@@ -1,0 +1,91 @@
+// Package mirrors configures the clients of the calendar and the CRM, the
+// copies of the store's bookings: the worker writes them, and the agent
+// API and the ops CLI read them (free/busy for availability, a booking's
+// timeline). One configuration, read from the same flags and environment
+// by every process.
+package mirrors
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/bookingsaga/bookingsaga/internal/crm"
+	"github.com/bookingsaga/bookingsaga/internal/gcal"
+	"github.com/bookingsaga/bookingsaga/internal/retry"
+)
+
+// Config says where the calendar and the CRM are. Empty means that mirror
+// is not kept.
+type Config struct {
+	CalendarEndpoint    string
+	CalendarCredentials string
+	CalendarNoAuth      bool
+	CalendarTimeout     time.Duration
+
+	CRMBaseURL string
+	CRMToken   string
+	CRMTimeout time.Duration
+}
+
+// FromEnv is the defaults, with what the environment sets.
+func FromEnv() Config {
+	return Config{
+		CalendarEndpoint: os.Getenv("CALENDAR_ENDPOINT"),
+		// GOOGLE_APPLICATION_CREDENTIALS is read by the Google client itself.
+		CalendarCredentials: os.Getenv("CALENDAR_CREDENTIALS_FILE"),
+		CalendarTimeout:     10 * time.Second,
+		CRMBaseURL:          os.Getenv("CRM_BASE_URL"),
+		CRMToken:            os.Getenv("CRM_TOKEN"),
+		CRMTimeout:          10 * time.Second,
+	}
+}
+
+// Register adds the flags, over the current values.
+func (c *Config) Register(fs *flag.FlagSet) {
+	fs.StringVar(&c.CalendarEndpoint, "calendar-endpoint", c.CalendarEndpoint, "Calendar API root; empty is Google (env CALENDAR_ENDPOINT)")
+	fs.StringVar(&c.CalendarCredentials, "calendar-credentials", c.CalendarCredentials, "service-account JSON; empty is Application Default Credentials (env CALENDAR_CREDENTIALS_FILE)")
+	fs.BoolVar(&c.CalendarNoAuth, "calendar-no-auth", c.CalendarNoAuth, "send no credentials (a local fake only)")
+	fs.DurationVar(&c.CalendarTimeout, "calendar-timeout", c.CalendarTimeout, "per-attempt calendar call timeout")
+	fs.StringVar(&c.CRMBaseURL, "crm-url", c.CRMBaseURL, "CRM API root; empty disables the CRM mirror (env CRM_BASE_URL)")
+	fs.StringVar(&c.CRMToken, "crm-token", c.CRMToken, "CRM bearer token (env CRM_TOKEN)")
+	fs.DurationVar(&c.CRMTimeout, "crm-timeout", c.CRMTimeout, "per-attempt CRM call timeout")
+}
+
+// Validate reports every bad setting at once.
+func (c Config) Validate() error {
+	var errs []error
+	if c.CalendarTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("calendar-timeout must be positive, got %s", c.CalendarTimeout))
+	}
+	if c.CRMTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("crm-timeout must be positive, got %s", c.CRMTimeout))
+	}
+	return errors.Join(errs...)
+}
+
+// CalendarConfigured reports whether any calendar setting, or Google's own
+// credentials variable, is present; without one there is no calendar.
+func (c Config) CalendarConfigured() bool {
+	return c.CalendarEndpoint != "" || c.CalendarCredentials != "" || os.Getenv("GOOGLE_APPLICATION_CREDENTIALS") != ""
+}
+
+// Calendar connects the calendar; nil when none is configured.
+func (c Config) Calendar(ctx context.Context) (*gcal.Mirror, error) {
+	if !c.CalendarConfigured() {
+		return nil, nil
+	}
+	return gcal.New(ctx, gcal.Config{Endpoint: c.CalendarEndpoint, CredentialsFile: c.CalendarCredentials,
+		NoAuth: c.CalendarNoAuth, CallTimeout: c.CalendarTimeout, Retry: retry.Default()})
+}
+
+// CRM connects the CRM; nil when none is configured.
+func (c Config) CRM() (crm.CRM, error) {
+	if c.CRMBaseURL == "" {
+		return nil, nil
+	}
+	return crm.NewHTTP(crm.Config{BaseURL: c.CRMBaseURL, Token: c.CRMToken, Timeout: c.CRMTimeout, Retry: retry.Default()})
+}
