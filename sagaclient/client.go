@@ -264,5 +264,6 @@ func (c *Client) conversationUpdate(ctx context.Context, conversationID, update,
 func conversationStart(id, queue string) client.StartWorkflowOptions {
 	o := workflows.StartOptions(id, queue)
 	o.WorkflowIDReusePolicy = enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE
+	o.StaticSummary = "Conversation · the request keys of one caller's choices"
 	return o
 }

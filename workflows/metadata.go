@@ -28,6 +28,26 @@ func Summary(key string, in booking.Intent) string {
 	return fmt.Sprintf("%s · %s · %s · %s", what, in.PropertyID, localWhen(in.StartsAt, in.TimeZone), receipt.Reference(key))
 }
 
+// StaticDetails is what the saga was started to book, fixed at start: the
+// resources, the local time, the policy version and whether it is a hold.
+func StaticDetails(req booking.CommitRequest) string {
+	var b strings.Builder
+	b.WriteString("| | |\n|---|---|\n")
+	row := func(k, v string) { fmt.Fprintf(&b, "| %s | %s |\n", k, v) }
+	in := req.Intent
+	row("Property", in.PropertyID)
+	row("Agent", in.AgentID)
+	if len(in.ExtraResources) > 0 {
+		row("Also", strings.Join(in.ExtraResources, ", "))
+	}
+	row("Viewing", localSpan(in.StartsAt, in.EndsAt, in.TimeZone))
+	row("Policy version", req.ExpectedPolicyVersion)
+	if req.Hold {
+		row("Asked for", "a hold")
+	}
+	return b.String()
+}
+
 // localWhen is an instant as a reader in its zone says it.
 func localWhen(t time.Time, zone string) string {
 	loc, err := localtime.LoadZone(zone)

@@ -41,7 +41,7 @@ func Select(ctx context.Context, c client.Client, taskQueue string, in BookingIn
 
 func updateWithStart(ctx context.Context, c client.Client, taskQueue string, in BookingInput, update string, req booking.CommitRequest) (receipt.Receipt, error) {
 	opts := StartOptions(in.RequestKey, taskQueue)
-	opts.StaticSummary = Summary(in.RequestKey, req.Intent)
+	opts.StaticSummary, opts.StaticDetails = Summary(in.RequestKey, req.Intent), StaticDetails(req)
 	op := c.NewWithStartWorkflowOperation(opts, booking.BookingWorkflowName, in)
 	h, err := c.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
 		StartWorkflowOperation: op,

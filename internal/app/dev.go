@@ -86,7 +86,6 @@ func RunDev(ctx context.Context, cfg Config, logger *zap.Logger) error {
 	if cfg.MetricsListen == "" {
 		cfg.MetricsListen = "127.0.0.1:9464"
 	}
-	banner(cfg, stack, secrets, time.Since(began))
 	// A stop drains the API first: it takes no new calls and answers those
 	// in flight, which need the worker; only then does the worker stop.
 	workerCtx, stopWorker := context.WithCancel(context.WithoutCancel(ctx))
@@ -99,7 +98,9 @@ func RunDev(ctx context.Context, cfg Config, logger *zap.Logger) error {
 		case <-workerCtx.Done(): // the worker ended by itself
 		}
 	}()
-	return start(workerCtx, cfg, logger, m)
+	// "Ready" means a booking made now is taken at once: the banner waits
+	// for the worker, which checks the namespace and its schedule first.
+	return start(workerCtx, cfg, logger, m, func() { banner(cfg, stack, secrets, time.Since(began)) })
 }
 
 // seed applies the migrations and the demo catalogue's missing parts.

@@ -42,7 +42,7 @@ type devStack struct {
 	cmd          *exec.Cmd
 	args         []string
 	api, frontal string
-	pprof        string
+	ui, pprof    string
 	dataDir      string
 	stderr       *lockedBuffer
 	// keys are the API keys the stack printed at its last start, by name.
@@ -82,7 +82,7 @@ func newDevStack(t *testing.T) *devStack {
 	// keeps its cluster elsewhere (pgserver.LocationFile).
 	dir, err := os.MkdirTemp("", "bs-e2e-")
 	require.NoError(t, err)
-	d := &devStack{t: t, api: freeAddr(t), frontal: freeAddr(t), pprof: freeAddr(t), dataDir: filepath.Join(dir, "data")}
+	d := &devStack{t: t, api: freeAddr(t), frontal: freeAddr(t), ui: freeAddr(t), pprof: freeAddr(t), dataDir: filepath.Join(dir, "data")}
 	t.Cleanup(func() {
 		if b, err := os.ReadFile(filepath.Join(d.dataDir, "postgres", pgserver.LocationFile)); err == nil {
 			_ = os.RemoveAll(string(bytes.TrimSpace(b)))
@@ -90,7 +90,7 @@ func newDevStack(t *testing.T) *devStack {
 		_ = os.RemoveAll(dir)
 	})
 	d.args = []string{"run", "./worker", "-dev", "-data-dir", d.dataDir, "-api-listen", d.api,
-		"-temporal-address", d.frontal, "-temporal-ui", freeAddr(t), "-fake-calendar", freeAddr(t), "-fake-crm", freeAddr(t), "-metrics-listen", freeAddr(t), "-codec-listen", freeAddr(t),
+		"-temporal-address", d.frontal, "-temporal-ui", d.ui, "-fake-calendar", freeAddr(t), "-fake-crm", freeAddr(t), "-metrics-listen", freeAddr(t), "-codec-listen", freeAddr(t),
 		"-pprof-listen", d.pprof}
 	return d
 }
@@ -129,6 +129,32 @@ func (d *devStack) start() {
 		d.keys = keys
 	case <-time.After(5 * time.Minute): // the first `go run` also builds
 		d.t.Fatalf("the stack was not ready in time: %s", tail(d.stderr.String()))
+	}
+}
+
+// screenshots runs the README's screenshot script against the stack: it
+// books, then photographs the saga and the list in headless Chromium. CI
+// installs Debian's chromium (.ci/run); elsewhere a machine without it
+// skips this step, with a note.
+func (d *devStack) screenshots() {
+	d.t.Helper()
+	if _, err := exec.LookPath("chromium"); err != nil {
+		require.Empty(d.t, os.Getenv("CI"), "CI must have chromium for the screenshot script: %v", err)
+		d.t.Log("chromium is not installed: the screenshot script is not run")
+		return
+	}
+	dir := d.t.TempDir()
+	saga, list := filepath.Join(dir, "saga.png"), filepath.Join(dir, "list.png")
+	cmd := exec.Command("bash", "scripts/screenshot.sh", saga, list, d.dataDir)
+	cmd.Dir = "../.."
+	cmd.Env = append(os.Environ(), "TEMPORAL_ADDRESS="+d.frontal, "TEMPORAL_UI=http://"+d.ui)
+	out, err := cmd.CombinedOutput()
+	require.NoError(d.t, err, "%s", out)
+	for _, png := range []string{saga, list} {
+		b, err := os.ReadFile(png)
+		require.NoError(d.t, err)
+		require.True(d.t, bytes.HasPrefix(b, []byte("\x89PNG\r\n")), "%s is not a PNG", png)
+		require.Greater(d.t, len(b), 20<<10, "%s is too small to show a page", png)
 	}
 }
 
@@ -292,6 +318,8 @@ func TestDevStackEndToEnd(t *testing.T) {
 	tc.Close()
 
 	// An agent backend in a module of its own, through the public client.
+	d.screenshots()
+
 	example := exec.Command("go", "run", "./book", "-temporal-address", d.frontal, "-policy", devstack.DemoPolicy,
 		"-payload-keys", filepath.Join(d.dataDir, "payload-keys.json"))
 	example.Dir = "../../examples"

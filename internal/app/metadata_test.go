@@ -36,6 +36,9 @@ func TestTheUIShowsWhatEachSagaIs(t *testing.T) {
 	require.NoError(t, err)
 	local := req.Intent.StartsAt.In(loc).Format("Mon 2 Jan 2006 15:04")
 	require.Equal(t, "Viewing · paris-11 · "+local+" Europe/Paris · "+receipt.Reference(key), summary)
+	static := f.text(desc.GetExecutionConfig().GetUserMetadata().GetDetails())
+	require.Contains(t, static, "| Agent | agent-00 |")
+	require.Contains(t, static, "| Policy version | "+policyVersion+" |")
 
 	f.eventually(func() bool { return strings.Contains(f.details(key), "| Calendar | written |") }, "details show the calendar written")
 	details := f.details(key)

@@ -36,13 +36,14 @@ import (
 // interrupt while it is still starting (Ctrl-C as the dev stack comes up)
 // is a clean stop too: nothing was served yet.
 func Run(ctx context.Context, cfg Config, logger *zap.Logger) error {
-	return start(ctx, cfg, logger, metrics.New(logger))
+	return start(ctx, cfg, logger, metrics.New(logger), nil)
 }
 
-// start is Run on metrics m, which the dev stack's API shares.
-func start(ctx context.Context, cfg Config, logger *zap.Logger, m *metrics.Metrics) error {
+// start is Run on metrics m, which the dev stack's API shares; ready, if
+// set, is called once the worker is about to poll.
+func start(ctx context.Context, cfg Config, logger *zap.Logger, m *metrics.Metrics, ready func()) error {
 	defer m.Close()
-	err := run(ctx, cfg, logger, m)
+	err := run(ctx, cfg, logger, m, ready)
 	if err != nil && ctx.Err() != nil {
 		logger.Info("worker stopped cleanly", zap.String("while", "starting"), zap.NamedError("interrupted", err))
 		return nil
@@ -50,7 +51,7 @@ func start(ctx context.Context, cfg Config, logger *zap.Logger, m *metrics.Metri
 	return err
 }
 
-func run(ctx context.Context, cfg Config, logger *zap.Logger, m *metrics.Metrics) error {
+func run(ctx context.Context, cfg Config, logger *zap.Logger, m *metrics.Metrics, ready func()) error {
 	pool, err := pgxpool.New(ctx, cfg.DatabaseURL)
 	if err != nil {
 		return fmt.Errorf("connect database: %w", err)
@@ -131,6 +132,9 @@ func run(ctx context.Context, cfg Config, logger *zap.Logger, m *metrics.Metrics
 		defer stop()
 	}
 	logger.Info("worker started", zap.String("task_queue", cfg.TaskQueue), zap.String("namespace", cfg.Temporal.Namespace))
+	if ready != nil {
+		ready()
+	}
 	if err := w.Run(stopOn(ctx)); err != nil {
 		return fmt.Errorf("run worker: %w", err)
 	}
