@@ -249,6 +249,8 @@ type IntentBody struct {
 	// expected_policy_version, as a booking does.
 	Hold                  bool   `json:"hold,omitempty"`
 	ExpectedPolicyVersion string `json:"expected_policy_version,omitempty"`
+	// HoldMinutes shortens the hold; the policy's hold TTL is the most.
+	HoldMinutes int `json:"hold_minutes,omitempty"`
 }
 
 // DefaultFrom fills what a reschedule leaves out from the booking it

@@ -25,7 +25,8 @@ func isInputCode(code string) bool {
 		booking.CodeUnknownTimeZone, booking.CodeTimeZoneMismatch, booking.CodeDuplicateResource,
 		booking.CodeTooManyResources, booking.CodeUnknownResource, booking.CodeWrongResourceKind,
 		booking.CodeStartsInPast, booking.CodeInvalidResource, booking.CodeInvalidPolicy,
-		booking.CodeInvalidWindow, booking.CodeInvalidReplacement, booking.CodeInvalidReference:
+		booking.CodeInvalidWindow, booking.CodeInvalidReplacement, booking.CodeInvalidReference,
+		booking.CodeInvalidHours, booking.CodeInvalidOverride, booking.CodeInvalidLimit, booking.CodeEmptyPool, booking.CodeUnknownPool:
 		return true
 	}
 	return false
@@ -161,10 +162,14 @@ func (s *Server) intents(w http.ResponseWriter, r *http.Request) error {
 		}
 		return writeJSON(w, http.StatusOK, IntentAnswer{RequestKey: key})
 	}
+	if body.HoldMinutes < 0 {
+		return badRequest(booking.CodeInvalidTimeRange, "hold_minutes must be positive (the policy's hold TTL is the most)")
+	}
 	req, e := commitRequest(body.Slot, body.ExpectedPolicyVersion, nil, s.cfg.Now())
 	if e != nil {
 		return e
 	}
+	req.HoldTTL = time.Duration(body.HoldMinutes) * time.Minute
 	key, err := s.client.Select(r.Context(), body.ConversationID, req.Intent)
 	if err != nil {
 		return err
@@ -243,72 +248,6 @@ func (s *Server) reschedule(w http.ResponseWriter, r *http.Request) error {
 	}
 	rec, err := s.client.Reschedule(r.Context(), r.PathValue("request_key"), body.NewRequestKey, req)
 	return s.answer(w, r, body.NewRequestKey, rec, err)
-}
-
-// ResourceBody is PUT /v1/resources/{id}.
-type ResourceBody struct {
-	Kind                string `json:"kind"`
-	Capacity            int    `json:"capacity"`
-	TimeZone            string `json:"time_zone"`
-	BufferBeforeMinutes int    `json:"buffer_before_minutes"`
-	BufferAfterMinutes  int    `json:"buffer_after_minutes"`
-	CalendarID          string `json:"calendar_id,omitempty"`
-	DisplayName         string `json:"display_name,omitempty"`
-}
-
-func (s *Server) putResource(w http.ResponseWriter, r *http.Request) error {
-	var body ResourceBody
-	if e := decode(r.Body, s.cfg.MaxBody, &body); e != nil {
-		return e
-	}
-	res := booking.Resource{ID: r.PathValue("id"), Kind: body.Kind, Capacity: body.Capacity, TimeZone: body.TimeZone,
-		BufferBeforeMinutes: body.BufferBeforeMinutes, BufferAfterMinutes: body.BufferAfterMinutes, CalendarID: body.CalendarID,
-		DisplayName: body.DisplayName}
-	if err := s.client.PutResource(r.Context(), res); err != nil {
-		return err
-	}
-	return writeJSON(w, http.StatusOK, ResourceAnswer{ID: res.ID, ResourceBody: body})
-}
-
-// PolicyBody is PUT /v1/policy. Times of day are "HH:MM" in each
-// property's own zone.
-type PolicyBody struct {
-	Version             string `json:"version"`
-	SlotMinutes         int    `json:"slot_minutes"`
-	BufferBeforeMinutes int    `json:"buffer_before_minutes"`
-	BufferAfterMinutes  int    `json:"buffer_after_minutes"`
-	OpensAt             string `json:"opens_at"`
-	ClosesAt            string `json:"closes_at"`
-	HoldTTLMinutes      int    `json:"hold_ttl_minutes"`
-	MinNoticeMinutes    int    `json:"min_notice_minutes"`
-}
-
-func (s *Server) putPolicy(w http.ResponseWriter, r *http.Request) error {
-	var body PolicyBody
-	if e := decode(r.Body, s.cfg.MaxBody, &body); e != nil {
-		return e
-	}
-	opens, err1 := clock(body.OpensAt)
-	closes, err2 := clock(body.ClosesAt)
-	if err1 != nil || err2 != nil {
-		return badRequest(booking.CodeInvalidPolicy, "opens_at and closes_at must look like 08:00")
-	}
-	p := booking.Policy{Version: body.Version, SlotMinutes: body.SlotMinutes, DefaultBufferBeforeMinutes: body.BufferBeforeMinutes,
-		DefaultBufferAfterMinutes: body.BufferAfterMinutes, OpensAt: opens, ClosesAt: closes,
-		HoldTTL: time.Duration(body.HoldTTLMinutes) * time.Minute, MinNotice: time.Duration(body.MinNoticeMinutes) * time.Minute}
-	if err := s.client.PutPolicy(r.Context(), p); err != nil {
-		return err
-	}
-	return writeJSON(w, http.StatusOK, body)
-}
-
-// clock reads "HH:MM" as an offset from midnight.
-func clock(s string) (time.Duration, error) {
-	t, err := time.Parse("15:04", s)
-	if err != nil {
-		return 0, err
-	}
-	return time.Duration(t.Hour())*time.Hour + time.Duration(t.Minute())*time.Minute, nil
 }
 
 // attention is the operator's list: sagas pending or not mirrored, and

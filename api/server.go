@@ -132,6 +132,15 @@ type route struct {
 	h            func(w http.ResponseWriter, r *http.Request) error
 }
 
+// scopeFor is the scope a call needs: the route's, except that GET
+// /v1/bookings without a reference lists bookings, which is staff's read.
+func (rt route) scopeFor(r *http.Request) Scope {
+	if rt.method == http.MethodGet && rt.path == "/v1/bookings" && !r.URL.Query().Has("reference") {
+		return ScopeOps
+	}
+	return rt.scope
+}
+
 func (s *Server) routes() []route {
 	return []route{
 		{"GET", "/healthz", "", s.healthz},
@@ -140,14 +149,16 @@ func (s *Server) routes() []route {
 		{"GET", "/v1/availability", ScopeAgent, s.availability},
 		{"POST", "/v1/intents", ScopeAgent, s.intents},
 		{"POST", "/v1/bookings", ScopeAgent, s.book},
-		{"GET", "/v1/bookings", ScopeAgent, s.byReference},
+		{"GET", "/v1/bookings", ScopeAgent, s.bookings},
 		{"GET", "/v1/bookings/{request_key}", ScopeAgent, s.status},
 		{"POST", "/v1/bookings/{request_key}/cancel", ScopeAgent, s.cancel},
 		{"POST", "/v1/bookings/{request_key}/reschedule", ScopeAgent, s.reschedule},
 		{"GET", "/v1/bookings/{request_key}/contact", ScopeAdmin, s.contact},
 		{"DELETE", "/v1/bookings/{request_key}/contact", ScopeAdmin, s.eraseContact},
 		{"PUT", "/v1/resources/{id}", ScopeAdmin, s.putResource},
+		{"GET", "/v1/resources/{id}", ScopeAgent, s.getResource},
 		{"PUT", "/v1/policy", ScopeAdmin, s.putPolicy},
+		{"GET", "/v1/policy", ScopeAgent, s.getPolicy},
 		{"GET", "/v1/ops/attention", ScopeOps, s.attention},
 		{"PUT", "/v1/webhooks/{id}", ScopeAdmin, s.putWebhook},
 		{"GET", "/v1/webhooks", ScopeOps, s.webhooks},
@@ -254,9 +265,9 @@ func (s *Server) registerMetrics() {
 // route is limited under the platform's name.
 func (s *Server) guard(r *http.Request, rt route) (Key, error) {
 	key := Key{Name: strings.TrimPrefix(rt.path, "/v1/tools/")}
-	if rt.scope != "" {
+	if scope := rt.scopeFor(r); scope != "" {
 		var e *Error
-		if key, e = s.authenticate(r, rt.scope); e != nil {
+		if key, e = s.authenticate(r, scope); e != nil {
 			return Key{}, e
 		}
 	} else if !strings.HasPrefix(rt.path, "/v1/") {

@@ -15,19 +15,25 @@ import (
 	"time"
 
 	"github.com/oapi-codegen/runtime"
+	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
 // Defines values for ErrorCode.
 const (
 	ErrorCodeAmbiguousLocalTime     ErrorCode = "ambiguous_local_time"
 	ErrorCodeBadJson                ErrorCode = "bad_json"
+	ErrorCodeBeyondHorizon          ErrorCode = "beyond_horizon"
 	ErrorCodeBodyTooLarge           ErrorCode = "body_too_large"
 	ErrorCodeCapacityBelowBookings  ErrorCode = "capacity_below_bookings"
 	ErrorCodeContactErased          ErrorCode = "contact_erased"
 	ErrorCodeDuplicateResource      ErrorCode = "duplicate_resource"
+	ErrorCodeEmptyPool              ErrorCode = "empty_pool"
 	ErrorCodeFlagNotOpen            ErrorCode = "flag_not_open"
 	ErrorCodeHoldExpired            ErrorCode = "hold_expired"
 	ErrorCodeIntentExpired          ErrorCode = "intent_expired"
+	ErrorCodeInvalidHours           ErrorCode = "invalid_hours"
+	ErrorCodeInvalidLimit           ErrorCode = "invalid_limit"
+	ErrorCodeInvalidOverride        ErrorCode = "invalid_override"
 	ErrorCodeInvalidPolicy          ErrorCode = "invalid_policy"
 	ErrorCodeInvalidReference       ErrorCode = "invalid_reference"
 	ErrorCodeInvalidReplacement     ErrorCode = "invalid_replacement"
@@ -36,6 +42,7 @@ const (
 	ErrorCodeInvalidTime            ErrorCode = "invalid_time"
 	ErrorCodeInvalidTimeRange       ErrorCode = "invalid_time_range"
 	ErrorCodeInvalidWindow          ErrorCode = "invalid_window"
+	ErrorCodeLimitReached           ErrorCode = "limit_reached"
 	ErrorCodeMethodNotAllowed       ErrorCode = "method_not_allowed"
 	ErrorCodeMissingField           ErrorCode = "missing_field"
 	ErrorCodeNoContact              ErrorCode = "no_contact"
@@ -45,16 +52,19 @@ const (
 	ErrorCodeNotFound               ErrorCode = "not_found"
 	ErrorCodeNotThisConversation    ErrorCode = "not_this_conversation"
 	ErrorCodeOutsideBookableHours   ErrorCode = "outside_bookable_hours"
+	ErrorCodeOutsideHours           ErrorCode = "outside_hours"
 	ErrorCodePolicyVersionChanged   ErrorCode = "policy_version_changed"
 	ErrorCodePolicyVersionImmutable ErrorCode = "policy_version_immutable"
 	ErrorCodeRateLimited            ErrorCode = "rate_limited"
 	ErrorCodeRequestKeyReused       ErrorCode = "request_key_reused"
 	ErrorCodeStartsInPast           ErrorCode = "starts_in_past"
 	ErrorCodeTemporarilyUnavailable ErrorCode = "temporarily_unavailable"
+	ErrorCodeTimeOff                ErrorCode = "time_off"
 	ErrorCodeTimeZoneMismatch       ErrorCode = "time_zone_mismatch"
 	ErrorCodeTooManyResources       ErrorCode = "too_many_resources"
 	ErrorCodeTooShortNotice         ErrorCode = "too_short_notice"
 	ErrorCodeUnauthorized           ErrorCode = "unauthorized"
+	ErrorCodeUnknownPool            ErrorCode = "unknown_pool"
 	ErrorCodeUnknownResource        ErrorCode = "unknown_resource"
 	ErrorCodeUnknownTimeZone        ErrorCode = "unknown_time_zone"
 	ErrorCodeWrongResourceKind      ErrorCode = "wrong_resource_kind"
@@ -69,6 +79,8 @@ func (e ErrorCode) Valid() bool {
 		return true
 	case ErrorCodeBadJson:
 		return true
+	case ErrorCodeBeyondHorizon:
+		return true
 	case ErrorCodeBodyTooLarge:
 		return true
 	case ErrorCodeCapacityBelowBookings:
@@ -77,11 +89,19 @@ func (e ErrorCode) Valid() bool {
 		return true
 	case ErrorCodeDuplicateResource:
 		return true
+	case ErrorCodeEmptyPool:
+		return true
 	case ErrorCodeFlagNotOpen:
 		return true
 	case ErrorCodeHoldExpired:
 		return true
 	case ErrorCodeIntentExpired:
+		return true
+	case ErrorCodeInvalidHours:
+		return true
+	case ErrorCodeInvalidLimit:
+		return true
+	case ErrorCodeInvalidOverride:
 		return true
 	case ErrorCodeInvalidPolicy:
 		return true
@@ -98,6 +118,8 @@ func (e ErrorCode) Valid() bool {
 	case ErrorCodeInvalidTimeRange:
 		return true
 	case ErrorCodeInvalidWindow:
+		return true
+	case ErrorCodeLimitReached:
 		return true
 	case ErrorCodeMethodNotAllowed:
 		return true
@@ -117,6 +139,8 @@ func (e ErrorCode) Valid() bool {
 		return true
 	case ErrorCodeOutsideBookableHours:
 		return true
+	case ErrorCodeOutsideHours:
+		return true
 	case ErrorCodePolicyVersionChanged:
 		return true
 	case ErrorCodePolicyVersionImmutable:
@@ -129,6 +153,8 @@ func (e ErrorCode) Valid() bool {
 		return true
 	case ErrorCodeTemporarilyUnavailable:
 		return true
+	case ErrorCodeTimeOff:
+		return true
 	case ErrorCodeTimeZoneMismatch:
 		return true
 	case ErrorCodeTooManyResources:
@@ -136,6 +162,8 @@ func (e ErrorCode) Valid() bool {
 	case ErrorCodeTooShortNotice:
 		return true
 	case ErrorCodeUnauthorized:
+		return true
+	case ErrorCodeUnknownPool:
 		return true
 	case ErrorCodeUnknownResource:
 		return true
@@ -174,13 +202,18 @@ func (e ReadinessStatus) Valid() bool {
 const (
 	ReceiptReasonCodeAmbiguousLocalTime     ReceiptReasonCode = "ambiguous_local_time"
 	ReceiptReasonCodeBadJson                ReceiptReasonCode = "bad_json"
+	ReceiptReasonCodeBeyondHorizon          ReceiptReasonCode = "beyond_horizon"
 	ReceiptReasonCodeBodyTooLarge           ReceiptReasonCode = "body_too_large"
 	ReceiptReasonCodeCapacityBelowBookings  ReceiptReasonCode = "capacity_below_bookings"
 	ReceiptReasonCodeContactErased          ReceiptReasonCode = "contact_erased"
 	ReceiptReasonCodeDuplicateResource      ReceiptReasonCode = "duplicate_resource"
+	ReceiptReasonCodeEmptyPool              ReceiptReasonCode = "empty_pool"
 	ReceiptReasonCodeFlagNotOpen            ReceiptReasonCode = "flag_not_open"
 	ReceiptReasonCodeHoldExpired            ReceiptReasonCode = "hold_expired"
 	ReceiptReasonCodeIntentExpired          ReceiptReasonCode = "intent_expired"
+	ReceiptReasonCodeInvalidHours           ReceiptReasonCode = "invalid_hours"
+	ReceiptReasonCodeInvalidLimit           ReceiptReasonCode = "invalid_limit"
+	ReceiptReasonCodeInvalidOverride        ReceiptReasonCode = "invalid_override"
 	ReceiptReasonCodeInvalidPolicy          ReceiptReasonCode = "invalid_policy"
 	ReceiptReasonCodeInvalidReference       ReceiptReasonCode = "invalid_reference"
 	ReceiptReasonCodeInvalidReplacement     ReceiptReasonCode = "invalid_replacement"
@@ -190,6 +223,7 @@ const (
 	ReceiptReasonCodeInvalidTime            ReceiptReasonCode = "invalid_time"
 	ReceiptReasonCodeInvalidTimeRange       ReceiptReasonCode = "invalid_time_range"
 	ReceiptReasonCodeInvalidWindow          ReceiptReasonCode = "invalid_window"
+	ReceiptReasonCodeLimitReached           ReceiptReasonCode = "limit_reached"
 	ReceiptReasonCodeMethodNotAllowed       ReceiptReasonCode = "method_not_allowed"
 	ReceiptReasonCodeMissingField           ReceiptReasonCode = "missing_field"
 	ReceiptReasonCodeNoContact              ReceiptReasonCode = "no_contact"
@@ -199,6 +233,7 @@ const (
 	ReceiptReasonCodeNotFound               ReceiptReasonCode = "not_found"
 	ReceiptReasonCodeNotThisConversation    ReceiptReasonCode = "not_this_conversation"
 	ReceiptReasonCodeOutsideBookableHours   ReceiptReasonCode = "outside_bookable_hours"
+	ReceiptReasonCodeOutsideHours           ReceiptReasonCode = "outside_hours"
 	ReceiptReasonCodePolicyVersionChanged   ReceiptReasonCode = "policy_version_changed"
 	ReceiptReasonCodePolicyVersionImmutable ReceiptReasonCode = "policy_version_immutable"
 	ReceiptReasonCodeRateLimited            ReceiptReasonCode = "rate_limited"
@@ -206,10 +241,12 @@ const (
 	ReceiptReasonCodeSlotTaken              ReceiptReasonCode = "slot_taken"
 	ReceiptReasonCodeStartsInPast           ReceiptReasonCode = "starts_in_past"
 	ReceiptReasonCodeTemporarilyUnavailable ReceiptReasonCode = "temporarily_unavailable"
+	ReceiptReasonCodeTimeOff                ReceiptReasonCode = "time_off"
 	ReceiptReasonCodeTimeZoneMismatch       ReceiptReasonCode = "time_zone_mismatch"
 	ReceiptReasonCodeTooManyResources       ReceiptReasonCode = "too_many_resources"
 	ReceiptReasonCodeTooShortNotice         ReceiptReasonCode = "too_short_notice"
 	ReceiptReasonCodeUnauthorized           ReceiptReasonCode = "unauthorized"
+	ReceiptReasonCodeUnknownPool            ReceiptReasonCode = "unknown_pool"
 	ReceiptReasonCodeUnknownResource        ReceiptReasonCode = "unknown_resource"
 	ReceiptReasonCodeUnknownTimeZone        ReceiptReasonCode = "unknown_time_zone"
 	ReceiptReasonCodeWrongResourceKind      ReceiptReasonCode = "wrong_resource_kind"
@@ -224,6 +261,8 @@ func (e ReceiptReasonCode) Valid() bool {
 		return true
 	case ReceiptReasonCodeBadJson:
 		return true
+	case ReceiptReasonCodeBeyondHorizon:
+		return true
 	case ReceiptReasonCodeBodyTooLarge:
 		return true
 	case ReceiptReasonCodeCapacityBelowBookings:
@@ -232,11 +271,19 @@ func (e ReceiptReasonCode) Valid() bool {
 		return true
 	case ReceiptReasonCodeDuplicateResource:
 		return true
+	case ReceiptReasonCodeEmptyPool:
+		return true
 	case ReceiptReasonCodeFlagNotOpen:
 		return true
 	case ReceiptReasonCodeHoldExpired:
 		return true
 	case ReceiptReasonCodeIntentExpired:
+		return true
+	case ReceiptReasonCodeInvalidHours:
+		return true
+	case ReceiptReasonCodeInvalidLimit:
+		return true
+	case ReceiptReasonCodeInvalidOverride:
 		return true
 	case ReceiptReasonCodeInvalidPolicy:
 		return true
@@ -256,6 +303,8 @@ func (e ReceiptReasonCode) Valid() bool {
 		return true
 	case ReceiptReasonCodeInvalidWindow:
 		return true
+	case ReceiptReasonCodeLimitReached:
+		return true
 	case ReceiptReasonCodeMethodNotAllowed:
 		return true
 	case ReceiptReasonCodeMissingField:
@@ -274,6 +323,8 @@ func (e ReceiptReasonCode) Valid() bool {
 		return true
 	case ReceiptReasonCodeOutsideBookableHours:
 		return true
+	case ReceiptReasonCodeOutsideHours:
+		return true
 	case ReceiptReasonCodePolicyVersionChanged:
 		return true
 	case ReceiptReasonCodePolicyVersionImmutable:
@@ -288,6 +339,8 @@ func (e ReceiptReasonCode) Valid() bool {
 		return true
 	case ReceiptReasonCodeTemporarilyUnavailable:
 		return true
+	case ReceiptReasonCodeTimeOff:
+		return true
 	case ReceiptReasonCodeTimeZoneMismatch:
 		return true
 	case ReceiptReasonCodeTooManyResources:
@@ -295,6 +348,8 @@ func (e ReceiptReasonCode) Valid() bool {
 	case ReceiptReasonCodeTooShortNotice:
 		return true
 	case ReceiptReasonCodeUnauthorized:
+		return true
+	case ReceiptReasonCodeUnknownPool:
 		return true
 	case ReceiptReasonCodeUnknownResource:
 		return true
@@ -377,17 +432,55 @@ func (e ResourceKind) Valid() bool {
 	}
 }
 
+// Defines values for RulesHoursDay.
+const (
+	Fri RulesHoursDay = "fri"
+	Mon RulesHoursDay = "mon"
+	Sat RulesHoursDay = "sat"
+	Sun RulesHoursDay = "sun"
+	Thu RulesHoursDay = "thu"
+	Tue RulesHoursDay = "tue"
+	Wed RulesHoursDay = "wed"
+)
+
+// Valid indicates whether the value is a known member of the RulesHoursDay enum.
+func (e RulesHoursDay) Valid() bool {
+	switch e {
+	case Fri:
+		return true
+	case Mon:
+		return true
+	case Sat:
+		return true
+	case Sun:
+		return true
+	case Thu:
+		return true
+	case Tue:
+		return true
+	case Wed:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for UnavailableReceiptCode.
 const (
 	UnavailableReceiptCodeAmbiguousLocalTime     UnavailableReceiptCode = "ambiguous_local_time"
 	UnavailableReceiptCodeBadJson                UnavailableReceiptCode = "bad_json"
+	UnavailableReceiptCodeBeyondHorizon          UnavailableReceiptCode = "beyond_horizon"
 	UnavailableReceiptCodeBodyTooLarge           UnavailableReceiptCode = "body_too_large"
 	UnavailableReceiptCodeCapacityBelowBookings  UnavailableReceiptCode = "capacity_below_bookings"
 	UnavailableReceiptCodeContactErased          UnavailableReceiptCode = "contact_erased"
 	UnavailableReceiptCodeDuplicateResource      UnavailableReceiptCode = "duplicate_resource"
+	UnavailableReceiptCodeEmptyPool              UnavailableReceiptCode = "empty_pool"
 	UnavailableReceiptCodeFlagNotOpen            UnavailableReceiptCode = "flag_not_open"
 	UnavailableReceiptCodeHoldExpired            UnavailableReceiptCode = "hold_expired"
 	UnavailableReceiptCodeIntentExpired          UnavailableReceiptCode = "intent_expired"
+	UnavailableReceiptCodeInvalidHours           UnavailableReceiptCode = "invalid_hours"
+	UnavailableReceiptCodeInvalidLimit           UnavailableReceiptCode = "invalid_limit"
+	UnavailableReceiptCodeInvalidOverride        UnavailableReceiptCode = "invalid_override"
 	UnavailableReceiptCodeInvalidPolicy          UnavailableReceiptCode = "invalid_policy"
 	UnavailableReceiptCodeInvalidReference       UnavailableReceiptCode = "invalid_reference"
 	UnavailableReceiptCodeInvalidReplacement     UnavailableReceiptCode = "invalid_replacement"
@@ -396,6 +489,7 @@ const (
 	UnavailableReceiptCodeInvalidTime            UnavailableReceiptCode = "invalid_time"
 	UnavailableReceiptCodeInvalidTimeRange       UnavailableReceiptCode = "invalid_time_range"
 	UnavailableReceiptCodeInvalidWindow          UnavailableReceiptCode = "invalid_window"
+	UnavailableReceiptCodeLimitReached           UnavailableReceiptCode = "limit_reached"
 	UnavailableReceiptCodeMethodNotAllowed       UnavailableReceiptCode = "method_not_allowed"
 	UnavailableReceiptCodeMissingField           UnavailableReceiptCode = "missing_field"
 	UnavailableReceiptCodeNoContact              UnavailableReceiptCode = "no_contact"
@@ -405,16 +499,19 @@ const (
 	UnavailableReceiptCodeNotFound               UnavailableReceiptCode = "not_found"
 	UnavailableReceiptCodeNotThisConversation    UnavailableReceiptCode = "not_this_conversation"
 	UnavailableReceiptCodeOutsideBookableHours   UnavailableReceiptCode = "outside_bookable_hours"
+	UnavailableReceiptCodeOutsideHours           UnavailableReceiptCode = "outside_hours"
 	UnavailableReceiptCodePolicyVersionChanged   UnavailableReceiptCode = "policy_version_changed"
 	UnavailableReceiptCodePolicyVersionImmutable UnavailableReceiptCode = "policy_version_immutable"
 	UnavailableReceiptCodeRateLimited            UnavailableReceiptCode = "rate_limited"
 	UnavailableReceiptCodeRequestKeyReused       UnavailableReceiptCode = "request_key_reused"
 	UnavailableReceiptCodeStartsInPast           UnavailableReceiptCode = "starts_in_past"
 	UnavailableReceiptCodeTemporarilyUnavailable UnavailableReceiptCode = "temporarily_unavailable"
+	UnavailableReceiptCodeTimeOff                UnavailableReceiptCode = "time_off"
 	UnavailableReceiptCodeTimeZoneMismatch       UnavailableReceiptCode = "time_zone_mismatch"
 	UnavailableReceiptCodeTooManyResources       UnavailableReceiptCode = "too_many_resources"
 	UnavailableReceiptCodeTooShortNotice         UnavailableReceiptCode = "too_short_notice"
 	UnavailableReceiptCodeUnauthorized           UnavailableReceiptCode = "unauthorized"
+	UnavailableReceiptCodeUnknownPool            UnavailableReceiptCode = "unknown_pool"
 	UnavailableReceiptCodeUnknownResource        UnavailableReceiptCode = "unknown_resource"
 	UnavailableReceiptCodeUnknownTimeZone        UnavailableReceiptCode = "unknown_time_zone"
 	UnavailableReceiptCodeWrongResourceKind      UnavailableReceiptCode = "wrong_resource_kind"
@@ -429,6 +526,8 @@ func (e UnavailableReceiptCode) Valid() bool {
 		return true
 	case UnavailableReceiptCodeBadJson:
 		return true
+	case UnavailableReceiptCodeBeyondHorizon:
+		return true
 	case UnavailableReceiptCodeBodyTooLarge:
 		return true
 	case UnavailableReceiptCodeCapacityBelowBookings:
@@ -437,11 +536,19 @@ func (e UnavailableReceiptCode) Valid() bool {
 		return true
 	case UnavailableReceiptCodeDuplicateResource:
 		return true
+	case UnavailableReceiptCodeEmptyPool:
+		return true
 	case UnavailableReceiptCodeFlagNotOpen:
 		return true
 	case UnavailableReceiptCodeHoldExpired:
 		return true
 	case UnavailableReceiptCodeIntentExpired:
+		return true
+	case UnavailableReceiptCodeInvalidHours:
+		return true
+	case UnavailableReceiptCodeInvalidLimit:
+		return true
+	case UnavailableReceiptCodeInvalidOverride:
 		return true
 	case UnavailableReceiptCodeInvalidPolicy:
 		return true
@@ -458,6 +565,8 @@ func (e UnavailableReceiptCode) Valid() bool {
 	case UnavailableReceiptCodeInvalidTimeRange:
 		return true
 	case UnavailableReceiptCodeInvalidWindow:
+		return true
+	case UnavailableReceiptCodeLimitReached:
 		return true
 	case UnavailableReceiptCodeMethodNotAllowed:
 		return true
@@ -477,6 +586,8 @@ func (e UnavailableReceiptCode) Valid() bool {
 		return true
 	case UnavailableReceiptCodeOutsideBookableHours:
 		return true
+	case UnavailableReceiptCodeOutsideHours:
+		return true
 	case UnavailableReceiptCodePolicyVersionChanged:
 		return true
 	case UnavailableReceiptCodePolicyVersionImmutable:
@@ -489,6 +600,8 @@ func (e UnavailableReceiptCode) Valid() bool {
 		return true
 	case UnavailableReceiptCodeTemporarilyUnavailable:
 		return true
+	case UnavailableReceiptCodeTimeOff:
+		return true
 	case UnavailableReceiptCodeTimeZoneMismatch:
 		return true
 	case UnavailableReceiptCodeTooManyResources:
@@ -496,6 +609,8 @@ func (e UnavailableReceiptCode) Valid() bool {
 	case UnavailableReceiptCodeTooShortNotice:
 		return true
 	case UnavailableReceiptCodeUnauthorized:
+		return true
+	case UnavailableReceiptCodeUnknownPool:
 		return true
 	case UnavailableReceiptCodeUnknownResource:
 		return true
@@ -516,13 +631,18 @@ func (e UnavailableReceiptCode) Valid() bool {
 const (
 	UnavailableReceiptReasonCodeAmbiguousLocalTime     UnavailableReceiptReasonCode = "ambiguous_local_time"
 	UnavailableReceiptReasonCodeBadJson                UnavailableReceiptReasonCode = "bad_json"
+	UnavailableReceiptReasonCodeBeyondHorizon          UnavailableReceiptReasonCode = "beyond_horizon"
 	UnavailableReceiptReasonCodeBodyTooLarge           UnavailableReceiptReasonCode = "body_too_large"
 	UnavailableReceiptReasonCodeCapacityBelowBookings  UnavailableReceiptReasonCode = "capacity_below_bookings"
 	UnavailableReceiptReasonCodeContactErased          UnavailableReceiptReasonCode = "contact_erased"
 	UnavailableReceiptReasonCodeDuplicateResource      UnavailableReceiptReasonCode = "duplicate_resource"
+	UnavailableReceiptReasonCodeEmptyPool              UnavailableReceiptReasonCode = "empty_pool"
 	UnavailableReceiptReasonCodeFlagNotOpen            UnavailableReceiptReasonCode = "flag_not_open"
 	UnavailableReceiptReasonCodeHoldExpired            UnavailableReceiptReasonCode = "hold_expired"
 	UnavailableReceiptReasonCodeIntentExpired          UnavailableReceiptReasonCode = "intent_expired"
+	UnavailableReceiptReasonCodeInvalidHours           UnavailableReceiptReasonCode = "invalid_hours"
+	UnavailableReceiptReasonCodeInvalidLimit           UnavailableReceiptReasonCode = "invalid_limit"
+	UnavailableReceiptReasonCodeInvalidOverride        UnavailableReceiptReasonCode = "invalid_override"
 	UnavailableReceiptReasonCodeInvalidPolicy          UnavailableReceiptReasonCode = "invalid_policy"
 	UnavailableReceiptReasonCodeInvalidReference       UnavailableReceiptReasonCode = "invalid_reference"
 	UnavailableReceiptReasonCodeInvalidReplacement     UnavailableReceiptReasonCode = "invalid_replacement"
@@ -532,6 +652,7 @@ const (
 	UnavailableReceiptReasonCodeInvalidTime            UnavailableReceiptReasonCode = "invalid_time"
 	UnavailableReceiptReasonCodeInvalidTimeRange       UnavailableReceiptReasonCode = "invalid_time_range"
 	UnavailableReceiptReasonCodeInvalidWindow          UnavailableReceiptReasonCode = "invalid_window"
+	UnavailableReceiptReasonCodeLimitReached           UnavailableReceiptReasonCode = "limit_reached"
 	UnavailableReceiptReasonCodeMethodNotAllowed       UnavailableReceiptReasonCode = "method_not_allowed"
 	UnavailableReceiptReasonCodeMissingField           UnavailableReceiptReasonCode = "missing_field"
 	UnavailableReceiptReasonCodeNoContact              UnavailableReceiptReasonCode = "no_contact"
@@ -541,6 +662,7 @@ const (
 	UnavailableReceiptReasonCodeNotFound               UnavailableReceiptReasonCode = "not_found"
 	UnavailableReceiptReasonCodeNotThisConversation    UnavailableReceiptReasonCode = "not_this_conversation"
 	UnavailableReceiptReasonCodeOutsideBookableHours   UnavailableReceiptReasonCode = "outside_bookable_hours"
+	UnavailableReceiptReasonCodeOutsideHours           UnavailableReceiptReasonCode = "outside_hours"
 	UnavailableReceiptReasonCodePolicyVersionChanged   UnavailableReceiptReasonCode = "policy_version_changed"
 	UnavailableReceiptReasonCodePolicyVersionImmutable UnavailableReceiptReasonCode = "policy_version_immutable"
 	UnavailableReceiptReasonCodeRateLimited            UnavailableReceiptReasonCode = "rate_limited"
@@ -548,10 +670,12 @@ const (
 	UnavailableReceiptReasonCodeSlotTaken              UnavailableReceiptReasonCode = "slot_taken"
 	UnavailableReceiptReasonCodeStartsInPast           UnavailableReceiptReasonCode = "starts_in_past"
 	UnavailableReceiptReasonCodeTemporarilyUnavailable UnavailableReceiptReasonCode = "temporarily_unavailable"
+	UnavailableReceiptReasonCodeTimeOff                UnavailableReceiptReasonCode = "time_off"
 	UnavailableReceiptReasonCodeTimeZoneMismatch       UnavailableReceiptReasonCode = "time_zone_mismatch"
 	UnavailableReceiptReasonCodeTooManyResources       UnavailableReceiptReasonCode = "too_many_resources"
 	UnavailableReceiptReasonCodeTooShortNotice         UnavailableReceiptReasonCode = "too_short_notice"
 	UnavailableReceiptReasonCodeUnauthorized           UnavailableReceiptReasonCode = "unauthorized"
+	UnavailableReceiptReasonCodeUnknownPool            UnavailableReceiptReasonCode = "unknown_pool"
 	UnavailableReceiptReasonCodeUnknownResource        UnavailableReceiptReasonCode = "unknown_resource"
 	UnavailableReceiptReasonCodeUnknownTimeZone        UnavailableReceiptReasonCode = "unknown_time_zone"
 	UnavailableReceiptReasonCodeWrongResourceKind      UnavailableReceiptReasonCode = "wrong_resource_kind"
@@ -566,6 +690,8 @@ func (e UnavailableReceiptReasonCode) Valid() bool {
 		return true
 	case UnavailableReceiptReasonCodeBadJson:
 		return true
+	case UnavailableReceiptReasonCodeBeyondHorizon:
+		return true
 	case UnavailableReceiptReasonCodeBodyTooLarge:
 		return true
 	case UnavailableReceiptReasonCodeCapacityBelowBookings:
@@ -574,11 +700,19 @@ func (e UnavailableReceiptReasonCode) Valid() bool {
 		return true
 	case UnavailableReceiptReasonCodeDuplicateResource:
 		return true
+	case UnavailableReceiptReasonCodeEmptyPool:
+		return true
 	case UnavailableReceiptReasonCodeFlagNotOpen:
 		return true
 	case UnavailableReceiptReasonCodeHoldExpired:
 		return true
 	case UnavailableReceiptReasonCodeIntentExpired:
+		return true
+	case UnavailableReceiptReasonCodeInvalidHours:
+		return true
+	case UnavailableReceiptReasonCodeInvalidLimit:
+		return true
+	case UnavailableReceiptReasonCodeInvalidOverride:
 		return true
 	case UnavailableReceiptReasonCodeInvalidPolicy:
 		return true
@@ -598,6 +732,8 @@ func (e UnavailableReceiptReasonCode) Valid() bool {
 		return true
 	case UnavailableReceiptReasonCodeInvalidWindow:
 		return true
+	case UnavailableReceiptReasonCodeLimitReached:
+		return true
 	case UnavailableReceiptReasonCodeMethodNotAllowed:
 		return true
 	case UnavailableReceiptReasonCodeMissingField:
@@ -616,6 +752,8 @@ func (e UnavailableReceiptReasonCode) Valid() bool {
 		return true
 	case UnavailableReceiptReasonCodeOutsideBookableHours:
 		return true
+	case UnavailableReceiptReasonCodeOutsideHours:
+		return true
 	case UnavailableReceiptReasonCodePolicyVersionChanged:
 		return true
 	case UnavailableReceiptReasonCodePolicyVersionImmutable:
@@ -630,6 +768,8 @@ func (e UnavailableReceiptReasonCode) Valid() bool {
 		return true
 	case UnavailableReceiptReasonCodeTemporarilyUnavailable:
 		return true
+	case UnavailableReceiptReasonCodeTimeOff:
+		return true
 	case UnavailableReceiptReasonCodeTimeZoneMismatch:
 		return true
 	case UnavailableReceiptReasonCodeTooManyResources:
@@ -637,6 +777,8 @@ func (e UnavailableReceiptReasonCode) Valid() bool {
 	case UnavailableReceiptReasonCodeTooShortNotice:
 		return true
 	case UnavailableReceiptReasonCodeUnauthorized:
+		return true
+	case UnavailableReceiptReasonCodeUnknownPool:
 		return true
 	case UnavailableReceiptReasonCodeUnknownResource:
 		return true
@@ -686,6 +828,33 @@ func (e UnavailableReceiptStatus) Valid() bool {
 	case UnavailableReceiptStatusRejected:
 		return true
 	case UnavailableReceiptStatusRescheduled:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetV1BookingsParamsStatus.
+const (
+	GetV1BookingsParamsStatusCancelled             GetV1BookingsParamsStatus = "cancelled"
+	GetV1BookingsParamsStatusConfirmed             GetV1BookingsParamsStatus = "confirmed"
+	GetV1BookingsParamsStatusExpired               GetV1BookingsParamsStatus = "expired"
+	GetV1BookingsParamsStatusHeld                  GetV1BookingsParamsStatus = "held"
+	GetV1BookingsParamsStatusReleasedForReschedule GetV1BookingsParamsStatus = "released_for_reschedule"
+)
+
+// Valid indicates whether the value is a known member of the GetV1BookingsParamsStatus enum.
+func (e GetV1BookingsParamsStatus) Valid() bool {
+	switch e {
+	case GetV1BookingsParamsStatusCancelled:
+		return true
+	case GetV1BookingsParamsStatusConfirmed:
+		return true
+	case GetV1BookingsParamsStatusExpired:
+		return true
+	case GetV1BookingsParamsStatusHeld:
+		return true
+	case GetV1BookingsParamsStatusReleasedForReschedule:
 		return true
 	default:
 		return false
@@ -760,6 +929,28 @@ type Booking struct {
 	TimeZone string `json:"time_zone"`
 }
 
+// BookingList defines model for BookingList.
+type BookingList struct {
+	Bookings []struct {
+		AgentId        string     `json:"agent_id"`
+		BookingId      string     `json:"booking_id"`
+		EndsAt         time.Time  `json:"ends_at"`
+		ExtraResources *[]string  `json:"extra_resources,omitempty"`
+		HoldExpiresAt  *time.Time `json:"hold_expires_at,omitempty"`
+		LocalStart     string     `json:"local_start"`
+		PolicyVersion  string     `json:"policy_version"`
+		PropertyId     string     `json:"property_id"`
+		Reference      string     `json:"reference"`
+		RequestKey     string     `json:"request_key"`
+		StartsAt       time.Time  `json:"starts_at"`
+		Status         string     `json:"status"`
+		TimeZone       string     `json:"time_zone"`
+	} `json:"bookings"`
+
+	// NextCursor absent on the last page
+	NextCursor *string `json:"next_cursor,omitempty"`
+}
+
 // ContactAnswer defines model for ContactAnswer.
 type ContactAnswer struct {
 	Contact *struct {
@@ -801,6 +992,9 @@ type Intent struct {
 	// Hold hold the slot until book; needs expected_policy_version
 	Hold *bool `json:"hold,omitempty"`
 
+	// HoldMinutes with hold: how long to hold, in minutes; the policy's hold TTL is the most (and the default)
+	HoldMinutes *int `json:"hold_minutes,omitempty"`
+
 	// LocalStart wall time in time_zone; DST gaps and overlaps are refused with candidates
 	//
 	// Example: 2026-12-08T10:00
@@ -820,9 +1014,12 @@ type Policy struct {
 	BufferBeforeMinutes *int `json:"buffer_before_minutes,omitempty"`
 
 	// ClosesAt Example: 20:00
-	ClosesAt         string `json:"closes_at"`
-	HoldTtlMinutes   *int   `json:"hold_ttl_minutes,omitempty"`
-	MinNoticeMinutes *int   `json:"min_notice_minutes,omitempty"`
+	ClosesAt       string `json:"closes_at"`
+	HoldTtlMinutes *int   `json:"hold_ttl_minutes,omitempty"`
+
+	// HorizonDays how many days ahead a booking may start; 0 is no limit
+	HorizonDays      *int `json:"horizon_days,omitempty"`
+	MinNoticeMinutes *int `json:"min_notice_minutes,omitempty"`
 
 	// OpensAt Example: 08:00
 	OpensAt     string `json:"opens_at"`
@@ -920,11 +1117,53 @@ type Resource struct {
 	// DisplayName the name a caller hears; the voice tools speak it in place of the id
 	DisplayName *string      `json:"display_name,omitempty"`
 	Kind        ResourceKind `json:"kind"`
-	TimeZone    string       `json:"time_zone"`
+
+	// Rules a resource's own booking rules, in its time zone; without hours, a property keeps the policy's daily window
+	Rules    *Rules `json:"rules,omitempty"`
+	TimeZone string `json:"time_zone"`
 }
 
 // ResourceKind defines model for Resource.Kind.
 type ResourceKind string
+
+// Rules a resource's own booking rules, in its time zone; without hours, a property keeps the policy's daily window
+type Rules struct {
+	// DailyLimit live bookings a local day; 0 is none
+	DailyLimit  *int `json:"daily_limit,omitempty"`
+	HorizonDays *int `json:"horizon_days,omitempty"`
+	Hours       *[]struct {
+		// Closes Example: 09:00
+		Closes string        `json:"closes"`
+		Day    RulesHoursDay `json:"day"`
+
+		// Opens Example: 09:00
+		Opens string `json:"opens"`
+	} `json:"hours,omitempty"`
+	MinNoticeMinutes *int `json:"min_notice_minutes,omitempty"`
+
+	// Overrides dates with hours of their own: closed, or other hours
+	Overrides *[]struct {
+		Closed *bool              `json:"closed,omitempty"`
+		Date   openapi_types.Date `json:"date"`
+		Hours  *[]struct {
+			// Closes Example: 09:00
+			Closes string `json:"closes"`
+
+			// Opens Example: 09:00
+			Opens string `json:"opens"`
+		} `json:"hours,omitempty"`
+	} `json:"overrides,omitempty"`
+	TimeOff *[]struct {
+		End   time.Time `json:"End"`
+		Start time.Time `json:"Start"`
+	} `json:"time_off,omitempty"`
+
+	// WeeklyLimit live bookings an ISO week; 0 is none
+	WeeklyLimit *int `json:"weekly_limit,omitempty"`
+}
+
+// RulesHoursDay defines model for Rules.Hours.Day.
+type RulesHoursDay string
 
 // Slot defines model for Slot.
 type Slot struct {
@@ -1215,7 +1454,31 @@ type GetV1AvailabilityParams struct {
 
 // GetV1BookingsParams defines parameters for GetV1Bookings.
 type GetV1BookingsParams struct {
-	Reference string `form:"reference" json:"reference"`
+	// Reference a caller's reference: answers that booking's receipt (agent scope). Without it, the call lists bookings (ops scope)
+	Reference *string `form:"reference,omitempty" json:"reference,omitempty"`
+
+	// From listing: bookings starting at or after (RFC 3339)
+	From *time.Time `form:"from,omitempty" json:"from,omitempty"`
+
+	// To listing: and before (at most 92 days after from)
+	To         *time.Time                 `form:"to,omitempty" json:"to,omitempty"`
+	PropertyId *string                    `form:"property_id,omitempty" json:"property_id,omitempty"`
+	AgentId    *string                    `form:"agent_id,omitempty" json:"agent_id,omitempty"`
+	Status     *GetV1BookingsParamsStatus `form:"status,omitempty" json:"status,omitempty"`
+
+	// Limit page size, 1 to 200 (50)
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor next_cursor of the page before
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
+// GetV1BookingsParamsStatus defines parameters for GetV1Bookings.
+type GetV1BookingsParamsStatus string
+
+// GetV1Bookings200JSONResponseBody defines parameters for GetV1Bookings.
+type GetV1Bookings200JSONResponseBody struct {
+	union json.RawMessage
 }
 
 // PostV1ToolsRetellJSONBody defines parameters for PostV1ToolsRetell.
@@ -1274,6 +1537,68 @@ type PostV1ToolsVapiJSONRequestBody = PostV1ToolsVapiJSONBody
 
 // PutV1WebhooksIdJSONRequestBody defines body for PutV1WebhooksId for application/json ContentType.
 type PutV1WebhooksIdJSONRequestBody = Webhook
+
+// AsReceipt returns the union data inside the GetV1Bookings200JSONResponseBody as a Receipt
+func (t GetV1Bookings200JSONResponseBody) AsReceipt() (Receipt, error) {
+	var body Receipt
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReceipt overwrites any union data inside the GetV1Bookings200JSONResponseBody as the provided Receipt
+func (t *GetV1Bookings200JSONResponseBody) FromReceipt(v Receipt) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeReceipt performs a merge with any union data inside the GetV1Bookings200JSONResponseBody, using the provided Receipt
+func (t *GetV1Bookings200JSONResponseBody) MergeReceipt(v Receipt) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsBookingList returns the union data inside the GetV1Bookings200JSONResponseBody as a BookingList
+func (t GetV1Bookings200JSONResponseBody) AsBookingList() (BookingList, error) {
+	var body BookingList
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromBookingList overwrites any union data inside the GetV1Bookings200JSONResponseBody as the provided BookingList
+func (t *GetV1Bookings200JSONResponseBody) FromBookingList(v BookingList) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeBookingList performs a merge with any union data inside the GetV1Bookings200JSONResponseBody, using the provided BookingList
+func (t *GetV1Bookings200JSONResponseBody) MergeBookingList(v BookingList) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t GetV1Bookings200JSONResponseBody) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *GetV1Bookings200JSONResponseBody) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
 
 // RequestEditorFn is the function signature for the RequestEditor callback function
 type RequestEditorFn func(ctx context.Context, req *http.Request) error
@@ -1369,7 +1694,7 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/availability (the `GetV1Availability` operationId).
 	GetV1Availability(ctx context.Context, params *GetV1AvailabilityParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// GetV1Bookings the current receipt of the booking a caller's reference (BS-XXXX-XXXX) names: from the store, or from the saga while the store has not decided
+	// GetV1Bookings with ?reference=: the current receipt of the booking a caller quotes (BS-XXXX-XXXX), from the store, or from the saga while the store has not decided. Without: the bookings staff read, from the store, filtered by start range, property, agent and status, with cursor pagination
 	//
 	// Corresponds with GET /v1/bookings (the `GetV1Bookings` operationId).
 	GetV1Bookings(ctx context.Context, params *GetV1BookingsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -1446,6 +1771,11 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/ops/timeline/{request_key} (the `GetV1OpsTimelineRequestKey` operationId).
 	GetV1OpsTimelineRequestKey(ctx context.Context, requestKey string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetV1Policy the booking policy in force
+	//
+	// Corresponds with GET /v1/policy (the `GetV1Policy` operationId).
+	GetV1Policy(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// PutV1PolicyWithBody make a policy version current; a version's content cannot change
 	//
 	// Takes any type of body and a specified content type.
@@ -1459,6 +1789,11 @@ type ClientInterface interface {
 	//
 	// Corresponds with PUT /v1/policy (the `PutV1Policy` operationId).
 	PutV1Policy(ctx context.Context, body PutV1PolicyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetV1ResourcesId a resource with its hours, dates with other hours, time off, notice, horizon and limits
+	//
+	// Corresponds with GET /v1/resources/{id} (the `GetV1ResourcesId` operationId).
+	GetV1ResourcesId(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PutV1ResourcesIdWithBody create or update a resource; idempotent
 	//
@@ -1606,7 +1941,7 @@ func (c *Client) GetV1Availability(ctx context.Context, params *GetV1Availabilit
 	return c.Client.Do(req)
 }
 
-// GetV1Bookings the current receipt of the booking a caller's reference (BS-XXXX-XXXX) names: from the store, or from the saga while the store has not decided
+// GetV1Bookings with ?reference=: the current receipt of the booking a caller quotes (BS-XXXX-XXXX), from the store, or from the saga while the store has not decided. Without: the bookings staff read, from the store, filtered by start range, property, agent and status, with cursor pagination
 //
 // Corresponds with GET /v1/bookings (the `GetV1Bookings` operationId).
 func (c *Client) GetV1Bookings(ctx context.Context, params *GetV1BookingsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -1813,6 +2148,21 @@ func (c *Client) GetV1OpsTimelineRequestKey(ctx context.Context, requestKey stri
 	return c.Client.Do(req)
 }
 
+// GetV1Policy the booking policy in force
+//
+// Corresponds with GET /v1/policy (the `GetV1Policy` operationId).
+func (c *Client) GetV1Policy(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetV1PolicyRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // PutV1PolicyWithBody make a policy version current; a version's content cannot change
 //
 // Takes any type of body and a specified content type.
@@ -1837,6 +2187,21 @@ func (c *Client) PutV1PolicyWithBody(ctx context.Context, contentType string, bo
 // Corresponds with PUT /v1/policy (the `PutV1Policy` operationId).
 func (c *Client) PutV1Policy(ctx context.Context, body PutV1PolicyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPutV1PolicyRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetV1ResourcesId a resource with its hours, dates with other hours, time off, notice, horizon and limits
+//
+// Corresponds with GET /v1/resources/{id} (the `GetV1ResourcesId` operationId).
+func (c *Client) GetV1ResourcesId(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetV1ResourcesIdRequest(c.Server, id)
 	if err != nil {
 		return nil, err
 	}
@@ -2269,12 +2634,100 @@ func NewGetV1BookingsRequest(server string, params *GetV1BookingsParams) (*http.
 		// per the OpenAPI spec (e.g. "color=blue,black,brown").
 		var rawQueryFragments []string
 
-		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "reference", params.Reference, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
-			return nil, err
-		} else {
-			for _, qp := range strings.Split(queryFrag, "&") {
-				rawQueryFragments = append(rawQueryFragments, qp)
+		if params.Reference != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "reference", *params.Reference, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
 			}
+
+		}
+
+		if params.From != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "from", *params.From, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.To != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "to", *params.To, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.PropertyId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "property_id", *params.PropertyId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.AgentId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "agent_id", *params.AgentId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
 		}
 
 		if encoded := queryValues.Encode(); encoded != "" {
@@ -2615,6 +3068,33 @@ func NewGetV1OpsTimelineRequestKeyRequest(server string, requestKey string) (*ht
 	return req, nil
 }
 
+// NewGetV1PolicyRequest constructs an http.Request for the GetV1Policy method
+func NewGetV1PolicyRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/policy")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewPutV1PolicyRequest calls the generic PutV1Policy builder with application/json body
 func NewPutV1PolicyRequest(server string, body PutV1PolicyJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -2651,6 +3131,40 @@ func NewPutV1PolicyRequestWithBody(server string, contentType string, body io.Re
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewGetV1ResourcesIdRequest constructs an http.Request for the GetV1ResourcesId method
+func NewGetV1ResourcesIdRequest(server string, id string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/resources/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	return req, nil
 }
@@ -3098,7 +3612,7 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/availability (the `GetV1Availability` operationId).
 	GetV1AvailabilityWithResponse(ctx context.Context, params *GetV1AvailabilityParams, reqEditors ...RequestEditorFn) (*GetV1AvailabilityResponse, error)
 
-	// GetV1BookingsWithResponse the current receipt of the booking a caller's reference (BS-XXXX-XXXX) names: from the store, or from the saga while the store has not decided
+	// GetV1BookingsWithResponse with ?reference=: the current receipt of the booking a caller quotes (BS-XXXX-XXXX), from the store, or from the saga while the store has not decided. Without: the bookings staff read, from the store, filtered by start range, property, agent and status, with cursor pagination
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -3189,6 +3703,13 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/ops/timeline/{request_key} (the `GetV1OpsTimelineRequestKey` operationId).
 	GetV1OpsTimelineRequestKeyWithResponse(ctx context.Context, requestKey string, reqEditors ...RequestEditorFn) (*GetV1OpsTimelineRequestKeyResponse, error)
 
+	// GetV1PolicyWithResponse the booking policy in force
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/policy (the `GetV1Policy` operationId).
+	GetV1PolicyWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetV1PolicyResponse, error)
+
 	// PutV1PolicyWithBodyWithResponse make a policy version current; a version's content cannot change
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -3202,6 +3723,13 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with PUT /v1/policy (the `PutV1Policy` operationId).
 	PutV1PolicyWithResponse(ctx context.Context, body PutV1PolicyJSONRequestBody, reqEditors ...RequestEditorFn) (*PutV1PolicyResponse, error)
+
+	// GetV1ResourcesIdWithResponse a resource with its hours, dates with other hours, time off, notice, horizon and limits
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/resources/{id} (the `GetV1ResourcesId` operationId).
+	GetV1ResourcesIdWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*GetV1ResourcesIdResponse, error)
 
 	// PutV1ResourcesIdWithBodyWithResponse create or update a resource; idempotent
 	//
@@ -3503,7 +4031,7 @@ type GetV1BookingsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *Receipt
+	JSON200 *GetV1Bookings200JSONResponseBody
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *Error
 	// JSON401 the response for an HTTP 401 `application/json` response
@@ -3521,7 +4049,7 @@ type GetV1BookingsResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r GetV1BookingsResponse) GetJSON200() *Receipt {
+func (r GetV1BookingsResponse) GetJSON200() *GetV1Bookings200JSONResponseBody {
 	return r.JSON200
 }
 
@@ -4372,6 +4900,82 @@ func (r GetV1OpsTimelineRequestKeyResponse) ContentType() string {
 	return ""
 }
 
+// GetV1PolicyResponse429Headers the declared response headers of an HTTP 429 response for GetV1Policy
+type GetV1PolicyResponse429Headers struct {
+	RetryAfter *int
+}
+
+type GetV1PolicyResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Policy
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Error
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetV1PolicyResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetV1PolicyResponse) GetJSON200() *Policy {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetV1PolicyResponse) GetJSON400() *Error {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetV1PolicyResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetV1PolicyResponse) GetJSON403() *Error {
+	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetV1PolicyResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r GetV1PolicyResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetV1PolicyResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetV1PolicyResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetV1PolicyResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // PutV1PolicyResponse429Headers the declared response headers of an HTTP 429 response for PutV1Policy
 type PutV1PolicyResponse429Headers struct {
 	RetryAfter *int
@@ -4456,6 +5060,82 @@ func (r PutV1PolicyResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r PutV1PolicyResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetV1ResourcesIdResponse429Headers the declared response headers of an HTTP 429 response for GetV1ResourcesId
+type GetV1ResourcesIdResponse429Headers struct {
+	RetryAfter *int
+}
+
+type GetV1ResourcesIdResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Resource
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Error
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetV1ResourcesIdResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetV1ResourcesIdResponse) GetJSON200() *Resource {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetV1ResourcesIdResponse) GetJSON400() *Error {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetV1ResourcesIdResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetV1ResourcesIdResponse) GetJSON403() *Error {
+	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetV1ResourcesIdResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r GetV1ResourcesIdResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetV1ResourcesIdResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetV1ResourcesIdResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetV1ResourcesIdResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -5169,7 +5849,7 @@ func (c *ClientWithResponses) GetV1AvailabilityWithResponse(ctx context.Context,
 	return ParseGetV1AvailabilityResponse(rsp)
 }
 
-// GetV1BookingsWithResponse the current receipt of the booking a caller's reference (BS-XXXX-XXXX) names: from the store, or from the saga while the store has not decided
+// GetV1BookingsWithResponse with ?reference=: the current receipt of the booking a caller quotes (BS-XXXX-XXXX), from the store, or from the saga while the store has not decided. Without: the bookings staff read, from the store, filtered by start range, property, agent and status, with cursor pagination
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -5338,6 +6018,19 @@ func (c *ClientWithResponses) GetV1OpsTimelineRequestKeyWithResponse(ctx context
 	return ParseGetV1OpsTimelineRequestKeyResponse(rsp)
 }
 
+// GetV1PolicyWithResponse the booking policy in force
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/policy (the `GetV1Policy` operationId).
+func (c *ClientWithResponses) GetV1PolicyWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetV1PolicyResponse, error) {
+	rsp, err := c.GetV1Policy(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetV1PolicyResponse(rsp)
+}
+
 // PutV1PolicyWithBodyWithResponse make a policy version current; a version's content cannot change
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -5362,6 +6055,19 @@ func (c *ClientWithResponses) PutV1PolicyWithResponse(ctx context.Context, body 
 		return nil, err
 	}
 	return ParsePutV1PolicyResponse(rsp)
+}
+
+// GetV1ResourcesIdWithResponse a resource with its hours, dates with other hours, time off, notice, horizon and limits
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/resources/{id} (the `GetV1ResourcesId` operationId).
+func (c *ClientWithResponses) GetV1ResourcesIdWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*GetV1ResourcesIdResponse, error) {
+	rsp, err := c.GetV1ResourcesId(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetV1ResourcesIdResponse(rsp)
 }
 
 // PutV1ResourcesIdWithBodyWithResponse create or update a resource; idempotent
@@ -5687,7 +6393,7 @@ func ParseGetV1BookingsResponse(rsp *http.Response) (*GetV1BookingsResponse, err
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest Receipt
+		var dest GetV1Bookings200JSONResponseBody
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -6457,6 +7163,73 @@ func ParseGetV1OpsTimelineRequestKeyResponse(rsp *http.Response) (*GetV1OpsTimel
 	return response, nil
 }
 
+// ParseGetV1PolicyResponse parses an HTTP response from a GetV1PolicyWithResponse call
+func ParseGetV1PolicyResponse(rsp *http.Response) (*GetV1PolicyResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetV1PolicyResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Policy
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers GetV1PolicyResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
 // ParsePutV1PolicyResponse parses an HTTP response from a PutV1PolicyWithResponse call
 func ParsePutV1PolicyResponse(rsp *http.Response) (*PutV1PolicyResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -6525,6 +7298,73 @@ func ParsePutV1PolicyResponse(rsp *http.Response) (*PutV1PolicyResponse, error) 
 	switch {
 	case rsp.StatusCode == 429:
 		var headers PutV1PolicyResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetV1ResourcesIdResponse parses an HTTP response from a GetV1ResourcesIdWithResponse call
+func ParseGetV1ResourcesIdResponse(rsp *http.Response) (*GetV1ResourcesIdResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetV1ResourcesIdResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Resource
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers GetV1ResourcesIdResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

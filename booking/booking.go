@@ -28,6 +28,11 @@ const (
 // Live reports whether a booking in this status occupies its resources.
 func (s Status) Live() bool { return s == StatusHeld || s == StatusConfirmed }
 
+// Known reports whether s is one of the statuses above.
+func (s Status) Known() bool {
+	return s.Live() || s == StatusCancelled || s == StatusExpired || s == StatusReleasedForReschedule
+}
+
 // Limits on input. Keys are opaque but bounded so a misbehaving client can't
 // fill the unique index with megabytes.
 const (
@@ -60,8 +65,10 @@ type CommitRequest struct {
 	Intent                Intent
 	ExpectedPolicyVersion string
 	// Hold asks for a hold that expires after the policy's hold TTL
-	// instead of a confirmed booking.
+	// instead of a confirmed booking; HoldTTL shortens that TTL for this
+	// hold (0, or more than the policy's, is the policy's).
 	Hold    bool
+	HoldTTL time.Duration `json:",omitempty"`
 	Contact *Contact
 }
 

@@ -51,6 +51,9 @@ type Resource struct {
 	// DisplayName is the name a caller hears; the voice tools speak it in
 	// place of the id.
 	DisplayName string `json:"display_name,omitempty"`
+	// Rules are its own hours, time off, notice, horizon and limits; nil
+	// is the policy's alone.
+	Rules *Rules `json:"rules,omitempty"`
 }
 
 func (r Resource) Validate() error {
@@ -66,10 +69,11 @@ func (r Resource) Validate() error {
 	case r.BufferBeforeMinutes < 0 || r.BufferBeforeMinutes > 1440 || r.BufferAfterMinutes < 0 || r.BufferAfterMinutes > 1440:
 		return Rejectf(CodeInvalidResource, "buffers must be 0 to 1440 minutes")
 	}
-	if _, err := localtime.LoadZone(r.TimeZone); err != nil {
+	loc, err := localtime.LoadZone(r.TimeZone)
+	if err != nil {
 		return Rejectf(CodeUnknownTimeZone, "time_zone %q is not an IANA zone", r.TimeZone)
 	}
-	return nil
+	return r.Rules.Validate(loc)
 }
 
 // WatchedResource is a capacity-1 resource with a calendar, and the times
@@ -90,6 +94,8 @@ type Policy struct {
 	OpensAt, ClosesAt time.Duration
 	HoldTTL           time.Duration
 	MinNotice         time.Duration
+	// HorizonDays is how far ahead a booking may start; 0 is no limit.
+	HorizonDays int
 }
 
 func (p Policy) Validate() error {
@@ -108,6 +114,8 @@ func (p Policy) Validate() error {
 		return Rejectf(CodeInvalidPolicy, "hold_ttl must be whole seconds from 1s to 24h")
 	case p.MinNotice < 0 || p.MinNotice%time.Minute != 0:
 		return Rejectf(CodeInvalidPolicy, "min_notice must be whole minutes, not negative")
+	case p.HorizonDays < 0 || p.HorizonDays > 3660:
+		return Rejectf(CodeInvalidPolicy, "horizon_days must be 0 (none) to 3660")
 	}
 	return nil
 }
@@ -217,6 +225,42 @@ type Span struct {
 type Cursor struct {
 	StartsAt   time.Time
 	RequestKey string
+}
+
+// ListQuery filters a listing of bookings: those starting in [From, To),
+// of a property, an agent and a status when given, one page of at most
+// Limit after the cursor.
+type ListQuery struct {
+	PropertyID, AgentID string
+	From, To            time.Time
+	Status              Status
+	After               Cursor
+	Limit               int
+}
+
+// Validate refuses a listing that cannot be answered in one page.
+func (q *ListQuery) Validate(maxWindow time.Duration, maxPage int) error {
+	switch {
+	case !q.To.After(q.From) || q.To.Sub(q.From) > maxWindow:
+		return Rejectf(CodeInvalidWindow, "from must be before to, at most %d days apart", int(maxWindow.Hours()/24))
+	case q.Limit < 0 || q.Limit > maxPage:
+		return Rejectf(CodeInvalidWindow, "limit must be 1 to %d", maxPage)
+	case q.Status != "" && !q.Status.Known():
+		return Rejectf(CodeInvalidWindow, "status %q is not a booking status", q.Status)
+	}
+	if q.Limit == 0 {
+		q.Limit = 50
+	}
+	return nil
+}
+
+// OutsideRules is a confirmed booking that its resource's hours or time
+// off no longer allow.
+type OutsideRules struct {
+	RequestKey string    `json:"request_key"`
+	ResourceID string    `json:"resource_id"`
+	StartsAt   time.Time `json:"starts_at"`
+	Reason     string    `json:"reason"`
 }
 
 // ResourceCalendar is a resource that has a calendar.

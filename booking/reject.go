@@ -35,6 +35,18 @@ const (
 	CodeWrongState       Code = "wrong_state"
 	CodeFlagNotOpen      Code = "flag_not_open"
 	CodeInvalidReference Code = "invalid_reference"
+	// A resource's own rules (Rules): closed then, off, too far ahead, or
+	// full for the day or week.
+	CodeOutsideHours  Code = "outside_hours"
+	CodeTimeOff       Code = "time_off"
+	CodeBeyondHorizon Code = "beyond_horizon"
+	CodeLimitReached  Code = "limit_reached"
+	// Bad rules or pools: nothing is written.
+	CodeInvalidHours    Code = "invalid_hours"
+	CodeInvalidOverride Code = "invalid_override"
+	CodeInvalidLimit    Code = "invalid_limit"
+	CodeEmptyPool       Code = "empty_pool"
+	CodeUnknownPool     Code = "unknown_pool"
 )
 
 // Rejection is a business refusal: retrying the same request cannot change

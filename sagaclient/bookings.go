@@ -75,8 +75,8 @@ func (c *Client) seal(ctx context.Context, key string, req *booking.CommitReques
 }
 
 // Commit books req under key and returns the receipt, within the commit
-// wait and a margin. A conflict carries fresh alternatives when they can
-// be had within what is left of that.
+// wait and a margin. A conflict, or a refusal of the time itself, carries
+// fresh alternatives when they can be had within what is left of that.
 func (c *Client) Commit(ctx context.Context, key string, req booking.CommitRequest) (receipt.Receipt, error) {
 	if err := booking.ValidateKey(key); err != nil {
 		return receipt.Receipt{}, err
@@ -87,10 +87,27 @@ func (c *Client) Commit(ctx context.Context, key string, req booking.CommitReque
 		return receipt.Receipt{}, err
 	}
 	r, err := workflows.Commit(ctx, c.tc, c.opts.TaskQueue, workflows.BookingInput{RequestKey: key, Settings: c.opts.Settings}, req)
-	if err == nil && r.Status == receipt.StatusConflict {
+	if err == nil && otherTime(r) {
 		r.Alternatives = c.alternatives(ctx, req.Intent)
 	}
 	return unknown(key, r, err)
+}
+
+// otherTime reports an answer that another time could change: a conflict,
+// or a refusal for the time itself (closed then, off, the day full, too
+// soon). Those receipts carry alternatives.
+func otherTime(r receipt.Receipt) bool {
+	if r.Status == receipt.StatusConflict {
+		return true
+	}
+	if r.Status != receipt.StatusRejected || r.Reason == nil {
+		return false
+	}
+	switch booking.Code(r.Reason.Code) {
+	case booking.CodeOutsideHours, booking.CodeOutsideBookableHours, booking.CodeTimeOff, booking.CodeLimitReached, booking.CodeTooShortNotice:
+		return true
+	}
+	return false
 }
 
 // Hold places a hold on req's slot under key, within the commit wait and a
@@ -112,19 +129,29 @@ func (c *Client) Hold(ctx context.Context, key string, req booking.CommitRequest
 }
 
 // alternatives looks for free slots of the same length around the asked
-// time, nearest first. It is best effort: a conflict is still a conflict
-// without them.
+// time, nearest first; when that day has none near (a holiday, a day at
+// its limit), the first ones of the week after. It is best effort: a
+// conflict is still a conflict without them.
 func (c *Client) alternatives(ctx context.Context, in booking.Intent) []receipt.Slot {
-	av, err := c.Availability(ctx, booking.AvailabilityQuery{PropertyID: in.PropertyID, AgentID: in.AgentID,
-		ExtraResources: in.ExtraResources, From: in.StartsAt.Add(-6 * time.Hour), To: in.StartsAt.Add(6 * time.Hour),
-		Duration: in.EndsAt.Sub(in.StartsAt)})
-	if err != nil {
-		return nil
+	for _, w := range [][2]time.Duration{{-6 * time.Hour, 6 * time.Hour}, {6 * time.Hour, 7 * 24 * time.Hour}} {
+		av, err := c.Availability(ctx, booking.AvailabilityQuery{PropertyID: in.PropertyID, AgentID: in.AgentID,
+			ExtraResources: in.ExtraResources, From: in.StartsAt.Add(w[0]), To: in.StartsAt.Add(w[1]),
+			Duration: in.EndsAt.Sub(in.StartsAt)})
+		if err != nil {
+			return nil
+		}
+		if out := nearest(av.Slots, in.StartsAt, c.opts.Alternatives); len(out) > 0 {
+			return out
+		}
 	}
-	slots := av.Slots
-	dist := func(s booking.Slot) time.Duration { return s.StartsAt.Sub(in.StartsAt).Abs() }
+	return nil
+}
+
+// nearest picks up to n slots nearest to at.
+func nearest(slots []booking.Slot, at time.Time, n int) []receipt.Slot {
+	dist := func(s booking.Slot) time.Duration { return s.StartsAt.Sub(at).Abs() }
 	var out []receipt.Slot
-	for len(out) < c.opts.Alternatives && len(slots) > 0 {
+	for len(out) < n && len(slots) > 0 {
 		best := 0
 		for i := range slots {
 			if dist(slots[i]) < dist(slots[best]) {

@@ -42,6 +42,10 @@ type Catalog interface {
 	ResolveFlag(ctx context.Context, id int64, note string) (booking.Flag, error)
 	PutResource(ctx context.Context, r booking.Resource) error
 	PutPolicy(ctx context.Context, p booking.Policy) error
+	Bookings(ctx context.Context, q booking.ListQuery) ([]booking.Booking, error)
+	Resource(ctx context.Context, id string) (booking.Resource, error)
+	Policy(ctx context.Context) (booking.Policy, error)
+	OutsideRules(ctx context.Context) ([]booking.OutsideRules, error)
 }
 
 // ErrNoCatalog is returned by a call that needs Options.Catalog when none
@@ -116,6 +120,30 @@ func (c *Client) Availability(ctx context.Context, q booking.AvailabilityQuery) 
 		return booking.Availability{}, ErrNoCatalog
 	}
 	return c.opts.Catalog.Availability(ctx, q)
+}
+
+// Bookings lists bookings from the store, one page after q.After.
+func (c *Client) Bookings(ctx context.Context, q booking.ListQuery) ([]booking.Booking, error) {
+	if c.opts.Catalog == nil {
+		return nil, ErrNoCatalog
+	}
+	return c.opts.Catalog.Bookings(ctx, q)
+}
+
+// Resource reads one resource, with its hours and limits.
+func (c *Client) Resource(ctx context.Context, id string) (booking.Resource, error) {
+	if c.opts.Catalog == nil {
+		return booking.Resource{}, ErrNoCatalog
+	}
+	return c.opts.Catalog.Resource(ctx, id)
+}
+
+// Policy reads the policy in force.
+func (c *Client) Policy(ctx context.Context) (booking.Policy, error) {
+	if c.opts.Catalog == nil {
+		return booking.Policy{}, ErrNoCatalog
+	}
+	return c.opts.Catalog.Policy(ctx)
 }
 
 // PutResource creates or updates a resource.

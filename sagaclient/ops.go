@@ -24,6 +24,10 @@ type Attention struct {
 	Sagas []SagaSummary
 	// Flags are drift a reconciliation run could not repair by itself.
 	Flags []booking.Flag
+	// OutsideRules are confirmed bookings that their resources' hours or
+	// time off, changed since, no longer allow: they stand until someone
+	// moves or cancels them.
+	OutsideRules []booking.OutsideRules
 }
 
 // SagaSummary is one saga as the search attributes show it.
@@ -58,6 +62,9 @@ func (c *Client) Attention(ctx context.Context) (Attention, error) {
 		return out, fmt.Errorf("attention: %w", err)
 	}
 	out.Flags = flags
+	if out.OutsideRules, err = c.opts.Catalog.OutsideRules(ctx); err != nil {
+		return out, fmt.Errorf("attention: %w", err)
+	}
 	return out, nil
 }
 

@@ -129,6 +129,28 @@ func (c *Catalog) ResolveFlag(ctx context.Context, id int64, note string) (booki
 	return f, nil
 }
 
+// Bookings lists bookings by start, property, agent and status, one page
+// at a time.
+func (c *Catalog) Bookings(ctx context.Context, q booking.ListQuery) ([]booking.Booking, error) {
+	return c.Store.Bookings(ctx, q)
+}
+
+// Resource reads one resource with its rules.
+func (c *Catalog) Resource(ctx context.Context, id string) (booking.Resource, error) {
+	return c.Store.Resource(ctx, id)
+}
+
+// Policy reads the policy in force.
+func (c *Catalog) Policy(ctx context.Context) (booking.Policy, error) {
+	return c.Store.CurrentPolicy(ctx)
+}
+
+// OutsideRules lists confirmed bookings that their resources' hours or
+// time off, changed since, no longer allow.
+func (c *Catalog) OutsideRules(ctx context.Context) ([]booking.OutsideRules, error) {
+	return c.Store.OutsideRules(ctx, 100)
+}
+
 // PutResource creates or updates a resource; the same call twice changes
 // nothing.
 func (c *Catalog) PutResource(ctx context.Context, r booking.Resource) error {

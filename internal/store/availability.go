@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/bookingsaga/bookingsaga/booking"
@@ -19,6 +20,8 @@ type freeBusy struct {
 	booking.Resource
 	before, after time.Duration
 	busy          []booking.Span
+	// starts are its live bookings' starts, read when it has limits.
+	starts []time.Time
 }
 
 // Availability lists free slots under the current policy. Local times that
@@ -62,7 +65,7 @@ func (s *Store) availability(ctx context.Context, tx pgx.Tx, q booking.Availabil
 	if err := checkKinds(prop.ID, prop.Kind, agent.ID, agent.Kind); err != nil {
 		return booking.Availability{}, err
 	}
-	loc, err := localtime.LoadZone(prop.TimeZone)
+	rs, err := ruledOf(res)
 	if err != nil {
 		return booking.Availability{}, err
 	}
@@ -70,12 +73,13 @@ func (s *Store) availability(ctx context.Context, tx pgx.Tx, q booking.Availabil
 	if dur == 0 {
 		dur = time.Duration(p.SlotMinutes) * time.Minute
 	}
+	loc := rs[0].loc
 	out := booking.Availability{PolicyVersion: p.Version, SnapshotAt: now, TimeZone: prop.TimeZone, Slots: []booking.Slot{}}
-	for _, start := range candidateStarts(*p, loc, q.From, q.To, dur) {
+	for _, start := range candidateStarts(*p, prop.Rules, loc, q.From, q.To, dur) {
 		end := start.Add(dur)
-		// The commit's own rule, on the real end: a slot that crosses a DST
-		// change is not as long on the wall clock.
-		if end.After(q.To) || checkWhen(start, end, *p, loc, now) != nil || !free(res, start, end) {
+		// The commit's own rules, on the real end: a slot that crosses a
+		// DST change is not as long on the wall clock.
+		if end.After(q.To) || allowed(rs, start, end, *p, now) != nil || !free(res, start, end) {
 			continue
 		}
 		out.Slots = append(out.Slots, booking.Slot{StartsAt: start, EndsAt: end, LocalStart: start.In(loc).Format(localtime.Layout)})
@@ -83,9 +87,24 @@ func (s *Store) availability(ctx context.Context, tx pgx.Tx, q booking.Availabil
 	return out, nil
 }
 
+// ruledOf is the resources as the time rules see them; the first is the
+// property.
+func ruledOf(res []*freeBusy) ([]ruled, error) {
+	out := make([]ruled, 0, len(res))
+	for i, r := range res {
+		loc, err := localtime.LoadZone(r.TimeZone)
+		if err != nil {
+			return nil, fmt.Errorf("resource %s: %w", r.ID, err)
+		}
+		out = append(out, ruled{id: r.ID, loc: loc, rules: r.Rules, window: i == 0, starts: r.starts})
+	}
+	return out, nil
+}
+
 // candidateStarts walks each local day of the window in slot steps within
-// bookable hours.
-func candidateStarts(p booking.Policy, loc *time.Location, from, to time.Time, dur time.Duration) []time.Time {
+// the property's opening ranges that day: its own hours, or the policy's
+// window.
+func candidateStarts(p booking.Policy, rules *booking.Rules, loc *time.Location, from, to time.Time, dur time.Duration) []time.Time {
 	var starts []time.Time
 	step := time.Duration(p.SlotMinutes) * time.Minute
 	wallDate := func(t time.Time) time.Time {
@@ -94,13 +113,20 @@ func candidateStarts(p booking.Policy, loc *time.Location, from, to time.Time, d
 	}
 	last := wallDate(to)
 	for day := wallDate(from); !day.After(last); day = day.AddDate(0, 0, 1) {
-		for off := p.OpensAt; off+dur <= p.ClosesAt; off += step {
-			start, err := localtime.Resolve(day.Add(off), loc)
-			if err != nil {
-				continue
-			}
-			if !start.Before(from) && start.Before(to) {
-				starts = append(starts, start)
+		ranges, own := rules.Openings(day.Format(time.DateOnly), day.Weekday())
+		if !own {
+			ranges = [][2]int{{int(p.OpensAt.Minutes()), int(p.ClosesAt.Minutes())}}
+		}
+		for _, r := range ranges {
+			opens, closes := time.Duration(r[0])*time.Minute, time.Duration(r[1])*time.Minute
+			for off := opens; off+dur <= closes; off += step {
+				start, err := localtime.Resolve(day.Add(off), loc)
+				if err != nil {
+					continue
+				}
+				if !start.Before(from) && start.Before(to) {
+					starts = append(starts, start)
+				}
 			}
 		}
 	}
@@ -121,7 +147,7 @@ func free(res []*freeBusy, start, end time.Time) bool {
 // occupancy near the window. Holds past expiry do not count.
 func loadFreeBusy(ctx context.Context, tx pgx.Tx, ids []string, from, to time.Time, now time.Time) ([]*freeBusy, error) {
 	rows, err := tx.Query(ctx, `
-SELECT r.resource_id, r.kind, r.capacity, r.time_zone, rb.before_minutes, rb.after_minutes
+SELECT r.resource_id, r.kind, r.capacity, r.time_zone, rb.before_minutes, rb.after_minutes, r.rules
 FROM resource r JOIN resource_buffers rb USING (resource_id) WHERE r.resource_id = ANY($1)`, ids)
 	if err != nil {
 		return nil, err
@@ -129,8 +155,9 @@ FROM resource r JOIN resource_buffers rb USING (resource_id) WHERE r.resource_id
 	byID := map[string]*freeBusy{}
 	var fb freeBusy
 	var before, after int
-	_, err = pgx.ForEachRow(rows, []any{&fb.ID, &fb.Kind, &fb.Capacity, &fb.TimeZone, &before, &after}, func() error {
+	_, err = pgx.ForEachRow(rows, []any{&fb.ID, &fb.Kind, &fb.Capacity, &fb.TimeZone, &before, &after, &fb.Rules}, func() error {
 		r := fb
+		fb.Rules = nil
 		r.before, r.after = time.Duration(before)*time.Minute, time.Duration(after)*time.Minute
 		byID[r.ID] = &r
 		return nil
@@ -163,5 +190,35 @@ WHERE NOT (b.status = 'held' AND b.hold_expires_at <= $4)`, ids, from.Add(-24*ti
 		byID[id].busy = append(byID[id].busy, busy)
 		return nil
 	})
-	return out, err
+	if err != nil {
+		return nil, err
+	}
+	return out, loadStarts(ctx, tx, out, from, to, now)
+}
+
+// loadStarts reads the live bookings' starts of the resources with limits,
+// over the window widened to whole ISO weeks.
+func loadStarts(ctx context.Context, tx pgx.Tx, res []*freeBusy, from, to, now time.Time) error {
+	var ids []string
+	byID := map[string]*freeBusy{}
+	for _, r := range res {
+		if r.Rules != nil && (r.Rules.DailyLimit > 0 || r.Rules.WeeklyLimit > 0) {
+			ids, byID[r.ID] = append(ids, r.ID), r
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	rows, err := tx.Query(ctx, liveStartsSQL, ids, from.Add(-8*24*time.Hour), to.Add(8*24*time.Hour), now)
+	if err != nil {
+		return err
+	}
+	var id string
+	var at time.Time
+	var bookingID uuid.UUID
+	_, err = pgx.ForEachRow(rows, []any{&id, &at, &bookingID}, func() error {
+		byID[id].starts = append(byID[id].starts, at)
+		return nil
+	})
+	return err
 }

@@ -113,6 +113,12 @@ func (s *Store) commitOnce(ctx context.Context, req CommitRequest) (Outcome, err
 	// The clock is read after the locks: a commit that waited for them
 	// decides notice and hold expiry as of now, not as of its arrival.
 	now := s.now()
+	if st.existingFingerprint == nil && st.refusal == nil {
+		if err := st.readStarts(ctx, conn.Conn(), req.Intent.StartsAt, now); err != nil {
+			rollback(conn.Conn())
+			return Outcome{}, err
+		}
+	}
 	switch {
 	case st.existingFingerprint != nil:
 		rollback(conn.Conn())
@@ -207,7 +213,11 @@ func (s *Store) queueInsert(b *pgx.Batch, req CommitRequest, st *commitState, no
 	}
 	if req.Hold {
 		bk.Status = booking.StatusHeld
-		exp := now.Add(st.policy.HoldTTL)
+		ttl := st.policy.HoldTTL
+		if req.HoldTTL > 0 && req.HoldTTL < ttl {
+			ttl = req.HoldTTL
+		}
+		exp := now.Add(ttl)
 		bk.HoldExpiresAt = &exp
 	} else {
 		bk.CommittedAt = &now

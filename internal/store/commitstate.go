@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/localtime"
 )
 
 // commitState is what one commit attempt read, under its locks.
@@ -40,6 +42,10 @@ type replacedBooking struct {
 type lockedResource struct {
 	ID, Kind, TimeZone string
 	Capacity           int
+	rules              *booking.Rules
+	// starts are the starts of its live bookings near the slot, read when
+	// it has limits.
+	starts []time.Time
 	// occupied is what the new booking would take of this resource,
 	// buffers included.
 	occupied booking.Span
@@ -58,7 +64,7 @@ type occupant struct {
 // plans would re-plan the statements after it on every commit, and their
 // generic plans are index probes. (Riding on this statement saves a SET.)
 const lockResourcesSQL = `
-SELECT resource_id, kind, capacity, time_zone, set_config('plan_cache_mode', 'force_generic_plan', true)
+SELECT resource_id, kind, capacity, time_zone, rules, set_config('plan_cache_mode', 'force_generic_plan', true)
 FROM resource WHERE resource_id = ANY($1) ORDER BY resource_id FOR NO KEY UPDATE`
 
 // occupancySQL lists, per resource, the range the new booking would occupy
@@ -172,7 +178,7 @@ func (st *commitState) readResources(res pgx.BatchResults, ids []string) error {
 	st.resources, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (*lockedResource, error) {
 		r := &lockedResource{}
 		var setting string
-		return r, row.Scan(&r.ID, &r.Kind, &r.Capacity, &r.TimeZone, &setting)
+		return r, row.Scan(&r.ID, &r.Kind, &r.Capacity, &r.TimeZone, &r.rules, &setting)
 	})
 	if err != nil {
 		return err
@@ -213,6 +219,66 @@ func (st *commitState) readOccupancy(res pgx.BatchResults) error {
 		}
 	}
 	return rows.Err()
+}
+
+// ruled is the locked resources as the time rules see them.
+func (st *commitState) ruled(propertyID string) ([]ruled, error) {
+	out := make([]ruled, 0, len(st.resources))
+	for _, r := range st.resources {
+		loc, err := localtime.LoadZone(r.TimeZone)
+		if err != nil {
+			return nil, fmt.Errorf("resource %s: %w", r.ID, err)
+		}
+		out = append(out, ruled{id: r.ID, loc: loc, rules: r.rules, window: r.ID == propertyID, starts: r.starts})
+	}
+	return out, nil
+}
+
+// limited reports whether a locked resource has a daily or weekly limit.
+func (st *commitState) limited() bool {
+	for _, r := range st.resources {
+		if r.rules != nil && (r.rules.DailyLimit > 0 || r.rules.WeeklyLimit > 0) {
+			return true
+		}
+	}
+	return false
+}
+
+// liveStartsSQL lists the starts of the live bookings (not holds past
+// their expiry) on each resource over a window: what its limits count.
+const liveStartsSQL = `
+SELECT r.id, b.starts_at, b.booking_id
+FROM unnest($1::text[]) AS r(id)
+CROSS JOIN LATERAL live_occupancy(r.id, tstzrange($2, $3)) lo
+JOIN booking b ON b.booking_id = lo.booking_id
+WHERE NOT (b.status = 'held' AND b.hold_expires_at <= $4)`
+
+// readStarts reads, under the locks, the live bookings' starts near the
+// slot for resources with limits: one more round trip, for them only. The
+// booking a reschedule releases in this commit does not count.
+func (st *commitState) readStarts(ctx context.Context, conn *pgx.Conn, start, now time.Time) error {
+	if !st.limited() {
+		return nil
+	}
+	var ids []string
+	for _, r := range st.resources {
+		ids = append(ids, r.ID)
+	}
+	// An ISO week is within 7 days either side; a day more for the zone.
+	rows, err := conn.Query(ctx, liveStartsSQL, ids, start.Add(-8*24*time.Hour), start.Add(8*24*time.Hour), now)
+	if err != nil {
+		return err
+	}
+	var id string
+	var at time.Time
+	var bookingID uuid.UUID
+	_, err = pgx.ForEachRow(rows, []any{&id, &at, &bookingID}, func() error {
+		if r := st.resource(id); r != nil && (st.replaced == nil || st.holding || bookingID != st.replaced.id) {
+			r.starts = append(r.starts, at)
+		}
+		return nil
+	})
+	return err
 }
 
 func (st *commitState) resource(id string) *lockedResource {

@@ -19,7 +19,8 @@ import (
 // commitFast tries the common commit in one round trip: a confirmation on
 // capacity-1 resources with nothing to expire, no hold and no reschedule.
 // The statement checks, in SQL, a subset of what the full path checks in Go
-// (policy version, resources and kinds, zone, notice, bookable hours) and
+// (policy version, resources and kinds, zone, notice, horizon, bookable
+// hours, and that no resource has rules of its own) and
 // divides by zero when any fails; an overlap is refused by the exclusion
 // constraint and a known key by the unique index. A refusal by the server
 // means "not taken": the statement rolled back and the full two-round-trip
@@ -105,31 +106,32 @@ func localHours(in booking.Intent) (booking.WallHours, bool) {
 // rather than in a CTE of its own.
 const fastInsertSQL = `
 WITH locked AS (
-    SELECT resource_id, resource_no, kind, capacity, time_zone, buffer_before_minutes, buffer_after_minutes FROM resource
-    WHERE resource_id = ANY($12) ORDER BY resource_id FOR NO KEY UPDATE
+    SELECT resource_id, resource_no, kind, capacity, time_zone, buffer_before_minutes, buffer_after_minutes, rules IS NULL AS plain
+    FROM resource WHERE resource_id = ANY($12) ORDER BY resource_id FOR NO KEY UPDATE
 ), p AS (
     -- Read after the resource locks (the join makes it wait for them) and
     -- locked: a policy made current meanwhile is seen, as the full path,
     -- which reads it after its locks, would see it. One row at most (a
     -- unique index), so the clock is read once.
     SELECT pol.version, extract(epoch FROM pol.opens_at)::int AS opens, extract(epoch FROM pol.closes_at)::int AS closes,
-           pol.min_notice_minutes, pol.default_buffer_before_minutes, pol.default_buffer_after_minutes,
+           pol.min_notice_minutes, pol.horizon_days, pol.default_buffer_before_minutes, pol.default_buffer_after_minutes,
            greatest($11::timestamptz + (clock_timestamp() - statement_timestamp()), clock_timestamp()) AS now
     FROM policy pol, (SELECT count(*) FROM locked) AS after_locks
     WHERE pol.is_current FOR KEY SHARE OF pol
 ), rs AS (
     -- One row per locked resource with the policy beside it: no row at all
     -- when no policy is current.
-    SELECT l.resource_id, l.resource_no, l.kind, l.capacity, l.time_zone, p.version, p.opens, p.closes, p.min_notice_minutes,
-           p.now, greatest(l.buffer_before_minutes, p.default_buffer_before_minutes) AS before_minutes,
+    SELECT l.resource_id, l.resource_no, l.kind, l.capacity, l.time_zone, l.plain, p.version, p.opens, p.closes, p.min_notice_minutes,
+           p.horizon_days, p.now, greatest(l.buffer_before_minutes, p.default_buffer_before_minutes) AS before_minutes,
            greatest(l.buffer_after_minutes, p.default_buffer_after_minutes) AS after_minutes
     FROM locked l, p
 ), ok AS MATERIALIZED (
     -- One aggregate over rs: every check in a single plan node.
     SELECT 1 / (CASE WHEN
         count(*) = cardinality($12::text[])
-        AND bool_and(rs.version = $9 AND rs.capacity = 1 AND $17::int >= rs.opens AND $18::int <= rs.closes
-            AND $6::timestamptz >= rs.now + make_interval(mins => rs.min_notice_minutes))
+        AND bool_and(rs.version = $9 AND rs.capacity = 1 AND rs.plain AND $17::int >= rs.opens AND $18::int <= rs.closes
+            AND $6::timestamptz >= rs.now + make_interval(mins => rs.min_notice_minutes)
+            AND (rs.horizon_days = 0 OR $6::timestamptz <= rs.now + make_interval(days => rs.horizon_days)))
         AND bool_or(rs.resource_id = $3 AND rs.kind = 'property' AND rs.time_zone = $8)
         AND bool_or(rs.resource_id = $4 AND rs.kind = 'agent')
         AND $16::boolean

@@ -28,13 +28,14 @@ func upsertResource(ctx context.Context, tx pgx.Tx, r booking.Resource) error {
 	// The row lock this upsert takes is the one commits take, so no commit
 	// for this resource runs between the check below and our commit.
 	_, err := tx.Exec(ctx, `
-INSERT INTO resource (resource_id, kind, capacity, time_zone, buffer_before_minutes, buffer_after_minutes, calendar_id, display_name)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+INSERT INTO resource (resource_id, kind, capacity, time_zone, buffer_before_minutes, buffer_after_minutes, calendar_id, display_name, rules)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
 ON CONFLICT (resource_id) DO UPDATE SET kind = excluded.kind, capacity = excluded.capacity,
     time_zone = excluded.time_zone, buffer_before_minutes = excluded.buffer_before_minutes,
     buffer_after_minutes = excluded.buffer_after_minutes, calendar_id = excluded.calendar_id,
-    display_name = excluded.display_name, updated_at = now()`,
-		r.ID, r.Kind, r.Capacity, r.TimeZone, r.BufferBeforeMinutes, r.BufferAfterMinutes, nullable(r.CalendarID), nullable(r.DisplayName))
+    display_name = excluded.display_name, rules = excluded.rules, updated_at = now()`,
+		r.ID, r.Kind, r.Capacity, r.TimeZone, r.BufferBeforeMinutes, r.BufferAfterMinutes, nullable(r.CalendarID), nullable(r.DisplayName),
+		rulesValue(r.Rules))
 	if err != nil {
 		return err
 	}
@@ -64,14 +65,23 @@ WHERE resource_no = (SELECT resource_no FROM resource WHERE resource_id = $1) AN
 	return err
 }
 
+// rulesValue is what the rules column holds: NULL for none, so that the
+// fast path sees at a glance which resources have rules of their own.
+func rulesValue(r *booking.Rules) *booking.Rules {
+	if r.Empty() {
+		return nil
+	}
+	return r
+}
+
 // Resource returns one resource.
 func (s *Store) Resource(ctx context.Context, id string) (booking.Resource, error) {
 	var r booking.Resource
 	var cal, name *string
 	err := s.pool.QueryRow(ctx, `
-SELECT resource_id, kind, capacity, time_zone, buffer_before_minutes, buffer_after_minutes, calendar_id, display_name
+SELECT resource_id, kind, capacity, time_zone, buffer_before_minutes, buffer_after_minutes, calendar_id, display_name, rules
 FROM resource WHERE resource_id = $1`, id).Scan(&r.ID, &r.Kind, &r.Capacity, &r.TimeZone,
-		&r.BufferBeforeMinutes, &r.BufferAfterMinutes, &cal, &name)
+		&r.BufferBeforeMinutes, &r.BufferAfterMinutes, &cal, &name, &r.Rules)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return booking.Resource{}, fmt.Errorf("resource %s: %w", id, booking.Rejectf(booking.CodeUnknownResource, "unknown resource %s", id))
 	}
@@ -140,7 +150,7 @@ GROUP BY r.resource_id, rb.before_minutes, rb.after_minutes ORDER BY r.resource_
 func (s *Store) WatchedResources(ctx context.Context) ([]booking.Resource, error) {
 	rows, err := s.pool.Query(ctx, `
 SELECT r.resource_id, r.kind, r.capacity, r.time_zone, rb.before_minutes, rb.after_minutes, r.calendar_id,
-       coalesce(r.display_name, '')
+       coalesce(r.display_name, ''), r.rules
 FROM resource r JOIN resource_buffers rb USING (resource_id)
 WHERE r.capacity = 1 AND r.calendar_id IS NOT NULL ORDER BY r.resource_id`)
 	if err != nil {

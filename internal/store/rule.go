@@ -1,7 +1,6 @@
 package store
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -9,7 +8,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/bookingsaga/bookingsaga/booking"
-	"github.com/bookingsaga/bookingsaga/internal/localtime"
 )
 
 // This file is the commit rule: whether an intent may be booked under the
@@ -24,13 +22,15 @@ import (
 //   - Whether a resource is full is peak, below: the most bookings in
 //     force at one instant, against its capacity.
 //   - Whether the intent may be booked at all is check, below; its parts
-//     about kinds and about time (checkKinds, checkWhen) are what
-//     availability filters its offers by too, so an offer never promises
-//     what the commit would refuse.
+//     about kinds and about time (checkKinds, allowed: the policy's and
+//     each resource's notice, horizon, hours, time off and limits, from
+//     booking.Rules) are what availability filters its offers by too, so
+//     an offer never promises what the commit would refuse.
 //
 // The fast path (fastpath.go) states a subset of check and the effective
-// buffers again in SQL: it is the one second copy, and it may only decline
-// where this file would refuse; TestFastPathConfirmsOnlyWhatTheFullPathWould
+// buffers again in SQL, for resources without rules of their own: it is
+// the one second copy, and it may only decline where this file would
+// refuse; TestFastPathConfirmsOnlyWhatTheFullPathWould
 // keeps the two in step.
 
 // check applies the policy and the resources' own rules to the intent.
@@ -53,11 +53,11 @@ func (st *commitState) check(req CommitRequest, now time.Time) error {
 		return booking.Rejectf(booking.CodeTimeZoneMismatch,
 			"property %q is in %s, not %s", prop.ID, prop.TimeZone, in.TimeZone)
 	}
-	loc, err := localtime.LoadZone(prop.TimeZone)
+	rs, err := st.ruled(in.PropertyID)
 	if err != nil {
-		return fmt.Errorf("property %s: %w", prop.ID, err)
+		return err
 	}
-	if err := checkWhen(in.StartsAt, in.EndsAt, *p, loc, now); err != nil {
+	if err := allowed(rs, in.StartsAt, in.EndsAt, *p, now); err != nil {
 		return err
 	}
 	return st.checkReplaced(req)
@@ -74,18 +74,37 @@ func checkKinds(propID, propKind, agentID, agentKind string) error {
 	return nil
 }
 
-// checkWhen: a booking starts after now by the policy's notice, and lies
-// within bookable hours on one local day of the property's zone. Commit
-// refuses by it; availability offers only what passes it.
-func checkWhen(start, end time.Time, p booking.Policy, loc *time.Location, now time.Time) error {
-	switch {
-	case start.Before(now):
-		return booking.Rejectf(booking.CodeStartsInPast, "starts_at %s is in the past", start.Format(time.RFC3339))
-	case start.Before(now.Add(p.MinNotice)):
-		return booking.Rejectf(booking.CodeTooShortNotice, "bookings need %s notice", p.MinNotice)
-	case !p.WithinHours(start, end, loc):
-		return booking.Rejectf(booking.CodeOutsideBookableHours, "%s to %s is outside bookable hours %s in %s",
-			localtime.Render(start, loc), localtime.Render(end, loc), p.Hours(), loc)
+// ruled is one resource as the time rules see it: its zone, its own rules,
+// whether the policy's daily window applies to it (the property's does),
+// and the starts of its live bookings near the slot when it has limits.
+type ruled struct {
+	id     string
+	loc    *time.Location
+	rules  *booking.Rules
+	window bool
+	starts []time.Time
+}
+
+// allowed is the time rule of a booking of [start, end) at now: the
+// policy's notice and horizon and each resource's own, then each
+// resource's hours (or the policy's window, for the property), time off
+// and limits. Commit refuses by it; availability offers only what passes
+// it.
+func allowed(rs []ruled, start, end time.Time, p booking.Policy, now time.Time) error {
+	for _, r := range rs {
+		if err := r.rules.Notice(start, p, now); err != nil {
+			return err
+		}
+	}
+	for _, r := range rs {
+		if err := r.rules.Open(start, end, r.loc, p, r.window); err != nil {
+			return err
+		}
+	}
+	for _, r := range rs {
+		if err := r.rules.Limit(r.id, start, r.loc, r.starts); err != nil {
+			return err
+		}
 	}
 	return nil
 }

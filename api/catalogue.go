@@ -1,0 +1,219 @@
+package api
+
+import (
+	"encoding/base64"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/localtime"
+	"github.com/bookingsaga/bookingsaga/receipt"
+)
+
+// The catalogue: resources with their hours and limits, the policy, and
+// the listing of bookings staff read. Reads come from the store in this
+// process, through the client's catalogue; none starts a workflow.
+
+// ResourceBody is PUT /v1/resources/{id}.
+type ResourceBody struct {
+	Kind                string `json:"kind"`
+	Capacity            int    `json:"capacity"`
+	TimeZone            string `json:"time_zone"`
+	BufferBeforeMinutes int    `json:"buffer_before_minutes"`
+	BufferAfterMinutes  int    `json:"buffer_after_minutes"`
+	CalendarID          string `json:"calendar_id,omitempty"`
+	DisplayName         string `json:"display_name,omitempty"`
+	// Rules are its own hours, dates with other hours, time off, notice,
+	// horizon and limits; none is the policy's alone.
+	Rules *booking.Rules `json:"rules,omitempty"`
+}
+
+func (s *Server) putResource(w http.ResponseWriter, r *http.Request) error {
+	var body ResourceBody
+	if e := decode(r.Body, s.cfg.MaxBody, &body); e != nil {
+		return e
+	}
+	res := booking.Resource{ID: r.PathValue("id"), Kind: body.Kind, Capacity: body.Capacity, TimeZone: body.TimeZone,
+		BufferBeforeMinutes: body.BufferBeforeMinutes, BufferAfterMinutes: body.BufferAfterMinutes, CalendarID: body.CalendarID,
+		DisplayName: body.DisplayName, Rules: body.Rules}
+	if err := s.client.PutResource(r.Context(), res); err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, ResourceAnswer{ID: res.ID, ResourceBody: body})
+}
+
+// PolicyBody is PUT /v1/policy. Times of day are "HH:MM" in each
+// property's own zone.
+type PolicyBody struct {
+	Version             string `json:"version"`
+	SlotMinutes         int    `json:"slot_minutes"`
+	BufferBeforeMinutes int    `json:"buffer_before_minutes"`
+	BufferAfterMinutes  int    `json:"buffer_after_minutes"`
+	OpensAt             string `json:"opens_at"`
+	ClosesAt            string `json:"closes_at"`
+	HoldTTLMinutes      int    `json:"hold_ttl_minutes"`
+	MinNoticeMinutes    int    `json:"min_notice_minutes"`
+	// HorizonDays is how far ahead a booking may start; 0 is no limit.
+	HorizonDays int `json:"horizon_days,omitempty"`
+}
+
+func (s *Server) putPolicy(w http.ResponseWriter, r *http.Request) error {
+	var body PolicyBody
+	if e := decode(r.Body, s.cfg.MaxBody, &body); e != nil {
+		return e
+	}
+	opens, err1 := clock(body.OpensAt)
+	closes, err2 := clock(body.ClosesAt)
+	if err1 != nil || err2 != nil {
+		return badRequest(booking.CodeInvalidPolicy, "opens_at and closes_at must look like 08:00")
+	}
+	p := booking.Policy{Version: body.Version, SlotMinutes: body.SlotMinutes, DefaultBufferBeforeMinutes: body.BufferBeforeMinutes,
+		DefaultBufferAfterMinutes: body.BufferAfterMinutes, OpensAt: opens, ClosesAt: closes,
+		HoldTTL: time.Duration(body.HoldTTLMinutes) * time.Minute, MinNotice: time.Duration(body.MinNoticeMinutes) * time.Minute,
+		HorizonDays: body.HorizonDays}
+	if err := s.client.PutPolicy(r.Context(), p); err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, body)
+}
+
+// clock reads "HH:MM" as an offset from midnight.
+func clock(s string) (time.Duration, error) {
+	t, err := time.Parse("15:04", s)
+	if err != nil {
+		return 0, err
+	}
+	return time.Duration(t.Hour())*time.Hour + time.Duration(t.Minute())*time.Minute, nil
+}
+
+func (s *Server) getResource(w http.ResponseWriter, r *http.Request) error {
+	res, err := s.client.Resource(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, ResourceAnswer{ID: res.ID, ResourceBody: ResourceBody{Kind: res.Kind, Capacity: res.Capacity,
+		TimeZone: res.TimeZone, BufferBeforeMinutes: res.BufferBeforeMinutes, BufferAfterMinutes: res.BufferAfterMinutes,
+		CalendarID: res.CalendarID, DisplayName: res.DisplayName, Rules: res.Rules}})
+}
+
+func (s *Server) getPolicy(w http.ResponseWriter, r *http.Request) error {
+	p, err := s.client.Policy(r.Context())
+	if err != nil {
+		return err
+	}
+	hhmm := func(d time.Duration) string { return fmt.Sprintf("%02d:%02d", int(d.Hours()), int(d.Minutes())%60) }
+	return writeJSON(w, http.StatusOK, PolicyBody{Version: p.Version, SlotMinutes: p.SlotMinutes, BufferBeforeMinutes: p.DefaultBufferBeforeMinutes,
+		BufferAfterMinutes: p.DefaultBufferAfterMinutes, OpensAt: hhmm(p.OpensAt), ClosesAt: hhmm(p.ClosesAt),
+		HoldTTLMinutes: int(p.HoldTTL.Minutes()), MinNoticeMinutes: int(p.MinNotice.Minutes()), HorizonDays: p.HorizonDays})
+}
+
+// bookings is GET /v1/bookings: with ?reference=, the receipt of the
+// booking a caller quotes (agent scope); without, the listing staff read
+// (ops scope, see route.scopeFor).
+func (s *Server) bookings(w http.ResponseWriter, r *http.Request) error {
+	if r.URL.Query().Has("reference") {
+		return s.byReference(w, r)
+	}
+	q, e := listQuery(r)
+	if e != nil {
+		return e
+	}
+	page, err := s.client.Bookings(r.Context(), q)
+	if err != nil {
+		return err
+	}
+	out := BookingList{Bookings: make([]ListedBooking, 0, len(page))}
+	for _, b := range page {
+		out.Bookings = append(out.Bookings, listed(b))
+	}
+	if len(page) == q.Limit {
+		last := page[len(page)-1]
+		out.NextCursor = encodeCursor(booking.Cursor{StartsAt: last.Intent.StartsAt, RequestKey: last.RequestKey})
+	}
+	return writeJSON(w, http.StatusOK, out)
+}
+
+// BookingList is one page of a listing; NextCursor, when set, asks for the
+// next (?cursor=), and its absence means this page was the last.
+type BookingList struct {
+	Bookings   []ListedBooking `json:"bookings"`
+	NextCursor string          `json:"next_cursor,omitempty"`
+}
+
+// ListedBooking is a booking as staff see it in a listing: no contact.
+type ListedBooking struct {
+	RequestKey     string         `json:"request_key"`
+	Reference      string         `json:"reference"`
+	BookingID      string         `json:"booking_id"`
+	Status         booking.Status `json:"status"`
+	PropertyID     string         `json:"property_id"`
+	AgentID        string         `json:"agent_id"`
+	ExtraResources []string       `json:"extra_resources,omitempty"`
+	StartsAt       time.Time      `json:"starts_at"`
+	EndsAt         time.Time      `json:"ends_at"`
+	TimeZone       string         `json:"time_zone"`
+	LocalStart     string         `json:"local_start"`
+	PolicyVersion  string         `json:"policy_version"`
+	HoldExpiresAt  *time.Time     `json:"hold_expires_at,omitempty"`
+}
+
+func listed(b booking.Booking) ListedBooking {
+	l := ListedBooking{RequestKey: b.RequestKey, Reference: receipt.Reference(b.RequestKey), BookingID: b.BookingID.String(),
+		Status: b.Status, PropertyID: b.Intent.PropertyID, AgentID: b.Intent.AgentID, ExtraResources: b.Intent.ExtraResources,
+		StartsAt: b.Intent.StartsAt, EndsAt: b.Intent.EndsAt, TimeZone: b.Intent.TimeZone, PolicyVersion: b.PolicyVersion,
+		HoldExpiresAt: b.HoldExpiresAt}
+	if loc, err := localtime.LoadZone(b.Intent.TimeZone); err == nil {
+		l.LocalStart = b.Intent.StartsAt.In(loc).Format(localtime.Layout)
+	}
+	return l
+}
+
+func listQuery(r *http.Request) (booking.ListQuery, *Error) {
+	v := r.URL.Query()
+	from, err1 := time.Parse(time.RFC3339, v.Get("from"))
+	to, err2 := time.Parse(time.RFC3339, v.Get("to"))
+	if err1 != nil || err2 != nil {
+		return booking.ListQuery{}, badRequest(codeInvalidTime, "from and to must be RFC 3339 with an offset")
+	}
+	q := booking.ListQuery{PropertyID: v.Get("property_id"), AgentID: v.Get("agent_id"), From: from, To: to,
+		Status: booking.Status(v.Get("status"))}
+	if l := v.Get("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n <= 0 {
+			return booking.ListQuery{}, badRequest(booking.CodeInvalidWindow, "limit must be a positive number")
+		}
+		q.Limit = n
+	}
+	if c := v.Get("cursor"); c != "" {
+		cur, ok := decodeCursor(c)
+		if !ok {
+			return booking.ListQuery{}, badRequest(booking.CodeInvalidWindow, "cursor is not one this API gave")
+		}
+		q.After = cur
+	}
+	if q.Limit == 0 {
+		q.Limit = 50
+	}
+	return q, nil
+}
+
+// A cursor is the last listed booking's start and key, opaque to callers.
+func encodeCursor(c booking.Cursor) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(c.StartsAt.UTC().Format(time.RFC3339Nano) + " " + c.RequestKey))
+}
+
+func decodeCursor(s string) (booking.Cursor, bool) {
+	raw, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil {
+		return booking.Cursor{}, false
+	}
+	at, key, ok := strings.Cut(string(raw), " ")
+	t, err := time.Parse(time.RFC3339Nano, at)
+	if !ok || err != nil || key == "" {
+		return booking.Cursor{}, false
+	}
+	return booking.Cursor{StartsAt: t, RequestKey: key}, true
+}
