@@ -89,6 +89,32 @@ func clock(s string) (time.Duration, error) {
 	return time.Duration(t.Hour())*time.Hour + time.Duration(t.Minute())*time.Minute, nil
 }
 
+// PoolBody is PUT /v1/pools/{id}: a team of agents a booking may ask for
+// instead of one (agent_pool).
+type PoolBody struct {
+	Members []string `json:"members"`
+}
+
+func (s *Server) putPool(w http.ResponseWriter, r *http.Request) error {
+	var body PoolBody
+	if e := decode(r.Body, s.cfg.MaxBody, &body); e != nil {
+		return e
+	}
+	p := booking.Pool{ID: r.PathValue("id"), Members: body.Members}
+	if err := s.client.PutPool(r.Context(), p); err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, p)
+}
+
+func (s *Server) getPool(w http.ResponseWriter, r *http.Request) error {
+	p, err := s.client.Pool(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, p)
+}
+
 func (s *Server) getResource(w http.ResponseWriter, r *http.Request) error {
 	res, err := s.client.Resource(r.Context(), r.PathValue("id"))
 	if err != nil {

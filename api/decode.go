@@ -110,8 +110,11 @@ func jsonKind(t reflect.Type) string {
 // offset (starts_at), or a local wall time (local_start) in time_zone; and
 // a length (duration_minutes) or an end (ends_at).
 type Slot struct {
-	PropertyID      string   `json:"property_id"`
-	AgentID         string   `json:"agent_id"`
+	PropertyID string `json:"property_id"`
+	AgentID    string `json:"agent_id,omitempty"`
+	// AgentPool asks for whichever agent of a team is free (agent_id may
+	// then be left out, or be "any"); the receipt names the one booked.
+	AgentPool       string   `json:"agent_pool,omitempty"`
 	ExtraResources  []string `json:"extra_resources,omitempty"`
 	StartsAt        string   `json:"starts_at,omitempty"`
 	LocalStart      string   `json:"local_start,omitempty"`
@@ -120,12 +123,19 @@ type Slot struct {
 	EndsAt          string   `json:"ends_at,omitempty"`
 }
 
+// anyAgent, as agent_id beside agent_pool, means whoever of the team is
+// free: the same as leaving agent_id out.
+const anyAgent = "any"
+
 // Intent resolves the slot to instants. It never guesses: a local time in
 // a DST gap or overlap is refused with both candidate instants.
 func (s Slot) Intent(now time.Time) (booking.Intent, *Error) {
+	if s.AgentID == anyAgent && s.AgentPool != "" {
+		s.AgentID = ""
+	}
 	switch {
-	case s.PropertyID == "" || s.AgentID == "":
-		return booking.Intent{}, badRequest(booking.CodeMissingField, "property_id and agent_id are required")
+	case s.PropertyID == "" || s.AgentID == "" && s.AgentPool == "":
+		return booking.Intent{}, badRequest(booking.CodeMissingField, "property_id, and agent_id or agent_pool, are required")
 	case s.TimeZone == "":
 		return booking.Intent{}, badRequest(booking.CodeMissingField, "time_zone (the property's IANA zone) is required")
 	case (s.StartsAt == "") == (s.LocalStart == ""):
@@ -153,7 +163,7 @@ func (s Slot) Intent(now time.Time) (booking.Intent, *Error) {
 	if !start.After(now) {
 		return booking.Intent{}, badRequest(booking.CodeStartsInPast, "the start %s is in the past", start.Format(time.RFC3339))
 	}
-	in := booking.Intent{PropertyID: s.PropertyID, AgentID: s.AgentID, ExtraResources: s.ExtraResources,
+	in := booking.Intent{PropertyID: s.PropertyID, AgentID: s.AgentID, AgentPool: s.AgentPool, ExtraResources: s.ExtraResources,
 		StartsAt: start, EndsAt: end, TimeZone: s.TimeZone}.Normalize()
 	if err := in.Validate(); err != nil {
 		return booking.Intent{}, fromRejection(err)
@@ -264,8 +274,8 @@ func (b *RescheduleBody) DefaultFrom(old booking.Intent, current string) {
 	if s.PropertyID == "" {
 		s.PropertyID = old.PropertyID
 	}
-	if s.AgentID == "" {
-		s.AgentID = old.AgentID
+	if s.AgentID == "" && s.AgentPool == "" {
+		s.AgentID = old.AgentID // the agent the booking has, chosen from a pool or not
 	}
 	if s.ExtraResources == nil {
 		s.ExtraResources = old.ExtraResources

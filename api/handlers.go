@@ -119,13 +119,17 @@ func (s *Server) availability(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	from, err1 := time.Parse(time.RFC3339, q.Get("from"))
 	to, err2 := time.Parse(time.RFC3339, q.Get("to"))
-	if q.Get("property_id") == "" || q.Get("agent_id") == "" {
-		return badRequest(booking.CodeMissingField, "property_id and agent_id are required")
+	agent, pool := q.Get("agent_id"), q.Get("agent_pool")
+	if agent == anyAgent && pool != "" {
+		agent = ""
+	}
+	if q.Get("property_id") == "" || agent == "" && pool == "" {
+		return badRequest(booking.CodeMissingField, "property_id, and agent_id or agent_pool, are required")
 	}
 	if err1 != nil || err2 != nil {
 		return badRequest(codeInvalidTime, "from and to must be RFC 3339 with an offset")
 	}
-	aq := booking.AvailabilityQuery{PropertyID: q.Get("property_id"), AgentID: q.Get("agent_id"), From: from, To: to}
+	aq := booking.AvailabilityQuery{PropertyID: q.Get("property_id"), AgentID: agent, AgentPool: pool, From: from, To: to}
 	if v := q.Get("extra_resources"); v != "" {
 		aq.ExtraResources = strings.Split(v, ",")
 	}

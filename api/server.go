@@ -157,6 +157,8 @@ func (s *Server) routes() []route {
 		{"DELETE", "/v1/bookings/{request_key}/contact", ScopeAdmin, s.eraseContact},
 		{"PUT", "/v1/resources/{id}", ScopeAdmin, s.putResource},
 		{"GET", "/v1/resources/{id}", ScopeAgent, s.getResource},
+		{"PUT", "/v1/pools/{id}", ScopeAdmin, s.putPool},
+		{"GET", "/v1/pools/{id}", ScopeAgent, s.getPool},
 		{"PUT", "/v1/policy", ScopeAdmin, s.putPolicy},
 		{"GET", "/v1/policy", ScopeAgent, s.getPolicy},
 		{"GET", "/v1/ops/attention", ScopeOps, s.attention},

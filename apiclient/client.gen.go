@@ -905,8 +905,12 @@ type Availability struct {
 
 // Booking defines model for Booking.
 type Booking struct {
-	AgentId string `json:"agent_id"`
-	Contact *struct {
+	// AgentId the agent; or leave out (or "any") with agent_pool
+	AgentId *string `json:"agent_id,omitempty"`
+
+	// AgentPool a team (PUT /v1/pools/{id}): the commit books whichever member is free, fairly, and the receipt names them. Give it instead of agent_id, or with agent_id "any"
+	AgentPool *string `json:"agent_pool,omitempty"`
+	Contact   *struct {
 		Name  *string `json:"name,omitempty"`
 		Phone *string `json:"phone,omitempty"`
 	} `json:"contact,omitempty"`
@@ -980,7 +984,11 @@ type ErrorCode string
 
 // Intent defines model for Intent.
 type Intent struct {
-	AgentId         string     `json:"agent_id"`
+	// AgentId the agent; or leave out (or "any") with agent_pool
+	AgentId *string `json:"agent_id,omitempty"`
+
+	// AgentPool a team (PUT /v1/pools/{id}): the commit books whichever member is free, fairly, and the receipt names them. Give it instead of agent_id, or with agent_id "any"
+	AgentPool       *string    `json:"agent_pool,omitempty"`
 	ConversationId  string     `json:"conversation_id"`
 	DurationMinutes *int       `json:"duration_minutes,omitempty"`
 	EndsAt          *time.Time `json:"ends_at,omitempty"`
@@ -1025,6 +1033,14 @@ type Policy struct {
 	OpensAt     string `json:"opens_at"`
 	SlotMinutes int    `json:"slot_minutes"`
 	Version     string `json:"version"`
+}
+
+// Pool defines model for Pool.
+type Pool struct {
+	Id *string `json:"id,omitempty"`
+
+	// Members agent ids
+	Members []string `json:"members"`
 }
 
 // Readiness defines model for Readiness.
@@ -1167,7 +1183,11 @@ type RulesHoursDay string
 
 // Slot defines model for Slot.
 type Slot struct {
-	AgentId         string     `json:"agent_id"`
+	// AgentId the agent; or leave out (or "any") with agent_pool
+	AgentId *string `json:"agent_id,omitempty"`
+
+	// AgentPool a team (PUT /v1/pools/{id}): the commit books whichever member is free, fairly, and the receipt names them. Give it instead of agent_id, or with agent_id "any"
+	AgentPool       *string    `json:"agent_pool,omitempty"`
 	DurationMinutes *int       `json:"duration_minutes,omitempty"`
 	EndsAt          *time.Time `json:"ends_at,omitempty"`
 	ExtraResources  *[]string  `json:"extra_resources,omitempty"`
@@ -1444,8 +1464,13 @@ type WebhookEndpoint struct {
 
 // GetV1AvailabilityParams defines parameters for GetV1Availability.
 type GetV1AvailabilityParams struct {
-	PropertyId      string    `form:"property_id" json:"property_id"`
-	AgentId         string    `form:"agent_id" json:"agent_id"`
+	PropertyId string `form:"property_id" json:"property_id"`
+
+	// AgentId the agent; or agent_pool
+	AgentId *string `form:"agent_id,omitempty" json:"agent_id,omitempty"`
+
+	// AgentPool a team: a start is offered when any member is free
+	AgentPool       *string   `form:"agent_pool,omitempty" json:"agent_pool,omitempty"`
 	From            time.Time `form:"from" json:"from"`
 	To              time.Time `form:"to" json:"to"`
 	ExtraResources  *string   `form:"extra_resources,omitempty" json:"extra_resources,omitempty"`
@@ -1522,6 +1547,9 @@ type PostV1IntentsJSONRequestBody = Intent
 
 // PutV1PolicyJSONRequestBody defines body for PutV1Policy for application/json ContentType.
 type PutV1PolicyJSONRequestBody = Policy
+
+// PutV1PoolsIdJSONRequestBody defines body for PutV1PoolsId for application/json ContentType.
+type PutV1PoolsIdJSONRequestBody = Pool
 
 // PutV1ResourcesIdJSONRequestBody defines body for PutV1ResourcesId for application/json ContentType.
 type PutV1ResourcesIdJSONRequestBody = Resource
@@ -1789,6 +1817,25 @@ type ClientInterface interface {
 	//
 	// Corresponds with PUT /v1/policy (the `PutV1Policy` operationId).
 	PutV1Policy(ctx context.Context, body PutV1PolicyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetV1PoolsId a team of agents
+	//
+	// Corresponds with GET /v1/pools/{id} (the `GetV1PoolsId` operationId).
+	GetV1PoolsId(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutV1PoolsIdWithBody create or replace a team of agents a booking may ask for instead of one
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /v1/pools/{id} (the `PutV1PoolsId` operationId).
+	PutV1PoolsIdWithBody(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutV1PoolsId create or replace a team of agents a booking may ask for instead of one
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /v1/pools/{id} (the `PutV1PoolsId` operationId).
+	PutV1PoolsId(ctx context.Context, id string, body PutV1PoolsIdJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetV1ResourcesId a resource with its hours, dates with other hours, time off, notice, horizon and limits
 	//
@@ -2197,6 +2244,55 @@ func (c *Client) PutV1Policy(ctx context.Context, body PutV1PolicyJSONRequestBod
 	return c.Client.Do(req)
 }
 
+// GetV1PoolsId a team of agents
+//
+// Corresponds with GET /v1/pools/{id} (the `GetV1PoolsId` operationId).
+func (c *Client) GetV1PoolsId(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetV1PoolsIdRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PutV1PoolsIdWithBody create or replace a team of agents a booking may ask for instead of one
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /v1/pools/{id} (the `PutV1PoolsId` operationId).
+func (c *Client) PutV1PoolsIdWithBody(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutV1PoolsIdRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PutV1PoolsId create or replace a team of agents a booking may ask for instead of one
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /v1/pools/{id} (the `PutV1PoolsId` operationId).
+func (c *Client) PutV1PoolsId(ctx context.Context, id string, body PutV1PoolsIdJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutV1PoolsIdRequest(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetV1ResourcesId a resource with its hours, dates with other hours, time off, notice, horizon and limits
 //
 // Corresponds with GET /v1/resources/{id} (the `GetV1ResourcesId` operationId).
@@ -2544,12 +2640,28 @@ func NewGetV1AvailabilityRequest(server string, params *GetV1AvailabilityParams)
 			}
 		}
 
-		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "agent_id", params.AgentId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
-			return nil, err
-		} else {
-			for _, qp := range strings.Split(queryFrag, "&") {
-				rawQueryFragments = append(rawQueryFragments, qp)
+		if params.AgentId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "agent_id", *params.AgentId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
 			}
+
+		}
+
+		if params.AgentPool != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "agent_pool", *params.AgentPool, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
 		}
 
 		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "from", params.From, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
@@ -3116,6 +3228,87 @@ func NewPutV1PolicyRequestWithBody(server string, contentType string, body io.Re
 	}
 
 	operationPath := fmt.Sprintf("/v1/policy")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewGetV1PoolsIdRequest constructs an http.Request for the GetV1PoolsId method
+func NewGetV1PoolsIdRequest(server string, id string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/pools/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPutV1PoolsIdRequest calls the generic PutV1PoolsId builder with application/json body
+func NewPutV1PoolsIdRequest(server string, id string, body PutV1PoolsIdJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPutV1PoolsIdRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewPutV1PoolsIdRequestWithBody constructs an http.Request for the PutV1PoolsId method, with any body, and a specified content type
+func NewPutV1PoolsIdRequestWithBody(server string, id string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/pools/%s", pathParam0)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -3723,6 +3916,27 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with PUT /v1/policy (the `PutV1Policy` operationId).
 	PutV1PolicyWithResponse(ctx context.Context, body PutV1PolicyJSONRequestBody, reqEditors ...RequestEditorFn) (*PutV1PolicyResponse, error)
+
+	// GetV1PoolsIdWithResponse a team of agents
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/pools/{id} (the `GetV1PoolsId` operationId).
+	GetV1PoolsIdWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*GetV1PoolsIdResponse, error)
+
+	// PutV1PoolsIdWithBodyWithResponse create or replace a team of agents a booking may ask for instead of one
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v1/pools/{id} (the `PutV1PoolsId` operationId).
+	PutV1PoolsIdWithBodyWithResponse(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutV1PoolsIdResponse, error)
+
+	// PutV1PoolsIdWithResponse create or replace a team of agents a booking may ask for instead of one
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v1/pools/{id} (the `PutV1PoolsId` operationId).
+	PutV1PoolsIdWithResponse(ctx context.Context, id string, body PutV1PoolsIdJSONRequestBody, reqEditors ...RequestEditorFn) (*PutV1PoolsIdResponse, error)
 
 	// GetV1ResourcesIdWithResponse a resource with its hours, dates with other hours, time off, notice, horizon and limits
 	//
@@ -5066,6 +5280,158 @@ func (r PutV1PolicyResponse) ContentType() string {
 	return ""
 }
 
+// GetV1PoolsIdResponse429Headers the declared response headers of an HTTP 429 response for GetV1PoolsId
+type GetV1PoolsIdResponse429Headers struct {
+	RetryAfter *int
+}
+
+type GetV1PoolsIdResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Pool
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Error
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetV1PoolsIdResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetV1PoolsIdResponse) GetJSON200() *Pool {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetV1PoolsIdResponse) GetJSON400() *Error {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetV1PoolsIdResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetV1PoolsIdResponse) GetJSON403() *Error {
+	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetV1PoolsIdResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r GetV1PoolsIdResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetV1PoolsIdResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetV1PoolsIdResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetV1PoolsIdResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PutV1PoolsIdResponse429Headers the declared response headers of an HTTP 429 response for PutV1PoolsId
+type PutV1PoolsIdResponse429Headers struct {
+	RetryAfter *int
+}
+
+type PutV1PoolsIdResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Pool
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Error
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PutV1PoolsIdResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PutV1PoolsIdResponse) GetJSON200() *Pool {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PutV1PoolsIdResponse) GetJSON400() *Error {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PutV1PoolsIdResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PutV1PoolsIdResponse) GetJSON403() *Error {
+	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PutV1PoolsIdResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r PutV1PoolsIdResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PutV1PoolsIdResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PutV1PoolsIdResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PutV1PoolsIdResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetV1ResourcesIdResponse429Headers the declared response headers of an HTTP 429 response for GetV1ResourcesId
 type GetV1ResourcesIdResponse429Headers struct {
 	RetryAfter *int
@@ -6055,6 +6421,45 @@ func (c *ClientWithResponses) PutV1PolicyWithResponse(ctx context.Context, body 
 		return nil, err
 	}
 	return ParsePutV1PolicyResponse(rsp)
+}
+
+// GetV1PoolsIdWithResponse a team of agents
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/pools/{id} (the `GetV1PoolsId` operationId).
+func (c *ClientWithResponses) GetV1PoolsIdWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*GetV1PoolsIdResponse, error) {
+	rsp, err := c.GetV1PoolsId(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetV1PoolsIdResponse(rsp)
+}
+
+// PutV1PoolsIdWithBodyWithResponse create or replace a team of agents a booking may ask for instead of one
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v1/pools/{id} (the `PutV1PoolsId` operationId).
+func (c *ClientWithResponses) PutV1PoolsIdWithBodyWithResponse(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutV1PoolsIdResponse, error) {
+	rsp, err := c.PutV1PoolsIdWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutV1PoolsIdResponse(rsp)
+}
+
+// PutV1PoolsIdWithResponse create or replace a team of agents a booking may ask for instead of one
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v1/pools/{id} (the `PutV1PoolsId` operationId).
+func (c *ClientWithResponses) PutV1PoolsIdWithResponse(ctx context.Context, id string, body PutV1PoolsIdJSONRequestBody, reqEditors ...RequestEditorFn) (*PutV1PoolsIdResponse, error) {
+	rsp, err := c.PutV1PoolsId(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutV1PoolsIdResponse(rsp)
 }
 
 // GetV1ResourcesIdWithResponse a resource with its hours, dates with other hours, time off, notice, horizon and limits
@@ -7298,6 +7703,140 @@ func ParsePutV1PolicyResponse(rsp *http.Response) (*PutV1PolicyResponse, error) 
 	switch {
 	case rsp.StatusCode == 429:
 		var headers PutV1PolicyResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetV1PoolsIdResponse parses an HTTP response from a GetV1PoolsIdWithResponse call
+func ParseGetV1PoolsIdResponse(rsp *http.Response) (*GetV1PoolsIdResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetV1PoolsIdResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Pool
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers GetV1PoolsIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePutV1PoolsIdResponse parses an HTTP response from a PutV1PoolsIdWithResponse call
+func ParsePutV1PoolsIdResponse(rsp *http.Response) (*PutV1PoolsIdResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PutV1PoolsIdResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Pool
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers PutV1PoolsIdResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

@@ -52,6 +52,9 @@ type Intent struct {
 	TimeZone       string    `json:"time_zone"`
 	// Replaces is the request_key of the booking this one reschedules.
 	Replaces string `json:"replaces,omitempty"`
+	// AgentPool asks for whichever agent of a team is free, in place of
+	// AgentID: the commit chooses one, and the booking names it.
+	AgentPool string `json:"agent_pool,omitempty"`
 }
 
 // CommitRequest asks for one intent to be booked (or held) under its
@@ -99,7 +102,14 @@ func ValidateReplacement(key, replaces string) error {
 
 // Validate checks everything that can be checked without the store.
 func (i Intent) Validate() error {
-	if err := ValidateResources(i.PropertyID, i.AgentID, i.ExtraResources); err != nil {
+	if err := ValidateAgent(i.AgentID, i.AgentPool); err != nil {
+		return err
+	}
+	agent := i.AgentID
+	if i.AgentPool != "" {
+		agent = i.AgentPool // a pool's members are checked where they are known
+	}
+	if err := ValidateResources(i.PropertyID, agent, i.ExtraResources); err != nil {
 		return err
 	}
 	if i.StartsAt.IsZero() || i.EndsAt.IsZero() {
@@ -125,6 +135,14 @@ func (i Intent) Normalize() Intent {
 	i.StartsAt = i.StartsAt.UTC().Truncate(time.Microsecond)
 	i.EndsAt = i.EndsAt.UTC().Truncate(time.Microsecond)
 	return i
+}
+
+// ValidateAgent checks that a request names an agent or a pool, not both.
+func ValidateAgent(agentID, pool string) error {
+	if agentID != "" && pool != "" {
+		return Rejectf(CodeDuplicateResource, "give agent_id or agent_pool, not both")
+	}
+	return nil
 }
 
 // ValidateResources checks the resource ids of an intent or a query.
@@ -153,7 +171,11 @@ func ValidateResources(propertyID, agentID string, extras []string) error {
 
 // Resources lists every resource the intent occupies, in the intent's order
 // (property, agent, extras).
+// An intent for a pool names no agent until the commit has chosen one.
 func (i Intent) Resources() []string {
+	if i.AgentID == "" {
+		return append([]string{i.PropertyID}, i.ExtraResources...)
+	}
 	return append([]string{i.PropertyID, i.AgentID}, i.ExtraResources...)
 }
 
@@ -178,5 +200,9 @@ func (i Intent) Fingerprint() []byte {
 	_ = binary.Write(h, binary.BigEndian, i.EndsAt.UnixNano())
 	field(i.TimeZone)
 	field(i.Replaces)
+	if i.AgentPool != "" {
+		// Only when set: every fingerprint stored before pools stays valid.
+		field("pool:" + i.AgentPool)
+	}
 	return h.Sum(nil)
 }

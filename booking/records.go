@@ -191,8 +191,11 @@ type Busy struct {
 
 // AvailabilityQuery asks for free slots for a set of resources.
 type AvailabilityQuery struct {
-	PropertyID     string
-	AgentID        string
+	PropertyID string
+	AgentID    string
+	// AgentPool, in place of AgentID, offers a slot when any member is
+	// free.
+	AgentPool      string
 	ExtraResources []string
 	From, To       time.Time
 	// Duration defaults to the policy's slot length.
@@ -250,6 +253,36 @@ func (q *ListQuery) Validate(maxWindow time.Duration, maxPage int) error {
 	}
 	if q.Limit == 0 {
 		q.Limit = 50
+	}
+	return nil
+}
+
+// Pool is a named team of agents a booking may ask for instead of one.
+type Pool struct {
+	ID      string   `json:"id"`
+	Members []string `json:"members"`
+}
+
+// MaxPoolMembers bounds a pool: the commit locks every member.
+const MaxPoolMembers = 50
+
+// Validate checks a pool's shape; that its members are agents is the
+// store's to check.
+func (p Pool) Validate() error {
+	switch {
+	case p.ID == "" || len(p.ID) > MaxKeyLength:
+		return Rejectf(CodeInvalidResource, "pool id must be 1 to %d characters", MaxKeyLength)
+	case len(p.Members) == 0:
+		return Rejectf(CodeEmptyPool, "pool %s has no members", p.ID)
+	case len(p.Members) > MaxPoolMembers:
+		return Rejectf(CodeTooManyResources, "a pool has at most %d members, got %d", MaxPoolMembers, len(p.Members))
+	}
+	seen := map[string]bool{}
+	for _, m := range p.Members {
+		if m == "" || seen[m] {
+			return Rejectf(CodeDuplicateResource, "pool members must be distinct, non-empty agent ids")
+		}
+		seen[m] = true
 	}
 	return nil
 }

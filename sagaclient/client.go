@@ -46,6 +46,8 @@ type Catalog interface {
 	Resource(ctx context.Context, id string) (booking.Resource, error)
 	Policy(ctx context.Context) (booking.Policy, error)
 	OutsideRules(ctx context.Context) ([]booking.OutsideRules, error)
+	PutPool(ctx context.Context, p booking.Pool) error
+	Pool(ctx context.Context, id string) (booking.Pool, error)
 }
 
 // ErrNoCatalog is returned by a call that needs Options.Catalog when none
@@ -144,6 +146,22 @@ func (c *Client) Policy(ctx context.Context) (booking.Policy, error) {
 		return booking.Policy{}, ErrNoCatalog
 	}
 	return c.opts.Catalog.Policy(ctx)
+}
+
+// PutPool creates or replaces a team of agents.
+func (c *Client) PutPool(ctx context.Context, p booking.Pool) error {
+	if c.opts.Catalog == nil {
+		return ErrNoCatalog
+	}
+	return c.opts.Catalog.PutPool(ctx, p)
+}
+
+// Pool reads a team of agents.
+func (c *Client) Pool(ctx context.Context, id string) (booking.Pool, error) {
+	if c.opts.Catalog == nil {
+		return booking.Pool{}, ErrNoCatalog
+	}
+	return c.opts.Catalog.Pool(ctx, id)
 }
 
 // PutResource creates or updates a resource.

@@ -35,6 +35,7 @@ commands:
   book         book a slot and print the receipt
   availability free starts of a property and an agent on a local day
   policy       the booking policy in force (reads the store: DATABASE_URL)
+  bookings     a day's bookings from the store: -day 2026-12-08 -property X (DATABASE_URL)
   status KEY   print the receipt of a request key, or of a reference (BS-XXXX-XXXX)
   cancel KEY   cancel a booking
   reschedule KEY   move a booking to a new slot under a new key
@@ -178,6 +179,8 @@ func command(ctx context.Context, tc client.Client, sc *sagaclient.Client, cmd s
 		return ops(ctx, sc, rest, out)
 	case "availability":
 		return availability(ctx, sc, rest, out)
+	case "bookings":
+		return bookings(ctx, sc, rest, out)
 	case "soak":
 		return runSoak(ctx, tc, rest, out)
 	}

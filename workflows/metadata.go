@@ -36,7 +36,11 @@ func StaticDetails(req booking.CommitRequest) string {
 	row := func(k, v string) { fmt.Fprintf(&b, "| %s | %s |\n", k, v) }
 	in := req.Intent
 	row("Property", in.PropertyID)
-	row("Agent", in.AgentID)
+	if in.AgentPool != "" {
+		row("Agent", "whoever is free in "+in.AgentPool)
+	} else {
+		row("Agent", in.AgentID)
+	}
 	if len(in.ExtraResources) > 0 {
 		row("Also", strings.Join(in.ExtraResources, ", "))
 	}

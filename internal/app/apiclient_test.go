@@ -93,12 +93,12 @@ func TestTheGeneratedClientCallsEveryRoute(t *testing.T) {
 	require.NoError(t, err)
 	_, err = c.GetOpenapiJsonWithResponse(ctx)
 	require.NoError(t, err)
-	av, err := c.GetV1AvailabilityWithResponse(ctx, &apiclient.GetV1AvailabilityParams{PropertyId: "paris-11", AgentId: "agent-00",
+	av, err := c.GetV1AvailabilityWithResponse(ctx, &apiclient.GetV1AvailabilityParams{PropertyId: "paris-11", AgentId: p("agent-00"),
 		From: start, To: start.Add(4 * time.Hour)})
 	require.NoError(t, err)
 	require.NotNil(t, av.JSON200)
 	key := uuid.NewString()
-	booked, err := c.PostV1BookingsWithResponse(ctx, apiclient.Booking{RequestKey: key, PropertyId: "paris-11", AgentId: "agent-00",
+	booked, err := c.PostV1BookingsWithResponse(ctx, apiclient.Booking{RequestKey: key, PropertyId: "paris-11", AgentId: p("agent-00"),
 		StartsAt: &start, TimeZone: "Europe/Paris", DurationMinutes: n(30), ExpectedPolicyVersion: policyVersion,
 		Contact: &struct {
 			Name  *string `json:"name,omitempty"`
@@ -122,7 +122,7 @@ func TestTheGeneratedClientCallsEveryRoute(t *testing.T) {
 	require.NoError(t, err)
 	hold := true
 	_, err = c.PostV1IntentsWithResponse(ctx, apiclient.Intent{ConversationId: "conv-" + uuid.NewString(), PropertyId: "paris-11",
-		AgentId: "agent-00", StartsAt: &start, TimeZone: "Europe/Paris", DurationMinutes: n(30), Hold: &hold,
+		AgentId: p("agent-00"), StartsAt: &start, TimeZone: "Europe/Paris", DurationMinutes: n(30), Hold: &hold,
 		ExpectedPolicyVersion: p(policyVersion)})
 	require.NoError(t, err)
 	_, err = c.PutV1ResourcesIdWithResponse(ctx, "keys-1", apiclient.Resource{Kind: "key_holder", Capacity: 1, TimeZone: "Europe/Paris",
@@ -134,6 +134,10 @@ func TestTheGeneratedClientCallsEveryRoute(t *testing.T) {
 	_, err = c.GetV1OpsAttentionWithResponse(ctx)
 	require.NoError(t, err)
 	_, err = c.GetV1PolicyWithResponse(ctx)
+	require.NoError(t, err)
+	_, err = c.PutV1PoolsIdWithResponse(ctx, "team", apiclient.Pool{Members: []string{"agent-00"}})
+	require.NoError(t, err)
+	_, err = c.GetV1PoolsIdWithResponse(ctx, "team")
 	require.NoError(t, err)
 	_, err = c.GetV1ResourcesIdWithResponse(ctx, "keys-1")
 	require.NoError(t, err)

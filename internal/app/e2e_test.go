@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -43,8 +44,10 @@ type devStack struct {
 	args         []string
 	api, frontal string
 	ui, pprof    string
-	dataDir      string
-	stderr       *lockedBuffer
+	// dbURL is the stack's PostgreSQL, as its banner printed it.
+	dbURL   string
+	dataDir string
+	stderr  *lockedBuffer
 	// keys are the API keys the stack printed at its last start, by name.
 	keys map[string]string
 }
@@ -116,6 +119,8 @@ func (d *devStack) start() {
 			// The banner ends with how to stop; the keys come before.
 			if f := strings.Fields(sc.Text()); len(f) == 3 && f[1] == "key" {
 				keys[f[0]] = f[2]
+			} else if len(f) > 1 && f[0] == "PostgreSQL" {
+				d.dbURL = strings.Join(f[1:], " ")
 			}
 			if strings.Contains(sc.Text(), "Ctrl-C stops everything") {
 				ready <- true
@@ -156,6 +161,42 @@ func (d *devStack) screenshots() {
 		require.True(d.t, bytes.HasPrefix(b, []byte("\x89PNG\r\n")), "%s is not a PNG", png)
 		require.Greater(d.t, len(b), 20<<10, "%s is too small to show a page", png)
 	}
+}
+
+// schedulingTour is the README's scheduling tour on the demo catalogue:
+// a flat with its own hours, the Paris team offered as one, and a day's
+// bookings from the CLI, which reads the store.
+func (d *devStack) schedulingTour(day time.Time, key string) {
+	d.t.Helper()
+	res, err := d.get("/v1/resources/paris-bastille-5")
+	require.NoError(d.t, err)
+	var flat api.ResourceAnswer
+	require.NoError(d.t, json.NewDecoder(res.Body).Decode(&flat))
+	require.NoError(d.t, res.Body.Close())
+	require.NotEmpty(d.t, flat.Rules.Hours, "the demo flat has its own hours")
+	weekday := day
+	for weekday.Weekday() == time.Sunday || weekday.Weekday() == time.Saturday {
+		weekday = weekday.AddDate(0, 0, 1)
+	}
+	q := url.Values{"property_id": {"paris-bastille-5"}, "agent_pool": {"paris-team"},
+		"from": {weekday.Add(-3 * time.Hour).Format(time.RFC3339)}, "to": {weekday.Add(9 * time.Hour).Format(time.RFC3339)}}
+	res, err = d.get("/v1/availability?" + q.Encode())
+	require.NoError(d.t, err)
+	var av api.AvailabilityAnswer
+	require.NoError(d.t, json.NewDecoder(res.Body).Decode(&av))
+	require.NoError(d.t, res.Body.Close())
+	require.NotEmpty(d.t, av.Slots, "the team is offered within the flat's hours")
+	for _, s := range av.Slots {
+		at := s.LocalStart[len("2006-01-02T"):]
+		require.True(d.t, at >= "10:00" && at < "13:00" || at >= "14:00" && at < "19:00", "offered %s, outside the flat's hours", at)
+	}
+	require.NotEmpty(d.t, d.dbURL, "the banner names the stack's PostgreSQL")
+	cli := exec.Command("go", "run", "./starter", "-database-url", d.dbURL, "bookings", "-property", "paris-marais-12",
+		"-day", day.Format(time.DateOnly))
+	cli.Dir = "../.."
+	out, err := cli.CombinedOutput()
+	require.NoError(d.t, err, "%s", out)
+	require.Contains(d.t, string(out), receipt.Reference(key), "the day's bookings list the booking")
 }
 
 // stop sends SIGINT, as Ctrl-C does, and waits for a clean exit.
@@ -317,9 +358,10 @@ func TestDevStackEndToEnd(t *testing.T) {
 	}, 30*time.Second, 100*time.Millisecond, "the saga is found through the search attributes")
 	tc.Close()
 
-	// An agent backend in a module of its own, through the public client.
 	d.screenshots()
+	d.schedulingTour(start, key)
 
+	// An agent backend in a module of its own, through the public client.
 	example := exec.Command("go", "run", "./book", "-temporal-address", d.frontal, "-policy", devstack.DemoPolicy,
 		"-payload-keys", filepath.Join(d.dataDir, "payload-keys.json"))
 	example.Dir = "../../examples"

@@ -187,3 +187,72 @@ func (f *fixture) bookingStatus(key string) string {
 	}
 	return s
 }
+
+// Five callers race through the API for one slot with a team of three:
+// three confirmations, each naming a different agent, two conflicts; a
+// resent call of each key answers the same.
+func TestFiveCallersRaceForATeamOfThree(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	apiURL := f.serveAPI(api.Config{})
+	status, _ := f.putResource(apiURL, "hall", api.ResourceBody{Kind: "property", Capacity: 5, TimeZone: "Europe/Paris"})
+	require.Equal(t, http.StatusOK, status)
+	var members []string
+	for i := range 3 {
+		id := fmt.Sprintf("team-%d", i)
+		status, _ = f.putResource(apiURL, id, api.ResourceBody{Kind: "agent", Capacity: 1, TimeZone: "Europe/Paris"})
+		require.Equal(t, http.StatusOK, status)
+		members = append(members, id)
+	}
+	var pool booking.Pool
+	require.Equal(t, http.StatusOK, f.call("PUT", apiURL+"/v1/pools/viewings", api.PoolBody{Members: members}, &pool))
+	var refusal map[string]any
+	require.Equal(t, http.StatusBadRequest, f.call("PUT", apiURL+"/v1/pools/nobody", api.PoolBody{}, &refusal))
+	require.Equal(t, "empty_pool", refusal["code"])
+
+	start := slot(t, 11)
+	body := func(key string) api.BookingBody {
+		return api.BookingBody{RequestKey: key, ExpectedPolicyVersion: policyVersion, Slot: api.Slot{PropertyID: "hall", AgentID: "any",
+			AgentPool: "viewings", StartsAt: start.Format(time.RFC3339), TimeZone: "Europe/Paris", DurationMinutes: 30}}
+	}
+	keys := make([]string, 5)
+	got := make([]receipt.Receipt, 5)
+	done := make(chan int)
+	for i := range keys {
+		keys[i] = uuid.NewString()
+		go func() {
+			f.call("POST", apiURL+"/v1/bookings", body(keys[i]), &got[i])
+			done <- i
+		}()
+	}
+	for range keys {
+		<-done
+	}
+	agents := map[string]bool{}
+	conflicts := 0
+	for _, r := range got {
+		switch r.Status {
+		case receipt.StatusConfirmed:
+			require.Contains(t, members, r.AgentRef)
+			require.False(t, agents[r.AgentRef], "%s booked twice", r.AgentRef)
+			agents[r.AgentRef] = true
+		case receipt.StatusConflict:
+			conflicts++
+		default:
+			t.Fatalf("unexpected %s", r.Status)
+		}
+	}
+	require.Len(t, agents, 3)
+	require.Equal(t, 2, conflicts)
+	for i, key := range keys {
+		var again receipt.Receipt
+		require.Equal(t, http.StatusOK, f.call("POST", apiURL+"/v1/bookings", body(key), &again))
+		require.Equal(t, got[i].Status, again.Status)
+		require.Equal(t, got[i].AgentRef, again.AgentRef, "a resent call names the same agent")
+	}
+	q := url.Values{"property_id": {"hall"}, "agent_pool": {"viewings"}, "from": {start.Format(time.RFC3339)},
+		"to": {start.Add(time.Hour).Format(time.RFC3339)}}
+	var av api.AvailabilityAnswer
+	require.Equal(t, http.StatusOK, f.call("GET", apiURL+"/v1/availability?"+q.Encode(), nil, &av))
+	require.Len(t, av.Slots, 1, "the team is full at the raced time, free half an hour later")
+}

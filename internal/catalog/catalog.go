@@ -151,6 +151,16 @@ func (c *Catalog) OutsideRules(ctx context.Context) ([]booking.OutsideRules, err
 	return c.Store.OutsideRules(ctx, 100)
 }
 
+// PutPool creates or replaces a team of agents.
+func (c *Catalog) PutPool(ctx context.Context, p booking.Pool) error {
+	return c.Store.PutPool(ctx, p)
+}
+
+// Pool reads a team of agents.
+func (c *Catalog) Pool(ctx context.Context, id string) (booking.Pool, error) {
+	return c.Store.Pool(ctx, id)
+}
+
 // PutResource creates or updates a resource; the same call twice changes
 // nothing.
 func (c *Catalog) PutResource(ctx context.Context, r booking.Resource) error {

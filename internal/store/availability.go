@@ -28,8 +28,12 @@ type freeBusy struct {
 // do not exist or occur twice on a DST change are left out: an agent should
 // not offer a time it cannot state unambiguously.
 func (s *Store) Availability(ctx context.Context, q booking.AvailabilityQuery) (booking.Availability, error) {
-	if err := booking.ValidateResources(q.PropertyID, q.AgentID, q.ExtraResources); err != nil {
-		return booking.Availability{}, fmt.Errorf("availability: %w", err)
+	agent := q.AgentID
+	if q.AgentPool != "" {
+		agent = q.AgentPool // its members are checked once read
+	}
+	if err := errors.Join(booking.ValidateAgent(q.AgentID, q.AgentPool), booking.ValidateResources(q.PropertyID, agent, q.ExtraResources)); err != nil {
+		return booking.Availability{}, fmt.Errorf("availability: %w", firstRejection(err))
 	}
 	if !q.To.After(q.From) || q.To.Sub(q.From) > MaxAvailabilityWindow || q.Duration < 0 || q.Duration > booking.MaxDuration {
 		return booking.Availability{}, fmt.Errorf("availability: %w", booking.Rejectf(booking.CodeInvalidWindow,
@@ -38,8 +42,15 @@ func (s *Store) Availability(ctx context.Context, q booking.AvailabilityQuery) (
 	var out booking.Availability
 	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly},
 		func(tx pgx.Tx) error {
+			agents := []string{q.AgentID}
+			if q.AgentPool != "" {
+				var err error
+				if agents, err = poolMembers(ctx, tx, q.AgentPool); err != nil {
+					return err
+				}
+			}
 			var err error
-			out, err = s.availability(ctx, tx, q, append([]string{q.PropertyID, q.AgentID}, q.ExtraResources...))
+			out, err = s.availability(ctx, tx, q, agents)
 			return err
 		})
 	if err != nil {
@@ -48,7 +59,17 @@ func (s *Store) Availability(ctx context.Context, q booking.AvailabilityQuery) (
 	return out, nil
 }
 
-func (s *Store) availability(ctx context.Context, tx pgx.Tx, q booking.AvailabilityQuery, ids []string) (booking.Availability, error) {
+// firstRejection is the first refusal joined in err.
+func firstRejection(err error) error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()[0]
+	}
+	return err
+}
+
+// availability offers a start when the property, the extras and one of
+// agents (one, or a pool's members) can all take it.
+func (s *Store) availability(ctx context.Context, tx pgx.Tx, q booking.AvailabilityQuery, agents []string) (booking.Availability, error) {
 	p, err := scanPolicy(tx.QueryRow(ctx, currentPolicySQL))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return booking.Availability{}, booking.Rejectf(booking.CodeNoCurrentPolicy, "no booking policy is in force")
@@ -57,32 +78,44 @@ func (s *Store) availability(ctx context.Context, tx pgx.Tx, q booking.Availabil
 		return booking.Availability{}, err
 	}
 	now := s.now()
+	ids := append(append([]string{q.PropertyID}, q.ExtraResources...), agents...)
 	res, err := loadFreeBusy(ctx, tx, ids, q.From, q.To, now)
 	if err != nil {
 		return booking.Availability{}, err
 	}
-	prop, agent := res[0], res[1]
-	if err := checkKinds(prop.ID, prop.Kind, agent.ID, agent.Kind); err != nil {
-		return booking.Availability{}, err
+	prop, extras := res[0], res[1:1+len(q.ExtraResources)]
+	var groups [][]*freeBusy // each: the property, an agent, the extras
+	for _, a := range res[1+len(q.ExtraResources):] {
+		if err := checkKinds(prop.ID, prop.Kind, a.ID, a.Kind); err != nil {
+			return booking.Availability{}, err
+		}
+		groups = append(groups, append([]*freeBusy{prop, a}, extras...))
 	}
-	rs, err := ruledOf(res)
-	if err != nil {
-		return booking.Availability{}, err
+	ruledGroups := make([][]ruled, len(groups))
+	for i, g := range groups {
+		if ruledGroups[i], err = ruledOf(g); err != nil {
+			return booking.Availability{}, err
+		}
 	}
 	dur := q.Duration
 	if dur == 0 {
 		dur = time.Duration(p.SlotMinutes) * time.Minute
 	}
-	loc := rs[0].loc
+	loc := ruledGroups[0][0].loc
 	out := booking.Availability{PolicyVersion: p.Version, SnapshotAt: now, TimeZone: prop.TimeZone, Slots: []booking.Slot{}}
 	for _, start := range candidateStarts(*p, prop.Rules, loc, q.From, q.To, dur) {
 		end := start.Add(dur)
-		// The commit's own rules, on the real end: a slot that crosses a
-		// DST change is not as long on the wall clock.
-		if end.After(q.To) || allowed(rs, start, end, *p, now) != nil || !free(res, start, end) {
+		if end.After(q.To) {
 			continue
 		}
-		out.Slots = append(out.Slots, booking.Slot{StartsAt: start, EndsAt: end, LocalStart: start.In(loc).Format(localtime.Layout)})
+		for i, g := range groups {
+			// The commit's own rules, on the real end: a slot that crosses
+			// a DST change is not as long on the wall clock.
+			if allowed(ruledGroups[i], start, end, *p, now) == nil && free(g, start, end) {
+				out.Slots = append(out.Slots, booking.Slot{StartsAt: start, EndsAt: end, LocalStart: start.In(loc).Format(localtime.Layout)})
+				break
+			}
+		}
 	}
 	return out, nil
 }
@@ -214,9 +247,9 @@ func loadStarts(ctx context.Context, tx pgx.Tx, res []*freeBusy, from, to, now t
 		return err
 	}
 	var id string
-	var at time.Time
+	var at, created time.Time
 	var bookingID uuid.UUID
-	_, err = pgx.ForEachRow(rows, []any{&id, &at, &bookingID}, func() error {
+	_, err = pgx.ForEachRow(rows, []any{&id, &at, &bookingID, &created}, func() error {
 		byID[id].starts = append(byID[id].starts, at)
 		return nil
 	})

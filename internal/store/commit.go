@@ -102,7 +102,22 @@ func (s *Store) commitOnce(ctx context.Context, req CommitRequest) (Outcome, err
 	if err != nil {
 		return Outcome{}, err
 	}
-	st, err := readCommitState(ctx, conn.Conn(), req, budget)
+	var members []string
+	var poolErr error
+	if pool := req.Intent.AgentPool; pool != "" {
+		// Read before the locks, then locked with the rest: a change to
+		// the team made meanwhile is a configuration change, not a race
+		// about the slot, which the members' locks decide. An unknown
+		// pool is a refusal like an unknown resource: decided, recorded.
+		var rej *booking.Rejection
+		if members, poolErr = poolMembers(ctx, conn, pool); poolErr != nil && !errors.As(poolErr, &rej) {
+			return Outcome{}, poolErr
+		}
+	}
+	st, err := readCommitState(ctx, conn.Conn(), req, budget, members)
+	if st != nil {
+		st.poolErr = poolErr
+	}
 	if err == nil {
 		err = st.readKeyAlone(ctx, conn.Conn(), req.RequestKey)
 	}
@@ -148,16 +163,29 @@ func (s *Store) commitOnce(ctx context.Context, req CommitRequest) (Outcome, err
 // the booking.
 func (s *Store) decide(b *pgx.Batch, req CommitRequest, st *commitState, now time.Time) (Outcome, error) {
 	refuse := booking.Refusal{RequestKey: req.RequestKey, Intent: req.Intent, PolicyVersion: req.ExpectedPolicyVersion, DecidedAt: now}
-	if err := st.check(req, now); err != nil {
+	// The key stands for the intent asked for: a pool, not the agent the
+	// commit chooses, so a retry of it replays that agent.
+	fp := req.Intent.Fingerprint()
+	var poolBusy []booking.Busy
+	var err error
+	if req.Intent.AgentPool != "" {
+		req, st, poolBusy, err = st.choose(req, now)
+	} else {
+		err = st.check(req, now)
+	}
+	if err != nil {
 		var rej *booking.Rejection
 		if !errors.As(err, &rej) {
 			return Outcome{}, err
 		}
 		refuse.Outcome, refuse.Code, refuse.Message = booking.RefusedRejected, rej.Code, rej.Message
-		queueRefusal(b, refuse, req.Intent.Fingerprint())
+		queueRefusal(b, refuse, fp)
 		return Outcome{}, err
 	}
 	busy, stale := st.busy(now)
+	if poolBusy != nil {
+		busy = poolBusy
+	}
 	if len(stale) > 0 {
 		queueExpire(b, stale, now)
 	}
@@ -166,7 +194,7 @@ func (s *Store) decide(b *pgx.Batch, req CommitRequest, st *commitState, now tim
 	}
 	if len(busy) > 0 {
 		refuse.Outcome, refuse.Code, refuse.Message, refuse.Busy = booking.RefusedConflict, "slot_taken", "the slot is no longer free", busy
-		queueRefusal(b, refuse, req.Intent.Fingerprint())
+		queueRefusal(b, refuse, fp)
 		return Outcome{Conflict: &Conflict{Busy: busy}}, nil
 	}
 	if st.replaced != nil && !req.Hold {
@@ -174,7 +202,7 @@ func (s *Store) decide(b *pgx.Batch, req CommitRequest, st *commitState, now tim
 		// otherwise see the old and the new booking overlap.
 		queueReleaseReplaced(b, st.replaced.id, req, now)
 	}
-	out := Outcome{Booking: s.queueInsert(b, req, st, now)}
+	out := Outcome{Booking: s.queueInsert(b, req, st, now, fp)}
 	if req.CalendarUnchecked {
 		queueEvent(b, req.RequestKey, &out.Booking.BookingID, "calendar_unchecked", nil)
 	}
@@ -202,7 +230,7 @@ func (s *Store) replay(ctx context.Context, req CommitRequest, fingerprint []byt
 	return Outcome{Booking: existing, Replayed: true}, nil
 }
 
-func (s *Store) queueInsert(b *pgx.Batch, req CommitRequest, st *commitState, now time.Time) booking.Booking {
+func (s *Store) queueInsert(b *pgx.Batch, req CommitRequest, st *commitState, now time.Time, fp []byte) booking.Booking {
 	bk := booking.Booking{
 		BookingID:     uuid.New(),
 		RequestKey:    req.RequestKey,
@@ -239,8 +267,8 @@ func (s *Store) queueInsert(b *pgx.Batch, req CommitRequest, st *commitState, no
 	}
 	b.Queue(insertBookingSQL, bk.BookingID, bk.RequestKey, bk.Status, req.Intent.PropertyID, req.Intent.AgentID,
 		extras, req.Intent.StartsAt, req.Intent.EndsAt, req.Intent.TimeZone, st.policy.Version,
-		req.Intent.Fingerprint(), bk.HoldExpiresAt, nullable(req.Intent.Replaces), bk.CommittedAt, now,
-		ids, from, to, exclusive, detail)
+		fp, bk.HoldExpiresAt, nullable(req.Intent.Replaces), bk.CommittedAt, now,
+		ids, from, to, exclusive, detail, nullable(req.Intent.AgentPool))
 	if box := req.Contact.SealedBox(); box != nil {
 		b.Queue(`INSERT INTO booking_contact (booking_id, sealed, retain_until) VALUES ($1, $2, $3)`,
 			bk.BookingID, box, req.Intent.EndsAt.Add(s.cfg.ContactRetention))
@@ -254,8 +282,8 @@ const insertBookingSQL = `
 WITH b AS (
     INSERT INTO booking (booking_id, request_key, status, property_id, agent_id, extra_resource_ids,
         starts_at, ends_at, time_zone, policy_version, intent_fingerprint, hold_expires_at,
-        replaces_request_key, committed_at, created_at)
-    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
+        replaces_request_key, committed_at, created_at, agent_pool_id)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $21)
     RETURNING booking_id
 ), r AS (
     INSERT INTO booking_resource (booking_id, resource_id, resource_no, occupied, live, exclusive)

@@ -29,6 +29,11 @@ type commitState struct {
 	// holding is set for a hold: it releases nothing, so the replaced
 	// booking still occupies its slot (the exclusion constraint agrees).
 	holding bool
+	// members are the agents of the pool the request asks for, locked
+	// beside its resources; the commit chooses among them. poolErr is the
+	// refusal of a pool that does not exist.
+	members []string
+	poolErr error
 }
 
 // replacedBooking is the booking a reschedule's commit releases in the
@@ -43,9 +48,9 @@ type lockedResource struct {
 	ID, Kind, TimeZone string
 	Capacity           int
 	rules              *booking.Rules
-	// starts are the starts of its live bookings near the slot, read when
-	// it has limits.
-	starts []time.Time
+	// starts are the starts of its live bookings near the slot, and when
+	// each was made, read when it has limits or is a pool's member.
+	starts, created []time.Time
 	// occupied is what the new booking would take of this resource,
 	// buffers included.
 	occupied booking.Span
@@ -91,9 +96,11 @@ LEFT JOIN LATERAL (
 // reads everything the decision needs, in one round trip. The request_key is
 // looked up after the locks, in the occupancy statement: a concurrent commit
 // of the same key that held them is then visible as ours, not as a conflict.
-func readCommitState(ctx context.Context, conn *pgx.Conn, req CommitRequest, budget string) (_ *commitState, err error) {
-	ids := req.Intent.Resources()
+func readCommitState(ctx context.Context, conn *pgx.Conn, req CommitRequest, budget string, members []string) (_ *commitState, err error) {
+	asked := req.Intent.Resources()
+	ids := append(slices.Clone(asked), members...)
 	slices.Sort(ids)
+	ids = slices.Compact(ids)
 	b := &pgx.Batch{}
 	b.Queue("BEGIN")
 	b.Queue(budgetSQL, budget)
@@ -113,13 +120,13 @@ func readCommitState(ctx context.Context, conn *pgx.Conn, req CommitRequest, bud
 	res := conn.SendBatch(ctx, b)
 	defer func() { err = errors.Join(err, res.Close()) }()
 
-	st := &commitState{holding: req.Hold}
+	st := &commitState{holding: req.Hold, members: members}
 	for range 2 { // BEGIN, the budget
 		if _, err := res.Exec(); err != nil {
 			return nil, err
 		}
 	}
-	if err := st.readResources(res, ids); err != nil {
+	if err := st.readResources(res, asked); err != nil {
 		return nil, err
 	}
 	if st.policy, err = scanPolicy(res.QueryRow()); errors.Is(err, pgx.ErrNoRows) {
@@ -234,8 +241,12 @@ func (st *commitState) ruled(propertyID string) ([]ruled, error) {
 	return out, nil
 }
 
-// limited reports whether a locked resource has a daily or weekly limit.
+// limited reports whether a locked resource has a daily or weekly limit,
+// or the commit chooses from a pool (by bookings that day).
 func (st *commitState) limited() bool {
+	if len(st.members) > 0 {
+		return true
+	}
 	for _, r := range st.resources {
 		if r.rules != nil && (r.rules.DailyLimit > 0 || r.rules.WeeklyLimit > 0) {
 			return true
@@ -247,7 +258,7 @@ func (st *commitState) limited() bool {
 // liveStartsSQL lists the starts of the live bookings (not holds past
 // their expiry) on each resource over a window: what its limits count.
 const liveStartsSQL = `
-SELECT r.id, b.starts_at, b.booking_id
+SELECT r.id, b.starts_at, b.booking_id, b.created_at
 FROM unnest($1::text[]) AS r(id)
 CROSS JOIN LATERAL live_occupancy(r.id, tstzrange($2, $3)) lo
 JOIN booking b ON b.booking_id = lo.booking_id
@@ -270,11 +281,11 @@ func (st *commitState) readStarts(ctx context.Context, conn *pgx.Conn, start, no
 		return err
 	}
 	var id string
-	var at time.Time
+	var at, created time.Time
 	var bookingID uuid.UUID
-	_, err = pgx.ForEachRow(rows, []any{&id, &at, &bookingID}, func() error {
+	_, err = pgx.ForEachRow(rows, []any{&id, &at, &bookingID, &created}, func() error {
 		if r := st.resource(id); r != nil && (st.replaced == nil || st.holding || bookingID != st.replaced.id) {
-			r.starts = append(r.starts, at)
+			r.starts, r.created = append(r.starts, at), append(r.created, created)
 		}
 		return nil
 	})
