@@ -29,12 +29,13 @@ type toolDef struct {
 // The arguments that name a slot, shared by the tools that take one.
 var slotParams = []param{
 	{name: "property_id", kind: "string", desc: "the property's id, as check_availability was given it", required: true},
-	{name: "agent_id", kind: "string", desc: "the agent's id", required: true},
+	{name: "agent_id", kind: "string", desc: "the agent's id; or \"any\" with agent_pool"},
 	{name: "time_zone", kind: "string", desc: "the property's IANA time zone, e.g. Europe/Paris", required: true},
 	{name: "local_start", kind: "string", desc: "the start as the caller agreed it, local wall time YYYY-MM-DDTHH:MM in time_zone"},
 	{name: "starts_at", kind: "string", desc: "or the start as an RFC 3339 instant with its offset"},
 	{name: "duration_minutes", kind: "integer", desc: "the viewing's length in minutes"},
 	{name: "extra_resources", kind: "array", desc: "other resources the viewing needs, e.g. a key holder's id"},
+	{name: "agent_pool", kind: "string", desc: "a team: whichever of its agents is free, in place of agent_id; the result names the agent booked"},
 }
 
 var policyParam = param{name: "expected_policy_version", kind: "string",
@@ -63,7 +64,7 @@ var toolDefs = []toolDef{
 			{name: "date", kind: "string", desc: "the local day, YYYY-MM-DD"},
 			{name: "from", kind: "string", desc: "or the window's start, RFC 3339"},
 			{name: "to", kind: "string", desc: "and its end, RFC 3339"},
-			slotParams[5], slotParams[6]},
+			slotParams[5], slotParams[6], slotParams[7]},
 		run: (*Server).toolAvailability},
 	{name: "select_slot", desc: "Record the slot the caller chose, before book. With hold, the slot is held until book or the hold's expiry.",
 		params: with(slotParams, param{name: "hold", kind: "boolean", desc: "hold the slot until book (needs expected_policy_version)"}, policyParam),

@@ -236,8 +236,11 @@ func (s *Server) ours(ctx context.Context, conv, key string) error {
 }
 
 func (s *Server) toolAvailability(ctx context.Context, _ string, a toolArgs) (string, error) {
-	q := booking.AvailabilityQuery{PropertyID: a.PropertyID, AgentID: a.AgentID, ExtraResources: a.ExtraResources,
+	q := booking.AvailabilityQuery{PropertyID: a.PropertyID, AgentID: a.AgentID, AgentPool: a.AgentPool, ExtraResources: a.ExtraResources,
 		Duration: time.Duration(a.DurationMinutes) * time.Minute}
+	if q.AgentID == anyAgent && q.AgentPool != "" {
+		q.AgentID = ""
+	}
 	var err error
 	switch {
 	case a.Date != "":

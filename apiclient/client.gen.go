@@ -1207,8 +1207,11 @@ type Slot struct {
 
 // ToolArgsBook defines model for ToolArgs_book.
 type ToolArgsBook struct {
-	// AgentId the agent's id
-	AgentId string `json:"agent_id"`
+	// AgentId the agent's id; or "any" with agent_pool
+	AgentId *string `json:"agent_id,omitempty"`
+
+	// AgentPool a team: whichever of its agents is free, in place of agent_id; the result names the agent booked
+	AgentPool *string `json:"agent_pool,omitempty"`
 
 	// Contact the caller's name and phone, for the agency only
 	Contact *struct {
@@ -1267,8 +1270,11 @@ type ToolArgsCancelBooking struct {
 
 // ToolArgsCheckAvailability defines model for ToolArgs_check_availability.
 type ToolArgsCheckAvailability struct {
-	// AgentId the agent's id
-	AgentId string `json:"agent_id"`
+	// AgentId the agent's id; or "any" with agent_pool
+	AgentId *string `json:"agent_id,omitempty"`
+
+	// AgentPool a team: whichever of its agents is free, in place of agent_id; the result names the agent booked
+	AgentPool *string `json:"agent_pool,omitempty"`
 
 	// Date the local day, YYYY-MM-DD
 	Date *string `json:"date,omitempty"`
@@ -1297,8 +1303,11 @@ type ToolArgsCheckAvailability struct {
 
 // ToolArgsRescheduleBooking defines model for ToolArgs_reschedule_booking.
 type ToolArgsRescheduleBooking struct {
-	// AgentId the agent's id
+	// AgentId the agent's id; or "any" with agent_pool
 	AgentId *string `json:"agent_id,omitempty"`
+
+	// AgentPool a team: whichever of its agents is free, in place of agent_id; the result names the agent booked
+	AgentPool *string `json:"agent_pool,omitempty"`
 
 	// DurationMinutes the viewing's length in minutes
 	DurationMinutes *int `json:"duration_minutes,omitempty"`
@@ -1330,8 +1339,11 @@ type ToolArgsRescheduleBooking struct {
 
 // ToolArgsSelectSlot defines model for ToolArgs_select_slot.
 type ToolArgsSelectSlot struct {
-	// AgentId the agent's id
-	AgentId string `json:"agent_id"`
+	// AgentId the agent's id; or "any" with agent_pool
+	AgentId *string `json:"agent_id,omitempty"`
+
+	// AgentPool a team: whichever of its agents is free, in place of agent_id; the result names the agent booked
+	AgentPool *string `json:"agent_pool,omitempty"`
 
 	// DurationMinutes the viewing's length in minutes
 	DurationMinutes *int `json:"duration_minutes,omitempty"`

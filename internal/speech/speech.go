@@ -61,14 +61,14 @@ func (s Speaker) Receipt(r receipt.Receipt) string {
 		if len(r.Alternatives) == 0 {
 			key = "conflict_none"
 		}
-		alts := make([]string, 0, len(r.Alternatives))
-		for _, a := range r.Alternatives {
-			alts = append(alts, s.When(a.StartsAt, r.TimeZone))
-		}
-		v["alternatives"] = strings.Join(alts, s.word("list_sep"))
+		v["alternatives"] = s.alternatives(r)
 	case receipt.StatusRejected:
-		if r.Reason != nil && r.Reason.Retryable {
+		switch {
+		case r.Reason != nil && r.Reason.Retryable:
 			key = "rejected_retry"
+		case len(r.Alternatives) > 0: // a refusal of the time itself
+			key = "rejected_alternatives"
+			v["alternatives"] = s.alternatives(r)
 		}
 		v["reason"] = s.reason(r.Reason)
 	case receipt.StatusConfirmed, receipt.StatusPending, receipt.StatusHeld, receipt.StatusCancelled,
@@ -77,6 +77,14 @@ func (s Speaker) Receipt(r receipt.Receipt) string {
 		key = "nothing"
 	}
 	return s.render(key, v)
+}
+
+func (s Speaker) alternatives(r receipt.Receipt) string {
+	alts := make([]string, 0, len(r.Alternatives))
+	for _, a := range r.Alternatives {
+		alts = append(alts, s.When(a.StartsAt, r.TimeZone))
+	}
+	return strings.Join(alts, s.word("list_sep"))
 }
 
 // Readback is what select_slot answers: the resolved date, time and zone,

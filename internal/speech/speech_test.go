@@ -41,6 +41,10 @@ func every(key string) []receipt.Receipt {
 				Message: "paris-11 opens at 08:00 (+01:00)"}
 		}),
 		with(func(r *receipt.Receipt) {
+			r.Status, r.Reason = receipt.StatusRejected, &receipt.Reason{Code: string(booking.CodeTimeOff), Message: "the resource is off"}
+			r.Alternatives = []receipt.Slot{{StartsAt: alt, LocalStart: "2026-12-08T12:00"}}
+		}),
+		with(func(r *receipt.Receipt) {
 			r.Status, r.Reason = receipt.StatusRejected, &receipt.Reason{Code: "some_new_code", Message: "resource agent-00 ..."}
 		}),
 		with(func(r *receipt.Receipt) {

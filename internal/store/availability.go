@@ -242,7 +242,7 @@ func loadStarts(ctx context.Context, tx pgx.Tx, res []*freeBusy, from, to, now t
 	if len(ids) == 0 {
 		return nil
 	}
-	rows, err := tx.Query(ctx, liveStartsSQL, ids, from.Add(-8*24*time.Hour), to.Add(8*24*time.Hour), now)
+	rows, err := tx.Query(ctx, liveStartsSQL, ids, from.Add(-weekWindow), to.Add(weekWindow), now)
 	if err != nil {
 		return err
 	}

@@ -102,22 +102,7 @@ func (s *Store) commitOnce(ctx context.Context, req CommitRequest) (Outcome, err
 	if err != nil {
 		return Outcome{}, err
 	}
-	var members []string
-	var poolErr error
-	if pool := req.Intent.AgentPool; pool != "" {
-		// Read before the locks, then locked with the rest: a change to
-		// the team made meanwhile is a configuration change, not a race
-		// about the slot, which the members' locks decide. An unknown
-		// pool is a refusal like an unknown resource: decided, recorded.
-		var rej *booking.Rejection
-		if members, poolErr = poolMembers(ctx, conn, pool); poolErr != nil && !errors.As(poolErr, &rej) {
-			return Outcome{}, poolErr
-		}
-	}
-	st, err := readCommitState(ctx, conn.Conn(), req, budget, members)
-	if st != nil {
-		st.poolErr = poolErr
-	}
+	st, err := readCommitState(ctx, conn.Conn(), req, budget, s.now())
 	if err == nil {
 		err = st.readKeyAlone(ctx, conn.Conn(), req.RequestKey)
 	}

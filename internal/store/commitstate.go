@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -34,6 +35,8 @@ type commitState struct {
 	// refusal of a pool that does not exist.
 	members []string
 	poolErr error
+	// startsRead is set once the resources' bookings' starts are read.
+	startsRead bool
 }
 
 // replacedBooking is the booking a reschedule's commit releases in the
@@ -96,17 +99,25 @@ LEFT JOIN LATERAL (
 // reads everything the decision needs, in one round trip. The request_key is
 // looked up after the locks, in the occupancy statement: a concurrent commit
 // of the same key that held them is then visible as ours, not as a conflict.
-func readCommitState(ctx context.Context, conn *pgx.Conn, req CommitRequest, budget string, members []string) (_ *commitState, err error) {
+func readCommitState(ctx context.Context, conn *pgx.Conn, req CommitRequest, budget string, now time.Time) (_ *commitState, err error) {
 	asked := req.Intent.Resources()
-	ids := append(slices.Clone(asked), members...)
+	ids := slices.Clone(asked)
 	slices.Sort(ids)
-	ids = slices.Compact(ids)
+	pool := req.Intent.AgentPool
 	b := &pgx.Batch{}
 	b.Queue("BEGIN")
 	b.Queue(budgetSQL, budget)
-	b.Queue(lockResourcesSQL, ids)
-	b.Queue(currentPolicySQL)
-	b.Queue(occupancySQL, ids, req.Intent.StartsAt, req.Intent.EndsAt, req.RequestKey)
+	if pool == "" {
+		b.Queue(lockResourcesSQL, ids)
+		b.Queue(currentPolicySQL)
+		b.Queue(occupancySQL, ids, req.Intent.StartsAt, req.Intent.EndsAt, req.RequestKey)
+	} else {
+		// The pool's members are locked, and read, with the resources, in
+		// the same round trip.
+		b.Queue(lockPoolSQL, ids, pool)
+		b.Queue(currentPolicySQL)
+		b.Queue(occupancyPoolSQL, ids, req.Intent.StartsAt, req.Intent.EndsAt, req.RequestKey, pool)
+	}
 	b.Queue("SELECT "+refusalColumns+" FROM booking_refusal WHERE request_key = $1", req.RequestKey)
 	swap := req.Intent.Replaces != ""
 	if swap {
@@ -117,10 +128,17 @@ func readCommitState(ctx context.Context, conn *pgx.Conn, req CommitRequest, bud
 		b.Queue(`SELECT booking_id, status, coalesce(replaced_by_request_key, '') FROM booking WHERE request_key = $1 FOR UPDATE`,
 			req.Intent.Replaces)
 	}
+	if pool != "" {
+		b.Queue(`SELECT members FROM agent_pool WHERE pool_id = $1`, pool)
+		// now is the clock before the locks: a hold that expires while
+		// this waits for them still counts, so fairness and limits err on
+		// the side of the booking already there.
+		b.Queue(liveStartsPoolSQL, ids, req.Intent.StartsAt.Add(-dayWindow), req.Intent.StartsAt.Add(dayWindow), now, pool)
+	}
 	res := conn.SendBatch(ctx, b)
 	defer func() { err = errors.Join(err, res.Close()) }()
 
-	st := &commitState{holding: req.Hold, members: members}
+	st := &commitState{holding: req.Hold}
 	for range 2 { // BEGIN, the budget
 		if _, err := res.Exec(); err != nil {
 			return nil, err
@@ -138,17 +156,55 @@ func readCommitState(ctx context.Context, conn *pgx.Conn, req CommitRequest, bud
 	if err := st.readOccupancy(res); err != nil {
 		return nil, err
 	}
-	if err := st.readRefusal(res); err != nil || !swap {
-		return st, err
+	if err := st.readRefusal(res); err != nil {
+		return nil, err
 	}
-	r := &replacedBooking{}
-	err = res.QueryRow().Scan(&r.id, &r.status, &r.replacedBy)
-	if errors.Is(err, pgx.ErrNoRows) {
+	if swap {
+		r := &replacedBooking{}
+		switch err := res.QueryRow().Scan(&r.id, &r.status, &r.replacedBy); {
+		case err == nil:
+			st.replaced = r
+		case !errors.Is(err, pgx.ErrNoRows):
+			return nil, err
+		}
+	}
+	if pool == "" {
 		return st, nil
 	}
-	st.replaced = r
-	return st, err
+	return st, st.readPool(res, pool)
 }
+
+// readPool reads the pool's members and their bookings' starts, queued
+// after the other reads.
+func (st *commitState) readPool(res pgx.BatchResults, pool string) error {
+	switch err := res.QueryRow().Scan(&st.members); {
+	case errors.Is(err, pgx.ErrNoRows):
+		st.poolErr = booking.Rejectf(booking.CodeUnknownPool, "no agent pool %q", pool)
+	case err != nil:
+		return err
+	}
+	rows, err := res.Query()
+	if err != nil {
+		return err
+	}
+	st.startsRead = true
+	return st.collectStarts(rows)
+}
+
+// withPool widens a statement's resource list ($1) by the members of the
+// pool named by parameter n.
+func withPool(sql, target string, n int) string {
+	if !strings.Contains(sql, target) {
+		panic("withPool: no " + target)
+	}
+	return strings.Replace(sql, target, strings.Replace(target, "$1", fmt.Sprintf("$1::text[] || coalesce((SELECT members FROM agent_pool WHERE pool_id = $%d), '{}')", n), 1), 1)
+}
+
+var (
+	lockPoolSQL       = withPool(lockResourcesSQL, "ANY($1)", 2)
+	occupancyPoolSQL  = withPool(occupancySQL, "ANY($1)", 5)
+	liveStartsPoolSQL = withPool(liveStartsSQL, "unnest($1::text[])", 5)
+)
 
 func (st *commitState) readRefusal(res pgx.BatchResults) error {
 	r, fp, err := scanRefusal(res.QueryRow())
@@ -264,26 +320,54 @@ CROSS JOIN LATERAL live_occupancy(r.id, tstzrange($2, $3)) lo
 JOIN booking b ON b.booking_id = lo.booking_id
 WHERE NOT (b.status = 'held' AND b.hold_expires_at <= $4)`
 
+// How far either side of the slot the starts are read: its local day
+// (and two hours more for the zone), or, for a weekly limit, its ISO week
+// (within 7 days either side, and a day more for the zone).
+const (
+	dayWindow  = 26 * time.Hour
+	weekWindow = 8 * 24 * time.Hour
+)
+
 // readStarts reads, under the locks, the live bookings' starts near the
-// slot for resources with limits: one more round trip, for them only. The
-// booking a reschedule releases in this commit does not count.
+// slot for resources with limits: one more round trip, for them only (a
+// pool's are read in the first). The booking a reschedule releases in
+// this commit does not count.
 func (st *commitState) readStarts(ctx context.Context, conn *pgx.Conn, start, now time.Time) error {
-	if !st.limited() {
+	weekly := st.weekly()
+	if !st.limited() || st.startsRead && !weekly {
 		return nil
+	}
+	window := dayWindow
+	if weekly {
+		window = weekWindow
 	}
 	var ids []string
 	for _, r := range st.resources {
 		ids = append(ids, r.ID)
+		r.starts, r.created = nil, nil // a pool's day is read again, as part of the week
 	}
-	// An ISO week is within 7 days either side; a day more for the zone.
-	rows, err := conn.Query(ctx, liveStartsSQL, ids, start.Add(-8*24*time.Hour), start.Add(8*24*time.Hour), now)
+	rows, err := conn.Query(ctx, liveStartsSQL, ids, start.Add(-window), start.Add(window), now)
 	if err != nil {
 		return err
 	}
+	return st.collectStarts(rows)
+}
+
+// weekly reports whether a locked resource has a weekly limit.
+func (st *commitState) weekly() bool {
+	for _, r := range st.resources {
+		if r.rules != nil && r.rules.WeeklyLimit > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func (st *commitState) collectStarts(rows pgx.Rows) error {
 	var id string
 	var at, created time.Time
 	var bookingID uuid.UUID
-	_, err = pgx.ForEachRow(rows, []any{&id, &at, &bookingID, &created}, func() error {
+	_, err := pgx.ForEachRow(rows, []any{&id, &at, &bookingID, &created}, func() error {
 		if r := st.resource(id); r != nil && (st.replaced == nil || st.holding || bookingID != st.replaced.id) {
 			r.starts, r.created = append(r.starts, at), append(r.created, created)
 		}

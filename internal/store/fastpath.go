@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/localtime"
@@ -36,7 +38,7 @@ func (s *Store) commitFast(ctx context.Context, req CommitRequest) (Outcome, boo
 		return Outcome{}, false, nil
 	}
 	hours, ok := localHours(req.Intent)
-	if !ok {
+	if !ok || s.ruled.any(ctx, s.pool, req.Intent.Resources()) {
 		return Outcome{}, false, nil
 	}
 	budget, err := statementBudget(ctx)
@@ -80,6 +82,51 @@ func (s *Store) commitFast(ctx context.Context, req CommitRequest) (Outcome, boo
 	at = at.UTC().Truncate(time.Microsecond)
 	bk.CreatedAt, bk.CommittedAt = at, &at
 	return Outcome{Booking: bk}, true, nil
+}
+
+// ruledCache knows, for a few seconds at a time, which resources have
+// rules of their own, so that a commit on one goes straight to the full
+// path rather than through a fast-path statement bound to decline. It is
+// only a shortcut: the statement checks rules IS NULL under its locks, so
+// a stale cache costs a round trip, never a wrong decision.
+type ruledCache struct {
+	mu  sync.Mutex
+	at  time.Time
+	ids map[string]bool
+}
+
+const ruledTTL = 5 * time.Second
+
+func (c *ruledCache) any(ctx context.Context, pool *pgxpool.Pool, ids []string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ids == nil || time.Since(c.at) > ruledTTL {
+		rows, err := pool.Query(ctx, `SELECT resource_id FROM resource WHERE rules IS NOT NULL`)
+		if err != nil {
+			return false // the statement will tell
+		}
+		list, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			return false
+		}
+		c.ids, c.at = map[string]bool{}, time.Now()
+		for _, id := range list {
+			c.ids[id] = true
+		}
+	}
+	for _, id := range ids {
+		if c.ids[id] {
+			return true
+		}
+	}
+	return false
+}
+
+// forget makes the next commit read which resources have rules afresh.
+func (c *ruledCache) forget() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.ids = nil
 }
 
 // localHours is the intent's wall-clock span, judged with Go's zone rules

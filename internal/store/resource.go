@@ -19,6 +19,7 @@ func (s *Store) UpsertResource(ctx context.Context, r booking.Resource) error {
 	if err := r.Validate(); err != nil {
 		return fmt.Errorf("upsert resource %s: %w", r.ID, err)
 	}
+	defer s.ruled.forget()
 	return s.retry(ctx, "upsert resource", r.ID, func(ctx context.Context) error {
 		return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error { return upsertResource(ctx, tx, r) })
 	})

@@ -60,8 +60,9 @@ func (c Config) withDefaults() Config {
 
 // Store reads and writes bookings.
 type Store struct {
-	pool *pgxpool.Pool
-	cfg  Config
+	pool  *pgxpool.Pool
+	cfg   Config
+	ruled ruledCache
 }
 
 // New returns a Store over pool.
