@@ -13,24 +13,26 @@ import (
 	"github.com/uber-go/tally/v4"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
-	"google.golang.org/api/calendar/v3"
 
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/calendars"
 	"github.com/bookingsaga/bookingsaga/internal/catalog"
 	"github.com/bookingsaga/bookingsaga/internal/crm"
-	"github.com/bookingsaga/bookingsaga/internal/gcal"
 	"github.com/bookingsaga/bookingsaga/internal/retry"
 	"github.com/bookingsaga/bookingsaga/internal/store"
 )
 
-// Calendar is the calendar mirror the activities write to; *gcal.Mirror
-// implements it.
+// Calendar is the calendar mirror the activities write to, in the
+// project's own terms (internal/calendars); *gcal.Mirror, Google's
+// adapter, implements it.
 type Calendar interface {
-	Upsert(ctx context.Context, b gcal.Booking) (gcal.Synced, error)
+	Upsert(ctx context.Context, b calendars.Booking) (calendars.Synced, error)
 	Delete(ctx context.Context, calendarID, requestKey, bookingID string) error
-	Events(ctx context.Context, calendarID string, from, to time.Time) ([]gcal.Event, error)
-	Lookup(ctx context.Context, calendarID, requestKey string) (*calendar.Event, error)
-	FreeBusy(ctx context.Context, calendarIDs []string, from, to time.Time) (map[string][]gcal.Interval, error)
+	Events(ctx context.Context, calendarID string, from, to time.Time) ([]calendars.Event, error)
+	Lookup(ctx context.Context, calendarID, requestKey string) (*calendars.Event, error)
+	FreeBusy(ctx context.Context, calendarIDs []string, from, to time.Time) (map[string][]calendars.Interval, error)
+	// EventID is the id a booking's event has, or will have.
+	EventID(requestKey string) string
 }
 
 // Activities holds the dependencies of every activity.

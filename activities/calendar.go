@@ -5,7 +5,7 @@ import (
 	"errors"
 
 	"github.com/bookingsaga/bookingsaga/booking"
-	"github.com/bookingsaga/bookingsaga/internal/gcal"
+	"github.com/bookingsaga/bookingsaga/internal/calendars"
 	"github.com/bookingsaga/bookingsaga/internal/store"
 	"github.com/bookingsaga/bookingsaga/receipt"
 )
@@ -32,7 +32,7 @@ func (a *Activities) SyncCalendar(ctx context.Context, in booking.KeyInput) (boo
 		}
 		if err != nil {
 			errs = append(errs, err)
-			permanent = permanent && gcal.Permanent(err)
+			permanent = permanent && calendars.Permanent(err)
 		}
 	}
 	if len(errs) > 0 {
@@ -43,7 +43,7 @@ func (a *Activities) SyncCalendar(ctx context.Context, in booking.KeyInput) (boo
 	if b.Status != booking.StatusConfirmed {
 		return booking.SyncOutput{}, nil // the events are gone; there is no event id to report
 	}
-	id := gcal.EventID(b.RequestKey)
+	id := a.Calendar.EventID(b.RequestKey)
 	if _, err := a.Store.RecordMirror(ctx, booking.MirrorRecord{RequestKey: b.RequestKey, ProviderEventID: id}); err != nil {
 		return booking.SyncOutput{}, storeError("sync calendar", in.RequestKey, err)
 	}
@@ -65,8 +65,8 @@ func (a *Activities) bookingCalendars(ctx context.Context, key string) (booking.
 	return b, cals, nil
 }
 
-func calendarBooking(b booking.Booking, calendarID string) gcal.Booking {
-	return gcal.Booking{CalendarID: calendarID, BookingID: b.BookingID.String(), RequestKey: b.RequestKey,
+func calendarBooking(b booking.Booking, calendarID string) calendars.Booking {
+	return calendars.Booking{CalendarID: calendarID, BookingID: b.BookingID.String(), RequestKey: b.RequestKey,
 		PropertyRef: b.Intent.PropertyID, Reference: receipt.Reference(b.RequestKey),
 		StartsAt: b.Intent.StartsAt, EndsAt: b.Intent.EndsAt, TimeZone: b.Intent.TimeZone}
 }

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/bookingsaga/bookingsaga/booking"
-	"github.com/bookingsaga/bookingsaga/internal/gcal"
+	"github.com/bookingsaga/bookingsaga/internal/calendars"
 	"github.com/bookingsaga/bookingsaga/internal/store"
 )
 
@@ -26,11 +26,11 @@ func (a *Activities) ReconcileCalendar(ctx context.Context, in booking.WindowInp
 	if err != nil {
 		return rep, storeError("reconcile calendar", "", err)
 	}
-	listed := map[string][]gcal.Event{}
+	listed := map[string][]calendars.Event{}
 	for _, rc := range cals {
 		evs, err := a.Calendar.Events(ctx, rc.CalendarID, in.From, in.To)
 		if err != nil {
-			return rep, mirrorError("reconcile calendar", rc.CalendarID, err, gcal.Permanent(err))
+			return rep, mirrorError("reconcile calendar", rc.CalendarID, err, calendars.Permanent(err))
 		}
 		listed[rc.CalendarID] = evs
 		if in.After != (booking.Cursor{}) {
@@ -73,7 +73,7 @@ func (a *Activities) ReconcileCalendar(ctx context.Context, in booking.WindowInp
 
 // reconcileOurEvents removes our events whose booking is not confirmed and
 // puts moved ones back where the store says.
-func (a *Activities) reconcileOurEvents(ctx context.Context, cal string, evs []gcal.Event, rep *booking.CalendarReport) error {
+func (a *Activities) reconcileOurEvents(ctx context.Context, cal string, evs []calendars.Event, rep *booking.CalendarReport) error {
 	for _, ev := range evs {
 		if !ev.Ours {
 			continue
@@ -82,7 +82,7 @@ func (a *Activities) reconcileOurEvents(ctx context.Context, cal string, evs []g
 		switch {
 		case errors.Is(err, store.ErrNotFound) || err == nil && b.Status != booking.StatusConfirmed:
 			if err := a.Calendar.Delete(ctx, cal, ev.RequestKey, ev.BookingID); err != nil {
-				if gcal.Permanent(err) {
+				if calendars.Permanent(err) {
 					failed(rep, fmt.Sprintf("orphan event %s in %s: %v", ev.ID, cal, err))
 					continue
 				}
@@ -94,7 +94,7 @@ func (a *Activities) reconcileOurEvents(ctx context.Context, cal string, evs []g
 			return storeError("reconcile calendar", ev.RequestKey, err)
 		case !ev.Start.Equal(b.Intent.StartsAt) || !ev.End.Equal(b.Intent.EndsAt):
 			if _, err := a.Calendar.Upsert(ctx, calendarBooking(b, cal)); err != nil {
-				if gcal.Permanent(err) {
+				if calendars.Permanent(err) {
 					failed(rep, fmt.Sprintf("moved event %s in %s: %v", ev.ID, cal, err))
 					continue
 				}
@@ -109,8 +109,8 @@ func (a *Activities) reconcileOurEvents(ctx context.Context, cal string, evs []g
 
 // reconcileBooking re-creates a confirmed booking's missing event and flags
 // foreign events over it.
-func (a *Activities) reconcileBooking(ctx context.Context, b booking.Booking, cal string, evs []gcal.Event, rep *booking.CalendarReport) error {
-	id, present := gcal.EventID(b.RequestKey), false
+func (a *Activities) reconcileBooking(ctx context.Context, b booking.Booking, cal string, evs []calendars.Event, rep *booking.CalendarReport) error {
+	id, present := a.Calendar.EventID(b.RequestKey), false
 	for _, ev := range evs {
 		if ev.ID == id {
 			present = true
@@ -142,7 +142,7 @@ func (a *Activities) reconcileBooking(ctx context.Context, b booking.Booking, ca
 		return ignoreNotFound(err)
 	}
 	if _, err := a.Calendar.Upsert(ctx, calendarBooking(b, cal)); err != nil {
-		if gcal.Permanent(err) {
+		if calendars.Permanent(err) {
 			failed(rep, fmt.Sprintf("event for %s in %s: %v", b.RequestKey, cal, err))
 			return nil
 		}

@@ -252,7 +252,7 @@ func openStore(ctx context.Context, url string, mc mirrors.Config, log *zap.Logg
 		return storeConn{}, fmt.Errorf("connect database: %w", err)
 	}
 	st := store.New(pool, store.Config{})
-	cat, err := catalog.New(ctx, st, mc, log)
+	cat, err := mc.Catalog(ctx, st, log)
 	if err != nil {
 		pool.Close()
 		return storeConn{}, err

@@ -17,7 +17,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/bookingsaga/bookingsaga/api"
-	"github.com/bookingsaga/bookingsaga/internal/catalog"
 	"github.com/bookingsaga/bookingsaga/internal/devstack"
 	"github.com/bookingsaga/bookingsaga/internal/httpserve"
 	"github.com/bookingsaga/bookingsaga/internal/metrics"
@@ -142,7 +141,7 @@ func serveAPI(ctx context.Context, cfg Config, logger *zap.Logger, ln net.Listen
 		return nil, fmt.Errorf("connect database: %w", err)
 	}
 	vault := store.New(pool, store.Config{})
-	cat, err := catalog.New(ctx, vault, cfg.Config, logger)
+	cat, err := cfg.Config.Catalog(ctx, vault, logger)
 	if err != nil {
 		pool.Close()
 		tc.Close()

@@ -17,6 +17,7 @@ import (
 	"google.golang.org/api/calendar/v3"
 
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/calendars"
 	"github.com/bookingsaga/bookingsaga/internal/gcal"
 	"github.com/bookingsaga/bookingsaga/internal/metrics"
 	"github.com/bookingsaga/bookingsaga/internal/mirrorfake"
@@ -137,7 +138,7 @@ func TestReconcileRemovesAnOrphanEvent(t *testing.T) {
 	_, err := f.acts.Store.Release(f.ctx, store.ReleaseRequest{RequestKey: key})
 	require.NoError(t, err)
 	// And an event of ours whose booking never existed.
-	ghost := gcal.Booking{CalendarID: propertyCal, BookingID: uuid.NewString(), RequestKey: "never-committed", PropertyRef: "paris-11",
+	ghost := calendars.Booking{CalendarID: propertyCal, BookingID: uuid.NewString(), RequestKey: "never-committed", PropertyRef: "paris-11",
 		Reference: "BS-GHOST", StartsAt: slot(t, 17), EndsAt: slot(t, 17).Add(30 * time.Minute), TimeZone: "Europe/Paris"}
 	_, err = f.acts.Calendar.Upsert(f.ctx, ghost)
 	require.NoError(t, err)

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/bookingsaga/bookingsaga/booking"
-	"github.com/bookingsaga/bookingsaga/internal/gcal"
+	"github.com/bookingsaga/bookingsaga/internal/calendars"
 )
 
 // The calendar re-check: what the resources' calendars show busy that the
@@ -18,7 +18,7 @@ import (
 // Block is what one resource's calendar says is busy.
 type Block struct {
 	res  booking.Resource
-	busy []gcal.Interval
+	busy []calendars.Interval
 }
 
 // Blocks reads the calendars of the capacity-1 resources among ids over
@@ -125,22 +125,22 @@ func (c *Catalog) Watched(ctx context.Context, ids []string) ([]booking.Resource
 // anyone else's, and the store already decides about ours (including one
 // just cancelled whose event is not deleted yet, or the booking a
 // reschedule replaces).
-func foreign(busy []gcal.Interval, ours []booking.Span) []gcal.Interval {
-	var out []gcal.Interval
+func foreign(busy []calendars.Interval, ours []booking.Span) []calendars.Interval {
+	var out []calendars.Interval
 	for _, p := range busy {
-		rest := []gcal.Interval{p}
+		rest := []calendars.Interval{p}
 		for _, o := range ours {
-			var next []gcal.Interval
+			var next []calendars.Interval
 			for _, r := range rest {
 				if !o.Start.Before(r.End) || !o.End.After(r.Start) {
 					next = append(next, r)
 					continue
 				}
 				if r.Start.Before(o.Start) {
-					next = append(next, gcal.Interval{Start: r.Start, End: o.Start})
+					next = append(next, calendars.Interval{Start: r.Start, End: o.Start})
 				}
 				if o.End.Before(r.End) {
-					next = append(next, gcal.Interval{Start: o.End, End: r.End})
+					next = append(next, calendars.Interval{Start: o.End, End: r.End})
 				}
 			}
 			rest = next

@@ -14,19 +14,20 @@ import (
 	"time"
 
 	"go.uber.org/zap"
-	"google.golang.org/api/calendar/v3"
 
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/calendars"
 	"github.com/bookingsaga/bookingsaga/internal/crm"
-	"github.com/bookingsaga/bookingsaga/internal/gcal"
-	"github.com/bookingsaga/bookingsaga/internal/mirrors"
 	"github.com/bookingsaga/bookingsaga/internal/store"
 )
 
 // Calendar is what the catalogue reads from the calendars.
 type Calendar interface {
-	Lookup(ctx context.Context, calendarID, requestKey string) (*calendar.Event, error)
-	FreeBusy(ctx context.Context, calendarIDs []string, from, to time.Time) (map[string][]gcal.Interval, error)
+	Lookup(ctx context.Context, calendarID, requestKey string) (*calendars.Event, error)
+	FreeBusy(ctx context.Context, calendarIDs []string, from, to time.Time) (map[string][]calendars.Interval, error)
+	// EventID is the id a booking's event has, or will have, in this
+	// provider's calendars.
+	EventID(requestKey string) string
 }
 
 // Catalog holds the reads' dependencies. Calendar and CRM are optional:
@@ -104,7 +105,7 @@ func (c *Catalog) EventID(ctx context.Context, b *booking.Booking) {
 		return
 	}
 	if watched, err := c.Watched(ctx, b.Intent.Resources()); err == nil && len(watched) > 0 {
-		b.ProviderEventID = gcal.EventID(b.RequestKey)
+		b.ProviderEventID = c.Calendar.EventID(b.RequestKey)
 	}
 }
 
@@ -177,20 +178,4 @@ func (c *Catalog) PutPolicy(ctx context.Context, p booking.Policy) error {
 		return fmt.Errorf("put policy %s: %w", p.Version, err)
 	}
 	return nil
-}
-
-// New builds the catalogue over st and the mirrors mc configures.
-func New(ctx context.Context, st *store.Store, mc mirrors.Config, log *zap.Logger) (*Catalog, error) {
-	c := &Catalog{Store: st, Log: log}
-	cal, err := mc.Calendar(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if cal != nil { // a nil *gcal.Mirror in the interface would not be nil
-		c.Calendar = cal
-	}
-	if c.CRM, err = mc.CRM(); err != nil {
-		return nil, err
-	}
-	return c, nil
 }

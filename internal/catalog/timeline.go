@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/crm"
@@ -56,9 +55,7 @@ func (c *Catalog) calendarState(ctx context.Context, cal, key string, states []b
 	}
 	st := booking.CalendarState{CalendarID: cal, Status: "none"}
 	if ev != nil {
-		st.Status = ev.Status
-		st.Start, _ = time.Parse(time.RFC3339, ev.Start.DateTime)
-		st.End, _ = time.Parse(time.RFC3339, ev.End.DateTime)
+		st.Status, st.Start, st.End = ev.Status, ev.Start, ev.End
 	}
 	return append(states, st), errs
 }

@@ -6,13 +6,15 @@ import (
 
 	"google.golang.org/api/calendar/v3"
 
+	"github.com/bookingsaga/bookingsaga/internal/calendars"
+
 	"github.com/bookingsaga/bookingsaga/internal/localtime"
 )
 
 // event renders b as the calendar should show it. It carries references
 // only: the property, the booking reference and the local zone. The
 // caller's phone number and email never reach the calendar.
-func (m *Mirror) event(b Booking) (*calendar.Event, error) {
+func (m *Mirror) event(b calendars.Booking) (*calendar.Event, error) {
 	if b.CalendarID == "" || b.BookingID == "" || b.RequestKey == "" {
 		return nil, fmt.Errorf("gcal: booking %q: calendar id, booking id and request key are required", b.BookingID)
 	}

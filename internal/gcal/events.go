@@ -2,11 +2,15 @@ package gcal
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"time"
 
 	"google.golang.org/api/calendar/v3"
+	"google.golang.org/api/googleapi"
+
+	"github.com/bookingsaga/bookingsaga/internal/calendars"
 )
 
 // maxRaces bounds how often a write re-reads after a 412: each round means
@@ -17,39 +21,39 @@ const maxRaces = 3
 // It inserts under the derived id; on 409 it reads the event, refuses one
 // that is not ours, and otherwise restores a tombstone or corrects a drifted
 // event with If-Match, re-reading after a 412.
-func (m *Mirror) Upsert(ctx context.Context, b Booking) (Synced, error) {
+func (m *Mirror) Upsert(ctx context.Context, b calendars.Booking) (calendars.Synced, error) {
 	want, err := m.event(b)
 	if err != nil {
-		return Synced{}, err
+		return calendars.Synced{}, err
 	}
 	ins, err := m.insert(ctx, b.CalendarID, want)
 	if err == nil {
-		return Synced{EventID: ins.Id, ETag: ins.Etag}, nil
+		return calendars.Synced{EventID: ins.Id, ETag: ins.Etag}, nil
 	}
 	if !isStatus(err, http.StatusConflict) {
-		return Synced{}, fmt.Errorf("gcal upsert %s: %w", want.Id, err)
+		return calendars.Synced{}, fmt.Errorf("gcal upsert %s: %w", want.Id, err)
 	}
 	for range maxRaces {
 		cur, err := m.get(ctx, b.CalendarID, want.Id)
 		if err != nil {
-			return Synced{}, fmt.Errorf("gcal upsert %s: read after 409: %w", want.Id, err)
+			return calendars.Synced{}, fmt.Errorf("gcal upsert %s: read after 409: %w", want.Id, err)
 		}
 		if !ours(cur, b.BookingID) {
-			return Synced{}, &ForeignEventError{CalendarID: b.CalendarID, EventID: want.Id}
+			return calendars.Synced{}, &calendars.ForeignEventError{CalendarID: b.CalendarID, EventID: want.Id}
 		}
 		if cur.Status != "cancelled" && sameShown(cur, want) {
-			return Synced{EventID: cur.Id, ETag: cur.Etag}, nil
+			return calendars.Synced{EventID: cur.Id, ETag: cur.Etag}, nil
 		}
 		upd, err := m.update(ctx, b.CalendarID, want, cur.Etag)
 		if isStatus(err, http.StatusPreconditionFailed) {
 			continue
 		}
 		if err != nil {
-			return Synced{}, fmt.Errorf("gcal upsert %s: update: %w", want.Id, err)
+			return calendars.Synced{}, fmt.Errorf("gcal upsert %s: update: %w", want.Id, err)
 		}
-		return Synced{EventID: upd.Id, ETag: upd.Etag, Restored: cur.Status == "cancelled", Corrected: cur.Status != "cancelled"}, nil
+		return calendars.Synced{EventID: upd.Id, ETag: upd.Etag, Restored: cur.Status == "cancelled", Corrected: cur.Status != "cancelled"}, nil
 	}
-	return Synced{}, fmt.Errorf("gcal upsert %s: event kept changing (%d precondition failures)", want.Id, maxRaces)
+	return calendars.Synced{}, fmt.Errorf("gcal upsert %s: event kept changing (%d precondition failures)", want.Id, maxRaces)
 }
 
 // Delete removes the event of a booking. Absent (404) and already deleted
@@ -65,7 +69,7 @@ func (m *Mirror) Delete(ctx context.Context, calendarID, requestKey, bookingID s
 			return fmt.Errorf("gcal delete %s: read: %w", id, err)
 		}
 		if !ours(cur, bookingID) {
-			return &ForeignEventError{CalendarID: calendarID, EventID: id}
+			return &calendars.ForeignEventError{CalendarID: calendarID, EventID: id}
 		}
 		if cur.Status == "cancelled" {
 			return nil
@@ -88,13 +92,10 @@ func (m *Mirror) Delete(ctx context.Context, calendarID, requestKey, bookingID s
 	return fmt.Errorf("gcal delete %s: event kept changing (%d precondition failures)", id, maxRaces)
 }
 
-// Interval is one busy period.
-type Interval struct{ Start, End time.Time }
-
 // FreeBusy returns the busy periods of each calendar in [from, to). It sees
 // every opaque event, including those written straight into the calendar,
 // which is how a booking that bypassed the service is caught.
-func (m *Mirror) FreeBusy(ctx context.Context, calendarIDs []string, from, to time.Time) (map[string][]Interval, error) {
+func (m *Mirror) FreeBusy(ctx context.Context, calendarIDs []string, from, to time.Time) (map[string][]calendars.Interval, error) {
 	req := &calendar.FreeBusyRequest{TimeMin: from.UTC().Format(time.RFC3339), TimeMax: to.UTC().Format(time.RFC3339)}
 	for _, id := range calendarIDs {
 		req.Items = append(req.Items, &calendar.FreeBusyRequestItem{Id: id})
@@ -107,7 +108,7 @@ func (m *Mirror) FreeBusy(ctx context.Context, calendarIDs []string, from, to ti
 	if err != nil {
 		return nil, fmt.Errorf("gcal freebusy: %w", err)
 	}
-	out := make(map[string][]Interval, len(calendarIDs))
+	out := make(map[string][]calendars.Interval, len(calendarIDs))
 	for _, id := range calendarIDs {
 		cal, ok := res.Calendars[id]
 		if !ok || len(cal.Errors) > 0 {
@@ -119,7 +120,7 @@ func (m *Mirror) FreeBusy(ctx context.Context, calendarIDs []string, from, to ti
 			if err1 != nil || err2 != nil {
 				return nil, fmt.Errorf("gcal freebusy: calendar %s: bad period %q–%q", id, p.Start, p.End)
 			}
-			out[id] = append(out[id], Interval{Start: s, End: e})
+			out[id] = append(out[id], calendars.Interval{Start: s, End: e})
 		}
 	}
 	return out, nil
@@ -160,10 +161,17 @@ func (m *Mirror) update(ctx context.Context, calendarID string, ev *calendar.Eve
 
 // call runs one API call under the retry policy, each attempt with its own
 // timeout so a reply held back by the server does not eat the whole budget.
+// Google's final refusals come back as calendars.RefusedError (wrapping
+// the googleapi.Error, which the callers still inspect).
 func (m *Mirror) call(ctx context.Context, fn func(context.Context) error) error {
-	return m.cfg.Retry.Do(ctx, classify, func(ctx context.Context) error {
+	err := m.cfg.Retry.Do(ctx, classify, func(ctx context.Context) error {
 		ctx, cancel := context.WithTimeout(ctx, m.cfg.CallTimeout)
 		defer cancel()
 		return fn(ctx)
 	})
+	var ge *googleapi.Error
+	if errors.As(err, &ge) && !classify(err).Retry {
+		return &calendars.RefusedError{Err: err}
+	}
+	return err
 }

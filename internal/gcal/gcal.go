@@ -89,55 +89,14 @@ func New(ctx context.Context, cfg Config) (*Mirror, error) {
 	return &Mirror{svc: svc, cfg: cfg}, nil
 }
 
+// EventID is Google's event id of a booking (EventID below).
+func (m *Mirror) EventID(requestKey string) string { return EventID(requestKey) }
+
 // EventID derives the event id from a request key: "bs" and 40 hex digits,
 // all valid base32hex, so every retry of one booking names the same event.
 func EventID(requestKey string) string {
 	sum := sha256.Sum256([]byte("bookingsaga/event/" + requestKey))
 	return "bs" + hex.EncodeToString(sum[:20])
-}
-
-// Booking is what the calendar shows of a booking.
-type Booking struct {
-	CalendarID  string
-	BookingID   string
-	RequestKey  string
-	PropertyRef string
-	// Reference is the short booking reference people quote.
-	Reference string
-	StartsAt  time.Time
-	EndsAt    time.Time
-	TimeZone  string
-	Attendees []string
-}
-
-// Synced is the state of an event after a write.
-type Synced struct {
-	EventID string
-	ETag    string
-	// Restored is set when a cancelled tombstone of ours was revived, and
-	// Corrected when a live event of ours was brought back in line.
-	Restored, Corrected bool
-}
-
-// ForeignEventError means the event id is taken by an event that is not
-// ours. It is never overwritten; an operator has to look.
-type ForeignEventError struct {
-	CalendarID, EventID string
-}
-
-func (e *ForeignEventError) Error() string {
-	return fmt.Sprintf("gcal: event %s in calendar %s is not bookingsaga's; not overwritten", e.EventID, e.CalendarID)
-}
-
-// Permanent reports whether retrying cannot change err: a foreign event, or
-// a 4xx answer other than timeouts and rate limits.
-func Permanent(err error) bool {
-	var fe *ForeignEventError
-	if errors.As(err, &fe) {
-		return true
-	}
-	var ge *googleapi.Error
-	return errors.As(err, &ge) && !classify(err).Retry
 }
 
 // classify separates what is worth retrying: rate limits (429 and 403

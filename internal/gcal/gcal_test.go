@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/api/calendar/v3"
 
+	"github.com/bookingsaga/bookingsaga/internal/calendars"
 	"github.com/bookingsaga/bookingsaga/internal/gcal"
 	"github.com/bookingsaga/bookingsaga/internal/mirrorfake"
 	"github.com/bookingsaga/bookingsaga/internal/retry"
@@ -48,9 +49,9 @@ func setup(t *testing.T) *fixture {
 	return f
 }
 
-func booking(key string) gcal.Booking {
+func booking(key string) calendars.Booking {
 	start := time.Date(2026, 12, 8, 9, 0, 0, 0, time.UTC)
-	return gcal.Booking{CalendarID: agentCal, BookingID: "b-" + key, RequestKey: key, PropertyRef: "paris-11",
+	return calendars.Booking{CalendarID: agentCal, BookingID: "b-" + key, RequestKey: key, PropertyRef: "paris-11",
 		Reference: "BS-1234", StartsAt: start, EndsAt: start.Add(30 * time.Minute), TimeZone: "Europe/Paris"}
 }
 
@@ -114,9 +115,9 @@ func TestForeignEventIsReportedNotOverwritten(t *testing.T) {
 	f.fake.Put(agentCal, foreign)
 
 	_, err := f.mirror.Upsert(f.ctx, b)
-	var fe *gcal.ForeignEventError
+	var fe *calendars.ForeignEventError
 	require.ErrorAs(t, err, &fe)
-	require.True(t, gcal.Permanent(err))
+	require.True(t, calendars.Permanent(err))
 	require.ErrorAs(t, f.mirror.Delete(f.ctx, agentCal, b.RequestKey, b.BookingID), &fe)
 	evs := f.live(t)
 	require.Len(t, evs, 1)
@@ -183,7 +184,7 @@ func TestRateLimitOutlastingThePolicyStaysRetryable(t *testing.T) {
 	require.NoError(t, f.fake.Inject(mirrorfake.Fault{Op: "events.insert", Times: 10, Status: http.StatusTooManyRequests, RetryAfter: 9 * time.Second}))
 	_, err := f.mirror.Upsert(f.ctx, booking("exhausted"))
 	require.Error(t, err)
-	require.False(t, gcal.Permanent(err))
+	require.False(t, calendars.Permanent(err))
 	after, ok := retry.Transient(err)
 	require.True(t, ok)
 	require.Equal(t, 9*time.Second, after, "the activity retry can wait what the server asked")
@@ -197,7 +198,7 @@ func TestBadRequestIsNotRetried(t *testing.T) {
 	require.NoError(t, f.fake.Inject(mirrorfake.Fault{Op: "events.insert", Times: 1, Status: http.StatusBadRequest, Reason: "badRequest"}))
 	_, err := f.mirror.Upsert(f.ctx, booking("bad"))
 	require.Error(t, err)
-	require.True(t, gcal.Permanent(err))
+	require.True(t, calendars.Permanent(err))
 	require.Equal(t, 1, f.fake.Calls("events.insert"))
 	require.Empty(t, f.sleeps)
 }
@@ -215,7 +216,7 @@ func TestFreeBusySeesEventsWrittenPastTheService(t *testing.T) {
 	from := time.Date(2026, 12, 8, 9, 15, 0, 0, time.UTC)
 	busy, err := f.mirror.FreeBusy(f.ctx, []string{agentCal, "empty@example.test"}, from, from.Add(12*time.Hour))
 	require.NoError(t, err)
-	require.Equal(t, []gcal.Interval{
+	require.Equal(t, []calendars.Interval{
 		{Start: from, End: time.Date(2026, 12, 8, 9, 30, 0, 0, time.UTC)},
 		{Start: time.Date(2026, 12, 8, 12, 0, 0, 0, time.UTC), End: time.Date(2026, 12, 8, 13, 0, 0, 0, time.UTC)},
 	}, busy[agentCal])

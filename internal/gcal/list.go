@@ -7,25 +7,14 @@ import (
 	"time"
 
 	"google.golang.org/api/calendar/v3"
-)
 
-// Event is what reconciliation needs to know of a calendar event.
-type Event struct {
-	ID      string
-	Summary string
-	Start   time.Time
-	End     time.Time
-	// Ours is set for events bookingsaga wrote; RequestKey and BookingID
-	// are then read from its private properties.
-	Ours       bool
-	RequestKey string
-	BookingID  string
-}
+	"github.com/bookingsaga/bookingsaga/internal/calendars"
+)
 
 // Events lists the live events of a calendar that overlap [from, to),
 // ours and anyone else's.
-func (m *Mirror) Events(ctx context.Context, calendarID string, from, to time.Time) ([]Event, error) {
-	var out []Event
+func (m *Mirror) Events(ctx context.Context, calendarID string, from, to time.Time) ([]calendars.Event, error) {
+	var out []calendars.Event
 	page := ""
 	for {
 		var res *calendar.Events
@@ -45,13 +34,7 @@ func (m *Mirror) Events(ctx context.Context, calendarID string, from, to time.Ti
 			if ev.Status == "cancelled" {
 				continue
 			}
-			e := Event{ID: ev.Id, Summary: ev.Summary, Start: eventInstant(ev.Start), End: eventInstant(ev.End)}
-			// Ours means our mark *and* the id we derive from its key: a copy
-			// of one of our events under another id is someone else's.
-			if p := ev.ExtendedProperties; p != nil && p.Private[propManaged] == "1" && ev.Id == EventID(p.Private[propRequestKey]) {
-				e.Ours, e.RequestKey, e.BookingID = true, p.Private[propRequestKey], p.Private[propBookingID]
-			}
-			out = append(out, e)
+			out = append(out, neutral(ev))
 		}
 		if page = res.NextPageToken; page == "" {
 			return out, nil
@@ -74,7 +57,7 @@ func eventInstant(t *calendar.EventDateTime) time.Time {
 
 // Lookup returns the event of a booking in a calendar, tombstones
 // included; nil when the calendar has no such event.
-func (m *Mirror) Lookup(ctx context.Context, calendarID, requestKey string) (*calendar.Event, error) {
+func (m *Mirror) Lookup(ctx context.Context, calendarID, requestKey string) (*calendars.Event, error) {
 	ev, err := m.get(ctx, calendarID, EventID(requestKey))
 	if isStatus(err, http.StatusNotFound) {
 		return nil, nil
@@ -82,5 +65,17 @@ func (m *Mirror) Lookup(ctx context.Context, calendarID, requestKey string) (*ca
 	if err != nil {
 		return nil, fmt.Errorf("gcal lookup %s: %w", requestKey, err)
 	}
-	return ev, nil
+	out := neutral(ev)
+	return &out, nil
+}
+
+// neutral is a Google event in bookingsaga's terms. Ours means our mark
+// *and* the id we derive from its key: a copy of one of our events under
+// another id is someone else's.
+func neutral(ev *calendar.Event) calendars.Event {
+	e := calendars.Event{ID: ev.Id, Summary: ev.Summary, Status: ev.Status, Start: eventInstant(ev.Start), End: eventInstant(ev.End)}
+	if p := ev.ExtendedProperties; p != nil && p.Private[propManaged] == "1" && ev.Id == EventID(p.Private[propRequestKey]) {
+		e.Ours, e.RequestKey, e.BookingID = true, p.Private[propRequestKey], p.Private[propBookingID]
+	}
+	return e
 }

@@ -2,7 +2,7 @@
 // copies of the store's bookings: the worker writes them, and the agent
 // API and the ops CLI read them (free/busy for availability, a booking's
 // timeline). One configuration, read from the same flags and environment
-// by every process.
+// by every process; Catalog builds the catalogue's reads over them.
 package mirrors
 
 import (
@@ -13,9 +13,13 @@ import (
 	"os"
 	"time"
 
+	"go.uber.org/zap"
+
+	"github.com/bookingsaga/bookingsaga/internal/catalog"
 	"github.com/bookingsaga/bookingsaga/internal/crm"
 	"github.com/bookingsaga/bookingsaga/internal/gcal"
 	"github.com/bookingsaga/bookingsaga/internal/retry"
+	"github.com/bookingsaga/bookingsaga/internal/store"
 )
 
 // Config says where the calendar and the CRM are. Empty means that mirror
@@ -88,4 +92,20 @@ func (c Config) CRM() (crm.CRM, error) {
 		return nil, nil
 	}
 	return crm.NewHTTP(crm.Config{BaseURL: c.CRMBaseURL, Token: c.CRMToken, Timeout: c.CRMTimeout, Retry: retry.Default()})
+}
+
+// Catalog builds the catalogue's reads over st and the mirrors configured.
+func (c Config) Catalog(ctx context.Context, st *store.Store, log *zap.Logger) (*catalog.Catalog, error) {
+	cat := &catalog.Catalog{Store: st, Log: log}
+	cal, err := c.Calendar(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if cal != nil { // a nil *gcal.Mirror in the interface would not be nil
+		cat.Calendar = cal
+	}
+	if cat.CRM, err = c.CRM(); err != nil {
+		return nil, err
+	}
+	return cat, nil
 }
