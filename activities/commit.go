@@ -83,7 +83,12 @@ func (a *Activities) recheck(ctx context.Context, in booking.Intent) (busy []boo
 		rctx, cancel = context.WithTimeout(rctx, time.Until(dl)/recheckShare)
 		defer cancel()
 	}
-	blocks, err := a.reads().Blocks(rctx, in.Resources(), in.StartsAt, in.EndsAt)
+	// A team's members each count: the store passes over a busy one.
+	ids, err := a.reads().Resources(rctx, in)
+	if err != nil {
+		return nil, false // the store refuses the unknown team itself
+	}
+	blocks, err := a.reads().Blocks(rctx, ids, in.StartsAt, in.EndsAt)
 	if err != nil {
 		activity.GetLogger(ctx).Warn("calendar re-check skipped; the store decides alone", "error", err)
 	}

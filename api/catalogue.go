@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -110,7 +111,7 @@ func (s *Server) putPool(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) getPool(w http.ResponseWriter, r *http.Request) error {
 	p, err := s.client.Pool(r.Context(), r.PathValue("id"))
 	if err != nil {
-		return err
+		return notFound(err, booking.CodeUnknownPool)
 	}
 	return writeJSON(w, http.StatusOK, p)
 }
@@ -118,7 +119,7 @@ func (s *Server) getPool(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) getResource(w http.ResponseWriter, r *http.Request) error {
 	res, err := s.client.Resource(r.Context(), r.PathValue("id"))
 	if err != nil {
-		return err
+		return notFound(err, booking.CodeUnknownResource)
 	}
 	return writeJSON(w, http.StatusOK, ResourceAnswer{ID: res.ID, ResourceBody: ResourceBody{Kind: res.Kind, Capacity: res.Capacity,
 		TimeZone: res.TimeZone, BufferBeforeMinutes: res.BufferBeforeMinutes, BufferAfterMinutes: res.BufferAfterMinutes,
@@ -134,6 +135,16 @@ func (s *Server) getPolicy(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, http.StatusOK, PolicyBody{Version: p.Version, SlotMinutes: p.SlotMinutes, BufferBeforeMinutes: p.DefaultBufferBeforeMinutes,
 		BufferAfterMinutes: p.DefaultBufferAfterMinutes, OpensAt: hhmm(p.OpensAt), ClosesAt: hhmm(p.ClosesAt),
 		HoldTTLMinutes: int(p.HoldTTL.Minutes()), MinNoticeMinutes: int(p.MinNotice.Minutes()), HorizonDays: p.HorizonDays})
+}
+
+// notFound answers a read of something that does not exist with 404 and
+// its code: a GET names it in its path, so it is not malformed input.
+func notFound(err error, code booking.Code) error {
+	var rej *booking.Rejection
+	if errors.As(err, &rej) && rej.Code == code {
+		return &Error{Status: http.StatusNotFound, Code: string(code), Message: rej.Message}
+	}
+	return err
 }
 
 // bookings is GET /v1/bookings: with ?reference=, the receipt of the

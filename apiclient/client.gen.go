@@ -5302,12 +5302,12 @@ type GetV1PoolsIdResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Pool
-	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *Error
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Error
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
 	// Headers429 the parsed response headers for an HTTP 429 response
@@ -5319,11 +5319,6 @@ func (r GetV1PoolsIdResponse) GetJSON200() *Pool {
 	return r.JSON200
 }
 
-// GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetV1PoolsIdResponse) GetJSON400() *Error {
-	return r.JSON400
-}
-
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r GetV1PoolsIdResponse) GetJSON401() *Error {
 	return r.JSON401
@@ -5332,6 +5327,11 @@ func (r GetV1PoolsIdResponse) GetJSON401() *Error {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r GetV1PoolsIdResponse) GetJSON403() *Error {
 	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetV1PoolsIdResponse) GetJSON404() *Error {
+	return r.JSON404
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -5454,12 +5454,12 @@ type GetV1ResourcesIdResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Resource
-	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *Error
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Error
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
 	// Headers429 the parsed response headers for an HTTP 429 response
@@ -5471,11 +5471,6 @@ func (r GetV1ResourcesIdResponse) GetJSON200() *Resource {
 	return r.JSON200
 }
 
-// GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetV1ResourcesIdResponse) GetJSON400() *Error {
-	return r.JSON400
-}
-
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r GetV1ResourcesIdResponse) GetJSON401() *Error {
 	return r.JSON401
@@ -5484,6 +5479,11 @@ func (r GetV1ResourcesIdResponse) GetJSON401() *Error {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r GetV1ResourcesIdResponse) GetJSON403() *Error {
 	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetV1ResourcesIdResponse) GetJSON404() *Error {
+	return r.JSON404
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -7749,13 +7749,6 @@ func ParseGetV1PoolsIdResponse(rsp *http.Response) (*GetV1PoolsIdResponse, error
 		}
 		response.JSON200 = &dest
 
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest Error
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON400 = &dest
-
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -7769,6 +7762,13 @@ func ParseGetV1PoolsIdResponse(rsp *http.Response) (*GetV1PoolsIdResponse, error
 			return nil, err
 		}
 		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest Error
@@ -7883,13 +7883,6 @@ func ParseGetV1ResourcesIdResponse(rsp *http.Response) (*GetV1ResourcesIdRespons
 		}
 		response.JSON200 = &dest
 
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest Error
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON400 = &dest
-
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -7903,6 +7896,13 @@ func ParseGetV1ResourcesIdResponse(rsp *http.Response) (*GetV1ResourcesIdRespons
 			return nil, err
 		}
 		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest Error

@@ -195,7 +195,11 @@ type AvailabilityQuery struct {
 	AgentID    string
 	// AgentPool, in place of AgentID, offers a slot when any member is
 	// free.
-	AgentPool      string
+	AgentPool string
+	// Blocked, when set, reports whether the calendars show any of a set
+	// of resources busy over a slot (events written past the service); a
+	// slot is offered only with a set it does not block.
+	Blocked        func(start, end time.Time, resourceIDs []string) bool `json:"-"`
 	ExtraResources []string
 	From, To       time.Time
 	// Duration defaults to the policy's slot length.

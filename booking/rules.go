@@ -58,6 +58,7 @@ type OpenRange struct {
 const (
 	maxRanges  = 64
 	maxTimeOff = 200
+	maxDays    = 3660
 )
 
 var weekdays = []string{"sun", "mon", "tue", "wed", "thu", "fri", "sat"}
@@ -77,8 +78,8 @@ func (r *Rules) Validate(loc *time.Location) error {
 	switch {
 	case r.DailyLimit < 0 || r.WeeklyLimit < 0:
 		return Rejectf(CodeInvalidLimit, "daily_limit and weekly_limit must not be negative")
-	case r.MinNoticeMinutes < 0 || r.HorizonDays < 0:
-		return Rejectf(CodeInvalidLimit, "min_notice_minutes and horizon_days must not be negative")
+	case r.MinNoticeMinutes < 0 || r.HorizonDays < 0 || r.MinNoticeMinutes > maxDays*24*60 || r.HorizonDays > maxDays:
+		return Rejectf(CodeInvalidLimit, "min_notice_minutes and horizon_days must be 0 to %d days", maxDays)
 	case len(r.Hours) > maxRanges || len(r.Overrides) > maxRanges || len(r.TimeOff) > maxTimeOff:
 		return Rejectf(CodeInvalidHours, "at most %d weekly ranges, %d overrides and %d time-off ranges", maxRanges, maxRanges, maxTimeOff)
 	}
@@ -187,11 +188,15 @@ func (r *Rules) Open(start, end time.Time, loc *time.Location, p Policy, window 
 	}
 	ranges, why := r.ranges(start, loc)
 	from, to, oneDay := daySeconds(start, end, loc)
+	// On the night the clock is set back, a booking over the repeated
+	// hour can end at an earlier wall time than it starts: it then takes
+	// every wall time between the two, and the range must hold them all.
+	lo, hi := min(from, to), max(from, to)
 	inside := false
 	for _, h := range ranges {
 		opens, _ := clockMinutes(h.Opens)
 		closes, _ := clockMinutes(h.Closes)
-		inside = inside || oneDay && from >= opens*60 && to <= closes*60
+		inside = inside || oneDay && lo >= opens*60 && hi <= closes*60
 	}
 	if !inside {
 		return Rejectf(CodeOutsideHours, "%s to %s is outside the hours of this resource %s", localtime.Render(start, loc),

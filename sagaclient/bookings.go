@@ -135,7 +135,7 @@ func (c *Client) Hold(ctx context.Context, key string, req booking.CommitRequest
 func (c *Client) alternatives(ctx context.Context, in booking.Intent) []receipt.Slot {
 	for _, w := range [][2]time.Duration{{-6 * time.Hour, 6 * time.Hour}, {6 * time.Hour, 7 * 24 * time.Hour}} {
 		av, err := c.Availability(ctx, booking.AvailabilityQuery{PropertyID: in.PropertyID, AgentID: in.AgentID,
-			ExtraResources: in.ExtraResources, From: in.StartsAt.Add(w[0]), To: in.StartsAt.Add(w[1]),
+			AgentPool: in.AgentPool, ExtraResources: in.ExtraResources, From: in.StartsAt.Add(w[0]), To: in.StartsAt.Add(w[1]),
 			Duration: in.EndsAt.Sub(in.StartsAt)})
 		if err != nil {
 			return nil

@@ -43,8 +43,16 @@ func Run(ctx context.Context, cfg Config, logger *zap.Logger) error {
 // set, is called once the worker is about to poll.
 func start(ctx context.Context, cfg Config, logger *zap.Logger, m *metrics.Metrics, ready func()) error {
 	defer m.Close()
-	err := run(ctx, cfg, logger, m, ready)
-	if err != nil && ctx.Err() != nil {
+	serving := false
+	err := run(ctx, cfg, logger, m, func() {
+		serving = true
+		if ready != nil {
+			ready()
+		}
+	})
+	// Only an interrupt before the worker served is a clean stop: a
+	// failure while serving or draining is reported as one.
+	if err != nil && ctx.Err() != nil && !serving {
 		logger.Info("worker stopped cleanly", zap.String("while", "starting"), zap.NamedError("interrupted", err))
 		return nil
 	}

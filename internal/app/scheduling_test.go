@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/converter"
+	"google.golang.org/api/calendar/v3"
 
 	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/booking"
@@ -244,6 +245,11 @@ func TestFiveCallersRaceForATeamOfThree(t *testing.T) {
 	}
 	require.Len(t, agents, 3)
 	require.Equal(t, 2, conflicts)
+	for _, r := range got {
+		if r.Status == receipt.StatusConflict {
+			require.NotEmpty(t, r.Alternatives, "a team's conflict offers other times")
+		}
+	}
 	for i, key := range keys {
 		var again receipt.Receipt
 		require.Equal(t, http.StatusOK, f.call("POST", apiURL+"/v1/bookings", body(key), &again))
@@ -255,4 +261,47 @@ func TestFiveCallersRaceForATeamOfThree(t *testing.T) {
 	var av api.AvailabilityAnswer
 	require.Equal(t, http.StatusOK, f.call("GET", apiURL+"/v1/availability?"+q.Encode(), nil, &av))
 	require.Len(t, av.Slots, 1, "the team is full at the raced time, free half an hour later")
+}
+
+// A team booking reads each member's calendar: a member with a hand-typed
+// event is passed over, a slot where every member is busy is neither
+// offered nor booked, and its conflict comes with alternatives.
+func TestATeamBookingReadsEachMembersCalendar(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	st := f.acts.Store
+	require.NoError(t, st.UpsertResource(f.ctx, booking.Resource{ID: "hall", Kind: "property", Capacity: 5, TimeZone: "Europe/Paris"}))
+	for _, id := range []string{"cal-a", "cal-b"} {
+		require.NoError(t, st.UpsertResource(f.ctx, booking.Resource{ID: id, Kind: "agent", Capacity: 1, TimeZone: "Europe/Paris", CalendarID: id + "@calendar.test"}))
+	}
+	require.NoError(t, st.PutPool(f.ctx, booking.Pool{ID: "pair", Members: []string{"cal-a", "cal-b"}}))
+	apiURL := f.serveAPI(api.Config{})
+	private := func(cal string, from, to time.Time) {
+		f.calendar.Put(cal, &calendar.Event{Id: "private" + fmt.Sprint(from.Unix()), Summary: "private",
+			Start: &calendar.EventDateTime{DateTime: from.Format(time.RFC3339)}, End: &calendar.EventDateTime{DateTime: to.Format(time.RFC3339)}})
+	}
+	body := func(start time.Time) api.BookingBody {
+		return api.BookingBody{RequestKey: uuid.NewString(), ExpectedPolicyVersion: policyVersion, Slot: api.Slot{PropertyID: "hall",
+			AgentPool: "pair", StartsAt: start.Format(time.RFC3339), TimeZone: "Europe/Paris", DurationMinutes: 30}}
+	}
+
+	private("cal-a@calendar.test", slot(t, 10), slot(t, 11))
+	var r receipt.Receipt
+	require.Equal(t, http.StatusOK, f.call("POST", apiURL+"/v1/bookings", body(slot(t, 10)), &r))
+	require.Equal(t, receipt.StatusConfirmed, r.Status)
+	require.Equal(t, "cal-b", r.AgentRef, "cal-a has a private event then")
+
+	private("cal-a@calendar.test", slot(t, 16), slot(t, 17))
+	private("cal-b@calendar.test", slot(t, 16), slot(t, 17))
+	q := url.Values{"property_id": {"hall"}, "agent_pool": {"pair"}, "from": {slot(t, 15).Format(time.RFC3339)}, "to": {slot(t, 18).Format(time.RFC3339)}}
+	var av api.AvailabilityAnswer
+	require.Equal(t, http.StatusOK, f.call("GET", apiURL+"/v1/availability?"+q.Encode(), nil, &av))
+	var offered []string
+	for _, s := range av.Slots {
+		offered = append(offered, s.LocalStart[len("2006-01-02T"):])
+	}
+	require.Equal(t, []string{"15:00", "15:30", "17:00", "17:30"}, offered)
+	require.Equal(t, http.StatusOK, f.call("POST", apiURL+"/v1/bookings", body(slot(t, 16)), &r))
+	require.Equal(t, receipt.StatusConflict, r.Status, "both members are busy in their calendars")
+	require.NotEmpty(t, r.Alternatives, "a team's conflict offers other times")
 }

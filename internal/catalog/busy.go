@@ -88,6 +88,17 @@ func Blocked(blocks []Block, start, end time.Time) []booking.Busy {
 	return out
 }
 
+// Only is blocks of the resources among ids.
+func Only(blocks []Block, ids []string) []Block {
+	var out []Block
+	for _, b := range blocks {
+		if slices.Contains(ids, b.res.ID) {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
 // watchCache keeps the resources whose calendars are re-checked for a
 // little while: they change rarely, and reading them on every commit would
 // cost the voice caller a round trip. A change is seen within watchTTL; the

@@ -49,23 +49,39 @@ type Catalog struct {
 // an offer, not a promise: only the commit decides. A calendar that cannot
 // be read leaves the store's slots as they are, with a warning logged.
 func (c *Catalog) Availability(ctx context.Context, q booking.AvailabilityQuery) (booking.Availability, error) {
-	av, err := c.Store.Availability(ctx, q)
+	ids, err := c.Resources(ctx, booking.Intent{PropertyID: q.PropertyID, AgentID: q.AgentID, AgentPool: q.AgentPool,
+		ExtraResources: q.ExtraResources})
 	if err != nil {
 		return booking.Availability{}, fmt.Errorf("availability %s: %w", q.PropertyID, err)
 	}
-	ids := append([]string{q.PropertyID, q.AgentID}, q.ExtraResources...)
 	blocks, err := c.Blocks(ctx, ids, q.From, q.To)
 	if err != nil && c.Log != nil {
 		c.Log.Warn("calendars not read; availability is the store's alone", zap.Error(err))
 	}
-	free := av.Slots[:0]
-	for _, s := range av.Slots {
-		if len(Blocked(blocks, s.StartsAt, s.EndsAt)) == 0 {
-			free = append(free, s)
-		}
+	if len(blocks) > 0 {
+		// Per set of resources the slot would take (each member of a
+		// team in turn), as the commit will judge it.
+		q.Blocked = func(start, end time.Time, ids []string) bool { return len(Blocked(Only(blocks, ids), start, end)) > 0 }
 	}
-	av.Slots = free
+	av, err := c.Store.Availability(ctx, q)
+	if err != nil {
+		return booking.Availability{}, fmt.Errorf("availability %s: %w", q.PropertyID, err)
+	}
 	return av, nil
+}
+
+// Resources are the resources whose calendars a booking of in may touch:
+// its own, and for a team every member (the commit chooses one).
+func (c *Catalog) Resources(ctx context.Context, in booking.Intent) ([]string, error) {
+	ids := in.Resources()
+	if in.AgentPool == "" {
+		return ids, nil
+	}
+	p, err := c.Store.Pool(ctx, in.AgentPool)
+	if err != nil {
+		return nil, err
+	}
+	return append(ids, p.Members...), nil
 }
 
 // Decision reads what the store decided on a key, or on the key behind a

@@ -48,8 +48,8 @@ var tables = map[Lang]map[string]string{
 		reasonKey(booking.CodeHoldExpired):          "the hold expired; select the slot again",
 		reasonKey(booking.CodeIntentExpired):        "the choice expired; select the slot again",
 		reasonKey(booking.CodeOutsideHours):         "the property or the agent is not available at that time",
-		reasonKey(booking.CodeTimeOff):              "the agent is away at that time",
-		reasonKey(booking.CodeLimitReached):         "the agent's day is full",
+		reasonKey(booking.CodeTimeOff):              "someone the viewing needs is away at that time",
+		reasonKey(booking.CodeLimitReached):         "that day is fully booked",
 		reasonKey(booking.CodeBeyondHorizon):        "that date is too far ahead to book yet",
 	},
 	Chinese: {
@@ -88,8 +88,8 @@ var tables = map[Lang]map[string]string{
 		reasonKey(booking.CodeHoldExpired):          "保留已过期，请重新选择时段",
 		reasonKey(booking.CodeIntentExpired):        "选择已过期，请重新选择时段",
 		reasonKey(booking.CodeOutsideHours):         "房源或经纪人在这个时间不可预约",
-		reasonKey(booking.CodeTimeOff):              "经纪人这个时间休假",
-		reasonKey(booking.CodeLimitReached):         "经纪人当天的预约已满",
+		reasonKey(booking.CodeTimeOff):              "看房所需的人员这个时间不在",
+		reasonKey(booking.CodeLimitReached):         "当天的预约已满",
 		reasonKey(booking.CodeBeyondHorizon):        "这个日期太远，暂时不能预约",
 	},
 }

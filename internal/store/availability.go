@@ -111,13 +111,25 @@ func (s *Store) availability(ctx context.Context, tx pgx.Tx, q booking.Availabil
 		for i, g := range groups {
 			// The commit's own rules, on the real end: a slot that crosses
 			// a DST change is not as long on the wall clock.
-			if allowed(ruledGroups[i], start, end, *p, now) == nil && free(g, start, end) {
+			if allowed(ruledGroups[i], start, end, *p, now) == nil && free(g, start, end) && !blockedGroup(q, g, start, end) {
 				out.Slots = append(out.Slots, booking.Slot{StartsAt: start, EndsAt: end, LocalStart: start.In(loc).Format(localtime.Layout)})
 				break
 			}
 		}
 	}
 	return out, nil
+}
+
+// blockedGroup reports whether the calendars show one of g busy then.
+func blockedGroup(q booking.AvailabilityQuery, g []*freeBusy, start, end time.Time) bool {
+	if q.Blocked == nil {
+		return false
+	}
+	ids := make([]string, len(g))
+	for i, r := range g {
+		ids[i] = r.ID
+	}
+	return q.Blocked(start, end, ids)
 }
 
 // ruledOf is the resources as the time rules see them; the first is the

@@ -37,6 +37,8 @@ type commitState struct {
 	poolErr error
 	// startsRead is set once the resources' bookings' starts are read.
 	startsRead bool
+	// asked are the resources the request names itself.
+	asked []string
 }
 
 // replacedBooking is the booking a reschedule's commit releases in the
@@ -138,7 +140,7 @@ func readCommitState(ctx context.Context, conn *pgx.Conn, req CommitRequest, bud
 	res := conn.SendBatch(ctx, b)
 	defer func() { err = errors.Join(err, res.Close()) }()
 
-	st := &commitState{holding: req.Hold}
+	st := &commitState{holding: req.Hold, asked: asked}
 	for range 2 { // BEGIN, the budget
 		if _, err := res.Exec(); err != nil {
 			return nil, err

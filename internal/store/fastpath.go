@@ -178,7 +178,9 @@ WITH locked AS (
         count(*) = cardinality($12::text[])
         AND bool_and(rs.version = $9 AND rs.capacity = 1 AND rs.plain AND $17::int >= rs.opens AND $18::int <= rs.closes
             AND $6::timestamptz >= rs.now + make_interval(mins => rs.min_notice_minutes)
-            AND (rs.horizon_days = 0 OR $6::timestamptz <= rs.now + make_interval(days => rs.horizon_days)))
+            -- Whole 24-hour days, as the full path counts them (a calendar
+            -- day in the session's zone is 23 or 25 hours across DST).
+            AND (rs.horizon_days = 0 OR $6::timestamptz <= rs.now + make_interval(hours => 24 * rs.horizon_days)))
         AND bool_or(rs.resource_id = $3 AND rs.kind = 'property' AND rs.time_zone = $8)
         AND bool_or(rs.resource_id = $4 AND rs.kind = 'agent')
         AND $16::boolean

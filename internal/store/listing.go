@@ -76,30 +76,59 @@ func (s *Store) OutsideRules(ctx context.Context, limit int) ([]booking.OutsideR
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)
-	rows, err = s.pool.Query(ctx, "SELECT "+bookingColumns+` FROM booking
-WHERE status = 'confirmed' AND starts_at >= $1 AND (property_id = ANY($2) OR agent_id = ANY($2) OR extra_resource_ids && $2)
-ORDER BY starts_at, request_key LIMIT 1000`, s.now(), ids)
-	if err != nil {
-		return nil, fmt.Errorf("outside rules: %w", err)
-	}
-	bookings, err := collectBookings(rows)
-	if err != nil {
-		return nil, fmt.Errorf("outside rules: %w", err)
-	}
 	var out []booking.OutsideRules
-	for _, b := range bookings {
+	after := booking.Cursor{StartsAt: s.now()}
+	for len(out) < limit {
+		page, err := s.confirmedOn(ctx, ids, after)
+		if err != nil {
+			return nil, fmt.Errorf("outside rules: %w", err)
+		}
+		out = appendOutside(out, page, limit, func(id string) (*booking.Rules, string, bool) {
+			r, ok := ruledBy[id]
+			return r.rules, r.zone, ok
+		})
+		if len(page) < outsidePage {
+			break
+		}
+		last := page[len(page)-1]
+		after = booking.Cursor{StartsAt: last.Intent.StartsAt, RequestKey: last.RequestKey}
+	}
+	return out, nil
+}
+
+// outsidePage is how many bookings OutsideRules reads at a time.
+const outsidePage = 1000
+
+// confirmedOn is a page of the confirmed bookings after a cursor that use
+// any of ids.
+func (s *Store) confirmedOn(ctx context.Context, ids []string, after booking.Cursor) ([]booking.Booking, error) {
+	rows, err := s.pool.Query(ctx, "SELECT "+bookingColumns+` FROM booking
+WHERE status = 'confirmed' AND (starts_at, request_key) > ($1, $2)
+  AND (property_id = ANY($3) OR agent_id = ANY($3) OR extra_resource_ids && $3)
+ORDER BY starts_at, request_key LIMIT $4`, after.StartsAt, after.RequestKey, ids, outsidePage)
+	if err != nil {
+		return nil, err
+	}
+	return collectBookings(rows)
+}
+
+// appendOutside adds the bookings of page that a resource's rules no
+// longer allow, up to limit in all.
+func appendOutside(out []booking.OutsideRules, page []booking.Booking, limit int,
+	rulesOf func(id string) (*booking.Rules, string, bool)) []booking.OutsideRules {
+	for _, b := range page {
 		for _, rid := range b.Intent.Resources() {
-			r, ok := ruledBy[rid]
+			rules, zone, ok := rulesOf(rid)
 			if !ok {
 				continue
 			}
-			loc, err := localtime.LoadZone(r.zone)
+			loc, err := localtime.LoadZone(zone)
 			if err != nil {
 				continue
 			}
 			// The policy's window is not re-judged: it is versioned, and a
 			// booking keeps the version it was made under.
-			if err := r.rules.Open(b.Intent.StartsAt, b.Intent.EndsAt, loc, booking.Policy{}, false); err != nil {
+			if err := rules.Open(b.Intent.StartsAt, b.Intent.EndsAt, loc, booking.Policy{}, false); err != nil {
 				out = append(out, booking.OutsideRules{RequestKey: b.RequestKey, ResourceID: rid, StartsAt: b.Intent.StartsAt, Reason: err.Error()})
 				break
 			}
@@ -108,5 +137,5 @@ ORDER BY starts_at, request_key LIMIT 1000`, s.now(), ids)
 			break
 		}
 	}
-	return out, nil
+	return out
 }

@@ -98,13 +98,19 @@ func (st *commitState) choose(req CommitRequest, now time.Time) (CommitRequest, 
 			busy = append(busy, b...)
 			continue
 		}
+		if b := view.calendarBusy(req.CalendarBusy); len(b) > 0 {
+			busy = append(busy, b...)
+			continue
+		}
+		// What the calendars show of the others is not this booking's.
+		try.CalendarBusy = nil
 		return try, view, nil, nil
 	}
 	if len(busy) > 0 {
 		return req, st, busy, nil
 	}
 	if refusal == nil {
-		refusal = booking.Rejectf(booking.CodeEmptyPool, "pool %s has no agent left", req.Intent.AgentPool)
+		refusal = booking.Rejectf(booking.CodeEmptyPool, "pool %s has no member that can be this booking's agent", req.Intent.AgentPool)
 	}
 	return req, st, nil, refusal
 }
@@ -120,7 +126,9 @@ func (st *commitState) byFairness(start time.Time) []*lockedResource {
 	}
 	var out []ranked
 	for _, r := range st.resources {
-		if !slices.Contains(st.members, r.ID) {
+		// A member the request names as another resource (a key holder)
+		// cannot also be its agent.
+		if !slices.Contains(st.members, r.ID) || slices.Contains(st.asked, r.ID) {
 			continue
 		}
 		loc := time.UTC
@@ -162,6 +170,17 @@ func compareStrings(a, b string) int {
 		return 1
 	}
 	return 0
+}
+
+// calendarBusy is what the calendars showed busy of st's resources.
+func (st *commitState) calendarBusy(all []booking.Busy) []booking.Busy {
+	var out []booking.Busy
+	for _, b := range all {
+		if st.resource(b.ResourceID) != nil {
+			out = append(out, b)
+		}
+	}
+	return out
 }
 
 // narrow is st seen through one intent: its resources only.

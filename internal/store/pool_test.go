@@ -123,3 +123,41 @@ func TestBadPoolsAreRefusedWithTheirCode(t *testing.T) {
 	requireCode(t, err, booking.CodeDuplicateResource)
 	require.Equal(t, before, f.count(t))
 }
+
+// A member also named among the booking's other resources cannot be its
+// agent too: it is passed over, and a pool left without anyone is a
+// refusal. Before, it was chosen, written twice into the occupancy and the
+// commit failed as contention, forever.
+func TestAPoolMemberNamedAsAnExtraIsPassedOver(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	require.NoError(t, f.store.UpsertResource(f.ctx, booking.Resource{ID: "hall", Kind: "property", Capacity: 5, TimeZone: "Europe/Paris"}))
+	require.NoError(t, f.store.PutPool(f.ctx, booking.Pool{ID: "team", Members: []string{agent(1), agent(2)}}))
+	require.NoError(t, f.store.PutPool(f.ctx, booking.Pool{ID: "solo", Members: []string{agent(1)}}))
+
+	in := poolSlot("hall", "team", 9, "10:00", "10:30")
+	in.ExtraResources = []string{agent(1)}
+	out, err := f.store.Commit(f.ctx, commitReq("extra-member", in))
+	require.NoError(t, err)
+	require.Equal(t, agent(2), out.Booking.Intent.AgentID)
+
+	solo := poolSlot("hall", "solo", 9, "11:00", "11:30")
+	solo.ExtraResources = []string{agent(1)}
+	_, err = f.store.Commit(f.ctx, commitReq("only-the-extra", solo))
+	requireCode(t, err, booking.CodeEmptyPool)
+}
+
+// A weekly limit counts the resource's ISO week, in its zone.
+func TestAWeeklyLimitCountsTheWeek(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.rules(t, "weekly-agent", "agent", booking.Rules{WeeklyLimit: 2})
+	_, err := f.store.Commit(f.ctx, commitReq("w1", slotOn("paris", "weekly-agent", 8, "10:00", "10:30"))) // Tuesday
+	require.NoError(t, err)
+	_, err = f.store.Commit(f.ctx, commitReq("w2", slotOn("duo", "weekly-agent", 11, "10:00", "10:30"))) // Friday
+	require.NoError(t, err)
+	_, err = f.store.Commit(f.ctx, commitReq("w3", slotOn("paris", "weekly-agent", 12, "10:00", "10:30"))) // Saturday
+	requireCode(t, err, booking.CodeLimitReached)
+	_, err = f.store.Commit(f.ctx, commitReq("w4", slotOn("paris", "weekly-agent", 14, "10:00", "10:30"))) // next Monday
+	require.NoError(t, err)
+}
