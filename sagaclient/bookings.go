@@ -68,7 +68,7 @@ func (c *Client) seal(ctx context.Context, key string, req *booking.CommitReques
 	}
 	sealed, err := c.opts.Contacts.SealContact(ctx, key, *req.Contact)
 	if err != nil {
-		return fmt.Errorf("seal contact %s: %w", key, err)
+		return err // the sealer names the operation and the key
 	}
 	req.Contact = sealed
 	return nil
