@@ -141,6 +141,10 @@ func bookings(ctx context.Context, sc *sagaclient.Client, args []string, out io.
 	if *asJSON {
 		return printJSON(out, all)
 	}
+	if len(all) == 0 {
+		_, err := fmt.Fprintln(out, "No bookings.")
+		return err
+	}
 	w := tabwriter.NewWriter(out, 0, 2, 2, ' ', 0)
 	fmt.Fprintln(w, "local start\tstatus\tproperty\tagent\treference\trequest_key")
 	for _, b := range all {

@@ -144,13 +144,20 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	opts.Logger = zaplog.New(logger.WithOptions(zap.IncreaseLevel(zap.WarnLevel)))
-	tc, err := client.Dial(opts)
+	cmd, rest := fs.Arg(0), fs.Args()[1:]
+	// The server dials at once, so a wrong address stops it at start-up;
+	// commands dial on their first call, so reads of the store work
+	// while Temporal is down.
+	dial := client.NewLazyClient
+	if cmd == "serve" {
+		dial = client.Dial
+	}
+	tc, err := dial(opts)
 	if err != nil {
 		return fmt.Errorf("connect temporal at %s: %w", cfg.Temporal.Address, err)
 	}
 	defer tc.Close()
 	sco := sagaclient.Options{TaskQueue: cfg.TaskQueue, Settings: workflows.Settings{CommitWait: cfg.CommitWait}}
-	cmd, rest := fs.Arg(0), fs.Args()[1:]
 	if cmd == "serve" {
 		return serve(ctx, tc, cfg, sco, logger, rest)
 	}
