@@ -23,16 +23,17 @@ import (
 )
 
 // Calendar is the calendar mirror the activities write to, in the
-// project's own terms (internal/calendars); *gcal.Mirror, Google's
-// adapter, implements it.
+// project's own terms (internal/calendars); calendars.Router implements
+// it over Google's and Microsoft's adapters.
 type Calendar interface {
 	Upsert(ctx context.Context, b calendars.Booking) (calendars.Synced, error)
-	Delete(ctx context.Context, calendarID, requestKey, bookingID string) error
-	Events(ctx context.Context, calendarID string, from, to time.Time) ([]calendars.Event, error)
-	Lookup(ctx context.Context, calendarID, requestKey string) (*calendars.Event, error)
-	FreeBusy(ctx context.Context, calendarIDs []string, from, to time.Time) (map[string][]calendars.Interval, error)
-	// EventID is the id a booking's event has, or will have.
-	EventID(requestKey string) string
+	Delete(ctx context.Context, cal calendars.Ref, requestKey, bookingID string) error
+	Events(ctx context.Context, cal calendars.Ref, from, to time.Time) ([]calendars.Event, error)
+	Lookup(ctx context.Context, cal calendars.Ref, requestKey string) (*calendars.Event, error)
+	FreeBusy(ctx context.Context, cals []calendars.Ref, from, to time.Time) (map[calendars.Ref][]calendars.Interval, error)
+	// EventID is the id a booking's event has before it is written, or ""
+	// when the calendar's provider assigns it on creation.
+	EventID(cal calendars.Ref, requestKey string) string
 }
 
 // Activities holds the dependencies of every activity.

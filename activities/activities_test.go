@@ -14,6 +14,7 @@ import (
 
 	"github.com/bookingsaga/bookingsaga/activities"
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/calendars"
 	"github.com/bookingsaga/bookingsaga/internal/gcal"
 	"github.com/bookingsaga/bookingsaga/internal/mirrorfake"
 	"github.com/bookingsaga/bookingsaga/internal/pgtest"
@@ -49,7 +50,7 @@ func setup(t *testing.T) *fixture {
 	t.Cleanup(srv.Close)
 	m, err := gcal.New(ctx, gcal.Config{Endpoint: srv.URL + "/calendar/v3/", NoAuth: true, CallTimeout: time.Second, Retry: retry.Default()})
 	require.NoError(t, err)
-	f := &fixture{t: t, acts: &activities.Activities{Store: st, Calendar: m}, cal: fake,
+	f := &fixture{t: t, acts: &activities.Activities{Store: st, Calendar: calendars.NewRouter(map[string]calendars.Provider{booking.ProviderGoogle: m})}, cal: fake,
 		day: time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, 2)}
 	var suite testsuite.WorkflowTestSuite
 	f.env = suite.NewTestActivityEnvironment()

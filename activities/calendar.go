@@ -23,10 +23,15 @@ func (a *Activities) SyncCalendar(ctx context.Context, in booking.KeyInput) (boo
 	}
 	var errs []error
 	permanent := true
-	for _, cal := range cals {
+	first := "" // the event id the store records: the first calendar's
+	for i, cal := range cals {
 		var err error
 		if b.Status == booking.StatusConfirmed {
-			_, err = a.Calendar.Upsert(ctx, calendarBooking(b, cal))
+			var synced calendars.Synced
+			synced, err = a.Calendar.Upsert(ctx, calendarBooking(b, cal))
+			if i == 0 {
+				first = synced.EventID
+			}
 		} else {
 			err = a.Calendar.Delete(ctx, cal, b.RequestKey, b.BookingID.String())
 		}
@@ -43,14 +48,13 @@ func (a *Activities) SyncCalendar(ctx context.Context, in booking.KeyInput) (boo
 	if b.Status != booking.StatusConfirmed {
 		return booking.SyncOutput{}, nil // the events are gone; there is no event id to report
 	}
-	id := a.Calendar.EventID(b.RequestKey)
-	if _, err := a.Store.RecordMirror(ctx, booking.MirrorRecord{RequestKey: b.RequestKey, ProviderEventID: id}); err != nil {
+	if _, err := a.Store.RecordMirror(ctx, booking.MirrorRecord{RequestKey: b.RequestKey, ProviderEventID: first}); err != nil {
 		return booking.SyncOutput{}, storeError("sync calendar", in.RequestKey, err)
 	}
-	return booking.SyncOutput{EventID: id}, nil
+	return booking.SyncOutput{EventID: first}, nil
 }
 
-func (a *Activities) bookingCalendars(ctx context.Context, key string) (booking.Booking, []string, error) {
+func (a *Activities) bookingCalendars(ctx context.Context, key string) (booking.Booking, []calendars.Ref, error) {
 	b, err := a.Store.Lookup(ctx, key)
 	if errors.Is(err, store.ErrNotFound) {
 		return booking.Booking{}, nil, rejectedError(booking.Rejectf(booking.CodeNotBooked, "no booking under this key"))
@@ -65,8 +69,8 @@ func (a *Activities) bookingCalendars(ctx context.Context, key string) (booking.
 	return b, cals, nil
 }
 
-func calendarBooking(b booking.Booking, calendarID string) calendars.Booking {
-	return calendars.Booking{CalendarID: calendarID, BookingID: b.BookingID.String(), RequestKey: b.RequestKey,
+func calendarBooking(b booking.Booking, cal calendars.Ref) calendars.Booking {
+	return calendars.Booking{Calendar: cal, BookingID: b.BookingID.String(), RequestKey: b.RequestKey,
 		PropertyRef: b.Intent.PropertyID, Reference: receipt.Reference(b.RequestKey),
 		StartsAt: b.Intent.StartsAt, EndsAt: b.Intent.EndsAt, TimeZone: b.Intent.TimeZone}
 }

@@ -26,27 +26,26 @@ func (a *Activities) ReconcileCalendar(ctx context.Context, in booking.WindowInp
 	if err != nil {
 		return rep, storeError("reconcile calendar", "", err)
 	}
-	listed := map[string][]calendars.Event{}
+	listed := map[calendars.Ref][]calendars.Event{}
+	byResource := map[string]calendars.Ref{}
 	for _, rc := range cals {
-		evs, err := a.Calendar.Events(ctx, rc.CalendarID, in.From, in.To)
+		cal := calendars.Ref{Provider: rc.Provider, ID: rc.CalendarID}
+		byResource[rc.ResourceID] = cal
+		evs, err := a.Calendar.Events(ctx, cal, in.From, in.To)
 		if err != nil {
-			return rep, mirrorError("reconcile calendar", rc.CalendarID, err, calendars.Permanent(err))
+			return rep, mirrorError("reconcile calendar", cal.String(), err, calendars.Permanent(err))
 		}
-		listed[rc.CalendarID] = evs
+		listed[cal] = evs
 		if in.After != (booking.Cursor{}) {
 			continue // our own events are checked once, on the first page
 		}
-		if err := a.reconcileOurEvents(ctx, rc.CalendarID, evs, &rep); err != nil {
+		if err := a.reconcileOurEvents(ctx, cal, evs, &rep); err != nil {
 			return rep, err
 		}
 	}
 	page, err := a.Store.BookingsStarting(ctx, in.From, in.To, in.After, in.Limit)
 	if err != nil {
 		return rep, storeError("reconcile calendar", "", err)
-	}
-	byResource := map[string]string{}
-	for _, rc := range cals {
-		byResource[rc.ResourceID] = rc.CalendarID
 	}
 	for _, b := range page {
 		if b.Status != booking.StatusConfirmed {
@@ -73,7 +72,7 @@ func (a *Activities) ReconcileCalendar(ctx context.Context, in booking.WindowInp
 
 // reconcileOurEvents removes our events whose booking is not confirmed and
 // puts moved ones back where the store says.
-func (a *Activities) reconcileOurEvents(ctx context.Context, cal string, evs []calendars.Event, rep *booking.CalendarReport) error {
+func (a *Activities) reconcileOurEvents(ctx context.Context, cal calendars.Ref, evs []calendars.Event, rep *booking.CalendarReport) error {
 	for _, ev := range evs {
 		if !ev.Ours {
 			continue
@@ -109,17 +108,17 @@ func (a *Activities) reconcileOurEvents(ctx context.Context, cal string, evs []c
 
 // reconcileBooking re-creates a confirmed booking's missing event and flags
 // foreign events over it.
-func (a *Activities) reconcileBooking(ctx context.Context, b booking.Booking, cal string, evs []calendars.Event, rep *booking.CalendarReport) error {
-	id, present := a.Calendar.EventID(b.RequestKey), false
+func (a *Activities) reconcileBooking(ctx context.Context, b booking.Booking, cal calendars.Ref, evs []calendars.Event, rep *booking.CalendarReport) error {
+	present := false
 	for _, ev := range evs {
-		if ev.ID == id {
+		if ev.Ours && ev.RequestKey == b.RequestKey {
 			present = true
 		}
 		if ev.Ours || !ev.Start.Before(b.Intent.EndsAt) || !ev.End.After(b.Intent.StartsAt) {
 			continue
 		}
 		created, err := a.Store.FlagDrift(ctx, booking.Flag{RequestKey: b.RequestKey, BookingID: b.BookingID,
-			Kind: "foreign_calendar_event", CalendarID: cal, EventID: ev.ID,
+			Kind: "foreign_calendar_event", CalendarID: cal.ID, EventID: ev.ID,
 			// Times only: the title of someone's private appointment is
 			// theirs, and the flag outlives contact retention.
 			Detail: fmt.Sprintf("%s–%s", ev.Start.Format(time.RFC3339), ev.End.Format(time.RFC3339))})

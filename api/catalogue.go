@@ -26,7 +26,10 @@ type ResourceBody struct {
 	BufferBeforeMinutes int    `json:"buffer_before_minutes"`
 	BufferAfterMinutes  int    `json:"buffer_after_minutes"`
 	CalendarID          string `json:"calendar_id,omitempty"`
-	DisplayName         string `json:"display_name,omitempty"`
+	// CalendarProvider is "google" (the default) or "microsoft", whose
+	// calendar_id is a Microsoft 365 user's or room's mailbox.
+	CalendarProvider string `json:"calendar_provider,omitempty"`
+	DisplayName      string `json:"display_name,omitempty"`
 	// Rules are its own hours, dates with other hours, time off, notice,
 	// horizon and limits; none is the policy's alone.
 	Rules *booking.Rules `json:"rules,omitempty"`
@@ -39,10 +42,11 @@ func (s *Server) putResource(w http.ResponseWriter, r *http.Request) error {
 	}
 	res := booking.Resource{ID: r.PathValue("id"), Kind: body.Kind, Capacity: body.Capacity, TimeZone: body.TimeZone,
 		BufferBeforeMinutes: body.BufferBeforeMinutes, BufferAfterMinutes: body.BufferAfterMinutes, CalendarID: body.CalendarID,
-		DisplayName: body.DisplayName, Rules: body.Rules}
+		CalendarProvider: body.CalendarProvider, DisplayName: body.DisplayName, Rules: body.Rules}
 	if err := s.client.PutResource(r.Context(), res); err != nil {
 		return err
 	}
+	body.CalendarProvider = res.Provider()
 	return writeJSON(w, http.StatusOK, ResourceAnswer{ID: res.ID, ResourceBody: body})
 }
 
@@ -123,7 +127,7 @@ func (s *Server) getResource(w http.ResponseWriter, r *http.Request) error {
 	}
 	return writeJSON(w, http.StatusOK, ResourceAnswer{ID: res.ID, ResourceBody: ResourceBody{Kind: res.Kind, Capacity: res.Capacity,
 		TimeZone: res.TimeZone, BufferBeforeMinutes: res.BufferBeforeMinutes, BufferAfterMinutes: res.BufferAfterMinutes,
-		CalendarID: res.CalendarID, DisplayName: res.DisplayName, Rules: res.Rules}})
+		CalendarID: res.CalendarID, CalendarProvider: res.Provider(), DisplayName: res.DisplayName, Rules: res.Rules}})
 }
 
 func (s *Server) getPolicy(w http.ResponseWriter, r *http.Request) error {

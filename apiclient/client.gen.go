@@ -405,6 +405,24 @@ func (e ReceiptStatus) Valid() bool {
 	}
 }
 
+// Defines values for ResourceCalendarProvider.
+const (
+	Google    ResourceCalendarProvider = "google"
+	Microsoft ResourceCalendarProvider = "microsoft"
+)
+
+// Valid indicates whether the value is a known member of the ResourceCalendarProvider enum.
+func (e ResourceCalendarProvider) Valid() bool {
+	switch e {
+	case Google:
+		return true
+	case Microsoft:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ResourceKind.
 const (
 	Agent     ResourceKind = "agent"
@@ -1125,10 +1143,15 @@ type Reschedule struct {
 
 // Resource defines model for Resource.
 type Resource struct {
-	BufferAfterMinutes  *int    `json:"buffer_after_minutes,omitempty"`
-	BufferBeforeMinutes *int    `json:"buffer_before_minutes,omitempty"`
-	CalendarId          *string `json:"calendar_id,omitempty"`
-	Capacity            int     `json:"capacity"`
+	BufferAfterMinutes  *int `json:"buffer_after_minutes,omitempty"`
+	BufferBeforeMinutes *int `json:"buffer_before_minutes,omitempty"`
+
+	// CalendarId A Google calendar id, or with calendar_provider microsoft a Microsoft 365 user's or room's mailbox.
+	CalendarId *string `json:"calendar_id,omitempty"`
+
+	// CalendarProvider Whose calendar calendar_id names; google when omitted.
+	CalendarProvider *ResourceCalendarProvider `json:"calendar_provider,omitempty"`
+	Capacity         int                       `json:"capacity"`
 
 	// DisplayName the name a caller hears; the voice tools speak it in place of the id
 	DisplayName *string      `json:"display_name,omitempty"`
@@ -1138,6 +1161,9 @@ type Resource struct {
 	Rules    *Rules `json:"rules,omitempty"`
 	TimeZone string `json:"time_zone"`
 }
+
+// ResourceCalendarProvider Whose calendar calendar_id names; google when omitted.
+type ResourceCalendarProvider string
 
 // ResourceKind defines model for Resource.Kind.
 type ResourceKind string

@@ -158,6 +158,7 @@ type CRMState struct {
 
 // CalendarState is the booking's event in one calendar.
 type CalendarState struct {
+	Provider   string
 	CalendarID string
 	Status     string // "none" when there is no event
 	Start, End time.Time

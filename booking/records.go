@@ -48,6 +48,10 @@ type Resource struct {
 	BufferBeforeMinutes int    `json:"buffer_before_minutes"`
 	BufferAfterMinutes  int    `json:"buffer_after_minutes"`
 	CalendarID          string `json:"calendar_id,omitempty"`
+	// CalendarProvider says whose calendar CalendarID names: "google" (a
+	// Google calendar id, the default) or "microsoft" (a Microsoft 365
+	// user's or room's mailbox). See Provider.
+	CalendarProvider string `json:"calendar_provider,omitempty"`
 	// DisplayName is the name a caller hears; the voice tools speak it in
 	// place of the id.
 	DisplayName string `json:"display_name,omitempty"`
@@ -68,12 +72,36 @@ func (r Resource) Validate() error {
 		return Rejectf(CodeInvalidResource, "capacity must be at least 1, got %d", r.Capacity)
 	case r.BufferBeforeMinutes < 0 || r.BufferBeforeMinutes > 1440 || r.BufferAfterMinutes < 0 || r.BufferAfterMinutes > 1440:
 		return Rejectf(CodeInvalidResource, "buffers must be 0 to 1440 minutes")
+	case r.CalendarProvider != "" && r.CalendarID == "":
+		return Rejectf(CodeInvalidResource, "calendar_provider %q names no calendar: set calendar_id too", r.CalendarProvider)
+	case r.CalendarProvider != "" && r.CalendarProvider != ProviderGoogle && r.CalendarProvider != ProviderMicrosoft:
+		return Rejectf(CodeInvalidResource, "calendar_provider %q is not one of google, microsoft", r.CalendarProvider)
+	case len(r.CalendarID) > 320:
+		return Rejectf(CodeInvalidResource, "calendar_id must be at most 320 characters")
 	}
 	loc, err := localtime.LoadZone(r.TimeZone)
 	if err != nil {
 		return Rejectf(CodeUnknownTimeZone, "time_zone %q is not an IANA zone", r.TimeZone)
 	}
 	return r.Rules.Validate(loc)
+}
+
+// The calendar providers a resource's calendar can live in.
+const (
+	ProviderGoogle    = "google"
+	ProviderMicrosoft = "microsoft"
+)
+
+// Provider is the provider of the resource's calendar: Google unless it
+// says otherwise, and none without a calendar.
+func (r Resource) Provider() string {
+	switch {
+	case r.CalendarID == "":
+		return ""
+	case r.CalendarProvider == "":
+		return ProviderGoogle
+	}
+	return r.CalendarProvider
 }
 
 // WatchedResource is a capacity-1 resource with a calendar, and the times
@@ -303,6 +331,7 @@ type OutsideRules struct {
 // ResourceCalendar is a resource that has a calendar.
 type ResourceCalendar struct {
 	ResourceID string
+	Provider   string
 	CalendarID string
 }
 

@@ -116,6 +116,10 @@ func TestComposeEnvironmentMatchesWhatTheBinariesRead(t *testing.T) {
 		"worker": {"DATABASE_URL", "TEMPORAL_ADDRESS", "TEMPORAL_NAMESPACE", "CALENDAR_CREDENTIALS_FILE", "CRM_BASE_URL", "CRM_TOKEN", "PAYLOAD_KEYS_FILE"},
 		"api":    {"DATABASE_URL", "TEMPORAL_ADDRESS", "TEMPORAL_NAMESPACE", "API_KEYS_FILE", "RETELL_API_KEY", "VAPI_SECRET", "VAPI_HMAC_SECRET", "PAYLOAD_KEYS_FILE"},
 	}
+	// Both write or read Microsoft 365 calendars with the same app.
+	for _, name := range []string{"worker", "api"} {
+		read[name] = append(read[name], "AZURE_TENANT_ID", "AZURE_CLIENT_ID", "AZURE_CLIENT_SECRET", "AZURE_CLIENT_CERTIFICATE_PATH")
+	}
 	for name, vars := range read {
 		for _, v := range vars {
 			_, ok := p.Services[name].Environment[v]

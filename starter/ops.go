@@ -107,7 +107,7 @@ func human(out io.Writer, v any) error {
 			fmt.Fprintf(w, "saga\t%s\tcalendar synced %v, crm synced %v\t%s\n", s.State, s.CalendarSynced, s.CRMSynced, s.LastError)
 		}
 		for _, c := range x.Calendar {
-			fmt.Fprintf(w, "calendar %s\t%s\t%s\n", c.CalendarID, c.Status, c.Start.Format(time.RFC3339))
+			fmt.Fprintf(w, "calendar %s:%s\t%s\t%s\n", c.Provider, c.CalendarID, c.Status, c.Start.Format(time.RFC3339))
 		}
 		if x.CRM != nil {
 			fmt.Fprintf(w, "crm %s\t%s\t%s\n", x.CRM.ID, x.CRM.Status, x.CRM.StartsAt.Format(time.RFC3339))

@@ -22,6 +22,7 @@ func parseConfig(args []string) (app.Config, error) {
 	fs.Float64Var(&c.APIRateLimit, "api-rate-limit", c.APIRateLimit, "dev: calls a second per API key (repeats of one call are free); 0 is no limit")
 	fs.StringVar(&c.TemporalUI, "temporal-ui", c.TemporalUI, "dev: the Temporal Web UI's address; empty for none")
 	fs.StringVar(&c.CalendarListen, "fake-calendar", c.CalendarListen, "dev: the fake Google Calendar's address (unless a real calendar is configured)")
+	fs.StringVar(&c.GraphListen, "fake-graph", c.GraphListen, "dev: the fake Microsoft 365 tenant's address (unless -microsoft-tenant is set)")
 	fs.StringVar(&c.CRMListen, "fake-crm", c.CRMListen, "dev: the fake CRM's address (unless -crm-url is set)")
 	fs.StringVar(&c.DatabaseURL, "database-url", c.DatabaseURL, "PostgreSQL connection string (env DATABASE_URL)")
 	c.Temporal.Register(fs)

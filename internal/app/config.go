@@ -32,6 +32,7 @@ type Config struct {
 	APIRateLimit   float64
 	TemporalUI     string
 	CalendarListen string
+	GraphListen    string
 	CRMListen      string
 
 	DatabaseURL string
@@ -79,6 +80,7 @@ func DefaultConfig() Config {
 		APIListen:         "127.0.0.1:8080",
 		TemporalUI:        "127.0.0.1:8233",
 		CalendarListen:    "127.0.0.1:8091",
+		GraphListen:       "127.0.0.1:8093",
 		CRMListen:         "127.0.0.1:8092",
 		DatabaseURL:       os.Getenv("DATABASE_URL"),
 		Temporal:          temporalclient.FromEnv(),

@@ -20,6 +20,7 @@ import (
 	"github.com/bookingsaga/bookingsaga/internal/devstack"
 	"github.com/bookingsaga/bookingsaga/internal/httpserve"
 	"github.com/bookingsaga/bookingsaga/internal/metrics"
+	"github.com/bookingsaga/bookingsaga/internal/mirrors"
 	"github.com/bookingsaga/bookingsaga/internal/store"
 	"github.com/bookingsaga/bookingsaga/internal/zaplog"
 	"github.com/bookingsaga/bookingsaga/payloadcodec"
@@ -53,6 +54,9 @@ func RunDev(ctx context.Context, cfg Config, logger *zap.Logger) error {
 	if !cfg.CalendarConfigured() {
 		opts.CalendarAddr = cfg.CalendarListen
 	}
+	if cfg.Microsoft.TenantID == "" {
+		opts.GraphAddr = cfg.GraphListen
+	}
 	if cfg.CRMBaseURL == "" {
 		opts.CRMAddr = cfg.CRMListen
 	}
@@ -64,6 +68,10 @@ func RunDev(ctx context.Context, cfg Config, logger *zap.Logger) error {
 	cfg.DatabaseURL = stack.DatabaseURL
 	if stack.CalendarURL != "" {
 		cfg.CalendarEndpoint, cfg.CalendarNoAuth = stack.CalendarURL+"/calendar/v3/", true
+	}
+	if stack.GraphURL != "" {
+		cfg.Microsoft = mirrors.Microsoft{TenantID: devstack.GraphApp.TenantID, ClientID: devstack.GraphApp.ClientID,
+			ClientSecret: devstack.GraphApp.ClientSecret, GraphEndpoint: stack.GraphURL + "/v1.0", LoginEndpoint: stack.GraphURL}
 	}
 	if stack.CRMURL != "" {
 		cfg.CRMBaseURL, cfg.CRMToken = stack.CRMURL, devstack.CRMToken
@@ -243,6 +251,9 @@ func banner(cfg Config, stack *devstack.Stack, keys [][2]string, took time.Durat
 	line("PostgreSQL", stack.DatabaseURL)
 	if stack.CalendarURL != "" {
 		line("fake calendar", stack.CalendarURL)
+	}
+	if stack.GraphURL != "" {
+		line("fake Microsoft 365", stack.GraphURL+" (Hugo's calendar)")
 	}
 	if stack.CRMURL != "" {
 		line("fake CRM", stack.CRMURL)

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
@@ -32,6 +33,7 @@ import (
 	"github.com/bookingsaga/bookingsaga/internal/devstack"
 	"github.com/bookingsaga/bookingsaga/internal/gcal"
 	"github.com/bookingsaga/bookingsaga/internal/localtime"
+	"github.com/bookingsaga/bookingsaga/internal/mirrorfake"
 	"github.com/bookingsaga/bookingsaga/internal/pgserver"
 	"github.com/bookingsaga/bookingsaga/receipt"
 )
@@ -93,7 +95,7 @@ func newDevStack(t *testing.T) *devStack {
 		_ = os.RemoveAll(dir)
 	})
 	d.args = []string{"run", "./worker", "-dev", "-data-dir", d.dataDir, "-api-listen", d.api,
-		"-temporal-address", d.frontal, "-temporal-ui", d.ui, "-fake-calendar", freeAddr(t), "-fake-crm", freeAddr(t), "-metrics-listen", freeAddr(t), "-codec-listen", freeAddr(t),
+		"-temporal-address", d.frontal, "-temporal-ui", d.ui, "-fake-calendar", freeAddr(t), "-fake-graph", freeAddr(t), "-fake-crm", freeAddr(t), "-metrics-listen", freeAddr(t), "-codec-listen", freeAddr(t),
 		"-pprof-listen", d.pprof}
 	return d
 }
@@ -278,7 +280,12 @@ func (d *devStack) healthy() bool {
 
 func (d *devStack) book(key string, start time.Time) receipt.Receipt {
 	d.t.Helper()
-	body, err := json.Marshal(map[string]any{"request_key": key, "property_id": "paris-marais-12", "agent_id": "agent-claire",
+	return d.bookWith(key, "agent-claire", start)
+}
+
+func (d *devStack) bookWith(key, agent string, start time.Time) receipt.Receipt {
+	d.t.Helper()
+	body, err := json.Marshal(map[string]any{"request_key": key, "property_id": "paris-marais-12", "agent_id": agent,
 		"starts_at": start.Format(time.RFC3339), "time_zone": "Europe/Paris", "duration_minutes": 30,
 		"expected_policy_version": devstack.DemoPolicy})
 	require.NoError(d.t, err)
@@ -469,11 +476,30 @@ func (d *devStack) tryBook(key string, start time.Time) (receipt.Receipt, bool) 
 }
 
 // TestDevStackFakesKeepTheirStateAcrossACrash: the whole stack killed
-// (SIGKILL, no clean stop) comes back with the fake calendar's events.
+// (SIGKILL, no clean stop) comes back with the fake calendars' events,
+// Google's and Microsoft 365's (Hugo's mailbox).
 func TestDevStackFakesKeepTheirStateAcrossACrash(t *testing.T) {
 	t.Parallel()
 	d := newDevStack(t)
 	calendarAddr := d.args[slices.Index(d.args, "-fake-calendar")+1]
+	graphAddr := d.args[slices.Index(d.args, "-fake-graph")+1]
+	inOutlook := func(key string) bool {
+		res, err := http.Get("http://" + graphAddr + "/_fake/events/" + devstack.HugoMailbox)
+		if err != nil {
+			return false
+		}
+		defer res.Body.Close()
+		var evs []mirrorfake.GraphEvent
+		if json.NewDecoder(res.Body).Decode(&evs) != nil {
+			return false
+		}
+		for _, ev := range evs {
+			if slices.Contains(slices.Collect(maps.Values(ev.Properties)), key) {
+				return true
+			}
+		}
+		return false
+	}
 	events := func() []calendar.Event {
 		res, err := http.Get("http://" + calendarAddr + "/_fake/events/paris-marais-12@demo.bookingsaga")
 		if err != nil {
@@ -501,12 +527,16 @@ func TestDevStackFakesKeepTheirStateAcrossACrash(t *testing.T) {
 	key := uuid.NewString()
 	require.Equal(t, receipt.StatusConfirmed, d.book(key, time.Date(day.Year(), day.Month(), day.Day(), 9, 0, 0, 0, loc)).Status)
 	require.Eventually(t, func() bool { return mirrored(key) }, 30*time.Second, 100*time.Millisecond, "the event was written")
+	hugo := uuid.NewString()
+	require.Equal(t, receipt.StatusConfirmed, d.bookWith(hugo, "agent-hugo", time.Date(day.Year(), day.Month(), day.Day(), 11, 0, 0, 0, loc)).Status)
+	require.Eventually(t, func() bool { return inOutlook(hugo) }, 30*time.Second, 100*time.Millisecond, "Hugo's event was written to Microsoft 365")
 
 	require.NoError(t, syscall.Kill(-d.cmd.Process.Pid, syscall.SIGKILL))
 	_ = d.cmd.Wait()
 	require.Eventually(t, func() bool { return !d.postgresRunning() }, 30*time.Second, 100*time.Millisecond, "the old stack is gone")
 	d.start()
 	require.True(t, mirrored(key), "the fake calendar kept its event through the crash")
+	require.True(t, inOutlook(hugo), "so did the fake Microsoft 365 tenant")
 }
 
 // TestDevStackDrainsTheAPIBeforeTheWorker: a SIGINT under load. Calls in

@@ -138,7 +138,7 @@ func TestReconcileRemovesAnOrphanEvent(t *testing.T) {
 	_, err := f.acts.Store.Release(f.ctx, store.ReleaseRequest{RequestKey: key})
 	require.NoError(t, err)
 	// And an event of ours whose booking never existed.
-	ghost := calendars.Booking{CalendarID: propertyCal, BookingID: uuid.NewString(), RequestKey: "never-committed", PropertyRef: "paris-11",
+	ghost := calendars.Booking{Calendar: calendars.Ref{Provider: booking.ProviderGoogle, ID: propertyCal}, BookingID: uuid.NewString(), RequestKey: "never-committed", PropertyRef: "paris-11",
 		Reference: "BS-GHOST", StartsAt: slot(t, 17), EndsAt: slot(t, 17).Add(30 * time.Minute), TimeZone: "Europe/Paris"}
 	_, err = f.acts.Calendar.Upsert(f.ctx, ghost)
 	require.NoError(t, err)

@@ -22,9 +22,9 @@ import (
 	"github.com/bookingsaga/bookingsaga/internal/catalog"
 	"github.com/bookingsaga/bookingsaga/internal/crm"
 	"github.com/bookingsaga/bookingsaga/internal/devstack"
-	"github.com/bookingsaga/bookingsaga/internal/gcal"
 	"github.com/bookingsaga/bookingsaga/internal/localtime"
 	"github.com/bookingsaga/bookingsaga/internal/mirrorfake"
+	"github.com/bookingsaga/bookingsaga/internal/mirrors"
 	"github.com/bookingsaga/bookingsaga/internal/pgtest"
 	"github.com/bookingsaga/bookingsaga/internal/retry"
 	"github.com/bookingsaga/bookingsaga/internal/store"
@@ -54,6 +54,14 @@ var temporalServer = sync.OnceValue(func() *temporaltest.TestServer {
 
 const policyVersion = "showing-policy-1"
 
+// The fake Microsoft 365 tenant's app, and the agent mailbox in it.
+const (
+	graphTenant  = "0c1d2e3f-0000-4000-8000-00000000aaaa"
+	graphClient  = "1d2e3f4a-0000-4000-8000-00000000bbbb"
+	graphSecret  = "graph-secret"
+	agentMailbox = "agent-ms@agency.example"
+)
+
 type fixture struct {
 	t        testing.TB
 	ctx      context.Context
@@ -61,6 +69,7 @@ type fixture struct {
 	acts     *activities.Activities
 	catalog  *catalog.Catalog
 	calendar *mirrorfake.Calendar
+	graph    *mirrorfake.Graph
 	crm      *mirrorfake.CRM
 	client   client.Client
 	queue    string
@@ -100,12 +109,17 @@ func fixtureOn(t testing.TB, pool *pgxpool.Pool) *fixture {
 	f := &fixture{t: t, ctx: ctx, pool: pool, calendar: mirrorfake.NewCalendar(), crm: mirrorfake.NewCRM("crm-token"),
 		client: temporalServer().GetDefaultClient(), queue: "q-" + strings.ReplaceAll(t.Name(), "/", "-"),
 		settings: workflows.Settings{MirrorAttemptTimeout: 3 * time.Second}}
-	calSrv, crmSrv := httptest.NewServer(f.calendar), httptest.NewServer(f.crm)
+	f.graph = mirrorfake.NewGraph(mirrorfake.GraphApp{TenantID: graphTenant, ClientID: graphClient, ClientSecret: graphSecret}, agentMailbox)
+	calSrv, crmSrv, graphSrv := httptest.NewServer(f.calendar), httptest.NewServer(f.crm), httptest.NewServer(f.graph)
 	f.calendarURL, f.crmURL = calSrv.URL, crmSrv.URL
 	t.Cleanup(func() { f.calendar.Release(); calSrv.Close() })
 	t.Cleanup(func() { f.crm.Release(); crmSrv.Close() })
+	t.Cleanup(func() { f.graph.Release(); graphSrv.Close() })
 	st := store.New(f.pool, store.Config{})
-	cal, err := gcal.New(ctx, gcal.Config{Endpoint: f.calendarURL + "/calendar/v3/", NoAuth: true, CallTimeout: 2 * time.Second, Retry: retry.Default()})
+	// Both providers, built as the worker builds them.
+	cal, err := mirrors.Config{CalendarEndpoint: f.calendarURL + "/calendar/v3/", CalendarNoAuth: true, CalendarTimeout: 2 * time.Second,
+		Microsoft: mirrors.Microsoft{TenantID: graphTenant, ClientID: graphClient, ClientSecret: graphSecret,
+			GraphEndpoint: graphSrv.URL + "/v1.0", LoginEndpoint: graphSrv.URL}}.Calendar(ctx)
 	require.NoError(t, err)
 	crmClient, err := crm.NewHTTP(crm.Config{BaseURL: f.crmURL, Token: "crm-token", Timeout: 2 * time.Second, Retry: retry.Default()})
 	require.NoError(t, err)

@@ -1,9 +1,11 @@
 // Package calendars is the calendar mirror in bookingsaga's own terms,
-// whatever the provider behind it (Google Calendar: internal/gcal): the
-// booking an event shows, what a write did, events as reconciliation
-// lists them, busy intervals, and the errors that say a write can never
-// succeed. The activities and the catalogue own the interfaces they call
-// through; providers speak these types, so none of theirs leaks past them.
+// whatever the provider behind it (Google Calendar: internal/gcal;
+// Microsoft 365 through Graph: internal/msgraph): the booking an event
+// shows, what a write did, events as reconciliation lists them, busy
+// intervals, and the errors that say a write can never succeed. The
+// activities and the catalogue own the interfaces they call through;
+// providers speak these types, so none of theirs leaks past them, and a
+// Router sends each call to the provider of its calendar.
 package calendars
 
 import (
@@ -12,9 +14,18 @@ import (
 	"time"
 )
 
+// Ref names one calendar: its provider (booking.ProviderGoogle or
+// booking.ProviderMicrosoft) and the provider's id for it (a Google
+// calendar id, or a Microsoft 365 user's or room's mailbox).
+type Ref struct {
+	Provider, ID string
+}
+
+func (r Ref) String() string { return r.Provider + ":" + r.ID }
+
 // Booking is what a calendar shows of a booking.
 type Booking struct {
-	CalendarID  string
+	Calendar    Ref
 	BookingID   string
 	RequestKey  string
 	PropertyRef string
@@ -57,10 +68,17 @@ type Interval struct{ Start, End time.Time }
 // overwritten; an operator has to look.
 type ForeignEventError struct {
 	CalendarID, EventID string
+	// Why says what gave it away, when there is more to say than "no
+	// marker of ours".
+	Why string
 }
 
 func (e *ForeignEventError) Error() string {
-	return fmt.Sprintf("event %s in calendar %s is not bookingsaga's; not overwritten", e.EventID, e.CalendarID)
+	msg := fmt.Sprintf("event %s in calendar %s is not bookingsaga's; not overwritten", e.EventID, e.CalendarID)
+	if e.Why != "" {
+		msg += " (" + e.Why + ")"
+	}
+	return msg
 }
 
 // RefusedError is a provider's final no (a 4xx other than timeouts and

@@ -36,10 +36,10 @@ func (c *Catalog) Blocks(ctx context.Context, ids []string, from, to time.Time) 
 	if err != nil || len(watched) == 0 {
 		return nil, err
 	}
-	var cals []string
+	var cals []calendars.Ref
 	before, after := 0, 0 // buffers are never negative
 	for _, w := range watched {
-		cals = append(cals, w.CalendarID)
+		cals = append(cals, Ref(w))
 		before, after = max(before, w.BufferBeforeMinutes), max(after, w.BufferAfterMinutes)
 	}
 	qFrom, qTo := from.Add(-minutes(before)), to.Add(minutes(after))
@@ -50,8 +50,8 @@ func (c *Catalog) Blocks(ctx context.Context, ids []string, from, to time.Time) 
 	blocks := make([]Block, 0, len(watched))
 	busy := false
 	for _, w := range watched {
-		blocks = append(blocks, Block{res: w, busy: periods[w.CalendarID]})
-		busy = busy || len(periods[w.CalendarID]) > 0
+		blocks = append(blocks, Block{res: w, busy: periods[Ref(w)]})
+		busy = busy || len(periods[Ref(w)]) > 0
 	}
 	if !busy {
 		return nil, nil // the usual case on the commit path: nothing to tell apart
@@ -99,10 +99,10 @@ func Only(blocks []Block, ids []string) []Block {
 	return out
 }
 
-// watchCache keeps the resources whose calendars are re-checked for a
-// little while: they change rarely, and reading them on every commit would
-// cost the voice caller a round trip. A change is seen within watchTTL; the
-// check is advisory, and the store decides regardless.
+// watchCache keeps the resources with calendars for a little while: they
+// change rarely, and reading them on every commit would cost the voice
+// caller a round trip. A change is seen within watchTTL; the check is
+// advisory, and the store decides regardless.
 type watchCache struct {
 	mu   sync.Mutex
 	at   time.Time
@@ -111,21 +111,32 @@ type watchCache struct {
 
 const watchTTL = 30 * time.Second
 
-// Watched lists the resources among ids whose calendars are re-checked.
+// Watched lists the resources among ids whose calendars are re-checked:
+// those of capacity 1. A capacity-2 room's calendar shows our own
+// bookings as busy too, which free/busy cannot tell apart.
 func (c *Catalog) Watched(ctx context.Context, ids []string) ([]booking.Resource, error) {
+	all, err := c.calendared(ctx, ids)
+	return slices.DeleteFunc(all, func(r booking.Resource) bool { return r.Capacity != 1 }), err
+}
+
+// calendared lists the resources among ids that have a calendar, in the
+// order of ids.
+func (c *Catalog) calendared(ctx context.Context, ids []string) ([]booking.Resource, error) {
 	c.watch.mu.Lock()
 	defer c.watch.mu.Unlock()
 	if c.watch.at.IsZero() || time.Since(c.watch.at) > watchTTL {
-		list, err := c.Store.WatchedResources(ctx)
+		list, err := c.Store.CalendarResources(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("watched resources: %w", err)
+			return nil, fmt.Errorf("calendar resources: %w", err)
 		}
 		c.watch.list, c.watch.at = list, time.Now()
 	}
 	var out []booking.Resource
-	for _, r := range c.watch.list {
-		if slices.Contains(ids, r.ID) {
-			out = append(out, r)
+	for _, id := range ids {
+		for _, r := range c.watch.list {
+			if r.ID == id {
+				out = append(out, r)
+			}
 		}
 	}
 	return out, nil

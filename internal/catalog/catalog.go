@@ -23,11 +23,11 @@ import (
 
 // Calendar is what the catalogue reads from the calendars.
 type Calendar interface {
-	Lookup(ctx context.Context, calendarID, requestKey string) (*calendars.Event, error)
-	FreeBusy(ctx context.Context, calendarIDs []string, from, to time.Time) (map[string][]calendars.Interval, error)
-	// EventID is the id a booking's event has, or will have, in this
-	// provider's calendars.
-	EventID(requestKey string) string
+	Lookup(ctx context.Context, cal calendars.Ref, requestKey string) (*calendars.Event, error)
+	FreeBusy(ctx context.Context, cals []calendars.Ref, from, to time.Time) (map[calendars.Ref][]calendars.Interval, error)
+	// EventID is the id a booking's event has in cal before it is
+	// written, or "" when cal's provider assigns it on creation.
+	EventID(cal calendars.Ref, requestKey string) string
 }
 
 // Catalog holds the reads' dependencies. Calendar and CRM are optional:
@@ -104,7 +104,9 @@ func (c *Catalog) Decision(ctx context.Context, in booking.DecisionInput) (booki
 }
 
 // Output is a decision as a lookup answers it: with the calendar event's
-// id, which is derived from the key, so the first receipt already names it.
+// id when it is derived from the key (Google), so the first receipt
+// already names it; an id a provider assigns (Microsoft) is named once
+// the mirror has recorded it.
 func (c *Catalog) Output(ctx context.Context, d booking.Decision) booking.LookupOutput {
 	out := booking.LookupOutput{Found: true, Refusal: d.Refusal}
 	if d.Booking != nil {
@@ -114,15 +116,21 @@ func (c *Catalog) Output(ctx context.Context, d booking.Decision) booking.Lookup
 	return out
 }
 
-// EventID fills in the booking's calendar event id when one of its
-// resources has a calendar.
+// EventID fills in the booking's calendar event id, the one the mirror
+// records (the first of its resources' calendars), when that calendar's
+// ids derive from the key.
 func (c *Catalog) EventID(ctx context.Context, b *booking.Booking) {
 	if c.Calendar == nil || b.ProviderEventID != "" {
 		return
 	}
-	if watched, err := c.Watched(ctx, b.Intent.Resources()); err == nil && len(watched) > 0 {
-		b.ProviderEventID = c.Calendar.EventID(b.RequestKey)
+	if cals, err := c.calendared(ctx, b.Intent.Resources()); err == nil && len(cals) > 0 {
+		b.ProviderEventID = c.Calendar.EventID(Ref(cals[0]), b.RequestKey)
 	}
+}
+
+// Ref names a resource's calendar.
+func Ref(r booking.Resource) calendars.Ref {
+	return calendars.Ref{Provider: r.Provider(), ID: r.CalendarID}
 }
 
 // OpenFlags lists drift a human has to look at.

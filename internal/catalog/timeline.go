@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/calendars"
 	"github.com/bookingsaga/bookingsaga/internal/crm"
 	"github.com/bookingsaga/bookingsaga/internal/store"
 )
@@ -48,12 +49,12 @@ func (c *Catalog) Timeline(ctx context.Context, key string) (booking.Timeline, e
 	return t, nil
 }
 
-func (c *Catalog) calendarState(ctx context.Context, cal, key string, states []booking.CalendarState, errs []string) ([]booking.CalendarState, []string) {
+func (c *Catalog) calendarState(ctx context.Context, cal calendars.Ref, key string, states []booking.CalendarState, errs []string) ([]booking.CalendarState, []string) {
 	ev, err := c.Calendar.Lookup(ctx, cal, key)
 	if err != nil {
 		return states, append(errs, err.Error())
 	}
-	st := booking.CalendarState{CalendarID: cal, Status: "none"}
+	st := booking.CalendarState{Provider: cal.Provider, CalendarID: cal.ID, Status: "none"}
 	if ev != nil {
 		st.Status, st.Start, st.End = ev.Status, ev.Start, ev.End
 	}
@@ -61,15 +62,15 @@ func (c *Catalog) calendarState(ctx context.Context, cal, key string, states []b
 }
 
 // Calendars lists the calendars of the booking's resources.
-func (c *Catalog) Calendars(ctx context.Context, b booking.Booking) ([]string, error) {
-	var cals []string
+func (c *Catalog) Calendars(ctx context.Context, b booking.Booking) ([]calendars.Ref, error) {
+	var cals []calendars.Ref
 	for _, id := range b.Intent.Resources() {
 		r, err := c.Store.Resource(ctx, id)
 		if err != nil {
 			return nil, fmt.Errorf("read resource %s: %w", id, err)
 		}
 		if r.CalendarID != "" {
-			cals = append(cals, r.CalendarID)
+			cals = append(cals, Ref(r))
 		}
 	}
 	return cals, nil

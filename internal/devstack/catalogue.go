@@ -23,7 +23,10 @@ func DemoResources() []booking.Resource {
 		{ID: "paris-loft-3", Kind: "property", Capacity: 2, TimeZone: "Europe/Paris", DisplayName: "the loft on rue Oberkampf"},
 		{ID: "nyc-soho-7", Kind: "property", Capacity: 1, TimeZone: "America/New_York", BufferBeforeMinutes: 10, BufferAfterMinutes: 10, CalendarID: "nyc-soho-7@demo.bookingsaga", DisplayName: "the SoHo apartment, 7 Greene Street"},
 		{ID: "agent-claire", Kind: "agent", Capacity: 1, TimeZone: "Europe/Paris", CalendarID: "claire@demo.bookingsaga", DisplayName: "Claire"},
-		{ID: "agent-hugo", Kind: "agent", Capacity: 1, TimeZone: "Europe/Paris", CalendarID: "hugo@demo.bookingsaga", DisplayName: "Hugo"},
+		// Hugo's calendar is in Microsoft 365 (the fake tenant), the
+		// others' in Google Calendar.
+		{ID: "agent-hugo", Kind: "agent", Capacity: 1, TimeZone: "Europe/Paris", CalendarID: HugoMailbox,
+			CalendarProvider: booking.ProviderMicrosoft, DisplayName: "Hugo"},
 		{ID: "agent-maya", Kind: "agent", Capacity: 1, TimeZone: "America/New_York", CalendarID: "maya@demo.bookingsaga", DisplayName: "Maya"},
 		{ID: "keys-paris", Kind: "key_holder", Capacity: 1, TimeZone: "Europe/Paris"},
 		// Scheduling as agencies run it: a flat open for visits at set
@@ -40,6 +43,12 @@ func DemoResources() []booking.Resource {
 			Rules: &booking.Rules{Hours: days([]string{"tue", "wed", "thu", "fri", "sat"}, "10:00", "19:00"), DailyLimit: 6}},
 	}
 }
+
+// HugoMailbox is the demo agent whose calendar is in Microsoft 365.
+const HugoMailbox = "hugo@demo-bookingsaga.onmicrosoft.com"
+
+// DemoMailboxes are the fake Microsoft 365 tenant's mailboxes.
+var DemoMailboxes = []string{HugoMailbox}
 
 // DemoPool is the demo's team of Paris agents: book it as agent_pool and
 // the commit chooses whoever is free.

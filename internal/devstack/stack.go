@@ -30,18 +30,19 @@ type Options struct {
 	Frontend, UI     string
 	Namespace        string
 	SearchAttributes map[string]enums.IndexedValueType
-	// CalendarAddr and CRMAddr serve the fakes; empty means not started
-	// (the real Google Calendar, say).
-	CalendarAddr, CRMAddr string
-	Log                   *zap.Logger
+	// CalendarAddr, GraphAddr and CRMAddr serve the fakes (Google
+	// Calendar, a Microsoft 365 tenant, the CRM); empty means not started
+	// (the real service, say).
+	CalendarAddr, GraphAddr, CRMAddr string
+	Log                              *zap.Logger
 }
 
 // Stack is the running embedded stack.
 type Stack struct {
 	// DatabaseURL is where the booking store is.
 	DatabaseURL string
-	// CalendarURL and CRMURL are the fakes' roots, when started.
-	CalendarURL, CRMURL string
+	// CalendarURL, GraphURL and CRMURL are the fakes' roots, when started.
+	CalendarURL, GraphURL, CRMURL string
 
 	opts Options
 	// pgMu guards pg, which the supervisor replaces when PostgreSQL dies.
@@ -53,6 +54,7 @@ type Stack struct {
 	supervised chan struct{}
 	temporal   *Temporal
 	calendar   *mirrorfake.Calendar
+	graph      *mirrorfake.Graph
 	crm        *mirrorfake.CRM
 	servers    []*http.Server
 }
@@ -69,7 +71,7 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 	if err := writableDir(o.DataDir); err != nil {
 		return nil, err
 	}
-	if err := portsFree(o.Frontend, o.UI, o.CalendarAddr, o.CRMAddr); err != nil {
+	if err := portsFree(o.Frontend, o.UI, o.CalendarAddr, o.GraphAddr, o.CRMAddr); err != nil {
 		return nil, err
 	}
 	if s.DatabaseURL == "" {
@@ -175,8 +177,20 @@ func createDatabase(ctx context.Context, admin, name string) error {
 	return nil
 }
 
-// startFakes serves the fake calendar and CRM, restored from the data dir.
+// startFakes serves the fake calendars and CRM, restored from the data dir.
 func (s *Stack) startFakes() error {
+	if s.opts.GraphAddr != "" {
+		g := mirrorfake.NewGraph(GraphApp, DemoMailboxes...)
+		if err := g.Load(s.fakeFile("graph")); err != nil {
+			return err
+		}
+		g.SaveEachWrite(s.fakeFile("graph"))
+		s.graph = g
+		if err := s.serve(s.opts.GraphAddr, g); err != nil {
+			return err
+		}
+		s.GraphURL = "http://" + s.opts.GraphAddr
+	}
 	if s.opts.CalendarAddr != "" {
 		cal := mirrorfake.NewCalendar()
 		if err := cal.Load(s.fakeFile("calendar")); err != nil {
@@ -207,6 +221,12 @@ func (s *Stack) startFakes() error {
 // CRMToken is the fake CRM's bearer token.
 const CRMToken = "dev-crm-token"
 
+// GraphApp is the fake Microsoft 365 tenant's app registration; the dev
+// stack's worker signs in with its secret, the client credentials flow
+// as against Entra ID.
+var GraphApp = mirrorfake.GraphApp{TenantID: "00000000-0000-4000-8000-00000000de70", ClientID: "00000000-0000-4000-8000-0000000000a1",
+	ClientSecret: "dev-graph-secret"}
+
 func (s *Stack) fakeFile(name string) string { return filepath.Join(s.opts.DataDir, name+".json") }
 
 func (s *Stack) serve(addr string, h http.Handler) error {
@@ -224,6 +244,9 @@ func (s *Stack) serve(addr string, h http.Handler) error {
 func (s *Stack) Stop() {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
+	if s.graph != nil {
+		s.graph.Release()
+	}
 	if s.calendar != nil {
 		s.calendar.Release()
 	}
@@ -232,6 +255,9 @@ func (s *Stack) Stop() {
 	}
 	for _, srv := range s.servers {
 		_ = srv.Shutdown(ctx)
+	}
+	if s.graph != nil {
+		s.logErr("save graph", s.graph.Save(s.fakeFile("graph")))
 	}
 	if s.calendar != nil {
 		s.logErr("save calendar", s.calendar.Save(s.fakeFile("calendar")))

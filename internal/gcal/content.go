@@ -15,7 +15,7 @@ import (
 // only: the property, the booking reference and the local zone. The
 // caller's phone number and email never reach the calendar.
 func (m *Mirror) event(b calendars.Booking) (*calendar.Event, error) {
-	if b.CalendarID == "" || b.BookingID == "" || b.RequestKey == "" {
+	if b.Calendar.ID == "" || b.BookingID == "" || b.RequestKey == "" {
 		return nil, fmt.Errorf("gcal: booking %q: calendar id, booking id and request key are required", b.BookingID)
 	}
 	loc, err := localtime.LoadZone(b.TimeZone)

@@ -26,7 +26,7 @@ func (m *Mirror) Upsert(ctx context.Context, b calendars.Booking) (calendars.Syn
 	if err != nil {
 		return calendars.Synced{}, err
 	}
-	ins, err := m.insert(ctx, b.CalendarID, want)
+	ins, err := m.insert(ctx, b.Calendar.ID, want)
 	if err == nil {
 		return calendars.Synced{EventID: ins.Id, ETag: ins.Etag}, nil
 	}
@@ -34,17 +34,17 @@ func (m *Mirror) Upsert(ctx context.Context, b calendars.Booking) (calendars.Syn
 		return calendars.Synced{}, fmt.Errorf("gcal upsert %s: %w", want.Id, err)
 	}
 	for range maxRaces {
-		cur, err := m.get(ctx, b.CalendarID, want.Id)
+		cur, err := m.get(ctx, b.Calendar.ID, want.Id)
 		if err != nil {
 			return calendars.Synced{}, fmt.Errorf("gcal upsert %s: read after 409: %w", want.Id, err)
 		}
 		if !ours(cur, b.BookingID) {
-			return calendars.Synced{}, &calendars.ForeignEventError{CalendarID: b.CalendarID, EventID: want.Id}
+			return calendars.Synced{}, &calendars.ForeignEventError{CalendarID: b.Calendar.ID, EventID: want.Id}
 		}
 		if cur.Status != "cancelled" && sameShown(cur, want) {
 			return calendars.Synced{EventID: cur.Id, ETag: cur.Etag}, nil
 		}
-		upd, err := m.update(ctx, b.CalendarID, want, cur.Etag)
+		upd, err := m.update(ctx, b.Calendar.ID, want, cur.Etag)
 		if isStatus(err, http.StatusPreconditionFailed) {
 			continue
 		}

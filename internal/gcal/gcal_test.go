@@ -51,7 +51,7 @@ func setup(t *testing.T) *fixture {
 
 func booking(key string) calendars.Booking {
 	start := time.Date(2026, 12, 8, 9, 0, 0, 0, time.UTC)
-	return calendars.Booking{CalendarID: agentCal, BookingID: "b-" + key, RequestKey: key, PropertyRef: "paris-11",
+	return calendars.Booking{Calendar: calendars.Ref{Provider: "google", ID: agentCal}, BookingID: "b-" + key, RequestKey: key, PropertyRef: "paris-11",
 		Reference: "BS-1234", StartsAt: start, EndsAt: start.Add(30 * time.Minute), TimeZone: "Europe/Paris"}
 }
 

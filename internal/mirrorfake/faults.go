@@ -6,6 +6,7 @@ package mirrorfake
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -39,6 +40,10 @@ type Fault struct {
 	// TimeoutAfterSave stores the write, then holds the reply until the
 	// client gives up (or MaxHold passes) and closes the connection.
 	TimeoutAfterSave bool `json:"timeout_after_save"`
+	// StaleETag changes the target event just before the request is
+	// handled, as a person editing it in between would, so the etag the
+	// client read is stale (the Graph fake's updates and deletes).
+	StaleETag bool `json:"stale_etag"`
 }
 
 // MaxHold bounds how long TimeoutAfterSave holds a request, so a client
@@ -53,8 +58,8 @@ func (f Fault) validate() error {
 		return fmt.Errorf("fault %s: times must be >= 0", f.Op)
 	case f.Status != 0 && (f.Status < 400 || f.Status > 599):
 		return fmt.Errorf("fault %s: status %d is not an error status", f.Op, f.Status)
-	case f.Status != 0 && (f.DropAfterSave || f.TimeoutAfterSave):
-		return fmt.Errorf("fault %s: a failure status and an after-save fault exclude each other", f.Op)
+	case f.Status != 0 && (f.DropAfterSave || f.TimeoutAfterSave || f.StaleETag):
+		return fmt.Errorf("fault %s: a failure status and a fault that lets the request through exclude each other", f.Op)
 	}
 	return nil
 }
@@ -190,6 +195,7 @@ func serve(fs *faults, mu *sync.Mutex, op string, fail errorWriter, h handler, p
 		if !f.before(w, r, stop, fail) {
 			return
 		}
+		r = r.WithContext(context.WithValue(r.Context(), faultKey{}, f))
 		mu.Lock()
 		status, body, err := h(r)
 		mu.Unlock()
@@ -206,6 +212,14 @@ func serve(fs *faults, mu *sync.Mutex, op string, fail errorWriter, h handler, p
 		}
 		f.reply(w, r, stop, status, body)
 	}
+}
+
+type faultKey struct{}
+
+// faultOf is the fault applied to r, for the parts a handler plays out.
+func faultOf(r *http.Request) Fault {
+	f, _ := r.Context().Value(faultKey{}).(Fault)
+	return f
 }
 
 // errorWriter renders a failure in the dialect of one fake.

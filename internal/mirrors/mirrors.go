@@ -15,9 +15,12 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/calendars"
 	"github.com/bookingsaga/bookingsaga/internal/catalog"
 	"github.com/bookingsaga/bookingsaga/internal/crm"
 	"github.com/bookingsaga/bookingsaga/internal/gcal"
+	"github.com/bookingsaga/bookingsaga/internal/msgraph"
 	"github.com/bookingsaga/bookingsaga/internal/retry"
 	"github.com/bookingsaga/bookingsaga/internal/store"
 )
@@ -28,7 +31,12 @@ type Config struct {
 	CalendarEndpoint    string
 	CalendarCredentials string
 	CalendarNoAuth      bool
-	CalendarTimeout     time.Duration
+	// CalendarTimeout bounds each calendar call, Google's and Graph's.
+	CalendarTimeout time.Duration
+
+	// Microsoft is the Microsoft 365 (Graph) app registration; no tenant
+	// means no Microsoft calendars.
+	Microsoft Microsoft
 
 	CRMBaseURL string
 	CRMToken   string
@@ -42,9 +50,14 @@ func FromEnv() Config {
 		// GOOGLE_APPLICATION_CREDENTIALS is read by the Google client itself.
 		CalendarCredentials: os.Getenv("CALENDAR_CREDENTIALS_FILE"),
 		CalendarTimeout:     10 * time.Second,
-		CRMBaseURL:          os.Getenv("CRM_BASE_URL"),
-		CRMToken:            os.Getenv("CRM_TOKEN"),
-		CRMTimeout:          10 * time.Second,
+		// The Azure SDKs' variable names, so an app already set up for
+		// them needs nothing new.
+		Microsoft: Microsoft{TenantID: os.Getenv("AZURE_TENANT_ID"), ClientID: os.Getenv("AZURE_CLIENT_ID"),
+			ClientSecret: os.Getenv("AZURE_CLIENT_SECRET"), CertificateFile: os.Getenv("AZURE_CLIENT_CERTIFICATE_PATH"),
+			GraphEndpoint: os.Getenv("GRAPH_ENDPOINT"), LoginEndpoint: os.Getenv("AZURE_AUTHORITY_HOST")},
+		CRMBaseURL: os.Getenv("CRM_BASE_URL"),
+		CRMToken:   os.Getenv("CRM_TOKEN"),
+		CRMTimeout: 10 * time.Second,
 	}
 }
 
@@ -53,7 +66,8 @@ func (c *Config) Register(fs *flag.FlagSet) {
 	fs.StringVar(&c.CalendarEndpoint, "calendar-endpoint", c.CalendarEndpoint, "Calendar API root; empty is Google (env CALENDAR_ENDPOINT)")
 	fs.StringVar(&c.CalendarCredentials, "calendar-credentials", c.CalendarCredentials, "service-account JSON; empty is Application Default Credentials (env CALENDAR_CREDENTIALS_FILE)")
 	fs.BoolVar(&c.CalendarNoAuth, "calendar-no-auth", c.CalendarNoAuth, "send no credentials (a local fake only)")
-	fs.DurationVar(&c.CalendarTimeout, "calendar-timeout", c.CalendarTimeout, "per-attempt calendar call timeout")
+	fs.DurationVar(&c.CalendarTimeout, "calendar-timeout", c.CalendarTimeout, "per-attempt calendar call timeout (Google and Microsoft)")
+	c.Microsoft.register(fs)
 	fs.StringVar(&c.CRMBaseURL, "crm-url", c.CRMBaseURL, "CRM API root; empty disables the CRM mirror (env CRM_BASE_URL)")
 	fs.StringVar(&c.CRMToken, "crm-token", c.CRMToken, "CRM bearer token (env CRM_TOKEN)")
 	fs.DurationVar(&c.CRMTimeout, "crm-timeout", c.CRMTimeout, "per-attempt CRM call timeout")
@@ -68,22 +82,40 @@ func (c Config) Validate() error {
 	if c.CRMTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("crm-timeout must be positive, got %s", c.CRMTimeout))
 	}
+	errs = append(errs, c.Microsoft.validate())
 	return errors.Join(errs...)
 }
 
-// CalendarConfigured reports whether any calendar setting, or Google's own
-// credentials variable, is present; without one there is no calendar.
+// CalendarConfigured reports whether any Google calendar setting, or
+// Google's own credentials variable, is present; without one there is no
+// Google calendar.
 func (c Config) CalendarConfigured() bool {
 	return c.CalendarEndpoint != "" || c.CalendarCredentials != "" || os.Getenv("GOOGLE_APPLICATION_CREDENTIALS") != ""
 }
 
-// Calendar connects the calendar; nil when none is configured.
-func (c Config) Calendar(ctx context.Context) (*gcal.Mirror, error) {
-	if !c.CalendarConfigured() {
+// Calendar connects the calendar providers configured, behind one router;
+// nil when there are none.
+func (c Config) Calendar(ctx context.Context) (*calendars.Router, error) {
+	providers := map[string]calendars.Provider{}
+	if c.CalendarConfigured() {
+		g, err := gcal.New(ctx, gcal.Config{Endpoint: c.CalendarEndpoint, CredentialsFile: c.CalendarCredentials,
+			NoAuth: c.CalendarNoAuth, CallTimeout: c.CalendarTimeout, Retry: retry.Default()})
+		if err != nil {
+			return nil, err
+		}
+		providers[booking.ProviderGoogle] = g
+	}
+	if c.Microsoft.configured() {
+		m, err := msgraph.New(c.Microsoft.graph(c.CalendarTimeout))
+		if err != nil {
+			return nil, err
+		}
+		providers[booking.ProviderMicrosoft] = m
+	}
+	if len(providers) == 0 {
 		return nil, nil
 	}
-	return gcal.New(ctx, gcal.Config{Endpoint: c.CalendarEndpoint, CredentialsFile: c.CalendarCredentials,
-		NoAuth: c.CalendarNoAuth, CallTimeout: c.CalendarTimeout, Retry: retry.Default()})
+	return calendars.NewRouter(providers), nil
 }
 
 // CRM connects the CRM; nil when none is configured.
@@ -101,7 +133,7 @@ func (c Config) Catalog(ctx context.Context, st *store.Store, log *zap.Logger) (
 	if err != nil {
 		return nil, err
 	}
-	if cal != nil { // a nil *gcal.Mirror in the interface would not be nil
+	if cal != nil { // a nil *calendars.Router in the interface would not be nil
 		cat.Calendar = cal
 	}
 	if cat.CRM, err = c.CRM(); err != nil {

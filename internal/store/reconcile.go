@@ -35,7 +35,7 @@ ORDER BY starts_at, request_key LIMIT $5`, from, to, after.StartsAt, after.Reque
 
 // Calendars lists the resources that have a calendar, by resource id.
 func (s *Store) Calendars(ctx context.Context) ([]booking.ResourceCalendar, error) {
-	rows, err := s.pool.Query(ctx, "SELECT resource_id, calendar_id FROM resource WHERE calendar_id IS NOT NULL ORDER BY resource_id")
+	rows, err := s.pool.Query(ctx, "SELECT resource_id, calendar_provider, calendar_id FROM resource WHERE calendar_id IS NOT NULL ORDER BY resource_id")
 	if err != nil {
 		return nil, fmt.Errorf("calendars: %w", err)
 	}

@@ -29,14 +29,15 @@ func upsertResource(ctx context.Context, tx pgx.Tx, r booking.Resource) error {
 	// The row lock this upsert takes is the one commits take, so no commit
 	// for this resource runs between the check below and our commit.
 	_, err := tx.Exec(ctx, `
-INSERT INTO resource (resource_id, kind, capacity, time_zone, buffer_before_minutes, buffer_after_minutes, calendar_id, display_name, rules)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+INSERT INTO resource (resource_id, kind, capacity, time_zone, buffer_before_minutes, buffer_after_minutes, calendar_id, display_name, rules,
+    calendar_provider)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
 ON CONFLICT (resource_id) DO UPDATE SET kind = excluded.kind, capacity = excluded.capacity,
     time_zone = excluded.time_zone, buffer_before_minutes = excluded.buffer_before_minutes,
     buffer_after_minutes = excluded.buffer_after_minutes, calendar_id = excluded.calendar_id,
-    display_name = excluded.display_name, rules = excluded.rules, updated_at = now()`,
+    display_name = excluded.display_name, rules = excluded.rules, calendar_provider = excluded.calendar_provider, updated_at = now()`,
 		r.ID, r.Kind, r.Capacity, r.TimeZone, r.BufferBeforeMinutes, r.BufferAfterMinutes, nullable(r.CalendarID), nullable(r.DisplayName),
-		rulesValue(r.Rules))
+		rulesValue(r.Rules), nullable(r.Provider()))
 	if err != nil {
 		return err
 	}
@@ -80,9 +81,10 @@ func (s *Store) Resource(ctx context.Context, id string) (booking.Resource, erro
 	var r booking.Resource
 	var cal, name *string
 	err := s.pool.QueryRow(ctx, `
-SELECT resource_id, kind, capacity, time_zone, buffer_before_minutes, buffer_after_minutes, calendar_id, display_name, rules
+SELECT resource_id, kind, capacity, time_zone, buffer_before_minutes, buffer_after_minutes, calendar_id,
+       coalesce(calendar_provider, ''), display_name, rules
 FROM resource WHERE resource_id = $1`, id).Scan(&r.ID, &r.Kind, &r.Capacity, &r.TimeZone,
-		&r.BufferBeforeMinutes, &r.BufferAfterMinutes, &cal, &name, &r.Rules)
+		&r.BufferBeforeMinutes, &r.BufferAfterMinutes, &cal, &r.CalendarProvider, &name, &r.Rules)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return booking.Resource{}, fmt.Errorf("resource %s: %w", id, booking.Rejectf(booking.CodeUnknownResource, "unknown resource %s", id))
 	}
@@ -120,7 +122,7 @@ WHERE resource_id = ANY($1) AND display_name IS NOT NULL`, ids)
 // so an event someone typed in there later is still seen.
 func (s *Store) CalendarWatch(ctx context.Context, ids []string, from, to time.Time) ([]booking.WatchedResource, error) {
 	rows, err := s.pool.Query(ctx, `
-SELECT r.resource_id, r.kind, r.capacity, r.time_zone, rb.before_minutes, rb.after_minutes, r.calendar_id,
+SELECT r.resource_id, r.kind, r.capacity, r.time_zone, rb.before_minutes, rb.after_minutes, r.calendar_id, r.calendar_provider,
        coalesce(array_agg(b.starts_at ORDER BY b.starts_at) FILTER (WHERE b.booking_id IS NOT NULL), '{}'),
        coalesce(array_agg(b.ends_at ORDER BY b.starts_at) FILTER (WHERE b.booking_id IS NOT NULL), '{}')
 FROM resource r JOIN resource_buffers rb USING (resource_id)
@@ -136,7 +138,7 @@ GROUP BY r.resource_id, rb.before_minutes, rb.after_minutes ORDER BY r.resource_
 		var w booking.WatchedResource
 		var starts, ends []time.Time
 		err := row.Scan(&w.ID, &w.Kind, &w.Capacity, &w.TimeZone, &w.BufferBeforeMinutes, &w.BufferAfterMinutes,
-			&w.CalendarID, &starts, &ends)
+			&w.CalendarID, &w.CalendarProvider, &starts, &ends)
 		for i := range starts {
 			w.Ours = append(w.Ours, booking.Span{Start: starts[i], End: ends[i]})
 		}
@@ -144,18 +146,18 @@ GROUP BY r.resource_id, rb.before_minutes, rb.after_minutes ORDER BY r.resource_
 	})
 }
 
-// WatchedResources lists every capacity-1 resource with a calendar: the
-// ones whose calendars a commit re-checks. Their buffers are the effective
-// ones (resource_buffers: the larger of their own and the policy's), which
-// is what a booking occupies, so the re-check looks as far as the store.
-func (s *Store) WatchedResources(ctx context.Context) ([]booking.Resource, error) {
+// CalendarResources lists every resource with a calendar. The buffers are
+// the effective ones (resource_buffers: the larger of their own and the
+// policy's), which is what a booking occupies, so the commit's calendar
+// re-check looks as far as the store.
+func (s *Store) CalendarResources(ctx context.Context) ([]booking.Resource, error) {
 	rows, err := s.pool.Query(ctx, `
 SELECT r.resource_id, r.kind, r.capacity, r.time_zone, rb.before_minutes, rb.after_minutes, r.calendar_id,
-       coalesce(r.display_name, ''), r.rules
+       r.calendar_provider, coalesce(r.display_name, ''), r.rules
 FROM resource r JOIN resource_buffers rb USING (resource_id)
-WHERE r.capacity = 1 AND r.calendar_id IS NOT NULL ORDER BY r.resource_id`)
+WHERE r.calendar_id IS NOT NULL ORDER BY r.resource_id`)
 	if err != nil {
-		return nil, fmt.Errorf("watched resources: %w", err)
+		return nil, fmt.Errorf("calendar resources: %w", err)
 	}
 	return pgx.CollectRows(rows, pgx.RowToStructByPos[booking.Resource])
 }

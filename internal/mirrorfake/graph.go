@@ -1,0 +1,257 @@
+package mirrorfake
+
+import (
+	"crypto/rand"
+	"crypto/rsa"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Graph is an in-memory Microsoft Graph (v1.0) calendar server with the
+// Microsoft identity platform's token endpoint beside it. It reproduces
+// what bookingsaga's adapter depends on: app-only tokens from client
+// credentials (a secret, or a certificate's signed assertion), 401 without
+// one, 404 for a mailbox the tenant lacks, server-assigned event ids,
+// transactionId making a repeated create return the first event,
+// single-value extended properties found by $filter and returned by
+// $expand, weak etags with 412 on a stale If-Match, hard deletes (404
+// after), calendarView and getSchedule over a time range, and the Graph
+// error envelope.
+//
+// Serve it over HTTP/1.1; the adapter's endpoint is URL()+"/v1.0" and its
+// login authority URL().
+type Graph struct {
+	faults faults
+	app    GraphApp
+
+	mu        sync.Mutex
+	seq       int64
+	mailboxes map[string]map[string]*GraphEvent // mailbox (lower case) → event id → event
+	tokens    map[string]time.Time              // access token → expiry
+	journal   journal
+	changed   []graphChange
+}
+
+// GraphApp is the one app registration the fake's tenant knows.
+type GraphApp struct {
+	TenantID, ClientID string
+	// ClientSecret, when set, is accepted as the app's credential.
+	ClientSecret string
+	// Certificate, when set, is the public key a client assertion must be
+	// signed with, and Thumbprint its x5t (base64url SHA-1 of the DER).
+	Certificate *rsa.PublicKey
+	Thumbprint  string
+}
+
+// GraphEvent is an event as the fake stores it.
+type GraphEvent struct {
+	ID            string            `json:"id"`
+	ChangeKey     string            `json:"changeKey"`
+	Subject       string            `json:"subject"`
+	Body          string            `json:"body"`
+	Start         time.Time         `json:"start"`
+	End           time.Time         `json:"end"`
+	TimeZone      string            `json:"timeZone"`
+	Location      string            `json:"location"`
+	ShowAs        string            `json:"showAs"`
+	TransactionID string            `json:"transactionId,omitempty"`
+	Attendees     []string          `json:"attendees,omitempty"`
+	Properties    map[string]string `json:"properties,omitempty"`
+	Created       time.Time         `json:"created"`
+	Modified      time.Time         `json:"modified"`
+}
+
+// ETag is the event's @odata.etag: a weak tag over its change key.
+func (e *GraphEvent) ETag() string { return `W/"` + e.ChangeKey + `"` }
+
+// graphChange is one write as the journal logs it: the event as left, or
+// its id when deleted.
+type graphChange struct {
+	Mailbox string      `json:"mailbox"`
+	Event   *GraphEvent `json:"event,omitempty"`
+	Deleted string      `json:"deleted,omitempty"`
+	Seq     int64       `json:"seq"`
+}
+
+// NewGraph returns a fake tenant with one app and the given mailboxes.
+func NewGraph(app GraphApp, mailboxes ...string) *Graph {
+	g := &Graph{app: app, mailboxes: map[string]map[string]*GraphEvent{}, tokens: map[string]time.Time{}}
+	for _, mb := range mailboxes {
+		g.mailboxes[strings.ToLower(mb)] = map[string]*GraphEvent{}
+	}
+	return g
+}
+
+// Inject queues a fault for one operation: token, events.create,
+// events.list, events.get, events.update, events.delete, calendarView or
+// getSchedule.
+func (g *Graph) Inject(f Fault) error { return g.faults.add(f) }
+
+// InjectRandom makes rate of all calls misbehave as one of kinds, picked
+// at random with seed, whenever no queued fault applies; rate 0 stops it.
+func (g *Graph) InjectRandom(rate float64, kinds []Fault, seed uint64) error {
+	return g.faults.setRandom(rate, kinds, seed)
+}
+
+// ClearFaults drops every queued fault.
+func (g *Graph) ClearFaults() { g.faults.clear() }
+
+// Release lets go of every request held by an injected wait.
+func (g *Graph) Release() { g.faults.release() }
+
+// Calls reports how many requests reached op, faulted or not.
+func (g *Graph) Calls(op string) int { return g.faults.count(op) }
+
+// Put stores an event directly, as a person typing it into Outlook would;
+// it returns the event's id.
+func (g *Graph) Put(mailbox string, ev GraphEvent) string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if ev.ID == "" {
+		ev.ID = newGraphID()
+	}
+	if ev.ShowAs == "" {
+		ev.ShowAs = "busy"
+	}
+	ev.Created = time.Now().UTC()
+	g.stamp(mailbox, &ev)
+	g.box(mailbox)[ev.ID] = &ev
+	return ev.ID
+}
+
+// Remove deletes an event directly, as a person would in Outlook.
+func (g *Graph) Remove(mailbox, id string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	delete(g.box(mailbox), id)
+	g.changed = append(g.changed, graphChange{Mailbox: strings.ToLower(mailbox), Deleted: id, Seq: g.seq})
+}
+
+// Events returns copies of a mailbox's events by start, then id.
+func (g *Graph) Events(mailbox string) []GraphEvent {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var out []GraphEvent
+	for _, ev := range g.sorted(mailbox) {
+		out = append(out, *ev)
+	}
+	return out
+}
+
+// AddMailbox makes a user or room mailbox exist in the tenant.
+func (g *Graph) AddMailbox(mailbox string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.box(mailbox)
+}
+
+func (g *Graph) box(mailbox string) map[string]*GraphEvent {
+	key := strings.ToLower(mailbox)
+	b, ok := g.mailboxes[key]
+	if !ok {
+		b = map[string]*GraphEvent{}
+		g.mailboxes[key] = b
+	}
+	return b
+}
+
+// stamp gives ev a new change key and modification time and marks it for
+// the journal; callers hold g.mu.
+func (g *Graph) stamp(mailbox string, ev *GraphEvent) {
+	g.seq++
+	ev.ChangeKey = base64.StdEncoding.EncodeToString([]byte("ck" + strconv.FormatInt(g.seq, 10)))
+	ev.Modified = time.Now().UTC()
+	g.changed = append(g.changed, graphChange{Mailbox: strings.ToLower(mailbox), Event: ev, Seq: g.seq})
+}
+
+func (g *Graph) sorted(mailbox string) []*GraphEvent {
+	box := g.mailboxes[strings.ToLower(mailbox)]
+	out := make([]*GraphEvent, 0, len(box))
+	for _, ev := range box {
+		out = append(out, ev)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].Start.Equal(out[j].Start) {
+			return out[i].Start.Before(out[j].Start)
+		}
+		return out[i].ID < out[j].ID
+	})
+	return out
+}
+
+// graphState is what Save keeps.
+type graphState struct {
+	Seq       int64                             `json:"seq"`
+	Mailboxes map[string]map[string]*GraphEvent `json:"mailboxes"`
+	Journal   int64                             `json:"journal"`
+}
+
+// Save writes every mailbox to path, so a dev stack keeps them across
+// restarts.
+func (g *Graph) Save(path string) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.journal.save(path, graphState{Seq: g.seq, Mailboxes: g.mailboxes, Journal: g.journal.seq})
+}
+
+// SaveEachWrite makes every write through the API logged beside path.
+func (g *Graph) SaveEachWrite(path string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.journal.file = path
+}
+
+func (g *Graph) persist() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, ch := range g.changed {
+		g.journal.written(ch)
+	}
+	g.changed = g.changed[:0]
+}
+
+// Load restores what Save and the journal kept; a missing file changes
+// nothing. Mailboxes added before stay.
+func (g *Graph) Load(path string) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	st := graphState{Mailboxes: map[string]map[string]*GraphEvent{}}
+	if err := loadJSON(path, &st); err != nil {
+		return fmt.Errorf("load graph %s: %w", path, err)
+	}
+	for mb, evs := range st.Mailboxes {
+		g.mailboxes[mb] = evs
+	}
+	g.seq = max(g.seq, st.Seq)
+	err := g.journal.replay(path, st.Journal, func(raw json.RawMessage) error {
+		var ch graphChange
+		if err := json.Unmarshal(raw, &ch); err != nil {
+			return err
+		}
+		if ch.Deleted != "" {
+			delete(g.box(ch.Mailbox), ch.Deleted)
+		} else {
+			g.box(ch.Mailbox)[ch.Event.ID] = ch.Event
+		}
+		g.seq = max(g.seq, ch.Seq)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("load graph %s: %w", path, err)
+	}
+	return nil
+}
+
+// newGraphID is an id shaped like Exchange's: long, opaque, URL-safe
+// base64 with a leading "AAMk".
+func newGraphID() string {
+	b := make([]byte, 48)
+	_, _ = rand.Read(b)
+	return "AAMk" + base64.RawURLEncoding.EncodeToString(b)
+}

@@ -1,0 +1,185 @@
+package msgraph
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+
+	"github.com/bookingsaga/bookingsaga/internal/calendars"
+	"github.com/bookingsaga/bookingsaga/internal/localtime"
+)
+
+// maxRaces bounds how often a write re-reads after a 412: each round means
+// someone changed the event in between, which should be rare.
+const maxRaces = 3
+
+// Upsert makes the mailbox's calendar show b, and is safe to call any
+// number of times. It looks for the booking's event by its marker; with
+// none it creates one under the booking's transactionId, and otherwise
+// refuses an event that is not ours or corrects ours with If-Match,
+// re-reading after a 412.
+func (m *Mirror) Upsert(ctx context.Context, b calendars.Booking) (calendars.Synced, error) {
+	want, err := m.event(b)
+	if err != nil {
+		return calendars.Synced{}, err
+	}
+	mailbox := b.Calendar.ID
+	for range maxRaces {
+		cur, err := m.ours(ctx, mailbox, b.RequestKey, b.BookingID)
+		if err != nil {
+			return calendars.Synced{}, fmt.Errorf("graph upsert %s: %w", b.RequestKey, err)
+		}
+		if cur == nil {
+			var made event
+			if err := m.do(ctx, request{method: http.MethodPost, path: userPath(mailbox) + "/calendar/events", body: want}, &made); err != nil {
+				return calendars.Synced{}, fmt.Errorf("graph upsert %s: create: %w", b.RequestKey, err)
+			}
+			return calendars.Synced{EventID: made.ID, ETag: made.ETag}, nil
+		}
+		if sameShown(cur, want) {
+			return calendars.Synced{EventID: cur.ID, ETag: cur.ETag}, nil
+		}
+		var upd event
+		err = m.do(ctx, request{method: http.MethodPatch, path: userPath(mailbox) + "/events/" + url.PathEscape(cur.ID),
+			header: http.Header{"If-Match": {cur.ETag}}, body: correction(want)}, &upd)
+		if isStatus(err, http.StatusPreconditionFailed, http.StatusNotFound) {
+			continue // changed or deleted since it was read: read it again
+		}
+		if err != nil {
+			return calendars.Synced{}, fmt.Errorf("graph upsert %s: update: %w", b.RequestKey, err)
+		}
+		return calendars.Synced{EventID: upd.ID, ETag: upd.ETag, Corrected: true}, nil
+	}
+	return calendars.Synced{}, fmt.Errorf("graph upsert %s: event kept changing (%d precondition failures)", b.RequestKey, maxRaces)
+}
+
+// Delete removes the booking's event. None (or a 404 on the way) counts as
+// done; an event with our marker that we did not write is refused.
+func (m *Mirror) Delete(ctx context.Context, mailbox, requestKey, bookingID string) error {
+	for range maxRaces {
+		cur, err := m.ours(ctx, mailbox, requestKey, bookingID)
+		if err != nil {
+			return fmt.Errorf("graph delete %s: %w", requestKey, err)
+		}
+		if cur == nil {
+			return nil
+		}
+		err = m.do(ctx, request{method: http.MethodDelete, path: userPath(mailbox) + "/events/" + url.PathEscape(cur.ID),
+			header: http.Header{"If-Match": {cur.ETag}}}, nil)
+		switch {
+		case isStatus(err, http.StatusNotFound):
+			return nil
+		case isStatus(err, http.StatusPreconditionFailed):
+			continue
+		case err != nil:
+			return fmt.Errorf("graph delete %s: %w", requestKey, err)
+		}
+		return nil
+	}
+	return fmt.Errorf("graph delete %s: event kept changing (%d precondition failures)", requestKey, maxRaces)
+}
+
+// Lookup returns the booking's event, nil when the calendar has none. An
+// event carrying the key that is not ours comes back with Ours unset.
+func (m *Mirror) Lookup(ctx context.Context, mailbox, requestKey string) (*calendars.Event, error) {
+	found, err := m.find(ctx, mailbox, requestKey)
+	if err != nil {
+		return nil, fmt.Errorf("graph lookup %s: %w", requestKey, err)
+	}
+	if len(found) == 0 {
+		return nil, nil
+	}
+	pick := found[0]
+	for _, ev := range found {
+		if ev.ours(ev.property(propBookingID)) {
+			pick = ev
+		}
+	}
+	out, err := pick.neutral()
+	if err != nil {
+		return nil, fmt.Errorf("graph lookup %s: %w", requestKey, err)
+	}
+	return &out, nil
+}
+
+// ours finds the booking's event: nil when no event carries its key, a
+// ForeignEventError when only events we did not write do.
+func (m *Mirror) ours(ctx context.Context, mailbox, requestKey, bookingID string) (*event, error) {
+	found, err := m.find(ctx, mailbox, requestKey)
+	if err != nil || len(found) == 0 {
+		return nil, err
+	}
+	for i := range found {
+		if found[i].ours(bookingID) {
+			return &found[i], nil
+		}
+	}
+	return nil, &calendars.ForeignEventError{CalendarID: mailbox, EventID: found[0].ID,
+		Why: "it carries our marker for this request key, but bookingsaga did not write it for this booking"}
+}
+
+// find lists the events of the mailbox's calendar that carry key in our
+// marker.
+func (m *Mirror) find(ctx context.Context, mailbox, key string) ([]event, error) {
+	q := url.Values{
+		"$filter": {"singleValueExtendedProperties/Any(ep: ep/id eq " + odataString(propRequestKey) + " and ep/value eq " + odataString(key) + ")"},
+		"$expand": {expandMarker},
+	}
+	var page struct {
+		Value []event `json:"value"`
+	}
+	if err := m.do(ctx, request{method: http.MethodGet, path: userPath(mailbox) + "/calendar/events", query: q}, &page); err != nil {
+		return nil, fmt.Errorf("find: %w", err)
+	}
+	return page.Value, nil
+}
+
+// event renders b as the calendar should show it: references only (the
+// property, the booking reference and its zone), never the caller's
+// phone number or email.
+func (m *Mirror) event(b calendars.Booking) (event, error) {
+	if b.Calendar.ID == "" || b.BookingID == "" || b.RequestKey == "" {
+		return event{}, fmt.Errorf("graph: booking %q: mailbox, booking id and request key are required", b.BookingID)
+	}
+	loc, err := localtime.LoadZone(b.TimeZone)
+	if err != nil {
+		return event{}, fmt.Errorf("graph: booking %s: %w", b.BookingID, err)
+	}
+	if !b.StartsAt.Before(b.EndsAt) {
+		return event{}, fmt.Errorf("graph: booking %s: end must be after start", b.BookingID)
+	}
+	ev := event{
+		Subject: "Property viewing: " + b.PropertyRef,
+		Body: &itemBody{ContentType: "text", Content: fmt.Sprintf("Booking reference %s, %s %s.\nManaged by bookingsaga: change the booking there; edits here are put back.",
+			b.Reference, b.StartsAt.In(loc).Format("Mon 2 Jan 2006 15:04"), b.TimeZone)},
+		Start: utc(b.StartsAt), End: utc(b.EndsAt),
+		Location: &location{DisplayName: b.PropertyRef}, ShowAs: "busy",
+		TransactionID: transactionID(b.RequestKey, b.BookingID),
+		Properties:    []extendedValue{{ID: propRequestKey, Value: b.RequestKey}, {ID: propBookingID, Value: b.BookingID}},
+	}
+	if m.cfg.InviteAttendees {
+		for _, a := range b.Attendees {
+			var at attendee
+			at.EmailAddress.Address, at.Type = a, "required"
+			ev.Attendees = append(ev.Attendees, at)
+		}
+	}
+	return ev, nil
+}
+
+// correction is what an update sends: what the calendar shows. The
+// transactionId and the marker are set once, at creation.
+func correction(want event) event {
+	return event{Subject: want.Subject, Body: want.Body, Start: want.Start, End: want.End, Location: want.Location, ShowAs: want.ShowAs}
+}
+
+// sameShown reports whether cur already shows what want asks for: the
+// instants and the title. Other drift (a body edit) is left alone.
+func sameShown(cur *event, want event) bool {
+	cs, err1 := cur.Start.instant()
+	ce, err2 := cur.End.instant()
+	ws, _ := want.Start.instant()
+	we, _ := want.End.instant()
+	return err1 == nil && err2 == nil && cs.Equal(ws) && ce.Equal(we) && cur.Subject == want.Subject
+}
