@@ -19,11 +19,17 @@ const (
 
 // catalogue is what callers compete for: few enough slots that they
 // collide, three properties of capacity 1 and an open house of capacity
-// 2, three agents, and a key holder that some viewings need as well.
+// 2, three agents, and a key holder that some viewings need as well. The
+// properties' calendars are in Google's fake, the agents' in the fake
+// Microsoft 365 tenant, so a booking writes to both.
+
 type catalogue struct {
 	properties, agents []string
 	starts             []time.Time
 }
+
+// mailbox is an agent's Microsoft 365 mailbox.
+func mailbox(agent string) string { return agent + "@chaos.test" }
 
 func resources() []booking.Resource {
 	rs := []booking.Resource{
@@ -33,7 +39,8 @@ func resources() []booking.Resource {
 	for i := 1; i <= 3; i++ {
 		rs = append(rs, booking.Resource{ID: fmt.Sprintf("flat-%d", i), Kind: "property", Capacity: 1, TimeZone: zone,
 			CalendarID: fmt.Sprintf("flat-%d@chaos.test", i)})
-		rs = append(rs, booking.Resource{ID: fmt.Sprintf("agent-%d", i), Kind: "agent", Capacity: 1, TimeZone: zone})
+		rs = append(rs, booking.Resource{ID: fmt.Sprintf("agent-%d", i), Kind: "agent", Capacity: 1, TimeZone: zone,
+			CalendarID: mailbox(fmt.Sprintf("agent-%d", i)), CalendarProvider: booking.ProviderMicrosoft})
 	}
 	return rs
 }

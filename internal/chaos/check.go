@@ -18,6 +18,7 @@ import (
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/crm"
 	"github.com/bookingsaga/bookingsaga/internal/gcal"
+	"github.com/bookingsaga/bookingsaga/internal/mirrorfake"
 	"github.com/bookingsaga/bookingsaga/receipt"
 )
 
@@ -29,8 +30,8 @@ type Invariant struct {
 
 // stored is one booking row.
 type stored struct {
-	key, id, status, property string
-	starts, ends              time.Time
+	key, id, status, property, agent string
+	starts, ends                     time.Time
 }
 
 // checker holds what a check reads: the history, the store, the fakes,
@@ -39,7 +40,8 @@ type checker struct {
 	calls    []Call
 	bookings map[string]stored // by request key
 	final    map[string]*receipt.Receipt
-	events   map[string][]calendar.Event // by calendar id
+	events   map[string][]calendar.Event        // by calendar id
+	outlook  map[string][]mirrorfake.GraphEvent // by mailbox
 	records  []crm.Record
 	inFlight []time.Time // the moments the API was interrupted
 	occupied []occupancy
@@ -56,14 +58,14 @@ type occupancy struct {
 // that need not be asked again.
 func (c *cluster) read(ctx context.Context, pool *pgxpool.Pool, calls []Call, interrupts []time.Time, known map[string]*receipt.Receipt) (*checker, error) {
 	ch := &checker{calls: calls, bookings: map[string]stored{}, events: map[string][]calendar.Event{},
-		records: c.crm.Records(), inFlight: interrupts}
-	rows, err := pool.Query(ctx, "SELECT request_key, booking_id::text, status, property_id, starts_at, ends_at FROM booking")
+		outlook: map[string][]mirrorfake.GraphEvent{}, records: c.crm.Records(), inFlight: interrupts}
+	rows, err := pool.Query(ctx, "SELECT request_key, booking_id::text, status, property_id, agent_id, starts_at, ends_at FROM booking")
 	if err != nil {
 		return nil, fmt.Errorf("read bookings: %w", err)
 	}
 	for rows.Next() {
 		var b stored
-		if err := rows.Scan(&b.key, &b.id, &b.status, &b.property, &b.starts, &b.ends); err != nil {
+		if err := rows.Scan(&b.key, &b.id, &b.status, &b.property, &b.agent, &b.starts, &b.ends); err != nil {
 			return nil, fmt.Errorf("read bookings: %w", err)
 		}
 		ch.bookings[b.key] = b
@@ -75,8 +77,11 @@ func (c *cluster) read(ctx context.Context, pool *pgxpool.Pool, calls []Call, in
 		return nil, err
 	}
 	for _, r := range resources() {
-		if r.CalendarID != "" {
+		switch r.Provider() {
+		case booking.ProviderGoogle:
 			ch.events[r.CalendarID] = c.calendar.Events(r.CalendarID)
+		case booking.ProviderMicrosoft:
+			ch.outlook[r.CalendarID] = c.graph.Events(r.CalendarID)
 		}
 	}
 	ch.final, err = finalAnswers(ctx, c.apiURL(), c.apiKey, calls, known)
@@ -166,7 +171,7 @@ func (ch *checker) check() []Invariant {
 		{"last answer agrees with the store", ch.agreesWithStore()},
 		{"one booking id per key", ch.oneBookingPerKey()},
 		{"no key left pending", ch.nonePending()},
-		{"one event and one CRM record per live booking", ch.mirrors()},
+		{"one event and one CRM record per live booking", append(ch.mirrors(), ch.outlookMirrors()...)},
 		{"every 5xx says retryable", ch.retryable5xx()},
 		{"every call in flight at a SIGINT answered", ch.answeredAtSIGINT()},
 	}

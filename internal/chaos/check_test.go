@@ -9,6 +9,8 @@ import (
 
 	"github.com/bookingsaga/bookingsaga/internal/crm"
 	"github.com/bookingsaga/bookingsaga/internal/gcal"
+	"github.com/bookingsaga/bookingsaga/internal/mirrorfake"
+	"github.com/bookingsaga/bookingsaga/internal/msgraph"
 	"github.com/bookingsaga/bookingsaga/receipt"
 )
 
@@ -36,9 +38,11 @@ func healthy() *checker {
 		Start: &calendar.EventDateTime{DateTime: t0.Format(time.RFC3339)}, End: &calendar.EventDateTime{DateTime: t0.Add(30 * time.Minute).Format(time.RFC3339)}}
 	return &checker{
 		calls:    []Call{{Op: "book", Key: "k1", HTTP: 200, Receipt: confirmed("k1", "b1"), Outcome: OK}},
-		bookings: map[string]stored{"k1": {key: "k1", id: "b1", status: "confirmed", property: "flat-1", starts: t0, ends: t0.Add(30 * time.Minute)}},
+		bookings: map[string]stored{"k1": {key: "k1", id: "b1", status: "confirmed", property: "flat-1", agent: "agent-1", starts: t0, ends: t0.Add(30 * time.Minute)}},
 		final:    map[string]*receipt.Receipt{"k1": confirmed("k1", "b1")},
 		events:   map[string][]calendar.Event{"flat-1@chaos.test": {event}},
+		outlook: map[string][]mirrorfake.GraphEvent{"agent-1@chaos.test": {{ID: "AAMk1", Start: t0, End: t0.Add(30 * time.Minute),
+			Properties: map[string]string{msgraph.RequestKeyProperty: "k1"}}}},
 		records:  []crm.Record{{ID: "r1", Viewing: crm.Viewing{BookingID: "b1", Status: crm.StatusScheduled}}},
 		occupied: []occupancy{{resource: "flat-1", capacity: 1, start: t0, end: t0.Add(30 * time.Minute)}},
 	}
@@ -71,7 +75,20 @@ func TestTheCheckerCatchesEachKindOfLie(t *testing.T) {
 		"a pending key after recovery": {func(ch *checker) {
 			ch.final["k1"] = &receipt.Receipt{RequestKey: "k1", Status: receipt.StatusPending}
 		}, "no key left pending"},
-		"a missing calendar event": {func(ch *checker) { ch.events["flat-1@chaos.test"] = nil }, "one event and one CRM record per live booking"},
+		"a missing calendar event":      {func(ch *checker) { ch.events["flat-1@chaos.test"] = nil }, "one event and one CRM record per live booking"},
+		"a missing Microsoft 365 event": {func(ch *checker) { ch.outlook["agent-1@chaos.test"] = nil }, "one event and one CRM record per live booking"},
+		"a second Microsoft 365 event": {func(ch *checker) {
+			ch.outlook["agent-1@chaos.test"] = append(ch.outlook["agent-1@chaos.test"], ch.outlook["agent-1@chaos.test"][0])
+		}, "one event and one CRM record per live booking"},
+		"a Microsoft 365 event left by a cancel": {func(ch *checker) {
+			b := ch.bookings["k1"]
+			b.status = "cancelled"
+			ch.bookings["k1"] = b
+			ch.events["flat-1@chaos.test"] = nil
+			ch.records = nil
+			ch.calls, ch.final = nil, nil
+			ch.occupied = nil
+		}, "one event and one CRM record per live booking"},
 		"a second CRM record": {func(ch *checker) {
 			ch.records = append(ch.records, crm.Record{ID: "r2", Viewing: crm.Viewing{BookingID: "b1", Status: crm.StatusScheduled}})
 		}, "one event and one CRM record per live booking"},

@@ -19,6 +19,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/bookingsaga/bookingsaga/api"
+	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/httpserve"
 	"github.com/bookingsaga/bookingsaga/internal/mirrorfake"
 	"github.com/bookingsaga/bookingsaga/internal/pgserver"
@@ -54,15 +55,22 @@ type cluster struct {
 	apiKey              string
 	workerHealth        map[string]string
 	calendar            *mirrorfake.Calendar
+	graph               *mirrorfake.Graph
 	crm                 *mirrorfake.CRM
 	calendarURL, crmURL string
+	graphURL            string
 	servers             []*http.Server
 	pool                *pgxpool.Pool
 }
 
 func newCluster(dir string, bins Binaries) (*cluster, error) {
 	c := &cluster{dir: dir, bins: bins, workers: map[string]*proc{}, workerHealth: map[string]string{},
-		calendar: mirrorfake.NewCalendar(), crm: mirrorfake.NewCRM(crmToken)}
+		calendar: mirrorfake.NewCalendar(), graph: mirrorfake.NewGraph(graphApp), crm: mirrorfake.NewCRM(crmToken)}
+	for _, r := range resources() {
+		if r.CalendarProvider == booking.ProviderMicrosoft {
+			c.graph.AddMailbox(r.CalendarID)
+		}
+	}
 	addrs, err := freeAddrs(5)
 	if err != nil {
 		return nil, err
@@ -80,7 +88,7 @@ func newCluster(dir string, bins Binaries) (*cluster, error) {
 	for _, fake := range []struct {
 		h   http.Handler
 		url *string
-	}{{c.calendar, &c.calendarURL}, {c.crm, &c.crmURL}} {
+	}{{c.calendar, &c.calendarURL}, {c.graph, &c.graphURL}, {c.crm, &c.crmURL}} {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			return nil, err
@@ -92,6 +100,9 @@ func newCluster(dir string, bins Binaries) (*cluster, error) {
 	}
 	return c, nil
 }
+
+// graphApp is the fake Microsoft 365 tenant's app the workers sign in as.
+var graphApp = mirrorfake.GraphApp{TenantID: "chaos-tenant", ClientID: "chaos-app", ClientSecret: "chaos-graph-secret"}
 
 func freeAddrs(n int) ([]string, error) {
 	var addrs []string
@@ -153,6 +164,8 @@ func (c *cluster) startWorker(ctx context.Context, slot string) error {
 	argv := []string{c.bins.Worker, "-database-url", c.dbURL, "-temporal-address", c.temporalAddr, "-namespace", Namespace,
 		"-health-listen", c.workerHealth[slot], "-reconcile-every", "0", "-shutdown-timeout", "10s",
 		"-calendar-endpoint", c.calendarURL + "/calendar/v3/", "-calendar-no-auth", "-calendar-timeout", "2s",
+		"-microsoft-tenant", graphApp.TenantID, "-microsoft-client-id", graphApp.ClientID, "-microsoft-client-secret", graphApp.ClientSecret,
+		"-graph-endpoint", c.graphURL + "/v1.0", "-microsoft-login", c.graphURL,
 		"-crm-url", c.crmURL, "-crm-token", crmToken, "-crm-timeout", "2s", "-log-level", "warn"}
 	p, err := startProc(c.dir, "worker-"+slot, argv)
 	if err != nil {

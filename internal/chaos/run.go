@@ -140,7 +140,8 @@ func (c *cluster) boot(ctx context.Context, o Options) (catalogue, *pgxpool.Pool
 func (c *cluster) mirrorFaults(rate float64, seed uint64) error {
 	kinds := []mirrorfake.Fault{{Status: http.StatusServiceUnavailable}, {Status: http.StatusTooManyRequests, RetryAfter: time.Second},
 		{DropAfterSave: true}, {Latency: 1500 * time.Millisecond}}
-	return errors.Join(c.calendar.InjectRandom(rate, kinds, seed), c.crm.InjectRandom(rate, kinds, seed+1))
+	return errors.Join(c.calendar.InjectRandom(rate, kinds, seed), c.crm.InjectRandom(rate, kinds, seed+1),
+		c.graph.InjectRandom(rate, kinds, seed+2))
 }
 
 // faults are the process-level breakages, in the order a run applies them.

@@ -123,7 +123,7 @@ func (m *Mirror) ours(ctx context.Context, mailbox, requestKey, bookingID string
 // marker.
 func (m *Mirror) find(ctx context.Context, mailbox, key string) ([]event, error) {
 	q := url.Values{
-		"$filter": {"singleValueExtendedProperties/Any(ep: ep/id eq " + odataString(propRequestKey) + " and ep/value eq " + odataString(key) + ")"},
+		"$filter": {"singleValueExtendedProperties/Any(ep: ep/id eq " + odataString(RequestKeyProperty) + " and ep/value eq " + odataString(key) + ")"},
 		"$expand": {expandMarker},
 	}
 	var page struct {
@@ -156,7 +156,7 @@ func (m *Mirror) event(b calendars.Booking) (event, error) {
 		Start: utc(b.StartsAt), End: utc(b.EndsAt),
 		Location: &location{DisplayName: b.PropertyRef}, ShowAs: "busy",
 		TransactionID: transactionID(b.RequestKey, b.BookingID),
-		Properties:    []extendedValue{{ID: propRequestKey, Value: b.RequestKey}, {ID: propBookingID, Value: b.BookingID}},
+		Properties:    []extendedValue{{ID: RequestKeyProperty, Value: b.RequestKey}, {ID: propBookingID, Value: b.BookingID}},
 	}
 	if m.cfg.InviteAttendees {
 		for _, a := range b.Attendees {

@@ -13,15 +13,16 @@ import (
 
 // Our marker: two single-value extended properties in bookingsaga's own
 // property set (a GUID of ours), holding the request key, which events are
-// found by, and the booking id.
+// found by, and the booking id. RequestKeyProperty is exported for tools
+// that read a mailbox (the fault suite's checker).
 const (
-	propertySet    = "{09b78a2a-2a16-4a37-adb6-1a96db6e4277}"
-	propRequestKey = "String " + propertySet + " Name bookingsaga_request_key"
-	propBookingID  = "String " + propertySet + " Name bookingsaga_booking_id"
+	propertySet        = "{09b78a2a-2a16-4a37-adb6-1a96db6e4277}"
+	RequestKeyProperty = "String " + propertySet + " Name bookingsaga_request_key"
+	propBookingID      = "String " + propertySet + " Name bookingsaga_booking_id"
 )
 
 // expandMarker asks Graph to return our two properties with each event.
-const expandMarker = "singleValueExtendedProperties($filter=id eq '" + propRequestKey + "' or id eq '" + propBookingID + "')"
+const expandMarker = "singleValueExtendedProperties($filter=id eq '" + RequestKeyProperty + "' or id eq '" + propBookingID + "')"
 
 // event is the part of Graph's event resource the adapter reads and writes.
 type event struct {
@@ -117,7 +118,7 @@ func (e *event) property(id string) string {
 // ours reports whether e is the event we wrote for the booking: our marker
 // for it, and the transactionId we created it with.
 func (e *event) ours(bookingID string) bool {
-	key := e.property(propRequestKey)
+	key := e.property(RequestKeyProperty)
 	return key != "" && e.property(propBookingID) == bookingID && e.TransactionID == transactionID(key, bookingID)
 }
 
@@ -136,7 +137,7 @@ func (e *event) neutral() (calendars.Event, error) {
 		out.Status = "cancelled"
 	}
 	if bid := e.property(propBookingID); e.ours(bid) {
-		out.Ours, out.RequestKey, out.BookingID = true, e.property(propRequestKey), bid
+		out.Ours, out.RequestKey, out.BookingID = true, e.property(RequestKeyProperty), bid
 	}
 	return out, nil
 }
