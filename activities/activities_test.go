@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -157,4 +158,35 @@ func TestTheCalendarReCheckUsesThePolicysLargerBuffer(t *testing.T) {
 	// 45 minutes after the slot: past the agent's own 30, inside the policy's 60.
 	f.handWritten(f.day.Add(16*time.Hour+45*time.Minute), f.day.Add(17*time.Hour+15*time.Minute))
 	f.calendarConflict(f.commitInput("k-buffer", "p2", 15))
+}
+
+// A calendar whose provider this process has no credentials for is
+// reported, and stops nothing else: the other calendars' free/busy is
+// still read before a commit, and reconciliation still repairs them.
+func TestAnUnconfiguredProviderStopsNoOtherCalendar(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	ctx := context.Background()
+	require.NoError(t, f.acts.Store.UpsertResource(ctx, booking.Resource{ID: "prop", Kind: "property", Capacity: 1, TimeZone: "UTC",
+		CalendarID: "prop@agency.example", CalendarProvider: booking.ProviderMicrosoft}))
+	f.handWritten(f.day.Add(15*time.Hour), f.day.Add(16*time.Hour))
+	f.calendarConflict(f.commitInput("k-busy", "p1", 15))
+
+	_, err := f.env.ExecuteActivity(f.acts.Commit, f.commitInput("k-free", "p1", 17))
+	require.NoError(t, err)
+	_, err = f.env.ExecuteActivity(f.acts.SyncCalendar, booking.KeyInput{RequestKey: "k-free"})
+	require.ErrorContains(t, err, `provider "microsoft" is not configured`)
+	for _, ev := range f.cal.Events(agentCal) {
+		if ev.Id == gcal.EventID("k-free") {
+			ev.Status = "cancelled" // deleted by hand
+			f.cal.Put(agentCal, &ev)
+		}
+	}
+	v, err := f.env.ExecuteActivity(f.acts.ReconcileCalendar, booking.WindowInput{From: f.day, To: f.day.AddDate(0, 0, 1), Limit: 100})
+	require.NoError(t, err)
+	var rep booking.CalendarReport
+	require.NoError(t, v.Get(&rep))
+	require.Equal(t, 1, rep.Missing, rep.Details)
+	require.Equal(t, 1, rep.Failed, rep.Details)
+	require.Contains(t, strings.Join(rep.Details, "\n"), "prop@agency.example")
 }

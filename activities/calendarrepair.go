@@ -30,11 +30,19 @@ func (a *Activities) ReconcileCalendar(ctx context.Context, in booking.WindowInp
 	byResource := map[string]calendars.Ref{}
 	for _, rc := range cals {
 		cal := calendars.Ref{Provider: rc.Provider, ID: rc.CalendarID}
-		byResource[rc.ResourceID] = cal
 		evs, err := a.Calendar.Events(ctx, cal, in.From, in.To)
-		if err != nil {
-			return rep, mirrorError("reconcile calendar", cal.String(), err, calendars.Permanent(err))
+		if calendars.Permanent(err) {
+			// One calendar refused for good (its provider not configured,
+			// access withdrawn) must not stop the others' repair.
+			if in.After == (booking.Cursor{}) {
+				failed(&rep, fmt.Sprintf("calendar %s not read: %v", cal, err))
+			}
+			continue
 		}
+		if err != nil {
+			return rep, mirrorError("reconcile calendar", cal.String(), err, false)
+		}
+		byResource[rc.ResourceID] = cal
 		listed[cal] = evs
 		if in.After != (booking.Cursor{}) {
 			continue // our own events are checked once, on the first page

@@ -46,8 +46,8 @@ func (s *Server) putResource(w http.ResponseWriter, r *http.Request) error {
 	if err := s.client.PutResource(r.Context(), res); err != nil {
 		return err
 	}
-	body.CalendarProvider = res.Provider()
-	return writeJSON(w, http.StatusOK, ResourceAnswer{ID: res.ID, ResourceBody: body})
+	return s.getResource(w, r) // as stored: a provider left out may have been kept
+
 }
 
 // PolicyBody is PUT /v1/policy. Times of day are "HH:MM" in each

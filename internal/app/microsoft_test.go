@@ -50,7 +50,8 @@ func msCommit(start time.Time) booking.CommitRequest {
 
 // One booking on a property in Google Calendar and an agent in Microsoft
 // 365 writes one event in each; a hand-deleted event in either is written
-// again by the next reconcile run; cancelling removes both.
+// again by the next reconcile run, a hand-typed one over it is flagged and
+// left alone; cancelling removes both.
 func TestABookingAcrossGoogleAndMicrosoft365(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
@@ -79,6 +80,19 @@ func TestABookingAcrossGoogleAndMicrosoft365(t *testing.T) {
 	require.Len(t, f.ourGraphEvents(key), 1, "written again in the mailbox")
 	f.quiet()
 
+	// Someone types an appointment into the agent's Outlook over the
+	// booking: flagged for a human, never touched.
+	dentist := f.graph.Put(agentMailbox, mirrorfake.GraphEvent{Subject: "Dentist", Start: slot(t, 10).Add(10 * time.Minute), End: slot(t, 11)})
+	rep = f.reconcile()
+	require.Equal(t, 1, rep.Calendar.Flagged, rep.Calendar.Details)
+	flags, err := f.acts.Store.OpenFlags(f.ctx)
+	require.NoError(t, err)
+	require.Len(t, flags, 1)
+	require.Equal(t, dentist, flags[0].EventID)
+	require.Equal(t, agentMailbox, flags[0].CalendarID)
+	require.Len(t, f.graph.Events(agentMailbox), 2, "the dentist stays")
+	f.quiet()
+
 	ev := f.event(propertyCal, key)
 	ev.Status = "cancelled"
 	f.calendar.Put(propertyCal, &ev)
@@ -90,6 +104,7 @@ func TestABookingAcrossGoogleAndMicrosoft365(t *testing.T) {
 	_, err = workflows.Update(f.ctx, f.client, key, booking.UpdateCancel, workflows.CancelRequest{})
 	require.NoError(t, err)
 	f.eventually(func() bool { return f.liveEvents(propertyCal) == 0 && len(f.ourGraphEvents(key)) == 0 }, "both events removed")
+	require.Len(t, f.graph.Events(agentMailbox), 1, "the dentist still stays")
 	f.quiet()
 }
 
@@ -137,4 +152,26 @@ func TestAnUnknownCalendarProviderIsRefused(t *testing.T) {
 		require.Equal(t, "invalid_resource", out["code"], out)
 	}
 	require.Equal(t, http.StatusNotFound, f.call("GET", apiURL+"/v1/resources/agent-bad", nil, nil))
+}
+
+// A client that does not know calendar_provider (one generated before it
+// existed) sends a resource without it: the same calendar keeps its
+// provider, and only a new calendar id falls back to Google.
+func TestAPutWithoutTheProviderKeepsIt(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	apiURL := f.microsoftAgent()
+	status, out := f.putResource(apiURL, "agent-ms", api.ResourceBody{Kind: "agent", Capacity: 1, TimeZone: "Europe/Paris",
+		CalendarID: agentMailbox, DisplayName: "Hugo"})
+	require.Equal(t, http.StatusOK, status, out)
+	require.Equal(t, "microsoft", out["calendar_provider"])
+	var got api.ResourceAnswer
+	require.Equal(t, http.StatusOK, f.call("GET", apiURL+"/v1/resources/agent-ms", nil, &got))
+	require.Equal(t, booking.ProviderMicrosoft, got.CalendarProvider)
+	require.Equal(t, "Hugo", got.DisplayName)
+
+	status, out = f.putResource(apiURL, "agent-ms", api.ResourceBody{Kind: "agent", Capacity: 1, TimeZone: "Europe/Paris",
+		CalendarID: "hugo@agency.example"})
+	require.Equal(t, http.StatusOK, status, out)
+	require.Equal(t, "google", out["calendar_provider"], "a new calendar id without a provider is Google's")
 }

@@ -2,6 +2,7 @@ package calendars
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -102,13 +103,17 @@ func (r *Router) EventID(cal Ref, requestKey string) string {
 
 // FreeBusy asks each provider once for its calendars' busy periods, the
 // providers side by side: the commit's re-check waits for the slower one,
-// not for both in turn.
+// not for both in turn. What could not be read (a provider that failed,
+// or one this process lacks) is missing from the answer and named in the
+// error, beside what could.
 func (r *Router) FreeBusy(ctx context.Context, cals []Ref, from, to time.Time) (map[Ref][]Interval, error) {
 	byProvider := map[string][]string{}
 	var order []string // providers in the order first asked, for a stable error
+	var errs []error
 	for _, c := range cals {
 		if _, err := r.provider(c); err != nil {
-			return nil, err
+			errs = append(errs, err)
+			continue
 		}
 		if _, seen := byProvider[c.Provider]; !seen {
 			order = append(order, c.Provider)
@@ -116,20 +121,21 @@ func (r *Router) FreeBusy(ctx context.Context, cals []Ref, from, to time.Time) (
 		byProvider[c.Provider] = append(byProvider[c.Provider], c.ID)
 	}
 	busy := make([]map[string][]Interval, len(order))
-	errs := make([]error, len(order))
+	failed := make([]error, len(order))
 	var wg sync.WaitGroup
 	for i, name := range order {
-		wg.Go(func() { busy[i], errs[i] = r.providers[name].FreeBusy(ctx, byProvider[name], from, to) })
+		wg.Go(func() { busy[i], failed[i] = r.providers[name].FreeBusy(ctx, byProvider[name], from, to) })
 	}
 	wg.Wait()
 	out := make(map[Ref][]Interval, len(cals))
 	for i, name := range order {
-		if errs[i] != nil {
-			return nil, errs[i]
+		if failed[i] != nil {
+			errs = append(errs, failed[i])
+			continue
 		}
 		for id, periods := range busy[i] {
 			out[Ref{Provider: name, ID: id}] = periods
 		}
 	}
-	return out, nil
+	return out, errors.Join(errs...)
 }

@@ -25,9 +25,9 @@ type Block struct {
 // [from, to) widened by their buffers, less the times of our own bookings
 // (read only when something is busy). A capacity-2 room's calendar shows
 // our own bookings as busy too, so only capacity 1 can be read this way.
-// The calendar is advisory: when it cannot be read the store still
-// decides, so the error says the check did not happen and nothing is
-// blocked.
+// The calendar is advisory: when one cannot be read the store still
+// decides, so the error says the check was not whole, and only what the
+// calendars that answered show busy blocks.
 func (c *Catalog) Blocks(ctx context.Context, ids []string, from, to time.Time) ([]Block, error) {
 	if c.Calendar == nil {
 		return nil, nil
@@ -43,9 +43,11 @@ func (c *Catalog) Blocks(ctx context.Context, ids []string, from, to time.Time) 
 		before, after = max(before, w.BufferBeforeMinutes), max(after, w.BufferAfterMinutes)
 	}
 	qFrom, qTo := from.Add(-minutes(before)), to.Add(minutes(after))
-	periods, err := c.Calendar.FreeBusy(ctx, cals, qFrom, qTo)
-	if err != nil {
-		return nil, fmt.Errorf("calendar free/busy: %w", err)
+	// What one calendar could not tell, the others still do: the error
+	// says the check was partial, and what was read still blocks.
+	periods, readErr := c.Calendar.FreeBusy(ctx, cals, qFrom, qTo)
+	if readErr != nil {
+		readErr = fmt.Errorf("calendar free/busy: %w", readErr)
 	}
 	blocks := make([]Block, 0, len(watched))
 	busy := false
@@ -54,7 +56,7 @@ func (c *Catalog) Blocks(ctx context.Context, ids []string, from, to time.Time) 
 		busy = busy || len(periods[Ref(w)]) > 0
 	}
 	if !busy {
-		return nil, nil // the usual case on the commit path: nothing to tell apart
+		return nil, readErr // the usual case on the commit path: nothing to tell apart
 	}
 	// Something is busy: take out the times of our own bookings, which
 	// free/busy cannot tell from anyone else's.
@@ -69,7 +71,7 @@ func (c *Catalog) Blocks(ctx context.Context, ids []string, from, to time.Time) 
 			}
 		}
 	}
-	return blocks, nil
+	return blocks, readErr
 }
 
 // Blocked lists the calendar periods that a booking of [start, end) would

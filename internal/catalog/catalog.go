@@ -56,7 +56,7 @@ func (c *Catalog) Availability(ctx context.Context, q booking.AvailabilityQuery)
 	}
 	blocks, err := c.Blocks(ctx, ids, q.From, q.To)
 	if err != nil && c.Log != nil {
-		c.Log.Warn("calendars not read; availability is the store's alone", zap.Error(err))
+		c.Log.Warn("calendars not all read; availability leaves out only what those that answered show busy", zap.Error(err))
 	}
 	if len(blocks) > 0 {
 		// Per set of resources the slot would take (each member of a

@@ -331,12 +331,37 @@ func (ch *checker) nonePending() []string {
 	for k, r := range ch.final {
 		switch {
 		case r == nil && answered[k]:
-			bad = append(bad, fmt.Sprintf("%s had an answer, but the API no longer knows it", k))
+			bad = append(bad, fmt.Sprintf("%s had an answer, but the API no longer knows it (%s)", k, ch.callsOn(k)))
 		case r != nil && (r.Status == receipt.StatusPending || r.Status == receipt.StatusOffered && ch.bookings[k].id != ""):
 			bad = append(bad, fmt.Sprintf("%s is still %s", k, r.Status))
 		}
 	}
 	return bad
+}
+
+// callsOn sums up the calls that named key, for a violation's reader.
+func (ch *checker) callsOn(key string) string {
+	var out []string
+	for _, c := range ch.calls {
+		if c.Key != key && c.NewKey != key {
+			continue
+		}
+		what := fmt.Sprintf("%s %d", c.Op, c.HTTP)
+		if c.NewKey == key {
+			what += " as the new key"
+		}
+		if c.Receipt != nil {
+			what += " " + string(c.Receipt.Status)
+			if c.Receipt.Reason != nil {
+				what += "/" + c.Receipt.Reason.Code
+			}
+		}
+		if c.Err != "" {
+			what += " " + c.Err
+		}
+		out = append(out, what)
+	}
+	return strings.Join(out, "; ")
 }
 
 func (ch *checker) retryable5xx() []string {

@@ -2,7 +2,7 @@ package mirrorfake
 
 import (
 	"crypto/rand"
-	"crypto/rsa"
+	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -19,10 +19,16 @@ import (
 // credentials (a secret, or a certificate's signed assertion), 401 without
 // one, 404 for a mailbox the tenant lacks, server-assigned event ids,
 // transactionId making a repeated create return the first event,
-// single-value extended properties found by $filter and returned by
-// $expand, weak etags with 412 on a stale If-Match, hard deletes (404
-// after), calendarView and getSchedule over a time range, and the Graph
-// error envelope.
+// single-value extended properties found by $filter (values compared
+// without case, as Graph documents) and returned by $expand, weak etags
+// with 412 on a stale If-Match, deletes that move the event to Deleted
+// Items (404 after), mailbox aliases (getSchedule answers with the
+// primary address), calendarView and getSchedule over a time range, and
+// the Graph error envelope.
+//
+// Where Graph's behaviour is undocumented the fake takes the worse case:
+// a transactionId also matches an event in Deleted Items, so a create
+// repeating one returns the deleted event.
 //
 // Serve it over HTTP/1.1; the adapter's endpoint is URL()+"/v1.0" and its
 // login authority URL().
@@ -33,9 +39,13 @@ type Graph struct {
 	mu        sync.Mutex
 	seq       int64
 	mailboxes map[string]map[string]*GraphEvent // mailbox (lower case) → event id → event
-	tokens    map[string]time.Time              // access token → expiry
-	journal   journal
-	changed   []graphChange
+	// deleted is each mailbox's Deleted Items: gone from the calendar,
+	// still remembered by transactionId.
+	deleted map[string]map[string]*GraphEvent
+	primary map[string]string    // address or alias (lower case) → primary address as given
+	tokens  map[string]time.Time // access token → expiry
+	journal journal
+	changed []graphChange
 }
 
 // GraphApp is the one app registration the fake's tenant knows.
@@ -43,10 +53,9 @@ type GraphApp struct {
 	TenantID, ClientID string
 	// ClientSecret, when set, is accepted as the app's credential.
 	ClientSecret string
-	// Certificate, when set, is the public key a client assertion must be
-	// signed with, and Thumbprint its x5t (base64url SHA-1 of the DER).
-	Certificate *rsa.PublicKey
-	Thumbprint  string
+	// Certificate, when set, is the certificate whose key must sign a
+	// client assertion, named by its thumbprint.
+	Certificate *x509.Certificate
 }
 
 // GraphEvent is an event as the fake stores it.
@@ -81,9 +90,10 @@ type graphChange struct {
 
 // NewGraph returns a fake tenant with one app and the given mailboxes.
 func NewGraph(app GraphApp, mailboxes ...string) *Graph {
-	g := &Graph{app: app, mailboxes: map[string]map[string]*GraphEvent{}, tokens: map[string]time.Time{}}
+	g := &Graph{app: app, mailboxes: map[string]map[string]*GraphEvent{}, deleted: map[string]map[string]*GraphEvent{},
+		primary: map[string]string{}, tokens: map[string]time.Time{}}
 	for _, mb := range mailboxes {
-		g.mailboxes[strings.ToLower(mb)] = map[string]*GraphEvent{}
+		g.AddMailbox(mb)
 	}
 	return g
 }
@@ -129,8 +139,28 @@ func (g *Graph) Put(mailbox string, ev GraphEvent) string {
 func (g *Graph) Remove(mailbox, id string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	g.remove(mailbox, id)
+}
+
+// remove moves an event to Deleted Items; callers hold g.mu.
+func (g *Graph) remove(mailbox, id string) {
+	key := g.canonical(mailbox)
+	if ev, ok := g.mailboxes[key][id]; ok {
+		if g.deleted[key] == nil {
+			g.deleted[key] = map[string]*GraphEvent{}
+		}
+		g.deleted[key][id] = ev
+	}
 	delete(g.box(mailbox), id)
-	g.changed = append(g.changed, graphChange{Mailbox: strings.ToLower(mailbox), Deleted: id, Seq: g.seq})
+	g.changed = append(g.changed, graphChange{Mailbox: key, Deleted: id, Seq: g.seq})
+}
+
+// RevokeTokens invalidates every access token issued, as a tenant's
+// admin revoking the app's sessions (or a token's early expiry) would.
+func (g *Graph) RevokeTokens() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	clear(g.tokens)
 }
 
 // Events returns copies of a mailbox's events by start, then id.
@@ -144,15 +174,33 @@ func (g *Graph) Events(mailbox string) []GraphEvent {
 	return out
 }
 
-// AddMailbox makes a user or room mailbox exist in the tenant.
-func (g *Graph) AddMailbox(mailbox string) {
+// AddMailbox makes a user or room mailbox exist in the tenant, reachable
+// by its primary address and by each alias (a user principal name, say).
+func (g *Graph) AddMailbox(primary string, aliases ...string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.box(mailbox)
+	for _, a := range append([]string{primary}, aliases...) {
+		g.primary[strings.ToLower(a)] = primary
+	}
+	g.box(primary)
+}
+
+// canonical is the key of the mailbox an address or alias names.
+func (g *Graph) canonical(mailbox string) string {
+	if p, ok := g.primary[strings.ToLower(mailbox)]; ok {
+		return strings.ToLower(p)
+	}
+	return strings.ToLower(mailbox)
+}
+
+// exists reports whether the tenant has the mailbox.
+func (g *Graph) exists(mailbox string) bool {
+	_, ok := g.mailboxes[g.canonical(mailbox)]
+	return ok
 }
 
 func (g *Graph) box(mailbox string) map[string]*GraphEvent {
-	key := strings.ToLower(mailbox)
+	key := g.canonical(mailbox)
 	b, ok := g.mailboxes[key]
 	if !ok {
 		b = map[string]*GraphEvent{}
@@ -167,11 +215,11 @@ func (g *Graph) stamp(mailbox string, ev *GraphEvent) {
 	g.seq++
 	ev.ChangeKey = base64.StdEncoding.EncodeToString([]byte("ck" + strconv.FormatInt(g.seq, 10)))
 	ev.Modified = time.Now().UTC()
-	g.changed = append(g.changed, graphChange{Mailbox: strings.ToLower(mailbox), Event: ev, Seq: g.seq})
+	g.changed = append(g.changed, graphChange{Mailbox: g.canonical(mailbox), Event: ev, Seq: g.seq})
 }
 
 func (g *Graph) sorted(mailbox string) []*GraphEvent {
-	box := g.mailboxes[strings.ToLower(mailbox)]
+	box := g.mailboxes[g.canonical(mailbox)]
 	out := make([]*GraphEvent, 0, len(box))
 	for _, ev := range box {
 		out = append(out, ev)

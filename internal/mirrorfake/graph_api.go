@@ -17,7 +17,7 @@ func (g *Graph) mux() *http.ServeMux {
 	m := http.NewServeMux()
 	m.HandleFunc("POST /{tenant}/oauth2/v2.0/token", serve(&g.faults, &g.mu, "token", writeOAuthError, g.token, func() {}))
 	m.HandleFunc("POST "+user+"/calendar/events", g.op("events.create", g.create))
-	m.HandleFunc("GET "+user+"/calendar/events", g.op("events.list", g.list))
+	m.HandleFunc("GET "+user+"/events", g.op("events.list", g.list))
 	m.HandleFunc("GET "+user+"/events/{id}", g.op("events.get", g.get))
 	m.HandleFunc("PATCH "+user+"/events/{id}", g.op("events.update", g.update))
 	m.HandleFunc("DELETE "+user+"/events/{id}", g.op("events.delete", g.delete))
@@ -36,7 +36,7 @@ func (g *Graph) op(name string, h handler) http.HandlerFunc {
 		if err := g.authorized(r); err != nil {
 			return 0, nil, err
 		}
-		if _, ok := g.mailboxes[strings.ToLower(r.PathValue("mailbox"))]; !ok {
+		if !g.exists(r.PathValue("mailbox")) {
 			return 0, nil, graphErr(http.StatusNotFound, "ErrorInvalidUser", "The requested user '%s' is invalid.", r.PathValue("mailbox"))
 		}
 		return h(r)

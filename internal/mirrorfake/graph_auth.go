@@ -3,6 +3,7 @@ package mirrorfake
 import (
 	"crypto"
 	"crypto/rsa"
+	"crypto/sha1"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
@@ -69,13 +70,19 @@ func (g *Graph) proven(r *http.Request, secret, assertionType, assertion string)
 	return nil
 }
 
-// verifyAssertion checks an RS256 JWT: its x5t, signature and claims.
+// verifyAssertion checks a client assertion as Entra ID takes them: PS256
+// with x5t#S256 (the certificate's SHA-256 thumbprint), or the older RS256
+// with x5t (SHA-1); its signature, audience, issuer, subject and times.
 func (g *Graph) verifyAssertion(jwt, aud string) string {
 	parts := strings.Split(jwt, ".")
 	if len(parts) != 3 {
 		return "not a JWT"
 	}
-	var header struct{ Alg, X5t string }
+	var header struct {
+		Alg     string `json:"alg"`
+		X5t     string `json:"x5t"`
+		X5tS256 string `json:"x5t#S256"`
+	}
 	var claims struct {
 		Aud, Iss, Sub string
 		Exp, Nbf      int64
@@ -84,11 +91,21 @@ func (g *Graph) verifyAssertion(jwt, aud string) string {
 		return "undecodable"
 	}
 	sig, err := base64.RawURLEncoding.DecodeString(parts[2])
-	if err != nil || header.Alg != "RS256" || header.X5t != g.app.Thumbprint {
+	pub, ok := g.app.Certificate.PublicKey.(*rsa.PublicKey)
+	if err != nil || !ok {
 		return "unknown key"
 	}
+	sha1sum, sha256sum := sha1.Sum(g.app.Certificate.Raw), sha256.Sum256(g.app.Certificate.Raw) //nolint:gosec // x5t is SHA-1 by definition
 	digest := sha256.Sum256([]byte(parts[0] + "." + parts[1]))
-	if rsa.VerifyPKCS1v15(g.app.Certificate, crypto.SHA256, digest[:], sig) != nil {
+	switch {
+	case header.Alg == "PS256" && header.X5tS256 == base64.RawURLEncoding.EncodeToString(sha256sum[:]):
+		err = rsa.VerifyPSS(pub, crypto.SHA256, digest[:], sig, nil)
+	case header.Alg == "RS256" && header.X5t == base64.RawURLEncoding.EncodeToString(sha1sum[:]):
+		err = rsa.VerifyPKCS1v15(pub, crypto.SHA256, digest[:], sig)
+	default:
+		return "unknown key or algorithm"
+	}
+	if err != nil {
 		return "bad signature"
 	}
 	now := time.Now().Unix()

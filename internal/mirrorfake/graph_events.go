@@ -9,9 +9,10 @@ import (
 	"time"
 )
 
-// create serves POST .../calendar/events. A transactionId already on a
-// live event of the mailbox returns that event: the retried POST after a
-// lost reply that Graph's transactionId exists for.
+// create serves POST .../calendar/events. A transactionId already on an
+// event of the mailbox returns that event: the retried POST after a lost
+// reply that Graph's transactionId exists for. Deleted Items count too
+// (the worse case; Graph does not say).
 func (g *Graph) create(r *http.Request) (int, any, error) {
 	var in wireEvent
 	if err := json.NewDecoder(http.MaxBytesReader(nil, r.Body, 1<<20)).Decode(&in); err != nil {
@@ -19,9 +20,11 @@ func (g *Graph) create(r *http.Request) (int, any, error) {
 	}
 	mailbox := r.PathValue("mailbox")
 	if in.TransactionID != nil && *in.TransactionID != "" {
-		for _, ev := range g.box(mailbox) {
-			if ev.TransactionID == *in.TransactionID {
-				return http.StatusCreated, wire(ev, zoneOf(r), nil), nil
+		for _, box := range []map[string]*GraphEvent{g.box(mailbox), g.deleted[g.canonical(mailbox)]} {
+			for _, ev := range box {
+				if ev.TransactionID == *in.TransactionID {
+					return http.StatusCreated, wire(ev, zoneOf(r), nil), nil
+				}
 			}
 		}
 	}
@@ -87,7 +90,7 @@ func orKeep(t *wireTime, cur time.Time, zone string) (time.Time, string, error) 
 	return t.instant()
 }
 
-// list serves GET .../calendar/events with the marker $filter.
+// list serves GET .../events with the marker $filter.
 func (g *Graph) list(r *http.Request) (int, any, error) {
 	props, err := expanded(r)
 	if err != nil {
@@ -112,9 +115,11 @@ func (g *Graph) list(r *http.Request) (int, any, error) {
 	return http.StatusOK, map[string]any{"value": out}, nil
 }
 
+// propertyIs matches a marker $filter: Graph documents that filtering on
+// an extended property's value ignores case.
 func propertyIs(ev *GraphEvent, id, value string) bool {
 	for k, v := range ev.Properties {
-		if strings.EqualFold(k, id) && v == value {
+		if strings.EqualFold(k, id) && strings.EqualFold(v, value) {
 			return true
 		}
 	}
@@ -183,8 +188,8 @@ func (g *Graph) update(r *http.Request) (int, any, error) {
 	return http.StatusOK, wire(&next, zoneOf(r), nil), nil
 }
 
-// delete serves DELETE .../events/{id}: the event is gone, a second
-// delete is 404.
+// delete serves DELETE .../events/{id}: the event moves to Deleted
+// Items, and a second delete is 404.
 func (g *Graph) delete(r *http.Request) (int, any, error) {
 	ev, err := g.find(r)
 	if err != nil {
@@ -193,9 +198,7 @@ func (g *Graph) delete(r *http.Request) (int, any, error) {
 	if err := g.matches(r, ev); err != nil {
 		return 0, nil, err
 	}
-	mailbox := r.PathValue("mailbox")
-	delete(g.box(mailbox), ev.ID)
-	g.changed = append(g.changed, graphChange{Mailbox: strings.ToLower(mailbox), Deleted: ev.ID, Seq: g.seq})
+	g.remove(r.PathValue("mailbox"), ev.ID)
 	return http.StatusNoContent, nil, nil
 }
 
@@ -272,7 +275,7 @@ func (g *Graph) getSchedule(r *http.Request) (int, any, error) {
 	loc := zoneOf(r)
 	out := []map[string]any{}
 	for _, mb := range in.Schedules {
-		if _, ok := g.mailboxes[strings.ToLower(mb)]; !ok {
+		if !g.exists(mb) {
 			out = append(out, map[string]any{"scheduleId": mb, "error": map[string]string{
 				"message": "The specified mailbox could not be found.", "responseCode": "ErrorMailRecipientNotFound"}})
 			continue
@@ -286,7 +289,8 @@ func (g *Graph) getSchedule(r *http.Request) (int, any, error) {
 				"start": wireTime{DateTime: ev.Start.In(loc).Format(graphWall), TimeZone: loc.String()},
 				"end":   wireTime{DateTime: ev.End.In(loc).Format(graphWall), TimeZone: loc.String()}})
 		}
-		out = append(out, map[string]any{"scheduleId": mb, "scheduleItems": items})
+		// scheduleId is the mailbox's SMTP address, whatever alias asked.
+		out = append(out, map[string]any{"scheduleId": g.primary[strings.ToLower(mb)], "scheduleItems": items})
 	}
 	return http.StatusOK, map[string]any{"value": out}, nil
 }

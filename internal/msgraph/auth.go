@@ -5,7 +5,6 @@ import (
 	"crypto"
 	"crypto/rand"
 	"crypto/rsa"
-	"crypto/sha1" //nolint:gosec // x5t is defined as the certificate's SHA-1 thumbprint
 	"crypto/sha256"
 	"crypto/x509"
 	"encoding/base64"
@@ -14,10 +13,12 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/oauth2"
@@ -28,8 +29,9 @@ import (
 // identity platform: a client secret, or a client assertion (a JWT signed
 // with the certificate's key, RFC 7523) that is made fresh for each token.
 
-// tokenSource returns a cached source of app-only tokens for Graph.
-func tokenSource(cfg Config) (oauth2.TokenSource, error) {
+// tokenSource returns the app's tokens for Graph, each kept until it
+// expires or Graph stops accepting it.
+func tokenSource(cfg Config) (*tokenCache, error) {
 	login := cfg.Login
 	if login == "" {
 		login = DefaultLogin
@@ -41,13 +43,49 @@ func tokenSource(cfg Config) (oauth2.TokenSource, error) {
 	cc := clientcredentials.Config{ClientID: cfg.ClientID, ClientSecret: cfg.ClientSecret, TokenURL: tokenURL,
 		Scopes: []string{scope}, AuthStyle: oauth2.AuthStyleInParams}
 	if cfg.CertificateFile == "" {
-		return cc.TokenSource(context.WithValue(context.Background(), oauth2.HTTPClient, client)), nil
+		return &tokenCache{fetch: func() (*oauth2.Token, error) {
+			return cc.Token(context.WithValue(context.Background(), oauth2.HTTPClient, client))
+		}}, nil
 	}
 	signer, err := loadCertificate(cfg.CertificateFile)
 	if err != nil {
 		return nil, err
 	}
-	return oauth2.ReuseTokenSource(nil, &assertionSource{client: client, cc: cc, signer: signer}), nil
+	return &tokenCache{fetch: (&assertionSource{client: client, cc: cc, signer: signer}).Token}, nil
+}
+
+// tokenCache holds the current token. It differs from the oauth2
+// package's reuse in one way: a token Graph answers 401 to (revoked,
+// or expired early) can be dropped before its expiry.
+type tokenCache struct {
+	fetch func() (*oauth2.Token, error)
+
+	mu  sync.Mutex
+	tok *oauth2.Token
+}
+
+func (c *tokenCache) Token() (*oauth2.Token, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.tok.Valid() {
+		return c.tok, nil
+	}
+	tok, err := c.fetch()
+	if err != nil {
+		return nil, err
+	}
+	c.tok = tok
+	return tok, nil
+}
+
+// drop forgets the token if it is still the one given, so that callers
+// racing on one 401 fetch a single new token.
+func (c *tokenCache) drop(used string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.tok != nil && c.tok.AccessToken == used {
+		c.tok = nil
+	}
 }
 
 // assertionSource asks for a token with a new signed assertion each time.
@@ -73,7 +111,7 @@ func (s *assertionSource) Token() (*oauth2.Token, error) {
 // certSigner signs client assertions with a certificate's RSA key.
 type certSigner struct {
 	key        *rsa.PrivateKey
-	thumbprint string // x5t: base64url of the certificate's SHA-1
+	thumbprint string // x5t#S256: base64url of the certificate's SHA-256
 }
 
 // loadCertificate reads a PEM file holding a certificate and its RSA key,
@@ -103,7 +141,7 @@ func loadCertificate(path string) (*certSigner, error) {
 	if pub, ok := cert.PublicKey.(*rsa.PublicKey); !ok || !pub.Equal(&key.PublicKey) {
 		return nil, fmt.Errorf("msgraph: certificate %s: the private key is not the certificate's", path)
 	}
-	sum := sha1.Sum(cert.Raw) //nolint:gosec // see the import
+	sum := sha256.Sum256(cert.Raw)
 	return &certSigner{key: key, thumbprint: base64.RawURLEncoding.EncodeToString(sum[:])}, nil
 }
 
@@ -123,18 +161,19 @@ func parseRSAKey(block *pem.Block) (*rsa.PrivateKey, error) {
 }
 
 // assertion is a JWT for the token endpoint aud, from the app clientID,
-// valid for ten minutes.
+// valid for ten minutes: PS256 with the certificate's SHA-256 thumbprint
+// (x5t#S256), as Entra ID's certificate credentials page asks today.
 func (s *certSigner) assertion(clientID, aud string, now time.Time) (string, error) {
 	var jti [16]byte
 	if _, err := rand.Read(jti[:]); err != nil {
 		return "", err
 	}
-	header, _ := json.Marshal(map[string]string{"alg": "RS256", "typ": "JWT", "x5t": s.thumbprint})
+	header, _ := json.Marshal(map[string]string{"alg": "PS256", "typ": "JWT", "x5t#S256": s.thumbprint})
 	claims, _ := json.Marshal(map[string]any{"aud": aud, "iss": clientID, "sub": clientID, "jti": hex.EncodeToString(jti[:]),
 		"nbf": now.Unix(), "iat": now.Unix(), "exp": now.Add(10 * time.Minute).Unix()})
 	signing := base64.RawURLEncoding.EncodeToString(header) + "." + base64.RawURLEncoding.EncodeToString(claims)
 	digest := sha256.Sum256([]byte(signing))
-	sig, err := rsa.SignPKCS1v15(rand.Reader, s.key, crypto.SHA256, digest[:])
+	sig, err := rsa.SignPSS(rand.Reader, s.key, crypto.SHA256, digest[:], &rsa.PSSOptions{SaltLength: rsa.PSSSaltLengthEqualsHash})
 	if err != nil {
 		return "", fmt.Errorf("msgraph: sign assertion: %w", err)
 	}
@@ -151,20 +190,40 @@ type tokenError struct {
 func (e *tokenError) Error() string { return "msgraph: token: " + e.err.Error() }
 func (e *tokenError) Unwrap() error { return e.err }
 
-// bearer adds the app's token to each Graph request.
+// bearer adds the app's token to each Graph request. A 401 drops the
+// token and sends the request once more with a new one.
 type bearer struct {
-	source oauth2.TokenSource
+	tokens *tokenCache
 }
 
 func (b *bearer) RoundTrip(req *http.Request) (*http.Response, error) {
-	tok, err := b.source.Token()
+	res, used, err := b.send(req)
+	if err != nil || res.StatusCode != http.StatusUnauthorized || (req.Body != nil && req.GetBody == nil) {
+		return res, err
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, 1<<16))
+	_ = res.Body.Close()
+	b.tokens.drop(used)
+	again := req.Clone(req.Context())
+	if req.GetBody != nil {
+		if again.Body, err = req.GetBody(); err != nil {
+			return nil, err
+		}
+	}
+	res, _, err = b.send(again)
+	return res, err
+}
+
+func (b *bearer) send(req *http.Request) (*http.Response, string, error) {
+	tok, err := b.tokens.Token()
 	if err != nil {
 		var re *oauth2.RetrieveError
 		transient := !errors.As(err, &re) || re.Response == nil ||
 			re.Response.StatusCode >= 500 || re.Response.StatusCode == http.StatusTooManyRequests
-		return nil, &tokenError{err: err, transient: transient}
+		return nil, "", &tokenError{err: err, transient: transient}
 	}
 	r := req.Clone(req.Context())
 	r.Header.Set("Authorization", "Bearer "+tok.AccessToken)
-	return http.DefaultTransport.RoundTrip(r)
+	res, err := http.DefaultTransport.RoundTrip(r)
+	return res, tok.AccessToken, err
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -53,7 +54,7 @@ func (m *Mirror) Events(ctx context.Context, mailbox string, from, to time.Time)
 // a request; one that leaves the endpoint is refused rather than followed
 // with our token.
 func (m *Mirror) relative(link string) (request, error) {
-	rest, ok := strings.CutPrefix(link, m.endpoint)
+	rest, ok := strings.CutPrefix(link, m.endpoint+"/")
 	if !ok {
 		return request{}, fmt.Errorf("next page %q is not under %s", link, m.endpoint)
 	}
@@ -61,7 +62,7 @@ func (m *Mirror) relative(link string) (request, error) {
 	if err != nil {
 		return request{}, fmt.Errorf("next page %q: %w", link, err)
 	}
-	return request{method: http.MethodGet, path: u.EscapedPath(), query: u.Query()}, nil
+	return request{method: http.MethodGet, path: "/" + u.EscapedPath(), query: u.Query()}, nil
 }
 
 // scheduleBatch is how many mailboxes one getSchedule asks about.
@@ -108,19 +109,25 @@ func (m *Mirror) schedule(ctx context.Context, mailboxes []string, from, to time
 		return fmt.Errorf("graph getSchedule: %w", err)
 	}
 	answered := map[string]bool{}
-	for _, s := range res.Value {
-		if s.Error != nil {
-			return fmt.Errorf("graph getSchedule: mailbox %s: %s %s", s.ScheduleID, s.Error.ResponseCode, s.Error.Message)
-		}
-		answered[strings.ToLower(s.ScheduleID)] = true
+	for i, s := range res.Value {
+		// scheduleId is the mailbox's SMTP address, which need not be
+		// what we asked with (a user principal name, an alias); the
+		// answers come in the order asked.
 		id := s.ScheduleID
-		for _, want := range mailboxes { // answer under the id we asked with
-			if strings.EqualFold(want, id) {
+		for _, want := range mailboxes {
+			if strings.EqualFold(want, s.ScheduleID) {
 				id = want
 			}
 		}
+		if !slices.Contains(mailboxes, id) && i < len(mailboxes) {
+			id = mailboxes[i]
+		}
+		if s.Error != nil {
+			return fmt.Errorf("graph getSchedule: mailbox %s: %s %s", id, s.Error.ResponseCode, s.Error.Message)
+		}
+		answered[id] = true
 		for _, it := range s.ScheduleItems {
-			if !busyStatuses[it.Status] {
+			if !busyStatuses[strings.ToLower(it.Status)] {
 				continue
 			}
 			start, err1 := it.Start.instant()
@@ -132,7 +139,7 @@ func (m *Mirror) schedule(ctx context.Context, mailboxes []string, from, to time
 		}
 	}
 	for _, mb := range mailboxes {
-		if !answered[strings.ToLower(mb)] {
+		if !answered[mb] {
 			return fmt.Errorf("graph getSchedule: mailbox %s missing from the answer", mb)
 		}
 	}

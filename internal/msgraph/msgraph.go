@@ -13,6 +13,7 @@
 package msgraph
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -94,7 +95,7 @@ func New(cfg Config) (*Mirror, error) {
 	if endpoint == "" {
 		endpoint = DefaultEndpoint
 	}
-	return &Mirror{http: &http.Client{Transport: &bearer{source: ts}}, endpoint: strings.TrimSuffix(endpoint, "/"), cfg: cfg}, nil
+	return &Mirror{http: &http.Client{Transport: &bearer{tokens: ts}}, endpoint: strings.TrimSuffix(endpoint, "/"), cfg: cfg}, nil
 }
 
 // EventID is "": Graph assigns an event's id when it is created.
@@ -186,7 +187,7 @@ func (m *Mirror) once(ctx context.Context, req request, payload []byte, out any)
 	}
 	var body io.Reader
 	if payload != nil {
-		body = strings.NewReader(string(payload))
+		body = bytes.NewReader(payload) // sets GetBody, so a 401 can resend it
 	}
 	hr, err := http.NewRequestWithContext(ctx, req.method, u, body)
 	if err != nil {
@@ -198,8 +199,10 @@ func (m *Mirror) once(ctx context.Context, req request, payload []byte, out any)
 	if payload != nil {
 		hr.Header.Set("Content-Type", "application/json")
 	}
-	// Times come back in UTC whatever the mailbox's own zone.
-	hr.Header.Set("Prefer", `outlook.timezone="UTC"`)
+	// Times come back in UTC whatever the mailbox's own zone, and event
+	// ids stay the same if an event moves between folders.
+	hr.Header.Add("Prefer", `outlook.timezone="UTC"`)
+	hr.Header.Add("Prefer", `IdType="ImmutableId"`)
 	res, err := m.http.Do(hr)
 	if err != nil {
 		return err

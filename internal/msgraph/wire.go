@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -99,11 +100,21 @@ func (d *dateTimeZone) instant() (time.Time, error) {
 	return t, nil
 }
 
-// transactionID is the transactionId of a booking's event: the same for
-// every retry of its creation, and proof afterwards that we wrote it.
-func transactionID(requestKey, bookingID string) string {
+// transactionID is the transactionId of a booking's event: derived from
+// its key and booking id, so that every create of it, retried or
+// concurrent (the saga's mirror step and reconciliation at once), names
+// the same event, and Graph returns the first. The generation moves on
+// only when the event that answered is not in the calendar: Graph does
+// not say whether an event deleted by hand (moved to Deleted Items)
+// still answers for its transactionId, and re-creating it must not get
+// the deleted one back.
+func transactionID(requestKey, bookingID string, generation int) string {
+	return transactionPrefix(requestKey, bookingID) + strconv.Itoa(generation)
+}
+
+func transactionPrefix(requestKey, bookingID string) string {
 	sum := sha256.Sum256([]byte("bookingsaga/graph/" + requestKey + "/" + bookingID))
-	return "bookingsaga-" + hex.EncodeToString(sum[:16])
+	return "bs-" + hex.EncodeToString(sum[:12]) + "-"
 }
 
 func (e *event) property(id string) string {
@@ -115,11 +126,11 @@ func (e *event) property(id string) string {
 	return ""
 }
 
-// ours reports whether e is the event we wrote for the booking: our marker
-// for it, and the transactionId we created it with.
+// ours reports whether e is an event we wrote for the booking: our marker
+// for it, and a transactionId we created it with.
 func (e *event) ours(bookingID string) bool {
 	key := e.property(RequestKeyProperty)
-	return key != "" && e.property(propBookingID) == bookingID && e.TransactionID == transactionID(key, bookingID)
+	return key != "" && e.property(propBookingID) == bookingID && strings.HasPrefix(e.TransactionID, transactionPrefix(key, bookingID))
 }
 
 // neutral is a Graph event in bookingsaga's terms.

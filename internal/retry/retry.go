@@ -118,11 +118,15 @@ func Transient(err error) (after time.Duration, ok bool) {
 	return 0, false
 }
 
-// ParseAfter reads a Retry-After header, in seconds or as an HTTP date.
+// ParseAfter reads a Retry-After header, in seconds (Microsoft Graph sends
+// fractions: "2.128") or as an HTTP date.
 func ParseAfter(h http.Header) time.Duration {
 	v := h.Get("Retry-After")
-	if s, err := strconv.Atoi(v); err == nil && s > 0 {
-		return time.Duration(s) * time.Second
+	if s, err := strconv.ParseFloat(v, 64); err == nil {
+		if s > 0 && s < 1e6 {
+			return time.Duration(s * float64(time.Second))
+		}
+		return 0
 	}
 	if t, err := http.ParseTime(v); err == nil {
 		return max(time.Until(t), 0)

@@ -26,6 +26,16 @@ func (s *Store) UpsertResource(ctx context.Context, r booking.Resource) error {
 }
 
 func upsertResource(ctx context.Context, tx pgx.Tx, r booking.Resource) error {
+	if r.CalendarID != "" && r.CalendarProvider == "" {
+		// Left out, the provider of the same calendar stays: a client
+		// that predates calendar_provider must not move a Microsoft
+		// mailbox to Google. A new calendar id defaults (Resource.Provider).
+		err := tx.QueryRow(ctx, `SELECT calendar_provider FROM resource WHERE resource_id = $1 AND calendar_id = $2 FOR NO KEY UPDATE`,
+			r.ID, r.CalendarID).Scan(&r.CalendarProvider)
+		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return err
+		}
+	}
 	// The row lock this upsert takes is the one commits take, so no commit
 	// for this resource runs between the check below and our commit.
 	_, err := tx.Exec(ctx, `
