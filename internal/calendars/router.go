@@ -18,7 +18,8 @@ type Provider interface {
 	Lookup(ctx context.Context, calendarID, requestKey string) (*Event, error)
 	// Events lists the live events overlapping [from, to), ours and others'.
 	Events(ctx context.Context, calendarID string, from, to time.Time) ([]Event, error)
-	// FreeBusy returns each calendar's busy periods in [from, to).
+	// FreeBusy returns each calendar's busy periods in [from, to); one
+	// that cannot be read is left out and named in the error.
 	FreeBusy(ctx context.Context, calendarIDs []string, from, to time.Time) (map[string][]Interval, error)
 	// EventID is the id a booking's event has before it is written, or ""
 	// when the provider only assigns one on creation.
@@ -129,10 +130,7 @@ func (r *Router) FreeBusy(ctx context.Context, cals []Ref, from, to time.Time) (
 	wg.Wait()
 	out := make(map[Ref][]Interval, len(cals))
 	for i, name := range order {
-		if failed[i] != nil {
-			errs = append(errs, failed[i])
-			continue
-		}
+		errs = append(errs, failed[i]) // beside what it could read
 		for id, periods := range busy[i] {
 			out[Ref{Provider: name, ID: id}] = periods
 		}

@@ -2,6 +2,7 @@ package msgraph
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -77,28 +78,26 @@ var busyStatuses = map[string]bool{"busy": true, "tentative": true, "oof": true}
 // typed straight into Outlook, which is how a booking that bypassed the
 // service is caught. The first mailbox asks on behalf of all: with
 // application permissions any mailbox of the tenant may.
+//
+// A mailbox that cannot be read is left out of the answer and named in
+// the error, beside the mailboxes that could: never an empty, free one.
 func (m *Mirror) FreeBusy(ctx context.Context, mailboxes []string, from, to time.Time) (map[string][]calendars.Interval, error) {
 	out := make(map[string][]calendars.Interval, len(mailboxes))
+	var errs []error
 	for i := 0; i < len(mailboxes); i += scheduleBatch {
 		batch := mailboxes[i:min(i+scheduleBatch, len(mailboxes))]
-		if err := m.schedule(ctx, batch, from, to, out); err != nil {
-			return nil, err
-		}
+		errs = append(errs, m.schedule(ctx, batch, from, to, out))
 	}
-	return out, nil
+	return out, errors.Join(errs...)
 }
 
 func (m *Mirror) schedule(ctx context.Context, mailboxes []string, from, to time.Time, out map[string][]calendars.Interval) error {
 	body := map[string]any{"schedules": mailboxes, "startTime": utc(from), "endTime": utc(to)}
 	var res struct {
 		Value []struct {
-			ScheduleID    string `json:"scheduleId"`
-			ScheduleItems []struct {
-				Status string        `json:"status"`
-				Start  *dateTimeZone `json:"start"`
-				End    *dateTimeZone `json:"end"`
-			} `json:"scheduleItems"`
-			Error *struct {
+			ScheduleID    string         `json:"scheduleId"`
+			ScheduleItems []scheduleItem `json:"scheduleItems"`
+			Error         *struct {
 				Message      string `json:"message"`
 				ResponseCode string `json:"responseCode"`
 			} `json:"error"`
@@ -109,6 +108,7 @@ func (m *Mirror) schedule(ctx context.Context, mailboxes []string, from, to time
 		return fmt.Errorf("graph getSchedule: %w", err)
 	}
 	answered := map[string]bool{}
+	var errs []error
 	for i, s := range res.Value {
 		// scheduleId is the mailbox's SMTP address, which need not be
 		// what we asked with (a user principal name, an alias); the
@@ -122,26 +122,46 @@ func (m *Mirror) schedule(ctx context.Context, mailboxes []string, from, to time
 		if !slices.Contains(mailboxes, id) && i < len(mailboxes) {
 			id = mailboxes[i]
 		}
-		if s.Error != nil {
-			return fmt.Errorf("graph getSchedule: mailbox %s: %s %s", id, s.Error.ResponseCode, s.Error.Message)
-		}
 		answered[id] = true
-		for _, it := range s.ScheduleItems {
-			if !busyStatuses[strings.ToLower(it.Status)] {
-				continue
-			}
-			start, err1 := it.Start.instant()
-			end, err2 := it.End.instant()
-			if err1 != nil || err2 != nil {
-				return fmt.Errorf("graph getSchedule: mailbox %s: bad item %v %v", id, err1, err2)
-			}
-			out[id] = append(out[id], calendars.Interval{Start: start, End: end})
+		if s.Error != nil {
+			errs = append(errs, fmt.Errorf("graph getSchedule: mailbox %s: %s %s", id, s.Error.ResponseCode, s.Error.Message))
+			continue
 		}
+		busy, err := busyItems(s.ScheduleItems)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("graph getSchedule: mailbox %s: %w", id, err))
+			continue
+		}
+		out[id] = busy
 	}
 	for _, mb := range mailboxes {
 		if !answered[mb] {
-			return fmt.Errorf("graph getSchedule: mailbox %s missing from the answer", mb)
+			errs = append(errs, fmt.Errorf("graph getSchedule: mailbox %s missing from the answer", mb))
 		}
 	}
-	return nil
+	return errors.Join(errs...)
+}
+
+// scheduleItem is one item of a getSchedule answer.
+type scheduleItem struct {
+	Status string        `json:"status"`
+	Start  *dateTimeZone `json:"start"`
+	End    *dateTimeZone `json:"end"`
+}
+
+// busyItems are the intervals of the items that make the mailbox busy.
+func busyItems(items []scheduleItem) ([]calendars.Interval, error) {
+	var out []calendars.Interval
+	for _, it := range items {
+		if !busyStatuses[strings.ToLower(it.Status)] {
+			continue
+		}
+		start, err1 := it.Start.instant()
+		end, err2 := it.End.instant()
+		if err := errors.Join(err1, err2); err != nil {
+			return nil, fmt.Errorf("bad item: %w", err)
+		}
+		out = append(out, calendars.Interval{Start: start, End: end})
+	}
+	return out, nil
 }

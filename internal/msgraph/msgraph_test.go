@@ -273,8 +273,10 @@ func TestFreeBusySeesHandTypedEvents(t *testing.T) {
 		room:    {{Start: day.Add(15 * time.Hour), End: day.Add(16 * time.Hour)}},
 	}, busy)
 
-	_, err = f.mirror.FreeBusy(f.ctx, []string{mailbox, "nobody@agency.example"}, day, day.Add(time.Hour))
-	require.ErrorContains(t, err, "ErrorMailRecipientNotFound", "a mailbox that cannot be read fails the read, not read as free")
+	busy, err = f.mirror.FreeBusy(f.ctx, []string{mailbox, "nobody@agency.example"}, day, day.Add(24*time.Hour))
+	require.ErrorContains(t, err, "ErrorMailRecipientNotFound", "a mailbox that cannot be read is named, never read as free")
+	require.Equal(t, map[string][]calendars.Interval{mailbox: {{Start: day.Add(10 * time.Hour), End: day.Add(11 * time.Hour)}}}, busy,
+		"beside the mailboxes that could be read")
 }
 
 func TestEventsFollowsEveryPage(t *testing.T) {
