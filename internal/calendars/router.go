@@ -45,9 +45,6 @@ func NewRouter(providers map[string]Provider) *Router {
 	return r
 }
 
-// Empty reports whether no provider is configured.
-func (r *Router) Empty() bool { return len(r.providers) == 0 }
-
 func (r *Router) provider(cal Ref) (Provider, error) {
 	p, ok := r.providers[cal.Provider]
 	if !ok {

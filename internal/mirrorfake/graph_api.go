@@ -24,6 +24,10 @@ func (g *Graph) mux() *http.ServeMux {
 	m.HandleFunc("GET "+user+"/calendar/calendarView", g.op("calendarView", g.calendarView))
 	m.HandleFunc("POST "+user+"/calendar/getSchedule", g.op("getSchedule", g.getSchedule))
 	m.HandleFunc("/_fake/faults", faultAdmin(&g.faults))
+	m.HandleFunc("DELETE /_fake/tokens", func(w http.ResponseWriter, _ *http.Request) {
+		g.RevokeTokens() // a dev stack's operator can watch the worker sign in again
+		w.WriteHeader(http.StatusNoContent)
+	})
 	m.HandleFunc("GET /_fake/events/{mailbox}", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, g.Events(r.PathValue("mailbox")))
 	})
