@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/url"
@@ -72,12 +73,35 @@ func (b *lockedBuffer) String() string {
 	return b.buf.String()
 }
 
+// freeAddr is a free port for a dev stack to listen on, below the
+// kernel's ephemeral range: a port from ":0" is drawn from that range, and
+// between our closing it and the stack binding it an outgoing connection
+// anywhere on the machine can take it as its local end (a CI run failed
+// with "address already in use" so). Ports are handed out once per test
+// binary, from a random start so that binaries running side by side
+// rarely meet.
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer ln.Close()
-	return ln.Addr().String()
+	ports.Lock()
+	defer ports.Unlock()
+	if ports.next == 0 {
+		ports.next = 20000 + rand.IntN(8000)
+	}
+	for ; ports.next < 32768; ports.next++ {
+		addr := fmt.Sprintf("127.0.0.1:%d", ports.next)
+		if ln, err := net.Listen("tcp", addr); err == nil {
+			require.NoError(t, ln.Close())
+			ports.next++
+			return addr
+		}
+	}
+	t.Fatal("no free port below 32768")
+	return ""
+}
+
+var ports struct {
+	sync.Mutex
+	next int
 }
 
 func newDevStack(t *testing.T) *devStack {
