@@ -253,7 +253,7 @@ func banner(cfg Config, stack *devstack.Stack, keys [][2]string, took time.Durat
 		line("fake calendar", stack.CalendarURL)
 	}
 	if stack.GraphURL != "" {
-		line("fake Microsoft 365", stack.GraphURL+" (Hugo's calendar)")
+		line("fake M365", stack.GraphURL+"  (Microsoft Graph; Hugo's calendar is there)")
 	}
 	if stack.CRMURL != "" {
 		line("fake CRM", stack.CRMURL)
