@@ -117,14 +117,7 @@ func (ch *checker) outlookMirrors() []string {
 }
 
 // keyOf is the request key in an event's marker, "" for none.
-func keyOf(props map[string]string) string {
-	for id, v := range props {
-		if id == msgraph.RequestKeyProperty {
-			return v
-		}
-	}
-	return ""
-}
+func keyOf(props map[string]string) string { return props[msgraph.RequestKeyProperty] }
 
 // callsOn sums up the calls that named key, for a violation's reader.
 func (ch *checker) callsOn(key string) string {

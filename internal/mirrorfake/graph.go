@@ -193,6 +193,15 @@ func (g *Graph) canonical(mailbox string) string {
 	return strings.ToLower(mailbox)
 }
 
+// address is the mailbox's primary address as given; one known only from
+// a saved file (which keeps keys in lower case) answers with its key.
+func (g *Graph) address(mailbox string) string {
+	if p, ok := g.primary[strings.ToLower(mailbox)]; ok {
+		return p
+	}
+	return g.canonical(mailbox)
+}
+
 // exists reports whether the tenant has the mailbox.
 func (g *Graph) exists(mailbox string) bool {
 	_, ok := g.mailboxes[g.canonical(mailbox)]

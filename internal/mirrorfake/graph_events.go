@@ -290,7 +290,7 @@ func (g *Graph) getSchedule(r *http.Request) (int, any, error) {
 				"end":   wireTime{DateTime: ev.End.In(loc).Format(graphWall), TimeZone: loc.String()}})
 		}
 		// scheduleId is the mailbox's SMTP address, whatever alias asked.
-		out = append(out, map[string]any{"scheduleId": g.primary[strings.ToLower(mb)], "scheduleItems": items})
+		out = append(out, map[string]any{"scheduleId": g.address(mb), "scheduleItems": items})
 	}
 	return http.StatusOK, map[string]any{"value": out}, nil
 }
