@@ -15,6 +15,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/apikey"
 )
 
 const (
@@ -26,30 +27,30 @@ const (
 )
 
 // anyone is who calls when the API runs without keys (the dev stack only).
-var anyone = Key{Name: "open", Scopes: []Scope{ScopeAgent, ScopeAdmin, ScopeOps}}
+var anyone = apikey.Key{Name: "open", Scopes: []apikey.Scope{apikey.ScopeAgent, apikey.ScopeAdmin, apikey.ScopeOps}}
 
 // authenticate finds the caller's key and checks it may call a route of
 // scope.
-func (s *Server) authenticate(r *http.Request, scope Scope) (Key, *Error) {
+func (s *Server) authenticate(r *http.Request, scope apikey.Scope) (apikey.Key, *Error) {
 	if s.cfg.Keys == nil {
 		return anyone, nil
 	}
 	secret, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	if !ok || secret == "" {
-		return Key{}, &Error{Status: http.StatusUnauthorized, Code: string(codeUnauthorized), Message: "an API key is required: Authorization: Bearer <key>"}
+		return apikey.Key{}, &Error{Status: http.StatusUnauthorized, Code: string(codeUnauthorized), Message: "an API key is required: Authorization: Bearer <key>"}
 	}
-	key, err := s.cfg.Keys.find(secret)
+	key, err := s.cfg.Keys.Find(secret)
 	if err != nil {
-		return Key{}, &Error{Status: http.StatusUnauthorized, Code: string(codeUnauthorized), Message: "this API key is not valid (revoked, or mistyped)"}
+		return apikey.Key{}, &Error{Status: http.StatusUnauthorized, Code: string(codeUnauthorized), Message: "this API key is not valid (revoked, or mistyped)"}
 	}
-	if !key.allows(scope) {
-		return Key{}, &Error{Status: http.StatusForbidden, Code: string(codeWrongScope),
+	if !key.Allows(scope) {
+		return apikey.Key{}, &Error{Status: http.StatusForbidden, Code: string(codeWrongScope),
 			Message: fmt.Sprintf("key %s may call %s; this call needs the %s scope", key.Name, scopeList(key.Scopes), scope)}
 	}
 	return key, nil
 }
 
-func scopeList(scopes []Scope) string {
+func scopeList(scopes []apikey.Scope) string {
 	var s []string
 	for _, sc := range scopes {
 		s = append(s, string(sc))
@@ -102,7 +103,7 @@ func (l *limiters) of(name string) *limiter {
 
 // admit charges key for r, unless r repeats a call seen within the window.
 // It reads the body (already bounded by MaxBody) and puts it back.
-func (l *limiters) admit(key Key, r *http.Request, now time.Time) *Error {
+func (l *limiters) admit(key apikey.Key, r *http.Request, now time.Time) *Error {
 	if l.limits.PerSecond <= 0 {
 		return nil
 	}

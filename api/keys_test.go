@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
 
+	"github.com/bookingsaga/bookingsaga/internal/apikey"
 	"github.com/bookingsaga/bookingsaga/sagaclient"
 )
 
@@ -37,13 +38,13 @@ func guarded(t *testing.T, cfg Config) string {
 }
 
 // keyring is a keys file of keys, loaded.
-func keyring(t *testing.T, keys ...Key) *Keyring {
+func keyring(t *testing.T, keys ...apikey.Key) *apikey.Keyring {
 	t.Helper()
 	file := filepath.Join(t.TempDir(), "keys.json")
 	for _, k := range keys {
-		require.NoError(t, SaveKey(file, k, false))
+		require.NoError(t, apikey.SaveKey(file, k, false))
 	}
-	kr, err := LoadKeyring(file)
+	kr, err := apikey.LoadKeyring(file)
 	require.NoError(t, err)
 	return kr
 }
@@ -65,11 +66,11 @@ func send(t *testing.T, method, url, secret string, body []byte) (int, Error, ht
 
 func TestEachScopeCallsItsOwnRoutes(t *testing.T) {
 	t.Parallel()
-	agent, agentKey, err := NewKey("voice", ScopeAgent)
+	agent, agentKey, err := apikey.NewKey("voice", apikey.ScopeAgent)
 	require.NoError(t, err)
-	admin, adminKey, err := NewKey("console", ScopeAdmin)
+	admin, adminKey, err := apikey.NewKey("console", apikey.ScopeAdmin)
 	require.NoError(t, err)
-	ops, opsKey, err := NewKey("oncall", ScopeOps)
+	ops, opsKey, err := apikey.NewKey("oncall", apikey.ScopeOps)
 	require.NoError(t, err)
 	url := guarded(t, Config{Keys: keyring(t, agentKey, adminKey, opsKey)})
 	policy := []byte(`{"version":"v2","slot_minutes":30,"opens_at":"08:00","closes_at":"20:00","hold_ttl_minutes":10}`)
@@ -100,18 +101,18 @@ func TestEachScopeCallsItsOwnRoutes(t *testing.T) {
 func TestKeysAreHashedAtRestAndRotateWithoutARestart(t *testing.T) {
 	t.Parallel()
 	file := filepath.Join(t.TempDir(), "keys.json")
-	old, oldKey, err := NewKey("vapi-2026-11", ScopeAgent)
+	old, oldKey, err := apikey.NewKey("vapi-2026-11", apikey.ScopeAgent)
 	require.NoError(t, err)
-	require.NoError(t, SaveKey(file, oldKey, false))
-	require.Error(t, SaveKey(file, oldKey, false), "a second key of one name")
-	keys, err := LoadKeyring(file)
+	require.NoError(t, apikey.SaveKey(file, oldKey, false))
+	require.Error(t, apikey.SaveKey(file, oldKey, false), "a second key of one name")
+	keys, err := apikey.LoadKeyring(file)
 	require.NoError(t, err)
 	url := guarded(t, Config{Keys: keys})
 
 	stored, err := os.ReadFile(file)
 	require.NoError(t, err)
 	require.NotContains(t, string(stored), old, "the secret is on disk")
-	require.Contains(t, string(stored), hashSecret(old))
+	require.Contains(t, string(stored), oldKey.Hash)
 	fi, err := os.Stat(file)
 	require.NoError(t, err)
 	require.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
@@ -123,9 +124,9 @@ func TestKeysAreHashedAtRestAndRotateWithoutARestart(t *testing.T) {
 	require.Equal(t, http.StatusServiceUnavailable, status(old))
 
 	// Rotation: the new key is added, then the old one removed.
-	next, nextKey, err := NewKey("vapi-2026-12", ScopeAgent)
+	next, nextKey, err := apikey.NewKey("vapi-2026-12", apikey.ScopeAgent)
 	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(file, must(json.Marshal([]Key{nextKey})), 0o600))
+	require.NoError(t, os.WriteFile(file, must(json.Marshal([]apikey.Key{nextKey})), 0o600))
 	require.Eventually(t, func() bool { return status(old) == http.StatusUnauthorized }, 5*time.Second, 100*time.Millisecond, "the old key still works")
 	require.Equal(t, http.StatusServiceUnavailable, status(next))
 
@@ -145,7 +146,7 @@ func must(b []byte, err error) []byte {
 
 func TestRepeatsAreFreeAndAFloodIsLimited(t *testing.T) {
 	t.Parallel()
-	secret, key, err := NewKey("voice", ScopeAgent)
+	secret, key, err := apikey.NewKey("voice", apikey.ScopeAgent)
 	require.NoError(t, err)
 	url := guarded(t, Config{Keys: keyring(t, key), Limits: &Limits{PerSecond: 5, Burst: 10, RepeatWindow: time.Minute}})
 	body, err := json.Marshal(BookingBody{RequestKey: "k-dup", Slot: slot(), ExpectedPolicyVersion: "p1"})

@@ -20,6 +20,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/apikey"
 	"github.com/bookingsaga/bookingsaga/internal/speech"
 	"github.com/bookingsaga/bookingsaga/sagaclient"
 )
@@ -28,7 +29,7 @@ import (
 type Config struct {
 	// Keys are the API keys callers present as bearer tokens; nil leaves
 	// the API open (the dev stack only: the server logs a warning).
-	Keys *Keyring
+	Keys *apikey.Keyring
 	// Limits bound each key's call rate; the zero value is DefaultLimits.
 	Limits *Limits
 	// RetellKey verifies X-Retell-Signature when set.
@@ -128,15 +129,15 @@ func New(c *sagaclient.Client, cfg Config) *Server {
 // caller itself (a voice platform's signature).
 type route struct {
 	method, path string
-	scope        Scope
+	scope        apikey.Scope
 	h            func(w http.ResponseWriter, r *http.Request) error
 }
 
 // scopeFor is the scope a call needs: the route's, except that GET
 // /v1/bookings without a reference lists bookings, which is staff's read.
-func (rt route) scopeFor(r *http.Request) Scope {
+func (rt route) scopeFor(r *http.Request) apikey.Scope {
 	if rt.method == http.MethodGet && rt.path == "/v1/bookings" && !r.URL.Query().Has("reference") {
-		return ScopeOps
+		return apikey.ScopeOps
 	}
 	return rt.scope
 }
@@ -146,31 +147,31 @@ func (s *Server) routes() []route {
 		{"GET", "/healthz", "", s.healthz},
 		{"GET", "/readyz", "", s.readyz},
 		{"GET", "/openapi.json", "", s.openAPI},
-		{"GET", "/v1/availability", ScopeAgent, s.availability},
-		{"POST", "/v1/intents", ScopeAgent, s.intents},
-		{"POST", "/v1/bookings", ScopeAgent, s.book},
-		{"GET", "/v1/bookings", ScopeAgent, s.bookings},
-		{"GET", "/v1/bookings/{request_key}", ScopeAgent, s.status},
-		{"POST", "/v1/bookings/{request_key}/cancel", ScopeAgent, s.cancel},
-		{"POST", "/v1/bookings/{request_key}/reschedule", ScopeAgent, s.reschedule},
-		{"GET", "/v1/bookings/{request_key}/contact", ScopeAdmin, s.contact},
-		{"DELETE", "/v1/bookings/{request_key}/contact", ScopeAdmin, s.eraseContact},
-		{"PUT", "/v1/resources/{id}", ScopeAdmin, s.putResource},
-		{"GET", "/v1/resources/{id}", ScopeAgent, s.getResource},
-		{"PUT", "/v1/pools/{id}", ScopeAdmin, s.putPool},
-		{"GET", "/v1/pools/{id}", ScopeAgent, s.getPool},
-		{"PUT", "/v1/policy", ScopeAdmin, s.putPolicy},
-		{"GET", "/v1/policy", ScopeAgent, s.getPolicy},
-		{"GET", "/v1/ops/attention", ScopeOps, s.attention},
-		{"PUT", "/v1/webhooks/{id}", ScopeAdmin, s.putWebhook},
-		{"GET", "/v1/webhooks", ScopeOps, s.webhooks},
-		{"GET", "/v1/ops/timeline/{request_key}", ScopeOps, s.timeline},
+		{"GET", "/v1/availability", apikey.ScopeAgent, s.availability},
+		{"POST", "/v1/intents", apikey.ScopeAgent, s.intents},
+		{"POST", "/v1/bookings", apikey.ScopeAgent, s.book},
+		{"GET", "/v1/bookings", apikey.ScopeAgent, s.bookings},
+		{"GET", "/v1/bookings/{request_key}", apikey.ScopeAgent, s.status},
+		{"POST", "/v1/bookings/{request_key}/cancel", apikey.ScopeAgent, s.cancel},
+		{"POST", "/v1/bookings/{request_key}/reschedule", apikey.ScopeAgent, s.reschedule},
+		{"GET", "/v1/bookings/{request_key}/contact", apikey.ScopeAdmin, s.contact},
+		{"DELETE", "/v1/bookings/{request_key}/contact", apikey.ScopeAdmin, s.eraseContact},
+		{"PUT", "/v1/resources/{id}", apikey.ScopeAdmin, s.putResource},
+		{"GET", "/v1/resources/{id}", apikey.ScopeAgent, s.getResource},
+		{"PUT", "/v1/pools/{id}", apikey.ScopeAdmin, s.putPool},
+		{"GET", "/v1/pools/{id}", apikey.ScopeAgent, s.getPool},
+		{"PUT", "/v1/policy", apikey.ScopeAdmin, s.putPolicy},
+		{"GET", "/v1/policy", apikey.ScopeAgent, s.getPolicy},
+		{"GET", "/v1/ops/attention", apikey.ScopeOps, s.attention},
+		{"PUT", "/v1/webhooks/{id}", apikey.ScopeAdmin, s.putWebhook},
+		{"GET", "/v1/webhooks", apikey.ScopeOps, s.webhooks},
+		{"GET", "/v1/ops/timeline/{request_key}", apikey.ScopeOps, s.timeline},
 		// A platform without its own secret configured falls back to an
 		// agent key: the tool endpoints are never open by default.
 		{"POST", "/v1/tools/retell", platformScope(s.cfg.RetellKey), s.retell},
 		{"POST", "/v1/tools/retell/{tool}", platformScope(s.cfg.RetellKey), s.retell},
-		{"GET", "/v1/tools/retell/functions", ScopeAgent, s.retellFunctions},
-		{"GET", "/v1/tools/vapi/tools", ScopeAgent, s.vapiTools},
+		{"GET", "/v1/tools/retell/functions", apikey.ScopeAgent, s.retellFunctions},
+		{"GET", "/v1/tools/vapi/tools", apikey.ScopeAgent, s.vapiTools},
 		{"POST", "/v1/tools/vapi", platformScope(s.cfg.VapiSecret + s.cfg.VapiHMACSecret), s.vapi},
 	}
 }
@@ -265,15 +266,15 @@ func (s *Server) registerMetrics() {
 
 // guard authenticates and rate-limits a call to rt. A platform-signed
 // route is limited under the platform's name.
-func (s *Server) guard(r *http.Request, rt route) (Key, error) {
-	key := Key{Name: strings.TrimPrefix(rt.path, "/v1/tools/")}
+func (s *Server) guard(r *http.Request, rt route) (apikey.Key, error) {
+	key := apikey.Key{Name: strings.TrimPrefix(rt.path, "/v1/tools/")}
 	if scope := rt.scopeFor(r); scope != "" {
 		var e *Error
 		if key, e = s.authenticate(r, scope); e != nil {
-			return Key{}, e
+			return apikey.Key{}, e
 		}
 	} else if !strings.HasPrefix(rt.path, "/v1/") {
-		return Key{}, nil
+		return apikey.Key{}, nil
 	}
 	if e := s.limits.admit(key, r, s.cfg.Now()); e != nil {
 		return key, e
@@ -283,11 +284,11 @@ func (s *Server) guard(r *http.Request, rt route) (Key, error) {
 
 // platformScope: a tool endpoint whose platform secret is set checks that
 // secret itself; without one it needs an agent key.
-func platformScope(secret string) Scope {
+func platformScope(secret string) apikey.Scope {
 	if secret != "" {
 		return ""
 	}
-	return ScopeAgent
+	return apikey.ScopeAgent
 }
 
 func logger(r *http.Request) *zap.Logger { return ctxLogger(r.Context()) }

@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/app"
 	"github.com/bookingsaga/bookingsaga/internal/localtime"
 	"github.com/bookingsaga/bookingsaga/receipt"
 	"github.com/bookingsaga/bookingsaga/sagaclient"
@@ -64,7 +65,7 @@ func availability(ctx context.Context, sc *sagaclient.Client, args []string, out
 
 // policy prints the booking policy in force, read from the store
 // (DATABASE_URL): a read that starts no workflow.
-func policy(ctx context.Context, cfg config, args []string, out io.Writer) error {
+func policy(ctx context.Context, cfg app.ClientConfig, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("policy", flag.ContinueOnError)
 	dbURL := fs.String("database-url", cfg.DatabaseURL, "the booking store (env DATABASE_URL)")
 	asJSON := fs.Bool("json", false, "print JSON")
@@ -72,14 +73,14 @@ func policy(ctx context.Context, cfg config, args []string, out io.Writer) error
 		return err
 	}
 	if *dbURL == "" {
-		return errors.New("policy reads the store: set -database-url or DATABASE_URL")
+		return errors.New("policy reads the store: set -database-url or DATABASE_URL, or start the dev stack here (go run ./worker -dev)")
 	}
-	v, err := openStore(ctx, *dbURL, cfg.Mirrors, zap.NewNop())
+	v, err := app.OpenReads(ctx, *dbURL, cfg.Mirrors, zap.NewNop())
 	if err != nil {
 		return err
 	}
-	defer v.close()
-	p, err := v.store.CurrentPolicy(ctx)
+	defer v.Close()
+	p, err := v.Store.CurrentPolicy(ctx)
 	if err != nil {
 		return err
 	}

@@ -10,13 +10,13 @@ import (
 	"os"
 	"time"
 
-	"github.com/bookingsaga/bookingsaga/internal/codecserve"
+	"github.com/bookingsaga/bookingsaga/internal/app"
 	"github.com/bookingsaga/bookingsaga/internal/httpserve"
 )
 
 // codec serves the payload codec to operators until ctx ends: the Web UI
 // (through a path token) and the Temporal CLI (an ops key as bearer).
-func codec(ctx context.Context, cfg config, args []string) error {
+func codec(ctx context.Context, cfg app.ClientConfig, args []string) error {
 	fs := flag.NewFlagSet("codec", flag.ContinueOnError)
 	listen := fs.String("listen", envOr("CODEC_LISTEN", "127.0.0.1:8094"), "address to serve on (env CODEC_LISTEN)")
 	keys := fs.String("keys", os.Getenv("API_KEYS_FILE"), "the API keys file: ops keys are bearer tokens (env API_KEYS_FILE)")
@@ -32,8 +32,8 @@ func codec(ctx context.Context, cfg config, args []string) error {
 	if c == nil {
 		return errors.New("codec needs the payload keys: set -payload-keys or PAYLOAD_KEYS_FILE")
 	}
-	h, err := codecserve.Handler(codecserve.Config{Codec: c, KeysFile: *keys, UIToken: *token, Origins: *origin,
-		Namespace: cfg.Temporal.Namespace})
+	h, err := app.Codec{Codec: c, KeysFile: *keys, UIToken: *token, Origins: *origin,
+		Namespace: cfg.Temporal.Namespace}.Handler()
 	if err != nil {
 		return err
 	}

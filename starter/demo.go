@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"text/tabwriter"
@@ -20,6 +20,7 @@ import (
 
 	"google.golang.org/api/calendar/v3"
 
+	"github.com/bookingsaga/bookingsaga/internal/app"
 	"github.com/bookingsaga/bookingsaga/internal/crm"
 	"github.com/bookingsaga/bookingsaga/internal/gcal"
 	"github.com/bookingsaga/bookingsaga/internal/localtime"
@@ -44,23 +45,18 @@ const (
 	demoPolicy   = "demo-2026-11"
 )
 
-func runDemo(ctx context.Context, args []string, out io.Writer) error {
+func runDemo(ctx context.Context, cfg app.ClientConfig, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
 	d := &demo{out: out, token: os.Getenv("API_KEY")}
-	dataDir := fs.String("data-dir", "./.bookingsaga", "the dev stack's data dir (for the store's socket)")
 	fs.StringVar(&d.api, "api", "http://127.0.0.1:8080", "the agent API")
 	fs.StringVar(&d.calendar, "fake-calendar", "http://127.0.0.1:8091", "the fake calendar")
 	fs.StringVar(&d.crm, "fake-crm", "http://127.0.0.1:8092", "the fake CRM")
-	fs.StringVar(&d.db, "database-url", "", "the booking store; default: the dev stack's in -data-dir")
+	fs.StringVar(&d.db, "database-url", cfg.DatabaseURL, "the booking store; default: the dev stack's in ./.bookingsaga")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if d.db == "" {
-		abs, err := filepath.Abs(filepath.Join(*dataDir, "postgres"))
-		if err != nil {
-			return err
-		}
-		d.db = fmt.Sprintf("host=%s user=postgres dbname=bookingsaga sslmode=disable", abs)
+		return errors.New("demo reads the store after its calls: start the dev stack here (go run ./worker -dev), or pass -database-url as its banner printed it")
 	}
 	loc, err := localtime.LoadZone("Europe/Paris")
 	if err != nil {

@@ -8,7 +8,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/bookingsaga/bookingsaga/api"
+	"github.com/bookingsaga/bookingsaga/internal/apikey"
 	"github.com/bookingsaga/bookingsaga/payloadcodec"
 )
 
@@ -25,22 +25,22 @@ func keys(args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("keys new", flag.ContinueOnError)
 	file := fs.String("file", envOr("API_KEYS_FILE", ""), "the keys file (env API_KEYS_FILE); created 0600 if missing")
 	name := fs.String("name", "", "the key's name, shown in logs (e.g. vapi-prod-2026-12)")
-	scopes := fs.String("scopes", string(api.ScopeAgent), "comma-separated: agent, admin, ops")
+	scopes := fs.String("scopes", string(apikey.ScopeAgent), "comma-separated: agent, admin, ops")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
 	if *file == "" {
 		return errors.New("keys new: -file is required")
 	}
-	var sc []api.Scope
+	var sc []apikey.Scope
 	for _, s := range strings.Split(*scopes, ",") {
-		sc = append(sc, api.Scope(strings.TrimSpace(s)))
+		sc = append(sc, apikey.Scope(strings.TrimSpace(s)))
 	}
-	secret, k, err := api.NewKey(*name, sc...)
+	secret, k, err := apikey.NewKey(*name, sc...)
 	if err != nil {
 		return fmt.Errorf("keys new: %w", err)
 	}
-	if err := api.SaveKey(*file, k, false); err != nil {
+	if err := apikey.SaveKey(*file, k, false); err != nil {
 		return fmt.Errorf("keys new: %w", err)
 	}
 	fmt.Fprintf(out, "%s\n", secret)

@@ -10,22 +10,15 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
-	"time"
 	_ "time/tzdata" // zone rules are part of the binary
 
-	"go.temporal.io/sdk/client"
 	"go.uber.org/zap"
 
-	"github.com/bookingsaga/bookingsaga/booking"
-	"github.com/bookingsaga/bookingsaga/internal/mirrors"
-	"github.com/bookingsaga/bookingsaga/internal/temporalclient"
-	"github.com/bookingsaga/bookingsaga/internal/zaplog"
+	"github.com/bookingsaga/bookingsaga/internal/app"
 	"github.com/bookingsaga/bookingsaga/sagaclient"
-	"github.com/bookingsaga/bookingsaga/workflows"
 )
 
 const usage = `usage: starter [flags] <command> [command flags]
@@ -57,7 +50,7 @@ const devPayloadKeys = ".bookingsaga/payload-keys.json"
 // read what its workers encrypt without being told where the keys are. A
 // server (serve) takes no keys by accident: it would encrypt what workers
 // configured otherwise could not read.
-func devKeysDefault(cfg *config, cmd string) {
+func devKeysDefault(cfg *app.ClientConfig, cmd string) {
 	if cfg.Temporal.PayloadKeysFile != "" || cmd == "serve" {
 		return
 	}
@@ -66,30 +59,16 @@ func devKeysDefault(cfg *config, cmd string) {
 	}
 }
 
-// config is the connection every command shares.
-type config struct {
-	Temporal   temporalclient.Config
-	TaskQueue  string
-	CommitWait time.Duration
-	// DatabaseURL lets a command read the store directly: availability,
-	// what the store decided on a key, the ops reads. serve requires it.
-	DatabaseURL string
-	// Mirrors are the calendar and CRM, read for availability's free/busy
-	// and for a booking's timeline.
-	Mirrors mirrors.Config
-}
-
-func (c config) validate() error {
-	if c.TaskQueue == "" {
-		return errors.New("task queue must not be empty")
+// devStoreDefault lets a command that reads the store find the dev stack's
+// store beside it (following where its cluster lives) when no database is
+// set; a server never picks one up by accident.
+func devStoreDefault(cfg *app.ClientConfig, cmd string) {
+	if cfg.DatabaseURL != "" || cmd == "serve" {
+		return
 	}
-	if err := c.Temporal.Validate(); err != nil {
-		return err
+	if url, err := app.DevDatabaseURL(app.DefaultConfig().DataDir); err == nil {
+		cfg.DatabaseURL = url
 	}
-	if c.CommitWait <= 0 || c.CommitWait > time.Minute {
-		return fmt.Errorf("commit-wait must be between 0 and 1m, got %s", c.CommitWait)
-	}
-	return c.Mirrors.Validate()
 }
 
 func main() {
@@ -102,94 +81,72 @@ func main() {
 }
 
 func run(ctx context.Context, args []string, out io.Writer) error {
-	cfg := config{Temporal: temporalclient.FromEnv(), TaskQueue: booking.TaskQueue, CommitWait: 3 * time.Second,
-		DatabaseURL: os.Getenv("DATABASE_URL"), Mirrors: mirrors.FromEnv()}
+	cfg := app.DefaultClientConfig()
 	fs := flag.NewFlagSet("starter", flag.ContinueOnError)
 	fs.Usage = func() { fmt.Fprint(fs.Output(), usage); fs.PrintDefaults() }
 	cfg.Temporal.Register(fs)
 	fs.StringVar(&cfg.TaskQueue, "task-queue", cfg.TaskQueue, "the workers' task queue")
 	fs.DurationVar(&cfg.CommitWait, "commit-wait", cfg.CommitWait, "how long a commit waits before answering pending_reconciliation")
-	fs.StringVar(&cfg.DatabaseURL, "database-url", cfg.DatabaseURL, "the booking store, read directly by availability, status and ops (env DATABASE_URL)")
+	fs.StringVar(&cfg.DatabaseURL, "database-url", cfg.DatabaseURL, "the booking store, read directly by availability, status and ops (env DATABASE_URL; default: the dev stack's in ./.bookingsaga, when it runs)")
 	cfg.Mirrors.Register(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	devKeysDefault(&cfg, fs.Arg(0))
-	if err := cfg.validate(); err != nil {
+	devStoreDefault(&cfg, fs.Arg(0))
+	if err := cfg.Validate(); err != nil {
 		return err
 	}
 	if fs.NArg() == 0 {
 		fs.Usage()
 		return errors.New("a command is required")
 	}
-	switch fs.Arg(0) { // HTTP only: these need no Temporal client
+	cmd, rest := fs.Arg(0), fs.Args()[1:]
+	switch cmd { // these need no saga client
 	case "demo":
-		return runDemo(ctx, fs.Args()[1:], out)
+		return runDemo(ctx, cfg, rest, out)
 	case "probe":
-		return probe(ctx, fs.Args()[1:])
+		return probe(ctx, rest)
 	case "keys":
-		return keys(fs.Args()[1:], out)
+		return keys(rest, out)
 	case "codec":
-		return codec(ctx, cfg, fs.Args()[1:])
+		return codec(ctx, cfg, rest)
 	case "policy":
-		return policy(ctx, cfg, fs.Args()[1:], out)
+		return policy(ctx, cfg, rest, out)
 	}
 	logger, err := zap.NewProduction()
 	if err != nil {
 		return err
 	}
 	defer func() { _ = logger.Sync() }()
-	opts, err := cfg.Temporal.Options()
+	if cmd == "serve" {
+		return serve(ctx, cfg, logger, rest)
+	}
+	conn, err := app.Connect(ctx, cfg, logger)
 	if err != nil {
 		return err
 	}
-	opts.Logger = zaplog.New(logger.WithOptions(zap.IncreaseLevel(zap.WarnLevel)))
-	cmd, rest := fs.Arg(0), fs.Args()[1:]
-	// The server dials at once, so a wrong address stops it at start-up;
-	// commands dial on their first call, so reads of the store work
-	// while Temporal is down.
-	dial := client.NewLazyClient
-	if cmd == "serve" {
-		dial = client.Dial
-	}
-	tc, err := dial(opts)
-	if err != nil {
-		return fmt.Errorf("connect temporal at %s: %w", cfg.Temporal.Address, err)
-	}
-	defer tc.Close()
-	sco := sagaclient.Options{TaskQueue: cfg.TaskQueue, Settings: workflows.Settings{CommitWait: cfg.CommitWait}}
-	if cmd == "serve" {
-		return serve(ctx, tc, cfg, sco, logger, rest)
-	}
-	if cfg.DatabaseURL != "" {
-		conn, err := openStore(ctx, cfg.DatabaseURL, cfg.Mirrors, logger)
-		if err != nil {
-			return err
-		}
-		defer conn.close()
-		sco.Catalog, sco.Contacts = conn.catalog, conn.store
-	}
-	sc := sagaclient.New(tc, sco)
-	err = command(ctx, tc, sc, cmd, rest, out)
+	defer conn.Close()
+	err = command(ctx, conn, cmd, rest, out)
 	if errors.Is(err, sagaclient.ErrNoCatalog) {
-		return fmt.Errorf("%s reads the store: set -database-url or DATABASE_URL", cmd)
+		return fmt.Errorf("%s reads the store: set -database-url or DATABASE_URL, or start the dev stack here (go run ./worker -dev)", cmd)
 	}
 	return err
 }
 
 // command runs one of the commands that talk to Temporal.
-func command(ctx context.Context, tc client.Client, sc *sagaclient.Client, cmd string, rest []string, out io.Writer) error {
+func command(ctx context.Context, conn *app.Conn, cmd string, rest []string, out io.Writer) error {
 	switch cmd {
 	case "book", "status", "cancel", "reschedule":
-		return terminal(ctx, sc, cmd, rest, out)
+		return terminal(ctx, conn.Saga, cmd, rest, out)
 	case "ops":
-		return ops(ctx, sc, rest, out)
+		return ops(ctx, conn.Saga, rest, out)
 	case "availability":
-		return availability(ctx, sc, rest, out)
+		return availability(ctx, conn.Saga, rest, out)
 	case "bookings":
-		return bookings(ctx, sc, rest, out)
+		return bookings(ctx, conn.Saga, rest, out)
 	case "soak":
-		return runSoak(ctx, tc, rest, out)
+		return runSoak(ctx, conn.Temporal, rest, out)
 	}
 	return fmt.Errorf("unknown command %q (run starter -h)", cmd)
 }
@@ -199,26 +156,4 @@ func envOr(name, def string) string {
 		return v
 	}
 	return def
-}
-
-// probe is the containers' health check: the images have no shell or curl.
-func probe(ctx context.Context, args []string) error {
-	if len(args) != 1 {
-		return errors.New("probe needs exactly one URL")
-	}
-	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, args[0], nil)
-	if err != nil {
-		return err
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer res.Body.Close()
-	if res.StatusCode != http.StatusOK {
-		return fmt.Errorf("%s answered %d", args[0], res.StatusCode)
-	}
-	return nil
 }

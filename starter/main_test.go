@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bookingsaga/bookingsaga/api"
+	"github.com/bookingsaga/bookingsaga/internal/app"
 	"github.com/bookingsaga/bookingsaga/sagaclient"
 )
 
@@ -23,11 +24,11 @@ func TestOnlyTerminalCommandsTakeTheDevStacksKeys(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, devPayloadKeys), []byte("{}"), 0o600))
 	t.Chdir(dir)
 	for cmd, want := range map[string]string{"status": devPayloadKeys, "book": devPayloadKeys, "serve": ""} {
-		var cfg config
+		var cfg app.ClientConfig
 		devKeysDefault(&cfg, cmd)
 		require.Equal(t, want, cfg.Temporal.PayloadKeysFile, cmd)
 	}
-	cfg := config{}
+	cfg := app.ClientConfig{}
 	cfg.Temporal.PayloadKeysFile = "/etc/keys.json"
 	devKeysDefault(&cfg, "serve")
 	require.Equal(t, "/etc/keys.json", cfg.Temporal.PayloadKeysFile, "what was set stays")

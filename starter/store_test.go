@@ -4,11 +4,15 @@ import (
 	"bytes"
 	"context"
 	"net"
+	"path/filepath"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bookingsaga/bookingsaga/internal/pgserver"
 	"github.com/bookingsaga/bookingsaga/internal/pgtest"
+	"github.com/bookingsaga/bookingsaga/schema"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -18,13 +22,48 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 func TestStoreReadsNeedNoTemporal(t *testing.T) {
 	t.Parallel()
 	_, url := pgtest.NewWithURL(t)
-	nobody, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	dead := nobody.Addr().String()
-	require.NoError(t, nobody.Close())
+	dead := deadAddress(t)
 	var out bytes.Buffer
-	err = run(context.Background(), []string{"-temporal-address", dead, "-database-url", url,
+	err := run(context.Background(), []string{"-temporal-address", dead, "-database-url", url,
 		"bookings", "-zone", "Europe/Paris", "-day", "2026-12-01"}, &out)
 	require.NoError(t, err)
 	require.Equal(t, "No bookings.\n", out.String())
+}
+
+// Beside a running dev stack (its data dir in ./.bookingsaga, its cluster
+// relocated when we are root under a 0700 parent), a command that reads
+// the store finds it without flags; with none running it says what to do.
+func TestTheCLIFindsTheDevStacksStore(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	t.Chdir(dir)
+	dead := deadAddress(t)
+	args := []string{"-temporal-address", dead, "bookings", "-zone", "Europe/Paris", "-day", "2026-12-01"}
+	var out bytes.Buffer
+	require.ErrorContains(t, run(ctx, args, &out), "start the dev stack here (go run ./worker -dev)")
+
+	srv, err := pgserver.Start(ctx, pgserver.Options{Dir: filepath.Join(dir, ".bookingsaga", "postgres")})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = srv.Remove() })
+	conn, err := pgx.Connect(ctx, srv.ConnString("postgres"))
+	require.NoError(t, err)
+	_, err = conn.Exec(ctx, "CREATE DATABASE bookingsaga")
+	require.NoError(t, err)
+	require.NoError(t, conn.Close(ctx))
+	conn, err = pgx.Connect(ctx, srv.ConnString("bookingsaga"))
+	require.NoError(t, err)
+	require.NoError(t, schema.Migrate(ctx, conn))
+	require.NoError(t, conn.Close(ctx))
+
+	require.NoError(t, run(ctx, args, &out))
+	require.Equal(t, "No bookings.\n", out.String())
+}
+
+// deadAddress is a loopback port nothing listens on.
+func deadAddress(t *testing.T) string {
+	t.Helper()
+	nobody, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	require.NoError(t, nobody.Close())
+	return nobody.Addr().String()
 }

@@ -28,7 +28,7 @@ func parseConfig(args []string) (app.Config, error) {
 	c.Temporal.Register(fs)
 	fs.StringVar(&c.TaskQueue, "task-queue", c.TaskQueue, "Temporal task queue")
 	fs.TextVar(&c.LogLevel, "log-level", c.LogLevel, "debug, info, warn or error")
-	c.Config.Register(fs)
+	c.Mirrors.Register(fs)
 	fs.DurationVar(&c.ContactRetention, "contact-retention", c.ContactRetention, "how long contact details are kept after the viewing")
 	fs.DurationVar(&c.BookingRetention, "booking-retention", c.BookingRetention, "how long after the viewing a booking keeps its request key; then it is anonymised")
 	fs.DurationVar(&c.EventRetention, "event-retention", c.EventRetention, "how long the event log keeps a row (anonymised once its booking is)")

@@ -21,24 +21,25 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bookingsaga/bookingsaga/api"
+	"github.com/bookingsaga/bookingsaga/internal/apikey"
 	"github.com/bookingsaga/bookingsaga/internal/store"
 	"github.com/bookingsaga/bookingsaga/receipt"
 	"github.com/bookingsaga/bookingsaga/sagaclient"
 )
 
 // apiKey is the tests' API key, with every scope, and apiKeys holds it.
-var apiKey, apiKeys = func() (string, *api.Keyring) {
-	secret, k, err := api.NewKey("test", api.ScopeAgent, api.ScopeAdmin, api.ScopeOps)
+var apiKey, apiKeys = func() (string, *apikey.Keyring) {
+	secret, k, err := apikey.NewKey("test", apikey.ScopeAgent, apikey.ScopeAdmin, apikey.ScopeOps)
 	if err != nil {
 		panic(err)
 	}
 	dir, err := os.MkdirTemp("", "bs-keys-")
 	if err == nil {
-		err = api.SaveKey(filepath.Join(dir, "keys.json"), k, false)
+		err = apikey.SaveKey(filepath.Join(dir, "keys.json"), k, false)
 	}
-	var keys *api.Keyring
+	var keys *apikey.Keyring
 	if err == nil {
-		keys, err = api.LoadKeyring(filepath.Join(dir, "keys.json"))
+		keys, err = apikey.LoadKeyring(filepath.Join(dir, "keys.json"))
 	}
 	if err != nil {
 		panic(err)

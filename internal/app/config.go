@@ -10,7 +10,6 @@ import (
 
 	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/booking"
-	"github.com/bookingsaga/bookingsaga/internal/mirrors"
 	"github.com/bookingsaga/bookingsaga/internal/temporalclient"
 )
 
@@ -42,7 +41,7 @@ type Config struct {
 	LogLevel  zapcore.Level
 
 	// The calendar and CRM clients' settings.
-	mirrors.Config
+	Mirrors
 
 	// ContactRetention, BookingRetention and EventRetention are how long
 	// each kind of data is kept (README, Privacy): contacts and bookings
@@ -86,7 +85,7 @@ func DefaultConfig() Config {
 		Temporal:          temporalclient.FromEnv(),
 		TaskQueue:         booking.TaskQueue,
 		LogLevel:          zapcore.InfoLevel,
-		Config:            mirrors.FromEnv(),
+		Mirrors:           MirrorsFromEnv(),
 		ContactRetention:  90 * 24 * time.Hour,
 		BookingRetention:  2 * 365 * 24 * time.Hour,
 		EventRetention:    6 * 365 * 24 * time.Hour,
@@ -100,7 +99,7 @@ func (c Config) Validate() error {
 	if c.DatabaseURL == "" && !c.Dev {
 		errs = append(errs, errors.New("database url is required (-database-url or DATABASE_URL)"))
 	}
-	if err := c.Config.Validate(); err != nil {
+	if err := c.Mirrors.Validate(); err != nil {
 		errs = append(errs, err)
 	}
 	if c.TaskQueue == "" {

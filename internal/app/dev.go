@@ -5,26 +5,20 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/uber-go/tally/v4"
-	"go.temporal.io/sdk/client"
 	"go.uber.org/zap"
 
 	"github.com/bookingsaga/bookingsaga/api"
+	"github.com/bookingsaga/bookingsaga/internal/apikey"
 	"github.com/bookingsaga/bookingsaga/internal/devstack"
-	"github.com/bookingsaga/bookingsaga/internal/httpserve"
 	"github.com/bookingsaga/bookingsaga/internal/metrics"
-	"github.com/bookingsaga/bookingsaga/internal/mirrors"
 	"github.com/bookingsaga/bookingsaga/internal/store"
-	"github.com/bookingsaga/bookingsaga/internal/zaplog"
 	"github.com/bookingsaga/bookingsaga/payloadcodec"
-	"github.com/bookingsaga/bookingsaga/sagaclient"
 )
 
 // runDev brings up the embedded stack, then the worker and the agent API
@@ -48,7 +42,7 @@ func RunDev(ctx context.Context, cfg Config, logger *zap.Logger) error {
 	if err := devCodec(&cfg); err != nil {
 		return err
 	}
-	opts := devstack.Options{DataDir: cfg.DataDir, DatabaseURL: cfg.DatabaseURL, Frontend: cfg.Temporal.Address,
+	opts := devstack.Options{DataDir: cfg.DataDir, DatabaseURL: cfg.DatabaseURL, StoreDir: devStoreDir(cfg.DataDir), StoreDatabase: devDatabase, Frontend: cfg.Temporal.Address,
 		CodecEndpoint: "http://" + cfg.CodecListen + "/" + cfg.CodecUIToken,
 		UI:            cfg.TemporalUI, Namespace: cfg.Temporal.Namespace, SearchAttributes: searchAttributes(), Log: logger}
 	if !cfg.CalendarConfigured() {
@@ -70,7 +64,7 @@ func RunDev(ctx context.Context, cfg Config, logger *zap.Logger) error {
 		cfg.CalendarEndpoint, cfg.CalendarNoAuth = stack.CalendarURL+"/calendar/v3/", true
 	}
 	if stack.GraphURL != "" {
-		cfg.Microsoft = mirrors.Microsoft{TenantID: devstack.GraphApp.TenantID, ClientID: devstack.GraphApp.ClientID,
+		cfg.Microsoft = Microsoft{TenantID: devstack.GraphApp.TenantID, ClientID: devstack.GraphApp.ClientID,
 			ClientSecret: devstack.GraphApp.ClientSecret, GraphEndpoint: stack.GraphURL + "/v1.0", LoginEndpoint: stack.GraphURL}
 	}
 	if stack.CRMURL != "" {
@@ -79,13 +73,13 @@ func RunDev(ctx context.Context, cfg Config, logger *zap.Logger) error {
 	if err := seed(ctx, cfg.DatabaseURL); err != nil {
 		return err
 	}
-	keys, secrets, err := devKeys(&cfg)
+	secrets, err := devKeys(&cfg)
 	if err != nil {
 		return err
 	}
 	// The API's call latencies go to the worker's /metrics.
 	m := metrics.New(logger)
-	stopAPI, err := serveAPI(ctx, cfg, logger, apiLn, keys, m.Scope())
+	stopAPI, err := serveAPI(ctx, cfg, logger, apiLn, m.Scope())
 	if err != nil {
 		return err
 	}
@@ -123,57 +117,28 @@ func seed(ctx context.Context, url string) error {
 	return devstack.SeedDemo(ctx, store.New(pool, store.Config{}))
 }
 
-// serveAPI serves the agent API on ln through its own Temporal client. Its
-// stop drains the API once, however often it is called.
-func serveAPI(ctx context.Context, cfg Config, logger *zap.Logger, ln net.Listener, keys *api.Keyring, scope tally.Scope) (func(), error) {
-	opts, err := cfg.Temporal.Options()
+// serveAPI serves the agent API on ln, assembled as `starter serve`
+// assembles it. Its stop drains the API once, however often it is called.
+func serveAPI(ctx context.Context, cfg Config, logger *zap.Logger, ln net.Listener, scope tally.Scope) (func(), error) {
+	ac := APIConfig{ClientConfig: ClientConfig{Temporal: cfg.Temporal, TaskQueue: cfg.TaskQueue, CommitWait: 3 * time.Second,
+		DatabaseURL: cfg.DatabaseURL, Mirrors: cfg.Mirrors}, KeysFile: cfg.APIKeysFile, Open: cfg.OpenAPI, Limits: api.DefaultLimits()}
+	ac.Limits.PerSecond = cfg.APIRateLimit
+	a, err := NewAPI(ctx, ac, logger, scope)
 	if err != nil {
 		return nil, err
 	}
-	opts.Logger = zaplog.New(logger.WithOptions(zap.IncreaseLevel(zap.WarnLevel)))
-	tc, err := client.Dial(opts)
-	if err != nil {
-		return nil, fmt.Errorf("connect temporal: %w", err)
-	}
-	// The API's own connections to the store, for the contact keys and
-	// readiness: a busy worker pool must not make the API look down.
-	pc, err := pgxpool.ParseConfig(cfg.DatabaseURL)
-	if err != nil {
-		tc.Close()
-		return nil, fmt.Errorf("database url: %w", err)
-	}
-	pc.MaxConns = 4
-	pool, err := pgxpool.NewWithConfig(ctx, pc)
-	if err != nil {
-		tc.Close()
-		return nil, fmt.Errorf("connect database: %w", err)
-	}
-	vault := store.New(pool, store.Config{})
-	cat, err := cfg.Config.Catalog(ctx, vault, logger)
-	if err != nil {
-		pool.Close()
-		tc.Close()
-		return nil, err
-	}
-	sc := sagaclient.New(tc, sagaclient.Options{TaskQueue: cfg.TaskQueue, Contacts: vault, Catalog: cat})
-	checks := []api.Check{{Name: "temporal", Fn: sc.Healthy}, {Name: "store", Fn: pool.Ping}}
-	limits := api.DefaultLimits()
-	limits.PerSecond = cfg.APIRateLimit
-	srv := httpserve.Server(api.New(sc, api.Config{Keys: keys, Limits: &limits, Log: logger, Ready: checks, Metrics: scope, Contacts: vault, Names: vault, Bookings: vault, Webhooks: vault}).Handler())
+	apiCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{})
 	go func() {
-		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		defer close(done)
+		if err := a.Serve(apiCtx, ln, logger); err != nil {
 			logger.Error("agent API stopped", zap.Error(err))
 		}
+		a.Close()
 	}()
-	var once sync.Once
 	return func() {
-		once.Do(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			_ = srv.Shutdown(ctx)
-			pool.Close()
-			tc.Close()
-		})
+		stop()
+		<-done
 	}, nil
 }
 
@@ -208,9 +173,9 @@ func devCodec(cfg *Config) error {
 // devKeys puts a fresh agent key and admin key in the stack's keys file
 // (keys added there by hand stay) and returns the secrets to print; with
 // OpenAPI there are no keys.
-func devKeys(cfg *Config) (*api.Keyring, [][2]string, error) {
+func devKeys(cfg *Config) ([][2]string, error) {
 	if cfg.OpenAPI {
-		return nil, nil, nil
+		return nil, nil
 	}
 	if cfg.APIKeysFile == "" {
 		cfg.APIKeysFile = filepath.Join(cfg.DataDir, "api-keys.json")
@@ -219,19 +184,18 @@ func devKeys(cfg *Config) (*api.Keyring, [][2]string, error) {
 	var secrets [][2]string
 	for _, k := range []struct {
 		name   string
-		scopes []api.Scope
-	}{{"dev-agent", []api.Scope{api.ScopeAgent}}, {"dev-admin", []api.Scope{api.ScopeAdmin, api.ScopeOps}}} {
-		secret, key, err := api.NewKey(k.name, k.scopes...)
+		scopes []apikey.Scope
+	}{{"dev-agent", []apikey.Scope{apikey.ScopeAgent}}, {"dev-admin", []apikey.Scope{apikey.ScopeAdmin, apikey.ScopeOps}}} {
+		secret, key, err := apikey.NewKey(k.name, k.scopes...)
 		if err == nil {
-			err = api.SaveKey(file, key, true)
+			err = apikey.SaveKey(file, key, true)
 		}
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		secrets = append(secrets, [2]string{k.name, secret})
 	}
-	keys, err := api.LoadKeyring(file)
-	return keys, secrets, err
+	return secrets, nil
 }
 
 func banner(cfg Config, stack *devstack.Stack, keys [][2]string, took time.Duration) {

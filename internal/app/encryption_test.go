@@ -20,6 +20,7 @@ import (
 
 	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/apikey"
 	"github.com/bookingsaga/bookingsaga/internal/store"
 	"github.com/bookingsaga/bookingsaga/payloadcodec"
 	"github.com/bookingsaga/bookingsaga/receipt"
@@ -185,11 +186,11 @@ func TestOnlyAdminsReadOrEraseContacts(t *testing.T) {
 	t.Parallel()
 	s := setupSealed(t)
 	key := s.book(18)
-	secret, k, err := api.NewKey("agent-only", api.ScopeAgent)
+	secret, k, err := apikey.NewKey("agent-only", apikey.ScopeAgent)
 	require.NoError(t, err)
 	file := filepath.Join(t.TempDir(), "keys.json")
-	require.NoError(t, api.SaveKey(file, k, false))
-	keys, err := api.LoadKeyring(file)
+	require.NoError(t, apikey.SaveKey(file, k, false))
+	keys, err := apikey.LoadKeyring(file)
 	require.NoError(t, err)
 	url := s.serveAPI(api.Config{Keys: keys})
 	for _, method := range []string{"GET", "DELETE"} {

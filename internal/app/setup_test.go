@@ -24,7 +24,6 @@ import (
 	"github.com/bookingsaga/bookingsaga/internal/devstack"
 	"github.com/bookingsaga/bookingsaga/internal/localtime"
 	"github.com/bookingsaga/bookingsaga/internal/mirrorfake"
-	"github.com/bookingsaga/bookingsaga/internal/mirrors"
 	"github.com/bookingsaga/bookingsaga/internal/pgtest"
 	"github.com/bookingsaga/bookingsaga/internal/retry"
 	"github.com/bookingsaga/bookingsaga/internal/store"
@@ -117,8 +116,8 @@ func fixtureOn(t testing.TB, pool *pgxpool.Pool) *fixture {
 	t.Cleanup(func() { f.graph.Release(); graphSrv.Close() })
 	st := store.New(f.pool, store.Config{})
 	// Both providers, built as the worker builds them.
-	cal, err := mirrors.Config{CalendarEndpoint: f.calendarURL + "/calendar/v3/", CalendarNoAuth: true, CalendarTimeout: 2 * time.Second,
-		Microsoft: mirrors.Microsoft{TenantID: graphTenant, ClientID: graphClient, ClientSecret: graphSecret,
+	cal, err := Mirrors{CalendarEndpoint: f.calendarURL + "/calendar/v3/", CalendarNoAuth: true, CalendarTimeout: 2 * time.Second,
+		Microsoft: Microsoft{TenantID: graphTenant, ClientID: graphClient, ClientSecret: graphSecret,
 			GraphEndpoint: graphSrv.URL + "/v1.0", LoginEndpoint: graphSrv.URL}}.Calendar(ctx)
 	require.NoError(t, err)
 	crmClient, err := crm.NewHTTP(crm.Config{BaseURL: f.crmURL, Token: "crm-token", Timeout: 2 * time.Second, Retry: retry.Default()})

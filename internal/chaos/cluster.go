@@ -18,8 +18,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/apikey"
 	"github.com/bookingsaga/bookingsaga/internal/httpserve"
 	"github.com/bookingsaga/bookingsaga/internal/mirrorfake"
 	"github.com/bookingsaga/bookingsaga/internal/pgserver"
@@ -76,11 +76,11 @@ func newCluster(dir string, bins Binaries) (*cluster, error) {
 		return nil, err
 	}
 	c.temporalAddr, c.apiAddr = addrs[0], addrs[1]
-	secret, key, err := api.NewKey("chaos-callers", api.ScopeAgent)
+	secret, key, err := apikey.NewKey("chaos-callers", apikey.ScopeAgent)
 	if err != nil {
 		return nil, err
 	}
-	if err := api.SaveKey(filepath.Join(dir, "api-keys.json"), key, true); err != nil {
+	if err := apikey.SaveKey(filepath.Join(dir, "api-keys.json"), key, true); err != nil {
 		return nil, err
 	}
 	c.apiKey = secret

@@ -25,11 +25,13 @@ type Options struct {
 	DataDir string
 	// CodecEndpoint is the codec server the Web UI decodes payloads with.
 	CodecEndpoint string
-	// DatabaseURL, when set, is used instead of a PostgreSQL in DataDir.
-	DatabaseURL      string
-	Frontend, UI     string
-	Namespace        string
-	SearchAttributes map[string]enums.IndexedValueType
+	// DatabaseURL, when set, is used instead of a PostgreSQL cluster in
+	// StoreDir, whose database StoreDatabase is the store.
+	DatabaseURL             string
+	StoreDir, StoreDatabase string
+	Frontend, UI            string
+	Namespace               string
+	SearchAttributes        map[string]enums.IndexedValueType
 	// CalendarAddr, GraphAddr and CRMAddr serve the fakes (Google
 	// Calendar, a Microsoft 365 tenant, the CRM); empty means not started
 	// (the real service, say).
@@ -103,7 +105,7 @@ func writableDir(dir string) error {
 }
 
 func (s *Stack) startPostgres(ctx context.Context) error {
-	dir, err := filepath.Abs(filepath.Join(s.opts.DataDir, "postgres"))
+	dir, err := filepath.Abs(s.opts.StoreDir)
 	if err != nil {
 		return err
 	}
@@ -117,11 +119,11 @@ func (s *Stack) startPostgres(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("start postgresql in %s: %w", dir, err)
 	}
-	if err := createDatabase(ctx, pg.ConnString("postgres"), "bookingsaga"); err != nil {
+	if err := createDatabase(ctx, pg.ConnString("postgres"), s.opts.StoreDatabase); err != nil {
 		return err
 	}
 	if s.DatabaseURL == "" { // a restart finds it where it was
-		s.DatabaseURL = pg.ConnString("bookingsaga")
+		s.DatabaseURL = pg.ConnString(s.opts.StoreDatabase)
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ package pgserver
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -85,8 +86,10 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 }
 
 // ConnString names database db on this cluster as the postgres superuser.
-func (s *Server) ConnString(db string) string {
-	return fmt.Sprintf("host=%s user=postgres dbname=%s sslmode=disable", s.dir, db)
+func (s *Server) ConnString(db string) string { return connString(s.dir, db) }
+
+func connString(host, db string) string {
+	return fmt.Sprintf("host=%s user=postgres dbname=%s sslmode=disable", host, db)
 }
 
 // Exited is closed when the server process has ended, stopped or not.
@@ -127,6 +130,13 @@ func (s *Server) Signal(sig syscall.Signal) error {
 		}
 	}
 	return nil
+}
+
+// Remove stops the cluster and deletes its directory, wherever it lives:
+// a throwaway cluster relocated under clustersRoot is gone with its dir.
+func (s *Server) Remove() error {
+	s.Stop()
+	return os.RemoveAll(s.dir)
 }
 
 // Stop shuts the cluster down with a fast shutdown (rolls back open
@@ -212,7 +222,10 @@ const LocationFile = "cluster-location"
 // clusterDir is where dir's cluster lives. Usually dir itself; but when we
 // are root and the postgres user can't walk down to dir (a clone under a
 // 0700 home), a directory of its own under clustersRoot, whose path is
-// written into dir so that a restart finds the same cluster.
+// written into dir so that a restart finds the same cluster. Its name is
+// the hash of dir's path (whose clusters these are) and a random id: a
+// wiped dir has lost the id, so it gets a new cluster and never adopts the
+// old one, which is removed unless it is running.
 func clusterDir(dir string, cred *syscall.Credential) (string, error) {
 	if cred == nil {
 		return dir, nil
@@ -229,10 +242,16 @@ func clusterDir(dir string, cred *syscall.Credential) (string, error) {
 		return dir, nil
 	}
 	sum := sha256.Sum256([]byte(abs))
-	home := filepath.Join(clustersRoot, hex.EncodeToString(sum[:6]))
+	owner := filepath.Join(clustersRoot, hex.EncodeToString(sum[:6]))
+	id := make([]byte, 6)
+	if _, err := rand.Read(id); err != nil {
+		return "", fmt.Errorf("postgres dir %s: %w", dir, err)
+	}
+	home := owner + "-" + hex.EncodeToString(id)
 	if err := os.MkdirAll(clustersRoot, 0o755); err != nil {
 		return "", fmt.Errorf("postgres dir %s: %w", clustersRoot, err)
 	}
+	removeOrphans(owner)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", fmt.Errorf("postgres dir %s: %w", dir, err)
 	}
@@ -240,6 +259,36 @@ func clusterDir(dir string, cred *syscall.Credential) (string, error) {
 		return "", fmt.Errorf("postgres dir %s: %w", dir, err)
 	}
 	return home, nil
+}
+
+// removeOrphans deletes the clusters an earlier dir at the same path left
+// (owner is the path's hash; before ids, it was the whole name), except a
+// running one: their data dir is gone, so nothing can reach them again.
+func removeOrphans(owner string) {
+	old, _ := filepath.Glob(owner + "-*")
+	for _, c := range append(old, owner) {
+		if _, err := os.Stat(filepath.Join(c, "data", "postmaster.pid")); err == nil {
+			continue
+		}
+		_ = os.RemoveAll(c)
+	}
+}
+
+// Running returns the connection string of database db on the cluster
+// that serves dir (following its location) when that cluster is up.
+func Running(dir, db string) (string, error) {
+	host := dir
+	if b, err := os.ReadFile(filepath.Join(dir, LocationFile)); err == nil {
+		host = strings.TrimSpace(string(b))
+	}
+	host, err := filepath.Abs(host)
+	if err != nil {
+		return "", err
+	}
+	if _, err := os.Stat(filepath.Join(host, ".s.PGSQL.5432")); err != nil {
+		return "", fmt.Errorf("no postgresql runs for %s: %w", dir, err)
+	}
+	return connString(host, db), nil
 }
 
 // credential drops to the postgres user when we are root, because postgres

@@ -63,7 +63,7 @@ func start() (func(), error) {
 			_ = os.RemoveAll(dir)
 			return stop, fmt.Errorf("start throwaway postgres (or set TEST_DATABASE_URL): %w", err)
 		}
-		stop = func() { srv.Stop(); _ = os.RemoveAll(dir) }
+		stop = func() { _ = srv.Remove(); _ = os.RemoveAll(dir) }
 		cluster.admin = srv.ConnString("postgres")
 		cluster.connFor = srv.ConnString
 	}

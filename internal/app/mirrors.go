@@ -1,9 +1,4 @@
-// Package mirrors configures the clients of the calendar and the CRM, the
-// copies of the store's bookings: the worker writes them, and the agent
-// API and the ops CLI read them (free/busy for availability, a booking's
-// timeline). One configuration, read from the same flags and environment
-// by every process; Catalog builds the catalogue's reads over them.
-package mirrors
+package app
 
 import (
 	"context"
@@ -25,9 +20,13 @@ import (
 	"github.com/bookingsaga/bookingsaga/internal/store"
 )
 
-// Config says where the calendar and the CRM are. Empty means that mirror
-// is not kept.
-type Config struct {
+// Mirrors configures the clients of the calendar and the CRM, the
+// copies of the store's bookings: the worker writes them, and the agent
+// API and the ops CLI read them (free/busy for availability, a booking's
+// timeline). One configuration, read from the same flags and environment
+// by every process; Catalog builds the catalogue's reads over them.
+// Empty means that mirror is not kept.
+type Mirrors struct {
 	CalendarEndpoint    string
 	CalendarCredentials string
 	CalendarNoAuth      bool
@@ -43,9 +42,9 @@ type Config struct {
 	CRMTimeout time.Duration
 }
 
-// FromEnv is the defaults, with what the environment sets.
-func FromEnv() Config {
-	return Config{
+// MirrorsFromEnv is the defaults, with what the environment sets.
+func MirrorsFromEnv() Mirrors {
+	return Mirrors{
 		CalendarEndpoint: os.Getenv("CALENDAR_ENDPOINT"),
 		// GOOGLE_APPLICATION_CREDENTIALS is read by the Google client itself.
 		CalendarCredentials: os.Getenv("CALENDAR_CREDENTIALS_FILE"),
@@ -62,7 +61,7 @@ func FromEnv() Config {
 }
 
 // Register adds the flags, over the current values.
-func (c *Config) Register(fs *flag.FlagSet) {
+func (c *Mirrors) Register(fs *flag.FlagSet) {
 	fs.StringVar(&c.CalendarEndpoint, "calendar-endpoint", c.CalendarEndpoint, "Calendar API root; empty is Google (env CALENDAR_ENDPOINT)")
 	fs.StringVar(&c.CalendarCredentials, "calendar-credentials", c.CalendarCredentials, "service-account JSON; empty is Application Default Credentials (env CALENDAR_CREDENTIALS_FILE)")
 	fs.BoolVar(&c.CalendarNoAuth, "calendar-no-auth", c.CalendarNoAuth, "send no credentials (a local fake only)")
@@ -74,7 +73,7 @@ func (c *Config) Register(fs *flag.FlagSet) {
 }
 
 // Validate reports every bad setting at once.
-func (c Config) Validate() error {
+func (c Mirrors) Validate() error {
 	var errs []error
 	if c.CalendarTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("calendar-timeout must be positive, got %s", c.CalendarTimeout))
@@ -89,13 +88,13 @@ func (c Config) Validate() error {
 // CalendarConfigured reports whether any Google calendar setting, or
 // Google's own credentials variable, is present; without one there is no
 // Google calendar.
-func (c Config) CalendarConfigured() bool {
+func (c Mirrors) CalendarConfigured() bool {
 	return c.CalendarEndpoint != "" || c.CalendarCredentials != "" || os.Getenv("GOOGLE_APPLICATION_CREDENTIALS") != ""
 }
 
 // Calendar connects the calendar providers configured, behind one router;
 // nil when there are none.
-func (c Config) Calendar(ctx context.Context) (*calendars.Router, error) {
+func (c Mirrors) Calendar(ctx context.Context) (*calendars.Router, error) {
 	providers := map[string]calendars.Provider{}
 	if c.CalendarConfigured() {
 		g, err := gcal.New(ctx, gcal.Config{Endpoint: c.CalendarEndpoint, CredentialsFile: c.CalendarCredentials,
@@ -119,7 +118,7 @@ func (c Config) Calendar(ctx context.Context) (*calendars.Router, error) {
 }
 
 // CRM connects the CRM; nil when none is configured.
-func (c Config) CRM() (crm.CRM, error) {
+func (c Mirrors) CRM() (crm.CRM, error) {
 	if c.CRMBaseURL == "" {
 		return nil, nil
 	}
@@ -127,7 +126,7 @@ func (c Config) CRM() (crm.CRM, error) {
 }
 
 // Catalog builds the catalogue's reads over st and the mirrors configured.
-func (c Config) Catalog(ctx context.Context, st *store.Store, log *zap.Logger) (*catalog.Catalog, error) {
+func (c Mirrors) Catalog(ctx context.Context, st *store.Store, log *zap.Logger) (*catalog.Catalog, error) {
 	cat := &catalog.Catalog{Store: st, Log: log}
 	cal, err := c.Calendar(ctx)
 	if err != nil {

@@ -1,4 +1,4 @@
-package mirrors
+package app
 
 import (
 	"testing"
@@ -11,7 +11,7 @@ import (
 // tenant asks for Microsoft 365, so a stray AZURE_CLIENT_ID is harmless.
 func TestBadSettingsAreNamed(t *testing.T) {
 	t.Parallel()
-	ok := Config{CalendarTimeout: time.Second, CRMTimeout: time.Second}
+	ok := Mirrors{CalendarTimeout: time.Second, CRMTimeout: time.Second}
 	require.NoError(t, ok.Validate())
 
 	stray := ok

@@ -1,4 +1,4 @@
-package codecserve
+package app
 
 import (
 	"bytes"
@@ -12,13 +12,13 @@ import (
 	"go.temporal.io/sdk/converter"
 	"google.golang.org/protobuf/encoding/protojson"
 
-	"github.com/bookingsaga/bookingsaga/api"
+	"github.com/bookingsaga/bookingsaga/internal/apikey"
 	"github.com/bookingsaga/bookingsaga/payloadcodec"
 )
 
 // setup serves the codec with an ops key, an agent key and a UI token,
 // and returns a decode call and a body to decode.
-func setup(t *testing.T) (url string, keys map[api.Scope]string, body []byte) {
+func codecSetup(t *testing.T) (url string, keys map[apikey.Scope]string, body []byte) {
 	t.Helper()
 	dir := t.TempDir()
 	_, err := payloadcodec.AddKey(filepath.Join(dir, "payload-keys.json"))
@@ -26,14 +26,14 @@ func setup(t *testing.T) (url string, keys map[api.Scope]string, body []byte) {
 	pk, err := payloadcodec.LoadKeys(filepath.Join(dir, "payload-keys.json"))
 	require.NoError(t, err)
 	codec := payloadcodec.New(pk)
-	keys = map[api.Scope]string{}
-	for _, scope := range []api.Scope{api.ScopeOps, api.ScopeAgent} {
-		secret, k, err := api.NewKey(string(scope), scope)
+	keys = map[apikey.Scope]string{}
+	for _, scope := range []apikey.Scope{apikey.ScopeOps, apikey.ScopeAgent} {
+		secret, k, err := apikey.NewKey(string(scope), scope)
 		require.NoError(t, err)
-		require.NoError(t, api.SaveKey(filepath.Join(dir, "api-keys.json"), k, false))
+		require.NoError(t, apikey.SaveKey(filepath.Join(dir, "api-keys.json"), k, false))
 		keys[scope] = secret
 	}
-	h, err := Handler(Config{Codec: codec, KeysFile: filepath.Join(dir, "api-keys.json"), UIToken: "ui-secret", Namespace: "default"})
+	h, err := Codec{Codec: codec, KeysFile: filepath.Join(dir, "api-keys.json"), UIToken: "ui-secret", Namespace: "default"}.Handler()
 	require.NoError(t, err)
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
@@ -63,13 +63,13 @@ func decode(t *testing.T, url, auth string, body []byte) int {
 
 func TestOnlyOpsKeysAndTheUITokenDecode(t *testing.T) {
 	t.Parallel()
-	url, keys, body := setup(t)
+	url, keys, body := codecSetup(t)
 	for _, tc := range []struct {
 		path, auth string
 		want       int
 	}{
-		{"/decode", "Bearer " + keys[api.ScopeOps], http.StatusOK},
-		{"/decode", "Bearer " + keys[api.ScopeAgent], http.StatusUnauthorized},
+		{"/decode", "Bearer " + keys[apikey.ScopeOps], http.StatusOK},
+		{"/decode", "Bearer " + keys[apikey.ScopeAgent], http.StatusUnauthorized},
 		{"/decode", "", http.StatusUnauthorized},
 		{"/ui-secret/decode", "", http.StatusOK},
 		{"/ui-guess/decode", "", http.StatusUnauthorized},
@@ -80,13 +80,13 @@ func TestOnlyOpsKeysAndTheUITokenDecode(t *testing.T) {
 
 func TestACodecOpenToAnyoneIsRefused(t *testing.T) {
 	t.Parallel()
-	_, err := Handler(Config{})
+	_, err := Codec{}.Handler()
 	require.ErrorContains(t, err, "payload keys")
 	file := filepath.Join(t.TempDir(), "payload-keys.json")
 	_, err = payloadcodec.AddKey(file)
 	require.NoError(t, err)
 	pk, err := payloadcodec.LoadKeys(file)
 	require.NoError(t, err)
-	_, err = Handler(Config{Codec: payloadcodec.New(pk)})
+	_, err = Codec{Codec: payloadcodec.New(pk)}.Handler()
 	require.ErrorContains(t, err, "open to anyone")
 }

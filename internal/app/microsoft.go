@@ -1,4 +1,4 @@
-package mirrors
+package app
 
 import (
 	"errors"

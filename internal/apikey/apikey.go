@@ -1,4 +1,7 @@
-package api
+// Package apikey holds the API keys: their scopes, how they are made and
+// stored (hashed), and the keyring that the agent API and the codec server
+// both check bearer tokens against.
+package apikey
 
 import (
 	"crypto/rand"
@@ -41,7 +44,7 @@ type Key struct {
 	Hash   string  `json:"sha256"`
 }
 
-func (k Key) allows(s Scope) bool { return slices.Contains(k.Scopes, s) }
+func (k Key) Allows(s Scope) bool { return slices.Contains(k.Scopes, s) }
 
 // NewKey makes a key: the secret to hand out once, and what to store.
 func NewKey(name string, scopes ...Scope) (secret string, k Key, err error) {
@@ -138,17 +141,17 @@ func (k *Keyring) reload() error {
 // Allows reports whether secret is a valid key with scope s: for servers
 // beside the API (the codec server) that take the same keys.
 func (k *Keyring) Allows(secret string, s Scope) bool {
-	key, err := k.find(secret)
-	return err == nil && key.allows(s)
+	key, err := k.Find(secret)
+	return err == nil && key.Allows(s)
 }
 
 // errNoKey is a secret that matches no key.
 var errNoKey = errors.New("no such key")
 
-// find returns the key whose secret this is. The file is looked at again
+// Find returns the key whose secret this is. The file is looked at again
 // at most once a second; if it has become unreadable, the keys last read
 // stay in force (and the error is returned for the log).
-func (k *Keyring) find(secret string) (Key, error) {
+func (k *Keyring) Find(secret string) (Key, error) {
 	k.mu.Lock()
 	var reloadErr error
 	if time.Since(k.checked) > time.Second {

@@ -1,0 +1,257 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/uber-go/tally/v4"
+	"go.temporal.io/sdk/client"
+	"go.uber.org/zap"
+
+	"github.com/bookingsaga/bookingsaga/api"
+	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/apikey"
+	"github.com/bookingsaga/bookingsaga/internal/catalog"
+	"github.com/bookingsaga/bookingsaga/internal/httpserve"
+	"github.com/bookingsaga/bookingsaga/internal/store"
+	"github.com/bookingsaga/bookingsaga/internal/temporalclient"
+	"github.com/bookingsaga/bookingsaga/internal/zaplog"
+	"github.com/bookingsaga/bookingsaga/sagaclient"
+	"github.com/bookingsaga/bookingsaga/workflows"
+)
+
+// ClientConfig is what every process that starts sagas or reads the store
+// shares: the agent API, the CLI and the dev stack's API.
+type ClientConfig struct {
+	Temporal   temporalclient.Config
+	TaskQueue  string
+	CommitWait time.Duration
+	// DatabaseURL lets the process read the store directly: availability,
+	// what the store decided on a key, the ops reads, and the contact keys.
+	DatabaseURL string
+	// Mirrors are the calendar and CRM, read for availability's free/busy
+	// and for a booking's timeline.
+	Mirrors Mirrors
+}
+
+// DefaultClientConfig is the defaults, with what the environment sets.
+func DefaultClientConfig() ClientConfig {
+	return ClientConfig{Temporal: temporalclient.FromEnv(), TaskQueue: booking.TaskQueue, CommitWait: 3 * time.Second,
+		DatabaseURL: os.Getenv("DATABASE_URL"), Mirrors: MirrorsFromEnv()}
+}
+
+// Validate reports every bad setting at once.
+func (c ClientConfig) Validate() error {
+	var errs []error
+	if c.TaskQueue == "" {
+		errs = append(errs, errors.New("task queue must not be empty"))
+	}
+	errs = append(errs, c.Temporal.Validate())
+	if c.CommitWait <= 0 || c.CommitWait > time.Minute {
+		errs = append(errs, fmt.Errorf("commit-wait must be between 0 and 1m, got %s", c.CommitWait))
+	}
+	errs = append(errs, c.Mirrors.Validate())
+	return errors.Join(errs...)
+}
+
+// Reads is a process's own small connection to the store: contact keys,
+// readiness, and the catalogue's reads (availability, decisions, the ops
+// reads), which start no workflow.
+type Reads struct {
+	Store   *store.Store
+	Catalog *catalog.Catalog
+	pool    *pgxpool.Pool
+}
+
+// OpenReads connects to the store at url with the mirrors of m.
+func OpenReads(ctx context.Context, url string, m Mirrors, log *zap.Logger) (*Reads, error) {
+	pc, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("database url: %w", err)
+	}
+	// A busy worker pool must not make the API look down: it has its own.
+	pc.MaxConns = 4
+	pool, err := pgxpool.NewWithConfig(ctx, pc)
+	if err != nil {
+		return nil, fmt.Errorf("connect database: %w", err)
+	}
+	st := store.New(pool, store.Config{})
+	cat, err := m.Catalog(ctx, st, log)
+	if err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return &Reads{Store: st, Catalog: cat, pool: pool}, nil
+}
+
+// Ping is the store's readiness.
+func (r *Reads) Ping(ctx context.Context) error { return r.pool.Ping(ctx) }
+
+// Close closes the connections.
+func (r *Reads) Close() { r.pool.Close() }
+
+// Conn is a command's connection: the saga client, with the store's reads
+// when a database is configured, and the Temporal client under it.
+type Conn struct {
+	Saga     *sagaclient.Client
+	Temporal client.Client
+	reads    *Reads
+}
+
+// Connect builds the connection of cfg. Temporal is dialled on first use,
+// so reads of the store work while Temporal is down.
+func Connect(ctx context.Context, cfg ClientConfig, logger *zap.Logger) (*Conn, error) {
+	tc, err := dialTemporal(cfg.Temporal, logger, client.NewLazyClient)
+	if err != nil {
+		return nil, err
+	}
+	c := &Conn{Temporal: tc}
+	opts := sagaOptions(cfg)
+	if cfg.DatabaseURL != "" {
+		if c.reads, err = OpenReads(ctx, cfg.DatabaseURL, cfg.Mirrors, logger); err != nil {
+			tc.Close()
+			return nil, err
+		}
+		opts.Catalog, opts.Contacts = c.reads.Catalog, c.reads.Store
+	}
+	c.Saga = sagaclient.New(tc, opts)
+	return c, nil
+}
+
+// Close closes what Connect opened.
+func (c *Conn) Close() {
+	if c.reads != nil {
+		c.reads.Close()
+	}
+	c.Temporal.Close()
+}
+
+func sagaOptions(cfg ClientConfig) sagaclient.Options {
+	return sagaclient.Options{TaskQueue: cfg.TaskQueue, Settings: workflows.Settings{CommitWait: cfg.CommitWait}}
+}
+
+func dialTemporal(cfg temporalclient.Config, logger *zap.Logger, dial func(client.Options) (client.Client, error)) (client.Client, error) {
+	opts, err := cfg.Options()
+	if err != nil {
+		return nil, err
+	}
+	opts.Logger = zaplog.New(logger.WithOptions(zap.IncreaseLevel(zap.WarnLevel)))
+	tc, err := dial(opts)
+	if err != nil {
+		return nil, fmt.Errorf("connect temporal at %s: %w", cfg.Address, err)
+	}
+	return tc, nil
+}
+
+// APIConfig is the agent API's settings beside the connections it shares.
+type APIConfig struct {
+	ClientConfig
+	// KeysFile holds the hashed API keys; it is re-read when it changes.
+	KeysFile string
+	// Open serves without keys (the dev stack's -open-api only).
+	Open   bool
+	Limits api.Limits
+	// MaxBody is the largest request body, in bytes.
+	MaxBody int64
+	// The voice platforms' secrets, for their signed tool calls.
+	RetellKey, VapiSecret, VapiHMACSecret string
+}
+
+// DefaultAPIConfig is the defaults, with what the environment sets.
+func DefaultAPIConfig() APIConfig {
+	return APIConfig{ClientConfig: DefaultClientConfig(), KeysFile: os.Getenv("API_KEYS_FILE"), Limits: api.DefaultLimits(),
+		MaxBody: 64 << 10, RetellKey: os.Getenv("RETELL_API_KEY"), VapiSecret: os.Getenv("VAPI_SECRET"),
+		VapiHMACSecret: os.Getenv("VAPI_HMAC_SECRET")}
+}
+
+// Validate reports every bad setting at once.
+func (c APIConfig) Validate() error {
+	errs := []error{c.ClientConfig.Validate()}
+	if c.KeysFile == "" && !c.Open {
+		errs = append(errs, errors.New("no API keys: set -keys or API_KEYS_FILE to a keys file (make one with 'starter keys new')"))
+	}
+	if c.DatabaseURL == "" {
+		errs = append(errs, errors.New("no database: set -database-url or DATABASE_URL (the API seals contacts under keys the store keeps)"))
+	}
+	if c.MaxBody <= 0 {
+		errs = append(errs, fmt.Errorf("max-body must be positive, got %d", c.MaxBody))
+	}
+	return errors.Join(errs...)
+}
+
+// API is the agent API, assembled once for `starter serve` and the dev
+// stack alike: its Temporal client, its own store connections, the saga
+// client and the handler.
+type API struct {
+	handler http.Handler
+	tc      client.Client
+	reads   *Reads
+}
+
+// NewAPI assembles the API of cfg; its call latencies go to scope. It
+// dials Temporal at once, so a wrong address stops it at start-up.
+func NewAPI(ctx context.Context, cfg APIConfig, logger *zap.Logger, scope tally.Scope) (*API, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	var keys *apikey.Keyring
+	if !cfg.Open {
+		var err error
+		if keys, err = apikey.LoadKeyring(cfg.KeysFile); err != nil {
+			return nil, err
+		}
+	}
+	tc, err := dialTemporal(cfg.Temporal, logger, client.Dial)
+	if err != nil {
+		return nil, err
+	}
+	reads, err := OpenReads(ctx, cfg.DatabaseURL, cfg.Mirrors, logger)
+	if err != nil {
+		tc.Close()
+		return nil, err
+	}
+	opts := sagaOptions(cfg.ClientConfig)
+	opts.Catalog, opts.Contacts = reads.Catalog, reads.Store
+	sc := sagaclient.New(tc, opts)
+	limits := cfg.Limits
+	h := api.New(sc, api.Config{Keys: keys, Limits: &limits, MaxBody: cfg.MaxBody, Log: logger, Metrics: scope,
+		RetellKey: cfg.RetellKey, VapiSecret: cfg.VapiSecret, VapiHMACSecret: cfg.VapiHMACSecret,
+		Ready:    []api.Check{{Name: "temporal", Fn: sc.Healthy}, {Name: "store", Fn: reads.Ping}},
+		Contacts: reads.Store, Names: reads.Store, Bookings: reads.Store, Webhooks: reads.Store}).Handler()
+	return &API{handler: h, tc: tc, reads: reads}, nil
+}
+
+// Serve answers on ln until ctx ends, then drains for up to 10 s: it takes
+// no new calls and answers those in flight before it returns.
+func (a *API) Serve(ctx context.Context, ln net.Listener, logger *zap.Logger) error {
+	srv := httpserve.Server(a.handler)
+	// Serve returns as soon as Shutdown begins; the caller must wait until
+	// Shutdown has answered the calls in flight, or they get an EOF.
+	drained := make(chan struct{})
+	go func() {
+		defer close(drained)
+		<-ctx.Done()
+		shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(shutdown)
+	}()
+	logger.Info("agent API listening", zap.String("addr", ln.Addr().String()))
+	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	<-drained
+	logger.Info("agent API stopped; calls in flight were answered")
+	return nil
+}
+
+// Close closes the API's connections; call it after Serve returned.
+func (a *API) Close() {
+	a.reads.Close()
+	a.tc.Close()
+}

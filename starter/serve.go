@@ -1,0 +1,54 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"net"
+	"os"
+
+	"go.uber.org/zap"
+
+	"github.com/bookingsaga/bookingsaga/internal/app"
+	"github.com/bookingsaga/bookingsaga/internal/metrics"
+)
+
+// serve runs the HTTP API until ctx ends, then drains for up to 10 s.
+func serve(ctx context.Context, cc app.ClientConfig, logger *zap.Logger, args []string) error {
+	cfg := app.DefaultAPIConfig()
+	cfg.ClientConfig = cc
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	listen := fs.String("listen", envOr("API_LISTEN", "127.0.0.1:8080"), "address to serve on (env API_LISTEN)")
+	fs.StringVar(&cfg.DatabaseURL, "database-url", cfg.DatabaseURL, "PostgreSQL: contacts are sealed under keys the store keeps, and reads (availability, status) start no workflow (env DATABASE_URL)")
+	fs.StringVar(&cfg.KeysFile, "keys", cfg.KeysFile, "the API keys file, hashed keys as 'starter keys new' writes them; re-read when it changes (env API_KEYS_FILE)")
+	fs.Float64Var(&cfg.Limits.PerSecond, "rate-limit", cfg.Limits.PerSecond, "calls a second per key; repeats of one call are free; 0 is no limit")
+	fs.IntVar(&cfg.Limits.Burst, "rate-burst", cfg.Limits.Burst, "calls per key allowed at once above the rate")
+	fs.Int64Var(&cfg.MaxBody, "max-body", cfg.MaxBody, "largest request body, in bytes")
+	cfg.Mirrors.Register(fs)
+	metricsListen := fs.String("metrics-listen", os.Getenv("METRICS_LISTEN"), "address for GET /metrics (Prometheus): each call's latency by route (env METRICS_LISTEN)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	m := metrics.New(logger)
+	defer m.Close()
+	if *metricsListen != "" {
+		stop, err := m.Serve(*metricsListen)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
+	a, err := app.NewAPI(ctx, cfg, logger, m.Scope())
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w (is something else using the port?)", *listen, err)
+	}
+	return a.Serve(ctx, ln, logger)
+}
