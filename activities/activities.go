@@ -124,7 +124,7 @@ func appendDetail(d []string, s string) []string {
 }
 
 func ignoreNotFound(err error) error {
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, booking.ErrNotFound) {
 		return nil
 	}
 	return err

@@ -111,7 +111,7 @@ func TestCommitReChecksTheCalendarFirst(t *testing.T) {
 	d := f.calendarConflict(in)
 	require.Equal(t, "agent-00", d.Busy[0].ResourceID)
 	_, err := f.acts.Store.Lookup(context.Background(), "k-bypass")
-	require.ErrorIs(t, err, store.ErrNotFound, "nothing booked")
+	require.ErrorIs(t, err, booking.ErrNotFound, "nothing booked")
 
 	in.RequestKey, in.Intent.StartsAt, in.Intent.EndsAt = "k-free", f.day.Add(17*time.Hour), f.day.Add(18*time.Hour)
 	v, err := f.env.ExecuteActivity(f.acts.Commit, in)

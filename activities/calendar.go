@@ -6,7 +6,6 @@ import (
 
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/calendars"
-	"github.com/bookingsaga/bookingsaga/internal/store"
 	"github.com/bookingsaga/bookingsaga/receipt"
 )
 
@@ -56,7 +55,7 @@ func (a *Activities) SyncCalendar(ctx context.Context, in booking.KeyInput) (boo
 
 func (a *Activities) bookingCalendars(ctx context.Context, key string) (booking.Booking, []calendars.Ref, error) {
 	b, err := a.Store.Lookup(ctx, key)
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, booking.ErrNotFound) {
 		return booking.Booking{}, nil, rejectedError(booking.Rejectf(booking.CodeNotBooked, "no booking under this key"))
 	}
 	if err != nil {

@@ -8,7 +8,6 @@ import (
 
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/calendars"
-	"github.com/bookingsaga/bookingsaga/internal/store"
 )
 
 // Calendar repair, for the reconciliation schedule.
@@ -87,7 +86,7 @@ func (a *Activities) reconcileOurEvents(ctx context.Context, cal calendars.Ref, 
 		}
 		b, err := a.Store.Lookup(ctx, ev.RequestKey)
 		switch {
-		case errors.Is(err, store.ErrNotFound) || err == nil && b.Status != booking.StatusConfirmed:
+		case errors.Is(err, booking.ErrNotFound) || err == nil && b.Status != booking.StatusConfirmed:
 			if err := a.Calendar.Delete(ctx, cal, ev.RequestKey, ev.BookingID); err != nil {
 				if calendars.Permanent(err) {
 					failed(rep, fmt.Sprintf("orphan event %s in %s: %v", ev.ID, cal, err))

@@ -55,7 +55,7 @@ func (a *Activities) commit(ctx context.Context, in booking.CommitInput) (bookin
 		if err == nil {
 			return a.storeCommit(ctx, req)
 		}
-		if !errors.Is(err, store.ErrNotFound) {
+		if !errors.Is(err, booking.ErrNotFound) {
 			return booking.CommitOutput{}, storeError("commit", in.RequestKey, err)
 		}
 	}
@@ -124,7 +124,7 @@ func (a *Activities) Lookup(ctx context.Context, in booking.KeyInput) (booking.L
 // decided turns the store's answer into a lookup's: nothing decided is an
 // answer too (Found false), not an error.
 func (a *Activities) decided(ctx context.Context, op, name string, d booking.Decision, err error) (booking.LookupOutput, error) {
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, booking.ErrNotFound) {
 		return booking.LookupOutput{}, nil
 	}
 	if err != nil {
@@ -182,7 +182,7 @@ func (a *Activities) ExpireHold(ctx context.Context, in booking.KeyInput) (booki
 // Release frees the booking's capacity; releasing twice is harmless.
 func (a *Activities) Release(ctx context.Context, in booking.ReleaseInput) (booking.LookupOutput, error) {
 	b, err := a.Store.Release(ctx, store.ReleaseRequest{RequestKey: in.RequestKey})
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, booking.ErrNotFound) {
 		return booking.LookupOutput{}, nil
 	}
 	if err != nil {

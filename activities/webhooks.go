@@ -84,7 +84,7 @@ type WebhookEvent struct {
 	Data json.RawMessage `json:"data"`
 }
 
-func post(ctx context.Context, ep store.Endpoint, d store.Delivery) error {
+func post(ctx context.Context, ep booking.WebhookEndpoint, d store.Delivery) error {
 	id := strconv.FormatInt(d.ID, 10)
 	body, err := json.Marshal(WebhookEvent{ID: id, Type: d.Type, Data: d.Payload})
 	if err != nil {

@@ -12,7 +12,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/bookingsaga/bookingsaga/booking"
-	"github.com/bookingsaga/bookingsaga/internal/store"
 	"github.com/bookingsaga/bookingsaga/receipt"
 	"github.com/bookingsaga/bookingsaga/sagaclient"
 )
@@ -261,7 +260,7 @@ func (s *Server) attention(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := AttentionAnswer{Attention: a, Webhooks: []store.Endpoint{}}
+	out := AttentionAnswer{Attention: a, Webhooks: []WebhookStatus{}}
 	if s.cfg.Webhooks != nil {
 		eps, err := s.cfg.Webhooks.Endpoints(r.Context())
 		if err != nil {
@@ -269,7 +268,7 @@ func (s *Server) attention(w http.ResponseWriter, r *http.Request) error {
 		}
 		for _, ep := range eps {
 			if ep.FailingSince != nil {
-				out.Webhooks = append(out.Webhooks, ep)
+				out.Webhooks = append(out.Webhooks, webhookStatus(ep))
 			}
 		}
 	}
@@ -280,7 +279,7 @@ func (s *Server) attention(w http.ResponseWriter, r *http.Request) error {
 // receivers are failing.
 type AttentionAnswer struct {
 	sagaclient.Attention
-	Webhooks []store.Endpoint `json:"webhooks"`
+	Webhooks []WebhookStatus `json:"webhooks"`
 }
 
 // timeline is one booking as the store, the saga and the mirrors have it.
@@ -304,7 +303,7 @@ func (s *Server) defaultMove(ctx context.Context, key string, body *RescheduleBo
 		return nil
 	}
 	old, err := s.cfg.Bookings.Lookup(ctx, key)
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, booking.ErrNotFound) {
 		return badRequest(booking.CodeNotBooked, "the store holds no booking under %s to move; check its status first", key)
 	}
 	if err != nil {

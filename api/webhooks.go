@@ -11,7 +11,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/bookingsaga/bookingsaga/booking"
-	"github.com/bookingsaga/bookingsaga/internal/store"
 	"github.com/bookingsaga/bookingsaga/receipt"
 )
 
@@ -19,8 +18,24 @@ import (
 // implements it.
 type Webhooks interface {
 	PutEndpoint(ctx context.Context, id, url string) (secret []byte, created bool, err error)
-	Endpoints(ctx context.Context) ([]store.Endpoint, error)
+	Endpoints(ctx context.Context) ([]booking.WebhookEndpoint, error)
 	MarkPending(ctx context.Context, key string) error
+}
+
+// WebhookStatus is an endpoint and how its deliveries stand, as GET
+// /v1/webhooks and the attention list show it: never its secret.
+type WebhookStatus struct {
+	ID           string     `json:"id"`
+	URL          string     `json:"url"`
+	DeliveredAt  *time.Time `json:"delivered_at,omitempty"`
+	FailingSince *time.Time `json:"failing_since,omitempty"`
+	LastError    string     `json:"last_error,omitempty"`
+	Undelivered  int        `json:"undelivered"`
+}
+
+func webhookStatus(ep booking.WebhookEndpoint) WebhookStatus {
+	return WebhookStatus{ID: ep.ID, URL: ep.URL, DeliveredAt: ep.DeliveredAt, FailingSince: ep.FailingSince,
+		LastError: ep.LastError, Undelivered: ep.Undelivered}
 }
 
 // WebhookBody is PUT /v1/webhooks/{id}.
@@ -70,14 +85,18 @@ func (s *Server) putWebhook(w http.ResponseWriter, r *http.Request) error {
 
 // webhooks lists the endpoints and how their deliveries stand.
 func (s *Server) webhooks(w http.ResponseWriter, r *http.Request) error {
+	out := []WebhookStatus{}
 	if s.cfg.Webhooks == nil {
-		return writeJSON(w, http.StatusOK, []store.Endpoint{})
+		return writeJSON(w, http.StatusOK, out)
 	}
 	eps, err := s.cfg.Webhooks.Endpoints(r.Context())
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, eps)
+	for _, ep := range eps {
+		out = append(out, webhookStatus(ep))
+	}
+	return writeJSON(w, http.StatusOK, out)
 }
 
 // notePending tells the store a key was answered pending_reconciliation,

@@ -402,3 +402,17 @@ func knownKind(kind string) bool {
 	}
 	return false
 }
+
+// WebhookEndpoint is a registered webhook receiver.
+type WebhookEndpoint struct {
+	ID           string     `json:"id"`
+	URL          string     `json:"url"`
+	Secret       []byte     `json:"-"`
+	DeliveredAt  *time.Time `json:"delivered_at,omitempty"`
+	FailingSince *time.Time `json:"failing_since,omitempty"`
+	LastError    string     `json:"last_error,omitempty"`
+	Undelivered  int        `json:"undelivered"`
+}
+
+// ErrNotFound means the store authoritatively has no booking for the key.
+var ErrNotFound = errors.New("booking not found")

@@ -86,7 +86,7 @@ func (c *Client) Commit(ctx context.Context, key string, req booking.CommitReque
 	if err := c.seal(ctx, key, &req); err != nil {
 		return receipt.Receipt{}, err
 	}
-	r, err := workflows.Commit(ctx, c.tc, c.opts.TaskQueue, workflows.BookingInput{RequestKey: key, Settings: c.opts.Settings}, req)
+	r, err := Commit(ctx, c.tc, c.opts.TaskQueue, workflows.BookingInput{RequestKey: key, Settings: c.opts.Settings}, req)
 	if err == nil && otherTime(r) {
 		r.Alternatives = c.alternatives(ctx, req.Intent)
 	}
@@ -124,7 +124,7 @@ func (c *Client) Hold(ctx context.Context, key string, req booking.CommitRequest
 		return receipt.Receipt{}, err
 	}
 	req.Hold = true
-	r, err := workflows.Select(ctx, c.tc, c.opts.TaskQueue, workflows.BookingInput{RequestKey: key, Settings: c.opts.Settings}, req)
+	r, err := Select(ctx, c.tc, c.opts.TaskQueue, workflows.BookingInput{RequestKey: key, Settings: c.opts.Settings}, req)
 	return unknown(key, r, err)
 }
 
@@ -179,7 +179,7 @@ func (c *Client) status(ctx context.Context, key string) (receipt.Receipt, error
 	// Half the budget for the saga, so that the store can still be asked
 	// when the saga can't answer.
 	qctx, cancel := context.WithTimeout(ctx, halfLeft(ctx))
-	r, err := workflows.Receipt(qctx, c.tc, key, nil)
+	r, err := Receipt(qctx, c.tc, key, nil)
 	cancel()
 	var nf *serviceerror.NotFound
 	switch {
@@ -256,7 +256,7 @@ func (c *Client) ByReference(ctx context.Context, ref string) (receipt.Receipt, 
 	if !errors.Is(err, ErrNotFound) {
 		return r, refusal(err)
 	}
-	key, err := workflows.KeyByReference(ctx, c.tc, ref)
+	key, err := KeyByReference(ctx, c.tc, ref)
 	if err != nil {
 		return receipt.Receipt{}, err
 	}
@@ -267,7 +267,7 @@ func (c *Client) ByReference(ctx context.Context, ref string) (receipt.Receipt, 
 func (c *Client) Cancel(ctx context.Context, key string) (receipt.Receipt, error) {
 	ctx, cancel := c.bounded(ctx)
 	defer cancel()
-	r, err := workflows.Update(ctx, c.tc, key, booking.UpdateCancel, workflows.CancelRequest{})
+	r, err := Update(ctx, c.tc, key, booking.UpdateCancel, workflows.CancelRequest{})
 	var nf *serviceerror.NotFound
 	if errors.As(err, &nf) {
 		r, err = c.status(ctx, key)
@@ -287,7 +287,7 @@ func (c *Client) Reschedule(ctx context.Context, key, newKey string, req booking
 	if err := c.seal(ctx, newKey, &req); err != nil {
 		return receipt.Receipt{}, err
 	}
-	r, err := workflows.Update(ctx, c.tc, key, booking.UpdateReschedule, workflows.RescheduleRequest{NewRequestKey: newKey, Commit: req})
+	r, err := Update(ctx, c.tc, key, booking.UpdateReschedule, workflows.RescheduleRequest{NewRequestKey: newKey, Commit: req})
 	var nf *serviceerror.NotFound
 	switch {
 	case errors.As(err, &nf):
@@ -311,6 +311,6 @@ func (c *Client) Reschedule(ctx context.Context, key, newKey string, req booking
 func (c *Client) closedReschedule(ctx context.Context, key, newKey string, req booking.CommitRequest) (receipt.Receipt, error) {
 	start := req
 	start.Intent.Replaces = key
-	return workflows.Commit(ctx, c.tc, c.opts.TaskQueue,
+	return Commit(ctx, c.tc, c.opts.TaskQueue,
 		workflows.BookingInput{RequestKey: newKey, Commit: &start, Settings: c.opts.Settings}, req)
 }

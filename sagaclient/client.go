@@ -308,7 +308,7 @@ func (c *Client) conversationUpdate(ctx context.Context, conversationID, update,
 // conversationStart joins a running key book, and starts a new one after
 // the last closed (a day idle).
 func conversationStart(id, queue string) client.StartWorkflowOptions {
-	o := workflows.StartOptions(id, queue)
+	o := StartOptions(id, queue)
 	o.WorkflowIDReusePolicy = enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE
 	o.StaticSummary = "Conversation · the request keys of one caller's choices"
 	return o

@@ -22,6 +22,7 @@ import (
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/localtime"
 	"github.com/bookingsaga/bookingsaga/receipt"
+	"github.com/bookingsaga/bookingsaga/sagaclient"
 	"github.com/bookingsaga/bookingsaga/workflows"
 )
 
@@ -149,7 +150,7 @@ func (f *fixture) benchBooker() func(queue string) call {
 			start := time.Date(day.Year(), day.Month(), day.Day()+n/24, 8, 30*(n%24), 0, 0, loc).UTC()
 			req := commitRequest(start)
 			req.Intent.PropertyID, req.Intent.AgentID = fmt.Sprintf("bench-p%02d", i%pairs), fmt.Sprintf("bench-a%02d", i%pairs)
-			r, err := workflows.Commit(ctx, f.client, queue, workflows.BookingInput{RequestKey: uuid.NewString()}, req)
+			r, err := sagaclient.Commit(ctx, f.client, queue, workflows.BookingInput{RequestKey: uuid.NewString()}, req)
 			if err == nil && r.Status != receipt.StatusConfirmed {
 				err = fmt.Errorf("booking %d: %s", i, r.Status)
 			}
@@ -205,7 +206,7 @@ func commitOnly(acts *activities.Activities) func(workflow.Context, workflows.Bo
 // noopCall starts a no-op workflow and waits for its update's answer.
 func noopCall(c client.Client, queue string) call {
 	return func(ctx context.Context) error {
-		op := c.NewWithStartWorkflowOperation(workflows.StartOptions(uuid.NewString(), queue), booking.BookingWorkflowName, workflows.BookingInput{})
+		op := c.NewWithStartWorkflowOperation(sagaclient.StartOptions(uuid.NewString(), queue), booking.BookingWorkflowName, workflows.BookingInput{})
 		h, err := c.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{StartWorkflowOperation: op,
 			UpdateOptions: client.UpdateWorkflowOptions{UpdateName: booking.UpdateCommit, Args: []any{booking.CommitRequest{}},
 				WaitForStage: client.WorkflowUpdateStageCompleted}})

@@ -13,7 +13,6 @@ import (
 	"github.com/uber-go/tally/v4"
 	"go.uber.org/zap"
 
-	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/internal/apikey"
 	"github.com/bookingsaga/bookingsaga/internal/devstack"
 	"github.com/bookingsaga/bookingsaga/internal/metrics"
@@ -120,9 +119,10 @@ func seed(ctx context.Context, url string) error {
 // serveAPI serves the agent API on ln, assembled as `starter serve`
 // assembles it. Its stop drains the API once, however often it is called.
 func serveAPI(ctx context.Context, cfg Config, logger *zap.Logger, ln net.Listener, scope tally.Scope) (func(), error) {
-	ac := APIConfig{ClientConfig: ClientConfig{Temporal: cfg.Temporal, TaskQueue: cfg.TaskQueue, CommitWait: 3 * time.Second,
-		DatabaseURL: cfg.DatabaseURL, Mirrors: cfg.Mirrors}, KeysFile: cfg.APIKeysFile, Open: cfg.OpenAPI, Limits: api.DefaultLimits()}
-	ac.Limits.PerSecond = cfg.APIRateLimit
+	ac := DefaultAPIConfig()
+	ac.ClientConfig = ClientConfig{Temporal: cfg.Temporal, TaskQueue: cfg.TaskQueue, CommitWait: ac.CommitWait,
+		DatabaseURL: cfg.DatabaseURL, Mirrors: cfg.Mirrors}
+	ac.KeysFile, ac.Open, ac.Limits.PerSecond = cfg.APIKeysFile, cfg.OpenAPI, cfg.APIRateLimit
 	a, err := NewAPI(ctx, ac, logger, scope)
 	if err != nil {
 		return nil, err

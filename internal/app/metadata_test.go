@@ -14,6 +14,7 @@ import (
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/localtime"
 	"github.com/bookingsaga/bookingsaga/receipt"
+	"github.com/bookingsaga/bookingsaga/sagaclient"
 	"github.com/bookingsaga/bookingsaga/workflows"
 )
 
@@ -47,7 +48,7 @@ func TestTheUIShowsWhatEachSagaIs(t *testing.T) {
 	require.Contains(t, details, "| Next | viewing ends; the saga closes · ")
 	require.Contains(t, f.details(loser), "**CONFLICT** · the agent is told `conflict`")
 
-	_, err = workflows.Update(f.ctx, f.client, key, booking.UpdateCancel, workflows.CancelRequest{})
+	_, err = sagaclient.Update(f.ctx, f.client, key, booking.UpdateCancel, workflows.CancelRequest{})
 	require.NoError(t, err)
 	f.eventually(func() bool { return strings.Contains(f.details(key), "**CANCELLED** · the agent is told `cancelled`") }, "details follow the cancel")
 

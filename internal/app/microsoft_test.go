@@ -14,6 +14,7 @@ import (
 	"github.com/bookingsaga/bookingsaga/internal/gcal"
 	"github.com/bookingsaga/bookingsaga/internal/mirrorfake"
 	"github.com/bookingsaga/bookingsaga/receipt"
+	"github.com/bookingsaga/bookingsaga/sagaclient"
 	"github.com/bookingsaga/bookingsaga/workflows"
 )
 
@@ -101,7 +102,7 @@ func TestABookingAcrossGoogleAndMicrosoft365(t *testing.T) {
 	require.Equal(t, "confirmed", f.event(propertyCal, key).Status)
 	f.quiet()
 
-	_, err = workflows.Update(f.ctx, f.client, key, booking.UpdateCancel, workflows.CancelRequest{})
+	_, err = sagaclient.Update(f.ctx, f.client, key, booking.UpdateCancel, workflows.CancelRequest{})
 	require.NoError(t, err)
 	f.eventually(func() bool { return f.liveEvents(propertyCal) == 0 && len(f.ourGraphEvents(key)) == 0 }, "both events removed")
 	require.Len(t, f.graph.Events(agentMailbox), 1, "the dentist still stays")

@@ -165,7 +165,7 @@ func TestReconcileSettlesASagaStuckInUnknown(t *testing.T) {
 	rep := f.reconcile()
 	require.Equal(t, 1, rep.Stuck.Found, rep.Stuck.Details)
 	f.eventually(func() bool { return f.state(key).State == workflows.StateConfirmed }, "the saga was told")
-	got, err := workflows.Receipt(f.ctx, f.client, key, nil)
+	got, err := sagaclient.Receipt(f.ctx, f.client, key, nil)
 	require.NoError(t, err)
 	require.Equal(t, receipt.StatusConfirmed, got.Status, "the agent's status call sees the result")
 	require.Equal(t, 1, f.bookings())
@@ -203,7 +203,7 @@ WHERE request_key = 'old-1'`)
 	require.Equal(t, 1, rep.ContactsPurged)
 	require.Equal(t, 1, rep.Retired, "the booking past its retention is anonymised")
 	_, err = f.acts.Store.Lookup(f.ctx, "old-1")
-	require.ErrorIs(t, err, store.ErrNotFound)
+	require.ErrorIs(t, err, booking.ErrNotFound)
 	var erased bool
 	require.NoError(t, f.pool.QueryRow(f.ctx, "SELECT data_key IS NULL FROM vault.contact_key WHERE request_key = 'contact-1'").Scan(&erased))
 	require.True(t, erased, "the purge erases the data key with the stored copy")
@@ -299,7 +299,7 @@ func TestAttentionListsSilentSagas(t *testing.T) {
 	f := setup(t)
 	// Started without a call: nothing decided, so nothing published.
 	key := uuid.NewString()
-	_, err := f.client.ExecuteWorkflow(f.ctx, workflows.StartOptions(key, f.queue), booking.BookingWorkflowName,
+	_, err := f.client.ExecuteWorkflow(f.ctx, sagaclient.StartOptions(key, f.queue), booking.BookingWorkflowName,
 		workflows.BookingInput{RequestKey: key})
 	require.NoError(t, err)
 	listed := func(silent time.Duration) bool {

@@ -18,6 +18,7 @@ import (
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/mirrorfake"
 	"github.com/bookingsaga/bookingsaga/receipt"
+	"github.com/bookingsaga/bookingsaga/sagaclient"
 	"github.com/bookingsaga/bookingsaga/workflows"
 )
 
@@ -145,7 +146,7 @@ func TestSameKeyAfterCloseGetsTheOriginalReceipt(t *testing.T) {
 	f := setup(t)
 	key, req := uuid.NewString(), commitRequest(slot(t, 14))
 	require.Equal(t, receipt.StatusConfirmed, f.commit(key, req).Status)
-	cancelled, err := workflows.Update(f.ctx, f.client, key, booking.UpdateCancel, workflows.CancelRequest{})
+	cancelled, err := sagaclient.Update(f.ctx, f.client, key, booking.UpdateCancel, workflows.CancelRequest{})
 	require.NoError(t, err)
 	require.Equal(t, receipt.StatusCancelled, cancelled.Status)
 	run := f.client.GetWorkflow(f.ctx, key, "")
@@ -169,13 +170,13 @@ func TestRescheduleBooksNewThenReleasesOld(t *testing.T) {
 	taken := f.commit(uuid.NewString(), commitRequest(slot(t, 17)))
 	require.Equal(t, receipt.StatusConfirmed, taken.Status)
 
-	refused, err := workflows.Update(f.ctx, f.client, oldKey, booking.UpdateReschedule,
+	refused, err := sagaclient.Update(f.ctx, f.client, oldKey, booking.UpdateReschedule,
 		workflows.RescheduleRequest{NewRequestKey: uuid.NewString(), Commit: commitRequest(slot(t, 17))})
 	require.NoError(t, err)
 	require.Equal(t, receipt.StatusConflict, refused.Status)
 	require.Equal(t, workflows.StateConfirmed, f.state(oldKey).State, "a conflict leaves the old booking")
 
-	moved, err := workflows.Update(f.ctx, f.client, oldKey, booking.UpdateReschedule,
+	moved, err := sagaclient.Update(f.ctx, f.client, oldKey, booking.UpdateReschedule,
 		workflows.RescheduleRequest{NewRequestKey: newKey, Commit: commitRequest(slot(t, 18))})
 	require.NoError(t, err)
 	require.Equal(t, receipt.StatusConfirmed, moved.Status)
@@ -184,7 +185,7 @@ func TestRescheduleBooksNewThenReleasesOld(t *testing.T) {
 	require.Equal(t, receipt.StatusConfirmed, again.Status, "the agent re-sending the new slot under the new key is a retry, not a reuse")
 	require.Equal(t, moved.BookingID, again.BookingID)
 	require.NoError(t, f.client.GetWorkflow(f.ctx, oldKey, "").Get(f.ctx, nil), "the old saga closed once released")
-	old, err := workflows.Receipt(f.ctx, f.client, oldKey, nil)
+	old, err := sagaclient.Receipt(f.ctx, f.client, oldKey, nil)
 	require.NoError(t, err)
 	require.Equal(t, receipt.StatusRescheduled, old.Status)
 	require.Equal(t, newKey, old.ReplacedBy)
@@ -203,7 +204,7 @@ func TestRescheduleToAnOverlappingSlot(t *testing.T) {
 
 	// "Can we make it a quarter of an hour later?": the same property and
 	// agent, overlapping the old slot and its calendar events.
-	moved, err := workflows.Update(f.ctx, f.client, oldKey, booking.UpdateReschedule,
+	moved, err := sagaclient.Update(f.ctx, f.client, oldKey, booking.UpdateReschedule,
 		workflows.RescheduleRequest{NewRequestKey: newKey, Commit: commitRequest(slot(t, 16).Add(15 * time.Minute))})
 	require.NoError(t, err)
 	require.Equal(t, receipt.StatusConfirmed, moved.Status, "%+v", moved.Reason)

@@ -29,6 +29,7 @@ import (
 	"github.com/bookingsaga/bookingsaga/internal/store"
 	"github.com/bookingsaga/bookingsaga/internal/zaplog"
 	"github.com/bookingsaga/bookingsaga/receipt"
+	"github.com/bookingsaga/bookingsaga/sagaclient"
 	"github.com/bookingsaga/bookingsaga/workflows"
 )
 
@@ -164,7 +165,7 @@ func commitRequest(start time.Time) booking.CommitRequest {
 
 func (f *fixture) commit(key string, req booking.CommitRequest) receipt.Receipt {
 	f.t.Helper()
-	r, err := workflows.Commit(f.ctx, f.client, f.queue, workflows.BookingInput{RequestKey: key, Settings: f.settings}, req)
+	r, err := sagaclient.Commit(f.ctx, f.client, f.queue, workflows.BookingInput{RequestKey: key, Settings: f.settings}, req)
 	require.NoError(f.t, err)
 	return r
 }

@@ -61,7 +61,7 @@ func TestAConflictKeepsItsAnswerAfterRetention(t *testing.T) {
 	require.Equal(t, receipt.StatusConflict, first.Status)
 
 	f.forget(loser)
-	_, err := workflows.Update(f.ctx, f.client, winner, booking.UpdateCancel, workflows.CancelRequest{})
+	_, err := sagaclient.Update(f.ctx, f.client, winner, booking.UpdateCancel, workflows.CancelRequest{})
 	require.NoError(t, err)
 	again := f.commit(loser, req)
 	require.Equal(t, receipt.StatusConflict, again.Status, "the slot is free now, but this key was decided")
@@ -93,7 +93,7 @@ func TestAnExpiredHoldKeepsItsAnswerAfterRetention(t *testing.T) {
 	require.NoError(t, err)
 	key, req := uuid.NewString(), commitRequest(slot(t, 12))
 	req.Hold = true
-	held, err := workflows.Select(f.ctx, f.client, f.queue, workflows.BookingInput{RequestKey: key, Settings: f.settings}, req)
+	held, err := sagaclient.Select(f.ctx, f.client, f.queue, workflows.BookingInput{RequestKey: key, Settings: f.settings}, req)
 	require.NoError(t, err)
 	require.Equal(t, receipt.StatusHeld, held.Status)
 	f.eventually(func() bool { return f.state(key).State == workflows.StateExpired }, "the hold ran out")
@@ -153,25 +153,25 @@ func TestARescheduleWhoseReplacementIsCancelledMidCommit(t *testing.T) {
 	// the new booking sits in UNKNOWN when the caller cancels it.
 	slow.delayCommit.Store(int64(2 * time.Second))
 	slow.stalled.Store(true)
-	moved, err := workflows.Update(f.ctx, f.client, oldKey, booking.UpdateReschedule,
+	moved, err := sagaclient.Update(f.ctx, f.client, oldKey, booking.UpdateReschedule,
 		workflows.RescheduleRequest{NewRequestKey: newKey, Commit: commitRequest(slot(t, 15))})
 	require.NoError(t, err)
 	require.Equal(t, receipt.StatusPending, moved.Status)
 	f.eventually(func() bool { return f.state(newKey).State == workflows.StateUnknown }, "the move's outcome is unknown")
-	cancelled, err := workflows.Update(f.ctx, f.client, newKey, booking.UpdateCancel, workflows.CancelRequest{})
+	cancelled, err := sagaclient.Update(f.ctx, f.client, newKey, booking.UpdateCancel, workflows.CancelRequest{})
 	require.NoError(t, err)
 	require.Equal(t, receipt.StatusPending, cancelled.Status, "the cancel waits for the outcome")
 	slow.stalled.Store(false)
 	f.eventually(func() bool {
-		r, err := workflows.Receipt(f.ctx, f.client, newKey, nil)
+		r, err := sagaclient.Receipt(f.ctx, f.client, newKey, nil)
 		return err == nil && r.Status == receipt.StatusCancelled
 	}, "the replacement ends cancelled")
 
 	f.eventually(func() bool {
-		r, err := workflows.Receipt(f.ctx, f.client, oldKey, nil)
+		r, err := sagaclient.Receipt(f.ctx, f.client, oldKey, nil)
 		return err == nil && r.Status != receipt.StatusConfirmed
 	}, "the old booking no longer reads confirmed")
-	old, err := workflows.Receipt(f.ctx, f.client, oldKey, nil)
+	old, err := sagaclient.Receipt(f.ctx, f.client, oldKey, nil)
 	require.NoError(t, err)
 	var status string
 	require.NoError(t, f.pool.QueryRow(f.ctx, "SELECT status FROM booking WHERE request_key = $1", oldKey).Scan(&status))
@@ -278,7 +278,7 @@ func TestACommitHeldOnARowLockIsCancelledOnTheServer(t *testing.T) {
 	}, "no commit statement waits on the lock past its budget")
 	require.NoError(t, tx.Rollback(f.ctx))
 	f.eventually(func() bool {
-		r, err := workflows.Receipt(f.ctx, f.client, key, nil)
+		r, err := sagaclient.Receipt(f.ctx, f.client, key, nil)
 		return err == nil && r.Status == receipt.StatusConfirmed
 	}, "the saga retried with the same key once the store answered")
 	require.Equal(t, 1, f.bookingsFor(key))
@@ -300,7 +300,7 @@ func TestReconcileTellsAnOpenSagaTheStoresAnswer(t *testing.T) {
 
 	f.eventually(func() bool { return f.reconcile().Stuck.Drifted == 1 }, "a run finds the saga contradicting the store")
 	f.eventually(func() bool {
-		r, err := workflows.Receipt(f.ctx, f.client, key, nil)
+		r, err := sagaclient.Receipt(f.ctx, f.client, key, nil)
 		return err == nil && r.Status == receipt.StatusCancelled
 	}, "the saga answers what the store holds")
 }

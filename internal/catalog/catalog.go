@@ -94,7 +94,7 @@ func (c *Catalog) Decision(ctx context.Context, in booking.DecisionInput) (booki
 	} else {
 		d, err = c.Store.Decision(ctx, in.RequestKey)
 	}
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, booking.ErrNotFound) {
 		return booking.LookupOutput{}, nil
 	}
 	if err != nil {

@@ -8,7 +8,6 @@ import (
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/calendars"
 	"github.com/bookingsaga/bookingsaga/internal/crm"
-	"github.com/bookingsaga/bookingsaga/internal/store"
 )
 
 // Timeline reads the store's record and log, the calendars and the CRM
@@ -19,7 +18,7 @@ func (c *Catalog) Timeline(ctx context.Context, key string) (booking.Timeline, e
 	switch {
 	case err == nil:
 		t.Booking = &b
-	case !errors.Is(err, store.ErrNotFound):
+	case !errors.Is(err, booking.ErrNotFound):
 		return t, fmt.Errorf("timeline %s: %w", key, err)
 	}
 	if t.Events, err = c.Store.Events(ctx, key); err != nil {

@@ -146,7 +146,7 @@ func TestMultiResourceConflictHoldsNothing(t *testing.T) {
 	require.Equal(t, before["booking"], after["booking"])
 	require.Equal(t, before["booking_resource"], after["booking_resource"], "nothing partly held")
 	_, err = f.store.Lookup(f.ctx, "req_three")
-	require.ErrorIs(t, err, ErrNotFound)
+	require.ErrorIs(t, err, booking.ErrNotFound)
 	// paris and agent-01 were not taken by the refused request.
 	out, err = f.store.Commit(f.ctx, commitReq("req_free", intent("paris", agent(1), "15:15", "15:45")))
 	require.NoError(t, err)
@@ -250,7 +250,7 @@ func TestBadInputIsRejectedAndWritesNothing(t *testing.T) {
 		d, err := f.store.Decision(f.ctx, req.RequestKey)
 		if !tc.decided {
 			require.Equal(t, before, after, tc.name)
-			require.ErrorIs(t, err, ErrNotFound, tc.name)
+			require.ErrorIs(t, err, booking.ErrNotFound, tc.name)
 			continue
 		}
 		require.NoError(t, err, tc.name)

@@ -14,7 +14,7 @@ import (
 	"github.com/bookingsaga/bookingsaga/booking"
 )
 
-// Decision reads what the store decided on key; ErrNotFound means nothing
+// Decision reads what the store decided on key; booking.ErrNotFound means nothing
 // yet, authoritatively.
 func (s *Store) Decision(ctx context.Context, key string) (booking.Decision, error) {
 	d, err := s.decision(ctx, "request_key = $1", key)
@@ -60,7 +60,7 @@ func (s *Store) decision(ctx context.Context, where string, arg any) (booking.De
 	}
 	r, _, err := scanRefusal(s.pool.QueryRow(ctx, "SELECT "+refusalColumns+" FROM booking_refusal WHERE "+where, arg))
 	if errors.Is(err, pgx.ErrNoRows) {
-		return booking.Decision{}, ErrNotFound
+		return booking.Decision{}, booking.ErrNotFound
 	}
 	if err != nil {
 		return booking.Decision{}, err

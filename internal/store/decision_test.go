@@ -125,7 +125,7 @@ func TestDecisionByReference(t *testing.T) {
 		}
 	}
 	_, err = f.store.DecisionByReference(f.ctx, receipt.Reference("never-seen"))
-	require.ErrorIs(t, err, ErrNotFound)
+	require.ErrorIs(t, err, booking.ErrNotFound)
 	_, err = f.store.DecisionByReference(f.ctx, "BS-NOPE")
 	requireCode(t, err, booking.CodeInvalidReference)
 }
@@ -173,7 +173,7 @@ func TestACommitCutOffFromTheServerEndsThere(t *testing.T) {
 	}, 5*time.Second, 20*time.Millisecond, "the server gave the statement up")
 	require.NoError(t, tx.Rollback(f.ctx))
 	_, err = f.store.Decision(f.ctx, "cut-off")
-	require.ErrorIs(t, err, ErrNotFound, "nothing committed behind the caller's back")
+	require.ErrorIs(t, err, booking.ErrNotFound, "nothing committed behind the caller's back")
 }
 
 func TestTheBudgetBoundsTheFastPathToo(t *testing.T) {

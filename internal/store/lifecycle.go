@@ -14,11 +14,11 @@ import (
 )
 
 // Lookup is the authoritative answer to "does this booking exist, and in
-// what state": ErrNotFound means it does not.
+// what state": booking.ErrNotFound means it does not.
 func (s *Store) Lookup(ctx context.Context, key string) (booking.Booking, error) {
 	b, _, err := scanBooking(s.pool.QueryRow(ctx, "SELECT "+bookingColumns+" FROM booking WHERE request_key = $1", key))
 	if errors.Is(err, pgx.ErrNoRows) {
-		return booking.Booking{}, fmt.Errorf("lookup %s: %w", key, ErrNotFound)
+		return booking.Booking{}, fmt.Errorf("lookup %s: %w", key, booking.ErrNotFound)
 	}
 	if err != nil {
 		return booking.Booking{}, fmt.Errorf("lookup %s: %w", key, err)
@@ -44,7 +44,7 @@ func (s *Store) Confirm(ctx context.Context, key string) (booking.Booking, error
 func (s *Store) confirm(ctx context.Context, tx pgx.Tx, key string) (booking.Booking, error) {
 	b, _, err := scanBooking(tx.QueryRow(ctx, "SELECT "+bookingColumns+" FROM booking WHERE request_key = $1", key))
 	if errors.Is(err, pgx.ErrNoRows) {
-		return booking.Booking{}, ErrNotFound
+		return booking.Booking{}, booking.ErrNotFound
 	}
 	if err != nil || b.Status != booking.StatusHeld {
 		return b, err
@@ -164,7 +164,7 @@ ORDER BY hold_expires_at LIMIT $2 FOR UPDATE SKIP LOCKED`, now, limit)
 func lockBooking(ctx context.Context, tx pgx.Tx, key string) (booking.Booking, error) {
 	b, _, err := scanBooking(tx.QueryRow(ctx, "SELECT "+bookingColumns+" FROM booking WHERE request_key = $1 FOR UPDATE", key))
 	if errors.Is(err, pgx.ErrNoRows) {
-		return booking.Booking{}, ErrNotFound
+		return booking.Booking{}, booking.ErrNotFound
 	}
 	return b, err
 }
@@ -182,7 +182,7 @@ func releaseReplacedOnConfirm(ctx context.Context, tx pgx.Tx, b booking.Booking,
 		return nil
 	}
 	old, err := lockBooking(ctx, tx, b.Intent.Replaces)
-	if errors.Is(err, ErrNotFound) {
+	if errors.Is(err, booking.ErrNotFound) {
 		return booking.Rejectf(booking.CodeInvalidReplacement, "there is no booking %q to reschedule", b.Intent.Replaces)
 	}
 	if err != nil {

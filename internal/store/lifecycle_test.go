@@ -94,9 +94,9 @@ func TestReleaseFreesCapacityAndIsIdempotent(t *testing.T) {
 	require.Equal(t, booking.StatusCancelled, replay.Booking.Status)
 
 	_, err = f.store.Release(f.ctx, ReleaseRequest{RequestKey: "req_never"})
-	require.ErrorIs(t, err, ErrNotFound)
+	require.ErrorIs(t, err, booking.ErrNotFound)
 	_, err = f.store.Lookup(f.ctx, "req_never")
-	require.ErrorIs(t, err, ErrNotFound)
+	require.ErrorIs(t, err, booking.ErrNotFound)
 }
 
 func TestAHeldReplacementReleasesTheOldOnlyOnceConfirmed(t *testing.T) {

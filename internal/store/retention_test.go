@@ -37,7 +37,7 @@ func TestRetentionAnonymisesBookingsAndDeletesRefusals(t *testing.T) {
 
 	for _, key := range []string{"req_old", "req_lost"} {
 		_, err := f.store.Decision(f.ctx, key)
-		require.ErrorIs(t, err, ErrNotFound, "%s no longer names anything", key)
+		require.ErrorIs(t, err, booking.ErrNotFound, "%s no longer names anything", key)
 		var left int
 		require.NoError(t, f.pool.QueryRow(f.ctx, `SELECT (SELECT count(*) FROM booking_event WHERE request_key = $1)
 	+ (SELECT count(*) FROM vault.contact_key WHERE request_key = $1)`, key).Scan(&left))

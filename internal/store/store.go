@@ -8,7 +8,6 @@
 package store
 
 import (
-	"errors"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -16,9 +15,6 @@ import (
 
 	"github.com/bookingsaga/bookingsaga/booking"
 )
-
-// ErrNotFound means the store authoritatively has no booking for the key.
-var ErrNotFound = errors.New("booking not found")
 
 // Config tunes a Store. The zero value is usable.
 type Config struct {

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -18,17 +17,6 @@ import (
 
 // ErrNoEndpoint means no webhook endpoint has the id.
 var ErrNoEndpoint = errors.New("no such webhook endpoint")
-
-// Endpoint is a registered webhook receiver.
-type Endpoint struct {
-	ID           string     `json:"id"`
-	URL          string     `json:"url"`
-	Secret       []byte     `json:"-"`
-	DeliveredAt  *time.Time `json:"delivered_at,omitempty"`
-	FailingSince *time.Time `json:"failing_since,omitempty"`
-	LastError    string     `json:"last_error,omitempty"`
-	Undelivered  int        `json:"undelivered"`
-}
 
 // Delivery is one event for one endpoint; its id is the receiver's
 // idempotency key.
@@ -61,19 +49,19 @@ RETURNING secret, xmax = 0`, id, url, fresh).Scan(&secret, &created)
 }
 
 // Endpoint reads one endpoint, with its secret.
-func (s *Store) Endpoint(ctx context.Context, id string) (Endpoint, error) {
+func (s *Store) Endpoint(ctx context.Context, id string) (booking.WebhookEndpoint, error) {
 	eps, err := s.endpoints(ctx, "WHERE e.endpoint_id = $1", id)
 	if err != nil {
-		return Endpoint{}, err
+		return booking.WebhookEndpoint{}, err
 	}
 	if len(eps) == 0 {
-		return Endpoint{}, fmt.Errorf("webhook %s: %w", id, ErrNoEndpoint)
+		return booking.WebhookEndpoint{}, fmt.Errorf("webhook %s: %w", id, ErrNoEndpoint)
 	}
 	return eps[0], nil
 }
 
 // Endpoints lists every endpoint, without secrets.
-func (s *Store) Endpoints(ctx context.Context) ([]Endpoint, error) {
+func (s *Store) Endpoints(ctx context.Context) ([]booking.WebhookEndpoint, error) {
 	eps, err := s.endpoints(ctx, "")
 	for i := range eps {
 		eps[i].Secret = nil
@@ -81,7 +69,7 @@ func (s *Store) Endpoints(ctx context.Context) ([]Endpoint, error) {
 	return eps, err
 }
 
-func (s *Store) endpoints(ctx context.Context, where string, args ...any) ([]Endpoint, error) {
+func (s *Store) endpoints(ctx context.Context, where string, args ...any) ([]booking.WebhookEndpoint, error) {
 	rows, err := s.pool.Query(ctx, `
 SELECT e.endpoint_id, e.url, e.secret, e.delivered_at, e.failing_since, coalesce(e.last_error, ''),
        (SELECT count(*) FROM webhook_delivery d WHERE d.endpoint_id = e.endpoint_id AND d.delivered_at IS NULL)
@@ -89,7 +77,7 @@ FROM webhook_endpoint e `+where+` ORDER BY e.endpoint_id`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("webhooks: %w", err)
 	}
-	return pgx.CollectRows(rows, pgx.RowToStructByPos[Endpoint])
+	return pgx.CollectRows(rows, pgx.RowToStructByPos[booking.WebhookEndpoint])
 }
 
 // Due returns the oldest undelivered deliveries of an endpoint, in order.

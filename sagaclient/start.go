@@ -1,4 +1,4 @@
-package workflows
+package sagaclient
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/receipt"
+	"github.com/bookingsaga/bookingsaga/workflows"
 )
 
 // StartOptions are how every booking saga is started: the workflow id is
@@ -30,18 +31,18 @@ func StartOptions(requestKey, taskQueue string) client.StartWorkflowOptions {
 // Commit sends the commit update with Update-with-Start: the first call
 // creates the saga, every duplicate joins it and gets the same receipt. A
 // key whose saga has closed gets its final receipt back.
-func Commit(ctx context.Context, c client.Client, taskQueue string, in BookingInput, req booking.CommitRequest) (receipt.Receipt, error) {
+func Commit(ctx context.Context, c client.Client, taskQueue string, in workflows.BookingInput, req booking.CommitRequest) (receipt.Receipt, error) {
 	return updateWithStart(ctx, c, taskQueue, in, booking.UpdateCommit, req)
 }
 
 // Select records the caller's choice (and an optional hold) the same way.
-func Select(ctx context.Context, c client.Client, taskQueue string, in BookingInput, req booking.CommitRequest) (receipt.Receipt, error) {
+func Select(ctx context.Context, c client.Client, taskQueue string, in workflows.BookingInput, req booking.CommitRequest) (receipt.Receipt, error) {
 	return updateWithStart(ctx, c, taskQueue, in, booking.UpdateSelect, req)
 }
 
-func updateWithStart(ctx context.Context, c client.Client, taskQueue string, in BookingInput, update string, req booking.CommitRequest) (receipt.Receipt, error) {
+func updateWithStart(ctx context.Context, c client.Client, taskQueue string, in workflows.BookingInput, update string, req booking.CommitRequest) (receipt.Receipt, error) {
 	opts := StartOptions(in.RequestKey, taskQueue)
-	opts.StaticSummary, opts.StaticDetails = Summary(in.RequestKey, req.Intent), StaticDetails(req)
+	opts.StaticSummary, opts.StaticDetails = workflows.Summary(in.RequestKey, req.Intent), workflows.StaticDetails(req)
 	op := c.NewWithStartWorkflowOperation(opts, booking.BookingWorkflowName, in)
 	h, err := c.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
 		StartWorkflowOperation: op,

@@ -1,0 +1,127 @@
+package app
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+const module = "github.com/bookingsaga/bookingsaga/"
+
+// pkg is one of the module's packages as `go list` sees it, tests aside.
+type pkg struct {
+	dir           string
+	imports, deps []string
+}
+
+// packages lists the module's packages with what they import and link.
+func packages(t *testing.T) map[string]pkg {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-f", "{{.ImportPath}}|{{.Dir}}|{{join .Imports \",\"}}|{{join .Deps \",\"}}", "./...")
+	cmd.Dir = "../.."
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, string(out))
+	pkgs := map[string]pkg{}
+	for line := range strings.Lines(strings.TrimSpace(string(out))) {
+		f := strings.Split(strings.TrimSpace(line), "|")
+		require.Len(t, f, 4, line)
+		pkgs[strings.TrimPrefix(f[0], module)] = pkg{dir: f[1], imports: strings.Split(f[2], ","), deps: strings.Split(f[3], ",")}
+	}
+	require.Contains(t, pkgs, "internal/store", "the list is the real one")
+	return pkgs
+}
+
+// The floors of the house: the wiring (internal/app) is the only place
+// that knows every layer, and the layers below it never reach up.
+func TestLayersHoldTheirFloors(t *testing.T) {
+	t.Parallel()
+	pkgs := packages(t)
+	wiring := []string{"internal/app", "internal/devstack", "internal/chaos"}
+	upper := []string{"api", "internal/app", "starter", "worker", "chaos"}
+	for name, p := range pkgs {
+		if !strings.HasPrefix(name, "internal/") || slices.Contains(wiring, name) {
+			continue
+		}
+		for _, imp := range p.imports {
+			require.NotContains(t, upper, strings.TrimPrefix(imp, module), "%s imports %s: only the wiring may", name, imp)
+		}
+	}
+	links := func(name string, banned ...string) {
+		t.Helper()
+		require.Contains(t, pkgs, name)
+		for _, dep := range pkgs[name].deps {
+			for _, b := range banned {
+				require.False(t, strings.HasPrefix(dep, b), "%s links %s", name, dep)
+			}
+		}
+	}
+	// The API and the client an agent backend imports talk to Temporal
+	// and take the store's reads as interfaces the wiring fills.
+	links("api", module+"internal/store", module+"activities", "github.com/jackc/pgx")
+	links("sagaclient", module+"internal/store", module+"activities", module+"internal/gcal", "github.com/jackc/pgx", "google.golang.org/api")
+	// Workflows are deterministic code: no client, no I/O adapters.
+	links("workflows", "go.temporal.io/sdk/client", "github.com/jackc/pgx", "google.golang.org/api", module+"internal/store")
+	// The activities speak the calendar mirror in the project's own terms.
+	links("activities", "google.golang.org/api/calendar", module+"internal/gcal", module+"internal/msgraph")
+}
+
+// Only the wiring constructs the adapters of the outside systems; every
+// other package receives them as the interfaces it owns.
+func TestOnlyTheWiringConstructsAdapters(t *testing.T) {
+	t.Parallel()
+	constructors := map[string][]string{module + "internal/gcal": {"New"}, module + "internal/msgraph": {"New"},
+		module + "internal/crm": {"NewHTTP"}, module + "internal/calendars": {"NewRouter"}}
+	found := 0
+	for name, p := range packages(t) {
+		files, err := filepath.Glob(filepath.Join(p.dir, "*.go"))
+		require.NoError(t, err)
+		for _, file := range files {
+			if strings.HasSuffix(file, "_test.go") {
+				continue
+			}
+			for _, call := range adapterCalls(t, file, constructors) {
+				if name == "internal/app" {
+					found++
+					continue
+				}
+				t.Errorf("%s constructs an adapter (%s): only internal/app may", file, call)
+			}
+		}
+	}
+	require.Equal(t, 4, found, "the wiring's own calls are found, so the scan is real")
+}
+
+// adapterCalls lists the calls in file of constructors, by package path.
+func adapterCalls(t *testing.T, file string, constructors map[string][]string) []string {
+	t.Helper()
+	f, err := parser.ParseFile(token.NewFileSet(), file, nil, parser.SkipObjectResolution)
+	require.NoError(t, err)
+	local := map[string]string{} // the name a file gives an import
+	for _, imp := range f.Imports {
+		path := strings.Trim(imp.Path.Value, `"`)
+		name := filepath.Base(path)
+		if imp.Name != nil {
+			name = imp.Name.Name
+		}
+		local[name] = path
+	}
+	var calls []string
+	ast.Inspect(f, func(n ast.Node) bool {
+		sel, ok := n.(*ast.SelectorExpr)
+		if !ok {
+			return true
+		}
+		if id, ok := sel.X.(*ast.Ident); ok && slices.Contains(constructors[local[id.Name]], sel.Sel.Name) {
+			calls = append(calls, id.Name+"."+sel.Sel.Name)
+		}
+		return true
+	})
+	return calls
+}
