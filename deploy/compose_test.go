@@ -4,6 +4,7 @@ import (
 	"context"
 	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -229,5 +230,30 @@ func TestComposeProvisionsPrometheusAndGrafana(t *testing.T) {
 	for _, v := range p.DisabledServices["grafana"].Volumes {
 		_, err := os.Stat(v.Source)
 		require.NoError(t, err, "%s is in the repository", v.Source)
+	}
+}
+
+// The image is the production build: every binary the Dockerfile builds
+// leaves the dev stack out (-tags nodev), and that build links no
+// Temporal server, Web UI or SQLite.
+func TestTheImageLeavesTheDevStackOut(t *testing.T) {
+	t.Parallel()
+	dockerfile, err := os.ReadFile("../Dockerfile")
+	require.NoError(t, err)
+	builds := 0
+	for line := range strings.Lines(string(dockerfile)) {
+		if strings.Contains(line, "go build") {
+			builds++
+			require.Contains(t, line, "-tags nodev", "a binary is built with the dev stack: %s", line)
+		}
+	}
+	require.Equal(t, 2, builds, "the worker and the starter")
+	cmd := exec.Command("go", "list", "-tags", "nodev", "-deps", "./worker", "./starter")
+	cmd.Dir = ".."
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, string(out))
+	require.Contains(t, string(out), "go.temporal.io/sdk/client", "the list is the real one")
+	for _, banned := range []string{"go.temporal.io/server", "github.com/temporalio/ui-server", "modernc.org/sqlite", "bookingsaga/internal/devstack"} {
+		require.NotContains(t, string(out), banned, "the production build links %s", banned)
 	}
 }
