@@ -34,7 +34,7 @@ import (
 	"github.com/bookingsaga/bookingsaga/internal/devstack"
 	"github.com/bookingsaga/bookingsaga/internal/gcal"
 	"github.com/bookingsaga/bookingsaga/internal/localtime"
-	"github.com/bookingsaga/bookingsaga/internal/mirrorfake"
+	"github.com/bookingsaga/bookingsaga/internal/msgraph/graphtest"
 	"github.com/bookingsaga/bookingsaga/internal/pgserver"
 	"github.com/bookingsaga/bookingsaga/receipt"
 )
@@ -513,7 +513,7 @@ func TestDevStackFakesKeepTheirStateAcrossACrash(t *testing.T) {
 			return false
 		}
 		defer res.Body.Close()
-		var evs []mirrorfake.GraphEvent
+		var evs []graphtest.GraphEvent
 		if json.NewDecoder(res.Body).Decode(&evs) != nil {
 			return false
 		}

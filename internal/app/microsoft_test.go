@@ -12,7 +12,7 @@ import (
 	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/gcal"
-	"github.com/bookingsaga/bookingsaga/internal/mirrorfake"
+	"github.com/bookingsaga/bookingsaga/internal/msgraph/graphtest"
 	"github.com/bookingsaga/bookingsaga/receipt"
 	"github.com/bookingsaga/bookingsaga/sagaclient"
 	"github.com/bookingsaga/bookingsaga/workflows"
@@ -31,8 +31,8 @@ func (f *fixture) microsoftAgent() string {
 }
 
 // ourGraphEvents are the events in the mailbox that carry key.
-func (f *fixture) ourGraphEvents(key string) []mirrorfake.GraphEvent {
-	var out []mirrorfake.GraphEvent
+func (f *fixture) ourGraphEvents(key string) []graphtest.GraphEvent {
+	var out []graphtest.GraphEvent
 	for _, ev := range f.graph.Events(agentMailbox) {
 		for _, v := range ev.Properties {
 			if v == key {
@@ -83,7 +83,7 @@ func TestABookingAcrossGoogleAndMicrosoft365(t *testing.T) {
 
 	// Someone types an appointment into the agent's Outlook over the
 	// booking: flagged for a human, never touched.
-	dentist := f.graph.Put(agentMailbox, mirrorfake.GraphEvent{Subject: "Dentist", Start: slot(t, 10).Add(10 * time.Minute), End: slot(t, 11)})
+	dentist := f.graph.Put(agentMailbox, graphtest.GraphEvent{Subject: "Dentist", Start: slot(t, 10).Add(10 * time.Minute), End: slot(t, 11)})
 	rep = f.reconcile()
 	require.Equal(t, 1, rep.Calendar.Flagged, rep.Calendar.Details)
 	flags, err := f.acts.Store.OpenFlags(f.ctx)
@@ -116,7 +116,7 @@ func TestTheCommitSeesAnEventTypedIntoOutlook(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	apiURL := f.microsoftAgent()
-	f.graph.Put(agentMailbox, mirrorfake.GraphEvent{Subject: "Dentist", Start: slot(t, 10), End: slot(t, 11)})
+	f.graph.Put(agentMailbox, graphtest.GraphEvent{Subject: "Dentist", Start: slot(t, 10), End: slot(t, 11)})
 
 	r := f.commit(uuid.NewString(), msCommit(slot(t, 10)))
 	require.Equal(t, receipt.StatusConflict, r.Status, "the mailbox is busy then")

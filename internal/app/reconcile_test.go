@@ -18,9 +18,9 @@ import (
 
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/calendars"
+	"github.com/bookingsaga/bookingsaga/internal/fakeserver"
 	"github.com/bookingsaga/bookingsaga/internal/gcal"
 	"github.com/bookingsaga/bookingsaga/internal/metrics"
-	"github.com/bookingsaga/bookingsaga/internal/mirrorfake"
 	"github.com/bookingsaga/bookingsaga/internal/store"
 	"github.com/bookingsaga/bookingsaga/receipt"
 	"github.com/bookingsaga/bookingsaga/sagaclient"
@@ -370,7 +370,7 @@ func TestReconcileGoesOnPastARefusedItem(t *testing.T) {
 	_, err = f.pool.Exec(f.ctx, "UPDATE booking_contact SET retain_until = now() - interval '1 day'")
 	require.NoError(t, err)
 	// The calendar refuses the repair once, for good (a 400).
-	require.NoError(t, f.calendar.Inject(mirrorfake.Fault{Op: "events.update", Times: 1, Status: http.StatusBadRequest, Reason: "badRequest"}))
+	require.NoError(t, f.calendar.Inject(fakeserver.Fault{Op: "events.update", Times: 1, Status: http.StatusBadRequest, Reason: "badRequest"}))
 
 	rep := f.reconcile()
 	require.Equal(t, 1, rep.Calendar.Failed, rep.Calendar.Details)

@@ -16,7 +16,7 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/bookingsaga/bookingsaga/booking"
-	"github.com/bookingsaga/bookingsaga/internal/mirrorfake"
+	"github.com/bookingsaga/bookingsaga/internal/fakeserver"
 	"github.com/bookingsaga/bookingsaga/receipt"
 	"github.com/bookingsaga/bookingsaga/sagaclient"
 	"github.com/bookingsaga/bookingsaga/workflows"
@@ -120,7 +120,7 @@ func TestWorkerRestartMidSagaFinishesWithoutDuplicates(t *testing.T) {
 	t.Parallel()
 	f := setup(t, worker.Options{WorkerStopTimeout: 0})
 	// The first calendar write stalls, and the worker dies during it.
-	require.NoError(t, f.calendar.Inject(mirrorfake.Fault{Op: "events.insert", Times: 1, Latency: f.settings.MirrorAttemptTimeout * 10}))
+	require.NoError(t, f.calendar.Inject(fakeserver.Fault{Op: "events.insert", Times: 1, Latency: f.settings.MirrorAttemptTimeout * 10}))
 	first := f.startWorkerAlone()
 	key := uuid.NewString()
 	r := f.commit(key, commitRequest(slot(t, 13)))

@@ -21,9 +21,11 @@ import (
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/catalog"
 	"github.com/bookingsaga/bookingsaga/internal/crm"
+	"github.com/bookingsaga/bookingsaga/internal/crm/crmtest"
 	"github.com/bookingsaga/bookingsaga/internal/devstack"
+	"github.com/bookingsaga/bookingsaga/internal/gcal/gcaltest"
 	"github.com/bookingsaga/bookingsaga/internal/localtime"
-	"github.com/bookingsaga/bookingsaga/internal/mirrorfake"
+	"github.com/bookingsaga/bookingsaga/internal/msgraph/graphtest"
 	"github.com/bookingsaga/bookingsaga/internal/pgtest"
 	"github.com/bookingsaga/bookingsaga/internal/retry"
 	"github.com/bookingsaga/bookingsaga/internal/store"
@@ -68,9 +70,9 @@ type fixture struct {
 	pool     *pgxpool.Pool
 	acts     *activities.Activities
 	catalog  *catalog.Catalog
-	calendar *mirrorfake.Calendar
-	graph    *mirrorfake.Graph
-	crm      *mirrorfake.CRM
+	calendar *gcaltest.Calendar
+	graph    *graphtest.Graph
+	crm      *crmtest.CRM
 	client   client.Client
 	queue    string
 	settings workflows.Settings
@@ -106,10 +108,10 @@ func fixtureOn(t testing.TB, pool *pgxpool.Pool) *fixture {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
-	f := &fixture{t: t, ctx: ctx, pool: pool, calendar: mirrorfake.NewCalendar(), crm: mirrorfake.NewCRM("crm-token"),
+	f := &fixture{t: t, ctx: ctx, pool: pool, calendar: gcaltest.NewCalendar(), crm: crmtest.NewCRM("crm-token"),
 		client: temporalServer().GetDefaultClient(), queue: "q-" + strings.ReplaceAll(t.Name(), "/", "-"),
 		settings: workflows.Settings{MirrorAttemptTimeout: 3 * time.Second}}
-	f.graph = mirrorfake.NewGraph(mirrorfake.GraphApp{TenantID: graphTenant, ClientID: graphClient, ClientSecret: graphSecret}, agentMailbox)
+	f.graph = graphtest.NewGraph(graphtest.GraphApp{TenantID: graphTenant, ClientID: graphClient, ClientSecret: graphSecret}, agentMailbox)
 	calSrv, crmSrv, graphSrv := httptest.NewServer(f.calendar), httptest.NewServer(f.crm), httptest.NewServer(f.graph)
 	f.calendarURL, f.crmURL = calSrv.URL, crmSrv.URL
 	t.Cleanup(func() { f.calendar.Release(); calSrv.Close() })

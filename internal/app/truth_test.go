@@ -19,8 +19,8 @@ import (
 
 	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/fakeserver"
 	"github.com/bookingsaga/bookingsaga/internal/gcal"
-	"github.com/bookingsaga/bookingsaga/internal/mirrorfake"
 	"github.com/bookingsaga/bookingsaga/receipt"
 	"github.com/bookingsaga/bookingsaga/sagaclient"
 	"github.com/bookingsaga/bookingsaga/workflows"
@@ -242,7 +242,7 @@ func reasonCode(r receipt.Receipt) string {
 func TestAFreeBusyThatHangsDoesNotHoldTheCommit(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	require.NoError(t, f.calendar.Inject(mirrorfake.Fault{Op: "freebusy.query", Latency: 10 * time.Second}))
+	require.NoError(t, f.calendar.Inject(fakeserver.Fault{Op: "freebusy.query", Latency: 10 * time.Second}))
 	key := uuid.NewString()
 	start := time.Now()
 	r := f.commit(key, commitRequest(slot(t, 10)))

@@ -17,7 +17,7 @@ import (
 
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/crm"
-	"github.com/bookingsaga/bookingsaga/internal/mirrorfake"
+	"github.com/bookingsaga/bookingsaga/internal/msgraph/graphtest"
 	"github.com/bookingsaga/bookingsaga/receipt"
 )
 
@@ -39,8 +39,8 @@ type checker struct {
 	calls    []Call
 	bookings map[string]stored // by request key
 	final    map[string]*receipt.Receipt
-	events   map[string][]calendar.Event        // by calendar id
-	outlook  map[string][]mirrorfake.GraphEvent // by mailbox
+	events   map[string][]calendar.Event       // by calendar id
+	outlook  map[string][]graphtest.GraphEvent // by mailbox
 	records  []crm.Record
 	inFlight []time.Time // the moments the API was interrupted
 	occupied []occupancy
@@ -57,7 +57,7 @@ type occupancy struct {
 // that need not be asked again.
 func (c *cluster) read(ctx context.Context, pool *pgxpool.Pool, calls []Call, interrupts []time.Time, known map[string]*receipt.Receipt) (*checker, error) {
 	ch := &checker{calls: calls, bookings: map[string]stored{}, events: map[string][]calendar.Event{},
-		outlook: map[string][]mirrorfake.GraphEvent{}, records: c.crm.Records(), inFlight: interrupts}
+		outlook: map[string][]graphtest.GraphEvent{}, records: c.crm.Records(), inFlight: interrupts}
 	rows, err := pool.Query(ctx, "SELECT request_key, booking_id::text, status, property_id, agent_id, starts_at, ends_at FROM booking")
 	if err != nil {
 		return nil, fmt.Errorf("read bookings: %w", err)

@@ -9,8 +9,8 @@ import (
 
 	"github.com/bookingsaga/bookingsaga/internal/crm"
 	"github.com/bookingsaga/bookingsaga/internal/gcal"
-	"github.com/bookingsaga/bookingsaga/internal/mirrorfake"
 	"github.com/bookingsaga/bookingsaga/internal/msgraph"
+	"github.com/bookingsaga/bookingsaga/internal/msgraph/graphtest"
 	"github.com/bookingsaga/bookingsaga/receipt"
 )
 
@@ -41,7 +41,7 @@ func healthy() *checker {
 		bookings: map[string]stored{"k1": {key: "k1", id: "b1", status: "confirmed", property: "flat-1", agent: "agent-1", starts: t0, ends: t0.Add(30 * time.Minute)}},
 		final:    map[string]*receipt.Receipt{"k1": confirmed("k1", "b1")},
 		events:   map[string][]calendar.Event{"flat-1@chaos.test": {event}},
-		outlook: map[string][]mirrorfake.GraphEvent{"agent-1@chaos.test": {{ID: "AAMk1", Start: t0, End: t0.Add(30 * time.Minute),
+		outlook: map[string][]graphtest.GraphEvent{"agent-1@chaos.test": {{ID: "AAMk1", Start: t0, End: t0.Add(30 * time.Minute),
 			Properties: map[string]string{msgraph.RequestKeyProperty: "k1"}}}},
 		records:  []crm.Record{{ID: "r1", Viewing: crm.Viewing{BookingID: "b1", Status: crm.StatusScheduled}}},
 		occupied: []occupancy{{resource: "flat-1", capacity: 1, start: t0, end: t0.Add(30 * time.Minute)}},

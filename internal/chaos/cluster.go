@@ -20,8 +20,10 @@ import (
 
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/apikey"
+	"github.com/bookingsaga/bookingsaga/internal/crm/crmtest"
+	"github.com/bookingsaga/bookingsaga/internal/gcal/gcaltest"
 	"github.com/bookingsaga/bookingsaga/internal/httpserve"
-	"github.com/bookingsaga/bookingsaga/internal/mirrorfake"
+	"github.com/bookingsaga/bookingsaga/internal/msgraph/graphtest"
 	"github.com/bookingsaga/bookingsaga/internal/pgserver"
 )
 
@@ -54,9 +56,9 @@ type cluster struct {
 	// apiKey is the callers' agent key.
 	apiKey              string
 	workerHealth        map[string]string
-	calendar            *mirrorfake.Calendar
-	graph               *mirrorfake.Graph
-	crm                 *mirrorfake.CRM
+	calendar            *gcaltest.Calendar
+	graph               *graphtest.Graph
+	crm                 *crmtest.CRM
 	calendarURL, crmURL string
 	graphURL            string
 	servers             []*http.Server
@@ -65,7 +67,7 @@ type cluster struct {
 
 func newCluster(dir string, bins Binaries) (*cluster, error) {
 	c := &cluster{dir: dir, bins: bins, workers: map[string]*proc{}, workerHealth: map[string]string{},
-		calendar: mirrorfake.NewCalendar(), graph: mirrorfake.NewGraph(graphApp), crm: mirrorfake.NewCRM(crmToken)}
+		calendar: gcaltest.NewCalendar(), graph: graphtest.NewGraph(graphApp), crm: crmtest.NewCRM(crmToken)}
 	for _, r := range resources() {
 		if r.CalendarProvider == booking.ProviderMicrosoft {
 			c.graph.AddMailbox(r.CalendarID)
@@ -102,7 +104,7 @@ func newCluster(dir string, bins Binaries) (*cluster, error) {
 }
 
 // graphApp is the fake Microsoft 365 tenant's app the workers sign in as.
-var graphApp = mirrorfake.GraphApp{TenantID: "chaos-tenant", ClientID: "chaos-app", ClientSecret: "chaos-graph-secret"}
+var graphApp = graphtest.GraphApp{TenantID: "chaos-tenant", ClientID: "chaos-app", ClientSecret: "chaos-graph-secret"}
 
 func freeAddrs(n int) ([]string, error) {
 	var addrs []string

@@ -16,7 +16,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/bookingsaga/bookingsaga/booking"
-	"github.com/bookingsaga/bookingsaga/internal/mirrorfake"
+	"github.com/bookingsaga/bookingsaga/internal/fakeserver"
 	"github.com/bookingsaga/bookingsaga/internal/store"
 	"github.com/bookingsaga/bookingsaga/internal/zaplog"
 	"github.com/bookingsaga/bookingsaga/receipt"
@@ -138,7 +138,7 @@ func (c *cluster) boot(ctx context.Context, o Options) (catalogue, *pgxpool.Pool
 }
 
 func (c *cluster) mirrorFaults(rate float64, seed uint64) error {
-	kinds := []mirrorfake.Fault{{Status: http.StatusServiceUnavailable}, {Status: http.StatusTooManyRequests, RetryAfter: time.Second},
+	kinds := []fakeserver.Fault{{Status: http.StatusServiceUnavailable}, {Status: http.StatusTooManyRequests, RetryAfter: time.Second},
 		{DropAfterSave: true}, {Latency: 1500 * time.Millisecond}}
 	return errors.Join(c.calendar.InjectRandom(rate, kinds, seed), c.crm.InjectRandom(rate, kinds, seed+1),
 		c.graph.InjectRandom(rate, kinds, seed+2))

@@ -15,8 +15,10 @@ import (
 	"go.temporal.io/api/enums/v1"
 	"go.uber.org/zap"
 
+	"github.com/bookingsaga/bookingsaga/internal/crm/crmtest"
+	"github.com/bookingsaga/bookingsaga/internal/gcal/gcaltest"
 	"github.com/bookingsaga/bookingsaga/internal/httpserve"
-	"github.com/bookingsaga/bookingsaga/internal/mirrorfake"
+	"github.com/bookingsaga/bookingsaga/internal/msgraph/graphtest"
 	"github.com/bookingsaga/bookingsaga/internal/pgserver"
 )
 
@@ -55,9 +57,9 @@ type Stack struct {
 	stopping   chan struct{}
 	supervised chan struct{}
 	temporal   *Temporal
-	calendar   *mirrorfake.Calendar
-	graph      *mirrorfake.Graph
-	crm        *mirrorfake.CRM
+	calendar   *gcaltest.Calendar
+	graph      *graphtest.Graph
+	crm        *crmtest.CRM
 	servers    []*http.Server
 }
 
@@ -182,7 +184,7 @@ func createDatabase(ctx context.Context, admin, name string) error {
 // startFakes serves the fake calendars and CRM, restored from the data dir.
 func (s *Stack) startFakes() error {
 	if s.opts.GraphAddr != "" {
-		g := mirrorfake.NewGraph(GraphApp, DemoMailboxes...)
+		g := graphtest.NewGraph(GraphApp, DemoMailboxes...)
 		if err := g.Load(s.fakeFile("graph")); err != nil {
 			return err
 		}
@@ -194,7 +196,7 @@ func (s *Stack) startFakes() error {
 		s.GraphURL = "http://" + s.opts.GraphAddr
 	}
 	if s.opts.CalendarAddr != "" {
-		cal := mirrorfake.NewCalendar()
+		cal := gcaltest.NewCalendar()
 		if err := cal.Load(s.fakeFile("calendar")); err != nil {
 			return err // and Stop must not save an empty calendar over the file
 		}
@@ -206,7 +208,7 @@ func (s *Stack) startFakes() error {
 		s.CalendarURL = "http://" + s.opts.CalendarAddr
 	}
 	if s.opts.CRMAddr != "" {
-		c := mirrorfake.NewCRM(CRMToken)
+		c := crmtest.NewCRM(CRMToken)
 		if err := c.Load(s.fakeFile("crm")); err != nil {
 			return err
 		}
@@ -226,7 +228,7 @@ const CRMToken = "dev-crm-token"
 // GraphApp is the fake Microsoft 365 tenant's app registration; the dev
 // stack's worker signs in with its secret, the client credentials flow
 // as against Entra ID.
-var GraphApp = mirrorfake.GraphApp{TenantID: "00000000-0000-4000-8000-00000000de70", ClientID: "00000000-0000-4000-8000-0000000000a1",
+var GraphApp = graphtest.GraphApp{TenantID: "00000000-0000-4000-8000-00000000de70", ClientID: "00000000-0000-4000-8000-0000000000a1",
 	ClientSecret: "dev-graph-secret"}
 
 func (s *Stack) fakeFile(name string) string { return filepath.Join(s.opts.DataDir, name+".json") }

@@ -12,15 +12,16 @@ import (
 	"google.golang.org/api/calendar/v3"
 
 	"github.com/bookingsaga/bookingsaga/internal/calendars"
+	"github.com/bookingsaga/bookingsaga/internal/fakeserver"
 	"github.com/bookingsaga/bookingsaga/internal/gcal"
-	"github.com/bookingsaga/bookingsaga/internal/mirrorfake"
+	"github.com/bookingsaga/bookingsaga/internal/gcal/gcaltest"
 	"github.com/bookingsaga/bookingsaga/internal/retry"
 )
 
 const agentCal = "agent-00@example.test"
 
 type fixture struct {
-	fake   *mirrorfake.Calendar
+	fake   *gcaltest.Calendar
 	mirror *gcal.Mirror
 	ctx    context.Context
 
@@ -32,7 +33,7 @@ type fixture struct {
 // waits are recorded rather than spent.
 func setup(t *testing.T) *fixture {
 	t.Helper()
-	f := &fixture{fake: mirrorfake.NewCalendar(), ctx: context.Background()}
+	f := &fixture{fake: gcaltest.NewCalendar(), ctx: context.Background()}
 	srv := httptest.NewServer(f.fake)
 	t.Cleanup(srv.Close)
 	pol := retry.Policy{Attempts: 4, Base: 100 * time.Millisecond, Max: 5 * time.Second,
@@ -76,7 +77,7 @@ func TestEventIDIsValidAndStable(t *testing.T) {
 
 func TestUpsertSurvivesReplyLostAfterSave(t *testing.T) {
 	t.Parallel()
-	for _, fault := range []mirrorfake.Fault{
+	for _, fault := range []fakeserver.Fault{
 		{Op: "events.insert", Times: 1, DropAfterSave: true},
 		{Op: "events.insert", Times: 1, TimeoutAfterSave: true},
 	} {
@@ -154,7 +155,7 @@ func TestDriftedEventIsCorrectedThroughA412(t *testing.T) {
 	moved.End = &calendar.EventDateTime{DateTime: "2026-12-08T15:30:00Z", TimeZone: "Europe/Paris"}
 	f.fake.Put(agentCal, &moved)
 	// Someone else wins the race once: the first If-Match update is refused.
-	require.NoError(t, f.fake.Inject(mirrorfake.Fault{Op: "events.update", Times: 1, Status: http.StatusPreconditionFailed, Reason: "conditionNotMet"}))
+	require.NoError(t, f.fake.Inject(fakeserver.Fault{Op: "events.update", Times: 1, Status: http.StatusPreconditionFailed, Reason: "conditionNotMet"}))
 
 	got, err := f.mirror.Upsert(f.ctx, b)
 	require.NoError(t, err)
@@ -170,8 +171,8 @@ func TestDriftedEventIsCorrectedThroughA412(t *testing.T) {
 func TestRateLimitsHonourRetryAfter(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	require.NoError(t, f.fake.Inject(mirrorfake.Fault{Op: "events.insert", Times: 1, Status: http.StatusTooManyRequests, RetryAfter: 3 * time.Second}))
-	require.NoError(t, f.fake.Inject(mirrorfake.Fault{Op: "events.insert", Times: 1, Status: http.StatusForbidden, Reason: "rateLimitExceeded", RetryAfter: 2 * time.Second}))
+	require.NoError(t, f.fake.Inject(fakeserver.Fault{Op: "events.insert", Times: 1, Status: http.StatusTooManyRequests, RetryAfter: 3 * time.Second}))
+	require.NoError(t, f.fake.Inject(fakeserver.Fault{Op: "events.insert", Times: 1, Status: http.StatusForbidden, Reason: "rateLimitExceeded", RetryAfter: 2 * time.Second}))
 	_, err := f.mirror.Upsert(f.ctx, booking("limited"))
 	require.NoError(t, err)
 	require.Equal(t, []time.Duration{3 * time.Second, 2 * time.Second}, f.sleeps)
@@ -181,7 +182,7 @@ func TestRateLimitsHonourRetryAfter(t *testing.T) {
 func TestRateLimitOutlastingThePolicyStaysRetryable(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	require.NoError(t, f.fake.Inject(mirrorfake.Fault{Op: "events.insert", Times: 10, Status: http.StatusTooManyRequests, RetryAfter: 9 * time.Second}))
+	require.NoError(t, f.fake.Inject(fakeserver.Fault{Op: "events.insert", Times: 10, Status: http.StatusTooManyRequests, RetryAfter: 9 * time.Second}))
 	_, err := f.mirror.Upsert(f.ctx, booking("exhausted"))
 	require.Error(t, err)
 	require.False(t, calendars.Permanent(err))
@@ -195,7 +196,7 @@ func TestRateLimitOutlastingThePolicyStaysRetryable(t *testing.T) {
 func TestBadRequestIsNotRetried(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	require.NoError(t, f.fake.Inject(mirrorfake.Fault{Op: "events.insert", Times: 1, Status: http.StatusBadRequest, Reason: "badRequest"}))
+	require.NoError(t, f.fake.Inject(fakeserver.Fault{Op: "events.insert", Times: 1, Status: http.StatusBadRequest, Reason: "badRequest"}))
 	_, err := f.mirror.Upsert(f.ctx, booking("bad"))
 	require.Error(t, err)
 	require.True(t, calendars.Permanent(err))

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bookingsaga/bookingsaga/internal/calendars"
-	"github.com/bookingsaga/bookingsaga/internal/mirrorfake"
+	"github.com/bookingsaga/bookingsaga/internal/msgraph/graphtest"
 )
 
 // Graph compares an extended property's value without case; request keys
@@ -70,7 +70,7 @@ func TestFreeBusyMatchesAnAliasToItsMailbox(t *testing.T) {
 	f := setup(t)
 	f.fake.AddMailbox("Room.Two@agency.example", "room2@agency.onmicrosoft.com")
 	day := time.Date(2026, 12, 8, 0, 0, 0, 0, time.UTC)
-	f.fake.Put("Room.Two@agency.example", mirrorfake.GraphEvent{Subject: "Busy", Start: day.Add(9 * time.Hour), End: day.Add(10 * time.Hour)})
+	f.fake.Put("Room.Two@agency.example", graphtest.GraphEvent{Subject: "Busy", Start: day.Add(9 * time.Hour), End: day.Add(10 * time.Hour)})
 	busy, err := f.mirror.FreeBusy(f.ctx, []string{mailbox, "room2@agency.onmicrosoft.com"}, day, day.Add(24*time.Hour))
 	require.NoError(t, err)
 	require.Equal(t, []calendars.Interval{{Start: day.Add(9 * time.Hour), End: day.Add(10 * time.Hour)}}, busy["room2@agency.onmicrosoft.com"])

@@ -21,8 +21,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bookingsaga/bookingsaga/internal/calendars"
-	"github.com/bookingsaga/bookingsaga/internal/mirrorfake"
+	"github.com/bookingsaga/bookingsaga/internal/fakeserver"
 	"github.com/bookingsaga/bookingsaga/internal/msgraph"
+	"github.com/bookingsaga/bookingsaga/internal/msgraph/graphtest"
 	"github.com/bookingsaga/bookingsaga/internal/retry"
 )
 
@@ -34,7 +35,7 @@ const (
 )
 
 type fixture struct {
-	fake   *mirrorfake.Graph
+	fake   *graphtest.Graph
 	mirror *msgraph.Mirror
 	url    string
 	ctx    context.Context
@@ -47,7 +48,7 @@ type fixture struct {
 // at it with a client secret. Retry waits are recorded, not spent.
 func setup(t *testing.T) *fixture {
 	t.Helper()
-	f := &fixture{fake: mirrorfake.NewGraph(mirrorfake.GraphApp{TenantID: tenant, ClientID: client, ClientSecret: secret}, mailbox),
+	f := &fixture{fake: graphtest.NewGraph(graphtest.GraphApp{TenantID: tenant, ClientID: client, ClientSecret: secret}, mailbox),
 		ctx: context.Background()}
 	srv := httptest.NewServer(f.fake)
 	t.Cleanup(func() { f.fake.Release(); srv.Close() })
@@ -80,7 +81,7 @@ func viewing(key string) calendars.Booking {
 
 func TestADroppedReplyAfterTheSaveGivesOneEvent(t *testing.T) {
 	t.Parallel()
-	for _, fault := range []mirrorfake.Fault{
+	for _, fault := range []fakeserver.Fault{
 		{Op: "events.create", Times: 1, DropAfterSave: true},
 		{Op: "events.create", Times: 1, TimeoutAfterSave: true},
 	} {
@@ -153,7 +154,7 @@ func TestAForeignEventIsReportedNotOverwritten(t *testing.T) {
 
 	// A hand-typed event in the slot, with no marker, is listed as not
 	// ours (reconciliation flags it) and left alone by our writes.
-	hand := f.fake.Put(mailbox, mirrorfake.GraphEvent{Subject: "Dentist", Start: b.StartsAt, End: b.EndsAt})
+	hand := f.fake.Put(mailbox, graphtest.GraphEvent{Subject: "Dentist", Start: b.StartsAt, End: b.EndsAt})
 	_, err = f.mirror.Upsert(f.ctx, viewing("beside"))
 	require.NoError(t, err)
 	evs, err := f.mirror.Events(f.ctx, mailbox, b.StartsAt.Add(-time.Hour), b.EndsAt.Add(time.Hour))
@@ -181,7 +182,7 @@ func TestAStaleETagIsReadAgain(t *testing.T) {
 	moved := b
 	moved.StartsAt, moved.EndsAt = b.StartsAt.Add(time.Hour), b.EndsAt.Add(time.Hour)
 	// Someone edits the event between our read and our update.
-	require.NoError(t, f.fake.Inject(mirrorfake.Fault{Op: "events.update", Times: 1, StaleETag: true}))
+	require.NoError(t, f.fake.Inject(fakeserver.Fault{Op: "events.update", Times: 1, StaleETag: true}))
 	got, err := f.mirror.Upsert(f.ctx, moved)
 	require.NoError(t, err)
 	require.True(t, got.Corrected)
@@ -190,7 +191,7 @@ func TestAStaleETagIsReadAgain(t *testing.T) {
 	require.True(t, ev.Start.Equal(moved.StartsAt))
 	require.Equal(t, ev.ETag(), got.ETag)
 
-	require.NoError(t, f.fake.Inject(mirrorfake.Fault{Op: "events.delete", Times: 1, StaleETag: true}))
+	require.NoError(t, f.fake.Inject(fakeserver.Fault{Op: "events.delete", Times: 1, StaleETag: true}))
 	require.NoError(t, f.mirror.Delete(f.ctx, mailbox, b.RequestKey, b.BookingID))
 	require.Empty(t, f.fake.Events(mailbox))
 	require.Equal(t, 2, f.fake.Calls("events.delete"))
@@ -199,8 +200,8 @@ func TestAStaleETagIsReadAgain(t *testing.T) {
 func TestThrottlingWaitsForRetryAfter(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	require.NoError(t, f.fake.Inject(mirrorfake.Fault{Op: "events.create", Times: 1, Status: http.StatusTooManyRequests, RetryAfter: 3 * time.Second}))
-	require.NoError(t, f.fake.Inject(mirrorfake.Fault{Op: "getSchedule", Times: 1, Status: http.StatusServiceUnavailable, RetryAfter: 2 * time.Second}))
+	require.NoError(t, f.fake.Inject(fakeserver.Fault{Op: "events.create", Times: 1, Status: http.StatusTooManyRequests, RetryAfter: 3 * time.Second}))
+	require.NoError(t, f.fake.Inject(fakeserver.Fault{Op: "getSchedule", Times: 1, Status: http.StatusServiceUnavailable, RetryAfter: 2 * time.Second}))
 	b := viewing("limited")
 	_, err := f.mirror.Upsert(f.ctx, b)
 	require.NoError(t, err)
@@ -209,7 +210,7 @@ func TestThrottlingWaitsForRetryAfter(t *testing.T) {
 	require.Equal(t, []time.Duration{3 * time.Second, 2 * time.Second}, f.sleeps)
 	require.Len(t, f.fake.Events(mailbox), 1)
 
-	require.NoError(t, f.fake.Inject(mirrorfake.Fault{Op: "events.list", Times: 10, Status: http.StatusTooManyRequests, RetryAfter: 9 * time.Second}))
+	require.NoError(t, f.fake.Inject(fakeserver.Fault{Op: "events.list", Times: 10, Status: http.StatusTooManyRequests, RetryAfter: 9 * time.Second}))
 	_, err = f.mirror.Upsert(f.ctx, viewing("exhausted"))
 	require.Error(t, err)
 	require.False(t, calendars.Permanent(err), "throttling outlasting the policy stays retryable")
@@ -225,7 +226,7 @@ func TestDeletesAreIdempotent(t *testing.T) {
 	require.NoError(t, f.mirror.Delete(f.ctx, mailbox, b.RequestKey, b.BookingID), "nothing to delete is done")
 	_, err := f.mirror.Upsert(f.ctx, b)
 	require.NoError(t, err)
-	require.NoError(t, f.fake.Inject(mirrorfake.Fault{Op: "events.delete", Times: 1, DropAfterSave: true}))
+	require.NoError(t, f.fake.Inject(fakeserver.Fault{Op: "events.delete", Times: 1, DropAfterSave: true}))
 	require.NoError(t, f.mirror.Delete(f.ctx, mailbox, b.RequestKey, b.BookingID), "a lost reply, then a 404, is done")
 	require.Empty(t, f.fake.Events(mailbox))
 	require.NoError(t, f.mirror.Delete(f.ctx, mailbox, b.RequestKey, b.BookingID))
@@ -263,9 +264,9 @@ func TestFreeBusySeesHandTypedEvents(t *testing.T) {
 	room := "room-2@agency.example"
 	f.fake.AddMailbox(room)
 	day := time.Date(2026, 12, 8, 0, 0, 0, 0, time.UTC)
-	f.fake.Put(mailbox, mirrorfake.GraphEvent{Subject: "Private", Start: day.Add(10 * time.Hour), End: day.Add(11 * time.Hour)})
-	f.fake.Put(mailbox, mirrorfake.GraphEvent{Subject: "Free", ShowAs: "free", Start: day.Add(12 * time.Hour), End: day.Add(13 * time.Hour)})
-	f.fake.Put(room, mirrorfake.GraphEvent{Subject: "Away", ShowAs: "oof", Start: day.Add(15 * time.Hour), End: day.Add(16 * time.Hour)})
+	f.fake.Put(mailbox, graphtest.GraphEvent{Subject: "Private", Start: day.Add(10 * time.Hour), End: day.Add(11 * time.Hour)})
+	f.fake.Put(mailbox, graphtest.GraphEvent{Subject: "Free", ShowAs: "free", Start: day.Add(12 * time.Hour), End: day.Add(13 * time.Hour)})
+	f.fake.Put(room, graphtest.GraphEvent{Subject: "Away", ShowAs: "oof", Start: day.Add(15 * time.Hour), End: day.Add(16 * time.Hour)})
 	busy, err := f.mirror.FreeBusy(f.ctx, []string{mailbox, room}, day, day.Add(24*time.Hour))
 	require.NoError(t, err)
 	require.Equal(t, map[string][]calendars.Interval{
@@ -284,7 +285,7 @@ func TestEventsFollowsEveryPage(t *testing.T) {
 	f := setup(t)
 	day := time.Date(2026, 12, 9, 8, 0, 0, 0, time.UTC)
 	for i := range 230 {
-		f.fake.Put(mailbox, mirrorfake.GraphEvent{Subject: fmt.Sprint(i), Start: day.Add(time.Duration(i) * time.Minute), End: day.Add(time.Duration(i+1) * time.Minute)})
+		f.fake.Put(mailbox, graphtest.GraphEvent{Subject: fmt.Sprint(i), Start: day.Add(time.Duration(i) * time.Minute), End: day.Add(time.Duration(i+1) * time.Minute)})
 	}
 	evs, err := f.mirror.Events(f.ctx, mailbox, day, day.Add(24*time.Hour))
 	require.NoError(t, err)
@@ -320,7 +321,7 @@ func TestACertificateProvesTheApp(t *testing.T) {
 	require.NoError(t, err)
 	cert, err := x509.ParseCertificate(der)
 	require.NoError(t, err)
-	fake := mirrorfake.NewGraph(mirrorfake.GraphApp{TenantID: tenant, ClientID: client, Certificate: cert}, mailbox)
+	fake := graphtest.NewGraph(graphtest.GraphApp{TenantID: tenant, ClientID: client, Certificate: cert}, mailbox)
 	srv := httptest.NewServer(fake)
 	t.Cleanup(srv.Close)
 	file := filepath.Join(t.TempDir(), "app.pem")

@@ -1,4 +1,4 @@
-package mirrorfake
+package graphtest
 
 import (
 	"encoding/json"
@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/bookingsaga/bookingsaga/internal/fakeserver"
 )
 
 // create serves POST .../calendar/events. A transactionId already on an
@@ -149,7 +151,7 @@ func (g *Graph) get(r *http.Request) (int, any, error) {
 // matches applies If-Match, after a StaleETag fault has changed the event
 // the way a person editing it in between would.
 func (g *Graph) matches(r *http.Request, ev *GraphEvent) error {
-	if faultOf(r).StaleETag {
+	if fakeserver.FaultOf(r).StaleETag {
 		g.stamp(r.PathValue("mailbox"), ev)
 	}
 	if m := r.Header.Get("If-Match"); m != "" && m != "*" && m != ev.ETag() {

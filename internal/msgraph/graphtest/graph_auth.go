@@ -1,4 +1,4 @@
-package mirrorfake
+package graphtest
 
 import (
 	"crypto"
@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/bookingsaga/bookingsaga/internal/fakeserver"
 )
 
 // tokenLifetime is what the identity platform gives an app-only token.
@@ -17,11 +19,11 @@ const tokenLifetime = time.Hour
 
 // writeOAuthError writes the token endpoint's error, the OAuth 2.0 shape.
 func writeOAuthError(w http.ResponseWriter, status int, code, message string) {
-	writeJSON(w, status, map[string]string{"error": code, "error_description": message})
+	fakeserver.WriteJSON(w, status, map[string]string{"error": code, "error_description": message})
 }
 
 func oauthErr(status int, code, message string) error {
-	return &apiError{status: status, code: code, message: message}
+	return &fakeserver.APIError{Status: status, Code: code, Message: message}
 }
 
 // token serves POST /{tenant}/oauth2/v2.0/token for the client

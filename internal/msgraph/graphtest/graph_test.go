@@ -1,4 +1,4 @@
-package mirrorfake
+package graphtest
 
 import (
 	"encoding/json"

@@ -1,8 +1,9 @@
-// Package mirrorfake holds local HTTP servers that behave like the systems
-// bookingsaga mirrors bookings into (Google Calendar v3 and a CRM), with fault
-// injection. Tests and the embedded dev stack use them in place of the real
-// services; the real clients talk to them unchanged.
-package mirrorfake
+// Package fakeserver is what the fakes of the outside systems share
+// (gcaltest, graphtest, crmtest): injected faults, played out around each
+// operation, and the journal that keeps a fake's state across a crash.
+// Tests and the dev stack use the fakes in place of the real services;
+// the real clients talk to them unchanged.
+package fakeserver
 
 import (
 	"context"
@@ -61,8 +62,9 @@ func (f Fault) validate() error {
 	return nil
 }
 
-// faults is the registry both fakes share: queued faults and call counts per op.
-type faults struct {
+// Faults is the registry every fake embeds: queued faults and call counts
+// per op. Its methods are the fakes' own.
+type Faults struct {
 	mu     sync.Mutex
 	queued []Fault
 	calls  map[string]int
@@ -74,7 +76,7 @@ type faults struct {
 }
 
 // done returns the channel that release closes.
-func (fs *faults) done() <-chan struct{} {
+func (fs *Faults) done() <-chan struct{} {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	if fs.released == nil {
@@ -83,13 +85,14 @@ func (fs *faults) done() <-chan struct{} {
 	return fs.released
 }
 
-// release ends every injected wait at once, e.g. before a server closes.
-func (fs *faults) release() {
+// Release ends every injected wait at once, e.g. before a server closes.
+func (fs *Faults) Release() {
 	fs.done()
 	fs.releasedOnce.Do(func() { close(fs.released) })
 }
 
-func (fs *faults) add(f Fault) error {
+// Inject queues a fault for one operation (the fake's docs name them).
+func (fs *Faults) Inject(f Fault) error {
 	if err := f.validate(); err != nil {
 		return err
 	}
@@ -99,7 +102,8 @@ func (fs *faults) add(f Fault) error {
 	return nil
 }
 
-func (fs *faults) clear() {
+// ClearFaults drops every queued fault.
+func (fs *Faults) ClearFaults() {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	fs.queued = nil
@@ -107,7 +111,7 @@ func (fs *faults) clear() {
 
 // take counts a call to op and returns the first queued fault for it, using
 // up one of its Times.
-func (fs *faults) take(op string) Fault {
+func (fs *Faults) take(op string) Fault {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	if fs.calls == nil {
@@ -141,10 +145,10 @@ type randomFaults struct {
 	rng   *rand.Rand
 }
 
-// setRandom makes rate (0 to 1) of all calls misbehave, each as one of
+// InjectRandom makes rate (0 to 1) of all calls misbehave, each as one of
 // kinds picked at random (their Op and Times are ignored), whenever no
 // queued fault applies. A rate of 0 turns it off.
-func (fs *faults) setRandom(rate float64, kinds []Fault, seed uint64) error {
+func (fs *Faults) InjectRandom(rate float64, kinds []Fault, seed uint64) error {
 	if rate < 0 || rate > 1 || rate > 0 && len(kinds) == 0 {
 		return fmt.Errorf("random faults: rate %v must be 0 to 1, with at least one kind", rate)
 	}
@@ -163,33 +167,34 @@ func (fs *faults) setRandom(rate float64, kinds []Fault, seed uint64) error {
 	return nil
 }
 
-func (fs *faults) count(op string) int {
+// Calls reports how many requests reached op, faulted or not.
+func (fs *Faults) Calls(op string) int {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	return fs.calls[op]
 }
 
-// apiError is a refusal a fake answers with.
-type apiError struct {
-	status        int
-	code, message string
+// APIError is a refusal a fake answers with.
+type APIError struct {
+	Status        int
+	Code, Message string
 }
 
-func (e *apiError) Error() string { return e.message }
+func (e *APIError) Error() string { return e.Message }
 
-// handler does one operation under the fake's lock and returns the reply,
-// or an *apiError to refuse.
-type handler func(r *http.Request) (status int, body any, err error)
+// Handler does one operation under the fake's lock and returns the reply,
+// or an *APIError to refuse.
+type Handler func(r *http.Request) (status int, body any, err error)
 
-// serve runs h for op with op's fault applied around it: latency and
+// Serve runs h for op with op's fault applied around it: latency and
 // failures before, lost replies after the write. After a write that
 // succeeded it calls persist, so a fake that keeps a file keeps it
 // current even if its process is killed.
-func serve(fs *faults, mu *sync.Mutex, op string, fail errorWriter, h handler, persist func()) http.HandlerFunc {
+func Serve(fs *Faults, mu *sync.Mutex, op string, fail ErrorWriter, h Handler, persist func()) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		f := fs.take(op)
 		stop := fs.done()
-		if !f.before(w, r, stop, fail) {
+		if !f.Before(w, r, stop, fail) {
 			return
 		}
 		r = r.WithContext(context.WithValue(r.Context(), faultKey{}, f))
@@ -199,32 +204,32 @@ func serve(fs *faults, mu *sync.Mutex, op string, fail errorWriter, h handler, p
 		if err == nil && r.Method != http.MethodGet {
 			persist()
 		}
-		if ae, ok := err.(*apiError); ok {
-			fail(w, ae.status, ae.code, ae.message)
+		if ae, ok := err.(*APIError); ok {
+			fail(w, ae.Status, ae.Code, ae.Message)
 			return
 		}
 		if err != nil {
 			fail(w, http.StatusInternalServerError, "internal", err.Error())
 			return
 		}
-		f.reply(w, r, stop, status, body)
+		f.Reply(w, r, stop, status, body)
 	}
 }
 
 type faultKey struct{}
 
-// faultOf is the fault applied to r, for the parts a handler plays out.
-func faultOf(r *http.Request) Fault {
+// FaultOf is the fault applied to r, for the parts a Handler plays out.
+func FaultOf(r *http.Request) Fault {
 	f, _ := r.Context().Value(faultKey{}).(Fault)
 	return f
 }
 
-// errorWriter renders a failure in the dialect of one fake.
-type errorWriter func(w http.ResponseWriter, status int, reason, message string)
+// ErrorWriter renders a failure in the dialect of one fake.
+type ErrorWriter func(w http.ResponseWriter, status int, reason, message string)
 
-// before applies the parts of f that happen before the operation runs. It
+// Before applies the parts of f that happen before the operation runs. It
 // reports false when the request has been answered (failed) already.
-func (f Fault) before(w http.ResponseWriter, r *http.Request, stop <-chan struct{}, fail errorWriter) bool {
+func (f Fault) Before(w http.ResponseWriter, r *http.Request, stop <-chan struct{}, fail ErrorWriter) bool {
 	if f.Latency > 0 {
 		t := time.NewTimer(f.Latency)
 		defer t.Stop()
@@ -251,8 +256,8 @@ func (f Fault) before(w http.ResponseWriter, r *http.Request, stop <-chan struct
 	return false
 }
 
-// reply writes body as JSON unless f says to lose the reply after the save.
-func (f Fault) reply(w http.ResponseWriter, r *http.Request, stop <-chan struct{}, status int, body any) {
+// Reply writes body as JSON unless f says to lose the reply after the save.
+func (f Fault) Reply(w http.ResponseWriter, r *http.Request, stop <-chan struct{}, status int, body any) {
 	switch {
 	case f.DropAfterSave:
 		closeUnanswered(w)
@@ -266,7 +271,7 @@ func (f Fault) reply(w http.ResponseWriter, r *http.Request, stop <-chan struct{
 		}
 		closeUnanswered(w)
 	default:
-		writeJSON(w, status, body)
+		WriteJSON(w, status, body)
 	}
 }
 
@@ -275,16 +280,17 @@ func (f Fault) reply(w http.ResponseWriter, r *http.Request, stop <-chan struct{
 func closeUnanswered(w http.ResponseWriter) {
 	hj, ok := w.(http.Hijacker)
 	if !ok {
-		panic("mirrorfake: connection cannot be hijacked; serve over HTTP/1.1")
+		panic("fakeserver: connection cannot be hijacked; serve over HTTP/1.1")
 	}
 	conn, _, err := hj.Hijack()
 	if err != nil {
-		panic(fmt.Sprintf("mirrorfake: hijack: %v", err))
+		panic(fmt.Sprintf("fakeserver: hijack: %v", err))
 	}
 	_ = conn.Close()
 }
 
-func writeJSON(w http.ResponseWriter, status int, body any) {
+// WriteJSON answers body as JSON, or status alone when body is nil.
+func WriteJSON(w http.ResponseWriter, status int, body any) {
 	if body == nil {
 		w.WriteHeader(status)
 		return
@@ -294,9 +300,9 @@ func writeJSON(w http.ResponseWriter, status int, body any) {
 	_ = json.NewEncoder(w).Encode(body)
 }
 
-// faultAdmin serves POST (add one fault) and DELETE (clear all) on the
+// FaultAdmin serves POST (add one fault) and DELETE (clear all) on the
 // fake's /_fake/faults path, so a running dev stack can be steered over HTTP.
-func faultAdmin(fs *faults) http.HandlerFunc {
+func FaultAdmin(fs *Faults) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		switch r.Method {
 		case http.MethodPost:
@@ -305,13 +311,13 @@ func faultAdmin(fs *faults) http.HandlerFunc {
 				http.Error(w, "decode fault: "+err.Error(), http.StatusBadRequest)
 				return
 			}
-			if err := fs.add(f); err != nil {
+			if err := fs.Inject(f); err != nil {
 				http.Error(w, err.Error(), http.StatusBadRequest)
 				return
 			}
 			w.WriteHeader(http.StatusNoContent)
 		case http.MethodDelete:
-			fs.clear()
+			fs.ClearFaults()
 			w.WriteHeader(http.StatusNoContent)
 		default:
 			http.Error(w, "use POST or DELETE", http.StatusMethodNotAllowed)

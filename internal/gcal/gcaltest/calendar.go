@@ -1,4 +1,4 @@
-package mirrorfake
+package gcaltest
 
 import (
 	"crypto/rand"
@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"google.golang.org/api/calendar/v3"
+
+	"github.com/bookingsaga/bookingsaga/internal/fakeserver"
 )
 
 // Calendar is an in-memory Google Calendar v3 server. It reproduces the
@@ -21,12 +23,15 @@ import (
 //
 // Serve it over HTTP/1.1 and point the real client at URL()+"/calendar/v3/".
 type Calendar struct {
-	faults faults
+	// Faults are injected (Inject, InjectRandom, ClearFaults, Release,
+	// Calls) by operation: events.insert, events.get, events.update,
+	// events.patch, events.delete, events.list and freebusy.query.
+	fakeserver.Faults
 
 	mu      sync.Mutex
 	etagSeq int64
 	events  map[string]map[string]*calendar.Event // calendar id → event id → event
-	journal journal
+	journal fakeserver.Journal
 	// changed are the events stamped since the journal last logged them.
 	changed []calendarChange
 }
@@ -42,26 +47,6 @@ type calendarChange struct {
 func NewCalendar() *Calendar {
 	return &Calendar{events: map[string]map[string]*calendar.Event{}}
 }
-
-// Inject queues a fault for one operation: events.insert, events.get,
-// events.update, events.patch, events.delete, events.list or freebusy.query.
-func (c *Calendar) Inject(f Fault) error { return c.faults.add(f) }
-
-// InjectRandom makes rate of all calls misbehave as one of kinds, picked
-// at random with seed, whenever no queued fault applies; rate 0 stops it.
-func (c *Calendar) InjectRandom(rate float64, kinds []Fault, seed uint64) error {
-	return c.faults.setRandom(rate, kinds, seed)
-}
-
-// ClearFaults drops every queued fault.
-func (c *Calendar) ClearFaults() { c.faults.clear() }
-
-// Release lets go of every request held by an injected latency or
-// timeout; call it before closing the server so Close need not wait.
-func (c *Calendar) Release() { c.faults.release() }
-
-// Calls reports how many requests reached op, faulted or not.
-func (c *Calendar) Calls(op string) int { return c.faults.count(op) }
 
 // Put stores an event directly, as a person editing the calendar by hand
 // would, bypassing faults and the API's checks.
@@ -104,7 +89,7 @@ type calendarState struct {
 func (c *Calendar) Save(path string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.journal.save(path, c.state())
+	return c.journal.Save(path, c.state())
 }
 
 // SaveEachWrite makes every write through the API save the calendar to
@@ -112,7 +97,7 @@ func (c *Calendar) Save(path string) error {
 func (c *Calendar) SaveEachWrite(path string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.journal.file = path
+	c.journal.File = path
 }
 
 // persist logs the events changed since it last ran; whichever request
@@ -121,13 +106,13 @@ func (c *Calendar) persist() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, ch := range c.changed {
-		c.journal.written(ch)
+		c.journal.Written(ch)
 	}
 	c.changed = c.changed[:0]
 }
 
 func (c *Calendar) state() calendarState {
-	return calendarState{EtagSeq: c.etagSeq, Events: c.events, Journal: c.journal.seq}
+	return calendarState{EtagSeq: c.etagSeq, Events: c.events, Journal: c.journal.Seq}
 }
 
 // Load restores what Save wrote; a missing file leaves the calendar empty.
@@ -135,11 +120,11 @@ func (c *Calendar) Load(path string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	st := calendarState{Events: map[string]map[string]*calendar.Event{}}
-	if err := loadJSON(path, &st); err != nil {
+	if err := fakeserver.LoadJSON(path, &st); err != nil {
 		return fmt.Errorf("load calendar %s: %w", path, err)
 	}
 	c.etagSeq, c.events = st.EtagSeq, st.Events
-	err := c.journal.replay(path, st.Journal, func(raw json.RawMessage) error {
+	err := c.journal.Replay(path, st.Journal, func(raw json.RawMessage) error {
 		var ch calendarChange
 		if err := json.Unmarshal(raw, &ch); err != nil {
 			return err
@@ -169,24 +154,24 @@ func (c *Calendar) mux() *http.ServeMux {
 	m.HandleFunc("PATCH "+base+"/{id}", c.op("events.patch", c.patch))
 	m.HandleFunc("DELETE "+base+"/{id}", c.op("events.delete", c.delete))
 	m.HandleFunc("POST /calendar/v3/freeBusy", c.op("freebusy.query", c.freeBusy))
-	m.HandleFunc("/_fake/faults", faultAdmin(&c.faults))
+	m.HandleFunc("/_fake/faults", fakeserver.FaultAdmin(&c.Faults))
 	m.HandleFunc("GET /_fake/events/{cal}", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, c.Events(r.PathValue("cal")))
+		fakeserver.WriteJSON(w, http.StatusOK, c.Events(r.PathValue("cal")))
 	})
 	return m
 }
 
-func (c *Calendar) op(name string, h handler) http.HandlerFunc {
-	return serve(&c.faults, &c.mu, name, writeGoogleError, h, c.persist)
+func (c *Calendar) op(name string, h fakeserver.Handler) http.HandlerFunc {
+	return fakeserver.Serve(&c.Faults, &c.mu, name, writeGoogleError, h, c.persist)
 }
 
 func gerr(code int, reason, format string, args ...any) error {
-	return &apiError{status: code, code: reason, message: fmt.Sprintf(format, args...)}
+	return &fakeserver.APIError{Status: code, Code: reason, Message: fmt.Sprintf(format, args...)}
 }
 
 // writeGoogleError writes the JSON error envelope googleapi.CheckResponse parses.
 func writeGoogleError(w http.ResponseWriter, status int, reason, message string) {
-	writeJSON(w, status, map[string]any{"error": map[string]any{
+	fakeserver.WriteJSON(w, status, map[string]any{"error": map[string]any{
 		"code":    status,
 		"message": message,
 		"errors":  []map[string]string{{"domain": "global", "reason": reason, "message": message}},

@@ -1,4 +1,4 @@
-package mirrorfake
+package gcaltest
 
 import (
 	"encoding/json"

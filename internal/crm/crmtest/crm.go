@@ -1,4 +1,4 @@
-package mirrorfake
+package crmtest
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/bookingsaga/bookingsaga/internal/crm"
+	"github.com/bookingsaga/bookingsaga/internal/fakeserver"
 )
 
 // CRM is an in-memory CRM speaking the JSON API that crm.HTTP uses. Like
@@ -18,15 +19,17 @@ import (
 // with: a repeat returns the first answer, a different body under the same
 // key is refused with 422.
 type CRM struct {
-	faults faults
-	token  string
+	// Faults are injected (Inject, InjectRandom, ClearFaults, Release,
+	// Calls) by operation: viewings.upsert and viewings.get.
+	fakeserver.Faults
+	token string
 
 	mu       sync.Mutex
 	seq      int
 	records  map[string]*crm.Record // booking id → record
 	idem     map[string]idemEntry
 	requests int // upserts that changed something
-	journal  journal
+	journal  fakeserver.Journal
 	// changed are the upserts since the journal last logged them.
 	changed []crmChange
 }
@@ -52,22 +55,6 @@ type idemEntry struct {
 func NewCRM(token string) *CRM {
 	return &CRM{token: token, records: map[string]*crm.Record{}, idem: map[string]idemEntry{}}
 }
-
-// Inject queues a fault for viewings.upsert or viewings.get.
-func (c *CRM) Inject(f Fault) error { return c.faults.add(f) }
-
-// InjectRandom makes rate of all calls misbehave as one of kinds, picked
-// at random with seed, whenever no queued fault applies; rate 0 stops it.
-func (c *CRM) InjectRandom(rate float64, kinds []Fault, seed uint64) error {
-	return c.faults.setRandom(rate, kinds, seed)
-}
-
-// Release lets go of every request held by an injected latency or
-// timeout; call it before closing the server so Close need not wait.
-func (c *CRM) Release() { c.faults.release() }
-
-// Calls reports how many requests reached op.
-func (c *CRM) Calls(op string) int { return c.faults.count(op) }
 
 // Writes reports how many upserts were applied (idempotent replays excluded).
 func (c *CRM) Writes() int {
@@ -101,11 +88,11 @@ type crmState struct {
 func (c *CRM) Save(path string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.journal.save(path, c.state())
+	return c.journal.Save(path, c.state())
 }
 
 func (c *CRM) state() crmState {
-	return crmState{Seq: c.seq, Records: c.records, Idem: c.idem, Writes: c.requests, Journal: c.journal.seq}
+	return crmState{Seq: c.seq, Records: c.records, Idem: c.idem, Writes: c.requests, Journal: c.journal.Seq}
 }
 
 // SaveEachWrite makes every write through the API save the CRM to path,
@@ -113,7 +100,7 @@ func (c *CRM) state() crmState {
 func (c *CRM) SaveEachWrite(path string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.journal.file = path
+	c.journal.File = path
 }
 
 // persist logs the upserts since it last ran (see Calendar.persist).
@@ -121,7 +108,7 @@ func (c *CRM) persist() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, ch := range c.changed {
-		c.journal.written(ch)
+		c.journal.Written(ch)
 	}
 	c.changed = c.changed[:0]
 }
@@ -131,11 +118,11 @@ func (c *CRM) Load(path string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	st := crmState{Records: map[string]*crm.Record{}, Idem: map[string]idemEntry{}}
-	if err := loadJSON(path, &st); err != nil {
+	if err := fakeserver.LoadJSON(path, &st); err != nil {
 		return fmt.Errorf("load crm %s: %w", path, err)
 	}
 	c.seq, c.records, c.idem, c.requests = st.Seq, st.Records, st.Idem, st.Writes
-	err := c.journal.replay(path, st.Journal, func(raw json.RawMessage) error {
+	err := c.journal.Replay(path, st.Journal, func(raw json.RawMessage) error {
 		var ch crmChange
 		if err := json.Unmarshal(raw, &ch); err != nil {
 			return err
@@ -156,16 +143,16 @@ func (c *CRM) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	m := http.NewServeMux()
 	m.HandleFunc("PUT /v1/viewings/{id}", c.authed("viewings.upsert", c.upsert))
 	m.HandleFunc("GET /v1/viewings/{id}", c.authed("viewings.get", c.get))
-	m.HandleFunc("/_fake/faults", faultAdmin(&c.faults))
+	m.HandleFunc("/_fake/faults", fakeserver.FaultAdmin(&c.Faults))
 	m.HandleFunc("GET /_fake/viewings", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, c.Records())
+		fakeserver.WriteJSON(w, http.StatusOK, c.Records())
 	})
 	m.ServeHTTP(w, r)
 }
 
 // authed checks the bearer token, then serves op.
-func (c *CRM) authed(op string, h handler) http.HandlerFunc {
-	next := serve(&c.faults, &c.mu, op, writeCRMError, h, c.persist)
+func (c *CRM) authed(op string, h fakeserver.Handler) http.HandlerFunc {
+	next := fakeserver.Serve(&c.Faults, &c.mu, op, writeCRMError, h, c.persist)
 	return func(w http.ResponseWriter, r *http.Request) {
 		if c.token != "" && subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), []byte("Bearer "+c.token)) != 1 {
 			writeCRMError(w, http.StatusUnauthorized, "unauthorized", "missing or wrong bearer token")
@@ -176,30 +163,30 @@ func (c *CRM) authed(op string, h handler) http.HandlerFunc {
 }
 
 func writeCRMError(w http.ResponseWriter, status int, code, message string) {
-	writeJSON(w, status, map[string]string{"code": code, "message": message})
+	fakeserver.WriteJSON(w, status, map[string]string{"code": code, "message": message})
 }
 
 func (c *CRM) upsert(r *http.Request) (int, any, error) {
 	key := r.Header.Get("Idempotency-Key")
 	if key == "" {
-		return 0, nil, &apiError{http.StatusBadRequest, "idempotency_key_required", "Idempotency-Key header is required"}
+		return 0, nil, &fakeserver.APIError{Status: http.StatusBadRequest, Code: "idempotency_key_required", Message: "Idempotency-Key header is required"}
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, 1<<20))
 	if err != nil {
-		return 0, nil, &apiError{http.StatusBadRequest, "bad_body", err.Error()}
+		return 0, nil, &fakeserver.APIError{Status: http.StatusBadRequest, Code: "bad_body", Message: err.Error()}
 	}
 	if prev, ok := c.idem[key]; ok {
 		if !bytes.Equal(prev.Body, body) {
-			return 0, nil, &apiError{http.StatusUnprocessableEntity, "idempotency_key_reused", "Idempotency-Key was used with another body"}
+			return 0, nil, &fakeserver.APIError{Status: http.StatusUnprocessableEntity, Code: "idempotency_key_reused", Message: "Idempotency-Key was used with another body"}
 		}
 		return http.StatusOK, prev.Rec, nil
 	}
 	var v crm.Viewing
 	if err := json.Unmarshal(body, &v); err != nil {
-		return 0, nil, &apiError{http.StatusBadRequest, "bad_json", err.Error()}
+		return 0, nil, &fakeserver.APIError{Status: http.StatusBadRequest, Code: "bad_json", Message: err.Error()}
 	}
 	if v.BookingID != r.PathValue("id") {
-		return 0, nil, &apiError{http.StatusBadRequest, "id_mismatch", "booking_id differs from the path"}
+		return 0, nil, &fakeserver.APIError{Status: http.StatusBadRequest, Code: "id_mismatch", Message: "booking_id differs from the path"}
 	}
 	rec, ok := c.records[v.BookingID]
 	if !ok {
@@ -219,7 +206,7 @@ func (c *CRM) upsert(r *http.Request) (int, any, error) {
 func (c *CRM) get(r *http.Request) (int, any, error) {
 	rec, ok := c.records[r.PathValue("id")]
 	if !ok {
-		return 0, nil, &apiError{http.StatusNotFound, "not_found", "no viewing for this booking"}
+		return 0, nil, &fakeserver.APIError{Status: http.StatusNotFound, Code: "not_found", Message: "no viewing for this booking"}
 	}
 	return http.StatusOK, *rec, nil
 }

@@ -1,4 +1,4 @@
-package mirrorfake
+package graphtest
 
 import (
 	"crypto/rand"
@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/bookingsaga/bookingsaga/internal/fakeserver"
 )
 
 // Graph is an in-memory Microsoft Graph (v1.0) calendar server with the
@@ -33,8 +35,11 @@ import (
 // Serve it over HTTP/1.1; the adapter's endpoint is URL()+"/v1.0" and its
 // login authority URL().
 type Graph struct {
-	faults faults
-	app    GraphApp
+	// Faults are injected (Inject, InjectRandom, ClearFaults, Release,
+	// Calls) by operation: token, events.create, events.list, events.get,
+	// events.update, events.delete, calendarView and getSchedule.
+	fakeserver.Faults
+	app GraphApp
 
 	mu        sync.Mutex
 	seq       int64
@@ -44,7 +49,7 @@ type Graph struct {
 	deleted map[string]map[string]*GraphEvent
 	primary map[string]string    // address or alias (lower case) → primary address as given
 	tokens  map[string]time.Time // access token → expiry
-	journal journal
+	journal fakeserver.Journal
 	changed []graphChange
 }
 
@@ -97,26 +102,6 @@ func NewGraph(app GraphApp, mailboxes ...string) *Graph {
 	}
 	return g
 }
-
-// Inject queues a fault for one operation: token, events.create,
-// events.list, events.get, events.update, events.delete, calendarView or
-// getSchedule.
-func (g *Graph) Inject(f Fault) error { return g.faults.add(f) }
-
-// InjectRandom makes rate of all calls misbehave as one of kinds, picked
-// at random with seed, whenever no queued fault applies; rate 0 stops it.
-func (g *Graph) InjectRandom(rate float64, kinds []Fault, seed uint64) error {
-	return g.faults.setRandom(rate, kinds, seed)
-}
-
-// ClearFaults drops every queued fault.
-func (g *Graph) ClearFaults() { g.faults.clear() }
-
-// Release lets go of every request held by an injected wait.
-func (g *Graph) Release() { g.faults.release() }
-
-// Calls reports how many requests reached op, faulted or not.
-func (g *Graph) Calls(op string) int { return g.faults.count(op) }
 
 // Put stores an event directly, as a person typing it into Outlook would;
 // it returns the event's id.
@@ -254,21 +239,21 @@ type graphState struct {
 func (g *Graph) Save(path string) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return g.journal.save(path, graphState{Seq: g.seq, Mailboxes: g.mailboxes, Journal: g.journal.seq})
+	return g.journal.Save(path, graphState{Seq: g.seq, Mailboxes: g.mailboxes, Journal: g.journal.Seq})
 }
 
 // SaveEachWrite makes every write through the API logged beside path.
 func (g *Graph) SaveEachWrite(path string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.journal.file = path
+	g.journal.File = path
 }
 
 func (g *Graph) persist() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	for _, ch := range g.changed {
-		g.journal.written(ch)
+		g.journal.Written(ch)
 	}
 	g.changed = g.changed[:0]
 }
@@ -279,14 +264,14 @@ func (g *Graph) Load(path string) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	st := graphState{Mailboxes: map[string]map[string]*GraphEvent{}}
-	if err := loadJSON(path, &st); err != nil {
+	if err := fakeserver.LoadJSON(path, &st); err != nil {
 		return fmt.Errorf("load graph %s: %w", path, err)
 	}
 	for mb, evs := range st.Mailboxes {
 		g.mailboxes[mb] = evs
 	}
 	g.seq = max(g.seq, st.Seq)
-	err := g.journal.replay(path, st.Journal, func(raw json.RawMessage) error {
+	err := g.journal.Replay(path, st.Journal, func(raw json.RawMessage) error {
 		var ch graphChange
 		if err := json.Unmarshal(raw, &ch); err != nil {
 			return err

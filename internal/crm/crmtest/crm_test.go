@@ -1,22 +1,24 @@
-package mirrorfake_test
+package crmtest_test
 
 import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/bookingsaga/bookingsaga/internal/crm"
-	"github.com/bookingsaga/bookingsaga/internal/mirrorfake"
+	"github.com/bookingsaga/bookingsaga/internal/crm/crmtest"
+	"github.com/bookingsaga/bookingsaga/internal/fakeserver"
 	"github.com/bookingsaga/bookingsaga/internal/retry"
 )
 
-func setupCRM(t *testing.T, token string) (*mirrorfake.CRM, *crm.HTTP) {
+func setupCRM(t *testing.T, token string) (*crmtest.CRM, *crm.HTTP) {
 	t.Helper()
-	fake := mirrorfake.NewCRM("secret")
+	fake := crmtest.NewCRM("secret")
 	srv := httptest.NewServer(fake)
 	t.Cleanup(srv.Close)
 	noWait := func(context.Context, time.Duration) error { return nil }
@@ -34,7 +36,7 @@ func viewing() crm.Viewing {
 
 func TestCRMUpsertSurvivesReplyLostAfterSave(t *testing.T) {
 	t.Parallel()
-	for _, fault := range []mirrorfake.Fault{
+	for _, fault := range []fakeserver.Fault{
 		{Op: "viewings.upsert", Times: 1, DropAfterSave: true},
 		{Op: "viewings.upsert", Times: 1, TimeoutAfterSave: true},
 	} {
@@ -75,7 +77,7 @@ func TestCRMRefusalsAreClassified(t *testing.T) {
 	require.True(t, crm.Permanent(err), "401 is not retried: %v", err)
 
 	fake, c := setupCRM(t, "secret")
-	require.NoError(t, fake.Inject(mirrorfake.Fault{Op: "viewings.upsert", Times: 5, Status: http.StatusTooManyRequests, RetryAfter: 7 * time.Second}))
+	require.NoError(t, fake.Inject(fakeserver.Fault{Op: "viewings.upsert", Times: 5, Status: http.StatusTooManyRequests, RetryAfter: 7 * time.Second}))
 	_, err = c.Upsert(context.Background(), viewing())
 	require.False(t, crm.Permanent(err))
 	after, ok := retry.Transient(err)
@@ -89,17 +91,17 @@ func TestRandomFaultsHitTheirShareOfCalls(t *testing.T) {
 	t.Parallel()
 	fake, c := setupCRM(t, "secret")
 	ctx := context.Background()
-	require.Error(t, fake.InjectRandom(1.5, []mirrorfake.Fault{{Status: 503}}, 1), "a rate above 1")
+	require.Error(t, fake.InjectRandom(1.5, []fakeserver.Fault{{Status: 503}}, 1), "a rate above 1")
 	require.Error(t, fake.InjectRandom(0.5, nil, 1), "a rate without kinds")
 
-	require.NoError(t, fake.InjectRandom(1, []mirrorfake.Fault{{Status: http.StatusServiceUnavailable}}, 1))
+	require.NoError(t, fake.InjectRandom(1, []fakeserver.Fault{{Status: http.StatusServiceUnavailable}}, 1))
 	_, err := c.Upsert(ctx, viewing())
 	require.Error(t, err)
 	require.Equal(t, 3, fake.Calls("viewings.upsert"), "every attempt failed")
 	require.Zero(t, fake.Writes())
 
 	// A lost reply after the save still saves.
-	require.NoError(t, fake.InjectRandom(1, []mirrorfake.Fault{{DropAfterSave: true}}, 1))
+	require.NoError(t, fake.InjectRandom(1, []fakeserver.Fault{{DropAfterSave: true}}, 1))
 	_, err = c.Upsert(ctx, viewing())
 	require.Error(t, err)
 	require.Equal(t, 1, fake.Writes())
@@ -108,4 +110,23 @@ func TestRandomFaultsHitTheirShareOfCalls(t *testing.T) {
 	rec, err := c.Upsert(ctx, viewing())
 	require.NoError(t, err)
 	require.Equal(t, "b-1", rec.BookingID)
+}
+
+func TestTheCRMSurvivesACrashWithoutASave(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "crm.json")
+	fake, c := setupCRM(t, "secret")
+	fake.SaveEachWrite(path)
+	ctx := context.Background()
+	v := viewing()
+	_, err := c.Upsert(ctx, v)
+	require.NoError(t, err)
+	_, err = c.Upsert(ctx, v.RescheduledTo("b-2"))
+	require.NoError(t, err)
+	before := fake.Records()
+
+	again := crmtest.NewCRM("secret")
+	require.NoError(t, again.Load(path))
+	require.ElementsMatch(t, before, again.Records())
+	require.Equal(t, fake.Writes(), again.Writes())
 }

@@ -1,4 +1,4 @@
-package mirrorfake_test
+package gcaltest_test
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 	"google.golang.org/api/calendar/v3"
 	"google.golang.org/api/option"
 
-	"github.com/bookingsaga/bookingsaga/internal/mirrorfake"
+	"github.com/bookingsaga/bookingsaga/internal/gcal/gcaltest"
 )
 
 // A calendar that saves each write is whole again after its process dies
@@ -33,7 +33,7 @@ func TestTheCalendarSurvivesACrashWithoutASave(t *testing.T) {
 	before := first.Events(cal)
 
 	// Crashed: no Save. A new process loads what is on disk.
-	second := mirrorfake.NewCalendar()
+	second := gcaltest.NewCalendar()
 	require.NoError(t, second.Load(path))
 	require.Equal(t, before, second.Events(cal))
 	srv := httptest.NewServer(second)
@@ -62,28 +62,9 @@ func TestOldLogLinesDoNotUndoTheSnapshot(t *testing.T) {
 	require.NoError(t, fake.Save(path))
 	require.NoError(t, os.WriteFile(path+".log", stale, 0o600))
 
-	again := mirrorfake.NewCalendar()
+	again := gcaltest.NewCalendar()
 	require.NoError(t, again.Load(path))
 	require.Equal(t, "cancelled", again.Events(cal)[0].Status)
-}
-
-func TestTheCRMSurvivesACrashWithoutASave(t *testing.T) {
-	t.Parallel()
-	path := filepath.Join(t.TempDir(), "crm.json")
-	fake, c := setupCRM(t, "secret")
-	fake.SaveEachWrite(path)
-	ctx := context.Background()
-	v := viewing()
-	_, err := c.Upsert(ctx, v)
-	require.NoError(t, err)
-	_, err = c.Upsert(ctx, v.RescheduledTo("b-2"))
-	require.NoError(t, err)
-	before := fake.Records()
-
-	again := mirrorfake.NewCRM("secret")
-	require.NoError(t, again.Load(path))
-	require.ElementsMatch(t, before, again.Records())
-	require.Equal(t, fake.Writes(), again.Writes())
 }
 
 // A torn last line (a crash mid-write) is cut off on load, so what is
@@ -101,7 +82,7 @@ func TestATornLineIsCutOffOnLoad(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, f.Close())
 
-	second := mirrorfake.NewCalendar()
+	second := gcaltest.NewCalendar()
 	require.NoError(t, second.Load(path))
 	srv := httptest.NewServer(second)
 	t.Cleanup(srv.Close)
@@ -111,7 +92,7 @@ func TestATornLineIsCutOffOnLoad(t *testing.T) {
 	_, err = svc2.Events.Insert(cal, ev("bbbbb", "2026-12-08T11:00:00Z", "2026-12-08T12:00:00Z")).Do()
 	require.NoError(t, err)
 
-	third := mirrorfake.NewCalendar()
+	third := gcaltest.NewCalendar()
 	require.NoError(t, third.Load(path))
 	require.Len(t, third.Events(cal), 2, "the write after the torn line survives")
 }

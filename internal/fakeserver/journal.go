@@ -1,4 +1,4 @@
-package mirrorfake
+package fakeserver
 
 import (
 	"bytes"
@@ -7,17 +7,17 @@ import (
 	"os"
 )
 
-// journal keeps a fake's file current across a crash of its process, not
+// Journal keeps a fake's file current across a crash of its process, not
 // only a clean stop: each write through the API appends what it changed to
 // a log beside the file (file + ".log"), and Load replays the log over the
 // last snapshot. Appending the change rather than saving the whole state
 // keeps a write's cost flat as the fake fills up: saving everything on
 // every write was a third of the dev stack's CPU in the soak. Its owner's
 // lock guards it.
-type journal struct {
-	file    string
+type Journal struct {
+	File    string
 	log     *os.File
-	seq     int64 // the last change logged, or replayed by Load
+	Seq     int64 // the last change logged, or replayed by Load
 	saveErr error
 }
 
@@ -27,13 +27,13 @@ type logLine struct {
 	Change json.RawMessage `json:"change"`
 }
 
-// written appends change to the log if the journal has a file.
-func (j *journal) written(change any) {
-	if j.file == "" {
+// Written appends change to the log if the journal has a file.
+func (j *Journal) Written(change any) {
+	if j.File == "" {
 		return
 	}
 	if j.log == nil {
-		f, err := os.OpenFile(j.file+".log", os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+		f, err := os.OpenFile(j.File+".log", os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
 		if err != nil {
 			j.saveErr = err
 			return
@@ -42,8 +42,8 @@ func (j *journal) written(change any) {
 	}
 	data, err := json.Marshal(change)
 	if err == nil {
-		j.seq++
-		data, err = json.Marshal(logLine{Seq: j.seq, Change: data})
+		j.Seq++
+		data, err = json.Marshal(logLine{Seq: j.Seq, Change: data})
 	}
 	if err == nil {
 		_, err = j.log.Write(append(data, '\n'))
@@ -53,24 +53,24 @@ func (j *journal) written(change any) {
 	}
 }
 
-// save writes a snapshot of state to path and reports any failed write
+// Save writes a snapshot of state to path and reports any failed write
 // before it. A snapshot of the journal's own file makes its log redundant:
 // the log is emptied, and lines a crash leaves behind are older than the
 // snapshot's seq, which Load skips.
-func (j *journal) save(path string, state any) error {
-	err := errors.Join(j.saveErr, saveJSON(path, state))
+func (j *Journal) Save(path string, state any) error {
+	err := errors.Join(j.saveErr, SaveJSON(path, state))
 	j.saveErr = nil
-	if err == nil && path == j.file && j.log != nil {
+	if err == nil && path == j.File && j.log != nil {
 		err = j.log.Truncate(0)
 	}
 	return err
 }
 
-// replay applies the changes logged beside path after seq, in order. A
+// Replay applies the changes logged beside path after seq, in order. A
 // torn last line (a crash mid-write) ends it, and is cut off, so that the
 // next change appended is read by the next load rather than glued to it.
-func (j *journal) replay(path string, seq int64, apply func(json.RawMessage) error) error {
-	j.seq = seq
+func (j *Journal) Replay(path string, seq int64, apply func(json.RawMessage) error) error {
+	j.Seq = seq
 	data, err := os.ReadFile(path + ".log")
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
@@ -85,11 +85,11 @@ func (j *journal) replay(path string, seq int64, apply func(json.RawMessage) err
 		if end < 0 || json.Unmarshal(data[good:good+end], &line) != nil {
 			break
 		}
-		if line.Seq > j.seq {
+		if line.Seq > j.Seq {
 			if err := apply(line.Change); err != nil {
 				return err
 			}
-			j.seq = line.Seq
+			j.Seq = line.Seq
 		}
 		good += end + 1
 	}
@@ -99,9 +99,9 @@ func (j *journal) replay(path string, seq int64, apply func(json.RawMessage) err
 	return nil
 }
 
-// saveJSON writes v to path atomically (write, then rename), so a crash
+// SaveJSON writes v to path atomically (write, then rename), so a crash
 // mid-save leaves the previous state.
-func saveJSON(path string, v any) error {
+func SaveJSON(path string, v any) error {
 	data, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -113,8 +113,8 @@ func saveJSON(path string, v any) error {
 	return os.Rename(tmp, path)
 }
 
-// loadJSON reads path into v; a missing file is an empty state.
-func loadJSON(path string, v any) error {
+// LoadJSON reads path into v; a missing file is an empty state.
+func LoadJSON(path string, v any) error {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil

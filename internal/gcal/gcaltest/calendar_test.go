@@ -1,4 +1,4 @@
-package mirrorfake_test
+package gcaltest_test
 
 import (
 	"bytes"
@@ -12,15 +12,15 @@ import (
 	"google.golang.org/api/googleapi"
 	"google.golang.org/api/option"
 
-	"github.com/bookingsaga/bookingsaga/internal/mirrorfake"
+	"github.com/bookingsaga/bookingsaga/internal/gcal/gcaltest"
 )
 
 const cal = "room@example.test"
 
 // setupCalendar serves a fake calendar and returns the real client for it.
-func setupCalendar(t *testing.T) (*mirrorfake.Calendar, *calendar.Service, string) {
+func setupCalendar(t *testing.T) (*gcaltest.Calendar, *calendar.Service, string) {
 	t.Helper()
-	fake := mirrorfake.NewCalendar()
+	fake := gcaltest.NewCalendar()
 	srv := httptest.NewServer(fake)
 	t.Cleanup(srv.Close)
 	svc, err := calendar.NewService(context.Background(), option.WithEndpoint(srv.URL+"/calendar/v3/"), option.WithoutAuthentication())

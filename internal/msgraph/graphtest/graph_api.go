@@ -1,4 +1,4 @@
-package mirrorfake
+package graphtest
 
 import (
 	"fmt"
@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/bookingsaga/bookingsaga/internal/fakeserver"
 )
 
 // ServeHTTP routes Graph's calendar paths, the token endpoint and the
@@ -15,7 +17,7 @@ func (g *Graph) ServeHTTP(w http.ResponseWriter, r *http.Request) { g.mux().Serv
 func (g *Graph) mux() *http.ServeMux {
 	const user = "/v1.0/users/{mailbox}"
 	m := http.NewServeMux()
-	m.HandleFunc("POST /{tenant}/oauth2/v2.0/token", serve(&g.faults, &g.mu, "token", writeOAuthError, g.token, func() {}))
+	m.HandleFunc("POST /{tenant}/oauth2/v2.0/token", fakeserver.Serve(&g.Faults, &g.mu, "token", writeOAuthError, g.token, func() {}))
 	m.HandleFunc("POST "+user+"/calendar/events", g.op("events.create", g.create))
 	m.HandleFunc("GET "+user+"/events", g.op("events.list", g.list))
 	m.HandleFunc("GET "+user+"/events/{id}", g.op("events.get", g.get))
@@ -23,20 +25,20 @@ func (g *Graph) mux() *http.ServeMux {
 	m.HandleFunc("DELETE "+user+"/events/{id}", g.op("events.delete", g.delete))
 	m.HandleFunc("GET "+user+"/calendar/calendarView", g.op("calendarView", g.calendarView))
 	m.HandleFunc("POST "+user+"/calendar/getSchedule", g.op("getSchedule", g.getSchedule))
-	m.HandleFunc("/_fake/faults", faultAdmin(&g.faults))
+	m.HandleFunc("/_fake/faults", fakeserver.FaultAdmin(&g.Faults))
 	m.HandleFunc("DELETE /_fake/tokens", func(w http.ResponseWriter, _ *http.Request) {
 		g.RevokeTokens() // a dev stack's operator can watch the worker sign in again
 		w.WriteHeader(http.StatusNoContent)
 	})
 	m.HandleFunc("GET /_fake/events/{mailbox}", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, g.Events(r.PathValue("mailbox")))
+		fakeserver.WriteJSON(w, http.StatusOK, g.Events(r.PathValue("mailbox")))
 	})
 	return m
 }
 
 // op serves a Graph call: the token checked, then the mailbox, then h.
-func (g *Graph) op(name string, h handler) http.HandlerFunc {
-	return serve(&g.faults, &g.mu, name, writeGraphError, func(r *http.Request) (int, any, error) {
+func (g *Graph) op(name string, h fakeserver.Handler) http.HandlerFunc {
+	return fakeserver.Serve(&g.Faults, &g.mu, name, writeGraphError, func(r *http.Request) (int, any, error) {
 		if err := g.authorized(r); err != nil {
 			return 0, nil, err
 		}
@@ -48,12 +50,12 @@ func (g *Graph) op(name string, h handler) http.HandlerFunc {
 }
 
 func graphErr(status int, code, format string, args ...any) error {
-	return &apiError{status: status, code: code, message: fmt.Sprintf(format, args...)}
+	return &fakeserver.APIError{Status: status, Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
 // writeGraphError writes Graph's error envelope.
 func writeGraphError(w http.ResponseWriter, status int, code, message string) {
-	writeJSON(w, status, map[string]any{"error": map[string]any{"code": code, "message": message,
+	fakeserver.WriteJSON(w, status, map[string]any{"error": map[string]any{"code": code, "message": message,
 		"innerError": map[string]string{"date": time.Now().UTC().Format(time.RFC3339), "request-id": newGraphID()[:36]}}})
 }
 
