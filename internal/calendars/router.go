@@ -14,7 +14,9 @@ type Provider interface {
 	Upsert(ctx context.Context, b Booking) (Synced, error)
 	// Delete removes a booking's event; an event already gone is done.
 	Delete(ctx context.Context, calendarID, requestKey, bookingID string) error
-	// Lookup returns a booking's event, nil when there is none.
+	// Lookup returns a booking's event, nil when there is none; a
+	// provider that keeps deleted events (Google) may return one with
+	// Status "cancelled".
 	Lookup(ctx context.Context, calendarID, requestKey string) (*Event, error)
 	// Events lists the live events overlapping [from, to), ours and others'.
 	Events(ctx context.Context, calendarID string, from, to time.Time) ([]Event, error)

@@ -75,38 +75,6 @@ func TestEventIDIsValidAndStable(t *testing.T) {
 	require.Regexp(t, `^[a-v0-9]{5,1000}$`, id)
 }
 
-func TestUpsertSurvivesReplyLostAfterSave(t *testing.T) {
-	t.Parallel()
-	for _, fault := range []fakeserver.Fault{
-		{Op: "events.insert", Times: 1, DropAfterSave: true},
-		{Op: "events.insert", Times: 1, TimeoutAfterSave: true},
-	} {
-		f := setup(t)
-		require.NoError(t, f.fake.Inject(fault))
-		b := booking("lost-reply")
-		got, err := f.mirror.Upsert(f.ctx, b)
-		require.NoError(t, err)
-		require.Equal(t, gcal.EventID(b.RequestKey), got.EventID)
-		evs := f.live(t)
-		require.Len(t, evs, 1, "one event, not a duplicate")
-		require.Equal(t, got.EventID, evs[0].Id)
-		require.Equal(t, got.ETag, evs[0].Etag, "the retry's 409 was recognised as ours, not rewritten")
-		require.Equal(t, 2, f.fake.Calls("events.insert"))
-	}
-}
-
-func TestUpsertTwiceWritesOnce(t *testing.T) {
-	t.Parallel()
-	f := setup(t)
-	b := booking("twice")
-	first, err := f.mirror.Upsert(f.ctx, b)
-	require.NoError(t, err)
-	second, err := f.mirror.Upsert(f.ctx, b)
-	require.NoError(t, err)
-	require.Equal(t, first, second)
-	require.Zero(t, f.fake.Calls("events.update"))
-}
-
 func TestForeignEventIsReportedNotOverwritten(t *testing.T) {
 	t.Parallel()
 	f := setup(t)

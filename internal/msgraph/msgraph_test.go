@@ -79,30 +79,6 @@ func viewing(key string) calendars.Booking {
 		PropertyRef: "paris-11", Reference: "BS-1234", StartsAt: start, EndsAt: start.Add(30 * time.Minute), TimeZone: "Europe/Paris"}
 }
 
-func TestADroppedReplyAfterTheSaveGivesOneEvent(t *testing.T) {
-	t.Parallel()
-	for _, fault := range []fakeserver.Fault{
-		{Op: "events.create", Times: 1, DropAfterSave: true},
-		{Op: "events.create", Times: 1, TimeoutAfterSave: true},
-	} {
-		f := setup(t)
-		require.NoError(t, f.fake.Inject(fault))
-		b := viewing("lost-reply")
-		got, err := f.mirror.Upsert(f.ctx, b)
-		require.NoError(t, err)
-		evs := f.fake.Events(mailbox)
-		require.Len(t, evs, 1, "the resent POST carried the same transactionId: one event")
-		require.Equal(t, evs[0].ID, got.EventID)
-		require.Equal(t, 2, f.fake.Calls("events.create"))
-
-		again, err := f.mirror.Upsert(f.ctx, b)
-		require.NoError(t, err)
-		require.Equal(t, got, again, "a later retry of the step finds it by its marker")
-		require.Len(t, f.fake.Events(mailbox), 1)
-		require.Equal(t, 2, f.fake.Calls("events.create"))
-	}
-}
-
 func TestTheEventCarriesReferencesOnly(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
@@ -217,19 +193,6 @@ func TestThrottlingWaitsForRetryAfter(t *testing.T) {
 	after, ok := retry.Transient(err)
 	require.True(t, ok)
 	require.Equal(t, 9*time.Second, after, "the activity retry can wait what Graph asked")
-}
-
-func TestDeletesAreIdempotent(t *testing.T) {
-	t.Parallel()
-	f := setup(t)
-	b := viewing("gone")
-	require.NoError(t, f.mirror.Delete(f.ctx, mailbox, b.RequestKey, b.BookingID), "nothing to delete is done")
-	_, err := f.mirror.Upsert(f.ctx, b)
-	require.NoError(t, err)
-	require.NoError(t, f.fake.Inject(fakeserver.Fault{Op: "events.delete", Times: 1, DropAfterSave: true}))
-	require.NoError(t, f.mirror.Delete(f.ctx, mailbox, b.RequestKey, b.BookingID), "a lost reply, then a 404, is done")
-	require.Empty(t, f.fake.Events(mailbox))
-	require.NoError(t, f.mirror.Delete(f.ctx, mailbox, b.RequestKey, b.BookingID))
 }
 
 func TestAHandDeletedEventIsWrittenAgain(t *testing.T) {
