@@ -182,6 +182,9 @@ func TestTheGeneratedClientCallsEveryRoute(t *testing.T) {
 			}
 			seen = true
 			require.Contains(t, statuses, parts[2], "%s answered %s, which the document does not describe", c, parts[2])
+			// Every call above is a good one: a refusal would be a bug the
+			// document happens to describe.
+			require.Equal(t, byte('2'), parts[2][0], "%s answered %s to a good call", c, parts[2])
 		}
 		require.True(t, seen, "the generated client called %s", op)
 	}

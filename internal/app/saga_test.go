@@ -88,7 +88,6 @@ func (a *faultsActivity) ExecuteActivity(ctx context.Context, in *interceptor.Ex
 	case (name == "Lookup" || name == "Decision") && a.root.stalled.Load():
 		return nil, errors.New("injected: the store does not answer this worker")
 	case name == "Commit" && a.root.delayCommit.Load() > 0:
-		fmt.Println("DEBUG delaying commit", time.Now())
 		out, err := a.Next.ExecuteActivity(ctx, in)
 		time.Sleep(time.Duration(a.root.delayCommit.Swap(0)))
 		return out, err

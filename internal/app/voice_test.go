@@ -221,13 +221,22 @@ func TestARescheduleWithOnlyTheNewTime(t *testing.T) {
 	var booked, moved receipt.Receipt
 	require.Equal(t, http.StatusOK, f.call("POST", url+"/v1/bookings", bookingBody(key, slot(t, 10)), &booked))
 	require.Equal(t, receipt.StatusConfirmed, booked.Status)
+	// The receipt says what was booked, from the store's commit.
+	require.Equal(t, "paris-11", booked.PropertyRef)
+	require.Equal(t, "agent-00", booked.AgentRef)
+	require.True(t, booked.StartsAt.Equal(slot(t, 10)))
+	require.True(t, booked.EndsAt.Equal(slot(t, 10).Add(30*time.Minute)), "ends_at: %v", booked.EndsAt)
+	require.Equal(t, policyVersion, booked.PolicyVersion)
+	require.NotNil(t, booked.CommittedAt)
+	require.WithinDuration(t, time.Now(), *booked.CommittedAt, time.Minute, "committed_at is the store's commit time")
 	local := slot(t, 15).In(mustZone(t, "Europe/Paris")).Format("2006-01-02T15:04")
 	body := map[string]string{"new_request_key": uuid.NewString(), "local_start": local}
 	require.Equal(t, http.StatusOK, f.call("POST", url+"/v1/bookings/"+key+"/reschedule", body, &moved))
 	require.Equal(t, receipt.StatusConfirmed, moved.Status, moved.Reason)
 	require.Equal(t, local, moved.LocalStart)
-	require.Equal(t, booked.PropertyRef, moved.PropertyRef)
-	require.Equal(t, booked.AgentRef, moved.AgentRef)
+	require.Equal(t, "paris-11", moved.PropertyRef, "the property is the old booking's")
+	require.Equal(t, "agent-00", moved.AgentRef, "and so is the agent")
+	require.True(t, moved.StartsAt.Equal(slot(t, 15)))
 	require.Equal(t, booked.EndsAt.Sub(*booked.StartsAt), moved.EndsAt.Sub(*moved.StartsAt))
 }
 
