@@ -1,9 +1,14 @@
 package workflows
 
 import (
+	"encoding/base64"
+	"encoding/json"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -24,13 +29,52 @@ func TestReplayKeptHistories(t *testing.T) {
 	first, err := filepath.Glob(filepath.Join("testdata", "v0.1.0", "*.json"))
 	require.NoError(t, err)
 	require.GreaterOrEqual(t, len(first), 6, "the first release's histories are missing")
+	require.ElementsMatch(t, []string{"Booking", "Catalog", "Conversation", "Reconcile", "Webhooks"}, keptTypes(t, files),
+		"every workflow type has a kept history")
 	logger := log.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	for _, file := range files {
 		t.Run(filepath.Base(filepath.Dir(file))+"/"+filepath.Base(file), func(t *testing.T) {
 			t.Parallel()
 			r := worker.NewWorkflowReplayer()
 			r.RegisterWorkflow(Booking)
+			r.RegisterWorkflow(Catalog)
+			r.RegisterWorkflow(Conversation)
+			r.RegisterWorkflow(Reconcile)
+			r.RegisterWorkflow(Webhooks)
 			require.NoError(t, r.ReplayWorkflowHistoryFromJSONFile(logger, file))
 		})
 	}
+}
+
+// keptTypes is the workflow types the kept histories start, each once.
+func keptTypes(t *testing.T, files []string) []string {
+	t.Helper()
+	seen := map[string]bool{}
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		require.NoError(t, err)
+		var h struct {
+			Events []struct {
+				Started *struct {
+					WorkflowType struct{ Name string } `json:"workflowType"`
+				} `json:"workflowExecutionStartedEventAttributes"`
+			} `json:"events"`
+		}
+		require.NoError(t, json.Unmarshal(data, &h), file)
+		require.NotNil(t, h.Events[0].Started, file)
+		seen[h.Events[0].Started.WorkflowType.Name] = true
+	}
+	return slices.Sorted(maps.Keys(seen))
+}
+
+// The kept Reconcile run went through its booking-retention guard, so a
+// change there is held to it too.
+func TestAKeptReconcileRunPassedItsVersionGuard(t *testing.T) {
+	t.Parallel()
+	data, err := os.ReadFile(filepath.Join("testdata", "v0.2.0", "reconcile_holds_contacts_retention.json"))
+	require.NoError(t, err)
+	// The marker's change id is a JSON payload, base64 in the history.
+	id := base64.StdEncoding.EncodeToString([]byte(`"` + changeRetention + `"`))
+	require.True(t, strings.Contains(string(data), `"markerName": "Version"`) && strings.Contains(string(data), id),
+		"no %s version marker in the kept run", changeRetention)
 }

@@ -19,11 +19,17 @@ import (
 //	RECORD_HISTORIES=v0.2.0 go test ./internal/app -run 'Test.*'
 func (f *fixture) record(key, name string) {
 	f.t.Helper()
+	f.recordRun(key, "", name)
+}
+
+// recordRun is record for one run of key; "" is its latest.
+func (f *fixture) recordRun(key, runID, name string) {
+	f.t.Helper()
 	build := os.Getenv("RECORD_HISTORIES")
 	if build == "" {
 		return
 	}
-	it := f.client.GetWorkflowHistory(f.ctx, key, "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	it := f.client.GetWorkflowHistory(f.ctx, key, runID, false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	h := &history.History{}
 	for it.HasNext() {
 		ev, err := it.Next()

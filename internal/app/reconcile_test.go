@@ -35,12 +35,21 @@ const (
 // reconcile runs one Reconcile workflow on the fixture's worker.
 func (f *fixture) reconcile() workflows.ReconcileReport {
 	f.t.Helper()
-	run, err := f.client.ExecuteWorkflow(f.ctx, client.StartWorkflowOptions{ID: "reconcile-" + uuid.NewString(), TaskQueue: f.queue},
+	_, _, rep := f.reconcileRun()
+	return rep
+}
+
+// reconcileRun is reconcile, with the workflow id and its first run's id
+// (a run continues as new page by page).
+func (f *fixture) reconcileRun() (id, firstRun string, rep workflows.ReconcileReport) {
+	f.t.Helper()
+	id = "reconcile-" + uuid.NewString()
+	run, err := f.client.ExecuteWorkflow(f.ctx, client.StartWorkflowOptions{ID: id, TaskQueue: f.queue},
 		workflows.Reconcile, workflows.ReconcileInput{Window: 7 * 24 * time.Hour, BatchSize: 2, StuckAfter: time.Millisecond})
 	require.NoError(f.t, err)
-	var rep workflows.ReconcileReport
+	firstRun = run.GetRunID() // Get follows the run's continuations
 	require.NoError(f.t, run.Get(f.ctx, &rep))
-	return rep
+	return id, firstRun, rep
 }
 
 // booked commits through the saga and waits until it is mirrored.
@@ -198,7 +207,8 @@ func TestReconcileExpiresHoldsAndPurgesContacts(t *testing.T) {
 WHERE request_key = 'old-1'`)
 	require.NoError(t, err)
 
-	rep := f.reconcile()
+	id, first, rep := f.reconcileRun()
+	f.recordRun(id, first, "reconcile_holds_contacts_retention") // through the booking-retention guard
 	require.Equal(t, 1, rep.HoldsExpired)
 	require.Equal(t, 1, rep.ContactsPurged)
 	require.Equal(t, 1, rep.Retired, "the booking past its retention is anonymised")
@@ -378,4 +388,19 @@ func TestReconcileGoesOnPastARefusedItem(t *testing.T) {
 	rep = f.reconcile()
 	require.Equal(t, 1, rep.Calendar.Missing, "the next run repairs it")
 	f.quiet()
+}
+
+// The Catalog workflow stays registered for one release, for the v0.1.0
+// APIs that still start it: it answers them, and its history is kept.
+func TestACatalogCallOfTheFirstReleaseIsStillAnswered(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	id := booking.CatalogIDPrefix + uuid.NewString()
+	run, err := f.client.ExecuteWorkflow(f.ctx, client.StartWorkflowOptions{ID: id, TaskQueue: f.queue},
+		booking.CatalogWorkflowName, workflows.CatalogRequest{Flags: true})
+	require.NoError(t, err)
+	var res workflows.CatalogResult
+	require.NoError(t, run.Get(f.ctx, &res))
+	require.Empty(t, res.Flags, "a fresh store has no drift")
+	f.record(id, "catalog_flags")
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/receipt"
+	"github.com/bookingsaga/bookingsaga/workflows"
 )
 
 // vapiToolCalls is a tool-calls server message shaped as Vapi's OpenAPI
@@ -120,6 +121,7 @@ func TestRetellArgsOnly(t *testing.T) {
 		require.True(t, strings.HasPrefix(out.Result, "[confirmed] Confirmed"), out.Result)
 	}
 	require.Equal(t, 1, f.bookings())
+	f.record(workflows.ConversationWorkflowID(callID), "conversation_book_reissued")
 	var e api.Error
 	require.Equal(t, http.StatusBadRequest, f.call("POST", url, body, &e, "X-Retell-Signature", retellSign(body, "retell-key")))
 	require.Equal(t, "missing_field", e.Code, "no X-Call-Id: %s", e.Message)

@@ -19,6 +19,7 @@ import (
 	"go.temporal.io/sdk/interceptor"
 
 	"github.com/bookingsaga/bookingsaga/api"
+	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/store"
 	"github.com/bookingsaga/bookingsaga/receipt"
 	"github.com/bookingsaga/bookingsaga/sagaclient"
@@ -81,7 +82,7 @@ func (rc *receiver) count(typ string) int {
 // register makes an endpoint for rc through the API and keeps its secret.
 // Its id is the test's own: every test's dispatchers share one Temporal
 // namespace, where an endpoint's id names its dispatcher.
-func (f *fixture) register(url string, rc *receiver) {
+func (f *fixture) register(url string, rc *receiver) string {
 	f.t.Helper()
 	srv := httptest.NewServer(rc)
 	f.t.Cleanup(srv.Close)
@@ -91,6 +92,7 @@ func (f *fixture) register(url string, rc *receiver) {
 	secret, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(ans.Secret, "whsec_"))
 	require.NoError(f.t, err)
 	rc.secret = secret
+	return id
 }
 
 // A receiver that is down gets everything once it is back: each event
@@ -101,7 +103,7 @@ func TestAWebhookReceiverThatWasDownGetsEveryEventOnce(t *testing.T) {
 	f := setup(t)
 	url := f.serveAPI(api.Config{})
 	rc := &receiver{t: t, got: map[string]int{}, types: map[string]string{}}
-	f.register(url, rc)
+	id := f.register(url, rc)
 	rc.down.Store(true)
 
 	keys := []string{uuid.NewString(), uuid.NewString(), uuid.NewString()}
@@ -123,6 +125,7 @@ func TestAWebhookReceiverThatWasDownGetsEveryEventOnce(t *testing.T) {
 		eps, err := st.Endpoints(f.ctx)
 		return err == nil && len(eps) == 1 && eps[0].Undelivered == 0 && eps[0].FailingSince == nil
 	}, "every delivery taken once the receiver is back")
+	f.record(booking.WebhooksIDPrefix+id, "webhooks_receiver_back")
 	var ids []string
 	rows, err := f.pool.Query(f.ctx, "SELECT delivery_id::text FROM webhook_delivery ORDER BY delivery_id")
 	require.NoError(t, err)
