@@ -8,12 +8,12 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestTheREADMEQuotesTheSpokenLines: the README's receipts table quotes
+// TestTheReceiptsPageQuotesTheSpokenLines: the receipts page (docs/receipts.md) quotes
 // the real line of each status, in English and in Chinese, for the
 // receipts of every() with the names of names.
-func TestTheREADMEQuotesTheSpokenLines(t *testing.T) {
+func TestTheReceiptsPageQuotesTheSpokenLines(t *testing.T) {
 	t.Parallel()
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile("../../docs/receipts.md")
 	require.NoError(t, err)
 	for _, lang := range []Lang{English, Chinese} {
 		s := Speaker{Lang: lang, Names: names}
