@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
 
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/receipt"
@@ -78,6 +79,13 @@ func (c *Client) seal(ctx context.Context, key string, req *booking.CommitReques
 // wait and a margin. A conflict, or a refusal of the time itself, carries
 // fresh alternatives when they can be had within what is left of that.
 func (c *Client) Commit(ctx context.Context, key string, req booking.CommitRequest) (receipt.Receipt, error) {
+	return c.send(ctx, key, req, Commit, true)
+}
+
+// send validates key, seals req's contact and sends req to key's saga
+// with start, all within the commit wait and a margin; with alts, an
+// answer another time could change carries alternatives.
+func (c *Client) send(ctx context.Context, key string, req booking.CommitRequest, start starter, alts bool) (receipt.Receipt, error) {
 	if err := booking.ValidateKey(key); err != nil {
 		return receipt.Receipt{}, err
 	}
@@ -86,12 +94,16 @@ func (c *Client) Commit(ctx context.Context, key string, req booking.CommitReque
 	if err := c.seal(ctx, key, &req); err != nil {
 		return receipt.Receipt{}, err
 	}
-	r, err := Commit(ctx, c.tc, c.opts.TaskQueue, workflows.BookingInput{RequestKey: key, Settings: c.opts.Settings}, req)
-	if err == nil && otherTime(r) {
+	r, err := start(ctx, c.tc, c.opts.TaskQueue, workflows.BookingInput{RequestKey: key, Settings: c.opts.Settings}, req)
+	if err == nil && alts && otherTime(r) {
 		r.Alternatives = c.alternatives(ctx, req.Intent)
 	}
 	return unknown(key, r, err)
 }
+
+// starter sends a request to a key's saga, starting it if need be: Commit
+// or Select.
+type starter func(context.Context, client.Client, string, workflows.BookingInput, booking.CommitRequest) (receipt.Receipt, error)
 
 // otherTime reports an answer that another time could change: a conflict,
 // or a refusal for the time itself (closed then, off, the day full, too
@@ -115,17 +127,8 @@ func otherTime(r receipt.Receipt) bool {
 // same key and intent confirms it. The receipt says "held", never
 // "confirmed".
 func (c *Client) Hold(ctx context.Context, key string, req booking.CommitRequest) (receipt.Receipt, error) {
-	if err := booking.ValidateKey(key); err != nil {
-		return receipt.Receipt{}, err
-	}
-	ctx, cancel := c.bounded(ctx)
-	defer cancel()
-	if err := c.seal(ctx, key, &req); err != nil {
-		return receipt.Receipt{}, err
-	}
 	req.Hold = true
-	r, err := Select(ctx, c.tc, c.opts.TaskQueue, workflows.BookingInput{RequestKey: key, Settings: c.opts.Settings}, req)
-	return unknown(key, r, err)
+	return c.send(ctx, key, req, Select, false)
 }
 
 // alternatives looks for free slots of the same length around the asked

@@ -1,13 +1,11 @@
 package workflows
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
 	"log/slog"
 	"os"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,6 +19,7 @@ import (
 
 	"github.com/bookingsaga/bookingsaga/activities"
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/syncbuf"
 	"github.com/bookingsaga/bookingsaga/receipt"
 )
 
@@ -33,30 +32,13 @@ type fixture struct {
 	env *testsuite.TestWorkflowEnvironment
 	a   *activities.Activities
 	// logs holds what the saga logged at warn and above.
-	logs *lockedBuffer
-}
-
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
+	logs *syncbuf.Buffer
 }
 
 func setup(t *testing.T) *fixture {
 	t.Helper()
 	var suite testsuite.WorkflowTestSuite
-	logs := &lockedBuffer{}
+	logs := &syncbuf.Buffer{}
 	suite.SetLogger(log.NewStructuredLogger(slog.New(slog.NewTextHandler(io.MultiWriter(os.Stderr, logs), &slog.HandlerOptions{Level: slog.LevelWarn}))))
 	env := suite.NewTestWorkflowEnvironment()
 	// Wall time, not workflow time: the default 3 s is too little for a

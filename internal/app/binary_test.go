@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/bookingsaga/bookingsaga/internal/syncbuf"
 )
 
 // buildAt builds pkg from the kept source of a release and returns the
@@ -37,13 +39,13 @@ func buildAt(t *testing.T, release, pkg string) string {
 type process struct {
 	t      *testing.T
 	cmd    *exec.Cmd
-	stderr *lockedBuffer
+	stderr *syncbuf.Buffer
 	done   chan struct{}
 }
 
 func startBinary(t *testing.T, bin string, args ...string) *process {
 	t.Helper()
-	p := &process{t: t, cmd: exec.Command(bin, args...), stderr: &lockedBuffer{}, done: make(chan struct{})}
+	p := &process{t: t, cmd: exec.Command(bin, args...), stderr: &syncbuf.Buffer{}, done: make(chan struct{})}
 	p.cmd.Stdout, p.cmd.Stderr = p.stderr, p.stderr
 	require.NoError(t, p.cmd.Start())
 	go func() {

@@ -36,6 +36,7 @@ import (
 	"github.com/bookingsaga/bookingsaga/internal/localtime"
 	"github.com/bookingsaga/bookingsaga/internal/msgraph/graphtest"
 	"github.com/bookingsaga/bookingsaga/internal/pgserver"
+	"github.com/bookingsaga/bookingsaga/internal/syncbuf"
 	"github.com/bookingsaga/bookingsaga/receipt"
 )
 
@@ -50,27 +51,9 @@ type devStack struct {
 	// dbURL is the stack's PostgreSQL, as its banner printed it.
 	dbURL   string
 	dataDir string
-	stderr  *lockedBuffer
+	stderr  *syncbuf.Buffer
 	// keys are the API keys the stack printed at its last start, by name.
 	keys map[string]string
-}
-
-// lockedBuffer is written by the subprocess pipe and read by the test.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // freeAddr is a free port for a dev stack to listen on, below the
@@ -133,7 +116,7 @@ func (d *devStack) start() {
 	d.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stdout, err := d.cmd.StdoutPipe()
 	require.NoError(d.t, err)
-	d.stderr = &lockedBuffer{}
+	d.stderr = &syncbuf.Buffer{}
 	d.cmd.Stderr = d.stderr
 	require.NoError(d.t, d.cmd.Start())
 	d.t.Cleanup(func() { _ = syscall.Kill(-d.cmd.Process.Pid, syscall.SIGKILL) })

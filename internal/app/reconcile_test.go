@@ -61,6 +61,15 @@ func (f *fixture) booked(hour int) string {
 	return key
 }
 
+// deleteByHand deletes key's event from cal as a person would: Google
+// keeps it as a cancelled tombstone.
+func (f *fixture) deleteByHand(cal, key string) {
+	f.t.Helper()
+	ev := f.event(cal, key)
+	ev.Status = "cancelled"
+	f.calendar.Put(cal, &ev)
+}
+
 func (f *fixture) event(cal, key string) calendar.Event {
 	f.t.Helper()
 	for _, ev := range f.calendar.Events(cal) {
@@ -82,9 +91,7 @@ func TestReconcileRecreatesAnEventDeletedByHand(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	key := f.booked(10)
-	ev := f.event(agentCal, key)
-	ev.Status = "cancelled"
-	f.calendar.Put(agentCal, &ev)
+	f.deleteByHand(agentCal, key)
 
 	rep := f.reconcile()
 	require.Equal(t, 1, rep.Calendar.Missing, rep.Calendar.Details)
@@ -334,9 +341,7 @@ func TestMetricsCountCommitsAndDrift(t *testing.T) {
 	f.acts.Metrics = m.Scope()
 	key := f.booked(9)
 	require.Equal(t, receipt.StatusConflict, f.commit(uuid.NewString(), commitRequest(slot(t, 9))).Status)
-	ev := f.event(agentCal, key)
-	ev.Status = "cancelled"
-	f.calendar.Put(agentCal, &ev)
+	f.deleteByHand(agentCal, key)
 	f.reconcile()
 
 	srv := httptest.NewServer(m.Handler())
@@ -371,9 +376,7 @@ func TestReconcileGoesOnPastARefusedItem(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	key := f.booked(10)
-	ev := f.event(agentCal, key)
-	ev.Status = "cancelled"
-	f.calendar.Put(agentCal, &ev)
+	f.deleteByHand(agentCal, key)
 	_, err := f.acts.Store.Commit(f.ctx, store.CommitRequest{CommitRequest: booking.CommitRequest{RequestKey: "contact-2", Intent: commitRequest(slot(t, 12)).Intent,
 		ExpectedPolicyVersion: policyVersion, Contact: &booking.Contact{Name: "Ada"}}})
 	require.NoError(t, err)

@@ -188,9 +188,9 @@ type Handler func(r *http.Request) (status int, body any, err error)
 
 // Serve runs h for op with op's fault applied around it: latency and
 // failures before, lost replies after the write. After a write that
-// succeeded it calls persist, so a fake that keeps a file keeps it
+// succeeded it flushes j (nil: none), so a fake that keeps a file keeps it
 // current even if its process is killed.
-func Serve(fs *Faults, mu *sync.Mutex, op string, fail ErrorWriter, h Handler, persist func()) http.HandlerFunc {
+func Serve(fs *Faults, mu *sync.Mutex, j *Journal, op string, fail ErrorWriter, h Handler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		f := fs.take(op)
 		stop := fs.done()
@@ -201,8 +201,10 @@ func Serve(fs *Faults, mu *sync.Mutex, op string, fail ErrorWriter, h Handler, p
 		mu.Lock()
 		status, body, err := h(r)
 		mu.Unlock()
-		if err == nil && r.Method != http.MethodGet {
-			persist()
+		if err == nil && r.Method != http.MethodGet && j != nil {
+			mu.Lock()
+			j.Flush()
+			mu.Unlock()
 		}
 		if ae, ok := err.(*APIError); ok {
 			fail(w, ae.Status, ae.Code, ae.Message)

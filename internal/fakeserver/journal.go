@@ -15,6 +15,8 @@ import (
 // every write was a third of the dev stack's CPU in the soak. Its owner's
 // lock guards it.
 type Journal struct {
+	// staged are the changes since the journal last logged them.
+	staged  []any
 	File    string
 	log     *os.File
 	Seq     int64 // the last change logged, or replayed by Load
@@ -27,8 +29,26 @@ type logLine struct {
 	Change json.RawMessage `json:"change"`
 }
 
-// Written appends change to the log if the journal has a file.
-func (j *Journal) Written(change any) {
+// Stage notes a change a write made, under its owner's lock; Flush logs
+// it. A write stages its change and flushes after it unlocked: whichever
+// request flushes first logs the others' changes too, before any of them
+// replies.
+func (j *Journal) Stage(change any) {
+	if j.File != "" {
+		j.staged = append(j.staged, change)
+	}
+}
+
+// Flush appends the staged changes to the log.
+func (j *Journal) Flush() {
+	for _, ch := range j.staged {
+		j.written(ch)
+	}
+	j.staged = j.staged[:0]
+}
+
+// written appends change to the log.
+func (j *Journal) written(change any) {
 	if j.File == "" {
 		return
 	}

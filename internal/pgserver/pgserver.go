@@ -5,7 +5,6 @@
 package pgserver
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -19,11 +18,12 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/bookingsaga/bookingsaga/internal/syncbuf"
 )
 
 // ErrNoBinaries means no PostgreSQL server binaries were found.
@@ -46,7 +46,8 @@ type Server struct {
 	cmd     *exec.Cmd
 	exited  chan struct{}
 	waitErr error
-	output  *lockedBuffer
+	// output collects the server's output for error messages.
+	output *syncbuf.Buffer
 }
 
 // Start initialises the cluster if needed and starts it, returning once it
@@ -74,7 +75,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 			return nil, err
 		}
 	}
-	s := &Server{dir: opts.Dir, exited: make(chan struct{}), output: &lockedBuffer{}}
+	s := &Server{dir: opts.Dir, exited: make(chan struct{}), output: &syncbuf.Buffer{Max: 64 << 10}}
 	if err := s.run(bin, dataDir, cred, opts); err != nil {
 		return nil, err
 	}
@@ -365,26 +366,4 @@ func findBinaries() (string, error) {
 func versionOf(binDir string) int {
 	v, _ := strconv.Atoi(filepath.Base(filepath.Dir(binDir)))
 	return v
-}
-
-// lockedBuffer collects the server's output for error messages; the process
-// writes it from its own goroutine.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.buf.Len() > 64<<10 {
-		return len(p), nil
-	}
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

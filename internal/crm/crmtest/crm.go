@@ -30,8 +30,6 @@ type CRM struct {
 	idem     map[string]idemEntry
 	requests int // upserts that changed something
 	journal  fakeserver.Journal
-	// changed are the upserts since the journal last logged them.
-	changed []crmChange
 }
 
 // crmChange is one upsert as the journal logs it: the record, its
@@ -103,16 +101,6 @@ func (c *CRM) SaveEachWrite(path string) {
 	c.journal.File = path
 }
 
-// persist logs the upserts since it last ran (see Calendar.persist).
-func (c *CRM) persist() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, ch := range c.changed {
-		c.journal.Written(ch)
-	}
-	c.changed = c.changed[:0]
-}
-
 // Load restores what Save wrote; a missing file leaves the CRM empty.
 func (c *CRM) Load(path string) error {
 	c.mu.Lock()
@@ -152,7 +140,7 @@ func (c *CRM) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // authed checks the bearer token, then serves op.
 func (c *CRM) authed(op string, h fakeserver.Handler) http.HandlerFunc {
-	next := fakeserver.Serve(&c.Faults, &c.mu, op, writeCRMError, h, c.persist)
+	next := fakeserver.Serve(&c.Faults, &c.mu, &c.journal, op, writeCRMError, h)
 	return func(w http.ResponseWriter, r *http.Request) {
 		if c.token != "" && subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), []byte("Bearer "+c.token)) != 1 {
 			writeCRMError(w, http.StatusUnauthorized, "unauthorized", "missing or wrong bearer token")
@@ -198,7 +186,7 @@ func (c *CRM) upsert(r *http.Request) (int, any, error) {
 	rec.Viewing = v
 	c.requests++
 	c.idem[key] = idemEntry{Body: body, Rec: *rec}
-	c.changed = append(c.changed, crmChange{BookingID: v.BookingID, Record: *rec, Key: key, Idem: c.idem[key],
+	c.journal.Stage(crmChange{BookingID: v.BookingID, Record: *rec, Key: key, Idem: c.idem[key],
 		Seq: c.seq, Writes: c.requests})
 	return http.StatusOK, *rec, nil
 }

@@ -32,8 +32,6 @@ type Calendar struct {
 	etagSeq int64
 	events  map[string]map[string]*calendar.Event // calendar id → event id → event
 	journal fakeserver.Journal
-	// changed are the events stamped since the journal last logged them.
-	changed []calendarChange
 }
 
 // calendarChange is one event as a write left it, as the journal logs it.
@@ -100,17 +98,6 @@ func (c *Calendar) SaveEachWrite(path string) {
 	c.journal.File = path
 }
 
-// persist logs the events changed since it last ran; whichever request
-// runs it first logs the others' changes too, before any of them replies.
-func (c *Calendar) persist() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, ch := range c.changed {
-		c.journal.Written(ch)
-	}
-	c.changed = c.changed[:0]
-}
-
 func (c *Calendar) state() calendarState {
 	return calendarState{EtagSeq: c.etagSeq, Events: c.events, Journal: c.journal.Seq}
 }
@@ -162,7 +149,7 @@ func (c *Calendar) mux() *http.ServeMux {
 }
 
 func (c *Calendar) op(name string, h fakeserver.Handler) http.HandlerFunc {
-	return fakeserver.Serve(&c.Faults, &c.mu, name, writeGoogleError, h, c.persist)
+	return fakeserver.Serve(&c.Faults, &c.mu, &c.journal, name, writeGoogleError, h)
 }
 
 func gerr(code int, reason, format string, args ...any) error {
@@ -308,7 +295,7 @@ func readBody(r *http.Request) ([]byte, error) {
 // stamp gives ev a fresh etag and update time, and marks it for the
 // journal; callers hold c.mu.
 func (c *Calendar) stamp(cal string, ev *calendar.Event) {
-	c.changed = append(c.changed, calendarChange{Calendar: cal, Event: ev, EtagSeq: c.etagSeq + 1})
+	c.journal.Stage(calendarChange{Calendar: cal, Event: ev, EtagSeq: c.etagSeq + 1})
 	c.etagSeq++
 	ev.Etag = strconv.Quote(strconv.FormatInt(c.etagSeq, 10))
 	ev.Updated = time.Now().UTC().Format(time.RFC3339Nano)

@@ -50,7 +50,6 @@ type Graph struct {
 	primary map[string]string    // address or alias (lower case) → primary address as given
 	tokens  map[string]time.Time // access token → expiry
 	journal fakeserver.Journal
-	changed []graphChange
 }
 
 // GraphApp is the one app registration the fake's tenant knows.
@@ -137,7 +136,7 @@ func (g *Graph) remove(mailbox, id string) {
 		g.deleted[key][id] = ev
 	}
 	delete(g.box(mailbox), id)
-	g.changed = append(g.changed, graphChange{Mailbox: key, Deleted: id, Seq: g.seq})
+	g.journal.Stage(graphChange{Mailbox: key, Deleted: id, Seq: g.seq})
 }
 
 // RevokeTokens invalidates every access token issued, as a tenant's
@@ -209,7 +208,7 @@ func (g *Graph) stamp(mailbox string, ev *GraphEvent) {
 	g.seq++
 	ev.ChangeKey = base64.StdEncoding.EncodeToString([]byte("ck" + strconv.FormatInt(g.seq, 10)))
 	ev.Modified = time.Now().UTC()
-	g.changed = append(g.changed, graphChange{Mailbox: g.canonical(mailbox), Event: ev, Seq: g.seq})
+	g.journal.Stage(graphChange{Mailbox: g.canonical(mailbox), Event: ev, Seq: g.seq})
 }
 
 func (g *Graph) sorted(mailbox string) []*GraphEvent {
@@ -247,15 +246,6 @@ func (g *Graph) SaveEachWrite(path string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.journal.File = path
-}
-
-func (g *Graph) persist() {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	for _, ch := range g.changed {
-		g.journal.Written(ch)
-	}
-	g.changed = g.changed[:0]
 }
 
 // Load restores what Save and the journal kept; a missing file changes

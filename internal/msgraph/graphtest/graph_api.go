@@ -17,7 +17,7 @@ func (g *Graph) ServeHTTP(w http.ResponseWriter, r *http.Request) { g.mux().Serv
 func (g *Graph) mux() *http.ServeMux {
 	const user = "/v1.0/users/{mailbox}"
 	m := http.NewServeMux()
-	m.HandleFunc("POST /{tenant}/oauth2/v2.0/token", fakeserver.Serve(&g.Faults, &g.mu, "token", writeOAuthError, g.token, func() {}))
+	m.HandleFunc("POST /{tenant}/oauth2/v2.0/token", fakeserver.Serve(&g.Faults, &g.mu, nil, "token", writeOAuthError, g.token))
 	m.HandleFunc("POST "+user+"/calendar/events", g.op("events.create", g.create))
 	m.HandleFunc("GET "+user+"/events", g.op("events.list", g.list))
 	m.HandleFunc("GET "+user+"/events/{id}", g.op("events.get", g.get))
@@ -38,7 +38,7 @@ func (g *Graph) mux() *http.ServeMux {
 
 // op serves a Graph call: the token checked, then the mailbox, then h.
 func (g *Graph) op(name string, h fakeserver.Handler) http.HandlerFunc {
-	return fakeserver.Serve(&g.Faults, &g.mu, name, writeGraphError, func(r *http.Request) (int, any, error) {
+	return fakeserver.Serve(&g.Faults, &g.mu, &g.journal, name, writeGraphError, func(r *http.Request) (int, any, error) {
 		if err := g.authorized(r); err != nil {
 			return 0, nil, err
 		}
@@ -46,7 +46,7 @@ func (g *Graph) op(name string, h fakeserver.Handler) http.HandlerFunc {
 			return 0, nil, graphErr(http.StatusNotFound, "ErrorInvalidUser", "The requested user '%s' is invalid.", r.PathValue("mailbox"))
 		}
 		return h(r)
-	}, g.persist)
+	})
 }
 
 func graphErr(status int, code, format string, args ...any) error {
