@@ -17,7 +17,7 @@ import (
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/calendars"
 	"github.com/bookingsaga/bookingsaga/internal/gcal"
-	"github.com/bookingsaga/bookingsaga/internal/mirrorfake"
+	"github.com/bookingsaga/bookingsaga/internal/gcal/gcaltest"
 	"github.com/bookingsaga/bookingsaga/internal/pgtest"
 	"github.com/bookingsaga/bookingsaga/internal/retry"
 	"github.com/bookingsaga/bookingsaga/internal/store"
@@ -31,7 +31,7 @@ type fixture struct {
 	t    *testing.T
 	env  *testsuite.TestActivityEnvironment
 	acts *activities.Activities
-	cal  *mirrorfake.Calendar
+	cal  *gcaltest.Calendar
 	day  time.Time // 00:00 UTC, two days ahead
 }
 
@@ -46,7 +46,7 @@ func setup(t *testing.T) *fixture {
 	require.NoError(t, st.UpsertResource(ctx, booking.Resource{ID: "prop", Kind: "property", Capacity: 1, TimeZone: "UTC"}))
 	require.NoError(t, st.UpsertResource(ctx, booking.Resource{ID: "agent-00", Kind: "agent", Capacity: 1, TimeZone: "UTC",
 		BufferAfterMinutes: 30, CalendarID: agentCal}))
-	fake := mirrorfake.NewCalendar()
+	fake := gcaltest.NewCalendar()
 	srv := httptest.NewServer(fake)
 	t.Cleanup(srv.Close)
 	m, err := gcal.New(ctx, gcal.Config{Endpoint: srv.URL + "/calendar/v3/", NoAuth: true, CallTimeout: time.Second, Retry: retry.Default()})
