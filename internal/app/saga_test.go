@@ -54,8 +54,19 @@ func TestTwentyKeysRaceForOneSlot(t *testing.T) {
 		wg.Go(func() { got[i] = f.commit(uuid.NewString(), req) })
 	}
 	wg.Wait()
+	// On a loaded machine an answer may outlast the commit wait: it is
+	// pending, honestly, and its saga settles it. Exactly one key wins.
 	count := map[receipt.Status]int{}
 	for _, r := range got {
+		if r.Status == receipt.StatusPending {
+			f.eventually(func() bool {
+				s, err := sagaclient.Receipt(f.ctx, f.client, r.RequestKey, nil)
+				if err == nil && s.Status != receipt.StatusPending {
+					r = s
+				}
+				return r.Status != receipt.StatusPending
+			}, "a pending answer settles")
+		}
 		count[r.Status]++
 	}
 	require.Equal(t, map[receipt.Status]int{receipt.StatusConfirmed: 1, receipt.StatusConflict: 19}, count)
