@@ -154,13 +154,13 @@ func (a *Activities) Decision(ctx context.Context, in booking.DecisionInput) (bo
 }
 
 // Confirm turns the key's hold into a booking; an expired hold is refused.
-func (a *Activities) Confirm(ctx context.Context, in booking.KeyInput) (out booking.CommitOutput, err error) {
+func (a *Activities) Confirm(ctx context.Context, in booking.ConfirmInput) (out booking.CommitOutput, err error) {
 	defer a.countCommit(time.Now(), &out, &err)
 	return a.confirm(ctx, in)
 }
 
-func (a *Activities) confirm(ctx context.Context, in booking.KeyInput) (booking.CommitOutput, error) {
-	b, err := a.Store.Confirm(ctx, in.RequestKey)
+func (a *Activities) confirm(ctx context.Context, in booking.ConfirmInput) (booking.CommitOutput, error) {
+	b, err := a.Store.Confirm(ctx, store.ConfirmRequest{RequestKey: in.RequestKey, Contact: in.Contact})
 	if err != nil {
 		return booking.CommitOutput{}, storeError("confirm", in.RequestKey, err)
 	}

@@ -87,6 +87,13 @@ type KeyInput struct {
 	RequestKey string
 }
 
+// ConfirmInput confirms a key's hold. Contact is the one the caller gave
+// with the book that confirms it (sealed), if any: it replaces the hold's.
+type ConfirmInput struct {
+	RequestKey string
+	Contact    *Contact `json:",omitempty"`
+}
+
 // LookupOutput is the store's authoritative answer about a key: nothing
 // (Found false), a booking, or a refusal (Found, with Refusal set).
 type LookupOutput struct {

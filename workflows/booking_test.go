@@ -70,6 +70,8 @@ func forKey(k string) any {
 			return v.RequestKey == k
 		case booking.KeyInput:
 			return v.RequestKey == k
+		case booking.ConfirmInput:
+			return v.RequestKey == k
 		case booking.ReleaseInput:
 			return v.RequestKey == k
 		}

@@ -202,11 +202,16 @@ func TestCommitDuringASlowHoldConfirmsIt(t *testing.T) {
 	expiry := slotStart.Add(-47 * time.Hour)
 	held.HoldExpiresAt = &expiry
 	f.env.OnActivity(f.a.Commit, mock.Anything, forKey(key)).After(5*time.Second).Return(booking.CommitOutput{Booking: held}, nil).Once()
-	f.env.OnActivity(f.a.Confirm, mock.Anything, forKey(key)).Return(booking.CommitOutput{Booking: stored(key, req, booking.StatusConfirmed)}, nil).Once()
+	box := []byte("sealed contact")
+	withContact := mock.MatchedBy(func(in booking.ConfirmInput) bool {
+		return in.RequestKey == key && in.Contact != nil && string(in.Contact.Sealed) == string(box)
+	})
+	f.env.OnActivity(f.a.Confirm, mock.Anything, withContact).Return(booking.CommitOutput{Booking: stored(key, req, booking.StatusConfirmed)}, nil).Once()
 	f.mirrorsOK()
 	f.update(time.Second, booking.UpdateSelect, req)
 	commit := req
 	commit.Hold = false
+	commit.Contact = &booking.Contact{Sealed: box} // the book brings the caller's contact
 	c := f.update(2*time.Second, booking.UpdateCommit, commit)
 
 	final := f.run(BookingInput{RequestKey: key})

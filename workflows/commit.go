@@ -62,6 +62,7 @@ func (s *saga) commit(ctx workflow.Context, req booking.CommitRequest) (receipt.
 	// A hold still being placed lands first; the runner then confirms it
 	// because a commit is wanted, however long the hold took.
 	s.commitWanted = true
+	s.takeContact(req)
 	if !s.commitRunning && (s.st.State == StateOffered || s.st.State == StateSelected) {
 		// This call starts the attempt, whose own timeout is CommitWait: it
 		// waits for that attempt without a timer of its own.
@@ -69,10 +70,7 @@ func (s *saga) commit(ctx workflow.Context, req booking.CommitRequest) (receipt.
 		if s.st.Request == nil {
 			s.st.Request = &req
 		}
-		// A commit after a select brings its own contact and policy version.
-		if req.Contact != nil {
-			s.st.Request.Contact = req.Contact
-		}
+		// A commit after a select brings its own policy version.
 		s.st.Request.ExpectedPolicyVersion = req.ExpectedPolicyVersion
 		s.st.Request.Hold = false
 		s.startCommit(ctx)
@@ -116,6 +114,18 @@ func (s *saga) sameIntent(req booking.CommitRequest) (receipt.Receipt, bool) {
 	return r, true
 }
 
+// takeContact keeps the contact a commit after a select brings, also when
+// it arrives while the hold is still being placed: the confirm carries it.
+func (s *saga) takeContact(req booking.CommitRequest) {
+	if req.Contact == nil || s.st.State.decided() {
+		return
+	}
+	if s.st.Request == nil {
+		s.st.Request = &req
+	}
+	s.st.Request.Contact = req.Contact
+}
+
 func (s *saga) startCommit(ctx workflow.Context) {
 	s.commitRunning, s.nudged = true, false
 	s.setState(ctx, StateCommitting)
@@ -138,7 +148,7 @@ func (s *saga) runCommit(ctx workflow.Context) {
 		var err error
 		cctx := commitCtx(ctx, s.set.CommitWait)
 		if confirming {
-			err = s.localActivity(cctx, booking.ActivityConfirm, s.key()).Get(ctx, &out)
+			err = s.localActivity(cctx, booking.ActivityConfirm, s.confirmInput()).Get(ctx, &out)
 		} else {
 			err = s.localActivity(cctx, booking.ActivityCommit, s.commitInput()).Get(ctx, &out)
 		}
@@ -329,6 +339,16 @@ func (s *saga) notifyReplaced(ctx workflow.Context) {
 }
 
 func (s *saga) key() booking.KeyInput { return booking.KeyInput{RequestKey: s.st.RequestKey} }
+
+// confirmInput carries the contact the confirming book brought. The input
+// of a local activity is not in the history, so no version guard is needed.
+func (s *saga) confirmInput() booking.ConfirmInput {
+	in := booking.ConfirmInput{RequestKey: s.st.RequestKey}
+	if s.st.Request != nil {
+		in.Contact = s.st.Request.Contact
+	}
+	return in
+}
 
 func (s *saga) commitInput() booking.CommitInput {
 	req := *s.st.Request

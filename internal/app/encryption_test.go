@@ -199,3 +199,25 @@ func TestOnlyAdminsReadOrEraseContacts(t *testing.T) {
 		require.Equal(t, "wrong_scope", e.Code)
 	}
 }
+
+// TestAHoldConfirmedByBookKeepsItsContact: the contact a caller gives
+// with the book that confirms their hold reaches the store.
+func TestAHoldConfirmedByBookKeepsItsContact(t *testing.T) {
+	t.Parallel()
+	s := setupSealed(t)
+	var held api.IntentAnswer
+	require.Equal(t, http.StatusOK, s.call("POST", s.url+"/v1/intents", api.IntentBody{ConversationID: "call-" + uuid.NewString(),
+		Slot: bookingBody("", slot(t, 15)).Slot, Hold: true, ExpectedPolicyVersion: policyVersion}, &held))
+	require.Equal(t, receipt.StatusHeld, held.Hold.Status)
+
+	body := bookingBody(held.RequestKey, slot(t, 15))
+	body.Contact = &api.Contact{Name: adaName, Phone: adaPhone}
+	var r receipt.Receipt
+	require.Equal(t, http.StatusOK, s.call("POST", s.url+"/v1/bookings", body, &r))
+	require.Equal(t, receipt.StatusConfirmed, r.Status)
+
+	var got api.ContactAnswer
+	require.Equal(t, http.StatusOK, s.call("GET", s.url+"/v1/bookings/"+held.RequestKey+"/contact", nil, &got))
+	require.Equal(t, adaPhone, got.Contact.Phone)
+	require.Equal(t, adaName, got.Contact.Name)
+}

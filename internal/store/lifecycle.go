@@ -26,19 +26,51 @@ func (s *Store) Lookup(ctx context.Context, key string) (booking.Booking, error)
 	return b, nil
 }
 
+// ConfirmRequest confirms a key's hold. Contact, when set, is the one the
+// caller gave with the book that confirms it; it replaces the hold's.
+type ConfirmRequest struct {
+	RequestKey string
+	Contact    *booking.Contact
+}
+
 // Confirm turns a live hold into a confirmed booking. Confirming a confirmed
 // booking returns it unchanged; a hold past its expiry becomes expired and
 // is returned as such, so the caller learns the slot was not kept.
-func (s *Store) Confirm(ctx context.Context, key string) (booking.Booking, error) {
+func (s *Store) Confirm(ctx context.Context, req ConfirmRequest) (booking.Booking, error) {
+	key := req.RequestKey
+	if req.Contact.HasPlain() {
+		sealed, err := s.SealContact(ctx, key, *req.Contact)
+		if err != nil {
+			return booking.Booking{}, err
+		}
+		req.Contact = sealed
+	}
 	var out booking.Booking
 	err := s.retry(ctx, "confirm", key, func(ctx context.Context) error {
 		return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 			var err error
 			out, err = s.confirm(ctx, tx, key)
-			return err
+			if err != nil || out.Status != booking.StatusConfirmed {
+				return err
+			}
+			return s.keepContact(ctx, tx, out, req.Contact.SealedBox())
 		})
 	})
 	return out, err
+}
+
+// keepContact writes the contact a confirming book brought. A retried
+// confirm writes the same box again, which changes nothing.
+func (s *Store) keepContact(ctx context.Context, tx pgx.Tx, b booking.Booking, box []byte) error {
+	if box == nil {
+		return nil
+	}
+	_, err := tx.Exec(ctx, `
+INSERT INTO booking_contact (booking_id, sealed, retain_until) VALUES ($1, $2, $3)
+ON CONFLICT (booking_id) DO UPDATE SET sealed = EXCLUDED.sealed, retain_until = EXCLUDED.retain_until,
+    name = NULL, phone = NULL, email = NULL`,
+		b.BookingID, box, b.Intent.EndsAt.Add(s.cfg.ContactRetention))
+	return err
 }
 
 func (s *Store) confirm(ctx context.Context, tx pgx.Tx, key string) (booking.Booking, error) {

@@ -24,10 +24,10 @@ func TestHoldConfirmAndExpire(t *testing.T) {
 	require.NoError(t, err)
 	require.NotNil(t, other.Conflict)
 
-	b, err := f.store.Confirm(f.ctx, "req_hold")
+	b, err := f.store.Confirm(f.ctx, ConfirmRequest{RequestKey: "req_hold"})
 	require.NoError(t, err)
 	require.Equal(t, booking.StatusConfirmed, b.Status)
-	again, err := f.store.Confirm(f.ctx, "req_hold")
+	again, err := f.store.Confirm(f.ctx, ConfirmRequest{RequestKey: "req_hold"})
 	require.NoError(t, err)
 	require.Equal(t, b, again, "confirming twice changes nothing")
 
@@ -37,7 +37,7 @@ func TestHoldConfirmAndExpire(t *testing.T) {
 	_, err = f.store.Commit(f.ctx, req2)
 	require.NoError(t, err)
 	f.clock.Advance(testPolicy.HoldTTL)
-	late, err := f.store.Confirm(f.ctx, "req_hold_late")
+	late, err := f.store.Confirm(f.ctx, ConfirmRequest{RequestKey: "req_hold_late"})
 	require.NoError(t, err)
 	require.Equal(t, booking.StatusExpired, late.Status)
 	looked, err := f.store.Lookup(f.ctx, "req_hold_late")
@@ -115,7 +115,7 @@ func TestAHeldReplacementReleasesTheOldOnlyOnceConfirmed(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, booking.StatusConfirmed, old.Status, "a held replacement releases nothing")
 
-	_, err = f.store.Confirm(f.ctx, "req_new")
+	_, err = f.store.Confirm(f.ctx, ConfirmRequest{RequestKey: "req_new"})
 	require.NoError(t, err)
 	old, err = f.store.Lookup(f.ctx, "req_old")
 	require.NoError(t, err)
@@ -205,7 +205,7 @@ func TestConfirmAndCommitRaceOnExpiringHold(t *testing.T) {
 		f.clock.Advance(testPolicy.HoldTTL - time.Microsecond)
 		_, errs := concurrently(2, func(i int) (Outcome, error) {
 			if i == 0 {
-				b, err := f.store.Confirm(f.ctx, "req_a")
+				b, err := f.store.Confirm(f.ctx, ConfirmRequest{RequestKey: "req_a"})
 				return Outcome{Booking: b}, err
 			}
 			f.clock.Advance(time.Millisecond)
@@ -276,7 +276,7 @@ func TestTwoReschedulesOfOneBookingCannotBothStand(t *testing.T) {
 	_, err = f.store.Commit(f.ctx, commitReq("req_b", b))
 	require.NoError(t, err, "the first to confirm wins")
 
-	_, err = f.store.Confirm(f.ctx, "req_a")
+	_, err = f.store.Confirm(f.ctx, ConfirmRequest{RequestKey: "req_a"})
 	requireCode(t, err, booking.CodeInvalidReplacement)
 	ra, err := f.store.Lookup(f.ctx, "req_a")
 	require.NoError(t, err)
