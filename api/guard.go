@@ -107,16 +107,10 @@ func (l *limiters) admit(key apikey.Key, r *http.Request, now time.Time) *Error 
 	if l.limits.PerSecond <= 0 {
 		return nil
 	}
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		// Over MaxBody (the reader is bounded) or cut off: refused as the
-		// handlers refuse it, and charged, so that a flood of oversized
-		// bodies is limited too.
-		r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), errReader{err}))
-		body = nil
-	} else {
-		r.Body = io.NopCloser(bytes.NewReader(body))
-	}
+	// Over MaxBody (the reader is bounded) or cut off, a body is refused
+	// as the handlers refuse it, and charged, so that a flood of
+	// oversized bodies is limited too.
+	body, _ := buffer(r)
 	sum := sha256.Sum256(append([]byte(r.Method+" "+r.URL.RequestURI()+"\n"), body...))
 	lim := l.of(key.Name)
 	lim.mu.Lock()
@@ -135,6 +129,19 @@ func (l *limiters) admit(key apikey.Key, r *http.Request, now time.Time) *Error 
 				key.Name, l.limits.PerSecond, retryAfter(wait))}
 	}
 	return &Error{Status: http.StatusTooManyRequests, Code: string(codeRateLimited), RetryAfter: time.Second, Message: "over the rate limit"}
+}
+
+// buffer reads r's body (bounded by MaxBody) and puts it back for the
+// handler; a body that could not be read whole comes back as nil, and the
+// handler meets the same error.
+func buffer(r *http.Request) ([]byte, error) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), errReader{err}))
+		return nil, err
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	return body, nil
 }
 
 // errReader fails with the error reading the body met, for the handler.

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/bookingsaga/bookingsaga/booking"
@@ -28,9 +29,6 @@ func (s *Server) retell(w http.ResponseWriter, r *http.Request) error {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		return badRequest(codeBodyTooLarge, "body is over %d bytes", s.cfg.MaxBody)
-	}
-	if s.cfg.RetellKey != "" && !retellSigned(body, r.Header.Get("X-Retell-Signature"), s.cfg.RetellKey, s.cfg.Now()) {
-		return &Error{Status: http.StatusUnauthorized, Code: string(codeUnauthorized), Message: "bad or missing X-Retell-Signature"}
 	}
 	var call struct {
 		Name string `json:"name"`
@@ -60,6 +58,38 @@ func (s *Server) retell(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, http.StatusOK, map[string]string{"result": s.tool(r.Context(), conv, tool, args)})
 }
 
+// retellVerified checks Retell's signature, when a key is set. In "args
+// only" mode it signs the arguments alone, so a captured call could be
+// sent again within its five minutes to another tool or under another
+// call id: each signature is bound to the path and X-Call-Id it first came
+// with. The platform resending a call as it was still gets in.
+func (s *Server) retellVerified(r *http.Request, body []byte) *Error {
+	if s.cfg.RetellKey == "" {
+		return nil
+	}
+	sig := r.Header.Get("X-Retell-Signature")
+	if !retellSigned(body, sig, s.cfg.RetellKey, s.cfg.Now()) {
+		return &Error{Status: http.StatusUnauthorized, Code: string(codeUnauthorized), Message: "bad or missing X-Retell-Signature"}
+	}
+	if !s.replays.bind(sig, r.URL.Path+"\n"+r.Header.Get("X-Call-Id"), s.cfg.Now()) {
+		return &Error{Status: http.StatusUnauthorized, Code: string(codeUnauthorized),
+			Message: "this X-Retell-Signature was already used for another tool or call"}
+	}
+	return nil
+}
+
+// vapiVerified checks Vapi's shared secret and HMAC credential, each when set.
+func (s *Server) vapiVerified(r *http.Request, body []byte) *Error {
+	if s.cfg.VapiSecret != "" && !constantEqual(r.Header.Get("X-Vapi-Secret"), s.cfg.VapiSecret) {
+		return &Error{Status: http.StatusUnauthorized, Code: string(codeUnauthorized), Message: "bad or missing X-Vapi-Secret"}
+	}
+	if s.cfg.VapiHMACSecret != "" && !vapiSigned(body, r.Header.Get("X-Signature"), r.Header.Get("X-Timestamp"), s.cfg.VapiHMACSecret, s.cfg.Now()) {
+		return &Error{Status: http.StatusUnauthorized, Code: string(codeUnauthorized),
+			Message: "bad or missing x-signature, or x-timestamp outside five minutes"}
+	}
+	return nil
+}
+
 // retellSigned checks "v=<unix ms>,d=<hex HMAC-SHA256(body + timestamp)>"
 // in constant time, and refuses signatures older than five minutes.
 func retellSigned(body []byte, header, key string, now time.Time) bool {
@@ -74,7 +104,7 @@ func retellSigned(body []byte, header, key string, now time.Time) bool {
 		}
 	}
 	ms, err := strconv.ParseInt(ts, 10, 64)
-	if err != nil || now.Sub(time.UnixMilli(ms)).Abs() > 5*time.Minute {
+	if err != nil || now.Sub(time.UnixMilli(ms)).Abs() > signatureLife {
 		return false
 	}
 	got, err := hex.DecodeString(digest)
@@ -102,7 +132,7 @@ func vapiSigned(body []byte, signature, ts, secret string, now time.Time) bool {
 	if len(ts) >= 13 {
 		at = time.UnixMilli(n)
 	}
-	if now.Sub(at).Abs() > 5*time.Minute {
+	if now.Sub(at).Abs() > signatureLife {
 		return false
 	}
 	got, err := hex.DecodeString(strings.TrimPrefix(signature, "sha256="))
@@ -122,16 +152,9 @@ func vapiSigned(body []byte, signature, ts, secret string, now time.Time) bool {
 // {"results":[{name, toolCallId, result}]}, in the calls' order, each
 // result one line. A body that is not a tool-calls message gets 400.
 func (s *Server) vapi(w http.ResponseWriter, r *http.Request) error {
-	if s.cfg.VapiSecret != "" && !constantEqual(r.Header.Get("X-Vapi-Secret"), s.cfg.VapiSecret) {
-		return &Error{Status: http.StatusUnauthorized, Code: string(codeUnauthorized), Message: "bad or missing X-Vapi-Secret"}
-	}
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		return badRequest(codeBodyTooLarge, "body is over %d bytes", s.cfg.MaxBody)
-	}
-	if s.cfg.VapiHMACSecret != "" && !vapiSigned(body, r.Header.Get("X-Signature"), r.Header.Get("X-Timestamp"), s.cfg.VapiHMACSecret, s.cfg.Now()) {
-		return &Error{Status: http.StatusUnauthorized, Code: string(codeUnauthorized),
-			Message: "bad or missing x-signature, or x-timestamp outside five minutes"}
 	}
 	var msg vapiMessage
 	if err := json.Unmarshal(body, &msg); err != nil {
@@ -234,3 +257,43 @@ type vapiResult struct {
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 func constantEqual(a, b string) bool { return hmac.Equal([]byte(a), []byte(b)) }
+
+// signatureLife is how far a platform's signature timestamp may be from now.
+const signatureLife = 5 * time.Minute
+
+// replays binds each signature seen within its life to the request it
+// first signed.
+type replays struct {
+	mu     sync.Mutex
+	seen   map[string]replay
+	pruned time.Time
+}
+
+type replay struct {
+	target string
+	at     time.Time
+}
+
+// bind reports whether sig may sign target: the first time, or again for
+// the same target. Signatures past their life go, so the map holds the
+// calls of a few minutes, which the rate limit bounds.
+func (c *replays) bind(sig, target string, now time.Time) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.seen == nil {
+		c.seen = map[string]replay{}
+	}
+	if now.Sub(c.pruned) > signatureLife {
+		for k, v := range c.seen {
+			if now.Sub(v.at) > 2*signatureLife {
+				delete(c.seen, k)
+			}
+		}
+		c.pruned = now
+	}
+	if prev, ok := c.seen[sig]; ok {
+		return prev.target == target
+	}
+	c.seen[sig] = replay{target: target, at: now}
+	return true
+}

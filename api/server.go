@@ -90,6 +90,8 @@ type Server struct {
 	cfg    Config
 	limits *limiters
 	names  *names
+	// replays binds Retell's signatures to what they signed.
+	replays *replays
 }
 
 // New builds the API over a sagaclient.
@@ -119,7 +121,7 @@ func New(c *sagaclient.Client, cfg Config) *Server {
 	if cfg.Limits != nil {
 		limits = *cfg.Limits
 	}
-	s := &Server{client: c, cfg: cfg, limits: &limiters{limits: limits}, names: &names{src: cfg.Names, got: map[string]nameEntry{}}}
+	s := &Server{client: c, cfg: cfg, limits: &limiters{limits: limits}, names: &names{src: cfg.Names, got: map[string]nameEntry{}}, replays: &replays{}}
 	s.registerMetrics()
 	return s
 }
@@ -131,6 +133,10 @@ type route struct {
 	method, path string
 	scope        apikey.Scope
 	h            func(w http.ResponseWriter, r *http.Request) error
+	// verify checks a voice platform's signature over the body, before
+	// the call is charged to the platform's limit: an outsider's
+	// unsigned calls must not spend it.
+	verify func(r *http.Request, body []byte) *Error
 }
 
 // scopeFor is the scope a call needs: the route's, except that GET
@@ -144,35 +150,35 @@ func (rt route) scopeFor(r *http.Request) apikey.Scope {
 
 func (s *Server) routes() []route {
 	return []route{
-		{"GET", "/healthz", "", s.healthz},
-		{"GET", "/readyz", "", s.readyz},
-		{"GET", "/openapi.json", "", s.openAPI},
-		{"GET", "/v1/availability", apikey.ScopeAgent, s.availability},
-		{"POST", "/v1/intents", apikey.ScopeAgent, s.intents},
-		{"POST", "/v1/bookings", apikey.ScopeAgent, s.book},
-		{"GET", "/v1/bookings", apikey.ScopeAgent, s.bookings},
-		{"GET", "/v1/bookings/{request_key}", apikey.ScopeAgent, s.status},
-		{"POST", "/v1/bookings/{request_key}/cancel", apikey.ScopeAgent, s.cancel},
-		{"POST", "/v1/bookings/{request_key}/reschedule", apikey.ScopeAgent, s.reschedule},
-		{"GET", "/v1/bookings/{request_key}/contact", apikey.ScopeAdmin, s.contact},
-		{"DELETE", "/v1/bookings/{request_key}/contact", apikey.ScopeAdmin, s.eraseContact},
-		{"PUT", "/v1/resources/{id}", apikey.ScopeAdmin, s.putResource},
-		{"GET", "/v1/resources/{id}", apikey.ScopeAgent, s.getResource},
-		{"PUT", "/v1/pools/{id}", apikey.ScopeAdmin, s.putPool},
-		{"GET", "/v1/pools/{id}", apikey.ScopeAgent, s.getPool},
-		{"PUT", "/v1/policy", apikey.ScopeAdmin, s.putPolicy},
-		{"GET", "/v1/policy", apikey.ScopeAgent, s.getPolicy},
-		{"GET", "/v1/ops/attention", apikey.ScopeOps, s.attention},
-		{"PUT", "/v1/webhooks/{id}", apikey.ScopeAdmin, s.putWebhook},
-		{"GET", "/v1/webhooks", apikey.ScopeOps, s.webhooks},
-		{"GET", "/v1/ops/timeline/{request_key}", apikey.ScopeOps, s.timeline},
+		{"GET", "/healthz", "", s.healthz, nil},
+		{"GET", "/readyz", "", s.readyz, nil},
+		{"GET", "/openapi.json", "", s.openAPI, nil},
+		{"GET", "/v1/availability", apikey.ScopeAgent, s.availability, nil},
+		{"POST", "/v1/intents", apikey.ScopeAgent, s.intents, nil},
+		{"POST", "/v1/bookings", apikey.ScopeAgent, s.book, nil},
+		{"GET", "/v1/bookings", apikey.ScopeAgent, s.bookings, nil},
+		{"GET", "/v1/bookings/{request_key}", apikey.ScopeAgent, s.status, nil},
+		{"POST", "/v1/bookings/{request_key}/cancel", apikey.ScopeAgent, s.cancel, nil},
+		{"POST", "/v1/bookings/{request_key}/reschedule", apikey.ScopeAgent, s.reschedule, nil},
+		{"GET", "/v1/bookings/{request_key}/contact", apikey.ScopeAdmin, s.contact, nil},
+		{"DELETE", "/v1/bookings/{request_key}/contact", apikey.ScopeAdmin, s.eraseContact, nil},
+		{"PUT", "/v1/resources/{id}", apikey.ScopeAdmin, s.putResource, nil},
+		{"GET", "/v1/resources/{id}", apikey.ScopeAgent, s.getResource, nil},
+		{"PUT", "/v1/pools/{id}", apikey.ScopeAdmin, s.putPool, nil},
+		{"GET", "/v1/pools/{id}", apikey.ScopeAgent, s.getPool, nil},
+		{"PUT", "/v1/policy", apikey.ScopeAdmin, s.putPolicy, nil},
+		{"GET", "/v1/policy", apikey.ScopeAgent, s.getPolicy, nil},
+		{"GET", "/v1/ops/attention", apikey.ScopeOps, s.attention, nil},
+		{"PUT", "/v1/webhooks/{id}", apikey.ScopeAdmin, s.putWebhook, nil},
+		{"GET", "/v1/webhooks", apikey.ScopeOps, s.webhooks, nil},
+		{"GET", "/v1/ops/timeline/{request_key}", apikey.ScopeOps, s.timeline, nil},
 		// A platform without its own secret configured falls back to an
 		// agent key: the tool endpoints are never open by default.
-		{"POST", "/v1/tools/retell", platformScope(s.cfg.RetellKey), s.retell},
-		{"POST", "/v1/tools/retell/{tool}", platformScope(s.cfg.RetellKey), s.retell},
-		{"GET", "/v1/tools/retell/functions", apikey.ScopeAgent, s.retellFunctions},
-		{"GET", "/v1/tools/vapi/tools", apikey.ScopeAgent, s.vapiTools},
-		{"POST", "/v1/tools/vapi", platformScope(s.cfg.VapiSecret + s.cfg.VapiHMACSecret), s.vapi},
+		{"POST", "/v1/tools/retell", platformScope(s.cfg.RetellKey), s.retell, s.retellVerified},
+		{"POST", "/v1/tools/retell/{tool}", platformScope(s.cfg.RetellKey), s.retell, s.retellVerified},
+		{"GET", "/v1/tools/retell/functions", apikey.ScopeAgent, s.retellFunctions, nil},
+		{"GET", "/v1/tools/vapi/tools", apikey.ScopeAgent, s.vapiTools, nil},
+		{"POST", "/v1/tools/vapi", platformScope(s.cfg.VapiSecret + s.cfg.VapiHMACSecret), s.vapi, s.vapiVerified},
 	}
 }
 
@@ -275,6 +281,15 @@ func (s *Server) guard(r *http.Request, rt route) (apikey.Key, error) {
 		}
 	} else if !strings.HasPrefix(rt.path, "/v1/") {
 		return apikey.Key{}, nil
+	}
+	if rt.verify != nil {
+		body, err := buffer(r)
+		if err != nil {
+			return key, badRequest(codeBodyTooLarge, "body is over %d bytes", s.cfg.MaxBody)
+		}
+		if e := rt.verify(r, body); e != nil {
+			return key, e
+		}
 	}
 	if e := s.limits.admit(key, r, s.cfg.Now()); e != nil {
 		return key, e

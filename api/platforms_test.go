@@ -1,0 +1,74 @@
+package api
+
+import (
+	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// retellSignature signs body as Retell does: v=<unix ms>,d=<hex HMAC>.
+func retellSignature(body []byte, key string, at time.Time) string {
+	ts := fmt.Sprint(at.UnixMilli())
+	mac := hmac.New(sha256.New, []byte(key))
+	mac.Write(body)
+	mac.Write([]byte(ts))
+	return "v=" + ts + ",d=" + hex.EncodeToString(mac.Sum(nil))
+}
+
+func post(t *testing.T, url string, body []byte, headers ...string) int {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+	require.NoError(t, err)
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	require.NoError(t, res.Body.Close())
+	return res.StatusCode
+}
+
+// TestUnsignedCallsDoNotDrainThePlatformsLimit: a flood of unsigned or
+// wrongly signed tool calls is refused as unauthorized, and the platform's
+// own signed calls still get through.
+func TestUnsignedCallsDoNotDrainThePlatformsLimit(t *testing.T) {
+	t.Parallel()
+	url := guarded(t, Config{RetellKey: "retell-key", VapiSecret: "vapi-secret", Now: time.Now,
+		Limits: &Limits{PerSecond: 1, Burst: 2, RepeatWindow: time.Minute}})
+	for i := range 20 {
+		body := fmt.Appendf(nil, `{"name":"no_such_tool","call":{"call_id":"c-%d"},"args":{}}`, i)
+		require.Equal(t, http.StatusUnauthorized, post(t, url+"/v1/tools/retell", body, "X-Retell-Signature", "v=1,d=00"))
+		require.Equal(t, http.StatusUnauthorized, post(t, url+"/v1/tools/vapi", body, "X-Vapi-Secret", "guess"))
+	}
+	body := []byte(`{"name":"no_such_tool","call":{"call_id":"c-real"},"args":{}}`)
+	require.Equal(t, http.StatusOK, post(t, url+"/v1/tools/retell", body, "X-Retell-Signature", retellSignature(body, "retell-key", time.Now())))
+	vapi := []byte(`{"message":{"type":"tool-calls","call":{"id":"call-1"},"toolCallList":[{"id":"tc-1","type":"function","function":{"name":"no_such_tool","arguments":"{}"}}]}}`)
+	require.Equal(t, http.StatusOK, post(t, url+"/v1/tools/vapi", vapi, "X-Vapi-Secret", "vapi-secret"))
+}
+
+// TestAnArgsOnlyBodyCannotBeReplayedElsewhere: in Retell's "args only"
+// mode the signature covers the arguments alone, so a captured call could
+// be sent again to another tool or under another call. The signature is
+// bound to the tool and call it first came with; the same call resent as
+// it was still gets in.
+func TestAnArgsOnlyBodyCannotBeReplayedElsewhere(t *testing.T) {
+	t.Parallel()
+	url := guarded(t, Config{RetellKey: "retell-key", Now: time.Now})
+	args := []byte(`{"request_key":"k-1"}`)
+	sig := retellSignature(args, "retell-key", time.Now())
+	// Tools this API does not have are answered without reaching Temporal.
+	require.Equal(t, http.StatusOK, post(t, url+"/v1/tools/retell/no_such_tool", args, "X-Retell-Signature", sig, "X-Call-Id", "call-a"))
+	require.Equal(t, http.StatusOK, post(t, url+"/v1/tools/retell/no_such_tool", args, "X-Retell-Signature", sig, "X-Call-Id", "call-a"),
+		"the platform resending the same call")
+	require.Equal(t, http.StatusUnauthorized, post(t, url+"/v1/tools/retell/no_such_tool", args, "X-Retell-Signature", sig, "X-Call-Id", "call-b"),
+		"replayed under another call")
+	require.Equal(t, http.StatusUnauthorized, post(t, url+"/v1/tools/retell/other_tool", args, "X-Retell-Signature", sig, "X-Call-Id", "call-a"),
+		"replayed to another tool")
+}
