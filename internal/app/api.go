@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -69,14 +70,20 @@ type Reads struct {
 	pool    *pgxpool.Pool
 }
 
+// defaultAPIConns sizes the API's pool when the URL does not.
+const defaultAPIConns = 16
+
 // OpenReads connects to the store at url with the mirrors of m.
 func OpenReads(ctx context.Context, url string, m Mirrors, log *zap.Logger) (*Reads, error) {
 	pc, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("database url: %w", err)
 	}
-	// A busy worker pool must not make the API look down: it has its own.
-	pc.MaxConns = 4
+	// pgx's own default (the larger of 4 and the CPUs) starves contact
+	// seals behind availability reads; pool_max_conns, when given, wins.
+	if !strings.Contains(url, "pool_max_conns") {
+		pc.MaxConns = defaultAPIConns
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, pc)
 	if err != nil {
 		return nil, fmt.Errorf("connect database: %w", err)
