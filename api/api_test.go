@@ -21,6 +21,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/apikey"
 	"github.com/bookingsaga/bookingsaga/receipt"
 	"github.com/bookingsaga/bookingsaga/sagaclient"
 )
@@ -189,11 +190,13 @@ func TestTechnicalFailureIsARetryableReceipt(t *testing.T) {
 	require.True(t, e.Retryable)
 }
 
-func TestReadinessSaysWhatIsDown(t *testing.T) {
+func TestReadinessIsBareAndOpsSeeWhatIsDown(t *testing.T) {
 	t.Parallel()
-	store := errors.New("store: connection refused")
+	store := errors.New("store: dial tcp 10.0.3.7:5432: connection refused")
 	var down atomic.Bool
-	srv := httptest.NewServer(New(nil, Config{Ready: []Check{
+	secret, ops, err := apikey.NewKey("ops", apikey.ScopeOps)
+	require.NoError(t, err)
+	srv := httptest.NewServer(New(nil, Config{Keys: keyring(t, ops), Ready: []Check{
 		{Name: "temporal", Fn: func(context.Context) error { return nil }},
 		{Name: "store", Fn: func(context.Context) error {
 			if down.Load() {
@@ -203,23 +206,33 @@ func TestReadinessSaysWhatIsDown(t *testing.T) {
 		}},
 	}}).Handler())
 	t.Cleanup(srv.Close)
-	get := func() (int, Readiness) {
-		res, err := http.Get(srv.URL + "/readyz")
+	get := func(path, secret string) (int, map[string]any) {
+		req, err := http.NewRequest(http.MethodGet, srv.URL+path, nil)
+		require.NoError(t, err)
+		if secret != "" {
+			req.Header.Set("Authorization", "Bearer "+secret)
+		}
+		res, err := http.DefaultClient.Do(req)
 		require.NoError(t, err)
 		defer res.Body.Close()
-		var r Readiness
+		var r map[string]any
 		require.NoError(t, json.NewDecoder(res.Body).Decode(&r))
 		return res.StatusCode, r
 	}
-	code, r := get()
+	code, r := get("/readyz", "")
 	require.Equal(t, http.StatusOK, code)
-	require.Equal(t, Readiness{Status: "ready", Checks: map[string]string{"temporal": "ok", "store": "ok"}}, r)
+	require.Equal(t, map[string]any{"status": "ready"}, r)
 	down.Store(true)
-	code, r = get()
+	code, r = get("/readyz", "")
 	require.Equal(t, http.StatusServiceUnavailable, code)
-	require.Equal(t, "not_ready", r.Status)
-	require.Equal(t, store.Error(), r.Checks["store"])
-	require.Equal(t, "ok", r.Checks["temporal"])
+	require.Equal(t, map[string]any{"status": "not_ready"}, r, "an outsider learns nothing of which dependency failed, or how")
+
+	code, _ = get("/v1/ops/readiness", "")
+	require.Equal(t, http.StatusUnauthorized, code)
+	code, r = get("/v1/ops/readiness", secret)
+	require.Equal(t, http.StatusOK, code, "a report, not a probe")
+	require.Equal(t, "not_ready", r["status"])
+	require.Equal(t, map[string]any{"store": store.Error(), "temporal": "ok"}, r["checks"])
 }
 
 // A Vapi HMAC credential with its documented defaults: x-signature, the hex

@@ -169,6 +169,7 @@ func (s *Server) routes() []route {
 		{"PUT", "/v1/policy", apikey.ScopeAdmin, s.putPolicy, nil},
 		{"GET", "/v1/policy", apikey.ScopeAgent, s.getPolicy, nil},
 		{"GET", "/v1/ops/attention", apikey.ScopeOps, s.attention, nil},
+		{"GET", "/v1/ops/readiness", apikey.ScopeOps, s.opsReadiness, nil},
 		{"PUT", "/v1/webhooks/{id}", apikey.ScopeAdmin, s.putWebhook, nil},
 		{"GET", "/v1/webhooks", apikey.ScopeOps, s.webhooks, nil},
 		{"GET", "/v1/ops/timeline/{request_key}", apikey.ScopeOps, s.timeline, nil},
@@ -348,28 +349,48 @@ type Check struct {
 	Fn   func(context.Context) error
 }
 
-// Readiness is GET /readyz's answer: "ready", or "not_ready" with what
-// failed. Liveness (/healthz) says only that the process answers.
+// Readiness is GET /v1/ops/readiness's answer: "ready", or "not_ready"
+// with what failed. GET /readyz gives the status alone: who may reach the
+// API must not learn which dependency is down, or its address and error.
+// Liveness (/healthz) says only that the process answers.
 type Readiness struct {
 	Status string            `json:"status"`
-	Checks map[string]string `json:"checks"`
+	Checks map[string]string `json:"checks,omitempty"`
 }
 
 // readyz asks each dependency, briefly, whether it answers: a load
 // balancer or compose health check stops sending calls to an API whose
-// Temporal or store is gone, which liveness alone would not.
+// Temporal or store is gone, which liveness alone would not. What failed
+// goes to the log and to the ops route.
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
+	out, status := s.readiness(r.Context())
+	for name, got := range out.Checks {
+		if got != "ok" {
+			logger(r).Warn("not ready", zap.String("check", name), zap.String("error", got))
+		}
+	}
+	return writeJSON(w, status, Readiness{Status: out.Status})
+}
+
+// opsReadiness is readiness with each check's answer, for operators: a
+// report, so 200 either way (the probe is /readyz).
+func (s *Server) opsReadiness(w http.ResponseWriter, r *http.Request) error {
+	out, _ := s.readiness(r.Context())
+	return writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) readiness(ctx context.Context) (Readiness, int) {
 	out, status := Readiness{Status: "ready", Checks: map[string]string{}}, http.StatusOK
 	for _, c := range s.cfg.Ready {
-		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
-		err := c.Fn(ctx)
+		cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		err := c.Fn(cctx)
 		cancel()
 		out.Checks[c.Name] = "ok"
 		if err != nil {
 			out.Checks[c.Name], out.Status, status = err.Error(), "not_ready", http.StatusServiceUnavailable
 		}
 	}
-	return writeJSON(w, status, out)
+	return out, status
 }
 
 //go:embed openapi.json

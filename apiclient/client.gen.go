@@ -1750,7 +1750,7 @@ type ClientInterface interface {
 	// Corresponds with GET /openapi.json (the `GetOpenapiJson` operationId).
 	GetOpenapiJson(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// GetReadyz readiness: whether Temporal and the store answer (liveness is /healthz)
+	// GetReadyz readiness: ready or not_ready, nothing more (which check failed is at /v1/ops/readiness; liveness is /healthz)
 	//
 	// Corresponds with GET /readyz (the `GetReadyz` operationId).
 	GetReadyz(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -1831,6 +1831,11 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/ops/attention (the `GetV1OpsAttention` operationId).
 	GetV1OpsAttention(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetV1OpsReadiness readiness with each dependency's answer, for operators
+	//
+	// Corresponds with GET /v1/ops/readiness (the `GetV1OpsReadiness` operationId).
+	GetV1OpsReadiness(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetV1OpsTimelineRequestKey one booking as the store's event log, the saga and the mirrors have it
 	//
@@ -1996,7 +2001,7 @@ func (c *Client) GetOpenapiJson(ctx context.Context, reqEditors ...RequestEditor
 	return c.Client.Do(req)
 }
 
-// GetReadyz readiness: whether Temporal and the store answer (liveness is /healthz)
+// GetReadyz readiness: ready or not_ready, nothing more (which check failed is at /v1/ops/readiness; liveness is /healthz)
 //
 // Corresponds with GET /readyz (the `GetReadyz` operationId).
 func (c *Client) GetReadyz(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -2208,6 +2213,21 @@ func (c *Client) PostV1Intents(ctx context.Context, body PostV1IntentsJSONReques
 // Corresponds with GET /v1/ops/attention (the `GetV1OpsAttention` operationId).
 func (c *Client) GetV1OpsAttention(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetV1OpsAttentionRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetV1OpsReadiness readiness with each dependency's answer, for operators
+//
+// Corresponds with GET /v1/ops/readiness (the `GetV1OpsReadiness` operationId).
+func (c *Client) GetV1OpsReadiness(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetV1OpsReadinessRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -3184,6 +3204,33 @@ func NewGetV1OpsAttentionRequest(server string) (*http.Request, error) {
 	return req, nil
 }
 
+// NewGetV1OpsReadinessRequest constructs an http.Request for the GetV1OpsReadiness method
+func NewGetV1OpsReadinessRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/ops/readiness")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetV1OpsTimelineRequestKeyRequest constructs an http.Request for the GetV1OpsTimelineRequestKey method
 func NewGetV1OpsTimelineRequestKeyRequest(server string, requestKey string) (*http.Request, error) {
 	var err error
@@ -3829,7 +3876,7 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /openapi.json (the `GetOpenapiJson` operationId).
 	GetOpenapiJsonWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetOpenapiJsonResponse, error)
 
-	// GetReadyzWithResponse readiness: whether Temporal and the store answer (liveness is /healthz)
+	// GetReadyzWithResponse readiness: ready or not_ready, nothing more (which check failed is at /v1/ops/readiness; liveness is /healthz)
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -3926,6 +3973,13 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/ops/attention (the `GetV1OpsAttention` operationId).
 	GetV1OpsAttentionWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetV1OpsAttentionResponse, error)
+
+	// GetV1OpsReadinessWithResponse readiness with each dependency's answer, for operators
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/ops/readiness (the `GetV1OpsReadiness` operationId).
+	GetV1OpsReadinessWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetV1OpsReadinessResponse, error)
 
 	// GetV1OpsTimelineRequestKeyWithResponse one booking as the store's event log, the saga and the mirrors have it
 	//
@@ -5063,6 +5117,75 @@ func (r GetV1OpsAttentionResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetV1OpsAttentionResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetV1OpsReadinessResponse429Headers the declared response headers of an HTTP 429 response for GetV1OpsReadiness
+type GetV1OpsReadinessResponse429Headers struct {
+	RetryAfter *int
+}
+
+type GetV1OpsReadinessResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Readiness
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetV1OpsReadinessResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetV1OpsReadinessResponse) GetJSON200() *Readiness {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetV1OpsReadinessResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetV1OpsReadinessResponse) GetJSON403() *Error {
+	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetV1OpsReadinessResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r GetV1OpsReadinessResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetV1OpsReadinessResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetV1OpsReadinessResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetV1OpsReadinessResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -6227,7 +6350,7 @@ func (c *ClientWithResponses) GetOpenapiJsonWithResponse(ctx context.Context, re
 	return ParseGetOpenapiJsonResponse(rsp)
 }
 
-// GetReadyzWithResponse readiness: whether Temporal and the store answer (liveness is /healthz)
+// GetReadyzWithResponse readiness: ready or not_ready, nothing more (which check failed is at /v1/ops/readiness; liveness is /healthz)
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -6407,6 +6530,19 @@ func (c *ClientWithResponses) GetV1OpsAttentionWithResponse(ctx context.Context,
 		return nil, err
 	}
 	return ParseGetV1OpsAttentionResponse(rsp)
+}
+
+// GetV1OpsReadinessWithResponse readiness with each dependency's answer, for operators
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/ops/readiness (the `GetV1OpsReadiness` operationId).
+func (c *ClientWithResponses) GetV1OpsReadinessWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetV1OpsReadinessResponse, error) {
+	rsp, err := c.GetV1OpsReadiness(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetV1OpsReadinessResponse(rsp)
 }
 
 // GetV1OpsTimelineRequestKeyWithResponse one booking as the store's event log, the saga and the mirrors have it
@@ -7519,6 +7655,66 @@ func ParseGetV1OpsAttentionResponse(rsp *http.Response) (*GetV1OpsAttentionRespo
 	switch {
 	case rsp.StatusCode == 429:
 		var headers GetV1OpsAttentionResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetV1OpsReadinessResponse parses an HTTP response from a GetV1OpsReadinessWithResponse call
+func ParseGetV1OpsReadinessResponse(rsp *http.Response) (*GetV1OpsReadinessResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetV1OpsReadinessResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Readiness
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers GetV1OpsReadinessResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

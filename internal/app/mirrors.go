@@ -92,20 +92,26 @@ func (c Mirrors) CalendarConfigured() bool {
 	return c.CalendarEndpoint != "" || c.CalendarCredentials != "" || os.Getenv("GOOGLE_APPLICATION_CREDENTIALS") != ""
 }
 
-// Calendar connects the calendar providers configured, behind one router;
-// nil when there are none.
-func (c Mirrors) Calendar(ctx context.Context) (*calendars.Router, error) {
+// Calendar connects the calendar providers configured, behind one router,
+// to write; nil when there are none.
+func (c Mirrors) Calendar(ctx context.Context) (*calendars.Router, error) { return c.calendar(ctx, false) }
+
+// calendar connects the providers, to read only when readOnly: the API's
+// clients then ask for read scopes and refuse writes.
+func (c Mirrors) calendar(ctx context.Context, readOnly bool) (*calendars.Router, error) {
 	providers := map[string]calendars.Provider{}
 	if c.CalendarConfigured() {
 		g, err := gcal.New(ctx, gcal.Config{Endpoint: c.CalendarEndpoint, CredentialsFile: c.CalendarCredentials,
-			NoAuth: c.CalendarNoAuth, CallTimeout: c.CalendarTimeout, Retry: retry.Default()})
+			NoAuth: c.CalendarNoAuth, CallTimeout: c.CalendarTimeout, Retry: retry.Default(), ReadOnly: readOnly})
 		if err != nil {
 			return nil, err
 		}
 		providers[booking.ProviderGoogle] = g
 	}
 	if c.Microsoft.configured() {
-		m, err := msgraph.New(c.Microsoft.graph(c.CalendarTimeout))
+		gc := c.Microsoft.graph(c.CalendarTimeout)
+		gc.ReadOnly = readOnly
+		m, err := msgraph.New(gc)
 		if err != nil {
 			return nil, err
 		}
@@ -125,10 +131,11 @@ func (c Mirrors) CRM() (crm.CRM, error) {
 	return crm.NewHTTP(crm.Config{BaseURL: c.CRMBaseURL, Token: c.CRMToken, Timeout: c.CRMTimeout, Retry: retry.Default()})
 }
 
-// Catalog builds the catalogue's reads over st and the mirrors configured.
+// Catalog builds the catalogue's reads over st and the mirrors configured,
+// with calendar clients that only read.
 func (c Mirrors) Catalog(ctx context.Context, st *store.Store, log *zap.Logger) (*catalog.Catalog, error) {
 	cat := &catalog.Catalog{Store: st, Log: log}
-	cal, err := c.Calendar(ctx)
+	cal, err := c.calendar(ctx, true)
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,10 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
+
+	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/calendars"
 )
 
 // Every bad setting is named at once; Microsoft's are checked only when a
@@ -28,4 +32,21 @@ func TestBadSettingsAreNamed(t *testing.T) {
 	both := ok
 	both.Microsoft = Microsoft{TenantID: "t", ClientID: "app", ClientSecret: "s", CertificateFile: "app.pem"}
 	require.ErrorContains(t, both.Validate(), "exactly one of microsoft-client-secret and microsoft-certificate")
+}
+
+// TestTheAPIsCalendarsOnlyRead: the catalogue the API reads through is
+// built with clients that refuse to write, on every provider.
+func TestTheAPIsCalendarsOnlyRead(t *testing.T) {
+	t.Parallel()
+	m := Mirrors{CalendarEndpoint: "http://127.0.0.1:1/calendar/v3/", CalendarNoAuth: true, CalendarTimeout: time.Second,
+		Microsoft: Microsoft{TenantID: "t", ClientID: "app", ClientSecret: "s", GraphEndpoint: "http://127.0.0.1:1", LoginEndpoint: "http://127.0.0.1:1"}}
+	cat, err := m.Catalog(t.Context(), nil, zap.NewNop())
+	require.NoError(t, err)
+	router, ok := cat.Calendar.(*calendars.Router)
+	require.True(t, ok)
+	for _, p := range []string{booking.ProviderGoogle, booking.ProviderMicrosoft} {
+		_, err := router.Upsert(t.Context(), calendars.Booking{Calendar: calendars.Ref{Provider: p, ID: "agent@example.test"}, RequestKey: "k-1"})
+		require.ErrorIs(t, err, calendars.ErrReadOnly, p)
+		require.ErrorIs(t, router.Delete(t.Context(), calendars.Ref{Provider: p, ID: "agent@example.test"}, "k-1", "b-1"), calendars.ErrReadOnly, p)
+	}
 }

@@ -81,6 +81,10 @@ func (e *ForeignEventError) Error() string {
 	return msg
 }
 
+// ErrReadOnly is a write asked of a client built to read only (the API's):
+// it holds no write credentials, and a bug must not find one.
+var ErrReadOnly = &RefusedError{Err: errors.New("this calendar client only reads")}
+
 // RefusedError is a provider's final no (a 4xx other than timeouts and
 // rate limits): retrying the same write cannot change it.
 type RefusedError struct{ Err error }

@@ -22,6 +22,9 @@ const maxRaces = 3
 // that is not ours, and otherwise restores a tombstone or corrects a drifted
 // event with If-Match, re-reading after a 412.
 func (m *Mirror) Upsert(ctx context.Context, b calendars.Booking) (calendars.Synced, error) {
+	if m.cfg.ReadOnly {
+		return calendars.Synced{}, fmt.Errorf("gcal upsert %s: %w", b.RequestKey, calendars.ErrReadOnly)
+	}
 	want, err := m.event(b)
 	if err != nil {
 		return calendars.Synced{}, err
@@ -59,6 +62,9 @@ func (m *Mirror) Upsert(ctx context.Context, b calendars.Booking) (calendars.Syn
 // Delete removes the event of a booking. Absent (404) and already deleted
 // (410, or a tombstone) count as done; an event that is not ours is refused.
 func (m *Mirror) Delete(ctx context.Context, calendarID, requestKey, bookingID string) error {
+	if m.cfg.ReadOnly {
+		return fmt.Errorf("gcal delete %s: %w", requestKey, calendars.ErrReadOnly)
+	}
 	id := EventID(requestKey)
 	for range maxRaces {
 		cur, err := m.get(ctx, calendarID, id)

@@ -49,6 +49,9 @@ type Config struct {
 	// InviteAttendees adds the booking's attendees (staff addresses) to the
 	// event; off by default so no address leaves the store unasked.
 	InviteAttendees bool
+	// ReadOnly asks Google for the read-only events scope and free/busy
+	// only, and refuses writes: the API reads, the worker writes.
+	ReadOnly bool
 }
 
 func (c Config) validate() error {
@@ -72,7 +75,11 @@ func New(ctx context.Context, cfg Config) (*Mirror, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	opts := []option.ClientOption{option.WithScopes(calendar.CalendarEventsScope, calendar.CalendarFreebusyScope)}
+	scopes := []string{calendar.CalendarEventsScope, calendar.CalendarFreebusyScope}
+	if cfg.ReadOnly {
+		scopes[0] = calendar.CalendarEventsReadonlyScope
+	}
+	opts := []option.ClientOption{option.WithScopes(scopes...)}
 	if cfg.Endpoint != "" {
 		opts = append(opts, option.WithEndpoint(cfg.Endpoint))
 	}
