@@ -94,7 +94,9 @@ func (c Mirrors) CalendarConfigured() bool {
 
 // Calendar connects the calendar providers configured, behind one router,
 // to write; nil when there are none.
-func (c Mirrors) Calendar(ctx context.Context) (*calendars.Router, error) { return c.calendar(ctx, false) }
+func (c Mirrors) Calendar(ctx context.Context) (*calendars.Router, error) {
+	return c.calendar(ctx, false)
+}
 
 // calendar connects the providers, to read only when readOnly: the API's
 // clients then ask for read scopes and refuse writes.
