@@ -55,27 +55,58 @@ func tokenSource(cfg Config) (*tokenCache, error) {
 }
 
 // tokenCache holds the current token. It differs from the oauth2
-// package's reuse in one way: a token Graph answers 401 to (revoked,
-// or expired early) can be dropped before its expiry.
+// package's reuse in two ways: a token Graph answers 401 to (revoked, or
+// expired early) can be dropped before its expiry, and a caller waits for
+// a token no longer than its own context. One fetch runs at a time, on
+// its own (bounded by CallTimeout), and every caller that needs a token
+// meanwhile waits for that one: a slow or black-holed login endpoint
+// delays each call by at most its deadline, not by a queue of fetches.
 type tokenCache struct {
 	fetch func() (*oauth2.Token, error)
 
-	mu  sync.Mutex
-	tok *oauth2.Token
+	mu       sync.Mutex
+	tok      *oauth2.Token
+	inflight *tokenFetch
 }
 
-func (c *tokenCache) Token() (*oauth2.Token, error) {
+// tokenFetch is one fetch that callers wait on.
+type tokenFetch struct {
+	done chan struct{}
+	tok  *oauth2.Token
+	err  error
+}
+
+func (c *tokenCache) Token(ctx context.Context) (*oauth2.Token, error) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if c.tok.Valid() {
-		return c.tok, nil
+		tok := c.tok
+		c.mu.Unlock()
+		return tok, nil
 	}
-	tok, err := c.fetch()
-	if err != nil {
-		return nil, err
+	f := c.inflight
+	if f == nil {
+		f = &tokenFetch{done: make(chan struct{})}
+		c.inflight = f
+		go c.run(f)
 	}
-	c.tok = tok
-	return tok, nil
+	c.mu.Unlock()
+	select {
+	case <-f.done:
+		return f.tok, f.err
+	case <-ctx.Done():
+		return nil, fmt.Errorf("waiting for a token: %w", ctx.Err())
+	}
+}
+
+func (c *tokenCache) run(f *tokenFetch) {
+	f.tok, f.err = c.fetch()
+	c.mu.Lock()
+	if f.err == nil {
+		c.tok = f.tok
+	}
+	c.inflight = nil
+	c.mu.Unlock()
+	close(f.done)
 }
 
 // drop forgets the token if it is still the one given, so that callers
@@ -215,7 +246,7 @@ func (b *bearer) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 func (b *bearer) send(req *http.Request) (*http.Response, string, error) {
-	tok, err := b.tokens.Token()
+	tok, err := b.tokens.Token(req.Context())
 	if err != nil {
 		var re *oauth2.RetrieveError
 		transient := !errors.As(err, &re) || re.Response == nil ||

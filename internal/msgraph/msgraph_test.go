@@ -305,3 +305,33 @@ func TestACertificateProvesTheApp(t *testing.T) {
 	_, err = msgraph.New(msgraph.Config{TenantID: tenant, ClientID: client, CallTimeout: time.Second})
 	require.ErrorContains(t, err, "exactly one of a client secret and a certificate file")
 }
+
+// TestABlackHoledLoginHoldsNoCallPastItsContext: with the login endpoint
+// answering nothing, every call waiting for a token returns at its own
+// deadline, however long the token request itself may take.
+func TestABlackHoledLoginHoldsNoCallPastItsContext(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	require.NoError(t, f.fake.Inject(fakeserver.Fault{Op: "token", Latency: time.Hour}))
+	m, err := msgraph.New(msgraph.Config{Endpoint: f.url + "/v1.0", Login: f.url, TenantID: tenant, ClientID: client,
+		ClientSecret: secret, CallTimeout: time.Hour, Retry: retry.Policy{Attempts: 1}})
+	require.NoError(t, err)
+	errs := make(chan error, 5)
+	for range 5 {
+		go func() {
+			ctx, cancel := context.WithTimeout(f.ctx, 200*time.Millisecond)
+			defer cancel()
+			_, err := m.FreeBusy(ctx, []string{mailbox}, time.Now(), time.Now().Add(time.Hour))
+			errs <- err
+		}()
+	}
+	guard := time.After(30 * time.Second) // the token request's own bound is an hour
+	for range 5 {
+		select {
+		case err := <-errs:
+			require.ErrorIs(t, err, context.DeadlineExceeded)
+		case <-guard:
+			t.Fatal("a call waited for a token past its context")
+		}
+	}
+}
