@@ -37,8 +37,11 @@ type saga struct {
 	dirty bool
 	// nudged and reconciled carry a reconciliation run's lookup to the
 	// commit runner; cancelLookup cuts the runner's own lookup short.
-	nudged       bool
-	reconciled   booking.LookupOutput
+	nudged     bool
+	reconciled booking.LookupOutput
+	// nudgeOnly: this saga takes a reconcile signal as a nudge, never its
+	// payload as the store's word (changeSignalIsNudge).
+	nudgeOnly    bool
 	cancelLookup workflow.CancelFunc
 	// notifying counts signals to a replaced booking still in flight.
 	notifying int

@@ -321,3 +321,28 @@ func TestALapsedIntentIsRecordedInTheStore(t *testing.T) {
 	require.Equal(t, receipt.StatusExpired, final.Status)
 	require.Equal(t, string(booking.CodeIntentExpired), final.Reason.Code)
 }
+
+// TestAForgedReconcileSignalIsNotTheStoresWord: anyone who reaches
+// Temporal can signal a saga. A stuck saga takes a reconcile signal as a
+// nudge to read the store itself, never its payload as the store's answer.
+func TestAForgedReconcileSignalIsNotTheStoresWord(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	req := request(slotStart)
+	detail := booking.ConflictDetail{Source: "store", Busy: []booking.Busy{{ResourceID: "paris-11", Capacity: 1, From: slotStart, To: slotStart.Add(time.Hour)}}}
+	f.env.OnActivity(f.a.Commit, mock.Anything, forKey(key)).Return(booking.CommitOutput{}, errors.New("connection reset")).Once()
+	f.env.OnActivity(f.a.Commit, mock.Anything, forKey(key)).
+		Return(booking.CommitOutput{}, temporal.NewNonRetryableApplicationError("taken", booking.ErrTypeConflict, nil, detail)).Once()
+	// The store is slow to answer the first lookup; the next says absent.
+	f.env.OnActivity(f.a.Lookup, mock.Anything, forKey(key)).After(20*time.Second).Return(booking.LookupOutput{Found: false}, nil).Once()
+	f.env.OnActivity(f.a.Lookup, mock.Anything, forKey(key)).Return(booking.LookupOutput{Found: false}, nil).Maybe()
+	f.update(time.Second, booking.UpdateCommit, req)
+	forged := booking.LookupOutput{Found: true, Booking: stored(key, req, booking.StatusConfirmed)}
+	f.env.RegisterDelayedCallback(func() { f.env.SignalWorkflow(booking.SignalReconcile, forged) }, 3*time.Second)
+	var during BookingState
+	f.env.RegisterDelayedCallback(func() { during = f.state() }, 4*time.Second)
+
+	final := f.run(BookingInput{RequestKey: key})
+	require.NotEqual(t, StateConfirmed, during.State, "the signal's payload was taken as the store's answer")
+	require.Equal(t, receipt.StatusConflict, final.Status, "the store's own answer")
+}

@@ -195,21 +195,26 @@ func (s *saga) runCommit(ctx workflow.Context) {
 }
 
 // lookup asks the store about the key until it answers. A reconciliation
-// signal can cut it short with its own authoritative answer; ok is false
-// only when the workflow itself is cancelled.
+// signal cuts it short to ask again at once (before changeSignalIsNudge,
+// with the signal's answer); ok is false only when the workflow itself is
+// cancelled.
 func (s *saga) lookup(ctx workflow.Context) (booking.LookupOutput, bool) {
-	lctx, cancel := workflow.WithCancel(ctx)
-	s.cancelLookup = cancel
 	defer func() { s.cancelLookup = nil }()
-	var found booking.LookupOutput
-	err := s.activity(storeCtx(lctx), booking.ActivityLookup, s.key()).Get(lctx, &found)
-	if err == nil {
-		return found, true
+	for {
+		lctx, cancel := workflow.WithCancel(ctx)
+		s.cancelLookup = cancel
+		var found booking.LookupOutput
+		err := s.activity(storeCtx(lctx), booking.ActivityLookup, s.key()).Get(lctx, &found)
+		if err == nil {
+			return found, true
+		}
+		if ctx.Err() != nil {
+			return booking.LookupOutput{}, false
+		}
+		if !s.nudgeOnly || !temporal.IsCanceledError(err) {
+			return s.reconciled, true
+		}
 	}
-	if ctx.Err() != nil {
-		return booking.LookupOutput{}, false
-	}
-	return s.reconciled, true
 }
 
 // onReconcile takes a reconciliation run's lookup. For a stuck saga, found
@@ -228,6 +233,11 @@ func (s *saga) onReconcile(ctx workflow.Context, out booking.LookupOutput) {
 		}
 		return
 	}
+	if s.nudgeOnly || workflow.GetVersion(ctx, changeSignalIsNudge, workflow.DefaultVersion, 1) == 1 {
+		s.nudgeOnly = true
+		s.nudge(ctx)
+		return
+	}
 	s.reconciled = out
 	switch {
 	case out.Found && out.Booking.Status != booking.StatusHeld:
@@ -237,6 +247,21 @@ func (s *saga) onReconcile(ctx workflow.Context, out booking.LookupOutput) {
 	default:
 		s.nudged = true
 	}
+	if s.cancelLookup != nil {
+		s.cancelLookup()
+	}
+}
+
+// nudge makes a stuck saga ask the store now: a lookup under way starts
+// again, a runner waiting out its backoff sends the same key again (the
+// store answers a key it has with its record), and a stopped runner
+// restarts.
+func (s *saga) nudge(ctx workflow.Context) {
+	if !s.commitRunning {
+		s.startCommit(ctx)
+		return
+	}
+	s.nudged = true
 	if s.cancelLookup != nil {
 		s.cancelLookup()
 	}

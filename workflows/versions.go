@@ -19,4 +19,8 @@ const (
 	// Temporal UI, names its activities and timers, and gives a
 	// reschedule's new saga a summary.
 	changeUserMetadata = "user-metadata"
+	// changeSignalIsNudge (v0.3.0): a stuck saga takes a reconcile signal
+	// as a nudge to read the store itself, not its payload as the store's
+	// answer: anyone who reaches Temporal can send one.
+	changeSignalIsNudge = "reconcile-signal-is-a-nudge"
 )

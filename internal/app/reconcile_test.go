@@ -167,6 +167,11 @@ func TestReconcileRemovesAnOrphanEvent(t *testing.T) {
 	f.quiet()
 }
 
+// A saga stuck in UNKNOWN because its worker cannot read the store is
+// found by a reconciliation run, which nudges it; it settles from its own
+// read of the store once that answers, never from the run's word (anyone
+// who reaches Temporal could send that word: workflows'
+// TestAForgedReconcileSignalIsNotTheStoresWord).
 func TestReconcileSettlesASagaStuckInUnknown(t *testing.T) {
 	t.Parallel()
 	stall := &faults{}
@@ -180,12 +185,13 @@ func TestReconcileSettlesASagaStuckInUnknown(t *testing.T) {
 
 	rep := f.reconcile()
 	require.Equal(t, 1, rep.Stuck.Found, rep.Stuck.Details)
-	f.eventually(func() bool { return f.state(key).State == workflows.StateConfirmed }, "the saga was told")
+	require.Equal(t, workflows.StateUnknown, f.state(key).State, "told, the saga still waits for its own read of the store")
+	stall.stalled.Store(false)
+	f.eventually(func() bool { return f.state(key).State == workflows.StateConfirmed }, "the saga read the store")
 	got, err := sagaclient.Receipt(f.ctx, f.client, key, nil)
 	require.NoError(t, err)
 	require.Equal(t, receipt.StatusConfirmed, got.Status, "the agent's status call sees the result")
 	require.Equal(t, 1, f.bookings())
-	stall.stalled.Store(false)
 	f.quiet()
 }
 
