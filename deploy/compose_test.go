@@ -257,3 +257,47 @@ func TestTheImageLeavesTheDevStackOut(t *testing.T) {
 		require.NotContains(t, string(out), banned, "the production build links %s", banned)
 	}
 }
+
+// TestTheMTLSOverlayLocksTemporal loads the main file with the mTLS
+// overlay: Temporal's server requires client certificates, and every
+// service that dials it presents one signed by the same CA.
+func TestTheMTLSOverlayLocksTemporal(t *testing.T) {
+	t.Parallel()
+	root, err := filepath.Abs("..")
+	require.NoError(t, err)
+	var files []types.ConfigFile
+	for _, name := range []string{"docker-compose.yml", "deploy/compose.mtls.yml"} {
+		data, err := os.ReadFile(filepath.Join(root, name))
+		require.NoError(t, err)
+		files = append(files, types.ConfigFile{Filename: filepath.Join(root, name), Content: data})
+	}
+	p, err := loader.LoadWithContext(context.Background(), types.ConfigDetails{WorkingDir: root, ConfigFiles: files,
+		Environment: maps.Clone(required)}, func(o *loader.Options) {
+		o.SetProjectName("bookingsaga", true)
+		o.Profiles = []string{"ops"}
+	})
+	require.NoError(t, err)
+	env := func(service, name string) string {
+		v := p.Services[service].Environment[name]
+		require.NotNil(t, v, "%s has no %s", service, name)
+		return *v
+	}
+	require.Equal(t, "true", env("temporal", "TEMPORAL_TLS_REQUIRE_CLIENT_AUTH"))
+	ca := env("temporal", "TEMPORAL_TLS_CLIENT1_CA_CERT")
+	require.Equal(t, ca, env("temporal", "TEMPORAL_TLS_SERVER_CA_CERT"))
+	for name, s := range p.Services {
+		if s.Environment["TEMPORAL_ADDRESS"] == nil || name == "temporal" {
+			continue
+		}
+		require.Equal(t, ca, env(name, "TEMPORAL_TLS_CA"), "%s trusts the server's CA", name)
+		require.NotEmpty(t, env(name, "TEMPORAL_TLS_CERT"), "%s presents a client certificate", name)
+		require.NotEmpty(t, env(name, "TEMPORAL_TLS_KEY"), name)
+		require.Equal(t, "temporal", env(name, "TEMPORAL_TLS_SERVER_NAME"), name)
+		mounted := false
+		for _, v := range s.Volumes {
+			mounted = mounted || strings.HasPrefix(ca, v.Target+"/") && strings.HasPrefix(v.Source, filepath.Join(root, "secrets"))
+		}
+		require.True(t, mounted, "%s mounts the certificates", name)
+	}
+	require.Equal(t, "http://localhost:8094/", env("temporal-ui", "TEMPORAL_CODEC_ENDPOINT"), "the overlay keeps the main file's settings")
+}
