@@ -273,9 +273,27 @@ func (c *Client) Cancel(ctx context.Context, key string) (receipt.Receipt, error
 	r, err := Update(ctx, c.tc, key, booking.UpdateCancel, workflows.CancelRequest{})
 	var nf *serviceerror.NotFound
 	if errors.As(err, &nf) {
-		r, err = c.status(ctx, key)
+		r, err = c.cancelInStore(ctx, key)
 	}
 	return unknown(key, r, err)
+}
+
+// cancelInStore cancels a booking whose saga Temporal does not have (it
+// closed after the viewing, or Temporal lost it): the store releases it,
+// if it is still live and its viewing still to come, and its answer is
+// the one given. Without the store, the status is.
+func (c *Client) cancelInStore(ctx context.Context, key string) (receipt.Receipt, error) {
+	if c.opts.Catalog == nil {
+		return c.status(ctx, key)
+	}
+	out, err := c.opts.Catalog.Release(ctx, key)
+	if err != nil {
+		return receipt.Receipt{}, err
+	}
+	if r, ok := workflows.StoreReceipt(key, out); ok {
+		return r, nil
+	}
+	return c.status(ctx, key)
 }
 
 // Reschedule moves the booking of key to req under newKey: the new slot is

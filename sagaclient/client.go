@@ -48,6 +48,7 @@ type Catalog interface {
 	OutsideRules(ctx context.Context) ([]booking.OutsideRules, error)
 	PutPool(ctx context.Context, p booking.Pool) error
 	Pool(ctx context.Context, id string) (booking.Pool, error)
+	Release(ctx context.Context, key string) (booking.LookupOutput, error)
 }
 
 // ErrNoCatalog is returned by a call that needs Options.Catalog when none

@@ -391,3 +391,26 @@ func TestAChoiceNobodyTakesFailsWithinTheBudget(t *testing.T) {
 	require.Error(t, err)
 	require.Less(t, time.Since(start), 2*(f.settings.WithDefaults().CommitWait+time.Second), "the choice waited past its budget")
 }
+
+// TestACancelWhoseSagaTemporalLostCancelsInTheStore: with the saga gone
+// from Temporal (a namespace restored without it, say), a cancel
+// releases the booking in the store, under its locks, and answers what
+// the store then holds; the slot is free again.
+func TestACancelWhoseSagaTemporalLostCancelsInTheStore(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	url := f.serveAPI(api.Config{})
+	key := uuid.NewString()
+	require.Equal(t, receipt.StatusConfirmed, f.commit(key, commitRequest(slot(t, 12))).Status)
+	f.forget(key)
+
+	var r receipt.Receipt
+	require.Equal(t, http.StatusOK, f.call("POST", url+"/v1/bookings/"+key+"/cancel", nil, &r))
+	require.Equal(t, receipt.StatusCancelled, r.Status, "the store's outcome")
+	b, err := f.acts.Store.Lookup(f.ctx, key)
+	require.NoError(t, err)
+	require.Equal(t, booking.StatusCancelled, b.Status)
+	require.Equal(t, receipt.StatusConfirmed, f.commit(uuid.NewString(), commitRequest(slot(t, 12))).Status, "the slot is free")
+	require.Equal(t, http.StatusOK, f.call("POST", url+"/v1/bookings/"+key+"/cancel", nil, &r), "a resent cancel")
+	require.Equal(t, receipt.StatusCancelled, r.Status)
+}

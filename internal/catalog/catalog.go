@@ -103,6 +103,17 @@ func (c *Catalog) Decision(ctx context.Context, in booking.DecisionInput) (booki
 	return c.Output(ctx, d), nil
 }
 
+// Release cancels the booking of key in the store, under its locks, for a
+// cancel whose saga Temporal no longer has; the reconciliation run then
+// brings the calendar and the CRM in line. Its answer is the store's: the
+// booking as it now stands, or nothing for a key the store never booked.
+func (c *Catalog) Release(ctx context.Context, key string) (booking.LookupOutput, error) {
+	if _, err := c.Store.Release(ctx, store.ReleaseRequest{RequestKey: key}); err != nil && !errors.Is(err, booking.ErrNotFound) {
+		return booking.LookupOutput{}, fmt.Errorf("release %s: %w", key, err)
+	}
+	return c.Decision(ctx, booking.DecisionInput{RequestKey: key})
+}
+
 // Output is a decision as a lookup answers it: with the calendar event's
 // id when it is derived from the key (Google), so the first receipt
 // already names it; an id a provider assigns (Microsoft) is named once

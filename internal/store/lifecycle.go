@@ -113,13 +113,16 @@ type ReleaseRequest struct {
 }
 
 // Release cancels a booking and frees its capacity at once. Releasing a
-// booking that is no longer live returns it unchanged.
+// booking that is no longer live, or whose viewing is over, returns it
+// unchanged.
 func (s *Store) Release(ctx context.Context, req ReleaseRequest) (booking.Booking, error) {
 	var out booking.Booking
 	err := s.retry(ctx, "release", req.RequestKey, func(ctx context.Context) error {
 		return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 			b, err := lockBooking(ctx, tx, req.RequestKey)
-			if err != nil || !b.Status.Live() {
+			// A viewing that is over happened (or not) as recorded: a
+			// cancel afterwards changes nothing.
+			if err != nil || !b.Status.Live() || !b.Intent.EndsAt.After(s.now()) {
 				out = b
 				return err
 			}
