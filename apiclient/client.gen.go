@@ -56,6 +56,7 @@ const (
 	ErrorCodePolicyVersionChanged   ErrorCode = "policy_version_changed"
 	ErrorCodePolicyVersionImmutable ErrorCode = "policy_version_immutable"
 	ErrorCodeRateLimited            ErrorCode = "rate_limited"
+	ErrorCodeReferenceCollision     ErrorCode = "reference_collision"
 	ErrorCodeRequestKeyReused       ErrorCode = "request_key_reused"
 	ErrorCodeStartsInPast           ErrorCode = "starts_in_past"
 	ErrorCodeTemporarilyUnavailable ErrorCode = "temporarily_unavailable"
@@ -147,6 +148,8 @@ func (e ErrorCode) Valid() bool {
 		return true
 	case ErrorCodeRateLimited:
 		return true
+	case ErrorCodeReferenceCollision:
+		return true
 	case ErrorCodeRequestKeyReused:
 		return true
 	case ErrorCodeStartsInPast:
@@ -237,6 +240,7 @@ const (
 	ReceiptReasonCodePolicyVersionChanged   ReceiptReasonCode = "policy_version_changed"
 	ReceiptReasonCodePolicyVersionImmutable ReceiptReasonCode = "policy_version_immutable"
 	ReceiptReasonCodeRateLimited            ReceiptReasonCode = "rate_limited"
+	ReceiptReasonCodeReferenceCollision     ReceiptReasonCode = "reference_collision"
 	ReceiptReasonCodeRequestKeyReused       ReceiptReasonCode = "request_key_reused"
 	ReceiptReasonCodeSlotTaken              ReceiptReasonCode = "slot_taken"
 	ReceiptReasonCodeStartsInPast           ReceiptReasonCode = "starts_in_past"
@@ -330,6 +334,8 @@ func (e ReceiptReasonCode) Valid() bool {
 	case ReceiptReasonCodePolicyVersionImmutable:
 		return true
 	case ReceiptReasonCodeRateLimited:
+		return true
+	case ReceiptReasonCodeReferenceCollision:
 		return true
 	case ReceiptReasonCodeRequestKeyReused:
 		return true
@@ -521,6 +527,7 @@ const (
 	UnavailableReceiptCodePolicyVersionChanged   UnavailableReceiptCode = "policy_version_changed"
 	UnavailableReceiptCodePolicyVersionImmutable UnavailableReceiptCode = "policy_version_immutable"
 	UnavailableReceiptCodeRateLimited            UnavailableReceiptCode = "rate_limited"
+	UnavailableReceiptCodeReferenceCollision     UnavailableReceiptCode = "reference_collision"
 	UnavailableReceiptCodeRequestKeyReused       UnavailableReceiptCode = "request_key_reused"
 	UnavailableReceiptCodeStartsInPast           UnavailableReceiptCode = "starts_in_past"
 	UnavailableReceiptCodeTemporarilyUnavailable UnavailableReceiptCode = "temporarily_unavailable"
@@ -612,6 +619,8 @@ func (e UnavailableReceiptCode) Valid() bool {
 		return true
 	case UnavailableReceiptCodeRateLimited:
 		return true
+	case UnavailableReceiptCodeReferenceCollision:
+		return true
 	case UnavailableReceiptCodeRequestKeyReused:
 		return true
 	case UnavailableReceiptCodeStartsInPast:
@@ -684,6 +693,7 @@ const (
 	UnavailableReceiptReasonCodePolicyVersionChanged   UnavailableReceiptReasonCode = "policy_version_changed"
 	UnavailableReceiptReasonCodePolicyVersionImmutable UnavailableReceiptReasonCode = "policy_version_immutable"
 	UnavailableReceiptReasonCodeRateLimited            UnavailableReceiptReasonCode = "rate_limited"
+	UnavailableReceiptReasonCodeReferenceCollision     UnavailableReceiptReasonCode = "reference_collision"
 	UnavailableReceiptReasonCodeRequestKeyReused       UnavailableReceiptReasonCode = "request_key_reused"
 	UnavailableReceiptReasonCodeSlotTaken              UnavailableReceiptReasonCode = "slot_taken"
 	UnavailableReceiptReasonCodeStartsInPast           UnavailableReceiptReasonCode = "starts_in_past"
@@ -777,6 +787,8 @@ func (e UnavailableReceiptReasonCode) Valid() bool {
 	case UnavailableReceiptReasonCodePolicyVersionImmutable:
 		return true
 	case UnavailableReceiptReasonCodeRateLimited:
+		return true
+	case UnavailableReceiptReasonCodeReferenceCollision:
 		return true
 	case UnavailableReceiptReasonCodeRequestKeyReused:
 		return true

@@ -35,6 +35,10 @@ const (
 	CodeWrongState       Code = "wrong_state"
 	CodeFlagNotOpen      Code = "flag_not_open"
 	CodeInvalidReference Code = "invalid_reference"
+	// CodeReferenceCollision: the key's spoken reference already names
+	// another request (a commit: make a new key), or a reference names
+	// more than one (a lookup: ask by the request key).
+	CodeReferenceCollision Code = "reference_collision"
 	// A resource's own rules (Rules): closed then, off, too far ahead, or
 	// full for the day or week.
 	CodeOutsideHours  Code = "outside_hours"

@@ -153,9 +153,13 @@ func (s *Store) decide(b *pgx.Batch, req CommitRequest, st *commitState, now tim
 	fp := req.Intent.Fingerprint()
 	var poolBusy []booking.Busy
 	var err error
-	if req.Intent.AgentPool != "" {
+	switch {
+	case st.referenceTaken:
+		err = booking.Rejectf(booking.CodeReferenceCollision,
+			"this request_key's spoken reference already names another request; make a new request_key and book again")
+	case req.Intent.AgentPool != "":
 		req, st, poolBusy, err = st.choose(req, now)
-	} else {
+	default:
 		err = st.check(req, now)
 	}
 	if err != nil {

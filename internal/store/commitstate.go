@@ -39,6 +39,9 @@ type commitState struct {
 	startsRead bool
 	// asked are the resources the request names itself.
 	asked []string
+	// referenceTaken is set when another request's key has this key's
+	// spoken reference.
+	referenceTaken bool
 }
 
 // replacedBooking is the booking a reschedule's commit releases in the
@@ -121,6 +124,7 @@ func readCommitState(ctx context.Context, conn *pgx.Conn, req CommitRequest, bud
 		b.Queue(occupancyPoolSQL, ids, req.Intent.StartsAt, req.Intent.EndsAt, req.RequestKey, pool)
 	}
 	b.Queue("SELECT "+refusalColumns+" FROM booking_refusal WHERE request_key = $1", req.RequestKey)
+	b.Queue(referenceTakenSQL, req.RequestKey)
 	swap := req.Intent.Replaces != ""
 	if swap {
 		// A reschedule locks the booking it replaces, to check it and (when
@@ -159,6 +163,9 @@ func readCommitState(ctx context.Context, conn *pgx.Conn, req CommitRequest, bud
 		return nil, err
 	}
 	if err := st.readRefusal(res); err != nil {
+		return nil, err
+	}
+	if err := res.QueryRow().Scan(&st.referenceTaken); err != nil {
 		return nil, err
 	}
 	if swap {
@@ -223,6 +230,13 @@ func (st *commitState) readRefusal(res pgx.BatchResults) error {
 // readKeyAlone fills existingFingerprint when no resource exists: the
 // occupancy statement then returned no row to carry it, and a reused key
 // must be reported as such rather than as unknown resources.
+// referenceTakenSQL: does another request's key share this key's spoken
+// reference? Both reference indexes answer it.
+const referenceTakenSQL = `
+SELECT EXISTS (SELECT FROM booking WHERE request_reference(request_key) = request_reference($1)
+                   AND request_key NOT LIKE 'anon-%' AND request_key <> $1)
+    OR EXISTS (SELECT FROM booking_refusal WHERE request_reference(request_key) = request_reference($1) AND request_key <> $1)`
+
 func (st *commitState) readKeyAlone(ctx context.Context, conn *pgx.Conn, key string) error {
 	if len(st.resources) > 0 {
 		return nil

@@ -31,11 +31,32 @@ func (s *Store) DecisionByReference(ctx context.Context, ref string) (booking.De
 	if err != nil {
 		return booking.Decision{}, err
 	}
-	d, err := s.decision(ctx, "request_reference(request_key) = $1", raw)
+	keys, err := s.referenceKeys(ctx, raw)
 	if err != nil {
 		return booking.Decision{}, fmt.Errorf("decision by reference %s: %w", ref, err)
 	}
-	return d, nil
+	switch len(keys) {
+	case 0:
+		return booking.Decision{}, fmt.Errorf("decision by reference %s: %w", ref, booking.ErrNotFound)
+	case 1:
+		return s.Decision(ctx, keys[0])
+	}
+	// Never another caller's booking: with two requests under one
+	// reference, neither is answered by it.
+	return booking.Decision{}, booking.Rejectf(booking.CodeReferenceCollision,
+		"reference %s names more than one request; ask for the booking by its request_key", ref)
+}
+
+// referenceKeys are the keys (at most two) whose reference is raw.
+func (s *Store) referenceKeys(ctx context.Context, raw []byte) ([]string, error) {
+	rows, err := s.pool.Query(ctx, `
+SELECT request_key FROM booking WHERE request_reference(request_key) = $1 AND request_key NOT LIKE 'anon-%'
+UNION SELECT request_key FROM booking_refusal WHERE request_reference(request_key) = $1
+LIMIT 2`, raw)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
 }
 
 // referenceBytes reads "BS-XXXX-XXXX" back into the five hash bytes the
