@@ -9,6 +9,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/bookingsaga/bookingsaga/booking"
 )
 
@@ -55,8 +57,54 @@ RETURNING data_key`, key, fresh, s.now()).Scan(&dek)
 
 // Contact opens the contact stored with key's booking: after an erasure
 // it returns booking.ErrContactErased, and booking.ErrNoContact when there
-// is none.
+// is none. A booking a reschedule made without a contact of its own has
+// its caller's: that of the booking it replaced, and so on back.
 func (s *Store) Contact(ctx context.Context, key string) (booking.Contact, error) {
+	keys, err := s.ancestors(ctx, key)
+	if err != nil {
+		return booking.Contact{}, err
+	}
+	for _, k := range keys {
+		c, err := s.contactOf(ctx, k)
+		if !errors.Is(err, booking.ErrNoContact) {
+			return c, err
+		}
+	}
+	return booking.Contact{}, fmt.Errorf("read contact %s: %w", key, booking.ErrNoContact)
+}
+
+// ancestors are key and the keys of the bookings it replaced, nearest
+// first.
+func (s *Store) ancestors(ctx context.Context, key string) ([]string, error) {
+	var keys []string
+	err := s.retry(ctx, "read contact", key, func(ctx context.Context) error {
+		rows, err := s.pool.Query(ctx, chainSQL, key, false)
+		if err == nil {
+			keys, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		}
+		return err
+	})
+	return keys, err
+}
+
+// chainSQL lists the keys a reschedule chain links to $1, in order of
+// distance: those it replaced, and, when $2, those that replaced it.
+// The depth bound only guards against a cycle a bug could make.
+const chainSQL = `
+WITH RECURSIVE chain (request_key, depth, up) AS (
+    SELECT $1::text, 0, NULL::boolean
+    UNION
+    SELECT CASE WHEN step.up THEN b.replaces_request_key ELSE b.replaced_by_request_key END, c.depth + 1, step.up
+    FROM chain c
+    JOIN booking b ON b.request_key = c.request_key
+    CROSS JOIN (VALUES (true), (false)) AS step (up)
+    WHERE c.depth < 64 AND (c.up IS NULL OR c.up = step.up) AND (step.up OR $2)
+      AND CASE WHEN step.up THEN b.replaces_request_key ELSE b.replaced_by_request_key END IS NOT NULL
+)
+SELECT request_key FROM chain GROUP BY request_key ORDER BY min(depth), request_key`
+
+// contactOf opens the contact stored with key's own booking.
+func (s *Store) contactOf(ctx context.Context, key string) (booking.Contact, error) {
 	var (
 		dek, box           []byte
 		erased             bool
@@ -92,28 +140,43 @@ LEFT JOIN booking_contact c USING (booking_id)`, key).Scan(&dek, &erased, &box, 
 	return c, nil
 }
 
-// EraseContact erases key's contact: its data key and its stored copy
-// are deleted, a tombstone keeps it from being sealed again, and the event
-// log records the erasure and its reason without the data. Erasing twice
-// is done once; booking.ErrNoContact means the store never had a contact
-// for key.
+// EraseContact erases key's contact, and with it the contact of every
+// booking a reschedule linked to key (the same caller's): their data keys
+// and stored copies are deleted, tombstones keep them from being sealed
+// again, and the event log records the erasure and its reason without the
+// data. Erasing twice is done once; booking.ErrNoContact means the store
+// never had a contact for any of them.
 func (s *Store) EraseContact(ctx context.Context, key, reason string) error {
 	if err := booking.ValidateKey(key); err != nil {
 		return fmt.Errorf("erase contact: %w", err)
 	}
 	return s.retry(ctx, "erase contact", key, func(ctx context.Context) error {
-		var known bool
-		err := s.pool.QueryRow(ctx, `
-SELECT EXISTS (SELECT 1 FROM vault.contact_key WHERE request_key = $1)
-    OR EXISTS (SELECT 1 FROM booking_contact JOIN booking USING (booking_id) WHERE request_key = $1)`, key).Scan(&known)
-		if err != nil {
-			return err
-		}
-		if !known {
-			return fmt.Errorf("erase contact %s: %w", key, booking.ErrNoContact)
-		}
-		_, err = s.pool.Exec(ctx, eraseSQL, key, s.now(), reason)
-		return err
+		return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+			rows, err := tx.Query(ctx, chainSQL, key, true)
+			if err != nil {
+				return err
+			}
+			keys, err := pgx.CollectRows(rows, pgx.RowTo[string])
+			if err != nil {
+				return err
+			}
+			var known bool
+			err = tx.QueryRow(ctx, `
+SELECT EXISTS (SELECT 1 FROM vault.contact_key WHERE request_key = ANY($1))
+    OR EXISTS (SELECT 1 FROM booking_contact JOIN booking USING (booking_id) WHERE request_key = ANY($1))`, keys).Scan(&known)
+			if err != nil {
+				return err
+			}
+			if !known {
+				return booking.ErrNoContact // retry names the operation
+			}
+			for _, k := range keys {
+				if _, err := tx.Exec(ctx, eraseSQL, k, s.now(), reason); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
 	})
 }
 

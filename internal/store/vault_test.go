@@ -133,3 +133,34 @@ func TestRetentionErasesKeysAndRows(t *testing.T) {
 	require.NoError(t, f.pool.QueryRow(f.ctx, "SELECT count(*) FROM booking_contact").Scan(&rows))
 	require.Zero(t, rows)
 }
+
+// TestARescheduledBookingKeepsItsCallersContact: the booking a reschedule
+// makes, under its new key, opens the contact its caller gave the one it
+// replaced; erasing by either key erases it for both.
+func TestARescheduledBookingKeepsItsCallersContact(t *testing.T) {
+	t.Parallel()
+	for _, eraseBy := range []string{"req_moved", "req_first"} {
+		t.Run(eraseBy, func(t *testing.T) {
+			t.Parallel()
+			f := setup(t)
+			f.sealedCommit(t, "req_first", "10:00", "10:30")
+			move := intent("paris", agent(0), "11:00", "11:30")
+			move.Replaces = "req_first"
+			_, err := f.store.Commit(f.ctx, commitReq("req_moved", move))
+			require.NoError(t, err)
+			got, err := f.store.Contact(f.ctx, "req_moved")
+			require.NoError(t, err)
+			require.Equal(t, ada.Phone, got.Phone, "the moved booking's caller is the same")
+
+			require.NoError(t, f.store.EraseContact(f.ctx, eraseBy, "caller asked"))
+			for _, key := range []string{"req_first", "req_moved"} {
+				_, err := f.store.Contact(f.ctx, key)
+				require.ErrorIs(t, err, booking.ErrContactErased, key)
+			}
+			// A resend of the reschedule with the contact brings none back.
+			sealed, err := f.store.SealContact(f.ctx, "req_moved", ada)
+			require.NoError(t, err)
+			require.Nil(t, sealed)
+		})
+	}
+}
