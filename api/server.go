@@ -154,12 +154,12 @@ func (s *Server) routes() []route {
 		{"GET", "/readyz", "", s.readyz, nil},
 		{"GET", "/openapi.json", "", s.openAPI, nil},
 		{"GET", "/v1/availability", apikey.ScopeAgent, s.availability, nil},
-		{"POST", "/v1/intents", apikey.ScopeAgent, s.intents, nil},
-		{"POST", "/v1/bookings", apikey.ScopeAgent, s.book, nil},
+		{"POST", "/v1/intents", apikey.ScopeAgent, s.budgeted(s.intents), nil},
+		{"POST", "/v1/bookings", apikey.ScopeAgent, s.budgeted(s.book), nil},
 		{"GET", "/v1/bookings", apikey.ScopeAgent, s.bookings, nil},
-		{"GET", "/v1/bookings/{request_key}", apikey.ScopeAgent, s.status, nil},
-		{"POST", "/v1/bookings/{request_key}/cancel", apikey.ScopeAgent, s.cancel, nil},
-		{"POST", "/v1/bookings/{request_key}/reschedule", apikey.ScopeAgent, s.reschedule, nil},
+		{"GET", "/v1/bookings/{request_key}", apikey.ScopeAgent, s.budgeted(s.status), nil},
+		{"POST", "/v1/bookings/{request_key}/cancel", apikey.ScopeAgent, s.budgeted(s.cancel), nil},
+		{"POST", "/v1/bookings/{request_key}/reschedule", apikey.ScopeAgent, s.budgeted(s.reschedule), nil},
 		{"GET", "/v1/bookings/{request_key}/contact", apikey.ScopeAdmin, s.contact, nil},
 		{"DELETE", "/v1/bookings/{request_key}/contact", apikey.ScopeAdmin, s.eraseContact, nil},
 		{"PUT", "/v1/resources/{id}", apikey.ScopeAdmin, s.putResource, nil},
@@ -180,6 +180,17 @@ func (s *Server) routes() []route {
 		{"GET", "/v1/tools/retell/functions", apikey.ScopeAgent, s.retellFunctions, nil},
 		{"GET", "/v1/tools/vapi/tools", apikey.ScopeAgent, s.vapiTools, nil},
 		{"POST", "/v1/tools/vapi", platformScope(s.cfg.VapiSecret + s.cfg.VapiHMACSecret), s.vapi, s.vapiVerified},
+	}
+}
+
+// budgeted runs a booking route within one booking call's budget, the
+// commit wait and a margin, whatever it reads or asks before the call:
+// every booking route answers within it, whatever is frozen.
+func (s *Server) budgeted(h func(w http.ResponseWriter, r *http.Request) error) func(w http.ResponseWriter, r *http.Request) error {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		ctx, cancel := s.client.Bound(r.Context())
+		defer cancel()
+		return h(w, r.WithContext(ctx))
 	}
 }
 
