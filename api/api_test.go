@@ -361,9 +361,8 @@ func (failingBookings) CurrentPolicy(context.Context) (booking.Policy, error) {
 // new request_key, retryable, never as a bare error.
 func TestARescheduleThatCannotReadTheStoreKeepsItsKey(t *testing.T) {
 	t.Parallel()
-	srv := httptest.NewServer(New(nil, Config{Bookings: failingBookings{}}).Handler())
-	t.Cleanup(srv.Close)
-	res, err := http.Post(srv.URL+"/v1/bookings/old-1/reschedule", "application/json",
+	url := guarded(t, Config{Bookings: failingBookings{}})
+	res, err := http.Post(url+"/v1/bookings/old-1/reschedule", "application/json",
 		strings.NewReader(`{"new_request_key":"new-1","local_start":"2026-12-08T10:00"}`))
 	require.NoError(t, err)
 	defer res.Body.Close()

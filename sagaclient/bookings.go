@@ -28,7 +28,9 @@ func (c *Client) bounded(ctx context.Context) (context.Context, context.CancelFu
 // Bound is a booking call's budget for a caller that does more than the
 // call (reads the store first, say): the whole of it then answers within
 // the commit wait and the margin.
-func (c *Client) Bound(ctx context.Context) (context.Context, context.CancelFunc) { return c.bounded(ctx) }
+func (c *Client) Bound(ctx context.Context) (context.Context, context.CancelFunc) {
+	return c.bounded(ctx)
+}
 
 // pending is the answer to a call whose outcome may have happened: the
 // request may have reached Temporal, so it is never a failure. The saga,
