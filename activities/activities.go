@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"sync"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/bookingsaga/bookingsaga/internal/calendars"
 	"github.com/bookingsaga/bookingsaga/internal/catalog"
 	"github.com/bookingsaga/bookingsaga/internal/crm"
+	"github.com/bookingsaga/bookingsaga/internal/egress"
 	"github.com/bookingsaga/bookingsaga/internal/retry"
 	"github.com/bookingsaga/bookingsaga/internal/store"
 )
@@ -47,6 +49,12 @@ type Activities struct {
 	Temporal client.Client
 	// Metrics receives commit and drift counts; nil drops them.
 	Metrics tally.Scope
+	// Egress decides where webhook deliveries may go; nil refuses every
+	// internal address, loopback included.
+	Egress *egress.Guard
+
+	webhookOnce   sync.Once
+	webhookClient *http.Client
 
 	catalogOnce sync.Once
 	catalog     *catalog.Catalog

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"strconv"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/egress"
 	"github.com/bookingsaga/bookingsaga/internal/store"
 )
 
@@ -57,9 +59,9 @@ func (a *Activities) DeliverWebhooks(ctx context.Context, in booking.WebhookInpu
 			continue
 		}
 		for _, d := range due {
-			if err := post(ctx, ep, d); err != nil {
+			if err := a.post(ctx, ep, d); err != nil {
 				a.webhookCount("failed")
-				if ferr := a.Store.Failed(ctx, ep.ID, d.ID, err.Error()); ferr != nil {
+				if ferr := a.Store.Failed(ctx, ep.ID, d.ID, problem(err)); ferr != nil {
 					err = errors.Join(err, ferr)
 				}
 				return booking.CountOutput{Count: n}, fmt.Errorf("webhook %s delivery %d: %w", ep.ID, d.ID, err)
@@ -84,7 +86,43 @@ type WebhookEvent struct {
 	Data json.RawMessage `json:"data"`
 }
 
-func post(ctx context.Context, ep booking.WebhookEndpoint, d store.Delivery) error {
+// webhooks is the client deliveries go through: only where the egress
+// guard allows, no redirects, one pool of connections per worker.
+func (a *Activities) webhooks() *http.Client {
+	a.webhookOnce.Do(func() {
+		g := a.Egress
+		if g == nil {
+			g = &egress.Guard{}
+		}
+		a.webhookClient = g.Client(10 * time.Second)
+	})
+	return a.webhookClient
+}
+
+// statusError is a receiver's answer other than 2xx.
+type statusError struct{ status int }
+
+func (e *statusError) Error() string { return fmt.Sprintf("receiver answered %d", e.status) }
+
+// problem is what an endpoint's last_error shows of a failed delivery:
+// the receiver's status code, or the kind of failure, never the error's
+// text (it can carry another service's banner or an internal address).
+func problem(err error) string {
+	var se *statusError
+	var refused *egress.RefusedError
+	var ne net.Error
+	switch {
+	case errors.As(err, &se):
+		return se.Error()
+	case errors.As(err, &refused):
+		return "refused: the receiver's name resolves to a " + refused.Why + " address"
+	case errors.As(err, &ne) && ne.Timeout():
+		return "no answer within 10s"
+	}
+	return "could not connect to the receiver"
+}
+
+func (a *Activities) post(ctx context.Context, ep booking.WebhookEndpoint, d store.Delivery) error {
 	id := strconv.FormatInt(d.ID, 10)
 	body, err := json.Marshal(WebhookEvent{ID: id, Type: d.Type, Data: d.Payload})
 	if err != nil {
@@ -101,13 +139,13 @@ func post(ctx context.Context, ep booking.WebhookEndpoint, d store.Delivery) err
 	req.Header.Set("webhook-id", id)
 	req.Header.Set("webhook-timestamp", ts)
 	req.Header.Set("webhook-signature", "v1,"+Sign(ep.Secret, id, ts, body))
-	res, err := http.DefaultClient.Do(req)
+	res, err := a.webhooks().Do(req)
 	if err != nil {
 		return err
 	}
 	defer res.Body.Close()
 	if res.StatusCode/100 != 2 {
-		return fmt.Errorf("receiver answered %d", res.StatusCode)
+		return &statusError{status: res.StatusCode}
 	}
 	return nil
 }

@@ -48,6 +48,7 @@ const (
 	codeMethodNotAllowed booking.Code = "method_not_allowed"
 	codeUnauthorized     booking.Code = "unauthorized"
 	codeUnavailable      booking.Code = "temporarily_unavailable"
+	codeRefusedURL       booking.Code = "refused_url"
 )
 
 // decode reads one JSON object of at most limit bytes, refusing unknown

@@ -21,6 +21,7 @@ import (
 
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/apikey"
+	"github.com/bookingsaga/bookingsaga/internal/egress"
 	"github.com/bookingsaga/bookingsaga/internal/speech"
 	"github.com/bookingsaga/bookingsaga/sagaclient"
 )
@@ -60,6 +61,9 @@ type Config struct {
 	// Webhooks registers webhook endpoints and notes pending answers for
 	// booking.settled; without it there are no webhooks.
 	Webhooks Webhooks
+	// Egress decides which receiver URLs may be registered; nil refuses
+	// every internal address, loopback included.
+	Egress *egress.Guard
 	// Language is the spoken lines' language when a call names none.
 	Language speech.Lang
 	// Ready are what GET /readyz asks before it says the API can take

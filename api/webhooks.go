@@ -4,13 +4,13 @@ import (
 	"context"
 	"encoding/base64"
 	"net/http"
-	"net/url"
 	"regexp"
 	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/egress"
 	"github.com/bookingsaga/bookingsaga/receipt"
 )
 
@@ -67,8 +67,13 @@ func (s *Server) putWebhook(w http.ResponseWriter, r *http.Request) error {
 	if !endpointID.MatchString(id) {
 		return badRequest(booking.CodeMissingField, "the endpoint id must be 1 to 63 lower-case letters, digits, - or _, starting with a letter or digit")
 	}
-	if u, err := url.Parse(body.URL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-		return badRequest(booking.CodeMissingField, "url must be an absolute http or https URL")
+	guard := s.cfg.Egress
+	if guard == nil {
+		guard = &egress.Guard{}
+	}
+	if err := guard.CheckURL(r.Context(), body.URL); err != nil {
+		// The service must not be a way into its own network (SSRF).
+		return badRequest(codeRefusedURL, "%v", err)
 	}
 	secret, created, err := s.cfg.Webhooks.PutEndpoint(r.Context(), id, body.URL)
 	if err != nil {

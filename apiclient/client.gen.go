@@ -57,6 +57,7 @@ const (
 	ErrorCodePolicyVersionImmutable ErrorCode = "policy_version_immutable"
 	ErrorCodeRateLimited            ErrorCode = "rate_limited"
 	ErrorCodeReferenceCollision     ErrorCode = "reference_collision"
+	ErrorCodeRefusedUrl             ErrorCode = "refused_url"
 	ErrorCodeRequestKeyReused       ErrorCode = "request_key_reused"
 	ErrorCodeStartsInPast           ErrorCode = "starts_in_past"
 	ErrorCodeTemporarilyUnavailable ErrorCode = "temporarily_unavailable"
@@ -150,6 +151,8 @@ func (e ErrorCode) Valid() bool {
 		return true
 	case ErrorCodeReferenceCollision:
 		return true
+	case ErrorCodeRefusedUrl:
+		return true
 	case ErrorCodeRequestKeyReused:
 		return true
 	case ErrorCodeStartsInPast:
@@ -241,6 +244,7 @@ const (
 	ReceiptReasonCodePolicyVersionImmutable ReceiptReasonCode = "policy_version_immutable"
 	ReceiptReasonCodeRateLimited            ReceiptReasonCode = "rate_limited"
 	ReceiptReasonCodeReferenceCollision     ReceiptReasonCode = "reference_collision"
+	ReceiptReasonCodeRefusedUrl             ReceiptReasonCode = "refused_url"
 	ReceiptReasonCodeRequestKeyReused       ReceiptReasonCode = "request_key_reused"
 	ReceiptReasonCodeSlotTaken              ReceiptReasonCode = "slot_taken"
 	ReceiptReasonCodeStartsInPast           ReceiptReasonCode = "starts_in_past"
@@ -336,6 +340,8 @@ func (e ReceiptReasonCode) Valid() bool {
 	case ReceiptReasonCodeRateLimited:
 		return true
 	case ReceiptReasonCodeReferenceCollision:
+		return true
+	case ReceiptReasonCodeRefusedUrl:
 		return true
 	case ReceiptReasonCodeRequestKeyReused:
 		return true
@@ -528,6 +534,7 @@ const (
 	UnavailableReceiptCodePolicyVersionImmutable UnavailableReceiptCode = "policy_version_immutable"
 	UnavailableReceiptCodeRateLimited            UnavailableReceiptCode = "rate_limited"
 	UnavailableReceiptCodeReferenceCollision     UnavailableReceiptCode = "reference_collision"
+	UnavailableReceiptCodeRefusedUrl             UnavailableReceiptCode = "refused_url"
 	UnavailableReceiptCodeRequestKeyReused       UnavailableReceiptCode = "request_key_reused"
 	UnavailableReceiptCodeStartsInPast           UnavailableReceiptCode = "starts_in_past"
 	UnavailableReceiptCodeTemporarilyUnavailable UnavailableReceiptCode = "temporarily_unavailable"
@@ -621,6 +628,8 @@ func (e UnavailableReceiptCode) Valid() bool {
 		return true
 	case UnavailableReceiptCodeReferenceCollision:
 		return true
+	case UnavailableReceiptCodeRefusedUrl:
+		return true
 	case UnavailableReceiptCodeRequestKeyReused:
 		return true
 	case UnavailableReceiptCodeStartsInPast:
@@ -694,6 +703,7 @@ const (
 	UnavailableReceiptReasonCodePolicyVersionImmutable UnavailableReceiptReasonCode = "policy_version_immutable"
 	UnavailableReceiptReasonCodeRateLimited            UnavailableReceiptReasonCode = "rate_limited"
 	UnavailableReceiptReasonCodeReferenceCollision     UnavailableReceiptReasonCode = "reference_collision"
+	UnavailableReceiptReasonCodeRefusedUrl             UnavailableReceiptReasonCode = "refused_url"
 	UnavailableReceiptReasonCodeRequestKeyReused       UnavailableReceiptReasonCode = "request_key_reused"
 	UnavailableReceiptReasonCodeSlotTaken              UnavailableReceiptReasonCode = "slot_taken"
 	UnavailableReceiptReasonCodeStartsInPast           UnavailableReceiptReasonCode = "starts_in_past"
@@ -789,6 +799,8 @@ func (e UnavailableReceiptReasonCode) Valid() bool {
 	case UnavailableReceiptReasonCodeRateLimited:
 		return true
 	case UnavailableReceiptReasonCodeReferenceCollision:
+		return true
+	case UnavailableReceiptReasonCodeRefusedUrl:
 		return true
 	case UnavailableReceiptReasonCodeRequestKeyReused:
 		return true

@@ -230,7 +230,7 @@ func NewAPI(ctx context.Context, cfg APIConfig, logger *zap.Logger, scope tally.
 	h := api.New(sc, api.Config{Keys: keys, Limits: &limits, MaxBody: cfg.MaxBody, Log: logger, Metrics: scope,
 		RetellKey: cfg.RetellKey, VapiSecret: cfg.VapiSecret, VapiHMACSecret: cfg.VapiHMACSecret,
 		Ready:    []api.Check{{Name: "temporal", Fn: sc.Healthy}, {Name: "store", Fn: reads.Ping}},
-		Contacts: reads.Store, Names: reads.Store, Bookings: reads.Store, Webhooks: reads.Store}).Handler()
+		Contacts: reads.Store, Names: reads.Store, Bookings: reads.Store, Webhooks: reads.Store, Egress: cfg.Mirrors.Egress()}).Handler()
 	return &API{handler: h, tc: tc, reads: reads}, nil
 }
 

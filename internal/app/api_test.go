@@ -22,6 +22,7 @@ import (
 
 	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/internal/apikey"
+	"github.com/bookingsaga/bookingsaga/internal/egress"
 	"github.com/bookingsaga/bookingsaga/internal/store"
 	"github.com/bookingsaga/bookingsaga/receipt"
 	"github.com/bookingsaga/bookingsaga/sagaclient"
@@ -62,6 +63,9 @@ func (f *fixture) serveAPI(cfg api.Config, reads ...sagaclient.Catalog) string {
 	}
 	if cfg.Bookings == nil {
 		cfg.Bookings = vault
+	}
+	if cfg.Egress == nil {
+		cfg.Egress = &egress.Guard{AllowLoopback: true} // receivers are local test servers
 	}
 	if cfg.Webhooks == nil {
 		cfg.Webhooks = vault

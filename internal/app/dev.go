@@ -71,6 +71,9 @@ func RunDev(ctx context.Context, cfg Config, logger *zap.Logger) error {
 	if stack.CRMURL != "" {
 		cfg.CRMBaseURL, cfg.CRMToken = stack.CRMURL, devstack.CRMToken
 	}
+	// A receiver on this machine works out of the box; private,
+	// link-local and metadata addresses stay refused here too.
+	cfg.WebhookLoopback = true
 	if err := seed(ctx, cfg.DatabaseURL); err != nil {
 		return err
 	}

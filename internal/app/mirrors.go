@@ -14,6 +14,7 @@ import (
 	"github.com/bookingsaga/bookingsaga/internal/calendars"
 	"github.com/bookingsaga/bookingsaga/internal/catalog"
 	"github.com/bookingsaga/bookingsaga/internal/crm"
+	"github.com/bookingsaga/bookingsaga/internal/egress"
 	"github.com/bookingsaga/bookingsaga/internal/gcal"
 	"github.com/bookingsaga/bookingsaga/internal/msgraph"
 	"github.com/bookingsaga/bookingsaga/internal/retry"
@@ -40,7 +41,15 @@ type Mirrors struct {
 	CRMBaseURL string
 	CRMToken   string
 	CRMTimeout time.Duration
+
+	// WebhookLoopback lets webhook receivers be on loopback (the dev
+	// stack's, a sidecar's); every other internal address stays refused.
+	WebhookLoopback bool
 }
+
+// Egress is the rule for webhook receivers' addresses, the same in the
+// API that registers them and the worker that delivers to them.
+func (c Mirrors) Egress() *egress.Guard { return &egress.Guard{AllowLoopback: c.WebhookLoopback} }
 
 // MirrorsFromEnv is the defaults, with what the environment sets.
 func MirrorsFromEnv() Mirrors {
@@ -54,9 +63,10 @@ func MirrorsFromEnv() Mirrors {
 		Microsoft: Microsoft{TenantID: os.Getenv("AZURE_TENANT_ID"), ClientID: os.Getenv("AZURE_CLIENT_ID"),
 			ClientSecret: os.Getenv("AZURE_CLIENT_SECRET"), CertificateFile: os.Getenv("AZURE_CLIENT_CERTIFICATE_PATH"),
 			GraphEndpoint: os.Getenv("GRAPH_ENDPOINT"), LoginEndpoint: os.Getenv("AZURE_AUTHORITY_HOST")},
-		CRMBaseURL: os.Getenv("CRM_BASE_URL"),
-		CRMToken:   os.Getenv("CRM_TOKEN"),
-		CRMTimeout: 10 * time.Second,
+		CRMBaseURL:      os.Getenv("CRM_BASE_URL"),
+		CRMToken:        os.Getenv("CRM_TOKEN"),
+		CRMTimeout:      10 * time.Second,
+		WebhookLoopback: os.Getenv("WEBHOOK_ALLOW_LOOPBACK") == "true",
 	}
 }
 
@@ -70,6 +80,8 @@ func (c *Mirrors) Register(fs *flag.FlagSet) {
 	fs.StringVar(&c.CRMBaseURL, "crm-url", c.CRMBaseURL, "CRM API root; empty disables the CRM mirror (env CRM_BASE_URL)")
 	fs.StringVar(&c.CRMToken, "crm-token", c.CRMToken, "CRM bearer token (env CRM_TOKEN)")
 	fs.DurationVar(&c.CRMTimeout, "crm-timeout", c.CRMTimeout, "per-attempt CRM call timeout")
+	fs.BoolVar(&c.WebhookLoopback, "webhook-allow-loopback", c.WebhookLoopback,
+		"let webhook receivers be on loopback; private, link-local and metadata addresses stay refused (env WEBHOOK_ALLOW_LOOPBACK=true)")
 }
 
 // Validate reports every bad setting at once.

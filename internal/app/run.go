@@ -184,7 +184,7 @@ func register(r worker.Registry, acts *activities.Activities) {
 
 func newActivities(ctx context.Context, cfg Config, pool *pgxpool.Pool) (*activities.Activities, error) {
 	acts := &activities.Activities{Store: store.New(pool, store.Config{ContactRetention: cfg.ContactRetention,
-		BookingRetention: cfg.BookingRetention, EventRetention: cfg.EventRetention})}
+		BookingRetention: cfg.BookingRetention, EventRetention: cfg.EventRetention}), Egress: cfg.Egress()}
 	cal, err := cfg.Calendar(ctx)
 	if err != nil {
 		return nil, err

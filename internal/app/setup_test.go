@@ -23,6 +23,7 @@ import (
 	"github.com/bookingsaga/bookingsaga/internal/crm"
 	"github.com/bookingsaga/bookingsaga/internal/crm/crmtest"
 	"github.com/bookingsaga/bookingsaga/internal/devstack"
+	"github.com/bookingsaga/bookingsaga/internal/egress"
 	"github.com/bookingsaga/bookingsaga/internal/gcal/gcaltest"
 	"github.com/bookingsaga/bookingsaga/internal/localtime"
 	"github.com/bookingsaga/bookingsaga/internal/msgraph/graphtest"
@@ -125,7 +126,8 @@ func fixtureOn(t testing.TB, pool *pgxpool.Pool) *fixture {
 	require.NoError(t, err)
 	crmClient, err := crm.NewHTTP(crm.Config{BaseURL: f.crmURL, Token: "crm-token", Timeout: 2 * time.Second, Retry: retry.Default()})
 	require.NoError(t, err)
-	f.acts = &activities.Activities{Store: st, Calendar: cal, CRM: crmClient, Temporal: f.client}
+	// Receivers are local test servers, as with the dev stack.
+	f.acts = &activities.Activities{Store: st, Calendar: cal, CRM: crmClient, Temporal: f.client, Egress: &egress.Guard{AllowLoopback: true}}
 	f.catalog = &catalog.Catalog{Store: st, Calendar: cal, CRM: crmClient}
 	return f
 }

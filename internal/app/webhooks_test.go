@@ -89,10 +89,16 @@ func (f *fixture) register(url string, rc *receiver) string {
 	var ans api.WebhookAnswer
 	id := "ep-" + uuid.NewString()[:8]
 	require.Equal(f.t, http.StatusCreated, f.call("PUT", url+"/v1/webhooks/"+id, api.WebhookBody{URL: srv.URL + "/hooks"}, &ans))
-	secret, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(ans.Secret, "whsec_"))
-	require.NoError(f.t, err)
-	rc.secret = secret
+	rc.secret = secretOf(f.t, ans)
 	return id
+}
+
+// secretOf is the signing secret an endpoint's creation answered.
+func secretOf(t testing.TB, ans api.WebhookAnswer) []byte {
+	t.Helper()
+	secret, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(ans.Secret, "whsec_"))
+	require.NoError(t, err)
+	return secret
 }
 
 // A receiver that is down gets everything once it is back: each event
