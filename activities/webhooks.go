@@ -32,19 +32,18 @@ import (
 // to in.Wait for one. A receiver that fails stops the run with an error,
 // and Temporal retries it with backoff: nothing is skipped or lost.
 func (a *Activities) DeliverWebhooks(ctx context.Context, in booking.WebhookInput) (booking.CountOutput, error) {
-	ep, err := a.Store.Endpoint(ctx, in.EndpointID)
-	if errors.Is(err, store.ErrNoEndpoint) {
-		return booking.CountOutput{}, temporal.NewNonRetryableApplicationError(err.Error(), booking.ErrTypeWebhookGone, err)
-	}
+	ep, err := a.endpoint(ctx, in.EndpointID)
 	if err != nil {
-		return booking.CountOutput{}, storeError("webhook endpoint", "", err)
+		return booking.CountOutput{}, err
 	}
 	deadline := time.Now().Add(in.Wait)
 	n := 0
 	for {
-		due, err := a.Store.Due(ctx, ep.ID, 20)
-		if err != nil {
-			return booking.CountOutput{Count: n}, storeError("webhook due", "", err)
+		var due []store.Delivery
+		if !ep.Paused { // paused, deliveries wait, in order
+			if due, err = a.Store.Due(ctx, ep.ID, 20); err != nil {
+				return booking.CountOutput{Count: n}, storeError("webhook due", "", err)
+			}
 		}
 		if len(due) == 0 {
 			if n > 0 || !time.Now().Before(deadline) {
@@ -55,6 +54,9 @@ func (a *Activities) DeliverWebhooks(ctx context.Context, in booking.WebhookInpu
 			case <-ctx.Done():
 				return booking.CountOutput{Count: n}, ctx.Err()
 			case <-time.After(250 * time.Millisecond):
+			}
+			if ep, err = a.endpoint(ctx, in.EndpointID); err != nil {
+				return booking.CountOutput{Count: n}, err
 			}
 			continue
 		}
@@ -73,6 +75,19 @@ func (a *Activities) DeliverWebhooks(ctx context.Context, in booking.WebhookInpu
 			n++
 		}
 	}
+}
+
+// endpoint reads the endpoint again: its secret may have been rotated, it
+// may have been paused, resumed, or deleted (which ends the dispatcher).
+func (a *Activities) endpoint(ctx context.Context, id string) (booking.WebhookEndpoint, error) {
+	ep, err := a.Store.Endpoint(ctx, id)
+	if errors.Is(err, booking.ErrNoEndpoint) {
+		return ep, temporal.NewNonRetryableApplicationError(err.Error(), booking.ErrTypeWebhookGone, err)
+	}
+	if err != nil {
+		return ep, storeError("webhook endpoint", "", err)
+	}
+	return ep, nil
 }
 
 func (a *Activities) webhookCount(result string) {

@@ -176,6 +176,10 @@ func (s *Server) routes() []route {
 		{"GET", "/v1/ops/readiness", apikey.ScopeOps, s.opsReadiness, nil},
 		{"PUT", "/v1/webhooks/{id}", apikey.ScopeAdmin, s.putWebhook, nil},
 		{"GET", "/v1/webhooks", apikey.ScopeOps, s.webhooks, nil},
+		{"DELETE", "/v1/webhooks/{id}", apikey.ScopeAdmin, s.deleteWebhook, nil},
+		{"POST", "/v1/webhooks/{id}/pause", apikey.ScopeAdmin, s.pauseWebhook, nil},
+		{"POST", "/v1/webhooks/{id}/resume", apikey.ScopeAdmin, s.resumeWebhook, nil},
+		{"POST", "/v1/webhooks/{id}/secret", apikey.ScopeAdmin, s.rotateWebhookSecret, nil},
 		{"GET", "/v1/ops/timeline/{request_key}", apikey.ScopeOps, s.timeline, nil},
 		// A platform without its own secret configured falls back to an
 		// agent key: the tool endpoints are never open by default.

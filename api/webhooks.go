@@ -3,6 +3,8 @@ package api
 import (
 	"context"
 	"encoding/base64"
+	"errors"
+	"fmt"
 	"net/http"
 	"regexp"
 	"time"
@@ -20,6 +22,9 @@ type Webhooks interface {
 	PutEndpoint(ctx context.Context, id, url string) (secret []byte, created bool, err error)
 	Endpoints(ctx context.Context) ([]booking.WebhookEndpoint, error)
 	MarkPending(ctx context.Context, key string) error
+	DeleteEndpoint(ctx context.Context, id string) error
+	PauseEndpoint(ctx context.Context, id string, paused bool) error
+	RotateSecret(ctx context.Context, id string) ([]byte, error)
 }
 
 // WebhookStatus is an endpoint and how its deliveries stand, as GET
@@ -31,11 +36,12 @@ type WebhookStatus struct {
 	FailingSince *time.Time `json:"failing_since,omitempty"`
 	LastError    string     `json:"last_error,omitempty"`
 	Undelivered  int        `json:"undelivered"`
+	Paused       bool       `json:"paused,omitempty"`
 }
 
 func webhookStatus(ep booking.WebhookEndpoint) WebhookStatus {
 	return WebhookStatus{ID: ep.ID, URL: ep.URL, DeliveredAt: ep.DeliveredAt, FailingSince: ep.FailingSince,
-		LastError: ep.LastError, Undelivered: ep.Undelivered}
+		LastError: ep.LastError, Undelivered: ep.Undelivered, Paused: ep.Paused}
 }
 
 // WebhookBody is PUT /v1/webhooks/{id}.
@@ -86,6 +92,59 @@ func (s *Server) putWebhook(w http.ResponseWriter, r *http.Request) error {
 		return writeJSON(w, http.StatusOK, WebhookAnswer{ID: id, URL: body.URL})
 	}
 	return writeJSON(w, http.StatusCreated, WebhookAnswer{ID: id, URL: body.URL, Secret: "whsec_" + base64.StdEncoding.EncodeToString(secret)})
+}
+
+// endpointAction runs act on the endpoint of the path; an id the store
+// has no endpoint for is 404.
+func (s *Server) endpointAction(r *http.Request, act func(ctx context.Context, id string) error) (string, error) {
+	if s.cfg.Webhooks == nil {
+		return "", &Error{Status: http.StatusNotImplemented, Code: string(codeUnavailable), Message: "this API has no store connection for webhooks"}
+	}
+	id := r.PathValue("id")
+	err := act(r.Context(), id)
+	if errors.Is(err, booking.ErrNoEndpoint) {
+		return id, &Error{Status: http.StatusNotFound, Code: string(codeNotFound), Message: fmt.Sprintf("no webhook endpoint %q", id)}
+	}
+	return id, err
+}
+
+// deleteWebhook removes an endpoint with its undelivered deliveries.
+func (s *Server) deleteWebhook(w http.ResponseWriter, r *http.Request) error {
+	id, err := s.endpointAction(r, func(ctx context.Context, id string) error { return s.cfg.Webhooks.DeleteEndpoint(ctx, id) })
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, map[string]any{"id": id, "deleted": true})
+}
+
+// pauseWebhook and resumeWebhook stop and restart deliveries; paused,
+// they wait in order.
+func (s *Server) pauseWebhook(w http.ResponseWriter, r *http.Request) error {
+	return s.setPaused(w, r, true)
+}
+func (s *Server) resumeWebhook(w http.ResponseWriter, r *http.Request) error {
+	return s.setPaused(w, r, false)
+}
+
+func (s *Server) setPaused(w http.ResponseWriter, r *http.Request, paused bool) error {
+	id, err := s.endpointAction(r, func(ctx context.Context, id string) error { return s.cfg.Webhooks.PauseEndpoint(ctx, id, paused) })
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, map[string]any{"id": id, "paused": paused})
+}
+
+// rotateWebhookSecret gives the endpoint a new secret, answered once.
+func (s *Server) rotateWebhookSecret(w http.ResponseWriter, r *http.Request) error {
+	var secret []byte
+	id, err := s.endpointAction(r, func(ctx context.Context, id string) (err error) {
+		secret, err = s.cfg.Webhooks.RotateSecret(ctx, id)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, WebhookAnswer{ID: id, Secret: "whsec_" + base64.StdEncoding.EncodeToString(secret)})
 }
 
 // webhooks lists the endpoints and how their deliveries stand.

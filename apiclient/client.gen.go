@@ -1520,6 +1520,7 @@ type WebhookEndpoint struct {
 	FailingSince *time.Time `json:"failing_since,omitempty"`
 	Id           *string    `json:"id,omitempty"`
 	LastError    *string    `json:"last_error,omitempty"`
+	Paused       *bool      `json:"paused,omitempty"`
 	Undelivered  *int       `json:"undelivered,omitempty"`
 	Url          *string    `json:"url,omitempty"`
 }
@@ -1980,6 +1981,11 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/webhooks (the `GetV1Webhooks` operationId).
 	GetV1Webhooks(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// DeleteV1WebhooksId remove an endpoint with its undelivered deliveries and its secret (admin)
+	//
+	// Corresponds with DELETE /v1/webhooks/{id} (the `DeleteV1WebhooksId` operationId).
+	DeleteV1WebhooksId(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// PutV1WebhooksIdWithBody register a webhook endpoint (or point it at a new URL) and start its dispatcher. Events (booking.confirmed, booking.held, booking.cancelled, booking.moved, booking.refused, hold.expired, intent.expired, booking.settled) are posted as Standard Webhooks: webhook-id (the delivery id, an idempotency key), webhook-timestamp, webhook-signature v1,<base64 HMAC-SHA256 of id.timestamp.body>
 	//
 	// Takes any type of body and a specified content type.
@@ -1993,6 +1999,21 @@ type ClientInterface interface {
 	//
 	// Corresponds with PUT /v1/webhooks/{id} (the `PutV1WebhooksId` operationId).
 	PutV1WebhooksId(ctx context.Context, id string, body PutV1WebhooksIdJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostV1WebhooksIdPause pause an endpoint's deliveries; they wait, in order (admin)
+	//
+	// Corresponds with POST /v1/webhooks/{id}/pause (the `PostV1WebhooksIdPause` operationId).
+	PostV1WebhooksIdPause(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostV1WebhooksIdResume resume an endpoint's deliveries (admin)
+	//
+	// Corresponds with POST /v1/webhooks/{id}/resume (the `PostV1WebhooksIdResume` operationId).
+	PostV1WebhooksIdResume(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostV1WebhooksIdSecret give an endpoint a new signing secret, answered this once; deliveries are signed with it from now on (admin)
+	//
+	// Corresponds with POST /v1/webhooks/{id}/secret (the `PostV1WebhooksIdSecret` operationId).
+	PostV1WebhooksIdSecret(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
 // GetHealthz liveness
@@ -2571,6 +2592,21 @@ func (c *Client) GetV1Webhooks(ctx context.Context, reqEditors ...RequestEditorF
 	return c.Client.Do(req)
 }
 
+// DeleteV1WebhooksId remove an endpoint with its undelivered deliveries and its secret (admin)
+//
+// Corresponds with DELETE /v1/webhooks/{id} (the `DeleteV1WebhooksId` operationId).
+func (c *Client) DeleteV1WebhooksId(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteV1WebhooksIdRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // PutV1WebhooksIdWithBody register a webhook endpoint (or point it at a new URL) and start its dispatcher. Events (booking.confirmed, booking.held, booking.cancelled, booking.moved, booking.refused, hold.expired, intent.expired, booking.settled) are posted as Standard Webhooks: webhook-id (the delivery id, an idempotency key), webhook-timestamp, webhook-signature v1,<base64 HMAC-SHA256 of id.timestamp.body>
 //
 // Takes any type of body and a specified content type.
@@ -2595,6 +2631,51 @@ func (c *Client) PutV1WebhooksIdWithBody(ctx context.Context, id string, content
 // Corresponds with PUT /v1/webhooks/{id} (the `PutV1WebhooksId` operationId).
 func (c *Client) PutV1WebhooksId(ctx context.Context, id string, body PutV1WebhooksIdJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPutV1WebhooksIdRequest(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostV1WebhooksIdPause pause an endpoint's deliveries; they wait, in order (admin)
+//
+// Corresponds with POST /v1/webhooks/{id}/pause (the `PostV1WebhooksIdPause` operationId).
+func (c *Client) PostV1WebhooksIdPause(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostV1WebhooksIdPauseRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostV1WebhooksIdResume resume an endpoint's deliveries (admin)
+//
+// Corresponds with POST /v1/webhooks/{id}/resume (the `PostV1WebhooksIdResume` operationId).
+func (c *Client) PostV1WebhooksIdResume(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostV1WebhooksIdResumeRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostV1WebhooksIdSecret give an endpoint a new signing secret, answered this once; deliveries are signed with it from now on (admin)
+//
+// Corresponds with POST /v1/webhooks/{id}/secret (the `PostV1WebhooksIdSecret` operationId).
+func (c *Client) PostV1WebhooksIdSecret(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostV1WebhooksIdSecretRequest(c.Server, id)
 	if err != nil {
 		return nil, err
 	}
@@ -3795,6 +3876,40 @@ func NewGetV1WebhooksRequest(server string) (*http.Request, error) {
 	return req, nil
 }
 
+// NewDeleteV1WebhooksIdRequest constructs an http.Request for the DeleteV1WebhooksId method
+func NewDeleteV1WebhooksIdRequest(server string, id string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/webhooks/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewPutV1WebhooksIdRequest calls the generic PutV1WebhooksId builder with application/json body
 func NewPutV1WebhooksIdRequest(server string, id string, body PutV1WebhooksIdJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -3838,6 +3953,108 @@ func NewPutV1WebhooksIdRequestWithBody(server string, id string, contentType str
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewPostV1WebhooksIdPauseRequest constructs an http.Request for the PostV1WebhooksIdPause method
+func NewPostV1WebhooksIdPauseRequest(server string, id string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/webhooks/%s/pause", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPostV1WebhooksIdResumeRequest constructs an http.Request for the PostV1WebhooksIdResume method
+func NewPostV1WebhooksIdResumeRequest(server string, id string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/webhooks/%s/resume", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPostV1WebhooksIdSecretRequest constructs an http.Request for the PostV1WebhooksIdSecret method
+func NewPostV1WebhooksIdSecretRequest(server string, id string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/webhooks/%s/secret", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	return req, nil
 }
@@ -4138,6 +4355,13 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/webhooks (the `GetV1Webhooks` operationId).
 	GetV1WebhooksWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetV1WebhooksResponse, error)
 
+	// DeleteV1WebhooksIdWithResponse remove an endpoint with its undelivered deliveries and its secret (admin)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v1/webhooks/{id} (the `DeleteV1WebhooksId` operationId).
+	DeleteV1WebhooksIdWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*DeleteV1WebhooksIdResponse, error)
+
 	// PutV1WebhooksIdWithBodyWithResponse register a webhook endpoint (or point it at a new URL) and start its dispatcher. Events (booking.confirmed, booking.held, booking.cancelled, booking.moved, booking.refused, hold.expired, intent.expired, booking.settled) are posted as Standard Webhooks: webhook-id (the delivery id, an idempotency key), webhook-timestamp, webhook-signature v1,<base64 HMAC-SHA256 of id.timestamp.body>
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -4151,6 +4375,27 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with PUT /v1/webhooks/{id} (the `PutV1WebhooksId` operationId).
 	PutV1WebhooksIdWithResponse(ctx context.Context, id string, body PutV1WebhooksIdJSONRequestBody, reqEditors ...RequestEditorFn) (*PutV1WebhooksIdResponse, error)
+
+	// PostV1WebhooksIdPauseWithResponse pause an endpoint's deliveries; they wait, in order (admin)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/webhooks/{id}/pause (the `PostV1WebhooksIdPause` operationId).
+	PostV1WebhooksIdPauseWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*PostV1WebhooksIdPauseResponse, error)
+
+	// PostV1WebhooksIdResumeWithResponse resume an endpoint's deliveries (admin)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/webhooks/{id}/resume (the `PostV1WebhooksIdResume` operationId).
+	PostV1WebhooksIdResumeWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*PostV1WebhooksIdResumeResponse, error)
+
+	// PostV1WebhooksIdSecretWithResponse give an endpoint a new signing secret, answered this once; deliveries are signed with it from now on (admin)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/webhooks/{id}/secret (the `PostV1WebhooksIdSecret` operationId).
+	PostV1WebhooksIdSecretWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*PostV1WebhooksIdSecretResponse, error)
 }
 
 type GetHealthzResponse struct {
@@ -6251,6 +6496,96 @@ func (r GetV1WebhooksResponse) ContentType() string {
 	return ""
 }
 
+// DeleteV1WebhooksIdResponse429Headers the declared response headers of an HTTP 429 response for DeleteV1WebhooksId
+type DeleteV1WebhooksIdResponse429Headers struct {
+	RetryAfter *int
+}
+
+type DeleteV1WebhooksIdResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *map[string]interface{}
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeleteV1WebhooksIdResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DeleteV1WebhooksIdResponse) GetJSON200() *map[string]interface{} {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeleteV1WebhooksIdResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeleteV1WebhooksIdResponse) GetJSON403() *Error {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeleteV1WebhooksIdResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeleteV1WebhooksIdResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r DeleteV1WebhooksIdResponse) GetJSON501() *Error {
+	return r.JSON501
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r DeleteV1WebhooksIdResponse) GetJSON503() *Error {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteV1WebhooksIdResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteV1WebhooksIdResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteV1WebhooksIdResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteV1WebhooksIdResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // PutV1WebhooksIdResponse429Headers the declared response headers of an HTTP 429 response for PutV1WebhooksId
 type PutV1WebhooksIdResponse429Headers struct {
 	RetryAfter *int
@@ -6342,6 +6677,276 @@ func (r PutV1WebhooksIdResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r PutV1WebhooksIdResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PostV1WebhooksIdPauseResponse429Headers the declared response headers of an HTTP 429 response for PostV1WebhooksIdPause
+type PostV1WebhooksIdPauseResponse429Headers struct {
+	RetryAfter *int
+}
+
+type PostV1WebhooksIdPauseResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *map[string]interface{}
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostV1WebhooksIdPauseResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostV1WebhooksIdPauseResponse) GetJSON200() *map[string]interface{} {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostV1WebhooksIdPauseResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostV1WebhooksIdPauseResponse) GetJSON403() *Error {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostV1WebhooksIdPauseResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PostV1WebhooksIdPauseResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r PostV1WebhooksIdPauseResponse) GetJSON501() *Error {
+	return r.JSON501
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostV1WebhooksIdPauseResponse) GetJSON503() *Error {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PostV1WebhooksIdPauseResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostV1WebhooksIdPauseResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostV1WebhooksIdPauseResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostV1WebhooksIdPauseResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PostV1WebhooksIdResumeResponse429Headers the declared response headers of an HTTP 429 response for PostV1WebhooksIdResume
+type PostV1WebhooksIdResumeResponse429Headers struct {
+	RetryAfter *int
+}
+
+type PostV1WebhooksIdResumeResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *map[string]interface{}
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostV1WebhooksIdResumeResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostV1WebhooksIdResumeResponse) GetJSON200() *map[string]interface{} {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostV1WebhooksIdResumeResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostV1WebhooksIdResumeResponse) GetJSON403() *Error {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostV1WebhooksIdResumeResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PostV1WebhooksIdResumeResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r PostV1WebhooksIdResumeResponse) GetJSON501() *Error {
+	return r.JSON501
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostV1WebhooksIdResumeResponse) GetJSON503() *Error {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PostV1WebhooksIdResumeResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostV1WebhooksIdResumeResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostV1WebhooksIdResumeResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostV1WebhooksIdResumeResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PostV1WebhooksIdSecretResponse429Headers the declared response headers of an HTTP 429 response for PostV1WebhooksIdSecret
+type PostV1WebhooksIdSecretResponse429Headers struct {
+	RetryAfter *int
+}
+
+type PostV1WebhooksIdSecretResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *WebhookAnswer
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostV1WebhooksIdSecretResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostV1WebhooksIdSecretResponse) GetJSON200() *WebhookAnswer {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostV1WebhooksIdSecretResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostV1WebhooksIdSecretResponse) GetJSON403() *Error {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostV1WebhooksIdSecretResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PostV1WebhooksIdSecretResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r PostV1WebhooksIdSecretResponse) GetJSON501() *Error {
+	return r.JSON501
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostV1WebhooksIdSecretResponse) GetJSON503() *Error {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PostV1WebhooksIdSecretResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostV1WebhooksIdSecretResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostV1WebhooksIdSecretResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostV1WebhooksIdSecretResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -6816,6 +7421,19 @@ func (c *ClientWithResponses) GetV1WebhooksWithResponse(ctx context.Context, req
 	return ParseGetV1WebhooksResponse(rsp)
 }
 
+// DeleteV1WebhooksIdWithResponse remove an endpoint with its undelivered deliveries and its secret (admin)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v1/webhooks/{id} (the `DeleteV1WebhooksId` operationId).
+func (c *ClientWithResponses) DeleteV1WebhooksIdWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*DeleteV1WebhooksIdResponse, error) {
+	rsp, err := c.DeleteV1WebhooksId(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteV1WebhooksIdResponse(rsp)
+}
+
 // PutV1WebhooksIdWithBodyWithResponse register a webhook endpoint (or point it at a new URL) and start its dispatcher. Events (booking.confirmed, booking.held, booking.cancelled, booking.moved, booking.refused, hold.expired, intent.expired, booking.settled) are posted as Standard Webhooks: webhook-id (the delivery id, an idempotency key), webhook-timestamp, webhook-signature v1,<base64 HMAC-SHA256 of id.timestamp.body>
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -6840,6 +7458,45 @@ func (c *ClientWithResponses) PutV1WebhooksIdWithResponse(ctx context.Context, i
 		return nil, err
 	}
 	return ParsePutV1WebhooksIdResponse(rsp)
+}
+
+// PostV1WebhooksIdPauseWithResponse pause an endpoint's deliveries; they wait, in order (admin)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/webhooks/{id}/pause (the `PostV1WebhooksIdPause` operationId).
+func (c *ClientWithResponses) PostV1WebhooksIdPauseWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*PostV1WebhooksIdPauseResponse, error) {
+	rsp, err := c.PostV1WebhooksIdPause(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostV1WebhooksIdPauseResponse(rsp)
+}
+
+// PostV1WebhooksIdResumeWithResponse resume an endpoint's deliveries (admin)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/webhooks/{id}/resume (the `PostV1WebhooksIdResume` operationId).
+func (c *ClientWithResponses) PostV1WebhooksIdResumeWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*PostV1WebhooksIdResumeResponse, error) {
+	rsp, err := c.PostV1WebhooksIdResume(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostV1WebhooksIdResumeResponse(rsp)
+}
+
+// PostV1WebhooksIdSecretWithResponse give an endpoint a new signing secret, answered this once; deliveries are signed with it from now on (admin)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/webhooks/{id}/secret (the `PostV1WebhooksIdSecret` operationId).
+func (c *ClientWithResponses) PostV1WebhooksIdSecretWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*PostV1WebhooksIdSecretResponse, error) {
+	rsp, err := c.PostV1WebhooksIdSecret(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostV1WebhooksIdSecretResponse(rsp)
 }
 
 // ParseGetHealthzResponse parses an HTTP response from a GetHealthzWithResponse call
@@ -8664,6 +9321,87 @@ func ParseGetV1WebhooksResponse(rsp *http.Response) (*GetV1WebhooksResponse, err
 	return response, nil
 }
 
+// ParseDeleteV1WebhooksIdResponse parses an HTTP response from a DeleteV1WebhooksIdWithResponse call
+func ParseDeleteV1WebhooksIdResponse(rsp *http.Response) (*DeleteV1WebhooksIdResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteV1WebhooksIdResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest map[string]interface{}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers DeleteV1WebhooksIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
 // ParsePutV1WebhooksIdResponse parses an HTTP response from a PutV1WebhooksIdWithResponse call
 func ParsePutV1WebhooksIdResponse(rsp *http.Response) (*PutV1WebhooksIdResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -8739,6 +9477,249 @@ func ParsePutV1WebhooksIdResponse(rsp *http.Response) (*PutV1WebhooksIdResponse,
 	switch {
 	case rsp.StatusCode == 429:
 		var headers PutV1WebhooksIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostV1WebhooksIdPauseResponse parses an HTTP response from a PostV1WebhooksIdPauseWithResponse call
+func ParsePostV1WebhooksIdPauseResponse(rsp *http.Response) (*PostV1WebhooksIdPauseResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostV1WebhooksIdPauseResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest map[string]interface{}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers PostV1WebhooksIdPauseResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostV1WebhooksIdResumeResponse parses an HTTP response from a PostV1WebhooksIdResumeWithResponse call
+func ParsePostV1WebhooksIdResumeResponse(rsp *http.Response) (*PostV1WebhooksIdResumeResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostV1WebhooksIdResumeResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest map[string]interface{}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers PostV1WebhooksIdResumeResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostV1WebhooksIdSecretResponse parses an HTTP response from a PostV1WebhooksIdSecretWithResponse call
+func ParsePostV1WebhooksIdSecretResponse(rsp *http.Response) (*PostV1WebhooksIdSecretResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostV1WebhooksIdSecretResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest WebhookAnswer
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers PostV1WebhooksIdSecretResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

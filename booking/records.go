@@ -412,7 +412,11 @@ type WebhookEndpoint struct {
 	FailingSince *time.Time `json:"failing_since,omitempty"`
 	LastError    string     `json:"last_error,omitempty"`
 	Undelivered  int        `json:"undelivered"`
+	Paused       bool       `json:"paused,omitempty"`
 }
+
+// ErrNoEndpoint means no webhook endpoint has the id.
+var ErrNoEndpoint = errors.New("no such webhook endpoint")
 
 // ErrNotFound means the store authoritatively has no booking for the key.
 var ErrNotFound = errors.New("booking not found")

@@ -102,7 +102,7 @@ func TestADeliveryToANameThatNowPointsInsideIsRefused(t *testing.T) {
 	var ans api.WebhookAnswer
 	id := "ep-" + uuid.NewString()[:8]
 	require.Equal(t, http.StatusCreated, f.call("PUT", url+"/v1/webhooks/"+id, api.WebhookBody{URL: "http://hooks.agency.example/hooks"}, &ans))
-	rc.secret = secretOf(t, ans)
+	rc.setSecret(secretOf(t, ans))
 	require.Equal(t, receipt.StatusConfirmed, f.commit(uuid.NewString(), commitRequest(slot(t, 10))).Status)
 	f.eventually(func() bool { return rc.count("booking.confirmed") == 1 }, "delivered while the name is public")
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
+	enums "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/interceptor"
 
@@ -46,7 +47,10 @@ func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(r.Body)
 	require.NoError(rc.t, err)
 	id, ts := r.Header.Get("webhook-id"), r.Header.Get("webhook-timestamp")
-	mac := hmac.New(sha256.New, rc.secret)
+	rc.mu.Lock()
+	secret := rc.secret
+	rc.mu.Unlock()
+	mac := hmac.New(sha256.New, secret)
 	mac.Write([]byte(id + "." + ts + "."))
 	mac.Write(body)
 	want := "v1," + base64.StdEncoding.EncodeToString(mac.Sum(nil))
@@ -89,8 +93,14 @@ func (f *fixture) register(url string, rc *receiver) string {
 	var ans api.WebhookAnswer
 	id := "ep-" + uuid.NewString()[:8]
 	require.Equal(f.t, http.StatusCreated, f.call("PUT", url+"/v1/webhooks/"+id, api.WebhookBody{URL: srv.URL + "/hooks"}, &ans))
-	rc.secret = secretOf(f.t, ans)
+	rc.setSecret(secretOf(f.t, ans))
 	return id
+}
+
+func (rc *receiver) setSecret(secret []byte) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	rc.secret = secret
 }
 
 // secretOf is the signing secret an endpoint's creation answered.
@@ -176,4 +186,47 @@ func TestAPendingBookingIsAnnouncedSettledOnce(t *testing.T) {
 
 	f.eventually(func() bool { return rc.count("booking.settled") == 1 && rc.count("booking.confirmed") == 1 },
 		"the decision goes out, and once as booking.settled")
+}
+
+// TestAnAdminPausesRotatesAndDeletesAnEndpoint: paused, an endpoint's
+// deliveries wait and go out on resume; after a rotation they are signed
+// with the new secret only; deleted, its dispatcher ends.
+func TestAnAdminPausesRotatesAndDeletesAnEndpoint(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	url := f.serveAPI(api.Config{})
+	rc := &receiver{t: t, got: map[string]int{}, types: map[string]string{}}
+	id := f.register(url, rc)
+	status := func() api.WebhookStatus {
+		var eps []api.WebhookStatus
+		require.Equal(t, http.StatusOK, f.call("GET", url+"/v1/webhooks", nil, &eps))
+		require.Len(t, eps, 1)
+		return eps[0]
+	}
+
+	require.Equal(t, http.StatusOK, f.call("POST", url+"/v1/webhooks/"+id+"/pause", nil, &map[string]any{}))
+	require.True(t, status().Paused)
+	require.Equal(t, receipt.StatusConfirmed, f.commit(uuid.NewString(), commitRequest(slot(t, 10))).Status)
+	f.eventually(func() bool { return status().Undelivered == 1 }, "the event waits")
+	require.Zero(t, rc.count("booking.confirmed"), "nothing is sent while paused")
+	require.Equal(t, http.StatusOK, f.call("POST", url+"/v1/webhooks/"+id+"/resume", nil, &map[string]any{}))
+	f.eventually(func() bool { return rc.count("booking.confirmed") == 1 }, "delivered on resume")
+
+	var rotated api.WebhookAnswer
+	require.Equal(t, http.StatusOK, f.call("POST", url+"/v1/webhooks/"+id+"/secret", nil, &rotated))
+	old := rc.secret
+	rc.setSecret(secretOf(t, rotated))
+	require.NotEqual(t, old, rc.secret)
+	require.Equal(t, receipt.StatusConfirmed, f.commit(uuid.NewString(), commitRequest(slot(t, 11))).Status)
+	f.eventually(func() bool { return rc.count("booking.confirmed") == 2 }, "signed with the new secret")
+
+	var gone map[string]any
+	require.Equal(t, http.StatusOK, f.call("DELETE", url+"/v1/webhooks/"+id, nil, &gone))
+	f.eventually(func() bool {
+		d, err := f.client.DescribeWorkflowExecution(f.ctx, booking.WebhooksIDPrefix+id, "")
+		return err == nil && d.WorkflowExecutionInfo.GetStatus() == enums.WORKFLOW_EXECUTION_STATUS_COMPLETED
+	}, "the dispatcher ends")
+	var e api.Error
+	require.Equal(t, http.StatusNotFound, f.call("DELETE", url+"/v1/webhooks/"+id, nil, &e))
+	require.Equal(t, http.StatusNotFound, f.call("POST", url+"/v1/webhooks/"+id+"/pause", nil, &e))
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
@@ -15,9 +14,6 @@ import (
 // Webhooks (migration 010): endpoints, the deliveries the event log's
 // trigger writes for them, and the pending marks booking.settled waits on.
 
-// ErrNoEndpoint means no webhook endpoint has the id.
-var ErrNoEndpoint = errors.New("no such webhook endpoint")
-
 // Delivery is one event for one endpoint; its id is the receiver's
 // idempotency key.
 type Delivery struct {
@@ -27,35 +23,107 @@ type Delivery struct {
 }
 
 // PutEndpoint registers id at url, or points it at a new url. A new
-// endpoint gets a fresh secret, returned (and created true) this once.
+// endpoint gets a fresh secret, returned (and created true) this once; it
+// rests sealed under a data key of the endpoint's own.
 func (s *Store) PutEndpoint(ctx context.Context, id, url string) (secret []byte, created bool, err error) {
-	fresh := make([]byte, 32)
-	if _, err := rand.Read(fresh); err != nil {
+	fresh, dek, box, err := newSecret(id)
+	if err != nil {
 		return nil, false, fmt.Errorf("put webhook %s: %w", id, err)
 	}
 	err = s.retry(ctx, "put webhook", id, func(ctx context.Context) error {
-		return s.pool.QueryRow(ctx, `
+		return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+			if err := tx.QueryRow(ctx, `
 INSERT INTO webhook_endpoint (endpoint_id, url, secret) VALUES ($1, $2, $3)
 ON CONFLICT (endpoint_id) DO UPDATE SET url = EXCLUDED.url
-RETURNING secret, xmax = 0`, id, url, fresh).Scan(&secret, &created)
+RETURNING xmax = 0`, id, url, box).Scan(&created); err != nil || !created {
+				return err
+			}
+			_, err := tx.Exec(ctx, `INSERT INTO vault.webhook_key (endpoint_id, data_key) VALUES ($1, $2)`, id, dek)
+			return err
+		})
 	})
-	if err != nil {
+	if err != nil || !created {
 		return nil, false, err
 	}
-	if !created {
-		secret = nil
-	}
-	return secret, created, nil
+	return fresh, true, nil
 }
 
-// Endpoint reads one endpoint, with its secret.
+// RotateSecret gives the endpoint a new secret, returned this once: from
+// now on deliveries are signed with it alone.
+func (s *Store) RotateSecret(ctx context.Context, id string) ([]byte, error) {
+	fresh, dek, box, err := newSecret(id)
+	if err != nil {
+		return nil, fmt.Errorf("rotate webhook secret %s: %w", id, err)
+	}
+	err = s.retry(ctx, "rotate webhook secret", id, func(ctx context.Context) error {
+		return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+			tag, err := tx.Exec(ctx, `UPDATE webhook_endpoint SET secret = $2 WHERE endpoint_id = $1`, id, box)
+			if err != nil {
+				return err
+			}
+			if tag.RowsAffected() == 0 {
+				return booking.ErrNoEndpoint
+			}
+			_, err = tx.Exec(ctx, `INSERT INTO vault.webhook_key (endpoint_id, data_key) VALUES ($1, $2)
+ON CONFLICT (endpoint_id) DO UPDATE SET data_key = EXCLUDED.data_key`, id, dek)
+			return err
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return fresh, nil
+}
+
+// newSecret makes a signing secret and its data key, and seals the one
+// under the other, bound to the endpoint's id.
+func newSecret(id string) (secret, dek, box []byte, err error) {
+	secret, dek = make([]byte, 32), make([]byte, 32)
+	if _, err := rand.Read(secret); err != nil {
+		return nil, nil, nil, err
+	}
+	if _, err := rand.Read(dek); err != nil {
+		return nil, nil, nil, err
+	}
+	box, err = seal(dek, webhookAAD(id), secret)
+	return secret, dek, box, err
+}
+
+func webhookAAD(id string) string { return "webhook/" + id }
+
+// PauseEndpoint pauses or resumes an endpoint's deliveries; paused, they
+// wait in order.
+func (s *Store) PauseEndpoint(ctx context.Context, id string, paused bool) error {
+	return s.retry(ctx, "pause webhook", id, func(ctx context.Context) error {
+		tag, err := s.pool.Exec(ctx, `UPDATE webhook_endpoint SET paused_at = CASE WHEN $2 THEN coalesce(paused_at, $3) END
+WHERE endpoint_id = $1`, id, paused, s.now())
+		if err == nil && tag.RowsAffected() == 0 {
+			err = booking.ErrNoEndpoint
+		}
+		return err
+	})
+}
+
+// DeleteEndpoint removes an endpoint, its undelivered deliveries and its
+// secret; its dispatcher ends at its next look.
+func (s *Store) DeleteEndpoint(ctx context.Context, id string) error {
+	return s.retry(ctx, "delete webhook", id, func(ctx context.Context) error {
+		tag, err := s.pool.Exec(ctx, `DELETE FROM webhook_endpoint WHERE endpoint_id = $1`, id)
+		if err == nil && tag.RowsAffected() == 0 {
+			err = booking.ErrNoEndpoint
+		}
+		return err
+	})
+}
+
+// Endpoint reads one endpoint, with its secret opened.
 func (s *Store) Endpoint(ctx context.Context, id string) (booking.WebhookEndpoint, error) {
 	eps, err := s.endpoints(ctx, "WHERE e.endpoint_id = $1", id)
 	if err != nil {
 		return booking.WebhookEndpoint{}, err
 	}
 	if len(eps) == 0 {
-		return booking.WebhookEndpoint{}, fmt.Errorf("webhook %s: %w", id, ErrNoEndpoint)
+		return booking.WebhookEndpoint{}, fmt.Errorf("webhook %s: %w", id, booking.ErrNoEndpoint)
 	}
 	return eps[0], nil
 }
@@ -71,13 +139,29 @@ func (s *Store) Endpoints(ctx context.Context) ([]booking.WebhookEndpoint, error
 
 func (s *Store) endpoints(ctx context.Context, where string, args ...any) ([]booking.WebhookEndpoint, error) {
 	rows, err := s.pool.Query(ctx, `
-SELECT e.endpoint_id, e.url, e.secret, e.delivered_at, e.failing_since, coalesce(e.last_error, ''),
-       (SELECT count(*) FROM webhook_delivery d WHERE d.endpoint_id = e.endpoint_id AND d.delivered_at IS NULL)
-FROM webhook_endpoint e `+where+` ORDER BY e.endpoint_id`, args...)
+SELECT e.endpoint_id, e.url, e.secret, k.data_key, e.delivered_at, e.failing_since, coalesce(e.last_error, ''),
+       (SELECT count(*) FROM webhook_delivery d WHERE d.endpoint_id = e.endpoint_id AND d.delivered_at IS NULL),
+       e.paused_at IS NOT NULL
+FROM webhook_endpoint e LEFT JOIN vault.webhook_key k USING (endpoint_id) `+where+` ORDER BY e.endpoint_id`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("webhooks: %w", err)
 	}
-	return pgx.CollectRows(rows, pgx.RowToStructByPos[booking.WebhookEndpoint])
+	var eps []booking.WebhookEndpoint
+	for rows.Next() {
+		var ep booking.WebhookEndpoint
+		var dek []byte
+		if err := rows.Scan(&ep.ID, &ep.URL, &ep.Secret, &dek, &ep.DeliveredAt, &ep.FailingSince, &ep.LastError,
+			&ep.Undelivered, &ep.Paused); err != nil {
+			return nil, fmt.Errorf("webhooks: %w", err)
+		}
+		if dek != nil { // sealed; a secret from before sealing is plain
+			if ep.Secret, err = open(dek, webhookAAD(ep.ID), ep.Secret); err != nil {
+				return nil, fmt.Errorf("webhook %s: secret: %w", ep.ID, err)
+			}
+		}
+		eps = append(eps, ep)
+	}
+	return eps, rows.Err()
 }
 
 // Due returns the oldest undelivered deliveries of an endpoint, in order.

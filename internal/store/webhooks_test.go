@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/bookingsaga/bookingsaga/booking"
 )
 
 // types lists the endpoint's deliveries' types, oldest first.
@@ -85,4 +87,50 @@ func TestDeliveredWebhooksGoAfterAWeek(t *testing.T) {
 	var left int
 	require.NoError(t, f.pool.QueryRow(f.ctx, "SELECT count(*) FROM webhook_delivery").Scan(&left))
 	require.Equal(t, 1, left, "the delivered one goes; the undelivered one waits for its receiver")
+}
+
+// TestAWebhookSecretRestsSealedAndRotates: the secret in the endpoint row
+// is ciphertext, opened only with the vault's data key; a rotation answers
+// a new one, which the endpoint then reads back; pause and delete act on
+// an endpoint that exists and say so of one that does not.
+func TestAWebhookSecretRestsSealedAndRotates(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	secret, created, err := f.store.PutEndpoint(f.ctx, "crm", "https://hooks.example.com/bookings")
+	require.NoError(t, err)
+	require.True(t, created)
+	var stored []byte
+	require.NoError(t, f.pool.QueryRow(f.ctx, "SELECT secret FROM webhook_endpoint WHERE endpoint_id = 'crm'").Scan(&stored))
+	require.NotContains(t, string(stored), string(secret), "the row holds no plain secret")
+	ep, err := f.store.Endpoint(f.ctx, "crm")
+	require.NoError(t, err)
+	require.Equal(t, secret, ep.Secret)
+
+	rotated, err := f.store.RotateSecret(f.ctx, "crm")
+	require.NoError(t, err)
+	require.NotEqual(t, secret, rotated)
+	ep, err = f.store.Endpoint(f.ctx, "crm")
+	require.NoError(t, err)
+	require.Equal(t, rotated, ep.Secret)
+	_, err = f.store.RotateSecret(f.ctx, "nobody")
+	require.ErrorIs(t, err, booking.ErrNoEndpoint)
+
+	require.NoError(t, f.store.PauseEndpoint(f.ctx, "crm", true))
+	eps, err := f.store.Endpoints(f.ctx)
+	require.NoError(t, err)
+	require.True(t, eps[0].Paused)
+	require.Nil(t, eps[0].Secret, "listings carry no secret")
+	require.NoError(t, f.store.PauseEndpoint(f.ctx, "crm", false))
+	ep, err = f.store.Endpoint(f.ctx, "crm")
+	require.NoError(t, err)
+	require.False(t, ep.Paused)
+
+	require.NoError(t, f.store.DeleteEndpoint(f.ctx, "crm"))
+	_, err = f.store.Endpoint(f.ctx, "crm")
+	require.ErrorIs(t, err, booking.ErrNoEndpoint)
+	require.ErrorIs(t, f.store.DeleteEndpoint(f.ctx, "crm"), booking.ErrNoEndpoint)
+	require.ErrorIs(t, f.store.PauseEndpoint(f.ctx, "crm", true), booking.ErrNoEndpoint)
+	var keys int
+	require.NoError(t, f.pool.QueryRow(f.ctx, "SELECT count(*) FROM vault.webhook_key").Scan(&keys))
+	require.Zero(t, keys, "the data key goes with the endpoint")
 }
