@@ -49,6 +49,7 @@ const (
 	codeUnauthorized     booking.Code = "unauthorized"
 	codeUnavailable      booking.Code = "temporarily_unavailable"
 	codeRefusedURL       booking.Code = "refused_url"
+	codeEarlierPending   booking.Code = "earlier_booking_pending"
 )
 
 // decode reads one JSON object of at most limit bytes, refusing unknown

@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -159,7 +160,7 @@ func (s *Server) intents(w http.ResponseWriter, r *http.Request) error {
 		if e != nil {
 			return e
 		}
-		key, err := s.client.Select(r.Context(), body.ConversationID, in)
+		key, err := s.choose(r.Context(), body.ConversationID, in, false)
 		if err != nil {
 			return err
 		}
@@ -173,16 +174,38 @@ func (s *Server) intents(w http.ResponseWriter, r *http.Request) error {
 		return e
 	}
 	req.HoldTTL = time.Duration(body.HoldMinutes) * time.Minute
-	key, err := s.client.Select(r.Context(), body.ConversationID, req.Intent)
+	key, err := s.choose(r.Context(), body.ConversationID, req.Intent, true)
 	if err != nil {
 		return err
 	}
 	rec, err := s.client.Hold(r.Context(), key, req)
+	s.settle(r.Context(), body.ConversationID, key, rec, err)
 	if err != nil {
 		return s.answer(w, r, key, rec, err)
 	}
 	rec = s.present(r, rec)
 	return writeJSON(w, http.StatusOK, IntentAnswer{RequestKey: key, Hold: &rec})
+}
+
+// choose is the key for a new choice of the conversation, unless an
+// earlier booking of it is still pending: then 409
+// earlier_booking_pending, naming it, and the agent checks it before
+// anything else is booked.
+func (s *Server) choose(ctx context.Context, conv string, in booking.Intent, book bool) (string, error) {
+	ch, err := s.client.Choose(ctx, conv, in, book)
+	if err != nil {
+		return "", err
+	}
+	p, err := s.pendingEarlier(ctx, conv, ch.Outstanding)
+	if err != nil {
+		return "", err
+	}
+	if p != nil {
+		return "", &Error{Status: http.StatusConflict, Code: string(codeEarlierPending),
+			Message: fmt.Sprintf("an earlier booking of this conversation (request_key %s, reference %s) is not settled: check it with GET /v1/bookings/{request_key} first",
+				p.RequestKey, p.Reference)}
+	}
+	return ch.RequestKey, nil
 }
 
 // IntentAnswer is what POST /v1/intents answers: the key for the chosen

@@ -80,7 +80,9 @@ func (s *Server) toolSelect(ctx context.Context, conv string, a toolArgs) (strin
 	if e != nil {
 		return "", e
 	}
-	ch, err := s.client.Choose(ctx, conv, in, false)
+	// A hold is a booking in the making: until its outcome is known it
+	// holds the conversation, as a book does.
+	ch, err := s.client.Choose(ctx, conv, in, a.Hold)
 	if err != nil {
 		return "", err
 	}
@@ -88,7 +90,7 @@ func (s *Server) toolSelect(ctx context.Context, conv string, a toolArgs) (strin
 		return text, err
 	}
 	if a.Hold {
-		return s.toolHold(ctx, ch.RequestKey, a)
+		return s.toolHold(ctx, conv, ch.RequestKey, a)
 	}
 	return "[selected] " + s.speaker(ctx, a.lang, in.PropertyID).Readback(in.PropertyID, in.StartsAt, in.TimeZone) +
 		" For the tools: request_key " + ch.RequestKey + ".", nil
@@ -105,6 +107,11 @@ func (s *Server) toolStatus(ctx context.Context, conv string, a toolArgs) (strin
 		return "", err
 	}
 	r, err := s.client.Status(ctx, a.RequestKey)
+	if errors.Is(err, sagaclient.ErrNotFound) {
+		// Nothing anywhere under the key, asked after its call: it will
+		// not hold the conversation any longer.
+		s.tell(ctx, conv, a.RequestKey, s.client.Retire)
+	}
 	line := s.result(ctx, a.lang, r)
 	if r.Status == receipt.StatusRescheduled && r.ReplacedBy != "" {
 		// Not for the caller's ears: the key the model follows the move by.
@@ -143,15 +150,7 @@ func (s *Server) toolBook(ctx context.Context, conv string, a toolArgs) (string,
 		return text, err
 	}
 	r, err := s.client.Commit(ctx, ch.RequestKey, req)
-	switch {
-	case err != nil || r.Status == receipt.StatusPending:
-	case final(r):
-		// The key's booking ended unkept; the same choice again (a slot
-		// that freed up, a refreshed policy) must not meet this outcome.
-		s.tell(ctx, conv, ch.RequestKey, s.client.Retire)
-	default:
-		s.tell(ctx, conv, ch.RequestKey, s.client.Settle)
-	}
+	s.settle(ctx, conv, ch.RequestKey, r, err)
 	return s.result(ctx, a.lang, r), err
 }
 
@@ -166,28 +165,52 @@ func (s *Server) tell(ctx context.Context, conv, key string, update func(context
 }
 
 // toolHold holds the chosen slot until book confirms it.
-func (s *Server) toolHold(ctx context.Context, key string, a toolArgs) (string, error) {
+func (s *Server) toolHold(ctx context.Context, conv, key string, a toolArgs) (string, error) {
 	req, e := commitRequest(a.Slot, a.ExpectedPolicyVersion, nil, s.cfg.Now())
 	if e != nil {
 		return "", e
 	}
 	r, err := s.client.Hold(ctx, key, req)
+	s.settle(ctx, conv, key, r, err)
 	return s.result(ctx, a.lang, r) + " request_key " + key + ".", err
+}
+
+// settle tells the conversation how a booking call under key came out:
+// pending, it stays open and holds the conversation; ended unkept, the
+// key is retired, so the same choice again (a slot that freed up, a
+// refreshed policy) does not meet this outcome; otherwise (decided, or
+// nothing sent) it no longer holds the conversation.
+func (s *Server) settle(ctx context.Context, conv, key string, r receipt.Receipt, err error) {
+	switch {
+	case err == nil && r.Status == receipt.StatusPending:
+	case err == nil && final(r):
+		s.tell(ctx, conv, key, s.client.Retire)
+	default:
+		s.tell(ctx, conv, key, s.client.Settle)
+	}
 }
 
 // held answers a call that would start another booking while one of this
 // conversation's is still pending: the article's rule is that a pending
 // outcome holds the conversation until it is settled.
 func (s *Server) held(ctx context.Context, conv string, lang speech.Lang, outstanding []string) (string, bool, error) {
-	if len(outstanding) == 0 {
-		return "", false, nil
-	}
-	r, err := s.client.Pending(ctx, conv, outstanding)
+	r, err := s.pendingEarlier(ctx, conv, outstanding)
 	if err != nil || r == nil {
 		return "", false, err
 	}
 	return s.result(ctx, lang, *r) + " An earlier booking in this call is not settled: check it with booking_status (request_key " +
 		r.RequestKey + ") before booking anything else.", true, nil
+}
+
+// pendingEarlier is the rule every entry point that starts a booking (a
+// book, a hold, a reschedule, an intent) keeps: the receipt of an earlier
+// booking of the conversation still pending, which it must wait for; nil
+// when there is none.
+func (s *Server) pendingEarlier(ctx context.Context, conv string, outstanding []string) (*receipt.Receipt, error) {
+	if len(outstanding) == 0 {
+		return nil, nil
+	}
+	return s.client.Pending(ctx, conv, outstanding)
 }
 
 // final reports a receipt whose key can never book: a conflict, or a
@@ -208,14 +231,15 @@ func (s *Server) toolReschedule(ctx context.Context, conv string, a toolArgs) (s
 	if e != nil {
 		return "", e
 	}
-	newKey, err := s.client.Select(ctx, conv, req.Intent)
+	ch, err := s.client.Choose(ctx, conv, req.Intent, true)
 	if err != nil {
 		return "", err
 	}
-	r, err := s.client.Reschedule(ctx, a.RequestKey, newKey, req)
-	if err == nil && final(r) {
-		s.tell(ctx, conv, newKey, s.client.Retire)
+	if text, held, err := s.held(ctx, conv, a.lang, ch.Outstanding); err != nil || held {
+		return text, err
 	}
+	r, err := s.client.Reschedule(ctx, a.RequestKey, ch.RequestKey, req)
+	s.settle(ctx, conv, ch.RequestKey, r, err)
 	return s.result(ctx, a.lang, r), err
 }
 

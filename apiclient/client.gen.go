@@ -27,6 +27,7 @@ const (
 	ErrorCodeCapacityBelowBookings  ErrorCode = "capacity_below_bookings"
 	ErrorCodeContactErased          ErrorCode = "contact_erased"
 	ErrorCodeDuplicateResource      ErrorCode = "duplicate_resource"
+	ErrorCodeEarlierBookingPending  ErrorCode = "earlier_booking_pending"
 	ErrorCodeEmptyPool              ErrorCode = "empty_pool"
 	ErrorCodeFlagNotOpen            ErrorCode = "flag_not_open"
 	ErrorCodeHoldExpired            ErrorCode = "hold_expired"
@@ -90,6 +91,8 @@ func (e ErrorCode) Valid() bool {
 	case ErrorCodeContactErased:
 		return true
 	case ErrorCodeDuplicateResource:
+		return true
+	case ErrorCodeEarlierBookingPending:
 		return true
 	case ErrorCodeEmptyPool:
 		return true
@@ -213,6 +216,7 @@ const (
 	ReceiptReasonCodeCapacityBelowBookings  ReceiptReasonCode = "capacity_below_bookings"
 	ReceiptReasonCodeContactErased          ReceiptReasonCode = "contact_erased"
 	ReceiptReasonCodeDuplicateResource      ReceiptReasonCode = "duplicate_resource"
+	ReceiptReasonCodeEarlierBookingPending  ReceiptReasonCode = "earlier_booking_pending"
 	ReceiptReasonCodeEmptyPool              ReceiptReasonCode = "empty_pool"
 	ReceiptReasonCodeFlagNotOpen            ReceiptReasonCode = "flag_not_open"
 	ReceiptReasonCodeHoldExpired            ReceiptReasonCode = "hold_expired"
@@ -278,6 +282,8 @@ func (e ReceiptReasonCode) Valid() bool {
 	case ReceiptReasonCodeContactErased:
 		return true
 	case ReceiptReasonCodeDuplicateResource:
+		return true
+	case ReceiptReasonCodeEarlierBookingPending:
 		return true
 	case ReceiptReasonCodeEmptyPool:
 		return true
@@ -504,6 +510,7 @@ const (
 	UnavailableReceiptCodeCapacityBelowBookings  UnavailableReceiptCode = "capacity_below_bookings"
 	UnavailableReceiptCodeContactErased          UnavailableReceiptCode = "contact_erased"
 	UnavailableReceiptCodeDuplicateResource      UnavailableReceiptCode = "duplicate_resource"
+	UnavailableReceiptCodeEarlierBookingPending  UnavailableReceiptCode = "earlier_booking_pending"
 	UnavailableReceiptCodeEmptyPool              UnavailableReceiptCode = "empty_pool"
 	UnavailableReceiptCodeFlagNotOpen            UnavailableReceiptCode = "flag_not_open"
 	UnavailableReceiptCodeHoldExpired            UnavailableReceiptCode = "hold_expired"
@@ -567,6 +574,8 @@ func (e UnavailableReceiptCode) Valid() bool {
 	case UnavailableReceiptCodeContactErased:
 		return true
 	case UnavailableReceiptCodeDuplicateResource:
+		return true
+	case UnavailableReceiptCodeEarlierBookingPending:
 		return true
 	case UnavailableReceiptCodeEmptyPool:
 		return true
@@ -672,6 +681,7 @@ const (
 	UnavailableReceiptReasonCodeCapacityBelowBookings  UnavailableReceiptReasonCode = "capacity_below_bookings"
 	UnavailableReceiptReasonCodeContactErased          UnavailableReceiptReasonCode = "contact_erased"
 	UnavailableReceiptReasonCodeDuplicateResource      UnavailableReceiptReasonCode = "duplicate_resource"
+	UnavailableReceiptReasonCodeEarlierBookingPending  UnavailableReceiptReasonCode = "earlier_booking_pending"
 	UnavailableReceiptReasonCodeEmptyPool              UnavailableReceiptReasonCode = "empty_pool"
 	UnavailableReceiptReasonCodeFlagNotOpen            UnavailableReceiptReasonCode = "flag_not_open"
 	UnavailableReceiptReasonCodeHoldExpired            UnavailableReceiptReasonCode = "hold_expired"
@@ -737,6 +747,8 @@ func (e UnavailableReceiptReasonCode) Valid() bool {
 	case UnavailableReceiptReasonCodeContactErased:
 		return true
 	case UnavailableReceiptReasonCodeDuplicateResource:
+		return true
+	case UnavailableReceiptReasonCodeEarlierBookingPending:
 		return true
 	case UnavailableReceiptReasonCodeEmptyPool:
 		return true
@@ -5246,6 +5258,8 @@ type PostV1IntentsResponse struct {
 	JSON401 *Error
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Error
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -5275,6 +5289,11 @@ func (r PostV1IntentsResponse) GetJSON401() *Error {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r PostV1IntentsResponse) GetJSON403() *Error {
 	return r.JSON403
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PostV1IntentsResponse) GetJSON409() *Error {
+	return r.JSON409
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -8249,6 +8268,13 @@ func ParsePostV1IntentsResponse(rsp *http.Response) (*PostV1IntentsResponse, err
 			return nil, err
 		}
 		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest Error

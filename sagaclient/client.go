@@ -239,12 +239,17 @@ func (c *Client) Choose(ctx context.Context, conversationID string, in booking.I
 
 // Pending returns the receipt of the first of keys still pending
 // reconciliation, for the conversation to wait on; the others are
-// settled, and forgotten as open. Nil means the conversation goes on.
+// settled, and forgotten as open. Nil means the conversation goes on. A
+// key that neither Temporal nor the store knows is a booking still on its
+// way (its call has not reached Temporal yet): it is pending too, and
+// stays open. The caller settles a key its call answered without sending
+// anything (Settle), and booking_status does for one a crash left.
 func (c *Client) Pending(ctx context.Context, conversationID string, keys []string) (*receipt.Receipt, error) {
 	for _, key := range keys {
 		r, err := c.Status(ctx, key)
 		if errors.Is(err, ErrNotFound) {
-			err = nil // never reached Temporal: nothing to wait for
+			p := pending(key)
+			return &p, nil
 		}
 		if err != nil {
 			return nil, err

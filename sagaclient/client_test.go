@@ -165,3 +165,4 @@ func TestAChoiceNeedsAConversation(t *testing.T) {
 	require.ErrorAs(t, err, &rej)
 	require.Equal(t, booking.CodeMissingField, rej.Code)
 }
+
