@@ -165,4 +165,3 @@ func TestAChoiceNeedsAConversation(t *testing.T) {
 	require.ErrorAs(t, err, &rej)
 	require.Equal(t, booking.CodeMissingField, rej.Code)
 }
-
