@@ -73,7 +73,8 @@ func (a *Activities) ReconcileCalendar(ctx context.Context, in booking.WindowInp
 	a.drift("calendar_missing", "repaired", rep.Missing)
 	a.drift("calendar_moved", "repaired", rep.Moved)
 	a.drift("calendar_orphan", "repaired", rep.Orphans)
-	a.drift("calendar_foreign", "flagged", rep.Flagged)
+	a.drift("calendar_foreign", "flagged", rep.Flagged-rep.Unknown)
+	a.drift("calendar_unknown", "flagged", rep.Unknown)
 	return rep, nil
 }
 
@@ -86,7 +87,13 @@ func (a *Activities) reconcileOurEvents(ctx context.Context, cal calendars.Ref, 
 		}
 		b, err := a.Store.Lookup(ctx, ev.RequestKey)
 		switch {
-		case errors.Is(err, booking.ErrNotFound) || err == nil && b.Status != booking.StatusConfirmed:
+		case errors.Is(err, booking.ErrNotFound):
+			// Not ours to delete on that ground alone: the store may have
+			// lost the booking (restored from an older backup).
+			if err := a.flagUnknown(ctx, cal, ev, rep); err != nil {
+				return err
+			}
+		case err == nil && b.Status != booking.StatusConfirmed:
 			if err := a.Calendar.Delete(ctx, cal, ev.RequestKey, ev.BookingID); err != nil {
 				if calendars.Permanent(err) {
 					failed(rep, fmt.Sprintf("orphan event %s in %s: %v", ev.ID, cal, err))
@@ -109,6 +116,23 @@ func (a *Activities) reconcileOurEvents(ctx context.Context, cal calendars.Ref, 
 			rep.Moved++
 			rep.Details = append(rep.Details, fmt.Sprintf("event %s in %s moved back to %s", ev.ID, cal, b.Intent.StartsAt.Format(time.RFC3339)))
 		}
+	}
+	return nil
+}
+
+// flagUnknown reports an event of ours whose key the store does not know.
+func (a *Activities) flagUnknown(ctx context.Context, cal calendars.Ref, ev calendars.Event, rep *booking.CalendarReport) error {
+	created, err := a.Store.FlagDrift(ctx, booking.Flag{RequestKey: ev.RequestKey, Kind: "unknown_calendar_event",
+		CalendarID: cal.ID, EventID: ev.ID, Detail: fmt.Sprintf("%s–%s", ev.Start.Format(time.RFC3339), ev.End.Format(time.RFC3339))})
+	if err != nil {
+		return storeError("flag unknown event", ev.RequestKey, err)
+	}
+	if created {
+		rep.Flagged++
+		rep.Unknown++
+		rep.Details = appendDetail(rep.Details, fmt.Sprintf("event %s in %s is ours, but the store does not know %s: flagged, kept", ev.ID, cal, ev.RequestKey))
+	} else {
+		rep.AlreadyFlagged++
 	}
 	return nil
 }

@@ -89,6 +89,12 @@ func (a *Activities) verifyOpen(ctx context.Context, in booking.StuckInput, rep 
 		if out.Booked() && out.Booking.Status == live[published] {
 			continue
 		}
+		if !out.Found && live[published] != "" {
+			if err := a.flagLost(ctx, key, published, rep); err != nil {
+				return err
+			}
+			continue
+		}
 		err = a.Temporal.SignalWorkflow(ctx, key, "", booking.SignalReconcile, out)
 		var nf *serviceerror.NotFound
 		if err != nil && !errors.As(err, &nf) {
@@ -98,6 +104,25 @@ func (a *Activities) verifyOpen(ctx context.Context, in booking.StuckInput, rep 
 		rep.Details = appendDetail(rep.Details, fmt.Sprintf("open saga %s published %s; the store has it otherwise, told", key, published))
 	}
 	a.drift("saga_answer", "told", rep.Drifted)
+	a.drift("store_lost_booking", "flagged", rep.Lost)
+	return nil
+}
+
+// flagLost reports a booking a saga answered live that the store no
+// longer holds at all (restored from a backup taken before it, a lagging
+// replica promoted): the store stays the truth, so the saga is not told
+// otherwise and its mirrors are kept, but an operator must decide
+// (ops restore, or ops resolve once the caller is told).
+func (a *Activities) flagLost(ctx context.Context, key, published string, rep *booking.StuckReport) error {
+	created, err := a.Store.FlagDrift(ctx, booking.Flag{RequestKey: key, Kind: "store_lost_booking",
+		Detail: "the saga answered " + published + "; the store has no record of the key"})
+	if err != nil {
+		return storeError("flag lost booking", key, err)
+	}
+	if created {
+		rep.Lost++
+		rep.Details = appendDetail(rep.Details, fmt.Sprintf("open saga %s answered %s, and the store has no record of it: flagged", key, published))
+	}
 	return nil
 }
 

@@ -181,6 +181,9 @@ type WindowInput struct {
 // CalendarReport counts what one page found and did in the calendars.
 type CalendarReport struct {
 	Missing, Moved, Orphans, Flagged, AlreadyFlagged int
+	// Unknown counts, among Flagged, events of ours whose key the store
+	// does not know: kept, and flagged for a human.
+	Unknown int
 	// Failed counts items a mirror refused for good (a 4xx, an event under
 	// our id that is not ours); the run goes on without them.
 	Failed  int
@@ -212,6 +215,9 @@ type StuckReport struct {
 	// Drifted counts open sagas told the store's answer because they
 	// published another.
 	Drifted int
+	// Lost counts open sagas newly flagged because they answered a live
+	// booking the store has no record of.
+	Lost    int
 	Details []string
 }
 

@@ -197,6 +197,8 @@ func (c *Client) status(ctx context.Context, key string) (receipt.Receipt, error
 		return c.fromStore(ctx, booking.DecisionInput{RequestKey: key})
 	case err == nil && r.Status == receipt.StatusPending:
 		return c.settled(ctx, r)
+	case err == nil && (r.Status == receipt.StatusConfirmed || r.Status == receipt.StatusHeld):
+		return c.stillStored(ctx, r), nil
 	case err != nil:
 		// The saga can't answer now (its workers restarting, the query
 		// timing out); the store holds every decision, so a decided key is
@@ -206,6 +208,22 @@ func (c *Client) status(ctx context.Context, key string) (receipt.Receipt, error
 		}
 	}
 	return r, err
+}
+
+// stillStored checks a live answer of a saga against the store: a
+// booking the store no longer has at all (restored from an older backup)
+// is never spoken as confirmed; it is pending, with its reference, until
+// an operator restores or releases it (reconciliation flags it). A store
+// that cannot answer leaves the saga's answer, which the store gave.
+func (c *Client) stillStored(ctx context.Context, r receipt.Receipt) receipt.Receipt {
+	if c.opts.Catalog == nil {
+		return r
+	}
+	d, err := c.decision(ctx, booking.DecisionInput{RequestKey: r.RequestKey})
+	if err != nil || d.Found {
+		return r
+	}
+	return pending(r.RequestKey)
 }
 
 // halfLeft is half the time left before ctx's deadline.

@@ -159,6 +159,7 @@ func addCalendar(a, b booking.CalendarReport) booking.CalendarReport {
 	a.Orphans += b.Orphans
 	a.Flagged += b.Flagged
 	a.AlreadyFlagged += b.AlreadyFlagged
+	a.Unknown += b.Unknown
 	a.Failed += b.Failed
 	a.Details = capDetails(append(a.Details, b.Details...))
 	a.Next = nil

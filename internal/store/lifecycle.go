@@ -206,7 +206,11 @@ func lockBooking(ctx context.Context, tx pgx.Tx, key string) (booking.Booking, e
 
 func event(ctx context.Context, tx pgx.Tx, b booking.Booking, kind string, detail any) error {
 	batch := &pgx.Batch{}
-	queueEvent(batch, b.RequestKey, &b.BookingID, kind, detail)
+	var id *uuid.UUID // none for a key the store has no booking of
+	if b.BookingID != uuid.Nil {
+		id = &b.BookingID
+	}
+	queueEvent(batch, b.RequestKey, id, kind, detail)
 	return tx.SendBatch(ctx, batch).Close()
 }
 

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/jackc/pgx/v5"
 
 	"github.com/bookingsaga/bookingsaga/booking"
@@ -97,15 +99,21 @@ func (s *Store) FlagDrift(ctx context.Context, f booking.Flag) (bool, error) {
 	var created bool
 	err := s.retry(ctx, "flag drift", f.RequestKey, func(ctx context.Context) error {
 		return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+			// A flag of what the store lost has no booking row to name.
+			var id *uuid.UUID
+			if f.BookingID != uuid.Nil {
+				id = &f.BookingID
+			}
 			tag, err := tx.Exec(ctx, `INSERT INTO drift_flag (request_key, booking_id, kind, calendar_id, event_id, detail)
 VALUES ($1, $2, $3, $4, $5, jsonb_build_object('detail', $6::text)) ON CONFLICT DO NOTHING`,
-				f.RequestKey, f.BookingID, f.Kind, f.CalendarID, f.EventID, f.Detail)
+				f.RequestKey, id, f.Kind, f.CalendarID, f.EventID, f.Detail)
 			if err != nil || tag.RowsAffected() == 0 {
 				return err
 			}
 			created = true
-			return event(ctx, tx, booking.Booking{RequestKey: f.RequestKey, BookingID: f.BookingID}, "drift_flagged",
-				map[string]string{"kind": f.Kind, "calendar_id": f.CalendarID, "event_id": f.EventID})
+			b := &pgx.Batch{}
+			queueEvent(b, f.RequestKey, id, "drift_flagged", map[string]string{"kind": f.Kind, "calendar_id": f.CalendarID, "event_id": f.EventID})
+			return tx.SendBatch(ctx, b).Close()
 		})
 	})
 	return created, err
@@ -113,7 +121,7 @@ VALUES ($1, $2, $3, $4, $5, jsonb_build_object('detail', $6::text)) ON CONFLICT 
 
 // OpenFlags lists unresolved flags, oldest first.
 func (s *Store) OpenFlags(ctx context.Context) ([]booking.Flag, error) {
-	rows, err := s.pool.Query(ctx, `SELECT flag_id, request_key, booking_id, kind, calendar_id, event_id,
+	rows, err := s.pool.Query(ctx, `SELECT flag_id, request_key, coalesce(booking_id, '00000000-0000-0000-0000-000000000000'), kind, calendar_id, event_id,
 coalesce(detail->>'detail', ''), found_at FROM drift_flag WHERE resolved_at IS NULL ORDER BY found_at, flag_id`)
 	if err != nil {
 		return nil, fmt.Errorf("open flags: %w", err)
@@ -135,11 +143,11 @@ func (s *Store) ResolveFlag(ctx context.Context, id int64, note string) (booking
 	err := s.retry(ctx, "resolve flag", fmt.Sprint(id), func(ctx context.Context) error {
 		return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 			err := tx.QueryRow(ctx, `UPDATE drift_flag SET resolved_at = $2, resolution_note = $3
-WHERE flag_id = $1 AND resolved_at IS NULL RETURNING request_key, booking_id, kind, calendar_id, event_id, found_at, resolved_at`,
+WHERE flag_id = $1 AND resolved_at IS NULL RETURNING request_key, coalesce(booking_id, '00000000-0000-0000-0000-000000000000'), kind, calendar_id, event_id, found_at, resolved_at`,
 				id, s.now(), note).Scan(&f.RequestKey, &f.BookingID, &f.Kind, &f.CalendarID, &f.EventID, &f.FoundAt, &f.ResolvedAt)
 			if errors.Is(err, pgx.ErrNoRows) {
 				// Resolved already with this very note: a retried call.
-				err = tx.QueryRow(ctx, `SELECT request_key, booking_id, kind, calendar_id, event_id, found_at, resolved_at
+				err = tx.QueryRow(ctx, `SELECT request_key, coalesce(booking_id, '00000000-0000-0000-0000-000000000000'), kind, calendar_id, event_id, found_at, resolved_at
 FROM drift_flag WHERE flag_id = $1 AND resolution_note = $2`, id, note).
 					Scan(&f.RequestKey, &f.BookingID, &f.Kind, &f.CalendarID, &f.EventID, &f.FoundAt, &f.ResolvedAt)
 				if errors.Is(err, pgx.ErrNoRows) {
