@@ -220,8 +220,12 @@ func (c *Client) stillStored(ctx context.Context, r receipt.Receipt) receipt.Rec
 		return r
 	}
 	d, err := c.decision(ctx, booking.DecisionInput{RequestKey: r.RequestKey})
-	if err != nil || d.Found {
+	switch {
+	case err != nil || d.Booked():
 		return r
+	case d.Found: // refused since (a restore that found the slot taken)
+		decided, _ := workflows.StoreReceipt(r.RequestKey, d)
+		return decided
 	}
 	return pending(r.RequestKey)
 }

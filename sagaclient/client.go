@@ -49,6 +49,7 @@ type Catalog interface {
 	PutPool(ctx context.Context, p booking.Pool) error
 	Pool(ctx context.Context, id string) (booking.Pool, error)
 	Release(ctx context.Context, key string) (booking.LookupOutput, error)
+	Restore(ctx context.Context, b booking.Booking) (booking.LookupOutput, error)
 }
 
 // ErrNoCatalog is returned by a call that needs Options.Catalog when none

@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/converter"
 
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/receipt"
 	"github.com/bookingsaga/bookingsaga/workflows"
 )
 
@@ -118,6 +119,37 @@ func (c *Client) Timeline(ctx context.Context, key string) (Timeline, error) {
 	}
 	out.Saga = &st
 	return out, nil
+}
+
+// ErrNothingToRestore means the key's saga holds no booking to restore.
+var ErrNothingToRestore = errors.New("no booking to restore: the saga holds none (see ops timeline)")
+
+// Restore brings back a booking the store lost (reconciliation flags it
+// store_lost_booking), from what its saga holds: the store decides it
+// like any commit, under the key and booking id the caller was given, and
+// its answer is the one returned. The saga is then told to read the store.
+func (c *Client) Restore(ctx context.Context, key string) (receipt.Receipt, error) {
+	if c.opts.Catalog == nil {
+		return receipt.Receipt{}, ErrNoCatalog
+	}
+	v, err := c.tc.QueryWorkflow(ctx, key, "", booking.QueryState)
+	if err != nil {
+		return receipt.Receipt{}, fmt.Errorf("restore %s: saga state: %w", key, err)
+	}
+	var st workflows.BookingState
+	if err := v.Get(&st); err != nil {
+		return receipt.Receipt{}, fmt.Errorf("restore %s: saga state: %w", key, err)
+	}
+	if st.Booking == nil {
+		return receipt.Receipt{}, fmt.Errorf("restore %s: %w", key, ErrNothingToRestore)
+	}
+	out, err := c.opts.Catalog.Restore(ctx, *st.Booking)
+	if err != nil {
+		return receipt.Receipt{}, err
+	}
+	_ = c.tc.SignalWorkflow(ctx, key, "", booking.SignalReconcile, out) // a nudge: the saga reads the store
+	r, _ := workflows.StoreReceipt(key, out)
+	return r, nil
 }
 
 // Resolve closes a drift flag with a note, recorded in the event log.

@@ -21,6 +21,8 @@ const opsUsage = `usage: starter ops <command> [-json]
   timeline KEY       one booking: store log, saga state, calendar, CRM
   reconcile          run the reconciliation schedule now
   resolve ID -note   close a drift flag; the note goes to the event log
+  restore KEY        commit again a booking the store lost (flag store_lost_booking),
+                     from its saga, under its key: the store decides, as for any commit
 `
 
 // ops runs the operator's commands.
@@ -53,6 +55,11 @@ func ops(ctx context.Context, sc *sagaclient.Client, args []string, out io.Write
 		if err = sc.ReconcileNow(ctx); err == nil {
 			v = map[string]string{"triggered": booking.ReconcileScheduleID}
 		}
+	case "restore":
+		if len(pos) != 1 {
+			return errors.New("restore needs exactly one request key")
+		}
+		v, err = sc.Restore(ctx, pos[0])
 	case "resolve":
 		var id int64
 		var perr error = errors.New("no flag id")

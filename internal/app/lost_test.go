@@ -4,11 +4,14 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/bookingsaga/bookingsaga/api"
+	"github.com/bookingsaga/bookingsaga/internal/store"
 	"github.com/bookingsaga/bookingsaga/receipt"
+	"github.com/bookingsaga/bookingsaga/sagaclient"
 )
 
 // lose removes every trace of key from the store, as a restore from a
@@ -73,4 +76,52 @@ func TestABookingTheStoreLostIsFlaggedNotSpoken(t *testing.T) {
 	}
 	require.Equal(t, http.StatusOK, f.call("GET", url+"/v1/ops/attention", nil, &a))
 	require.Len(t, a.Flags, 3, "operators see it")
+}
+
+// TestALostBookingIsRestoredUnderItsKeyIfItsSlotIsFree: ops restore
+// commits what the saga confirmed, under its original key and booking id,
+// as a store decision like any commit: it wins only if the slot is still
+// free. Restored, the booking answers confirmed again and its flags
+// close; the slot taken meanwhile, the store refuses it and that is what
+// the agent hears.
+func TestALostBookingIsRestoredUnderItsKeyIfItsSlotIsFree(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	url := f.serveAPI(api.Config{})
+	sc := sagaclient.New(f.client, sagaclient.Options{Catalog: f.catalog, TaskQueue: f.queue, Settings: f.settings})
+	kept, taken := f.booked(10), f.booked(11)
+	var first receipt.Receipt
+	require.Equal(t, http.StatusOK, f.call("GET", url+"/v1/bookings/"+kept, nil, &first))
+	f.lose(kept)
+	f.lose(taken)
+	// While the store did not know, someone else booked the second slot.
+	// (Through the saga the kept calendar events would have refused it:
+	// the calendar re-check sees them busy. Here its calendars were not
+	// read, as when they do not answer in time.)
+	other := commitRequest(slot(t, 11))
+	other.RequestKey = uuid.NewString()
+	_, err := f.acts.Store.Commit(f.ctx, store.CommitRequest{CommitRequest: other, CalendarUnchecked: true})
+	require.NoError(t, err)
+	require.Equal(t, 2, f.reconcile().Stuck.Lost)
+
+	r, err := sc.Restore(f.ctx, kept)
+	require.NoError(t, err)
+	require.Equal(t, receipt.StatusConfirmed, r.Status, "%+v", r.Reason)
+	require.Equal(t, first.BookingID, r.BookingID, "under its original booking id: its calendar events are its own")
+	var again receipt.Receipt
+	require.Equal(t, http.StatusOK, f.call("GET", url+"/v1/bookings/"+kept, nil, &again))
+	require.Equal(t, receipt.StatusConfirmed, again.Status)
+	flags, err := f.acts.Store.OpenFlags(f.ctx)
+	require.NoError(t, err)
+	for _, fl := range flags {
+		require.NotEqual(t, kept, fl.RequestKey, "the restored booking's flags are closed: %+v", fl)
+	}
+
+	r, err = sc.Restore(f.ctx, taken)
+	require.NoError(t, err)
+	require.Equal(t, receipt.StatusConflict, r.Status, "the store decides")
+	require.Equal(t, http.StatusOK, f.call("GET", url+"/v1/bookings/"+taken, nil, &again))
+	require.Equal(t, receipt.StatusConflict, again.Status, "what the agent hears is the store's")
+	_, err = sc.Restore(f.ctx, kept)
+	require.NoError(t, err, "a second restore changes nothing")
 }

@@ -114,6 +114,50 @@ func (c *Catalog) Release(ctx context.Context, key string) (booking.LookupOutput
 	return c.Decision(ctx, booking.DecisionInput{RequestKey: key})
 }
 
+// Restore brings back a booking the store lost, as its saga knew it: a
+// commit under its key, intent and booking id, with the policy now in
+// force, decided under the locks like any other. Booked, the key's open
+// flags close; refused, the refusal is the store's decision on the key.
+// A key the store knows already is answered as it stands.
+func (c *Catalog) Restore(ctx context.Context, b booking.Booking) (booking.LookupOutput, error) {
+	if d, err := c.Decision(ctx, booking.DecisionInput{RequestKey: b.RequestKey}); err != nil || d.Found {
+		return d, err
+	}
+	p, err := c.Store.CurrentPolicy(ctx)
+	if err != nil {
+		return booking.LookupOutput{}, fmt.Errorf("restore %s: %w", b.RequestKey, err)
+	}
+	req := store.CommitRequest{RestoreID: b.BookingID, CommitRequest: booking.CommitRequest{RequestKey: b.RequestKey,
+		Intent: b.Intent, ExpectedPolicyVersion: p.Version}}
+	_, err = c.Store.Commit(ctx, req)
+	var rej *booking.Rejection
+	if err != nil && !errors.As(err, &rej) {
+		return booking.LookupOutput{}, fmt.Errorf("restore %s: %w", b.RequestKey, err)
+	}
+	d, err := c.Decision(ctx, booking.DecisionInput{RequestKey: b.RequestKey})
+	if err != nil || !d.Booked() {
+		return d, err
+	}
+	return d, c.closeFlags(ctx, b.RequestKey, "restored under its original key by ops restore")
+}
+
+// closeFlags resolves the key's open flags with note.
+func (c *Catalog) closeFlags(ctx context.Context, key, note string) error {
+	flags, err := c.Store.OpenFlags(ctx)
+	if err != nil {
+		return fmt.Errorf("close flags of %s: %w", key, err)
+	}
+	for _, f := range flags {
+		if f.RequestKey != key {
+			continue
+		}
+		if _, err := c.Store.ResolveFlag(ctx, f.ID, note); err != nil {
+			return fmt.Errorf("close flags of %s: %w", key, err)
+		}
+	}
+	return nil
+}
+
 // Output is a decision as a lookup answers it: with the calendar event's
 // id when it is derived from the key (Google), so the first receipt
 // already names it; an id a provider assigns (Microsoft) is named once

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -25,6 +26,11 @@ type CommitRequest struct {
 	// CalendarUnchecked says the calendars could not be read in time: the
 	// store decides alone and flags the booking for reconciliation.
 	CalendarUnchecked bool
+	// RestoreID, when set, is the booking id a restore brings back (a
+	// booking the store lost, as its saga knew it): the commit is decided
+	// as any other, and a booking it makes keeps that id, which its
+	// calendar events carry.
+	RestoreID uuid.UUID
 }
 
 // Outcome is what the store decided. Exactly one of Conflict and Booking is
@@ -221,7 +227,7 @@ func (s *Store) replay(ctx context.Context, req CommitRequest, fingerprint []byt
 
 func (s *Store) queueInsert(b *pgx.Batch, req CommitRequest, st *commitState, now time.Time, fp []byte) booking.Booking {
 	bk := booking.Booking{
-		BookingID:     uuid.New(),
+		BookingID:     cmp.Or(req.RestoreID, uuid.New()),
 		RequestKey:    req.RequestKey,
 		Status:        booking.StatusConfirmed,
 		Intent:        req.Intent,

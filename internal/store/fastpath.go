@@ -34,7 +34,8 @@ import (
 // technical, for the caller to retry with the same key, never followed by
 // a decision of the full path that could contradict it.
 func (s *Store) commitFast(ctx context.Context, req CommitRequest) (Outcome, bool, error) {
-	if req.Hold || req.Intent.Replaces != "" || req.Intent.AgentPool != "" || len(req.CalendarBusy) > 0 || req.CalendarUnchecked {
+	if req.Hold || req.Intent.Replaces != "" || req.Intent.AgentPool != "" || len(req.CalendarBusy) > 0 || req.CalendarUnchecked ||
+		req.RestoreID != uuid.Nil {
 		return Outcome{}, false, nil
 	}
 	hours, ok := localHours(req.Intent)
