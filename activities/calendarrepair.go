@@ -86,13 +86,19 @@ func (a *Activities) reconcileOurEvents(ctx context.Context, cal calendars.Ref, 
 			continue
 		}
 		b, err := a.Store.Lookup(ctx, ev.RequestKey)
-		switch {
-		case errors.Is(err, booking.ErrNotFound):
-			// Not ours to delete on that ground alone: the store may have
-			// lost the booking (restored from an older backup).
-			if err := a.flagUnknown(ctx, cal, ev, rep); err != nil {
-				return err
+		if errors.Is(err, booking.ErrNotFound) {
+			if unknown, err := a.unknownKey(ctx, ev.RequestKey); err != nil || unknown {
+				if err == nil {
+					err = a.flagUnknown(ctx, cal, ev, rep)
+				}
+				if err != nil {
+					return err
+				}
+				continue
 			}
+			err = nil // refused: nothing to show, like a booking not confirmed
+		}
+		switch {
 		case err == nil && b.Status != booking.StatusConfirmed:
 			if err := a.Calendar.Delete(ctx, cal, ev.RequestKey, ev.BookingID); err != nil {
 				if calendars.Permanent(err) {
@@ -118,6 +124,21 @@ func (a *Activities) reconcileOurEvents(ctx context.Context, cal calendars.Ref, 
 		}
 	}
 	return nil
+}
+
+// unknownKey reports a key the store has no decision on at all: its
+// event is not deleted on that ground alone, since the store may have
+// lost the booking (restored from an older backup). A key it refused (a
+// lost booking an operator released) is known.
+func (a *Activities) unknownKey(ctx context.Context, key string) (bool, error) {
+	_, err := a.Store.Decision(ctx, key)
+	if errors.Is(err, booking.ErrNotFound) {
+		return true, nil
+	}
+	if err != nil {
+		return false, storeError("reconcile calendar", key, err)
+	}
+	return false, nil
 }
 
 // flagUnknown reports an event of ours whose key the store does not know.

@@ -24,6 +24,7 @@ const (
 	ErrorCodeBadJson                ErrorCode = "bad_json"
 	ErrorCodeBeyondHorizon          ErrorCode = "beyond_horizon"
 	ErrorCodeBodyTooLarge           ErrorCode = "body_too_large"
+	ErrorCodeBookingLost            ErrorCode = "booking_lost"
 	ErrorCodeCapacityBelowBookings  ErrorCode = "capacity_below_bookings"
 	ErrorCodeContactErased          ErrorCode = "contact_erased"
 	ErrorCodeDuplicateResource      ErrorCode = "duplicate_resource"
@@ -85,6 +86,8 @@ func (e ErrorCode) Valid() bool {
 	case ErrorCodeBeyondHorizon:
 		return true
 	case ErrorCodeBodyTooLarge:
+		return true
+	case ErrorCodeBookingLost:
 		return true
 	case ErrorCodeCapacityBelowBookings:
 		return true
@@ -213,6 +216,7 @@ const (
 	ReceiptReasonCodeBadJson                ReceiptReasonCode = "bad_json"
 	ReceiptReasonCodeBeyondHorizon          ReceiptReasonCode = "beyond_horizon"
 	ReceiptReasonCodeBodyTooLarge           ReceiptReasonCode = "body_too_large"
+	ReceiptReasonCodeBookingLost            ReceiptReasonCode = "booking_lost"
 	ReceiptReasonCodeCapacityBelowBookings  ReceiptReasonCode = "capacity_below_bookings"
 	ReceiptReasonCodeContactErased          ReceiptReasonCode = "contact_erased"
 	ReceiptReasonCodeDuplicateResource      ReceiptReasonCode = "duplicate_resource"
@@ -276,6 +280,8 @@ func (e ReceiptReasonCode) Valid() bool {
 	case ReceiptReasonCodeBeyondHorizon:
 		return true
 	case ReceiptReasonCodeBodyTooLarge:
+		return true
+	case ReceiptReasonCodeBookingLost:
 		return true
 	case ReceiptReasonCodeCapacityBelowBookings:
 		return true
@@ -507,6 +513,7 @@ const (
 	UnavailableReceiptCodeBadJson                UnavailableReceiptCode = "bad_json"
 	UnavailableReceiptCodeBeyondHorizon          UnavailableReceiptCode = "beyond_horizon"
 	UnavailableReceiptCodeBodyTooLarge           UnavailableReceiptCode = "body_too_large"
+	UnavailableReceiptCodeBookingLost            UnavailableReceiptCode = "booking_lost"
 	UnavailableReceiptCodeCapacityBelowBookings  UnavailableReceiptCode = "capacity_below_bookings"
 	UnavailableReceiptCodeContactErased          UnavailableReceiptCode = "contact_erased"
 	UnavailableReceiptCodeDuplicateResource      UnavailableReceiptCode = "duplicate_resource"
@@ -568,6 +575,8 @@ func (e UnavailableReceiptCode) Valid() bool {
 	case UnavailableReceiptCodeBeyondHorizon:
 		return true
 	case UnavailableReceiptCodeBodyTooLarge:
+		return true
+	case UnavailableReceiptCodeBookingLost:
 		return true
 	case UnavailableReceiptCodeCapacityBelowBookings:
 		return true
@@ -678,6 +687,7 @@ const (
 	UnavailableReceiptReasonCodeBadJson                UnavailableReceiptReasonCode = "bad_json"
 	UnavailableReceiptReasonCodeBeyondHorizon          UnavailableReceiptReasonCode = "beyond_horizon"
 	UnavailableReceiptReasonCodeBodyTooLarge           UnavailableReceiptReasonCode = "body_too_large"
+	UnavailableReceiptReasonCodeBookingLost            UnavailableReceiptReasonCode = "booking_lost"
 	UnavailableReceiptReasonCodeCapacityBelowBookings  UnavailableReceiptReasonCode = "capacity_below_bookings"
 	UnavailableReceiptReasonCodeContactErased          UnavailableReceiptReasonCode = "contact_erased"
 	UnavailableReceiptReasonCodeDuplicateResource      UnavailableReceiptReasonCode = "duplicate_resource"
@@ -741,6 +751,8 @@ func (e UnavailableReceiptReasonCode) Valid() bool {
 	case UnavailableReceiptReasonCodeBeyondHorizon:
 		return true
 	case UnavailableReceiptReasonCodeBodyTooLarge:
+		return true
+	case UnavailableReceiptReasonCodeBookingLost:
 		return true
 	case UnavailableReceiptReasonCodeCapacityBelowBookings:
 		return true

@@ -39,6 +39,9 @@ const (
 	// another request (a commit: make a new key), or a reference names
 	// more than one (a lookup: ask by the request key).
 	CodeReferenceCollision Code = "reference_collision"
+	// CodeBookingLost: the store lost a booking its saga had confirmed,
+	// and an operator released it rather than restore it.
+	CodeBookingLost Code = "booking_lost"
 	// A resource's own rules (Rules): closed then, off, too far ahead, or
 	// full for the day or week.
 	CodeOutsideHours  Code = "outside_hours"

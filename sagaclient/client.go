@@ -50,6 +50,7 @@ type Catalog interface {
 	Pool(ctx context.Context, id string) (booking.Pool, error)
 	Release(ctx context.Context, key string) (booking.LookupOutput, error)
 	Restore(ctx context.Context, b booking.Booking) (booking.LookupOutput, error)
+	ReleaseLost(ctx context.Context, b booking.Booking, note string) (booking.LookupOutput, error)
 }
 
 // ErrNoCatalog is returned by a call that needs Options.Catalog when none

@@ -129,21 +129,36 @@ var ErrNothingToRestore = errors.New("no booking to restore: the saga holds none
 // like any commit, under the key and booking id the caller was given, and
 // its answer is the one returned. The saga is then told to read the store.
 func (c *Client) Restore(ctx context.Context, key string) (receipt.Receipt, error) {
+	return c.onLost(ctx, key, func(b booking.Booking) (booking.LookupOutput, error) { return c.opts.Catalog.Restore(ctx, b) })
+}
+
+// ReleaseLost settles a booking the store lost the other way: the store
+// records that it is not booked (booking_lost, with the operator's note),
+// which is every answer about the key from then on.
+func (c *Client) ReleaseLost(ctx context.Context, key, note string) (receipt.Receipt, error) {
+	return c.onLost(ctx, key, func(b booking.Booking) (booking.LookupOutput, error) {
+		return c.opts.Catalog.ReleaseLost(ctx, b, note)
+	})
+}
+
+// onLost runs decide on the booking key's saga holds, and nudges the saga
+// to read the store's answer.
+func (c *Client) onLost(ctx context.Context, key string, decide func(booking.Booking) (booking.LookupOutput, error)) (receipt.Receipt, error) {
 	if c.opts.Catalog == nil {
 		return receipt.Receipt{}, ErrNoCatalog
 	}
 	v, err := c.tc.QueryWorkflow(ctx, key, "", booking.QueryState)
 	if err != nil {
-		return receipt.Receipt{}, fmt.Errorf("restore %s: saga state: %w", key, err)
+		return receipt.Receipt{}, fmt.Errorf("%s: saga state: %w", key, err)
 	}
 	var st workflows.BookingState
 	if err := v.Get(&st); err != nil {
-		return receipt.Receipt{}, fmt.Errorf("restore %s: saga state: %w", key, err)
+		return receipt.Receipt{}, fmt.Errorf("%s: saga state: %w", key, err)
 	}
 	if st.Booking == nil {
-		return receipt.Receipt{}, fmt.Errorf("restore %s: %w", key, ErrNothingToRestore)
+		return receipt.Receipt{}, fmt.Errorf("%s: %w", key, ErrNothingToRestore)
 	}
-	out, err := c.opts.Catalog.Restore(ctx, *st.Booking)
+	out, err := decide(*st.Booking)
 	if err != nil {
 		return receipt.Receipt{}, err
 	}

@@ -23,6 +23,9 @@ const opsUsage = `usage: starter ops <command> [-json]
   resolve ID -note   close a drift flag; the note goes to the event log
   restore KEY        commit again a booking the store lost (flag store_lost_booking),
                      from its saga, under its key: the store decides, as for any commit
+  release-lost KEY -note
+                     record that a booking the store lost is not booked (booking_lost),
+                     once its caller is told; its flags close
 `
 
 // ops runs the operator's commands.
@@ -37,7 +40,7 @@ func ops(ctx context.Context, sc *sagaclient.Client, args []string, out io.Write
 	}
 	fs := flag.NewFlagSet("ops "+args[0], flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "print JSON")
-	note := fs.String("note", "", "resolve: what was done about the flag")
+	note := fs.String("note", "", "resolve, release-lost: what was done")
 	pos, err := parseInterleaved(fs, args[1:])
 	if err != nil {
 		return err
@@ -60,6 +63,11 @@ func ops(ctx context.Context, sc *sagaclient.Client, args []string, out io.Write
 			return errors.New("restore needs exactly one request key")
 		}
 		v, err = sc.Restore(ctx, pos[0])
+	case "release-lost":
+		if len(pos) != 1 || *note == "" {
+			return errors.New("release-lost needs exactly one request key and -note")
+		}
+		v, err = sc.ReleaseLost(ctx, pos[0], *note)
 	case "resolve":
 		var id int64
 		var perr error = errors.New("no flag id")

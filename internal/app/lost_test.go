@@ -125,3 +125,33 @@ func TestALostBookingIsRestoredUnderItsKeyIfItsSlotIsFree(t *testing.T) {
 	_, err = sc.Restore(f.ctx, kept)
 	require.NoError(t, err, "a second restore changes nothing")
 }
+
+// TestALostBookingReleasedIsAnsweredNotBooked: an operator who tells the
+// caller releases the lost booking instead: the store records it as not
+// booked, every answer says so, its flags close, and the next run removes
+// its kept calendar events as those of a booking not confirmed.
+func TestALostBookingReleasedIsAnsweredNotBooked(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	url := f.serveAPI(api.Config{})
+	sc := sagaclient.New(f.client, sagaclient.Options{Catalog: f.catalog, TaskQueue: f.queue, Settings: f.settings})
+	key := f.booked(12)
+	f.lose(key)
+	require.Equal(t, 1, f.reconcile().Stuck.Lost)
+
+	r, err := sc.ReleaseLost(f.ctx, key, "caller told on 1 Dec, rebooked for Friday")
+	require.NoError(t, err)
+	require.Equal(t, receipt.StatusRejected, r.Status)
+	require.Equal(t, "booking_lost", r.Reason.Code)
+	var again receipt.Receipt
+	require.Equal(t, http.StatusOK, f.call("GET", url+"/v1/bookings/"+key, nil, &again))
+	require.Equal(t, receipt.StatusRejected, again.Status, "never confirmed, never pending again")
+	flags, err := f.acts.Store.OpenFlags(f.ctx)
+	require.NoError(t, err)
+	require.Empty(t, flags)
+
+	rep := f.reconcile()
+	require.Equal(t, 2, rep.Calendar.Orphans, rep.Calendar.Details)
+	require.Equal(t, "cancelled", f.event(propertyCal, key).Status)
+	require.Zero(t, rep.Stuck.Lost, "the store has decided the key now")
+}

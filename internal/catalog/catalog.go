@@ -141,6 +141,21 @@ func (c *Catalog) Restore(ctx context.Context, b booking.Booking) (booking.Looku
 	return d, c.closeFlags(ctx, b.RequestKey, "restored under its original key by ops restore")
 }
 
+// ReleaseLost records that a booking the store lost is not booked, as an
+// operator decided with note (once the caller is told), and closes the
+// key's flags: its answer is then the refusal booking_lost, and its
+// calendar events go as any event of a booking that is not confirmed.
+func (c *Catalog) ReleaseLost(ctx context.Context, b booking.Booking, note string) (booking.LookupOutput, error) {
+	if err := c.Store.RecordLoss(ctx, b, note); err != nil {
+		return booking.LookupOutput{}, fmt.Errorf("release lost %s: %w", b.RequestKey, err)
+	}
+	d, err := c.Decision(ctx, booking.DecisionInput{RequestKey: b.RequestKey})
+	if err != nil || d.Booked() {
+		return d, err
+	}
+	return d, c.closeFlags(ctx, b.RequestKey, "released by ops release-lost: "+note)
+}
+
 // closeFlags resolves the key's open flags with note.
 func (c *Catalog) closeFlags(ctx context.Context, key, note string) error {
 	flags, err := c.Store.OpenFlags(ctx)
