@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/bookingsaga/bookingsaga/booking"
@@ -25,34 +28,29 @@ func (a *Activities) ReconcileCalendar(ctx context.Context, in booking.WindowInp
 	if err != nil {
 		return rep, storeError("reconcile calendar", "", err)
 	}
-	listed := map[calendars.Ref][]calendars.Event{}
 	byResource := map[string]calendars.Ref{}
 	for _, rc := range cals {
-		cal := calendars.Ref{Provider: rc.Provider, ID: rc.CalendarID}
-		evs, err := a.Calendar.Events(ctx, cal, in.From, in.To)
-		if calendars.Permanent(err) {
-			// One calendar refused for good (its provider not configured,
-			// access withdrawn) must not stop the others' repair.
-			if in.After == (booking.Cursor{}) {
-				failed(&rep, fmt.Sprintf("calendar %s not read: %v", cal, err))
-			}
-			continue
-		}
-		if err != nil {
-			return rep, mirrorError("reconcile calendar", cal.String(), err, false)
-		}
-		byResource[rc.ResourceID] = cal
-		listed[cal] = evs
-		if in.After != (booking.Cursor{}) {
-			continue // our own events are checked once, on the first page
-		}
-		if err := a.reconcileOurEvents(ctx, cal, evs, &rep); err != nil {
-			return rep, err
-		}
+		byResource[rc.ResourceID] = calendars.Ref{Provider: rc.Provider, ID: rc.CalendarID}
 	}
 	page, err := a.Store.BookingsStarting(ctx, in.From, in.To, in.After, in.Limit)
 	if err != nil {
 		return rep, storeError("reconcile calendar", "", err)
+	}
+	var listed map[calendars.Ref][]calendars.Event
+	if in.After == (booking.Cursor{}) {
+		// The first page reads every calendar over the whole window once,
+		// for our own events' sake; later pages read only the calendars
+		// their bookings are in, over the time those bookings span.
+		listed, err = a.listCalendars(ctx, byResource, nil, in.From, in.To, &rep)
+		if err == nil {
+			err = a.reconcileOurEvents(ctx, listed, &rep)
+		}
+	} else if len(page) > 0 {
+		from, to := span(page)
+		listed, err = a.listCalendars(ctx, byResource, page, from, to, nil)
+	}
+	if err != nil {
+		return rep, err
 	}
 	for _, b := range page {
 		if b.Status != booking.StatusConfirmed {
@@ -60,8 +58,10 @@ func (a *Activities) ReconcileCalendar(ctx context.Context, in booking.WindowInp
 		}
 		for _, res := range b.Intent.Resources() {
 			if cal, ok := byResource[res]; ok {
-				if err := a.reconcileBooking(ctx, b, cal, listed[cal], &rep); err != nil {
-					return rep, err
+				if evs, read := listed[cal]; read {
+					if err := a.reconcileBooking(ctx, b, cal, evs, &rep); err != nil {
+						return rep, err
+					}
 				}
 			}
 		}
@@ -78,9 +78,71 @@ func (a *Activities) ReconcileCalendar(ctx context.Context, in booking.WindowInp
 	return rep, nil
 }
 
+// span is the time a page of bookings (ordered by start) covers.
+func span(page []booking.Booking) (from, to time.Time) {
+	from, to = page[0].Intent.StartsAt, page[0].Intent.EndsAt
+	for _, b := range page {
+		if b.Intent.EndsAt.After(to) {
+			to = b.Intent.EndsAt
+		}
+	}
+	return from, to
+}
+
+// listCalendars reads the events of each calendar in byResource, or with
+// page set only of those page's bookings are in, over [from, to). One
+// calendar refused for good (its provider not configured, access
+// withdrawn) is left out, and reported in rep when given, without
+// stopping the others.
+func (a *Activities) listCalendars(ctx context.Context, byResource map[string]calendars.Ref, page []booking.Booking,
+	from, to time.Time, rep *booking.CalendarReport) (map[calendars.Ref][]calendars.Event, error) {
+	wanted := map[calendars.Ref]bool{}
+	for res, cal := range byResource {
+		wanted[cal] = page == nil
+		for _, b := range page {
+			wanted[cal] = wanted[cal] || slices.Contains(b.Intent.Resources(), res)
+		}
+	}
+	listed := map[calendars.Ref][]calendars.Event{}
+	for _, cal := range sortedRefs(wanted) {
+		if !wanted[cal] {
+			continue
+		}
+		evs, err := a.Calendar.Events(ctx, cal, from, to)
+		if calendars.Permanent(err) {
+			if rep != nil {
+				failed(rep, fmt.Sprintf("calendar %s not read: %v", cal, err))
+			}
+			continue
+		}
+		if err != nil {
+			return nil, mirrorError("reconcile calendar", cal.String(), err, false)
+		}
+		listed[cal] = evs
+	}
+	return listed, nil
+}
+
 // reconcileOurEvents removes our events whose booking is not confirmed and
 // puts moved ones back where the store says.
-func (a *Activities) reconcileOurEvents(ctx context.Context, cal calendars.Ref, evs []calendars.Event, rep *booking.CalendarReport) error {
+func (a *Activities) reconcileOurEvents(ctx context.Context, listed map[calendars.Ref][]calendars.Event, rep *booking.CalendarReport) error {
+	for _, cal := range sortedRefs(listed) {
+		if err := a.reconcileCalendarEvents(ctx, cal, listed[cal], rep); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sortedRefs are m's calendars in a stable order, so reports read the same
+// run after run.
+func sortedRefs[V any](m map[calendars.Ref]V) []calendars.Ref {
+	refs := slices.Collect(maps.Keys(m))
+	slices.SortFunc(refs, func(a, b calendars.Ref) int { return strings.Compare(a.String(), b.String()) })
+	return refs
+}
+
+func (a *Activities) reconcileCalendarEvents(ctx context.Context, cal calendars.Ref, evs []calendars.Event, rep *booking.CalendarReport) error {
 	for _, ev := range evs {
 		if !ev.Ours {
 			continue

@@ -7,7 +7,9 @@ import (
 	"time"
 
 	"go.temporal.io/api/serviceerror"
+	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/converter"
 
 	"github.com/bookingsaga/bookingsaga/booking"
@@ -24,39 +26,16 @@ func (a *Activities) ReconcileStuck(ctx context.Context, in booking.StuckInput) 
 	if a.Temporal == nil {
 		return rep, nil
 	}
-	query := booking.StuckQuery(in.TaskQueue, in.Before)
-	res, err := a.Temporal.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: query, PageSize: int32(in.Limit)})
+	err := a.everyPage(ctx, booking.StuckQuery(in.TaskQueue, in.Before), in.Limit, func(page []*workflowpb.WorkflowExecutionInfo) error {
+		for _, ex := range page {
+			if err := a.tellStuck(ctx, ex.GetExecution().GetWorkflowId(), in.Before, &rep); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 	if err != nil {
-		return rep, fmt.Errorf("reconcile stuck: list: %w", err)
-	}
-	for _, ex := range res.GetExecutions() {
-		key := ex.GetExecution().GetWorkflowId()
-		if !a.unknownSince(ctx, key, in.Before) {
-			continue // in flight, not stuck: its outcome has not been unknown for long
-		}
-		out, err := a.Lookup(ctx, booking.KeyInput{RequestKey: key})
-		if err != nil {
-			return rep, err
-		}
-		err = a.Temporal.SignalWorkflow(ctx, key, "", booking.SignalReconcile, out)
-		var nf *serviceerror.NotFound
-		if errors.As(err, &nf) {
-			continue // it closed meanwhile: settled
-		}
-		if err != nil {
-			return rep, fmt.Errorf("reconcile stuck %s: signal: %w", key, err)
-		}
-		switch {
-		case out.Refusal != nil:
-			rep.Found++
-			rep.Details = append(rep.Details, fmt.Sprintf("stuck saga %s: the store refused it (%s)", key, out.Refusal.Code))
-		case out.Found:
-			rep.Found++
-			rep.Details = append(rep.Details, fmt.Sprintf("stuck saga %s: the store has it (%s)", key, out.Booking.Status))
-		default:
-			rep.Absent++
-			rep.Details = append(rep.Details, fmt.Sprintf("stuck saga %s: absent from the store, committing again with the same key", key))
-		}
+		return rep, fmt.Errorf("reconcile stuck: %w", err)
 	}
 	a.drift("stuck_commit", "repaired", rep.Found+rep.Absent)
 	if err := a.verifyOpen(ctx, in, &rep); err != nil {
@@ -65,46 +44,116 @@ func (a *Activities) ReconcileStuck(ctx context.Context, in booking.StuckInput) 
 	return rep, nil
 }
 
-// verifyOpen checks the answer each open booking saga publishes against
-// the store, and tells a saga that disagrees what the store holds: it
-// reads the store afresh and adopts the store's answer.
-func (a *Activities) verifyOpen(ctx context.Context, in booking.StuckInput, rep *booking.StuckReport) error {
-	// Each status a live booking's saga publishes, and the store's word for it.
-	live := map[string]booking.Status{"CONFIRMED": booking.StatusConfirmed, "SELECTED": booking.StatusHeld}
-	query := booking.LiveQuery(in.TaskQueue)
-	res, err := a.Temporal.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: query, PageSize: int32(in.Limit)})
-	if err != nil {
-		return fmt.Errorf("reconcile open sagas: list: %w", err)
-	}
-	for _, ex := range res.GetExecutions() {
-		key := ex.GetExecution().GetWorkflowId()
-		var published string
-		if p := ex.GetSearchAttributes().GetIndexedFields()["BookingStatus"]; p != nil {
-			_ = converter.GetDefaultDataConverter().FromPayload(p, &published)
-		}
-		out, err := a.Lookup(ctx, booking.KeyInput{RequestKey: key})
+// everyPage runs fn on each page of the executions query matches, to the
+// last: a large deployment's later sagas are compared too, each page
+// with one store read.
+func (a *Activities) everyPage(ctx context.Context, query string, size int, fn func([]*workflowpb.WorkflowExecutionInfo) error) error {
+	var token []byte
+	for pages := 0; ; pages++ {
+		res, err := a.Temporal.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: query, PageSize: int32(size),
+			NextPageToken: token})
 		if err != nil {
+			return fmt.Errorf("list: %w", err)
+		}
+		if err := fn(res.GetExecutions()); err != nil {
 			return err
 		}
-		if out.Booked() && out.Booking.Status == live[published] {
-			continue
+		activity.RecordHeartbeat(ctx, pages)
+		if token = res.GetNextPageToken(); len(token) == 0 {
+			return nil
 		}
-		if !out.Found && live[published] != "" {
-			if err := a.flagLost(ctx, key, published, rep); err != nil {
+	}
+}
+
+// tellStuck nudges a saga stuck in UNKNOWN to read the store again.
+func (a *Activities) tellStuck(ctx context.Context, key string, before time.Time, rep *booking.StuckReport) error {
+	if !a.unknownSince(ctx, key, before) {
+		return nil // in flight, not stuck: its outcome has not been unknown for long
+	}
+	out, err := a.Lookup(ctx, booking.KeyInput{RequestKey: key})
+	if err != nil {
+		return err
+	}
+	err = a.Temporal.SignalWorkflow(ctx, key, "", booking.SignalReconcile, out)
+	var nf *serviceerror.NotFound
+	if errors.As(err, &nf) {
+		return nil // it closed meanwhile: settled
+	}
+	if err != nil {
+		return fmt.Errorf("signal %s: %w", key, err)
+	}
+	switch {
+	case out.Refusal != nil:
+		rep.Found++
+		rep.Details = appendDetail(rep.Details, fmt.Sprintf("stuck saga %s: the store refused it (%s)", key, out.Refusal.Code))
+	case out.Found:
+		rep.Found++
+		rep.Details = appendDetail(rep.Details, fmt.Sprintf("stuck saga %s: the store has it (%s)", key, out.Booking.Status))
+	default:
+		rep.Absent++
+		rep.Details = appendDetail(rep.Details, fmt.Sprintf("stuck saga %s: absent from the store, committing again with the same key", key))
+	}
+	return nil
+}
+
+// verifyOpen checks the answer each open booking saga publishes against
+// the store, page by page with one read each, and tells a saga that
+// disagrees what the store holds: it reads the store afresh and adopts
+// the store's answer.
+func (a *Activities) verifyOpen(ctx context.Context, in booking.StuckInput, rep *booking.StuckReport) error {
+	err := a.everyPage(ctx, booking.LiveQuery(in.TaskQueue), in.Limit, func(page []*workflowpb.WorkflowExecutionInfo) error {
+		keys := make([]string, 0, len(page))
+		for _, ex := range page {
+			keys = append(keys, ex.GetExecution().GetWorkflowId())
+		}
+		stored, err := a.Store.Statuses(ctx, keys)
+		if err != nil {
+			return storeError("reconcile open sagas", "", err)
+		}
+		for _, ex := range page {
+			if err := a.verifyOne(ctx, ex, stored, rep); err != nil {
 				return err
 			}
-			continue
 		}
-		err = a.Temporal.SignalWorkflow(ctx, key, "", booking.SignalReconcile, out)
-		var nf *serviceerror.NotFound
-		if err != nil && !errors.As(err, &nf) {
-			return fmt.Errorf("reconcile open saga %s: signal: %w", key, err)
-		}
-		rep.Drifted++
-		rep.Details = appendDetail(rep.Details, fmt.Sprintf("open saga %s published %s; the store has it otherwise, told", key, published))
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("reconcile open sagas: %w", err)
 	}
 	a.drift("saga_answer", "told", rep.Drifted)
 	a.drift("store_lost_booking", "flagged", rep.Lost)
+	return nil
+}
+
+// verifyOne compares one open saga's published status with the store's.
+func (a *Activities) verifyOne(ctx context.Context, ex *workflowpb.WorkflowExecutionInfo, stored map[string]booking.Status, rep *booking.StuckReport) error {
+	// Each status a live booking's saga publishes, and the store's word for it.
+	live := map[string]booking.Status{"CONFIRMED": booking.StatusConfirmed, "SELECTED": booking.StatusHeld}
+	key := ex.GetExecution().GetWorkflowId()
+	var published string
+	if p := ex.GetSearchAttributes().GetIndexedFields()["BookingStatus"]; p != nil {
+		_ = converter.GetDefaultDataConverter().FromPayload(p, &published)
+	}
+	if st, ok := stored[key]; ok && st == live[published] {
+		return nil
+	}
+	out, err := a.Lookup(ctx, booking.KeyInput{RequestKey: key})
+	if err != nil {
+		return err
+	}
+	if out.Booked() && out.Booking.Status == live[published] {
+		return nil // it changed between the page's read and this one
+	}
+	if !out.Found && live[published] != "" {
+		return a.flagLost(ctx, key, published, rep)
+	}
+	err = a.Temporal.SignalWorkflow(ctx, key, "", booking.SignalReconcile, out)
+	var nf *serviceerror.NotFound
+	if err != nil && !errors.As(err, &nf) {
+		return fmt.Errorf("signal %s: %w", key, err)
+	}
+	rep.Drifted++
+	rep.Details = appendDetail(rep.Details, fmt.Sprintf("open saga %s published %s; the store has it otherwise, told", key, published))
 	return nil
 }
 

@@ -416,3 +416,21 @@ func TestACatalogCallOfTheFirstReleaseIsStillAnswered(t *testing.T) {
 	require.Empty(t, res.Flags, "a fresh store has no drift")
 	f.record(id, "catalog_flags")
 }
+
+// Every open saga is compared with the store, not only a first page's:
+// with pages of two, all three sagas the store contradicts are told.
+func TestReconcileComparesEveryOpenSaga(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	var keys []string
+	for _, h := range []int{9, 10, 11} {
+		keys = append(keys, f.booked(h))
+	}
+	for _, k := range keys { // cancelled behind the sagas' backs
+		_, err := f.acts.Store.Release(f.ctx, store.ReleaseRequest{RequestKey: k})
+		require.NoError(t, err)
+	}
+	rep := f.reconcile()
+	require.Equal(t, 3, rep.Stuck.Drifted, rep.Stuck.Details)
+	f.quiet()
+}

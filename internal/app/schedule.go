@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
@@ -15,13 +16,21 @@ import (
 	"github.com/bookingsaga/bookingsaga/workflows"
 )
 
+// reconcileRunLimit bounds a reconciliation run, all its pages together.
+// A run always ends (its activities retry a bounded number of times); this
+// only stops one that hangs. It was three intervals, which a large
+// deployment's run outlasted, so that later pages and the CRM were never
+// reached: a long run now delays the next (the schedule skips overlaps)
+// instead of being cut and started over.
+const reconcileRunLimit = 24 * time.Hour
+
 // ensureSchedule creates the reconciliation schedule, or brings an
 // existing one's interval and action up to date. It keeps a pause an
 // operator set, and never makes a second schedule.
 func ensureSchedule(ctx context.Context, c client.Client, cfg Config) error {
 	spec := client.ScheduleSpec{Intervals: []client.ScheduleIntervalSpec{{Every: cfg.ReconcileInterval}}}
 	action := &client.ScheduleWorkflowAction{ID: booking.ReconcileRunID, Workflow: booking.ReconcileWorkflowName,
-		TaskQueue: cfg.TaskQueue, Args: []any{workflows.ReconcileInput{}}, WorkflowExecutionTimeout: cfg.ReconcileInterval * 3}
+		TaskQueue: cfg.TaskQueue, Args: []any{workflows.ReconcileInput{}}, WorkflowExecutionTimeout: reconcileRunLimit}
 	_, err := c.ScheduleClient().Create(ctx, client.ScheduleOptions{ID: booking.ReconcileScheduleID, Spec: spec, Action: action,
 		// A run still going when the next is due means the backlog is large:
 		// skip rather than pile up.

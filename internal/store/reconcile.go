@@ -35,6 +35,26 @@ ORDER BY starts_at, request_key LIMIT $5`, from, to, after.StartsAt, after.Reque
 	return out, rows.Err()
 }
 
+// Statuses is the status of each of keys' bookings the store holds, in
+// one read: reconciliation compares a page of open sagas with it.
+func (s *Store) Statuses(ctx context.Context, keys []string) (map[string]booking.Status, error) {
+	rows, err := s.pool.Query(ctx, "SELECT request_key, status FROM booking WHERE request_key = ANY($1)", keys)
+	if err != nil {
+		return nil, fmt.Errorf("statuses: %w", err)
+	}
+	out := make(map[string]booking.Status, len(keys))
+	var key string
+	var st booking.Status
+	_, err = pgx.ForEachRow(rows, []any{&key, &st}, func() error {
+		out[key] = st
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("statuses: %w", err)
+	}
+	return out, nil
+}
+
 // Calendars lists the resources that have a calendar, by resource id.
 func (s *Store) Calendars(ctx context.Context) ([]booking.ResourceCalendar, error) {
 	rows, err := s.pool.Query(ctx, "SELECT resource_id, calendar_provider, calendar_id FROM resource WHERE calendar_id IS NOT NULL ORDER BY resource_id")
