@@ -97,11 +97,12 @@ func span(page []booking.Booking) (from, to time.Time) {
 func (a *Activities) listCalendars(ctx context.Context, byResource map[string]calendars.Ref, page []booking.Booking,
 	from, to time.Time, rep *booking.CalendarReport) (map[calendars.Ref][]calendars.Event, error) {
 	wanted := map[calendars.Ref]bool{}
-	for res, cal := range byResource {
-		wanted[cal] = page == nil
+	for res, cal := range byResource { // resources may share a calendar
+		want := page == nil
 		for _, b := range page {
-			wanted[cal] = wanted[cal] || slices.Contains(b.Intent.Resources(), res)
+			want = want || slices.Contains(b.Intent.Resources(), res)
 		}
+		wanted[cal] = wanted[cal] || want
 	}
 	listed := map[calendars.Ref][]calendars.Event{}
 	for _, cal := range sortedRefs(wanted) {

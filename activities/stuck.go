@@ -125,10 +125,12 @@ func (a *Activities) verifyOpen(ctx context.Context, in booking.StuckInput, rep 
 	return nil
 }
 
+// live maps each status a live booking's saga publishes to the store's
+// word for it.
+var live = map[string]booking.Status{"CONFIRMED": booking.StatusConfirmed, "SELECTED": booking.StatusHeld}
+
 // verifyOne compares one open saga's published status with the store's.
 func (a *Activities) verifyOne(ctx context.Context, ex *workflowpb.WorkflowExecutionInfo, stored map[string]booking.Status, rep *booking.StuckReport) error {
-	// Each status a live booking's saga publishes, and the store's word for it.
-	live := map[string]booking.Status{"CONFIRMED": booking.StatusConfirmed, "SELECTED": booking.StatusHeld}
 	key := ex.GetExecution().GetWorkflowId()
 	var published string
 	if p := ex.GetSearchAttributes().GetIndexedFields()["BookingStatus"]; p != nil {
