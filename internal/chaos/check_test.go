@@ -1,6 +1,7 @@
 package chaos
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -117,4 +118,21 @@ func TestBackToBackBookingsDoNotOverlap(t *testing.T) {
 	ch := healthy()
 	ch.occupied = append(ch.occupied, occupancy{resource: "flat-1", capacity: 1, start: t0.Add(30 * time.Minute), end: t0.Add(time.Hour)})
 	require.Empty(t, ch.capacity())
+}
+
+// The report names the slowest answer of each call, and the slowest of
+// those in flight while PostgreSQL was frozen.
+func TestTheReportShowsTheSlowestAnswerWhileFrozen(t *testing.T) {
+	t.Parallel()
+	freeze := FaultResult{Name: frozenFault, At: t0.Add(10 * time.Second), Restored: t0.Add(30 * time.Second)}
+	r := Report{Faults: []FaultResult{freeze}, Calls: []Call{
+		{Op: "reschedule", HTTP: 200, Start: t0, End: t0.Add(4 * time.Second), Outcome: OK},                             // before the freeze
+		{Op: "reschedule", HTTP: 200, Start: t0.Add(12 * time.Second), End: t0.Add(15 * time.Second), Outcome: Unknown}, // during it
+		{Op: "reschedule", HTTP: 0, Start: t0.Add(13 * time.Second), End: t0.Add(40 * time.Second), Outcome: Unknown},   // never answered
+		{Op: "book", HTTP: 200, Start: t0.Add(29 * time.Second), End: t0.Add(31500 * time.Millisecond), Outcome: OK},    // across the thaw
+	}}
+	var out strings.Builder
+	r.Print(&out)
+	require.Regexp(t, `reschedule\s+3\s+1\s+0\s+2\s+0\s+0\s+4s\s+3s`, out.String())
+	require.Regexp(t, `book\s+1\s+1\s+0\s+0\s+0\s+0\s+2\.5s\s+2\.5s`, out.String())
 }

@@ -50,7 +50,10 @@ func recoveries(faults []FaultResult, calls []Call) []FaultResult {
 // Print writes the run's tables: calls by outcome, faults with their
 // recovery, and the invariants with the first violations of each.
 func (r *Report) Print(w io.Writer) {
-	type tally struct{ calls, ok, fail, unknown, pending, http5xx int }
+	type tally struct {
+		calls, ok, fail, unknown, pending, http5xx int
+		slowest, frozen                            time.Duration
+	}
 	byOp := map[string]*tally{}
 	var ops []string
 	for _, c := range r.Calls {
@@ -75,13 +78,21 @@ func (r *Report) Print(w io.Writer) {
 		if c.HTTP >= 500 {
 			t.http5xx++
 		}
+		if c.HTTP != 0 { // answered: how long the caller waited
+			took := c.End.Sub(c.Start)
+			t.slowest = max(t.slowest, took)
+			if during(r.Faults, frozenFault, c) {
+				t.frozen = max(t.frozen, took)
+			}
+		}
 	}
 	sort.Strings(ops)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "call\tsent\tok\tfail\tunknown\tof which pending\tof which 5xx\t\n")
+	fmt.Fprintf(tw, "call\tsent\tok\tfail\tunknown\tof which pending\tof which 5xx\tslowest answer\twhile PostgreSQL frozen\t\n")
 	for _, op := range ops {
 		t := byOp[op]
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t\n", op, t.calls, t.ok, t.fail, t.unknown, t.pending, t.http5xx)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t\n", op, t.calls, t.ok, t.fail, t.unknown, t.pending, t.http5xx,
+			t.slowest.Round(10*time.Millisecond), t.frozen.Round(10*time.Millisecond))
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
@@ -103,6 +114,20 @@ func (r *Report) Print(w io.Writer) {
 		}
 	}
 	fmt.Fprintf(w, "\nchecks passed %s after the load stopped: %v\n", r.Settled.Round(100*time.Millisecond), r.OK())
+}
+
+// frozenFault is the fault whose answers must still come within the
+// commit wait and its margin: every booking route's bound.
+const frozenFault = "PostgreSQL frozen (SIGSTOP)"
+
+// during reports whether c was in flight while a fault named name was on.
+func during(faults []FaultResult, name string, c Call) bool {
+	for _, f := range faults {
+		if f.Name == name && c.Start.Before(f.Restored) && c.End.After(f.At) {
+			return true
+		}
+	}
+	return false
 }
 
 // printFaults writes one row per kind of fault: how often it was applied,

@@ -164,7 +164,7 @@ func (c *cluster) faults(o Options) []faultSpec {
 		{"PostgreSQL crash (immediate)", func(context.Context) error { c.crashPostgres(); return nil }, c.startPostgres, 0},
 		// Longer than the commit wait: commits in flight time out with
 		// their outcome unknown, and land when it thaws.
-		{"PostgreSQL frozen (SIGSTOP)", func(context.Context) error { return c.signalPostgres(syscall.SIGSTOP) },
+		{frozenFault, func(context.Context) error { return c.signalPostgres(syscall.SIGSTOP) },
 			func(context.Context) error { return c.signalPostgres(syscall.SIGCONT) }, max(o.Outage, 5*time.Second)},
 		{"Temporal server kill -9", func(context.Context) error { c.temporal.kill(); return nil }, c.startTemporal, 0},
 		{"SIGINT deploy (API and worker)", func(context.Context) error {
