@@ -41,6 +41,9 @@ type Calendar interface {
 // Activities holds the dependencies of every activity.
 type Activities struct {
 	Store *store.Store
+	// Retention, when set, is the store as the retention role sees it,
+	// the only one that may rewrite the event log; nil uses Store.
+	Retention *store.Store
 	// Calendar and CRM are optional; nil means that mirror is not kept.
 	Calendar Calendar
 	CRM      crm.CRM

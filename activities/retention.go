@@ -32,7 +32,11 @@ func (a *Activities) PurgeContacts(ctx context.Context, in booking.LimitInput) (
 // ApplyRetention anonymises bookings and deletes refusals and events past
 // their retention, at most Limit of each.
 func (a *Activities) ApplyRetention(ctx context.Context, in booking.LimitInput) (booking.CountOutput, error) {
-	n, err := a.Store.ApplyRetention(ctx, in.Limit)
+	st := a.Store
+	if a.Retention != nil {
+		st = a.Retention
+	}
+	n, err := st.ApplyRetention(ctx, in.Limit)
 	if err != nil {
 		return booking.CountOutput{}, storeError("apply retention", "", err)
 	}

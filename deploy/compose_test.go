@@ -17,7 +17,8 @@ import (
 
 // required is what compose refuses to start without.
 var required = types.Mapping{"API_KEYS_FILE": "./secrets/api-keys.json", "PAYLOAD_KEYS_FILE": "./secrets/payload-keys.json", "POSTGRES_PASSWORD": "pw-admin",
-	"BOOKINGSAGA_DB_PASSWORD": "pw-bookingsaga", "TEMPORAL_DB_PASSWORD": "pw-temporal", "GRAFANA_ADMIN_PASSWORD": "pw-grafana"}
+	"BOOKINGSAGA_DB_PASSWORD": "pw-bookingsaga", "TEMPORAL_DB_PASSWORD": "pw-temporal", "GRAFANA_ADMIN_PASSWORD": "pw-grafana",
+	"BOOKINGSAGA_WORKER_DB_PASSWORD": "pw-worker", "BOOKINGSAGA_API_DB_PASSWORD": "pw-api", "BOOKINGSAGA_RETENTION_DB_PASSWORD": "pw-retention"}
 
 // setup loads ../docker-compose.yml as `docker compose` would, with the
 // required variables set.
@@ -127,13 +128,22 @@ func TestComposeEnvironmentMatchesWhatTheBinariesRead(t *testing.T) {
 			require.True(t, ok, "%s sets %s", name, v)
 		}
 	}
-	db := *p.Services["worker"].Environment["DATABASE_URL"]
-	pw := *p.Services["postgresql"].Environment["BOOKINGSAGA_DB_PASSWORD"]
-	require.Contains(t, db, "bookingsaga:"+pw+"@postgresql:5432/bookingsaga", "the worker logs in as the role the init script makes")
-	require.Equal(t, db, *p.Services["api"].Environment["DATABASE_URL"], "the API reaches the same store, for the contact keys")
+	// Each process logs in as its own role, which the init script makes
+	// with the password the postgresql service passes it.
 	init, err := os.ReadFile(filepath.Join(p.WorkingDir, "deploy", "postgres-init.sh"))
 	require.NoError(t, err)
-	require.Contains(t, string(init), "BOOKINGSAGA_DB_PASSWORD")
+	for _, login := range []struct{ service, variable, role, password string }{
+		{"worker", "DATABASE_URL", "bookingsaga_worker", "BOOKINGSAGA_WORKER_DB_PASSWORD"},
+		{"worker", "MIGRATE_DATABASE_URL", "bookingsaga", "BOOKINGSAGA_DB_PASSWORD"},
+		{"worker", "RETENTION_DATABASE_URL", "bookingsaga_retention", "BOOKINGSAGA_RETENTION_DB_PASSWORD"},
+		{"api", "DATABASE_URL", "bookingsaga_api", "BOOKINGSAGA_API_DB_PASSWORD"},
+	} {
+		pw := *p.Services["postgresql"].Environment[login.password]
+		require.Contains(t, *p.Services[login.service].Environment[login.variable], "//"+login.role+":"+pw+"@postgresql:5432/bookingsaga",
+			"%s %s", login.service, login.variable)
+		require.Contains(t, string(init), "CREATE ROLE "+login.role+" LOGIN")
+		require.Contains(t, string(init), login.password)
+	}
 	require.Contains(t, string(init), "TEMPORAL_DB_PASSWORD")
 	require.Equal(t, "on-failure", p.Services["temporal-schema"].Restart)
 }
@@ -148,7 +158,7 @@ func TestComposeHasNoDefaultSecrets(t *testing.T) {
 	data, err := os.ReadFile(file)
 	require.NoError(t, err)
 	for _, name := range []string{"API_KEYS_FILE", "PAYLOAD_KEYS_FILE", "POSTGRES_PASSWORD", "BOOKINGSAGA_DB_PASSWORD", "TEMPORAL_DB_PASSWORD",
-		"GRAFANA_ADMIN_PASSWORD"} {
+		"GRAFANA_ADMIN_PASSWORD", "BOOKINGSAGA_WORKER_DB_PASSWORD", "BOOKINGSAGA_API_DB_PASSWORD", "BOOKINGSAGA_RETENTION_DB_PASSWORD"} {
 		env := types.Mapping{}
 		for k, v := range required {
 			if k != name {

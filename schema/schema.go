@@ -59,5 +59,19 @@ func MigrateTo(ctx context.Context, conn *pgx.Conn, version int32) error {
 	if err := m.MigrateTo(ctx, version); err != nil {
 		return fmt.Errorf("migrate to %d: %w", version, err)
 	}
+	return grantRoles(ctx, conn)
+}
+
+// grantRoles gives the worker's, the API's and the retention job's roles,
+// those that exist, their rights on every table (migration 016).
+func grantRoles(ctx context.Context, conn *pgx.Conn) error {
+	// A block, not a plain SELECT: below version 16 the function does not
+	// exist, and a plain call would not even parse.
+	_, err := conn.Exec(ctx, `DO $$ BEGIN
+    IF to_regproc('bookingsaga_grant_roles') IS NOT NULL THEN PERFORM bookingsaga_grant_roles(); END IF;
+END $$`)
+	if err != nil {
+		return fmt.Errorf("migrate: grant roles: %w", err)
+	}
 	return nil
 }

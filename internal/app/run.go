@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/operatorservice/v1"
@@ -65,12 +66,20 @@ func run(ctx context.Context, cfg Config, logger *zap.Logger, m *metrics.Metrics
 		return fmt.Errorf("connect database: %w", err)
 	}
 	defer pool.Close()
-	if err := migrate(ctx, pool); err != nil {
+	if err := migrate(ctx, cfg.MigrateDatabaseURL, pool); err != nil {
 		return err
 	}
 	acts, err := newActivities(ctx, cfg, pool)
 	if err != nil {
 		return err
+	}
+	if cfg.RetentionDatabaseURL != "" {
+		rp, err := pgxpool.New(ctx, cfg.RetentionDatabaseURL)
+		if err != nil {
+			return fmt.Errorf("connect database for retention: %w", err)
+		}
+		defer rp.Close()
+		acts.Retention = store.New(rp, storeConfig(cfg))
 	}
 	if acts.Calendar == nil {
 		logger.Warn("no calendar configured: bookings are not mirrored to a calendar")
@@ -160,7 +169,17 @@ func stopOn(ctx context.Context) <-chan any {
 	return ch
 }
 
-func migrate(ctx context.Context, pool *pgxpool.Pool) error {
+// migrate brings the schema up to date, as the owner's login at
+// ownerURL when one is set, otherwise over pool.
+func migrate(ctx context.Context, ownerURL string, pool *pgxpool.Pool) error {
+	if ownerURL != "" {
+		conn, err := pgx.Connect(ctx, ownerURL)
+		if err != nil {
+			return fmt.Errorf("migrate: connect as the schema owner: %w", err)
+		}
+		defer conn.Close(context.WithoutCancel(ctx))
+		return schema.Migrate(ctx, conn)
+	}
 	conn, err := pool.Acquire(ctx)
 	if err != nil {
 		return fmt.Errorf("migrate: %w", err)
@@ -182,9 +201,12 @@ func register(r worker.Registry, acts *activities.Activities) {
 	r.RegisterActivity(acts)
 }
 
+func storeConfig(cfg Config) store.Config {
+	return store.Config{ContactRetention: cfg.ContactRetention, BookingRetention: cfg.BookingRetention, EventRetention: cfg.EventRetention}
+}
+
 func newActivities(ctx context.Context, cfg Config, pool *pgxpool.Pool) (*activities.Activities, error) {
-	acts := &activities.Activities{Store: store.New(pool, store.Config{ContactRetention: cfg.ContactRetention,
-		BookingRetention: cfg.BookingRetention, EventRetention: cfg.EventRetention}), Egress: cfg.Egress()}
+	acts := &activities.Activities{Store: store.New(pool, storeConfig(cfg)), Egress: cfg.Egress()}
 	cal, err := cfg.Calendar(ctx)
 	if err != nil {
 		return nil, err
