@@ -36,7 +36,9 @@ func TestTheInitScriptsRolesRunTheStore(t *testing.T) {
 	out, err := script.CombinedOutput()
 	require.NoError(t, err, "%s", out)
 
-	login := func(role string) string { return "host=" + dir + " user=" + role + " dbname=bookingsaga sslmode=disable" }
+	login := func(role string) string {
+		return "host=" + dir + " user=" + role + " dbname=bookingsaga sslmode=disable"
+	}
 	owner, err := pgx.Connect(ctx, login("bookingsaga"))
 	require.NoError(t, err)
 	require.NoError(t, schema.Migrate(ctx, owner), "the owner migrates, and grants the others")
