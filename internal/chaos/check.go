@@ -44,6 +44,10 @@ type checker struct {
 	records  []crm.Record
 	inFlight []time.Time // the moments the API was interrupted
 	occupied []occupancy
+	// refusedLost are confirmed bookings a restored store lost whose ops
+	// restore it refused (their slot taken meanwhile): the store decided
+	// again, and the caller hears that.
+	refusedLost map[string]bool
 }
 
 // occupancy is one live booking's claim on one resource.
@@ -248,6 +252,7 @@ func (ch *checker) confirmedStays() []string {
 		seen[r.RequestKey] = true
 		b, ok := ch.bookings[r.RequestKey]
 		switch {
+		case !ok && ch.refusedLost[r.RequestKey]:
 		case !ok:
 			bad = append(bad, fmt.Sprintf("%s was answered confirmed; the store has no booking", r.RequestKey))
 		case b.id != r.BookingID || r.StartsAt == nil || !b.starts.Equal(*r.StartsAt) || !b.ends.Equal(*r.EndsAt):

@@ -38,7 +38,10 @@ type Options struct {
 	// lose their reply after saving, or lag.
 	MirrorFaultRate float64
 	// Outage is how long each broken process stays down.
-	Outage   time.Duration
+	Outage time.Duration
+	// Restore runs the restore campaign instead of the usual faults: the
+	// store restored from a backup taken mid-load (restore.go).
+	Restore  bool
 	Seed     uint64
 	Progress io.Writer
 }
@@ -146,6 +149,9 @@ func (c *cluster) mirrorFaults(rate float64, seed uint64) error {
 
 // faults are the process-level breakages, in the order a run applies them.
 func (c *cluster) faults(o Options) []faultSpec {
+	if o.Restore {
+		return []faultSpec{c.restoreFault()}
+	}
 	start := func(slot string) func(context.Context) error {
 		return func(ctx context.Context) error { return c.startWorker(ctx, slot) }
 	}
@@ -259,6 +265,19 @@ func (c *cluster) recover(ctx context.Context, pool *pgxpool.Pool, calls []Call,
 	if err := c.reconcile(upCtx, o); err != nil {
 		return nil, err
 	}
+	var lost []Invariant
+	var refusedLost map[string]bool
+	if o.Restore {
+		var summary string
+		var err error
+		if lost, summary, refusedLost, err = c.lostBookings(upCtx, pool, calls); err != nil {
+			return nil, err
+		}
+		fmt.Fprintln(o.Progress, "chaos: "+summary)
+		if err := c.reconcile(upCtx, o); err != nil { // the restored bookings' mirrors, and the refused ones' events
+			return nil, err
+		}
+	}
 	// The first read asks the API about every key; later ones only about
 	// those not settled yet, so that a long run's checks keep up.
 	var final map[string]*receipt.Receipt
@@ -268,10 +287,11 @@ func (c *cluster) recover(ctx context.Context, pool *pgxpool.Pool, calls []Call,
 		if err != nil {
 			return nil, err
 		}
+		ch.refusedLost = refusedLost
 		if deadline.IsZero() {
 			deadline = time.Now().Add(2 * time.Minute)
 		}
-		rep := &Report{Calls: calls, Invariants: ch.check(), Settled: time.Since(recovering)}
+		rep := &Report{Calls: calls, Invariants: append(ch.check(), lost...), Settled: time.Since(recovering)}
 		if rep.OK() || !ch.settling() || time.Now().After(deadline) {
 			return rep, nil
 		}

@@ -1,0 +1,176 @@
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"go.temporal.io/sdk/client"
+	"go.uber.org/zap"
+
+	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/catalog"
+	"github.com/bookingsaga/bookingsaga/internal/gcal"
+	"github.com/bookingsaga/bookingsaga/internal/store"
+	"github.com/bookingsaga/bookingsaga/internal/zaplog"
+	"github.com/bookingsaga/bookingsaga/receipt"
+	"github.com/bookingsaga/bookingsaga/sagaclient"
+)
+
+// The restore campaign (Options.Restore): the store is restored from a
+// backup taken mid-load, as after a restore or a failover to a lagging
+// replica, while Temporal keeps every saga. Confirmations given between
+// the backup and the restore are then lost by the store. The run checks
+// that each one is flagged for operators and keeps its calendar events,
+// runs ops restore on each, and holds every other invariant as usual.
+
+// restoreFault dumps the store when it breaks, and restores that dump,
+// with the worker and the API down meanwhile, when it mends.
+func (c *cluster) restoreFault() faultSpec {
+	dump := filepath.Join(c.dir, "store-backup.dump")
+	return faultSpec{name: restoredFault,
+		inject: func(ctx context.Context) error { return c.pgTool(ctx, "pg_dump", "-Fc", "-f", dump, "-d", "postgres") },
+		restore: func(ctx context.Context) error {
+			c.api.kill()
+			c.worker("a").kill()
+			if err := c.pgTool(ctx, "pg_restore", "--clean", "--if-exists", "--single-transaction", "-d", "postgres", dump); err != nil {
+				return err
+			}
+			if err := c.startWorker(ctx, "a"); err != nil {
+				return err
+			}
+			return c.startAPI(ctx)
+		}}
+}
+
+// restoredFault names the restore campaign's fault.
+const restoredFault = "store restored from a backup taken mid-load"
+
+// pgTool runs one of PostgreSQL's client programs against the cluster.
+func (c *cluster) pgTool(ctx context.Context, tool string, args ...string) error {
+	bins, _ := filepath.Glob("/usr/lib/postgresql/*/bin/" + tool)
+	if len(bins) == 0 {
+		return fmt.Errorf("%s: not installed", tool)
+	}
+	sort.Strings(bins)
+	c.mu.Lock()
+	dir := filepath.Join(c.dir, "postgres")
+	c.mu.Unlock()
+	out, err := exec.CommandContext(ctx, bins[len(bins)-1], append([]string{"-h", dir, "-U", "postgres"}, args...)...).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%s: %w: %s", tool, err, out)
+	}
+	return nil
+}
+
+// lostBookings checks what the store lost after a restore and restores
+// it: the keys answered confirmed that the store has no record of must
+// each be flagged store_lost_booking and keep their calendar events; ops
+// restore is then run on each.
+func (c *cluster) lostBookings(ctx context.Context, pool *pgxpool.Pool, calls []Call) ([]Invariant, string, map[string]bool, error) {
+	lost, err := confirmedButUnknown(ctx, pool, calls)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	flagged := map[string]bool{}
+	rows, err := pool.Query(ctx, "SELECT request_key FROM drift_flag WHERE kind = 'store_lost_booking' AND resolved_at IS NULL")
+	if err != nil {
+		return nil, "", nil, err
+	}
+	for rows.Next() {
+		var k string
+		if err := rows.Scan(&k); err != nil {
+			return nil, "", nil, err
+		}
+		flagged[k] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, "", nil, err
+	}
+	var unflagged, deleted []string
+	for _, k := range lost {
+		if !flagged[k] {
+			unflagged = append(unflagged, k+" was answered confirmed, the store lost it, and no operator is told")
+		}
+		for _, r := range resources() {
+			if r.CalendarID == "" || r.CalendarProvider == booking.ProviderMicrosoft {
+				continue
+			}
+			for _, ev := range c.calendar.Events(r.CalendarID) {
+				if ev.Id == gcal.EventID(k) && ev.Status == "cancelled" {
+					deleted = append(deleted, k+"'s event in "+r.CalendarID+" was deleted on the store's word alone")
+				}
+			}
+		}
+	}
+	refused, err := c.restoreAll(ctx, pool, lost)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	summary := fmt.Sprintf("the store lost %d confirmed bookings: %d flagged, %d restored by ops restore, %d refused (their slot was taken)",
+		len(lost), len(lost)-len(unflagged), len(lost)-len(refused), len(refused))
+	return []Invariant{{Name: "every lost confirmation flagged for operators", Violations: unflagged},
+		{Name: "no event of a lost booking deleted", Violations: deleted}}, summary, refused, nil
+}
+
+// confirmedButUnknown are the keys some call was answered confirmed for
+// that the store has no record of at all.
+func confirmedButUnknown(ctx context.Context, pool *pgxpool.Pool, calls []Call) ([]string, error) {
+	seen := map[string]bool{}
+	for _, c := range calls { // a booking its caller then cancelled or moved is not one to restore
+		if c.Op == "cancel" || c.Op == "reschedule" {
+			seen[c.Key] = true
+		}
+	}
+	var keys []string
+	for _, c := range calls {
+		if r := c.Receipt; r != nil && r.Status == receipt.StatusConfirmed && !seen[r.RequestKey] {
+			seen[r.RequestKey] = true
+			keys = append(keys, r.RequestKey)
+		}
+	}
+	rows, err := pool.Query(ctx, `SELECT k FROM unnest($1::text[]) AS k
+WHERE NOT EXISTS (SELECT FROM booking WHERE request_key = k) AND NOT EXISTS (SELECT FROM booking_refusal WHERE request_key = k)
+ORDER BY k`, keys)
+	if err != nil {
+		return nil, err
+	}
+	var lost []string
+	for rows.Next() {
+		var k string
+		if err := rows.Scan(&k); err != nil {
+			return nil, err
+		}
+		lost = append(lost, k)
+	}
+	return lost, rows.Err()
+}
+
+// restoreAll runs ops restore on each lost key, as an operator would, and
+// returns the keys the store refused (their slot taken meanwhile): those
+// are told the refusal, which the confirmed-stays check then allows.
+func (c *cluster) restoreAll(ctx context.Context, pool *pgxpool.Pool, lost []string) (map[string]bool, error) {
+	tc, err := client.Dial(client.Options{HostPort: c.temporalAddr, Namespace: Namespace, Logger: zaplog.New(zap.NewNop())})
+	if err != nil {
+		return nil, fmt.Errorf("connect temporal: %w", err)
+	}
+	defer tc.Close()
+	sc := sagaclient.New(tc, sagaclient.Options{Catalog: &catalog.Catalog{Store: store.New(pool, store.Config{}), Log: zap.NewNop()}})
+	refused := map[string]bool{}
+	for _, k := range lost {
+		rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		r, err := sc.Restore(rctx, k)
+		cancel()
+		if err != nil {
+			return nil, fmt.Errorf("ops restore %s: %w", k, err)
+		}
+		if r.Status != receipt.StatusConfirmed {
+			refused[k] = true
+		}
+	}
+	return refused, nil
+}
