@@ -33,11 +33,11 @@ import (
 func (c *cluster) restoreFault() faultSpec {
 	dump := filepath.Join(c.dir, "store-backup.dump")
 	return faultSpec{name: restoredFault,
-		inject: func(ctx context.Context) error { return c.pgTool(ctx, "pg_dump", "-Fc", "-f", dump, "-d", "postgres") },
+		inject: func(ctx context.Context) error { return c.pgTool(ctx, "pg_dump", "-Fc", "-f", dump) },
 		restore: func(ctx context.Context) error {
 			c.api.kill()
 			c.worker("a").kill()
-			if err := c.pgTool(ctx, "pg_restore", "--clean", "--if-exists", "--single-transaction", "-d", "postgres", dump); err != nil {
+			if err := c.pgTool(ctx, "pg_restore", "--clean", "--if-exists", "--single-transaction", dump); err != nil {
 				return err
 			}
 			if err := c.startWorker(ctx, "a"); err != nil {
@@ -50,7 +50,8 @@ func (c *cluster) restoreFault() faultSpec {
 // restoredFault names the restore campaign's fault.
 const restoredFault = "store restored from a backup taken mid-load"
 
-// pgTool runs one of PostgreSQL's client programs against the cluster.
+// pgTool runs one of PostgreSQL's client programs against the store's
+// database.
 func (c *cluster) pgTool(ctx context.Context, tool string, args ...string) error {
 	bins, _ := filepath.Glob("/usr/lib/postgresql/*/bin/" + tool)
 	if len(bins) == 0 {
@@ -58,9 +59,9 @@ func (c *cluster) pgTool(ctx context.Context, tool string, args ...string) error
 	}
 	sort.Strings(bins)
 	c.mu.Lock()
-	dir := filepath.Join(c.dir, "postgres")
+	db := c.dbURL // the store's database, wherever its socket is
 	c.mu.Unlock()
-	out, err := exec.CommandContext(ctx, bins[len(bins)-1], append([]string{"-h", dir, "-U", "postgres"}, args...)...).CombinedOutput()
+	out, err := exec.CommandContext(ctx, bins[len(bins)-1], append([]string{"-d", db}, args...)...).CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("%s: %w: %s", tool, err, out)
 	}
