@@ -199,6 +199,8 @@ func (c *Client) status(ctx context.Context, key string) (receipt.Receipt, error
 		return c.settled(ctx, r)
 	case err == nil && (r.Status == receipt.StatusConfirmed || r.Status == receipt.StatusHeld):
 		return c.stillStored(ctx, r), nil
+	case err == nil && (r.Status == receipt.StatusCancelled || r.Status == receipt.StatusRescheduled):
+		return c.stillReleased(ctx, r), nil
 	case err != nil:
 		// The saga can't answer now (its workers restarting, the query
 		// timing out); the store holds every decision, so a decided key is
@@ -226,6 +228,22 @@ func (c *Client) stillStored(ctx context.Context, r receipt.Receipt) receipt.Rec
 	case d.Found: // refused since (a restore that found the slot taken)
 		decided, _ := workflows.StoreReceipt(r.RequestKey, d)
 		return decided
+	}
+	return pending(r.RequestKey)
+}
+
+// stillReleased checks a saga's "cancelled" or "rescheduled" against the
+// store: one restored from a backup taken before the change holds the
+// booking live again. Neither answer is then true (the caller let the
+// booking go; the store has it), so it is pending with its reference until
+// an operator settles it. A store that cannot answer leaves the saga's.
+func (c *Client) stillReleased(ctx context.Context, r receipt.Receipt) receipt.Receipt {
+	if c.opts.Catalog == nil {
+		return r
+	}
+	d, err := c.decision(ctx, booking.DecisionInput{RequestKey: r.RequestKey})
+	if err != nil || !d.Booked() || (d.Booking.Status != booking.StatusConfirmed && d.Booking.Status != booking.StatusHeld) {
+		return r
 	}
 	return pending(r.RequestKey)
 }

@@ -155,3 +155,24 @@ func TestALostBookingReleasedIsAnsweredNotBooked(t *testing.T) {
 	require.Equal(t, "cancelled", f.event(propertyCal, key).Status)
 	require.Zero(t, rep.Stuck.Lost, "the store has decided the key now")
 }
+
+// TestACancellationTheStoreLostIsNotSpokenAsDone: a restore can lose a
+// cancellation too, and the store then holds the booking live again.
+// The saga says cancelled, the store confirmed: the answer is neither
+// until an operator settles it, but pending with its reference.
+func TestACancellationTheStoreLostIsNotSpokenAsDone(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	url := f.serveAPI(api.Config{})
+	key := f.booked(15)
+	var r receipt.Receipt
+	require.Equal(t, http.StatusOK, f.call("POST", url+"/v1/bookings/"+key+"/cancel", nil, &r))
+	require.Equal(t, receipt.StatusCancelled, r.Status)
+	// The store comes back from a backup taken before the cancel.
+	_, err := f.pool.Exec(f.ctx, `WITH b AS (UPDATE booking SET status = 'confirmed', released_at = NULL WHERE request_key = $1 RETURNING booking_id)
+UPDATE booking_resource SET live = true WHERE booking_id IN (SELECT booking_id FROM b)`, key)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, f.call("GET", url+"/v1/bookings/"+key, nil, &r))
+	require.Equal(t, receipt.StatusPending, r.Status, "neither the saga's cancelled nor, to a caller who cancelled, the store's confirmed")
+	require.Equal(t, receipt.Reference(key), r.Reference)
+}
