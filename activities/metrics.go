@@ -7,7 +7,7 @@ import "github.com/uber-go/tally/v4"
 var (
 	commitOutcomes = []string{"confirmed", "held", "replayed", "conflict", "rejected", "error"}
 	driftKinds     = [][2]string{{"booking_retention", "retired"}, {"calendar_foreign", "flagged"}, {"calendar_missing", "repaired"},
-		{"calendar_unknown", "flagged"}, {"store_lost_booking", "flagged"},
+		{"calendar_unknown", "flagged"}, {"store_lost_booking", "flagged"}, {"store_lost_change", "flagged"},
 		{"calendar_moved", "repaired"}, {"calendar_orphan", "repaired"}, {"contact_retention", "purged"}, {"crm_mismatch", "repaired"},
 		{"crm_missing", "repaired"}, {"expired_hold", "repaired"}, {"saga_answer", "told"}, {"stuck_commit", "repaired"}}
 )

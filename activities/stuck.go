@@ -120,8 +120,49 @@ func (a *Activities) verifyOpen(ctx context.Context, in booking.StuckInput, rep 
 	if err != nil {
 		return fmt.Errorf("reconcile open sagas: %w", err)
 	}
+	if err := a.verifyReleased(ctx, in, rep); err != nil {
+		return err
+	}
 	a.drift("saga_answer", "told", rep.Drifted)
 	a.drift("store_lost_booking", "flagged", rep.Lost)
+	a.drift("store_lost_change", "flagged", rep.LostChanges)
+	return nil
+}
+
+// verifyReleased flags each saga, running or closed, that answered
+// cancelled or rescheduled while the store holds its booking live (a
+// restore lost the change): the store stays the truth, the saga is not
+// told otherwise, and an operator applies the change again (ops restore)
+// or keeps the booking and tells the caller.
+func (a *Activities) verifyReleased(ctx context.Context, in booking.StuckInput, rep *booking.StuckReport) error {
+	err := a.everyPage(ctx, booking.ReleasedQuery(in.TaskQueue), in.Limit, func(page []*workflowpb.WorkflowExecutionInfo) error {
+		keys := make([]string, 0, len(page))
+		for _, ex := range page {
+			keys = append(keys, ex.GetExecution().GetWorkflowId())
+		}
+		stored, err := a.Store.Statuses(ctx, keys)
+		if err != nil {
+			return storeError("reconcile released sagas", "", err)
+		}
+		for _, key := range keys {
+			if st := stored[key]; st != booking.StatusConfirmed && st != booking.StatusHeld {
+				continue
+			}
+			created, err := a.Store.FlagDrift(ctx, booking.Flag{RequestKey: key, Kind: "store_lost_change",
+				Detail: "the saga answered cancelled or rescheduled; the store holds the booking " + string(stored[key])})
+			if err != nil {
+				return storeError("flag lost change", key, err)
+			}
+			if created {
+				rep.LostChanges++
+				rep.Details = appendDetail(rep.Details, fmt.Sprintf("saga %s let its booking go, and the store holds it %s: flagged", key, stored[key]))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("reconcile released sagas: %w", err)
+	}
 	return nil
 }
 

@@ -216,9 +216,10 @@ type StuckReport struct {
 	// published another.
 	Drifted int
 	// Lost counts open sagas newly flagged because they answered a live
-	// booking the store has no record of.
-	Lost    int
-	Details []string
+	// booking the store has no record of; LostChanges, sagas that answered
+	// cancelled or rescheduled for a booking the store holds live.
+	Lost, LostChanges int
+	Details           []string
 }
 
 // WebhookInput names an endpoint, and how long a delivery run waits for

@@ -110,6 +110,14 @@ func LiveQuery(queue string) string {
 	return fmt.Sprintf(`%s AND TaskQueue = %q AND %s IN ("CONFIRMED", "SELECTED")`, runningBookings, queue, AttrStatus.GetName())
 }
 
+// ReleasedQuery finds this queue's sagas, running or closed, that
+// answered cancelled or rescheduled: a store restored from an older
+// backup may hold their bookings live again.
+func ReleasedQuery(queue string) string {
+	return fmt.Sprintf(`WorkflowType = %q AND TaskQueue = %q AND %s IN ("CANCELLED", "RESCHEDULED")`,
+		BookingWorkflowName, queue, AttrStatus.GetName())
+}
+
 // AttentionQuery finds sagas an operator should look at: pending,
 // confirmed but not mirrored, or silent since before silentSince.
 func AttentionQuery(silentSince time.Time) string {

@@ -51,6 +51,7 @@ type Catalog interface {
 	Release(ctx context.Context, key string) (booking.LookupOutput, error)
 	Restore(ctx context.Context, b booking.Booking) (booking.LookupOutput, error)
 	ReleaseLost(ctx context.Context, b booking.Booking, note string) (booking.LookupOutput, error)
+	ReleaseAgain(ctx context.Context, key string) (booking.LookupOutput, error)
 }
 
 // ErrNoCatalog is returned by a call that needs Options.Catalog when none

@@ -127,23 +127,32 @@ var ErrNothingToRestore = errors.New("no booking to restore: the saga holds none
 // Restore brings back a booking the store lost (reconciliation flags it
 // store_lost_booking), from what its saga holds: the store decides it
 // like any commit, under the key and booking id the caller was given, and
-// its answer is the one returned. The saga is then told to read the store.
+// its answer is the one returned. For a change the store lost
+// (store_lost_change: the saga let the booking go, the store holds it
+// live) it releases the booking again. The saga is then told to read the
+// store.
 func (c *Client) Restore(ctx context.Context, key string) (receipt.Receipt, error) {
-	return c.onLost(ctx, key, func(b booking.Booking) (booking.LookupOutput, error) { return c.opts.Catalog.Restore(ctx, b) })
+	return c.onLost(ctx, key, func(st workflows.BookingState) (booking.LookupOutput, error) {
+		if st.State == workflows.StateCancelled || st.State == workflows.StateRescheduled {
+			// The store lost the change, not the booking (store_lost_change).
+			return c.opts.Catalog.ReleaseAgain(ctx, key)
+		}
+		return c.opts.Catalog.Restore(ctx, *st.Booking)
+	})
 }
 
 // ReleaseLost settles a booking the store lost the other way: the store
 // records that it is not booked (booking_lost, with the operator's note),
 // which is every answer about the key from then on.
 func (c *Client) ReleaseLost(ctx context.Context, key, note string) (receipt.Receipt, error) {
-	return c.onLost(ctx, key, func(b booking.Booking) (booking.LookupOutput, error) {
-		return c.opts.Catalog.ReleaseLost(ctx, b, note)
+	return c.onLost(ctx, key, func(st workflows.BookingState) (booking.LookupOutput, error) {
+		return c.opts.Catalog.ReleaseLost(ctx, *st.Booking, note)
 	})
 }
 
-// onLost runs decide on the booking key's saga holds, and nudges the saga
-// to read the store's answer.
-func (c *Client) onLost(ctx context.Context, key string, decide func(booking.Booking) (booking.LookupOutput, error)) (receipt.Receipt, error) {
+// onLost runs decide on the state key's saga holds (which holds a
+// booking), and nudges the saga to read the store's answer.
+func (c *Client) onLost(ctx context.Context, key string, decide func(workflows.BookingState) (booking.LookupOutput, error)) (receipt.Receipt, error) {
 	if c.opts.Catalog == nil {
 		return receipt.Receipt{}, ErrNoCatalog
 	}
@@ -158,7 +167,7 @@ func (c *Client) onLost(ctx context.Context, key string, decide func(booking.Boo
 	if st.Booking == nil {
 		return receipt.Receipt{}, fmt.Errorf("%s: %w", key, ErrNothingToRestore)
 	}
-	out, err := decide(*st.Booking)
+	out, err := decide(st)
 	if err != nil {
 		return receipt.Receipt{}, err
 	}

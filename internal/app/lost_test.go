@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bookingsaga/bookingsaga/api"
+	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/store"
 	"github.com/bookingsaga/bookingsaga/receipt"
 	"github.com/bookingsaga/bookingsaga/sagaclient"
@@ -168,6 +169,8 @@ func TestACancellationTheStoreLostIsNotSpokenAsDone(t *testing.T) {
 	var r receipt.Receipt
 	require.Equal(t, http.StatusOK, f.call("POST", url+"/v1/bookings/"+key+"/cancel", nil, &r))
 	require.Equal(t, receipt.StatusCancelled, r.Status)
+	f.eventually(func() bool { return f.count(booking.ReleasedQuery(f.queue)+" AND WorkflowId = '"+key+"'") == 1 },
+		"the saga published its cancellation")
 	// The store comes back from a backup taken before the cancel.
 	_, err := f.pool.Exec(f.ctx, `WITH b AS (UPDATE booking SET status = 'confirmed', released_at = NULL WHERE request_key = $1 RETURNING booking_id)
 UPDATE booking_resource SET live = true WHERE booking_id IN (SELECT booking_id FROM b)`, key)
@@ -175,4 +178,21 @@ UPDATE booking_resource SET live = true WHERE booking_id IN (SELECT booking_id F
 	require.Equal(t, http.StatusOK, f.call("GET", url+"/v1/bookings/"+key, nil, &r))
 	require.Equal(t, receipt.StatusPending, r.Status, "neither the saga's cancelled nor, to a caller who cancelled, the store's confirmed")
 	require.Equal(t, receipt.Reference(key), r.Reference)
+
+	// A run flags it, once; ops restore applies the cancellation again.
+	require.Equal(t, 1, f.reconcile().Stuck.LostChanges)
+	require.Zero(t, f.reconcile().Stuck.LostChanges, "flagged once")
+	flags, err := f.acts.Store.OpenFlags(f.ctx)
+	require.NoError(t, err)
+	require.Len(t, flags, 1)
+	require.Equal(t, "store_lost_change", flags[0].Kind)
+	sc := sagaclient.New(f.client, sagaclient.Options{Catalog: f.catalog, TaskQueue: f.queue, Settings: f.settings})
+	again, err := sc.Restore(f.ctx, key)
+	require.NoError(t, err)
+	require.Equal(t, receipt.StatusCancelled, again.Status)
+	require.Equal(t, http.StatusOK, f.call("GET", url+"/v1/bookings/"+key, nil, &r))
+	require.Equal(t, receipt.StatusCancelled, r.Status, "the store and the saga agree again")
+	flags, err = f.acts.Store.OpenFlags(f.ctx)
+	require.NoError(t, err)
+	require.Empty(t, flags)
 }

@@ -156,6 +156,17 @@ func (c *Catalog) ReleaseLost(ctx context.Context, b booking.Booking, note strin
 	return d, c.closeFlags(ctx, b.RequestKey, "released by ops release-lost: "+note)
 }
 
+// ReleaseAgain applies again a cancellation or move the store lost (its
+// saga let the booking go; the store holds it live): the store releases
+// it, under its locks, and the key's flags close.
+func (c *Catalog) ReleaseAgain(ctx context.Context, key string) (booking.LookupOutput, error) {
+	d, err := c.Release(ctx, key)
+	if err != nil || (d.Booked() && d.Booking.Status.Live()) {
+		return d, err
+	}
+	return d, c.closeFlags(ctx, key, "the lost change applied again by ops restore")
+}
+
 // closeFlags resolves the key's open flags with note.
 func (c *Catalog) closeFlags(ctx context.Context, key, note string) error {
 	flags, err := c.Store.OpenFlags(ctx)

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.temporal.io/sdk/client"
 	"go.uber.org/zap"
@@ -108,14 +109,31 @@ func (c *cluster) lostBookings(ctx context.Context, pool *pgxpool.Pool, calls []
 			}
 		}
 	}
+	var changed []string // cancellations and moves the store lost, flagged by the run
+	if err := pgxCollect(ctx, pool, "SELECT request_key FROM drift_flag WHERE kind = 'store_lost_change' AND resolved_at IS NULL", &changed); err != nil {
+		return nil, "", nil, err
+	}
 	refused, err := c.restoreAll(ctx, pool, lost)
 	if err != nil {
 		return nil, "", nil, err
 	}
-	summary := fmt.Sprintf("the store lost %d confirmed bookings: %d flagged, %d restored by ops restore, %d refused (their slot was taken)",
-		len(lost), len(lost)-len(unflagged), len(lost)-len(refused), len(refused))
+	if _, err := c.restoreAll(ctx, pool, changed); err != nil { // applied again: their answer is the release
+		return nil, "", nil, err
+	}
+	summary := fmt.Sprintf("the store lost %d confirmed bookings: %d flagged, %d restored by ops restore, %d refused (their slot was taken); "+
+		"and %d cancellations or moves, flagged and applied again", len(lost), len(lost)-len(unflagged), len(lost)-len(refused), len(refused), len(changed))
 	return []Invariant{{Name: "every lost confirmation flagged for operators", Violations: unflagged},
 		{Name: "no event of a lost booking deleted", Violations: deleted}}, summary, refused, nil
+}
+
+// pgxCollect reads one text column of query into out.
+func pgxCollect(ctx context.Context, pool *pgxpool.Pool, query string, out *[]string) error {
+	rows, err := pool.Query(ctx, query)
+	if err != nil {
+		return err
+	}
+	*out, err = pgx.CollectRows(rows, pgx.RowTo[string])
+	return err
 }
 
 // confirmedButUnknown are the keys some call was answered confirmed for
