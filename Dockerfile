@@ -13,7 +13,8 @@ RUN CGO_ENABLED=0 go build -tags nodev -trimpath -ldflags="-s -w" -o /out/worker
  && CGO_ENABLED=0 go build -tags nodev -trimpath -ldflags="-s -w" -o /out/starter ./starter
 
 # Runtime: distroless static, no shell, runs as the unprivileged "nonroot"
-# user. Time zone rules are compiled into the binaries (time/tzdata).
+# user. Time zone rules are compiled into the binaries (internal/localtime's
+# copy of the Go toolchain's IANA data): the image's own are never read.
 FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /out/worker /out/starter /usr/local/bin/
 USER nonroot:nonroot

@@ -22,6 +22,7 @@ import (
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/apikey"
 	"github.com/bookingsaga/bookingsaga/internal/egress"
+	"github.com/bookingsaga/bookingsaga/internal/localtime"
 	"github.com/bookingsaga/bookingsaga/internal/speech"
 	"github.com/bookingsaga/bookingsaga/sagaclient"
 )
@@ -375,6 +376,9 @@ type Check struct {
 type Readiness struct {
 	Status string            `json:"status"`
 	Checks map[string]string `json:"checks,omitempty"`
+	// ZoneRules is the IANA release local times are resolved with
+	// (operators only).
+	ZoneRules string `json:"zone_rules,omitempty"`
 }
 
 // readyz asks each dependency, briefly, whether it answers: a load
@@ -395,6 +399,7 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
 // report, so 200 either way (the probe is /readyz).
 func (s *Server) opsReadiness(w http.ResponseWriter, r *http.Request) error {
 	out, _ := s.readiness(r.Context())
+	out.ZoneRules = localtime.Version()
 	return writeJSON(w, http.StatusOK, out)
 }
 

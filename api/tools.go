@@ -297,9 +297,9 @@ func (s *Server) toolAvailability(ctx context.Context, _ string, a toolArgs) (st
 }
 
 func localDay(date, zone string) (time.Time, time.Time, error) {
-	loc, err := time.LoadLocation(zone)
-	if err != nil || zone == "" {
-		return time.Time{}, time.Time{}, fmt.Errorf("time zone %q", zone)
+	loc, err := localtime.LoadZone(zone)
+	if err != nil {
+		return time.Time{}, time.Time{}, err
 	}
 	d, err := time.ParseInLocation("2006-01-02", date, loc)
 	if err != nil {

@@ -13,7 +13,6 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
-	_ "time/tzdata" // zone rules are part of the binary
 
 	"go.uber.org/zap"
 

@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
-	_ "time/tzdata" // zone rules are part of the binary, so every worker resolves local times alike
 
 	"go.uber.org/zap"
 

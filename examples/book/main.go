@@ -46,12 +46,11 @@ func run(addr, policy, keysFile string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 
-	paris, err := time.LoadLocation("Europe/Paris")
+	// 14:00 in Paris four days on, by the service's zone rules.
+	start, err := booking.LocalStart(time.Now().AddDate(0, 0, 4).Format(time.DateOnly)+"T14:00", "Europe/Paris")
 	if err != nil {
 		return err
 	}
-	day := time.Now().In(paris).AddDate(0, 0, 4)
-	start := time.Date(day.Year(), day.Month(), day.Day(), 14, 0, 0, 0, paris)
 	intent := booking.Intent{PropertyID: "paris-marais-12", AgentID: "agent-claire",
 		StartsAt: start, EndsAt: start.Add(30 * time.Minute), TimeZone: "Europe/Paris"}
 

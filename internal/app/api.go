@@ -20,6 +20,7 @@ import (
 	"github.com/bookingsaga/bookingsaga/internal/apikey"
 	"github.com/bookingsaga/bookingsaga/internal/catalog"
 	"github.com/bookingsaga/bookingsaga/internal/httpserve"
+	"github.com/bookingsaga/bookingsaga/internal/localtime"
 	"github.com/bookingsaga/bookingsaga/internal/store"
 	"github.com/bookingsaga/bookingsaga/internal/temporalclient"
 	"github.com/bookingsaga/bookingsaga/internal/zaplog"
@@ -248,7 +249,7 @@ func (a *API) Serve(ctx context.Context, ln net.Listener, logger *zap.Logger) er
 		defer cancel()
 		_ = srv.Shutdown(shutdown)
 	}()
-	logger.Info("agent API listening", zap.String("addr", ln.Addr().String()))
+	logger.Info("agent API listening", zap.String("addr", ln.Addr().String()), zap.String("zone_rules", localtime.Version()))
 	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}

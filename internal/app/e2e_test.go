@@ -337,7 +337,7 @@ func TestDevStackEndToEnd(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, json.NewDecoder(res.Body).Decode(&ready))
 	require.NoError(t, res.Body.Close())
-	require.Equal(t, api.Readiness{Status: "ready", Checks: map[string]string{"temporal": "ok", "store": "ok"}}, ready)
+	require.Equal(t, api.Readiness{Status: "ready", Checks: map[string]string{"temporal": "ok", "store": "ok"}, ZoneRules: localtime.Version()}, ready)
 	res, err = http.Get("http://" + d.pprof + "/debug/pprof/goroutine?debug=1")
 	require.NoError(t, err)
 	require.NoError(t, res.Body.Close())

@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
@@ -27,6 +28,7 @@ import (
 
 	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/localtime"
 	"github.com/bookingsaga/bookingsaga/internal/metrics"
 	"github.com/bookingsaga/bookingsaga/internal/pgtest"
 	"github.com/bookingsaga/bookingsaga/internal/store"
@@ -112,6 +114,18 @@ func TestEveryMetricIsThereBeforeTheFirstBooking(t *testing.T) {
 	for _, name := range names {
 		require.Contains(t, string(body), "# TYPE "+name+" ", "%s is not exported before it is first used", name)
 	}
+	// The zone rules in use, once the scope has reported its first
+	// values (every second).
+	rules := `bookingsaga_zone_rules_info{version="` + localtime.Version() + `"} 1`
+	require.Eventually(t, func() bool {
+		res, err := http.Get(srv.URL)
+		if err != nil {
+			return false
+		}
+		defer res.Body.Close()
+		body, err := io.ReadAll(res.Body)
+		return err == nil && strings.Contains(string(body), rules)
+	}, 10*time.Second, 50*time.Millisecond, rules)
 }
 
 // The dashboard's and the alert rules' queries name only metrics the

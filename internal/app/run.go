@@ -26,6 +26,7 @@ import (
 	"github.com/bookingsaga/bookingsaga/activities"
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/httpserve"
+	"github.com/bookingsaga/bookingsaga/internal/localtime"
 	"github.com/bookingsaga/bookingsaga/internal/metrics"
 	"github.com/bookingsaga/bookingsaga/internal/store"
 	"github.com/bookingsaga/bookingsaga/internal/zaplog"
@@ -148,7 +149,8 @@ func run(ctx context.Context, cfg Config, logger *zap.Logger, m *metrics.Metrics
 		}
 		defer stop()
 	}
-	logger.Info("worker started", zap.String("task_queue", cfg.TaskQueue), zap.String("namespace", cfg.Temporal.Namespace))
+	logger.Info("worker started", zap.String("task_queue", cfg.TaskQueue), zap.String("namespace", cfg.Temporal.Namespace),
+		zap.String("zone_rules", localtime.Version()))
 	if ready != nil {
 		ready()
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/localtime"
 	"github.com/bookingsaga/bookingsaga/receipt"
 	"github.com/bookingsaga/bookingsaga/workflows"
 )
@@ -209,7 +210,7 @@ func TestOneShapeForTimeInEveryAnswer(t *testing.T) {
 }
 
 func mustZone(t *testing.T, name string) *time.Location {
-	loc, err := time.LoadLocation(name)
+	loc, err := localtime.LoadZone(name)
 	require.NoError(t, err)
 	return loc
 }

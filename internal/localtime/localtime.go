@@ -6,7 +6,6 @@ package localtime
 import (
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 )
 
@@ -44,29 +43,6 @@ type AmbiguousError struct {
 func (e *AmbiguousError) Error() string {
 	return fmt.Sprintf("local time %s occurs twice in %s (daylight-saving overlap): %s or %s?",
 		e.Local, e.Zone, e.Earlier.Format(time.RFC3339), e.Later.Format(time.RFC3339))
-}
-
-// zones memoises LoadZone: time.LoadLocation reads and parses the tz file on
-// every call, and every commit resolves its property's zone. Locations are
-// immutable, so sharing them is safe; the set of zones is small and bounded
-// by the tz database.
-var zones sync.Map // zone name → *time.Location
-
-// LoadZone loads an IANA zone, rejecting the empty name and "Local", which
-// time.LoadLocation would silently map to UTC or the server's own zone.
-func LoadZone(name string) (*time.Location, error) {
-	if loc, ok := zones.Load(name); ok {
-		return loc.(*time.Location), nil
-	}
-	if name == "" || name == "Local" {
-		return nil, fmt.Errorf("%w: %q", ErrUnknownZone, name)
-	}
-	loc, err := time.LoadLocation(name)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %q", ErrUnknownZone, name)
-	}
-	zones.Store(name, loc)
-	return loc, nil
 }
 
 // Parse resolves a local date-time in Layout form within zone.

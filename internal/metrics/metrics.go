@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/bookingsaga/bookingsaga/internal/httpserve"
+	"github.com/bookingsaga/bookingsaga/internal/localtime"
 )
 
 // Metrics owns the scope and its Prometheus registry.
@@ -37,7 +38,12 @@ func New(log *zap.Logger) *Metrics {
 		OnRegisterError:         func(err error) { log.Error("metric series refused", zap.Error(err)) }})
 	scope, closer := tally.NewRootScope(tally.ScopeOptions{CachedReporter: reporter, Separator: promreporter.DefaultSeparator,
 		SanitizeOptions: &promreporter.DefaultSanitizerOpts}, time.Second)
-	return &Metrics{scope: scope, closer: closer, reporter: reporter}
+	m := &Metrics{scope: scope, closer: closer, reporter: reporter}
+	// Which zone rules this process resolves local times with: two
+	// processes on different releases turn one local time into two
+	// instants, and a dashboard should show it.
+	m.Scope().Tagged(map[string]string{"version": localtime.Version()}).Gauge("zone_rules_info").Update(1)
+	return m
 }
 
 // Scope is where bookingsaga's own metrics go: names start "bookingsaga_".

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/localtime"
 )
 
 func TestAvailabilityLeavesOutBookedAndBufferedSlots(t *testing.T) {
@@ -31,7 +32,7 @@ func TestAvailabilityLeavesOutBookedAndBufferedSlots(t *testing.T) {
 }
 
 func formatLocal(a booking.Availability) []string {
-	loc, _ := time.LoadLocation(a.TimeZone)
+	loc, _ := localtime.LoadZone(a.TimeZone)
 	out := make([]string, len(a.Slots))
 	for i, s := range a.Slots {
 		out[i] = s.StartsAt.In(loc).Format(time.RFC3339)

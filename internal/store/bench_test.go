@@ -108,7 +108,7 @@ FROM b, unnest(ARRAY[property_id, agent_id]) AS r JOIN resource res ON res.resou
 }
 
 // benchSlot is the i-th half-hour slot within bookable hours from 2027 on.
-// The zone comes from the store's cache: time.LoadLocation reads the tz
+// The zone comes from LoadZone's cache: a zone read afresh parses its tz
 // file on every call, which cost both sides of the comparison alike and so
 // flattered the ratio.
 func benchSlot(i int) (time.Time, time.Time) {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/bookingsaga/bookingsaga/internal/fakeserver"
+	"github.com/bookingsaga/bookingsaga/internal/localtime"
 )
 
 // ServeHTTP routes Graph's calendar paths, the token endpoint and the
@@ -113,8 +114,8 @@ func (t *wireTime) instant() (time.Time, string, error) {
 	if t == nil {
 		return time.Time{}, "", graphErr(http.StatusBadRequest, "ErrorInvalidRequest", "start and end are required")
 	}
-	loc, err := time.LoadLocation(t.TimeZone)
-	if t.TimeZone == "" || err != nil {
+	loc, err := localtime.LoadZone(t.TimeZone)
+	if err != nil {
 		return time.Time{}, "", graphErr(http.StatusBadRequest, "TimeZoneNotSupportedException", "A valid TimeZone value must be specified. The following TimeZone value is not supported: '%s'.", t.TimeZone)
 	}
 	v, err := time.ParseInLocation("2006-01-02T15:04:05.9999999", t.DateTime, loc)
@@ -129,7 +130,7 @@ func (t *wireTime) instant() (time.Time, string, error) {
 func zoneOf(r *http.Request) *time.Location {
 	for _, p := range r.Header.Values("Prefer") {
 		if v, ok := strings.CutPrefix(strings.TrimSpace(p), "outlook.timezone="); ok {
-			if loc, err := time.LoadLocation(strings.Trim(v, `"`)); err == nil {
+			if loc, err := localtime.LoadZone(strings.Trim(v, `"`)); err == nil {
 				return loc
 			}
 		}
