@@ -15,3 +15,11 @@ func LocalStart(local, zone string) (time.Time, error) { return localtime.Parse(
 
 // ZoneRules is the IANA release of those rules, e.g. "2026c".
 func ZoneRules() string { return localtime.Version() }
+
+// ZoneRulesReport is one pass over future bookings under the zone rules
+// in use: how many were checked, moved to keep the local time they
+// promised, and flagged because they could not follow.
+type ZoneRulesReport struct {
+	Checked, Moved, Flagged int
+	Details                 []string
+}

@@ -37,6 +37,12 @@ type Booking struct {
 	CreatedAt            time.Time  `json:"created_at"`
 	CommittedAt          *time.Time `json:"committed_at,omitempty"`
 	ReleasedAt           *time.Time `json:"released_at,omitempty"`
+	// LocalStart is the start the caller was told, as wall time
+	// (YYYY-MM-DDTHH:MM) in Intent.TimeZone, and ZoneRules the IANA
+	// release that resolved it to Intent.StartsAt. A booking follows a
+	// later release that maps LocalStart elsewhere (Store.FollowZoneRules).
+	LocalStart string `json:"local_start,omitempty"`
+	ZoneRules  string `json:"zone_rules,omitempty"`
 }
 
 // Resource is anything a viewing occupies: a property, an agent, a key holder.

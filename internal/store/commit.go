@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/localtime"
 )
 
 // CommitRequest is the booking request and what the calendars said of its
@@ -234,6 +235,7 @@ func (s *Store) queueInsert(b *pgx.Batch, req CommitRequest, st *commitState, no
 		PolicyVersion: st.policy.Version,
 		CreatedAt:     now,
 	}
+	bk.LocalStart, bk.ZoneRules = promised(req.Intent)
 	if req.Hold {
 		bk.Status = booking.StatusHeld
 		ttl := st.policy.HoldTTL
@@ -263,7 +265,7 @@ func (s *Store) queueInsert(b *pgx.Batch, req CommitRequest, st *commitState, no
 	b.Queue(insertBookingSQL, bk.BookingID, bk.RequestKey, bk.Status, req.Intent.PropertyID, req.Intent.AgentID,
 		extras, req.Intent.StartsAt, req.Intent.EndsAt, req.Intent.TimeZone, st.policy.Version,
 		fp, bk.HoldExpiresAt, nullable(req.Intent.Replaces), bk.CommittedAt, now,
-		ids, from, to, exclusive, detail, nullable(req.Intent.AgentPool))
+		ids, from, to, exclusive, detail, nullable(req.Intent.AgentPool), nullable(bk.LocalStart), bk.ZoneRules)
 	if box := req.Contact.SealedBox(); box != nil {
 		b.Queue(`INSERT INTO booking_contact (booking_id, sealed, retain_until) VALUES ($1, $2, $3)`,
 			bk.BookingID, box, req.Intent.EndsAt.Add(s.cfg.ContactRetention))
@@ -277,8 +279,8 @@ const insertBookingSQL = `
 WITH b AS (
     INSERT INTO booking (booking_id, request_key, status, property_id, agent_id, extra_resource_ids,
         starts_at, ends_at, time_zone, policy_version, intent_fingerprint, hold_expires_at,
-        replaces_request_key, committed_at, created_at, agent_pool_id)
-    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $21)
+        replaces_request_key, committed_at, created_at, agent_pool_id, local_start, zone_rules, zone_rules_checked)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $21, $22, $23, $23)
     RETURNING booking_id
 ), r AS (
     INSERT INTO booking_resource (booking_id, resource_id, resource_no, occupied, live, exclusive)
@@ -315,6 +317,17 @@ func queueEvent(b *pgx.Batch, key string, bookingID *uuid.UUID, kind string, det
 	}
 	b.Queue(`INSERT INTO booking_event (request_key, booking_id, kind, detail) VALUES ($1, $2, $3, $4)`,
 		key, bookingID, kind, raw)
+}
+
+// promised is what a booking tells its caller: its start as wall time in
+// its zone, and the release of the zone rules that says so. Validate has
+// already loaded the zone.
+func promised(in booking.Intent) (local, rules string) {
+	loc, err := localtime.LoadZone(in.TimeZone)
+	if err != nil {
+		return "", ""
+	}
+	return in.StartsAt.In(loc).Format(localtime.Layout), localtime.Version()
 }
 
 func nullable(s string) *string {

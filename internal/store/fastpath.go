@@ -53,6 +53,7 @@ func (s *Store) commitFast(ctx context.Context, req CommitRequest) (Outcome, boo
 	defer conn.Release()
 	bk := booking.Booking{BookingID: uuid.New(), RequestKey: req.RequestKey, Status: booking.StatusConfirmed, Intent: req.Intent,
 		PolicyVersion: req.ExpectedPolicyVersion}
+	bk.LocalStart, bk.ZoneRules = promised(req.Intent)
 	ids := req.Intent.Resources()
 	slices.Sort(ids)
 	extras := req.Intent.ExtraResources
@@ -69,7 +70,7 @@ func (s *Store) commitFast(ctx context.Context, req CommitRequest) (Outcome, boo
 	b.Queue(fastInsertSQL, bk.BookingID, bk.RequestKey, req.Intent.PropertyID, req.Intent.AgentID, extras,
 		req.Intent.StartsAt, req.Intent.EndsAt, req.Intent.TimeZone, req.ExpectedPolicyVersion,
 		req.Intent.Fingerprint(), s.now(), ids, detail, req.Contact.SealedBox(), req.Intent.EndsAt.Add(s.cfg.ContactRetention),
-		hours.SameDay, hours.Start, hours.End).QueryRow(func(row pgx.Row) error { return row.Scan(&at) })
+		hours.SameDay, hours.Start, hours.End, bk.LocalStart, bk.ZoneRules).QueryRow(func(row pgx.Row) error { return row.Scan(&at) })
 	err = conn.SendBatch(ctx, b).Close()
 	var pgErr *pgconn.PgError
 	switch {
@@ -191,8 +192,9 @@ WITH locked AS (
     FROM rs
 ), b AS (
     INSERT INTO booking (booking_id, request_key, status, property_id, agent_id, extra_resource_ids,
-        starts_at, ends_at, time_zone, policy_version, intent_fingerprint, committed_at, created_at)
-    SELECT $1, $2, 'confirmed', $3, $4, $5, $6, $7, $8, $9, $10, ok.now, ok.now FROM ok
+        starts_at, ends_at, time_zone, policy_version, intent_fingerprint, committed_at, created_at,
+        local_start, zone_rules, zone_rules_checked)
+    SELECT $1, $2, 'confirmed', $3, $4, $5, $6, $7, $8, $9, $10, ok.now, ok.now, $19, $20, $20 FROM ok
     WHERE ok.one = 1 -- uses the guard's value, so it is always computed
     RETURNING booking_id
 ), r AS (

@@ -96,6 +96,14 @@ func allowed(rs []ruled, start, end time.Time, p booking.Policy, now time.Time) 
 			return err
 		}
 	}
+	return fits(rs, start, end, p)
+}
+
+// fits is the time rule of where a booking may stand, whenever it was
+// made: hours (or the policy's window), time off and limits. A booking
+// that follows a change of its zone's rules must fit; notice and horizon
+// were the caller's to meet when booking, and were met.
+func fits(rs []ruled, start, end time.Time, p booking.Policy) error {
 	for _, r := range rs {
 		if err := r.rules.Open(start, end, r.loc, p, r.window); err != nil {
 			return err

@@ -1,0 +1,139 @@
+package store
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/localtime"
+)
+
+// vancouver adds a property and two agents in America/Vancouver, which
+// tzdata 2026a put on year-round UTC−7 from November 2026: 10:00 on
+// 8 December 2026 was 18:00Z by 2025b's rules and is 17:00Z by today's.
+func (f *fixture) vancouver(t *testing.T) {
+	t.Helper()
+	for _, r := range []booking.Resource{
+		{ID: "van", Kind: "property", Capacity: 1, TimeZone: "America/Vancouver"},
+		{ID: "van-agent-1", Kind: "agent", Capacity: 1, TimeZone: "America/Vancouver"},
+		{ID: "van-agent-2", Kind: "agent", Capacity: 1, TimeZone: "America/Vancouver"},
+	} {
+		require.NoError(t, f.store.UpsertResource(f.ctx, r))
+	}
+}
+
+func vanIntent(agent string, start time.Time) booking.Intent {
+	return booking.Intent{PropertyID: "van", AgentID: agent, StartsAt: start, EndsAt: start.Add(30 * time.Minute), TimeZone: "America/Vancouver"}
+}
+
+var (
+	underOldRules = time.Date(2026, 12, 8, 18, 0, 0, 0, time.UTC)
+	underNewRules = time.Date(2026, 12, 8, 17, 0, 0, 0, time.UTC)
+)
+
+// promisedUnder makes key's booking look as a build with older zone rules
+// wrote it: the local start it told the caller, resolved by those rules
+// to the instant it holds.
+func (f *fixture) promisedUnder(t *testing.T, key, local, rules string) {
+	t.Helper()
+	tag, err := f.pool.Exec(f.ctx, `UPDATE booking SET local_start = $2, zone_rules = $3, zone_rules_checked = $3 WHERE request_key = $1`,
+		key, local, rules)
+	require.NoError(t, err)
+	require.EqualValues(t, 1, tag.RowsAffected())
+}
+
+func TestABookingRecordsWhatItPromised(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.vancouver(t)
+	_, err := f.store.Commit(f.ctx, commitReq("plain", vanIntent("van-agent-1", underNewRules)))
+	require.NoError(t, err)
+	held := commitReq("held", intent("paris", agent(1), "10:00", "10:30"))
+	held.Hold = true
+	_, err = f.store.Commit(f.ctx, held)
+	require.NoError(t, err)
+	for key, local := range map[string]string{"plain": "2026-12-08T10:00", "held": "2026-12-08T10:00"} {
+		b, err := f.store.Lookup(f.ctx, key)
+		require.NoError(t, err)
+		require.Equal(t, local, b.LocalStart, key)
+		require.Equal(t, localtime.Version(), b.ZoneRules, key)
+	}
+}
+
+func TestABookingFollowsAChangeOfItsZonesRules(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.vancouver(t)
+	_, err := f.store.Commit(f.ctx, commitReq("told-ten", vanIntent("van-agent-1", underOldRules)))
+	require.NoError(t, err)
+	f.promisedUnder(t, "told-ten", "2026-12-08T10:00", "2025b")
+
+	rep, err := f.store.FollowZoneRules(f.ctx, 100)
+	require.NoError(t, err)
+	require.Equal(t, 1, rep.Checked)
+	require.Equal(t, 1, rep.Moved, rep.Details)
+	require.Zero(t, rep.Flagged)
+	b, err := f.store.Lookup(f.ctx, "told-ten")
+	require.NoError(t, err)
+	require.True(t, b.Intent.StartsAt.Equal(underNewRules), "starts %v", b.Intent.StartsAt)
+	require.True(t, b.Intent.EndsAt.Equal(underNewRules.Add(30*time.Minute)))
+	require.Equal(t, "2026-12-08T10:00", b.LocalStart, "the local time the caller was told stays")
+	require.Equal(t, localtime.Version(), b.ZoneRules)
+	events, err := f.store.Events(f.ctx, "told-ten")
+	require.NoError(t, err)
+	require.Equal(t, "time_changed", events[len(events)-1].Kind)
+	require.Contains(t, events[len(events)-1].Detail, `"from": "2026-12-08T18:00:00Z"`)
+	require.Contains(t, events[len(events)-1].Detail, `"to": "2026-12-08T17:00:00Z"`)
+
+	// What it occupies moved too: the old instant is free, the new taken.
+	_, err = f.store.Commit(f.ctx, commitReq("old-slot", vanIntent("van-agent-2", underOldRules)))
+	require.NoError(t, err)
+	out, err := f.store.Commit(f.ctx, commitReq("new-slot", vanIntent("van-agent-2", underNewRules)))
+	require.NoError(t, err)
+	require.NotNil(t, out.Conflict)
+
+	again, err := f.store.FollowZoneRules(f.ctx, 100)
+	require.NoError(t, err)
+	require.Equal(t, booking.ZoneRulesReport{}, again, "a second pass changes nothing")
+}
+
+func TestABookingThatCannotFollowIsFlaggedNotMoved(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.vancouver(t)
+	_, err := f.store.Commit(f.ctx, commitReq("told-ten", vanIntent("van-agent-1", underOldRules)))
+	require.NoError(t, err)
+	f.promisedUnder(t, "told-ten", "2026-12-08T10:00", "2025b")
+	other, err := f.store.Commit(f.ctx, commitReq("at-new-instant", vanIntent("van-agent-2", underNewRules)))
+	require.NoError(t, err)
+	// A Paris booking whose promised time falls in next spring's DST gap.
+	_, err = f.store.Commit(f.ctx, commitReq("in-gap", intent("paris", agent(1), "10:00", "10:30")))
+	require.NoError(t, err)
+	f.promisedUnder(t, "in-gap", "2027-03-28T02:30", "2025b")
+
+	rep, err := f.store.FollowZoneRules(f.ctx, 100)
+	require.NoError(t, err)
+	require.Equal(t, 2, rep.Flagged, rep.Details)
+	require.Zero(t, rep.Moved)
+	b, err := f.store.Lookup(f.ctx, "told-ten")
+	require.NoError(t, err)
+	require.True(t, b.Intent.StartsAt.Equal(underOldRules), "nothing moves silently")
+
+	flags, err := f.store.OpenFlags(f.ctx)
+	require.NoError(t, err)
+	details := map[string]string{}
+	for _, fl := range flags {
+		require.Equal(t, KindZoneRulesChanged, fl.Kind)
+		details[fl.RequestKey] = fl.Detail
+	}
+	require.Contains(t, details["told-ten"], "2026-12-08T18:00:00Z")
+	require.Contains(t, details["told-ten"], "2026-12-08T17:00:00Z")
+	require.Contains(t, details["told-ten"], other.Booking.BookingID.String(), "what it collides with")
+	require.Contains(t, details["in-gap"], "does not exist")
+
+	again, err := f.store.FollowZoneRules(f.ctx, 100)
+	require.NoError(t, err)
+	require.Equal(t, booking.ZoneRulesReport{}, again, "a second pass changes nothing")
+}
