@@ -9,7 +9,8 @@ var (
 	driftKinds     = [][2]string{{"booking_retention", "retired"}, {"calendar_foreign", "flagged"}, {"calendar_missing", "repaired"},
 		{"calendar_unknown", "flagged"}, {"store_lost_booking", "flagged"}, {"store_lost_change", "flagged"},
 		{"calendar_moved", "repaired"}, {"calendar_orphan", "repaired"}, {"contact_retention", "purged"}, {"crm_mismatch", "repaired"},
-		{"crm_missing", "repaired"}, {"expired_hold", "repaired"}, {"saga_answer", "told"}, {"stuck_commit", "repaired"}}
+		{"crm_missing", "repaired"}, {"expired_hold", "repaired"}, {"saga_answer", "told"}, {"stuck_commit", "repaired"},
+		{"zone_rules_changed", "repaired"}, {"zone_rules_changed", "flagged"}}
 )
 
 // RegisterMetrics creates every series the activities export into m (the

@@ -43,3 +43,18 @@ func (a *Activities) ApplyRetention(ctx context.Context, in booking.LimitInput) 
 	a.drift("booking_retention", "retired", n)
 	return booking.CountOutput{Count: n}, nil
 }
+
+// FollowZoneRules checks up to Limit future bookings under the zone rules
+// this worker carries: each whose promised local time now names another
+// instant moves there, or is flagged when it cannot (store.FollowZoneRules).
+// Its mirrors follow in the same reconciliation run, which repairs
+// calendar events and CRM records from the store after this step.
+func (a *Activities) FollowZoneRules(ctx context.Context, in booking.LimitInput) (booking.ZoneRulesReport, error) {
+	rep, err := a.Store.FollowZoneRules(ctx, in.Limit)
+	a.drift("zone_rules_changed", "repaired", rep.Moved)
+	a.drift("zone_rules_changed", "flagged", rep.Flagged)
+	if err != nil {
+		return rep, storeError("follow zone rules", "", err)
+	}
+	return rep, nil
+}

@@ -30,6 +30,7 @@ const (
 	ActivityExpireStaleHolds  = "ExpireStaleHolds"
 	ActivityPurgeContacts     = "PurgeContacts"
 	ActivityApplyRetention    = "ApplyRetention"
+	ActivityFollowZoneRules   = "FollowZoneRules"
 	ActivityDeliverWebhooks   = "DeliverWebhooks"
 	ActivityAvailability      = "Availability"
 	ActivityUpsertResource    = "UpsertResource"

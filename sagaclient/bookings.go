@@ -215,17 +215,21 @@ func (c *Client) status(ctx context.Context, key string) (receipt.Receipt, error
 // stillStored checks a live answer of a saga against the store: a
 // booking the store no longer has at all (restored from an older backup)
 // is never spoken as confirmed; it is pending, with its reference, until
-// an operator restores or releases it (reconciliation flags it). A store
-// that cannot answer leaves the saga's answer, which the store gave.
+// an operator restores or releases it (reconciliation flags it). One the
+// store moved since (to keep its promised local time under new zone
+// rules) is answered at the store's instants. A store that cannot answer
+// leaves the saga's answer, which the store gave.
 func (c *Client) stillStored(ctx context.Context, r receipt.Receipt) receipt.Receipt {
 	if c.opts.Catalog == nil {
 		return r
 	}
 	d, err := c.decision(ctx, booking.DecisionInput{RequestKey: r.RequestKey})
 	switch {
-	case err != nil || d.Booked():
+	case err != nil || d.Booked() && r.StartsAt != nil && d.Booking.Intent.StartsAt.Equal(*r.StartsAt):
 		return r
-	case d.Found: // refused since (a restore that found the slot taken)
+	case d.Found: // refused since (a restore that found the slot taken), or
+		// moved since to keep its promised local time under new zone rules
+		// (the saga knew the old instant): the store's answer
 		decided, _ := workflows.StoreReceipt(r.RequestKey, d)
 		return decided
 	}

@@ -44,6 +44,7 @@ type ReconcileReport struct {
 	CRM            booking.CRMReport
 	HoldsExpired   int
 	ContactsPurged int
+	ZoneRules      booking.ZoneRulesReport
 	// Retired counts keys anonymised and events deleted by retention.
 	Retired int
 	Pages   int
@@ -56,7 +57,7 @@ func (r ReconcileReport) Changed() int {
 	// Stuck.Drifted is left out: a saga told the store's answer publishes
 	// it a little later, so a second run may tell it again, harmlessly.
 	return r.Stuck.Found + r.Stuck.Absent + c.Missing + c.Moved + c.Orphans + c.Flagged +
-		r.CRM.Missing + r.CRM.Mismatched + r.HoldsExpired + r.ContactsPurged + r.Retired
+		r.CRM.Missing + r.CRM.Mismatched + r.HoldsExpired + r.ContactsPurged + r.Retired + r.ZoneRules.Moved + r.ZoneRules.Flagged
 }
 
 // Reconcile repairs drift between the store and everything else, in
@@ -92,6 +93,11 @@ func Reconcile(ctx workflow.Context, in ReconcileInput) (ReconcileReport, error)
 		}
 		if workflow.GetVersion(ctx, changeRetention, workflow.DefaultVersion, 1) == 1 {
 			if rep.Retired, err = drain(ctx, booking.ActivityApplyRetention, in.BatchSize); err != nil {
+				return rep, err
+			}
+		}
+		if workflow.GetVersion(ctx, changeZoneRules, workflow.DefaultVersion, 1) == 1 {
+			if rep.ZoneRules, err = followZoneRules(ctx, in.BatchSize); err != nil {
 				return rep, err
 			}
 		}
@@ -131,7 +137,7 @@ func Reconcile(ctx workflow.Context, in ReconcileInput) (ReconcileReport, error)
 		"calendar_missing", rep.Calendar.Missing, "calendar_moved", rep.Calendar.Moved,
 		"calendar_orphans", rep.Calendar.Orphans, "calendar_flagged", rep.Calendar.Flagged,
 		"crm_missing", rep.CRM.Missing, "crm_mismatched", rep.CRM.Mismatched,
-		"holds_expired", rep.HoldsExpired, "contacts_purged", rep.ContactsPurged, "retired", rep.Retired, "pages", rep.Pages,
+		"holds_expired", rep.HoldsExpired, "zone_rules_moved", rep.ZoneRules.Moved, "zone_rules_flagged", rep.ZoneRules.Flagged, "contacts_purged", rep.ContactsPurged, "retired", rep.Retired, "pages", rep.Pages,
 		"failed", rep.Calendar.Failed+rep.CRM.Failed)
 	return rep, nil
 }
@@ -147,6 +153,23 @@ func drain(ctx workflow.Context, act string, limit int) (int, error) {
 		}
 		total += out.Count
 		if out.Count < limit {
+			break
+		}
+	}
+	return total, nil
+}
+
+// followZoneRules runs FollowZoneRules as drain runs a batch activity.
+func followZoneRules(ctx workflow.Context, limit int) (booking.ZoneRulesReport, error) {
+	var total booking.ZoneRulesReport
+	for range 10 {
+		var out booking.ZoneRulesReport
+		if err := workflow.ExecuteActivity(ctx, booking.ActivityFollowZoneRules, booking.LimitInput{Limit: limit}).Get(ctx, &out); err != nil {
+			return total, err
+		}
+		total.Checked, total.Moved, total.Flagged = total.Checked+out.Checked, total.Moved+out.Moved, total.Flagged+out.Flagged
+		total.Details = capDetails(append(total.Details, out.Details...))
+		if out.Checked < limit {
 			break
 		}
 	}

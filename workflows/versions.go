@@ -23,4 +23,9 @@ const (
 	// as a nudge to read the store itself, not its payload as the store's
 	// answer: anyone who reaches Temporal can send one.
 	changeSignalIsNudge = "reconcile-signal-is-a-nudge"
+	// changeZoneRules (v0.4.0): a reconciliation run first moves future
+	// bookings whose promised local time the zone rules in use map to
+	// another instant (or flags them), so the mirrors it then repairs
+	// follow in the same run.
+	changeZoneRules = "follow-zone-rules"
 )

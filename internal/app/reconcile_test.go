@@ -272,12 +272,27 @@ func TestScheduleIsCreatedOnceAndCanBeTriggered(t *testing.T) {
 	}
 	require.Equal(t, 1, n)
 
+	// A worker start with nothing to check under its zone rules asks for
+	// no run; with a booking resolved by older rules, it asks for one.
+	asked, err := followZoneRulesNow(f.ctx, f.client, cfg, f.acts.Store)
+	require.NoError(t, err)
+	require.False(t, asked)
+	f.vancouver()
+	f.bookedUnderOldRules(vancouverDay(t), "agent-van")
+	asked, err = followZoneRulesNow(f.ctx, f.client, cfg, f.acts.Store)
+	require.NoError(t, err)
+	require.True(t, asked)
+	actions := func(n int) func() bool {
+		return func() bool {
+			desc, err := f.client.ScheduleClient().GetHandle(f.ctx, booking.ReconcileScheduleID).Describe(f.ctx)
+			return err == nil && desc.Info.NumActions >= n
+		}
+	}
+	f.eventually(actions(1), "the run for the zone rules started")
+
 	sc := sagaclient.New(f.client, sagaclient.Options{Catalog: f.catalog, TaskQueue: f.queue})
 	require.NoError(t, sc.ReconcileNow(f.ctx))
-	f.eventually(func() bool {
-		desc, err := f.client.ScheduleClient().GetHandle(f.ctx, booking.ReconcileScheduleID).Describe(f.ctx)
-		return err == nil && desc.Info.NumActions >= 1
-	}, "the triggered run started")
+	f.eventually(actions(2), "the triggered run started")
 }
 
 func TestOperatorTools(t *testing.T) {

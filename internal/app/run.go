@@ -128,6 +128,9 @@ func run(ctx context.Context, cfg Config, logger *zap.Logger, m *metrics.Metrics
 		if err := ensureSchedule(ctx, c, cfg); err != nil {
 			return err
 		}
+		if _, err := followZoneRulesNow(ctx, c, cfg, acts.Store); err != nil {
+			return err
+		}
 	}
 	if err := ensureWebhooks(ctx, c, cfg, acts.Store); err != nil {
 		return err

@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/localtime"
 	"github.com/bookingsaga/bookingsaga/internal/store"
 	"github.com/bookingsaga/bookingsaga/sagaclient"
 	"github.com/bookingsaga/bookingsaga/workflows"
@@ -55,6 +56,21 @@ func ensureSchedule(ctx context.Context, c client.Client, cfg Config) error {
 		return fmt.Errorf("update schedule %s: %w", booking.ReconcileScheduleID, err)
 	}
 	return nil
+}
+
+// followZoneRulesNow runs reconciliation now when a future booking waits
+// to be checked under the zone rules this build carries (a deploy with a
+// newer release): its first step moves such bookings, or flags them,
+// before the mirrors are repaired. It reports whether it asked for a run.
+func followZoneRulesNow(ctx context.Context, c client.Client, cfg Config, st *store.Store) (bool, error) {
+	behind, err := st.ZoneRulesBehind(ctx)
+	if err != nil || !behind {
+		return false, err
+	}
+	if err := sagaclient.New(c, sagaclient.Options{TaskQueue: cfg.TaskQueue}).ReconcileNow(ctx); err != nil {
+		return false, fmt.Errorf("reconcile for zone rules %s: %w", localtime.Version(), err)
+	}
+	return true, nil
 }
 
 // ensureWebhooks starts the dispatcher of every registered webhook endpoint

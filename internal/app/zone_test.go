@@ -12,6 +12,8 @@ import (
 
 	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/localtime"
+	"github.com/bookingsaga/bookingsaga/receipt"
 )
 
 // vancouver puts a property and an agent in America/Vancouver, whose rules
@@ -27,8 +29,18 @@ func (f *fixture) vancouver() {
 	}
 }
 
+// vancouverDay is a bookable day in Vancouver, two days on, inside the
+// reconciliation window the tests run: on year-round UTC−7 since
+// November 2026 (in December 2026 when run today).
+func vancouverDay(t testing.TB) string {
+	t.Helper()
+	loc, err := localtime.LoadZone("America/Vancouver")
+	require.NoError(t, err)
+	return time.Now().In(loc).AddDate(0, 0, 2).Format(time.DateOnly)
+}
+
 // Availability, the receipt and the spoken line all follow the build's
-// zone rules: 10:00 in Vancouver on 8 December 2026 is 17:00Z.
+// zone rules: 10:00 in Vancouver in December 2026 is 17:00Z.
 func TestVancouverInDecember2026FollowsTheBuildsRules(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
@@ -55,14 +67,120 @@ func TestVancouverInDecember2026FollowsTheBuildsRules(t *testing.T) {
 		}
 		return out
 	}
-	free := tool("check_availability", with(map[string]any{"date": "2026-12-08"}))
-	require.Contains(t, free, "2026-12-08T08:00", "the day opens at 08:00 local: %s", free)
-	require.NotContains(t, free, "2026-12-08T07:00", "a day taken an hour early starts at 07:00: %s", free)
+	day := vancouverDay(t)
+	free := tool("check_availability", with(map[string]any{"date": day}))
+	require.Contains(t, free, day+"T08:00", "the day opens at 08:00 local: %s", free)
+	require.NotContains(t, free, day+"T07:00", "a day taken an hour early starts at 07:00: %s", free)
 
-	line := tool("book", with(map[string]any{"local_start": "2026-12-08T10:00", "expected_policy_version": policyVersion}))
+	line := tool("book", with(map[string]any{"local_start": day + "T10:00", "expected_policy_version": policyVersion}))
 	require.True(t, strings.HasPrefix(line, "[confirmed]"), line)
-	require.Contains(t, line, "Tuesday 8 December at 10 a.m., Vancouver time", line)
+	require.Contains(t, line, "at 10 a.m., Vancouver time", line)
 	var starts time.Time
 	require.NoError(t, f.pool.QueryRow(f.ctx, `SELECT starts_at FROM booking WHERE property_id = 'van-1'`).Scan(&starts))
-	require.Equal(t, "2026-12-08T17:00:00Z", starts.UTC().Format(time.RFC3339))
+	require.Equal(t, day+"T17:00:00Z", starts.UTC().Format(time.RFC3339))
+}
+
+// bookedUnderOldRules books van-1 at 18:00Z on day through the saga and
+// waits for its mirrors, then makes its record look as a build with
+// tzdata 2025b wrote it: the caller was told 10:00, which those rules
+// put at 18:00Z (UTC−8).
+func (f *fixture) bookedUnderOldRules(day, agent string) string {
+	f.t.Helper()
+	key := uuid.NewString()
+	start, err := time.Parse(time.RFC3339, day+"T18:00:00Z")
+	require.NoError(f.t, err)
+	req := booking.CommitRequest{ExpectedPolicyVersion: policyVersion, Intent: booking.Intent{PropertyID: "van-1", AgentID: agent,
+		StartsAt: start, EndsAt: start.Add(30 * time.Minute), TimeZone: "America/Vancouver"}}
+	require.Equal(f.t, receipt.StatusConfirmed, f.commit(key, req).Status)
+	f.eventually(func() bool { return f.synced(key) }, "mirrored")
+	tag, err := f.pool.Exec(f.ctx, `UPDATE booking SET local_start = $2, zone_rules = '2025b', zone_rules_checked = '2025b'
+WHERE request_key = $1`, key, day+"T10:00")
+	require.NoError(f.t, err)
+	require.EqualValues(f.t, 1, tag.RowsAffected())
+	return key
+}
+
+// A worker whose zone rules map a booking's promised local time to
+// another instant moves it there: its calendar event follows, the event
+// log and a webhook say so, its receipt gives the new instant, and a
+// second run changes nothing.
+func TestABookingFollowsNewZoneRulesWithItsMirrors(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.vancouver()
+	url := f.serveAPI(api.Config{})
+	rc := &receiver{t: t, got: map[string]int{}, types: map[string]string{}}
+	f.register(url, rc)
+	day := vancouverDay(t)
+	key := f.bookedUnderOldRules(day, "agent-van")
+	eventStart := func(cal string) string {
+		start, err := time.Parse(time.RFC3339, f.event(cal, key).Start.DateTime)
+		require.NoError(t, err)
+		return start.UTC().Format(time.RFC3339)
+	}
+	require.Equal(t, day+"T18:00:00Z", eventStart("van-1@calendar.test"))
+
+	rep := f.reconcile()
+	require.Equal(t, 1, rep.ZoneRules.Moved, rep.ZoneRules.Details)
+	moved := day + "T17:00:00Z"
+	for _, cal := range []string{"van-1@calendar.test", "agent-van@calendar.test"} {
+		require.Equal(t, moved, eventStart(cal), "the event in %s follows", cal)
+	}
+	var r receipt.Receipt
+	require.Equal(t, http.StatusOK, f.call("GET", url+"/v1/bookings/"+key, nil, &r))
+	require.Equal(t, receipt.StatusConfirmed, r.Status)
+	require.Equal(t, moved, r.StartsAt.UTC().Format(time.RFC3339), "the receipt is the store's")
+	require.Equal(t, day+"T10:00", r.LocalStart)
+	events, err := f.acts.Store.Events(f.ctx, key)
+	require.NoError(t, err)
+	require.Contains(t, kinds(events), "time_changed")
+	f.eventually(func() bool { return rc.count("booking.time_changed") == 1 }, "booking.time_changed delivered")
+
+	again := f.reconcile()
+	require.Equal(t, booking.ZoneRulesReport{}, again.ZoneRules)
+	require.Zero(t, again.Changed(), "a second run changes nothing")
+}
+
+// One that collides stays where it is, in ops attention with both instants.
+func TestABookingThatCannotFollowNewZoneRulesIsInAttention(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.vancouver()
+	require.NoError(t, f.acts.Store.UpsertResource(f.ctx, booking.Resource{ID: "agent-van-2", Kind: "agent", Capacity: 1,
+		TimeZone: "America/Vancouver", CalendarID: "agent-van-2@calendar.test"}))
+	url := f.serveAPI(api.Config{})
+	day := vancouverDay(t)
+	key := f.bookedUnderOldRules(day, "agent-van")
+	start, err := time.Parse(time.RFC3339, day+"T17:00:00Z")
+	require.NoError(t, err)
+	other := uuid.NewString()
+	require.Equal(t, receipt.StatusConfirmed, f.commit(other, booking.CommitRequest{ExpectedPolicyVersion: policyVersion,
+		Intent: booking.Intent{PropertyID: "van-1", AgentID: "agent-van-2", StartsAt: start, EndsAt: start.Add(30 * time.Minute),
+			TimeZone: "America/Vancouver"}}).Status)
+
+	rep := f.reconcile()
+	require.Equal(t, 1, rep.ZoneRules.Flagged, rep.ZoneRules.Details)
+	require.Zero(t, rep.ZoneRules.Moved)
+	var a api.AttentionAnswer
+	require.Equal(t, http.StatusOK, f.call("GET", url+"/v1/ops/attention", nil, &a))
+	var detail string
+	for _, fl := range a.Flags {
+		if fl.RequestKey == key && fl.Kind == "zone_rules_changed" {
+			detail = fl.Detail
+		}
+	}
+	require.Contains(t, detail, day+"T18:00:00Z")
+	require.Contains(t, detail, day+"T17:00:00Z")
+	var r receipt.Receipt
+	require.Equal(t, http.StatusOK, f.call("GET", url+"/v1/bookings/"+key, nil, &r))
+	require.Equal(t, day+"T18:00:00Z", r.StartsAt.UTC().Format(time.RFC3339), "the receipt stays the store's truth")
+	require.Equal(t, booking.ZoneRulesReport{}, f.reconcile().ZoneRules, "a second run changes nothing")
+}
+
+func kinds(events []booking.Event) []string {
+	out := make([]string, len(events))
+	for i, e := range events {
+		out[i] = e.Kind
+	}
+	return out
 }

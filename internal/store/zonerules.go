@@ -28,9 +28,26 @@ const KindZoneRulesChanged = "zone_rules_changed"
 // zoneCandidatesSQL pages the future confirmed bookings that the rules in
 // use have not checked yet: a checked booking is skipped by every later
 // pass under the same release, so a second pass changes nothing.
-const zoneCandidatesSQL = `SELECT ` + bookingColumns + ` FROM booking
-WHERE status = 'confirmed' AND starts_at > $1 AND local_start IS NOT NULL AND zone_rules_checked IS DISTINCT FROM $2
+// A booking resolved by a later release than ours is left alone: during a
+// rolling deploy the older build must not move it back.
+const (
+	zoneBehind = `status = 'confirmed' AND starts_at > $1 AND local_start IS NOT NULL
+AND zone_rules_checked IS DISTINCT FROM $2 AND (zone_rules IS NULL OR zone_rules <= $2)`
+	zoneCandidatesSQL = `SELECT ` + bookingColumns + ` FROM booking WHERE ` + zoneBehind + `
 ORDER BY starts_at, request_key LIMIT $3`
+)
+
+// ZoneRulesBehind reports whether a future booking waits to be checked
+// under the zone rules in use: a worker that starts with a new release
+// runs reconciliation then rather than at its next interval.
+func (s *Store) ZoneRulesBehind(ctx context.Context) (bool, error) {
+	var behind bool
+	err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT FROM booking WHERE `+zoneBehind+`)`, s.now(), localtime.Version()).Scan(&behind)
+	if err != nil {
+		return false, fmt.Errorf("zone rules behind: %w", err)
+	}
+	return behind, nil
+}
 
 // FollowZoneRules checks up to limit future bookings under the zone rules
 // in use (localtime.Version).

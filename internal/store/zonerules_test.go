@@ -70,6 +70,14 @@ func TestABookingFollowsAChangeOfItsZonesRules(t *testing.T) {
 	require.NoError(t, err)
 	f.promisedUnder(t, "told-ten", "2026-12-08T10:00", "2025b")
 
+	// A booking a later release resolved is an older build's to leave.
+	_, err = f.store.Commit(f.ctx, commitReq("newer-rules", vanIntent("van-agent-2", underNewRules.Add(3*time.Hour))))
+	require.NoError(t, err)
+	f.promisedUnder(t, "newer-rules", "2026-12-08T14:00", "2999a")
+	behind, err := f.store.ZoneRulesBehind(f.ctx)
+	require.NoError(t, err)
+	require.True(t, behind)
+
 	rep, err := f.store.FollowZoneRules(f.ctx, 100)
 	require.NoError(t, err)
 	require.Equal(t, 1, rep.Checked)
@@ -97,6 +105,9 @@ func TestABookingFollowsAChangeOfItsZonesRules(t *testing.T) {
 	again, err := f.store.FollowZoneRules(f.ctx, 100)
 	require.NoError(t, err)
 	require.Equal(t, booking.ZoneRulesReport{}, again, "a second pass changes nothing")
+	behind, err = f.store.ZoneRulesBehind(f.ctx)
+	require.NoError(t, err)
+	require.False(t, behind)
 }
 
 func TestABookingThatCannotFollowIsFlaggedNotMoved(t *testing.T) {
