@@ -123,6 +123,10 @@ type Slot struct {
 	TimeZone        string   `json:"time_zone"`
 	DurationMinutes int      `json:"duration_minutes,omitempty"`
 	EndsAt          string   `json:"ends_at,omitempty"`
+	// ExpectedZoneRules is the zone_rules an availability answer gave
+	// with starts_at: the store refuses the offer if its rules are now
+	// another release's. A local_start is resolved here, under ours.
+	ExpectedZoneRules string `json:"expected_zone_rules,omitempty"`
 }
 
 // anyAgent, as agent_id beside agent_pool, means whoever of the team is
@@ -242,7 +246,10 @@ func commitRequest(s Slot, version string, c *Contact, now time.Time) (booking.C
 	if e != nil {
 		return booking.CommitRequest{}, e
 	}
-	req := booking.CommitRequest{Intent: in, ExpectedPolicyVersion: version}
+	req := booking.CommitRequest{Intent: in, ExpectedPolicyVersion: version, ExpectedZoneRules: s.ExpectedZoneRules}
+	if s.LocalStart != "" {
+		req.ExpectedZoneRules = localtime.Version()
+	}
 	if c != nil {
 		if len(c.Name) > 200 || len(c.Phone) > 40 {
 			return booking.CommitRequest{}, badRequest(booking.CodeMissingField, "contact name or phone is too long")

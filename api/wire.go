@@ -17,6 +17,7 @@ import (
 // version, as of a moment. An offer, not a promise.
 type AvailabilityAnswer struct {
 	PolicyVersion string       `json:"policy_version"`
+	ZoneRules     string       `json:"zone_rules"`
 	SnapshotAt    time.Time    `json:"snapshot_at"`
 	TimeZone      string       `json:"time_zone"`
 	Slots         []SlotAnswer `json:"slots"`
@@ -30,7 +31,7 @@ type SlotAnswer struct {
 }
 
 func availabilityAnswer(av booking.Availability) AvailabilityAnswer {
-	out := AvailabilityAnswer{PolicyVersion: av.PolicyVersion, SnapshotAt: av.SnapshotAt, TimeZone: av.TimeZone,
+	out := AvailabilityAnswer{PolicyVersion: av.PolicyVersion, ZoneRules: av.ZoneRules, SnapshotAt: av.SnapshotAt, TimeZone: av.TimeZone,
 		Slots: make([]SlotAnswer, 0, len(av.Slots))}
 	for _, s := range av.Slots {
 		out.Slots = append(out.Slots, SlotAnswer{StartsAt: s.StartsAt.UTC(), EndsAt: s.EndsAt.UTC(), LocalStart: s.LocalStart})

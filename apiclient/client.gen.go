@@ -74,6 +74,7 @@ const (
 	ErrorCodeWrongResourceKind      ErrorCode = "wrong_resource_kind"
 	ErrorCodeWrongScope             ErrorCode = "wrong_scope"
 	ErrorCodeWrongState             ErrorCode = "wrong_state"
+	ErrorCodeZoneRulesChanged       ErrorCode = "zone_rules_changed"
 )
 
 // Valid indicates whether the value is a known member of the ErrorCode enum.
@@ -187,6 +188,8 @@ func (e ErrorCode) Valid() bool {
 		return true
 	case ErrorCodeWrongState:
 		return true
+	case ErrorCodeZoneRulesChanged:
+		return true
 	default:
 		return false
 	}
@@ -268,6 +271,7 @@ const (
 	ReceiptReasonCodeWrongResourceKind      ReceiptReasonCode = "wrong_resource_kind"
 	ReceiptReasonCodeWrongScope             ReceiptReasonCode = "wrong_scope"
 	ReceiptReasonCodeWrongState             ReceiptReasonCode = "wrong_state"
+	ReceiptReasonCodeZoneRulesChanged       ReceiptReasonCode = "zone_rules_changed"
 )
 
 // Valid indicates whether the value is a known member of the ReceiptReasonCode enum.
@@ -384,6 +388,8 @@ func (e ReceiptReasonCode) Valid() bool {
 	case ReceiptReasonCodeWrongScope:
 		return true
 	case ReceiptReasonCodeWrongState:
+		return true
+	case ReceiptReasonCodeZoneRulesChanged:
 		return true
 	default:
 		return false
@@ -563,6 +569,7 @@ const (
 	UnavailableReceiptCodeWrongResourceKind      UnavailableReceiptCode = "wrong_resource_kind"
 	UnavailableReceiptCodeWrongScope             UnavailableReceiptCode = "wrong_scope"
 	UnavailableReceiptCodeWrongState             UnavailableReceiptCode = "wrong_state"
+	UnavailableReceiptCodeZoneRulesChanged       UnavailableReceiptCode = "zone_rules_changed"
 )
 
 // Valid indicates whether the value is a known member of the UnavailableReceiptCode enum.
@@ -676,6 +683,8 @@ func (e UnavailableReceiptCode) Valid() bool {
 		return true
 	case UnavailableReceiptCodeWrongState:
 		return true
+	case UnavailableReceiptCodeZoneRulesChanged:
+		return true
 	default:
 		return false
 	}
@@ -739,6 +748,7 @@ const (
 	UnavailableReceiptReasonCodeWrongResourceKind      UnavailableReceiptReasonCode = "wrong_resource_kind"
 	UnavailableReceiptReasonCodeWrongScope             UnavailableReceiptReasonCode = "wrong_scope"
 	UnavailableReceiptReasonCodeWrongState             UnavailableReceiptReasonCode = "wrong_state"
+	UnavailableReceiptReasonCodeZoneRulesChanged       UnavailableReceiptReasonCode = "zone_rules_changed"
 )
 
 // Valid indicates whether the value is a known member of the UnavailableReceiptReasonCode enum.
@@ -856,6 +866,8 @@ func (e UnavailableReceiptReasonCode) Valid() bool {
 		return true
 	case UnavailableReceiptReasonCodeWrongState:
 		return true
+	case UnavailableReceiptReasonCodeZoneRulesChanged:
+		return true
 	default:
 		return false
 	}
@@ -967,6 +979,9 @@ type Availability struct {
 	} `json:"slots,omitempty"`
 	SnapshotAt *time.Time `json:"snapshot_at,omitempty"`
 	TimeZone   *string    `json:"time_zone,omitempty"`
+
+	// ZoneRules the release of the IANA zone rules the slots were resolved under (e.g. 2026c); pass it back as expected_zone_rules with starts_at
+	ZoneRules *string `json:"zone_rules,omitempty"`
 }
 
 // Booking defines model for Booking.
@@ -983,7 +998,12 @@ type Booking struct {
 	DurationMinutes       *int       `json:"duration_minutes,omitempty"`
 	EndsAt                *time.Time `json:"ends_at,omitempty"`
 	ExpectedPolicyVersion string     `json:"expected_policy_version"`
-	ExtraResources        *[]string  `json:"extra_resources,omitempty"`
+
+	// ExpectedZoneRules the zone_rules an availability answer gave, with starts_at: a commit under other rules is refused zone_rules_changed (a local_start is resolved by the API, under its rules)
+	//
+	// Example: 2026c
+	ExpectedZoneRules *string   `json:"expected_zone_rules,omitempty"`
+	ExtraResources    *[]string `json:"extra_resources,omitempty"`
 
 	// LocalStart wall time in time_zone; DST gaps and overlaps are refused with candidates
 	//
@@ -1060,8 +1080,13 @@ type Intent struct {
 	EndsAt          *time.Time `json:"ends_at,omitempty"`
 
 	// ExpectedPolicyVersion the version availability gave; required with hold
-	ExpectedPolicyVersion *string   `json:"expected_policy_version,omitempty"`
-	ExtraResources        *[]string `json:"extra_resources,omitempty"`
+	ExpectedPolicyVersion *string `json:"expected_policy_version,omitempty"`
+
+	// ExpectedZoneRules the zone_rules an availability answer gave, with starts_at: a commit under other rules is refused zone_rules_changed (a local_start is resolved by the API, under its rules)
+	//
+	// Example: 2026c
+	ExpectedZoneRules *string   `json:"expected_zone_rules,omitempty"`
+	ExtraResources    *[]string `json:"extra_resources,omitempty"`
 
 	// Hold hold the slot until book; needs expected_policy_version
 	Hold *bool `json:"hold,omitempty"`
@@ -1113,6 +1138,9 @@ type Pool struct {
 type Readiness struct {
 	Checks *map[string]string `json:"checks,omitempty"`
 	Status *ReadinessStatus   `json:"status,omitempty"`
+
+	// ZoneRules the release of the IANA zone rules this process resolves local times with (GET /v1/ops/readiness only)
+	ZoneRules *string `json:"zone_rules,omitempty"`
 }
 
 // ReadinessStatus defines model for Readiness.Status.
@@ -1264,7 +1292,12 @@ type Slot struct {
 	AgentPool       *string    `json:"agent_pool,omitempty"`
 	DurationMinutes *int       `json:"duration_minutes,omitempty"`
 	EndsAt          *time.Time `json:"ends_at,omitempty"`
-	ExtraResources  *[]string  `json:"extra_resources,omitempty"`
+
+	// ExpectedZoneRules the zone_rules an availability answer gave, with starts_at: a commit under other rules is refused zone_rules_changed (a local_start is resolved by the API, under its rules)
+	//
+	// Example: 2026c
+	ExpectedZoneRules *string   `json:"expected_zone_rules,omitempty"`
+	ExtraResources    *[]string `json:"extra_resources,omitempty"`
 
 	// LocalStart wall time in time_zone; DST gaps and overlaps are refused with candidates
 	//
@@ -2010,14 +2043,14 @@ type ClientInterface interface {
 	// Corresponds with DELETE /v1/webhooks/{id} (the `DeleteV1WebhooksId` operationId).
 	DeleteV1WebhooksId(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PutV1WebhooksIdWithBody register a webhook endpoint (or point it at a new URL) and start its dispatcher. Events (booking.confirmed, booking.held, booking.cancelled, booking.moved, booking.refused, hold.expired, intent.expired, booking.settled) are posted as Standard Webhooks: webhook-id (the delivery id, an idempotency key), webhook-timestamp, webhook-signature v1,<base64 HMAC-SHA256 of id.timestamp.body>
+	// PutV1WebhooksIdWithBody register a webhook endpoint (or point it at a new URL) and start its dispatcher. Events (booking.confirmed, booking.held, booking.cancelled, booking.moved, booking.refused, booking.time_changed, hold.expired, intent.expired, booking.settled) are posted as Standard Webhooks: webhook-id (the delivery id, an idempotency key), webhook-timestamp, webhook-signature v1,<base64 HMAC-SHA256 of id.timestamp.body>
 	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with PUT /v1/webhooks/{id} (the `PutV1WebhooksId` operationId).
 	PutV1WebhooksIdWithBody(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PutV1WebhooksId register a webhook endpoint (or point it at a new URL) and start its dispatcher. Events (booking.confirmed, booking.held, booking.cancelled, booking.moved, booking.refused, hold.expired, intent.expired, booking.settled) are posted as Standard Webhooks: webhook-id (the delivery id, an idempotency key), webhook-timestamp, webhook-signature v1,<base64 HMAC-SHA256 of id.timestamp.body>
+	// PutV1WebhooksId register a webhook endpoint (or point it at a new URL) and start its dispatcher. Events (booking.confirmed, booking.held, booking.cancelled, booking.moved, booking.refused, booking.time_changed, hold.expired, intent.expired, booking.settled) are posted as Standard Webhooks: webhook-id (the delivery id, an idempotency key), webhook-timestamp, webhook-signature v1,<base64 HMAC-SHA256 of id.timestamp.body>
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2631,7 +2664,7 @@ func (c *Client) DeleteV1WebhooksId(ctx context.Context, id string, reqEditors .
 	return c.Client.Do(req)
 }
 
-// PutV1WebhooksIdWithBody register a webhook endpoint (or point it at a new URL) and start its dispatcher. Events (booking.confirmed, booking.held, booking.cancelled, booking.moved, booking.refused, hold.expired, intent.expired, booking.settled) are posted as Standard Webhooks: webhook-id (the delivery id, an idempotency key), webhook-timestamp, webhook-signature v1,<base64 HMAC-SHA256 of id.timestamp.body>
+// PutV1WebhooksIdWithBody register a webhook endpoint (or point it at a new URL) and start its dispatcher. Events (booking.confirmed, booking.held, booking.cancelled, booking.moved, booking.refused, booking.time_changed, hold.expired, intent.expired, booking.settled) are posted as Standard Webhooks: webhook-id (the delivery id, an idempotency key), webhook-timestamp, webhook-signature v1,<base64 HMAC-SHA256 of id.timestamp.body>
 //
 // Takes any type of body and a specified content type.
 //
@@ -2648,7 +2681,7 @@ func (c *Client) PutV1WebhooksIdWithBody(ctx context.Context, id string, content
 	return c.Client.Do(req)
 }
 
-// PutV1WebhooksId register a webhook endpoint (or point it at a new URL) and start its dispatcher. Events (booking.confirmed, booking.held, booking.cancelled, booking.moved, booking.refused, hold.expired, intent.expired, booking.settled) are posted as Standard Webhooks: webhook-id (the delivery id, an idempotency key), webhook-timestamp, webhook-signature v1,<base64 HMAC-SHA256 of id.timestamp.body>
+// PutV1WebhooksId register a webhook endpoint (or point it at a new URL) and start its dispatcher. Events (booking.confirmed, booking.held, booking.cancelled, booking.moved, booking.refused, booking.time_changed, hold.expired, intent.expired, booking.settled) are posted as Standard Webhooks: webhook-id (the delivery id, an idempotency key), webhook-timestamp, webhook-signature v1,<base64 HMAC-SHA256 of id.timestamp.body>
 //
 // Takes a body of the `application/json` content type.
 //
@@ -4386,14 +4419,14 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with DELETE /v1/webhooks/{id} (the `DeleteV1WebhooksId` operationId).
 	DeleteV1WebhooksIdWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*DeleteV1WebhooksIdResponse, error)
 
-	// PutV1WebhooksIdWithBodyWithResponse register a webhook endpoint (or point it at a new URL) and start its dispatcher. Events (booking.confirmed, booking.held, booking.cancelled, booking.moved, booking.refused, hold.expired, intent.expired, booking.settled) are posted as Standard Webhooks: webhook-id (the delivery id, an idempotency key), webhook-timestamp, webhook-signature v1,<base64 HMAC-SHA256 of id.timestamp.body>
+	// PutV1WebhooksIdWithBodyWithResponse register a webhook endpoint (or point it at a new URL) and start its dispatcher. Events (booking.confirmed, booking.held, booking.cancelled, booking.moved, booking.refused, booking.time_changed, hold.expired, intent.expired, booking.settled) are posted as Standard Webhooks: webhook-id (the delivery id, an idempotency key), webhook-timestamp, webhook-signature v1,<base64 HMAC-SHA256 of id.timestamp.body>
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PUT /v1/webhooks/{id} (the `PutV1WebhooksId` operationId).
 	PutV1WebhooksIdWithBodyWithResponse(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutV1WebhooksIdResponse, error)
 
-	// PutV1WebhooksIdWithResponse register a webhook endpoint (or point it at a new URL) and start its dispatcher. Events (booking.confirmed, booking.held, booking.cancelled, booking.moved, booking.refused, hold.expired, intent.expired, booking.settled) are posted as Standard Webhooks: webhook-id (the delivery id, an idempotency key), webhook-timestamp, webhook-signature v1,<base64 HMAC-SHA256 of id.timestamp.body>
+	// PutV1WebhooksIdWithResponse register a webhook endpoint (or point it at a new URL) and start its dispatcher. Events (booking.confirmed, booking.held, booking.cancelled, booking.moved, booking.refused, booking.time_changed, hold.expired, intent.expired, booking.settled) are posted as Standard Webhooks: webhook-id (the delivery id, an idempotency key), webhook-timestamp, webhook-signature v1,<base64 HMAC-SHA256 of id.timestamp.body>
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7465,7 +7498,7 @@ func (c *ClientWithResponses) DeleteV1WebhooksIdWithResponse(ctx context.Context
 	return ParseDeleteV1WebhooksIdResponse(rsp)
 }
 
-// PutV1WebhooksIdWithBodyWithResponse register a webhook endpoint (or point it at a new URL) and start its dispatcher. Events (booking.confirmed, booking.held, booking.cancelled, booking.moved, booking.refused, hold.expired, intent.expired, booking.settled) are posted as Standard Webhooks: webhook-id (the delivery id, an idempotency key), webhook-timestamp, webhook-signature v1,<base64 HMAC-SHA256 of id.timestamp.body>
+// PutV1WebhooksIdWithBodyWithResponse register a webhook endpoint (or point it at a new URL) and start its dispatcher. Events (booking.confirmed, booking.held, booking.cancelled, booking.moved, booking.refused, booking.time_changed, hold.expired, intent.expired, booking.settled) are posted as Standard Webhooks: webhook-id (the delivery id, an idempotency key), webhook-timestamp, webhook-signature v1,<base64 HMAC-SHA256 of id.timestamp.body>
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -7478,7 +7511,7 @@ func (c *ClientWithResponses) PutV1WebhooksIdWithBodyWithResponse(ctx context.Co
 	return ParsePutV1WebhooksIdResponse(rsp)
 }
 
-// PutV1WebhooksIdWithResponse register a webhook endpoint (or point it at a new URL) and start its dispatcher. Events (booking.confirmed, booking.held, booking.cancelled, booking.moved, booking.refused, hold.expired, intent.expired, booking.settled) are posted as Standard Webhooks: webhook-id (the delivery id, an idempotency key), webhook-timestamp, webhook-signature v1,<base64 HMAC-SHA256 of id.timestamp.body>
+// PutV1WebhooksIdWithResponse register a webhook endpoint (or point it at a new URL) and start its dispatcher. Events (booking.confirmed, booking.held, booking.cancelled, booking.moved, booking.refused, booking.time_changed, hold.expired, intent.expired, booking.settled) are posted as Standard Webhooks: webhook-id (the delivery id, an idempotency key), webhook-timestamp, webhook-signature v1,<base64 HMAC-SHA256 of id.timestamp.body>
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

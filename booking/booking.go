@@ -67,6 +67,10 @@ type CommitRequest struct {
 	RequestKey            string
 	Intent                Intent
 	ExpectedPolicyVersion string
+	// ExpectedZoneRules, when set, is the release of the zone rules the
+	// offer's instants were resolved under: the store refuses the commit
+	// if its own differ, as it refuses a stale policy.
+	ExpectedZoneRules string `json:",omitempty"`
 	// Hold asks for a hold that expires after the policy's hold TTL
 	// instead of a confirmed booking; HoldTTL shortens that TTL for this
 	// hold (0, or more than the policy's, is the policy's).

@@ -243,10 +243,14 @@ type AvailabilityQuery struct {
 // Availability is a snapshot of candidate slots: an offer, not a promise.
 // Only Commit decides.
 type Availability struct {
-	PolicyVersion string    `json:"policy_version"`
-	SnapshotAt    time.Time `json:"snapshot_at"`
-	TimeZone      string    `json:"time_zone"`
-	Slots         []Slot    `json:"slots"`
+	PolicyVersion string `json:"policy_version"`
+	// ZoneRules is the release of the zone rules the slots' instants
+	// were resolved under; a booking may pass it back as
+	// expected_zone_rules.
+	ZoneRules  string    `json:"zone_rules"`
+	SnapshotAt time.Time `json:"snapshot_at"`
+	TimeZone   string    `json:"time_zone"`
+	Slots      []Slot    `json:"slots"`
 }
 
 // Slot is one free start time.

@@ -7,18 +7,21 @@ type Code string
 
 // Refusal codes. They are part of the API: agents and tests match on them.
 const (
-	CodeInvalidRequestKey     Code = "invalid_request_key"
-	CodeRequestKeyReused      Code = "request_key_reused"
-	CodeMissingField          Code = "missing_field"
-	CodeInvalidTimeRange      Code = "invalid_time_range"
-	CodeUnknownTimeZone       Code = "unknown_time_zone"
-	CodeTimeZoneMismatch      Code = "time_zone_mismatch"
-	CodeDuplicateResource     Code = "duplicate_resource"
-	CodeTooManyResources      Code = "too_many_resources"
-	CodeUnknownResource       Code = "unknown_resource"
-	CodeWrongResourceKind     Code = "wrong_resource_kind"
-	CodeNoCurrentPolicy       Code = "no_current_policy"
-	CodePolicyVersionChanged  Code = "policy_version_changed"
+	CodeInvalidRequestKey    Code = "invalid_request_key"
+	CodeRequestKeyReused     Code = "request_key_reused"
+	CodeMissingField         Code = "missing_field"
+	CodeInvalidTimeRange     Code = "invalid_time_range"
+	CodeUnknownTimeZone      Code = "unknown_time_zone"
+	CodeTimeZoneMismatch     Code = "time_zone_mismatch"
+	CodeDuplicateResource    Code = "duplicate_resource"
+	CodeTooManyResources     Code = "too_many_resources"
+	CodeUnknownResource      Code = "unknown_resource"
+	CodeWrongResourceKind    Code = "wrong_resource_kind"
+	CodeNoCurrentPolicy      Code = "no_current_policy"
+	CodePolicyVersionChanged Code = "policy_version_changed"
+	// CodeZoneRulesChanged: the offer was resolved under another release
+	// of the zone rules than the store's.
+	CodeZoneRulesChanged      Code = "zone_rules_changed"
 	CodeOutsideBookableHours  Code = "outside_bookable_hours"
 	CodeTooShortNotice        Code = "too_short_notice"
 	CodeStartsInPast          Code = "starts_in_past"

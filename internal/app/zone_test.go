@@ -184,3 +184,28 @@ func kinds(events []booking.Event) []string {
 	}
 	return out
 }
+
+// Availability names the zone rules its instants were resolved under; a
+// booking that passes back another release is refused as a stale offer.
+func TestAnOfferUnderOtherZoneRulesIsRefusedThroughTheAPI(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	url := f.serveAPI(api.Config{})
+	start := slot(t, 10)
+	var av api.AvailabilityAnswer
+	q := "?property_id=paris-11&agent_id=agent-00&from=" + start.Format(time.RFC3339) + "&to=" + start.Add(time.Hour).Format(time.RFC3339)
+	require.Equal(t, http.StatusOK, f.call("GET", url+"/v1/availability"+q, nil, &av))
+	require.Equal(t, localtime.Version(), av.ZoneRules)
+
+	stale := bookingBody(uuid.NewString(), start)
+	stale.ExpectedZoneRules = "2025b"
+	var r receipt.Receipt
+	require.Equal(t, http.StatusOK, f.call("POST", url+"/v1/bookings", stale, &r))
+	require.Equal(t, receipt.StatusRejected, r.Status)
+	require.Equal(t, string(booking.CodeZoneRulesChanged), r.Reason.Code, r.Reason.Message)
+
+	fresh := bookingBody(uuid.NewString(), start)
+	fresh.ExpectedZoneRules = av.ZoneRules
+	require.Equal(t, http.StatusOK, f.call("POST", url+"/v1/bookings", fresh, &r))
+	require.Equal(t, receipt.StatusConfirmed, r.Status)
+}

@@ -41,6 +41,7 @@ var tables = map[Lang]map[string]string{
 
 		"reason_default": "the booking system refused it; offer another time",
 		reasonKey(booking.CodePolicyVersionChanged): "the booking rules changed since availability was read; check availability again",
+		reasonKey(booking.CodeZoneRulesChanged):     "the time zone rules changed since availability was read; check availability again",
 		reasonKey(booking.CodeOutsideBookableHours): "that time is outside visiting hours; offer another time",
 		reasonKey(booking.CodeTooShortNotice):       "that time is too soon to arrange; offer a later one",
 		reasonKey(booking.CodeStartsInPast):         "that time has already passed",
@@ -83,6 +84,7 @@ var tables = map[Lang]map[string]string{
 
 		"reason_default": "预订系统拒绝了这个请求，请提供其他时间",
 		reasonKey(booking.CodePolicyVersionChanged): "查询空闲时间之后预订规则有变，请重新查询",
+		reasonKey(booking.CodeZoneRulesChanged):     "查询空闲时间之后时区规则有变，请重新查询",
 		reasonKey(booking.CodeOutsideBookableHours): "这个时间不在看房时段内，请提供其他时间",
 		reasonKey(booking.CodeTooShortNotice):       "这个时间太近来不及安排，请提供晚一点的时间",
 		reasonKey(booking.CodeStartsInPast):         "这个时间已经过去了",

@@ -102,7 +102,8 @@ func (s *Store) availability(ctx context.Context, tx pgx.Tx, q booking.Availabil
 		dur = time.Duration(p.SlotMinutes) * time.Minute
 	}
 	loc := ruledGroups[0][0].loc
-	out := booking.Availability{PolicyVersion: p.Version, SnapshotAt: now, TimeZone: prop.TimeZone, Slots: []booking.Slot{}}
+	out := booking.Availability{PolicyVersion: p.Version, ZoneRules: localtime.Version(), SnapshotAt: now, TimeZone: prop.TimeZone,
+		Slots: []booking.Slot{}}
 	for _, start := range candidateStarts(*p, prop.Rules, loc, q.From, q.To, dur) {
 		end := start.Add(dur)
 		if end.After(q.To) {

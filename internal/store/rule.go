@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/localtime"
 )
 
 // This file is the commit rule: whether an intent may be booked under the
@@ -42,6 +43,9 @@ func (st *commitState) check(req CommitRequest, now time.Time) error {
 	case req.ExpectedPolicyVersion != p.Version:
 		return booking.Rejectf(booking.CodePolicyVersionChanged,
 			"expected policy %q but %q is in force: refresh availability", req.ExpectedPolicyVersion, p.Version)
+	case req.ExpectedZoneRules != "" && req.ExpectedZoneRules != localtime.Version():
+		return booking.Rejectf(booking.CodeZoneRulesChanged,
+			"offered under zone rules %s but %s are in use: refresh availability", req.ExpectedZoneRules, localtime.Version())
 	case len(st.missing) > 0:
 		return booking.Rejectf(booking.CodeUnknownResource, "unknown resource %s", strings.Join(st.missing, ", "))
 	}

@@ -148,3 +148,23 @@ func TestABookingThatCannotFollowIsFlaggedNotMoved(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, booking.ZoneRulesReport{}, again, "a second pass changes nothing")
 }
+
+// An offer made under other zone rules is refused like a stale policy:
+// its instant may no longer read as the local time it was offered at.
+func TestAnOfferUnderOtherZoneRulesIsRefused(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.vancouver(t)
+	stale := commitReq("stale", vanIntent("van-agent-1", underOldRules))
+	stale.ExpectedZoneRules = "2025b"
+	_, err := f.store.Commit(f.ctx, stale)
+	requireCode(t, err, booking.CodeZoneRulesChanged)
+	b, err := f.store.Decision(f.ctx, "stale")
+	require.NoError(t, err)
+	require.NotNil(t, b.Refusal, "recorded, as any refusal")
+
+	current := commitReq("current", vanIntent("van-agent-1", underNewRules))
+	current.ExpectedZoneRules = localtime.Version()
+	_, err = f.store.Commit(f.ctx, current)
+	require.NoError(t, err)
+}
