@@ -72,3 +72,13 @@ func TestLoadZoneRefusesWhatIsNotAZone(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "Europe/Paris", loc.String())
 }
+
+// The README and the time page name the release in use.
+func TestTheDocsNameTheZoneRulesInUse(t *testing.T) {
+	t.Parallel()
+	for _, page := range []string{"../../README.md", "../../docs/time.md"} {
+		text, err := os.ReadFile(page)
+		require.NoError(t, err)
+		require.Contains(t, string(text), localtime.Version(), "%s names the zone rules in use", page)
+	}
+}
