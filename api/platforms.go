@@ -55,7 +55,7 @@ func (s *Server) retell(w http.ResponseWriter, r *http.Request) error {
 	if tool == "" || conv == "" {
 		return badRequest(codeBadJSON, "want {name, call: {call_id}, args}, or the arguments alone at /v1/tools/retell/{tool} with X-Call-Id")
 	}
-	return writeJSON(w, http.StatusOK, map[string]string{"result": s.tool(r.Context(), conv, tool, args)})
+	return writeJSON(w, http.StatusOK, map[string]string{"result": s.tool(r.Context(), conv, tool, args).Text})
 }
 
 // retellVerified checks Retell's signature, when a key is set. In "args
@@ -149,8 +149,8 @@ func vapiSigned(body []byte, signature, ts, secret string, now time.Time) bool {
 // and ServerMessageToolCalls in Vapi's OpenAPI): each call of
 // message.toolCallList (or, failing that, of toolWithToolCallList) runs in
 // the conversation of message.call.id, and the answer is HTTP 200 with
-// {"results":[{name, toolCallId, result}]}, in the calls' order, each
-// result one line. A body that is not a tool-calls message gets 400.
+// {"results":[{name, toolCallId, result or error}]}, in the calls' order,
+// each one line. A body that is not a tool-calls message gets 400.
 func (s *Server) vapi(w http.ResponseWriter, r *http.Request) error {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
@@ -169,11 +169,20 @@ func (s *Server) vapi(w http.ResponseWriter, r *http.Request) error {
 	}
 	out := vapiResults{Results: make([]vapiResult, 0, len(calls))}
 	for _, tc := range calls {
-		text := notDone(string(booking.CodeMissingField), "the message names no call (message.call.id)")
+		ans := notDoneAnswer(string(booking.CodeMissingField), "the message names no call (message.call.id)")
 		if msg.Message.Call.ID != "" {
-			text = s.tool(r.Context(), msg.Message.Call.ID, tc.name(), tc.args())
+			ans = s.tool(r.Context(), msg.Message.Call.ID, tc.name(), tc.args())
 		}
-		out.Results = append(out.Results, vapiResult{Name: tc.name(), ToolCallID: tc.ID, Result: oneLine(text)})
+		res := vapiResult{Name: tc.name(), ToolCallID: tc.ID}
+		// A call that did nothing is Vapi's error (its request-failed
+		// path); conflicts, refusals and pending are results, which the
+		// model words from their [status].
+		if ans.NotDone() {
+			res.Error = oneLine(ans.Text)
+		} else {
+			res.Result = oneLine(ans.Text)
+		}
+		out.Results = append(out.Results, res)
 	}
 	return writeJSON(w, http.StatusOK, out)
 }
@@ -248,10 +257,14 @@ type vapiResults struct {
 	Results []vapiResult `json:"results"`
 }
 
+// vapiResult is Vapi's ToolCallResult: result when the call did
+// something (a confirmation, a conflict, a refusal, a pending outcome),
+// error when it did nothing; HTTP 200 either way, as Vapi requires.
 type vapiResult struct {
 	Name       string `json:"name"`
 	ToolCallID string `json:"toolCallId"`
-	Result     string `json:"result"`
+	Result     string `json:"result,omitempty"`
+	Error      string `json:"error,omitempty"`
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

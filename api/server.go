@@ -97,6 +97,8 @@ type Server struct {
 	names  *names
 	// replays binds Retell's signatures to what they signed.
 	replays *replays
+	// mcpServer serves /v1/mcp over the same tools.
+	mcpServer http.Handler
 }
 
 // New builds the API over a sagaclient.
@@ -127,6 +129,7 @@ func New(c *sagaclient.Client, cfg Config) *Server {
 		limits = *cfg.Limits
 	}
 	s := &Server{client: c, cfg: cfg, limits: &limiters{limits: limits}, names: &names{src: cfg.Names, got: map[string]nameEntry{}}, replays: &replays{}}
+	s.mcpServer = s.mcpHandler()
 	s.registerMetrics()
 	return s
 }
@@ -189,6 +192,7 @@ func (s *Server) routes() []route {
 		{"GET", "/v1/tools/retell/functions", apikey.ScopeAgent, s.retellFunctions, nil},
 		{"GET", "/v1/tools/vapi/tools", apikey.ScopeAgent, s.vapiTools, nil},
 		{"POST", "/v1/tools/vapi", platformScope(s.cfg.VapiSecret + s.cfg.VapiHMACSecret), s.vapi, s.vapiVerified},
+		{"POST", "/v1/mcp", apikey.ScopeAgent, s.mcp, nil},
 	}
 }
 

@@ -21,10 +21,20 @@ type param struct {
 }
 
 type toolDef struct {
-	name, desc string
-	params     []param
-	run        func(s *Server, ctx context.Context, conv string, a toolArgs) (string, error)
+	name, title, desc string
+	// effect is what a call does to the bookings, for MCP's annotations.
+	effect effect
+	params []param
+	run    func(s *Server, ctx context.Context, conv string, a toolArgs) (toolAnswer, error)
 }
+
+type effect int
+
+const (
+	readOnly    effect = iota
+	additive           // adds (a choice, a hold, a booking); the same call again adds nothing more
+	destructive        // lets a booking go; the same call again changes nothing more
+)
 
 // The arguments that name a slot, shared by the tools that take one.
 var slotParams = []param{
@@ -59,46 +69,54 @@ func optional(ps []param) []param {
 }
 
 var toolDefs = []toolDef{
-	{name: "check_availability", desc: "Free start times for a property and an agent on one local day (date) or between two instants (from, to). An offer, not a booking.",
+	{name: "check_availability", title: "Check availability", effect: readOnly, desc: "Free start times for a property and an agent on one local day (date) or between two instants (from, to). An offer, not a booking.",
 		params: []param{slotParams[0], slotParams[1], slotParams[2],
 			{name: "date", kind: "string", desc: "the local day, YYYY-MM-DD"},
 			{name: "from", kind: "string", desc: "or the window's start, RFC 3339"},
 			{name: "to", kind: "string", desc: "and its end, RFC 3339"},
 			slotParams[5], slotParams[6], slotParams[7]},
 		run: (*Server).toolAvailability},
-	{name: "select_slot", desc: "Record the slot the caller chose, before book. With hold, the slot is held until book or the hold's expiry.",
+	{name: "select_slot", title: "Select a slot", effect: additive, desc: "Record the slot the caller chose, before book. With hold, the slot is held until book or the hold's expiry.",
 		params: with(slotParams, param{name: "hold", kind: "boolean", desc: "hold the slot until book (needs expected_policy_version)"}, policyParam),
 		run:    (*Server).toolSelect},
-	{name: "book", desc: "Book the chosen slot. Word the reply from the status in brackets alone: only [confirmed] means booked.",
+	{name: "book", title: "Book", effect: additive, desc: "Book the chosen slot. Word the reply from the status in brackets alone: only [confirmed] means booked.",
 		params: with(slotParams, required(policyParam), param{name: "contact", kind: "object", desc: "the caller's name and phone, for the agency only",
 			props: []param{{name: "name", kind: "string", desc: "the caller's name"}, {name: "phone", kind: "string", desc: "the caller's phone number"}}}),
 		run: (*Server).toolBook},
-	{name: "booking_status", desc: "What became of a booking made in this call (request_key), or of one the caller quotes (reference, BS-XXXX-XXXX).",
+	{name: "booking_status", title: "Booking status", effect: readOnly, desc: "What became of a booking made in this call (request_key), or of one the caller quotes (reference, BS-XXXX-XXXX).",
 		params: []param{{name: "request_key", kind: "string", desc: "the request_key an earlier tool answered"},
 			{name: "reference", kind: "string", desc: "the reference the caller quotes, BS-XXXX-XXXX"}},
 		run: (*Server).toolStatus},
-	{name: "cancel_booking", desc: "Cancel a booking made in this call.",
+	{name: "cancel_booking", title: "Cancel a booking", effect: destructive, desc: "Cancel a booking made in this call.",
 		params: []param{{name: "request_key", kind: "string", desc: "the booking's request_key", required: true}},
 		run:    (*Server).toolCancel},
-	{name: "reschedule_booking", desc: "Move a booking made in this call to a new time: the new slot is booked first, then the old one released. Give what changes, the new local_start at the least; the rest stays as booked.",
+	{name: "reschedule_booking", title: "Reschedule a booking", effect: destructive, desc: "Move a booking made in this call to a new time: the new slot is booked first, then the old one released. Give what changes, the new local_start at the least; the rest stays as booked.",
 		params: with([]param{{name: "request_key", kind: "string", desc: "the booking's request_key", required: true}}, optional(with(slotParams, policyParam))...),
 		run:    (*Server).toolReschedule},
 }
 
-func (s *Server) runTool(ctx context.Context, conv, name string, a toolArgs) (string, error) {
+func (s *Server) runTool(ctx context.Context, conv, name string, a toolArgs) (toolAnswer, error) {
 	for _, d := range toolDefs {
 		if d.name == name {
 			return d.run(s, ctx, conv, a)
 		}
 	}
-	return "", badRequest(booking.CodeMissingField, "unknown tool %q", name)
+	return toolAnswer{}, badRequest(booking.CodeMissingField, "unknown tool %q", name)
 }
 
 // schema is a tool's arguments as a JSON Schema object.
-func (d toolDef) schema() map[string]any { return objectSchema(append(d.params, languageParam)) }
+func (d toolDef) schema() map[string]any {
+	return objectSchema(append(append([]param{}, d.params...), languageParam, conversationParam))
+}
 
 // languageParam is every tool's: the language of the line it answers.
 var languageParam = param{name: "language", kind: "string", desc: "the language to answer in: en (the default) or zh"}
+
+// conversationParam names the call where the platform sends no call id
+// of its own (an MCP client without the X-Call-Id header): the bookings
+// a conversation makes are its own.
+var conversationParam = param{name: "conversation_id", kind: "string",
+	desc: "this call's id, the same for every tool call in it; only where the platform sends no call id itself"}
 
 func objectSchema(ps []param) map[string]any {
 	props := map[string]any{}

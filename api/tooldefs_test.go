@@ -71,9 +71,9 @@ func TestTheExportedToolsAreExactlyTheServedOnes(t *testing.T) {
 		served = append(served, d.name)
 		// Dispatched: a call with no arguments is refused for what it
 		// lacks, never as an unknown tool.
-		require.NotContains(t, s.tool(context.Background(), "conv", d.name, nil), "unknown tool", d.name)
+		require.NotContains(t, s.tool(context.Background(), "conv", d.name, nil).Text, "unknown tool", d.name)
 	}
-	require.Contains(t, s.tool(context.Background(), "conv", "no_such_tool", nil), "unknown tool")
+	require.Contains(t, s.tool(context.Background(), "conv", "no_such_tool", nil).Text, "unknown tool")
 
 	vapi := exported(t, "/v1/tools/vapi/tools")["tools"].([]any)
 	retell := exported(t, "/v1/tools/retell/functions")["general_tools"].([]any)

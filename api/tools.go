@@ -39,72 +39,107 @@ type toolArgs struct {
 	// Language picks the spoken lines' language (en, zh); the default is
 	// the API's.
 	Language string `json:"language,omitempty"`
-	lang     speech.Lang
+	// ConversationID names the call on MCP when no X-Call-Id header does.
+	ConversationID string `json:"conversation_id,omitempty"`
+	lang           speech.Lang
 }
 
-// tool runs one tool call for a conversation and returns its one-line result.
-func (s *Server) tool(ctx context.Context, conversationID, name string, raw json.RawMessage) string {
+// toolAnswer is a tool call's answer: the one line every platform gets
+// (its [status] tag, then what to say), and what it speaks of, for the
+// platforms that take structured results (MCP).
+type toolAnswer struct {
+	Text         string
+	Receipt      *receipt.Receipt
+	Availability *AvailabilityAnswer
+	// RequestKey is the key a choice (select_slot) was given.
+	RequestKey string
+}
+
+// notDoneAnswer is a call that did nothing; Retryable says the same call
+// may simply be sent again (a technical failure).
+func notDoneAnswer(code, msg string) toolAnswer { return toolAnswer{Text: notDone(code, msg)} }
+
+// NotDone reports an answer whose call did nothing.
+func (t toolAnswer) NotDone() bool { return strings.HasPrefix(t.Text, "[not_done") }
+
+// tool runs one tool call for a conversation.
+func (s *Server) tool(ctx context.Context, conversationID, name string, raw json.RawMessage) toolAnswer {
+	args, bad := readToolArgs(raw)
+	if bad != nil {
+		return *bad
+	}
+	return s.toolWith(ctx, conversationID, name, args)
+}
+
+// readToolArgs reads a call's arguments: an object, or (as some
+// platforms send them) a JSON string holding one.
+func readToolArgs(raw json.RawMessage) (toolArgs, *toolAnswer) {
 	var args toolArgs
-	// Some platforms send arguments as a JSON string.
 	var str string
 	if bytes.HasPrefix(bytes.TrimSpace(raw), []byte(`"`)) && json.Unmarshal(raw, &str) == nil {
 		raw = json.RawMessage(str)
 	}
 	if len(bytes.TrimSpace(raw)) > 0 {
 		if err := json.Unmarshal(raw, &args); err != nil {
-			return notDone(string(codeBadJSON), "could not read the arguments: "+jsonProblem(err))
+			bad := notDoneAnswer(string(codeBadJSON), "could not read the arguments: "+jsonProblem(err))
+			return args, &bad
 		}
 	}
+	return args, nil
+}
+
+// toolWith runs one tool call with its arguments read.
+func (s *Server) toolWith(ctx context.Context, conversationID, name string, args toolArgs) toolAnswer {
 	lang, err := s.language(args.Language)
 	if err != nil {
-		return notDone(string(booking.CodeMissingField), err.Error())
+		return notDoneAnswer(string(booking.CodeMissingField), err.Error())
 	}
 	args.lang = lang
-	text, err := s.runTool(ctx, conversationID, name, args)
+	out, err := s.runTool(ctx, conversationID, name, args)
 	var e *Error
 	if errors.As(err, &e) && len(e.Candidates) == 2 {
 		// A local time the clocks skip or pass twice: ask, never guess.
-		return "[not_done: " + e.Code + "] " + speech.Speaker{Lang: lang}.LocalTimeQuestion(e.Code == string(codeAmbiguousTime),
-			args.LocalStart[:min(len(args.LocalStart), len(localtime.Layout))], e.Candidates[0], e.Candidates[1], args.TimeZone)
+		return toolAnswer{Text: "[not_done: " + e.Code + "] " + speech.Speaker{Lang: lang}.LocalTimeQuestion(e.Code == string(codeAmbiguousTime),
+			args.LocalStart[:min(len(args.LocalStart), len(localtime.Layout))], e.Candidates[0], e.Candidates[1], args.TimeZone)}
 	}
 	if err != nil {
-		return toolError(err)
+		return toolAnswer{Text: toolError(err)}
 	}
-	return text
+	return out
 }
 
 // toolSelect records the caller's choice in the conversation, holding
 // the slot when asked.
-func (s *Server) toolSelect(ctx context.Context, conv string, a toolArgs) (string, error) {
+func (s *Server) toolSelect(ctx context.Context, conv string, a toolArgs) (toolAnswer, error) {
 	in, e := a.Slot.Intent(s.cfg.Now())
 	if e != nil {
-		return "", e
+		return toolAnswer{}, e
 	}
 	// A hold is a booking in the making: until its outcome is known it
 	// holds the conversation, as a book does.
 	ch, err := s.client.Choose(ctx, conv, in, a.Hold)
 	if err != nil {
-		return "", err
+		return toolAnswer{}, err
 	}
-	if text, held, err := s.held(ctx, conv, a.lang, ch.Outstanding); err != nil || held {
-		return text, err
+	if out, held, err := s.held(ctx, conv, a.lang, ch.Outstanding); err != nil || held {
+		return out, err
 	}
 	if a.Hold {
 		return s.toolHold(ctx, conv, ch.RequestKey, a)
 	}
-	return "[selected] " + s.speaker(ctx, a.lang, in.PropertyID).Readback(in.PropertyID, in.StartsAt, in.TimeZone) +
-		" For the tools: request_key " + ch.RequestKey + ".", nil
+	return toolAnswer{Text: "[selected] " + s.speaker(ctx, a.lang, in.PropertyID).Readback(in.PropertyID, in.StartsAt, in.TimeZone) +
+		" For the tools: request_key " + ch.RequestKey + ".", RequestKey: ch.RequestKey}, nil
 }
 
 // toolStatus reads a booking of this conversation, or one the caller
 // quotes by its reference (which reads and changes nothing).
-func (s *Server) toolStatus(ctx context.Context, conv string, a toolArgs) (string, error) {
+func (s *Server) toolStatus(ctx context.Context, conv string, a toolArgs) (toolAnswer, error) {
 	if a.RequestKey == "" && a.Reference != "" {
 		r, err := s.client.ByReference(ctx, a.Reference)
-		return s.result(ctx, a.lang, r), err
+		return s.spoken(ctx, a.lang, r), err
 	}
 	if err := s.ours(ctx, conv, a.RequestKey); err != nil {
-		return "", err
+		return toolAnswer{}, err
 	}
 	r, err := s.client.Status(ctx, a.RequestKey)
 	if errors.Is(err, sagaclient.ErrNotFound) {
@@ -112,46 +147,46 @@ func (s *Server) toolStatus(ctx context.Context, conv string, a toolArgs) (strin
 		// not hold the conversation any longer.
 		s.tell(ctx, conv, a.RequestKey, s.client.Retire)
 	}
-	line := s.result(ctx, a.lang, r)
+	out := s.spoken(ctx, a.lang, r)
 	if r.Status == receipt.StatusRescheduled && r.ReplacedBy != "" {
 		// Not for the caller's ears: the key the model follows the move by.
-		line += " For the tools: the new booking's request_key is " + r.ReplacedBy + "."
+		out.Text += " For the tools: the new booking's request_key is " + r.ReplacedBy + "."
 	}
-	return line, err
+	return out, err
 }
 
-func (s *Server) toolCancel(ctx context.Context, conv string, a toolArgs) (string, error) {
+func (s *Server) toolCancel(ctx context.Context, conv string, a toolArgs) (toolAnswer, error) {
 	if err := s.ours(ctx, conv, a.RequestKey); err != nil {
-		return "", err
+		return toolAnswer{}, err
 	}
 	r, err := s.client.Cancel(ctx, a.RequestKey)
 	if err == nil && r.Status == receipt.StatusCancelled {
 		// Choosing the same slot again later is a new booking.
 		s.tell(ctx, conv, a.RequestKey, s.client.Retire)
 	}
-	return s.result(ctx, a.lang, r), err
+	return s.spoken(ctx, a.lang, r), err
 }
 
 // toolBook resolves the key through the intent rule, so a tool call the
 // model re-issues (with a new tool-call id) lands on the same booking.
-func (s *Server) toolBook(ctx context.Context, conv string, a toolArgs) (string, error) {
+func (s *Server) toolBook(ctx context.Context, conv string, a toolArgs) (toolAnswer, error) {
 	if a.ExpectedPolicyVersion == "" {
-		return "", badRequest(booking.CodeMissingField, "expected_policy_version is required: use the one check_availability gave")
+		return toolAnswer{}, badRequest(booking.CodeMissingField, "expected_policy_version is required: use the one check_availability gave")
 	}
 	req, e := commitRequest(a.Slot, a.ExpectedPolicyVersion, a.Contact, s.cfg.Now())
 	if e != nil {
-		return "", e
+		return toolAnswer{}, e
 	}
 	ch, err := s.client.Choose(ctx, conv, req.Intent, true)
 	if err != nil {
-		return "", err
+		return toolAnswer{}, err
 	}
-	if text, held, err := s.held(ctx, conv, a.lang, ch.Outstanding); err != nil || held {
-		return text, err
+	if out, held, err := s.held(ctx, conv, a.lang, ch.Outstanding); err != nil || held {
+		return out, err
 	}
 	r, err := s.client.Commit(ctx, ch.RequestKey, req)
 	s.settle(ctx, conv, ch.RequestKey, r, err)
-	return s.result(ctx, a.lang, r), err
+	return s.spoken(ctx, a.lang, r), err
 }
 
 // tell updates the conversation's bookkeeping about a key once its booking
@@ -165,14 +200,16 @@ func (s *Server) tell(ctx context.Context, conv, key string, update func(context
 }
 
 // toolHold holds the chosen slot until book confirms it.
-func (s *Server) toolHold(ctx context.Context, conv, key string, a toolArgs) (string, error) {
+func (s *Server) toolHold(ctx context.Context, conv, key string, a toolArgs) (toolAnswer, error) {
 	req, e := commitRequest(a.Slot, a.ExpectedPolicyVersion, nil, s.cfg.Now())
 	if e != nil {
-		return "", e
+		return toolAnswer{}, e
 	}
 	r, err := s.client.Hold(ctx, key, req)
 	s.settle(ctx, conv, key, r, err)
-	return s.result(ctx, a.lang, r) + " request_key " + key + ".", err
+	out := s.spoken(ctx, a.lang, r)
+	out.Text += " request_key " + key + "."
+	return out, err
 }
 
 // settle tells the conversation how a booking call under key came out:
@@ -193,13 +230,15 @@ func (s *Server) settle(ctx context.Context, conv, key string, r receipt.Receipt
 // held answers a call that would start another booking while one of this
 // conversation's is still pending: the article's rule is that a pending
 // outcome holds the conversation until it is settled.
-func (s *Server) held(ctx context.Context, conv string, lang speech.Lang, outstanding []string) (string, bool, error) {
+func (s *Server) held(ctx context.Context, conv string, lang speech.Lang, outstanding []string) (toolAnswer, bool, error) {
 	r, err := s.pendingEarlier(ctx, conv, outstanding)
 	if err != nil || r == nil {
-		return "", false, err
+		return toolAnswer{}, false, err
 	}
-	return s.result(ctx, lang, *r) + " An earlier booking in this call is not settled: check it with booking_status (request_key " +
-		r.RequestKey + ") before booking anything else.", true, nil
+	out := s.spoken(ctx, lang, *r)
+	out.Text += " An earlier booking in this call is not settled: check it with booking_status (request_key " +
+		r.RequestKey + ") before booking anything else."
+	return out, true, nil
 }
 
 // pendingEarlier is the rule every entry point that starts a booking (a
@@ -219,28 +258,28 @@ func final(r receipt.Receipt) bool {
 	return r.Status == receipt.StatusConflict || r.Status == receipt.StatusRejected && (r.Reason == nil || !r.Reason.Retryable)
 }
 
-func (s *Server) toolReschedule(ctx context.Context, conv string, a toolArgs) (string, error) {
+func (s *Server) toolReschedule(ctx context.Context, conv string, a toolArgs) (toolAnswer, error) {
 	if err := s.ours(ctx, conv, a.RequestKey); err != nil {
-		return "", err
+		return toolAnswer{}, err
 	}
 	body := RescheduleBody{Slot: a.Slot, ExpectedPolicyVersion: a.ExpectedPolicyVersion}
 	if err := s.defaultMove(ctx, a.RequestKey, &body); err != nil {
-		return "", err
+		return toolAnswer{}, err
 	}
 	req, e := commitRequest(body.Slot, body.ExpectedPolicyVersion, nil, s.cfg.Now())
 	if e != nil {
-		return "", e
+		return toolAnswer{}, e
 	}
 	ch, err := s.client.Choose(ctx, conv, req.Intent, true)
 	if err != nil {
-		return "", err
+		return toolAnswer{}, err
 	}
-	if text, held, err := s.held(ctx, conv, a.lang, ch.Outstanding); err != nil || held {
-		return text, err
+	if out, held, err := s.held(ctx, conv, a.lang, ch.Outstanding); err != nil || held {
+		return out, err
 	}
 	r, err := s.client.Reschedule(ctx, a.RequestKey, ch.RequestKey, req)
 	s.settle(ctx, conv, ch.RequestKey, r, err)
-	return s.result(ctx, a.lang, r), err
+	return s.spoken(ctx, a.lang, r), err
 }
 
 // ours refuses a key this conversation did not make: a voice tool acts
@@ -259,7 +298,7 @@ func (s *Server) ours(ctx context.Context, conv, key string) error {
 	return nil
 }
 
-func (s *Server) toolAvailability(ctx context.Context, _ string, a toolArgs) (string, error) {
+func (s *Server) toolAvailability(ctx context.Context, _ string, a toolArgs) (toolAnswer, error) {
 	q := booking.AvailabilityQuery{PropertyID: a.PropertyID, AgentID: a.AgentID, AgentPool: a.AgentPool, ExtraResources: a.ExtraResources,
 		Duration: time.Duration(a.DurationMinutes) * time.Minute}
 	if q.AgentID == anyAgent && q.AgentPool != "" {
@@ -276,14 +315,15 @@ func (s *Server) toolAvailability(ctx context.Context, _ string, a toolArgs) (st
 		}
 	}
 	if err != nil {
-		return "", badRequest(codeInvalidTime, "give date (YYYY-MM-DD with time_zone) or from and to (RFC 3339)")
+		return toolAnswer{}, badRequest(codeInvalidTime, "give date (YYYY-MM-DD with time_zone) or from and to (RFC 3339)")
 	}
 	av, err := s.client.Availability(ctx, q)
 	if err != nil {
-		return "", err
+		return toolAnswer{}, err
 	}
+	ans := availabilityAnswer(av)
 	if len(av.Slots) == 0 {
-		return fmt.Sprintf("No free time then (policy %s). Offer another day.", av.PolicyVersion), nil
+		return toolAnswer{Text: fmt.Sprintf("[offered] No free time then (policy %s). Offer another day.", av.PolicyVersion), Availability: &ans}, nil
 	}
 	var times []string
 	for i, sl := range av.Slots {
@@ -293,7 +333,8 @@ func (s *Server) toolAvailability(ctx context.Context, _ string, a toolArgs) (st
 		}
 		times = append(times, sl.LocalStart)
 	}
-	return fmt.Sprintf("Free: %s. Pass expected_policy_version %s when booking.", strings.Join(times, "; "), av.PolicyVersion), nil
+	return toolAnswer{Text: fmt.Sprintf("[offered] Free: %s. Pass expected_policy_version %s when booking.", strings.Join(times, "; "), av.PolicyVersion),
+		Availability: &ans}, nil
 }
 
 func localDay(date, zone string) (time.Time, time.Time, error) {
@@ -347,6 +388,13 @@ func (s *Server) speaker(ctx context.Context, lang speech.Lang, ids ...string) s
 // say is the line for r, with its resources' display names.
 func (s *Server) say(ctx context.Context, lang speech.Lang, r receipt.Receipt) string {
 	return s.speaker(ctx, lang, r.PropertyRef, r.AgentRef).Receipt(r)
+}
+
+// spoken is result with the receipt it speaks of, its line filled in.
+func (s *Server) spoken(ctx context.Context, lang speech.Lang, r receipt.Receipt) toolAnswer {
+	text := s.result(ctx, lang, r)
+	r.Spoken = text[strings.Index(text, "] ")+2:]
+	return toolAnswer{Text: text, Receipt: &r}
 }
 
 // result is what a tool answers the model for r: its status, and a

@@ -1329,6 +1329,9 @@ type ToolArgsBook struct {
 		Phone *string `json:"phone,omitempty"`
 	} `json:"contact,omitempty"`
 
+	// ConversationId this call's id, the same for every tool call in it; only where the platform sends no call id itself
+	ConversationId *string `json:"conversation_id,omitempty"`
+
 	// DurationMinutes the viewing's length in minutes
 	DurationMinutes *int `json:"duration_minutes,omitempty"`
 
@@ -1356,6 +1359,9 @@ type ToolArgsBook struct {
 
 // ToolArgsBookingStatus defines model for ToolArgs_booking_status.
 type ToolArgsBookingStatus struct {
+	// ConversationId this call's id, the same for every tool call in it; only where the platform sends no call id itself
+	ConversationId *string `json:"conversation_id,omitempty"`
+
 	// Language the language to answer in: en (the default) or zh
 	Language *string `json:"language,omitempty"`
 
@@ -1368,6 +1374,9 @@ type ToolArgsBookingStatus struct {
 
 // ToolArgsCancelBooking defines model for ToolArgs_cancel_booking.
 type ToolArgsCancelBooking struct {
+	// ConversationId this call's id, the same for every tool call in it; only where the platform sends no call id itself
+	ConversationId *string `json:"conversation_id,omitempty"`
+
 	// Language the language to answer in: en (the default) or zh
 	Language *string `json:"language,omitempty"`
 
@@ -1382,6 +1391,9 @@ type ToolArgsCheckAvailability struct {
 
 	// AgentPool a team: whichever of its agents is free, in place of agent_id; the result names the agent booked
 	AgentPool *string `json:"agent_pool,omitempty"`
+
+	// ConversationId this call's id, the same for every tool call in it; only where the platform sends no call id itself
+	ConversationId *string `json:"conversation_id,omitempty"`
 
 	// Date the local day, YYYY-MM-DD
 	Date *string `json:"date,omitempty"`
@@ -1415,6 +1427,9 @@ type ToolArgsRescheduleBooking struct {
 
 	// AgentPool a team: whichever of its agents is free, in place of agent_id; the result names the agent booked
 	AgentPool *string `json:"agent_pool,omitempty"`
+
+	// ConversationId this call's id, the same for every tool call in it; only where the platform sends no call id itself
+	ConversationId *string `json:"conversation_id,omitempty"`
 
 	// DurationMinutes the viewing's length in minutes
 	DurationMinutes *int `json:"duration_minutes,omitempty"`
@@ -1452,6 +1467,9 @@ type ToolArgsSelectSlot struct {
 	// AgentPool a team: whichever of its agents is free, in place of agent_id; the result names the agent booked
 	AgentPool *string `json:"agent_pool,omitempty"`
 
+	// ConversationId this call's id, the same for every tool call in it; only where the platform sends no call id itself
+	ConversationId *string `json:"conversation_id,omitempty"`
+
 	// DurationMinutes the viewing's length in minutes
 	DurationMinutes *int `json:"duration_minutes,omitempty"`
 
@@ -1480,9 +1498,18 @@ type ToolArgsSelectSlot struct {
 	TimeZone string `json:"time_zone"`
 }
 
-// ToolResult defines model for ToolResult.
+// ToolResult an MCP tool call's structuredContent
 type ToolResult struct {
-	Result *string `json:"result,omitempty"`
+	Availability *Availability `json:"availability,omitempty"`
+	Code         *string       `json:"code,omitempty"`
+
+	// Line what to say
+	Line       string   `json:"line"`
+	Receipt    *Receipt `json:"receipt,omitempty"`
+	RequestKey *string  `json:"request_key,omitempty"`
+
+	// Status the [status] tag the reply is worded from: confirmed alone means booked
+	Status string `json:"status"`
 }
 
 // UnavailableReceipt a booking call that never reached Temporal: an error that is also the key's receipt, status rejected, reason.retryable true
@@ -1626,6 +1653,15 @@ type GetV1Bookings200JSONResponseBody struct {
 	union json.RawMessage
 }
 
+// PostV1McpJSONBody defines parameters for PostV1Mcp.
+type PostV1McpJSONBody = map[string]interface{}
+
+// PostV1McpParams defines parameters for PostV1Mcp.
+type PostV1McpParams struct {
+	// XCallId the call's id, the same on every request of one call (Vapi sends it; set it per session elsewhere)
+	XCallId *string `json:"X-Call-Id,omitempty"`
+}
+
 // PostV1ToolsRetellJSONBody defines parameters for PostV1ToolsRetell.
 type PostV1ToolsRetellJSONBody = map[string]interface{}
 
@@ -1664,6 +1700,9 @@ type PostV1BookingsRequestKeyRescheduleJSONRequestBody = Reschedule
 
 // PostV1IntentsJSONRequestBody defines body for PostV1Intents for application/json ContentType.
 type PostV1IntentsJSONRequestBody = Intent
+
+// PostV1McpJSONRequestBody defines body for PostV1Mcp for application/json ContentType.
+type PostV1McpJSONRequestBody = PostV1McpJSONBody
 
 // PutV1PolicyJSONRequestBody defines body for PutV1Policy for application/json ContentType.
 type PutV1PolicyJSONRequestBody = Policy
@@ -1908,6 +1947,20 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/intents (the `PostV1Intents` operationId).
 	PostV1Intents(ctx context.Context, body PostV1IntentsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostV1McpWithBody the voice tools as a Model Context Protocol server: Streamable HTTP (spec 2026-07-28; older versions negotiated), stateless, JSON responses. JSON-RPC 2.0 in and out: initialize, tools/list, tools/call. The conversation is the X-Call-Id header, else the conversation_id argument. Each result's text starts with its [status]; structuredContent is a ToolResult; refusals, conflicts and pending_reconciliation are ordinary results, only a call that did nothing is isError
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/mcp (the `PostV1Mcp` operationId).
+	PostV1McpWithBody(ctx context.Context, params *PostV1McpParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostV1Mcp the voice tools as a Model Context Protocol server: Streamable HTTP (spec 2026-07-28; older versions negotiated), stateless, JSON responses. JSON-RPC 2.0 in and out: initialize, tools/list, tools/call. The conversation is the X-Call-Id header, else the conversation_id argument. Each result's text starts with its [status]; structuredContent is a ToolResult; refusals, conflicts and pending_reconciliation are ordinary results, only a call that did nothing is isError
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/mcp (the `PostV1Mcp` operationId).
+	PostV1Mcp(ctx context.Context, params *PostV1McpParams, body PostV1McpJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetV1OpsAttention what an operator should look at: sagas pending or not mirrored, silent sagas, open drift flags
 	//
@@ -2300,6 +2353,40 @@ func (c *Client) PostV1IntentsWithBody(ctx context.Context, contentType string, 
 // Corresponds with POST /v1/intents (the `PostV1Intents` operationId).
 func (c *Client) PostV1Intents(ctx context.Context, body PostV1IntentsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostV1IntentsRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostV1McpWithBody the voice tools as a Model Context Protocol server: Streamable HTTP (spec 2026-07-28; older versions negotiated), stateless, JSON responses. JSON-RPC 2.0 in and out: initialize, tools/list, tools/call. The conversation is the X-Call-Id header, else the conversation_id argument. Each result's text starts with its [status]; structuredContent is a ToolResult; refusals, conflicts and pending_reconciliation are ordinary results, only a call that did nothing is isError
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/mcp (the `PostV1Mcp` operationId).
+func (c *Client) PostV1McpWithBody(ctx context.Context, params *PostV1McpParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostV1McpRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostV1Mcp the voice tools as a Model Context Protocol server: Streamable HTTP (spec 2026-07-28; older versions negotiated), stateless, JSON responses. JSON-RPC 2.0 in and out: initialize, tools/list, tools/call. The conversation is the X-Call-Id header, else the conversation_id argument. Each result's text starts with its [status]; structuredContent is a ToolResult; refusals, conflicts and pending_reconciliation are ordinary results, only a call that did nothing is isError
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/mcp (the `PostV1Mcp` operationId).
+func (c *Client) PostV1Mcp(ctx context.Context, params *PostV1McpParams, body PostV1McpJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostV1McpRequest(c.Server, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -3339,6 +3426,61 @@ func NewPostV1IntentsRequestWithBody(server string, contentType string, body io.
 	return req, nil
 }
 
+// NewPostV1McpRequest calls the generic PostV1Mcp builder with application/json body
+func NewPostV1McpRequest(server string, params *PostV1McpParams, body PostV1McpJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostV1McpRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewPostV1McpRequestWithBody constructs an http.Request for the PostV1Mcp method, with any body, and a specified content type
+func NewPostV1McpRequestWithBody(server string, params *PostV1McpParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/mcp")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XCallId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Call-Id", *params.XCallId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Call-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewGetV1OpsAttentionRequest constructs an http.Request for the GetV1OpsAttention method
 func NewGetV1OpsAttentionRequest(server string) (*http.Request, error) {
 	var err error
@@ -4264,6 +4406,20 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/intents (the `PostV1Intents` operationId).
 	PostV1IntentsWithResponse(ctx context.Context, body PostV1IntentsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV1IntentsResponse, error)
+
+	// PostV1McpWithBodyWithResponse the voice tools as a Model Context Protocol server: Streamable HTTP (spec 2026-07-28; older versions negotiated), stateless, JSON responses. JSON-RPC 2.0 in and out: initialize, tools/list, tools/call. The conversation is the X-Call-Id header, else the conversation_id argument. Each result's text starts with its [status]; structuredContent is a ToolResult; refusals, conflicts and pending_reconciliation are ordinary results, only a call that did nothing is isError
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/mcp (the `PostV1Mcp` operationId).
+	PostV1McpWithBodyWithResponse(ctx context.Context, params *PostV1McpParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1McpResponse, error)
+
+	// PostV1McpWithResponse the voice tools as a Model Context Protocol server: Streamable HTTP (spec 2026-07-28; older versions negotiated), stateless, JSON responses. JSON-RPC 2.0 in and out: initialize, tools/list, tools/call. The conversation is the X-Call-Id header, else the conversation_id argument. Each result's text starts with its [status]; structuredContent is a ToolResult; refusals, conflicts and pending_reconciliation are ordinary results, only a call that did nothing is isError
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/mcp (the `PostV1Mcp` operationId).
+	PostV1McpWithResponse(ctx context.Context, params *PostV1McpParams, body PostV1McpJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV1McpResponse, error)
 
 	// GetV1OpsAttentionWithResponse what an operator should look at: sagas pending or not mirrored, silent sagas, open drift flags
 	//
@@ -5374,6 +5530,82 @@ func (r PostV1IntentsResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r PostV1IntentsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PostV1McpResponse429Headers the declared response headers of an HTTP 429 response for PostV1Mcp
+type PostV1McpResponse429Headers struct {
+	RetryAfter *int
+}
+
+type PostV1McpResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *map[string]interface{}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Error
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostV1McpResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostV1McpResponse) GetJSON200() *map[string]interface{} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostV1McpResponse) GetJSON400() *Error {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostV1McpResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostV1McpResponse) GetJSON403() *Error {
+	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PostV1McpResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r PostV1McpResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostV1McpResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostV1McpResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostV1McpResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -7212,6 +7444,32 @@ func (c *ClientWithResponses) PostV1IntentsWithResponse(ctx context.Context, bod
 	return ParsePostV1IntentsResponse(rsp)
 }
 
+// PostV1McpWithBodyWithResponse the voice tools as a Model Context Protocol server: Streamable HTTP (spec 2026-07-28; older versions negotiated), stateless, JSON responses. JSON-RPC 2.0 in and out: initialize, tools/list, tools/call. The conversation is the X-Call-Id header, else the conversation_id argument. Each result's text starts with its [status]; structuredContent is a ToolResult; refusals, conflicts and pending_reconciliation are ordinary results, only a call that did nothing is isError
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/mcp (the `PostV1Mcp` operationId).
+func (c *ClientWithResponses) PostV1McpWithBodyWithResponse(ctx context.Context, params *PostV1McpParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1McpResponse, error) {
+	rsp, err := c.PostV1McpWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostV1McpResponse(rsp)
+}
+
+// PostV1McpWithResponse the voice tools as a Model Context Protocol server: Streamable HTTP (spec 2026-07-28; older versions negotiated), stateless, JSON responses. JSON-RPC 2.0 in and out: initialize, tools/list, tools/call. The conversation is the X-Call-Id header, else the conversation_id argument. Each result's text starts with its [status]; structuredContent is a ToolResult; refusals, conflicts and pending_reconciliation are ordinary results, only a call that did nothing is isError
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/mcp (the `PostV1Mcp` operationId).
+func (c *ClientWithResponses) PostV1McpWithResponse(ctx context.Context, params *PostV1McpParams, body PostV1McpJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV1McpResponse, error) {
+	rsp, err := c.PostV1Mcp(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostV1McpResponse(rsp)
+}
+
 // GetV1OpsAttentionWithResponse what an operator should look at: sagas pending or not mirrored, silent sagas, open drift flags
 //
 // Returns a wrapper object for the known response body format(s).
@@ -8340,6 +8598,76 @@ func ParsePostV1IntentsResponse(rsp *http.Response) (*PostV1IntentsResponse, err
 	switch {
 	case rsp.StatusCode == 429:
 		var headers PostV1IntentsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostV1McpResponse parses an HTTP response from a PostV1McpWithResponse call
+func ParsePostV1McpResponse(rsp *http.Response) (*PostV1McpResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostV1McpResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest map[string]interface{}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 202:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers PostV1McpResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

@@ -54,7 +54,31 @@ type vapiAnswer struct {
 		Name       string `json:"name"`
 		ToolCallID string `json:"toolCallId"`
 		Result     string `json:"result"`
+		Error      string `json:"error"`
 	} `json:"results"`
+}
+
+// A call that did nothing is Vapi's error, still HTTP 200; a conflict,
+// a refusal or a pending outcome stays a result.
+func TestVapiNotDoneIsItsErrorField(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	url := f.serveAPI(api.Config{VapiSecret: "vapi-secret"}) + "/v1/tools/vapi"
+	noPolicy := bookArgs(t, 10)
+	delete(noPolicy, "expected_policy_version")
+	var out vapiAnswer
+	require.Equal(t, http.StatusOK, f.call("POST", url, vapiToolCalls("call-"+uuid.NewString(), "tc-1", "book", noPolicy), &out,
+		"X-Vapi-Secret", "vapi-secret"))
+	require.Empty(t, out.Results[0].Result)
+	require.True(t, strings.HasPrefix(out.Results[0].Error, "[not_done: missing_field]"), out.Results[0].Error)
+
+	for _, want := range []string{"[confirmed]", "[conflict"} {
+		var out vapiAnswer
+		require.Equal(t, http.StatusOK, f.call("POST", url, vapiToolCalls("call-"+uuid.NewString(), "tc-2", "book", bookArgs(t, 11)), &out,
+			"X-Vapi-Secret", "vapi-secret"))
+		require.Empty(t, out.Results[0].Error)
+		require.True(t, strings.HasPrefix(out.Results[0].Result, want), out.Results[0].Result)
+	}
 }
 
 func TestVapiToolCallsAsDocumented(t *testing.T) {

@@ -1,0 +1,137 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/receipt"
+)
+
+// The voice tools as a Model Context Protocol server (POST /v1/mcp):
+// Streamable HTTP through the official Go SDK, which speaks the spec of
+// 2026-07-28 and negotiates the older versions it supports. Every call
+// goes through the same handlers as /v1/tools/*, from the same
+// definitions (tooldefs.go).
+//
+// It is stateless: Vapi opens a new MCP session for every tool call, and
+// an API behind a load balancer may never see the same session twice, so
+// nothing hangs on one. The conversation, which keys the request_key,
+// comes from the X-Call-Id header, else the conversation_id argument.
+// MCP's JSON-RPC id is never an idempotency key (a client re-issues it
+// on a broken stream): the server-minted request_key stays the handle.
+
+// mcpHandler serves the tools over MCP.
+func (s *Server) mcpHandler() http.Handler {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "bookingsaga", Title: "Property viewing bookings", Version: "1"},
+		&mcp.ServerOptions{Instructions: SystemPrompt})
+	for _, d := range toolDefs {
+		srv.AddTool(d.mcpTool(), s.mcpCall(d.name))
+	}
+	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
+		Stateless:    true,
+		JSONResponse: true,
+		// The SDK refuses a request that reaches a loopback address with
+		// another Host: the guard against a browser page rebinding a DNS
+		// name onto a local server with no auth. Here every call needs an
+		// agent key (a browser page has none), and a reverse proxy on the
+		// same host forwards with the public Host, which the guard would
+		// refuse.
+		DisableLocalhostProtection: true,
+	})
+}
+
+func (s *Server) mcp(w http.ResponseWriter, r *http.Request) error {
+	s.mcpServer.ServeHTTP(w, r)
+	return nil
+}
+
+// mcpCall runs one tools/call. Refusals, conflicts and pending outcomes
+// are ordinary results, worded from their [status]; only a call that did
+// nothing is isError.
+func (s *Server) mcpCall(name string) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		args, bad := readToolArgs(req.Params.Arguments)
+		var ans toolAnswer
+		switch conv := conversation(req, args); {
+		case bad != nil:
+			ans = *bad
+		case conv == "":
+			ans = notDoneAnswer(string(booking.CodeMissingField),
+				"name the conversation: send the header X-Call-Id with the call's id, or give conversation_id")
+		default:
+			ans = s.toolWith(ctx, conv, name, args)
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: ans.Text}},
+			StructuredContent: structured(ans), IsError: ans.NotDone()}, nil
+	}
+}
+
+func conversation(req *mcp.CallToolRequest, args toolArgs) string {
+	if req.Extra != nil && req.Extra.Header != nil {
+		if id := strings.TrimSpace(req.Extra.Header.Get("X-Call-Id")); id != "" {
+			return id
+		}
+	}
+	return strings.TrimSpace(args.ConversationID)
+}
+
+// ToolResult is an MCP call's structuredContent: the [status] tag and
+// the line, and what they speak of.
+type ToolResult struct {
+	Status       string              `json:"status"`
+	Code         string              `json:"code,omitempty"`
+	Line         string              `json:"line"`
+	RequestKey   string              `json:"request_key,omitempty"`
+	Receipt      *receipt.Receipt    `json:"receipt,omitempty"`
+	Availability *AvailabilityAnswer `json:"availability,omitempty"`
+}
+
+func structured(a toolAnswer) ToolResult {
+	status, code, line := tagOf(a.Text)
+	out := ToolResult{Status: status, Code: code, Line: line, RequestKey: a.RequestKey, Receipt: a.Receipt, Availability: a.Availability}
+	if out.RequestKey == "" && a.Receipt != nil {
+		out.RequestKey = a.Receipt.RequestKey
+	}
+	return out
+}
+
+// tagOf splits "[status: code] line".
+func tagOf(text string) (status, code, line string) {
+	end := strings.Index(text, "] ")
+	if !strings.HasPrefix(text, "[") || end < 0 {
+		return "", "", text
+	}
+	status, code, _ = strings.Cut(text[1:end], ": ")
+	return status, code, text[end+2:]
+}
+
+// mcpTool is a tool definition as MCP lists it.
+func (d toolDef) mcpTool() *mcp.Tool {
+	f := false
+	a := &mcp.ToolAnnotations{Title: d.title, OpenWorldHint: &f}
+	switch d.effect {
+	case readOnly:
+		a.ReadOnlyHint = true
+	case additive:
+		a.IdempotentHint, a.DestructiveHint = true, &f
+	case destructive:
+		t := true
+		a.IdempotentHint, a.DestructiveHint = true, &t
+	}
+	return &mcp.Tool{Name: d.name, Description: d.desc, InputSchema: d.schema(), OutputSchema: toolResultSchema, Annotations: a}
+}
+
+// toolResultSchema describes ToolResult.
+var toolResultSchema = map[string]any{"type": "object", "required": []string{"status", "line"}, "properties": map[string]any{
+	"status": map[string]any{"type": "string", "description": "the [status] tag the reply is worded from: confirmed alone means booked"},
+	"code":   map[string]any{"type": "string", "description": "a refusal's or conflict's code, or what a not_done call lacked"},
+	"line":   map[string]any{"type": "string", "description": "what to say, in the language asked for"},
+	"request_key": map[string]any{"type": "string",
+		"description": "the key a choice or booking is known by: pass it to book, booking_status, cancel_booking and reschedule_booking"},
+	"receipt":      map[string]any{"type": "object", "description": "the receipt, as GET /v1/bookings/{request_key} answers it"},
+	"availability": map[string]any{"type": "object", "description": "free starts, as GET /v1/availability answers them"},
+}}
