@@ -27,7 +27,7 @@ import (
 // mcpHandler serves the tools over MCP.
 func (s *Server) mcpHandler() http.Handler {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "bookingsaga", Title: "Property viewing bookings", Version: "1"},
-		&mcp.ServerOptions{Instructions: SystemPrompt})
+		&mcp.ServerOptions{Instructions: SystemPrompts[s.cfg.Language]})
 	for _, d := range toolDefs {
 		srv.AddTool(d.mcpTool(), s.mcpCall(d.name))
 	}

@@ -110,7 +110,7 @@ func (d toolDef) schema() map[string]any {
 }
 
 // languageParam is every tool's: the language of the line it answers.
-var languageParam = param{name: "language", kind: "string", desc: "the language to answer in: en (the default) or zh"}
+var languageParam = param{name: "language", kind: "string", desc: "the language to answer in: en (the default), fr or zh"}
 
 // conversationParam names the call where the platform sends no call id
 // of its own (an MCP client without the X-Call-Id header): the bookings
@@ -142,13 +142,6 @@ func objectSchema(ps []param) map[string]any {
 	return out
 }
 
-// SystemPrompt is the rule an agent's prompt needs beside the tools.
-const SystemPrompt = `You book property viewings with the tools. Every tool result starts with its status in brackets, ` +
-	`such as [confirmed], whatever the language of the words after it. Never say a viewing is booked unless a book or reschedule_booking result starts with [confirmed]. ` +
-	`Word your reply from that status alone: [pending_reconciliation] means the outcome is not known yet, so tell the caller you will confirm shortly and give the reference; ` +
-	`[conflict] means the slot was taken, so offer the alternatives it lists. Before book, read back the date, time and place select_slot gave ([selected]) and get the caller's yes. ` +
-	`[not_done: …] means nothing happened: fix what it says, or try the same call again.`
-
 // baseURL is where the platform should call this API: ?base_url= when
 // given, else the address this request came in on.
 func baseURL(r *http.Request) string {
@@ -171,7 +164,11 @@ func (s *Server) retellFunctions(w http.ResponseWriter, r *http.Request) error {
 		fns = append(fns, map[string]any{"type": "custom", "name": d.name, "description": d.desc, "url": url, "method": "POST",
 			"parameters": d.schema(), "speak_during_execution": false, "speak_after_execution": true, "timeout_ms": 10000})
 	}
-	return writeJSON(w, http.StatusOK, map[string]any{"general_tools": fns, "system_prompt": SystemPrompt})
+	prompt, err := s.prompt(r)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, map[string]any{"general_tools": fns, "system_prompt": prompt})
 }
 
 // vapiTools answers the tools as Vapi function tools (the body of
@@ -184,5 +181,9 @@ func (s *Server) vapiTools(w http.ResponseWriter, r *http.Request) error {
 			"function": map[string]any{"name": d.name, "description": d.desc, "parameters": d.schema()},
 			"server":   map[string]any{"url": url, "timeoutSeconds": 10}})
 	}
-	return writeJSON(w, http.StatusOK, map[string]any{"tools": tools, "system_prompt": SystemPrompt})
+	prompt, err := s.prompt(r)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, map[string]any{"tools": tools, "system_prompt": prompt})
 }

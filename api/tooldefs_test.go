@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/bookingsaga/bookingsaga/internal/speech"
 )
 
 // exported calls one of the definition endpoints as an integrator would.
@@ -119,4 +121,22 @@ func TestWriteToolArgsIntoOpenAPI(t *testing.T) {
 	enc.SetIndent("", " ")
 	require.NoError(t, enc.Encode(doc))
 	require.NoError(t, os.WriteFile("openapi.json", buf.Bytes(), 0o644))
+}
+
+// The prompt's rule is there in every language, with the tags and tools
+// it names as they are.
+func TestTheSystemPromptInEveryLanguage(t *testing.T) {
+	t.Parallel()
+	for _, lang := range []speech.Lang{speech.English, speech.French, speech.Chinese} {
+		prompt := SystemPrompts[lang]
+		for _, word := range []string{"[confirmed]", "[pending_reconciliation]", "[conflict]", "[selected]", "[not_done: …]",
+			"book", "reschedule_booking", "select_slot"} {
+			require.Contains(t, prompt, word, lang)
+		}
+	}
+	s := New(nil, Config{})
+	req := httptest.NewRequest(http.MethodGet, "/v1/tools/vapi/tools?language=fr", nil)
+	prompt, err := s.prompt(req)
+	require.NoError(t, err)
+	require.Equal(t, SystemPrompts[speech.French], prompt)
 }

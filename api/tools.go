@@ -36,7 +36,7 @@ type toolArgs struct {
 	From string `json:"from,omitempty"`
 	To   string `json:"to,omitempty"`
 	Date string `json:"date,omitempty"`
-	// Language picks the spoken lines' language (en, zh); the default is
+	// Language picks the spoken lines' language (en, fr, zh); the default is
 	// the API's.
 	Language string `json:"language,omitempty"`
 	// ConversationID names the call on MCP when no X-Call-Id header does.

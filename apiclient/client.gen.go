@@ -1178,7 +1178,7 @@ type Receipt struct {
 	Replaces   *string `json:"replaces,omitempty"`
 	RequestKey string  `json:"request_key"`
 
-	// Spoken the line a voice agent reads for this receipt, from its status alone, in the language asked for (?language=en|zh)
+	// Spoken the line a voice agent reads for this receipt, from its status alone, in the language asked for (?language=en|fr|zh)
 	Spoken *string `json:"spoken,omitempty"`
 
 	// StartsAt an RFC 3339 instant in UTC
@@ -1341,7 +1341,7 @@ type ToolArgsBook struct {
 	// ExtraResources other resources the viewing needs, e.g. a key holder's id
 	ExtraResources *[]string `json:"extra_resources,omitempty"`
 
-	// Language the language to answer in: en (the default) or zh
+	// Language the language to answer in: en (the default), fr or zh
 	Language *string `json:"language,omitempty"`
 
 	// LocalStart the start as the caller agreed it, local wall time YYYY-MM-DDTHH:MM in time_zone
@@ -1362,7 +1362,7 @@ type ToolArgsBookingStatus struct {
 	// ConversationId this call's id, the same for every tool call in it; only where the platform sends no call id itself
 	ConversationId *string `json:"conversation_id,omitempty"`
 
-	// Language the language to answer in: en (the default) or zh
+	// Language the language to answer in: en (the default), fr or zh
 	Language *string `json:"language,omitempty"`
 
 	// Reference the reference the caller quotes, BS-XXXX-XXXX
@@ -1377,7 +1377,7 @@ type ToolArgsCancelBooking struct {
 	// ConversationId this call's id, the same for every tool call in it; only where the platform sends no call id itself
 	ConversationId *string `json:"conversation_id,omitempty"`
 
-	// Language the language to answer in: en (the default) or zh
+	// Language the language to answer in: en (the default), fr or zh
 	Language *string `json:"language,omitempty"`
 
 	// RequestKey the booking's request_key
@@ -1407,7 +1407,7 @@ type ToolArgsCheckAvailability struct {
 	// From or the window's start, RFC 3339
 	From *string `json:"from,omitempty"`
 
-	// Language the language to answer in: en (the default) or zh
+	// Language the language to answer in: en (the default), fr or zh
 	Language *string `json:"language,omitempty"`
 
 	// PropertyId the property's id, as check_availability was given it
@@ -1440,7 +1440,7 @@ type ToolArgsRescheduleBooking struct {
 	// ExtraResources other resources the viewing needs, e.g. a key holder's id
 	ExtraResources *[]string `json:"extra_resources,omitempty"`
 
-	// Language the language to answer in: en (the default) or zh
+	// Language the language to answer in: en (the default), fr or zh
 	Language *string `json:"language,omitempty"`
 
 	// LocalStart the start as the caller agreed it, local wall time YYYY-MM-DDTHH:MM in time_zone
@@ -1482,7 +1482,7 @@ type ToolArgsSelectSlot struct {
 	// Hold hold the slot until book (needs expected_policy_version)
 	Hold *bool `json:"hold,omitempty"`
 
-	// Language the language to answer in: en (the default) or zh
+	// Language the language to answer in: en (the default), fr or zh
 	Language *string `json:"language,omitempty"`
 
 	// LocalStart the start as the caller agreed it, local wall time YYYY-MM-DDTHH:MM in time_zone
@@ -1552,7 +1552,7 @@ type UnavailableReceipt struct {
 	// Retryable true on every 5xx and 429: the same call may be sent again as it is
 	Retryable *bool `json:"retryable,omitempty"`
 
-	// Spoken the line a voice agent reads for this receipt, from its status alone, in the language asked for (?language=en|zh)
+	// Spoken the line a voice agent reads for this receipt, from its status alone, in the language asked for (?language=en|fr|zh)
 	Spoken *string `json:"spoken,omitempty"`
 
 	// StartsAt an RFC 3339 instant in UTC

@@ -310,3 +310,20 @@ func TestADSTGapIsAskedAboutWithBothCandidates(t *testing.T) {
 	}
 	require.Zero(t, f.bookings())
 }
+
+// A call in French hears French, its status tag unchanged.
+func TestACallInFrench(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	url := f.serveAPI(api.Config{RetellKey: "retell-key"}) + "/v1/tools/retell/book"
+	args := bookArgs(t, 16)
+	args["language"] = "fr"
+	body, err := json.Marshal(args)
+	require.NoError(t, err)
+	var out struct {
+		Result string `json:"result"`
+	}
+	require.Equal(t, http.StatusOK, f.call("POST", url, body, &out, "X-Retell-Signature", retellSign(body, "retell-key"), "X-Call-Id", "call-"+uuid.NewString()))
+	require.True(t, strings.HasPrefix(out.Result, "[confirmed] Confirmé : une visite de ce bien avec l'agent le "), out.Result)
+	require.Contains(t, out.Result, " à 16 h, heure de Paris.")
+}

@@ -9,13 +9,13 @@ import (
 )
 
 // TestTheReceiptsPageQuotesTheSpokenLines: the receipts page (docs/receipts.md) quotes
-// the real line of each status, in English and in Chinese, for the
+// the real line of each status, in English, Chinese and French, for the
 // receipts of every() with the names of names.
 func TestTheReceiptsPageQuotesTheSpokenLines(t *testing.T) {
 	t.Parallel()
 	readme, err := os.ReadFile("../../docs/receipts.md")
 	require.NoError(t, err)
-	for _, lang := range []Lang{English, Chinese} {
+	for _, lang := range []Lang{English, Chinese, French} {
 		s := Speaker{Lang: lang, Names: names}
 		for _, r := range every("k") {
 			line := s.Receipt(r)

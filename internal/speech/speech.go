@@ -20,9 +20,10 @@ type Lang string
 const (
 	English Lang = "en"
 	Chinese Lang = "zh" // Simplified Chinese
+	French  Lang = "fr"
 )
 
-// ParseLang reads a BCP 47 tag ("en", "en-GB", "zh", "zh-CN", "zh-Hans");
+// ParseLang reads a BCP 47 tag ("en", "en-GB", "fr", "fr-FR", "zh", "zh-CN", "zh-Hans");
 // empty is English.
 func ParseLang(tag string) (Lang, error) {
 	base, _, _ := strings.Cut(strings.ToLower(strings.ReplaceAll(tag, "_", "-")), "-")
@@ -31,8 +32,10 @@ func ParseLang(tag string) (Lang, error) {
 		return English, nil
 	case "zh", "cmn":
 		return Chinese, nil
+	case "fr":
+		return French, nil
 	}
-	return "", fmt.Errorf("language %q has no lines; use en or zh", tag)
+	return "", fmt.Errorf("language %q has no lines; use en, fr or zh", tag)
 }
 
 // Speaker words receipts in one language.

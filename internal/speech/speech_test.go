@@ -2,6 +2,7 @@ package speech
 
 import (
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -57,10 +58,22 @@ func every(key string) []receipt.Receipt {
 	}
 }
 
+// Every line the English table has, every other language has too: no
+// caller hears a line fall back to English.
+func TestEveryLineInEveryLanguage(t *testing.T) {
+	t.Parallel()
+	for _, lang := range []Lang{Chinese, French} {
+		for key := range tables[English] {
+			require.Contains(t, tables[lang], key, "%s lacks %s", lang, key)
+		}
+		require.Len(t, tables[lang], len(tables[English])+map[Lang]int{French: 1}[lang], "%s has lines English lacks", lang)
+	}
+}
+
 func TestSpokenLinesCarryNoIDOffsetOrUUID(t *testing.T) {
 	t.Parallel()
 	key := uuid.NewString()
-	for _, lang := range []Lang{English, Chinese} {
+	for _, lang := range []Lang{English, Chinese, French} {
 		s := Speaker{Lang: lang, Names: names}
 		for _, r := range every(key) {
 			line := s.Receipt(r)
@@ -78,32 +91,43 @@ func TestOnlyConfirmedIsWordedAsBooked(t *testing.T) {
 	for _, r := range every("k") {
 		en := Speaker{Lang: English, Names: names}.Receipt(r)
 		zh := Speaker{Lang: Chinese, Names: names}.Receipt(r)
+		fr := Speaker{Lang: French, Names: names}.Receipt(r)
 		if r.Status == receipt.StatusConfirmed {
 			require.Regexp(t, `^Confirmed: a viewing of the Marais flat with Claire on Tuesday 8 December at 10 a\.m\., Paris time\.`, en)
 			require.Regexp(t, `^已确认：巴黎时间12月8日星期二上午10点看房，房源是the Marais flat，由Claire带看。`, zh)
+			require.Regexp(t, `^Confirmé : une visite de the Marais flat avec Claire le mardi 8 décembre à 10 h, heure de Paris\.`, fr)
 			continue
 		}
 		require.NotContains(t, en, "Confirmed", r.Status)
 		require.NotContains(t, zh, "已确认", r.Status)
+		require.False(t, strings.HasPrefix(fr, "Confirmé"), "%s: %s", r.Status, fr)
 	}
 }
 
 func TestSpokenTimes(t *testing.T) {
 	t.Parallel()
-	en, zh := Speaker{Lang: English}, Speaker{Lang: Chinese}
+	en, zh, fr := Speaker{Lang: English}, Speaker{Lang: Chinese}, Speaker{Lang: French}
 	for _, tc := range []struct {
-		at     time.Time
-		zone   string
-		en, zh string
+		at         time.Time
+		zone       string
+		en, zh, fr string
 	}{
-		{start, "Europe/Paris", "Tuesday 8 December at 10 a.m., Paris time", "巴黎时间12月8日星期二上午10点"},
-		{start.Add(3*time.Hour + 30*time.Minute), "Europe/Paris", "Tuesday 8 December at 1:30 p.m., Paris time", "巴黎时间12月8日星期二下午1点30分"},
-		{start.Add(2 * time.Hour), "Europe/Paris", "Tuesday 8 December at 12 p.m., Paris time", "巴黎时间12月8日星期二中午12点"},
-		{start, "America/New_York", "Tuesday 8 December at 4 a.m., New York time", "纽约时间12月8日星期二上午4点"},
-		{start, "America/Argentina/Ushuaia", "Tuesday 8 December at 6 a.m., Ushuaia time", "当地时间12月8日星期二上午6点"},
+		{start, "Europe/Paris", "Tuesday 8 December at 10 a.m., Paris time", "巴黎时间12月8日星期二上午10点",
+			"mardi 8 décembre à 10 h, heure de Paris"},
+		{start.Add(3*time.Hour + 30*time.Minute), "Europe/Paris", "Tuesday 8 December at 1:30 p.m., Paris time", "巴黎时间12月8日星期二下午1点30分",
+			"mardi 8 décembre à 13 h 30, heure de Paris"},
+		{start.Add(2 * time.Hour), "Europe/Paris", "Tuesday 8 December at 12 p.m., Paris time", "巴黎时间12月8日星期二中午12点",
+			"mardi 8 décembre à midi, heure de Paris"},
+		{start, "America/New_York", "Tuesday 8 December at 4 a.m., New York time", "纽约时间12月8日星期二上午4点",
+			"mardi 8 décembre à 4 h, heure de New York"},
+		{start, "America/Argentina/Ushuaia", "Tuesday 8 December at 6 a.m., Ushuaia time", "当地时间12月8日星期二上午6点",
+			"mardi 8 décembre à 6 h, heure d'Ushuaia"},
+		{start.AddDate(0, 0, -7).Add(-9 * time.Hour), "Europe/London", "Tuesday 1 December at 12 a.m., London time", "伦敦时间12月1日星期二上午12点",
+			"mardi 1er décembre à minuit, heure de Londres"},
 	} {
 		require.Equal(t, tc.en, en.When(tc.at, tc.zone))
 		require.Equal(t, tc.zh, zh.When(tc.at, tc.zone))
+		require.Equal(t, tc.fr, fr.When(tc.at, tc.zone))
 	}
 }
 
@@ -111,9 +135,10 @@ func TestWithoutANameTheLineSaysWhatItIs(t *testing.T) {
 	t.Parallel()
 	r := every("k")[0]
 	require.Contains(t, Speaker{Lang: English}.Receipt(r), "a viewing of the property with the agent")
-	_, err := ParseLang("fr")
-	require.ErrorContains(t, err, "use en or zh")
-	for tag, want := range map[string]Lang{"": English, "en-GB": English, "zh-CN": Chinese, "zh_Hans": Chinese} {
+	require.Contains(t, Speaker{Lang: French}.Receipt(r), "une visite de ce bien avec l'agent")
+	_, err := ParseLang("de")
+	require.ErrorContains(t, err, "use en, fr or zh")
+	for tag, want := range map[string]Lang{"": English, "en-GB": English, "zh-CN": Chinese, "zh_Hans": Chinese, "fr": French, "fr-FR": French} {
 		got, err := ParseLang(tag)
 		require.NoError(t, err)
 		require.Equal(t, want, got, tag)
@@ -129,7 +154,10 @@ func TestTheDSTQuestionsNameTheirCandidates(t *testing.T) {
 		"Ask the caller which they mean, Sunday 28 March at 1:30 a.m., Paris time or Sunday 28 March at 3:30 a.m., Paris time. Nothing is booked.", en)
 	zh := Speaker{Lang: Chinese}.LocalTimeQuestion(true, "2027-10-31T02:30", earlier, later, "Europe/Paris")
 	require.Contains(t, zh, "10月31日星期日上午2点30分")
-	for _, line := range []string{en, zh} {
+	fr := Speaker{Lang: French}.LocalTimeQuestion(false, "2027-03-28T02:30", earlier, later, "Europe/Paris")
+	require.Equal(t, "dimanche 28 mars à 2 h 30 n'existe pas là-bas : on avance l'heure cette nuit-là. Demandez à l'appelant s'il veut dire "+
+		"le dimanche 28 mars à 1 h 30, heure de Paris ou le dimanche 28 mars à 3 h 30, heure de Paris. Rien n'est réservé.", fr)
+	for _, line := range []string{en, zh, fr} {
 		for _, re := range leakage {
 			require.False(t, re.MatchString(line), "%q matches %s", line, re)
 		}
