@@ -99,6 +99,8 @@ type Server struct {
 	replays *replays
 	// mcpServer serves /v1/mcp over the same tools.
 	mcpServer http.Handler
+	// finds limits find_booking's attempts.
+	finds *finds
 }
 
 // New builds the API over a sagaclient.
@@ -128,7 +130,7 @@ func New(c *sagaclient.Client, cfg Config) *Server {
 	if cfg.Limits != nil {
 		limits = *cfg.Limits
 	}
-	s := &Server{client: c, cfg: cfg, limits: &limiters{limits: limits}, names: &names{src: cfg.Names, got: map[string]nameEntry{}}, replays: &replays{}}
+	s := &Server{client: c, cfg: cfg, limits: &limiters{limits: limits}, names: &names{src: cfg.Names, got: map[string]nameEntry{}}, replays: &replays{}, finds: &finds{}}
 	s.mcpServer = s.mcpHandler()
 	s.registerMetrics()
 	return s

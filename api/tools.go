@@ -39,6 +39,8 @@ type toolArgs struct {
 	// Language picks the spoken lines' language (en, fr, zh); the default is
 	// the API's.
 	Language string `json:"language,omitempty"`
+	// Phone, with find_booking, is the number the caller gave when booking.
+	Phone string `json:"phone,omitempty"`
 	// ConversationID names the call on MCP when no X-Call-Id header does.
 	ConversationID string `json:"conversation_id,omitempty"`
 	lang           speech.Lang

@@ -73,6 +73,10 @@ const (
 	UpdateChooseToBook = "choose-to-book"
 	UpdateSettle       = "settle"
 	UpdateRetire       = "retire"
+	// UpdateAdopt makes a booking of an earlier call this conversation's
+	// own, once its caller proved it theirs (find_booking): it may then
+	// cancel or reschedule it.
+	UpdateAdopt = "adopt"
 )
 
 // Reconciliation names: the workflow the schedule runs, and the signal a

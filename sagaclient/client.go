@@ -285,6 +285,27 @@ func (c *Client) Made(ctx context.Context, conversationID, key string) (bool, er
 	return slices.Contains(keys, key), nil
 }
 
+// Adopt makes key, a booking of an earlier call, this conversation's own,
+// starting the conversation's key book if need be: its caller proved the
+// booking theirs. Only the key goes to Temporal.
+func (c *Client) Adopt(ctx context.Context, conversationID, key string) error {
+	ctx, cancel := c.bounded(ctx)
+	defer cancel()
+	id := workflows.ConversationWorkflowID(conversationID)
+	op := c.tc.NewWithStartWorkflowOperation(conversationStart(id, c.opts.TaskQueue), booking.ConversationWorkflowName,
+		workflows.ConversationInput{ConversationID: conversationID})
+	h, err := c.tc.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{StartWorkflowOperation: op,
+		UpdateOptions: client.UpdateWorkflowOptions{UpdateName: booking.UpdateAdopt, Args: []any{workflows.RetireRequest{RequestKey: key}},
+			WaitForStage: client.WorkflowUpdateStageCompleted}})
+	if err == nil {
+		err = h.Get(ctx, nil)
+	}
+	if err != nil {
+		return fmt.Errorf("adopt %s in %s: %w", key, conversationID, err)
+	}
+	return nil
+}
+
 // Settle tells the conversation that key's outcome is known.
 func (c *Client) Settle(ctx context.Context, conversationID, key string) error {
 	return c.conversationUpdate(ctx, conversationID, booking.UpdateSettle, key)

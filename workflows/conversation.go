@@ -134,6 +134,17 @@ func (b *keyBook) register(ctx workflow.Context) error {
 		})
 	}
 	if err == nil {
+		// A handler, not a command: histories without the update replay
+		// as before, so it needs no version marker.
+		err = workflow.SetUpdateHandler(ctx, booking.UpdateAdopt, func(ctx workflow.Context, in RetireRequest) (ChooseResult, error) {
+			b.last = workflow.Now(ctx)
+			if !slices.Contains(b.made, in.RequestKey) {
+				b.made = append(b.made, in.RequestKey)
+			}
+			return ChooseResult{RequestKey: in.RequestKey}, nil
+		})
+	}
+	if err == nil {
 		err = workflow.SetUpdateHandler(ctx, booking.UpdateRetire, func(ctx workflow.Context, in RetireRequest) (ChooseResult, error) {
 			b.last = workflow.Now(ctx)
 			if i := b.find(in.RequestKey); i >= 0 {

@@ -1,0 +1,149 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"time"
+
+	"go.temporal.io/api/serviceerror"
+	"golang.org/x/time/rate"
+
+	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/receipt"
+	"github.com/bookingsaga/bookingsaga/sagaclient"
+)
+
+// find_booking is how a returning caller gets their booking back in a new
+// call: the reference they quote and the phone number they gave when
+// booking. The phone is compared here, with the sealed contact the store
+// opens for it, and never read back, logged or sent to Temporal; a wrong
+// phone, an unknown reference and a booking without a phone all get the
+// same answer. Found, the booking becomes this conversation's own, which
+// may then cancel or reschedule it.
+
+// Attempts a conversation, and a reference, may make: enough for a caller
+// who misspeaks, too few to guess a phone number.
+const (
+	findBurst      = 5
+	findPerCall    = 10 * time.Minute / findBurst
+	findPerBooking = time.Hour / findBurst
+)
+
+// finds limits attempts per conversation and per reference, in this API
+// process (each API process keeps its own count).
+type finds struct {
+	mu sync.Mutex
+	by map[string]*findLimit
+}
+
+type findLimit struct {
+	bucket *rate.Limiter
+	used   time.Time
+}
+
+// allow spends one attempt of the conversation's and one of the
+// reference's; both must have one left.
+func (f *finds) allow(conv, ref string, now time.Time) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.by == nil || len(f.by) > 10000 {
+		f.prune(now)
+	}
+	c, r := f.limit("conversation:"+conv, findPerCall, now), f.limit("reference:"+ref, findPerBooking, now)
+	if c.TokensAt(now) < 1 || r.TokensAt(now) < 1 {
+		return false
+	}
+	return c.AllowN(now, 1) && r.AllowN(now, 1)
+}
+
+func (f *finds) limit(name string, every time.Duration, now time.Time) *rate.Limiter {
+	l := f.by[name]
+	if l == nil {
+		l = &findLimit{bucket: rate.NewLimiter(rate.Every(every), findBurst)}
+		f.by[name] = l
+	}
+	l.used = now
+	return l.bucket
+}
+
+// prune forgets limits idle for an hour: they are full again by then.
+func (f *finds) prune(now time.Time) {
+	if f.by == nil {
+		f.by = map[string]*findLimit{}
+	}
+	for name, l := range f.by {
+		if now.Sub(l.used) > time.Hour {
+			delete(f.by, name)
+		}
+	}
+}
+
+func (s *Server) toolFind(ctx context.Context, conv string, a toolArgs) (toolAnswer, error) {
+	ref := strings.ToUpper(strings.TrimSpace(a.Reference))
+	switch {
+	case ref == "" || strings.TrimSpace(a.Phone) == "":
+		return toolAnswer{}, badRequest(booking.CodeMissingField, "give the reference the caller quotes and the phone number they gave when booking")
+	case s.cfg.Contacts == nil:
+		return toolAnswer{}, &Error{Status: 501, Code: string(codeUnavailable), Message: "this API has no store connection to check a phone number"}
+	case !s.finds.allow(conv, ref, s.cfg.Now()):
+		return notDoneAnswer(string(codeRateLimited), "too many attempts to find a booking in this call; offer to pass the caller to a person"), nil
+	}
+	r, err := s.client.ByReference(ctx, ref)
+	var nf *serviceerror.NotFound
+	switch {
+	case errors.Is(err, sagaclient.ErrNotFound) || errors.As(err, &nf) || err == nil && !s.phoneMatches(ctx, r.RequestKey, a.Phone):
+		return notDoneAnswer(string(codeNotFound), "no booking matches that reference and phone number; ask the caller to check both, or offer a person"), nil
+	case err != nil:
+		return toolAnswer{}, err
+	}
+	// A booking moved since is found where it went.
+	for hops := 0; r.Status == receipt.StatusRescheduled && r.ReplacedBy != "" && hops < 10; hops++ {
+		if r, err = s.client.Status(ctx, r.ReplacedBy); err != nil {
+			return toolAnswer{}, err
+		}
+	}
+	if err := s.client.Adopt(ctx, conv, r.RequestKey); err != nil {
+		return toolAnswer{}, err
+	}
+	out := s.spoken(ctx, a.lang, r)
+	out.Text += " For the tools: request_key " + r.RequestKey + "; this call may now check, cancel or reschedule it."
+	return out, nil
+}
+
+// phoneMatches compares a phone number with the one sealed with key's
+// booking. A store that cannot open it (erased, none given) matches
+// nothing.
+func (s *Server) phoneMatches(ctx context.Context, key, phone string) bool {
+	c, err := s.cfg.Contacts.Contact(ctx, key)
+	return err == nil && samePhone(c.Phone, phone)
+}
+
+// samePhone says whether two ways of writing a phone number name the same
+// line: "+33 6 12 34 56 78", "0033 612 345 678" and "06 12 34 56 78" do.
+// Digits alone are compared, without the international prefix (00) or the
+// trunk prefix (0); one may carry a country code of one to three digits
+// that the other leaves out. Fewer than seven digits match nothing.
+func samePhone(a, b string) bool {
+	x, y := phoneDigits(a), phoneDigits(b)
+	if len(x) < 7 || len(y) < 7 {
+		return false
+	}
+	if len(x) < len(y) {
+		x, y = y, x
+	}
+	extra := len(x) - len(y)
+	return strings.HasSuffix(x, y) && extra <= 3
+}
+
+func phoneDigits(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if r >= '0' && r <= '9' {
+			b.WriteRune(r)
+		}
+	}
+	d := strings.TrimPrefix(b.String(), "00")
+	return strings.TrimLeft(d, "0")
+}
