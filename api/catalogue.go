@@ -33,6 +33,10 @@ type ResourceBody struct {
 	// Rules are its own hours, dates with other hours, time off, notice,
 	// horizon and limits; none is the policy's alone.
 	Rules *booking.Rules `json:"rules,omitempty"`
+	// Facts are what the voice tools may say about a property
+	// (property_info), each with its source; one sent without approved_at
+	// is approved by this PUT.
+	Facts []booking.Fact `json:"facts,omitempty"`
 }
 
 func (s *Server) putResource(w http.ResponseWriter, r *http.Request) error {
@@ -42,7 +46,12 @@ func (s *Server) putResource(w http.ResponseWriter, r *http.Request) error {
 	}
 	res := booking.Resource{ID: r.PathValue("id"), Kind: body.Kind, Capacity: body.Capacity, TimeZone: body.TimeZone,
 		BufferBeforeMinutes: body.BufferBeforeMinutes, BufferAfterMinutes: body.BufferAfterMinutes, CalendarID: body.CalendarID,
-		CalendarProvider: body.CalendarProvider, DisplayName: body.DisplayName, Rules: body.Rules}
+		CalendarProvider: body.CalendarProvider, DisplayName: body.DisplayName, Rules: body.Rules, Facts: body.Facts}
+	for i := range res.Facts {
+		if res.Facts[i].ApprovedAt.IsZero() {
+			res.Facts[i].ApprovedAt = s.cfg.Now().UTC().Truncate(time.Second)
+		}
+	}
 	if err := s.client.PutResource(r.Context(), res); err != nil {
 		return err
 	}
@@ -127,7 +136,7 @@ func (s *Server) getResource(w http.ResponseWriter, r *http.Request) error {
 	}
 	return writeJSON(w, http.StatusOK, ResourceAnswer{ID: res.ID, ResourceBody: ResourceBody{Kind: res.Kind, Capacity: res.Capacity,
 		TimeZone: res.TimeZone, BufferBeforeMinutes: res.BufferBeforeMinutes, BufferAfterMinutes: res.BufferAfterMinutes,
-		CalendarID: res.CalendarID, CalendarProvider: res.Provider(), DisplayName: res.DisplayName, Rules: res.Rules}})
+		CalendarID: res.CalendarID, CalendarProvider: res.Provider(), DisplayName: res.DisplayName, Rules: res.Rules, Facts: res.Facts}})
 }
 
 func (s *Server) getPolicy(w http.ResponseWriter, r *http.Request) error {

@@ -39,6 +39,10 @@ type toolArgs struct {
 	// Language picks the spoken lines' language (en, fr, zh); the default is
 	// the API's.
 	Language string `json:"language,omitempty"`
+	// Topic is property_info's question, or request_human's kind of
+	// question; Reason is request_human's, in the caller's words.
+	Topic  string `json:"topic,omitempty"`
+	Reason string `json:"reason,omitempty"`
 	// Phone, with find_booking, is the number the caller gave when booking.
 	Phone string `json:"phone,omitempty"`
 	// ConversationID names the call on MCP when no X-Call-Id header does.

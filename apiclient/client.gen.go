@@ -1230,8 +1230,20 @@ type Resource struct {
 	Capacity         int                       `json:"capacity"`
 
 	// DisplayName the name a caller hears; the voice tools speak it in place of the id
-	DisplayName *string      `json:"display_name,omitempty"`
-	Kind        ResourceKind `json:"kind"`
+	DisplayName *string `json:"display_name,omitempty"`
+
+	// Facts a property's approved facts: what property_info may say, and nothing else. One sent without approved_at is approved by this PUT
+	Facts *[]struct {
+		Answer     string     `json:"answer"`
+		ApprovedAt *time.Time `json:"approved_at,omitempty"`
+
+		// Source where it comes from: the lease, the listing, the landlord's e-mail of a date
+		Source string `json:"source"`
+
+		// Topic what the fact answers, a word or two (parking, floor, pets); matched case-insensitively
+		Topic string `json:"topic"`
+	} `json:"facts,omitempty"`
+	Kind ResourceKind `json:"kind"`
 
 	// Rules a resource's own booking rules, in its time zone; without hours, a property keeps the policy's daily window
 	Rules    *Rules `json:"rules,omitempty"`
@@ -1418,6 +1430,51 @@ type ToolArgsCheckAvailability struct {
 
 	// To and its end, RFC 3339
 	To *string `json:"to,omitempty"`
+}
+
+// ToolArgsFindBooking defines model for ToolArgs_find_booking.
+type ToolArgsFindBooking struct {
+	// ConversationId this call's id, the same for every tool call in it; only where the platform sends no call id itself
+	ConversationId *string `json:"conversation_id,omitempty"`
+
+	// Language the language to answer in: en (the default), fr or zh
+	Language *string `json:"language,omitempty"`
+
+	// Phone the phone number the caller gave when booking, as they say it
+	Phone string `json:"phone"`
+
+	// Reference the reference the caller quotes, BS-XXXX-XXXX
+	Reference string `json:"reference"`
+}
+
+// ToolArgsPropertyInfo defines model for ToolArgs_property_info.
+type ToolArgsPropertyInfo struct {
+	// ConversationId this call's id, the same for every tool call in it; only where the platform sends no call id itself
+	ConversationId *string `json:"conversation_id,omitempty"`
+
+	// Language the language to answer in: en (the default), fr or zh
+	Language *string `json:"language,omitempty"`
+
+	// PropertyId the property's id, as check_availability was given it
+	PropertyId string `json:"property_id"`
+
+	// Topic the topic of the question in a word or two, e.g. parking, floor, pets
+	Topic string `json:"topic"`
+}
+
+// ToolArgsRequestHuman defines model for ToolArgs_request_human.
+type ToolArgsRequestHuman struct {
+	// ConversationId this call's id, the same for every tool call in it; only where the platform sends no call id itself
+	ConversationId *string `json:"conversation_id,omitempty"`
+
+	// Language the language to answer in: en (the default), fr or zh
+	Language *string `json:"language,omitempty"`
+
+	// Reason the caller's reason, in their own words, and nothing else
+	Reason string `json:"reason"`
+
+	// Topic the kind of question: suitability, eligibility, advice, property, booking, other
+	Topic string `json:"topic"`
 }
 
 // ToolArgsRescheduleBooking defines model for ToolArgs_reschedule_booking.

@@ -64,6 +64,8 @@ type Resource struct {
 	// Rules are its own hours, time off, notice, horizon and limits; nil
 	// is the policy's alone.
 	Rules *Rules `json:"rules,omitempty"`
+	// Facts are what may be said about a property (property_info).
+	Facts []Fact `json:"facts,omitempty"`
 }
 
 func (r Resource) Validate() error {
@@ -88,6 +90,9 @@ func (r Resource) Validate() error {
 	loc, err := localtime.LoadZone(r.TimeZone)
 	if err != nil {
 		return Rejectf(CodeUnknownTimeZone, "time_zone %q is not an IANA zone", r.TimeZone)
+	}
+	if err := validateFacts(r.Kind, r.Facts); err != nil {
+		return err
 	}
 	return r.Rules.Validate(loc)
 }

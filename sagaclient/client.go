@@ -52,6 +52,8 @@ type Catalog interface {
 	Restore(ctx context.Context, b booking.Booking) (booking.LookupOutput, error)
 	ReleaseLost(ctx context.Context, b booking.Booking, note string) (booking.LookupOutput, error)
 	ReleaseAgain(ctx context.Context, key string) (booking.LookupOutput, error)
+	RequestHandoff(ctx context.Context, h booking.Handoff) (booking.Handoff, bool, error)
+	OpenHandoffs(ctx context.Context) ([]booking.Handoff, error)
 }
 
 // ErrNoCatalog is returned by a call that needs Options.Catalog when none
@@ -270,19 +272,8 @@ func (c *Client) Pending(ctx context.Context, conversationID string, keys []stri
 // Made reports whether conversationID made key: a voice tool may act only
 // on its own conversation's bookings.
 func (c *Client) Made(ctx context.Context, conversationID, key string) (bool, error) {
-	v, err := c.tc.QueryWorkflow(ctx, workflows.ConversationWorkflowID(conversationID), "", booking.QueryKeys)
-	var nf *serviceerror.NotFound
-	if errors.As(err, &nf) {
-		return false, nil // a conversation that never chose anything made nothing
-	}
-	if err != nil {
-		return false, fmt.Errorf("keys of %s: %w", conversationID, err)
-	}
-	var keys []string
-	if err := v.Get(&keys); err != nil {
-		return false, fmt.Errorf("keys of %s: %w", conversationID, err)
-	}
-	return slices.Contains(keys, key), nil
+	keys, err := c.Keys(ctx, conversationID) // none for a conversation that never chose anything
+	return slices.Contains(keys, key), err
 }
 
 // Adopt makes key, a booking of an earlier call, this conversation's own,
@@ -304,6 +295,24 @@ func (c *Client) Adopt(ctx context.Context, conversationID, key string) error {
 		return fmt.Errorf("adopt %s in %s: %w", key, conversationID, err)
 	}
 	return nil
+}
+
+// Keys are the request keys the conversation made or adopted; none for
+// a conversation that chose nothing.
+func (c *Client) Keys(ctx context.Context, conversationID string) ([]string, error) {
+	v, err := c.tc.QueryWorkflow(ctx, workflows.ConversationWorkflowID(conversationID), "", booking.QueryKeys)
+	var nf *serviceerror.NotFound
+	if errors.As(err, &nf) {
+		return nil, nil
+	}
+	var keys []string
+	if err == nil {
+		err = v.Get(&keys)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("keys of %s: %w", conversationID, err)
+	}
+	return keys, nil
 }
 
 // Settle tells the conversation that key's outcome is known.

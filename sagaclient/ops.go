@@ -29,6 +29,8 @@ type Attention struct {
 	// time off, changed since, no longer allow: they stand until someone
 	// moves or cancels them.
 	OutsideRules []booking.OutsideRules
+	// Handoffs are callers waiting for a person to call them back.
+	Handoffs []booking.Handoff
 }
 
 // SagaSummary is one saga as the search attributes show it.
@@ -65,6 +67,22 @@ func (c *Client) Attention(ctx context.Context) (Attention, error) {
 	out.Flags = flags
 	if out.OutsideRules, err = c.opts.Catalog.OutsideRules(ctx); err != nil {
 		return out, fmt.Errorf("attention: %w", err)
+	}
+	if out.Handoffs, err = c.opts.Catalog.OpenHandoffs(ctx); err != nil {
+		return out, fmt.Errorf("attention: %w", err)
+	}
+	return out, nil
+}
+
+// RequestHandoff records a caller's request for a person (once, however
+// often it is sent) and announces it to the webhooks.
+func (c *Client) RequestHandoff(ctx context.Context, h booking.Handoff) (booking.Handoff, error) {
+	if c.opts.Catalog == nil {
+		return booking.Handoff{}, ErrNoCatalog
+	}
+	out, _, err := c.opts.Catalog.RequestHandoff(ctx, h)
+	if err != nil {
+		return booking.Handoff{}, fmt.Errorf("request handoff: %w", err)
 	}
 	return out, nil
 }

@@ -96,6 +96,14 @@ func (s Speaker) Readback(propertyID string, start time.Time, zone string) strin
 	return s.render("readback", map[string]string{"property": s.name(propertyID, "the_property"), "when": s.When(start, zone)})
 }
 
+// NoFact is property_info's line when no approved fact answers.
+func (s Speaker) NoFact(propertyID string) string {
+	return s.render("no_fact", map[string]string{"property": s.name(propertyID, "the_property")})
+}
+
+// Handoff is request_human's line once the request is recorded.
+func (s Speaker) Handoff() string { return s.word("handoff") }
+
 func (s Speaker) name(id, fallback string) string {
 	if n := s.Names[id]; n != "" {
 		return n

@@ -77,7 +77,15 @@ func (s *Store) PurgeContacts(ctx context.Context, limit int) (int, error) {
 				return err
 			}
 			keys, err := tx.Exec(ctx, purgeKeysSQL, now, limit, s.cfg.ContactRetention)
-			n = int(rows.RowsAffected() + keys.RowsAffected())
+			if err != nil {
+				return err
+			}
+			// A handoff's reason is the caller's words: it goes with the
+			// contacts' retention, counted from its resolution (or its
+			// request, if no one resolved it).
+			handoffs, err := tx.Exec(ctx, `DELETE FROM handoff WHERE handoff_id IN (SELECT handoff_id FROM handoff
+WHERE coalesce(resolved_at, requested_at) + $2::interval <= $1 ORDER BY handoff_id LIMIT $3)`, now, s.cfg.ContactRetention, limit)
+			n = int(rows.RowsAffected() + keys.RowsAffected() + handoffs.RowsAffected())
 			return err
 		})
 	})

@@ -1,0 +1,17 @@
+package catalog
+
+import (
+	"context"
+
+	"github.com/bookingsaga/bookingsaga/booking"
+)
+
+// RequestHandoff records a caller's request for a person, once.
+func (c *Catalog) RequestHandoff(ctx context.Context, h booking.Handoff) (booking.Handoff, bool, error) {
+	return c.Store.RequestHandoff(ctx, h)
+}
+
+// OpenHandoffs lists the requests for a person no one has resolved.
+func (c *Catalog) OpenHandoffs(ctx context.Context) ([]booking.Handoff, error) {
+	return c.Store.OpenHandoffs(ctx)
+}

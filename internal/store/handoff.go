@@ -1,0 +1,71 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/bookingsaga/bookingsaga/booking"
+)
+
+// Handoffs (migration 019): a caller's requests for a person.
+
+// RequestHandoff records h once: the same request again while it is open
+// answers the one recorded (created false). A new one goes out to every
+// webhook endpoint as handoff.requested, in the same transaction.
+func (s *Store) RequestHandoff(ctx context.Context, h booking.Handoff) (out booking.Handoff, created bool, err error) {
+	h.Reason = strings.TrimSpace(h.Reason)
+	if err := h.Validate(); err != nil {
+		return booking.Handoff{}, false, fmt.Errorf("request handoff: %w", err)
+	}
+	if h.RequestKeys == nil {
+		h.RequestKeys = []string{}
+	}
+	err = s.retry(ctx, "request handoff", h.ConversationID, func(ctx context.Context) error {
+		return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+			out, created = h, true
+			err := tx.QueryRow(ctx, `
+INSERT INTO handoff (conversation_id, topic, reason, request_keys) VALUES ($1, $2, $3, $4)
+ON CONFLICT (conversation_id, topic, md5(reason)) WHERE resolved_at IS NULL DO NOTHING
+RETURNING handoff_id, requested_at`, h.ConversationID, h.Topic, h.Reason, h.RequestKeys).Scan(&out.ID, &out.RequestedAt)
+			if errors.Is(err, pgx.ErrNoRows) {
+				created = false
+				return tx.QueryRow(ctx, `SELECT handoff_id, requested_at FROM handoff
+WHERE conversation_id = $1 AND topic = $2 AND md5(reason) = md5($3) AND resolved_at IS NULL`,
+					h.ConversationID, h.Topic, h.Reason).Scan(&out.ID, &out.RequestedAt)
+			}
+			if err != nil {
+				return err
+			}
+			_, err = tx.Exec(ctx, `
+INSERT INTO webhook_delivery (endpoint_id, event_type, payload)
+SELECT endpoint_id, 'handoff.requested', jsonb_build_object('handoff_id', $1::bigint, 'conversation_id', $2::text,
+    'topic', $3::text, 'reason', $4::text, 'request_keys', $5::text[], 'occurred_at', $6::timestamptz)
+FROM webhook_endpoint`, out.ID, out.ConversationID, out.Topic, out.Reason, out.RequestKeys, out.RequestedAt)
+			return err
+		})
+	})
+	if err != nil {
+		return booking.Handoff{}, false, err
+	}
+	out.RequestedAt = out.RequestedAt.UTC()
+	return out, created, nil
+}
+
+// OpenHandoffs lists the handoffs no one has resolved, oldest first.
+func (s *Store) OpenHandoffs(ctx context.Context) ([]booking.Handoff, error) {
+	rows, err := s.pool.Query(ctx, `SELECT handoff_id, conversation_id, topic, reason, request_keys, requested_at
+FROM handoff WHERE resolved_at IS NULL ORDER BY requested_at, handoff_id`)
+	if err != nil {
+		return nil, fmt.Errorf("open handoffs: %w", err)
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (booking.Handoff, error) {
+		var h booking.Handoff
+		err := r.Scan(&h.ID, &h.ConversationID, &h.Topic, &h.Reason, &h.RequestKeys, &h.RequestedAt)
+		h.RequestedAt = h.RequestedAt.UTC()
+		return h, err
+	})
+}
