@@ -49,9 +49,9 @@ func (s *Server) mcp(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// mcpCall runs one tools/call. Refusals, conflicts and pending outcomes
-// are ordinary results, worded from their [status]; only a call that did
-// nothing is isError.
+// mcpCall runs one tools/call. Refusals, conflicts, pending outcomes and
+// questions for the caller are ordinary results, worded from their
+// [status]; only a call that did nothing and asks nothing is isError.
 func (s *Server) mcpCall(name string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		args, bad := readToolArgs(req.Params.Arguments)
@@ -66,7 +66,7 @@ func (s *Server) mcpCall(name string) mcp.ToolHandler {
 			ans = s.toolWith(ctx, conv, name, args)
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: ans.Text}},
-			StructuredContent: structured(ans), IsError: ans.NotDone()}, nil
+			StructuredContent: structured(ans), IsError: ans.Failed()}, nil
 	}
 }
 

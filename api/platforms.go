@@ -175,9 +175,10 @@ func (s *Server) vapi(w http.ResponseWriter, r *http.Request) error {
 		}
 		res := vapiResult{Name: tc.name(), ToolCallID: tc.ID}
 		// A call that did nothing is Vapi's error (its request-failed
-		// path); conflicts, refusals and pending are results, which the
-		// model words from their [status].
-		if ans.NotDone() {
+		// path); conflicts, refusals, pending outcomes and a question for
+		// the caller (a DST gap) are results, which the model words from
+		// their [status].
+		if ans.Failed() {
 			res.Error = oneLine(ans.Text)
 		} else {
 			res.Result = oneLine(ans.Text)

@@ -59,14 +59,20 @@ type toolAnswer struct {
 	Availability *AvailabilityAnswer
 	// RequestKey is the key a choice (select_slot) was given.
 	RequestKey string
+	// Question marks a call that did nothing because the caller must
+	// choose (a local time the clocks skip or pass twice): a turn of the
+	// conversation, not a failure.
+	Question bool
 }
 
 // notDoneAnswer is a call that did nothing; Retryable says the same call
 // may simply be sent again (a technical failure).
 func notDoneAnswer(code, msg string) toolAnswer { return toolAnswer{Text: notDone(code, msg)} }
 
-// NotDone reports an answer whose call did nothing.
-func (t toolAnswer) NotDone() bool { return strings.HasPrefix(t.Text, "[not_done") }
+// Failed reports an answer whose call did nothing and asks nothing of
+// the caller: bad arguments, a temporary failure. Platforms with an
+// error channel get it there (Vapi's error, MCP's isError).
+func (t toolAnswer) Failed() bool { return strings.HasPrefix(t.Text, "[not_done") && !t.Question }
 
 // tool runs one tool call for a conversation.
 func (s *Server) tool(ctx context.Context, conversationID, name string, raw json.RawMessage) toolAnswer {
@@ -106,7 +112,7 @@ func (s *Server) toolWith(ctx context.Context, conversationID, name string, args
 	if errors.As(err, &e) && len(e.Candidates) == 2 {
 		// A local time the clocks skip or pass twice: ask, never guess.
 		return toolAnswer{Text: "[not_done: " + e.Code + "] " + speech.Speaker{Lang: lang}.LocalTimeQuestion(e.Code == string(codeAmbiguousTime),
-			args.LocalStart[:min(len(args.LocalStart), len(localtime.Layout))], e.Candidates[0], e.Candidates[1], args.TimeZone)}
+			args.LocalStart[:min(len(args.LocalStart), len(localtime.Layout))], e.Candidates[0], e.Candidates[1], args.TimeZone), Question: true}
 	}
 	if err != nil {
 		return toolAnswer{Text: toolError(err)}

@@ -2153,14 +2153,14 @@ type ClientInterface interface {
 	// Corresponds with DELETE /v1/webhooks/{id} (the `DeleteV1WebhooksId` operationId).
 	DeleteV1WebhooksId(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PutV1WebhooksIdWithBody register a webhook endpoint (or point it at a new URL) and start its dispatcher. Events (booking.confirmed, booking.held, booking.cancelled, booking.moved, booking.refused, booking.time_changed, hold.expired, intent.expired, booking.settled) are posted as Standard Webhooks: webhook-id (the delivery id, an idempotency key), webhook-timestamp, webhook-signature v1,<base64 HMAC-SHA256 of id.timestamp.body>
+	// PutV1WebhooksIdWithBody register a webhook endpoint (or point it at a new URL) and start its dispatcher. Events (booking.confirmed, booking.held, booking.cancelled, booking.moved, booking.refused, booking.time_changed, hold.expired, intent.expired, handoff.requested, booking.settled) are posted as Standard Webhooks: webhook-id (the delivery id, an idempotency key), webhook-timestamp, webhook-signature v1,<base64 HMAC-SHA256 of id.timestamp.body>
 	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with PUT /v1/webhooks/{id} (the `PutV1WebhooksId` operationId).
 	PutV1WebhooksIdWithBody(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PutV1WebhooksId register a webhook endpoint (or point it at a new URL) and start its dispatcher. Events (booking.confirmed, booking.held, booking.cancelled, booking.moved, booking.refused, booking.time_changed, hold.expired, intent.expired, booking.settled) are posted as Standard Webhooks: webhook-id (the delivery id, an idempotency key), webhook-timestamp, webhook-signature v1,<base64 HMAC-SHA256 of id.timestamp.body>
+	// PutV1WebhooksId register a webhook endpoint (or point it at a new URL) and start its dispatcher. Events (booking.confirmed, booking.held, booking.cancelled, booking.moved, booking.refused, booking.time_changed, hold.expired, intent.expired, handoff.requested, booking.settled) are posted as Standard Webhooks: webhook-id (the delivery id, an idempotency key), webhook-timestamp, webhook-signature v1,<base64 HMAC-SHA256 of id.timestamp.body>
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2808,7 +2808,7 @@ func (c *Client) DeleteV1WebhooksId(ctx context.Context, id string, reqEditors .
 	return c.Client.Do(req)
 }
 
-// PutV1WebhooksIdWithBody register a webhook endpoint (or point it at a new URL) and start its dispatcher. Events (booking.confirmed, booking.held, booking.cancelled, booking.moved, booking.refused, booking.time_changed, hold.expired, intent.expired, booking.settled) are posted as Standard Webhooks: webhook-id (the delivery id, an idempotency key), webhook-timestamp, webhook-signature v1,<base64 HMAC-SHA256 of id.timestamp.body>
+// PutV1WebhooksIdWithBody register a webhook endpoint (or point it at a new URL) and start its dispatcher. Events (booking.confirmed, booking.held, booking.cancelled, booking.moved, booking.refused, booking.time_changed, hold.expired, intent.expired, handoff.requested, booking.settled) are posted as Standard Webhooks: webhook-id (the delivery id, an idempotency key), webhook-timestamp, webhook-signature v1,<base64 HMAC-SHA256 of id.timestamp.body>
 //
 // Takes any type of body and a specified content type.
 //
@@ -2825,7 +2825,7 @@ func (c *Client) PutV1WebhooksIdWithBody(ctx context.Context, id string, content
 	return c.Client.Do(req)
 }
 
-// PutV1WebhooksId register a webhook endpoint (or point it at a new URL) and start its dispatcher. Events (booking.confirmed, booking.held, booking.cancelled, booking.moved, booking.refused, booking.time_changed, hold.expired, intent.expired, booking.settled) are posted as Standard Webhooks: webhook-id (the delivery id, an idempotency key), webhook-timestamp, webhook-signature v1,<base64 HMAC-SHA256 of id.timestamp.body>
+// PutV1WebhooksId register a webhook endpoint (or point it at a new URL) and start its dispatcher. Events (booking.confirmed, booking.held, booking.cancelled, booking.moved, booking.refused, booking.time_changed, hold.expired, intent.expired, handoff.requested, booking.settled) are posted as Standard Webhooks: webhook-id (the delivery id, an idempotency key), webhook-timestamp, webhook-signature v1,<base64 HMAC-SHA256 of id.timestamp.body>
 //
 // Takes a body of the `application/json` content type.
 //
@@ -4632,14 +4632,14 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with DELETE /v1/webhooks/{id} (the `DeleteV1WebhooksId` operationId).
 	DeleteV1WebhooksIdWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*DeleteV1WebhooksIdResponse, error)
 
-	// PutV1WebhooksIdWithBodyWithResponse register a webhook endpoint (or point it at a new URL) and start its dispatcher. Events (booking.confirmed, booking.held, booking.cancelled, booking.moved, booking.refused, booking.time_changed, hold.expired, intent.expired, booking.settled) are posted as Standard Webhooks: webhook-id (the delivery id, an idempotency key), webhook-timestamp, webhook-signature v1,<base64 HMAC-SHA256 of id.timestamp.body>
+	// PutV1WebhooksIdWithBodyWithResponse register a webhook endpoint (or point it at a new URL) and start its dispatcher. Events (booking.confirmed, booking.held, booking.cancelled, booking.moved, booking.refused, booking.time_changed, hold.expired, intent.expired, handoff.requested, booking.settled) are posted as Standard Webhooks: webhook-id (the delivery id, an idempotency key), webhook-timestamp, webhook-signature v1,<base64 HMAC-SHA256 of id.timestamp.body>
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PUT /v1/webhooks/{id} (the `PutV1WebhooksId` operationId).
 	PutV1WebhooksIdWithBodyWithResponse(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutV1WebhooksIdResponse, error)
 
-	// PutV1WebhooksIdWithResponse register a webhook endpoint (or point it at a new URL) and start its dispatcher. Events (booking.confirmed, booking.held, booking.cancelled, booking.moved, booking.refused, booking.time_changed, hold.expired, intent.expired, booking.settled) are posted as Standard Webhooks: webhook-id (the delivery id, an idempotency key), webhook-timestamp, webhook-signature v1,<base64 HMAC-SHA256 of id.timestamp.body>
+	// PutV1WebhooksIdWithResponse register a webhook endpoint (or point it at a new URL) and start its dispatcher. Events (booking.confirmed, booking.held, booking.cancelled, booking.moved, booking.refused, booking.time_changed, hold.expired, intent.expired, handoff.requested, booking.settled) are posted as Standard Webhooks: webhook-id (the delivery id, an idempotency key), webhook-timestamp, webhook-signature v1,<base64 HMAC-SHA256 of id.timestamp.body>
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7813,7 +7813,7 @@ func (c *ClientWithResponses) DeleteV1WebhooksIdWithResponse(ctx context.Context
 	return ParseDeleteV1WebhooksIdResponse(rsp)
 }
 
-// PutV1WebhooksIdWithBodyWithResponse register a webhook endpoint (or point it at a new URL) and start its dispatcher. Events (booking.confirmed, booking.held, booking.cancelled, booking.moved, booking.refused, booking.time_changed, hold.expired, intent.expired, booking.settled) are posted as Standard Webhooks: webhook-id (the delivery id, an idempotency key), webhook-timestamp, webhook-signature v1,<base64 HMAC-SHA256 of id.timestamp.body>
+// PutV1WebhooksIdWithBodyWithResponse register a webhook endpoint (or point it at a new URL) and start its dispatcher. Events (booking.confirmed, booking.held, booking.cancelled, booking.moved, booking.refused, booking.time_changed, hold.expired, intent.expired, handoff.requested, booking.settled) are posted as Standard Webhooks: webhook-id (the delivery id, an idempotency key), webhook-timestamp, webhook-signature v1,<base64 HMAC-SHA256 of id.timestamp.body>
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -7826,7 +7826,7 @@ func (c *ClientWithResponses) PutV1WebhooksIdWithBodyWithResponse(ctx context.Co
 	return ParsePutV1WebhooksIdResponse(rsp)
 }
 
-// PutV1WebhooksIdWithResponse register a webhook endpoint (or point it at a new URL) and start its dispatcher. Events (booking.confirmed, booking.held, booking.cancelled, booking.moved, booking.refused, booking.time_changed, hold.expired, intent.expired, booking.settled) are posted as Standard Webhooks: webhook-id (the delivery id, an idempotency key), webhook-timestamp, webhook-signature v1,<base64 HMAC-SHA256 of id.timestamp.body>
+// PutV1WebhooksIdWithResponse register a webhook endpoint (or point it at a new URL) and start its dispatcher. Events (booking.confirmed, booking.held, booking.cancelled, booking.moved, booking.refused, booking.time_changed, hold.expired, intent.expired, handoff.requested, booking.settled) are posted as Standard Webhooks: webhook-id (the delivery id, an idempotency key), webhook-timestamp, webhook-signature v1,<base64 HMAC-SHA256 of id.timestamp.body>
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

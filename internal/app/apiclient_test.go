@@ -184,6 +184,15 @@ func TestTheGeneratedClientCallsEveryRoute(t *testing.T) {
 		"call": map[string]any{"id": call}, "toolCallList": []any{map[string]any{"id": "tc-1", "type": "function",
 			"function": map[string]any{"name": "booking_status", "arguments": map[string]any{"reference": *booked.JSON200.Reference}}}}}})
 	require.NoError(t, err)
+	// MCP's Streamable HTTP wants both media types accepted.
+	accept := func(_ context.Context, r *http.Request) error {
+		r.Header.Set("Accept", "application/json, text/event-stream")
+		return nil
+	}
+	_, err = c.PostV1McpWithResponse(ctx, &apiclient.PostV1McpParams{XCallId: &call}, map[string]any{"jsonrpc": "2.0", "id": 1,
+		"method": "tools/call", "params": map[string]any{"name": "booking_status", "arguments": map[string]any{"reference": *booked.JSON200.Reference}}},
+		accept)
+	require.NoError(t, err)
 
 	ops := documented(t, url)
 	for op, statuses := range ops {

@@ -2,6 +2,7 @@ package app
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"path/filepath"
 	"slices"
@@ -206,5 +207,57 @@ func TestMCPNeedsAnAgentKey(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, res.Body.Close())
 		require.Equal(t, want, res.StatusCode, "auth %q", auth)
+	}
+}
+
+// The server speaks the current spec (2026-07-28: server/discover, the
+// version on every request) and the older versions the SDK negotiates
+// (the initialize handshake, answered in the version asked for).
+func TestMCPNegotiatesTheProtocolVersion(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	url := f.serveAPI(api.Config{}) + "/v1/mcp"
+	post := func(version, body string, out any) string {
+		req, err := http.NewRequestWithContext(f.ctx, http.MethodPost, url, strings.NewReader(body))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", "Bearer "+apiKey)
+		req.Header.Set("MCP-Protocol-Version", version)
+		if version >= "2026-07-28" { // the method rides in a header too, for proxies to route on
+			req.Header.Set("Mcp-Method", "server/discover")
+		}
+		res, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer res.Body.Close()
+		raw, err := io.ReadAll(res.Body)
+		require.NoError(t, err)
+		require.NoError(t, json.Unmarshal(raw, out), "%s", raw)
+		return string(raw)
+	}
+	var discovered struct {
+		Result struct {
+			SupportedVersions []string `json:"supportedVersions"`
+			Instructions      string   `json:"instructions"`
+		} `json:"result"`
+	}
+	raw := post("2026-07-28", `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"}}}}`,
+		&discovered)
+	require.Equal(t, []string{"2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}, discovered.Result.SupportedVersions, raw)
+	require.Contains(t, discovered.Result.Instructions, "[confirmed]", "the system prompt's rule comes with the server")
+
+	for _, version := range []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"} {
+		var out struct {
+			Result struct {
+				ProtocolVersion string `json:"protocolVersion"`
+				ServerInfo      struct {
+					Name string `json:"name"`
+				} `json:"serverInfo"`
+			} `json:"result"`
+		}
+		post(version, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"`+version+
+			`","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`, &out)
+		require.Equal(t, version, out.Result.ProtocolVersion)
+		require.Equal(t, "bookingsaga", out.Result.ServerInfo.Name)
 	}
 }

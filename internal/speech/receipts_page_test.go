@@ -25,4 +25,9 @@ func TestTheReceiptsPageQuotesTheSpokenLines(t *testing.T) {
 			require.True(t, strings.Contains(string(readme), "`"+line+"`"), "%s %s: %s", lang, r.Status, line)
 		}
 	}
+	// The README quotes the French line of a confirmed booking.
+	front, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	line := Speaker{Lang: French, Names: names}.Receipt(every("k")[0])
+	require.Contains(t, string(front), "`"+line+"`")
 }
