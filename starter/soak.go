@@ -19,8 +19,10 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/bookingsaga/bookingsaga/api"
+	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/gcal"
 	"github.com/bookingsaga/bookingsaga/internal/localtime"
+	"github.com/bookingsaga/bookingsaga/internal/msgraph"
 	"github.com/bookingsaga/bookingsaga/receipt"
 )
 
@@ -30,22 +32,44 @@ import (
 // booking (a fifth of them resent, as a platform resends a slow tool
 // call), two callers competing for one slot, a cancel or a reschedule.
 type soak struct {
-	api, calendar string
-	token         string
-	http          *http.Client
-	days          []time.Time
+	api, calendar, graph string
+	token                string
+	http                 *http.Client
+	days                 []time.Time
+	props                []soakProperty // with their agents' calendars
 
 	mu        sync.Mutex
 	confirmed []string // keys to cancel or move
 	rng       *rand.Rand
 }
 
-// soakProperties are the demo catalogue's, with an agent whose calendar
-// shows the booking (where mirror lag is measured).
-var soakProperties = []struct{ property, agent, agentCalendar, zone string }{
-	{"paris-marais-12", "agent-claire", "claire@demo.bookingsaga", "Europe/Paris"},
-	{"paris-loft-3", "agent-hugo", "hugo@demo.bookingsaga", "Europe/Paris"},
-	{"nyc-soho-7", "agent-maya", "maya@demo.bookingsaga", "America/New_York"},
+// soakProperty is a demo property with an agent whose calendar shows the
+// booking: mirror lag is measured there, in its provider's fake. Which
+// calendar that is, the API says (calendars).
+type soakProperty struct {
+	property, agent, zone string
+	calendar, provider    string
+}
+
+var soakProperties = []soakProperty{
+	{property: "paris-marais-12", agent: "agent-claire", zone: "Europe/Paris"},
+	{property: "paris-loft-3", agent: "agent-hugo", zone: "Europe/Paris"},
+	{property: "nyc-soho-7", agent: "agent-maya", zone: "America/New_York"},
+}
+
+// calendars reads, from the API, the calendar each soak agent's bookings
+// are mirrored to.
+func (s *soak) calendars(ctx context.Context) ([]soakProperty, error) {
+	out := make([]soakProperty, len(soakProperties))
+	for i, p := range soakProperties {
+		var r api.ResourceAnswer
+		if !s.getAuthorized(ctx, s.api+"/v1/resources/"+p.agent, &r) || r.CalendarID == "" {
+			return nil, fmt.Errorf("soak: the API has no calendar for %s", p.agent)
+		}
+		p.calendar, p.provider = r.CalendarID, r.CalendarProvider
+		out[i] = p
+	}
+	return out, nil
 }
 
 // sample is one tool call's outcome.
@@ -62,7 +86,8 @@ func runSoak(ctx context.Context, tc client.Client, args []string, out io.Writer
 	fs := flag.NewFlagSet("soak", flag.ContinueOnError)
 	s := &soak{token: os.Getenv("API_KEY"), rng: rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))}
 	fs.StringVar(&s.api, "api", "http://127.0.0.1:8080", "the agent API")
-	fs.StringVar(&s.calendar, "fake-calendar", "http://127.0.0.1:8091", "the dev stack's fake calendar, where mirror lag is measured")
+	fs.StringVar(&s.calendar, "fake-calendar", "http://127.0.0.1:8091", "the dev stack's fake Google Calendar, where mirror lag is measured")
+	fs.StringVar(&s.graph, "fake-graph", "http://127.0.0.1:8093", "the dev stack's fake Microsoft 365, where Hugo's mirror lag is measured")
 	rates := fs.String("rates", "5,10,20,40", "arrival rates to run, per second, in order")
 	per := fs.Duration("duration", time.Minute, "how long each rate runs")
 	noop := fs.Bool("noop", true, "also find where a no-op Update-with-Start workflow saturates on the same server")
@@ -78,6 +103,10 @@ func runSoak(ctx context.Context, tc client.Client, args []string, out io.Writer
 		ladder = append(ladder, v)
 	}
 	s.http = &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 512}}
+	var err error
+	if s.props, err = s.calendars(ctx); err != nil {
+		return err
+	}
 	for d := 2; d < 400; d++ {
 		s.days = append(s.days, time.Now().AddDate(0, 0, d))
 	}
@@ -208,15 +237,15 @@ func (s *soak) arrive(ctx context.Context, at time.Time) []sample {
 
 // slot is a random half hour within bookable hours, up to a year ahead, so
 // that only the callers meant to compete collide.
-func (s *soak) slot() (api.Slot, string) {
-	p := soakProperties[s.rng.IntN(len(soakProperties))]
+func (s *soak) slot() (api.Slot, soakProperty) {
+	p := s.props[s.rng.IntN(len(s.props))]
 	loc, _ := localtime.LoadZone(p.zone)
 	d := s.days[s.rng.IntN(len(s.days))].In(loc)
 	start := time.Date(d.Year(), d.Month(), d.Day(), 9+s.rng.IntN(10), 30*s.rng.IntN(2), 0, 0, loc)
-	return api.Slot{PropertyID: p.property, AgentID: p.agent, StartsAt: start.Format(time.RFC3339), TimeZone: p.zone, DurationMinutes: 30}, p.agentCalendar
+	return api.Slot{PropertyID: p.property, AgentID: p.agent, StartsAt: start.Format(time.RFC3339), TimeZone: p.zone, DurationMinutes: 30}, p
 }
 
-func (s *soak) book(ctx context.Context, at time.Time, key string, slot api.Slot, cal string) sample {
+func (s *soak) book(ctx context.Context, at time.Time, key string, slot api.Slot, cal soakProperty) sample {
 	r := s.post(ctx, at, "/v1/bookings", api.BookingBody{RequestKey: key, Slot: slot, ExpectedPolicyVersion: "demo-2026-11"})
 	if r.status == receipt.StatusConfirmed {
 		r.lag, r.mirrored = s.mirrored(ctx, cal, key), true
@@ -233,22 +262,68 @@ func (s *soak) keep(key string, r sample) {
 	}
 }
 
-// mirrored polls the fake calendar until the booking's event is there and
-// returns how long after the confirmation that was.
-func (s *soak) mirrored(ctx context.Context, cal, key string) time.Duration {
+// mirrored polls the fake calendar that holds p's agent's calendar until
+// the booking's event is there and returns how long after the
+// confirmation that was.
+func (s *soak) mirrored(ctx context.Context, p soakProperty, key string) time.Duration {
 	began := time.Now()
-	url := s.calendar + "/calendar/v3/calendars/" + cal + "/events/" + gcal.EventID(key)
 	for time.Since(began) < time.Minute && ctx.Err() == nil {
-		res, err := s.http.Get(url)
-		if err == nil {
-			res.Body.Close()
-			if res.StatusCode == http.StatusOK {
-				return time.Since(began)
-			}
+		if s.mirroredNow(ctx, p, key) {
+			return time.Since(began)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
 	return time.Minute
+}
+
+// mirroredNow says whether key's event is in p's agent's calendar now: a
+// Google one by its event id, a Microsoft 365 one by the request key it
+// carries.
+func (s *soak) mirroredNow(ctx context.Context, p soakProperty, key string) bool {
+	if p.provider == booking.ProviderMicrosoft {
+		var evs []struct {
+			Properties map[string]string `json:"properties"`
+		}
+		if !s.get(ctx, s.graph+"/_fake/events/"+p.calendar, &evs) {
+			return false
+		}
+		for _, ev := range evs {
+			if ev.Properties[msgraph.RequestKeyProperty] == key {
+				return true
+			}
+		}
+		return false
+	}
+	return s.get(ctx, s.calendar+"/calendar/v3/calendars/"+p.calendar+"/events/"+gcal.EventID(key), nil)
+}
+
+// get reports whether url answers 200, decoding its body into out if set.
+func (s *soak) get(ctx context.Context, url string, out any) bool {
+	return s.fetch(ctx, url, "", out)
+}
+
+// getAuthorized is get with the API's key.
+func (s *soak) getAuthorized(ctx context.Context, url string, out any) bool {
+	return s.fetch(ctx, url, s.token, out)
+}
+
+func (s *soak) fetch(ctx context.Context, url, token string, out any) bool {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return false
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	res, err := s.http.Do(req)
+	if err != nil {
+		return false
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		return false
+	}
+	return out == nil || json.NewDecoder(res.Body).Decode(out) == nil
 }
 
 func (s *soak) post(ctx context.Context, at time.Time, path string, body any) sample {
