@@ -54,6 +54,7 @@ type Catalog interface {
 	ReleaseAgain(ctx context.Context, key string) (booking.LookupOutput, error)
 	RequestHandoff(ctx context.Context, h booking.Handoff) (booking.Handoff, bool, error)
 	OpenHandoffs(ctx context.Context) ([]booking.Handoff, error)
+	ResolveHandoff(ctx context.Context, id int64, note string) (booking.Handoff, error)
 }
 
 // ErrNoCatalog is returned by a call that needs Options.Catalog when none

@@ -225,3 +225,11 @@ func (c *Client) StartWebhooks(ctx context.Context, endpointID string) error {
 	}
 	return nil
 }
+
+// CalledBack closes a handoff once its caller was called back.
+func (c *Client) CalledBack(ctx context.Context, id int64, note string) (booking.Handoff, error) {
+	if c.opts.Catalog == nil {
+		return booking.Handoff{}, ErrNoCatalog
+	}
+	return c.opts.Catalog.ResolveHandoff(ctx, id, note)
+}

@@ -26,6 +26,8 @@ const opsUsage = `usage: starter ops <command> [-json]
   release-lost KEY -note
                      record that a booking the store lost is not booked (booking_lost),
                      once its caller is told; its flags close
+  called-back ID -note
+                     close a handoff (request_human) once its caller was called back
 `
 
 // ops runs the operator's commands.
@@ -68,16 +70,20 @@ func ops(ctx context.Context, sc *sagaclient.Client, args []string, out io.Write
 			return errors.New("release-lost needs exactly one request key and -note")
 		}
 		v, err = sc.ReleaseLost(ctx, pos[0], *note)
-	case "resolve":
+	case "resolve", "called-back":
 		var id int64
-		var perr error = errors.New("no flag id")
+		var perr error = errors.New("no id")
 		if len(pos) == 1 {
 			id, perr = strconv.ParseInt(pos[0], 10, 64)
 		}
 		if perr != nil || *note == "" {
-			return errors.New("resolve needs a flag id and -note")
+			return fmt.Errorf("%s needs an id and -note", args[0])
 		}
-		v, err = sc.Resolve(ctx, id, *note)
+		if args[0] == "resolve" {
+			v, err = sc.Resolve(ctx, id, *note)
+		} else {
+			v, err = sc.CalledBack(ctx, id, *note)
+		}
 	default:
 		fmt.Fprint(out, opsUsage)
 		return fmt.Errorf("unknown ops command %q", args[0])
@@ -96,8 +102,8 @@ func human(out io.Writer, v any) error {
 	defer w.Flush()
 	switch x := v.(type) {
 	case sagaclient.Attention:
-		if len(x.Sagas) == 0 && len(x.Flags) == 0 {
-			fmt.Fprintln(w, "Nothing needs attention: no saga pending or unmirrored, no open drift flag.")
+		if len(x.Sagas) == 0 && len(x.Flags) == 0 && len(x.Handoffs) == 0 {
+			fmt.Fprintln(w, "Nothing needs attention: no saga pending or unmirrored, no open drift flag, no caller waiting for a person.")
 			return nil
 		}
 		fmt.Fprintln(w, "SAGA\tSTATUS\tPROPERTY\tCALENDAR\tCRM")
@@ -111,6 +117,15 @@ func human(out io.Writer, v any) error {
 		fmt.Fprintln(w, "\nFLAG\tKIND\tREQUEST KEY\tCALENDAR\tEVENT\tFOUND")
 		for _, f := range x.Flags {
 			fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\n", f.ID, f.Kind, f.RequestKey, f.CalendarID, f.EventID, f.FoundAt.Format(time.RFC3339))
+			if f.Detail != "" {
+				fmt.Fprintf(w, "\t%s\n", f.Detail)
+			}
+		}
+		if len(x.Handoffs) > 0 {
+			fmt.Fprintln(w, "\nHANDOFF\tTOPIC\tCALL\tASKED\tREASON")
+			for _, h := range x.Handoffs {
+				fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\n", h.ID, h.Topic, h.ConversationID, h.RequestedAt.Format(time.RFC3339), h.Reason)
+			}
 		}
 	case sagaclient.Timeline:
 		if b := x.Booking; b != nil {

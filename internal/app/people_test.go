@@ -10,6 +10,8 @@ import (
 
 	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/store"
+	"github.com/bookingsaga/bookingsaga/sagaclient"
 )
 
 // property_info says what the agency approved, with its source, and
@@ -70,4 +72,14 @@ func TestRequestHumanLeavesACallback(t *testing.T) {
 	require.Equal(t, "Can I rent it with a guarantor abroad?", h.Reason)
 	require.Len(t, h.RequestKeys, 1, "the call's booking")
 	f.eventually(func() bool { return rc.count("handoff.requested") == 1 }, "handoff.requested delivered once")
+
+	// Called back, it leaves attention; it cannot be closed twice.
+	sc := sagaclient.New(f.client, sagaclient.Options{Catalog: f.catalog, TaskQueue: f.queue})
+	done, err := sc.CalledBack(f.ctx, h.ID, "called back, guarantor explained")
+	require.NoError(t, err)
+	require.NotNil(t, done.ResolvedAt)
+	_, err = sc.CalledBack(f.ctx, h.ID, "again")
+	require.ErrorIs(t, err, store.ErrHandoffNotOpen)
+	require.Equal(t, http.StatusOK, f.call("GET", url+"/v1/ops/attention", nil, &a))
+	require.Empty(t, a.Handoffs)
 }

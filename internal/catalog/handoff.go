@@ -15,3 +15,8 @@ func (c *Catalog) RequestHandoff(ctx context.Context, h booking.Handoff) (bookin
 func (c *Catalog) OpenHandoffs(ctx context.Context) ([]booking.Handoff, error) {
 	return c.Store.OpenHandoffs(ctx)
 }
+
+// ResolveHandoff closes a handoff once the caller was called back.
+func (c *Catalog) ResolveHandoff(ctx context.Context, id int64, note string) (booking.Handoff, error) {
+	return c.Store.ResolveHandoff(ctx, id, note)
+}

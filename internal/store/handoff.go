@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -68,4 +70,28 @@ FROM handoff WHERE resolved_at IS NULL ORDER BY requested_at, handoff_id`)
 		h.RequestedAt = h.RequestedAt.UTC()
 		return h, err
 	})
+}
+
+// ErrHandoffNotOpen means there is no unresolved handoff with that id.
+var ErrHandoffNotOpen = errors.New("no open handoff with this id")
+
+// ResolveHandoff closes a handoff once the caller was called back, with
+// what was done; it then goes with the contacts' retention.
+func (s *Store) ResolveHandoff(ctx context.Context, id int64, note string) (booking.Handoff, error) {
+	var h booking.Handoff
+	var at time.Time
+	err := s.retry(ctx, "resolve handoff", strconv.FormatInt(id, 10), func(ctx context.Context) error {
+		return s.pool.QueryRow(ctx, `UPDATE handoff SET resolved_at = $3, note = $2 WHERE handoff_id = $1 AND resolved_at IS NULL
+RETURNING handoff_id, conversation_id, topic, reason, request_keys, requested_at`, id, note, s.now()).
+			Scan(&h.ID, &h.ConversationID, &h.Topic, &h.Reason, &h.RequestKeys, &h.RequestedAt)
+	})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return booking.Handoff{}, fmt.Errorf("resolve handoff %d: %w", id, ErrHandoffNotOpen)
+	}
+	if err != nil {
+		return booking.Handoff{}, err
+	}
+	at = s.now().UTC()
+	h.RequestedAt, h.ResolvedAt, h.Note = h.RequestedAt.UTC(), &at, note
+	return h, nil
 }
