@@ -82,13 +82,23 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, key string, rec 
 	if !technical(err) {
 		return err
 	}
-	logger(r).Error("booking call failed", zap.String("request_key", key), zap.Error(err))
-	const msg = "bookingsaga could not answer now; nothing is confirmed; retry with the same request_key"
+	msg := "bookingsaga could not answer now; nothing is confirmed; retry with the same request_key"
+	if errors.Is(err, sagaclient.ErrOverloaded) {
+		// Shed by design, not a failure: counted, not logged as an error.
+		msg = "bookingsaga is at capacity: this call was not sent and nothing is confirmed; send the same call again in a moment"
+		w.Header().Set("Retry-After", "1")
+		s.shed()
+	} else {
+		logger(r).Error("booking call failed", zap.String("request_key", key), zap.Error(err))
+	}
 	rec = s.present(r, receipt.Receipt{RequestKey: key, Status: receipt.StatusRejected,
 		Reason: &receipt.Reason{Code: string(codeUnavailable), Retryable: true, Message: msg}})
 	return writeJSON(w, http.StatusServiceUnavailable, unavailableReceipt{
 		Error: Error{Code: string(codeUnavailable), Message: msg, Retryable: true}, Receipt: rec})
 }
+
+// shed counts a booking call not sent because too many are in flight.
+func (s *Server) shed() { s.cfg.Metrics.Counter("booking_calls_shed_total").Inc(1) }
 
 // unavailableReceipt is a booking call's 503: an error like every other
 // ({code, message, retryable}) that is also the key's receipt, "rejected"

@@ -295,6 +295,10 @@ func (s *Server) registerMetrics() {
 			s.latency(rt.path, status)
 		}
 	}
+	// Load shedding: calls not sent (sagaclient.ErrOverloaded), and the
+	// booking calls in flight, which the process's saga client reports.
+	s.cfg.Metrics.Counter("booking_calls_shed_total").Inc(0)
+	s.cfg.Metrics.Gauge("booking_calls_in_flight").Update(0)
 }
 
 // guard authenticates and rate-limits a call to rt. A platform-signed

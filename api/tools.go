@@ -114,6 +114,10 @@ func (s *Server) toolWith(ctx context.Context, conversationID, name string, args
 		return toolAnswer{Text: "[not_done: " + e.Code + "] " + speech.Speaker{Lang: lang}.LocalTimeQuestion(e.Code == string(codeAmbiguousTime),
 			args.LocalStart[:min(len(args.LocalStart), len(localtime.Layout))], e.Candidates[0], e.Candidates[1], args.TimeZone), Question: true}
 	}
+	if errors.Is(err, sagaclient.ErrOverloaded) {
+		s.shed()
+		return notDoneAnswer(string(codeUnavailable), "bookingsaga is at capacity, so nothing was sent and nothing is booked. Try the same call again in a moment")
+	}
 	if err != nil {
 		return toolAnswer{Text: toolError(err)}
 	}

@@ -53,10 +53,14 @@ func unknown(key string, r receipt.Receipt, err error) (receipt.Receipt, error) 
 	return pending(key), nil
 }
 
-// neverSent reports a failure to reach Temporal at all: gRPC says "while
-// dialing" only for a call it never put on the wire, and the SDK "failed
-// reaching server" when its first contact with the server failed.
+// neverSent reports a failure to reach Temporal at all: a call the gate
+// did not admit; gRPC says "while dialing" only for a call it never put
+// on the wire, and the SDK "failed reaching server" when its first
+// contact with the server failed.
 func neverSent(err error) bool {
+	if errors.Is(err, ErrOverloaded) {
+		return true
+	}
 	msg := err.Error()
 	return strings.Contains(msg, "Error while dialing") || strings.Contains(msg, "failed reaching server")
 }
@@ -96,6 +100,10 @@ func (c *Client) send(ctx context.Context, key string, req booking.CommitRequest
 	if err := booking.ValidateKey(key); err != nil {
 		return receipt.Receipt{}, err
 	}
+	if !c.gate.enter() {
+		return receipt.Receipt{}, fmt.Errorf("send %s: %w", key, ErrOverloaded)
+	}
+	defer c.gate.leave()
 	ctx, cancel := c.bounded(ctx)
 	defer cancel()
 	if err := c.seal(ctx, key, &req); err != nil {

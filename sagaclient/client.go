@@ -84,12 +84,20 @@ type Options struct {
 	// call may take in all: past it the answer is pending_reconciliation,
 	// whatever Temporal or the store are doing.
 	Margin time.Duration
+	// MaxInFlight bounds the booking calls (book, hold, reschedule) this
+	// client has sent and not yet answered; one more is not sent at all
+	// and fails at once with ErrOverloaded. Zero admits every call.
+	MaxInFlight int
+	// OnInFlight, when set, is told the number of booking calls in
+	// flight each time it changes (a gauge).
+	OnInFlight func(n int)
 }
 
 // Client books through the booking sagas.
 type Client struct {
 	tc   client.Client
 	opts Options
+	gate *gate
 }
 
 // New wraps a connected Temporal client.
@@ -107,7 +115,7 @@ func New(tc client.Client, opts Options) *Client {
 		opts.Margin = 400 * time.Millisecond
 	}
 	opts.Settings = opts.Settings.WithDefaults()
-	return &Client{tc: tc, opts: opts}
+	return &Client{tc: tc, opts: opts, gate: newGate(opts.MaxInFlight, opts.OnInFlight)}
 }
 
 // Refusal is a request the store turned down (an unknown resource, a bad

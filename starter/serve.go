@@ -24,6 +24,7 @@ func serve(ctx context.Context, cc app.ClientConfig, logger *zap.Logger, args []
 	fs.Float64Var(&cfg.Limits.PerSecond, "rate-limit", cfg.Limits.PerSecond, "calls a second per key; repeats of one call are free; 0 is no limit")
 	fs.IntVar(&cfg.Limits.Burst, "rate-burst", cfg.Limits.Burst, "calls per key allowed at once above the rate")
 	fs.Int64Var(&cfg.MaxBody, "max-body", cfg.MaxBody, "largest request body, in bytes")
+	fs.IntVar(&cfg.MaxInFlight, "max-in-flight", cfg.MaxInFlight, "booking calls sent to Temporal and not yet answered past which a call is answered at once, not sent (503, retryable); 0 admits all")
 	cfg.Mirrors.Register(fs)
 	metricsListen := fs.String("metrics-listen", os.Getenv("METRICS_LISTEN"), "address for GET /metrics (Prometheus): each call's latency by route (env METRICS_LISTEN)")
 	if err := fs.Parse(args); err != nil {

@@ -169,13 +169,17 @@ type APIConfig struct {
 	MaxBody int64
 	// The voice platforms' secrets, for their signed tool calls.
 	RetellKey, VapiSecret, VapiHMACSecret string
+	// MaxInFlight bounds the booking calls sent to Temporal and not yet
+	// answered; past it a call is answered at once, not sent (503,
+	// retryable). Zero admits every call.
+	MaxInFlight int
 }
 
 // DefaultAPIConfig is the defaults, with what the environment sets.
 func DefaultAPIConfig() APIConfig {
 	return APIConfig{ClientConfig: DefaultClientConfig(), KeysFile: os.Getenv("API_KEYS_FILE"), Limits: api.DefaultLimits(),
 		MaxBody: 64 << 10, RetellKey: os.Getenv("RETELL_API_KEY"), VapiSecret: os.Getenv("VAPI_SECRET"),
-		VapiHMACSecret: os.Getenv("VAPI_HMAC_SECRET")}
+		VapiHMACSecret: os.Getenv("VAPI_HMAC_SECRET"), MaxInFlight: 64}
 }
 
 // Validate reports every bad setting at once.
@@ -189,6 +193,9 @@ func (c APIConfig) Validate() error {
 	}
 	if c.MaxBody <= 0 {
 		errs = append(errs, fmt.Errorf("max-body must be positive, got %d", c.MaxBody))
+	}
+	if c.MaxInFlight < 0 {
+		errs = append(errs, fmt.Errorf("max-in-flight must be 0 (no bound) or more, got %d", c.MaxInFlight))
 	}
 	return errors.Join(errs...)
 }
@@ -226,6 +233,9 @@ func NewAPI(ctx context.Context, cfg APIConfig, logger *zap.Logger, scope tally.
 	}
 	opts := sagaOptions(cfg.ClientConfig)
 	opts.Catalog, opts.Contacts = reads.Catalog, reads.Store
+	opts.MaxInFlight = cfg.MaxInFlight
+	inFlight := scope.Gauge("booking_calls_in_flight")
+	opts.OnInFlight = func(n int) { inFlight.Update(float64(n)) }
 	sc := sagaclient.New(tc, opts)
 	limits := cfg.Limits
 	h := api.New(sc, api.Config{Keys: keys, Limits: &limits, MaxBody: cfg.MaxBody, Log: logger, Metrics: scope,
