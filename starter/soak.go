@@ -80,6 +80,9 @@ type sample struct {
 	// lag is confirmed-to-calendar-event, for a confirmed new booking.
 	lag      time.Duration
 	mirrored bool
+	// notSent is the API's answer that it did not send the call (503,
+	// rejected, retryable): shed under load.
+	notSent bool
 }
 
 func runSoak(ctx context.Context, tc client.Client, args []string, out io.Writer) error {
@@ -343,5 +346,10 @@ func (s *soak) post(ctx context.Context, at time.Time, path string, body any) sa
 	defer res.Body.Close()
 	var r receipt.Receipt
 	err = json.NewDecoder(res.Body).Decode(&r)
-	return sample{latency: time.Since(at), status: r.Status, err: err != nil || res.StatusCode >= 500}
+	out := sample{latency: time.Since(at), status: r.Status, err: err != nil || res.StatusCode >= 500}
+	// The API's "never sent" answer under load: an answer, not an error.
+	if err == nil && res.StatusCode == http.StatusServiceUnavailable && r.Status == receipt.StatusRejected && r.Reason != nil && r.Reason.Retryable {
+		out.err, out.notSent = false, true
+	}
+	return out
 }

@@ -26,6 +26,10 @@ type soakRow struct {
 	lagP50, lagP99 time.Duration
 	mirrored       int
 	throughput     float64
+	// notSent is the share answered "not sent" (shed), and notSentP99
+	// how long those answers took.
+	notSent    float64
+	notSentP99 time.Duration
 }
 
 // commitWait is the voice budget a p99 must stay under.
@@ -38,10 +42,13 @@ func (r soakRow) saturated() bool {
 
 func summarise(rate float64, took time.Duration, all []sample) soakRow {
 	row := soakRow{rate: rate, calls: len(all), throughput: float64(len(all)) / took.Seconds()}
-	var lat, lags []time.Duration
+	var lat, lags, shed []time.Duration
 	pending := 0
 	for _, s := range all {
 		lat = append(lat, s.latency)
+		if s.notSent {
+			shed = append(shed, s.latency)
+		}
 		if s.err {
 			row.errors++
 		}
@@ -56,8 +63,11 @@ func summarise(rate float64, took time.Duration, all []sample) soakRow {
 	slices.Sort(lags)
 	row.p50, row.p95, row.p99 = pct(lat, 50), pct(lat, 95), pct(lat, 99)
 	row.lagP50, row.lagP99, row.mirrored = pct(lags, 50), pct(lags, 99), len(lags)
+	slices.Sort(shed)
+	row.notSentP99 = pct(shed, 99)
 	if len(all) > 0 {
 		row.pending = float64(pending) / float64(len(all))
+		row.notSent = float64(len(shed)) / float64(len(all))
 	}
 	return row
 }
@@ -82,15 +92,15 @@ func saturation(rows []soakRow) float64 {
 
 func printSoak(out io.Writer, what string, rows []soakRow) {
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "%s\tarrivals/s\tcalls\tp50 ms\tp95 ms\tp99 ms\tpending\terrors\tmirror lag p50 ms\tp99 ms\t\n", what)
+	fmt.Fprintf(tw, "%s\tarrivals/s\tcalls\tp50 ms\tp95 ms\tp99 ms\tpending\tnot sent\tnot sent p99 ms\terrors\tmirror lag p50 ms\tp99 ms\t\n", what)
 	ms := func(d time.Duration) string { return fmt.Sprintf("%.0f", float64(d.Microseconds())/1000) }
 	for _, r := range rows {
 		lag50, lag99 := "-", "-"
 		if r.mirrored > 0 {
 			lag50, lag99 = ms(r.lagP50), ms(r.lagP99)
 		}
-		fmt.Fprintf(tw, "\t%.0f\t%d\t%s\t%s\t%s\t%.1f%%\t%d\t%s\t%s\t\n", r.rate, r.calls, ms(r.p50), ms(r.p95), ms(r.p99),
-			100*r.pending, r.errors, lag50, lag99)
+		fmt.Fprintf(tw, "\t%.0f\t%d\t%s\t%s\t%s\t%.1f%%\t%.1f%%\t%s\t%d\t%s\t%s\t\n", r.rate, r.calls, ms(r.p50), ms(r.p95), ms(r.p99),
+			100*r.pending, 100*r.notSent, ms(r.notSentP99), r.errors, lag50, lag99)
 	}
 	tw.Flush()
 }
