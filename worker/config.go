@@ -21,6 +21,7 @@ func parseConfig(args []string) (app.Config, error) {
 	fs.BoolVar(&c.OpenAPI, "open-api", false, "dev: serve the agent API without keys (a warning is logged)")
 	fs.Float64Var(&c.APIRateLimit, "api-rate-limit", c.APIRateLimit, "dev: calls a second per API key (repeats of one call are free); 0 is no limit")
 	fs.StringVar(&c.TemporalUI, "temporal-ui", c.TemporalUI, "dev: the Temporal Web UI's address; empty for none")
+	fs.StringVar(&c.TemporalStore, "temporal-store", c.TemporalStore, "dev: where the embedded Temporal keeps its state: postgres (the stack's PostgreSQL; the default) or sqlite (in the data dir)")
 	fs.StringVar(&c.CalendarListen, "fake-calendar", c.CalendarListen, "dev: the fake Google Calendar's address (unless a real calendar is configured)")
 	fs.StringVar(&c.GraphListen, "fake-graph", c.GraphListen, "dev: the fake Microsoft 365 tenant's address (unless -microsoft-tenant is set)")
 	fs.StringVar(&c.CRMListen, "fake-crm", c.CRMListen, "dev: the fake CRM's address (unless -crm-url is set)")

@@ -179,7 +179,7 @@ type APIConfig struct {
 func DefaultAPIConfig() APIConfig {
 	return APIConfig{ClientConfig: DefaultClientConfig(), KeysFile: os.Getenv("API_KEYS_FILE"), Limits: api.DefaultLimits(),
 		MaxBody: 64 << 10, RetellKey: os.Getenv("RETELL_API_KEY"), VapiSecret: os.Getenv("VAPI_SECRET"),
-		VapiHMACSecret: os.Getenv("VAPI_HMAC_SECRET"), MaxInFlight: 64}
+		VapiHMACSecret: os.Getenv("VAPI_HMAC_SECRET"), MaxInFlight: 24}
 }
 
 // Validate reports every bad setting at once.

@@ -30,6 +30,11 @@ type Config struct {
 	// APIRateLimit is each API key's calls a second (0: no limit).
 	APIRateLimit   float64
 	TemporalUI     string
+	// TemporalStore is the dev stack's Temporal persistence: postgres (its
+	// own PostgreSQL cluster, beside the store), sqlite, or empty for
+	// postgres unless DATABASE_URL names another store (then sqlite); the
+	// dev stack checks it (devstack.Options).
+	TemporalStore  string
 	CalendarListen string
 	GraphListen    string
 	CRMListen      string

@@ -39,6 +39,13 @@ type Options struct {
 	// (the real service, say).
 	CalendarAddr, GraphAddr, CRMAddr string
 	Log                              *zap.Logger
+	// TemporalStore is where the embedded Temporal server keeps its state:
+	// StorePostgres (the stack's own PostgreSQL cluster, as
+	// docker-compose's Temporal does; about four times SQLite's saturated
+	// rate here, BENCHMARKS.md) or StoreSQLite (in DataDir, one writer).
+	// Empty is StorePostgres when the stack runs its own cluster, else
+	// StoreSQLite.
+	TemporalStore string
 }
 
 // Stack is the running embedded stack.
@@ -72,6 +79,9 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 			s.Stop()
 		}
 	}()
+	if o.TemporalStore != "" && o.TemporalStore != StoreSQLite && o.TemporalStore != StorePostgres {
+		return nil, fmt.Errorf("temporal-store must be %s or %s, got %q", StoreSQLite, StorePostgres, o.TemporalStore)
+	}
 	if err := writableDir(o.DataDir); err != nil {
 		return nil, err
 	}
@@ -85,8 +95,19 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 		s.supervised = make(chan struct{})
 		go s.supervise()
 	}
-	if s.temporal, err = StartTemporal(TemporalOptions{DataDir: o.DataDir, Frontend: o.Frontend, UI: o.UI, CodecEndpoint: o.CodecEndpoint,
-		Namespace: o.Namespace, SearchAttributes: o.SearchAttributes, Log: o.Log}); err != nil {
+	to := TemporalOptions{DataDir: o.DataDir, Frontend: o.Frontend, UI: o.UI, CodecEndpoint: o.CodecEndpoint,
+		Namespace: o.Namespace, SearchAttributes: o.SearchAttributes, Log: o.Log}
+	store := o.TemporalStore
+	if store == "" && s.pg != nil {
+		store = StorePostgres
+	}
+	if store == StorePostgres {
+		if s.pg == nil {
+			return nil, errors.New("temporal-store postgres keeps Temporal in the dev stack's own PostgreSQL: leave DATABASE_URL unset")
+		}
+		to.Postgres = &PostgresTemporal{SocketDir: s.pg.SocketDir(), Admin: s.pg.ConnString("postgres")}
+	}
+	if s.temporal, err = StartTemporal(to); err != nil {
 		return nil, err
 	}
 	if err := s.startFakes(); err != nil {

@@ -4,6 +4,7 @@
 package devstack
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -39,6 +40,10 @@ type TemporalOptions struct {
 	// SearchAttributes are registered with the namespace when it is made.
 	SearchAttributes map[string]enums.IndexedValueType
 	Log              *zap.Logger
+	// Postgres, when set, keeps the server's persistence and visibility in
+	// that PostgreSQL cluster instead of SQLite in DataDir; the worker then
+	// registers the namespace and its search attributes itself.
+	Postgres *PostgresTemporal
 }
 
 // Temporal is a running embedded server and its UI.
@@ -61,11 +66,11 @@ func StartTemporal(o TemporalOptions) (*Temporal, error) {
 	if err != nil {
 		return nil, err
 	}
-	sqlConf, err := sqliteConfig(filepath.Join(o.DataDir, "temporal.db"), o)
+	conf, err := persistenceConfig(o)
 	if err != nil {
 		return nil, err
 	}
-	conf := serverConfig(host, port, ports, sqlConf)
+	serverConfig(conf, host, port, ports)
 	srv, err := temporal.NewServer(
 		temporal.WithConfig(conf),
 		temporal.ForServices(temporal.DefaultServices),
@@ -119,14 +124,20 @@ func sqliteConfig(file string, o TemporalOptions) (*config.SQL, error) {
 			return nil, fmt.Errorf("temporal schema in %s: %w", file, err)
 		}
 	}
+	return conf, createNamespace(conf, o)
+}
+
+// createNamespace registers the namespace, with its search attributes, in
+// the server's store, if it is not there.
+func createNamespace(conf *config.SQL, o TemporalOptions) error {
 	ns, err := sqliteschema.NewNamespaceConfig("active", o.Namespace, false, o.SearchAttributes)
 	if err != nil {
-		return nil, fmt.Errorf("namespace %s: %w", o.Namespace, err)
+		return fmt.Errorf("namespace %s: %w", o.Namespace, err)
 	}
 	if err := sqliteschema.CreateNamespaces(conf, ns); err != nil {
-		return nil, fmt.Errorf("namespace %s: %w", o.Namespace, err)
+		return fmt.Errorf("namespace %s: %w", o.Namespace, err)
 	}
-	return conf, nil
+	return nil
 }
 
 // DynamicConfig is the embedded server's dynamic configuration. The tests'
@@ -143,14 +154,37 @@ func DynamicConfig() dynamicconfig.StaticClient {
 	}
 }
 
-func serverConfig(host string, port int, ports []int, sqlConf *config.SQL) *config.Config {
+// persistenceConfig is the server's stores: SQLite in the data dir (one
+// shard: one writer), or the two PostgreSQL databases.
+func persistenceConfig(o TemporalOptions) (*config.Config, error) {
 	var conf config.Config
-	conf.Global.Membership.MaxJoinDuration = 30_000_000_000
-	conf.Global.Membership.BroadcastAddress = host
-	conf.Persistence.DefaultStore = "sqlite"
-	conf.Persistence.VisibilityStore = "sqlite"
+	if o.Postgres != nil {
+		persistence, visibility, err := postgresStores(context.Background(), *o.Postgres)
+		if err != nil {
+			return nil, err
+		}
+		conf.Persistence.DefaultStore, conf.Persistence.VisibilityStore = "default", "visibility"
+		conf.Persistence.NumHistoryShards = temporalShards
+		conf.Persistence.DataStores = map[string]config.DataStore{"default": {SQL: persistence}, "visibility": {SQL: visibility}}
+		// The namespace is written before the server starts, as for
+		// SQLite: one registered through a running server is unseen until
+		// its namespace cache refreshes. The helper is the SQLite schema
+		// package's, but works through any SQL plugin.
+		return &conf, createNamespace(persistence, o)
+	}
+	sqlConf, err := sqliteConfig(filepath.Join(o.DataDir, "temporal.db"), o)
+	if err != nil {
+		return nil, err
+	}
+	conf.Persistence.DefaultStore, conf.Persistence.VisibilityStore = "sqlite", "sqlite"
 	conf.Persistence.NumHistoryShards = 1
 	conf.Persistence.DataStores = map[string]config.DataStore{"sqlite": {SQL: sqlConf}}
+	return &conf, nil
+}
+
+func serverConfig(conf *config.Config, host string, port int, ports []int) {
+	conf.Global.Membership.MaxJoinDuration = 30_000_000_000
+	conf.Global.Membership.BroadcastAddress = host
 	conf.ClusterMetadata = &cluster.Config{
 		FailoverVersionIncrement: 10, MasterClusterName: "active", CurrentClusterName: "active",
 		ClusterInformation: map[string]cluster.ClusterInformation{"active": {
@@ -176,7 +210,6 @@ func serverConfig(host string, port int, ports []int, sqlConf *config.SQL) *conf
 	conf.NamespaceDefaults.Archival.History.State = "disabled"
 	conf.NamespaceDefaults.Archival.Visibility.State = "disabled"
 	conf.PublicClient.HostPort = net.JoinHostPort(host, strconv.Itoa(port))
-	return &conf
 }
 
 func staticHosts(host string, port int, ports []int) map[primitives.ServiceName]static.Hosts {

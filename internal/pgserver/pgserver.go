@@ -89,6 +89,10 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 // ConnString names database db on this cluster as the postgres superuser.
 func (s *Server) ConnString(db string) string { return connString(s.dir, db) }
 
+// SocketDir is the directory of the cluster's unix socket: the host to
+// connect to.
+func (s *Server) SocketDir() string { return s.dir }
+
 func connString(host, db string) string {
 	return fmt.Sprintf("host=%s user=postgres dbname=%s sslmode=disable", host, db)
 }
