@@ -28,8 +28,8 @@ type Config struct {
 	// OpenAPI serves the dev stack's API without keys.
 	OpenAPI bool
 	// APIRateLimit is each API key's calls a second (0: no limit).
-	APIRateLimit   float64
-	TemporalUI     string
+	APIRateLimit float64
+	TemporalUI   string
 	// TemporalStore is the dev stack's Temporal persistence: postgres (its
 	// own PostgreSQL cluster, beside the store), sqlite, or empty for
 	// postgres unless DATABASE_URL names another store (then sqlite); the
