@@ -362,6 +362,10 @@ func (c *Client) Reschedule(ctx context.Context, key, newKey string, req booking
 	if err := booking.ValidateKey(newKey); err != nil {
 		return receipt.Receipt{}, err
 	}
+	if !c.gate.enter() {
+		return receipt.Receipt{}, fmt.Errorf("reschedule %s: %w", key, ErrOverloaded)
+	}
+	defer c.gate.leave()
 	ctx, cancel := c.bounded(ctx)
 	defer cancel()
 	if err := c.seal(ctx, newKey, &req); err != nil {
