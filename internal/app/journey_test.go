@@ -1,7 +1,6 @@
 package app
 
 import (
-	"encoding/json"
 	"net/http"
 	"regexp"
 	"strings"
@@ -85,15 +84,7 @@ func TestTheSameJourneyOverEveryPlatform(t *testing.T) {
 			}
 		},
 		"retell": func(callID string) caller {
-			return func(tool string, args map[string]any) string {
-				body, err := json.Marshal(map[string]any{"name": tool, "call": map[string]string{"call_id": callID}, "args": args})
-				require.NoError(t, err)
-				var out struct {
-					Result string `json:"result"`
-				}
-				require.Equal(t, http.StatusOK, f.call("POST", url+"/v1/tools/retell", body, &out, "X-Retell-Signature", retellSign(body, "retell-key")))
-				return out.Result
-			}
+			return func(tool string, args map[string]any) string { return f.retellTool(url, callID, tool, args) }
 		},
 		"vapi": func(callID string) caller {
 			return func(tool string, args map[string]any) string {
