@@ -103,7 +103,7 @@ func (c *Client) send(ctx context.Context, key string, req booking.CommitRequest
 	if !c.gate.enter() {
 		return receipt.Receipt{}, fmt.Errorf("send %s: %w", key, ErrOverloaded)
 	}
-	defer c.gate.leave()
+	defer c.gate.leave(time.Now())
 	ctx, cancel := c.bounded(ctx)
 	defer cancel()
 	if err := c.seal(ctx, key, &req); err != nil {
@@ -365,7 +365,7 @@ func (c *Client) Reschedule(ctx context.Context, key, newKey string, req booking
 	if !c.gate.enter() {
 		return receipt.Receipt{}, fmt.Errorf("reschedule %s: %w", key, ErrOverloaded)
 	}
-	defer c.gate.leave()
+	defer c.gate.leave(time.Now())
 	ctx, cancel := c.bounded(ctx)
 	defer cancel()
 	if err := c.seal(ctx, newKey, &req); err != nil {

@@ -86,7 +86,9 @@ type Options struct {
 	Margin time.Duration
 	// MaxInFlight bounds the booking calls (book, hold, reschedule) this
 	// client has sent and not yet answered; one more is not sent at all
-	// and fails at once with ErrOverloaded. Zero admits every call.
+	// and fails at once with ErrOverloaded. The bound in force adapts
+	// below it to how long admitted calls take (gate). Zero admits every
+	// call.
 	MaxInFlight int
 	// OnInFlight, when set, is told the number of booking calls in
 	// flight each time it changes (a gauge).
@@ -115,7 +117,7 @@ func New(tc client.Client, opts Options) *Client {
 		opts.Margin = 400 * time.Millisecond
 	}
 	opts.Settings = opts.Settings.WithDefaults()
-	return &Client{tc: tc, opts: opts, gate: newGate(opts.MaxInFlight, opts.OnInFlight)}
+	return &Client{tc: tc, opts: opts, gate: newGate(opts.MaxInFlight, opts.Settings.CommitWait, opts.OnInFlight)}
 }
 
 // Refusal is a request the store turned down (an unknown resource, a bad
