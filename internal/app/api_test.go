@@ -139,10 +139,21 @@ func TestHTTPDuplicatesAndCompetitors(t *testing.T) {
 		})
 	}
 	wg.Wait()
+	// Twenty commits at once on a loaded machine may outlast the commit
+	// wait: such a one is answered pending, honestly, and settles later.
+	settled := map[int]bool{}
+	for i, r := range race {
+		if r.Status == receipt.StatusPending {
+			settled[i] = true
+			f.eventually(func() bool {
+				return f.call("GET", url+"/v1/bookings/"+r.RequestKey, nil, &race[i]) == http.StatusOK && race[i].Status != receipt.StatusPending
+			}, "the pending answer settles")
+		}
+	}
 	count := map[receipt.Status]int{}
-	for _, r := range race {
+	for i, r := range race {
 		count[r.Status]++
-		if r.Status == receipt.StatusConflict {
+		if r.Status == receipt.StatusConflict && !settled[i] { // a booking call's answer, not a later read
 			require.NotEmpty(t, r.Alternatives, "a conflict offers fresh alternatives")
 			require.False(t, r.Reason.Retryable)
 		}
