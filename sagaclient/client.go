@@ -91,7 +91,8 @@ type Options struct {
 	// call.
 	MaxInFlight int
 	// OnInFlight, when set, is told the number of booking calls in
-	// flight each time it changes (a gauge).
+	// flight each time it changes (a gauge); it must not block, since it
+	// is told in order, under the gate's lock.
 	OnInFlight func(n int)
 }
 

@@ -52,9 +52,8 @@ func (g *gate) enter() bool {
 		return false
 	}
 	g.inFlight++
-	n := g.inFlight
+	g.changed(g.inFlight) // under the lock: the gauge sees the counts in order
 	g.mu.Unlock()
-	g.changed(n)
 	return true
 }
 
@@ -75,9 +74,8 @@ func (g *gate) done(took time.Duration) {
 	case took < g.fast && full:
 		g.limit = min(g.max, g.limit+1)
 	}
-	n := g.inFlight
+	g.changed(g.inFlight)
 	g.mu.Unlock()
-	g.changed(n)
 }
 
 func (g *gate) changed(n int) {
