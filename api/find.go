@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"errors"
+	"net/http"
 	"strings"
 	"sync"
 	"time"
@@ -86,7 +87,7 @@ func (s *Server) toolFind(ctx context.Context, conv string, a toolArgs) (toolAns
 	case ref == "" || strings.TrimSpace(a.Phone) == "":
 		return toolAnswer{}, badRequest(booking.CodeMissingField, "give the reference the caller quotes and the phone number they gave when booking")
 	case s.cfg.Contacts == nil:
-		return toolAnswer{}, &Error{Status: 501, Code: string(codeUnavailable), Message: "this API has no store connection to check a phone number"}
+		return toolAnswer{}, &Error{Status: http.StatusNotImplemented, Code: string(codeUnavailable), Message: "this API has no store connection to check a phone number"}
 	case !s.finds.allow(conv, ref, s.cfg.Now()):
 		return notDoneAnswer(string(codeRateLimited), "too many attempts to find a booking in this call; offer to pass the caller to a person"), nil
 	}
