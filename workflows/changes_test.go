@@ -137,7 +137,7 @@ func TestRescheduleConflictLeavesTheOldAlone(t *testing.T) {
 		Return(booking.CommitOutput{}, temporal.NewNonRetryableApplicationError("taken", booking.ErrTypeConflict, nil, booking.ConflictDetail{})).Once()
 	// The old saga reads its own record once the move is decided: untouched.
 	f.env.OnActivity(f.a.Lookup, mock.Anything, forKey(key)).
-		Return(booking.LookupOutput{Found: true, Booking: stored(key, request(slotStart), booking.StatusConfirmed)}, nil).Once()
+		Return(booking.LookupOutput{Found: true, Booking: stored(key, request(slotStart), booking.StatusConfirmed)}, nil)
 
 	final := f.run(BookingInput{RequestKey: key})
 	require.Equal(t, receipt.StatusConflict, u.receipt.Status)
@@ -163,13 +163,20 @@ func TestRescheduleUnknownReleasesNothingUntilKnown(t *testing.T) {
 		return booking.LookupOutput{}, nil
 	}).Once()
 	old := stored(key, request(slotStart), booking.StatusReleasedForReschedule)
+	// Not Once, as in TestRescheduleConfirmedReadsTheOldAsReleased: the
+	// viewing's end may fire before the replacement's signal, and the
+	// final read asks again. CI met that order here too.
 	f.env.OnActivity(f.a.Lookup, mock.Anything, forKey(key)).Return(func(context.Context, booking.KeyInput) (booking.LookupOutput, error) {
 		order = append(order, "lookup old")
 		return booking.LookupOutput{Found: true, Booking: old}, nil
-	}).Once()
+	})
 
 	final := f.run(BookingInput{RequestKey: key})
-	require.Equal(t, []string{"commit new", "lookup new", "commit new", "lookup old"}, order, "the old booking is read only once the new one is known")
+	require.GreaterOrEqual(t, len(order), 4)
+	require.Equal(t, []string{"commit new", "lookup new", "commit new", "lookup old"}, order[:4], "the old booking is read only once the new one is known")
+	for _, step := range order[4:] {
+		require.Equal(t, "lookup old", step, "after the move only the old booking is read again")
+	}
 	require.Equal(t, receipt.StatusPending, u.receipt.Status)
 	require.Equal(t, receipt.Reference(newKey), u.receipt.Reference)
 	require.Equal(t, key, u.receipt.Replaces)
