@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/bookingsaga/bookingsaga/internal/chaos"
+	"github.com/bookingsaga/bookingsaga/internal/devstack"
 )
 
 func main() {
@@ -47,6 +48,7 @@ func run(ctx context.Context, args []string) (bool, error) {
 	fs.Float64Var(&o.MirrorFaultRate, "mirror-faults", o.MirrorFaultRate, "share of calendar and CRM calls that misbehave")
 	fs.DurationVar(&o.Outage, "outage", o.Outage, "how long each broken process stays down")
 	fs.BoolVar(&o.Restore, "restore", false, "instead of the usual faults, restore the store from a backup taken mid-load (each outage long), and check what it lost is flagged and restored")
+	fs.StringVar(&o.TemporalStore, "temporal-store", devstack.StorePostgres, "where the Temporal server keeps its state: postgres (its own cluster) or sqlite")
 	fs.Uint64Var(&o.Seed, "seed", o.Seed, "random seed for the callers and the mirror faults")
 	fs.StringVar(&o.Dir, "dir", "", "where the run keeps its data and logs (default: a new temporary directory, kept)")
 	if err := fs.Parse(args); err != nil {

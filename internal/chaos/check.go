@@ -87,7 +87,7 @@ func (c *cluster) read(ctx context.Context, pool *pgxpool.Pool, calls []Call, in
 			ch.outlook[r.CalendarID] = c.graph.Events(r.CalendarID)
 		}
 	}
-	ch.final, err = finalAnswers(ctx, c.apiURL(), c.apiKey, calls, known)
+	ch.final, err = finalAnswers(ctx, c.apiURLs(0)[0], c.apiKey, calls, known)
 	return ch, err
 }
 

@@ -136,3 +136,24 @@ func TestTheReportShowsTheSlowestAnswerWhileFrozen(t *testing.T) {
 	require.Regexp(t, `reschedule\s+3\s+1\s+0\s+2\s+0\s+0\s+4s\s+3s`, out.String())
 	require.Regexp(t, `book\s+1\s+1\s+0\s+0\s+0\s+0\s+2\.5s\s+2\.5s`, out.String())
 }
+
+// A fault's row counts the bookings confirmed while it lasted, and the
+// first one confirmed by a call sent after it was mended.
+func TestRecoveriesCountWhatWasConfirmedWhileDown(t *testing.T) {
+	t.Parallel()
+	f := FaultResult{Name: "pair down", At: t0, Restored: t0.Add(4 * time.Second)}
+	call := func(start, end time.Duration, r *receipt.Receipt) Call {
+		return Call{Start: t0.Add(start), End: t0.Add(end), Receipt: r}
+	}
+	refused := &receipt.Receipt{Status: receipt.StatusConflict}
+	calls := []Call{
+		call(-time.Second, time.Second, confirmed("before", "b0")), // sent before it broke
+		call(time.Second, 2*time.Second, confirmed("k1", "b1")),
+		call(time.Second, 2*time.Second, refused),
+		call(3*time.Second, 5*time.Second, confirmed("k2", "b2")), // answered after
+		call(6*time.Second, 7*time.Second, confirmed("k3", "b3")),
+	}
+	got := recoveries([]FaultResult{f}, calls)
+	require.Equal(t, 1, got[0].ConfirmedWhileDown)
+	require.Equal(t, t0.Add(7*time.Second), got[0].Recovered)
+}

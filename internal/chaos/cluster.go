@@ -7,6 +7,7 @@ package chaos
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -21,6 +22,7 @@ import (
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/apikey"
 	"github.com/bookingsaga/bookingsaga/internal/crm/crmtest"
+	"github.com/bookingsaga/bookingsaga/internal/devstack"
 	"github.com/bookingsaga/bookingsaga/internal/gcal/gcaltest"
 	"github.com/bookingsaga/bookingsaga/internal/httpserve"
 	"github.com/bookingsaga/bookingsaga/internal/msgraph/graphtest"
@@ -46,27 +48,35 @@ type cluster struct {
 	dir  string
 	bins Binaries
 
-	mu       sync.Mutex
-	pg       *pgserver.Server
-	temporal *proc
-	workers  map[string]*proc
-	api      *proc
+	// temporalStore is where Temporal keeps its state (Options).
+	temporalStore string
 
-	dbURL, temporalAddr, apiAddr string
+	mu sync.Mutex
+	pg *pgserver.Server
+	// temporalPG is Temporal's own PostgreSQL cluster, apart from the
+	// store's, so that the store's faults stay the store's.
+	temporalPG *pgserver.Server
+	temporal   *proc
+	// Two workers and two APIs, slots "a" and "b", as a deployment scales
+	// out: a fault takes one of each down while the others serve.
+	workers, apis map[string]*proc
+
+	dbURL, temporalAddr string
 	// apiKey is the callers' agent key.
-	apiKey              string
-	workerHealth        map[string]string
-	calendar            *gcaltest.Calendar
-	graph               *graphtest.Graph
-	crm                 *crmtest.CRM
-	calendarURL, crmURL string
-	graphURL            string
-	servers             []*http.Server
-	pool                *pgxpool.Pool
+	apiKey                 string
+	workerHealth, apiAddrs map[string]string
+	calendar               *gcaltest.Calendar
+	graph                  *graphtest.Graph
+	crm                    *crmtest.CRM
+	calendarURL, crmURL    string
+	graphURL               string
+	servers                []*http.Server
+	pool                   *pgxpool.Pool
 }
 
-func newCluster(dir string, bins Binaries) (*cluster, error) {
-	c := &cluster{dir: dir, bins: bins, workers: map[string]*proc{}, workerHealth: map[string]string{},
+func newCluster(dir string, bins Binaries, temporalStore string) (*cluster, error) {
+	c := &cluster{dir: dir, bins: bins, temporalStore: temporalStore, workers: map[string]*proc{}, apis: map[string]*proc{},
+		workerHealth: map[string]string{}, apiAddrs: map[string]string{},
 		calendar: gcaltest.NewCalendar(), graph: graphtest.NewGraph(graphApp), crm: crmtest.NewCRM(crmToken)}
 	for _, r := range resources() {
 		if r.CalendarProvider == booking.ProviderMicrosoft {
@@ -77,7 +87,8 @@ func newCluster(dir string, bins Binaries) (*cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.temporalAddr, c.apiAddr = addrs[0], addrs[1]
+	c.temporalAddr = addrs[0]
+	c.apiAddrs["a"], c.apiAddrs["b"] = addrs[1], addrs[2]
 	secret, key, err := apikey.NewKey("chaos-callers", apikey.ScopeAgent)
 	if err != nil {
 		return nil, err
@@ -86,7 +97,7 @@ func newCluster(dir string, bins Binaries) (*cluster, error) {
 		return nil, err
 	}
 	c.apiKey = secret
-	c.workerHealth["a"], c.workerHealth["b"] = addrs[2], addrs[3]
+	c.workerHealth["a"], c.workerHealth["b"] = addrs[3], addrs[4]
 	for _, fake := range []struct {
 		h   http.Handler
 		url *string
@@ -150,7 +161,14 @@ func (c *cluster) startTemporal(ctx context.Context) error {
 	if err := os.MkdirAll(data, 0o755); err != nil {
 		return err
 	}
-	p, err := startProc(c.dir, "temporal", append(append([]string{}, c.bins.Temporal...), data, c.temporalAddr))
+	argv := append(append([]string{}, c.bins.Temporal...), data, c.temporalAddr)
+	if c.temporalStore == devstack.StorePostgres {
+		if err := c.startTemporalPostgres(ctx); err != nil {
+			return err
+		}
+		argv = append(argv, c.temporalPG.SocketDir(), c.temporalPG.ConnString("postgres"))
+	}
+	p, err := startProc(c.dir, "temporal", argv)
 	if err != nil {
 		return err
 	}
@@ -158,6 +176,22 @@ func (c *cluster) startTemporal(ctx context.Context) error {
 	c.temporal = p
 	c.mu.Unlock()
 	return p.ready(ctx, func(ctx context.Context) error { return waitTemporal(ctx, c.temporalAddr) })
+}
+
+// startTemporalPostgres starts Temporal's PostgreSQL cluster once; no
+// fault touches it.
+func (c *cluster) startTemporalPostgres(ctx context.Context) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.temporalPG != nil {
+		return nil
+	}
+	pg, err := pgserver.Start(ctx, pgserver.Options{Dir: filepath.Join(c.dir, "temporal-postgres"), Durable: true})
+	if err != nil {
+		return fmt.Errorf("start temporal's postgresql: %w", err)
+	}
+	c.temporalPG = pg
+	return nil
 }
 
 // startWorker starts worker slot ("a" or "b") from the built binary, in
@@ -185,33 +219,50 @@ func (c *cluster) worker(slot string) *proc {
 	return c.workers[slot]
 }
 
-// startAPI starts the agent API as the starter binary serves it.
-func (c *cluster) startAPI(ctx context.Context) error {
-	argv := []string{c.bins.Starter, "-temporal-address", c.temporalAddr, "-namespace", Namespace, "serve", "-listen", c.apiAddr, "-database-url", c.dbURL,
+// startAPI starts API slot ("a" or "b") as the starter binary serves it.
+func (c *cluster) startAPI(ctx context.Context, slot string) error {
+	argv := []string{c.bins.Starter, "-temporal-address", c.temporalAddr, "-namespace", Namespace, "serve", "-listen", c.apiAddrs[slot], "-database-url", c.dbURL,
 		"-keys", filepath.Join(c.dir, "api-keys.json"), "-rate-limit", "0"} // faults are under test here, not the limiter
-	p, err := startProc(c.dir, "api", argv)
+	p, err := startProc(c.dir, "api-"+slot, argv)
 	if err != nil {
 		return err
 	}
 	c.mu.Lock()
-	c.api = p
+	c.apis[slot] = p
 	c.mu.Unlock()
-	return p.ready(ctx, func(ctx context.Context) error { return waitHTTP(ctx, "http://"+c.apiAddr+"/readyz") })
+	return p.ready(ctx, func(ctx context.Context) error { return waitHTTP(ctx, "http://"+c.apiAddrs[slot]+"/readyz") })
+}
+
+func (c *cluster) api(slot string) *proc {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.apis[slot]
+}
+
+// startPair starts worker and API slot, side by side.
+func (c *cluster) startPair(ctx context.Context, slot string) error {
+	var wg sync.WaitGroup
+	var errWorker, errAPI error
+	wg.Go(func() { errWorker = c.startWorker(ctx, slot) })
+	wg.Go(func() { errAPI = c.startAPI(ctx, slot) })
+	wg.Wait()
+	return errors.Join(errWorker, errAPI)
 }
 
 // ensureUp starts whatever is not running, as an operator's supervisor
 // would after the faults end.
 func (c *cluster) ensureUp(ctx context.Context) error {
-	c.mu.Lock()
-	pgUp, temporalUp, apiUp := c.pg != nil && isOpen(c.pg.Exited()), c.temporal != nil && c.temporal.running(), c.api != nil && c.api.running()
-	workerUp := c.workers["a"] != nil && c.workers["a"].running()
-	c.mu.Unlock()
-	steps := []struct {
+	type step struct {
 		up    bool
 		start func(context.Context) error
-	}{
-		{pgUp, c.startPostgres}, {temporalUp, c.startTemporal},
-		{workerUp, func(ctx context.Context) error { return c.startWorker(ctx, "a") }}, {apiUp, c.startAPI},
+	}
+	c.mu.Lock()
+	steps := []step{{c.pg != nil && isOpen(c.pg.Exited()), c.startPostgres}, {c.temporal != nil && c.temporal.running(), c.startTemporal}}
+	c.mu.Unlock()
+	for _, slot := range slots {
+		w, a := c.worker(slot), c.api(slot)
+		steps = append(steps, step{w != nil && w.running(), func(ctx context.Context) error { return c.startWorker(ctx, slot) }},
+			step{a != nil && a.running(), func(ctx context.Context) error { return c.startAPI(ctx, slot) }})
 	}
 	for _, s := range steps {
 		if !s.up {
@@ -222,6 +273,9 @@ func (c *cluster) ensureUp(ctx context.Context) error {
 	}
 	return nil
 }
+
+// slots name the two workers and the two APIs.
+var slots = []string{"a", "b"}
 
 func isOpen(ch <-chan struct{}) bool {
 	select {
@@ -239,17 +293,19 @@ func (c *cluster) stop() {
 	if c.pool != nil {
 		c.pool.Close()
 	}
-	procs := []*proc{c.api}
-	for _, w := range c.workers {
-		procs = append(procs, w)
+	var procs []*proc
+	for _, slot := range slots {
+		procs = append(procs, c.apis[slot], c.workers[slot])
 	}
 	for _, p := range append(procs, c.temporal) {
 		if p != nil && p.running() {
 			_ = p.interrupt(15 * time.Second)
 		}
 	}
-	if c.pg != nil {
-		c.pg.Stop()
+	for _, pg := range []*pgserver.Server{c.pg, c.temporalPG} {
+		if pg != nil {
+			pg.Stop()
+		}
 	}
 	c.calendar.Release()
 	c.crm.Release()
@@ -258,4 +314,11 @@ func (c *cluster) stop() {
 	}
 }
 
-func (c *cluster) apiURL() string { return "http://" + c.apiAddr }
+// apiURLs are the two APIs, the one a caller uses first first.
+func (c *cluster) apiURLs(first int) []string {
+	urls := []string{"http://" + c.apiAddrs["a"], "http://" + c.apiAddrs["b"]}
+	if first%2 == 1 {
+		urls[0], urls[1] = urls[1], urls[0]
+	}
+	return urls
+}

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -69,10 +70,12 @@ func (h *history) all() []Call {
 
 // caller is one voice agent booking through the API: it keeps its own
 // bookings to cancel and move, and retries an unknown outcome with the
-// same key, as the API asks.
+// same key, as the API asks. It has two APIs, as behind a load balancer:
+// when one answers nothing it sends the retry to the other.
 type caller struct {
 	id    int
-	url   string
+	urls  []string
+	at    atomic.Int32 // the API in use, an index into urls; a resend runs beside
 	key   string
 	http  *http.Client
 	rng   *rand.Rand
@@ -182,6 +185,9 @@ func (c *caller) call(ctx context.Context, op, key, newKey, path string, body an
 	}
 	call.Outcome, call.Err = classify(code, call.Receipt, err)
 	c.hist.add(call)
+	if code == 0 {
+		c.at.Add(1)
+	}
 	return call.Receipt, call.Outcome
 }
 
@@ -192,7 +198,7 @@ func (c *caller) post(ctx context.Context, path string, body, out any) (code int
 	if err != nil {
 		return 0, false, err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url+path, bytes.NewReader(data))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.urls[int(c.at.Load())%len(c.urls)]+path, bytes.NewReader(data))
 	if err != nil {
 		return 0, false, err
 	}

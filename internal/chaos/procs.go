@@ -141,22 +141,28 @@ func waitTemporal(ctx context.Context, addr string) error {
 	}
 }
 
-// TemporalRole, as a binary's first argument followed by a directory and
-// a frontend address, makes it the run's Temporal server (ServeRole).
+// TemporalRole, as a binary's first argument followed by a directory, a
+// frontend address and, for PostgreSQL persistence, the cluster's socket
+// directory and admin connection string, makes it the run's Temporal
+// server (ServeRole).
 const TemporalRole = "chaos-temporal"
 
 // ServeRole serves Temporal and exits when args ask for TemporalRole; it
 // returns at once otherwise. The chaos command and its test call it first
 // thing, so each can re-run itself as the Temporal process.
 func ServeRole(args []string) {
-	if len(args) != 3 || args[0] != TemporalRole {
+	if (len(args) != 3 && len(args) != 5) || args[0] != TemporalRole {
 		return
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	var pg *devstack.PostgresTemporal
+	if len(args) == 5 {
+		pg = &devstack.PostgresTemporal{SocketDir: args[3], Admin: args[4]}
+	}
 	logger, err := zap.NewProduction(zap.IncreaseLevel(zap.WarnLevel))
 	if err == nil {
-		err = ServeTemporal(ctx, args[1], args[2], logger)
+		err = ServeTemporal(ctx, args[1], args[2], pg, logger)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "chaos temporal:", err)
@@ -166,11 +172,12 @@ func ServeRole(args []string) {
 }
 
 // ServeTemporal is the Temporal server's process in a run: the dev stack's
-// server on a SQLite file in dir, until ctx ends. A run starts it as its
-// own child (the chaos command and its test re-run themselves for it), so
-// that it can be killed and restarted like any other process.
-func ServeTemporal(ctx context.Context, dir, frontend string, logger *zap.Logger) error {
-	t, err := devstack.StartTemporal(devstack.TemporalOptions{DataDir: dir, Frontend: frontend, Namespace: Namespace, Log: logger})
+// server, on PostgreSQL when pg is set (the workers then register the
+// namespace) or on a SQLite file in dir, until ctx ends. A run starts it
+// as its own child (the chaos command and its test re-run themselves for
+// it), so that it can be killed and restarted like any other process.
+func ServeTemporal(ctx context.Context, dir, frontend string, pg *devstack.PostgresTemporal, logger *zap.Logger) error {
+	t, err := devstack.StartTemporal(devstack.TemporalOptions{DataDir: dir, Frontend: frontend, Namespace: Namespace, Log: logger, Postgres: pg})
 	if err != nil {
 		return err
 	}

@@ -37,9 +37,14 @@ func (r *Report) OK() bool {
 func recoveries(faults []FaultResult, calls []Call) []FaultResult {
 	sort.Slice(calls, func(i, j int) bool { return calls[i].End.Before(calls[j].End) })
 	for i := range faults {
+		f := &faults[i]
 		for _, c := range calls {
-			if c.Start.After(faults[i].Restored) && c.Receipt != nil && c.Receipt.Status == receipt.StatusConfirmed {
-				faults[i].Recovered = c.End
+			confirmed := c.Receipt != nil && c.Receipt.Status == receipt.StatusConfirmed
+			if confirmed && c.Start.After(f.At) && c.End.Before(f.Restored) {
+				f.ConfirmedWhileDown++
+			}
+			if confirmed && c.Start.After(f.Restored) {
+				f.Recovered = c.End
 				break
 			}
 		}
@@ -131,13 +136,15 @@ func during(faults []FaultResult, name string, c Call) bool {
 }
 
 // printFaults writes one row per kind of fault: how often it was applied,
-// how long it lasted, and how long after each restore the first booking
-// was confirmed (median and worst; "never" if one never was).
+// how long it lasted, how many bookings were confirmed meanwhile, and how
+// long after each restore the first booking was confirmed (median and
+// worst; "never" if one never was).
 func printFaults(w io.Writer, faults []FaultResult) {
 	var names []string
 	downs, agains := map[string][]time.Duration{}, map[string][]time.Duration{}
-	never := map[string]int{}
+	never, during := map[string]int{}, map[string]int{}
 	for _, f := range faults {
+		during[f.Name] += f.ConfirmedWhileDown
 		if _, seen := downs[f.Name]; !seen {
 			names = append(names, f.Name)
 		}
@@ -149,7 +156,7 @@ func printFaults(w io.Writer, faults []FaultResult) {
 		agains[f.Name] = append(agains[f.Name], f.Recovered.Sub(f.Restored))
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "fault\ttimes\tdown for (max)\tbooking again after restore (median / max)\tnever\n")
+	fmt.Fprintf(tw, "fault\ttimes\tdown for (max)\tconfirmed while down\tbooking again after restore (median / max)\tnever\n")
 	round := func(d time.Duration) string { return d.Round(10 * time.Millisecond).String() }
 	for _, n := range names {
 		slices.Sort(downs[n])
@@ -158,7 +165,7 @@ func printFaults(w io.Writer, faults []FaultResult) {
 		if a := agains[n]; len(a) > 0 {
 			again = round(a[len(a)/2]) + " / " + round(a[len(a)-1])
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%d\n", n, len(downs[n]), round(downs[n][len(downs[n])-1]), again, never[n])
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%s\t%d\n", n, len(downs[n]), round(downs[n][len(downs[n])-1]), during[n], again, never[n])
 	}
 	tw.Flush()
 }

@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os/exec"
 	"path/filepath"
@@ -30,21 +31,20 @@ import (
 // runs ops restore on each, and holds every other invariant as usual.
 
 // restoreFault dumps the store when it breaks, and restores that dump,
-// with the worker and the API down meanwhile, when it mends.
+// with the workers and the APIs down meanwhile, when it mends.
 func (c *cluster) restoreFault() faultSpec {
 	dump := filepath.Join(c.dir, "store-backup.dump")
 	return faultSpec{name: restoredFault,
 		inject: func(ctx context.Context) error { return c.pgTool(ctx, "pg_dump", "-Fc", "-f", dump) },
 		restore: func(ctx context.Context) error {
-			c.api.kill()
-			c.worker("a").kill()
+			for _, slot := range slots {
+				c.api(slot).kill()
+				c.worker(slot).kill()
+			}
 			if err := c.pgTool(ctx, "pg_restore", "--clean", "--if-exists", "--single-transaction", dump); err != nil {
 				return err
 			}
-			if err := c.startWorker(ctx, "a"); err != nil {
-				return err
-			}
-			return c.startAPI(ctx)
+			return errors.Join(c.startPair(ctx, "a"), c.startPair(ctx, "b"))
 		}}
 }
 

@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/devstack"
 	"github.com/bookingsaga/bookingsaga/internal/fakeserver"
 	"github.com/bookingsaga/bookingsaga/internal/store"
 	"github.com/bookingsaga/bookingsaga/internal/zaplog"
@@ -41,9 +42,13 @@ type Options struct {
 	Outage time.Duration
 	// Restore runs the restore campaign instead of the usual faults: the
 	// store restored from a backup taken mid-load (restore.go).
-	Restore  bool
-	Seed     uint64
-	Progress io.Writer
+	Restore bool
+	// TemporalStore is where the Temporal server keeps its state:
+	// devstack.StorePostgres (its own cluster, as deployments run it; the
+	// default) or devstack.StoreSQLite.
+	TemporalStore string
+	Seed          uint64
+	Progress      io.Writer
 }
 
 func (o Options) validate() error {
@@ -54,6 +59,8 @@ func (o Options) validate() error {
 		return fmt.Errorf("chaos: duration %s must be at least 10s, with callers %d >= 1 and a positive outage", o.Duration, o.Callers)
 	case o.MirrorFaultRate < 0 || o.MirrorFaultRate > 1:
 		return fmt.Errorf("chaos: mirror fault rate %v must be 0 to 1", o.MirrorFaultRate)
+	case o.TemporalStore != "" && o.TemporalStore != devstack.StorePostgres && o.TemporalStore != devstack.StoreSQLite:
+		return fmt.Errorf("chaos: temporal store must be %s or %s, got %q", devstack.StorePostgres, devstack.StoreSQLite, o.TemporalStore)
 	}
 	return nil
 }
@@ -65,6 +72,9 @@ type FaultResult struct {
 	// Recovered is when the first booking was confirmed by a call sent
 	// after the restore; zero if none was.
 	Recovered time.Time
+	// ConfirmedWhileDown counts bookings confirmed by calls sent and
+	// answered while it lasted: with one pair down, the other serves.
+	ConfirmedWhileDown int
 }
 
 // faultSpec breaks something and later mends it.
@@ -84,7 +94,10 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if o.Progress == nil {
 		o.Progress = io.Discard
 	}
-	c, err := newCluster(o.Dir, o.Binaries)
+	if o.TemporalStore == "" {
+		o.TemporalStore = devstack.StorePostgres
+	}
+	c, err := newCluster(o.Dir, o.Binaries, o.TemporalStore)
 	if err != nil {
 		return nil, err
 	}
@@ -93,7 +106,8 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(o.Progress, "chaos: %d callers for %s, mirror faults at %.0f%%, logs in %s\n", o.Callers, o.Duration, 100*o.MirrorFaultRate, o.Dir)
+	fmt.Fprintf(o.Progress, "chaos: %d callers over two APIs and two workers, Temporal on %s, for %s, mirror faults at %.0f%%, logs in %s\n",
+		o.Callers, o.TemporalStore, o.Duration, 100*o.MirrorFaultRate, o.Dir)
 	if err := c.mirrorFaults(o.MirrorFaultRate, o.Seed); err != nil {
 		return nil, err
 	}
@@ -101,7 +115,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	loadCtx, stopLoad := context.WithCancel(ctx)
 	var callers sync.WaitGroup
 	for i := range o.Callers {
-		cl := &caller{id: i, url: c.apiURL(), key: c.apiKey, http: &http.Client{Timeout: 10 * time.Second}, cat: cat, hist: hist, think: o.Think,
+		cl := &caller{id: i, urls: c.apiURLs(i), key: c.apiKey, http: &http.Client{Timeout: 10 * time.Second}, cat: cat, hist: hist, think: o.Think,
 			rng: rand.New(rand.NewPCG(o.Seed, uint64(i)))}
 		callers.Go(func() { cl.run(loadCtx) })
 	}
@@ -120,13 +134,13 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	return rep, nil
 }
 
-// boot starts PostgreSQL, Temporal, a worker and the API, and seeds the
-// catalogue.
+// boot starts PostgreSQL, Temporal, two workers and two APIs, and seeds
+// the catalogue.
 func (c *cluster) boot(ctx context.Context, o Options) (catalogue, *pgxpool.Pool, error) {
 	bootCtx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
 	for _, start := range []func(context.Context) error{c.startPostgres, c.startTemporal,
-		func(ctx context.Context) error { return c.startWorker(ctx, "a") }, c.startAPI} {
+		func(ctx context.Context) error { return c.startPair(ctx, "a") }, func(ctx context.Context) error { return c.startPair(ctx, "b") }} {
 		if err := start(bootCtx); err != nil {
 			return catalogue{}, nil, err
 		}
@@ -152,37 +166,38 @@ func (c *cluster) faults(o Options) []faultSpec {
 	if o.Restore {
 		return []faultSpec{c.restoreFault()}
 	}
-	start := func(slot string) func(context.Context) error {
-		return func(ctx context.Context) error { return c.startWorker(ctx, slot) }
+	// Each pair fault takes down one worker and one API while the other
+	// pair serves; a caller whose API is gone turns to the other, as
+	// behind a load balancer.
+	restart := func(slot string) func(context.Context) error {
+		return func(ctx context.Context) error { return c.startPair(ctx, slot) }
 	}
-	killWorker := func(context.Context) error { c.worker("a").kill(); return nil }
 	return []faultSpec{
-		{"kill -9 worker", killWorker, start("a"), 0},
-		{"second worker takes over", func(ctx context.Context) error {
+		{"kill -9 a worker and an API", func(context.Context) error {
 			c.worker("a").kill()
-			return c.startWorker(ctx, "b")
-		}, func(ctx context.Context) error {
-			if err := c.startWorker(ctx, "a"); err != nil {
-				return err
-			}
-			return c.worker("b").interrupt(20 * time.Second)
-		}, 0},
+			c.api("a").kill()
+			return nil
+		}, restart("a"), 0},
 		{"PostgreSQL crash (immediate)", func(context.Context) error { c.crashPostgres(); return nil }, c.startPostgres, 0},
 		// Longer than the commit wait: commits in flight time out with
 		// their outcome unknown, and land when it thaws.
 		{frozenFault, func(context.Context) error { return c.signalPostgres(syscall.SIGSTOP) },
 			func(context.Context) error { return c.signalPostgres(syscall.SIGCONT) }, max(o.Outage, 5*time.Second)},
 		{"Temporal server kill -9", func(context.Context) error { c.temporal.kill(); return nil }, c.startTemporal, 0},
-		{"SIGINT deploy (API and worker)", func(context.Context) error {
+		{deployFault, func(context.Context) error {
 			var wg sync.WaitGroup
 			var errAPI, errWorker error
-			wg.Go(func() { errAPI = c.api.interrupt(20 * time.Second) })
-			wg.Go(func() { errWorker = c.worker("a").interrupt(20 * time.Second) })
+			wg.Go(func() { errAPI = c.api("b").interrupt(20 * time.Second) })
+			wg.Go(func() { errWorker = c.worker("b").interrupt(20 * time.Second) })
 			wg.Wait()
 			return errors.Join(errAPI, errWorker)
-		}, func(ctx context.Context) error { return errors.Join(c.startWorker(ctx, "a"), c.startAPI(ctx)) }, 0},
+		}, restart("b"), 0},
 	}
 }
+
+// deployFault is a rolling deploy's step: one worker and one API stopped
+// by SIGINT, draining what they hold.
+const deployFault = "SIGINT deploy (a worker and an API)"
 
 // inject applies the faults in turn, under load, one every period until
 // the run's duration is up: a short run meets each once, a long one many
@@ -200,7 +215,7 @@ func (c *cluster) inject(ctx context.Context, o Options) ([]FaultResult, []time.
 		}
 		r := FaultResult{Name: f.name, At: time.Now()}
 		fmt.Fprintf(o.Progress, "chaos: %s %s\n", r.At.Format(time.TimeOnly), f.name)
-		if f.name == "SIGINT deploy (API and worker)" {
+		if f.name == deployFault {
 			interrupts = append(interrupts, r.At)
 		}
 		if err := f.inject(ctx); err != nil {
