@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -32,8 +33,11 @@ import (
 // booking (a fifth of them resent, as a platform resends a slow tool
 // call), two callers competing for one slot, a cancel or a reschedule.
 type soak struct {
-	api, calendar, graph string
-	token                string
+	// apis are called in turn; a call none answers goes to the next once.
+	apis            []string
+	next            atomic.Uint64
+	calendar, graph string
+	token           string
 	http                 *http.Client
 	days                 []time.Time
 	props                []soakProperty // with their agents' calendars
@@ -63,7 +67,7 @@ func (s *soak) calendars(ctx context.Context) ([]soakProperty, error) {
 	out := make([]soakProperty, len(soakProperties))
 	for i, p := range soakProperties {
 		var r api.ResourceAnswer
-		if !s.getAuthorized(ctx, s.api+"/v1/resources/"+p.agent, &r) || r.CalendarID == "" {
+		if !s.getAuthorized(ctx, s.apis[0]+"/v1/resources/"+p.agent, &r) || r.CalendarID == "" {
 			return nil, fmt.Errorf("soak: the API has no calendar for %s", p.agent)
 		}
 		p.calendar, p.provider = r.CalendarID, r.CalendarProvider
@@ -83,12 +87,15 @@ type sample struct {
 	// notSent is the API's answer that it did not send the call (503,
 	// rejected, retryable): shed under load.
 	notSent bool
+	// failedOver: the API first called answered nothing (it was down or
+	// died mid-call), and the call went again, same body, to the next.
+	failedOver bool
 }
 
 func runSoak(ctx context.Context, tc client.Client, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("soak", flag.ContinueOnError)
 	s := &soak{token: os.Getenv("API_KEY"), rng: rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))}
-	fs.StringVar(&s.api, "api", "http://127.0.0.1:8080", "the agent API")
+	apis := fs.String("api", "http://127.0.0.1:8080", "the agent API; several, comma-separated, are called in turn, and a call one answers nothing sent again to the next, as a load balancer does")
 	fs.StringVar(&s.calendar, "fake-calendar", "http://127.0.0.1:8091", "the dev stack's fake Google Calendar, where mirror lag is measured")
 	fs.StringVar(&s.graph, "fake-graph", "http://127.0.0.1:8093", "the dev stack's fake Microsoft 365, where Hugo's mirror lag is measured")
 	rates := fs.String("rates", "5,10,20,40", "arrival rates to run, per second, in order")
@@ -96,6 +103,9 @@ func runSoak(ctx context.Context, tc client.Client, args []string, out io.Writer
 	noop := fs.Bool("noop", true, "also find where a no-op Update-with-Start workflow saturates on the same server")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	for _, a := range strings.Split(*apis, ",") {
+		s.apis = append(s.apis, strings.TrimRight(strings.TrimSpace(a), "/"))
 	}
 	var ladder []float64
 	for _, r := range strings.Split(*rates, ",") {
@@ -329,11 +339,25 @@ func (s *soak) fetch(ctx context.Context, url, token string, out any) bool {
 	return out == nil || json.NewDecoder(res.Body).Decode(out) == nil
 }
 
+// post sends one call to the next API in turn; when that one answers
+// nothing, the same call (each is idempotent: a request key, or a booking
+// and its new key) goes once to the one after.
 func (s *soak) post(ctx context.Context, at time.Time, path string, body any) sample {
+	first := int(s.next.Add(1) % uint64(len(s.apis)))
+	out, answered := s.postTo(ctx, at, s.apis[first], path, body)
+	if !answered && len(s.apis) > 1 {
+		out, _ = s.postTo(ctx, at, s.apis[(first+1)%len(s.apis)], path, body)
+		out.failedOver = true
+	}
+	return out
+}
+
+// postTo sends one call to api; answered is false when no HTTP answer came.
+func (s *soak) postTo(ctx context.Context, at time.Time, api, path string, body any) (sample, bool) {
 	data, _ := json.Marshal(body)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.api+path, bytes.NewReader(data))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, api+path, bytes.NewReader(data))
 	if err != nil {
-		return sample{err: true}
+		return sample{err: true}, true
 	}
 	req.Header.Set("Content-Type", "application/json")
 	if s.token != "" {
@@ -341,7 +365,7 @@ func (s *soak) post(ctx context.Context, at time.Time, path string, body any) sa
 	}
 	res, err := s.http.Do(req)
 	if err != nil {
-		return sample{latency: time.Since(at), err: true}
+		return sample{latency: time.Since(at), err: true}, false
 	}
 	defer res.Body.Close()
 	var r receipt.Receipt
@@ -351,5 +375,5 @@ func (s *soak) post(ctx context.Context, at time.Time, path string, body any) sa
 	if err == nil && res.StatusCode == http.StatusServiceUnavailable && r.Status == receipt.StatusRejected && r.Reason != nil && r.Reason.Retryable {
 		out.err, out.notSent = false, true
 	}
-	return out
+	return out, true
 }

@@ -30,6 +30,8 @@ type soakRow struct {
 	// how long those answers took.
 	notSent    float64
 	notSentP99 time.Duration
+	// failedOver counts calls sent again to another API.
+	failedOver int
 }
 
 // commitWait is the voice budget a p99 must stay under.
@@ -51,6 +53,9 @@ func summarise(rate float64, took time.Duration, all []sample) soakRow {
 		}
 		if s.err {
 			row.errors++
+		}
+		if s.failedOver {
+			row.failedOver++
 		}
 		if s.status == receipt.StatusPending {
 			pending++
@@ -92,15 +97,15 @@ func saturation(rows []soakRow) float64 {
 
 func printSoak(out io.Writer, what string, rows []soakRow) {
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "%s\tarrivals/s\tcalls\tp50 ms\tp95 ms\tp99 ms\tpending\tnot sent\tnot sent p99 ms\terrors\tmirror lag p50 ms\tp99 ms\t\n", what)
+	fmt.Fprintf(tw, "%s\tarrivals/s\tcalls\tp50 ms\tp95 ms\tp99 ms\tpending\tnot sent\tnot sent p99 ms\tfailed over\terrors\tmirror lag p50 ms\tp99 ms\t\n", what)
 	ms := func(d time.Duration) string { return fmt.Sprintf("%.0f", float64(d.Microseconds())/1000) }
 	for _, r := range rows {
 		lag50, lag99 := "-", "-"
 		if r.mirrored > 0 {
 			lag50, lag99 = ms(r.lagP50), ms(r.lagP99)
 		}
-		fmt.Fprintf(tw, "\t%.0f\t%d\t%s\t%s\t%s\t%.1f%%\t%.1f%%\t%s\t%d\t%s\t%s\t\n", r.rate, r.calls, ms(r.p50), ms(r.p95), ms(r.p99),
-			100*r.pending, 100*r.notSent, ms(r.notSentP99), r.errors, lag50, lag99)
+		fmt.Fprintf(tw, "\t%.0f\t%d\t%s\t%s\t%s\t%.1f%%\t%.1f%%\t%s\t%d\t%d\t%s\t%s\t\n", r.rate, r.calls, ms(r.p50), ms(r.p95), ms(r.p99),
+			100*r.pending, 100*r.notSent, ms(r.notSentP99), r.failedOver, r.errors, lag50, lag99)
 	}
 	tw.Flush()
 }

@@ -2,19 +2,25 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"google.golang.org/api/calendar/v3"
 
+	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/devstack"
 	"github.com/bookingsaga/bookingsaga/internal/gcal"
 	"github.com/bookingsaga/bookingsaga/internal/gcal/gcaltest"
 	"github.com/bookingsaga/bookingsaga/internal/msgraph"
 	"github.com/bookingsaga/bookingsaga/internal/msgraph/graphtest"
+	"github.com/bookingsaga/bookingsaga/receipt"
 )
 
 // The soak looks for each booking's event in the calendar that holds it:
@@ -42,4 +48,48 @@ func TestTheSoakLooksInTheCalendarThatHoldsTheBooking(t *testing.T) {
 	google.Put(claire.calendar, &calendar.Event{Id: gcal.EventID("key-c"), Summary: "viewing"})
 	require.True(t, s.mirroredNow(ctx, claire, "key-c"), "Claire's is in Google Calendar")
 	require.False(t, s.mirroredNow(ctx, hugo, "key-c"))
+}
+
+// Calls go to the APIs in turn; one that answers nothing (a process
+// killed mid-load) has its call sent again, same body, to the next.
+func TestTheSoakSendsACallNoAPIAnsweredToTheNext(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var bodies []string
+	live := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		bodies = append(bodies, r.URL.Path+" "+string(b))
+		mu.Unlock()
+		_ = json.NewEncoder(w).Encode(receipt.Receipt{Status: receipt.StatusConfirmed})
+	}))
+	t.Cleanup(live.Close)
+	dead := httptest.NewServer(http.NotFoundHandler())
+	dead.Close() // its port now refuses
+	s := &soak{apis: []string{dead.URL, live.URL}, http: live.Client()}
+	ctx := context.Background()
+
+	body := api.BookingBody{RequestKey: "k1", Slot: api.Slot{PropertyID: "paris-loft-3", TimeZone: "Europe/Paris"}}
+	want, err := json.Marshal(body)
+	require.NoError(t, err)
+	var got []sample
+	for range 4 {
+		got = append(got, s.post(ctx, time.Now(), "/v1/bookings", body))
+	}
+	failedOver := 0
+	for _, g := range got {
+		require.Equal(t, receipt.StatusConfirmed, g.status)
+		require.False(t, g.err)
+		if g.failedOver {
+			failedOver++
+		}
+	}
+	require.Equal(t, 2, failedOver, "every other call went first to the dead API")
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, bodies, 4, "the dead API took none")
+	for _, b := range bodies {
+		require.Equal(t, "/v1/bookings "+string(want), b)
+	}
+	require.Equal(t, 2, summarise(1, time.Second, got).failedOver)
 }

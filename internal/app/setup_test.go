@@ -12,7 +12,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
+	"github.com/uber-go/tally/v4"
 	"go.temporal.io/server/common/dynamicconfig"
+	"go.temporal.io/server/common/metrics"
 	"go.temporal.io/server/temporal"
 	"go.temporal.io/server/temporaltest"
 	"go.uber.org/zap"
@@ -48,12 +50,17 @@ var temporalServer = sync.OnceValue(func() *temporaltest.TestServer {
 	// retention) wait for that.
 	dc[dynamicconfig.TransferProcessorUpdateAckInterval.Key()] = 200 * time.Millisecond
 	ts := temporaltest.NewServer(temporaltest.WithBaseClientOptions(client.Options{Logger: zaplog.New(zap.NewNop())}),
-		temporaltest.WithBaseServerOptions(temporal.WithDynamicConfigClient(dc)))
+		temporaltest.WithBaseServerOptions(temporal.WithDynamicConfigClient(dc),
+			temporal.WithCustomMetricsHandler(metrics.NewTallyMetricsHandler(metrics.ClientConfig{}, serverMetrics()))))
 	if err := ensureSearchAttributes(context.Background(), ts.GetDefaultClient(), ts.GetDefaultNamespace()); err != nil {
 		panic(err)
 	}
 	return ts
 })
+
+// serverMetrics is what the test server records: BenchmarkHistoryPerBooking
+// counts its persistence calls.
+var serverMetrics = sync.OnceValue(func() tally.TestScope { return tally.NewTestScope("", nil) })
 
 const policyVersion = "showing-policy-1"
 
