@@ -49,7 +49,7 @@ startB() {
 IFS=, read -ra ladder <<<"$rates"
 for rate in "${ladder[@]}"; do
 	startB
-	API_KEY=$key "$work/starter" soak -api http://127.0.0.1:8080,http://127.0.0.1:8081 -rates "$rate" -duration "$per" -noop=false >"$work/soak-$rate.txt" 2>&1 &
+	API_KEY=$key "$work/starter" soak -api http://127.0.0.1:8080,http://127.0.0.1:8081 -rates "$rate" -duration "$per" -noop=false -climb=false >"$work/soak-$rate.txt" 2>&1 &
 	soak=$!
 	sleep "$killAfter"
 	kill -9 "$workerB" "$apiB"

@@ -101,6 +101,7 @@ func runSoak(ctx context.Context, tc client.Client, args []string, out io.Writer
 	rates := fs.String("rates", "5,10,20,40", "arrival rates to run, per second, in order")
 	per := fs.Duration("duration", time.Minute, "how long each rate runs")
 	noop := fs.Bool("noop", true, "also find where a no-op Update-with-Start workflow saturates on the same server")
+	climb := fs.Bool("climb", true, "past the last rate, keep doubling it until the p99 passes the commit wait")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -151,7 +152,7 @@ func runSoak(ctx context.Context, tc client.Client, args []string, out io.Writer
 	}
 	// Past the last rate, keep doubling until p99 passes the commit wait,
 	// so the saturation point (the last rate under it) is measured.
-	for !rows[len(rows)-1].saturated() && ctx.Err() == nil && rows[len(rows)-1].rate < 1000 {
+	for *climb && !rows[len(rows)-1].saturated() && ctx.Err() == nil && rows[len(rows)-1].rate < 1000 {
 		rows = append(rows, s.runRate(ctx, 2*rows[len(rows)-1].rate, *per))
 		printSoak(out, "bookings", rows[len(rows)-1:])
 		pause(ctx)
