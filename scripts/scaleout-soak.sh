@@ -53,9 +53,9 @@ for rate in "${ladder[@]}"; do
 	soak=$!
 	sleep "$killAfter"
 	kill -9 "$workerB" "$apiB"
-	echo "rate $rate: killed worker B and API B at $killAfter" >>"$work/soak-$rate.txt"
 	wait "$soak" || true
 	wait "$workerB" "$apiB" 2>/dev/null || true
-	cat "$work/soak-$rate.txt"
+	echo "rate $rate/s for $per, two workers and two APIs; worker B and API B killed -9 at $killAfter:"
+	tail -n 2 "$work/soak-$rate.txt"
 done
 echo "logs in $work"
