@@ -22,12 +22,16 @@ import (
 // capacity-1 resources with nothing to expire, no hold and no reschedule.
 // The statement checks, in SQL, a subset of what the full path checks in Go
 // (policy version, resources and kinds, zone, notice, horizon, bookable
-// hours, and that no resource has rules of its own) and
-// divides by zero when any fails; an overlap is refused by the exclusion
-// constraint and a known key by the unique index. A refusal by the server
-// means "not taken": the statement rolled back and the full two-round-trip
-// path decides, precisely and with its typed outcome. So the fast path can
-// only confirm what the full path would also confirm.
+// hours) and divides by zero when any fails; an overlap is refused by the
+// exclusion constraint and a known key by the unique index. Resources may
+// have rules of their own that judge the slot alone (hours, overrides,
+// time off): those are judged here, before the statement, by the rule
+// itself (booking.Rules.Open) on the rules last read, and the statement
+// checks under its locks that each resource still has those rules in
+// that zone. A refusal by the server means "not taken": the statement
+// rolled back and the full two-round-trip path decides, precisely and with
+// its typed outcome. So the fast path can only confirm what the full path
+// would also confirm.
 //
 // Any other error (a lost connection, a cancelled context) leaves the
 // outcome unknown: the statement may still commit. It is returned as
@@ -39,7 +43,13 @@ func (s *Store) commitFast(ctx context.Context, req CommitRequest) (Outcome, boo
 		return Outcome{}, false, nil
 	}
 	hours, ok := localHours(req.Intent)
-	if !ok || s.ruled.any(ctx, s.pool, req.Intent.Resources()) {
+	if !ok {
+		return Outcome{}, false, nil
+	}
+	ids := req.Intent.Resources()
+	slices.Sort(ids)
+	rules, zones, ok := s.ruled.judge(ctx, s.pool, ids, req.Intent)
+	if !ok {
 		return Outcome{}, false, nil
 	}
 	budget, err := statementBudget(ctx)
@@ -54,8 +64,6 @@ func (s *Store) commitFast(ctx context.Context, req CommitRequest) (Outcome, boo
 	bk := booking.Booking{BookingID: uuid.New(), RequestKey: req.RequestKey, Status: booking.StatusConfirmed, Intent: req.Intent,
 		PolicyVersion: req.ExpectedPolicyVersion}
 	bk.LocalStart, bk.ZoneRules = promised(req.Intent)
-	ids := req.Intent.Resources()
-	slices.Sort(ids)
 	extras := req.Intent.ExtraResources
 	if extras == nil {
 		extras = []string{}
@@ -70,7 +78,7 @@ func (s *Store) commitFast(ctx context.Context, req CommitRequest) (Outcome, boo
 	b.Queue(fastInsertSQL, bk.BookingID, bk.RequestKey, req.Intent.PropertyID, req.Intent.AgentID, extras,
 		req.Intent.StartsAt, req.Intent.EndsAt, req.Intent.TimeZone, req.ExpectedPolicyVersion,
 		req.Intent.Fingerprint(), s.now(), ids, detail, req.Contact.SealedBox(), req.Intent.EndsAt.Add(s.cfg.ContactRetention),
-		hours.SameDay, hours.Start, hours.End, bk.LocalStart, bk.ZoneRules).QueryRow(func(row pgx.Row) error { return row.Scan(&at) })
+		hours.SameDay, hours.Start, hours.End, bk.LocalStart, bk.ZoneRules, rules, zones).QueryRow(func(row pgx.Row) error { return row.Scan(&at) })
 	err = conn.SendBatch(ctx, b).Close()
 	var pgErr *pgconn.PgError
 	switch {
@@ -86,45 +94,93 @@ func (s *Store) commitFast(ctx context.Context, req CommitRequest) (Outcome, boo
 	return Outcome{Booking: bk}, true, nil
 }
 
-// ruledCache knows, for a few seconds at a time, which resources have
-// rules of their own, so that a commit on one goes straight to the full
-// path rather than through a fast-path statement bound to decline. It is
-// only a shortcut: the statement checks rules IS NULL under its locks, so
-// a stale cache costs a round trip, never a wrong decision.
+// ruledCache knows, for a few seconds at a time, the rules of the
+// resources that have rules of their own, so that the fast path can judge
+// them, and send a commit it cannot judge straight to the full path rather
+// than through a statement bound to decline. It is only a shortcut: the
+// statement checks under its locks that each resource's rules are the
+// ones judged, so a stale cache costs a round trip, never a wrong decision.
 type ruledCache struct {
 	mu  sync.Mutex
 	at  time.Time
-	ids map[string]bool
+	ids map[string]cachedRules
+}
+
+// cachedRules are a resource's rules as the table holds them (raw, which
+// the statement compares), decoded, and its zone.
+type cachedRules struct {
+	raw   string
+	rules booking.Rules
+	zone  string
 }
 
 const ruledTTL = 5 * time.Second
 
-func (c *ruledCache) any(ctx context.Context, pool *pgxpool.Pool, ids []string) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.ids == nil || time.Since(c.at) > ruledTTL {
-		rows, err := pool.Query(ctx, `SELECT resource_id FROM resource WHERE rules IS NOT NULL`)
+// judge says whether the fast path may take a commit on ids (sorted) and,
+// if so, the rules and zones it judged each by, in ids' order (nil: no
+// rules). Only rules that judge the slot alone qualify; notice, horizon
+// and limits of a resource's own, and rules the slot breaks, go to the
+// full path, which words the refusal.
+func (c *ruledCache) judge(ctx context.Context, pool *pgxpool.Pool, ids []string, in booking.Intent) (rules, zones []*string, ok bool) {
+	known := c.load(ctx, pool)
+	rules, zones = make([]*string, len(ids)), make([]*string, len(ids))
+	for i, id := range ids {
+		r, has := known[id]
+		if !has {
+			continue
+		}
+		if r.rules.MinNoticeMinutes > 0 || r.rules.HorizonDays > 0 || r.rules.DailyLimit > 0 || r.rules.WeeklyLimit > 0 {
+			return nil, nil, false
+		}
+		loc, err := localtime.LoadZone(r.zone)
 		if err != nil {
-			return false // the statement will tell
+			return nil, nil, false
 		}
-		list, err := pgx.CollectRows(rows, pgx.RowTo[string])
-		if err != nil {
-			return false
+		// The policy's window is the statement's to check, for every
+		// resource: allowing the whole day here leaves it that.
+		if r.rules.Open(in.StartsAt, in.EndsAt, loc, wholeDay, id == in.PropertyID) != nil {
+			return nil, nil, false
 		}
-		c.ids, c.at = map[string]bool{}, time.Now()
-		for _, id := range list {
-			c.ids[id] = true
-		}
+		rules[i], zones[i] = &r.raw, &r.zone
 	}
-	for _, id := range ids {
-		if c.ids[id] {
-			return true
-		}
-	}
-	return false
+	return rules, zones, true
 }
 
-// forget makes the next commit read which resources have rules afresh.
+// wholeDay is a policy window that refuses nothing within one local day.
+var wholeDay = booking.Policy{OpensAt: 0, ClosesAt: 24 * time.Hour}
+
+// load returns the cached rules, read again when older than ruledTTL. A
+// failed read leaves none known: the statement then asks every resource
+// to have no rules, as it would have no rules to judge.
+func (c *ruledCache) load(ctx context.Context, pool *pgxpool.Pool) map[string]cachedRules {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ids != nil && time.Since(c.at) <= ruledTTL {
+		return c.ids
+	}
+	rows, err := pool.Query(ctx, `SELECT resource_id, rules::text, time_zone FROM resource WHERE rules IS NOT NULL`)
+	if err != nil {
+		return nil
+	}
+	ids := map[string]cachedRules{}
+	var id string
+	var r cachedRules
+	_, err = pgx.ForEachRow(rows, []any{&id, &r.raw, &r.zone}, func() error {
+		r.rules = booking.Rules{}
+		if err := json.Unmarshal([]byte(r.raw), &r.rules); err != nil {
+			return fmt.Errorf("rules of %s: %w", id, err)
+		}
+		ids[id] = r
+		return nil
+	})
+	if err != nil {
+		return nil
+	}
+	c.ids, c.at = ids, time.Now()
+	return ids
+}
+
+// forget makes the next commit read the resources' rules afresh.
 func (c *ruledCache) forget() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -155,7 +211,11 @@ func localHours(in booking.Intent) (booking.WallHours, bool) {
 // rather than in a CTE of its own.
 const fastInsertSQL = `
 WITH locked AS (
-    SELECT resource_id, resource_no, kind, capacity, time_zone, buffer_before_minutes, buffer_after_minutes, rules IS NULL AS plain
+    -- judged: the resource's rules (none, or the ones judged in Go, in
+    -- the zone they were judged in) are still the ones judged.
+    SELECT resource_id, resource_no, kind, capacity, time_zone, buffer_before_minutes, buffer_after_minutes,
+           rules IS NOT DISTINCT FROM ($21::text[])[array_position($12::text[], resource_id)]::jsonb
+               AND (rules IS NULL OR time_zone = ($22::text[])[array_position($12::text[], resource_id)]) AS judged
     FROM resource WHERE resource_id = ANY($12) ORDER BY resource_id FOR NO KEY UPDATE
 ), p AS (
     -- Read after the resource locks (the join makes it wait for them) and
@@ -170,7 +230,7 @@ WITH locked AS (
 ), rs AS (
     -- One row per locked resource with the policy beside it: no row at all
     -- when no policy is current.
-    SELECT l.resource_id, l.resource_no, l.kind, l.capacity, l.time_zone, l.plain, p.version, p.opens, p.closes, p.min_notice_minutes,
+    SELECT l.resource_id, l.resource_no, l.kind, l.capacity, l.time_zone, l.judged, p.version, p.opens, p.closes, p.min_notice_minutes,
            p.horizon_days, p.now, greatest(l.buffer_before_minutes, p.default_buffer_before_minutes) AS before_minutes,
            greatest(l.buffer_after_minutes, p.default_buffer_after_minutes) AS after_minutes
     FROM locked l, p
@@ -178,7 +238,7 @@ WITH locked AS (
     -- One aggregate over rs: every check in a single plan node.
     SELECT 1 / (CASE WHEN
         count(*) = cardinality($12::text[])
-        AND bool_and(rs.version = $9 AND rs.capacity = 1 AND rs.plain AND $17::int >= rs.opens AND $18::int <= rs.closes
+        AND bool_and(rs.version = $9 AND rs.capacity = 1 AND rs.judged AND $17::int >= rs.opens AND $18::int <= rs.closes
             AND $6::timestamptz >= rs.now + make_interval(mins => rs.min_notice_minutes)
             -- Whole 24-hour days, as the full path counts them (a calendar
             -- day in the session's zone is 23 or 25 hours across DST).

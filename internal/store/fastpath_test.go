@@ -1,6 +1,7 @@
 package store
 
 import (
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -104,4 +105,110 @@ func TestFastPathJudgesHoursWithGoZoneRules(t *testing.T) {
 	require.False(t, ok, "the fast path declines")
 	_, err = f.store.Commit(f.ctx, commitReq("cet-1", in))
 	requireCode(t, err, booking.CodeOutsideBookableHours)
+}
+
+// Rules that judge the slot alone (hours, overrides, time off) no longer
+// send a commit to the full path: the fast path judges them by the rule
+// itself and takes what they allow. Whatever they refuse, and rules that
+// count or look at the clock (limits, a resource's own notice or horizon),
+// it declines, writing nothing, for the full path to decide.
+func TestFastPathJudgesRulesThatJudgeTheSlotAlone(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	morning := booking.Rules{Hours: everyDay("09:00", "12:00"),
+		Overrides: []booking.DateHours{{Date: "2026-12-09", Closed: true}},
+		TimeOff:   []booking.Span{{Start: paris("11:00"), End: paris("11:30")}}}
+	withLimit := booking.Rules{Hours: everyDay("09:00", "12:00"), DailyLimit: 5}
+	withNotice := booking.Rules{Hours: everyDay("09:00", "12:00"), MinNoticeMinutes: 30}
+	for _, r := range []booking.Resource{
+		{ID: "ruled-prop", Kind: "property", Capacity: 1, TimeZone: "Europe/Paris", Rules: &morning},
+		{ID: "ruled-agent", Kind: "agent", Capacity: 1, TimeZone: "Europe/Paris", Rules: &morning},
+		{ID: "limited-agent", Kind: "agent", Capacity: 1, TimeZone: "Europe/Paris", Rules: &withLimit},
+		{ID: "notice-agent", Kind: "agent", Capacity: 1, TimeZone: "Europe/Paris", Rules: &withNotice},
+	} {
+		require.NoError(t, f.store.UpsertResource(f.ctx, r))
+	}
+
+	out, ok, err := f.store.commitFast(f.ctx, commitReq("ruled-1", intent("ruled-prop", "ruled-agent", "09:00", "09:30")))
+	require.NoError(t, err)
+	require.True(t, ok, "within both resources' hours: the fast path takes it")
+	got, err := f.store.Lookup(f.ctx, "ruled-1")
+	require.NoError(t, err)
+	require.Equal(t, out.Booking.BookingID, got.BookingID)
+
+	tomorrow := intent("ruled-prop", "ruled-agent", "10:00", "10:30")
+	tomorrow.StartsAt, tomorrow.EndsAt = tomorrow.StartsAt.AddDate(0, 0, 1), tomorrow.EndsAt.AddDate(0, 0, 1)
+	before := f.count(t)
+	declined := map[string]struct {
+		req  CommitRequest
+		code booking.Code // the full path's refusal; "" is a booking
+	}{
+		"after the resources' hours, in the policy's": {commitReq("ruled-2", intent("ruled-prop", "ruled-agent", "14:00", "14:30")), booking.CodeOutsideHours},
+		"in the time off":        {commitReq("ruled-3", intent("ruled-prop", "ruled-agent", "11:15", "11:45")), booking.CodeTimeOff},
+		"on the closed date":     {commitReq("ruled-4", tomorrow), booking.CodeOutsideHours},
+		"an agent with a limit":  {commitReq("ruled-5", intent("paris", "limited-agent", "10:00", "10:30")), ""},
+		"an agent with a notice": {commitReq("ruled-6", intent("paris", "notice-agent", "10:30", "11:00")), ""},
+	}
+	for name, c := range declined {
+		_, ok, err := f.store.commitFast(f.ctx, c.req)
+		require.NoError(t, err, name)
+		require.False(t, ok, name)
+	}
+	require.Equal(t, before, f.count(t), "declining writes nothing")
+	for name, c := range declined {
+		out, err := f.store.Commit(f.ctx, c.req)
+		if c.code != "" {
+			requireCode(t, err, c.code)
+			continue
+		}
+		require.NoError(t, err, name)
+		require.NotNil(t, out.Booking.CommittedAt, name)
+	}
+}
+
+// The fast path judges by the rules it read last; the statement confirms
+// only if the resource still has them, under its lock. Rules changed
+// behind the cache (another process, or SQL) make it decline.
+func TestFastPathDeclinesRulesChangedSinceItReadThem(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	wide := booking.Rules{Hours: everyDay("09:00", "18:00")}
+	require.NoError(t, f.store.UpsertResource(f.ctx, booking.Resource{ID: "moving-prop", Kind: "property", Capacity: 1, TimeZone: "Europe/Paris", Rules: &wide}))
+	_, ok, err := f.store.commitFast(f.ctx, commitReq("moving-1", intent("moving-prop", agent(0), "09:00", "09:30")))
+	require.NoError(t, err)
+	require.True(t, ok, "the cache now holds 09:00-18:00")
+
+	_, err = f.pool.Exec(f.ctx, `UPDATE resource SET rules = $1 WHERE resource_id = 'moving-prop'`, mustJSON(t, booking.Rules{Hours: everyDay("09:00", "10:00")}))
+	require.NoError(t, err)
+	before := f.count(t)
+	late := commitReq("moving-2", intent("moving-prop", agent(1), "15:00", "15:30"))
+	_, ok, err = f.store.commitFast(f.ctx, late)
+	require.NoError(t, err)
+	require.False(t, ok, "15:00 passes the cached rules, not the resource's own")
+	require.Equal(t, before, f.count(t))
+	_, err = f.store.Commit(f.ctx, late)
+	requireCode(t, err, booking.CodeOutsideHours)
+
+
+	// An agent's hours in its own zone: London's 09:00-18:00 is Paris's
+	// 10:00-19:00.
+	require.NoError(t, f.store.UpsertResource(f.ctx, booking.Resource{ID: "moving-agent", Kind: "agent", Capacity: 1, TimeZone: "Europe/London", Rules: &wide}))
+	_, ok, err = f.store.commitFast(f.ctx, commitReq("moving-3", intent("paris", "moving-agent", "10:00", "10:30")))
+	require.NoError(t, err)
+	require.True(t, ok, "the cache now holds the agent in London")
+	_, err = f.pool.Exec(f.ctx, `UPDATE resource SET time_zone = 'Europe/Paris' WHERE resource_id = 'moving-agent'`)
+	require.NoError(t, err)
+	evening := commitReq("moving-4", intent("paris", "moving-agent", "18:30", "19:00"))
+	_, ok, err = f.store.commitFast(f.ctx, evening)
+	require.NoError(t, err)
+	require.False(t, ok, "17:30 in London passes; the agent's hours are now Paris's, where it is 18:30")
+	_, err = f.store.Commit(f.ctx, evening)
+	requireCode(t, err, booking.CodeOutsideHours)
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	require.NoError(t, err)
+	return b
 }

@@ -29,10 +29,12 @@ import (
 //     an offer never promises what the commit would refuse.
 //
 // The fast path (fastpath.go) states a subset of check and the effective
-// buffers again in SQL, for resources without rules of their own: it is
-// the one second copy, and it may only decline where this file would
-// refuse; TestFastPathConfirmsOnlyWhatTheFullPathWould
-// keeps the two in step.
+// buffers again in SQL: it is the one second copy, and it may only
+// decline where this file would refuse; TestFastPathConfirmsOnlyWhatTheFullPathWould
+// keeps the two in step. A resource's own rules it does not restate: it
+// judges those that judge the slot alone (hours, overrides, time off) by
+// booking.Rules.Open before its statement, which checks the resource
+// still has them, and leaves the rest to check.
 
 // check applies the policy and the resources' own rules to the intent.
 func (st *commitState) check(req CommitRequest, now time.Time) error {

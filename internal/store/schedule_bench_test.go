@@ -15,8 +15,8 @@ import (
 //
 //   - plain: a property and an agent without rules (the one-statement
 //     fast path);
-//   - hours: the same with weekly hours on both (the full path, whose
-//     rules now include the resources' own);
+//   - hours: the same with weekly hours on both (the fast path too, which
+//     judges hours before its statement);
 //   - pool5: hours on the property, hours and a daily limit on each of
 //     five agents, booked as "whoever is free" in their pool.
 //
