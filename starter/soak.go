@@ -38,9 +38,9 @@ type soak struct {
 	next            atomic.Uint64
 	calendar, graph string
 	token           string
-	http                 *http.Client
-	days                 []time.Time
-	props                []soakProperty // with their agents' calendars
+	http            *http.Client
+	days            []time.Time
+	props           []soakProperty // with their agents' calendars
 
 	mu        sync.Mutex
 	confirmed []string // keys to cancel or move

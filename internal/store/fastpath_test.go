@@ -189,7 +189,6 @@ func TestFastPathDeclinesRulesChangedSinceItReadThem(t *testing.T) {
 	_, err = f.store.Commit(f.ctx, late)
 	requireCode(t, err, booking.CodeOutsideHours)
 
-
 	// An agent's hours in its own zone: London's 09:00-18:00 is Paris's
 	// 10:00-19:00.
 	require.NoError(t, f.store.UpsertResource(f.ctx, booking.Resource{ID: "moving-agent", Kind: "agent", Capacity: 1, TimeZone: "Europe/London", Rules: &wide}))
