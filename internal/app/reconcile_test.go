@@ -150,9 +150,13 @@ func TestReconcileRemovesAnOrphanEvent(t *testing.T) {
 	f := setup(t)
 	key := f.booked(13)
 	// The booking is cancelled behind the saga's back (an operator in the
-	// database, say): its events are orphans now.
+	// database, say), and the saga is gone (terminated): its events are
+	// orphans now, and only the run repairs them. A live saga would be
+	// told of the cancellation and race the run to its own mirrors, 50 ms
+	// later (the dev stack's timers).
 	_, err := f.acts.Store.Release(f.ctx, store.ReleaseRequest{RequestKey: key})
 	require.NoError(t, err)
+	require.NoError(t, f.client.TerminateWorkflow(f.ctx, key, "", "test: the saga is gone"))
 	// And an event of ours whose key the store does not know: flagged and
 	// kept, since the store may have lost it (TestABookingTheStoreLostIsFlaggedNotSpoken).
 	ghost := calendars.Booking{Calendar: calendars.Ref{Provider: booking.ProviderGoogle, ID: propertyCal}, BookingID: uuid.NewString(), RequestKey: "never-committed", PropertyRef: "paris-11",
