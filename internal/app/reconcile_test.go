@@ -152,8 +152,8 @@ func TestReconcileRemovesAnOrphanEvent(t *testing.T) {
 	// The booking is cancelled behind the saga's back (an operator in the
 	// database, say), and the saga is gone (terminated): its events are
 	// orphans now, and only the run repairs them. A live saga would be
-	// told of the cancellation and race the run to its own mirrors, 50 ms
-	// later (the dev stack's timers).
+	// told of the cancellation and race the run to its own mirrors (CI
+	// met that with the timer shift at 50 ms).
 	_, err := f.acts.Store.Release(f.ctx, store.ReleaseRequest{RequestKey: key})
 	require.NoError(t, err)
 	require.NoError(t, f.client.TerminateWorkflow(f.ctx, key, "", "test: the saga is gone"))
