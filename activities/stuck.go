@@ -20,48 +20,70 @@ import (
 // ReconcileStuck looks up each saga stuck in UNKNOWN (the search
 // attributes never show COMMITTING: it lasts at most the commit wait) and
 // tells it what the store says: found settles it, absent makes it send the
-// same key again now.
+// same key again now. Then it compares every open saga's answer with the
+// store. An attempt goes on from the page the last one heartbeated
+// (booking.StuckProgress).
 func (a *Activities) ReconcileStuck(ctx context.Context, in booking.StuckInput) (booking.StuckReport, error) {
-	var rep booking.StuckReport
-	if a.Temporal == nil {
-		return rep, nil
+	var prog booking.StuckProgress
+	if activity.HasHeartbeatDetails(ctx) {
+		if err := activity.GetHeartbeatDetails(ctx, &prog); err != nil {
+			prog = booking.StuckProgress{} // unreadable: from the start, which only repeats what is idempotent
+		}
 	}
-	err := a.everyPage(ctx, booking.StuckQuery(in.TaskQueue, in.Before), in.Limit, func(page []*workflowpb.WorkflowExecutionInfo) error {
+	if a.Temporal == nil {
+		return prog.Report, nil
+	}
+	rep := &prog.Report
+	err := a.everyPage(ctx, &prog, booking.StuckPhaseStuck, booking.StuckQuery(in.TaskQueue, in.Before), in.Limit, func(page []*workflowpb.WorkflowExecutionInfo) error {
 		for _, ex := range page {
-			if err := a.tellStuck(ctx, ex.GetExecution().GetWorkflowId(), in.Before, &rep); err != nil {
+			if err := a.tellStuck(ctx, ex.GetExecution().GetWorkflowId(), in.Before, rep); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
 	if err != nil {
-		return rep, fmt.Errorf("reconcile stuck: %w", err)
+		return *rep, fmt.Errorf("reconcile stuck: %w", err)
 	}
+	if err := a.verifyOpen(ctx, in, &prog); err != nil {
+		return *rep, err
+	}
+	// Counted once, by the attempt that finishes: one that dies counts
+	// nothing, and the next counts what both found.
 	a.drift("stuck_commit", "repaired", rep.Found+rep.Absent)
-	if err := a.verifyOpen(ctx, in, &rep); err != nil {
-		return rep, err
-	}
-	return rep, nil
+	a.drift("saga_answer", "told", rep.Drifted)
+	a.drift("store_lost_booking", "flagged", rep.Lost)
+	a.drift("store_lost_change", "flagged", rep.LostChanges)
+	return *rep, nil
 }
 
 // everyPage runs fn on each page of the executions query matches, to the
-// last: a large deployment's later sagas are compared too, each page
-// with one store read.
-func (a *Activities) everyPage(ctx context.Context, query string, size int, fn func([]*workflowpb.WorkflowExecutionInfo) error) error {
-	var token []byte
-	for pages := 0; ; pages++ {
+// last, as pass phase of prog: a large deployment's later sagas are
+// compared too, each page with one store read. A pass prog has finished
+// is skipped; the one under way resumes at its token. Each page done is
+// heartbeated.
+func (a *Activities) everyPage(ctx context.Context, prog *booking.StuckProgress, phase int, query string, size int, fn func([]*workflowpb.WorkflowExecutionInfo) error) error {
+	if prog.Phase > phase {
+		return nil
+	}
+	if prog.Phase < phase {
+		prog.Phase, prog.Token = phase, nil
+	}
+	for {
 		res, err := a.Temporal.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: query, PageSize: int32(size),
-			NextPageToken: token})
+			NextPageToken: prog.Token})
 		if err != nil {
 			return fmt.Errorf("list: %w", err)
 		}
 		if err := fn(res.GetExecutions()); err != nil {
 			return err
 		}
-		activity.RecordHeartbeat(ctx, pages)
-		if token = res.GetNextPageToken(); len(token) == 0 {
+		if prog.Token = res.GetNextPageToken(); len(prog.Token) == 0 {
+			prog.Phase++
+			activity.RecordHeartbeat(ctx, *prog)
 			return nil
 		}
+		activity.RecordHeartbeat(ctx, *prog)
 	}
 }
 
@@ -100,8 +122,9 @@ func (a *Activities) tellStuck(ctx context.Context, key string, before time.Time
 // the store, page by page with one read each, and tells a saga that
 // disagrees what the store holds: it reads the store afresh and adopts
 // the store's answer.
-func (a *Activities) verifyOpen(ctx context.Context, in booking.StuckInput, rep *booking.StuckReport) error {
-	err := a.everyPage(ctx, booking.LiveQuery(in.TaskQueue), in.Limit, func(page []*workflowpb.WorkflowExecutionInfo) error {
+func (a *Activities) verifyOpen(ctx context.Context, in booking.StuckInput, prog *booking.StuckProgress) error {
+	rep := &prog.Report
+	err := a.everyPage(ctx, prog, booking.StuckPhaseOpen, booking.LiveQuery(in.TaskQueue), in.Limit, func(page []*workflowpb.WorkflowExecutionInfo) error {
 		keys := make([]string, 0, len(page))
 		for _, ex := range page {
 			keys = append(keys, ex.GetExecution().GetWorkflowId())
@@ -120,13 +143,7 @@ func (a *Activities) verifyOpen(ctx context.Context, in booking.StuckInput, rep 
 	if err != nil {
 		return fmt.Errorf("reconcile open sagas: %w", err)
 	}
-	if err := a.verifyReleased(ctx, in, rep); err != nil {
-		return err
-	}
-	a.drift("saga_answer", "told", rep.Drifted)
-	a.drift("store_lost_booking", "flagged", rep.Lost)
-	a.drift("store_lost_change", "flagged", rep.LostChanges)
-	return nil
+	return a.verifyReleased(ctx, in, prog)
 }
 
 // verifyReleased flags each saga, running or closed, that answered
@@ -134,8 +151,9 @@ func (a *Activities) verifyOpen(ctx context.Context, in booking.StuckInput, rep 
 // restore lost the change): the store stays the truth, the saga is not
 // told otherwise, and an operator applies the change again (ops restore)
 // or keeps the booking and tells the caller.
-func (a *Activities) verifyReleased(ctx context.Context, in booking.StuckInput, rep *booking.StuckReport) error {
-	err := a.everyPage(ctx, booking.ReleasedQuery(in.TaskQueue), in.Limit, func(page []*workflowpb.WorkflowExecutionInfo) error {
+func (a *Activities) verifyReleased(ctx context.Context, in booking.StuckInput, prog *booking.StuckProgress) error {
+	rep := &prog.Report
+	err := a.everyPage(ctx, prog, booking.StuckPhaseReleased, booking.ReleasedQuery(in.TaskQueue), in.Limit, func(page []*workflowpb.WorkflowExecutionInfo) error {
 		keys := make([]string, 0, len(page))
 		for _, ex := range page {
 			keys = append(keys, ex.GetExecution().GetWorkflowId())

@@ -223,6 +223,26 @@ type StuckReport struct {
 	Details           []string
 }
 
+// StuckProgress is how far a ReconcileStuck attempt got, heartbeated
+// after every page: the next attempt (after a timeout on a large
+// deployment, or a worker lost mid-run) goes on from there with what was
+// found so far, so each attempt moves the run on rather than starting
+// again from the first page.
+type StuckProgress struct {
+	// Phase is the pass under way: StuckPhaseStuck, StuckPhaseOpen or
+	// StuckPhaseReleased; Token its next page (nil: its first).
+	Phase  int
+	Token  []byte
+	Report StuckReport
+}
+
+// ReconcileStuck's passes, in order.
+const (
+	StuckPhaseStuck = iota
+	StuckPhaseOpen
+	StuckPhaseReleased
+)
+
 // WebhookInput names an endpoint, and how long a delivery run waits for
 // an event before it returns with none.
 type WebhookInput struct {

@@ -10,8 +10,10 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/interceptor"
+	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/worker"
 	"go.uber.org/zap"
 	"google.golang.org/api/calendar/v3"
@@ -452,4 +454,44 @@ func TestReconcileComparesEveryOpenSaga(t *testing.T) {
 	rep := f.reconcile()
 	require.Equal(t, 3, rep.Stuck.Drifted, rep.Stuck.Details)
 	f.quiet()
+}
+
+// A ReconcileStuck attempt goes on from the page the last one heartbeated:
+// on a deployment too large for one attempt's timeout, each retry moves
+// the run on instead of starting again at the first page. Three sagas the
+// store contradicts, pages of two, and an attempt that resumes after the
+// first page of the open sagas (two told already): only the third is
+// told now, and the report counts all three.
+func TestReconcileGoesOnFromTheLastPageAnAttemptReached(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	for _, h := range []int{9, 10, 11} {
+		key := f.booked(h)
+		_, err := f.acts.Store.Release(f.ctx, store.ReleaseRequest{RequestKey: key}) // behind the saga's back
+		require.NoError(t, err)
+	}
+	first, err := f.client.ListWorkflow(f.ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: booking.LiveQuery(f.queue), PageSize: 2})
+	require.NoError(t, err)
+	require.Len(t, first.GetExecutions(), 2)
+	require.NotEmpty(t, first.GetNextPageToken())
+	var seen []string
+	for _, ex := range first.GetExecutions() {
+		seen = append(seen, ex.GetExecution().GetWorkflowId())
+	}
+
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestActivityEnvironment()
+	env.RegisterActivity(f.acts)
+	env.SetHeartbeatDetails(booking.StuckProgress{Phase: booking.StuckPhaseOpen, Token: first.GetNextPageToken(),
+		Report: booking.StuckReport{Drifted: 2}})
+	v, err := env.ExecuteActivity(booking.ActivityReconcileStuck, booking.StuckInput{Before: time.Now().Add(-time.Minute), TaskQueue: f.queue, Limit: 2})
+	require.NoError(t, err)
+	var rep booking.StuckReport
+	require.NoError(t, v.Get(&rep))
+	require.Equal(t, 3, rep.Drifted, "two from the attempt before, one now: %v", rep.Details)
+	require.Len(t, rep.Details, 1)
+	for _, key := range seen {
+		require.NotContains(t, rep.Details[0], key, "a saga of the first page was told again")
+		require.Equal(t, workflows.StateConfirmed, f.state(key).State, "not told by this attempt")
+	}
 }
