@@ -48,6 +48,9 @@ func (a *Activities) ReconcileStuck(ctx context.Context, in booking.StuckInput) 
 	if err := a.verifyOpen(ctx, in, &prog); err != nil {
 		return *rep, err
 	}
+	if err := a.verifyReleased(ctx, in, &prog); err != nil {
+		return *rep, err
+	}
 	// Counted once, by the attempt that finishes: one that dies counts
 	// nothing, and the next counts what both found.
 	a.drift("stuck_commit", "repaired", rep.Found+rep.Absent)
@@ -78,12 +81,15 @@ func (a *Activities) everyPage(ctx context.Context, prog *booking.StuckProgress,
 		if err := fn(res.GetExecutions()); err != nil {
 			return err
 		}
-		if prog.Token = res.GetNextPageToken(); len(prog.Token) == 0 {
+		prog.Token = res.GetNextPageToken()
+		last := len(prog.Token) == 0
+		if last {
 			prog.Phase++
-			activity.RecordHeartbeat(ctx, *prog)
-			return nil
 		}
 		activity.RecordHeartbeat(ctx, *prog)
+		if last {
+			return nil
+		}
 	}
 }
 
@@ -143,7 +149,7 @@ func (a *Activities) verifyOpen(ctx context.Context, in booking.StuckInput, prog
 	if err != nil {
 		return fmt.Errorf("reconcile open sagas: %w", err)
 	}
-	return a.verifyReleased(ctx, in, prog)
+	return nil
 }
 
 // verifyReleased flags each saga, running or closed, that answered
