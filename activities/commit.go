@@ -182,6 +182,9 @@ func (a *Activities) ExpireHold(ctx context.Context, in booking.KeyInput) (booki
 // Release frees the booking's capacity; releasing twice is harmless.
 func (a *Activities) Release(ctx context.Context, in booking.ReleaseInput) (booking.LookupOutput, error) {
 	b, err := a.Store.Release(ctx, store.ReleaseRequest{RequestKey: in.RequestKey})
+	if errors.Is(err, booking.ErrNotFound) && in.Booking != nil {
+		return a.releaseLost(ctx, *in.Booking)
+	}
 	if errors.Is(err, booking.ErrNotFound) {
 		return booking.LookupOutput{}, nil
 	}
@@ -189,4 +192,18 @@ func (a *Activities) Release(ctx context.Context, in booking.ReleaseInput) (book
 		return booking.LookupOutput{}, storeError("release", in.RequestKey, err)
 	}
 	return booking.LookupOutput{Found: true, Booking: b}, nil
+}
+
+// releaseLost cancels a booking the store lost: it records it cancelled,
+// which is what the caller asked, and answers the store's decision on the
+// key (a key it refused stays refused).
+func (a *Activities) releaseLost(ctx context.Context, b booking.Booking) (booking.LookupOutput, error) {
+	if _, err := a.Store.RecordRelease(ctx, b, booking.StatusCancelled, ""); err != nil {
+		return booking.LookupOutput{}, storeError("release", b.RequestKey, err)
+	}
+	out, err := a.Lookup(ctx, booking.KeyInput{RequestKey: b.RequestKey})
+	if err != nil || out.Refusal != nil {
+		return booking.LookupOutput{}, err
+	}
+	return out, nil
 }

@@ -57,6 +57,7 @@ func (a *Activities) ReconcileStuck(ctx context.Context, in booking.StuckInput) 
 	a.drift("saga_answer", "told", rep.Drifted)
 	a.drift("store_lost_booking", "flagged", rep.Lost)
 	a.drift("store_lost_change", "flagged", rep.LostChanges)
+	a.drift("store_lost_release", "recorded", rep.ReleasesRecorded)
 	return *rep, nil
 }
 
@@ -169,7 +170,14 @@ func (a *Activities) verifyReleased(ctx context.Context, in booking.StuckInput, 
 			return storeError("reconcile released sagas", "", err)
 		}
 		for _, key := range keys {
-			if st := stored[key]; st != booking.StatusConfirmed && st != booking.StatusHeld {
+			st, known := stored[key]
+			if !known {
+				if err := a.recordRelease(ctx, key, rep); err != nil {
+					return err
+				}
+				continue
+			}
+			if st != booking.StatusConfirmed && st != booking.StatusHeld {
 				continue
 			}
 			created, err := a.Store.FlagDrift(ctx, booking.Flag{RequestKey: key, Kind: "store_lost_change",
@@ -186,6 +194,42 @@ func (a *Activities) verifyReleased(ctx context.Context, in booking.StuckInput, 
 	})
 	if err != nil {
 		return fmt.Errorf("reconcile released sagas: %w", err)
+	}
+	return nil
+}
+
+// recordRelease records in the store the release of a booking that the
+// store lost along with the release itself (booked and let go after the
+// backup it was restored from): the saga's last answer, cancelled or
+// rescheduled, is then the store's too. A key the store refused, or one
+// whose saga holds no booking, is left alone.
+func (a *Activities) recordRelease(ctx context.Context, key string, rep *booking.StuckReport) error {
+	v, err := a.Temporal.QueryWorkflow(ctx, key, "", booking.QueryState)
+	if err != nil {
+		return fmt.Errorf("saga state %s: %w", key, err)
+	}
+	// workflows.BookingState, in part: that package imports this one.
+	var saga struct {
+		Booking    *booking.Booking
+		ReplacedBy string
+	}
+	if err := v.Get(&saga); err != nil {
+		return fmt.Errorf("saga state %s: %w", key, err)
+	}
+	if saga.Booking == nil {
+		return nil
+	}
+	status := booking.StatusCancelled
+	if saga.ReplacedBy != "" {
+		status = booking.StatusReleasedForReschedule
+	}
+	wrote, err := a.Store.RecordRelease(ctx, *saga.Booking, status, saga.ReplacedBy)
+	if err != nil {
+		return storeError("record release", key, err)
+	}
+	if wrote {
+		rep.ReleasesRecorded++
+		rep.Details = appendDetail(rep.Details, fmt.Sprintf("saga %s let its booking go, and the store had lost both: recorded %s", key, status))
 	}
 	return nil
 }

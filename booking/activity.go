@@ -122,6 +122,11 @@ type DecisionInput struct {
 // ReleaseInput cancels a
 type ReleaseInput struct {
 	RequestKey string
+	// Booking is the booking the saga holds. A store that lost it (restored
+	// from an older backup) has nothing to release: it records it
+	// cancelled, as the caller asked, rather than the saga answer
+	// "confirmed" for a booking the store does not hold.
+	Booking *Booking `json:",omitempty"`
 }
 
 // SyncOutput is where a booking was mirrored.
@@ -218,9 +223,11 @@ type StuckReport struct {
 	Drifted int
 	// Lost counts open sagas newly flagged because they answered a live
 	// booking the store has no record of; LostChanges, sagas that answered
-	// cancelled or rescheduled for a booking the store holds live.
-	Lost, LostChanges int
-	Details           []string
+	// cancelled or rescheduled for a booking the store holds live;
+	// ReleasesRecorded, sagas whose booking and its release the store had
+	// both lost, recorded again as released.
+	Lost, LostChanges, ReleasesRecorded int
+	Details                             []string
 }
 
 // StuckProgress is how far a ReconcileStuck attempt got, heartbeated

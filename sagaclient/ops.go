@@ -151,6 +151,13 @@ var ErrNothingToRestore = errors.New("no booking to restore: the saga holds none
 // store.
 func (c *Client) Restore(ctx context.Context, key string) (receipt.Receipt, error) {
 	return c.onLost(ctx, key, func(st workflows.BookingState) (booking.LookupOutput, error) {
+		if st.State == workflows.StateRescheduled && st.ReplacedBy != "" {
+			// A lost move lost its new booking too: restoring that one
+			// moves again, releasing this one in the same commit.
+			if _, err := c.Restore(ctx, st.ReplacedBy); err != nil && !errors.Is(err, ErrNothingToRestore) {
+				return booking.LookupOutput{}, err
+			}
+		}
 		if st.State == workflows.StateCancelled || st.State == workflows.StateRescheduled {
 			// The store lost the change, not the booking (store_lost_change).
 			return c.opts.Catalog.ReleaseAgain(ctx, key)

@@ -64,6 +64,9 @@ func (s *saga) cancelPending(ctx workflow.Context) {
 func (s *saga) release(ctx workflow.Context) (receipt.Receipt, error) {
 	var out booking.LookupOutput
 	in := booking.ReleaseInput{RequestKey: s.st.RequestKey}
+	if workflow.GetVersion(ctx, changeCancelLost, workflow.DefaultVersion, 1) == 1 {
+		in.Booking = s.st.Booking
+	}
 	err := s.activity(storeCtx(ctx), booking.ActivityRelease, in).Get(ctx, &out)
 	if err == nil && !out.Found {
 		err = booking.Rejectf(booking.CodeNotBooked, "the store has no booking under this key")

@@ -28,4 +28,8 @@ const (
 	// another instant (or flags them), so the mirrors it then repairs
 	// follow in the same run.
 	changeZoneRules = "follow-zone-rules"
+	// changeCancelLost (v0.5.0): a cancel sends the booking the saga holds
+	// with the release, so that a store that lost it records it cancelled
+	// instead of the saga answering confirmed with nothing in the store.
+	changeCancelLost = "cancel-a-lost-booking"
 )

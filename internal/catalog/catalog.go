@@ -129,6 +129,22 @@ func (c *Catalog) Restore(ctx context.Context, b booking.Booking) (booking.Looku
 	}
 	req := store.CommitRequest{RestoreID: b.BookingID, CommitRequest: booking.CommitRequest{RequestKey: b.RequestKey,
 		Intent: b.Intent, ExpectedPolicyVersion: p.Version}}
+	if b.Status == booking.StatusHeld {
+		// A lost hold comes back as a hold for what was left of it, never
+		// as a booking nobody made; one that has run out lapses, as it
+		// would have.
+		left := time.Duration(0)
+		if b.HoldExpiresAt != nil {
+			left = time.Until(*b.HoldExpiresAt).Truncate(time.Second)
+		}
+		if left < time.Second {
+			if _, err := c.Store.RecordRelease(ctx, b, booking.StatusExpired, ""); err != nil {
+				return booking.LookupOutput{}, fmt.Errorf("restore %s: %w", b.RequestKey, err)
+			}
+			return c.Decision(ctx, booking.DecisionInput{RequestKey: b.RequestKey})
+		}
+		req.Hold, req.HoldTTL = true, left
+	}
 	_, err = c.Store.Commit(ctx, req)
 	var rej *booking.Rejection
 	if err != nil && !errors.As(err, &rej) {

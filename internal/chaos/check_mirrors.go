@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"fmt"
+	"os"
 	"sort"
 	"strings"
 	"time"
@@ -126,7 +127,7 @@ func (ch *checker) callsOn(key string) string {
 		if c.Key != key && c.NewKey != key {
 			continue
 		}
-		what := fmt.Sprintf("%s %d", c.Op, c.HTTP)
+		what := fmt.Sprintf("%s at %s: %d", c.Op, c.Start.Format("15:04:05.0"), c.HTTP)
 		if c.NewKey == key {
 			what += " as the new key"
 		}
@@ -142,4 +143,22 @@ func (ch *checker) callsOn(key string) string {
 		out = append(out, what)
 	}
 	return strings.Join(out, "; ")
+}
+
+// writeViolations writes every violation, each with the calls on its key,
+// to path: the report prints five of each.
+func (ch *checker) writeViolations(path string, invs []Invariant) error {
+	var b strings.Builder
+	for _, inv := range invs {
+		for _, v := range inv.Violations {
+			fmt.Fprintf(&b, "%s: %s\n", inv.Name, v)
+			if f := strings.Fields(v); len(f) > 0 {
+				fmt.Fprintf(&b, "    calls: %s\n", ch.callsOn(f[0]))
+			}
+		}
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+		return fmt.Errorf("write violations: %w", err)
+	}
+	return nil
 }

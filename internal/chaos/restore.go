@@ -109,19 +109,27 @@ func (c *cluster) lostBookings(ctx context.Context, pool *pgxpool.Pool, calls []
 			}
 		}
 	}
-	var changed []string // cancellations and moves the store lost, flagged by the run
-	if err := pgxCollect(ctx, pool, "SELECT request_key FROM drift_flag WHERE kind = 'store_lost_change' AND resolved_at IS NULL", &changed); err != nil {
+	// As an operator would from ops attention: each lost change applied
+	// again first (a cancellation frees the slot a later lost booking
+	// took), then each lost booking restored.
+	var changed, flaggedLost []string
+	if err := pgxCollect(ctx, pool, "SELECT request_key FROM drift_flag WHERE kind = 'store_lost_change' AND resolved_at IS NULL ORDER BY flag_id", &changed); err != nil {
 		return nil, "", nil, err
 	}
-	refused, err := c.restoreAll(ctx, pool, lost)
-	if err != nil {
+	if err := pgxCollect(ctx, pool, "SELECT request_key FROM drift_flag WHERE kind = 'store_lost_booking' AND resolved_at IS NULL ORDER BY flag_id", &flaggedLost); err != nil {
 		return nil, "", nil, err
 	}
 	if _, err := c.restoreAll(ctx, pool, changed); err != nil { // applied again: their answer is the release
 		return nil, "", nil, err
 	}
-	summary := fmt.Sprintf("the store lost %d confirmed bookings: %d flagged, %d restored by ops restore, %d refused (their slot was taken); "+
-		"and %d cancellations or moves, flagged and applied again", len(lost), len(lost)-len(unflagged), len(lost)-len(refused), len(refused), len(changed))
+	refused, err := c.restoreAll(ctx, pool, flaggedLost)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	summary := fmt.Sprintf("the store lost %d confirmed bookings whose callers changed nothing since, %d of them flagged; "+
+		"ops restore brought back %d of the %d flagged lost bookings, %d refused (their slot was taken); "+
+		"and %d cancellations or moves, flagged and applied again",
+		len(lost), len(lost)-len(unflagged), len(flaggedLost)-len(refused), len(flaggedLost), len(refused), len(changed))
 	return []Invariant{{Name: "every lost confirmation flagged for operators", Violations: unflagged},
 		{Name: "no event of a lost booking deleted", Violations: deleted}}, summary, refused, nil
 }

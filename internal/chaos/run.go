@@ -7,6 +7,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"path/filepath"
 	"sync"
 	"syscall"
 	"time"
@@ -308,7 +309,7 @@ func (c *cluster) recover(ctx context.Context, pool *pgxpool.Pool, calls []Call,
 		}
 		rep := &Report{Calls: calls, Invariants: append(ch.check(), lost...), Settled: time.Since(recovering)}
 		if rep.OK() || !ch.settling() || time.Now().After(deadline) {
-			return rep, nil
+			return rep, ch.writeViolations(filepath.Join(c.dir, "violations.txt"), rep.Invariants)
 		}
 		final = ch.settledAnswers()
 		if err := sleep(ctx, 2*time.Second); err != nil {

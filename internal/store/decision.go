@@ -180,24 +180,3 @@ WITH r AS (
     RETURNING request_key
 )
 INSERT INTO booking_event (request_key, kind, detail) SELECT request_key, 'expired', '{"code": "intent_expired"}' FROM r`
-
-// RecordLoss records, as the store's decision on b's key, that the booking
-// its saga confirmed and the store lost is not booked: an operator
-// released it rather than restore it (the caller is told). A key the
-// store has any decision on is left as it is.
-func (s *Store) RecordLoss(ctx context.Context, b booking.Booking, note string) error {
-	r := booking.Refusal{RequestKey: b.RequestKey, Outcome: booking.RefusedRejected, Code: booking.CodeBookingLost,
-		Message: "the booking store lost this booking and an operator released it: " + note, Intent: b.Intent,
-		PolicyVersion: b.PolicyVersion, DecidedAt: s.now()}
-	return s.retry(ctx, "record loss", b.RequestKey, func(ctx context.Context) error {
-		return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-			var known bool
-			if err := tx.QueryRow(ctx, "SELECT EXISTS (SELECT FROM booking WHERE request_key = $1)", b.RequestKey).Scan(&known); err != nil || known {
-				return err
-			}
-			batch := &pgx.Batch{}
-			queueRefusal(batch, r, b.Intent.Fingerprint())
-			return tx.SendBatch(ctx, batch).Close()
-		})
-	})
-}

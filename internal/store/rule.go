@@ -124,12 +124,19 @@ func fits(rs []ruled, start, end time.Time, p booking.Policy) error {
 }
 
 // checkReplaced allows a reschedule only of a confirmed booking that no
-// other booking has replaced.
+// other booking has replaced. A restore of a reschedule's new booking
+// (the store lost it) releases the old one only if the store still holds
+// it so; if not, its side of the move is gone already, and the restore
+// stands as a booking of its own rather than be refused for it.
 func (st *commitState) checkReplaced(req CommitRequest) error {
 	if req.Intent.Replaces == "" {
 		return nil
 	}
 	r := st.replaced
+	if req.RestoreID != uuid.Nil && (r == nil || r.status != booking.StatusConfirmed || r.replacedBy != "" && r.replacedBy != req.RequestKey) {
+		st.replaced = nil
+		return nil
+	}
 	switch {
 	case r == nil:
 		return booking.Rejectf(booking.CodeInvalidReplacement, "there is no booking %q to reschedule", req.Intent.Replaces)
