@@ -10,6 +10,7 @@ import (
 
 	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/store"
 	"github.com/bookingsaga/bookingsaga/receipt"
 	"github.com/bookingsaga/bookingsaga/sagaclient"
 )
@@ -110,6 +111,42 @@ UPDATE booking_resource SET live = true WHERE booking_id IN (SELECT booking_id F
 	flags, err := f.acts.Store.OpenFlags(f.ctx)
 	require.NoError(t, err)
 	require.Empty(t, flags)
+}
+
+// TestALostMoveWhoseNewSlotIsTakenStillLetsTheOldOneGo: the lost move's
+// new slot was sold meanwhile, so its restore is refused. The old booking
+// is still released for the reschedule, as its caller heard; the new
+// key's refusal is what its caller is told.
+func TestALostMoveWhoseNewSlotIsTakenStillLetsTheOldOneGo(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	url := f.serveAPI(api.Config{})
+	sc := sagaclient.New(f.client, sagaclient.Options{Catalog: f.catalog, TaskQueue: f.queue, Settings: f.settings})
+	old, moved := f.booked(10), uuid.NewString()
+	var r receipt.Receipt
+	body := map[string]string{"new_request_key": moved, "starts_at": slot(t, 12).Format(time.RFC3339)}
+	require.Equal(t, http.StatusOK, f.call("POST", url+"/v1/bookings/"+old+"/reschedule", body, &r))
+	require.Equal(t, receipt.StatusConfirmed, r.Status, "%+v", r.Reason)
+	f.published(old)
+	f.lose(moved)
+	_, err := f.pool.Exec(f.ctx, `WITH b AS (UPDATE booking SET status = 'confirmed', released_at = NULL, replaced_by_request_key = NULL
+WHERE request_key = $1 RETURNING booking_id)
+UPDATE booking_resource SET live = true WHERE booking_id IN (SELECT booking_id FROM b)`, old)
+	require.NoError(t, err)
+	other := commitRequest(slot(t, 12))
+	other.RequestKey = uuid.NewString()
+	_, err = f.acts.Store.Commit(f.ctx, store.CommitRequest{CommitRequest: other, CalendarUnchecked: true})
+	require.NoError(t, err)
+	f.reconcile()
+
+	again, err := sc.Restore(f.ctx, old)
+	require.NoError(t, err)
+	require.Equal(t, receipt.StatusRescheduled, again.Status, "%+v", again.Reason)
+	require.Equal(t, "released_for_reschedule", f.storeStatus(old))
+	require.Equal(t, http.StatusOK, f.call("GET", url+"/v1/bookings/"+old, nil, &r))
+	require.Equal(t, receipt.StatusRescheduled, r.Status)
+	require.Equal(t, http.StatusOK, f.call("GET", url+"/v1/bookings/"+moved, nil, &r))
+	require.Equal(t, receipt.StatusConflict, r.Status, "the store decided the new key")
 }
 
 // TestALostMovesNewBookingComesBackWhenItsOldOneIsGoneToo: booked and

@@ -108,7 +108,12 @@ func (c *Catalog) Decision(ctx context.Context, in booking.DecisionInput) (booki
 // brings the calendar and the CRM in line. Its answer is the store's: the
 // booking as it now stands, or nothing for a key the store never booked.
 func (c *Catalog) Release(ctx context.Context, key string) (booking.LookupOutput, error) {
-	if _, err := c.Store.Release(ctx, store.ReleaseRequest{RequestKey: key}); err != nil && !errors.Is(err, booking.ErrNotFound) {
+	return c.release(ctx, store.ReleaseRequest{RequestKey: key})
+}
+
+func (c *Catalog) release(ctx context.Context, req store.ReleaseRequest) (booking.LookupOutput, error) {
+	key := req.RequestKey
+	if _, err := c.Store.Release(ctx, req); err != nil && !errors.Is(err, booking.ErrNotFound) {
 		return booking.LookupOutput{}, fmt.Errorf("release %s: %w", key, err)
 	}
 	return c.Decision(ctx, booking.DecisionInput{RequestKey: key})
@@ -174,9 +179,11 @@ func (c *Catalog) ReleaseLost(ctx context.Context, b booking.Booking, note strin
 
 // ReleaseAgain applies again a cancellation or move the store lost (its
 // saga let the booking go; the store holds it live): the store releases
-// it, under its locks, and the key's flags close.
-func (c *Catalog) ReleaseAgain(ctx context.Context, key string) (booking.LookupOutput, error) {
-	d, err := c.Release(ctx, key)
+// it, under its locks, and the key's flags close. A move (replacedBy set)
+// releases it for the reschedule, as its caller heard, even when its new
+// booking could not be restored: that one's refusal is its own answer.
+func (c *Catalog) ReleaseAgain(ctx context.Context, key, replacedBy string) (booking.LookupOutput, error) {
+	d, err := c.release(ctx, store.ReleaseRequest{RequestKey: key, ReplacedBy: replacedBy})
 	if err != nil || (d.Booked() && d.Booking.Status.Live()) {
 		return d, err
 	}

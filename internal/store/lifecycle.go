@@ -110,6 +110,10 @@ func (s *Store) confirm(ctx context.Context, tx pgx.Tx, key string) (booking.Boo
 // replaces itself, in the commit or confirm of the new one.)
 type ReleaseRequest struct {
 	RequestKey string
+	// ReplacedBy, when set, releases the booking for the reschedule to
+	// that key rather than cancel it: a move the store lost, applied again
+	// when its new booking could not be restored.
+	ReplacedBy string
 }
 
 // Release cancels a booking and frees its capacity at once. Releasing a
@@ -126,7 +130,7 @@ func (s *Store) Release(ctx context.Context, req ReleaseRequest) (booking.Bookin
 				out = b
 				return err
 			}
-			out, err = release(ctx, tx, b, "", s.now())
+			out, err = release(ctx, tx, b, req.ReplacedBy, s.now())
 			return err
 		})
 	})
