@@ -51,7 +51,7 @@ type Catalog interface {
 	Release(ctx context.Context, key string) (booking.LookupOutput, error)
 	Restore(ctx context.Context, b booking.Booking) (booking.LookupOutput, error)
 	ReleaseLost(ctx context.Context, b booking.Booking, note string) (booking.LookupOutput, error)
-	ReleaseAgain(ctx context.Context, key, replacedBy string) (booking.LookupOutput, error)
+	ReleaseAgain(ctx context.Context, b booking.Booking, replacedBy string) (booking.LookupOutput, error)
 	RequestHandoff(ctx context.Context, h booking.Handoff) (booking.Handoff, bool, error)
 	OpenHandoffs(ctx context.Context) ([]booking.Handoff, error)
 	ResolveHandoff(ctx context.Context, id int64, note string) (booking.Handoff, error)

@@ -160,7 +160,7 @@ func (c *Client) Restore(ctx context.Context, key string) (receipt.Receipt, erro
 		}
 		if st.State == workflows.StateCancelled || st.State == workflows.StateRescheduled {
 			// The store lost the change, not the booking (store_lost_change).
-			return c.opts.Catalog.ReleaseAgain(ctx, key, st.ReplacedBy)
+			return c.opts.Catalog.ReleaseAgain(ctx, *st.Booking, st.ReplacedBy)
 		}
 		return c.opts.Catalog.Restore(ctx, *st.Booking)
 	})

@@ -76,6 +76,27 @@ func TestABookingLostWithItsCancellationIsRecordedReleased(t *testing.T) {
 	require.Zero(t, f.reconcile().Stuck.ReleasesRecorded, "a second run changes nothing")
 }
 
+// TestOpsRestoreOfACancellationTheStoreLostWithItsBookingRecordsIt: the
+// flag came from a view of the saga older than its cancel (visibility
+// lags), and the store lost both. ops restore applies the cancellation
+// again: there is nothing to release, so the store records it cancelled.
+func TestOpsRestoreOfACancellationTheStoreLostWithItsBookingRecordsIt(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	url := f.serveAPI(api.Config{})
+	sc := sagaclient.New(f.client, sagaclient.Options{Catalog: f.catalog, TaskQueue: f.queue, Settings: f.settings})
+	key := f.booked(11)
+	var r receipt.Receipt
+	require.Equal(t, http.StatusOK, f.call("POST", url+"/v1/bookings/"+key+"/cancel", nil, &r))
+	require.Equal(t, receipt.StatusCancelled, r.Status)
+	f.lose(key)
+
+	again, err := sc.Restore(f.ctx, key)
+	require.NoError(t, err)
+	require.Equal(t, receipt.StatusCancelled, again.Status, "%+v", again.Reason)
+	require.Equal(t, "cancelled", f.storeStatus(key))
+}
+
 // TestALostMoveIsAppliedAgainWithItsNewBooking: after a move, the store
 // came back from a backup taken before it: the old booking confirmed, the
 // new one unknown. ops restore on the old key restores the new booking,

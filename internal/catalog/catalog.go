@@ -178,16 +178,27 @@ func (c *Catalog) ReleaseLost(ctx context.Context, b booking.Booking, note strin
 }
 
 // ReleaseAgain applies again a cancellation or move the store lost (its
-// saga let the booking go; the store holds it live): the store releases
-// it, under its locks, and the key's flags close. A move (replacedBy set)
-// releases it for the reschedule, as its caller heard, even when its new
-// booking could not be restored: that one's refusal is its own answer.
-func (c *Catalog) ReleaseAgain(ctx context.Context, key, replacedBy string) (booking.LookupOutput, error) {
-	d, err := c.release(ctx, store.ReleaseRequest{RequestKey: key, ReplacedBy: replacedBy})
+// saga let b go; the store holds it live): the store releases it, under
+// its locks, and the key's flags close. A move (replacedBy set) releases
+// it for the reschedule, as its caller heard, even when its new booking
+// could not be restored: that one's refusal is its own answer. A store
+// that lost the booking as well records it released.
+func (c *Catalog) ReleaseAgain(ctx context.Context, b booking.Booking, replacedBy string) (booking.LookupOutput, error) {
+	d, err := c.release(ctx, store.ReleaseRequest{RequestKey: b.RequestKey, ReplacedBy: replacedBy})
+	if err == nil && !d.Found {
+		status := booking.StatusCancelled
+		if replacedBy != "" {
+			status = booking.StatusReleasedForReschedule
+		}
+		if _, err := c.Store.RecordRelease(ctx, b, status, replacedBy); err != nil {
+			return booking.LookupOutput{}, fmt.Errorf("release again %s: %w", b.RequestKey, err)
+		}
+		d, err = c.Decision(ctx, booking.DecisionInput{RequestKey: b.RequestKey})
+	}
 	if err != nil || (d.Booked() && d.Booking.Status.Live()) {
 		return d, err
 	}
-	return d, c.closeFlags(ctx, key, "the lost change applied again by ops restore")
+	return d, c.closeFlags(ctx, b.RequestKey, "the lost change applied again by ops restore")
 }
 
 // closeFlags resolves the key's open flags with note.
