@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"time"
 
@@ -78,24 +79,42 @@ func (c *cluster) lostBookings(ctx context.Context, pool *pgxpool.Pool, calls []
 	if err != nil {
 		return nil, "", nil, err
 	}
-	flagged := map[string]bool{}
-	rows, err := pool.Query(ctx, "SELECT request_key FROM drift_flag WHERE kind = 'store_lost_booking' AND resolved_at IS NULL")
+	var changed, flaggedLost []string
+	if err := pgxCollect(ctx, pool, "SELECT request_key FROM drift_flag WHERE kind = 'store_lost_change' AND resolved_at IS NULL ORDER BY flag_id", &changed); err != nil {
+		return nil, "", nil, err
+	}
+	if err := pgxCollect(ctx, pool, "SELECT request_key FROM drift_flag WHERE kind = 'store_lost_booking' AND resolved_at IS NULL ORDER BY flag_id", &flaggedLost); err != nil {
+		return nil, "", nil, err
+	}
+	unflagged, deleted := c.lostUnseen(lost, flaggedLost)
+	// As an operator would from ops attention: each lost change applied
+	// again first (a cancellation frees the slot a later lost booking
+	// took), then each lost booking restored.
+	if _, err := c.restoreAll(ctx, pool, changed); err != nil { // applied again: their answer is the release
+		return nil, "", nil, err
+	}
+	notConfirmed, err := c.restoreAll(ctx, pool, flaggedLost)
 	if err != nil {
 		return nil, "", nil, err
 	}
-	for rows.Next() {
-		var k string
-		if err := rows.Scan(&k); err != nil {
-			return nil, "", nil, err
-		}
-		flagged[k] = true
+	refused, answers := map[string]bool{}, map[receipt.Status]int{}
+	for k, st := range notConfirmed {
+		refused[k] = true
+		answers[st]++
 	}
-	if err := rows.Err(); err != nil {
-		return nil, "", nil, err
-	}
-	var unflagged, deleted []string
+	summary := fmt.Sprintf("the store lost %d confirmed bookings whose callers changed nothing since, %d of them flagged; "+
+		"ops restore brought back %d of the %d flagged lost bookings, the others answered %v; "+
+		"and %d cancellations or moves, flagged and applied again",
+		len(lost), len(lost)-len(unflagged), len(flaggedLost)-len(refused), len(flaggedLost), answers, len(changed))
+	return []Invariant{{Name: "every lost confirmation flagged for operators", Violations: unflagged},
+		{Name: "no event of a lost booking deleted", Violations: deleted}}, summary, refused, nil
+}
+
+// lostUnseen lists the lost confirmations no flag names, and those whose
+// calendar events were deleted.
+func (c *cluster) lostUnseen(lost, flaggedLost []string) (unflagged, deleted []string) {
 	for _, k := range lost {
-		if !flagged[k] {
+		if !slices.Contains(flaggedLost, k) {
 			unflagged = append(unflagged, k+" was answered confirmed, the store lost it, and no operator is told")
 		}
 		for _, r := range resources() {
@@ -109,29 +128,7 @@ func (c *cluster) lostBookings(ctx context.Context, pool *pgxpool.Pool, calls []
 			}
 		}
 	}
-	// As an operator would from ops attention: each lost change applied
-	// again first (a cancellation frees the slot a later lost booking
-	// took), then each lost booking restored.
-	var changed, flaggedLost []string
-	if err := pgxCollect(ctx, pool, "SELECT request_key FROM drift_flag WHERE kind = 'store_lost_change' AND resolved_at IS NULL ORDER BY flag_id", &changed); err != nil {
-		return nil, "", nil, err
-	}
-	if err := pgxCollect(ctx, pool, "SELECT request_key FROM drift_flag WHERE kind = 'store_lost_booking' AND resolved_at IS NULL ORDER BY flag_id", &flaggedLost); err != nil {
-		return nil, "", nil, err
-	}
-	if _, err := c.restoreAll(ctx, pool, changed); err != nil { // applied again: their answer is the release
-		return nil, "", nil, err
-	}
-	refused, err := c.restoreAll(ctx, pool, flaggedLost)
-	if err != nil {
-		return nil, "", nil, err
-	}
-	summary := fmt.Sprintf("the store lost %d confirmed bookings whose callers changed nothing since, %d of them flagged; "+
-		"ops restore brought back %d of the %d flagged lost bookings, %d refused (their slot was taken); "+
-		"and %d cancellations or moves, flagged and applied again",
-		len(lost), len(lost)-len(unflagged), len(flaggedLost)-len(refused), len(flaggedLost), len(refused), len(changed))
-	return []Invariant{{Name: "every lost confirmation flagged for operators", Violations: unflagged},
-		{Name: "no event of a lost booking deleted", Violations: deleted}}, summary, refused, nil
+	return unflagged, deleted
 }
 
 // pgxCollect reads one text column of query into out.
@@ -180,14 +177,14 @@ ORDER BY k`, keys)
 // restoreAll runs ops restore on each lost key, as an operator would, and
 // returns the keys the store refused (their slot taken meanwhile): those
 // are told the refusal, which the confirmed-stays check then allows.
-func (c *cluster) restoreAll(ctx context.Context, pool *pgxpool.Pool, lost []string) (map[string]bool, error) {
+func (c *cluster) restoreAll(ctx context.Context, pool *pgxpool.Pool, lost []string) (map[string]receipt.Status, error) {
 	tc, err := client.Dial(client.Options{HostPort: c.temporalAddr, Namespace: Namespace, Logger: zaplog.New(zap.NewNop())})
 	if err != nil {
 		return nil, fmt.Errorf("connect temporal: %w", err)
 	}
 	defer tc.Close()
 	sc := sagaclient.New(tc, sagaclient.Options{Catalog: &catalog.Catalog{Store: store.New(pool, store.Config{}), Log: zap.NewNop()}})
-	refused := map[string]bool{}
+	refused := map[string]receipt.Status{}
 	for _, k := range lost {
 		rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		r, err := sc.Restore(rctx, k)
@@ -196,7 +193,7 @@ func (c *cluster) restoreAll(ctx context.Context, pool *pgxpool.Pool, lost []str
 			return nil, fmt.Errorf("ops restore %s: %w", k, err)
 		}
 		if r.Status != receipt.StatusConfirmed {
-			refused[k] = true
+			refused[k] = r.Status
 		}
 	}
 	return refused, nil
