@@ -3,6 +3,8 @@ package app
 import (
 	"context"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -38,7 +40,21 @@ import (
 	"github.com/bookingsaga/bookingsaga/workflows"
 )
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
+// TestMain runs every test of the binary with host zone data that
+// disagrees with the build's: ZONEINFO names a copy of tzdata 2025b,
+// where British Columbia is still on UTC−8 in winter. Were any part of
+// the service to read the host's zone data, the Vancouver tests would see
+// 18:00Z where the build's rules say 17:00Z.
+func TestMain(m *testing.M) {
+	host, err := filepath.Abs(filepath.Join("..", "localtime", "testdata", "host-2025b"))
+	if err == nil {
+		err = os.Setenv("ZONEINFO", host)
+	}
+	if err != nil {
+		panic(err)
+	}
+	pgtest.Main(m)
+}
 
 // One in-process Temporal server, with the dev stack's dynamic Config,
 // serves every test in the binary; tests keep apart through their own task

@@ -45,7 +45,8 @@ func TestVancouverInDecember2026FollowsTheBuildsRules(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	f.vancouver()
-	url := f.serveAPI(api.Config{RetellKey: "retell-key"}) + "/v1/tools/retell/"
+	base := f.serveAPI(api.Config{RetellKey: "retell-key"})
+	url := base + "/v1/tools/retell/"
 	call := "call-" + uuid.NewString()
 	tool := func(name string, args map[string]any) string {
 		body, err := json.Marshal(args)
@@ -75,9 +76,23 @@ func TestVancouverInDecember2026FollowsTheBuildsRules(t *testing.T) {
 	line := tool("book", with(map[string]any{"local_start": day + "T10:00", "expected_policy_version": policyVersion}))
 	require.True(t, strings.HasPrefix(line, "[confirmed]"), line)
 	require.Contains(t, line, "at 10 a.m., Vancouver time", line)
+	var key string
 	var starts time.Time
-	require.NoError(t, f.pool.QueryRow(f.ctx, `SELECT starts_at FROM booking WHERE property_id = 'van-1'`).Scan(&starts))
+	require.NoError(t, f.pool.QueryRow(f.ctx, `SELECT request_key, starts_at FROM booking WHERE property_id = 'van-1'`).Scan(&key, &starts))
 	require.Equal(t, day+"T17:00:00Z", starts.UTC().Format(time.RFC3339))
+	var r receipt.Receipt
+	require.Equal(t, http.StatusOK, f.call("GET", base+"/v1/bookings/"+key, nil, &r))
+	require.Equal(t, day+"T17:00:00Z", r.StartsAt.UTC().Format(time.RFC3339), "the receipt's starts_at")
+	require.Equal(t, day+"T10:00", r.LocalStart)
+
+	// The host's data, which TestMain points ZONEINFO at, says otherwise:
+	// this test would pass on a host whose data agrees with the build's
+	// without proving anything.
+	hostLoc, err := time.LoadLocation("America/Vancouver")
+	require.NoError(t, err)
+	local, err := time.ParseInLocation("2006-01-02T15:04", day+"T10:00", hostLoc)
+	require.NoError(t, err)
+	require.Equal(t, day+"T18:00:00Z", local.UTC().Format(time.RFC3339), "ZONEINFO holds the old rule")
 }
 
 // bookedUnderOldRules books van-1 at 18:00Z on day through the saga and
