@@ -123,10 +123,15 @@ func TestABookingThatCannotFollowIsFlaggedNotMoved(t *testing.T) {
 	_, err = f.store.Commit(f.ctx, commitReq("in-gap", intent("paris", agent(1), "10:00", "10:30")))
 	require.NoError(t, err)
 	f.promisedUnder(t, "in-gap", "2027-03-28T02:30", "2025b")
+	// And one whose promised time falls in next autumn's overlap: it
+	// happens twice, and which one the caller meant is theirs to say.
+	_, err = f.store.Commit(f.ctx, commitReq("in-overlap", intent("paris", agent(2), "11:00", "11:30")))
+	require.NoError(t, err)
+	f.promisedUnder(t, "in-overlap", "2027-10-31T02:30", "2025b")
 
 	rep, err := f.store.FollowZoneRules(f.ctx, 100)
 	require.NoError(t, err)
-	require.Equal(t, 2, rep.Flagged, rep.Details)
+	require.Equal(t, 3, rep.Flagged, rep.Details)
 	require.Zero(t, rep.Moved)
 	b, err := f.store.Lookup(f.ctx, "told-ten")
 	require.NoError(t, err)
@@ -143,6 +148,9 @@ func TestABookingThatCannotFollowIsFlaggedNotMoved(t *testing.T) {
 	require.Contains(t, details["told-ten"], "2026-12-08T17:00:00Z")
 	require.Contains(t, details["told-ten"], other.Booking.BookingID.String(), "what it collides with")
 	require.Contains(t, details["in-gap"], "does not exist")
+	require.Contains(t, details["in-overlap"], "occurs twice")
+	require.Contains(t, details["in-overlap"], "2027-10-31T02:30:00+02:00", "both instants: %s", details["in-overlap"])
+	require.Contains(t, details["in-overlap"], "2027-10-31T02:30:00+01:00", "both instants: %s", details["in-overlap"])
 
 	again, err := f.store.FollowZoneRules(f.ctx, 100)
 	require.NoError(t, err)
