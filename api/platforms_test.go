@@ -5,8 +5,10 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -71,4 +73,33 @@ func TestAnArgsOnlyBodyCannotBeReplayedElsewhere(t *testing.T) {
 		"replayed under another call")
 	require.Equal(t, http.StatusUnauthorized, post(t, url+"/v1/tools/retell/other_tool", args, "X-Retell-Signature", sig, "X-Call-Id", "call-a"),
 		"replayed to another tool")
+}
+
+// TestAVapiCallThatFailedForNowIsItsErrorField: a call that did nothing
+// because a dependency is down goes in Vapi's error field, still HTTP 200
+// as Vapi requires, and says to try the same call again.
+func TestAVapiCallThatFailedForNowIsItsErrorField(t *testing.T) {
+	t.Parallel()
+	url := guarded(t, Config{VapiSecret: "vapi-secret", Now: time.Now}) // Temporal unreachable
+	body := []byte(`{"message":{"type":"tool-calls","call":{"id":"call-1"},"toolCallList":[{"id":"tc-1","type":"function",` +
+		`"function":{"name":"booking_status","arguments":{"request_key":"k-1"}}}]}}`)
+	req, err := http.NewRequest(http.MethodPost, url+"/v1/tools/vapi", bytes.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("X-Vapi-Secret", "vapi-secret")
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	var out struct {
+		Results []struct {
+			ToolCallID string `json:"toolCallId"`
+			Result     string `json:"result"`
+			Error      string `json:"error"`
+		} `json:"results"`
+	}
+	require.NoError(t, json.NewDecoder(res.Body).Decode(&out))
+	require.Len(t, out.Results, 1)
+	require.Equal(t, "tc-1", out.Results[0].ToolCallID)
+	require.Empty(t, out.Results[0].Result)
+	require.True(t, strings.HasPrefix(out.Results[0].Error, "[not_done: temporarily_unavailable]"), out.Results[0].Error)
 }

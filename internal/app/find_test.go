@@ -2,6 +2,7 @@ package app
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"regexp"
 	"strings"
@@ -10,6 +11,9 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/receipt"
@@ -36,7 +40,8 @@ func (f *fixture) retellTool(url, call, tool string, args map[string]any) string
 func TestAReturningCallerFindsTheirBookingByReferenceAndPhone(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	url := f.serveAPI(api.Config{RetellKey: "retell-key"})
+	core, logs := observer.New(zapcore.DebugLevel)
+	url := f.serveAPI(api.Config{RetellKey: "retell-key", Log: zap.New(core)})
 	args := bookArgs(t, 10)
 	args["contact"] = map[string]string{"name": "Ada", "phone": "+33 6 12 34 56 78"}
 	booked := f.retellTool(url, "call-"+uuid.NewString(), "book", args)
@@ -73,6 +78,15 @@ func TestAReturningCallerFindsTheirBookingByReferenceAndPhone(t *testing.T) {
 	require.True(t, strings.HasPrefix(limited, "[not_done: rate_limited]"), limited)
 	cancel := f.retellTool(url, guesser, "cancel_booking", map[string]any{"request_key": key})
 	require.True(t, strings.HasPrefix(cancel, "[not_done: not_this_conversation]"), cancel)
+
+	// Nothing about the contact reaches the API's logs either.
+	require.NotZero(t, logs.Len(), "the API logged its calls")
+	for _, e := range logs.All() {
+		line := fmt.Sprint(e.Message, e.ContextMap())
+		for _, fragment := range []string{"612345678", "12 34 56", "Ada"} {
+			require.NotContains(t, line, fragment, "a log line holds the contact")
+		}
+	}
 }
 
 // noPhoneInHistory requires that no event of the workflow's history holds
