@@ -1,6 +1,7 @@
 package store
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -175,4 +176,35 @@ func TestAnOfferUnderOtherZoneRulesIsRefused(t *testing.T) {
 	current.ExpectedZoneRules = localtime.Version()
 	_, err = f.store.Commit(f.ctx, current)
 	require.NoError(t, err)
+}
+
+// FollowZoneRules pages: each pass takes at most limit bookings, and a
+// booking checked (moved or flagged) is not taken again, so pass after
+// pass reaches every one and then none.
+func TestFollowingZoneRulesPagesThroughEveryBooking(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.vancouver(t)
+	for i, agent := range []string{"van-agent-1", "van-agent-2"} {
+		key := fmt.Sprint("paged-", i)
+		_, err := f.store.Commit(f.ctx, commitReq(key, vanIntent(agent, underOldRules.Add(time.Duration(2*i)*time.Hour))))
+		require.NoError(t, err)
+		f.promisedUnder(t, key, fmt.Sprintf("2026-12-08T%02d:00", 10+2*i), "2025b")
+	}
+	_, err := f.store.Commit(f.ctx, commitReq("paged-gap", intent("paris", agent(1), "10:00", "10:30")))
+	require.NoError(t, err)
+	f.promisedUnder(t, "paged-gap", "2027-03-28T02:30", "2025b")
+
+	var total booking.ZoneRulesReport
+	for range 3 {
+		rep, err := f.store.FollowZoneRules(f.ctx, 1)
+		require.NoError(t, err)
+		require.Equal(t, 1, rep.Checked, "one a pass: %v", rep.Details)
+		total.Moved, total.Flagged = total.Moved+rep.Moved, total.Flagged+rep.Flagged
+	}
+	require.Equal(t, 2, total.Moved, "the two Vancouver bookings")
+	require.Equal(t, 1, total.Flagged, "the one in next spring's gap")
+	rep, err := f.store.FollowZoneRules(f.ctx, 1)
+	require.NoError(t, err)
+	require.Equal(t, booking.ZoneRulesReport{}, rep, "every booking reached")
 }
