@@ -55,7 +55,7 @@ func TestCancelReleasesThenMirrorsAndIsIdempotent(t *testing.T) {
 	req := request(slotStart)
 	f.confirmed(key, req)
 	f.mirrorsOK()
-	f.env.OnActivity(f.a.Release, mock.Anything, booking.ReleaseInput{RequestKey: key}).
+	f.env.OnActivity(f.a.Release, mock.Anything, releaseOf(key)).
 		Return(booking.LookupOutput{Found: true, Booking: stored(key, req, booking.StatusCancelled)}, nil).Once()
 	f.update(time.Second, booking.UpdateCommit, req)
 	first := f.update(time.Minute, booking.UpdateCancel, CancelRequest{})
@@ -189,7 +189,7 @@ func TestCancelWhileUnknownIsCarriedOutOnceConfirmed(t *testing.T) {
 	req := request(slotStart)
 	f.env.OnActivity(f.a.Commit, mock.Anything, forKey(key)).After(5*time.Second).Return(booking.CommitOutput{}, errors.New("timeout")).Once()
 	f.env.OnActivity(f.a.Lookup, mock.Anything, forKey(key)).Return(booking.LookupOutput{Found: true, Booking: stored(key, req, booking.StatusConfirmed)}, nil).Once()
-	f.env.OnActivity(f.a.Release, mock.Anything, booking.ReleaseInput{RequestKey: key}).
+	f.env.OnActivity(f.a.Release, mock.Anything, releaseOf(key)).
 		Return(booking.LookupOutput{Found: true, Booking: stored(key, req, booking.StatusCancelled)}, nil).Once()
 	f.mirrorsOK()
 	f.update(time.Second, booking.UpdateCommit, req)
@@ -267,4 +267,12 @@ func TestRateLimitedFirstTryWaitsForRetryAfter(t *testing.T) {
 	require.Len(t, tries, 2)
 	require.GreaterOrEqual(t, tries[1].Sub(tries[0]), 40*time.Second, "the retry waited for Retry-After")
 	require.True(t, f.state().CalendarSynced)
+}
+
+// releaseOf matches the release of key that sends the confirmed booking
+// the saga holds, for a store that lost it to record it cancelled.
+func releaseOf(key string) any {
+	return mock.MatchedBy(func(in booking.ReleaseInput) bool {
+		return in.RequestKey == key && in.Booking != nil && in.Booking.RequestKey == key && in.Booking.Status == booking.StatusConfirmed
+	})
 }
