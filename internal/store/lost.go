@@ -40,8 +40,10 @@ func (s *Store) RecordLoss(ctx context.Context, b booking.Booking, note string) 
 // saga let it go, and the caller was told so. A released booking occupies
 // nothing, so this decides between no one and needs no locks; it makes
 // the store remember the key as its caller last heard it, and closes the
-// key's store_lost_booking flags: there is nothing left to restore. It
-// reports whether it wrote.
+// key's store_lost_booking flags: there is nothing left to restore. Only
+// a viewing still to come is recorded, and never over a booking id the
+// store holds (retention renames a key but keeps its booking id, so this
+// never brings back a key it took away). It reports whether it wrote.
 func (s *Store) RecordRelease(ctx context.Context, b booking.Booking, status booking.Status, replacedBy string) (bool, error) {
 	if status.Live() {
 		return false, fmt.Errorf("record release %s: %s is not a release", b.RequestKey, status)
@@ -77,6 +79,9 @@ WITH b AS (
         replaced_by_request_key, committed_at, created_at, released_at, agent_pool_id, local_start, zone_rules, zone_rules_checked)
     SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $19
     WHERE NOT EXISTS (SELECT FROM booking_refusal WHERE request_key = $2)
+      -- A viewing that is over is left as the store has it, as Release
+      -- leaves it.
+      AND $8::timestamptz > $16::timestamptz
     ON CONFLICT DO NOTHING
     RETURNING booking_id, request_key
 )

@@ -126,3 +126,26 @@ func TestRetentionLeavesNoOriginalKeyBehind(t *testing.T) {
 + (SELECT count(*) FROM vault.contact_key)`).Scan(&left))
 	require.Zero(t, left)
 }
+
+// A release recorded again from a saga (after a restore lost it) never
+// brings back a key retention took away: retention keeps the booking id
+// under the anonymous key, and a viewing that is over is left as it is.
+func TestARecordedReleaseNeverUndoesRetention(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	out, err := f.store.Commit(f.ctx, commitReq("req_retired", intent("paris", agent(1), "10:00", "10:30")))
+	require.NoError(t, err)
+	saga := out.Booking // what the saga still holds
+	_, err = f.store.Release(f.ctx, ReleaseRequest{RequestKey: "req_retired"})
+	require.NoError(t, err)
+	f.clock.Advance(paris("10:30").Sub(testNow) + 2*365*24*time.Hour + time.Hour)
+	n, err := f.store.ApplyRetention(f.ctx, 100)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+
+	wrote, err := f.store.RecordRelease(f.ctx, saga, booking.StatusCancelled, "")
+	require.NoError(t, err)
+	require.False(t, wrote)
+	_, err = f.store.Decision(f.ctx, "req_retired")
+	require.ErrorIs(t, err, booking.ErrNotFound, "the key stays gone")
+}
