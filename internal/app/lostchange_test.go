@@ -27,6 +27,30 @@ func (f *fixture) published(key string) {
 		"the saga published its release")
 }
 
+// revive sets key's booking live again, as a store restored from a
+// backup taken before its cancel or move holds it.
+func (f *fixture) revive(key string) {
+	f.t.Helper()
+	_, err := f.pool.Exec(f.ctx, `WITH b AS (UPDATE booking SET status = 'confirmed', released_at = NULL, replaced_by_request_key = NULL
+WHERE request_key = $1 RETURNING booking_id)
+UPDATE booking_resource SET live = true WHERE booking_id IN (SELECT booking_id FROM b)`, key)
+	require.NoError(f.t, err)
+}
+
+// moved books a slot at hour and moves it to newHour through the API,
+// and returns the old and the new key once the old saga has published
+// the move.
+func (f *fixture) moved(url string, hour, newHour int) (old, moved string) {
+	f.t.Helper()
+	old, moved = f.booked(hour), uuid.NewString()
+	var r receipt.Receipt
+	body := map[string]string{"new_request_key": moved, "starts_at": slot(f.t, newHour).Format(time.RFC3339)}
+	require.Equal(f.t, http.StatusOK, f.call("POST", url+"/v1/bookings/"+old+"/reschedule", body, &r))
+	require.Equal(f.t, receipt.StatusConfirmed, r.Status, "%+v", r.Reason)
+	f.published(old)
+	return old, moved
+}
+
 // TestACancelOfABookingTheStoreLostIsRecordedCancelled: the caller cancels
 // a booking the store lost. There is nothing to release, and the caller
 // no longer wants it: the store records it cancelled, the answer is
@@ -107,17 +131,10 @@ func TestALostMoveIsAppliedAgainWithItsNewBooking(t *testing.T) {
 	f := setup(t)
 	url := f.serveAPI(api.Config{})
 	sc := sagaclient.New(f.client, sagaclient.Options{Catalog: f.catalog, TaskQueue: f.queue, Settings: f.settings})
-	old, moved := f.booked(9), uuid.NewString()
+	old, moved := f.moved(url, 9, 17)
 	var r receipt.Receipt
-	body := map[string]string{"new_request_key": moved, "starts_at": slot(t, 17).Format(time.RFC3339)}
-	require.Equal(t, http.StatusOK, f.call("POST", url+"/v1/bookings/"+old+"/reschedule", body, &r))
-	require.Equal(t, receipt.StatusConfirmed, r.Status, "%+v", r.Reason)
-	f.published(old)
 	f.lose(moved)
-	_, err := f.pool.Exec(f.ctx, `WITH b AS (UPDATE booking SET status = 'confirmed', released_at = NULL, replaced_by_request_key = NULL
-WHERE request_key = $1 RETURNING booking_id)
-UPDATE booking_resource SET live = true WHERE booking_id IN (SELECT booking_id FROM b)`, old)
-	require.NoError(t, err)
+	f.revive(old)
 	rep := f.reconcile()
 	require.Equal(t, 1, rep.Stuck.Lost, rep.Stuck.Details)
 	require.Equal(t, 1, rep.Stuck.LostChanges, rep.Stuck.Details)
@@ -143,20 +160,13 @@ func TestALostMoveWhoseNewSlotIsTakenStillLetsTheOldOneGo(t *testing.T) {
 	f := setup(t)
 	url := f.serveAPI(api.Config{})
 	sc := sagaclient.New(f.client, sagaclient.Options{Catalog: f.catalog, TaskQueue: f.queue, Settings: f.settings})
-	old, moved := f.booked(10), uuid.NewString()
+	old, moved := f.moved(url, 10, 12)
 	var r receipt.Receipt
-	body := map[string]string{"new_request_key": moved, "starts_at": slot(t, 12).Format(time.RFC3339)}
-	require.Equal(t, http.StatusOK, f.call("POST", url+"/v1/bookings/"+old+"/reschedule", body, &r))
-	require.Equal(t, receipt.StatusConfirmed, r.Status, "%+v", r.Reason)
-	f.published(old)
 	f.lose(moved)
-	_, err := f.pool.Exec(f.ctx, `WITH b AS (UPDATE booking SET status = 'confirmed', released_at = NULL, replaced_by_request_key = NULL
-WHERE request_key = $1 RETURNING booking_id)
-UPDATE booking_resource SET live = true WHERE booking_id IN (SELECT booking_id FROM b)`, old)
-	require.NoError(t, err)
+	f.revive(old)
 	other := commitRequest(slot(t, 12))
 	other.RequestKey = uuid.NewString()
-	_, err = f.acts.Store.Commit(f.ctx, store.CommitRequest{CommitRequest: other, CalendarUnchecked: true})
+	_, err := f.acts.Store.Commit(f.ctx, store.CommitRequest{CommitRequest: other, CalendarUnchecked: true})
 	require.NoError(t, err)
 	f.reconcile()
 
@@ -180,12 +190,8 @@ func TestALostMovesNewBookingComesBackWhenItsOldOneIsGoneToo(t *testing.T) {
 	f := setup(t)
 	url := f.serveAPI(api.Config{})
 	sc := sagaclient.New(f.client, sagaclient.Options{Catalog: f.catalog, TaskQueue: f.queue, Settings: f.settings})
-	old, moved := f.booked(8), uuid.NewString()
+	old, moved := f.moved(url, 8, 18)
 	var r receipt.Receipt
-	body := map[string]string{"new_request_key": moved, "starts_at": slot(t, 18).Format(time.RFC3339)}
-	require.Equal(t, http.StatusOK, f.call("POST", url+"/v1/bookings/"+old+"/reschedule", body, &r))
-	require.Equal(t, receipt.StatusConfirmed, r.Status, "%+v", r.Reason)
-	f.published(old)
 	f.lose(moved)
 	f.lose(old)
 
