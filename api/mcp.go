@@ -2,6 +2,8 @@ package api
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 
@@ -92,7 +94,11 @@ type ToolResult struct {
 
 func structured(a toolAnswer) ToolResult {
 	status, code, line := tagOf(a.Text)
-	out := ToolResult{Status: status, Code: code, Line: line, RequestKey: a.RequestKey, Receipt: a.Receipt, Availability: a.Availability}
+	out := ToolResult{Status: status, Code: code, Line: line, RequestKey: a.RequestKey, Availability: a.Availability}
+	if a.Receipt != nil {
+		r := onWire(*a.Receipt)
+		out.Receipt = &r
+	}
 	if out.RequestKey == "" && a.Receipt != nil {
 		out.RequestKey = a.Receipt.RequestKey
 	}
@@ -125,13 +131,36 @@ func (d toolDef) mcpTool() *mcp.Tool {
 	return &mcp.Tool{Name: d.name, Description: d.desc, InputSchema: d.schema(), OutputSchema: toolResultSchema, Annotations: a}
 }
 
-// toolResultSchema describes ToolResult.
+// toolResultSchema describes ToolResult. The receipt and the
+// availability are described by the API's own OpenAPI schemas, so an MCP
+// client reads the same shapes as GET /v1/bookings/{key} and GET
+// /v1/availability.
 var toolResultSchema = map[string]any{"type": "object", "required": []string{"status", "line"}, "properties": map[string]any{
 	"status": map[string]any{"type": "string", "description": "the [status] tag the reply is worded from: confirmed alone means booked"},
 	"code":   map[string]any{"type": "string", "description": "a refusal's or conflict's code, or what a not_done call lacked"},
 	"line":   map[string]any{"type": "string", "description": "what to say, in the language asked for"},
 	"request_key": map[string]any{"type": "string",
 		"description": "the key a choice or booking is known by: pass it to book, booking_status, cancel_booking and reschedule_booking"},
-	"receipt":      map[string]any{"type": "object", "description": "the receipt, as GET /v1/bookings/{request_key} answers it"},
-	"availability": map[string]any{"type": "object", "description": "free starts, as GET /v1/availability answers them"},
+	"receipt":      openAPISchema("Receipt", "the receipt, as GET /v1/bookings/{request_key} answers it"),
+	"availability": openAPISchema("Availability", "free starts, as GET /v1/availability answers them"),
 }}
+
+// openAPISchema is the named component schema of the embedded OpenAPI
+// document (tests hold it to the served routes) with description. It
+// panics on a document that lacks it: the document is compiled in.
+func openAPISchema(name, description string) map[string]any {
+	var doc struct {
+		Components struct {
+			Schemas map[string]map[string]any `json:"schemas"`
+		} `json:"components"`
+	}
+	if err := json.Unmarshal(openAPIDoc, &doc); err != nil {
+		panic(fmt.Sprintf("openapi.json: %v", err))
+	}
+	schema, ok := doc.Components.Schemas[name]
+	if !ok {
+		panic("openapi.json has no schema " + name)
+	}
+	schema["description"] = description
+	return schema
+}

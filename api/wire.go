@@ -46,11 +46,24 @@ type ResourceAnswer struct {
 	ResourceBody
 }
 
-// present gives a receipt its wire shape: local_start in the form requests
-// use (YYYY-MM-DDTHH:MM, the property's wall time), alternatives likewise,
-// instants in UTC, the reference always, and the spoken line in the
-// language the request asks for (?language=, else the API's).
+// present gives a receipt its wire shape (onWire) and the spoken line in
+// the language the request asks for (?language=, else the API's).
 func (s *Server) present(req *http.Request, r receipt.Receipt) receipt.Receipt {
+	r = onWire(r)
+	lang, err := s.language(req.URL.Query().Get("language"))
+	if err != nil {
+		lang = s.cfg.Language
+	}
+	r.Spoken = s.say(req.Context(), lang, r)
+	s.notePending(req.Context(), r)
+	return r
+}
+
+// onWire is a receipt in its wire shape, on every route that returns one
+// (HTTP, MCP): local_start in the form requests use (YYYY-MM-DDTHH:MM,
+// the property's wall time), alternatives likewise, instants in UTC, the
+// reference always.
+func onWire(r receipt.Receipt) receipt.Receipt {
 	loc, err := localtime.LoadZone(r.TimeZone)
 	if err != nil {
 		loc = time.UTC
@@ -76,11 +89,5 @@ func (s *Server) present(req *http.Request, r receipt.Receipt) receipt.Receipt {
 	if r.Reference == "" && r.RequestKey != "" {
 		r.Reference = receipt.Reference(r.RequestKey)
 	}
-	lang, err := s.language(req.URL.Query().Get("language"))
-	if err != nil {
-		lang = s.cfg.Language
-	}
-	r.Spoken = s.say(req.Context(), lang, r)
-	s.notePending(req.Context(), r)
 	return r
 }

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/google/uuid"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
@@ -55,16 +56,42 @@ func (f *fixture) mcpSession(url, callID string) *mcp.ClientSession {
 // structured result.
 func (f *fixture) mcpCall(url, callID, tool string, args map[string]any) (*mcp.CallToolResult, api.ToolResult) {
 	f.t.Helper()
-	res, err := f.mcpSession(url, callID).CallTool(f.ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+	sess := f.mcpSession(url, callID)
+	res, err := sess.CallTool(f.ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
 	require.NoError(f.t, err)
 	raw, err := json.Marshal(res.StructuredContent)
 	require.NoError(f.t, err)
+	f.matchesOutputSchema(sess, tool, raw)
 	var out api.ToolResult
 	require.NoError(f.t, json.Unmarshal(raw, &out))
 	require.Len(f.t, res.Content, 1)
 	text := res.Content[0].(*mcp.TextContent).Text
 	require.True(f.t, strings.HasPrefix(text, "["+out.Status), "the text starts with its [status]: %s", text)
 	return res, out
+}
+
+// matchesOutputSchema requires that raw, a result's structuredContent,
+// is valid under the output schema tools/list gives the tool.
+func (f *fixture) matchesOutputSchema(sess *mcp.ClientSession, tool string, raw []byte) {
+	f.t.Helper()
+	list, err := sess.ListTools(f.ctx, nil)
+	require.NoError(f.t, err)
+	for _, d := range list.Tools {
+		if d.Name != tool {
+			continue
+		}
+		schemaJSON, err := json.Marshal(d.OutputSchema)
+		require.NoError(f.t, err)
+		var schema jsonschema.Schema
+		require.NoError(f.t, json.Unmarshal(schemaJSON, &schema))
+		resolved, err := schema.Resolve(nil)
+		require.NoError(f.t, err)
+		var instance any
+		require.NoError(f.t, json.Unmarshal(raw, &instance))
+		require.NoError(f.t, resolved.Validate(instance), "%s's structuredContent: %s", tool, raw)
+		return
+	}
+	f.t.Fatalf("tools/list has no %s", tool)
 }
 
 // exportedTool is one tool of GET /v1/tools/vapi/tools.
