@@ -129,12 +129,20 @@ func TestMCPListsTheToolsOfTheOneDefinition(t *testing.T) {
 		require.JSONEq(t, string(wantSchema), string(got), tool.Name)
 		require.NotNil(t, tool.OutputSchema, tool.Name)
 		require.False(t, *tool.Annotations.OpenWorldHint, tool.Name)
+		a := tool.Annotations
 		switch tool.Name {
-		case "check_availability", "booking_status":
-			require.True(t, tool.Annotations.ReadOnlyHint, tool.Name)
-		case "book", "cancel_booking", "reschedule_booking":
-			require.False(t, tool.Annotations.ReadOnlyHint, tool.Name)
-			require.True(t, tool.Annotations.IdempotentHint, tool.Name)
+		case "check_availability", "booking_status", "property_info":
+			require.True(t, a.ReadOnlyHint, tool.Name)
+		case "select_slot", "book", "find_booking", "request_human":
+			require.False(t, a.ReadOnlyHint, tool.Name)
+			require.True(t, a.IdempotentHint, tool.Name)
+			require.False(t, *a.DestructiveHint, "%s only adds", tool.Name)
+		case "cancel_booking", "reschedule_booking":
+			require.False(t, a.ReadOnlyHint, tool.Name)
+			require.True(t, a.IdempotentHint, tool.Name)
+			require.True(t, *a.DestructiveHint, "%s lets a booking go", tool.Name)
+		default:
+			t.Fatalf("%s: hints not checked", tool.Name)
 		}
 	}
 }
@@ -174,6 +182,12 @@ func TestMCPBookIsIdempotentPerCall(t *testing.T) {
 	res, out := f.mcpCall(url, "call-"+uuid.NewString(), "book", args)
 	require.False(t, res.IsError, "a conflict is an answer, not an error")
 	require.Equal(t, "conflict", out.Status, out.Line)
+	stale := bookArgs(t, 13)
+	stale["expected_policy_version"] = "an-older-policy"
+	res, out = f.mcpCall(url, "call-"+uuid.NewString(), "book", stale)
+	require.False(t, res.IsError, "a refusal is an answer, not an error")
+	require.Equal(t, "rejected", out.Status, out.Line)
+	require.Equal(t, 2, f.bookings())
 
 	// No X-Call-Id: the conversation_id argument names the call.
 	withConv := bookArgs(t, 14)
