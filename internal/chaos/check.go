@@ -326,7 +326,7 @@ func (ch *checker) oneBookingPerKey() []string {
 func (ch *checker) nonePending() []string {
 	answered := map[string]bool{}
 	for _, c := range ch.calls {
-		if c.Receipt != nil {
+		if c.Receipt != nil && !notSent(c.Receipt) {
 			answered[c.Key] = true
 			answered[c.NewKey] = true
 		}
@@ -341,6 +341,12 @@ func (ch *checker) nonePending() []string {
 		}
 	}
 	return bad
+}
+
+// notSent reports a booking call's 503 receipt, "rejected" and retryable:
+// the API sent nothing, so a key that only ever heard it may stay unknown.
+func notSent(r *receipt.Receipt) bool {
+	return r.Status == receipt.StatusRejected && r.Reason != nil && r.Reason.Retryable && r.Reason.Code == "temporarily_unavailable"
 }
 
 func (ch *checker) retryable5xx() []string {

@@ -157,3 +157,21 @@ func TestRecoveriesCountWhatWasConfirmedWhileDown(t *testing.T) {
 	require.Equal(t, 1, got[0].ConfirmedWhileDown)
 	require.Equal(t, t0.Add(7*time.Second), got[0].Recovered)
 }
+
+// A 503 receipt "rejected, retryable" says nothing was sent, so an API that
+// never heard of the key afterwards tells the truth; one that answered the
+// key pending and then forgot it does not.
+func TestAKeyNeverSentNeedNotBeKnown(t *testing.T) {
+	t.Parallel()
+	notSent := &receipt.Receipt{RequestKey: "k2", Status: receipt.StatusRejected,
+		Reason: &receipt.Reason{Code: "temporarily_unavailable", Retryable: true}}
+	ch := healthy()
+	ch.calls = append(ch.calls, Call{Op: "book", Key: "k2", HTTP: 503, Receipt: notSent, Outcome: Unknown},
+		Call{Op: "book", Key: "k2", HTTP: 503, Receipt: notSent, Outcome: Unknown})
+	ch.final["k2"] = nil
+	require.Empty(t, violations(ch))
+
+	ch.calls = append(ch.calls, Call{Op: "book", Key: "k2", HTTP: 202,
+		Receipt: &receipt.Receipt{RequestKey: "k2", Status: receipt.StatusPending}, Outcome: Unknown})
+	require.Equal(t, map[string]int{"no key left pending": 1}, violations(ch))
+}
