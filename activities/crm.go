@@ -20,7 +20,7 @@ func (a *Activities) SyncCRM(ctx context.Context, in booking.KeyInput) (booking.
 	if a.CRM == nil || b.Status == booking.StatusHeld {
 		return booking.SyncOutput{Skipped: true}, nil
 	}
-	rec, err := a.CRM.Upsert(ctx, Viewing(b))
+	rec, err := a.CRM.Upsert(ctx, Viewing(b), 0)
 	if err != nil {
 		return booking.SyncOutput{}, mirrorError("sync crm", in.RequestKey, err, crm.Permanent(err))
 	}
@@ -84,7 +84,7 @@ func (a *Activities) ReconcileCRM(ctx context.Context, in booking.WindowInput) (
 			rep.Mismatched++
 			rep.Details = append(rep.Details, fmt.Sprintf("CRM record for %s said %s, corrected to %s", b.RequestKey, rec.Status, want.Status))
 		}
-		if _, err := a.CRM.Upsert(ctx, want); err != nil {
+		if _, err := a.CRM.Upsert(ctx, want, rec.Version); err != nil {
 			if crm.Permanent(err) {
 				rep.Failed++
 				continue

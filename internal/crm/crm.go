@@ -46,7 +46,12 @@ type Record struct {
 // keyed by booking id (cancel and reschedule are upserts with a new
 // status), and a read for reconciliation.
 type CRM interface {
-	Upsert(ctx context.Context, v Viewing) (Record, error)
+	// Upsert writes v. over is the version of the record the write
+	// corrects, as the writer read it, or 0 when it read none: the same
+	// state written again over another version is a new write, not a
+	// retry, so a correction lands even when the CRM held that state once
+	// before a stale write replaced it.
+	Upsert(ctx context.Context, v Viewing, over int) (Record, error)
 	// Get returns ErrNotFound when the CRM has no record of the booking.
 	Get(ctx context.Context, bookingID string) (Record, error)
 }

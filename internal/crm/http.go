@@ -54,23 +54,34 @@ func NewHTTP(cfg Config) (*HTTP, error) {
 	return &HTTP{cfg: cfg, client: &http.Client{Timeout: cfg.Timeout}}, nil
 }
 
-// Upsert writes v. The Idempotency-Key is a hash of the body, so a retry of
-// the same write (after a lost reply, say) is recognised by the CRM, while a
-// changed record is a new write.
-func (h *HTTP) Upsert(ctx context.Context, v Viewing) (Record, error) {
+// Upsert writes v. The Idempotency-Key is a hash of the body and of the
+// version it corrects, so a retry of the same write (after a lost reply,
+// say) is recognised by the CRM, while a changed record, or a correction
+// over a version read since, is a new write.
+func (h *HTTP) Upsert(ctx context.Context, v Viewing, over int) (Record, error) {
 	body, err := json.Marshal(v)
 	if err != nil {
 		return Record{}, fmt.Errorf("crm upsert %s: %w", v.BookingID, err)
 	}
-	sum := sha256.Sum256(body)
 	var rec Record
 	err = h.cfg.Retry.Do(ctx, classify, func(ctx context.Context) error {
-		return h.do(ctx, http.MethodPut, v.BookingID, body, hex.EncodeToString(sum[:]), &rec)
+		return h.do(ctx, http.MethodPut, v.BookingID, body, idempotencyKey(body, over), &rec)
 	})
 	if err != nil {
 		return Record{}, fmt.Errorf("crm upsert %s: %w", v.BookingID, err)
 	}
 	return rec, nil
+}
+
+// idempotencyKey names one write: a write that corrects nothing keeps the
+// body's hash alone, as keys were before corrections named their version.
+func idempotencyKey(body []byte, over int) string {
+	h := sha256.New()
+	h.Write(body)
+	if over > 0 {
+		fmt.Fprintf(h, "\nover version %d", over)
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // Get reads the record of one booking.

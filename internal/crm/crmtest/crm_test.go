@@ -42,7 +42,7 @@ func TestCRMUpsertSurvivesReplyLostAfterSave(t *testing.T) {
 	} {
 		fake, c := setupCRM(t, "secret")
 		require.NoError(t, fake.Inject(fault))
-		rec, err := c.Upsert(context.Background(), viewing())
+		rec, err := c.Upsert(context.Background(), viewing(), 0)
 		require.NoError(t, err)
 		require.Equal(t, 1, rec.Version)
 		require.Equal(t, 2, fake.Calls("viewings.upsert"))
@@ -56,9 +56,9 @@ func TestCRMCancelAndRescheduleAreNewWrites(t *testing.T) {
 	fake, c := setupCRM(t, "secret")
 	ctx := context.Background()
 	v := viewing()
-	_, err := c.Upsert(ctx, v)
+	_, err := c.Upsert(ctx, v, 0)
 	require.NoError(t, err)
-	moved, err := c.Upsert(ctx, v.RescheduledTo("b-2"))
+	moved, err := c.Upsert(ctx, v.RescheduledTo("b-2"), 0)
 	require.NoError(t, err)
 	require.Equal(t, 2, moved.Version)
 	require.Equal(t, crm.StatusRescheduled, moved.Status)
@@ -73,12 +73,12 @@ func TestCRMCancelAndRescheduleAreNewWrites(t *testing.T) {
 func TestCRMRefusalsAreClassified(t *testing.T) {
 	t.Parallel()
 	_, wrongToken := setupCRM(t, "wrong")
-	_, err := wrongToken.Upsert(context.Background(), viewing())
+	_, err := wrongToken.Upsert(context.Background(), viewing(), 0)
 	require.True(t, crm.Permanent(err), "401 is not retried: %v", err)
 
 	fake, c := setupCRM(t, "secret")
 	require.NoError(t, fake.Inject(fakeserver.Fault{Op: "viewings.upsert", Times: 5, Status: http.StatusTooManyRequests, RetryAfter: 7 * time.Second}))
-	_, err = c.Upsert(context.Background(), viewing())
+	_, err = c.Upsert(context.Background(), viewing(), 0)
 	require.False(t, crm.Permanent(err))
 	after, ok := retry.Transient(err)
 	require.True(t, ok)
@@ -95,19 +95,19 @@ func TestRandomFaultsHitTheirShareOfCalls(t *testing.T) {
 	require.Error(t, fake.InjectRandom(0.5, nil, 1), "a rate without kinds")
 
 	require.NoError(t, fake.InjectRandom(1, []fakeserver.Fault{{Status: http.StatusServiceUnavailable}}, 1))
-	_, err := c.Upsert(ctx, viewing())
+	_, err := c.Upsert(ctx, viewing(), 0)
 	require.Error(t, err)
 	require.Equal(t, 3, fake.Calls("viewings.upsert"), "every attempt failed")
 	require.Zero(t, fake.Writes())
 
 	// A lost reply after the save still saves.
 	require.NoError(t, fake.InjectRandom(1, []fakeserver.Fault{{DropAfterSave: true}}, 1))
-	_, err = c.Upsert(ctx, viewing())
+	_, err = c.Upsert(ctx, viewing(), 0)
 	require.Error(t, err)
 	require.Equal(t, 1, fake.Writes())
 
 	require.NoError(t, fake.InjectRandom(0, nil, 0))
-	rec, err := c.Upsert(ctx, viewing())
+	rec, err := c.Upsert(ctx, viewing(), 0)
 	require.NoError(t, err)
 	require.Equal(t, "b-1", rec.BookingID)
 }
@@ -119,9 +119,9 @@ func TestTheCRMSurvivesACrashWithoutASave(t *testing.T) {
 	fake.SaveEachWrite(path)
 	ctx := context.Background()
 	v := viewing()
-	_, err := c.Upsert(ctx, v)
+	_, err := c.Upsert(ctx, v, 0)
 	require.NoError(t, err)
-	_, err = c.Upsert(ctx, v.RescheduledTo("b-2"))
+	_, err = c.Upsert(ctx, v.RescheduledTo("b-2"), 0)
 	require.NoError(t, err)
 	before := fake.Records()
 
@@ -129,4 +129,32 @@ func TestTheCRMSurvivesACrashWithoutASave(t *testing.T) {
 	require.NoError(t, again.Load(path))
 	require.ElementsMatch(t, before, again.Records())
 	require.Equal(t, fake.Writes(), again.Writes())
+}
+
+// A state written again over a newer version is a new write; the same
+// write retried is recognised as a retry.
+func TestACorrectionOverANewerVersionIsANewWrite(t *testing.T) {
+	t.Parallel()
+	fake, c := setupCRM(t, "secret")
+	ctx := context.Background()
+	v := viewing()
+	_, err := c.Upsert(ctx, v.Cancelled(), 0)
+	require.NoError(t, err)
+	stale, err := c.Upsert(ctx, v, 0)
+	require.NoError(t, err)
+	require.Equal(t, crm.StatusScheduled, stale.Status)
+
+	replayed, err := c.Upsert(ctx, v.Cancelled(), 0)
+	require.NoError(t, err)
+	require.Equal(t, 1, replayed.Version, "the first write's answer, replayed")
+	require.Equal(t, crm.StatusScheduled, fake.Records()[0].Status)
+
+	corrected, err := c.Upsert(ctx, v.Cancelled(), stale.Version)
+	require.NoError(t, err)
+	require.Equal(t, crm.StatusCancelled, corrected.Status)
+	require.Equal(t, 3, corrected.Version)
+	again, err := c.Upsert(ctx, v.Cancelled(), stale.Version)
+	require.NoError(t, err)
+	require.Equal(t, corrected, again, "a retry of the correction")
+	require.Equal(t, 3, fake.Writes())
 }
