@@ -22,9 +22,7 @@ func TestReconcileCorrectsTheCRMAgainAfterAStaleWrite(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	key := f.booked(14)
-	_, err := f.acts.Store.Release(f.ctx, store.ReleaseRequest{RequestKey: key})
-	require.NoError(t, err)
-	require.NoError(t, f.client.TerminateWorkflow(f.ctx, key, "", "test: only reconciliation writes the CRM"))
+	f.releasedBehindTheSaga(key)
 	require.Equal(t, 1, f.reconcile().CRM.Mismatched)
 	b, err := f.acts.Store.Lookup(f.ctx, key)
 	require.NoError(t, err)
@@ -40,6 +38,16 @@ func TestReconcileCorrectsTheCRMAgainAfterAStaleWrite(t *testing.T) {
 	require.Equal(t, 1, f.reconcile().CRM.Mismatched)
 	require.Equal(t, crm.StatusCancelled, f.crmRecord(b.BookingID.String()).Status, "corrected again")
 	f.quiet()
+}
+
+// releasedBehindTheSaga cancels key in the store, as an operator in the
+// database would, and terminates its saga, so that only reconciliation
+// mends the mirrors.
+func (f *fixture) releasedBehindTheSaga(key string) {
+	f.t.Helper()
+	_, err := f.acts.Store.Release(f.ctx, store.ReleaseRequest{RequestKey: key})
+	require.NoError(f.t, err)
+	require.NoError(f.t, f.client.TerminateWorkflow(f.ctx, key, "", "test: the saga is gone"))
 }
 
 // crmRecord is the fake CRM's record of a booking.

@@ -156,14 +156,12 @@ func TestReconcileRemovesAnOrphanEvent(t *testing.T) {
 	// orphans now, and only the run repairs them. A live saga would be
 	// told of the cancellation and race the run to its own mirrors (CI
 	// met that with the timer shift at 50 ms).
-	_, err := f.acts.Store.Release(f.ctx, store.ReleaseRequest{RequestKey: key})
-	require.NoError(t, err)
-	require.NoError(t, f.client.TerminateWorkflow(f.ctx, key, "", "test: the saga is gone"))
+	f.releasedBehindTheSaga(key)
 	// And an event of ours whose key the store does not know: flagged and
 	// kept, since the store may have lost it (TestABookingTheStoreLostIsFlaggedNotSpoken).
 	ghost := calendars.Booking{Calendar: calendars.Ref{Provider: booking.ProviderGoogle, ID: propertyCal}, BookingID: uuid.NewString(), RequestKey: "never-committed", PropertyRef: "paris-11",
 		Reference: "BS-GHOST", StartsAt: slot(t, 17), EndsAt: slot(t, 17).Add(30 * time.Minute), TimeZone: "Europe/Paris"}
-	_, err = f.acts.Calendar.Upsert(f.ctx, ghost)
+	_, err := f.acts.Calendar.Upsert(f.ctx, ghost)
 	require.NoError(t, err)
 
 	rep := f.reconcile()
