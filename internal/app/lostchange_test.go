@@ -27,6 +27,15 @@ func (f *fixture) published(key string) {
 		"the saga published its release")
 }
 
+// cancelThroughAPI cancels key as its caller would, and requires the
+// answer cancelled.
+func (f *fixture) cancelThroughAPI(url, key string) {
+	f.t.Helper()
+	var r receipt.Receipt
+	require.Equal(f.t, http.StatusOK, f.call("POST", url+"/v1/bookings/"+key+"/cancel", nil, &r))
+	require.Equal(f.t, receipt.StatusCancelled, r.Status, "%+v", r.Reason)
+}
+
 // revive sets key's booking live again, as a store restored from a
 // backup taken before its cancel or move holds it.
 func (f *fixture) revive(key string) {
@@ -65,8 +74,7 @@ func TestACancelOfABookingTheStoreLostIsRecordedCancelled(t *testing.T) {
 	require.Equal(t, 1, f.reconcile().Stuck.Lost)
 
 	var r receipt.Receipt
-	require.Equal(t, http.StatusOK, f.call("POST", url+"/v1/bookings/"+key+"/cancel", nil, &r))
-	require.Equal(t, receipt.StatusCancelled, r.Status, "%+v", r.Reason)
+	f.cancelThroughAPI(url, key)
 	require.Equal(t, "cancelled", f.storeStatus(key))
 	require.Equal(t, http.StatusOK, f.call("GET", url+"/v1/bookings/"+key, nil, &r))
 	require.Equal(t, receipt.StatusCancelled, r.Status)
@@ -86,8 +94,7 @@ func TestABookingLostWithItsCancellationIsRecordedReleased(t *testing.T) {
 	url := f.serveAPI(api.Config{})
 	key := f.booked(16)
 	var r receipt.Receipt
-	require.Equal(t, http.StatusOK, f.call("POST", url+"/v1/bookings/"+key+"/cancel", nil, &r))
-	require.Equal(t, receipt.StatusCancelled, r.Status)
+	f.cancelThroughAPI(url, key)
 	f.published(key)
 	f.lose(key)
 
@@ -110,9 +117,7 @@ func TestOpsRestoreOfACancellationTheStoreLostWithItsBookingRecordsIt(t *testing
 	url := f.serveAPI(api.Config{})
 	sc := sagaclient.New(f.client, sagaclient.Options{Catalog: f.catalog, TaskQueue: f.queue, Settings: f.settings})
 	key := f.booked(11)
-	var r receipt.Receipt
-	require.Equal(t, http.StatusOK, f.call("POST", url+"/v1/bookings/"+key+"/cancel", nil, &r))
-	require.Equal(t, receipt.StatusCancelled, r.Status)
+	f.cancelThroughAPI(url, key)
 	f.lose(key)
 
 	again, err := sc.Restore(f.ctx, key)
