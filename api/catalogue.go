@@ -52,7 +52,7 @@ func (s *Server) putResource(w http.ResponseWriter, r *http.Request) error {
 			res.Facts[i].ApprovedAt = s.cfg.Now().UTC().Truncate(time.Second)
 		}
 	}
-	if err := s.client.PutResource(r.Context(), res); err != nil {
+	if err := s.cfg.Catalogue.PutResource(r.Context(), res); err != nil {
 		return err
 	}
 	return s.getResource(w, r) // as stored: a provider left out may have been kept
@@ -82,16 +82,16 @@ func (s *Server) putPolicy(w http.ResponseWriter, r *http.Request) error {
 	opens, err1 := clock(body.OpensAt)
 	closes, err2 := clock(body.ClosesAt)
 	if err1 != nil || err2 != nil {
-		return badRequest(booking.CodeInvalidPolicy, "opens_at and closes_at must look like 08:00")
+		return BadRequest(booking.CodeInvalidPolicy, "opens_at and closes_at must look like 08:00")
 	}
 	p := booking.Policy{Version: body.Version, SlotMinutes: body.SlotMinutes, DefaultBufferBeforeMinutes: body.BufferBeforeMinutes,
 		DefaultBufferAfterMinutes: body.BufferAfterMinutes, OpensAt: opens, ClosesAt: closes,
 		HoldTTL: time.Duration(body.HoldTTLMinutes) * time.Minute, MinNotice: time.Duration(body.MinNoticeMinutes) * time.Minute,
 		HorizonDays: body.HorizonDays}
-	if err := s.client.PutPolicy(r.Context(), p); err != nil {
+	if err := s.cfg.Catalogue.PutPolicy(r.Context(), p); err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, body)
+	return WriteJSON(w, http.StatusOK, body)
 }
 
 // clock reads "HH:MM" as an offset from midnight.
@@ -115,37 +115,37 @@ func (s *Server) putPool(w http.ResponseWriter, r *http.Request) error {
 		return e
 	}
 	p := booking.Pool{ID: r.PathValue("id"), Members: body.Members}
-	if err := s.client.PutPool(r.Context(), p); err != nil {
+	if err := s.cfg.Catalogue.PutPool(r.Context(), p); err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, p)
+	return WriteJSON(w, http.StatusOK, p)
 }
 
 func (s *Server) getPool(w http.ResponseWriter, r *http.Request) error {
-	p, err := s.client.Pool(r.Context(), r.PathValue("id"))
+	p, err := s.cfg.Catalogue.Pool(r.Context(), r.PathValue("id"))
 	if err != nil {
 		return notFound(err, booking.CodeUnknownPool)
 	}
-	return writeJSON(w, http.StatusOK, p)
+	return WriteJSON(w, http.StatusOK, p)
 }
 
 func (s *Server) getResource(w http.ResponseWriter, r *http.Request) error {
-	res, err := s.client.Resource(r.Context(), r.PathValue("id"))
+	res, err := s.cfg.Catalogue.Resource(r.Context(), r.PathValue("id"))
 	if err != nil {
 		return notFound(err, booking.CodeUnknownResource)
 	}
-	return writeJSON(w, http.StatusOK, ResourceAnswer{ID: res.ID, ResourceBody: ResourceBody{Kind: res.Kind, Capacity: res.Capacity,
+	return WriteJSON(w, http.StatusOK, ResourceAnswer{ID: res.ID, ResourceBody: ResourceBody{Kind: res.Kind, Capacity: res.Capacity,
 		TimeZone: res.TimeZone, BufferBeforeMinutes: res.BufferBeforeMinutes, BufferAfterMinutes: res.BufferAfterMinutes,
 		CalendarID: res.CalendarID, CalendarProvider: res.Provider(), DisplayName: res.DisplayName, Rules: res.Rules, Facts: res.Facts}})
 }
 
 func (s *Server) getPolicy(w http.ResponseWriter, r *http.Request) error {
-	p, err := s.client.Policy(r.Context())
+	p, err := s.cfg.Catalogue.Policy(r.Context())
 	if err != nil {
 		return err
 	}
 	hhmm := func(d time.Duration) string { return fmt.Sprintf("%02d:%02d", int(d.Hours()), int(d.Minutes())%60) }
-	return writeJSON(w, http.StatusOK, PolicyBody{Version: p.Version, SlotMinutes: p.SlotMinutes, BufferBeforeMinutes: p.DefaultBufferBeforeMinutes,
+	return WriteJSON(w, http.StatusOK, PolicyBody{Version: p.Version, SlotMinutes: p.SlotMinutes, BufferBeforeMinutes: p.DefaultBufferBeforeMinutes,
 		BufferAfterMinutes: p.DefaultBufferAfterMinutes, OpensAt: hhmm(p.OpensAt), ClosesAt: hhmm(p.ClosesAt),
 		HoldTTLMinutes: int(p.HoldTTL.Minutes()), MinNoticeMinutes: int(p.MinNotice.Minutes()), HorizonDays: p.HorizonDays})
 }
@@ -171,7 +171,7 @@ func (s *Server) bookings(w http.ResponseWriter, r *http.Request) error {
 	if e != nil {
 		return e
 	}
-	page, err := s.client.Bookings(r.Context(), q)
+	page, err := s.cfg.Catalogue.Bookings(r.Context(), q)
 	if err != nil {
 		return err
 	}
@@ -183,7 +183,7 @@ func (s *Server) bookings(w http.ResponseWriter, r *http.Request) error {
 		last := page[len(page)-1]
 		out.NextCursor = encodeCursor(booking.Cursor{StartsAt: last.Intent.StartsAt, RequestKey: last.RequestKey})
 	}
-	return writeJSON(w, http.StatusOK, out)
+	return WriteJSON(w, http.StatusOK, out)
 }
 
 // BookingList is one page of a listing; NextCursor, when set, asks for the
@@ -226,21 +226,21 @@ func listQuery(r *http.Request) (booking.ListQuery, *Error) {
 	from, err1 := time.Parse(time.RFC3339, v.Get("from"))
 	to, err2 := time.Parse(time.RFC3339, v.Get("to"))
 	if err1 != nil || err2 != nil {
-		return booking.ListQuery{}, badRequest(codeInvalidTime, "from and to must be RFC 3339 with an offset")
+		return booking.ListQuery{}, BadRequest(booking.CodeInvalidTime, "from and to must be RFC 3339 with an offset")
 	}
 	q := booking.ListQuery{PropertyID: v.Get("property_id"), AgentID: v.Get("agent_id"), From: from, To: to,
 		Status: booking.Status(v.Get("status"))}
 	if l := v.Get("limit"); l != "" {
 		n, err := strconv.Atoi(l)
 		if err != nil || n <= 0 {
-			return booking.ListQuery{}, badRequest(booking.CodeInvalidWindow, "limit must be a positive number")
+			return booking.ListQuery{}, BadRequest(booking.CodeInvalidWindow, "limit must be a positive number")
 		}
 		q.Limit = n
 	}
 	if c := v.Get("cursor"); c != "" {
 		cur, ok := decodeCursor(c)
 		if !ok {
-			return booking.ListQuery{}, badRequest(booking.CodeInvalidWindow, "cursor is not one this API gave")
+			return booking.ListQuery{}, BadRequest(booking.CodeInvalidWindow, "cursor is not one this API gave")
 		}
 		q.After = cur
 	}

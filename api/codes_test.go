@@ -2,51 +2,21 @@ package api
 
 import (
 	"encoding/json"
-	"go/ast"
-	"go/parser"
-	"go/token"
-	"path/filepath"
 	"slices"
-	"strconv"
 	"testing"
 
+	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/stretchr/testify/require"
 )
 
-// codesInSource are the values of every Code constant declared in the
-// booking and api packages: each refusal and error code the API can give.
+// codesInSource are every code the service declares (booking.Codes).
 func codesInSource(t *testing.T) []string {
 	t.Helper()
 	var out []string
-	for _, dir := range []string{"../booking", "."} {
-		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
-		require.NoError(t, err)
-		for _, file := range files {
-			f, err := parser.ParseFile(token.NewFileSet(), file, nil, 0)
-			require.NoError(t, err)
-			ast.Inspect(f, func(n ast.Node) bool {
-				spec, ok := n.(*ast.ValueSpec)
-				if !ok || spec.Type == nil || len(spec.Values) != 1 {
-					return true
-				}
-				typ := ""
-				switch ty := spec.Type.(type) {
-				case *ast.Ident:
-					typ = ty.Name
-				case *ast.SelectorExpr:
-					typ = ty.Sel.Name
-				}
-				if lit, ok := spec.Values[0].(*ast.BasicLit); ok && typ == "Code" && lit.Kind == token.STRING {
-					v, err := strconv.Unquote(lit.Value)
-					require.NoError(t, err)
-					out = append(out, v)
-				}
-				return true
-			})
-		}
+	for _, c := range booking.Codes() {
+		out = append(out, string(c))
 	}
-	slices.Sort(out)
-	return slices.Compact(out)
+	return out
 }
 
 // The document lists every code as an enum, for generated clients to

@@ -16,11 +16,6 @@ type ContactVault interface {
 	EraseContact(ctx context.Context, key, reason string) error
 }
 
-const (
-	codeContactErased booking.Code = "contact_erased"
-	codeNoContact     booking.Code = "no_contact"
-)
-
 // ContactAnswer is a booking's contact, or the fact of its erasure.
 type ContactAnswer struct {
 	RequestKey string           `json:"request_key"`
@@ -40,7 +35,7 @@ func (s *Server) contact(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return contactError(err)
 	}
-	return writeJSON(w, http.StatusOK, ContactAnswer{RequestKey: key, Contact: &c})
+	return WriteJSON(w, http.StatusOK, ContactAnswer{RequestKey: key, Contact: &c})
 }
 
 // eraseContact erases a booking's contact on the caller's request: its
@@ -55,17 +50,17 @@ func (s *Server) eraseContact(w http.ResponseWriter, r *http.Request) error {
 		return contactError(err)
 	}
 	at := s.cfg.Now().UTC()
-	return writeJSON(w, http.StatusOK, ContactAnswer{RequestKey: key, Erased: true, ErasedAt: &at})
+	return WriteJSON(w, http.StatusOK, ContactAnswer{RequestKey: key, Erased: true, ErasedAt: &at})
 }
 
 func (s *Server) contactKey(r *http.Request) (string, error) {
 	if s.cfg.Contacts == nil {
-		return "", &Error{Status: http.StatusNotImplemented, Code: string(codeUnavailable),
+		return "", &Error{Status: http.StatusNotImplemented, Code: string(booking.CodeUnavailable),
 			Message: "this API has no store connection for contacts (start it with a database URL)"}
 	}
 	key := r.PathValue("request_key")
 	if err := booking.ValidateKey(key); err != nil {
-		return "", fromRejection(err)
+		return "", FromRejection(err)
 	}
 	return key, nil
 }
@@ -73,9 +68,9 @@ func (s *Server) contactKey(r *http.Request) (string, error) {
 func contactError(err error) error {
 	switch {
 	case errors.Is(err, booking.ErrContactErased):
-		return &Error{Status: http.StatusGone, Code: string(codeContactErased), Message: "this booking's contact was erased"}
+		return &Error{Status: http.StatusGone, Code: string(booking.CodeContactErased), Message: "this booking's contact was erased"}
 	case errors.Is(err, booking.ErrNoContact):
-		return &Error{Status: http.StatusNotFound, Code: string(codeNoContact), Message: "no contact is stored under this request_key"}
+		return &Error{Status: http.StatusNotFound, Code: string(booking.CodeNoContact), Message: "no contact is stored under this request_key"}
 	}
 	return err
 }

@@ -33,24 +33,9 @@ type Error struct {
 
 func (e *Error) Error() string { return e.Code + ": " + e.Message }
 
-func badRequest(code booking.Code, format string, args ...any) *Error {
+func BadRequest(code booking.Code, format string, args ...any) *Error {
 	return &Error{Status: http.StatusBadRequest, Code: string(code), Message: fmt.Sprintf(format, args...)}
 }
-
-// Codes the API adds to the store's.
-const (
-	codeBadJSON          booking.Code = "bad_json"
-	codeBodyTooLarge     booking.Code = "body_too_large"
-	codeInvalidTime      booking.Code = "invalid_time"
-	codeNonexistentTime  booking.Code = "nonexistent_local_time"
-	codeAmbiguousTime    booking.Code = "ambiguous_local_time"
-	codeNotFound         booking.Code = "not_found"
-	codeMethodNotAllowed booking.Code = "method_not_allowed"
-	codeUnauthorized     booking.Code = "unauthorized"
-	codeUnavailable      booking.Code = "temporarily_unavailable"
-	codeRefusedURL       booking.Code = "refused_url"
-	codeEarlierPending   booking.Code = "earlier_booking_pending"
-)
 
 // decode reads one JSON object of at most limit bytes, refusing unknown
 // fields (a misspelt field must not be silently ignored) and trailing data.
@@ -58,25 +43,25 @@ func decode(r io.Reader, limit int64, v any) *Error {
 	data, err := io.ReadAll(io.LimitReader(r, limit+1))
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) || int64(len(data)) > limit {
-		return badRequest(codeBodyTooLarge, "body is over %d bytes", limit)
+		return BadRequest(booking.CodeBodyTooLarge, "body is over %d bytes", limit)
 	}
 	if err != nil {
-		return badRequest(codeBadJSON, "body could not be read: %v", err)
+		return BadRequest(booking.CodeBadJSON, "body could not be read: %v", err)
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return badRequest(codeBadJSON, "body is not the expected JSON object: %s", jsonProblem(err))
+		return BadRequest(booking.CodeBadJSON, "body is not the expected JSON object: %s", JSONProblem(err))
 	}
 	if dec.More() {
-		return badRequest(codeBadJSON, "body has data after the JSON object")
+		return BadRequest(booking.CodeBadJSON, "body has data after the JSON object")
 	}
 	return nil
 }
 
 // jsonProblem says what is wrong with a body in the caller's terms, the
 // field and the JSON type wanted, never Go's names for them.
-func jsonProblem(err error) string {
+func JSONProblem(err error) string {
 	var syn *json.SyntaxError
 	var typ *json.UnmarshalTypeError
 	switch {
@@ -129,29 +114,29 @@ type Slot struct {
 	ExpectedZoneRules string `json:"expected_zone_rules,omitempty"`
 }
 
-// anyAgent, as agent_id beside agent_pool, means whoever of the team is
+// AnyAgent, as agent_id beside agent_pool, means whoever of the team is
 // free: the same as leaving agent_id out.
-const anyAgent = "any"
+const AnyAgent = "any"
 
 // Intent resolves the slot to instants. It never guesses: a local time in
 // a DST gap or overlap is refused with both candidate instants.
 func (s Slot) Intent(now time.Time) (booking.Intent, *Error) {
-	if s.AgentID == anyAgent && s.AgentPool != "" {
+	if s.AgentID == AnyAgent && s.AgentPool != "" {
 		s.AgentID = ""
 	}
 	switch {
 	case s.PropertyID == "" || s.AgentID == "" && s.AgentPool == "":
-		return booking.Intent{}, badRequest(booking.CodeMissingField, "property_id, and agent_id or agent_pool, are required")
+		return booking.Intent{}, BadRequest(booking.CodeMissingField, "property_id, and agent_id or agent_pool, are required")
 	case s.TimeZone == "":
-		return booking.Intent{}, badRequest(booking.CodeMissingField, "time_zone (the property's IANA zone) is required")
+		return booking.Intent{}, BadRequest(booking.CodeMissingField, "time_zone (the property's IANA zone) is required")
 	case (s.StartsAt == "") == (s.LocalStart == ""):
-		return booking.Intent{}, badRequest(booking.CodeMissingField, "give exactly one of starts_at and local_start")
+		return booking.Intent{}, BadRequest(booking.CodeMissingField, "give exactly one of starts_at and local_start")
 	case (s.DurationMinutes == 0) == (s.EndsAt == ""):
-		return booking.Intent{}, badRequest(booking.CodeMissingField, "give exactly one of duration_minutes and ends_at")
+		return booking.Intent{}, BadRequest(booking.CodeMissingField, "give exactly one of duration_minutes and ends_at")
 	}
 	loc, err := localtime.LoadZone(s.TimeZone)
 	if err != nil {
-		return booking.Intent{}, badRequest(booking.CodeUnknownTimeZone, "time_zone %q is not an IANA zone", s.TimeZone)
+		return booking.Intent{}, BadRequest(booking.CodeUnknownTimeZone, "time_zone %q is not an IANA zone", s.TimeZone)
 	}
 	start, e := s.start(loc)
 	if e != nil {
@@ -160,19 +145,19 @@ func (s Slot) Intent(now time.Time) (booking.Intent, *Error) {
 	end := start.Add(time.Duration(s.DurationMinutes) * time.Minute)
 	if s.EndsAt != "" {
 		if end, err = time.Parse(time.RFC3339, s.EndsAt); err != nil {
-			return booking.Intent{}, badRequest(codeInvalidTime, "ends_at must be RFC 3339 with an offset, e.g. 2026-12-08T10:30:00+01:00")
+			return booking.Intent{}, BadRequest(booking.CodeInvalidTime, "ends_at must be RFC 3339 with an offset, e.g. 2026-12-08T10:30:00+01:00")
 		}
 	}
 	if !end.After(start) {
-		return booking.Intent{}, badRequest(booking.CodeInvalidTimeRange, "the end must be after the start")
+		return booking.Intent{}, BadRequest(booking.CodeInvalidTimeRange, "the end must be after the start")
 	}
 	if !start.After(now) {
-		return booking.Intent{}, badRequest(booking.CodeStartsInPast, "the start %s is in the past", start.Format(time.RFC3339))
+		return booking.Intent{}, BadRequest(booking.CodeStartsInPast, "the start %s is in the past", start.Format(time.RFC3339))
 	}
 	in := booking.Intent{PropertyID: s.PropertyID, AgentID: s.AgentID, AgentPool: s.AgentPool, ExtraResources: s.ExtraResources,
 		StartsAt: start, EndsAt: end, TimeZone: s.TimeZone}.Normalize()
 	if err := in.Validate(); err != nil {
-		return booking.Intent{}, fromRejection(err)
+		return booking.Intent{}, FromRejection(err)
 	}
 	return in, nil
 }
@@ -181,7 +166,7 @@ func (s Slot) start(loc *time.Location) (time.Time, *Error) {
 	if s.StartsAt != "" {
 		t, err := time.Parse(time.RFC3339, s.StartsAt)
 		if err != nil {
-			return time.Time{}, badRequest(codeInvalidTime, "starts_at must be RFC 3339 with an offset, e.g. 2026-12-08T10:00:00+01:00")
+			return time.Time{}, BadRequest(booking.CodeInvalidTime, "starts_at must be RFC 3339 with an offset, e.g. 2026-12-08T10:00:00+01:00")
 		}
 		return t, nil
 	}
@@ -190,30 +175,35 @@ func (s Slot) start(loc *time.Location) (time.Time, *Error) {
 	var twice *localtime.AmbiguousError
 	switch {
 	case errors.As(err, &gap):
-		e := badRequest(codeNonexistentTime, "%s does not exist in %s (clocks go forward); ask the caller which time they mean", s.LocalStart, s.TimeZone)
+		e := BadRequest(booking.CodeNonexistentTime, "%s does not exist in %s (clocks go forward); ask the caller which time they mean", s.LocalStart, s.TimeZone)
 		e.Candidates = []time.Time{gap.Earlier, gap.Later}
 		return time.Time{}, e
 	case errors.As(err, &twice):
-		e := badRequest(codeAmbiguousTime, "%s happens twice in %s (clocks go back); ask the caller which one they mean", s.LocalStart, s.TimeZone)
+		e := BadRequest(booking.CodeAmbiguousTime, "%s happens twice in %s (clocks go back); ask the caller which one they mean", s.LocalStart, s.TimeZone)
 		e.Candidates = []time.Time{twice.Earlier, twice.Later}
 		return time.Time{}, e
 	case err != nil:
-		return time.Time{}, badRequest(codeInvalidTime, "local_start must look like 2026-12-08T10:00: %v", err)
+		return time.Time{}, BadRequest(booking.CodeInvalidTime, "local_start must look like 2026-12-08T10:00: %v", err)
 	}
 	return t, nil
 }
 
-func fromRejection(err error) *Error {
+func FromRejection(err error) *Error {
 	var rej *booking.Rejection
 	if errors.As(err, &rej) {
-		return badRequest(rej.Code, "%s", rej.Message)
+		return BadRequest(rej.Code, "%s", rej.Message)
 	}
-	return badRequest(booking.CodeMissingField, "%v", err)
+	return BadRequest(booking.CodeMissingField, "%v", err)
 }
 
 // BookingBody is POST /v1/bookings.
 type BookingBody struct {
 	RequestKey string `json:"request_key"`
+	// ConversationID, when given, books under the conversation's pending
+	// rule: the key must be the one POST /v1/intents gave it for this
+	// slot, an earlier booking of it still pending holds this one back
+	// (409 earlier_booking_pending), and this one, pending, holds the next.
+	ConversationID string `json:"conversation_id,omitempty"`
 	Slot
 	ExpectedPolicyVersion string   `json:"expected_policy_version"`
 	Contact               *Contact `json:"contact,omitempty"`
@@ -229,18 +219,18 @@ type Contact struct {
 // Request checks the body and builds the commit.
 func (b BookingBody) Request(now time.Time) (booking.CommitRequest, *Error) {
 	if b.RequestKey == "" {
-		return booking.CommitRequest{}, badRequest(booking.CodeInvalidRequestKey,
+		return booking.CommitRequest{}, BadRequest(booking.CodeInvalidRequestKey,
 			"request_key is required: get one from POST /v1/intents and reuse it for every retry")
 	}
 	if err := booking.ValidateKey(b.RequestKey); err != nil {
-		return booking.CommitRequest{}, fromRejection(err)
+		return booking.CommitRequest{}, FromRejection(err)
 	}
-	return commitRequest(b.Slot, b.ExpectedPolicyVersion, b.Contact, now)
+	return NewCommit(b.Slot, b.ExpectedPolicyVersion, b.Contact, now)
 }
 
-func commitRequest(s Slot, version string, c *Contact, now time.Time) (booking.CommitRequest, *Error) {
+func NewCommit(s Slot, version string, c *Contact, now time.Time) (booking.CommitRequest, *Error) {
 	if version == "" {
-		return booking.CommitRequest{}, badRequest(booking.CodeMissingField, "expected_policy_version is required (from the availability answer)")
+		return booking.CommitRequest{}, BadRequest(booking.CodeMissingField, "expected_policy_version is required (from the availability answer)")
 	}
 	in, e := s.Intent(now)
 	if e != nil {
@@ -252,7 +242,7 @@ func commitRequest(s Slot, version string, c *Contact, now time.Time) (booking.C
 	}
 	if c != nil {
 		if len(c.Name) > 200 || len(c.Phone) > 40 {
-			return booking.CommitRequest{}, badRequest(booking.CodeMissingField, "contact name or phone is too long")
+			return booking.CommitRequest{}, BadRequest(booking.CodeMissingField, "contact name or phone is too long")
 		}
 		req.Contact = &booking.Contact{Name: strings.TrimSpace(c.Name), Phone: strings.TrimSpace(c.Phone)}
 	}

@@ -18,14 +18,6 @@ import (
 	"github.com/bookingsaga/bookingsaga/internal/apikey"
 )
 
-const (
-	codeWrongScope  booking.Code = "wrong_scope"
-	codeRateLimited booking.Code = "rate_limited"
-	// codeNotThisConversation: a voice tool named a key its conversation
-	// did not make.
-	codeNotThisConversation booking.Code = "not_this_conversation"
-)
-
 // anyone is who calls when the API runs without keys (the dev stack only).
 var anyone = apikey.Key{Name: "open", Scopes: []apikey.Scope{apikey.ScopeAgent, apikey.ScopeAdmin, apikey.ScopeOps}}
 
@@ -37,14 +29,14 @@ func (s *Server) authenticate(r *http.Request, scope apikey.Scope) (apikey.Key, 
 	}
 	secret, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	if !ok || secret == "" {
-		return apikey.Key{}, &Error{Status: http.StatusUnauthorized, Code: string(codeUnauthorized), Message: "an API key is required: Authorization: Bearer <key>"}
+		return apikey.Key{}, &Error{Status: http.StatusUnauthorized, Code: string(booking.CodeUnauthorized), Message: "an API key is required: Authorization: Bearer <key>"}
 	}
 	key, err := s.cfg.Keys.Find(secret)
 	if err != nil {
-		return apikey.Key{}, &Error{Status: http.StatusUnauthorized, Code: string(codeUnauthorized), Message: "this API key is not valid (revoked, or mistyped)"}
+		return apikey.Key{}, &Error{Status: http.StatusUnauthorized, Code: string(booking.CodeUnauthorized), Message: "this API key is not valid (revoked, or mistyped)"}
 	}
 	if !key.Allows(scope) {
-		return apikey.Key{}, &Error{Status: http.StatusForbidden, Code: string(codeWrongScope),
+		return apikey.Key{}, &Error{Status: http.StatusForbidden, Code: string(booking.CodeWrongScope),
 			Message: fmt.Sprintf("key %s may call %s; this call needs the %s scope", key.Name, scopeList(key.Scopes), scope)}
 	}
 	return key, nil
@@ -124,11 +116,11 @@ func (l *limiters) admit(key apikey.Key, r *http.Request, now time.Time) *Error 
 	} else if res.OK() {
 		wait := res.DelayFrom(now)
 		res.CancelAt(now)
-		return &Error{Status: http.StatusTooManyRequests, Code: string(codeRateLimited), RetryAfter: wait,
+		return &Error{Status: http.StatusTooManyRequests, Code: string(booking.CodeRateLimited), RetryAfter: wait,
 			Message: fmt.Sprintf("key %s is over its limit of %.0f calls a second; retry after %s (repeats of one call are not counted)",
 				key.Name, l.limits.PerSecond, retryAfter(wait))}
 	}
-	return &Error{Status: http.StatusTooManyRequests, Code: string(codeRateLimited), RetryAfter: time.Second, Message: "over the rate limit"}
+	return &Error{Status: http.StatusTooManyRequests, Code: string(booking.CodeRateLimited), RetryAfter: time.Second, Message: "over the rate limit"}
 }
 
 // buffer reads r's body (bounded by MaxBody) and puts it back for the

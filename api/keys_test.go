@@ -2,11 +2,7 @@ package api
 
 import (
 	"bytes"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -196,39 +192,4 @@ func TestEveryServerErrorSaysRetryable(t *testing.T) {
 	require.NoError(t, json.NewDecoder(res.Body).Decode(&e))
 	require.Equal(t, "temporarily_unavailable", e.Code)
 	require.True(t, e.Retryable)
-}
-
-// A Vapi tool call through the endpoint, signed as a Vapi HMAC credential
-// with its defaults signs it, gets in; unsigned, stale or altered, it
-// does not.
-func TestTheVapiEndpointChecksTheHMACCredential(t *testing.T) {
-	t.Parallel()
-	url := guarded(t, Config{VapiHMACSecret: "vapi-secret", Now: time.Now})
-	// A tool this API does not have: answered without reaching Temporal.
-	body := []byte(`{"message":{"type":"tool-calls","call":{"id":"call-1"},"toolCallList":[{"id":"tc-1","type":"function","function":{"name":"no_such_tool","arguments":"{}"}}]}}`)
-	post := func(ts string, sig string, body []byte) int {
-		req, err := http.NewRequest(http.MethodPost, url+"/v1/tools/vapi", bytes.NewReader(body))
-		require.NoError(t, err)
-		req.Header.Set("Content-Type", "application/json")
-		if ts != "" {
-			req.Header.Set("x-timestamp", ts)
-			req.Header.Set("x-signature", sig)
-		}
-		res, err := http.DefaultClient.Do(req)
-		require.NoError(t, err)
-		require.NoError(t, res.Body.Close())
-		return res.StatusCode
-	}
-	sign := func(ts string, body []byte) string {
-		mac := hmac.New(sha256.New, []byte("vapi-secret"))
-		mac.Write([]byte(ts + "."))
-		mac.Write(body)
-		return hex.EncodeToString(mac.Sum(nil))
-	}
-	now := fmt.Sprint(time.Now().UnixMilli())
-	require.Equal(t, http.StatusOK, post(now, sign(now, body), body))
-	require.Equal(t, http.StatusUnauthorized, post("", "", body), "unsigned")
-	old := fmt.Sprint(time.Now().Add(-time.Hour).UnixMilli())
-	require.Equal(t, http.StatusUnauthorized, post(old, sign(old, body), body), "replayed an hour later")
-	require.Equal(t, http.StatusUnauthorized, post(now, sign(now, body), append([]byte(" "), body...)), "altered")
 }

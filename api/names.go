@@ -6,14 +6,22 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/bookingsaga/bookingsaga/internal/speech"
 )
 
-// names keeps resources' display names for the spoken lines. An answer
+// ResourceNames reads display names; the store implements it.
+type ResourceNames interface {
+	DisplayNames(ctx context.Context, ids []string) (map[string]string, error)
+}
+
+// Names keeps resources' display names for the spoken lines, for the
+// REST answers and the voice tools alike (the wiring makes one). An answer
 // never waits on the store for a name: a miss is looked up within
 // nameWait, and past it, or while the store is down, the line says "the
 // property" instead. A name is re-read after nameTTL, and the cache holds
 // at most maxNames.
-type names struct {
+type Names struct {
 	src ResourceNames
 	mu  sync.Mutex
 	got map[string]nameEntry
@@ -32,7 +40,12 @@ const (
 	maxNames = 1000
 )
 
-func (n *names) lookup(ctx context.Context, ids []string) map[string]string {
+// NewNames keeps the display names src gives.
+func NewNames(src ResourceNames) *Names { return &Names{src: src, got: map[string]nameEntry{}} }
+
+// Lookup gives the display names of ids it has or can read within
+// nameWait; a nil Names has none.
+func (n *Names) Lookup(ctx context.Context, ids []string) map[string]string {
 	out := map[string]string{}
 	if n == nil || n.src == nil {
 		return out
@@ -57,7 +70,7 @@ func (n *names) lookup(ctx context.Context, ids []string) map[string]string {
 	defer cancel()
 	fresh, err := n.src.DisplayNames(ctx, stale)
 	if err != nil {
-		ctxLogger(ctx).Warn("display names unread; the line names no resource", zap.Error(err))
+		Logger(ctx).Warn("display names unread; the line names no resource", zap.Error(err))
 		return out
 	}
 	n.mu.Lock()
@@ -70,4 +83,10 @@ func (n *names) lookup(ctx context.Context, ids []string) map[string]string {
 		out[id] = fresh[id]
 	}
 	return out
+}
+
+// Speaker words lines in lang with the display names of ids, never
+// waiting long for them.
+func (n *Names) Speaker(ctx context.Context, lang speech.Lang, ids ...string) speech.Speaker {
+	return speech.Speaker{Lang: lang, Names: n.Lookup(ctx, ids)}
 }

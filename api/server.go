@@ -1,7 +1,13 @@
-// Package api serves bookingsaga's agent-facing HTTP API: availability,
-// intents, bookings, the Retell and Vapi tool endpoints, and an operator's
-// catalogue. Every call goes through sagaclient; receipts carry an explicit
-// status that the agent words its reply from.
+// Package api serves bookingsaga's agent-facing REST API (availability,
+// intents, bookings, the catalogue, webhooks and the operator's reads) and
+// the plumbing every route of the edge shares: keys and scopes, rate
+// limits, request ids and access logs, bounded bodies, and one
+// classification of errors (Classify). Booking calls go through the saga
+// client; the catalogue through the Catalogue port the wiring fills.
+// Receipts carry an explicit status that the agent words its reply from.
+//
+// The voice tools (package api/voice) are mounted on the same server by
+// the wiring (Server.Mount); this package never imports them.
 package api
 
 import (
@@ -34,15 +40,6 @@ type Config struct {
 	Keys *apikey.Keyring
 	// Limits bound each key's call rate; the zero value is DefaultLimits.
 	Limits *Limits
-	// RetellKey verifies X-Retell-Signature when set.
-	RetellKey string
-	// VapiSecret is compared with the X-Vapi-Secret header when set (a
-	// Vapi bearer credential with headerName X-Vapi-Secret and no prefix).
-	VapiSecret string
-	// VapiHMACSecret verifies a Vapi HMAC credential's signature when set:
-	// x-signature over "{timestamp}.{body}", SHA-256, hex, with
-	// x-timestamp inside a five-minute window.
-	VapiHMACSecret string
 	// MaxBody bounds request bodies, in bytes.
 	MaxBody int64
 	// CallTimeout bounds each request's calls to Temporal; a voice call
@@ -56,9 +53,12 @@ type Config struct {
 	// Bookings fills in what a reschedule leaves out; without it a
 	// reschedule must name everything.
 	Bookings Bookings
+	// Catalogue reads and writes resources, pools and the policy, lists
+	// bookings and answers availability; the catalogue implements it.
+	Catalogue Catalogue
 	// Names gives resources' display names for the spoken lines; without
 	// it they say "the property" and "the agent".
-	Names ResourceNames
+	Names *Names
 	// Webhooks registers webhook endpoints and notes pending answers for
 	// booking.settled; without it there are no webhooks.
 	Webhooks Webhooks
@@ -84,9 +84,17 @@ type Bookings interface {
 	CurrentPolicy(ctx context.Context) (booking.Policy, error)
 }
 
-// ResourceNames reads display names; the store implements it.
-type ResourceNames interface {
-	DisplayNames(ctx context.Context, ids []string) (map[string]string, error)
+// Catalogue is the store's catalogue as the API reads and writes it:
+// none of it starts a workflow. *catalog.Catalog implements it.
+type Catalogue interface {
+	Availability(ctx context.Context, q booking.AvailabilityQuery) (booking.Availability, error)
+	Bookings(ctx context.Context, q booking.ListQuery) ([]booking.Booking, error)
+	Resource(ctx context.Context, id string) (booking.Resource, error)
+	PutResource(ctx context.Context, r booking.Resource) error
+	Policy(ctx context.Context) (booking.Policy, error)
+	PutPolicy(ctx context.Context, p booking.Policy) error
+	Pool(ctx context.Context, id string) (booking.Pool, error)
+	PutPool(ctx context.Context, p booking.Pool) error
 }
 
 // Server is the HTTP API.
@@ -94,13 +102,8 @@ type Server struct {
 	client *sagaclient.Client
 	cfg    Config
 	limits *limiters
-	names  *names
-	// replays binds Retell's signatures to what they signed.
-	replays *replays
-	// mcpServer serves /v1/mcp over the same tools.
-	mcpServer http.Handler
-	// finds limits find_booking's attempts.
-	finds *finds
+	// mounted are the routes of other packages (the voice tools).
+	mounted []Route
 }
 
 // New builds the API over a sagaclient.
@@ -130,36 +133,41 @@ func New(c *sagaclient.Client, cfg Config) *Server {
 	if cfg.Limits != nil {
 		limits = *cfg.Limits
 	}
-	s := &Server{client: c, cfg: cfg, limits: &limiters{limits: limits}, names: &names{src: cfg.Names, got: map[string]nameEntry{}}, replays: &replays{}, finds: &finds{}}
-	s.mcpServer = s.mcpHandler()
-	s.registerMetrics()
-	return s
+	if cfg.Catalogue == nil {
+		cfg.Catalogue = noCatalogue{}
+	}
+	return &Server{client: c, cfg: cfg, limits: &limiters{limits: limits}}
 }
 
-// route is one served endpoint and the scope a key needs to call it;
+// Mount adds routes of another package (the voice tools), behind the
+// same keys, limits and logs; call it before Handler.
+func (s *Server) Mount(routes ...Route) { s.mounted = append(s.mounted, routes...) }
+
+// Route is one served endpoint and the scope a key needs to call it;
 // an empty scope is open (health, the OpenAPI document) or checks the
 // caller itself (a voice platform's signature).
-type route struct {
-	method, path string
-	scope        apikey.Scope
-	h            func(w http.ResponseWriter, r *http.Request) error
-	// verify checks a voice platform's signature over the body, before
+type Route struct {
+	Method, Path string
+	Scope        apikey.Scope
+	Handle       func(w http.ResponseWriter, r *http.Request) error
+	// Verify checks a voice platform's signature over the body, before
 	// the call is charged to the platform's limit: an outsider's
 	// unsigned calls must not spend it.
-	verify func(r *http.Request, body []byte) *Error
+	Verify func(r *http.Request, body []byte) *Error
 }
 
 // scopeFor is the scope a call needs: the route's, except that GET
 // /v1/bookings without a reference lists bookings, which is staff's read.
-func (rt route) scopeFor(r *http.Request) apikey.Scope {
-	if rt.method == http.MethodGet && rt.path == "/v1/bookings" && !r.URL.Query().Has("reference") {
+func (rt Route) scopeFor(r *http.Request) apikey.Scope {
+	if rt.Method == http.MethodGet && rt.Path == "/v1/bookings" && !r.URL.Query().Has("reference") {
 		return apikey.ScopeOps
 	}
-	return rt.scope
+	return rt.Scope
 }
 
-func (s *Server) routes() []route {
-	return []route{
+// Routes are every route the server serves, its own and those mounted.
+func (s *Server) Routes() []Route {
+	return append([]Route{
 		{"GET", "/healthz", "", s.healthz, nil},
 		{"GET", "/readyz", "", s.readyz, nil},
 		{"GET", "/openapi.json", "", s.openAPI, nil},
@@ -187,15 +195,7 @@ func (s *Server) routes() []route {
 		{"POST", "/v1/webhooks/{id}/resume", apikey.ScopeAdmin, s.resumeWebhook, nil},
 		{"POST", "/v1/webhooks/{id}/secret", apikey.ScopeAdmin, s.rotateWebhookSecret, nil},
 		{"GET", "/v1/ops/timeline/{request_key}", apikey.ScopeOps, s.timeline, nil},
-		// A platform without its own secret configured falls back to an
-		// agent key: the tool endpoints are never open by default.
-		{"POST", "/v1/tools/retell", platformScope(s.cfg.RetellKey), s.retell, s.retellVerified},
-		{"POST", "/v1/tools/retell/{tool}", platformScope(s.cfg.RetellKey), s.retell, s.retellVerified},
-		{"GET", "/v1/tools/retell/functions", apikey.ScopeAgent, s.retellFunctions, nil},
-		{"GET", "/v1/tools/vapi/tools", apikey.ScopeAgent, s.vapiTools, nil},
-		{"POST", "/v1/tools/vapi", platformScope(s.cfg.VapiSecret + s.cfg.VapiHMACSecret), s.vapi, s.vapiVerified},
-		{"POST", "/v1/mcp", apikey.ScopeAgent, s.mcp, nil},
-	}
+	}, s.mounted...)
 }
 
 // budgeted runs a booking route within one booking call's budget, the
@@ -212,25 +212,26 @@ func (s *Server) budgeted(h func(w http.ResponseWriter, r *http.Request) error) 
 // Handler returns the API with request ids, access logs and auth.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
-	routes := s.routes()
+	routes := s.Routes()
+	s.registerMetrics(routes)
 	for _, rt := range routes {
-		mux.Handle(rt.method+" "+rt.path, s.wrap(rt))
+		mux.Handle(rt.Method+" "+rt.Path, s.wrap(rt))
 	}
 	// What no route takes gets JSON too: 405 with Allow for a path served
 	// under other methods, 404 otherwise.
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		var allow []string
 		for _, rt := range routes {
-			if pathMatches(rt.path, r.URL.Path) && !slices.Contains(allow, rt.method) {
-				allow = append(allow, rt.method)
+			if pathMatches(rt.Path, r.URL.Path) && !slices.Contains(allow, rt.Method) {
+				allow = append(allow, rt.Method)
 			}
 		}
 		if len(allow) == 0 {
-			_ = writeJSON(w, http.StatusNotFound, &Error{Code: string(codeNotFound), Message: "no such route: see GET /openapi.json"})
+			_ = WriteJSON(w, http.StatusNotFound, &Error{Code: string(booking.CodeNotFound), Message: "no such route: see GET /openapi.json"})
 			return
 		}
 		w.Header().Set("Allow", strings.Join(allow, ", "))
-		_ = writeJSON(w, http.StatusMethodNotAllowed, &Error{Code: string(codeMethodNotAllowed),
+		_ = WriteJSON(w, http.StatusMethodNotAllowed, &Error{Code: string(booking.CodeMethodNotAllowed),
 			Message: fmt.Sprintf("%s takes %s, not %s", r.URL.Path, strings.Join(allow, " or "), r.Method)})
 	})
 	return mux
@@ -253,7 +254,7 @@ func pathMatches(pattern, path string) bool {
 
 type ctxKey struct{}
 
-func (s *Server) wrap(rt route) http.Handler {
+func (s *Server) wrap(rt Route) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		id := r.Header.Get("X-Request-Id")
@@ -269,12 +270,12 @@ func (s *Server) wrap(rt route) http.Handler {
 		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
 		key, err := s.guard(r, rt)
 		if err == nil {
-			err = rt.h(sw, r)
+			err = rt.Handle(sw, r)
 		}
 		if err != nil {
 			writeError(sw, log, err)
 		}
-		s.latency(rt.path, sw.status).Record(time.Since(start))
+		s.latency(rt.Path, sw.status).Record(time.Since(start))
 		// Paths carry request keys and resource ids, never contact details.
 		log.Info("http", zap.String("method", r.Method), zap.String("path", r.URL.Path), zap.String("key", key.Name),
 			zap.Int("status", sw.status), zap.Duration("took", time.Since(start)))
@@ -289,10 +290,10 @@ func (s *Server) latency(path string, status int) tally.Timer {
 
 // registerMetrics makes every route's latency series exist at zero, so
 // dashboards and alerts see them before the first call.
-func (s *Server) registerMetrics() {
-	for _, rt := range s.routes() {
+func (s *Server) registerMetrics(routes []Route) {
+	for _, rt := range routes {
 		for _, status := range []int{200, 400, 500} {
-			s.latency(rt.path, status)
+			s.latency(rt.Path, status)
 		}
 	}
 	// Load shedding: calls not sent (sagaclient.ErrOverloaded), and the
@@ -303,22 +304,22 @@ func (s *Server) registerMetrics() {
 
 // guard authenticates and rate-limits a call to rt. A platform-signed
 // route is limited under the platform's name.
-func (s *Server) guard(r *http.Request, rt route) (apikey.Key, error) {
-	key := apikey.Key{Name: strings.TrimPrefix(rt.path, "/v1/tools/")}
+func (s *Server) guard(r *http.Request, rt Route) (apikey.Key, error) {
+	key := apikey.Key{Name: strings.TrimPrefix(rt.Path, "/v1/tools/")}
 	if scope := rt.scopeFor(r); scope != "" {
 		var e *Error
 		if key, e = s.authenticate(r, scope); e != nil {
 			return apikey.Key{}, e
 		}
-	} else if !strings.HasPrefix(rt.path, "/v1/") {
+	} else if !strings.HasPrefix(rt.Path, "/v1/") {
 		return apikey.Key{}, nil
 	}
-	if rt.verify != nil {
+	if rt.Verify != nil {
 		body, err := buffer(r)
 		if err != nil {
-			return key, badRequest(codeBodyTooLarge, "body is over %d bytes", s.cfg.MaxBody)
+			return key, BadRequest(booking.CodeBodyTooLarge, "body is over %d bytes", s.cfg.MaxBody)
 		}
-		if e := rt.verify(r, body); e != nil {
+		if e := rt.Verify(r, body); e != nil {
 			return key, e
 		}
 	}
@@ -328,19 +329,10 @@ func (s *Server) guard(r *http.Request, rt route) (apikey.Key, error) {
 	return key, nil
 }
 
-// platformScope: a tool endpoint whose platform secret is set checks that
-// secret itself; without one it needs an agent key.
-func platformScope(secret string) apikey.Scope {
-	if secret != "" {
-		return ""
-	}
-	return apikey.ScopeAgent
-}
+func logger(r *http.Request) *zap.Logger { return Logger(r.Context()) }
 
-func logger(r *http.Request) *zap.Logger { return ctxLogger(r.Context()) }
-
-// ctxLogger is the request's logger, with its request id.
-func ctxLogger(ctx context.Context) *zap.Logger {
+// Logger is the request's logger, with its request id.
+func Logger(ctx context.Context) *zap.Logger {
 	if l, ok := ctx.Value(ctxKey{}).(*zap.Logger); ok {
 		return l
 	}
@@ -363,14 +355,15 @@ func (w *statusWriter) WriteHeader(code int) {
 	w.ResponseWriter.WriteHeader(code)
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) error {
+// WriteJSON answers v as JSON with status.
+func WriteJSON(w http.ResponseWriter, status int, v any) error {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	return json.NewEncoder(w).Encode(v)
 }
 
 func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) error {
-	return writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	return WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }
 
 // Check is one dependency readiness asks about.
@@ -402,7 +395,7 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
 			logger(r).Warn("not ready", zap.String("check", name), zap.String("error", got))
 		}
 	}
-	return writeJSON(w, status, Readiness{Status: out.Status})
+	return WriteJSON(w, status, Readiness{Status: out.Status})
 }
 
 // opsReadiness is readiness with each check's answer, for operators: a
@@ -410,7 +403,7 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) opsReadiness(w http.ResponseWriter, r *http.Request) error {
 	out, _ := s.readiness(r.Context())
 	out.ZoneRules = localtime.Version()
-	return writeJSON(w, http.StatusOK, out)
+	return WriteJSON(w, http.StatusOK, out)
 }
 
 func (s *Server) readiness(ctx context.Context) (Readiness, int) {
@@ -429,6 +422,9 @@ func (s *Server) readiness(ctx context.Context) (Readiness, int) {
 
 //go:embed openapi.json
 var openAPIDoc []byte
+
+// OpenAPI is the API's OpenAPI document, served at /openapi.json.
+func OpenAPI() []byte { return openAPIDoc }
 
 func (s *Server) openAPI(w http.ResponseWriter, _ *http.Request) error {
 	w.Header().Set("Content-Type", "application/json")

@@ -9,19 +9,15 @@ import (
 	"regexp"
 	"time"
 
-	"go.uber.org/zap"
-
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/egress"
-	"github.com/bookingsaga/bookingsaga/receipt"
 )
 
-// Webhooks registers endpoints and notes pending answers; the store
+// Webhooks registers endpoints; the store
 // implements it.
 type Webhooks interface {
 	PutEndpoint(ctx context.Context, id, url string) (secret []byte, created bool, err error)
 	Endpoints(ctx context.Context) ([]booking.WebhookEndpoint, error)
-	MarkPending(ctx context.Context, key string) error
 	DeleteEndpoint(ctx context.Context, id string) error
 	PauseEndpoint(ctx context.Context, id string, paused bool) error
 	RotateSecret(ctx context.Context, id string) ([]byte, error)
@@ -63,7 +59,7 @@ var endpointID = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
 // sure its dispatcher runs. The secret is answered once, at creation.
 func (s *Server) putWebhook(w http.ResponseWriter, r *http.Request) error {
 	if s.cfg.Webhooks == nil {
-		return &Error{Status: http.StatusNotImplemented, Code: string(codeUnavailable), Message: "this API has no store connection for webhooks"}
+		return &Error{Status: http.StatusNotImplemented, Code: string(booking.CodeUnavailable), Message: "this API has no store connection for webhooks"}
 	}
 	var body WebhookBody
 	if e := decode(r.Body, s.cfg.MaxBody, &body); e != nil {
@@ -71,7 +67,7 @@ func (s *Server) putWebhook(w http.ResponseWriter, r *http.Request) error {
 	}
 	id := r.PathValue("id")
 	if !endpointID.MatchString(id) {
-		return badRequest(booking.CodeMissingField, "the endpoint id must be 1 to 63 lower-case letters, digits, - or _, starting with a letter or digit")
+		return BadRequest(booking.CodeMissingField, "the endpoint id must be 1 to 63 lower-case letters, digits, - or _, starting with a letter or digit")
 	}
 	guard := s.cfg.Egress
 	if guard == nil {
@@ -79,7 +75,7 @@ func (s *Server) putWebhook(w http.ResponseWriter, r *http.Request) error {
 	}
 	if err := guard.CheckURL(r.Context(), body.URL); err != nil {
 		// The service must not be a way into its own network (SSRF).
-		return badRequest(codeRefusedURL, "%v", err)
+		return BadRequest(booking.CodeRefusedURL, "%v", err)
 	}
 	secret, created, err := s.cfg.Webhooks.PutEndpoint(r.Context(), id, body.URL)
 	if err != nil {
@@ -89,21 +85,21 @@ func (s *Server) putWebhook(w http.ResponseWriter, r *http.Request) error {
 		return err // the endpoint stands; a PUT again, or the worker's next start, starts it
 	}
 	if !created {
-		return writeJSON(w, http.StatusOK, WebhookAnswer{ID: id, URL: body.URL})
+		return WriteJSON(w, http.StatusOK, WebhookAnswer{ID: id, URL: body.URL})
 	}
-	return writeJSON(w, http.StatusCreated, WebhookAnswer{ID: id, URL: body.URL, Secret: "whsec_" + base64.StdEncoding.EncodeToString(secret)})
+	return WriteJSON(w, http.StatusCreated, WebhookAnswer{ID: id, URL: body.URL, Secret: "whsec_" + base64.StdEncoding.EncodeToString(secret)})
 }
 
 // endpointAction runs act on the endpoint of the path; an id the store
 // has no endpoint for is 404.
 func (s *Server) endpointAction(r *http.Request, act func(ctx context.Context, id string) error) (string, error) {
 	if s.cfg.Webhooks == nil {
-		return "", &Error{Status: http.StatusNotImplemented, Code: string(codeUnavailable), Message: "this API has no store connection for webhooks"}
+		return "", &Error{Status: http.StatusNotImplemented, Code: string(booking.CodeUnavailable), Message: "this API has no store connection for webhooks"}
 	}
 	id := r.PathValue("id")
 	err := act(r.Context(), id)
 	if errors.Is(err, booking.ErrNoEndpoint) {
-		return id, &Error{Status: http.StatusNotFound, Code: string(codeNotFound), Message: fmt.Sprintf("no webhook endpoint %q", id)}
+		return id, &Error{Status: http.StatusNotFound, Code: string(booking.CodeNotFound), Message: fmt.Sprintf("no webhook endpoint %q", id)}
 	}
 	return id, err
 }
@@ -114,7 +110,7 @@ func (s *Server) deleteWebhook(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, map[string]any{"id": id, "deleted": true})
+	return WriteJSON(w, http.StatusOK, map[string]any{"id": id, "deleted": true})
 }
 
 // pauseWebhook and resumeWebhook stop and restart deliveries; paused,
@@ -131,7 +127,7 @@ func (s *Server) setPaused(w http.ResponseWriter, r *http.Request, paused bool) 
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, map[string]any{"id": id, "paused": paused})
+	return WriteJSON(w, http.StatusOK, map[string]any{"id": id, "paused": paused})
 }
 
 // rotateWebhookSecret gives the endpoint a new secret, answered once.
@@ -144,14 +140,14 @@ func (s *Server) rotateWebhookSecret(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, WebhookAnswer{ID: id, Secret: "whsec_" + base64.StdEncoding.EncodeToString(secret)})
+	return WriteJSON(w, http.StatusOK, WebhookAnswer{ID: id, Secret: "whsec_" + base64.StdEncoding.EncodeToString(secret)})
 }
 
 // webhooks lists the endpoints and how their deliveries stand.
 func (s *Server) webhooks(w http.ResponseWriter, r *http.Request) error {
 	out := []WebhookStatus{}
 	if s.cfg.Webhooks == nil {
-		return writeJSON(w, http.StatusOK, out)
+		return WriteJSON(w, http.StatusOK, out)
 	}
 	eps, err := s.cfg.Webhooks.Endpoints(r.Context())
 	if err != nil {
@@ -160,24 +156,5 @@ func (s *Server) webhooks(w http.ResponseWriter, r *http.Request) error {
 	for _, ep := range eps {
 		out = append(out, webhookStatus(ep))
 	}
-	return writeJSON(w, http.StatusOK, out)
-}
-
-// notePending tells the store a key was answered pending_reconciliation,
-// so its decision also goes out as booking.settled. It runs beside the
-// answer, never before it: the store being slow or down is often why the
-// answer was pending, and a voice caller can't wait on it. A mark that
-// can't be written in two seconds is logged and lost; the agent backend
-// then learns the outcome by asking, as without webhooks.
-func (s *Server) notePending(ctx context.Context, r receipt.Receipt) {
-	if s.cfg.Webhooks == nil || r.Status != receipt.StatusPending || r.RequestKey == "" {
-		return
-	}
-	go func() {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
-		defer cancel()
-		if err := s.cfg.Webhooks.MarkPending(ctx, r.RequestKey); err != nil {
-			ctxLogger(ctx).Warn("pending answer not noted for booking.settled", zap.String("request_key", r.RequestKey), zap.Error(err))
-		}
-	}()
+	return WriteJSON(w, http.StatusOK, out)
 }

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/bookingsaga/bookingsaga/booking"
-	"github.com/bookingsaga/bookingsaga/internal/localtime"
+	"github.com/bookingsaga/bookingsaga/internal/speech"
 	"github.com/bookingsaga/bookingsaga/receipt"
 )
 
@@ -30,7 +30,8 @@ type SlotAnswer struct {
 	LocalStart string    `json:"local_start"`
 }
 
-func availabilityAnswer(av booking.Availability) AvailabilityAnswer {
+// AvailabilityOf is av in its wire shape.
+func AvailabilityOf(av booking.Availability) AvailabilityAnswer {
 	out := AvailabilityAnswer{PolicyVersion: av.PolicyVersion, ZoneRules: av.ZoneRules, SnapshotAt: av.SnapshotAt, TimeZone: av.TimeZone,
 		Slots: make([]SlotAnswer, 0, len(av.Slots))}
 	for _, s := range av.Slots {
@@ -46,48 +47,23 @@ type ResourceAnswer struct {
 	ResourceBody
 }
 
-// present gives a receipt its wire shape (onWire) and the spoken line in
-// the language the request asks for (?language=, else the API's).
+// present gives a receipt its wire shape and the spoken line in the
+// language the request asks for (?language=, else the API's). It reads
+// and writes nothing.
 func (s *Server) present(req *http.Request, r receipt.Receipt) receipt.Receipt {
-	r = onWire(r)
-	lang, err := s.language(req.URL.Query().Get("language"))
+	r = receipt.OnWire(r)
+	lang, err := Language(req.URL.Query().Get("language"), s.cfg.Language)
 	if err != nil {
 		lang = s.cfg.Language
 	}
-	r.Spoken = s.say(req.Context(), lang, r)
-	s.notePending(req.Context(), r)
+	r.Spoken = s.cfg.Names.Speaker(req.Context(), lang, r.PropertyRef, r.AgentRef).Receipt(r)
 	return r
 }
 
-// onWire is a receipt in its wire shape, on every route that returns one
-// (HTTP, MCP): local_start in the form requests use (YYYY-MM-DDTHH:MM,
-// the property's wall time), alternatives likewise, instants in UTC, the
-// reference always.
-func onWire(r receipt.Receipt) receipt.Receipt {
-	loc, err := localtime.LoadZone(r.TimeZone)
-	if err != nil {
-		loc = time.UTC
+// Language is a call's language tag, or def when it names none.
+func Language(tag string, def speech.Lang) (speech.Lang, error) {
+	if tag == "" {
+		return def, nil
 	}
-	utc := func(t *time.Time) *time.Time {
-		if t == nil {
-			return nil
-		}
-		u := t.UTC()
-		return &u
-	}
-	r.StartsAt, r.EndsAt, r.CommittedAt, r.HoldExpiresAt = utc(r.StartsAt), utc(r.EndsAt), utc(r.CommittedAt), utc(r.HoldExpiresAt)
-	if r.StartsAt != nil && r.TimeZone != "" {
-		r.LocalStart = r.StartsAt.In(loc).Format(localtime.Layout)
-	}
-	alts := make([]receipt.Slot, len(r.Alternatives))
-	for i, a := range r.Alternatives {
-		alts[i] = receipt.Slot{StartsAt: a.StartsAt.UTC(), EndsAt: a.EndsAt.UTC(), LocalStart: a.StartsAt.In(loc).Format(localtime.Layout)}
-	}
-	if len(alts) > 0 {
-		r.Alternatives = alts
-	}
-	if r.Reference == "" && r.RequestKey != "" {
-		r.Reference = receipt.Reference(r.RequestKey)
-	}
-	return r
+	return speech.ParseLang(tag)
 }

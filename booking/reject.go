@@ -1,9 +1,29 @@
 package booking
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
-// Code is a stable, machine-readable reason for a refusal.
+// Code is a stable, machine-readable reason for a refusal or an error.
+// Every code the service can answer is declared below, with its kind; a
+// test walks the module for codes written anywhere else.
 type Code string
+
+// Kind is what a code says about the request that met it.
+type Kind int
+
+const (
+	// Refused: a well-formed request the rules or the store turned down
+	// (a conflict, a closed day, a changed policy): a 409, or a receipt.
+	Refused Kind = iota
+	// Input: the request itself is malformed or names nothing that
+	// exists: a 400, and nothing is written.
+	Input
+	// Edge: the edge's own answers (auth, limits, routes, a dependency
+	// down), each raised with its HTTP status where it happens.
+	Edge
+)
 
 // Refusal codes. They are part of the API: agents and tests match on them.
 const (
@@ -57,7 +77,70 @@ const (
 	CodeInvalidLimit    Code = "invalid_limit"
 	CodeEmptyPool       Code = "empty_pool"
 	CodeUnknownPool     Code = "unknown_pool"
+	// CodeSlotTaken: a conflict's reason, the slot no longer free.
+	CodeSlotTaken Code = "slot_taken"
+	// CodeInvalidRequest: a refusal the saga met without a code of its own.
+	CodeInvalidRequest Code = "invalid_request"
 )
+
+// The edge's codes: what the HTTP API and the voice tools add.
+const (
+	CodeBadJSON          Code = "bad_json"
+	CodeBodyTooLarge     Code = "body_too_large"
+	CodeInvalidTime      Code = "invalid_time"
+	CodeNonexistentTime  Code = "nonexistent_local_time"
+	CodeAmbiguousTime    Code = "ambiguous_local_time"
+	CodeNotFound         Code = "not_found"
+	CodeMethodNotAllowed Code = "method_not_allowed"
+	CodeUnauthorized     Code = "unauthorized"
+	CodeWrongScope       Code = "wrong_scope"
+	CodeRateLimited      Code = "rate_limited"
+	CodeUnavailable      Code = "temporarily_unavailable"
+	CodeRefusedURL       Code = "refused_url"
+	CodeEarlierPending   Code = "earlier_booking_pending"
+	// CodeNotThisConversation: a voice tool named a key its conversation
+	// did not make.
+	CodeNotThisConversation Code = "not_this_conversation"
+	CodeContactErased       Code = "contact_erased"
+	CodeNoContact           Code = "no_contact"
+)
+
+// kinds is every declared code's kind.
+var kinds = map[Code]Kind{
+	CodeInvalidRequestKey: Input, CodeRequestKeyReused: Refused, CodeMissingField: Input, CodeInvalidTimeRange: Input,
+	CodeUnknownTimeZone: Input, CodeTimeZoneMismatch: Input, CodeDuplicateResource: Input, CodeTooManyResources: Input,
+	CodeUnknownResource: Input, CodeWrongResourceKind: Input, CodeNoCurrentPolicy: Refused, CodePolicyVersionChanged: Refused,
+	CodeZoneRulesChanged: Refused, CodeOutsideBookableHours: Refused, CodeTooShortNotice: Refused, CodeStartsInPast: Input,
+	CodeInvalidResource: Input, CodeInvalidPolicy: Input, CodePolicyImmutable: Refused, CodeCapacityBelowBookings: Refused,
+	CodeInvalidReplacement: Input, CodeInvalidWindow: Input, CodeHoldExpired: Refused, CodeIntentExpired: Refused,
+	CodeNotBooked: Refused, CodeWrongState: Refused, CodeFlagNotOpen: Refused, CodeInvalidReference: Input,
+	CodeReferenceCollision: Refused, CodeBookingLost: Refused, CodeOutsideHours: Refused, CodeTimeOff: Refused,
+	CodeBeyondHorizon: Refused, CodeLimitReached: Refused, CodeInvalidHours: Input, CodeInvalidOverride: Input,
+	CodeInvalidLimit: Input, CodeEmptyPool: Input, CodeUnknownPool: Input, CodeSlotTaken: Refused, CodeInvalidRequest: Refused,
+
+	CodeBadJSON: Input, CodeBodyTooLarge: Input, CodeInvalidTime: Input, CodeNonexistentTime: Input, CodeAmbiguousTime: Input,
+	CodeNotFound: Edge, CodeMethodNotAllowed: Edge, CodeUnauthorized: Edge, CodeWrongScope: Edge, CodeRateLimited: Edge,
+	CodeUnavailable: Edge, CodeRefusedURL: Input, CodeEarlierPending: Refused, CodeNotThisConversation: Input,
+	CodeContactErased: Edge, CodeNoContact: Edge,
+}
+
+// Kind is the code's kind; an undeclared code is Refused, the answer that
+// writes nothing and blames no input (a test keeps every code declared).
+func (c Code) Kind() Kind { return kinds[c] }
+
+// Input reports a code that means the request itself was malformed or
+// named something that does not exist: HTTP 400, nothing written.
+func (c Code) Input() bool { return kinds[c] == Input }
+
+// Codes are every declared code, sorted.
+func Codes() []Code {
+	out := make([]Code, 0, len(kinds))
+	for c := range kinds {
+		out = append(out, c)
+	}
+	slices.Sort(out)
+	return out
+}
 
 // Rejection is a business refusal: retrying the same request cannot change
 // it. Nothing was written.

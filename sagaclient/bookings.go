@@ -15,8 +15,17 @@ import (
 	"github.com/bookingsaga/bookingsaga/workflows"
 )
 
-// ErrNotFound means neither a saga nor the store knows the key.
-var ErrNotFound = errors.New("no booking under this request_key")
+// ErrNotFound means neither a saga nor the store knows the key: the
+// service's one "not found", booking.ErrNotFound. Temporal's own answer
+// for a workflow it has not got is translated to it here (notFound), and
+// never leaves this package.
+var ErrNotFound = booking.ErrNotFound
+
+// notFound reports Temporal's answer that it has no such workflow.
+func notFound(err error) bool {
+	var nf *serviceerror.NotFound
+	return errors.As(err, &nf)
+}
 
 // bounded gives a booking call its whole budget: the saga's commit wait
 // and a margin. A voice caller can't wait longer, so past it the call
@@ -113,7 +122,17 @@ func (c *Client) send(ctx context.Context, key string, req booking.CommitRequest
 	if err == nil && alts && otherTime(r) {
 		r.Alternatives = c.alternatives(ctx, req.Intent)
 	}
-	return unknown(key, r, err)
+	r, err = unknown(key, r, err)
+	c.notePending(ctx, key, r, err)
+	return r, err
+}
+
+// notePending tells OnPending of a booking call answered
+// pending_reconciliation.
+func (c *Client) notePending(ctx context.Context, key string, r receipt.Receipt, err error) {
+	if err == nil && r.Status == receipt.StatusPending && c.opts.OnPending != nil {
+		c.opts.OnPending(ctx, key)
+	}
 }
 
 // starter sends a request to a key's saga, starting it if need be: Commit
@@ -152,7 +171,7 @@ func (c *Client) Hold(ctx context.Context, key string, req booking.CommitRequest
 // conflict is still a conflict without them.
 func (c *Client) alternatives(ctx context.Context, in booking.Intent) []receipt.Slot {
 	for _, w := range [][2]time.Duration{{-6 * time.Hour, 6 * time.Hour}, {6 * time.Hour, 7 * 24 * time.Hour}} {
-		av, err := c.Availability(ctx, booking.AvailabilityQuery{PropertyID: in.PropertyID, AgentID: in.AgentID,
+		av, err := c.availability(ctx, booking.AvailabilityQuery{PropertyID: in.PropertyID, AgentID: in.AgentID,
 			AgentPool: in.AgentPool, ExtraResources: in.ExtraResources, From: in.StartsAt.Add(w[0]), To: in.StartsAt.Add(w[1]),
 			Duration: in.EndsAt.Sub(in.StartsAt)})
 		if err != nil {
@@ -199,9 +218,8 @@ func (c *Client) status(ctx context.Context, key string) (receipt.Receipt, error
 	qctx, cancel := context.WithTimeout(ctx, halfLeft(ctx))
 	r, err := Receipt(qctx, c.tc, key, nil)
 	cancel()
-	var nf *serviceerror.NotFound
 	switch {
-	case errors.As(err, &nf):
+	case notFound(err):
 		return c.fromStore(ctx, booking.DecisionInput{RequestKey: key})
 	case err == nil && r.Status == receipt.StatusPending:
 		return c.settled(ctx, r)
@@ -282,6 +300,13 @@ func (c *Client) settled(ctx context.Context, r receipt.Receipt) (receipt.Receip
 	return decided, nil
 }
 
+func (c *Client) availability(ctx context.Context, q booking.AvailabilityQuery) (booking.Availability, error) {
+	if c.opts.Catalog == nil {
+		return booking.Availability{}, ErrNoCatalog
+	}
+	return c.opts.Catalog.Availability(ctx, q)
+}
+
 func (c *Client) decision(ctx context.Context, in booking.DecisionInput) (booking.LookupOutput, error) {
 	if c.opts.Catalog == nil {
 		return booking.LookupOutput{}, ErrNoCatalog
@@ -330,11 +355,12 @@ func (c *Client) Cancel(ctx context.Context, key string) (receipt.Receipt, error
 	ctx, cancel := c.bounded(ctx)
 	defer cancel()
 	r, err := Update(ctx, c.tc, key, booking.UpdateCancel, workflows.CancelRequest{})
-	var nf *serviceerror.NotFound
-	if errors.As(err, &nf) {
+	if notFound(err) {
 		r, err = c.cancelInStore(ctx, key)
 	}
-	return unknown(key, r, err)
+	r, err = unknown(key, r, err)
+	c.notePending(ctx, key, r, err)
+	return r, err
 }
 
 // cancelInStore cancels a booking whose saga Temporal does not have (it
@@ -372,9 +398,8 @@ func (c *Client) Reschedule(ctx context.Context, key, newKey string, req booking
 		return receipt.Receipt{}, err
 	}
 	r, err := Update(ctx, c.tc, key, booking.UpdateReschedule, workflows.RescheduleRequest{NewRequestKey: newKey, Commit: req})
-	var nf *serviceerror.NotFound
 	switch {
-	case errors.As(err, &nf):
+	case notFound(err):
 		r, err = c.closedReschedule(ctx, key, newKey, req)
 	case err == nil && r.Status != receipt.StatusPending && r.RequestKey == newKey &&
 		(r.Reason == nil || r.Reason.Code != string(booking.CodeRequestKeyReused)):
@@ -385,7 +410,9 @@ func (c *Client) Reschedule(ctx context.Context, key, newKey string, req booking
 			r = now
 		}
 	}
-	return unknown(newKey, r, err)
+	r, err = unknown(newKey, r, err)
+	c.notePending(ctx, newKey, r, err)
+	return r, err
 }
 
 // closedReschedule moves a booking whose saga has closed: the new

@@ -91,7 +91,7 @@ func TestWithoutTheStoreAnUnknownKeyIsNotCalledAbsent(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, receipt.StatusPending, r.Status)
 	require.Equal(t, key, r.RequestKey)
-	_, err = f.client.Policy(f.ctx)
+	_, err = f.client.Timeline(f.ctx, key)
 	require.True(t, errors.Is(err, sagaclient.ErrNoCatalog), "%v", err)
 }
 

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"go.temporal.io/api/enums/v1"
-	"go.temporal.io/api/serviceerror"
 	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
@@ -124,9 +123,8 @@ func (c *Client) Timeline(ctx context.Context, key string) (Timeline, error) {
 	}
 	out := Timeline{Timeline: t}
 	v, err := c.tc.QueryWorkflow(ctx, key, "", booking.QueryState)
-	var nf *serviceerror.NotFound
 	switch {
-	case errors.As(err, &nf):
+	case notFound(err):
 		return out, nil // no saga (any more): the store's side stands alone
 	case err != nil:
 		return out, fmt.Errorf("timeline %s: saga state: %w", key, err)

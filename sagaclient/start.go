@@ -106,7 +106,7 @@ func KeyByReference(ctx context.Context, c client.Client, ref string) (string, e
 		return "", fmt.Errorf("key by reference %s: %w", ref, err)
 	}
 	if len(res.GetExecutions()) == 0 {
-		return "", serviceerror.NewNotFound("no booking under reference " + ref)
+		return "", fmt.Errorf("key by reference %s: %w", ref, ErrNotFound)
 	}
 	return res.GetExecutions()[0].GetExecution().GetWorkflowId(), nil
 }

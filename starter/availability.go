@@ -7,14 +7,14 @@ import (
 	"io"
 	"time"
 
+	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/localtime"
-	"github.com/bookingsaga/bookingsaga/sagaclient"
 )
 
 // availability prints the free starts of a property and an agent on one
 // local day.
-func availability(ctx context.Context, sc *sagaclient.Client, args []string, out io.Writer) error {
+func availability(ctx context.Context, sc api.Catalogue, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("availability", flag.ContinueOnError)
 	property := fs.String("property", "", "property id")
 	agent := fs.String("agent", "", "agent id")

@@ -9,15 +9,15 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/localtime"
 	"github.com/bookingsaga/bookingsaga/receipt"
-	"github.com/bookingsaga/bookingsaga/sagaclient"
 )
 
 // bookings lists the bookings of a local day (or days) from the store,
 // filtered by property, agent and status: what staff check a day by.
-func bookings(ctx context.Context, sc *sagaclient.Client, args []string, out io.Writer) error {
+func bookings(ctx context.Context, sc api.Catalogue, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("bookings", flag.ContinueOnError)
 	property := fs.String("property", "", "property id")
 	agent := fs.String("agent", "", "agent id")

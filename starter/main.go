@@ -140,10 +140,15 @@ func command(ctx context.Context, conn *app.Conn, cmd string, rest []string, out
 		return terminal(ctx, conn.Saga, cmd, rest, out)
 	case "ops":
 		return ops(ctx, conn.Saga, rest, out)
-	case "availability":
-		return availability(ctx, conn.Saga, rest, out)
-	case "bookings":
-		return bookings(ctx, conn.Saga, rest, out)
+	case "availability", "bookings":
+		cat, err := conn.Catalogue()
+		if err != nil {
+			return err
+		}
+		if cmd == "availability" {
+			return availability(ctx, cat, rest, out)
+		}
+		return bookings(ctx, cat, rest, out)
 	case "soak":
 		return runSoak(ctx, conn.Temporal, rest, out)
 	}

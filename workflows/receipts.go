@@ -63,7 +63,7 @@ func (s *saga) receipt() receipt.Receipt {
 func conflictReason(busy []booking.Busy) *receipt.Reason {
 	// The calendar's free/busy cannot tell our own mirrored bookings from
 	// events typed in by hand, so the message does not name the source.
-	r := &receipt.Reason{Code: "slot_taken", Message: "the slot is no longer free"}
+	r := &receipt.Reason{Code: string(booking.CodeSlotTaken), Message: "the slot is no longer free"}
 	for _, b := range busy {
 		r.Busy = append(r.Busy, receipt.Busy{ResourceID: b.ResourceID, From: b.From, To: b.To})
 	}
@@ -75,5 +75,5 @@ func rejectionReason(err error) *receipt.Reason {
 	if errors.As(err, &rej) {
 		return &receipt.Reason{Code: string(rej.Code), Message: rej.Message}
 	}
-	return &receipt.Reason{Code: "invalid_request", Message: err.Error()}
+	return &receipt.Reason{Code: string(booking.CodeInvalidRequest), Message: err.Error()}
 }

@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/bookingsaga/bookingsaga/api"
+	"github.com/bookingsaga/bookingsaga/api/voice"
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/apikey"
 	"github.com/bookingsaga/bookingsaga/internal/catalog"
@@ -132,6 +133,15 @@ func Connect(ctx context.Context, cfg ClientConfig, logger *zap.Logger) (*Conn, 
 	return c, nil
 }
 
+// Catalogue is the store's catalogue, for the commands that read it;
+// without a database it says so.
+func (c *Conn) Catalogue() (api.Catalogue, error) {
+	if c.reads == nil {
+		return nil, errors.New("this command reads the store: set -database-url or DATABASE_URL")
+	}
+	return c.reads.Catalog, nil
+}
+
 // Close closes what Connect opened.
 func (c *Conn) Close() {
 	if c.reads != nil {
@@ -236,13 +246,44 @@ func NewAPI(ctx context.Context, cfg APIConfig, logger *zap.Logger, scope tally.
 	opts.MaxInFlight = cfg.MaxInFlight
 	inFlight := scope.Gauge("booking_calls_in_flight")
 	opts.OnInFlight = func(n int) { inFlight.Update(float64(n)) }
+	opts.OnPending, opts.Log = markPending(reads.Store, logger), logger
 	sc := sagaclient.New(tc, opts)
 	limits := cfg.Limits
-	h := api.New(sc, api.Config{Keys: keys, Limits: &limits, MaxBody: cfg.MaxBody, Log: logger, Metrics: scope,
-		RetellKey: cfg.RetellKey, VapiSecret: cfg.VapiSecret, VapiHMACSecret: cfg.VapiHMACSecret,
-		Ready:    []api.Check{{Name: "temporal", Fn: sc.Healthy}, {Name: "store", Fn: reads.Ping}},
-		Contacts: reads.Store, Names: reads.Store, Bookings: reads.Store, Webhooks: reads.Store, Egress: cfg.Mirrors.Egress()}).Handler()
+	h := Edge(sc, api.Config{Keys: keys, Limits: &limits, MaxBody: cfg.MaxBody, Log: logger, Metrics: scope,
+		Ready:     []api.Check{{Name: "temporal", Fn: sc.Healthy}, {Name: "store", Fn: reads.Ping}},
+		Catalogue: reads.Catalog, Contacts: reads.Store, Names: api.NewNames(reads.Store), Bookings: reads.Store,
+		Webhooks: reads.Store, Egress: cfg.Mirrors.Egress()},
+		voice.Config{RetellKey: cfg.RetellKey, VapiSecret: cfg.VapiSecret, VapiHMACSecret: cfg.VapiHMACSecret})
 	return &API{handler: h, tc: tc, reads: reads}, nil
+}
+
+// Edge is the agent edge over sc: the REST API with the voice tools
+// mounted on it, the tools sharing the API's catalogue, stores, display
+// names, language, clock and metrics.
+func Edge(sc *sagaclient.Client, cfg api.Config, tools voice.Config) http.Handler {
+	tools.Catalogue, tools.Contacts, tools.Bookings, tools.Names = cfg.Catalogue, cfg.Contacts, cfg.Bookings, cfg.Names
+	tools.Language, tools.Now, tools.Metrics = cfg.Language, cfg.Now, cfg.Metrics
+	srv := api.New(sc, cfg)
+	srv.Mount(voice.New(sc, tools).Routes()...)
+	return srv.Handler()
+}
+
+// markPending tells the store a key was answered pending_reconciliation,
+// so its decision also goes out as booking.settled. It runs beside the
+// answer, never before it: the store being slow or down is often why the
+// answer was pending, and a voice caller can't wait on it. A mark that
+// can't be written in two seconds is logged and lost; the agent backend
+// then learns the outcome by asking, as without webhooks.
+func markPending(st *store.Store, logger *zap.Logger) func(context.Context, string) {
+	return func(ctx context.Context, key string) {
+		go func() {
+			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+			defer cancel()
+			if err := st.MarkPending(ctx, key); err != nil {
+				logger.Warn("pending answer not noted for booking.settled", zap.String("request_key", key), zap.Error(err))
+			}
+		}()
+	}
 }
 
 // Serve answers on ln until ctx ends, then drains for up to 10 s: it takes

@@ -19,8 +19,10 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
 
 	"github.com/bookingsaga/bookingsaga/api"
+	"github.com/bookingsaga/bookingsaga/api/voice"
 	"github.com/bookingsaga/bookingsaga/internal/apikey"
 	"github.com/bookingsaga/bookingsaga/internal/egress"
 	"github.com/bookingsaga/bookingsaga/internal/store"
@@ -51,6 +53,11 @@ var apiKey, apiKeys = func() (string, *apikey.Keyring) {
 // serveAPI serves the agent API over the fixture's worker, with the tests'
 // key unless cfg has keys of its own.
 func (f *fixture) serveAPI(cfg api.Config, reads ...sagaclient.Catalog) string {
+	return f.serveEdge(cfg, voice.Config{}, reads...)
+}
+
+// serveEdge is serveAPI with the voice tools' own settings.
+func (f *fixture) serveEdge(cfg api.Config, tools voice.Config, reads ...sagaclient.Catalog) string {
 	if cfg.Keys == nil {
 		cfg.Keys = apiKeys
 	}
@@ -59,7 +66,7 @@ func (f *fixture) serveAPI(cfg api.Config, reads ...sagaclient.Catalog) string {
 		cfg.Contacts = vault
 	}
 	if cfg.Names == nil {
-		cfg.Names = vault
+		cfg.Names = api.NewNames(vault)
 	}
 	if cfg.Bookings == nil {
 		cfg.Bookings = vault
@@ -74,8 +81,11 @@ func (f *fixture) serveAPI(cfg api.Config, reads ...sagaclient.Catalog) string {
 	if len(reads) > 0 {
 		cat = reads[0]
 	}
-	sc := sagaclient.New(f.client, sagaclient.Options{Catalog: cat, TaskQueue: f.queue, Settings: f.settings, Contacts: vault})
-	srv := httptest.NewServer(api.New(sc, cfg).Handler())
+	if cfg.Catalogue == nil {
+		cfg.Catalogue = f.catalog
+	}
+	sc := sagaclient.New(f.client, sagaclient.Options{Catalog: cat, TaskQueue: f.queue, Settings: f.settings, Contacts: vault, OnPending: markPending(vault, zap.NewNop())})
+	srv := httptest.NewServer(Edge(sc, cfg, tools))
 	f.t.Cleanup(srv.Close)
 	return srv.URL
 }
@@ -207,7 +217,7 @@ func retellSign(body []byte, key string) string {
 func TestVoicePlatformRoundTrips(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	url := f.serveAPI(api.Config{RetellKey: "retell-key", VapiSecret: "vapi-secret"})
+	url := f.serveEdge(api.Config{}, voice.Config{RetellKey: "retell-key", VapiSecret: "vapi-secret"})
 	args := map[string]any{"property_id": "paris-11", "agent_id": "agent-00", "starts_at": slot(t, 15).Format(time.RFC3339),
 		"time_zone": "Europe/Paris", "duration_minutes": 30, "expected_policy_version": policyVersion,
 		"contact": map[string]string{"name": "Ada", "phone": "+33 6 12 34 56 78"}}

@@ -19,6 +19,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/bookingsaga/bookingsaga/api"
+	"github.com/bookingsaga/bookingsaga/api/voice"
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/apikey"
 	"github.com/bookingsaga/bookingsaga/internal/store"
@@ -53,7 +54,7 @@ func setupSealed(t *testing.T) sealedAPI {
 	t.Cleanup(w.Stop)
 	vault := store.New(f.pool, store.Config{})
 	sc := sagaclient.New(sealed, sagaclient.Options{Catalog: f.catalog, TaskQueue: queue, Settings: f.settings, Contacts: vault})
-	srv := httptest.NewServer(api.New(sc, api.Config{Keys: apiKeys, Contacts: vault}).Handler())
+	srv := httptest.NewServer(Edge(sc, api.Config{Catalogue: f.catalog, Keys: apiKeys, Contacts: vault}, voice.Config{}))
 	t.Cleanup(srv.Close)
 	return sealedAPI{fixture: f, url: srv.URL, codec: codec}
 }

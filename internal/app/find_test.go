@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/bookingsaga/bookingsaga/api"
+	"github.com/bookingsaga/bookingsaga/api/voice"
 	"github.com/bookingsaga/bookingsaga/receipt"
 	"github.com/bookingsaga/bookingsaga/workflows"
 )
@@ -41,7 +42,7 @@ func TestAReturningCallerFindsTheirBookingByReferenceAndPhone(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	core, logs := observer.New(zapcore.DebugLevel)
-	url := f.serveAPI(api.Config{RetellKey: "retell-key", Log: zap.New(core)})
+	url := f.serveEdge(api.Config{Log: zap.New(core)}, voice.Config{RetellKey: "retell-key"})
 	args := bookArgs(t, 10)
 	args["contact"] = map[string]string{"name": "Ada", "phone": "+33 6 12 34 56 78"}
 	booked := f.retellTool(url, "call-"+uuid.NewString(), "book", args)

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bookingsaga/bookingsaga/api"
+	"github.com/bookingsaga/bookingsaga/api/voice"
 )
 
 // caller sends one tool call of a call on one platform and returns the
@@ -75,7 +76,7 @@ func journey(t *testing.T, call caller, hour int) (tags []string, first, moved s
 func TestTheSameJourneyOverEveryPlatform(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	url := f.serveAPI(api.Config{RetellKey: "retell-key", VapiSecret: "vapi-secret"})
+	url := f.serveEdge(api.Config{}, voice.Config{RetellKey: "retell-key", VapiSecret: "vapi-secret"})
 	platforms := map[string]func(callID string) caller{
 		"mcp": func(callID string) caller {
 			return func(tool string, args map[string]any) string {

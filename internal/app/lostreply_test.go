@@ -19,6 +19,7 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/bookingsaga/bookingsaga/api"
+	"github.com/bookingsaga/bookingsaga/api/voice"
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/receipt"
 	"github.com/bookingsaga/bookingsaga/sagaclient"
@@ -61,7 +62,7 @@ func TestALostAnswerFromTemporalIsPendingNeverAFailure(t *testing.T) {
 	tc, err := client.NewClientFromExisting(f.client, client.Options{Namespace: temporalServer().GetDefaultNamespace(), Interceptors: []interceptor.ClientInterceptor{fault}})
 	require.NoError(t, err)
 	sc := sagaclient.New(tc, sagaclient.Options{Catalog: f.catalog, TaskQueue: f.queue, Settings: f.settings})
-	srv := httptest.NewServer(api.New(sc, api.Config{Keys: apiKeys}).Handler())
+	srv := httptest.NewServer(Edge(sc, api.Config{Catalogue: f.catalog, Keys: apiKeys}, voice.Config{}))
 	t.Cleanup(srv.Close)
 	url := srv.URL
 	fault.lose.Store(true)
@@ -222,7 +223,7 @@ func TestAConversationBookkeepingFaultNeverChangesTheAnswer(t *testing.T) {
 		Interceptors: []interceptor.ClientInterceptor{fault}})
 	require.NoError(t, err)
 	sc := sagaclient.New(tc, sagaclient.Options{Catalog: f.catalog, TaskQueue: f.queue, Settings: f.settings})
-	srv := httptest.NewServer(api.New(sc, api.Config{Keys: apiKeys}).Handler())
+	srv := httptest.NewServer(Edge(sc, api.Config{Catalogue: f.catalog, Keys: apiKeys}, voice.Config{}))
 	t.Cleanup(srv.Close)
 	call := "call-" + uuid.NewString()
 	tool := func(name string, args map[string]any) string {

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bookingsaga/bookingsaga/api"
+	"github.com/bookingsaga/bookingsaga/api/voice"
 	"github.com/bookingsaga/bookingsaga/internal/apikey"
 	"github.com/bookingsaga/bookingsaga/receipt"
 	"github.com/bookingsaga/bookingsaga/sagaclient"
@@ -54,7 +55,7 @@ func (f *fixture) mcpSession(url, callID string) *mcp.ClientSession {
 
 // mcpCall calls a tool in a new session and returns its text and
 // structured result.
-func (f *fixture) mcpCall(url, callID, tool string, args map[string]any) (*mcp.CallToolResult, api.ToolResult) {
+func (f *fixture) mcpCall(url, callID, tool string, args map[string]any) (*mcp.CallToolResult, voice.ToolResult) {
 	f.t.Helper()
 	sess := f.mcpSession(url, callID)
 	res, err := sess.CallTool(f.ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
@@ -62,7 +63,7 @@ func (f *fixture) mcpCall(url, callID, tool string, args map[string]any) (*mcp.C
 	raw, err := json.Marshal(res.StructuredContent)
 	require.NoError(f.t, err)
 	f.matchesOutputSchema(sess, tool, raw)
-	var out api.ToolResult
+	var out voice.ToolResult
 	require.NoError(f.t, json.Unmarshal(raw, &out))
 	require.Len(f.t, res.Content, 1)
 	text := res.Content[0].(*mcp.TextContent).Text

@@ -27,6 +27,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/bookingsaga/bookingsaga/api"
+	"github.com/bookingsaga/bookingsaga/api/voice"
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/localtime"
 	"github.com/bookingsaga/bookingsaga/internal/metrics"
@@ -101,7 +102,7 @@ func TestEveryMetricIsThereBeforeTheFirstBooking(t *testing.T) {
 	m := metrics.New(zap.NewNop())
 	t.Cleanup(func() { _ = m.Close() })
 	registerMetrics(m, "default", booking.TaskQueue)
-	api.New(sagaclient.New(nil, sagaclient.Options{}), api.Config{Metrics: m.Scope()})
+	Edge(sagaclient.New(nil, sagaclient.Options{}), api.Config{Metrics: m.Scope()}, voice.Config{})
 	srv := httptest.NewServer(m.Handler())
 	t.Cleanup(srv.Close)
 	res, err := http.Get(srv.URL)

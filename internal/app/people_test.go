@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bookingsaga/bookingsaga/api"
+	"github.com/bookingsaga/bookingsaga/api/voice"
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/store"
 	"github.com/bookingsaga/bookingsaga/sagaclient"
@@ -19,7 +20,7 @@ import (
 func TestPropertyInfoAnswersOnlyApprovedFacts(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	url := f.serveAPI(api.Config{RetellKey: "retell-key"})
+	url := f.serveEdge(api.Config{}, voice.Config{RetellKey: "retell-key"})
 	property := api.ResourceBody{Kind: "property", Capacity: 1, TimeZone: "Europe/Paris", CalendarID: "paris-11@calendar.test",
 		Facts: []booking.Fact{{Topic: "Parking", Answer: "One space in the courtyard comes with the flat.", Source: "lease, clause 4"}}}
 	bad := property
@@ -48,7 +49,7 @@ func TestPropertyInfoAnswersOnlyApprovedFacts(t *testing.T) {
 func TestRequestHumanLeavesACallback(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	url := f.serveAPI(api.Config{RetellKey: "retell-key"})
+	url := f.serveEdge(api.Config{}, voice.Config{RetellKey: "retell-key"})
 	rc := &receiver{t: t, got: map[string]int{}, types: map[string]string{}}
 	f.register(url, rc)
 	call := "call-" + uuid.NewString()

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bookingsaga/bookingsaga/api"
+	"github.com/bookingsaga/bookingsaga/api/voice"
 	"github.com/bookingsaga/bookingsaga/receipt"
 	"github.com/bookingsaga/bookingsaga/sagaclient"
 	"github.com/bookingsaga/bookingsaga/workflows"
@@ -27,7 +28,7 @@ func TestOverloadIsShedAtOnceAndNothingAdmittedIs(t *testing.T) {
 	inFlight := make(chan int, 16)
 	sc := sagaclient.New(f.client, sagaclient.Options{Catalog: f.catalog, TaskQueue: "no-sagas-" + uuid.NewString(),
 		Settings: workflows.Settings{CommitWait: 2 * time.Second}, MaxInFlight: 2, OnInFlight: func(n int) { inFlight <- n }})
-	srv := httptest.NewServer(api.New(sc, api.Config{Keys: apiKeys}).Handler())
+	srv := httptest.NewServer(Edge(sc, api.Config{Catalogue: f.catalog, Keys: apiKeys}, voice.Config{}))
 	t.Cleanup(srv.Close)
 	post := func(hour int) (int, receipt.Receipt, http.Header) {
 		body, _ := json.Marshal(bookingBody(uuid.NewString(), slot(t, hour)))

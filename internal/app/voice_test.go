@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bookingsaga/bookingsaga/api"
+	"github.com/bookingsaga/bookingsaga/api/voice"
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/localtime"
 	"github.com/bookingsaga/bookingsaga/receipt"
@@ -63,7 +64,7 @@ type vapiAnswer struct {
 func TestVapiNotDoneIsItsErrorField(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	url := f.serveAPI(api.Config{VapiSecret: "vapi-secret"}) + "/v1/tools/vapi"
+	url := f.serveEdge(api.Config{}, voice.Config{VapiSecret: "vapi-secret"}) + "/v1/tools/vapi"
 	noPolicy := bookArgs(t, 10)
 	delete(noPolicy, "expected_policy_version")
 	var out vapiAnswer
@@ -84,7 +85,7 @@ func TestVapiNotDoneIsItsErrorField(t *testing.T) {
 func TestVapiToolCallsAsDocumented(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	url := f.serveAPI(api.Config{VapiSecret: "vapi-secret"}) + "/v1/tools/vapi"
+	url := f.serveEdge(api.Config{}, voice.Config{VapiSecret: "vapi-secret"}) + "/v1/tools/vapi"
 	body := vapiToolCalls("call-"+uuid.NewString(), "call_abc123", "book", bookArgs(t, 10))
 	var out vapiAnswer
 	require.Equal(t, http.StatusOK, f.call("POST", url, body, &out, "X-Vapi-Secret", "vapi-secret"))
@@ -113,7 +114,7 @@ func TestVapiToolCallsAsDocumented(t *testing.T) {
 func TestVapiBodiesThatAreNotToolCallsGet400(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	url := f.serveAPI(api.Config{VapiSecret: "vapi-secret"}) + "/v1/tools/vapi"
+	url := f.serveEdge(api.Config{}, voice.Config{VapiSecret: "vapi-secret"}) + "/v1/tools/vapi"
 	for name, body := range map[string][]byte{
 		"not JSON":      []byte(`{"message":`),
 		"another type":  []byte(`{"message":{"type":"status-update","status":"in-progress"}}`),
@@ -134,7 +135,7 @@ func TestVapiBodiesThatAreNotToolCallsGet400(t *testing.T) {
 func TestRetellArgsOnly(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	url := f.serveAPI(api.Config{RetellKey: "retell-key"}) + "/v1/tools/retell/book"
+	url := f.serveEdge(api.Config{}, voice.Config{RetellKey: "retell-key"}) + "/v1/tools/retell/book"
 	body, err := json.Marshal(bookArgs(t, 13))
 	require.NoError(t, err)
 	callID := "call-" + uuid.NewString()
@@ -163,7 +164,7 @@ func TestSelectSlotReadsBackInTheCallersLanguage(t *testing.T) {
 	f := setup(t)
 	require.NoError(t, f.acts.Store.UpsertResource(f.ctx, booking.Resource{ID: "paris-11", Kind: "property", Capacity: 1,
 		TimeZone: "Europe/Paris", CalendarID: "paris-11@calendar.test", DisplayName: "the Marais flat"}))
-	url := f.serveAPI(api.Config{VapiSecret: "vapi-secret"}) + "/v1/tools/vapi"
+	url := f.serveEdge(api.Config{}, voice.Config{VapiSecret: "vapi-secret"}) + "/v1/tools/vapi"
 	call := "call-" + uuid.NewString()
 	args := bookArgs(t, 14)
 	delete(args, "expected_policy_version")
@@ -294,7 +295,7 @@ func TestARescheduleKeepsTheExtraResources(t *testing.T) {
 func TestADSTGapIsAskedAboutWithBothCandidates(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	url := f.serveAPI(api.Config{VapiSecret: "vapi-secret"}) + "/v1/tools/vapi"
+	url := f.serveEdge(api.Config{}, voice.Config{VapiSecret: "vapi-secret"}) + "/v1/tools/vapi"
 	for local, want := range map[string][]string{
 		"2027-03-28T02:30": {"[not_done: nonexistent_local_time]", "1:30 a.m.", "3:30 a.m."},
 		"2027-10-31T02:30": {"[not_done: ambiguous_local_time]", "2:30 a.m.", "twice"},
@@ -315,7 +316,7 @@ func TestADSTGapIsAskedAboutWithBothCandidates(t *testing.T) {
 func TestACallInFrench(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	url := f.serveAPI(api.Config{RetellKey: "retell-key"}) + "/v1/tools/retell/book"
+	url := f.serveEdge(api.Config{}, voice.Config{RetellKey: "retell-key"}) + "/v1/tools/retell/book"
 	args := bookArgs(t, 16)
 	args["language"] = "fr"
 	body, err := json.Marshal(args)

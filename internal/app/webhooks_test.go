@@ -18,8 +18,10 @@ import (
 	enums "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/interceptor"
+	"go.uber.org/zap"
 
 	"github.com/bookingsaga/bookingsaga/api"
+	"github.com/bookingsaga/bookingsaga/api/voice"
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/store"
 	"github.com/bookingsaga/bookingsaga/receipt"
@@ -174,8 +176,8 @@ func TestAPendingBookingIsAnnouncedSettledOnce(t *testing.T) {
 		Interceptors: []interceptor.ClientInterceptor{fault}})
 	require.NoError(t, err)
 	vault := store.New(f.pool, store.Config{})
-	sc := sagaclient.New(tc, sagaclient.Options{Catalog: f.catalog, TaskQueue: f.queue, Settings: f.settings, Contacts: vault})
-	srv := httptest.NewServer(api.New(sc, api.Config{Keys: apiKeys, Webhooks: vault, Bookings: vault, Names: vault}).Handler())
+	sc := sagaclient.New(tc, sagaclient.Options{Catalog: f.catalog, TaskQueue: f.queue, Settings: f.settings, Contacts: vault, OnPending: markPending(vault, zap.NewNop())})
+	srv := httptest.NewServer(Edge(sc, api.Config{Catalogue: f.catalog, Keys: apiKeys, Webhooks: vault, Bookings: vault, Names: api.NewNames(vault)}, voice.Config{}))
 	t.Cleanup(srv.Close)
 	fault.lose.Store(true)
 	key := uuid.NewString()

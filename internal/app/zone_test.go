@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bookingsaga/bookingsaga/api"
+	"github.com/bookingsaga/bookingsaga/api/voice"
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/localtime"
 	"github.com/bookingsaga/bookingsaga/receipt"
@@ -45,7 +46,7 @@ func TestVancouverInDecember2026FollowsTheBuildsRules(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	f.vancouver()
-	base := f.serveAPI(api.Config{RetellKey: "retell-key"})
+	base := f.serveEdge(api.Config{}, voice.Config{RetellKey: "retell-key"})
 	url := base + "/v1/tools/retell/"
 	call := "call-" + uuid.NewString()
 	tool := func(name string, args map[string]any) string {

@@ -189,7 +189,7 @@ func (s *Store) decide(b *pgx.Batch, req CommitRequest, st *commitState, now tim
 		busy = req.CalendarBusy // the calendar's word comes first: it names the foreign event
 	}
 	if len(busy) > 0 {
-		refuse.Outcome, refuse.Code, refuse.Message, refuse.Busy = booking.RefusedConflict, "slot_taken", "the slot is no longer free", busy
+		refuse.Outcome, refuse.Code, refuse.Message, refuse.Busy = booking.RefusedConflict, booking.CodeSlotTaken, "the slot is no longer free", busy
 		queueRefusal(b, refuse, fp)
 		return Outcome{Conflict: &Conflict{Busy: busy}}, nil
 	}

@@ -1,8 +1,9 @@
-package api
+package voice
 
 import (
 	"net/http"
 
+	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/speech"
 )
@@ -29,10 +30,10 @@ var SystemPrompts = map[speech.Lang]string{
 }
 
 // prompt is the system prompt in ?language=, else the API's language.
-func (s *Server) prompt(r *http.Request) (string, error) {
-	lang, err := s.language(r.URL.Query().Get("language"))
+func (t *Tools) prompt(r *http.Request) (string, error) {
+	lang, err := api.Language(r.URL.Query().Get("language"), t.cfg.Language)
 	if err != nil {
-		return "", badRequest(booking.CodeMissingField, "%s", err.Error())
+		return "", api.BadRequest(booking.CodeMissingField, "%s", err.Error())
 	}
 	return SystemPrompts[lang], nil
 }

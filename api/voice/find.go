@@ -1,4 +1,4 @@
-package api
+package voice
 
 import (
 	"context"
@@ -8,9 +8,9 @@ import (
 	"sync"
 	"time"
 
-	"go.temporal.io/api/serviceerror"
 	"golang.org/x/time/rate"
 
+	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/receipt"
 	"github.com/bookingsaga/bookingsaga/sagaclient"
@@ -81,43 +81,40 @@ func (f *finds) prune(now time.Time) {
 	}
 }
 
-func (s *Server) toolFind(ctx context.Context, conv string, a toolArgs) (toolAnswer, error) {
+func (t *Tools) toolFind(ctx context.Context, conv string, a toolArgs) (Answer, error) {
 	ref := strings.ToUpper(strings.TrimSpace(a.Reference))
 	switch {
 	case ref == "" || strings.TrimSpace(a.Phone) == "":
-		return toolAnswer{}, badRequest(booking.CodeMissingField, "give the reference the caller quotes and the phone number they gave when booking")
-	case s.cfg.Contacts == nil:
-		return toolAnswer{}, &Error{Status: http.StatusNotImplemented, Code: string(codeUnavailable), Message: "this API has no store connection to check a phone number"}
-	case !s.finds.allow(conv, ref, s.cfg.Now()):
-		return notDoneAnswer(string(codeRateLimited), "too many attempts to find a booking in this call; offer to pass the caller to a person"), nil
+		return Answer{}, api.BadRequest(booking.CodeMissingField, "give the reference the caller quotes and the phone number they gave when booking")
+	case t.cfg.Contacts == nil:
+		return Answer{}, &api.Error{Status: http.StatusNotImplemented, Code: string(booking.CodeUnavailable), Message: "this API has no store connection to check a phone number"}
+	case !t.finds.allow(conv, ref, t.cfg.Now()):
+		return notDone(booking.CodeRateLimited, "too many attempts to find a booking in this call; offer to pass the caller to a person"), nil
 	}
-	r, err := s.client.ByReference(ctx, ref)
-	var nf *serviceerror.NotFound
+	r, err := t.saga.ByReference(ctx, ref)
 	switch {
-	case errors.Is(err, sagaclient.ErrNotFound) || errors.As(err, &nf) || err == nil && !s.phoneMatches(ctx, r.RequestKey, a.Phone):
-		return notDoneAnswer(string(codeNotFound), "no booking matches that reference and phone number; ask the caller to check both, or offer a person"), nil
+	case errors.Is(err, sagaclient.ErrNotFound) || err == nil && !t.phoneMatches(ctx, r.RequestKey, a.Phone):
+		return notDone(booking.CodeNotFound, "no booking matches that reference and phone number; ask the caller to check both, or offer a person"), nil
 	case err != nil:
-		return toolAnswer{}, err
+		return Answer{}, err
 	}
 	// A booking moved since is found where it went.
 	for hops := 0; r.Status == receipt.StatusRescheduled && r.ReplacedBy != "" && hops < 10; hops++ {
-		if r, err = s.client.Status(ctx, r.ReplacedBy); err != nil {
-			return toolAnswer{}, err
+		if r, err = t.saga.Status(ctx, r.ReplacedBy); err != nil {
+			return Answer{}, err
 		}
 	}
-	if err := s.client.Adopt(ctx, conv, r.RequestKey); err != nil {
-		return toolAnswer{}, err
+	if err := t.saga.Adopt(ctx, conv, r.RequestKey); err != nil {
+		return Answer{}, err
 	}
-	out := s.spoken(ctx, a.lang, r)
-	out.Text += " For the tools: request_key " + r.RequestKey + "; this call may now check, cancel or reschedule it."
-	return out, nil
+	return t.spoken(ctx, a.lang, r).note("For the tools: request_key " + r.RequestKey + "; this call may now check, cancel or reschedule it."), nil
 }
 
 // phoneMatches compares a phone number with the one sealed with key's
 // booking. A store that cannot open it (erased, none given) matches
 // nothing.
-func (s *Server) phoneMatches(ctx context.Context, key, phone string) bool {
-	c, err := s.cfg.Contacts.Contact(ctx, key)
+func (t *Tools) phoneMatches(ctx context.Context, key, phone string) bool {
+	c, err := t.cfg.Contacts.Contact(ctx, key)
 	return err == nil && samePhone(c.Phone, phone)
 }
 

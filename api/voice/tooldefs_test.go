@@ -1,4 +1,4 @@
-package api
+package voice
 
 import (
 	"bytes"
@@ -12,13 +12,16 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/internal/speech"
 )
 
 // exported calls one of the definition endpoints as an integrator would.
 func exported(t *testing.T, path string) map[string]any {
 	t.Helper()
-	srv := httptest.NewServer(New(nil, Config{Keys: nil}).Handler())
+	edge := api.New(nil, api.Config{})
+	edge.Mount(New(nil, Config{}).Routes()...)
+	srv := httptest.NewServer(edge.Handler())
 	t.Cleanup(srv.Close)
 	res, err := http.Get(srv.URL + path + "?base_url=https://bookings.example.test")
 	require.NoError(t, err)
@@ -38,7 +41,7 @@ func openAPIToolArgs(t *testing.T) map[string]any {
 			Schemas map[string]any `json:"schemas"`
 		} `json:"components"`
 	}
-	require.NoError(t, json.Unmarshal(openAPIDoc, &doc))
+	require.NoError(t, json.Unmarshal(api.OpenAPI(), &doc))
 	out := map[string]any{}
 	for name, s := range doc.Components.Schemas {
 		if tool, ok := cutPrefix(name, "ToolArgs_"); ok {
@@ -73,9 +76,9 @@ func TestTheExportedToolsAreExactlyTheServedOnes(t *testing.T) {
 		served = append(served, d.name)
 		// Dispatched: a call with no arguments is refused for what it
 		// lacks, never as an unknown tool.
-		require.NotContains(t, s.tool(context.Background(), "conv", d.name, nil).Text, "unknown tool", d.name)
+		require.NotContains(t, s.call(context.Background(), "conv", d.name, nil).Text(), "unknown tool", d.name)
 	}
-	require.Contains(t, s.tool(context.Background(), "conv", "no_such_tool", nil).Text, "unknown tool")
+	require.Contains(t, s.call(context.Background(), "conv", "no_such_tool", nil).Text(), "unknown tool")
 
 	vapi := exported(t, "/v1/tools/vapi/tools")["tools"].([]any)
 	retell := exported(t, "/v1/tools/retell/functions")["general_tools"].([]any)
@@ -110,7 +113,7 @@ func TestWriteToolArgsIntoOpenAPI(t *testing.T) {
 		return
 	}
 	var doc map[string]any
-	require.NoError(t, json.Unmarshal(openAPIDoc, &doc))
+	require.NoError(t, json.Unmarshal(api.OpenAPI(), &doc))
 	schemas := doc["components"].(map[string]any)["schemas"].(map[string]any)
 	for _, d := range toolDefs {
 		schemas["ToolArgs_"+d.name] = roundTrip(t, d.schema())
@@ -120,7 +123,7 @@ func TestWriteToolArgsIntoOpenAPI(t *testing.T) {
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", " ")
 	require.NoError(t, enc.Encode(doc))
-	require.NoError(t, os.WriteFile("openapi.json", buf.Bytes(), 0o644))
+	require.NoError(t, os.WriteFile("../openapi.json", buf.Bytes(), 0o644))
 }
 
 // The prompt's rule is there in every language, with the tags and tools

@@ -1,4 +1,4 @@
-package api
+package voice
 
 import (
 	"bytes"
@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/bookingsaga/bookingsaga/api"
 )
 
 // retellSignature signs body as Retell does: v=<unix ms>,d=<hex HMAC>.
@@ -42,8 +44,8 @@ func post(t *testing.T, url string, body []byte, headers ...string) int {
 // own signed calls still get through.
 func TestUnsignedCallsDoNotDrainThePlatformsLimit(t *testing.T) {
 	t.Parallel()
-	url := guarded(t, Config{RetellKey: "retell-key", VapiSecret: "vapi-secret", Now: time.Now,
-		Limits: &Limits{PerSecond: 1, Burst: 2, RepeatWindow: time.Minute}})
+	url := guarded(t, api.Config{Limits: &api.Limits{PerSecond: 1, Burst: 2, RepeatWindow: time.Minute}},
+		Config{RetellKey: "retell-key", VapiSecret: "vapi-secret", Now: time.Now})
 	for i := range 20 {
 		body := fmt.Appendf(nil, `{"name":"no_such_tool","call":{"call_id":"c-%d"},"args":{}}`, i)
 		require.Equal(t, http.StatusUnauthorized, post(t, url+"/v1/tools/retell", body, "X-Retell-Signature", "v=1,d=00"))
@@ -62,7 +64,7 @@ func TestUnsignedCallsDoNotDrainThePlatformsLimit(t *testing.T) {
 // it was still gets in.
 func TestAnArgsOnlyBodyCannotBeReplayedElsewhere(t *testing.T) {
 	t.Parallel()
-	url := guarded(t, Config{RetellKey: "retell-key", Now: time.Now})
+	url := guarded(t, api.Config{}, Config{RetellKey: "retell-key", Now: time.Now})
 	args := []byte(`{"request_key":"k-1"}`)
 	sig := retellSignature(args, "retell-key", time.Now())
 	// Tools this API does not have are answered without reaching Temporal.
@@ -80,7 +82,7 @@ func TestAnArgsOnlyBodyCannotBeReplayedElsewhere(t *testing.T) {
 // as Vapi requires, and says to try the same call again.
 func TestAVapiCallThatFailedForNowIsItsErrorField(t *testing.T) {
 	t.Parallel()
-	url := guarded(t, Config{VapiSecret: "vapi-secret", Now: time.Now}) // Temporal unreachable
+	url := guarded(t, api.Config{}, Config{VapiSecret: "vapi-secret", Now: time.Now}) // Temporal unreachable
 	body := []byte(`{"message":{"type":"tool-calls","call":{"id":"call-1"},"toolCallList":[{"id":"tc-1","type":"function",` +
 		`"function":{"name":"booking_status","arguments":{"request_key":"k-1"}}}]}}`)
 	req, err := http.NewRequest(http.MethodPost, url+"/v1/tools/vapi", bytes.NewReader(body))

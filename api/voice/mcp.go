@@ -1,4 +1,4 @@
-package api
+package voice
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/receipt"
 )
@@ -27,11 +28,11 @@ import (
 // on a broken stream): the server-minted request_key stays the handle.
 
 // mcpHandler serves the tools over MCP.
-func (s *Server) mcpHandler() http.Handler {
+func (t *Tools) mcpHandler() http.Handler {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "bookingsaga", Title: "Property viewing bookings", Version: "1"},
-		&mcp.ServerOptions{Instructions: SystemPrompts[s.cfg.Language]})
+		&mcp.ServerOptions{Instructions: SystemPrompts[t.cfg.Language]})
 	for _, d := range toolDefs {
-		srv.AddTool(d.mcpTool(), s.mcpCall(d.name))
+		srv.AddTool(d.mcpTool(), t.mcpCall(d.name))
 	}
 	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
 		Stateless:    true,
@@ -46,28 +47,28 @@ func (s *Server) mcpHandler() http.Handler {
 	})
 }
 
-func (s *Server) mcp(w http.ResponseWriter, r *http.Request) error {
-	s.mcpServer.ServeHTTP(w, r)
+func (t *Tools) mcp(w http.ResponseWriter, r *http.Request) error {
+	t.mcpServer.ServeHTTP(w, r)
 	return nil
 }
 
 // mcpCall runs one tools/call. Refusals, conflicts, pending outcomes and
 // questions for the caller are ordinary results, worded from their
 // [status]; only a call that did nothing and asks nothing is isError.
-func (s *Server) mcpCall(name string) mcp.ToolHandler {
+func (t *Tools) mcpCall(name string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		args, bad := readToolArgs(req.Params.Arguments)
-		var ans toolAnswer
+		var ans Answer
 		switch conv := conversation(req, args); {
 		case bad != nil:
 			ans = *bad
 		case conv == "":
-			ans = notDoneAnswer(string(booking.CodeMissingField),
+			ans = notDone(booking.CodeMissingField,
 				"name the conversation: send the header X-Call-Id with the call's id, or give conversation_id")
 		default:
-			ans = s.toolWith(ctx, conv, name, args)
+			ans = t.callWith(ctx, conv, name, args)
 		}
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: ans.Text}},
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: ans.Text()}},
 			StructuredContent: structured(ans), IsError: ans.Failed()}, nil
 	}
 }
@@ -84,35 +85,25 @@ func conversation(req *mcp.CallToolRequest, args toolArgs) string {
 // ToolResult is an MCP call's structuredContent: the [status] tag and
 // the line, and what they speak of.
 type ToolResult struct {
-	Status       string              `json:"status"`
-	Code         string              `json:"code,omitempty"`
-	Line         string              `json:"line"`
-	RequestKey   string              `json:"request_key,omitempty"`
-	Receipt      *receipt.Receipt    `json:"receipt,omitempty"`
-	Availability *AvailabilityAnswer `json:"availability,omitempty"`
+	Status       string                  `json:"status"`
+	Code         string                  `json:"code,omitempty"`
+	Line         string                  `json:"line"`
+	RequestKey   string                  `json:"request_key,omitempty"`
+	Receipt      *receipt.Receipt        `json:"receipt,omitempty"`
+	Availability *api.AvailabilityAnswer `json:"availability,omitempty"`
 }
 
-func structured(a toolAnswer) ToolResult {
-	status, code, line := tagOf(a.Text)
-	out := ToolResult{Status: status, Code: code, Line: line, RequestKey: a.RequestKey, Availability: a.Availability}
+// structured is an answer's structuredContent, built from its fields.
+func structured(a Answer) ToolResult {
+	out := ToolResult{Status: a.Status, Code: a.Code, Line: a.Line, RequestKey: a.RequestKey, Availability: a.Availability}
 	if a.Receipt != nil {
-		r := onWire(*a.Receipt)
+		r := receipt.OnWire(*a.Receipt)
 		out.Receipt = &r
-	}
-	if out.RequestKey == "" && a.Receipt != nil {
-		out.RequestKey = a.Receipt.RequestKey
+		if out.RequestKey == "" {
+			out.RequestKey = r.RequestKey
+		}
 	}
 	return out
-}
-
-// tagOf splits "[status: code] line".
-func tagOf(text string) (status, code, line string) {
-	end := strings.Index(text, "] ")
-	if !strings.HasPrefix(text, "[") || end < 0 {
-		return "", "", text
-	}
-	status, code, _ = strings.Cut(text[1:end], ": ")
-	return status, code, text[end+2:]
 }
 
 // mcpTool is a tool definition as MCP lists it.
@@ -154,7 +145,7 @@ func openAPISchema(name, description string) map[string]any {
 			Schemas map[string]map[string]any `json:"schemas"`
 		} `json:"components"`
 	}
-	if err := json.Unmarshal(openAPIDoc, &doc); err != nil {
+	if err := json.Unmarshal(api.OpenAPI(), &doc); err != nil {
 		panic(fmt.Sprintf("openapi.json: %v", err))
 	}
 	schema, ok := doc.Components.Schemas[name]

@@ -1,9 +1,10 @@
-package api
+package voice
 
 import (
 	"context"
 	"strings"
 
+	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/booking"
 )
 
@@ -14,48 +15,48 @@ import (
 
 // toolPropertyInfo answers a question on a topic from the property's
 // approved facts, or says there is none.
-func (s *Server) toolPropertyInfo(ctx context.Context, _ string, a toolArgs) (toolAnswer, error) {
+func (t *Tools) toolPropertyInfo(ctx context.Context, _ string, a toolArgs) (Answer, error) {
 	if a.PropertyID == "" || strings.TrimSpace(a.Topic) == "" {
-		return toolAnswer{}, badRequest(booking.CodeMissingField, "give property_id and the topic of the caller's question")
+		return Answer{}, api.BadRequest(booking.CodeMissingField, "give property_id and the topic of the caller's question")
 	}
-	res, err := s.client.Resource(ctx, a.PropertyID)
+	res, err := t.cfg.Catalogue.Resource(ctx, a.PropertyID)
 	if err != nil {
-		return toolAnswer{}, err
+		return Answer{}, err
 	}
 	if res.Kind != "property" {
-		return toolAnswer{}, badRequest(booking.CodeWrongResourceKind, "%s is a %s, not a property", a.PropertyID, res.Kind)
+		return Answer{}, api.BadRequest(booking.CodeWrongResourceKind, "%s is a %s, not a property", a.PropertyID, res.Kind)
 	}
-	speaker := s.speaker(ctx, a.lang, a.PropertyID)
+	speaker := t.cfg.Names.Speaker(ctx, a.lang, a.PropertyID)
 	f, ok := res.FactOn(a.Topic)
 	if !ok {
 		topics := make([]string, 0, len(res.Facts))
 		for _, f := range res.Facts {
 			topics = append(topics, booking.FactTopic(f.Topic))
 		}
-		text := "[no_fact] " + speaker.NoFact(a.PropertyID) + " For the tools: request_human passes the question on"
+		line := speaker.NoFact(a.PropertyID) + " For the tools: request_human passes the question on"
 		if len(topics) > 0 {
-			text += "; approved topics: " + strings.Join(topics, ", ")
+			line += "; approved topics: " + strings.Join(topics, ", ")
 		}
-		return toolAnswer{Text: text + "."}, nil
+		return Answer{Status: "no_fact", Line: line + "."}, nil
 	}
-	return toolAnswer{Text: "[fact] " + f.Answer + " For the tools: source " + f.Source + ", approved " +
+	return Answer{Status: "fact", Line: f.Answer + " For the tools: source " + f.Source + ", approved " +
 		f.ApprovedAt.UTC().Format("2006-01-02") + "."}, nil
 }
 
 // toolRequestHuman records that the caller wants a person, with the
 // call's bookings, and tells the model to transfer where it can.
-func (s *Server) toolRequestHuman(ctx context.Context, conv string, a toolArgs) (toolAnswer, error) {
+func (t *Tools) toolRequestHuman(ctx context.Context, conv string, a toolArgs) (Answer, error) {
 	h := booking.Handoff{ConversationID: conv, Topic: strings.ToLower(strings.TrimSpace(a.Topic)), Reason: strings.TrimSpace(a.Reason)}
 	if err := h.Validate(); err != nil {
-		return toolAnswer{}, fromRejection(err)
+		return Answer{}, api.FromRejection(err)
 	}
 	var err error
-	if h.RequestKeys, err = s.client.Keys(ctx, conv); err != nil {
-		return toolAnswer{}, err
+	if h.RequestKeys, err = t.saga.Keys(ctx, conv); err != nil {
+		return Answer{}, err
 	}
-	if _, err := s.client.RequestHandoff(ctx, h); err != nil {
-		return toolAnswer{}, err
+	if _, err := t.saga.RequestHandoff(ctx, h); err != nil {
+		return Answer{}, err
 	}
-	return toolAnswer{Text: "[handoff_requested] " + s.speaker(ctx, a.lang).Handoff() +
+	return Answer{Status: "handoff_requested", Line: t.cfg.Names.Speaker(ctx, a.lang).Handoff() +
 		" For the tools: if your platform can transfer this call to a person, transfer it now."}, nil
 }

@@ -1,4 +1,4 @@
-package api
+package voice
 
 import (
 	"crypto/hmac"
@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/booking"
 )
 
@@ -25,10 +26,10 @@ import (
 // "Payload: args only" the body is the arguments alone: the function's URL
 // then names the tool (/v1/tools/retell/{tool}) and a custom header the
 // integrator sets, X-Call-Id: {{call_id}}, names the call.
-func (s *Server) retell(w http.ResponseWriter, r *http.Request) error {
+func (t *Tools) retell(w http.ResponseWriter, r *http.Request) error {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
-		return badRequest(codeBodyTooLarge, "body is over %d bytes", s.cfg.MaxBody)
+		return api.BadRequest(booking.CodeBodyTooLarge, "the body is over the API's limit")
 	}
 	var call struct {
 		Name string `json:"name"`
@@ -38,24 +39,24 @@ func (s *Server) retell(w http.ResponseWriter, r *http.Request) error {
 		Args json.RawMessage `json:"args"`
 	}
 	if err := json.Unmarshal(body, &call); err != nil {
-		return badRequest(codeBadJSON, "the body is not a Retell function call: %s", jsonProblem(err))
+		return api.BadRequest(booking.CodeBadJSON, "the body is not a Retell function call: %s", api.JSONProblem(err))
 	}
 	tool, conv, args := r.PathValue("tool"), call.Call.CallID, call.Args
 	switch {
 	case conv != "" && tool != "" && call.Name != "" && call.Name != tool:
-		return badRequest(codeBadJSON, "the body calls %q at the URL of %q", call.Name, tool)
+		return api.BadRequest(booking.CodeBadJSON, "the body calls %q at the URL of %q", call.Name, tool)
 	case conv != "" && tool == "":
 		tool = call.Name
 	case conv == "" && tool != "": // args only
 		conv, args = r.Header.Get("X-Call-Id"), body
 		if conv == "" {
-			return badRequest(booking.CodeMissingField, "an args-only call needs the header X-Call-Id: {{call_id}} in the function's settings")
+			return api.BadRequest(booking.CodeMissingField, "an args-only call needs the header X-Call-Id: {{call_id}} in the function's settings")
 		}
 	}
 	if tool == "" || conv == "" {
-		return badRequest(codeBadJSON, "want {name, call: {call_id}, args}, or the arguments alone at /v1/tools/retell/{tool} with X-Call-Id")
+		return api.BadRequest(booking.CodeBadJSON, "want {name, call: {call_id}, args}, or the arguments alone at /v1/tools/retell/{tool} with X-Call-Id")
 	}
-	return writeJSON(w, http.StatusOK, map[string]string{"result": s.tool(r.Context(), conv, tool, args).Text})
+	return api.WriteJSON(w, http.StatusOK, map[string]string{"result": t.call(r.Context(), conv, tool, args).Text()})
 }
 
 // retellVerified checks Retell's signature, when a key is set. In "args
@@ -63,28 +64,28 @@ func (s *Server) retell(w http.ResponseWriter, r *http.Request) error {
 // sent again within its five minutes to another tool or under another
 // call id: each signature is bound to the path and X-Call-Id it first came
 // with. The platform resending a call as it was still gets in.
-func (s *Server) retellVerified(r *http.Request, body []byte) *Error {
-	if s.cfg.RetellKey == "" {
+func (t *Tools) retellVerified(r *http.Request, body []byte) *api.Error {
+	if t.cfg.RetellKey == "" {
 		return nil
 	}
 	sig := r.Header.Get("X-Retell-Signature")
-	if !retellSigned(body, sig, s.cfg.RetellKey, s.cfg.Now()) {
-		return &Error{Status: http.StatusUnauthorized, Code: string(codeUnauthorized), Message: "bad or missing X-Retell-Signature"}
+	if !retellSigned(body, sig, t.cfg.RetellKey, t.cfg.Now()) {
+		return &api.Error{Status: http.StatusUnauthorized, Code: string(booking.CodeUnauthorized), Message: "bad or missing X-Retell-Signature"}
 	}
-	if !s.replays.bind(sig, r.URL.Path+"\n"+r.Header.Get("X-Call-Id"), s.cfg.Now()) {
-		return &Error{Status: http.StatusUnauthorized, Code: string(codeUnauthorized),
+	if !t.replays.bind(sig, r.URL.Path+"\n"+r.Header.Get("X-Call-Id"), t.cfg.Now()) {
+		return &api.Error{Status: http.StatusUnauthorized, Code: string(booking.CodeUnauthorized),
 			Message: "this X-Retell-Signature was already used for another tool or call"}
 	}
 	return nil
 }
 
 // vapiVerified checks Vapi's shared secret and HMAC credential, each when set.
-func (s *Server) vapiVerified(r *http.Request, body []byte) *Error {
-	if s.cfg.VapiSecret != "" && !constantEqual(r.Header.Get("X-Vapi-Secret"), s.cfg.VapiSecret) {
-		return &Error{Status: http.StatusUnauthorized, Code: string(codeUnauthorized), Message: "bad or missing X-Vapi-Secret"}
+func (t *Tools) vapiVerified(r *http.Request, body []byte) *api.Error {
+	if t.cfg.VapiSecret != "" && !constantEqual(r.Header.Get("X-Vapi-Secret"), t.cfg.VapiSecret) {
+		return &api.Error{Status: http.StatusUnauthorized, Code: string(booking.CodeUnauthorized), Message: "bad or missing X-Vapi-Secret"}
 	}
-	if s.cfg.VapiHMACSecret != "" && !vapiSigned(body, r.Header.Get("X-Signature"), r.Header.Get("X-Timestamp"), s.cfg.VapiHMACSecret, s.cfg.Now()) {
-		return &Error{Status: http.StatusUnauthorized, Code: string(codeUnauthorized),
+	if t.cfg.VapiHMACSecret != "" && !vapiSigned(body, r.Header.Get("X-Signature"), r.Header.Get("X-Timestamp"), t.cfg.VapiHMACSecret, t.cfg.Now()) {
+		return &api.Error{Status: http.StatusUnauthorized, Code: string(booking.CodeUnauthorized),
 			Message: "bad or missing x-signature, or x-timestamp outside five minutes"}
 	}
 	return nil
@@ -151,27 +152,27 @@ func vapiSigned(body []byte, signature, ts, secret string, now time.Time) bool {
 // the conversation of message.call.id, and the answer is HTTP 200 with
 // {"results":[{name, toolCallId, result or error}]}, in the calls' order,
 // each one line. A body that is not a tool-calls message gets 400.
-func (s *Server) vapi(w http.ResponseWriter, r *http.Request) error {
+func (t *Tools) vapi(w http.ResponseWriter, r *http.Request) error {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
-		return badRequest(codeBodyTooLarge, "body is over %d bytes", s.cfg.MaxBody)
+		return api.BadRequest(booking.CodeBodyTooLarge, "the body is over the API's limit")
 	}
 	var msg vapiMessage
 	if err := json.Unmarshal(body, &msg); err != nil {
-		return badRequest(codeBadJSON, "the body is not a Vapi server message: %s", jsonProblem(err))
+		return api.BadRequest(booking.CodeBadJSON, "the body is not a Vapi server message: %s", api.JSONProblem(err))
 	}
 	if t := msg.Message.Type; t != "tool-calls" {
-		return badRequest(codeBadJSON, "only Vapi tool-calls messages are served here, got message.type %q", t)
+		return api.BadRequest(booking.CodeBadJSON, "only Vapi tool-calls messages are served here, got message.type %q", t)
 	}
 	calls := msg.calls()
 	if len(calls) == 0 {
-		return badRequest(codeBadJSON, "the tool-calls message has no message.toolCallList")
+		return api.BadRequest(booking.CodeBadJSON, "the tool-calls message has no message.toolCallList")
 	}
 	out := vapiResults{Results: make([]vapiResult, 0, len(calls))}
 	for _, tc := range calls {
-		ans := notDoneAnswer(string(booking.CodeMissingField), "the message names no call (message.call.id)")
+		ans := notDone(booking.CodeMissingField, "the message names no call (message.call.id)")
 		if msg.Message.Call.ID != "" {
-			ans = s.tool(r.Context(), msg.Message.Call.ID, tc.name(), tc.args())
+			ans = t.call(r.Context(), msg.Message.Call.ID, tc.name(), tc.args())
 		}
 		res := vapiResult{Name: tc.name(), ToolCallID: tc.ID}
 		// A call that did nothing is Vapi's error (its request-failed
@@ -179,13 +180,13 @@ func (s *Server) vapi(w http.ResponseWriter, r *http.Request) error {
 		// the caller (a DST gap) are results, which the model words from
 		// their [status].
 		if ans.Failed() {
-			res.Error = oneLine(ans.Text)
+			res.Error = oneLine(ans.Text())
 		} else {
-			res.Result = oneLine(ans.Text)
+			res.Result = oneLine(ans.Text())
 		}
 		out.Results = append(out.Results, res)
 	}
-	return writeJSON(w, http.StatusOK, out)
+	return api.WriteJSON(w, http.StatusOK, out)
 }
 
 // vapiMessage is the part of a tool-calls message the service reads.

@@ -1,10 +1,11 @@
-package api
+package voice
 
 import (
 	"context"
 	"net/http"
 	"strings"
 
+	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/booking"
 )
 
@@ -25,7 +26,7 @@ type toolDef struct {
 	// effect is what a call does to the bookings, for MCP's annotations.
 	effect effect
 	params []param
-	run    func(s *Server, ctx context.Context, conv string, a toolArgs) (toolAnswer, error)
+	run    func(t *Tools, ctx context.Context, conv string, a toolArgs) (Answer, error)
 }
 
 type effect int
@@ -75,47 +76,47 @@ var toolDefs = []toolDef{
 			{name: "from", kind: "string", desc: "or the window's start, RFC 3339"},
 			{name: "to", kind: "string", desc: "and its end, RFC 3339"},
 			slotParams[5], slotParams[6], slotParams[7]},
-		run: (*Server).toolAvailability},
+		run: (*Tools).toolAvailability},
 	{name: "select_slot", title: "Select a slot", effect: additive, desc: "Record the slot the caller chose, before book. With hold, the slot is held until book or the hold's expiry.",
 		params: with(slotParams, param{name: "hold", kind: "boolean", desc: "hold the slot until book (needs expected_policy_version)"}, policyParam),
-		run:    (*Server).toolSelect},
+		run:    (*Tools).toolSelect},
 	{name: "book", title: "Book", effect: additive, desc: "Book the chosen slot. Word the reply from the status in brackets alone: only [confirmed] means booked.",
 		params: with(slotParams, required(policyParam), param{name: "contact", kind: "object", desc: "the caller's name and phone, for the agency only",
 			props: []param{{name: "name", kind: "string", desc: "the caller's name"}, {name: "phone", kind: "string", desc: "the caller's phone number"}}}),
-		run: (*Server).toolBook},
+		run: (*Tools).toolBook},
 	{name: "booking_status", title: "Booking status", effect: readOnly, desc: "What became of a booking made in this call (request_key), or of one the caller quotes (reference, BS-XXXX-XXXX; to change that one, find_booking first).",
 		params: []param{{name: "request_key", kind: "string", desc: "the request_key an earlier tool answered"},
 			{name: "reference", kind: "string", desc: "the reference the caller quotes, BS-XXXX-XXXX"}},
-		run: (*Server).toolStatus},
+		run: (*Tools).toolStatus},
 	{name: "find_booking", title: "Find a caller's booking", effect: additive,
 		desc: "Find a booking the caller made in an earlier call, by the reference they quote and the phone number they gave when booking; found, this call may check, cancel or reschedule it. A wrong number only says nothing was found.",
 		params: []param{{name: "reference", kind: "string", desc: "the reference the caller quotes, BS-XXXX-XXXX", required: true},
 			{name: "phone", kind: "string", desc: "the phone number the caller gave when booking, as they say it", required: true}},
-		run: (*Server).toolFind},
+		run: (*Tools).toolFind},
 	{name: "property_info", title: "Property facts", effect: readOnly,
 		desc:   "Answer a caller's question about a property from the facts the agency approved, and nothing else: no approved fact means you do not have that information.",
 		params: []param{slotParams[0], {name: "topic", kind: "string", desc: "the topic of the question in a word or two, e.g. parking, floor, pets", required: true}},
-		run:    (*Server).toolPropertyInfo},
+		run:    (*Tools).toolPropertyInfo},
 	{name: "request_human", title: "Ask for a person", effect: additive,
 		desc: "Pass the caller to a person, who calls them back: for questions of suitability, eligibility or advice, a fact property_info does not have, or a booking problem. Say what it answers; transfer the call too where your platform can.",
 		params: []param{{name: "topic", kind: "string", desc: "the kind of question: " + strings.Join(booking.HandoffTopics, ", "), required: true},
 			{name: "reason", kind: "string", desc: "the caller's reason, in their own words, and nothing else", required: true}},
-		run: (*Server).toolRequestHuman},
+		run: (*Tools).toolRequestHuman},
 	{name: "cancel_booking", title: "Cancel a booking", effect: destructive, desc: "Cancel a booking made in this call, or found in it with find_booking.",
 		params: []param{{name: "request_key", kind: "string", desc: "the booking's request_key", required: true}},
-		run:    (*Server).toolCancel},
+		run:    (*Tools).toolCancel},
 	{name: "reschedule_booking", title: "Reschedule a booking", effect: destructive, desc: "Move a booking made in this call (or found in it with find_booking) to a new time: the new slot is booked first, then the old one released. Give what changes, the new local_start at the least; the rest stays as booked.",
 		params: with([]param{{name: "request_key", kind: "string", desc: "the booking's request_key", required: true}}, optional(with(slotParams, policyParam))...),
-		run:    (*Server).toolReschedule},
+		run:    (*Tools).toolReschedule},
 }
 
-func (s *Server) runTool(ctx context.Context, conv, name string, a toolArgs) (toolAnswer, error) {
+func (t *Tools) run(ctx context.Context, conv, name string, a toolArgs) (Answer, error) {
 	for _, d := range toolDefs {
 		if d.name == name {
-			return d.run(s, ctx, conv, a)
+			return d.run(t, ctx, conv, a)
 		}
 	}
-	return toolAnswer{}, badRequest(booking.CodeMissingField, "unknown tool %q", name)
+	return Answer{}, api.BadRequest(booking.CodeMissingField, "unknown tool %q", name)
 }
 
 // schema is a tool's arguments as a JSON Schema object.
@@ -171,23 +172,23 @@ func baseURL(r *http.Request) string {
 
 // retellFunctions answers the tools as Retell custom functions (the LLM's
 // general_tools entries of type "custom"), ready to paste.
-func (s *Server) retellFunctions(w http.ResponseWriter, r *http.Request) error {
+func (t *Tools) retellFunctions(w http.ResponseWriter, r *http.Request) error {
 	url := baseURL(r) + "/v1/tools/retell"
 	fns := make([]map[string]any, 0, len(toolDefs))
 	for _, d := range toolDefs {
 		fns = append(fns, map[string]any{"type": "custom", "name": d.name, "description": d.desc, "url": url, "method": "POST",
 			"parameters": d.schema(), "speak_during_execution": false, "speak_after_execution": true, "timeout_ms": 10000})
 	}
-	prompt, err := s.prompt(r)
+	prompt, err := t.prompt(r)
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, map[string]any{"general_tools": fns, "system_prompt": prompt})
+	return api.WriteJSON(w, http.StatusOK, map[string]any{"general_tools": fns, "system_prompt": prompt})
 }
 
 // vapiTools answers the tools as Vapi function tools (the body of
 // POST /tool, or an assistant's model.tools entries), ready to paste.
-func (s *Server) vapiTools(w http.ResponseWriter, r *http.Request) error {
+func (t *Tools) vapiTools(w http.ResponseWriter, r *http.Request) error {
 	url := baseURL(r) + "/v1/tools/vapi"
 	tools := make([]map[string]any, 0, len(toolDefs))
 	for _, d := range toolDefs {
@@ -195,9 +196,9 @@ func (s *Server) vapiTools(w http.ResponseWriter, r *http.Request) error {
 			"function": map[string]any{"name": d.name, "description": d.desc, "parameters": d.schema()},
 			"server":   map[string]any{"url": url, "timeoutSeconds": 10}})
 	}
-	prompt, err := s.prompt(r)
+	prompt, err := t.prompt(r)
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, map[string]any{"tools": tools, "system_prompt": prompt})
+	return api.WriteJSON(w, http.StatusOK, map[string]any{"tools": tools, "system_prompt": prompt})
 }

@@ -1,0 +1,68 @@
+package api
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/sagaclient"
+)
+
+// Classify is the edge's one reading of an error, for the REST routes and
+// the voice tools alike: the answer it is (an *Error with its status and
+// code), or technical, a failure of the system rather than an answer about
+// the request, which the edge answers as retryable and logs.
+//
+//   - an *Error is itself;
+//   - a call held back by an earlier pending booking is 409
+//     earlier_booking_pending;
+//   - a store refusal is 400 when its code says the input was at fault
+//     (booking.Code.Input), else 409;
+//   - a key neither Temporal nor the store knows is 404;
+//   - a call not sent because too many are in flight is 503, retryable
+//     after a second: shed by design, not a failure.
+func Classify(err error) (e *Error, technical bool) {
+	var rej *booking.Rejection
+	var held *sagaclient.HeldError
+	switch {
+	case errors.As(err, &e):
+		return e, false
+	case errors.As(err, &held):
+		return &Error{Status: http.StatusConflict, Code: string(booking.CodeEarlierPending),
+			Message: fmt.Sprintf("an earlier booking of this conversation (request_key %s, reference %s) is not settled: check it with GET /v1/bookings/{request_key} first",
+				held.Earlier.RequestKey, held.Earlier.Reference)}, false
+	case errors.As(err, &rej):
+		e = BadRequest(rej.Code, "%s", rej.Message)
+		if !rej.Code.Input() {
+			e.Status = http.StatusConflict
+		}
+		return e, false
+	case errors.Is(err, sagaclient.ErrNotFound):
+		return &Error{Status: http.StatusNotFound, Code: string(booking.CodeNotFound), Message: "no booking under this request_key"}, false
+	case errors.Is(err, sagaclient.ErrOverloaded):
+		return &Error{Status: http.StatusServiceUnavailable, Code: string(booking.CodeUnavailable), RetryAfter: time.Second,
+			Message: "bookingsaga is at capacity: this call was not sent and nothing is confirmed; send the same call again in a moment"}, false
+	}
+	return &Error{Status: http.StatusServiceUnavailable, Code: string(booking.CodeUnavailable),
+		Message: "bookingsaga could not answer now; retry with the same request_key"}, true
+}
+
+// writeError answers err as Classify reads it; a technical failure is
+// logged.
+func writeError(w http.ResponseWriter, log *zap.Logger, err error) {
+	e, technical := Classify(err)
+	if technical {
+		log.Error("request failed", zap.Error(err))
+	}
+	if e.RetryAfter > 0 {
+		w.Header().Set("Retry-After", retryAfter(e.RetryAfter))
+	}
+	if e.Status >= 500 || e.Status == http.StatusTooManyRequests {
+		e.Retryable = true
+	}
+	_ = WriteJSON(w, e.Status, e)
+}

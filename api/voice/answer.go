@@ -1,0 +1,144 @@
+package voice
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+
+	"go.uber.org/zap"
+
+	"github.com/bookingsaga/bookingsaga/api"
+	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/localtime"
+	"github.com/bookingsaga/bookingsaga/internal/speech"
+	"github.com/bookingsaga/bookingsaga/receipt"
+	"github.com/bookingsaga/bookingsaga/sagaclient"
+)
+
+// Answer is a tool call's answer: its status (a receipt's, or one of the
+// tools' own: selected, offered, fact, no_fact, handoff_requested,
+// not_done), a code for a refusal or a call not done, the line the agent
+// says (with notes for the model after it), and what it speaks of. Each
+// platform renders it its own way: one line of text for Retell and Vapi
+// (Text), structured content for MCP.
+type Answer struct {
+	Status string
+	Code   string
+	// Line is what follows the [status] tag: the words to say, then any
+	// "For the tools: …" note.
+	Line         string
+	Receipt      *receipt.Receipt
+	Availability *api.AvailabilityAnswer
+	// RequestKey is the key a choice (select_slot) was given.
+	RequestKey string
+	// Question marks a call that did nothing because the caller must
+	// choose (a local time the clocks skip or pass twice): a turn of the
+	// conversation, not a failure.
+	Question bool
+}
+
+// statusNotDone is a call that did nothing.
+const statusNotDone = "not_done"
+
+// Text is the answer as one line: "[status: code] line", the tag the
+// system prompt keys on whatever the language.
+func (a Answer) Text() string {
+	tag := a.Status
+	if a.Code != "" {
+		tag += ": " + a.Code
+	}
+	return "[" + tag + "] " + a.Line
+}
+
+// note adds words for the model after the line.
+func (a Answer) note(words string) Answer {
+	a.Line += " " + words
+	return a
+}
+
+// Failed reports an answer whose call did nothing and asks nothing of
+// the caller: bad arguments, a temporary failure. Platforms with an
+// error channel get it there (Vapi's error, MCP's isError).
+func (a Answer) Failed() bool { return a.Status == statusNotDone && !a.Question }
+
+// notDone is a call that did nothing, worded for the model, never as a
+// success.
+func notDone(code booking.Code, msg string) Answer {
+	return Answer{Status: statusNotDone, Code: string(code), Line: "NOT done: " + strings.TrimSuffix(msg, ".") + "."}
+}
+
+// call runs one tool call for a conversation.
+func (t *Tools) call(ctx context.Context, conversationID, name string, raw json.RawMessage) Answer {
+	args, bad := readToolArgs(raw)
+	if bad != nil {
+		return *bad
+	}
+	return t.callWith(ctx, conversationID, name, args)
+}
+
+// readToolArgs reads a call's arguments: an object, or (as some
+// platforms send them) a JSON string holding one.
+func readToolArgs(raw json.RawMessage) (toolArgs, *Answer) {
+	var args toolArgs
+	var str string
+	if bytes.HasPrefix(bytes.TrimSpace(raw), []byte(`"`)) && json.Unmarshal(raw, &str) == nil {
+		raw = json.RawMessage(str)
+	}
+	if len(bytes.TrimSpace(raw)) > 0 {
+		if err := json.Unmarshal(raw, &args); err != nil {
+			bad := notDone(booking.CodeBadJSON, "could not read the arguments: "+api.JSONProblem(err))
+			return args, &bad
+		}
+	}
+	return args, nil
+}
+
+// callWith runs one tool call with its arguments read, and answers its
+// error as the edge's one classification reads it.
+func (t *Tools) callWith(ctx context.Context, conversationID, name string, args toolArgs) Answer {
+	lang, err := api.Language(args.Language, t.cfg.Language)
+	if err != nil {
+		return notDone(booking.CodeMissingField, err.Error())
+	}
+	args.lang = lang
+	out, err := t.run(ctx, conversationID, name, args)
+	if err == nil {
+		return out
+	}
+	var e *api.Error
+	var held *sagaclient.HeldError
+	switch {
+	case errors.As(err, &held):
+		return t.spoken(ctx, lang, held.Earlier).note("An earlier booking in this call is not settled: check it with booking_status (request_key " +
+			held.Earlier.RequestKey + ") before booking anything else.")
+	case errors.As(err, &e) && len(e.Candidates) == 2:
+		// A local time the clocks skip or pass twice: ask, never guess.
+		return Answer{Status: statusNotDone, Code: e.Code, Question: true, Line: speech.Speaker{Lang: lang}.LocalTimeQuestion(e.Code == string(booking.CodeAmbiguousTime),
+			args.LocalStart[:min(len(args.LocalStart), len(localtime.Layout))], e.Candidates[0], e.Candidates[1], args.TimeZone)}
+	case errors.Is(err, sagaclient.ErrOverloaded):
+		t.shed()
+		return notDone(booking.CodeUnavailable, "bookingsaga is at capacity, so nothing was sent and nothing is booked. Try the same call again in a moment")
+	}
+	e, technical := api.Classify(err)
+	switch {
+	case technical:
+		api.Logger(ctx).Error("tool call failed", zap.String("tool", name), zap.Error(err))
+		return notDone(booking.CodeUnavailable, "a temporary problem. Try the same call again in a moment")
+	case e.Code == string(booking.CodeNotFound):
+		return notDone(booking.CodeNotFound, "there is no booking under this request_key")
+	}
+	return notDone(booking.Code(e.Code), e.Message)
+}
+
+// spoken is the answer for r: its status, and a refusal's or conflict's
+// code, then the line to speak, with the receipt it speaks of.
+func (t *Tools) spoken(ctx context.Context, lang speech.Lang, r receipt.Receipt) Answer {
+	r.Spoken = t.cfg.Names.Speaker(ctx, lang, r.PropertyRef, r.AgentRef).Receipt(r)
+	out := Answer{Status: string(r.Status), Line: r.Spoken, Receipt: &r}
+	if r.Reason != nil && r.Reason.Code != "" && (r.Status == receipt.StatusRejected || r.Status == receipt.StatusConflict) {
+		out.Code = r.Reason.Code
+	}
+	return out
+}

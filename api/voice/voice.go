@@ -1,0 +1,107 @@
+// Package voice serves the voice tools an AI agent calls during a phone
+// call (check_availability, select_slot, book, booking_status,
+// find_booking, property_info, request_human, cancel_booking,
+// reschedule_booking), defined once (tooldefs.go) and served to Retell and
+// Vapi in their documented shapes and over MCP. Every answer is a typed
+// Answer whose [status] the agent words its reply from; only [confirmed]
+// means booked.
+//
+// The tools mount on the REST API's server (api.Server.Mount) behind its
+// keys, limits and logs, and read errors through api.Classify, the edge's
+// one classification. The conversation's pending rule is the saga
+// client's (sagaclient.Client.BookIn).
+package voice
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/uber-go/tally/v4"
+
+	"github.com/bookingsaga/bookingsaga/api"
+	"github.com/bookingsaga/bookingsaga/internal/apikey"
+	"github.com/bookingsaga/bookingsaga/internal/speech"
+	"github.com/bookingsaga/bookingsaga/sagaclient"
+)
+
+// Config configures the voice tools.
+type Config struct {
+	// RetellKey verifies X-Retell-Signature when set.
+	RetellKey string
+	// VapiSecret is compared with the X-Vapi-Secret header when set (a
+	// Vapi bearer credential with headerName X-Vapi-Secret and no prefix).
+	VapiSecret string
+	// VapiHMACSecret verifies a Vapi HMAC credential's signature when set:
+	// x-signature over "{timestamp}.{body}", SHA-256, hex, with
+	// x-timestamp inside a five-minute window.
+	VapiHMACSecret string
+	// Catalogue answers availability and a property's facts.
+	Catalogue api.Catalogue
+	// Contacts opens the sealed contact find_booking compares a phone
+	// with; without it find_booking answers it cannot.
+	Contacts api.ContactVault
+	// Bookings fills in what a reschedule leaves out.
+	Bookings api.Bookings
+	// Names gives resources' display names for the spoken lines.
+	Names *api.Names
+	// Language is the spoken lines' language when a call names none.
+	Language speech.Lang
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// Metrics counts calls shed (booking_calls_shed_total); nil drops it.
+	Metrics tally.Scope
+}
+
+// Tools are the voice tools over one saga client.
+type Tools struct {
+	saga *sagaclient.Client
+	cfg  Config
+	// replays binds Retell's signatures to what they signed.
+	replays *replays
+	// finds limits find_booking's attempts.
+	finds *finds
+	// mcpServer serves /v1/mcp over the same tools.
+	mcpServer http.Handler
+}
+
+// New builds the tools over a saga client.
+func New(c *sagaclient.Client, cfg Config) *Tools {
+	if cfg.Language == "" {
+		cfg.Language = speech.English
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Metrics == nil {
+		cfg.Metrics = tally.NoopScope
+	}
+	t := &Tools{saga: c, cfg: cfg, replays: &replays{}, finds: &finds{}}
+	t.mcpServer = t.mcpHandler()
+	return t
+}
+
+// Routes are the tools' endpoints, for api.Server.Mount. A platform
+// without its own secret configured falls back to an agent key: the tool
+// endpoints are never open by default.
+func (t *Tools) Routes() []api.Route {
+	return []api.Route{
+		{Method: "POST", Path: "/v1/tools/retell", Scope: platformScope(t.cfg.RetellKey), Handle: t.retell, Verify: t.retellVerified},
+		{Method: "POST", Path: "/v1/tools/retell/{tool}", Scope: platformScope(t.cfg.RetellKey), Handle: t.retell, Verify: t.retellVerified},
+		{Method: "GET", Path: "/v1/tools/retell/functions", Scope: apikey.ScopeAgent, Handle: t.retellFunctions},
+		{Method: "GET", Path: "/v1/tools/vapi/tools", Scope: apikey.ScopeAgent, Handle: t.vapiTools},
+		{Method: "POST", Path: "/v1/tools/vapi", Scope: platformScope(t.cfg.VapiSecret + t.cfg.VapiHMACSecret), Handle: t.vapi, Verify: t.vapiVerified},
+		{Method: "POST", Path: "/v1/mcp", Scope: apikey.ScopeAgent, Handle: t.mcp},
+	}
+}
+
+// platformScope: a tool endpoint whose platform secret is set checks that
+// secret itself; without one it needs an agent key.
+func platformScope(secret string) apikey.Scope {
+	if secret != "" {
+		return ""
+	}
+	return apikey.ScopeAgent
+}
+
+// shed counts a booking call not sent because too many are in flight.
+func (t *Tools) shed() { t.cfg.Metrics.Counter("booking_calls_shed_total").Inc(1) }
