@@ -39,6 +39,7 @@ const (
 	ErrorCodeInvalidPolicy          ErrorCode = "invalid_policy"
 	ErrorCodeInvalidReference       ErrorCode = "invalid_reference"
 	ErrorCodeInvalidReplacement     ErrorCode = "invalid_replacement"
+	ErrorCodeInvalidRequest         ErrorCode = "invalid_request"
 	ErrorCodeInvalidRequestKey      ErrorCode = "invalid_request_key"
 	ErrorCodeInvalidResource        ErrorCode = "invalid_resource"
 	ErrorCodeInvalidTime            ErrorCode = "invalid_time"
@@ -61,6 +62,7 @@ const (
 	ErrorCodeReferenceCollision     ErrorCode = "reference_collision"
 	ErrorCodeRefusedUrl             ErrorCode = "refused_url"
 	ErrorCodeRequestKeyReused       ErrorCode = "request_key_reused"
+	ErrorCodeSlotTaken              ErrorCode = "slot_taken"
 	ErrorCodeStartsInPast           ErrorCode = "starts_in_past"
 	ErrorCodeTemporarilyUnavailable ErrorCode = "temporarily_unavailable"
 	ErrorCodeTimeOff                ErrorCode = "time_off"
@@ -118,6 +120,8 @@ func (e ErrorCode) Valid() bool {
 		return true
 	case ErrorCodeInvalidReplacement:
 		return true
+	case ErrorCodeInvalidRequest:
+		return true
 	case ErrorCodeInvalidRequestKey:
 		return true
 	case ErrorCodeInvalidResource:
@@ -161,6 +165,8 @@ func (e ErrorCode) Valid() bool {
 	case ErrorCodeRefusedUrl:
 		return true
 	case ErrorCodeRequestKeyReused:
+		return true
+	case ErrorCodeSlotTaken:
 		return true
 	case ErrorCodeStartsInPast:
 		return true
@@ -534,6 +540,7 @@ const (
 	UnavailableReceiptCodeInvalidPolicy          UnavailableReceiptCode = "invalid_policy"
 	UnavailableReceiptCodeInvalidReference       UnavailableReceiptCode = "invalid_reference"
 	UnavailableReceiptCodeInvalidReplacement     UnavailableReceiptCode = "invalid_replacement"
+	UnavailableReceiptCodeInvalidRequest         UnavailableReceiptCode = "invalid_request"
 	UnavailableReceiptCodeInvalidRequestKey      UnavailableReceiptCode = "invalid_request_key"
 	UnavailableReceiptCodeInvalidResource        UnavailableReceiptCode = "invalid_resource"
 	UnavailableReceiptCodeInvalidTime            UnavailableReceiptCode = "invalid_time"
@@ -556,6 +563,7 @@ const (
 	UnavailableReceiptCodeReferenceCollision     UnavailableReceiptCode = "reference_collision"
 	UnavailableReceiptCodeRefusedUrl             UnavailableReceiptCode = "refused_url"
 	UnavailableReceiptCodeRequestKeyReused       UnavailableReceiptCode = "request_key_reused"
+	UnavailableReceiptCodeSlotTaken              UnavailableReceiptCode = "slot_taken"
 	UnavailableReceiptCodeStartsInPast           UnavailableReceiptCode = "starts_in_past"
 	UnavailableReceiptCodeTemporarilyUnavailable UnavailableReceiptCode = "temporarily_unavailable"
 	UnavailableReceiptCodeTimeOff                UnavailableReceiptCode = "time_off"
@@ -613,6 +621,8 @@ func (e UnavailableReceiptCode) Valid() bool {
 		return true
 	case UnavailableReceiptCodeInvalidReplacement:
 		return true
+	case UnavailableReceiptCodeInvalidRequest:
+		return true
 	case UnavailableReceiptCodeInvalidRequestKey:
 		return true
 	case UnavailableReceiptCodeInvalidResource:
@@ -656,6 +666,8 @@ func (e UnavailableReceiptCode) Valid() bool {
 	case UnavailableReceiptCodeRefusedUrl:
 		return true
 	case UnavailableReceiptCodeRequestKeyReused:
+		return true
+	case UnavailableReceiptCodeSlotTaken:
 		return true
 	case UnavailableReceiptCodeStartsInPast:
 		return true
@@ -995,6 +1007,9 @@ type Booking struct {
 		Name  *string `json:"name,omitempty"`
 		Phone *string `json:"phone,omitempty"`
 	} `json:"contact,omitempty"`
+
+	// ConversationId The conversation the request_key was given in (POST /v1/intents). With it the booking keeps the conversation's pending rule: an earlier booking of it still pending holds this one back (409 earlier_booking_pending), and this one, pending, holds the next. The key must be the one the conversation was given for this slot.
+	ConversationId        *string    `json:"conversation_id,omitempty"`
 	DurationMinutes       *int       `json:"duration_minutes,omitempty"`
 	EndsAt                *time.Time `json:"ends_at,omitempty"`
 	ExpectedPolicyVersion string     `json:"expected_policy_version"`
