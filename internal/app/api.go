@@ -137,7 +137,7 @@ func Connect(ctx context.Context, cfg ClientConfig, logger *zap.Logger) (*Conn, 
 // without a database it says so.
 func (c *Conn) Catalogue() (api.Catalogue, error) {
 	if c.reads == nil {
-		return nil, errors.New("this command reads the store: set -database-url or DATABASE_URL")
+		return nil, sagaclient.ErrNoCatalog
 	}
 	return c.reads.Catalog, nil
 }
