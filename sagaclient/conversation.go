@@ -133,22 +133,29 @@ func (c *Client) Choose(ctx context.Context, conversationID string, in booking.I
 	// A choice gets a booking call's budget, no more: a hold (a choice,
 	// then a commit) must fit in what a voice platform waits, even when no
 	// worker takes the choice (a deploy).
+	var res workflows.ChooseResult
+	if err := c.toConversation(ctx, conversationID, update, in, &res); err != nil {
+		return workflows.ChooseResult{}, fmt.Errorf("select %s: %w", conversationID, err)
+	}
+	return res, nil
+}
+
+// toConversation sends update with arg to the conversation's key book,
+// starting it if need be, within a booking call's budget, and reads the
+// result into out (nil: none wanted).
+func (c *Client) toConversation(ctx context.Context, conversationID, update string, arg, out any) error {
 	ctx, cancel := c.bounded(ctx)
 	defer cancel()
 	id := workflows.ConversationWorkflowID(conversationID)
 	op := c.tc.NewWithStartWorkflowOperation(conversationStart(id, c.opts.TaskQueue), booking.ConversationWorkflowName,
 		workflows.ConversationInput{ConversationID: conversationID})
 	h, err := c.tc.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{StartWorkflowOperation: op,
-		UpdateOptions: client.UpdateWorkflowOptions{UpdateName: update, Args: []any{in},
+		UpdateOptions: client.UpdateWorkflowOptions{UpdateName: update, Args: []any{arg},
 			WaitForStage: client.WorkflowUpdateStageCompleted}})
 	if err != nil {
-		return workflows.ChooseResult{}, fmt.Errorf("select %s: %w", conversationID, err)
+		return err
 	}
-	var res workflows.ChooseResult
-	if err := h.Get(ctx, &res); err != nil {
-		return workflows.ChooseResult{}, fmt.Errorf("select %s: %w", conversationID, err)
-	}
-	return res, nil
+	return h.Get(ctx, out)
 }
 
 // Pending returns the receipt of the first of keys still pending
@@ -189,18 +196,7 @@ func (c *Client) Made(ctx context.Context, conversationID, key string) (bool, er
 // starting the conversation's key book if need be: its caller proved the
 // booking theirs. Only the key goes to Temporal.
 func (c *Client) Adopt(ctx context.Context, conversationID, key string) error {
-	ctx, cancel := c.bounded(ctx)
-	defer cancel()
-	id := workflows.ConversationWorkflowID(conversationID)
-	op := c.tc.NewWithStartWorkflowOperation(conversationStart(id, c.opts.TaskQueue), booking.ConversationWorkflowName,
-		workflows.ConversationInput{ConversationID: conversationID})
-	h, err := c.tc.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{StartWorkflowOperation: op,
-		UpdateOptions: client.UpdateWorkflowOptions{UpdateName: booking.UpdateAdopt, Args: []any{workflows.RetireRequest{RequestKey: key}},
-			WaitForStage: client.WorkflowUpdateStageCompleted}})
-	if err == nil {
-		err = h.Get(ctx, nil)
-	}
-	if err != nil {
+	if err := c.toConversation(ctx, conversationID, booking.UpdateAdopt, workflows.RetireRequest{RequestKey: key}, nil); err != nil {
 		return fmt.Errorf("adopt %s in %s: %w", key, conversationID, err)
 	}
 	return nil
