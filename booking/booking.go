@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/bookingsaga/bookingsaga/internal/localtime"
 )
 
@@ -209,4 +211,26 @@ func (i Intent) Fingerprint() []byte {
 		field("pool:" + i.AgentPool)
 	}
 	return h.Sum(nil)
+}
+
+// Booking is a booking as the store holds it.
+type Booking struct {
+	BookingID            uuid.UUID  `json:"booking_id"`
+	RequestKey           string     `json:"request_key"`
+	Status               Status     `json:"status"`
+	Intent               Intent     `json:"intent"`
+	PolicyVersion        string     `json:"policy_version"`
+	HoldExpiresAt        *time.Time `json:"hold_expires_at,omitempty"`
+	ProviderEventID      string     `json:"provider_event_id,omitempty"`
+	CRMRef               string     `json:"crm_ref,omitempty"`
+	ReplacedByRequestKey string     `json:"replaced_by,omitempty"`
+	CreatedAt            time.Time  `json:"created_at"`
+	CommittedAt          *time.Time `json:"committed_at,omitempty"`
+	ReleasedAt           *time.Time `json:"released_at,omitempty"`
+	// LocalStart is the start the caller was told, as wall time
+	// (YYYY-MM-DDTHH:MM) in Intent.TimeZone, and ZoneRules the IANA
+	// release that resolved it to Intent.StartsAt. A booking follows a
+	// later release that maps LocalStart elsewhere (Store.FollowZoneRules).
+	LocalStart string `json:"local_start,omitempty"`
+	ZoneRules  string `json:"zone_rules,omitempty"`
 }
