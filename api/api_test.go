@@ -5,8 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -221,53 +221,37 @@ func TestUnknownRoutesAndMethodsAnswerJSON(t *testing.T) {
 	}
 }
 
-// slowNames is a store that answers names only after a long wait.
-type slowNames struct{ calls atomic.Int32 }
-
-func (s *slowNames) DisplayNames(ctx context.Context, ids []string) (map[string]string, error) {
-	s.calls.Add(1)
-	<-ctx.Done()
-	return nil, ctx.Err()
+// countingNames is a store of display names that counts its reads.
+type countingNames struct {
+	calls atomic.Int32
+	names map[string]string
 }
 
-// A store that hangs costs the line its names, never the answer its time.
-func TestASlowStoreNeverDelaysTheSpokenLine(t *testing.T) {
-	t.Parallel()
-	slow := &slowNames{}
-	names := NewNames(slow)
-	start := time.Now()
-	line := names.Speaker(context.Background(), "en", "p").Receipt(receipt.Receipt{RequestKey: "k", Status: receipt.StatusCancelled, PropertyRef: "p"})
-	require.Less(t, time.Since(start), 2*time.Second)
-	require.Contains(t, line, "Cancelled")
-	require.Equal(t, int32(1), slow.calls.Load())
-}
-
-// countingNames answers every id with a name and counts the lookups.
-type countingNames struct{ calls atomic.Int32 }
-
-func (c *countingNames) DisplayNames(_ context.Context, ids []string) (map[string]string, error) {
+func (c *countingNames) AllDisplayNames(context.Context) (map[string]string, error) {
 	c.calls.Add(1)
-	out := map[string]string{}
-	for _, id := range ids {
-		out[id] = "name of " + id
-	}
-	return out, nil
+	return maps.Clone(c.names), nil
 }
 
-// The names cache is bounded: ids a model makes up can't grow it without
-// end, and a known id is not read again within its time.
-func TestTheNameCacheIsBounded(t *testing.T) {
+// A spoken line reads the cache alone, never the store: the names are the
+// store's as of the last refresh, a resource the API itself wrote is said
+// at once, and one gone since the refresh is no longer said.
+func TestALineNeverReadsTheStore(t *testing.T) {
 	t.Parallel()
-	src := &countingNames{}
+	src := &countingNames{names: map[string]string{"p": "the Marais flat", "a": "Claire"}}
 	n := NewNames(src)
-	for i := range 3 * maxNames {
-		n.Lookup(context.Background(), []string{fmt.Sprint("made-up-", i)})
+	require.Empty(t, n.Speaker("en", "p").Names, "nothing read yet")
+	require.NoError(t, n.Refresh(context.Background()))
+	require.Equal(t, "the Marais flat", n.Speaker("en", "p").Names["p"])
+	for range 100 {
+		n.Speaker("en", "p", "a", "made-up")
 	}
-	require.LessOrEqual(t, len(n.got), maxNames)
-	before := src.calls.Load()
-	require.Equal(t, "name of p", n.Lookup(context.Background(), []string{"p"})["p"])
-	require.Equal(t, "name of p", n.Lookup(context.Background(), []string{"p"})["p"])
-	require.Equal(t, before+1, src.calls.Load(), "the second lookup is the cache's")
+	require.Equal(t, int32(1), src.calls.Load(), "lines read the cache only")
+
+	n.Set("p", "the loft")
+	require.Equal(t, map[string]string{"p": "the loft"}, n.Lookup([]string{"p"}))
+	delete(src.names, "a")
+	require.NoError(t, n.Refresh(context.Background()))
+	require.Empty(t, n.Lookup([]string{"a"}), "a name gone from the store goes from the lines")
 }
 
 // failingBookings is a store that cannot be reached.

@@ -55,6 +55,9 @@ func (s *Server) putResource(w http.ResponseWriter, r *http.Request) error {
 	if err := s.cfg.Catalogue.PutResource(r.Context(), res); err != nil {
 		return err
 	}
+	// This process's lines say the new name at once; the others' at their
+	// next refresh.
+	s.cfg.Names.Set(res.ID, res.DisplayName)
 	return s.getResource(w, r) // as stored: a provider left out may have been kept
 
 }

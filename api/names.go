@@ -10,83 +10,91 @@ import (
 	"github.com/bookingsaga/bookingsaga/internal/speech"
 )
 
-// ResourceNames reads display names; the store implements it.
+// ResourceNames reads every resource's display name; the store implements
+// it.
 type ResourceNames interface {
-	DisplayNames(ctx context.Context, ids []string) (map[string]string, error)
+	AllDisplayNames(ctx context.Context) (map[string]string, error)
 }
 
-// Names keeps resources' display names for the spoken lines, for the
-// REST answers and the voice tools alike (the wiring makes one). An answer
-// never waits on the store for a name: a miss is looked up within
-// nameWait, and past it, or while the store is down, the line says "the
-// property" instead. A name is re-read after nameTTL, and the cache holds
-// at most maxNames.
+// Names keeps resources' display names for the spoken lines, for the REST
+// answers and the voice tools alike. It is a cache the wiring keeps filled
+// (Refresh at start, then Keep), and that the API's own resource writes
+// update (Set): a line reads it and never waits on the store, so rendering
+// an answer does no I/O. A name missing from it is said as "the property"
+// or "the agent".
 type Names struct {
 	src ResourceNames
-	mu  sync.Mutex
-	got map[string]nameEntry
+	mu  sync.RWMutex
+	by  map[string]string
 }
 
-type nameEntry struct {
-	name string
-	at   time.Time
-}
+// NewNames is an empty cache over src.
+func NewNames(src ResourceNames) *Names { return &Names{src: src, by: map[string]string{}} }
 
-const (
-	nameWait = 150 * time.Millisecond
-	nameTTL  = time.Minute
-	// maxNames bounds the cache: ids are the tools' arguments, which a
-	// model may make up.
-	maxNames = 1000
-)
-
-// NewNames keeps the display names src gives.
-func NewNames(src ResourceNames) *Names { return &Names{src: src, got: map[string]nameEntry{}} }
-
-// Lookup gives the display names of ids it has or can read within
-// nameWait; a nil Names has none.
-func (n *Names) Lookup(ctx context.Context, ids []string) map[string]string {
-	out := map[string]string{}
-	if n == nil || n.src == nil {
-		return out
-	}
-	now := time.Now()
-	var stale []string
-	n.mu.Lock()
-	for _, id := range ids {
-		e, ok := n.got[id]
-		if ok {
-			out[id] = e.name
-		}
-		if id != "" && (!ok || now.Sub(e.at) > nameTTL) {
-			stale = append(stale, id)
-		}
-	}
-	n.mu.Unlock()
-	if len(stale) == 0 {
-		return out
-	}
-	ctx, cancel := context.WithTimeout(ctx, nameWait)
-	defer cancel()
-	fresh, err := n.src.DisplayNames(ctx, stale)
+// Refresh replaces the cache with every display name src holds.
+func (n *Names) Refresh(ctx context.Context) error {
+	all, err := n.src.AllDisplayNames(ctx)
 	if err != nil {
-		Logger(ctx).Warn("display names unread; the line names no resource", zap.Error(err))
-		return out
+		return err
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if len(n.got)+len(stale) > maxNames {
-		clear(n.got) // rare: the catalogue is smaller; start again
+	n.by = all
+	return nil
+}
+
+// Keep refreshes the cache every interval until ctx ends: names another
+// process wrote reach this one's lines within it. A failed refresh keeps
+// the names it had.
+func (n *Names) Keep(ctx context.Context, every time.Duration, log *zap.Logger) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			rctx, cancel := context.WithTimeout(ctx, every)
+			if err := n.Refresh(rctx); err != nil {
+				log.Warn("display names not refreshed; the lines keep the names they had", zap.Error(err))
+			}
+			cancel()
+		}
 	}
-	for _, id := range stale {
-		n.got[id] = nameEntry{name: fresh[id], at: now}
-		out[id] = fresh[id]
+}
+
+// Set records one resource's display name, as the store now holds it.
+func (n *Names) Set(id, name string) {
+	if n == nil {
+		return
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if name == "" {
+		delete(n.by, id)
+		return
+	}
+	n.by[id] = name
+}
+
+// Lookup gives the display names of ids that the cache has; a nil Names
+// has none.
+func (n *Names) Lookup(ids []string) map[string]string {
+	out := map[string]string{}
+	if n == nil {
+		return out
+	}
+	n.mu.RLock()
+	defer n.mu.RUnlock()
+	for _, id := range ids {
+		if name, ok := n.by[id]; ok {
+			out[id] = name
+		}
 	}
 	return out
 }
 
-// Speaker words lines in lang with the display names of ids, never
-// waiting long for them.
-func (n *Names) Speaker(ctx context.Context, lang speech.Lang, ids ...string) speech.Speaker {
-	return speech.Speaker{Lang: lang, Names: n.Lookup(ctx, ids)}
+// Speaker words lines in lang with the display names of ids.
+func (n *Names) Speaker(lang speech.Lang, ids ...string) speech.Speaker {
+	return speech.Speaker{Lang: lang, Names: n.Lookup(ids)}
 }

@@ -56,7 +56,7 @@ func (s *Server) present(req *http.Request, r receipt.Receipt) receipt.Receipt {
 	if err != nil {
 		lang = s.cfg.Language
 	}
-	r.Spoken = s.cfg.Names.Speaker(req.Context(), lang, r.PropertyRef, r.AgentRef).Receipt(r)
+	r.Spoken = s.cfg.Names.Speaker(lang, r.PropertyRef, r.AgentRef).Receipt(r)
 	return r
 }
 

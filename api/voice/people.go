@@ -26,7 +26,7 @@ func (t *Tools) toolPropertyInfo(ctx context.Context, _ string, a toolArgs) (Ans
 	if res.Kind != "property" {
 		return Answer{}, api.BadRequest(booking.CodeWrongResourceKind, "%s is a %s, not a property", a.PropertyID, res.Kind)
 	}
-	speaker := t.cfg.Names.Speaker(ctx, a.lang, a.PropertyID)
+	speaker := t.cfg.Names.Speaker(a.lang, a.PropertyID)
 	f, ok := res.FactOn(a.Topic)
 	if !ok {
 		topics := make([]string, 0, len(res.Facts))
@@ -57,6 +57,6 @@ func (t *Tools) toolRequestHuman(ctx context.Context, conv string, a toolArgs) (
 	if _, err := t.saga.RequestHandoff(ctx, h); err != nil {
 		return Answer{}, err
 	}
-	return Answer{Status: "handoff_requested", Line: t.cfg.Names.Speaker(ctx, a.lang).Handoff() +
+	return Answer{Status: "handoff_requested", Line: t.cfg.Names.Speaker(a.lang).Handoff() +
 		" For the tools: if your platform can transfer this call to a person, transfer it now."}, nil
 }

@@ -61,7 +61,7 @@ func (t *Tools) toolSelect(ctx context.Context, conv string, a toolArgs) (Answer
 	if err != nil {
 		return Answer{}, err
 	}
-	return Answer{Status: "selected", Line: t.cfg.Names.Speaker(ctx, a.lang, in.PropertyID).Readback(in.PropertyID, in.StartsAt, in.TimeZone) +
+	return Answer{Status: "selected", Line: t.cfg.Names.Speaker(a.lang, in.PropertyID).Readback(in.PropertyID, in.StartsAt, in.TimeZone) +
 		" For the tools: request_key " + key + ".", RequestKey: key}, nil
 }
 

@@ -217,6 +217,7 @@ type API struct {
 	handler http.Handler
 	tc      client.Client
 	reads   *Reads
+	names   *api.Names
 }
 
 // NewAPI assembles the API of cfg; its call latencies go to scope. It
@@ -248,14 +249,23 @@ func NewAPI(ctx context.Context, cfg APIConfig, logger *zap.Logger, scope tally.
 	opts.OnInFlight = func(n int) { inFlight.Update(float64(n)) }
 	opts.OnPending, opts.Log = markPending(reads.Store, logger), logger
 	sc := sagaclient.New(tc, opts)
+	names := api.NewNames(reads.Store)
+	if err := names.Refresh(ctx); err != nil {
+		// The lines say "the property" until the next refresh.
+		logger.Warn("display names not read at start", zap.Error(err))
+	}
 	limits := cfg.Limits
 	h := Edge(sc, api.Config{Keys: keys, Limits: &limits, MaxBody: cfg.MaxBody, Log: logger, Metrics: scope,
 		Ready:     []api.Check{{Name: "temporal", Fn: sc.Healthy}, {Name: "store", Fn: reads.Ping}},
-		Catalogue: reads.Catalog, Contacts: reads.Store, Names: api.NewNames(reads.Store), Bookings: reads.Store,
+		Catalogue: reads.Catalog, Contacts: reads.Store, Names: names, Bookings: reads.Store,
 		Webhooks: reads.Store, Egress: cfg.Mirrors.Egress()},
 		voice.Config{RetellKey: cfg.RetellKey, VapiSecret: cfg.VapiSecret, VapiHMACSecret: cfg.VapiHMACSecret})
-	return &API{handler: h, tc: tc, reads: reads}, nil
+	return &API{handler: h, tc: tc, reads: reads, names: names}, nil
 }
+
+// namesEvery is how often an API re-reads the display names: a name
+// another process wrote reaches this one's lines within it.
+const namesEvery = 30 * time.Second
 
 // Edge is the agent edge over sc: the REST API with the voice tools
 // mounted on it, the tools sharing the API's catalogue, stores, display
@@ -289,6 +299,7 @@ func markPending(st *store.Store, logger *zap.Logger) func(context.Context, stri
 // Serve answers on ln until ctx ends, then drains for up to 10 s: it takes
 // no new calls and answers those in flight before it returns.
 func (a *API) Serve(ctx context.Context, ln net.Listener, logger *zap.Logger) error {
+	go a.names.Keep(ctx, namesEvery, logger)
 	srv := httpserve.Server(a.handler)
 	// Serve returns as soon as Shutdown begins; the caller must wait until
 	// Shutdown has answered the calls in flight, or they get an EOF.

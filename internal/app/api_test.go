@@ -67,6 +67,7 @@ func (f *fixture) serveEdge(cfg api.Config, tools voice.Config, reads ...sagacli
 	}
 	if cfg.Names == nil {
 		cfg.Names = api.NewNames(vault)
+		require.NoError(f.t, cfg.Names.Refresh(f.ctx))
 	}
 	if cfg.Bookings == nil {
 		cfg.Bookings = vault

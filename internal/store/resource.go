@@ -114,10 +114,10 @@ FROM resource WHERE resource_id = $1`, id).Scan(&r.ID, &r.Kind, &r.Capacity, &r.
 	return r, nil
 }
 
-// DisplayNames returns the display names of those of ids that have one.
-func (s *Store) DisplayNames(ctx context.Context, ids []string) (map[string]string, error) {
-	rows, err := s.pool.Query(ctx, `SELECT resource_id, display_name FROM resource
-WHERE resource_id = ANY($1) AND display_name IS NOT NULL`, ids)
+// AllDisplayNames reads every resource's display name, for the cache the
+// spoken lines read (the catalogue is small: one row per resource).
+func (s *Store) AllDisplayNames(ctx context.Context) (map[string]string, error) {
+	rows, err := s.pool.Query(ctx, `SELECT resource_id, display_name FROM resource WHERE display_name IS NOT NULL`)
 	if err != nil {
 		return nil, fmt.Errorf("display names: %w", err)
 	}
