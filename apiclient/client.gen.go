@@ -924,45 +924,48 @@ func (e UnavailableReceiptStatus) Valid() bool {
 	}
 }
 
-// Defines values for GetV1BookingsParamsStatus.
+// Defines values for ListBookingsParamsStatus.
 const (
-	GetV1BookingsParamsStatusCancelled             GetV1BookingsParamsStatus = "cancelled"
-	GetV1BookingsParamsStatusConfirmed             GetV1BookingsParamsStatus = "confirmed"
-	GetV1BookingsParamsStatusExpired               GetV1BookingsParamsStatus = "expired"
-	GetV1BookingsParamsStatusHeld                  GetV1BookingsParamsStatus = "held"
-	GetV1BookingsParamsStatusReleasedForReschedule GetV1BookingsParamsStatus = "released_for_reschedule"
+	ListBookingsParamsStatusCancelled             ListBookingsParamsStatus = "cancelled"
+	ListBookingsParamsStatusConfirmed             ListBookingsParamsStatus = "confirmed"
+	ListBookingsParamsStatusExpired               ListBookingsParamsStatus = "expired"
+	ListBookingsParamsStatusHeld                  ListBookingsParamsStatus = "held"
+	ListBookingsParamsStatusReleasedForReschedule ListBookingsParamsStatus = "released_for_reschedule"
 )
 
-// Valid indicates whether the value is a known member of the GetV1BookingsParamsStatus enum.
-func (e GetV1BookingsParamsStatus) Valid() bool {
+// Valid indicates whether the value is a known member of the ListBookingsParamsStatus enum.
+func (e ListBookingsParamsStatus) Valid() bool {
 	switch e {
-	case GetV1BookingsParamsStatusCancelled:
+	case ListBookingsParamsStatusCancelled:
 		return true
-	case GetV1BookingsParamsStatusConfirmed:
+	case ListBookingsParamsStatusConfirmed:
 		return true
-	case GetV1BookingsParamsStatusExpired:
+	case ListBookingsParamsStatusExpired:
 		return true
-	case GetV1BookingsParamsStatusHeld:
+	case ListBookingsParamsStatusHeld:
 		return true
-	case GetV1BookingsParamsStatusReleasedForReschedule:
+	case ListBookingsParamsStatusReleasedForReschedule:
 		return true
 	default:
 		return false
 	}
 }
 
-// Defines values for PostV1ToolsRetellToolParamsTool.
+// Defines values for CallRetellToolParamsTool.
 const (
-	Book              PostV1ToolsRetellToolParamsTool = "book"
-	BookingStatus     PostV1ToolsRetellToolParamsTool = "booking_status"
-	CancelBooking     PostV1ToolsRetellToolParamsTool = "cancel_booking"
-	CheckAvailability PostV1ToolsRetellToolParamsTool = "check_availability"
-	RescheduleBooking PostV1ToolsRetellToolParamsTool = "reschedule_booking"
-	SelectSlot        PostV1ToolsRetellToolParamsTool = "select_slot"
+	Book              CallRetellToolParamsTool = "book"
+	BookingStatus     CallRetellToolParamsTool = "booking_status"
+	CancelBooking     CallRetellToolParamsTool = "cancel_booking"
+	CheckAvailability CallRetellToolParamsTool = "check_availability"
+	FindBooking       CallRetellToolParamsTool = "find_booking"
+	PropertyInfo      CallRetellToolParamsTool = "property_info"
+	RequestHuman      CallRetellToolParamsTool = "request_human"
+	RescheduleBooking CallRetellToolParamsTool = "reschedule_booking"
+	SelectSlot        CallRetellToolParamsTool = "select_slot"
 )
 
-// Valid indicates whether the value is a known member of the PostV1ToolsRetellToolParamsTool enum.
-func (e PostV1ToolsRetellToolParamsTool) Valid() bool {
+// Valid indicates whether the value is a known member of the CallRetellToolParamsTool enum.
+func (e CallRetellToolParamsTool) Valid() bool {
 	switch e {
 	case Book:
 		return true
@@ -971,6 +974,12 @@ func (e PostV1ToolsRetellToolParamsTool) Valid() bool {
 	case CancelBooking:
 		return true
 	case CheckAvailability:
+		return true
+	case FindBooking:
+		return true
+	case PropertyInfo:
+		return true
+	case RequestHuman:
 		return true
 	case RescheduleBooking:
 		return true
@@ -1681,8 +1690,8 @@ type WebhookEndpoint struct {
 	Url          *string    `json:"url,omitempty"`
 }
 
-// GetV1AvailabilityParams defines parameters for GetV1Availability.
-type GetV1AvailabilityParams struct {
+// GetAvailabilityParams defines parameters for GetAvailability.
+type GetAvailabilityParams struct {
 	PropertyId string `form:"property_id" json:"property_id"`
 
 	// AgentId the agent; or agent_pool
@@ -1696,8 +1705,8 @@ type GetV1AvailabilityParams struct {
 	DurationMinutes *int      `form:"duration_minutes,omitempty" json:"duration_minutes,omitempty"`
 }
 
-// GetV1BookingsParams defines parameters for GetV1Bookings.
-type GetV1BookingsParams struct {
+// ListBookingsParams defines parameters for ListBookings.
+type ListBookingsParams struct {
 	// Reference a caller's reference: answers that booking's receipt (agent scope). Without it, the call lists bookings (ops scope)
 	Reference *string `form:"reference,omitempty" json:"reference,omitempty"`
 
@@ -1705,10 +1714,10 @@ type GetV1BookingsParams struct {
 	From *time.Time `form:"from,omitempty" json:"from,omitempty"`
 
 	// To listing: and before (at most 92 days after from)
-	To         *time.Time                 `form:"to,omitempty" json:"to,omitempty"`
-	PropertyId *string                    `form:"property_id,omitempty" json:"property_id,omitempty"`
-	AgentId    *string                    `form:"agent_id,omitempty" json:"agent_id,omitempty"`
-	Status     *GetV1BookingsParamsStatus `form:"status,omitempty" json:"status,omitempty"`
+	To         *time.Time                `form:"to,omitempty" json:"to,omitempty"`
+	PropertyId *string                   `form:"property_id,omitempty" json:"property_id,omitempty"`
+	AgentId    *string                   `form:"agent_id,omitempty" json:"agent_id,omitempty"`
+	Status     *ListBookingsParamsStatus `form:"status,omitempty" json:"status,omitempty"`
 
 	// Limit page size, 1 to 200 (50)
 	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
@@ -1717,102 +1726,104 @@ type GetV1BookingsParams struct {
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
-// GetV1BookingsParamsStatus defines parameters for GetV1Bookings.
-type GetV1BookingsParamsStatus string
+// ListBookingsParamsStatus defines parameters for ListBookings.
+type ListBookingsParamsStatus string
 
-// GetV1Bookings200JSONResponseBody defines parameters for GetV1Bookings.
-type GetV1Bookings200JSONResponseBody struct {
+// ListBookings200JSONResponseBody defines parameters for ListBookings.
+type ListBookings200JSONResponseBody struct {
 	union json.RawMessage
 }
 
-// PostV1McpJSONBody defines parameters for PostV1Mcp.
-type PostV1McpJSONBody = map[string]interface{}
+// CallMCPJSONBody defines parameters for CallMCP.
+type CallMCPJSONBody = map[string]interface{}
 
-// PostV1McpParams defines parameters for PostV1Mcp.
-type PostV1McpParams struct {
+// CallMCPParams defines parameters for CallMCP.
+type CallMCPParams struct {
 	// XCallId the call's id, the same on every request of one call (Vapi sends it; set it per session elsewhere)
 	XCallId *string `json:"X-Call-Id,omitempty"`
 }
 
-// PostV1ToolsRetellJSONBody defines parameters for PostV1ToolsRetell.
-type PostV1ToolsRetellJSONBody = map[string]interface{}
+// CallRetellFunctionJSONBody defines parameters for CallRetellFunction.
+type CallRetellFunctionJSONBody = map[string]interface{}
 
-// GetV1ToolsRetellFunctionsParams defines parameters for GetV1ToolsRetellFunctions.
-type GetV1ToolsRetellFunctionsParams struct {
+// ExportRetellFunctionsParams defines parameters for ExportRetellFunctions.
+type ExportRetellFunctionsParams struct {
 	// BaseUrl where the platform should call this API; default: the address of this request
 	BaseUrl *string `form:"base_url,omitempty" json:"base_url,omitempty"`
 }
 
-// PostV1ToolsRetellToolJSONBody defines parameters for PostV1ToolsRetellTool.
-type PostV1ToolsRetellToolJSONBody = map[string]interface{}
+// CallRetellToolJSONBody defines parameters for CallRetellTool.
+type CallRetellToolJSONBody struct {
+	union json.RawMessage
+}
 
-// PostV1ToolsRetellToolParams defines parameters for PostV1ToolsRetellTool.
-type PostV1ToolsRetellToolParams struct {
+// CallRetellToolParams defines parameters for CallRetellTool.
+type CallRetellToolParams struct {
 	// XCallId the call's id, for an args-only body
 	XCallId *string `json:"X-Call-Id,omitempty"`
 }
 
-// PostV1ToolsRetellToolParamsTool defines parameters for PostV1ToolsRetellTool.
-type PostV1ToolsRetellToolParamsTool string
+// CallRetellToolParamsTool defines parameters for CallRetellTool.
+type CallRetellToolParamsTool string
 
-// PostV1ToolsVapiJSONBody defines parameters for PostV1ToolsVapi.
-type PostV1ToolsVapiJSONBody = map[string]interface{}
+// CallVapiToolsJSONBody defines parameters for CallVapiTools.
+type CallVapiToolsJSONBody = map[string]interface{}
 
-// GetV1ToolsVapiToolsParams defines parameters for GetV1ToolsVapiTools.
-type GetV1ToolsVapiToolsParams struct {
+// ExportVapiToolsParams defines parameters for ExportVapiTools.
+type ExportVapiToolsParams struct {
 	// BaseUrl where the platform should call this API; default: the address of this request
 	BaseUrl *string `form:"base_url,omitempty" json:"base_url,omitempty"`
 }
 
-// PostV1BookingsJSONRequestBody defines body for PostV1Bookings for application/json ContentType.
-type PostV1BookingsJSONRequestBody = Booking
+// CreateBookingJSONRequestBody defines body for CreateBooking for application/json ContentType.
+type CreateBookingJSONRequestBody = Booking
 
-// PostV1BookingsRequestKeyRescheduleJSONRequestBody defines body for PostV1BookingsRequestKeyReschedule for application/json ContentType.
-type PostV1BookingsRequestKeyRescheduleJSONRequestBody = Reschedule
+// RescheduleBookingJSONRequestBody defines body for RescheduleBooking for application/json ContentType.
+type RescheduleBookingJSONRequestBody = Reschedule
 
-// PostV1IntentsJSONRequestBody defines body for PostV1Intents for application/json ContentType.
-type PostV1IntentsJSONRequestBody = Intent
+// CreateIntentJSONRequestBody defines body for CreateIntent for application/json ContentType.
+type CreateIntentJSONRequestBody = Intent
 
-// PostV1McpJSONRequestBody defines body for PostV1Mcp for application/json ContentType.
-type PostV1McpJSONRequestBody = PostV1McpJSONBody
+// CallMCPJSONRequestBody defines body for CallMCP for application/json ContentType.
+type CallMCPJSONRequestBody = CallMCPJSONBody
 
-// PutV1PolicyJSONRequestBody defines body for PutV1Policy for application/json ContentType.
-type PutV1PolicyJSONRequestBody = Policy
+// PutPolicyJSONRequestBody defines body for PutPolicy for application/json ContentType.
+type PutPolicyJSONRequestBody = Policy
 
-// PutV1PoolsIdJSONRequestBody defines body for PutV1PoolsId for application/json ContentType.
-type PutV1PoolsIdJSONRequestBody = Pool
+// PutPoolJSONRequestBody defines body for PutPool for application/json ContentType.
+type PutPoolJSONRequestBody = Pool
 
-// PutV1ResourcesIdJSONRequestBody defines body for PutV1ResourcesId for application/json ContentType.
-type PutV1ResourcesIdJSONRequestBody = Resource
+// PutResourceJSONRequestBody defines body for PutResource for application/json ContentType.
+type PutResourceJSONRequestBody = Resource
 
-// PostV1ToolsRetellJSONRequestBody defines body for PostV1ToolsRetell for application/json ContentType.
-type PostV1ToolsRetellJSONRequestBody = PostV1ToolsRetellJSONBody
+// CallRetellFunctionJSONRequestBody defines body for CallRetellFunction for application/json ContentType.
+type CallRetellFunctionJSONRequestBody = CallRetellFunctionJSONBody
 
-// PostV1ToolsRetellToolJSONRequestBody defines body for PostV1ToolsRetellTool for application/json ContentType.
-type PostV1ToolsRetellToolJSONRequestBody = PostV1ToolsRetellToolJSONBody
+// CallRetellToolJSONRequestBody defines body for CallRetellTool for application/json ContentType.
+type CallRetellToolJSONRequestBody CallRetellToolJSONBody
 
-// PostV1ToolsVapiJSONRequestBody defines body for PostV1ToolsVapi for application/json ContentType.
-type PostV1ToolsVapiJSONRequestBody = PostV1ToolsVapiJSONBody
+// CallVapiToolsJSONRequestBody defines body for CallVapiTools for application/json ContentType.
+type CallVapiToolsJSONRequestBody = CallVapiToolsJSONBody
 
-// PutV1WebhooksIdJSONRequestBody defines body for PutV1WebhooksId for application/json ContentType.
-type PutV1WebhooksIdJSONRequestBody = Webhook
+// PutWebhookJSONRequestBody defines body for PutWebhook for application/json ContentType.
+type PutWebhookJSONRequestBody = Webhook
 
-// AsReceipt returns the union data inside the GetV1Bookings200JSONResponseBody as a Receipt
-func (t GetV1Bookings200JSONResponseBody) AsReceipt() (Receipt, error) {
+// AsReceipt returns the union data inside the ListBookings200JSONResponseBody as a Receipt
+func (t ListBookings200JSONResponseBody) AsReceipt() (Receipt, error) {
 	var body Receipt
 	err := json.Unmarshal(t.union, &body)
 	return body, err
 }
 
-// FromReceipt overwrites any union data inside the GetV1Bookings200JSONResponseBody as the provided Receipt
-func (t *GetV1Bookings200JSONResponseBody) FromReceipt(v Receipt) error {
+// FromReceipt overwrites any union data inside the ListBookings200JSONResponseBody as the provided Receipt
+func (t *ListBookings200JSONResponseBody) FromReceipt(v Receipt) error {
 	b, err := json.Marshal(v)
 	t.union = b
 	return err
 }
 
-// MergeReceipt performs a merge with any union data inside the GetV1Bookings200JSONResponseBody, using the provided Receipt
-func (t *GetV1Bookings200JSONResponseBody) MergeReceipt(v Receipt) error {
+// MergeReceipt performs a merge with any union data inside the ListBookings200JSONResponseBody, using the provided Receipt
+func (t *ListBookings200JSONResponseBody) MergeReceipt(v Receipt) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -1823,22 +1834,22 @@ func (t *GetV1Bookings200JSONResponseBody) MergeReceipt(v Receipt) error {
 	return err
 }
 
-// AsBookingList returns the union data inside the GetV1Bookings200JSONResponseBody as a BookingList
-func (t GetV1Bookings200JSONResponseBody) AsBookingList() (BookingList, error) {
+// AsBookingList returns the union data inside the ListBookings200JSONResponseBody as a BookingList
+func (t ListBookings200JSONResponseBody) AsBookingList() (BookingList, error) {
 	var body BookingList
 	err := json.Unmarshal(t.union, &body)
 	return body, err
 }
 
-// FromBookingList overwrites any union data inside the GetV1Bookings200JSONResponseBody as the provided BookingList
-func (t *GetV1Bookings200JSONResponseBody) FromBookingList(v BookingList) error {
+// FromBookingList overwrites any union data inside the ListBookings200JSONResponseBody as the provided BookingList
+func (t *ListBookings200JSONResponseBody) FromBookingList(v BookingList) error {
 	b, err := json.Marshal(v)
 	t.union = b
 	return err
 }
 
-// MergeBookingList performs a merge with any union data inside the GetV1Bookings200JSONResponseBody, using the provided BookingList
-func (t *GetV1Bookings200JSONResponseBody) MergeBookingList(v BookingList) error {
+// MergeBookingList performs a merge with any union data inside the ListBookings200JSONResponseBody, using the provided BookingList
+func (t *ListBookings200JSONResponseBody) MergeBookingList(v BookingList) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -1849,12 +1860,256 @@ func (t *GetV1Bookings200JSONResponseBody) MergeBookingList(v BookingList) error
 	return err
 }
 
-func (t GetV1Bookings200JSONResponseBody) MarshalJSON() ([]byte, error) {
+func (t ListBookings200JSONResponseBody) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
 }
 
-func (t *GetV1Bookings200JSONResponseBody) UnmarshalJSON(b []byte) error {
+func (t *ListBookings200JSONResponseBody) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsToolArgsCheckAvailability returns the union data inside the CallRetellToolJSONBody as a ToolArgsCheckAvailability
+func (t CallRetellToolJSONBody) AsToolArgsCheckAvailability() (ToolArgsCheckAvailability, error) {
+	var body ToolArgsCheckAvailability
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromToolArgsCheckAvailability overwrites any union data inside the CallRetellToolJSONBody as the provided ToolArgsCheckAvailability
+func (t *CallRetellToolJSONBody) FromToolArgsCheckAvailability(v ToolArgsCheckAvailability) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeToolArgsCheckAvailability performs a merge with any union data inside the CallRetellToolJSONBody, using the provided ToolArgsCheckAvailability
+func (t *CallRetellToolJSONBody) MergeToolArgsCheckAvailability(v ToolArgsCheckAvailability) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsToolArgsSelectSlot returns the union data inside the CallRetellToolJSONBody as a ToolArgsSelectSlot
+func (t CallRetellToolJSONBody) AsToolArgsSelectSlot() (ToolArgsSelectSlot, error) {
+	var body ToolArgsSelectSlot
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromToolArgsSelectSlot overwrites any union data inside the CallRetellToolJSONBody as the provided ToolArgsSelectSlot
+func (t *CallRetellToolJSONBody) FromToolArgsSelectSlot(v ToolArgsSelectSlot) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeToolArgsSelectSlot performs a merge with any union data inside the CallRetellToolJSONBody, using the provided ToolArgsSelectSlot
+func (t *CallRetellToolJSONBody) MergeToolArgsSelectSlot(v ToolArgsSelectSlot) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsToolArgsBook returns the union data inside the CallRetellToolJSONBody as a ToolArgsBook
+func (t CallRetellToolJSONBody) AsToolArgsBook() (ToolArgsBook, error) {
+	var body ToolArgsBook
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromToolArgsBook overwrites any union data inside the CallRetellToolJSONBody as the provided ToolArgsBook
+func (t *CallRetellToolJSONBody) FromToolArgsBook(v ToolArgsBook) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeToolArgsBook performs a merge with any union data inside the CallRetellToolJSONBody, using the provided ToolArgsBook
+func (t *CallRetellToolJSONBody) MergeToolArgsBook(v ToolArgsBook) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsToolArgsBookingStatus returns the union data inside the CallRetellToolJSONBody as a ToolArgsBookingStatus
+func (t CallRetellToolJSONBody) AsToolArgsBookingStatus() (ToolArgsBookingStatus, error) {
+	var body ToolArgsBookingStatus
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromToolArgsBookingStatus overwrites any union data inside the CallRetellToolJSONBody as the provided ToolArgsBookingStatus
+func (t *CallRetellToolJSONBody) FromToolArgsBookingStatus(v ToolArgsBookingStatus) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeToolArgsBookingStatus performs a merge with any union data inside the CallRetellToolJSONBody, using the provided ToolArgsBookingStatus
+func (t *CallRetellToolJSONBody) MergeToolArgsBookingStatus(v ToolArgsBookingStatus) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsToolArgsFindBooking returns the union data inside the CallRetellToolJSONBody as a ToolArgsFindBooking
+func (t CallRetellToolJSONBody) AsToolArgsFindBooking() (ToolArgsFindBooking, error) {
+	var body ToolArgsFindBooking
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromToolArgsFindBooking overwrites any union data inside the CallRetellToolJSONBody as the provided ToolArgsFindBooking
+func (t *CallRetellToolJSONBody) FromToolArgsFindBooking(v ToolArgsFindBooking) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeToolArgsFindBooking performs a merge with any union data inside the CallRetellToolJSONBody, using the provided ToolArgsFindBooking
+func (t *CallRetellToolJSONBody) MergeToolArgsFindBooking(v ToolArgsFindBooking) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsToolArgsPropertyInfo returns the union data inside the CallRetellToolJSONBody as a ToolArgsPropertyInfo
+func (t CallRetellToolJSONBody) AsToolArgsPropertyInfo() (ToolArgsPropertyInfo, error) {
+	var body ToolArgsPropertyInfo
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromToolArgsPropertyInfo overwrites any union data inside the CallRetellToolJSONBody as the provided ToolArgsPropertyInfo
+func (t *CallRetellToolJSONBody) FromToolArgsPropertyInfo(v ToolArgsPropertyInfo) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeToolArgsPropertyInfo performs a merge with any union data inside the CallRetellToolJSONBody, using the provided ToolArgsPropertyInfo
+func (t *CallRetellToolJSONBody) MergeToolArgsPropertyInfo(v ToolArgsPropertyInfo) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsToolArgsRequestHuman returns the union data inside the CallRetellToolJSONBody as a ToolArgsRequestHuman
+func (t CallRetellToolJSONBody) AsToolArgsRequestHuman() (ToolArgsRequestHuman, error) {
+	var body ToolArgsRequestHuman
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromToolArgsRequestHuman overwrites any union data inside the CallRetellToolJSONBody as the provided ToolArgsRequestHuman
+func (t *CallRetellToolJSONBody) FromToolArgsRequestHuman(v ToolArgsRequestHuman) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeToolArgsRequestHuman performs a merge with any union data inside the CallRetellToolJSONBody, using the provided ToolArgsRequestHuman
+func (t *CallRetellToolJSONBody) MergeToolArgsRequestHuman(v ToolArgsRequestHuman) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsToolArgsCancelBooking returns the union data inside the CallRetellToolJSONBody as a ToolArgsCancelBooking
+func (t CallRetellToolJSONBody) AsToolArgsCancelBooking() (ToolArgsCancelBooking, error) {
+	var body ToolArgsCancelBooking
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromToolArgsCancelBooking overwrites any union data inside the CallRetellToolJSONBody as the provided ToolArgsCancelBooking
+func (t *CallRetellToolJSONBody) FromToolArgsCancelBooking(v ToolArgsCancelBooking) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeToolArgsCancelBooking performs a merge with any union data inside the CallRetellToolJSONBody, using the provided ToolArgsCancelBooking
+func (t *CallRetellToolJSONBody) MergeToolArgsCancelBooking(v ToolArgsCancelBooking) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsToolArgsRescheduleBooking returns the union data inside the CallRetellToolJSONBody as a ToolArgsRescheduleBooking
+func (t CallRetellToolJSONBody) AsToolArgsRescheduleBooking() (ToolArgsRescheduleBooking, error) {
+	var body ToolArgsRescheduleBooking
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromToolArgsRescheduleBooking overwrites any union data inside the CallRetellToolJSONBody as the provided ToolArgsRescheduleBooking
+func (t *CallRetellToolJSONBody) FromToolArgsRescheduleBooking(v ToolArgsRescheduleBooking) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeToolArgsRescheduleBooking performs a merge with any union data inside the CallRetellToolJSONBody, using the provided ToolArgsRescheduleBooking
+func (t *CallRetellToolJSONBody) MergeToolArgsRescheduleBooking(v ToolArgsRescheduleBooking) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t CallRetellToolJSONBody) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *CallRetellToolJSONBody) UnmarshalJSON(b []byte) error {
 	err := t.union.UnmarshalJSON(b)
 	return err
 }
@@ -1933,276 +2188,276 @@ func WithRequestEditorFn(fn RequestEditorFn) ClientOption {
 // The interface specification for the client above.
 type ClientInterface interface {
 
-	// GetHealthz liveness
+	// GetLiveness liveness
 	//
-	// Corresponds with GET /healthz (the `GetHealthz` operationId).
-	GetHealthz(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with GET /healthz (the `GetLiveness` operationId).
+	GetLiveness(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// GetOpenapiJson this document
+	// GetOpenAPIDocument this document
 	//
-	// Corresponds with GET /openapi.json (the `GetOpenapiJson` operationId).
-	GetOpenapiJson(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with GET /openapi.json (the `GetOpenAPIDocument` operationId).
+	GetOpenAPIDocument(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// GetReadyz readiness: ready or not_ready, nothing more (which check failed is at /v1/ops/readiness; liveness is /healthz)
+	// GetReadiness readiness: ready or not_ready, nothing more (which check failed is at /v1/ops/readiness; liveness is /healthz)
 	//
-	// Corresponds with GET /readyz (the `GetReadyz` operationId).
-	GetReadyz(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with GET /readyz (the `GetReadiness` operationId).
+	GetReadiness(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// GetV1Availability free slots under the current policy, with its version and the snapshot time
+	// GetAvailability free slots under the current policy, with its version and the snapshot time
 	//
-	// Corresponds with GET /v1/availability (the `GetV1Availability` operationId).
-	GetV1Availability(ctx context.Context, params *GetV1AvailabilityParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with GET /v1/availability (the `GetAvailability` operationId).
+	GetAvailability(ctx context.Context, params *GetAvailabilityParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// GetV1Bookings with ?reference=: the current receipt of the booking a caller quotes (BS-XXXX-XXXX), from the store, or from the saga while the store has not decided. Without: the bookings staff read, from the store, filtered by start range, property, agent and status, with cursor pagination
+	// ListBookings with ?reference=: the current receipt of the booking a caller quotes (BS-XXXX-XXXX), from the store, or from the saga while the store has not decided. Without: the bookings staff read, from the store, filtered by start range, property, agent and status, with cursor pagination
 	//
-	// Corresponds with GET /v1/bookings (the `GetV1Bookings` operationId).
-	GetV1Bookings(ctx context.Context, params *GetV1BookingsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with GET /v1/bookings (the `ListBookings` operationId).
+	ListBookings(ctx context.Context, params *ListBookingsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostV1BookingsWithBody commit a booking under its request_key and return the receipt
-	//
-	// Takes any type of body and a specified content type.
-	//
-	// Corresponds with POST /v1/bookings (the `PostV1Bookings` operationId).
-	PostV1BookingsWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
-
-	// PostV1Bookings commit a booking under its request_key and return the receipt
-	//
-	// Takes a body of the `application/json` content type.
-	//
-	// Corresponds with POST /v1/bookings (the `PostV1Bookings` operationId).
-	PostV1Bookings(ctx context.Context, body PostV1BookingsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
-
-	// GetV1BookingsRequestKey the current receipt: the saga's while Temporal keeps it, then the store's. A decided key, refused ones included, answers 200 with its receipt
-	//
-	// Corresponds with GET /v1/bookings/{request_key} (the `GetV1BookingsRequestKey` operationId).
-	GetV1BookingsRequestKey(ctx context.Context, requestKey string, reqEditors ...RequestEditorFn) (*http.Response, error)
-
-	// PostV1BookingsRequestKeyCancel cancel; idempotent
-	//
-	// Corresponds with POST /v1/bookings/{request_key}/cancel (the `PostV1BookingsRequestKeyCancel` operationId).
-	PostV1BookingsRequestKeyCancel(ctx context.Context, requestKey string, reqEditors ...RequestEditorFn) (*http.Response, error)
-
-	// DeleteV1BookingsRequestKeyContact erase a booking's contact: its data key is deleted, so every copy (the saga's history, the store, backups without the vault schema) is unreadable; the booking stands and the event log records the erasure without the data. Repeats answer 200 (admin scope)
-	//
-	// Corresponds with DELETE /v1/bookings/{request_key}/contact (the `DeleteV1BookingsRequestKeyContact` operationId).
-	DeleteV1BookingsRequestKeyContact(ctx context.Context, requestKey string, reqEditors ...RequestEditorFn) (*http.Response, error)
-
-	// GetV1BookingsRequestKeyContact the contact a caller gave with a booking, opened with the booking's data key (admin scope)
-	//
-	// Corresponds with GET /v1/bookings/{request_key}/contact (the `GetV1BookingsRequestKeyContact` operationId).
-	GetV1BookingsRequestKeyContact(ctx context.Context, requestKey string, reqEditors ...RequestEditorFn) (*http.Response, error)
-
-	// PostV1BookingsRequestKeyRescheduleWithBody book the new slot under a new key, then release the old booking. Give what changes (the new local_start or starts_at at the least): the property, agent, other resources, zone and length default to the old booking's, the policy version to the one in force
+	// CreateBookingWithBody commit a booking under its request_key and return the receipt
 	//
 	// Takes any type of body and a specified content type.
 	//
-	// Corresponds with POST /v1/bookings/{request_key}/reschedule (the `PostV1BookingsRequestKeyReschedule` operationId).
-	PostV1BookingsRequestKeyRescheduleWithBody(ctx context.Context, requestKey string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /v1/bookings (the `CreateBooking` operationId).
+	CreateBookingWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostV1BookingsRequestKeyReschedule book the new slot under a new key, then release the old booking. Give what changes (the new local_start or starts_at at the least): the property, agent, other resources, zone and length default to the old booking's, the policy version to the one in force
+	// CreateBooking commit a booking under its request_key and return the receipt
 	//
 	// Takes a body of the `application/json` content type.
 	//
-	// Corresponds with POST /v1/bookings/{request_key}/reschedule (the `PostV1BookingsRequestKeyReschedule` operationId).
-	PostV1BookingsRequestKeyReschedule(ctx context.Context, requestKey string, body PostV1BookingsRequestKeyRescheduleJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /v1/bookings (the `CreateBooking` operationId).
+	CreateBooking(ctx context.Context, body CreateBookingJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostV1IntentsWithBody record the caller's choice; the same choice in the same conversation gets the same request_key. With hold, the store also holds the slot until book confirms it or the hold expires
+	// GetBooking the current receipt: the saga's while Temporal keeps it, then the store's. A decided key, refused ones included, answers 200 with its receipt
+	//
+	// Corresponds with GET /v1/bookings/{request_key} (the `GetBooking` operationId).
+	GetBooking(ctx context.Context, requestKey string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CancelBooking cancel; idempotent
+	//
+	// Corresponds with POST /v1/bookings/{request_key}/cancel (the `CancelBooking` operationId).
+	CancelBooking(ctx context.Context, requestKey string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// EraseContact erase a booking's contact: its data key is deleted, so every copy (the saga's history, the store, backups without the vault schema) is unreadable; the booking stands and the event log records the erasure without the data. Repeats answer 200 (admin scope)
+	//
+	// Corresponds with DELETE /v1/bookings/{request_key}/contact (the `EraseContact` operationId).
+	EraseContact(ctx context.Context, requestKey string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetContact the contact a caller gave with a booking, opened with the booking's data key (admin scope)
+	//
+	// Corresponds with GET /v1/bookings/{request_key}/contact (the `GetContact` operationId).
+	GetContact(ctx context.Context, requestKey string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RescheduleBookingWithBody book the new slot under a new key, then release the old booking. Give what changes (the new local_start or starts_at at the least): the property, agent, other resources, zone and length default to the old booking's, the policy version to the one in force
 	//
 	// Takes any type of body and a specified content type.
 	//
-	// Corresponds with POST /v1/intents (the `PostV1Intents` operationId).
-	PostV1IntentsWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /v1/bookings/{request_key}/reschedule (the `RescheduleBooking` operationId).
+	RescheduleBookingWithBody(ctx context.Context, requestKey string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostV1Intents record the caller's choice; the same choice in the same conversation gets the same request_key. With hold, the store also holds the slot until book confirms it or the hold expires
+	// RescheduleBooking book the new slot under a new key, then release the old booking. Give what changes (the new local_start or starts_at at the least): the property, agent, other resources, zone and length default to the old booking's, the policy version to the one in force
 	//
 	// Takes a body of the `application/json` content type.
 	//
-	// Corresponds with POST /v1/intents (the `PostV1Intents` operationId).
-	PostV1Intents(ctx context.Context, body PostV1IntentsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /v1/bookings/{request_key}/reschedule (the `RescheduleBooking` operationId).
+	RescheduleBooking(ctx context.Context, requestKey string, body RescheduleBookingJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostV1McpWithBody the voice tools as a Model Context Protocol server: Streamable HTTP (spec 2026-07-28; older versions negotiated), stateless, JSON responses. JSON-RPC 2.0 in and out: initialize, tools/list, tools/call. The conversation is the X-Call-Id header, else the conversation_id argument. Each result's text starts with its [status]; structuredContent is a ToolResult; refusals, conflicts and pending_reconciliation are ordinary results, only a call that did nothing is isError
+	// CreateIntentWithBody record the caller's choice; the same choice in the same conversation gets the same request_key. With hold, the store also holds the slot until book confirms it or the hold expires
 	//
 	// Takes any type of body and a specified content type.
 	//
-	// Corresponds with POST /v1/mcp (the `PostV1Mcp` operationId).
-	PostV1McpWithBody(ctx context.Context, params *PostV1McpParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /v1/intents (the `CreateIntent` operationId).
+	CreateIntentWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostV1Mcp the voice tools as a Model Context Protocol server: Streamable HTTP (spec 2026-07-28; older versions negotiated), stateless, JSON responses. JSON-RPC 2.0 in and out: initialize, tools/list, tools/call. The conversation is the X-Call-Id header, else the conversation_id argument. Each result's text starts with its [status]; structuredContent is a ToolResult; refusals, conflicts and pending_reconciliation are ordinary results, only a call that did nothing is isError
+	// CreateIntent record the caller's choice; the same choice in the same conversation gets the same request_key. With hold, the store also holds the slot until book confirms it or the hold expires
 	//
 	// Takes a body of the `application/json` content type.
 	//
-	// Corresponds with POST /v1/mcp (the `PostV1Mcp` operationId).
-	PostV1Mcp(ctx context.Context, params *PostV1McpParams, body PostV1McpJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /v1/intents (the `CreateIntent` operationId).
+	CreateIntent(ctx context.Context, body CreateIntentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// GetV1OpsAttention what an operator should look at: sagas pending or not mirrored, silent sagas, open drift flags
-	//
-	// Corresponds with GET /v1/ops/attention (the `GetV1OpsAttention` operationId).
-	GetV1OpsAttention(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
-
-	// GetV1OpsReadiness readiness with each dependency's answer, for operators
-	//
-	// Corresponds with GET /v1/ops/readiness (the `GetV1OpsReadiness` operationId).
-	GetV1OpsReadiness(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
-
-	// GetV1OpsTimelineRequestKey one booking as the store's event log, the saga and the mirrors have it
-	//
-	// Corresponds with GET /v1/ops/timeline/{request_key} (the `GetV1OpsTimelineRequestKey` operationId).
-	GetV1OpsTimelineRequestKey(ctx context.Context, requestKey string, reqEditors ...RequestEditorFn) (*http.Response, error)
-
-	// GetV1Policy the booking policy in force
-	//
-	// Corresponds with GET /v1/policy (the `GetV1Policy` operationId).
-	GetV1Policy(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
-
-	// PutV1PolicyWithBody make a policy version current; a version's content cannot change
+	// CallMCPWithBody the voice tools as a Model Context Protocol server: Streamable HTTP (spec 2026-07-28; older versions negotiated), stateless, JSON responses. JSON-RPC 2.0 in and out: initialize, tools/list, tools/call. The conversation is the X-Call-Id header, else the conversation_id argument. Each result's text starts with its [status]; structuredContent is a ToolResult; refusals, conflicts and pending_reconciliation are ordinary results, only a call that did nothing is isError
 	//
 	// Takes any type of body and a specified content type.
 	//
-	// Corresponds with PUT /v1/policy (the `PutV1Policy` operationId).
-	PutV1PolicyWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /v1/mcp (the `CallMCP` operationId).
+	CallMCPWithBody(ctx context.Context, params *CallMCPParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PutV1Policy make a policy version current; a version's content cannot change
+	// CallMCP the voice tools as a Model Context Protocol server: Streamable HTTP (spec 2026-07-28; older versions negotiated), stateless, JSON responses. JSON-RPC 2.0 in and out: initialize, tools/list, tools/call. The conversation is the X-Call-Id header, else the conversation_id argument. Each result's text starts with its [status]; structuredContent is a ToolResult; refusals, conflicts and pending_reconciliation are ordinary results, only a call that did nothing is isError
 	//
 	// Takes a body of the `application/json` content type.
 	//
-	// Corresponds with PUT /v1/policy (the `PutV1Policy` operationId).
-	PutV1Policy(ctx context.Context, body PutV1PolicyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /v1/mcp (the `CallMCP` operationId).
+	CallMCP(ctx context.Context, params *CallMCPParams, body CallMCPJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// GetV1PoolsId a team of agents
+	// GetAttention what an operator should look at: sagas pending or not mirrored, silent sagas, open drift flags
 	//
-	// Corresponds with GET /v1/pools/{id} (the `GetV1PoolsId` operationId).
-	GetV1PoolsId(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with GET /v1/ops/attention (the `GetAttention` operationId).
+	GetAttention(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PutV1PoolsIdWithBody create or replace a team of agents a booking may ask for instead of one
+	// GetOpsReadiness readiness with each dependency's answer, for operators
+	//
+	// Corresponds with GET /v1/ops/readiness (the `GetOpsReadiness` operationId).
+	GetOpsReadiness(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetTimeline one booking as the store's event log, the saga and the mirrors have it
+	//
+	// Corresponds with GET /v1/ops/timeline/{request_key} (the `GetTimeline` operationId).
+	GetTimeline(ctx context.Context, requestKey string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetPolicy the booking policy in force
+	//
+	// Corresponds with GET /v1/policy (the `GetPolicy` operationId).
+	GetPolicy(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutPolicyWithBody make a policy version current; a version's content cannot change
 	//
 	// Takes any type of body and a specified content type.
 	//
-	// Corresponds with PUT /v1/pools/{id} (the `PutV1PoolsId` operationId).
-	PutV1PoolsIdWithBody(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with PUT /v1/policy (the `PutPolicy` operationId).
+	PutPolicyWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PutV1PoolsId create or replace a team of agents a booking may ask for instead of one
+	// PutPolicy make a policy version current; a version's content cannot change
 	//
 	// Takes a body of the `application/json` content type.
 	//
-	// Corresponds with PUT /v1/pools/{id} (the `PutV1PoolsId` operationId).
-	PutV1PoolsId(ctx context.Context, id string, body PutV1PoolsIdJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with PUT /v1/policy (the `PutPolicy` operationId).
+	PutPolicy(ctx context.Context, body PutPolicyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// GetV1ResourcesId a resource with its hours, dates with other hours, time off, notice, horizon and limits
+	// GetPool a team of agents
 	//
-	// Corresponds with GET /v1/resources/{id} (the `GetV1ResourcesId` operationId).
-	GetV1ResourcesId(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with GET /v1/pools/{id} (the `GetPool` operationId).
+	GetPool(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PutV1ResourcesIdWithBody create or update a resource; idempotent
+	// PutPoolWithBody create or replace a team of agents a booking may ask for instead of one
 	//
 	// Takes any type of body and a specified content type.
 	//
-	// Corresponds with PUT /v1/resources/{id} (the `PutV1ResourcesId` operationId).
-	PutV1ResourcesIdWithBody(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with PUT /v1/pools/{id} (the `PutPool` operationId).
+	PutPoolWithBody(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PutV1ResourcesId create or update a resource; idempotent
+	// PutPool create or replace a team of agents a booking may ask for instead of one
 	//
 	// Takes a body of the `application/json` content type.
 	//
-	// Corresponds with PUT /v1/resources/{id} (the `PutV1ResourcesId` operationId).
-	PutV1ResourcesId(ctx context.Context, id string, body PutV1ResourcesIdJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with PUT /v1/pools/{id} (the `PutPool` operationId).
+	PutPool(ctx context.Context, id string, body PutPoolJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostV1ToolsRetellWithBody Retell custom function ({name, call: {call_id}, args}, docs.retellai.com custom-function page, SDK v5.60.0); X-Retell-Signature (v=<ms>,d=<hex HMAC-SHA256(body+timestamp)>, five minutes) checked when RETELL_API_KEY is set
+	// GetResource a resource with its hours, dates with other hours, time off, notice, horizon and limits
+	//
+	// Corresponds with GET /v1/resources/{id} (the `GetResource` operationId).
+	GetResource(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutResourceWithBody create or update a resource; idempotent
 	//
 	// Takes any type of body and a specified content type.
 	//
-	// Corresponds with POST /v1/tools/retell (the `PostV1ToolsRetell` operationId).
-	PostV1ToolsRetellWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with PUT /v1/resources/{id} (the `PutResource` operationId).
+	PutResourceWithBody(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostV1ToolsRetell Retell custom function ({name, call: {call_id}, args}, docs.retellai.com custom-function page, SDK v5.60.0); X-Retell-Signature (v=<ms>,d=<hex HMAC-SHA256(body+timestamp)>, five minutes) checked when RETELL_API_KEY is set
+	// PutResource create or update a resource; idempotent
 	//
 	// Takes a body of the `application/json` content type.
 	//
-	// Corresponds with POST /v1/tools/retell (the `PostV1ToolsRetell` operationId).
-	PostV1ToolsRetell(ctx context.Context, body PostV1ToolsRetellJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with PUT /v1/resources/{id} (the `PutResource` operationId).
+	PutResource(ctx context.Context, id string, body PutResourceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// GetV1ToolsRetellFunctions the voice tools as Retell custom functions (general_tools entries of type custom) and the system-prompt rule, ready to paste into a Retell LLM
-	//
-	// Corresponds with GET /v1/tools/retell/functions (the `GetV1ToolsRetellFunctions` operationId).
-	GetV1ToolsRetellFunctions(ctx context.Context, params *GetV1ToolsRetellFunctionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
-
-	// PostV1ToolsRetellToolWithBody the same, also for "Payload: args only": the body is the arguments alone, the path names the tool, and the custom header X-Call-Id: {{call_id}} names the call
+	// CallRetellFunctionWithBody Retell custom function ({name, call: {call_id}, args}, docs.retellai.com custom-function page, SDK v5.60.0); X-Retell-Signature (v=<ms>,d=<hex HMAC-SHA256(body+timestamp)>, five minutes) checked when RETELL_API_KEY is set
 	//
 	// Takes any type of body and a specified content type.
 	//
-	// Corresponds with POST /v1/tools/retell/{tool} (the `PostV1ToolsRetellTool` operationId).
-	PostV1ToolsRetellToolWithBody(ctx context.Context, tool PostV1ToolsRetellToolParamsTool, params *PostV1ToolsRetellToolParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /v1/tools/retell (the `CallRetellFunction` operationId).
+	CallRetellFunctionWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostV1ToolsRetellTool the same, also for "Payload: args only": the body is the arguments alone, the path names the tool, and the custom header X-Call-Id: {{call_id}} names the call
+	// CallRetellFunction Retell custom function ({name, call: {call_id}, args}, docs.retellai.com custom-function page, SDK v5.60.0); X-Retell-Signature (v=<ms>,d=<hex HMAC-SHA256(body+timestamp)>, five minutes) checked when RETELL_API_KEY is set
 	//
 	// Takes a body of the `application/json` content type.
 	//
-	// Corresponds with POST /v1/tools/retell/{tool} (the `PostV1ToolsRetellTool` operationId).
-	PostV1ToolsRetellTool(ctx context.Context, tool PostV1ToolsRetellToolParamsTool, params *PostV1ToolsRetellToolParams, body PostV1ToolsRetellToolJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /v1/tools/retell (the `CallRetellFunction` operationId).
+	CallRetellFunction(ctx context.Context, body CallRetellFunctionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostV1ToolsVapiWithBody Vapi tool-calls server message (message.toolCallList, else toolWithToolCallList[].toolCall; arguments an object or a JSON string; docs.vapi.ai custom-tools, OpenAPI ServerMessageToolCalls); X-Vapi-Secret, or an HMAC credential's x-signature, checked when configured
+	// ExportRetellFunctions the voice tools as Retell custom functions (general_tools entries of type custom) and the system-prompt rule, ready to paste into a Retell LLM
+	//
+	// Corresponds with GET /v1/tools/retell/functions (the `ExportRetellFunctions` operationId).
+	ExportRetellFunctions(ctx context.Context, params *ExportRetellFunctionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CallRetellToolWithBody the same, also for "Payload: args only": the body is the arguments alone, the path names the tool, and the custom header X-Call-Id: {{call_id}} names the call
 	//
 	// Takes any type of body and a specified content type.
 	//
-	// Corresponds with POST /v1/tools/vapi (the `PostV1ToolsVapi` operationId).
-	PostV1ToolsVapiWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /v1/tools/retell/{tool} (the `CallRetellTool` operationId).
+	CallRetellToolWithBody(ctx context.Context, tool CallRetellToolParamsTool, params *CallRetellToolParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostV1ToolsVapi Vapi tool-calls server message (message.toolCallList, else toolWithToolCallList[].toolCall; arguments an object or a JSON string; docs.vapi.ai custom-tools, OpenAPI ServerMessageToolCalls); X-Vapi-Secret, or an HMAC credential's x-signature, checked when configured
+	// CallRetellTool the same, also for "Payload: args only": the body is the arguments alone, the path names the tool, and the custom header X-Call-Id: {{call_id}} names the call
 	//
 	// Takes a body of the `application/json` content type.
 	//
-	// Corresponds with POST /v1/tools/vapi (the `PostV1ToolsVapi` operationId).
-	PostV1ToolsVapi(ctx context.Context, body PostV1ToolsVapiJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /v1/tools/retell/{tool} (the `CallRetellTool` operationId).
+	CallRetellTool(ctx context.Context, tool CallRetellToolParamsTool, params *CallRetellToolParams, body CallRetellToolJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// GetV1ToolsVapiTools the voice tools as Vapi function tools (the body of Vapi's POST /tool, or an assistant's model.tools entries) and the system-prompt rule
-	//
-	// Corresponds with GET /v1/tools/vapi/tools (the `GetV1ToolsVapiTools` operationId).
-	GetV1ToolsVapiTools(ctx context.Context, params *GetV1ToolsVapiToolsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
-
-	// GetV1Webhooks the webhook endpoints and how their deliveries stand (ops scope)
-	//
-	// Corresponds with GET /v1/webhooks (the `GetV1Webhooks` operationId).
-	GetV1Webhooks(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
-
-	// DeleteV1WebhooksId remove an endpoint with its undelivered deliveries and its secret (admin)
-	//
-	// Corresponds with DELETE /v1/webhooks/{id} (the `DeleteV1WebhooksId` operationId).
-	DeleteV1WebhooksId(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
-
-	// PutV1WebhooksIdWithBody register a webhook endpoint (or point it at a new URL) and start its dispatcher. Events (booking.confirmed, booking.held, booking.cancelled, booking.moved, booking.refused, booking.time_changed, hold.expired, intent.expired, handoff.requested, booking.settled) are posted as Standard Webhooks: webhook-id (the delivery id, an idempotency key), webhook-timestamp, webhook-signature v1,<base64 HMAC-SHA256 of id.timestamp.body>
+	// CallVapiToolsWithBody Vapi tool-calls server message (message.toolCallList, else toolWithToolCallList[].toolCall; arguments an object or a JSON string; docs.vapi.ai custom-tools, OpenAPI ServerMessageToolCalls); X-Vapi-Secret, or an HMAC credential's x-signature, checked when configured
 	//
 	// Takes any type of body and a specified content type.
 	//
-	// Corresponds with PUT /v1/webhooks/{id} (the `PutV1WebhooksId` operationId).
-	PutV1WebhooksIdWithBody(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /v1/tools/vapi (the `CallVapiTools` operationId).
+	CallVapiToolsWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PutV1WebhooksId register a webhook endpoint (or point it at a new URL) and start its dispatcher. Events (booking.confirmed, booking.held, booking.cancelled, booking.moved, booking.refused, booking.time_changed, hold.expired, intent.expired, handoff.requested, booking.settled) are posted as Standard Webhooks: webhook-id (the delivery id, an idempotency key), webhook-timestamp, webhook-signature v1,<base64 HMAC-SHA256 of id.timestamp.body>
+	// CallVapiTools Vapi tool-calls server message (message.toolCallList, else toolWithToolCallList[].toolCall; arguments an object or a JSON string; docs.vapi.ai custom-tools, OpenAPI ServerMessageToolCalls); X-Vapi-Secret, or an HMAC credential's x-signature, checked when configured
 	//
 	// Takes a body of the `application/json` content type.
 	//
-	// Corresponds with PUT /v1/webhooks/{id} (the `PutV1WebhooksId` operationId).
-	PutV1WebhooksId(ctx context.Context, id string, body PutV1WebhooksIdJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /v1/tools/vapi (the `CallVapiTools` operationId).
+	CallVapiTools(ctx context.Context, body CallVapiToolsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostV1WebhooksIdPause pause an endpoint's deliveries; they wait, in order (admin)
+	// ExportVapiTools the voice tools as Vapi function tools (the body of Vapi's POST /tool, or an assistant's model.tools entries) and the system-prompt rule
 	//
-	// Corresponds with POST /v1/webhooks/{id}/pause (the `PostV1WebhooksIdPause` operationId).
-	PostV1WebhooksIdPause(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with GET /v1/tools/vapi/tools (the `ExportVapiTools` operationId).
+	ExportVapiTools(ctx context.Context, params *ExportVapiToolsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostV1WebhooksIdResume resume an endpoint's deliveries (admin)
+	// ListWebhooks the webhook endpoints and how their deliveries stand (ops scope)
 	//
-	// Corresponds with POST /v1/webhooks/{id}/resume (the `PostV1WebhooksIdResume` operationId).
-	PostV1WebhooksIdResume(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with GET /v1/webhooks (the `ListWebhooks` operationId).
+	ListWebhooks(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostV1WebhooksIdSecret give an endpoint a new signing secret, answered this once; deliveries are signed with it from now on (admin)
+	// DeleteWebhook remove an endpoint with its undelivered deliveries and its secret (admin)
 	//
-	// Corresponds with POST /v1/webhooks/{id}/secret (the `PostV1WebhooksIdSecret` operationId).
-	PostV1WebhooksIdSecret(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with DELETE /v1/webhooks/{id} (the `DeleteWebhook` operationId).
+	DeleteWebhook(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutWebhookWithBody register a webhook endpoint (or point it at a new URL) and start its dispatcher. Events (booking.confirmed, booking.held, booking.cancelled, booking.moved, booking.refused, booking.time_changed, hold.expired, intent.expired, handoff.requested, booking.settled) are posted as Standard Webhooks: webhook-id (the delivery id, an idempotency key), webhook-timestamp, webhook-signature v1,<base64 HMAC-SHA256 of id.timestamp.body>
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /v1/webhooks/{id} (the `PutWebhook` operationId).
+	PutWebhookWithBody(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutWebhook register a webhook endpoint (or point it at a new URL) and start its dispatcher. Events (booking.confirmed, booking.held, booking.cancelled, booking.moved, booking.refused, booking.time_changed, hold.expired, intent.expired, handoff.requested, booking.settled) are posted as Standard Webhooks: webhook-id (the delivery id, an idempotency key), webhook-timestamp, webhook-signature v1,<base64 HMAC-SHA256 of id.timestamp.body>
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /v1/webhooks/{id} (the `PutWebhook` operationId).
+	PutWebhook(ctx context.Context, id string, body PutWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PauseWebhook pause an endpoint's deliveries; they wait, in order (admin)
+	//
+	// Corresponds with POST /v1/webhooks/{id}/pause (the `PauseWebhook` operationId).
+	PauseWebhook(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ResumeWebhook resume an endpoint's deliveries (admin)
+	//
+	// Corresponds with POST /v1/webhooks/{id}/resume (the `ResumeWebhook` operationId).
+	ResumeWebhook(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RotateWebhookSecret give an endpoint a new signing secret, answered this once; deliveries are signed with it from now on (admin)
+	//
+	// Corresponds with POST /v1/webhooks/{id}/secret (the `RotateWebhookSecret` operationId).
+	RotateWebhookSecret(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
-// GetHealthz liveness
+// GetLiveness liveness
 //
-// Corresponds with GET /healthz (the `GetHealthz` operationId).
-func (c *Client) GetHealthz(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetHealthzRequest(c.Server)
+// Corresponds with GET /healthz (the `GetLiveness` operationId).
+func (c *Client) GetLiveness(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetLivenessRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -2213,11 +2468,11 @@ func (c *Client) GetHealthz(ctx context.Context, reqEditors ...RequestEditorFn) 
 	return c.Client.Do(req)
 }
 
-// GetOpenapiJson this document
+// GetOpenAPIDocument this document
 //
-// Corresponds with GET /openapi.json (the `GetOpenapiJson` operationId).
-func (c *Client) GetOpenapiJson(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetOpenapiJsonRequest(c.Server)
+// Corresponds with GET /openapi.json (the `GetOpenAPIDocument` operationId).
+func (c *Client) GetOpenAPIDocument(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetOpenAPIDocumentRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -2228,11 +2483,11 @@ func (c *Client) GetOpenapiJson(ctx context.Context, reqEditors ...RequestEditor
 	return c.Client.Do(req)
 }
 
-// GetReadyz readiness: ready or not_ready, nothing more (which check failed is at /v1/ops/readiness; liveness is /healthz)
+// GetReadiness readiness: ready or not_ready, nothing more (which check failed is at /v1/ops/readiness; liveness is /healthz)
 //
-// Corresponds with GET /readyz (the `GetReadyz` operationId).
-func (c *Client) GetReadyz(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetReadyzRequest(c.Server)
+// Corresponds with GET /readyz (the `GetReadiness` operationId).
+func (c *Client) GetReadiness(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetReadinessRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -2243,11 +2498,11 @@ func (c *Client) GetReadyz(ctx context.Context, reqEditors ...RequestEditorFn) (
 	return c.Client.Do(req)
 }
 
-// GetV1Availability free slots under the current policy, with its version and the snapshot time
+// GetAvailability free slots under the current policy, with its version and the snapshot time
 //
-// Corresponds with GET /v1/availability (the `GetV1Availability` operationId).
-func (c *Client) GetV1Availability(ctx context.Context, params *GetV1AvailabilityParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetV1AvailabilityRequest(c.Server, params)
+// Corresponds with GET /v1/availability (the `GetAvailability` operationId).
+func (c *Client) GetAvailability(ctx context.Context, params *GetAvailabilityParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetAvailabilityRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -2258,11 +2513,11 @@ func (c *Client) GetV1Availability(ctx context.Context, params *GetV1Availabilit
 	return c.Client.Do(req)
 }
 
-// GetV1Bookings with ?reference=: the current receipt of the booking a caller quotes (BS-XXXX-XXXX), from the store, or from the saga while the store has not decided. Without: the bookings staff read, from the store, filtered by start range, property, agent and status, with cursor pagination
+// ListBookings with ?reference=: the current receipt of the booking a caller quotes (BS-XXXX-XXXX), from the store, or from the saga while the store has not decided. Without: the bookings staff read, from the store, filtered by start range, property, agent and status, with cursor pagination
 //
-// Corresponds with GET /v1/bookings (the `GetV1Bookings` operationId).
-func (c *Client) GetV1Bookings(ctx context.Context, params *GetV1BookingsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetV1BookingsRequest(c.Server, params)
+// Corresponds with GET /v1/bookings (the `ListBookings` operationId).
+func (c *Client) ListBookings(ctx context.Context, params *ListBookingsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListBookingsRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -2273,13 +2528,13 @@ func (c *Client) GetV1Bookings(ctx context.Context, params *GetV1BookingsParams,
 	return c.Client.Do(req)
 }
 
-// PostV1BookingsWithBody commit a booking under its request_key and return the receipt
+// CreateBookingWithBody commit a booking under its request_key and return the receipt
 //
 // Takes any type of body and a specified content type.
 //
-// Corresponds with POST /v1/bookings (the `PostV1Bookings` operationId).
-func (c *Client) PostV1BookingsWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostV1BookingsRequestWithBody(c.Server, contentType, body)
+// Corresponds with POST /v1/bookings (the `CreateBooking` operationId).
+func (c *Client) CreateBookingWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateBookingRequestWithBody(c.Server, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -2290,13 +2545,13 @@ func (c *Client) PostV1BookingsWithBody(ctx context.Context, contentType string,
 	return c.Client.Do(req)
 }
 
-// PostV1Bookings commit a booking under its request_key and return the receipt
+// CreateBooking commit a booking under its request_key and return the receipt
 //
 // Takes a body of the `application/json` content type.
 //
-// Corresponds with POST /v1/bookings (the `PostV1Bookings` operationId).
-func (c *Client) PostV1Bookings(ctx context.Context, body PostV1BookingsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostV1BookingsRequest(c.Server, body)
+// Corresponds with POST /v1/bookings (the `CreateBooking` operationId).
+func (c *Client) CreateBooking(ctx context.Context, body CreateBookingJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateBookingRequest(c.Server, body)
 	if err != nil {
 		return nil, err
 	}
@@ -2307,11 +2562,11 @@ func (c *Client) PostV1Bookings(ctx context.Context, body PostV1BookingsJSONRequ
 	return c.Client.Do(req)
 }
 
-// GetV1BookingsRequestKey the current receipt: the saga's while Temporal keeps it, then the store's. A decided key, refused ones included, answers 200 with its receipt
+// GetBooking the current receipt: the saga's while Temporal keeps it, then the store's. A decided key, refused ones included, answers 200 with its receipt
 //
-// Corresponds with GET /v1/bookings/{request_key} (the `GetV1BookingsRequestKey` operationId).
-func (c *Client) GetV1BookingsRequestKey(ctx context.Context, requestKey string, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetV1BookingsRequestKeyRequest(c.Server, requestKey)
+// Corresponds with GET /v1/bookings/{request_key} (the `GetBooking` operationId).
+func (c *Client) GetBooking(ctx context.Context, requestKey string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetBookingRequest(c.Server, requestKey)
 	if err != nil {
 		return nil, err
 	}
@@ -2322,11 +2577,11 @@ func (c *Client) GetV1BookingsRequestKey(ctx context.Context, requestKey string,
 	return c.Client.Do(req)
 }
 
-// PostV1BookingsRequestKeyCancel cancel; idempotent
+// CancelBooking cancel; idempotent
 //
-// Corresponds with POST /v1/bookings/{request_key}/cancel (the `PostV1BookingsRequestKeyCancel` operationId).
-func (c *Client) PostV1BookingsRequestKeyCancel(ctx context.Context, requestKey string, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostV1BookingsRequestKeyCancelRequest(c.Server, requestKey)
+// Corresponds with POST /v1/bookings/{request_key}/cancel (the `CancelBooking` operationId).
+func (c *Client) CancelBooking(ctx context.Context, requestKey string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCancelBookingRequest(c.Server, requestKey)
 	if err != nil {
 		return nil, err
 	}
@@ -2337,11 +2592,11 @@ func (c *Client) PostV1BookingsRequestKeyCancel(ctx context.Context, requestKey 
 	return c.Client.Do(req)
 }
 
-// DeleteV1BookingsRequestKeyContact erase a booking's contact: its data key is deleted, so every copy (the saga's history, the store, backups without the vault schema) is unreadable; the booking stands and the event log records the erasure without the data. Repeats answer 200 (admin scope)
+// EraseContact erase a booking's contact: its data key is deleted, so every copy (the saga's history, the store, backups without the vault schema) is unreadable; the booking stands and the event log records the erasure without the data. Repeats answer 200 (admin scope)
 //
-// Corresponds with DELETE /v1/bookings/{request_key}/contact (the `DeleteV1BookingsRequestKeyContact` operationId).
-func (c *Client) DeleteV1BookingsRequestKeyContact(ctx context.Context, requestKey string, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewDeleteV1BookingsRequestKeyContactRequest(c.Server, requestKey)
+// Corresponds with DELETE /v1/bookings/{request_key}/contact (the `EraseContact` operationId).
+func (c *Client) EraseContact(ctx context.Context, requestKey string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewEraseContactRequest(c.Server, requestKey)
 	if err != nil {
 		return nil, err
 	}
@@ -2352,11 +2607,11 @@ func (c *Client) DeleteV1BookingsRequestKeyContact(ctx context.Context, requestK
 	return c.Client.Do(req)
 }
 
-// GetV1BookingsRequestKeyContact the contact a caller gave with a booking, opened with the booking's data key (admin scope)
+// GetContact the contact a caller gave with a booking, opened with the booking's data key (admin scope)
 //
-// Corresponds with GET /v1/bookings/{request_key}/contact (the `GetV1BookingsRequestKeyContact` operationId).
-func (c *Client) GetV1BookingsRequestKeyContact(ctx context.Context, requestKey string, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetV1BookingsRequestKeyContactRequest(c.Server, requestKey)
+// Corresponds with GET /v1/bookings/{request_key}/contact (the `GetContact` operationId).
+func (c *Client) GetContact(ctx context.Context, requestKey string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetContactRequest(c.Server, requestKey)
 	if err != nil {
 		return nil, err
 	}
@@ -2367,13 +2622,13 @@ func (c *Client) GetV1BookingsRequestKeyContact(ctx context.Context, requestKey 
 	return c.Client.Do(req)
 }
 
-// PostV1BookingsRequestKeyRescheduleWithBody book the new slot under a new key, then release the old booking. Give what changes (the new local_start or starts_at at the least): the property, agent, other resources, zone and length default to the old booking's, the policy version to the one in force
+// RescheduleBookingWithBody book the new slot under a new key, then release the old booking. Give what changes (the new local_start or starts_at at the least): the property, agent, other resources, zone and length default to the old booking's, the policy version to the one in force
 //
 // Takes any type of body and a specified content type.
 //
-// Corresponds with POST /v1/bookings/{request_key}/reschedule (the `PostV1BookingsRequestKeyReschedule` operationId).
-func (c *Client) PostV1BookingsRequestKeyRescheduleWithBody(ctx context.Context, requestKey string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostV1BookingsRequestKeyRescheduleRequestWithBody(c.Server, requestKey, contentType, body)
+// Corresponds with POST /v1/bookings/{request_key}/reschedule (the `RescheduleBooking` operationId).
+func (c *Client) RescheduleBookingWithBody(ctx context.Context, requestKey string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRescheduleBookingRequestWithBody(c.Server, requestKey, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -2384,13 +2639,13 @@ func (c *Client) PostV1BookingsRequestKeyRescheduleWithBody(ctx context.Context,
 	return c.Client.Do(req)
 }
 
-// PostV1BookingsRequestKeyReschedule book the new slot under a new key, then release the old booking. Give what changes (the new local_start or starts_at at the least): the property, agent, other resources, zone and length default to the old booking's, the policy version to the one in force
+// RescheduleBooking book the new slot under a new key, then release the old booking. Give what changes (the new local_start or starts_at at the least): the property, agent, other resources, zone and length default to the old booking's, the policy version to the one in force
 //
 // Takes a body of the `application/json` content type.
 //
-// Corresponds with POST /v1/bookings/{request_key}/reschedule (the `PostV1BookingsRequestKeyReschedule` operationId).
-func (c *Client) PostV1BookingsRequestKeyReschedule(ctx context.Context, requestKey string, body PostV1BookingsRequestKeyRescheduleJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostV1BookingsRequestKeyRescheduleRequest(c.Server, requestKey, body)
+// Corresponds with POST /v1/bookings/{request_key}/reschedule (the `RescheduleBooking` operationId).
+func (c *Client) RescheduleBooking(ctx context.Context, requestKey string, body RescheduleBookingJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRescheduleBookingRequest(c.Server, requestKey, body)
 	if err != nil {
 		return nil, err
 	}
@@ -2401,13 +2656,13 @@ func (c *Client) PostV1BookingsRequestKeyReschedule(ctx context.Context, request
 	return c.Client.Do(req)
 }
 
-// PostV1IntentsWithBody record the caller's choice; the same choice in the same conversation gets the same request_key. With hold, the store also holds the slot until book confirms it or the hold expires
+// CreateIntentWithBody record the caller's choice; the same choice in the same conversation gets the same request_key. With hold, the store also holds the slot until book confirms it or the hold expires
 //
 // Takes any type of body and a specified content type.
 //
-// Corresponds with POST /v1/intents (the `PostV1Intents` operationId).
-func (c *Client) PostV1IntentsWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostV1IntentsRequestWithBody(c.Server, contentType, body)
+// Corresponds with POST /v1/intents (the `CreateIntent` operationId).
+func (c *Client) CreateIntentWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateIntentRequestWithBody(c.Server, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -2418,13 +2673,13 @@ func (c *Client) PostV1IntentsWithBody(ctx context.Context, contentType string, 
 	return c.Client.Do(req)
 }
 
-// PostV1Intents record the caller's choice; the same choice in the same conversation gets the same request_key. With hold, the store also holds the slot until book confirms it or the hold expires
+// CreateIntent record the caller's choice; the same choice in the same conversation gets the same request_key. With hold, the store also holds the slot until book confirms it or the hold expires
 //
 // Takes a body of the `application/json` content type.
 //
-// Corresponds with POST /v1/intents (the `PostV1Intents` operationId).
-func (c *Client) PostV1Intents(ctx context.Context, body PostV1IntentsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostV1IntentsRequest(c.Server, body)
+// Corresponds with POST /v1/intents (the `CreateIntent` operationId).
+func (c *Client) CreateIntent(ctx context.Context, body CreateIntentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateIntentRequest(c.Server, body)
 	if err != nil {
 		return nil, err
 	}
@@ -2435,13 +2690,13 @@ func (c *Client) PostV1Intents(ctx context.Context, body PostV1IntentsJSONReques
 	return c.Client.Do(req)
 }
 
-// PostV1McpWithBody the voice tools as a Model Context Protocol server: Streamable HTTP (spec 2026-07-28; older versions negotiated), stateless, JSON responses. JSON-RPC 2.0 in and out: initialize, tools/list, tools/call. The conversation is the X-Call-Id header, else the conversation_id argument. Each result's text starts with its [status]; structuredContent is a ToolResult; refusals, conflicts and pending_reconciliation are ordinary results, only a call that did nothing is isError
+// CallMCPWithBody the voice tools as a Model Context Protocol server: Streamable HTTP (spec 2026-07-28; older versions negotiated), stateless, JSON responses. JSON-RPC 2.0 in and out: initialize, tools/list, tools/call. The conversation is the X-Call-Id header, else the conversation_id argument. Each result's text starts with its [status]; structuredContent is a ToolResult; refusals, conflicts and pending_reconciliation are ordinary results, only a call that did nothing is isError
 //
 // Takes any type of body and a specified content type.
 //
-// Corresponds with POST /v1/mcp (the `PostV1Mcp` operationId).
-func (c *Client) PostV1McpWithBody(ctx context.Context, params *PostV1McpParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostV1McpRequestWithBody(c.Server, params, contentType, body)
+// Corresponds with POST /v1/mcp (the `CallMCP` operationId).
+func (c *Client) CallMCPWithBody(ctx context.Context, params *CallMCPParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCallMCPRequestWithBody(c.Server, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -2452,13 +2707,13 @@ func (c *Client) PostV1McpWithBody(ctx context.Context, params *PostV1McpParams,
 	return c.Client.Do(req)
 }
 
-// PostV1Mcp the voice tools as a Model Context Protocol server: Streamable HTTP (spec 2026-07-28; older versions negotiated), stateless, JSON responses. JSON-RPC 2.0 in and out: initialize, tools/list, tools/call. The conversation is the X-Call-Id header, else the conversation_id argument. Each result's text starts with its [status]; structuredContent is a ToolResult; refusals, conflicts and pending_reconciliation are ordinary results, only a call that did nothing is isError
+// CallMCP the voice tools as a Model Context Protocol server: Streamable HTTP (spec 2026-07-28; older versions negotiated), stateless, JSON responses. JSON-RPC 2.0 in and out: initialize, tools/list, tools/call. The conversation is the X-Call-Id header, else the conversation_id argument. Each result's text starts with its [status]; structuredContent is a ToolResult; refusals, conflicts and pending_reconciliation are ordinary results, only a call that did nothing is isError
 //
 // Takes a body of the `application/json` content type.
 //
-// Corresponds with POST /v1/mcp (the `PostV1Mcp` operationId).
-func (c *Client) PostV1Mcp(ctx context.Context, params *PostV1McpParams, body PostV1McpJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostV1McpRequest(c.Server, params, body)
+// Corresponds with POST /v1/mcp (the `CallMCP` operationId).
+func (c *Client) CallMCP(ctx context.Context, params *CallMCPParams, body CallMCPJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCallMCPRequest(c.Server, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -2469,11 +2724,11 @@ func (c *Client) PostV1Mcp(ctx context.Context, params *PostV1McpParams, body Po
 	return c.Client.Do(req)
 }
 
-// GetV1OpsAttention what an operator should look at: sagas pending or not mirrored, silent sagas, open drift flags
+// GetAttention what an operator should look at: sagas pending or not mirrored, silent sagas, open drift flags
 //
-// Corresponds with GET /v1/ops/attention (the `GetV1OpsAttention` operationId).
-func (c *Client) GetV1OpsAttention(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetV1OpsAttentionRequest(c.Server)
+// Corresponds with GET /v1/ops/attention (the `GetAttention` operationId).
+func (c *Client) GetAttention(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetAttentionRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -2484,11 +2739,11 @@ func (c *Client) GetV1OpsAttention(ctx context.Context, reqEditors ...RequestEdi
 	return c.Client.Do(req)
 }
 
-// GetV1OpsReadiness readiness with each dependency's answer, for operators
+// GetOpsReadiness readiness with each dependency's answer, for operators
 //
-// Corresponds with GET /v1/ops/readiness (the `GetV1OpsReadiness` operationId).
-func (c *Client) GetV1OpsReadiness(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetV1OpsReadinessRequest(c.Server)
+// Corresponds with GET /v1/ops/readiness (the `GetOpsReadiness` operationId).
+func (c *Client) GetOpsReadiness(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetOpsReadinessRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -2499,11 +2754,11 @@ func (c *Client) GetV1OpsReadiness(ctx context.Context, reqEditors ...RequestEdi
 	return c.Client.Do(req)
 }
 
-// GetV1OpsTimelineRequestKey one booking as the store's event log, the saga and the mirrors have it
+// GetTimeline one booking as the store's event log, the saga and the mirrors have it
 //
-// Corresponds with GET /v1/ops/timeline/{request_key} (the `GetV1OpsTimelineRequestKey` operationId).
-func (c *Client) GetV1OpsTimelineRequestKey(ctx context.Context, requestKey string, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetV1OpsTimelineRequestKeyRequest(c.Server, requestKey)
+// Corresponds with GET /v1/ops/timeline/{request_key} (the `GetTimeline` operationId).
+func (c *Client) GetTimeline(ctx context.Context, requestKey string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetTimelineRequest(c.Server, requestKey)
 	if err != nil {
 		return nil, err
 	}
@@ -2514,11 +2769,11 @@ func (c *Client) GetV1OpsTimelineRequestKey(ctx context.Context, requestKey stri
 	return c.Client.Do(req)
 }
 
-// GetV1Policy the booking policy in force
+// GetPolicy the booking policy in force
 //
-// Corresponds with GET /v1/policy (the `GetV1Policy` operationId).
-func (c *Client) GetV1Policy(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetV1PolicyRequest(c.Server)
+// Corresponds with GET /v1/policy (the `GetPolicy` operationId).
+func (c *Client) GetPolicy(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetPolicyRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -2529,13 +2784,13 @@ func (c *Client) GetV1Policy(ctx context.Context, reqEditors ...RequestEditorFn)
 	return c.Client.Do(req)
 }
 
-// PutV1PolicyWithBody make a policy version current; a version's content cannot change
+// PutPolicyWithBody make a policy version current; a version's content cannot change
 //
 // Takes any type of body and a specified content type.
 //
-// Corresponds with PUT /v1/policy (the `PutV1Policy` operationId).
-func (c *Client) PutV1PolicyWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPutV1PolicyRequestWithBody(c.Server, contentType, body)
+// Corresponds with PUT /v1/policy (the `PutPolicy` operationId).
+func (c *Client) PutPolicyWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutPolicyRequestWithBody(c.Server, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -2546,13 +2801,13 @@ func (c *Client) PutV1PolicyWithBody(ctx context.Context, contentType string, bo
 	return c.Client.Do(req)
 }
 
-// PutV1Policy make a policy version current; a version's content cannot change
+// PutPolicy make a policy version current; a version's content cannot change
 //
 // Takes a body of the `application/json` content type.
 //
-// Corresponds with PUT /v1/policy (the `PutV1Policy` operationId).
-func (c *Client) PutV1Policy(ctx context.Context, body PutV1PolicyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPutV1PolicyRequest(c.Server, body)
+// Corresponds with PUT /v1/policy (the `PutPolicy` operationId).
+func (c *Client) PutPolicy(ctx context.Context, body PutPolicyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutPolicyRequest(c.Server, body)
 	if err != nil {
 		return nil, err
 	}
@@ -2563,11 +2818,11 @@ func (c *Client) PutV1Policy(ctx context.Context, body PutV1PolicyJSONRequestBod
 	return c.Client.Do(req)
 }
 
-// GetV1PoolsId a team of agents
+// GetPool a team of agents
 //
-// Corresponds with GET /v1/pools/{id} (the `GetV1PoolsId` operationId).
-func (c *Client) GetV1PoolsId(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetV1PoolsIdRequest(c.Server, id)
+// Corresponds with GET /v1/pools/{id} (the `GetPool` operationId).
+func (c *Client) GetPool(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetPoolRequest(c.Server, id)
 	if err != nil {
 		return nil, err
 	}
@@ -2578,13 +2833,13 @@ func (c *Client) GetV1PoolsId(ctx context.Context, id string, reqEditors ...Requ
 	return c.Client.Do(req)
 }
 
-// PutV1PoolsIdWithBody create or replace a team of agents a booking may ask for instead of one
+// PutPoolWithBody create or replace a team of agents a booking may ask for instead of one
 //
 // Takes any type of body and a specified content type.
 //
-// Corresponds with PUT /v1/pools/{id} (the `PutV1PoolsId` operationId).
-func (c *Client) PutV1PoolsIdWithBody(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPutV1PoolsIdRequestWithBody(c.Server, id, contentType, body)
+// Corresponds with PUT /v1/pools/{id} (the `PutPool` operationId).
+func (c *Client) PutPoolWithBody(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutPoolRequestWithBody(c.Server, id, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -2595,13 +2850,13 @@ func (c *Client) PutV1PoolsIdWithBody(ctx context.Context, id string, contentTyp
 	return c.Client.Do(req)
 }
 
-// PutV1PoolsId create or replace a team of agents a booking may ask for instead of one
+// PutPool create or replace a team of agents a booking may ask for instead of one
 //
 // Takes a body of the `application/json` content type.
 //
-// Corresponds with PUT /v1/pools/{id} (the `PutV1PoolsId` operationId).
-func (c *Client) PutV1PoolsId(ctx context.Context, id string, body PutV1PoolsIdJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPutV1PoolsIdRequest(c.Server, id, body)
+// Corresponds with PUT /v1/pools/{id} (the `PutPool` operationId).
+func (c *Client) PutPool(ctx context.Context, id string, body PutPoolJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutPoolRequest(c.Server, id, body)
 	if err != nil {
 		return nil, err
 	}
@@ -2612,11 +2867,11 @@ func (c *Client) PutV1PoolsId(ctx context.Context, id string, body PutV1PoolsIdJ
 	return c.Client.Do(req)
 }
 
-// GetV1ResourcesId a resource with its hours, dates with other hours, time off, notice, horizon and limits
+// GetResource a resource with its hours, dates with other hours, time off, notice, horizon and limits
 //
-// Corresponds with GET /v1/resources/{id} (the `GetV1ResourcesId` operationId).
-func (c *Client) GetV1ResourcesId(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetV1ResourcesIdRequest(c.Server, id)
+// Corresponds with GET /v1/resources/{id} (the `GetResource` operationId).
+func (c *Client) GetResource(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetResourceRequest(c.Server, id)
 	if err != nil {
 		return nil, err
 	}
@@ -2627,13 +2882,13 @@ func (c *Client) GetV1ResourcesId(ctx context.Context, id string, reqEditors ...
 	return c.Client.Do(req)
 }
 
-// PutV1ResourcesIdWithBody create or update a resource; idempotent
+// PutResourceWithBody create or update a resource; idempotent
 //
 // Takes any type of body and a specified content type.
 //
-// Corresponds with PUT /v1/resources/{id} (the `PutV1ResourcesId` operationId).
-func (c *Client) PutV1ResourcesIdWithBody(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPutV1ResourcesIdRequestWithBody(c.Server, id, contentType, body)
+// Corresponds with PUT /v1/resources/{id} (the `PutResource` operationId).
+func (c *Client) PutResourceWithBody(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutResourceRequestWithBody(c.Server, id, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -2644,13 +2899,13 @@ func (c *Client) PutV1ResourcesIdWithBody(ctx context.Context, id string, conten
 	return c.Client.Do(req)
 }
 
-// PutV1ResourcesId create or update a resource; idempotent
+// PutResource create or update a resource; idempotent
 //
 // Takes a body of the `application/json` content type.
 //
-// Corresponds with PUT /v1/resources/{id} (the `PutV1ResourcesId` operationId).
-func (c *Client) PutV1ResourcesId(ctx context.Context, id string, body PutV1ResourcesIdJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPutV1ResourcesIdRequest(c.Server, id, body)
+// Corresponds with PUT /v1/resources/{id} (the `PutResource` operationId).
+func (c *Client) PutResource(ctx context.Context, id string, body PutResourceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutResourceRequest(c.Server, id, body)
 	if err != nil {
 		return nil, err
 	}
@@ -2661,13 +2916,13 @@ func (c *Client) PutV1ResourcesId(ctx context.Context, id string, body PutV1Reso
 	return c.Client.Do(req)
 }
 
-// PostV1ToolsRetellWithBody Retell custom function ({name, call: {call_id}, args}, docs.retellai.com custom-function page, SDK v5.60.0); X-Retell-Signature (v=<ms>,d=<hex HMAC-SHA256(body+timestamp)>, five minutes) checked when RETELL_API_KEY is set
+// CallRetellFunctionWithBody Retell custom function ({name, call: {call_id}, args}, docs.retellai.com custom-function page, SDK v5.60.0); X-Retell-Signature (v=<ms>,d=<hex HMAC-SHA256(body+timestamp)>, five minutes) checked when RETELL_API_KEY is set
 //
 // Takes any type of body and a specified content type.
 //
-// Corresponds with POST /v1/tools/retell (the `PostV1ToolsRetell` operationId).
-func (c *Client) PostV1ToolsRetellWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostV1ToolsRetellRequestWithBody(c.Server, contentType, body)
+// Corresponds with POST /v1/tools/retell (the `CallRetellFunction` operationId).
+func (c *Client) CallRetellFunctionWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCallRetellFunctionRequestWithBody(c.Server, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -2678,13 +2933,13 @@ func (c *Client) PostV1ToolsRetellWithBody(ctx context.Context, contentType stri
 	return c.Client.Do(req)
 }
 
-// PostV1ToolsRetell Retell custom function ({name, call: {call_id}, args}, docs.retellai.com custom-function page, SDK v5.60.0); X-Retell-Signature (v=<ms>,d=<hex HMAC-SHA256(body+timestamp)>, five minutes) checked when RETELL_API_KEY is set
+// CallRetellFunction Retell custom function ({name, call: {call_id}, args}, docs.retellai.com custom-function page, SDK v5.60.0); X-Retell-Signature (v=<ms>,d=<hex HMAC-SHA256(body+timestamp)>, five minutes) checked when RETELL_API_KEY is set
 //
 // Takes a body of the `application/json` content type.
 //
-// Corresponds with POST /v1/tools/retell (the `PostV1ToolsRetell` operationId).
-func (c *Client) PostV1ToolsRetell(ctx context.Context, body PostV1ToolsRetellJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostV1ToolsRetellRequest(c.Server, body)
+// Corresponds with POST /v1/tools/retell (the `CallRetellFunction` operationId).
+func (c *Client) CallRetellFunction(ctx context.Context, body CallRetellFunctionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCallRetellFunctionRequest(c.Server, body)
 	if err != nil {
 		return nil, err
 	}
@@ -2695,11 +2950,11 @@ func (c *Client) PostV1ToolsRetell(ctx context.Context, body PostV1ToolsRetellJS
 	return c.Client.Do(req)
 }
 
-// GetV1ToolsRetellFunctions the voice tools as Retell custom functions (general_tools entries of type custom) and the system-prompt rule, ready to paste into a Retell LLM
+// ExportRetellFunctions the voice tools as Retell custom functions (general_tools entries of type custom) and the system-prompt rule, ready to paste into a Retell LLM
 //
-// Corresponds with GET /v1/tools/retell/functions (the `GetV1ToolsRetellFunctions` operationId).
-func (c *Client) GetV1ToolsRetellFunctions(ctx context.Context, params *GetV1ToolsRetellFunctionsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetV1ToolsRetellFunctionsRequest(c.Server, params)
+// Corresponds with GET /v1/tools/retell/functions (the `ExportRetellFunctions` operationId).
+func (c *Client) ExportRetellFunctions(ctx context.Context, params *ExportRetellFunctionsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewExportRetellFunctionsRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -2710,13 +2965,13 @@ func (c *Client) GetV1ToolsRetellFunctions(ctx context.Context, params *GetV1Too
 	return c.Client.Do(req)
 }
 
-// PostV1ToolsRetellToolWithBody the same, also for "Payload: args only": the body is the arguments alone, the path names the tool, and the custom header X-Call-Id: {{call_id}} names the call
+// CallRetellToolWithBody the same, also for "Payload: args only": the body is the arguments alone, the path names the tool, and the custom header X-Call-Id: {{call_id}} names the call
 //
 // Takes any type of body and a specified content type.
 //
-// Corresponds with POST /v1/tools/retell/{tool} (the `PostV1ToolsRetellTool` operationId).
-func (c *Client) PostV1ToolsRetellToolWithBody(ctx context.Context, tool PostV1ToolsRetellToolParamsTool, params *PostV1ToolsRetellToolParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostV1ToolsRetellToolRequestWithBody(c.Server, tool, params, contentType, body)
+// Corresponds with POST /v1/tools/retell/{tool} (the `CallRetellTool` operationId).
+func (c *Client) CallRetellToolWithBody(ctx context.Context, tool CallRetellToolParamsTool, params *CallRetellToolParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCallRetellToolRequestWithBody(c.Server, tool, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -2727,13 +2982,13 @@ func (c *Client) PostV1ToolsRetellToolWithBody(ctx context.Context, tool PostV1T
 	return c.Client.Do(req)
 }
 
-// PostV1ToolsRetellTool the same, also for "Payload: args only": the body is the arguments alone, the path names the tool, and the custom header X-Call-Id: {{call_id}} names the call
+// CallRetellTool the same, also for "Payload: args only": the body is the arguments alone, the path names the tool, and the custom header X-Call-Id: {{call_id}} names the call
 //
 // Takes a body of the `application/json` content type.
 //
-// Corresponds with POST /v1/tools/retell/{tool} (the `PostV1ToolsRetellTool` operationId).
-func (c *Client) PostV1ToolsRetellTool(ctx context.Context, tool PostV1ToolsRetellToolParamsTool, params *PostV1ToolsRetellToolParams, body PostV1ToolsRetellToolJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostV1ToolsRetellToolRequest(c.Server, tool, params, body)
+// Corresponds with POST /v1/tools/retell/{tool} (the `CallRetellTool` operationId).
+func (c *Client) CallRetellTool(ctx context.Context, tool CallRetellToolParamsTool, params *CallRetellToolParams, body CallRetellToolJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCallRetellToolRequest(c.Server, tool, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -2744,13 +2999,13 @@ func (c *Client) PostV1ToolsRetellTool(ctx context.Context, tool PostV1ToolsRete
 	return c.Client.Do(req)
 }
 
-// PostV1ToolsVapiWithBody Vapi tool-calls server message (message.toolCallList, else toolWithToolCallList[].toolCall; arguments an object or a JSON string; docs.vapi.ai custom-tools, OpenAPI ServerMessageToolCalls); X-Vapi-Secret, or an HMAC credential's x-signature, checked when configured
+// CallVapiToolsWithBody Vapi tool-calls server message (message.toolCallList, else toolWithToolCallList[].toolCall; arguments an object or a JSON string; docs.vapi.ai custom-tools, OpenAPI ServerMessageToolCalls); X-Vapi-Secret, or an HMAC credential's x-signature, checked when configured
 //
 // Takes any type of body and a specified content type.
 //
-// Corresponds with POST /v1/tools/vapi (the `PostV1ToolsVapi` operationId).
-func (c *Client) PostV1ToolsVapiWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostV1ToolsVapiRequestWithBody(c.Server, contentType, body)
+// Corresponds with POST /v1/tools/vapi (the `CallVapiTools` operationId).
+func (c *Client) CallVapiToolsWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCallVapiToolsRequestWithBody(c.Server, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -2761,13 +3016,13 @@ func (c *Client) PostV1ToolsVapiWithBody(ctx context.Context, contentType string
 	return c.Client.Do(req)
 }
 
-// PostV1ToolsVapi Vapi tool-calls server message (message.toolCallList, else toolWithToolCallList[].toolCall; arguments an object or a JSON string; docs.vapi.ai custom-tools, OpenAPI ServerMessageToolCalls); X-Vapi-Secret, or an HMAC credential's x-signature, checked when configured
+// CallVapiTools Vapi tool-calls server message (message.toolCallList, else toolWithToolCallList[].toolCall; arguments an object or a JSON string; docs.vapi.ai custom-tools, OpenAPI ServerMessageToolCalls); X-Vapi-Secret, or an HMAC credential's x-signature, checked when configured
 //
 // Takes a body of the `application/json` content type.
 //
-// Corresponds with POST /v1/tools/vapi (the `PostV1ToolsVapi` operationId).
-func (c *Client) PostV1ToolsVapi(ctx context.Context, body PostV1ToolsVapiJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostV1ToolsVapiRequest(c.Server, body)
+// Corresponds with POST /v1/tools/vapi (the `CallVapiTools` operationId).
+func (c *Client) CallVapiTools(ctx context.Context, body CallVapiToolsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCallVapiToolsRequest(c.Server, body)
 	if err != nil {
 		return nil, err
 	}
@@ -2778,11 +3033,11 @@ func (c *Client) PostV1ToolsVapi(ctx context.Context, body PostV1ToolsVapiJSONRe
 	return c.Client.Do(req)
 }
 
-// GetV1ToolsVapiTools the voice tools as Vapi function tools (the body of Vapi's POST /tool, or an assistant's model.tools entries) and the system-prompt rule
+// ExportVapiTools the voice tools as Vapi function tools (the body of Vapi's POST /tool, or an assistant's model.tools entries) and the system-prompt rule
 //
-// Corresponds with GET /v1/tools/vapi/tools (the `GetV1ToolsVapiTools` operationId).
-func (c *Client) GetV1ToolsVapiTools(ctx context.Context, params *GetV1ToolsVapiToolsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetV1ToolsVapiToolsRequest(c.Server, params)
+// Corresponds with GET /v1/tools/vapi/tools (the `ExportVapiTools` operationId).
+func (c *Client) ExportVapiTools(ctx context.Context, params *ExportVapiToolsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewExportVapiToolsRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -2793,11 +3048,11 @@ func (c *Client) GetV1ToolsVapiTools(ctx context.Context, params *GetV1ToolsVapi
 	return c.Client.Do(req)
 }
 
-// GetV1Webhooks the webhook endpoints and how their deliveries stand (ops scope)
+// ListWebhooks the webhook endpoints and how their deliveries stand (ops scope)
 //
-// Corresponds with GET /v1/webhooks (the `GetV1Webhooks` operationId).
-func (c *Client) GetV1Webhooks(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetV1WebhooksRequest(c.Server)
+// Corresponds with GET /v1/webhooks (the `ListWebhooks` operationId).
+func (c *Client) ListWebhooks(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListWebhooksRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -2808,11 +3063,11 @@ func (c *Client) GetV1Webhooks(ctx context.Context, reqEditors ...RequestEditorF
 	return c.Client.Do(req)
 }
 
-// DeleteV1WebhooksId remove an endpoint with its undelivered deliveries and its secret (admin)
+// DeleteWebhook remove an endpoint with its undelivered deliveries and its secret (admin)
 //
-// Corresponds with DELETE /v1/webhooks/{id} (the `DeleteV1WebhooksId` operationId).
-func (c *Client) DeleteV1WebhooksId(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewDeleteV1WebhooksIdRequest(c.Server, id)
+// Corresponds with DELETE /v1/webhooks/{id} (the `DeleteWebhook` operationId).
+func (c *Client) DeleteWebhook(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteWebhookRequest(c.Server, id)
 	if err != nil {
 		return nil, err
 	}
@@ -2823,13 +3078,13 @@ func (c *Client) DeleteV1WebhooksId(ctx context.Context, id string, reqEditors .
 	return c.Client.Do(req)
 }
 
-// PutV1WebhooksIdWithBody register a webhook endpoint (or point it at a new URL) and start its dispatcher. Events (booking.confirmed, booking.held, booking.cancelled, booking.moved, booking.refused, booking.time_changed, hold.expired, intent.expired, handoff.requested, booking.settled) are posted as Standard Webhooks: webhook-id (the delivery id, an idempotency key), webhook-timestamp, webhook-signature v1,<base64 HMAC-SHA256 of id.timestamp.body>
+// PutWebhookWithBody register a webhook endpoint (or point it at a new URL) and start its dispatcher. Events (booking.confirmed, booking.held, booking.cancelled, booking.moved, booking.refused, booking.time_changed, hold.expired, intent.expired, handoff.requested, booking.settled) are posted as Standard Webhooks: webhook-id (the delivery id, an idempotency key), webhook-timestamp, webhook-signature v1,<base64 HMAC-SHA256 of id.timestamp.body>
 //
 // Takes any type of body and a specified content type.
 //
-// Corresponds with PUT /v1/webhooks/{id} (the `PutV1WebhooksId` operationId).
-func (c *Client) PutV1WebhooksIdWithBody(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPutV1WebhooksIdRequestWithBody(c.Server, id, contentType, body)
+// Corresponds with PUT /v1/webhooks/{id} (the `PutWebhook` operationId).
+func (c *Client) PutWebhookWithBody(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutWebhookRequestWithBody(c.Server, id, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -2840,13 +3095,13 @@ func (c *Client) PutV1WebhooksIdWithBody(ctx context.Context, id string, content
 	return c.Client.Do(req)
 }
 
-// PutV1WebhooksId register a webhook endpoint (or point it at a new URL) and start its dispatcher. Events (booking.confirmed, booking.held, booking.cancelled, booking.moved, booking.refused, booking.time_changed, hold.expired, intent.expired, handoff.requested, booking.settled) are posted as Standard Webhooks: webhook-id (the delivery id, an idempotency key), webhook-timestamp, webhook-signature v1,<base64 HMAC-SHA256 of id.timestamp.body>
+// PutWebhook register a webhook endpoint (or point it at a new URL) and start its dispatcher. Events (booking.confirmed, booking.held, booking.cancelled, booking.moved, booking.refused, booking.time_changed, hold.expired, intent.expired, handoff.requested, booking.settled) are posted as Standard Webhooks: webhook-id (the delivery id, an idempotency key), webhook-timestamp, webhook-signature v1,<base64 HMAC-SHA256 of id.timestamp.body>
 //
 // Takes a body of the `application/json` content type.
 //
-// Corresponds with PUT /v1/webhooks/{id} (the `PutV1WebhooksId` operationId).
-func (c *Client) PutV1WebhooksId(ctx context.Context, id string, body PutV1WebhooksIdJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPutV1WebhooksIdRequest(c.Server, id, body)
+// Corresponds with PUT /v1/webhooks/{id} (the `PutWebhook` operationId).
+func (c *Client) PutWebhook(ctx context.Context, id string, body PutWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutWebhookRequest(c.Server, id, body)
 	if err != nil {
 		return nil, err
 	}
@@ -2857,11 +3112,11 @@ func (c *Client) PutV1WebhooksId(ctx context.Context, id string, body PutV1Webho
 	return c.Client.Do(req)
 }
 
-// PostV1WebhooksIdPause pause an endpoint's deliveries; they wait, in order (admin)
+// PauseWebhook pause an endpoint's deliveries; they wait, in order (admin)
 //
-// Corresponds with POST /v1/webhooks/{id}/pause (the `PostV1WebhooksIdPause` operationId).
-func (c *Client) PostV1WebhooksIdPause(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostV1WebhooksIdPauseRequest(c.Server, id)
+// Corresponds with POST /v1/webhooks/{id}/pause (the `PauseWebhook` operationId).
+func (c *Client) PauseWebhook(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPauseWebhookRequest(c.Server, id)
 	if err != nil {
 		return nil, err
 	}
@@ -2872,11 +3127,11 @@ func (c *Client) PostV1WebhooksIdPause(ctx context.Context, id string, reqEditor
 	return c.Client.Do(req)
 }
 
-// PostV1WebhooksIdResume resume an endpoint's deliveries (admin)
+// ResumeWebhook resume an endpoint's deliveries (admin)
 //
-// Corresponds with POST /v1/webhooks/{id}/resume (the `PostV1WebhooksIdResume` operationId).
-func (c *Client) PostV1WebhooksIdResume(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostV1WebhooksIdResumeRequest(c.Server, id)
+// Corresponds with POST /v1/webhooks/{id}/resume (the `ResumeWebhook` operationId).
+func (c *Client) ResumeWebhook(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewResumeWebhookRequest(c.Server, id)
 	if err != nil {
 		return nil, err
 	}
@@ -2887,11 +3142,11 @@ func (c *Client) PostV1WebhooksIdResume(ctx context.Context, id string, reqEdito
 	return c.Client.Do(req)
 }
 
-// PostV1WebhooksIdSecret give an endpoint a new signing secret, answered this once; deliveries are signed with it from now on (admin)
+// RotateWebhookSecret give an endpoint a new signing secret, answered this once; deliveries are signed with it from now on (admin)
 //
-// Corresponds with POST /v1/webhooks/{id}/secret (the `PostV1WebhooksIdSecret` operationId).
-func (c *Client) PostV1WebhooksIdSecret(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostV1WebhooksIdSecretRequest(c.Server, id)
+// Corresponds with POST /v1/webhooks/{id}/secret (the `RotateWebhookSecret` operationId).
+func (c *Client) RotateWebhookSecret(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRotateWebhookSecretRequest(c.Server, id)
 	if err != nil {
 		return nil, err
 	}
@@ -2902,8 +3157,8 @@ func (c *Client) PostV1WebhooksIdSecret(ctx context.Context, id string, reqEdito
 	return c.Client.Do(req)
 }
 
-// NewGetHealthzRequest constructs an http.Request for the GetHealthz method
-func NewGetHealthzRequest(server string) (*http.Request, error) {
+// NewGetLivenessRequest constructs an http.Request for the GetLiveness method
+func NewGetLivenessRequest(server string) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -2929,8 +3184,8 @@ func NewGetHealthzRequest(server string) (*http.Request, error) {
 	return req, nil
 }
 
-// NewGetOpenapiJsonRequest constructs an http.Request for the GetOpenapiJson method
-func NewGetOpenapiJsonRequest(server string) (*http.Request, error) {
+// NewGetOpenAPIDocumentRequest constructs an http.Request for the GetOpenAPIDocument method
+func NewGetOpenAPIDocumentRequest(server string) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -2956,8 +3211,8 @@ func NewGetOpenapiJsonRequest(server string) (*http.Request, error) {
 	return req, nil
 }
 
-// NewGetReadyzRequest constructs an http.Request for the GetReadyz method
-func NewGetReadyzRequest(server string) (*http.Request, error) {
+// NewGetReadinessRequest constructs an http.Request for the GetReadiness method
+func NewGetReadinessRequest(server string) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -2983,8 +3238,8 @@ func NewGetReadyzRequest(server string) (*http.Request, error) {
 	return req, nil
 }
 
-// NewGetV1AvailabilityRequest constructs an http.Request for the GetV1Availability method
-func NewGetV1AvailabilityRequest(server string, params *GetV1AvailabilityParams) (*http.Request, error) {
+// NewGetAvailabilityRequest constructs an http.Request for the GetAvailability method
+func NewGetAvailabilityRequest(server string, params *GetAvailabilityParams) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -3097,8 +3352,8 @@ func NewGetV1AvailabilityRequest(server string, params *GetV1AvailabilityParams)
 	return req, nil
 }
 
-// NewGetV1BookingsRequest constructs an http.Request for the GetV1Bookings method
-func NewGetV1BookingsRequest(server string, params *GetV1BookingsParams) (*http.Request, error) {
+// NewListBookingsRequest constructs an http.Request for the ListBookings method
+func NewListBookingsRequest(server string, params *ListBookingsParams) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -3235,19 +3490,19 @@ func NewGetV1BookingsRequest(server string, params *GetV1BookingsParams) (*http.
 	return req, nil
 }
 
-// NewPostV1BookingsRequest calls the generic PostV1Bookings builder with application/json body
-func NewPostV1BookingsRequest(server string, body PostV1BookingsJSONRequestBody) (*http.Request, error) {
+// NewCreateBookingRequest calls the generic CreateBooking builder with application/json body
+func NewCreateBookingRequest(server string, body CreateBookingJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewPostV1BookingsRequestWithBody(server, "application/json", bodyReader)
+	return NewCreateBookingRequestWithBody(server, "application/json", bodyReader)
 }
 
-// NewPostV1BookingsRequestWithBody constructs an http.Request for the PostV1Bookings method, with any body, and a specified content type
-func NewPostV1BookingsRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+// NewCreateBookingRequestWithBody constructs an http.Request for the CreateBooking method, with any body, and a specified content type
+func NewCreateBookingRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -3275,8 +3530,8 @@ func NewPostV1BookingsRequestWithBody(server string, contentType string, body io
 	return req, nil
 }
 
-// NewGetV1BookingsRequestKeyRequest constructs an http.Request for the GetV1BookingsRequestKey method
-func NewGetV1BookingsRequestKeyRequest(server string, requestKey string) (*http.Request, error) {
+// NewGetBookingRequest constructs an http.Request for the GetBooking method
+func NewGetBookingRequest(server string, requestKey string) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -3309,8 +3564,8 @@ func NewGetV1BookingsRequestKeyRequest(server string, requestKey string) (*http.
 	return req, nil
 }
 
-// NewPostV1BookingsRequestKeyCancelRequest constructs an http.Request for the PostV1BookingsRequestKeyCancel method
-func NewPostV1BookingsRequestKeyCancelRequest(server string, requestKey string) (*http.Request, error) {
+// NewCancelBookingRequest constructs an http.Request for the CancelBooking method
+func NewCancelBookingRequest(server string, requestKey string) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -3343,8 +3598,8 @@ func NewPostV1BookingsRequestKeyCancelRequest(server string, requestKey string) 
 	return req, nil
 }
 
-// NewDeleteV1BookingsRequestKeyContactRequest constructs an http.Request for the DeleteV1BookingsRequestKeyContact method
-func NewDeleteV1BookingsRequestKeyContactRequest(server string, requestKey string) (*http.Request, error) {
+// NewEraseContactRequest constructs an http.Request for the EraseContact method
+func NewEraseContactRequest(server string, requestKey string) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -3377,8 +3632,8 @@ func NewDeleteV1BookingsRequestKeyContactRequest(server string, requestKey strin
 	return req, nil
 }
 
-// NewGetV1BookingsRequestKeyContactRequest constructs an http.Request for the GetV1BookingsRequestKeyContact method
-func NewGetV1BookingsRequestKeyContactRequest(server string, requestKey string) (*http.Request, error) {
+// NewGetContactRequest constructs an http.Request for the GetContact method
+func NewGetContactRequest(server string, requestKey string) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -3411,19 +3666,19 @@ func NewGetV1BookingsRequestKeyContactRequest(server string, requestKey string) 
 	return req, nil
 }
 
-// NewPostV1BookingsRequestKeyRescheduleRequest calls the generic PostV1BookingsRequestKeyReschedule builder with application/json body
-func NewPostV1BookingsRequestKeyRescheduleRequest(server string, requestKey string, body PostV1BookingsRequestKeyRescheduleJSONRequestBody) (*http.Request, error) {
+// NewRescheduleBookingRequest calls the generic RescheduleBooking builder with application/json body
+func NewRescheduleBookingRequest(server string, requestKey string, body RescheduleBookingJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewPostV1BookingsRequestKeyRescheduleRequestWithBody(server, requestKey, "application/json", bodyReader)
+	return NewRescheduleBookingRequestWithBody(server, requestKey, "application/json", bodyReader)
 }
 
-// NewPostV1BookingsRequestKeyRescheduleRequestWithBody constructs an http.Request for the PostV1BookingsRequestKeyReschedule method, with any body, and a specified content type
-func NewPostV1BookingsRequestKeyRescheduleRequestWithBody(server string, requestKey string, contentType string, body io.Reader) (*http.Request, error) {
+// NewRescheduleBookingRequestWithBody constructs an http.Request for the RescheduleBooking method, with any body, and a specified content type
+func NewRescheduleBookingRequestWithBody(server string, requestKey string, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -3458,19 +3713,19 @@ func NewPostV1BookingsRequestKeyRescheduleRequestWithBody(server string, request
 	return req, nil
 }
 
-// NewPostV1IntentsRequest calls the generic PostV1Intents builder with application/json body
-func NewPostV1IntentsRequest(server string, body PostV1IntentsJSONRequestBody) (*http.Request, error) {
+// NewCreateIntentRequest calls the generic CreateIntent builder with application/json body
+func NewCreateIntentRequest(server string, body CreateIntentJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewPostV1IntentsRequestWithBody(server, "application/json", bodyReader)
+	return NewCreateIntentRequestWithBody(server, "application/json", bodyReader)
 }
 
-// NewPostV1IntentsRequestWithBody constructs an http.Request for the PostV1Intents method, with any body, and a specified content type
-func NewPostV1IntentsRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+// NewCreateIntentRequestWithBody constructs an http.Request for the CreateIntent method, with any body, and a specified content type
+func NewCreateIntentRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -3498,19 +3753,19 @@ func NewPostV1IntentsRequestWithBody(server string, contentType string, body io.
 	return req, nil
 }
 
-// NewPostV1McpRequest calls the generic PostV1Mcp builder with application/json body
-func NewPostV1McpRequest(server string, params *PostV1McpParams, body PostV1McpJSONRequestBody) (*http.Request, error) {
+// NewCallMCPRequest calls the generic CallMCP builder with application/json body
+func NewCallMCPRequest(server string, params *CallMCPParams, body CallMCPJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewPostV1McpRequestWithBody(server, params, "application/json", bodyReader)
+	return NewCallMCPRequestWithBody(server, params, "application/json", bodyReader)
 }
 
-// NewPostV1McpRequestWithBody constructs an http.Request for the PostV1Mcp method, with any body, and a specified content type
-func NewPostV1McpRequestWithBody(server string, params *PostV1McpParams, contentType string, body io.Reader) (*http.Request, error) {
+// NewCallMCPRequestWithBody constructs an http.Request for the CallMCP method, with any body, and a specified content type
+func NewCallMCPRequestWithBody(server string, params *CallMCPParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -3553,8 +3808,8 @@ func NewPostV1McpRequestWithBody(server string, params *PostV1McpParams, content
 	return req, nil
 }
 
-// NewGetV1OpsAttentionRequest constructs an http.Request for the GetV1OpsAttention method
-func NewGetV1OpsAttentionRequest(server string) (*http.Request, error) {
+// NewGetAttentionRequest constructs an http.Request for the GetAttention method
+func NewGetAttentionRequest(server string) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -3580,8 +3835,8 @@ func NewGetV1OpsAttentionRequest(server string) (*http.Request, error) {
 	return req, nil
 }
 
-// NewGetV1OpsReadinessRequest constructs an http.Request for the GetV1OpsReadiness method
-func NewGetV1OpsReadinessRequest(server string) (*http.Request, error) {
+// NewGetOpsReadinessRequest constructs an http.Request for the GetOpsReadiness method
+func NewGetOpsReadinessRequest(server string) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -3607,8 +3862,8 @@ func NewGetV1OpsReadinessRequest(server string) (*http.Request, error) {
 	return req, nil
 }
 
-// NewGetV1OpsTimelineRequestKeyRequest constructs an http.Request for the GetV1OpsTimelineRequestKey method
-func NewGetV1OpsTimelineRequestKeyRequest(server string, requestKey string) (*http.Request, error) {
+// NewGetTimelineRequest constructs an http.Request for the GetTimeline method
+func NewGetTimelineRequest(server string, requestKey string) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -3641,8 +3896,8 @@ func NewGetV1OpsTimelineRequestKeyRequest(server string, requestKey string) (*ht
 	return req, nil
 }
 
-// NewGetV1PolicyRequest constructs an http.Request for the GetV1Policy method
-func NewGetV1PolicyRequest(server string) (*http.Request, error) {
+// NewGetPolicyRequest constructs an http.Request for the GetPolicy method
+func NewGetPolicyRequest(server string) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -3668,19 +3923,19 @@ func NewGetV1PolicyRequest(server string) (*http.Request, error) {
 	return req, nil
 }
 
-// NewPutV1PolicyRequest calls the generic PutV1Policy builder with application/json body
-func NewPutV1PolicyRequest(server string, body PutV1PolicyJSONRequestBody) (*http.Request, error) {
+// NewPutPolicyRequest calls the generic PutPolicy builder with application/json body
+func NewPutPolicyRequest(server string, body PutPolicyJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewPutV1PolicyRequestWithBody(server, "application/json", bodyReader)
+	return NewPutPolicyRequestWithBody(server, "application/json", bodyReader)
 }
 
-// NewPutV1PolicyRequestWithBody constructs an http.Request for the PutV1Policy method, with any body, and a specified content type
-func NewPutV1PolicyRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+// NewPutPolicyRequestWithBody constructs an http.Request for the PutPolicy method, with any body, and a specified content type
+func NewPutPolicyRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -3708,8 +3963,8 @@ func NewPutV1PolicyRequestWithBody(server string, contentType string, body io.Re
 	return req, nil
 }
 
-// NewGetV1PoolsIdRequest constructs an http.Request for the GetV1PoolsId method
-func NewGetV1PoolsIdRequest(server string, id string) (*http.Request, error) {
+// NewGetPoolRequest constructs an http.Request for the GetPool method
+func NewGetPoolRequest(server string, id string) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -3742,19 +3997,19 @@ func NewGetV1PoolsIdRequest(server string, id string) (*http.Request, error) {
 	return req, nil
 }
 
-// NewPutV1PoolsIdRequest calls the generic PutV1PoolsId builder with application/json body
-func NewPutV1PoolsIdRequest(server string, id string, body PutV1PoolsIdJSONRequestBody) (*http.Request, error) {
+// NewPutPoolRequest calls the generic PutPool builder with application/json body
+func NewPutPoolRequest(server string, id string, body PutPoolJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewPutV1PoolsIdRequestWithBody(server, id, "application/json", bodyReader)
+	return NewPutPoolRequestWithBody(server, id, "application/json", bodyReader)
 }
 
-// NewPutV1PoolsIdRequestWithBody constructs an http.Request for the PutV1PoolsId method, with any body, and a specified content type
-func NewPutV1PoolsIdRequestWithBody(server string, id string, contentType string, body io.Reader) (*http.Request, error) {
+// NewPutPoolRequestWithBody constructs an http.Request for the PutPool method, with any body, and a specified content type
+func NewPutPoolRequestWithBody(server string, id string, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -3789,8 +4044,8 @@ func NewPutV1PoolsIdRequestWithBody(server string, id string, contentType string
 	return req, nil
 }
 
-// NewGetV1ResourcesIdRequest constructs an http.Request for the GetV1ResourcesId method
-func NewGetV1ResourcesIdRequest(server string, id string) (*http.Request, error) {
+// NewGetResourceRequest constructs an http.Request for the GetResource method
+func NewGetResourceRequest(server string, id string) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -3823,19 +4078,19 @@ func NewGetV1ResourcesIdRequest(server string, id string) (*http.Request, error)
 	return req, nil
 }
 
-// NewPutV1ResourcesIdRequest calls the generic PutV1ResourcesId builder with application/json body
-func NewPutV1ResourcesIdRequest(server string, id string, body PutV1ResourcesIdJSONRequestBody) (*http.Request, error) {
+// NewPutResourceRequest calls the generic PutResource builder with application/json body
+func NewPutResourceRequest(server string, id string, body PutResourceJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewPutV1ResourcesIdRequestWithBody(server, id, "application/json", bodyReader)
+	return NewPutResourceRequestWithBody(server, id, "application/json", bodyReader)
 }
 
-// NewPutV1ResourcesIdRequestWithBody constructs an http.Request for the PutV1ResourcesId method, with any body, and a specified content type
-func NewPutV1ResourcesIdRequestWithBody(server string, id string, contentType string, body io.Reader) (*http.Request, error) {
+// NewPutResourceRequestWithBody constructs an http.Request for the PutResource method, with any body, and a specified content type
+func NewPutResourceRequestWithBody(server string, id string, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -3870,19 +4125,19 @@ func NewPutV1ResourcesIdRequestWithBody(server string, id string, contentType st
 	return req, nil
 }
 
-// NewPostV1ToolsRetellRequest calls the generic PostV1ToolsRetell builder with application/json body
-func NewPostV1ToolsRetellRequest(server string, body PostV1ToolsRetellJSONRequestBody) (*http.Request, error) {
+// NewCallRetellFunctionRequest calls the generic CallRetellFunction builder with application/json body
+func NewCallRetellFunctionRequest(server string, body CallRetellFunctionJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewPostV1ToolsRetellRequestWithBody(server, "application/json", bodyReader)
+	return NewCallRetellFunctionRequestWithBody(server, "application/json", bodyReader)
 }
 
-// NewPostV1ToolsRetellRequestWithBody constructs an http.Request for the PostV1ToolsRetell method, with any body, and a specified content type
-func NewPostV1ToolsRetellRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+// NewCallRetellFunctionRequestWithBody constructs an http.Request for the CallRetellFunction method, with any body, and a specified content type
+func NewCallRetellFunctionRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -3910,8 +4165,8 @@ func NewPostV1ToolsRetellRequestWithBody(server string, contentType string, body
 	return req, nil
 }
 
-// NewGetV1ToolsRetellFunctionsRequest constructs an http.Request for the GetV1ToolsRetellFunctions method
-func NewGetV1ToolsRetellFunctionsRequest(server string, params *GetV1ToolsRetellFunctionsParams) (*http.Request, error) {
+// NewExportRetellFunctionsRequest constructs an http.Request for the ExportRetellFunctions method
+func NewExportRetellFunctionsRequest(server string, params *ExportRetellFunctionsParams) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -3964,19 +4219,19 @@ func NewGetV1ToolsRetellFunctionsRequest(server string, params *GetV1ToolsRetell
 	return req, nil
 }
 
-// NewPostV1ToolsRetellToolRequest calls the generic PostV1ToolsRetellTool builder with application/json body
-func NewPostV1ToolsRetellToolRequest(server string, tool PostV1ToolsRetellToolParamsTool, params *PostV1ToolsRetellToolParams, body PostV1ToolsRetellToolJSONRequestBody) (*http.Request, error) {
+// NewCallRetellToolRequest calls the generic CallRetellTool builder with application/json body
+func NewCallRetellToolRequest(server string, tool CallRetellToolParamsTool, params *CallRetellToolParams, body CallRetellToolJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewPostV1ToolsRetellToolRequestWithBody(server, tool, params, "application/json", bodyReader)
+	return NewCallRetellToolRequestWithBody(server, tool, params, "application/json", bodyReader)
 }
 
-// NewPostV1ToolsRetellToolRequestWithBody constructs an http.Request for the PostV1ToolsRetellTool method, with any body, and a specified content type
-func NewPostV1ToolsRetellToolRequestWithBody(server string, tool PostV1ToolsRetellToolParamsTool, params *PostV1ToolsRetellToolParams, contentType string, body io.Reader) (*http.Request, error) {
+// NewCallRetellToolRequestWithBody constructs an http.Request for the CallRetellTool method, with any body, and a specified content type
+func NewCallRetellToolRequestWithBody(server string, tool CallRetellToolParamsTool, params *CallRetellToolParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -4026,19 +4281,19 @@ func NewPostV1ToolsRetellToolRequestWithBody(server string, tool PostV1ToolsRete
 	return req, nil
 }
 
-// NewPostV1ToolsVapiRequest calls the generic PostV1ToolsVapi builder with application/json body
-func NewPostV1ToolsVapiRequest(server string, body PostV1ToolsVapiJSONRequestBody) (*http.Request, error) {
+// NewCallVapiToolsRequest calls the generic CallVapiTools builder with application/json body
+func NewCallVapiToolsRequest(server string, body CallVapiToolsJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewPostV1ToolsVapiRequestWithBody(server, "application/json", bodyReader)
+	return NewCallVapiToolsRequestWithBody(server, "application/json", bodyReader)
 }
 
-// NewPostV1ToolsVapiRequestWithBody constructs an http.Request for the PostV1ToolsVapi method, with any body, and a specified content type
-func NewPostV1ToolsVapiRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+// NewCallVapiToolsRequestWithBody constructs an http.Request for the CallVapiTools method, with any body, and a specified content type
+func NewCallVapiToolsRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -4066,8 +4321,8 @@ func NewPostV1ToolsVapiRequestWithBody(server string, contentType string, body i
 	return req, nil
 }
 
-// NewGetV1ToolsVapiToolsRequest constructs an http.Request for the GetV1ToolsVapiTools method
-func NewGetV1ToolsVapiToolsRequest(server string, params *GetV1ToolsVapiToolsParams) (*http.Request, error) {
+// NewExportVapiToolsRequest constructs an http.Request for the ExportVapiTools method
+func NewExportVapiToolsRequest(server string, params *ExportVapiToolsParams) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -4120,8 +4375,8 @@ func NewGetV1ToolsVapiToolsRequest(server string, params *GetV1ToolsVapiToolsPar
 	return req, nil
 }
 
-// NewGetV1WebhooksRequest constructs an http.Request for the GetV1Webhooks method
-func NewGetV1WebhooksRequest(server string) (*http.Request, error) {
+// NewListWebhooksRequest constructs an http.Request for the ListWebhooks method
+func NewListWebhooksRequest(server string) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -4147,8 +4402,8 @@ func NewGetV1WebhooksRequest(server string) (*http.Request, error) {
 	return req, nil
 }
 
-// NewDeleteV1WebhooksIdRequest constructs an http.Request for the DeleteV1WebhooksId method
-func NewDeleteV1WebhooksIdRequest(server string, id string) (*http.Request, error) {
+// NewDeleteWebhookRequest constructs an http.Request for the DeleteWebhook method
+func NewDeleteWebhookRequest(server string, id string) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -4181,19 +4436,19 @@ func NewDeleteV1WebhooksIdRequest(server string, id string) (*http.Request, erro
 	return req, nil
 }
 
-// NewPutV1WebhooksIdRequest calls the generic PutV1WebhooksId builder with application/json body
-func NewPutV1WebhooksIdRequest(server string, id string, body PutV1WebhooksIdJSONRequestBody) (*http.Request, error) {
+// NewPutWebhookRequest calls the generic PutWebhook builder with application/json body
+func NewPutWebhookRequest(server string, id string, body PutWebhookJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewPutV1WebhooksIdRequestWithBody(server, id, "application/json", bodyReader)
+	return NewPutWebhookRequestWithBody(server, id, "application/json", bodyReader)
 }
 
-// NewPutV1WebhooksIdRequestWithBody constructs an http.Request for the PutV1WebhooksId method, with any body, and a specified content type
-func NewPutV1WebhooksIdRequestWithBody(server string, id string, contentType string, body io.Reader) (*http.Request, error) {
+// NewPutWebhookRequestWithBody constructs an http.Request for the PutWebhook method, with any body, and a specified content type
+func NewPutWebhookRequestWithBody(server string, id string, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -4228,8 +4483,8 @@ func NewPutV1WebhooksIdRequestWithBody(server string, id string, contentType str
 	return req, nil
 }
 
-// NewPostV1WebhooksIdPauseRequest constructs an http.Request for the PostV1WebhooksIdPause method
-func NewPostV1WebhooksIdPauseRequest(server string, id string) (*http.Request, error) {
+// NewPauseWebhookRequest constructs an http.Request for the PauseWebhook method
+func NewPauseWebhookRequest(server string, id string) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -4262,8 +4517,8 @@ func NewPostV1WebhooksIdPauseRequest(server string, id string) (*http.Request, e
 	return req, nil
 }
 
-// NewPostV1WebhooksIdResumeRequest constructs an http.Request for the PostV1WebhooksIdResume method
-func NewPostV1WebhooksIdResumeRequest(server string, id string) (*http.Request, error) {
+// NewResumeWebhookRequest constructs an http.Request for the ResumeWebhook method
+func NewResumeWebhookRequest(server string, id string) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -4296,8 +4551,8 @@ func NewPostV1WebhooksIdResumeRequest(server string, id string) (*http.Request, 
 	return req, nil
 }
 
-// NewPostV1WebhooksIdSecretRequest constructs an http.Request for the PostV1WebhooksIdSecret method
-func NewPostV1WebhooksIdSecretRequest(server string, id string) (*http.Request, error) {
+// NewRotateWebhookSecretRequest constructs an http.Request for the RotateWebhookSecret method
+func NewRotateWebhookSecretRequest(server string, id string) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -4374,327 +4629,327 @@ func WithBaseURL(baseURL string) ClientOption {
 // ClientWithResponsesInterface is the interface specification for the client with responses above.
 type ClientWithResponsesInterface interface {
 
-	// GetHealthzWithResponse liveness
+	// GetLivenessWithResponse liveness
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with GET /healthz (the `GetHealthz` operationId).
-	GetHealthzWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetHealthzResponse, error)
+	// Corresponds with GET /healthz (the `GetLiveness` operationId).
+	GetLivenessWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetLivenessResponse, error)
 
-	// GetOpenapiJsonWithResponse this document
+	// GetOpenAPIDocumentWithResponse this document
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with GET /openapi.json (the `GetOpenapiJson` operationId).
-	GetOpenapiJsonWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetOpenapiJsonResponse, error)
+	// Corresponds with GET /openapi.json (the `GetOpenAPIDocument` operationId).
+	GetOpenAPIDocumentWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetOpenAPIDocumentResponse, error)
 
-	// GetReadyzWithResponse readiness: ready or not_ready, nothing more (which check failed is at /v1/ops/readiness; liveness is /healthz)
+	// GetReadinessWithResponse readiness: ready or not_ready, nothing more (which check failed is at /v1/ops/readiness; liveness is /healthz)
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with GET /readyz (the `GetReadyz` operationId).
-	GetReadyzWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetReadyzResponse, error)
+	// Corresponds with GET /readyz (the `GetReadiness` operationId).
+	GetReadinessWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetReadinessResponse, error)
 
-	// GetV1AvailabilityWithResponse free slots under the current policy, with its version and the snapshot time
+	// GetAvailabilityWithResponse free slots under the current policy, with its version and the snapshot time
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with GET /v1/availability (the `GetV1Availability` operationId).
-	GetV1AvailabilityWithResponse(ctx context.Context, params *GetV1AvailabilityParams, reqEditors ...RequestEditorFn) (*GetV1AvailabilityResponse, error)
+	// Corresponds with GET /v1/availability (the `GetAvailability` operationId).
+	GetAvailabilityWithResponse(ctx context.Context, params *GetAvailabilityParams, reqEditors ...RequestEditorFn) (*GetAvailabilityResponse, error)
 
-	// GetV1BookingsWithResponse with ?reference=: the current receipt of the booking a caller quotes (BS-XXXX-XXXX), from the store, or from the saga while the store has not decided. Without: the bookings staff read, from the store, filtered by start range, property, agent and status, with cursor pagination
+	// ListBookingsWithResponse with ?reference=: the current receipt of the booking a caller quotes (BS-XXXX-XXXX), from the store, or from the saga while the store has not decided. Without: the bookings staff read, from the store, filtered by start range, property, agent and status, with cursor pagination
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with GET /v1/bookings (the `GetV1Bookings` operationId).
-	GetV1BookingsWithResponse(ctx context.Context, params *GetV1BookingsParams, reqEditors ...RequestEditorFn) (*GetV1BookingsResponse, error)
+	// Corresponds with GET /v1/bookings (the `ListBookings` operationId).
+	ListBookingsWithResponse(ctx context.Context, params *ListBookingsParams, reqEditors ...RequestEditorFn) (*ListBookingsResponse, error)
 
-	// PostV1BookingsWithBodyWithResponse commit a booking under its request_key and return the receipt
+	// CreateBookingWithBodyWithResponse commit a booking under its request_key and return the receipt
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /v1/bookings (the `PostV1Bookings` operationId).
-	PostV1BookingsWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1BookingsResponse, error)
+	// Corresponds with POST /v1/bookings (the `CreateBooking` operationId).
+	CreateBookingWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateBookingResponse, error)
 
-	// PostV1BookingsWithResponse commit a booking under its request_key and return the receipt
+	// CreateBookingWithResponse commit a booking under its request_key and return the receipt
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /v1/bookings (the `PostV1Bookings` operationId).
-	PostV1BookingsWithResponse(ctx context.Context, body PostV1BookingsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV1BookingsResponse, error)
+	// Corresponds with POST /v1/bookings (the `CreateBooking` operationId).
+	CreateBookingWithResponse(ctx context.Context, body CreateBookingJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateBookingResponse, error)
 
-	// GetV1BookingsRequestKeyWithResponse the current receipt: the saga's while Temporal keeps it, then the store's. A decided key, refused ones included, answers 200 with its receipt
+	// GetBookingWithResponse the current receipt: the saga's while Temporal keeps it, then the store's. A decided key, refused ones included, answers 200 with its receipt
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with GET /v1/bookings/{request_key} (the `GetV1BookingsRequestKey` operationId).
-	GetV1BookingsRequestKeyWithResponse(ctx context.Context, requestKey string, reqEditors ...RequestEditorFn) (*GetV1BookingsRequestKeyResponse, error)
+	// Corresponds with GET /v1/bookings/{request_key} (the `GetBooking` operationId).
+	GetBookingWithResponse(ctx context.Context, requestKey string, reqEditors ...RequestEditorFn) (*GetBookingResponse, error)
 
-	// PostV1BookingsRequestKeyCancelWithResponse cancel; idempotent
+	// CancelBookingWithResponse cancel; idempotent
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /v1/bookings/{request_key}/cancel (the `PostV1BookingsRequestKeyCancel` operationId).
-	PostV1BookingsRequestKeyCancelWithResponse(ctx context.Context, requestKey string, reqEditors ...RequestEditorFn) (*PostV1BookingsRequestKeyCancelResponse, error)
+	// Corresponds with POST /v1/bookings/{request_key}/cancel (the `CancelBooking` operationId).
+	CancelBookingWithResponse(ctx context.Context, requestKey string, reqEditors ...RequestEditorFn) (*CancelBookingResponse, error)
 
-	// DeleteV1BookingsRequestKeyContactWithResponse erase a booking's contact: its data key is deleted, so every copy (the saga's history, the store, backups without the vault schema) is unreadable; the booking stands and the event log records the erasure without the data. Repeats answer 200 (admin scope)
+	// EraseContactWithResponse erase a booking's contact: its data key is deleted, so every copy (the saga's history, the store, backups without the vault schema) is unreadable; the booking stands and the event log records the erasure without the data. Repeats answer 200 (admin scope)
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with DELETE /v1/bookings/{request_key}/contact (the `DeleteV1BookingsRequestKeyContact` operationId).
-	DeleteV1BookingsRequestKeyContactWithResponse(ctx context.Context, requestKey string, reqEditors ...RequestEditorFn) (*DeleteV1BookingsRequestKeyContactResponse, error)
+	// Corresponds with DELETE /v1/bookings/{request_key}/contact (the `EraseContact` operationId).
+	EraseContactWithResponse(ctx context.Context, requestKey string, reqEditors ...RequestEditorFn) (*EraseContactResponse, error)
 
-	// GetV1BookingsRequestKeyContactWithResponse the contact a caller gave with a booking, opened with the booking's data key (admin scope)
+	// GetContactWithResponse the contact a caller gave with a booking, opened with the booking's data key (admin scope)
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with GET /v1/bookings/{request_key}/contact (the `GetV1BookingsRequestKeyContact` operationId).
-	GetV1BookingsRequestKeyContactWithResponse(ctx context.Context, requestKey string, reqEditors ...RequestEditorFn) (*GetV1BookingsRequestKeyContactResponse, error)
+	// Corresponds with GET /v1/bookings/{request_key}/contact (the `GetContact` operationId).
+	GetContactWithResponse(ctx context.Context, requestKey string, reqEditors ...RequestEditorFn) (*GetContactResponse, error)
 
-	// PostV1BookingsRequestKeyRescheduleWithBodyWithResponse book the new slot under a new key, then release the old booking. Give what changes (the new local_start or starts_at at the least): the property, agent, other resources, zone and length default to the old booking's, the policy version to the one in force
+	// RescheduleBookingWithBodyWithResponse book the new slot under a new key, then release the old booking. Give what changes (the new local_start or starts_at at the least): the property, agent, other resources, zone and length default to the old booking's, the policy version to the one in force
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /v1/bookings/{request_key}/reschedule (the `PostV1BookingsRequestKeyReschedule` operationId).
-	PostV1BookingsRequestKeyRescheduleWithBodyWithResponse(ctx context.Context, requestKey string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1BookingsRequestKeyRescheduleResponse, error)
+	// Corresponds with POST /v1/bookings/{request_key}/reschedule (the `RescheduleBooking` operationId).
+	RescheduleBookingWithBodyWithResponse(ctx context.Context, requestKey string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RescheduleBookingResponse, error)
 
-	// PostV1BookingsRequestKeyRescheduleWithResponse book the new slot under a new key, then release the old booking. Give what changes (the new local_start or starts_at at the least): the property, agent, other resources, zone and length default to the old booking's, the policy version to the one in force
+	// RescheduleBookingWithResponse book the new slot under a new key, then release the old booking. Give what changes (the new local_start or starts_at at the least): the property, agent, other resources, zone and length default to the old booking's, the policy version to the one in force
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /v1/bookings/{request_key}/reschedule (the `PostV1BookingsRequestKeyReschedule` operationId).
-	PostV1BookingsRequestKeyRescheduleWithResponse(ctx context.Context, requestKey string, body PostV1BookingsRequestKeyRescheduleJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV1BookingsRequestKeyRescheduleResponse, error)
+	// Corresponds with POST /v1/bookings/{request_key}/reschedule (the `RescheduleBooking` operationId).
+	RescheduleBookingWithResponse(ctx context.Context, requestKey string, body RescheduleBookingJSONRequestBody, reqEditors ...RequestEditorFn) (*RescheduleBookingResponse, error)
 
-	// PostV1IntentsWithBodyWithResponse record the caller's choice; the same choice in the same conversation gets the same request_key. With hold, the store also holds the slot until book confirms it or the hold expires
+	// CreateIntentWithBodyWithResponse record the caller's choice; the same choice in the same conversation gets the same request_key. With hold, the store also holds the slot until book confirms it or the hold expires
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /v1/intents (the `PostV1Intents` operationId).
-	PostV1IntentsWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1IntentsResponse, error)
+	// Corresponds with POST /v1/intents (the `CreateIntent` operationId).
+	CreateIntentWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateIntentResponse, error)
 
-	// PostV1IntentsWithResponse record the caller's choice; the same choice in the same conversation gets the same request_key. With hold, the store also holds the slot until book confirms it or the hold expires
+	// CreateIntentWithResponse record the caller's choice; the same choice in the same conversation gets the same request_key. With hold, the store also holds the slot until book confirms it or the hold expires
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /v1/intents (the `PostV1Intents` operationId).
-	PostV1IntentsWithResponse(ctx context.Context, body PostV1IntentsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV1IntentsResponse, error)
+	// Corresponds with POST /v1/intents (the `CreateIntent` operationId).
+	CreateIntentWithResponse(ctx context.Context, body CreateIntentJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateIntentResponse, error)
 
-	// PostV1McpWithBodyWithResponse the voice tools as a Model Context Protocol server: Streamable HTTP (spec 2026-07-28; older versions negotiated), stateless, JSON responses. JSON-RPC 2.0 in and out: initialize, tools/list, tools/call. The conversation is the X-Call-Id header, else the conversation_id argument. Each result's text starts with its [status]; structuredContent is a ToolResult; refusals, conflicts and pending_reconciliation are ordinary results, only a call that did nothing is isError
+	// CallMCPWithBodyWithResponse the voice tools as a Model Context Protocol server: Streamable HTTP (spec 2026-07-28; older versions negotiated), stateless, JSON responses. JSON-RPC 2.0 in and out: initialize, tools/list, tools/call. The conversation is the X-Call-Id header, else the conversation_id argument. Each result's text starts with its [status]; structuredContent is a ToolResult; refusals, conflicts and pending_reconciliation are ordinary results, only a call that did nothing is isError
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /v1/mcp (the `PostV1Mcp` operationId).
-	PostV1McpWithBodyWithResponse(ctx context.Context, params *PostV1McpParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1McpResponse, error)
+	// Corresponds with POST /v1/mcp (the `CallMCP` operationId).
+	CallMCPWithBodyWithResponse(ctx context.Context, params *CallMCPParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CallMCPResponse, error)
 
-	// PostV1McpWithResponse the voice tools as a Model Context Protocol server: Streamable HTTP (spec 2026-07-28; older versions negotiated), stateless, JSON responses. JSON-RPC 2.0 in and out: initialize, tools/list, tools/call. The conversation is the X-Call-Id header, else the conversation_id argument. Each result's text starts with its [status]; structuredContent is a ToolResult; refusals, conflicts and pending_reconciliation are ordinary results, only a call that did nothing is isError
+	// CallMCPWithResponse the voice tools as a Model Context Protocol server: Streamable HTTP (spec 2026-07-28; older versions negotiated), stateless, JSON responses. JSON-RPC 2.0 in and out: initialize, tools/list, tools/call. The conversation is the X-Call-Id header, else the conversation_id argument. Each result's text starts with its [status]; structuredContent is a ToolResult; refusals, conflicts and pending_reconciliation are ordinary results, only a call that did nothing is isError
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /v1/mcp (the `PostV1Mcp` operationId).
-	PostV1McpWithResponse(ctx context.Context, params *PostV1McpParams, body PostV1McpJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV1McpResponse, error)
+	// Corresponds with POST /v1/mcp (the `CallMCP` operationId).
+	CallMCPWithResponse(ctx context.Context, params *CallMCPParams, body CallMCPJSONRequestBody, reqEditors ...RequestEditorFn) (*CallMCPResponse, error)
 
-	// GetV1OpsAttentionWithResponse what an operator should look at: sagas pending or not mirrored, silent sagas, open drift flags
+	// GetAttentionWithResponse what an operator should look at: sagas pending or not mirrored, silent sagas, open drift flags
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with GET /v1/ops/attention (the `GetV1OpsAttention` operationId).
-	GetV1OpsAttentionWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetV1OpsAttentionResponse, error)
+	// Corresponds with GET /v1/ops/attention (the `GetAttention` operationId).
+	GetAttentionWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetAttentionResponse, error)
 
-	// GetV1OpsReadinessWithResponse readiness with each dependency's answer, for operators
+	// GetOpsReadinessWithResponse readiness with each dependency's answer, for operators
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with GET /v1/ops/readiness (the `GetV1OpsReadiness` operationId).
-	GetV1OpsReadinessWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetV1OpsReadinessResponse, error)
+	// Corresponds with GET /v1/ops/readiness (the `GetOpsReadiness` operationId).
+	GetOpsReadinessWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetOpsReadinessResponse, error)
 
-	// GetV1OpsTimelineRequestKeyWithResponse one booking as the store's event log, the saga and the mirrors have it
+	// GetTimelineWithResponse one booking as the store's event log, the saga and the mirrors have it
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with GET /v1/ops/timeline/{request_key} (the `GetV1OpsTimelineRequestKey` operationId).
-	GetV1OpsTimelineRequestKeyWithResponse(ctx context.Context, requestKey string, reqEditors ...RequestEditorFn) (*GetV1OpsTimelineRequestKeyResponse, error)
+	// Corresponds with GET /v1/ops/timeline/{request_key} (the `GetTimeline` operationId).
+	GetTimelineWithResponse(ctx context.Context, requestKey string, reqEditors ...RequestEditorFn) (*GetTimelineResponse, error)
 
-	// GetV1PolicyWithResponse the booking policy in force
+	// GetPolicyWithResponse the booking policy in force
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with GET /v1/policy (the `GetV1Policy` operationId).
-	GetV1PolicyWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetV1PolicyResponse, error)
+	// Corresponds with GET /v1/policy (the `GetPolicy` operationId).
+	GetPolicyWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetPolicyResponse, error)
 
-	// PutV1PolicyWithBodyWithResponse make a policy version current; a version's content cannot change
+	// PutPolicyWithBodyWithResponse make a policy version current; a version's content cannot change
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with PUT /v1/policy (the `PutV1Policy` operationId).
-	PutV1PolicyWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutV1PolicyResponse, error)
+	// Corresponds with PUT /v1/policy (the `PutPolicy` operationId).
+	PutPolicyWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutPolicyResponse, error)
 
-	// PutV1PolicyWithResponse make a policy version current; a version's content cannot change
+	// PutPolicyWithResponse make a policy version current; a version's content cannot change
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with PUT /v1/policy (the `PutV1Policy` operationId).
-	PutV1PolicyWithResponse(ctx context.Context, body PutV1PolicyJSONRequestBody, reqEditors ...RequestEditorFn) (*PutV1PolicyResponse, error)
+	// Corresponds with PUT /v1/policy (the `PutPolicy` operationId).
+	PutPolicyWithResponse(ctx context.Context, body PutPolicyJSONRequestBody, reqEditors ...RequestEditorFn) (*PutPolicyResponse, error)
 
-	// GetV1PoolsIdWithResponse a team of agents
+	// GetPoolWithResponse a team of agents
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with GET /v1/pools/{id} (the `GetV1PoolsId` operationId).
-	GetV1PoolsIdWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*GetV1PoolsIdResponse, error)
+	// Corresponds with GET /v1/pools/{id} (the `GetPool` operationId).
+	GetPoolWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*GetPoolResponse, error)
 
-	// PutV1PoolsIdWithBodyWithResponse create or replace a team of agents a booking may ask for instead of one
+	// PutPoolWithBodyWithResponse create or replace a team of agents a booking may ask for instead of one
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with PUT /v1/pools/{id} (the `PutV1PoolsId` operationId).
-	PutV1PoolsIdWithBodyWithResponse(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutV1PoolsIdResponse, error)
+	// Corresponds with PUT /v1/pools/{id} (the `PutPool` operationId).
+	PutPoolWithBodyWithResponse(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutPoolResponse, error)
 
-	// PutV1PoolsIdWithResponse create or replace a team of agents a booking may ask for instead of one
+	// PutPoolWithResponse create or replace a team of agents a booking may ask for instead of one
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with PUT /v1/pools/{id} (the `PutV1PoolsId` operationId).
-	PutV1PoolsIdWithResponse(ctx context.Context, id string, body PutV1PoolsIdJSONRequestBody, reqEditors ...RequestEditorFn) (*PutV1PoolsIdResponse, error)
+	// Corresponds with PUT /v1/pools/{id} (the `PutPool` operationId).
+	PutPoolWithResponse(ctx context.Context, id string, body PutPoolJSONRequestBody, reqEditors ...RequestEditorFn) (*PutPoolResponse, error)
 
-	// GetV1ResourcesIdWithResponse a resource with its hours, dates with other hours, time off, notice, horizon and limits
+	// GetResourceWithResponse a resource with its hours, dates with other hours, time off, notice, horizon and limits
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with GET /v1/resources/{id} (the `GetV1ResourcesId` operationId).
-	GetV1ResourcesIdWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*GetV1ResourcesIdResponse, error)
+	// Corresponds with GET /v1/resources/{id} (the `GetResource` operationId).
+	GetResourceWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*GetResourceResponse, error)
 
-	// PutV1ResourcesIdWithBodyWithResponse create or update a resource; idempotent
+	// PutResourceWithBodyWithResponse create or update a resource; idempotent
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with PUT /v1/resources/{id} (the `PutV1ResourcesId` operationId).
-	PutV1ResourcesIdWithBodyWithResponse(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutV1ResourcesIdResponse, error)
+	// Corresponds with PUT /v1/resources/{id} (the `PutResource` operationId).
+	PutResourceWithBodyWithResponse(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutResourceResponse, error)
 
-	// PutV1ResourcesIdWithResponse create or update a resource; idempotent
+	// PutResourceWithResponse create or update a resource; idempotent
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with PUT /v1/resources/{id} (the `PutV1ResourcesId` operationId).
-	PutV1ResourcesIdWithResponse(ctx context.Context, id string, body PutV1ResourcesIdJSONRequestBody, reqEditors ...RequestEditorFn) (*PutV1ResourcesIdResponse, error)
+	// Corresponds with PUT /v1/resources/{id} (the `PutResource` operationId).
+	PutResourceWithResponse(ctx context.Context, id string, body PutResourceJSONRequestBody, reqEditors ...RequestEditorFn) (*PutResourceResponse, error)
 
-	// PostV1ToolsRetellWithBodyWithResponse Retell custom function ({name, call: {call_id}, args}, docs.retellai.com custom-function page, SDK v5.60.0); X-Retell-Signature (v=<ms>,d=<hex HMAC-SHA256(body+timestamp)>, five minutes) checked when RETELL_API_KEY is set
+	// CallRetellFunctionWithBodyWithResponse Retell custom function ({name, call: {call_id}, args}, docs.retellai.com custom-function page, SDK v5.60.0); X-Retell-Signature (v=<ms>,d=<hex HMAC-SHA256(body+timestamp)>, five minutes) checked when RETELL_API_KEY is set
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /v1/tools/retell (the `PostV1ToolsRetell` operationId).
-	PostV1ToolsRetellWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1ToolsRetellResponse, error)
+	// Corresponds with POST /v1/tools/retell (the `CallRetellFunction` operationId).
+	CallRetellFunctionWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CallRetellFunctionResponse, error)
 
-	// PostV1ToolsRetellWithResponse Retell custom function ({name, call: {call_id}, args}, docs.retellai.com custom-function page, SDK v5.60.0); X-Retell-Signature (v=<ms>,d=<hex HMAC-SHA256(body+timestamp)>, five minutes) checked when RETELL_API_KEY is set
+	// CallRetellFunctionWithResponse Retell custom function ({name, call: {call_id}, args}, docs.retellai.com custom-function page, SDK v5.60.0); X-Retell-Signature (v=<ms>,d=<hex HMAC-SHA256(body+timestamp)>, five minutes) checked when RETELL_API_KEY is set
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /v1/tools/retell (the `PostV1ToolsRetell` operationId).
-	PostV1ToolsRetellWithResponse(ctx context.Context, body PostV1ToolsRetellJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV1ToolsRetellResponse, error)
+	// Corresponds with POST /v1/tools/retell (the `CallRetellFunction` operationId).
+	CallRetellFunctionWithResponse(ctx context.Context, body CallRetellFunctionJSONRequestBody, reqEditors ...RequestEditorFn) (*CallRetellFunctionResponse, error)
 
-	// GetV1ToolsRetellFunctionsWithResponse the voice tools as Retell custom functions (general_tools entries of type custom) and the system-prompt rule, ready to paste into a Retell LLM
+	// ExportRetellFunctionsWithResponse the voice tools as Retell custom functions (general_tools entries of type custom) and the system-prompt rule, ready to paste into a Retell LLM
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with GET /v1/tools/retell/functions (the `GetV1ToolsRetellFunctions` operationId).
-	GetV1ToolsRetellFunctionsWithResponse(ctx context.Context, params *GetV1ToolsRetellFunctionsParams, reqEditors ...RequestEditorFn) (*GetV1ToolsRetellFunctionsResponse, error)
+	// Corresponds with GET /v1/tools/retell/functions (the `ExportRetellFunctions` operationId).
+	ExportRetellFunctionsWithResponse(ctx context.Context, params *ExportRetellFunctionsParams, reqEditors ...RequestEditorFn) (*ExportRetellFunctionsResponse, error)
 
-	// PostV1ToolsRetellToolWithBodyWithResponse the same, also for "Payload: args only": the body is the arguments alone, the path names the tool, and the custom header X-Call-Id: {{call_id}} names the call
+	// CallRetellToolWithBodyWithResponse the same, also for "Payload: args only": the body is the arguments alone, the path names the tool, and the custom header X-Call-Id: {{call_id}} names the call
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /v1/tools/retell/{tool} (the `PostV1ToolsRetellTool` operationId).
-	PostV1ToolsRetellToolWithBodyWithResponse(ctx context.Context, tool PostV1ToolsRetellToolParamsTool, params *PostV1ToolsRetellToolParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1ToolsRetellToolResponse, error)
+	// Corresponds with POST /v1/tools/retell/{tool} (the `CallRetellTool` operationId).
+	CallRetellToolWithBodyWithResponse(ctx context.Context, tool CallRetellToolParamsTool, params *CallRetellToolParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CallRetellToolResponse, error)
 
-	// PostV1ToolsRetellToolWithResponse the same, also for "Payload: args only": the body is the arguments alone, the path names the tool, and the custom header X-Call-Id: {{call_id}} names the call
+	// CallRetellToolWithResponse the same, also for "Payload: args only": the body is the arguments alone, the path names the tool, and the custom header X-Call-Id: {{call_id}} names the call
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /v1/tools/retell/{tool} (the `PostV1ToolsRetellTool` operationId).
-	PostV1ToolsRetellToolWithResponse(ctx context.Context, tool PostV1ToolsRetellToolParamsTool, params *PostV1ToolsRetellToolParams, body PostV1ToolsRetellToolJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV1ToolsRetellToolResponse, error)
+	// Corresponds with POST /v1/tools/retell/{tool} (the `CallRetellTool` operationId).
+	CallRetellToolWithResponse(ctx context.Context, tool CallRetellToolParamsTool, params *CallRetellToolParams, body CallRetellToolJSONRequestBody, reqEditors ...RequestEditorFn) (*CallRetellToolResponse, error)
 
-	// PostV1ToolsVapiWithBodyWithResponse Vapi tool-calls server message (message.toolCallList, else toolWithToolCallList[].toolCall; arguments an object or a JSON string; docs.vapi.ai custom-tools, OpenAPI ServerMessageToolCalls); X-Vapi-Secret, or an HMAC credential's x-signature, checked when configured
+	// CallVapiToolsWithBodyWithResponse Vapi tool-calls server message (message.toolCallList, else toolWithToolCallList[].toolCall; arguments an object or a JSON string; docs.vapi.ai custom-tools, OpenAPI ServerMessageToolCalls); X-Vapi-Secret, or an HMAC credential's x-signature, checked when configured
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /v1/tools/vapi (the `PostV1ToolsVapi` operationId).
-	PostV1ToolsVapiWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1ToolsVapiResponse, error)
+	// Corresponds with POST /v1/tools/vapi (the `CallVapiTools` operationId).
+	CallVapiToolsWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CallVapiToolsResponse, error)
 
-	// PostV1ToolsVapiWithResponse Vapi tool-calls server message (message.toolCallList, else toolWithToolCallList[].toolCall; arguments an object or a JSON string; docs.vapi.ai custom-tools, OpenAPI ServerMessageToolCalls); X-Vapi-Secret, or an HMAC credential's x-signature, checked when configured
+	// CallVapiToolsWithResponse Vapi tool-calls server message (message.toolCallList, else toolWithToolCallList[].toolCall; arguments an object or a JSON string; docs.vapi.ai custom-tools, OpenAPI ServerMessageToolCalls); X-Vapi-Secret, or an HMAC credential's x-signature, checked when configured
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /v1/tools/vapi (the `PostV1ToolsVapi` operationId).
-	PostV1ToolsVapiWithResponse(ctx context.Context, body PostV1ToolsVapiJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV1ToolsVapiResponse, error)
+	// Corresponds with POST /v1/tools/vapi (the `CallVapiTools` operationId).
+	CallVapiToolsWithResponse(ctx context.Context, body CallVapiToolsJSONRequestBody, reqEditors ...RequestEditorFn) (*CallVapiToolsResponse, error)
 
-	// GetV1ToolsVapiToolsWithResponse the voice tools as Vapi function tools (the body of Vapi's POST /tool, or an assistant's model.tools entries) and the system-prompt rule
+	// ExportVapiToolsWithResponse the voice tools as Vapi function tools (the body of Vapi's POST /tool, or an assistant's model.tools entries) and the system-prompt rule
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with GET /v1/tools/vapi/tools (the `GetV1ToolsVapiTools` operationId).
-	GetV1ToolsVapiToolsWithResponse(ctx context.Context, params *GetV1ToolsVapiToolsParams, reqEditors ...RequestEditorFn) (*GetV1ToolsVapiToolsResponse, error)
+	// Corresponds with GET /v1/tools/vapi/tools (the `ExportVapiTools` operationId).
+	ExportVapiToolsWithResponse(ctx context.Context, params *ExportVapiToolsParams, reqEditors ...RequestEditorFn) (*ExportVapiToolsResponse, error)
 
-	// GetV1WebhooksWithResponse the webhook endpoints and how their deliveries stand (ops scope)
+	// ListWebhooksWithResponse the webhook endpoints and how their deliveries stand (ops scope)
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with GET /v1/webhooks (the `GetV1Webhooks` operationId).
-	GetV1WebhooksWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetV1WebhooksResponse, error)
+	// Corresponds with GET /v1/webhooks (the `ListWebhooks` operationId).
+	ListWebhooksWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListWebhooksResponse, error)
 
-	// DeleteV1WebhooksIdWithResponse remove an endpoint with its undelivered deliveries and its secret (admin)
+	// DeleteWebhookWithResponse remove an endpoint with its undelivered deliveries and its secret (admin)
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with DELETE /v1/webhooks/{id} (the `DeleteV1WebhooksId` operationId).
-	DeleteV1WebhooksIdWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*DeleteV1WebhooksIdResponse, error)
+	// Corresponds with DELETE /v1/webhooks/{id} (the `DeleteWebhook` operationId).
+	DeleteWebhookWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*DeleteWebhookResponse, error)
 
-	// PutV1WebhooksIdWithBodyWithResponse register a webhook endpoint (or point it at a new URL) and start its dispatcher. Events (booking.confirmed, booking.held, booking.cancelled, booking.moved, booking.refused, booking.time_changed, hold.expired, intent.expired, handoff.requested, booking.settled) are posted as Standard Webhooks: webhook-id (the delivery id, an idempotency key), webhook-timestamp, webhook-signature v1,<base64 HMAC-SHA256 of id.timestamp.body>
+	// PutWebhookWithBodyWithResponse register a webhook endpoint (or point it at a new URL) and start its dispatcher. Events (booking.confirmed, booking.held, booking.cancelled, booking.moved, booking.refused, booking.time_changed, hold.expired, intent.expired, handoff.requested, booking.settled) are posted as Standard Webhooks: webhook-id (the delivery id, an idempotency key), webhook-timestamp, webhook-signature v1,<base64 HMAC-SHA256 of id.timestamp.body>
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with PUT /v1/webhooks/{id} (the `PutV1WebhooksId` operationId).
-	PutV1WebhooksIdWithBodyWithResponse(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutV1WebhooksIdResponse, error)
+	// Corresponds with PUT /v1/webhooks/{id} (the `PutWebhook` operationId).
+	PutWebhookWithBodyWithResponse(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutWebhookResponse, error)
 
-	// PutV1WebhooksIdWithResponse register a webhook endpoint (or point it at a new URL) and start its dispatcher. Events (booking.confirmed, booking.held, booking.cancelled, booking.moved, booking.refused, booking.time_changed, hold.expired, intent.expired, handoff.requested, booking.settled) are posted as Standard Webhooks: webhook-id (the delivery id, an idempotency key), webhook-timestamp, webhook-signature v1,<base64 HMAC-SHA256 of id.timestamp.body>
+	// PutWebhookWithResponse register a webhook endpoint (or point it at a new URL) and start its dispatcher. Events (booking.confirmed, booking.held, booking.cancelled, booking.moved, booking.refused, booking.time_changed, hold.expired, intent.expired, handoff.requested, booking.settled) are posted as Standard Webhooks: webhook-id (the delivery id, an idempotency key), webhook-timestamp, webhook-signature v1,<base64 HMAC-SHA256 of id.timestamp.body>
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with PUT /v1/webhooks/{id} (the `PutV1WebhooksId` operationId).
-	PutV1WebhooksIdWithResponse(ctx context.Context, id string, body PutV1WebhooksIdJSONRequestBody, reqEditors ...RequestEditorFn) (*PutV1WebhooksIdResponse, error)
+	// Corresponds with PUT /v1/webhooks/{id} (the `PutWebhook` operationId).
+	PutWebhookWithResponse(ctx context.Context, id string, body PutWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*PutWebhookResponse, error)
 
-	// PostV1WebhooksIdPauseWithResponse pause an endpoint's deliveries; they wait, in order (admin)
+	// PauseWebhookWithResponse pause an endpoint's deliveries; they wait, in order (admin)
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /v1/webhooks/{id}/pause (the `PostV1WebhooksIdPause` operationId).
-	PostV1WebhooksIdPauseWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*PostV1WebhooksIdPauseResponse, error)
+	// Corresponds with POST /v1/webhooks/{id}/pause (the `PauseWebhook` operationId).
+	PauseWebhookWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*PauseWebhookResponse, error)
 
-	// PostV1WebhooksIdResumeWithResponse resume an endpoint's deliveries (admin)
+	// ResumeWebhookWithResponse resume an endpoint's deliveries (admin)
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /v1/webhooks/{id}/resume (the `PostV1WebhooksIdResume` operationId).
-	PostV1WebhooksIdResumeWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*PostV1WebhooksIdResumeResponse, error)
+	// Corresponds with POST /v1/webhooks/{id}/resume (the `ResumeWebhook` operationId).
+	ResumeWebhookWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*ResumeWebhookResponse, error)
 
-	// PostV1WebhooksIdSecretWithResponse give an endpoint a new signing secret, answered this once; deliveries are signed with it from now on (admin)
+	// RotateWebhookSecretWithResponse give an endpoint a new signing secret, answered this once; deliveries are signed with it from now on (admin)
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /v1/webhooks/{id}/secret (the `PostV1WebhooksIdSecret` operationId).
-	PostV1WebhooksIdSecretWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*PostV1WebhooksIdSecretResponse, error)
+	// Corresponds with POST /v1/webhooks/{id}/secret (the `RotateWebhookSecret` operationId).
+	RotateWebhookSecretWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*RotateWebhookSecretResponse, error)
 }
 
-type GetHealthzResponse struct {
+type GetLivenessResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 }
 
 // GetBody returns the raw response body bytes
-func (r GetHealthzResponse) GetBody() []byte {
+func (r GetLivenessResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r GetHealthzResponse) Status() string {
+func (r GetLivenessResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -4702,7 +4957,7 @@ func (r GetHealthzResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r GetHealthzResponse) StatusCode() int {
+func (r GetLivenessResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -4710,25 +4965,25 @@ func (r GetHealthzResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r GetHealthzResponse) ContentType() string {
+func (r GetLivenessResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-type GetOpenapiJsonResponse struct {
+type GetOpenAPIDocumentResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 }
 
 // GetBody returns the raw response body bytes
-func (r GetOpenapiJsonResponse) GetBody() []byte {
+func (r GetOpenAPIDocumentResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r GetOpenapiJsonResponse) Status() string {
+func (r GetOpenAPIDocumentResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -4736,7 +4991,7 @@ func (r GetOpenapiJsonResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r GetOpenapiJsonResponse) StatusCode() int {
+func (r GetOpenAPIDocumentResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -4744,14 +4999,14 @@ func (r GetOpenapiJsonResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r GetOpenapiJsonResponse) ContentType() string {
+func (r GetOpenAPIDocumentResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-type GetReadyzResponse struct {
+type GetReadinessResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -4761,22 +5016,22 @@ type GetReadyzResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r GetReadyzResponse) GetJSON200() *Readiness {
+func (r GetReadinessResponse) GetJSON200() *Readiness {
 	return r.JSON200
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetReadyzResponse) GetJSON503() *Readiness {
+func (r GetReadinessResponse) GetJSON503() *Readiness {
 	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
-func (r GetReadyzResponse) GetBody() []byte {
+func (r GetReadinessResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r GetReadyzResponse) Status() string {
+func (r GetReadinessResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -4784,7 +5039,7 @@ func (r GetReadyzResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r GetReadyzResponse) StatusCode() int {
+func (r GetReadinessResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -4792,19 +5047,19 @@ func (r GetReadyzResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r GetReadyzResponse) ContentType() string {
+func (r GetReadinessResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// GetV1AvailabilityResponse429Headers the declared response headers of an HTTP 429 response for GetV1Availability
-type GetV1AvailabilityResponse429Headers struct {
+// GetAvailabilityResponse429Headers the declared response headers of an HTTP 429 response for GetAvailability
+type GetAvailabilityResponse429Headers struct {
 	RetryAfter *int
 }
 
-type GetV1AvailabilityResponse struct {
+type GetAvailabilityResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -4820,46 +5075,46 @@ type GetV1AvailabilityResponse struct {
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Error
 	// Headers429 the parsed response headers for an HTTP 429 response
-	Headers429 *GetV1AvailabilityResponse429Headers
+	Headers429 *GetAvailabilityResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r GetV1AvailabilityResponse) GetJSON200() *Availability {
+func (r GetAvailabilityResponse) GetJSON200() *Availability {
 	return r.JSON200
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetV1AvailabilityResponse) GetJSON400() *Error {
+func (r GetAvailabilityResponse) GetJSON400() *Error {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetV1AvailabilityResponse) GetJSON401() *Error {
+func (r GetAvailabilityResponse) GetJSON401() *Error {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r GetV1AvailabilityResponse) GetJSON403() *Error {
+func (r GetAvailabilityResponse) GetJSON403() *Error {
 	return r.JSON403
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r GetV1AvailabilityResponse) GetJSON429() *Error {
+func (r GetAvailabilityResponse) GetJSON429() *Error {
 	return r.JSON429
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetV1AvailabilityResponse) GetJSON503() *Error {
+func (r GetAvailabilityResponse) GetJSON503() *Error {
 	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
-func (r GetV1AvailabilityResponse) GetBody() []byte {
+func (r GetAvailabilityResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r GetV1AvailabilityResponse) Status() string {
+func (r GetAvailabilityResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -4867,7 +5122,7 @@ func (r GetV1AvailabilityResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r GetV1AvailabilityResponse) StatusCode() int {
+func (r GetAvailabilityResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -4875,23 +5130,23 @@ func (r GetV1AvailabilityResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r GetV1AvailabilityResponse) ContentType() string {
+func (r GetAvailabilityResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// GetV1BookingsResponse429Headers the declared response headers of an HTTP 429 response for GetV1Bookings
-type GetV1BookingsResponse429Headers struct {
+// ListBookingsResponse429Headers the declared response headers of an HTTP 429 response for ListBookings
+type ListBookingsResponse429Headers struct {
 	RetryAfter *int
 }
 
-type GetV1BookingsResponse struct {
+type ListBookingsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *GetV1Bookings200JSONResponseBody
+	JSON200 *ListBookings200JSONResponseBody
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *Error
 	// JSON401 the response for an HTTP 401 `application/json` response
@@ -4905,51 +5160,51 @@ type GetV1BookingsResponse struct {
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *UnavailableReceipt
 	// Headers429 the parsed response headers for an HTTP 429 response
-	Headers429 *GetV1BookingsResponse429Headers
+	Headers429 *ListBookingsResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r GetV1BookingsResponse) GetJSON200() *GetV1Bookings200JSONResponseBody {
+func (r ListBookingsResponse) GetJSON200() *ListBookings200JSONResponseBody {
 	return r.JSON200
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetV1BookingsResponse) GetJSON400() *Error {
+func (r ListBookingsResponse) GetJSON400() *Error {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetV1BookingsResponse) GetJSON401() *Error {
+func (r ListBookingsResponse) GetJSON401() *Error {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r GetV1BookingsResponse) GetJSON403() *Error {
+func (r ListBookingsResponse) GetJSON403() *Error {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetV1BookingsResponse) GetJSON404() *Error {
+func (r ListBookingsResponse) GetJSON404() *Error {
 	return r.JSON404
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r GetV1BookingsResponse) GetJSON429() *Error {
+func (r ListBookingsResponse) GetJSON429() *Error {
 	return r.JSON429
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetV1BookingsResponse) GetJSON503() *UnavailableReceipt {
+func (r ListBookingsResponse) GetJSON503() *UnavailableReceipt {
 	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
-func (r GetV1BookingsResponse) GetBody() []byte {
+func (r ListBookingsResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r GetV1BookingsResponse) Status() string {
+func (r ListBookingsResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -4957,7 +5212,7 @@ func (r GetV1BookingsResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r GetV1BookingsResponse) StatusCode() int {
+func (r ListBookingsResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -4965,19 +5220,19 @@ func (r GetV1BookingsResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r GetV1BookingsResponse) ContentType() string {
+func (r ListBookingsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// PostV1BookingsResponse429Headers the declared response headers of an HTTP 429 response for PostV1Bookings
-type PostV1BookingsResponse429Headers struct {
+// CreateBookingResponse429Headers the declared response headers of an HTTP 429 response for CreateBooking
+type CreateBookingResponse429Headers struct {
 	RetryAfter *int
 }
 
-type PostV1BookingsResponse struct {
+type CreateBookingResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -4995,51 +5250,51 @@ type PostV1BookingsResponse struct {
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *UnavailableReceipt
 	// Headers429 the parsed response headers for an HTTP 429 response
-	Headers429 *PostV1BookingsResponse429Headers
+	Headers429 *CreateBookingResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r PostV1BookingsResponse) GetJSON200() *Receipt {
+func (r CreateBookingResponse) GetJSON200() *Receipt {
 	return r.JSON200
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostV1BookingsResponse) GetJSON400() *Error {
+func (r CreateBookingResponse) GetJSON400() *Error {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PostV1BookingsResponse) GetJSON401() *Error {
+func (r CreateBookingResponse) GetJSON401() *Error {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PostV1BookingsResponse) GetJSON403() *Error {
+func (r CreateBookingResponse) GetJSON403() *Error {
 	return r.JSON403
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r PostV1BookingsResponse) GetJSON409() *Error {
+func (r CreateBookingResponse) GetJSON409() *Error {
 	return r.JSON409
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r PostV1BookingsResponse) GetJSON429() *Error {
+func (r CreateBookingResponse) GetJSON429() *Error {
 	return r.JSON429
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostV1BookingsResponse) GetJSON503() *UnavailableReceipt {
+func (r CreateBookingResponse) GetJSON503() *UnavailableReceipt {
 	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
-func (r PostV1BookingsResponse) GetBody() []byte {
+func (r CreateBookingResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r PostV1BookingsResponse) Status() string {
+func (r CreateBookingResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -5047,7 +5302,7 @@ func (r PostV1BookingsResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r PostV1BookingsResponse) StatusCode() int {
+func (r CreateBookingResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -5055,19 +5310,19 @@ func (r PostV1BookingsResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r PostV1BookingsResponse) ContentType() string {
+func (r CreateBookingResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// GetV1BookingsRequestKeyResponse429Headers the declared response headers of an HTTP 429 response for GetV1BookingsRequestKey
-type GetV1BookingsRequestKeyResponse429Headers struct {
+// GetBookingResponse429Headers the declared response headers of an HTTP 429 response for GetBooking
+type GetBookingResponse429Headers struct {
 	RetryAfter *int
 }
 
-type GetV1BookingsRequestKeyResponse struct {
+type GetBookingResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -5085,51 +5340,51 @@ type GetV1BookingsRequestKeyResponse struct {
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *UnavailableReceipt
 	// Headers429 the parsed response headers for an HTTP 429 response
-	Headers429 *GetV1BookingsRequestKeyResponse429Headers
+	Headers429 *GetBookingResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r GetV1BookingsRequestKeyResponse) GetJSON200() *Receipt {
+func (r GetBookingResponse) GetJSON200() *Receipt {
 	return r.JSON200
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetV1BookingsRequestKeyResponse) GetJSON400() *Error {
+func (r GetBookingResponse) GetJSON400() *Error {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetV1BookingsRequestKeyResponse) GetJSON401() *Error {
+func (r GetBookingResponse) GetJSON401() *Error {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r GetV1BookingsRequestKeyResponse) GetJSON403() *Error {
+func (r GetBookingResponse) GetJSON403() *Error {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetV1BookingsRequestKeyResponse) GetJSON404() *Error {
+func (r GetBookingResponse) GetJSON404() *Error {
 	return r.JSON404
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r GetV1BookingsRequestKeyResponse) GetJSON429() *Error {
+func (r GetBookingResponse) GetJSON429() *Error {
 	return r.JSON429
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetV1BookingsRequestKeyResponse) GetJSON503() *UnavailableReceipt {
+func (r GetBookingResponse) GetJSON503() *UnavailableReceipt {
 	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
-func (r GetV1BookingsRequestKeyResponse) GetBody() []byte {
+func (r GetBookingResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r GetV1BookingsRequestKeyResponse) Status() string {
+func (r GetBookingResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -5137,7 +5392,7 @@ func (r GetV1BookingsRequestKeyResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r GetV1BookingsRequestKeyResponse) StatusCode() int {
+func (r GetBookingResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -5145,19 +5400,19 @@ func (r GetV1BookingsRequestKeyResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r GetV1BookingsRequestKeyResponse) ContentType() string {
+func (r GetBookingResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// PostV1BookingsRequestKeyCancelResponse429Headers the declared response headers of an HTTP 429 response for PostV1BookingsRequestKeyCancel
-type PostV1BookingsRequestKeyCancelResponse429Headers struct {
+// CancelBookingResponse429Headers the declared response headers of an HTTP 429 response for CancelBooking
+type CancelBookingResponse429Headers struct {
 	RetryAfter *int
 }
 
-type PostV1BookingsRequestKeyCancelResponse struct {
+type CancelBookingResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -5175,51 +5430,51 @@ type PostV1BookingsRequestKeyCancelResponse struct {
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *UnavailableReceipt
 	// Headers429 the parsed response headers for an HTTP 429 response
-	Headers429 *PostV1BookingsRequestKeyCancelResponse429Headers
+	Headers429 *CancelBookingResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r PostV1BookingsRequestKeyCancelResponse) GetJSON200() *Receipt {
+func (r CancelBookingResponse) GetJSON200() *Receipt {
 	return r.JSON200
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostV1BookingsRequestKeyCancelResponse) GetJSON400() *Error {
+func (r CancelBookingResponse) GetJSON400() *Error {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PostV1BookingsRequestKeyCancelResponse) GetJSON401() *Error {
+func (r CancelBookingResponse) GetJSON401() *Error {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PostV1BookingsRequestKeyCancelResponse) GetJSON403() *Error {
+func (r CancelBookingResponse) GetJSON403() *Error {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PostV1BookingsRequestKeyCancelResponse) GetJSON404() *Error {
+func (r CancelBookingResponse) GetJSON404() *Error {
 	return r.JSON404
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r PostV1BookingsRequestKeyCancelResponse) GetJSON429() *Error {
+func (r CancelBookingResponse) GetJSON429() *Error {
 	return r.JSON429
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostV1BookingsRequestKeyCancelResponse) GetJSON503() *UnavailableReceipt {
+func (r CancelBookingResponse) GetJSON503() *UnavailableReceipt {
 	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
-func (r PostV1BookingsRequestKeyCancelResponse) GetBody() []byte {
+func (r CancelBookingResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r PostV1BookingsRequestKeyCancelResponse) Status() string {
+func (r CancelBookingResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -5227,7 +5482,7 @@ func (r PostV1BookingsRequestKeyCancelResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r PostV1BookingsRequestKeyCancelResponse) StatusCode() int {
+func (r CancelBookingResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -5235,19 +5490,19 @@ func (r PostV1BookingsRequestKeyCancelResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r PostV1BookingsRequestKeyCancelResponse) ContentType() string {
+func (r CancelBookingResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// DeleteV1BookingsRequestKeyContactResponse429Headers the declared response headers of an HTTP 429 response for DeleteV1BookingsRequestKeyContact
-type DeleteV1BookingsRequestKeyContactResponse429Headers struct {
+// EraseContactResponse429Headers the declared response headers of an HTTP 429 response for EraseContact
+type EraseContactResponse429Headers struct {
 	RetryAfter *int
 }
 
-type DeleteV1BookingsRequestKeyContactResponse struct {
+type EraseContactResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -5265,51 +5520,51 @@ type DeleteV1BookingsRequestKeyContactResponse struct {
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Error
 	// Headers429 the parsed response headers for an HTTP 429 response
-	Headers429 *DeleteV1BookingsRequestKeyContactResponse429Headers
+	Headers429 *EraseContactResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r DeleteV1BookingsRequestKeyContactResponse) GetJSON200() *ContactAnswer {
+func (r EraseContactResponse) GetJSON200() *ContactAnswer {
 	return r.JSON200
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r DeleteV1BookingsRequestKeyContactResponse) GetJSON400() *Error {
+func (r EraseContactResponse) GetJSON400() *Error {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r DeleteV1BookingsRequestKeyContactResponse) GetJSON401() *Error {
+func (r EraseContactResponse) GetJSON401() *Error {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r DeleteV1BookingsRequestKeyContactResponse) GetJSON403() *Error {
+func (r EraseContactResponse) GetJSON403() *Error {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r DeleteV1BookingsRequestKeyContactResponse) GetJSON404() *Error {
+func (r EraseContactResponse) GetJSON404() *Error {
 	return r.JSON404
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r DeleteV1BookingsRequestKeyContactResponse) GetJSON429() *Error {
+func (r EraseContactResponse) GetJSON429() *Error {
 	return r.JSON429
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r DeleteV1BookingsRequestKeyContactResponse) GetJSON503() *Error {
+func (r EraseContactResponse) GetJSON503() *Error {
 	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
-func (r DeleteV1BookingsRequestKeyContactResponse) GetBody() []byte {
+func (r EraseContactResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r DeleteV1BookingsRequestKeyContactResponse) Status() string {
+func (r EraseContactResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -5317,7 +5572,7 @@ func (r DeleteV1BookingsRequestKeyContactResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r DeleteV1BookingsRequestKeyContactResponse) StatusCode() int {
+func (r EraseContactResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -5325,19 +5580,19 @@ func (r DeleteV1BookingsRequestKeyContactResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r DeleteV1BookingsRequestKeyContactResponse) ContentType() string {
+func (r EraseContactResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// GetV1BookingsRequestKeyContactResponse429Headers the declared response headers of an HTTP 429 response for GetV1BookingsRequestKeyContact
-type GetV1BookingsRequestKeyContactResponse429Headers struct {
+// GetContactResponse429Headers the declared response headers of an HTTP 429 response for GetContact
+type GetContactResponse429Headers struct {
 	RetryAfter *int
 }
 
-type GetV1BookingsRequestKeyContactResponse struct {
+type GetContactResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -5357,56 +5612,56 @@ type GetV1BookingsRequestKeyContactResponse struct {
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Error
 	// Headers429 the parsed response headers for an HTTP 429 response
-	Headers429 *GetV1BookingsRequestKeyContactResponse429Headers
+	Headers429 *GetContactResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r GetV1BookingsRequestKeyContactResponse) GetJSON200() *ContactAnswer {
+func (r GetContactResponse) GetJSON200() *ContactAnswer {
 	return r.JSON200
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetV1BookingsRequestKeyContactResponse) GetJSON400() *Error {
+func (r GetContactResponse) GetJSON400() *Error {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetV1BookingsRequestKeyContactResponse) GetJSON401() *Error {
+func (r GetContactResponse) GetJSON401() *Error {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r GetV1BookingsRequestKeyContactResponse) GetJSON403() *Error {
+func (r GetContactResponse) GetJSON403() *Error {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetV1BookingsRequestKeyContactResponse) GetJSON404() *Error {
+func (r GetContactResponse) GetJSON404() *Error {
 	return r.JSON404
 }
 
 // GetJSON410 returns the response for an HTTP 410 `application/json` response
-func (r GetV1BookingsRequestKeyContactResponse) GetJSON410() *Error {
+func (r GetContactResponse) GetJSON410() *Error {
 	return r.JSON410
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r GetV1BookingsRequestKeyContactResponse) GetJSON429() *Error {
+func (r GetContactResponse) GetJSON429() *Error {
 	return r.JSON429
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetV1BookingsRequestKeyContactResponse) GetJSON503() *Error {
+func (r GetContactResponse) GetJSON503() *Error {
 	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
-func (r GetV1BookingsRequestKeyContactResponse) GetBody() []byte {
+func (r GetContactResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r GetV1BookingsRequestKeyContactResponse) Status() string {
+func (r GetContactResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -5414,7 +5669,7 @@ func (r GetV1BookingsRequestKeyContactResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r GetV1BookingsRequestKeyContactResponse) StatusCode() int {
+func (r GetContactResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -5422,19 +5677,19 @@ func (r GetV1BookingsRequestKeyContactResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r GetV1BookingsRequestKeyContactResponse) ContentType() string {
+func (r GetContactResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// PostV1BookingsRequestKeyRescheduleResponse429Headers the declared response headers of an HTTP 429 response for PostV1BookingsRequestKeyReschedule
-type PostV1BookingsRequestKeyRescheduleResponse429Headers struct {
+// RescheduleBookingResponse429Headers the declared response headers of an HTTP 429 response for RescheduleBooking
+type RescheduleBookingResponse429Headers struct {
 	RetryAfter *int
 }
 
-type PostV1BookingsRequestKeyRescheduleResponse struct {
+type RescheduleBookingResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -5450,46 +5705,46 @@ type PostV1BookingsRequestKeyRescheduleResponse struct {
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *UnavailableReceipt
 	// Headers429 the parsed response headers for an HTTP 429 response
-	Headers429 *PostV1BookingsRequestKeyRescheduleResponse429Headers
+	Headers429 *RescheduleBookingResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r PostV1BookingsRequestKeyRescheduleResponse) GetJSON200() *Receipt {
+func (r RescheduleBookingResponse) GetJSON200() *Receipt {
 	return r.JSON200
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostV1BookingsRequestKeyRescheduleResponse) GetJSON400() *Error {
+func (r RescheduleBookingResponse) GetJSON400() *Error {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PostV1BookingsRequestKeyRescheduleResponse) GetJSON401() *Error {
+func (r RescheduleBookingResponse) GetJSON401() *Error {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PostV1BookingsRequestKeyRescheduleResponse) GetJSON403() *Error {
+func (r RescheduleBookingResponse) GetJSON403() *Error {
 	return r.JSON403
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r PostV1BookingsRequestKeyRescheduleResponse) GetJSON429() *Error {
+func (r RescheduleBookingResponse) GetJSON429() *Error {
 	return r.JSON429
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostV1BookingsRequestKeyRescheduleResponse) GetJSON503() *UnavailableReceipt {
+func (r RescheduleBookingResponse) GetJSON503() *UnavailableReceipt {
 	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
-func (r PostV1BookingsRequestKeyRescheduleResponse) GetBody() []byte {
+func (r RescheduleBookingResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r PostV1BookingsRequestKeyRescheduleResponse) Status() string {
+func (r RescheduleBookingResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -5497,7 +5752,7 @@ func (r PostV1BookingsRequestKeyRescheduleResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r PostV1BookingsRequestKeyRescheduleResponse) StatusCode() int {
+func (r RescheduleBookingResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -5505,19 +5760,19 @@ func (r PostV1BookingsRequestKeyRescheduleResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r PostV1BookingsRequestKeyRescheduleResponse) ContentType() string {
+func (r RescheduleBookingResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// PostV1IntentsResponse429Headers the declared response headers of an HTTP 429 response for PostV1Intents
-type PostV1IntentsResponse429Headers struct {
+// CreateIntentResponse429Headers the declared response headers of an HTTP 429 response for CreateIntent
+type CreateIntentResponse429Headers struct {
 	RetryAfter *int
 }
 
-type PostV1IntentsResponse struct {
+type CreateIntentResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -5538,11 +5793,11 @@ type PostV1IntentsResponse struct {
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *UnavailableReceipt
 	// Headers429 the parsed response headers for an HTTP 429 response
-	Headers429 *PostV1IntentsResponse429Headers
+	Headers429 *CreateIntentResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r PostV1IntentsResponse) GetJSON200() *struct {
+func (r CreateIntentResponse) GetJSON200() *struct {
 	Hold       *Receipt `json:"hold,omitempty"`
 	RequestKey *string  `json:"request_key,omitempty"`
 } {
@@ -5550,42 +5805,42 @@ func (r PostV1IntentsResponse) GetJSON200() *struct {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostV1IntentsResponse) GetJSON400() *Error {
+func (r CreateIntentResponse) GetJSON400() *Error {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PostV1IntentsResponse) GetJSON401() *Error {
+func (r CreateIntentResponse) GetJSON401() *Error {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PostV1IntentsResponse) GetJSON403() *Error {
+func (r CreateIntentResponse) GetJSON403() *Error {
 	return r.JSON403
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r PostV1IntentsResponse) GetJSON409() *Error {
+func (r CreateIntentResponse) GetJSON409() *Error {
 	return r.JSON409
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r PostV1IntentsResponse) GetJSON429() *Error {
+func (r CreateIntentResponse) GetJSON429() *Error {
 	return r.JSON429
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostV1IntentsResponse) GetJSON503() *UnavailableReceipt {
+func (r CreateIntentResponse) GetJSON503() *UnavailableReceipt {
 	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
-func (r PostV1IntentsResponse) GetBody() []byte {
+func (r CreateIntentResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r PostV1IntentsResponse) Status() string {
+func (r CreateIntentResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -5593,7 +5848,7 @@ func (r PostV1IntentsResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r PostV1IntentsResponse) StatusCode() int {
+func (r CreateIntentResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -5601,19 +5856,19 @@ func (r PostV1IntentsResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r PostV1IntentsResponse) ContentType() string {
+func (r CreateIntentResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// PostV1McpResponse429Headers the declared response headers of an HTTP 429 response for PostV1Mcp
-type PostV1McpResponse429Headers struct {
+// CallMCPResponse429Headers the declared response headers of an HTTP 429 response for CallMCP
+type CallMCPResponse429Headers struct {
 	RetryAfter *int
 }
 
-type PostV1McpResponse struct {
+type CallMCPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -5627,41 +5882,41 @@ type PostV1McpResponse struct {
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
 	// Headers429 the parsed response headers for an HTTP 429 response
-	Headers429 *PostV1McpResponse429Headers
+	Headers429 *CallMCPResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r PostV1McpResponse) GetJSON200() *map[string]interface{} {
+func (r CallMCPResponse) GetJSON200() *map[string]interface{} {
 	return r.JSON200
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostV1McpResponse) GetJSON400() *Error {
+func (r CallMCPResponse) GetJSON400() *Error {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PostV1McpResponse) GetJSON401() *Error {
+func (r CallMCPResponse) GetJSON401() *Error {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PostV1McpResponse) GetJSON403() *Error {
+func (r CallMCPResponse) GetJSON403() *Error {
 	return r.JSON403
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r PostV1McpResponse) GetJSON429() *Error {
+func (r CallMCPResponse) GetJSON429() *Error {
 	return r.JSON429
 }
 
 // GetBody returns the raw response body bytes
-func (r PostV1McpResponse) GetBody() []byte {
+func (r CallMCPResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r PostV1McpResponse) Status() string {
+func (r CallMCPResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -5669,7 +5924,7 @@ func (r PostV1McpResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r PostV1McpResponse) StatusCode() int {
+func (r CallMCPResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -5677,19 +5932,19 @@ func (r PostV1McpResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r PostV1McpResponse) ContentType() string {
+func (r CallMCPResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// GetV1OpsAttentionResponse429Headers the declared response headers of an HTTP 429 response for GetV1OpsAttention
-type GetV1OpsAttentionResponse429Headers struct {
+// GetAttentionResponse429Headers the declared response headers of an HTTP 429 response for GetAttention
+type GetAttentionResponse429Headers struct {
 	RetryAfter *int
 }
 
-type GetV1OpsAttentionResponse struct {
+type GetAttentionResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -5703,41 +5958,41 @@ type GetV1OpsAttentionResponse struct {
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Error
 	// Headers429 the parsed response headers for an HTTP 429 response
-	Headers429 *GetV1OpsAttentionResponse429Headers
+	Headers429 *GetAttentionResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r GetV1OpsAttentionResponse) GetJSON200() *map[string]interface{} {
+func (r GetAttentionResponse) GetJSON200() *map[string]interface{} {
 	return r.JSON200
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetV1OpsAttentionResponse) GetJSON401() *Error {
+func (r GetAttentionResponse) GetJSON401() *Error {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r GetV1OpsAttentionResponse) GetJSON403() *Error {
+func (r GetAttentionResponse) GetJSON403() *Error {
 	return r.JSON403
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r GetV1OpsAttentionResponse) GetJSON429() *Error {
+func (r GetAttentionResponse) GetJSON429() *Error {
 	return r.JSON429
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetV1OpsAttentionResponse) GetJSON503() *Error {
+func (r GetAttentionResponse) GetJSON503() *Error {
 	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
-func (r GetV1OpsAttentionResponse) GetBody() []byte {
+func (r GetAttentionResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r GetV1OpsAttentionResponse) Status() string {
+func (r GetAttentionResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -5745,7 +6000,7 @@ func (r GetV1OpsAttentionResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r GetV1OpsAttentionResponse) StatusCode() int {
+func (r GetAttentionResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -5753,19 +6008,19 @@ func (r GetV1OpsAttentionResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r GetV1OpsAttentionResponse) ContentType() string {
+func (r GetAttentionResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// GetV1OpsReadinessResponse429Headers the declared response headers of an HTTP 429 response for GetV1OpsReadiness
-type GetV1OpsReadinessResponse429Headers struct {
+// GetOpsReadinessResponse429Headers the declared response headers of an HTTP 429 response for GetOpsReadiness
+type GetOpsReadinessResponse429Headers struct {
 	RetryAfter *int
 }
 
-type GetV1OpsReadinessResponse struct {
+type GetOpsReadinessResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -5777,36 +6032,36 @@ type GetV1OpsReadinessResponse struct {
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
 	// Headers429 the parsed response headers for an HTTP 429 response
-	Headers429 *GetV1OpsReadinessResponse429Headers
+	Headers429 *GetOpsReadinessResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r GetV1OpsReadinessResponse) GetJSON200() *Readiness {
+func (r GetOpsReadinessResponse) GetJSON200() *Readiness {
 	return r.JSON200
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetV1OpsReadinessResponse) GetJSON401() *Error {
+func (r GetOpsReadinessResponse) GetJSON401() *Error {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r GetV1OpsReadinessResponse) GetJSON403() *Error {
+func (r GetOpsReadinessResponse) GetJSON403() *Error {
 	return r.JSON403
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r GetV1OpsReadinessResponse) GetJSON429() *Error {
+func (r GetOpsReadinessResponse) GetJSON429() *Error {
 	return r.JSON429
 }
 
 // GetBody returns the raw response body bytes
-func (r GetV1OpsReadinessResponse) GetBody() []byte {
+func (r GetOpsReadinessResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r GetV1OpsReadinessResponse) Status() string {
+func (r GetOpsReadinessResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -5814,7 +6069,7 @@ func (r GetV1OpsReadinessResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r GetV1OpsReadinessResponse) StatusCode() int {
+func (r GetOpsReadinessResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -5822,19 +6077,19 @@ func (r GetV1OpsReadinessResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r GetV1OpsReadinessResponse) ContentType() string {
+func (r GetOpsReadinessResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// GetV1OpsTimelineRequestKeyResponse429Headers the declared response headers of an HTTP 429 response for GetV1OpsTimelineRequestKey
-type GetV1OpsTimelineRequestKeyResponse429Headers struct {
+// GetTimelineResponse429Headers the declared response headers of an HTTP 429 response for GetTimeline
+type GetTimelineResponse429Headers struct {
 	RetryAfter *int
 }
 
-type GetV1OpsTimelineRequestKeyResponse struct {
+type GetTimelineResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -5850,46 +6105,46 @@ type GetV1OpsTimelineRequestKeyResponse struct {
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Error
 	// Headers429 the parsed response headers for an HTTP 429 response
-	Headers429 *GetV1OpsTimelineRequestKeyResponse429Headers
+	Headers429 *GetTimelineResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r GetV1OpsTimelineRequestKeyResponse) GetJSON200() *map[string]interface{} {
+func (r GetTimelineResponse) GetJSON200() *map[string]interface{} {
 	return r.JSON200
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetV1OpsTimelineRequestKeyResponse) GetJSON400() *Error {
+func (r GetTimelineResponse) GetJSON400() *Error {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetV1OpsTimelineRequestKeyResponse) GetJSON401() *Error {
+func (r GetTimelineResponse) GetJSON401() *Error {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r GetV1OpsTimelineRequestKeyResponse) GetJSON403() *Error {
+func (r GetTimelineResponse) GetJSON403() *Error {
 	return r.JSON403
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r GetV1OpsTimelineRequestKeyResponse) GetJSON429() *Error {
+func (r GetTimelineResponse) GetJSON429() *Error {
 	return r.JSON429
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetV1OpsTimelineRequestKeyResponse) GetJSON503() *Error {
+func (r GetTimelineResponse) GetJSON503() *Error {
 	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
-func (r GetV1OpsTimelineRequestKeyResponse) GetBody() []byte {
+func (r GetTimelineResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r GetV1OpsTimelineRequestKeyResponse) Status() string {
+func (r GetTimelineResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -5897,7 +6152,7 @@ func (r GetV1OpsTimelineRequestKeyResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r GetV1OpsTimelineRequestKeyResponse) StatusCode() int {
+func (r GetTimelineResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -5905,19 +6160,19 @@ func (r GetV1OpsTimelineRequestKeyResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r GetV1OpsTimelineRequestKeyResponse) ContentType() string {
+func (r GetTimelineResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// GetV1PolicyResponse429Headers the declared response headers of an HTTP 429 response for GetV1Policy
-type GetV1PolicyResponse429Headers struct {
+// GetPolicyResponse429Headers the declared response headers of an HTTP 429 response for GetPolicy
+type GetPolicyResponse429Headers struct {
 	RetryAfter *int
 }
 
-type GetV1PolicyResponse struct {
+type GetPolicyResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -5931,41 +6186,41 @@ type GetV1PolicyResponse struct {
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
 	// Headers429 the parsed response headers for an HTTP 429 response
-	Headers429 *GetV1PolicyResponse429Headers
+	Headers429 *GetPolicyResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r GetV1PolicyResponse) GetJSON200() *Policy {
+func (r GetPolicyResponse) GetJSON200() *Policy {
 	return r.JSON200
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetV1PolicyResponse) GetJSON400() *Error {
+func (r GetPolicyResponse) GetJSON400() *Error {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetV1PolicyResponse) GetJSON401() *Error {
+func (r GetPolicyResponse) GetJSON401() *Error {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r GetV1PolicyResponse) GetJSON403() *Error {
+func (r GetPolicyResponse) GetJSON403() *Error {
 	return r.JSON403
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r GetV1PolicyResponse) GetJSON429() *Error {
+func (r GetPolicyResponse) GetJSON429() *Error {
 	return r.JSON429
 }
 
 // GetBody returns the raw response body bytes
-func (r GetV1PolicyResponse) GetBody() []byte {
+func (r GetPolicyResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r GetV1PolicyResponse) Status() string {
+func (r GetPolicyResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -5973,7 +6228,7 @@ func (r GetV1PolicyResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r GetV1PolicyResponse) StatusCode() int {
+func (r GetPolicyResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -5981,19 +6236,19 @@ func (r GetV1PolicyResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r GetV1PolicyResponse) ContentType() string {
+func (r GetPolicyResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// PutV1PolicyResponse429Headers the declared response headers of an HTTP 429 response for PutV1Policy
-type PutV1PolicyResponse429Headers struct {
+// PutPolicyResponse429Headers the declared response headers of an HTTP 429 response for PutPolicy
+type PutPolicyResponse429Headers struct {
 	RetryAfter *int
 }
 
-type PutV1PolicyResponse struct {
+type PutPolicyResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -6011,51 +6266,51 @@ type PutV1PolicyResponse struct {
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Error
 	// Headers429 the parsed response headers for an HTTP 429 response
-	Headers429 *PutV1PolicyResponse429Headers
+	Headers429 *PutPolicyResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r PutV1PolicyResponse) GetJSON200() *Policy {
+func (r PutPolicyResponse) GetJSON200() *Policy {
 	return r.JSON200
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PutV1PolicyResponse) GetJSON400() *Error {
+func (r PutPolicyResponse) GetJSON400() *Error {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PutV1PolicyResponse) GetJSON401() *Error {
+func (r PutPolicyResponse) GetJSON401() *Error {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PutV1PolicyResponse) GetJSON403() *Error {
+func (r PutPolicyResponse) GetJSON403() *Error {
 	return r.JSON403
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r PutV1PolicyResponse) GetJSON409() *Error {
+func (r PutPolicyResponse) GetJSON409() *Error {
 	return r.JSON409
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r PutV1PolicyResponse) GetJSON429() *Error {
+func (r PutPolicyResponse) GetJSON429() *Error {
 	return r.JSON429
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PutV1PolicyResponse) GetJSON503() *Error {
+func (r PutPolicyResponse) GetJSON503() *Error {
 	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
-func (r PutV1PolicyResponse) GetBody() []byte {
+func (r PutPolicyResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r PutV1PolicyResponse) Status() string {
+func (r PutPolicyResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -6063,7 +6318,7 @@ func (r PutV1PolicyResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r PutV1PolicyResponse) StatusCode() int {
+func (r PutPolicyResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -6071,19 +6326,19 @@ func (r PutV1PolicyResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r PutV1PolicyResponse) ContentType() string {
+func (r PutPolicyResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// GetV1PoolsIdResponse429Headers the declared response headers of an HTTP 429 response for GetV1PoolsId
-type GetV1PoolsIdResponse429Headers struct {
+// GetPoolResponse429Headers the declared response headers of an HTTP 429 response for GetPool
+type GetPoolResponse429Headers struct {
 	RetryAfter *int
 }
 
-type GetV1PoolsIdResponse struct {
+type GetPoolResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -6097,41 +6352,41 @@ type GetV1PoolsIdResponse struct {
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
 	// Headers429 the parsed response headers for an HTTP 429 response
-	Headers429 *GetV1PoolsIdResponse429Headers
+	Headers429 *GetPoolResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r GetV1PoolsIdResponse) GetJSON200() *Pool {
+func (r GetPoolResponse) GetJSON200() *Pool {
 	return r.JSON200
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetV1PoolsIdResponse) GetJSON401() *Error {
+func (r GetPoolResponse) GetJSON401() *Error {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r GetV1PoolsIdResponse) GetJSON403() *Error {
+func (r GetPoolResponse) GetJSON403() *Error {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetV1PoolsIdResponse) GetJSON404() *Error {
+func (r GetPoolResponse) GetJSON404() *Error {
 	return r.JSON404
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r GetV1PoolsIdResponse) GetJSON429() *Error {
+func (r GetPoolResponse) GetJSON429() *Error {
 	return r.JSON429
 }
 
 // GetBody returns the raw response body bytes
-func (r GetV1PoolsIdResponse) GetBody() []byte {
+func (r GetPoolResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r GetV1PoolsIdResponse) Status() string {
+func (r GetPoolResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -6139,7 +6394,7 @@ func (r GetV1PoolsIdResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r GetV1PoolsIdResponse) StatusCode() int {
+func (r GetPoolResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -6147,19 +6402,19 @@ func (r GetV1PoolsIdResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r GetV1PoolsIdResponse) ContentType() string {
+func (r GetPoolResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// PutV1PoolsIdResponse429Headers the declared response headers of an HTTP 429 response for PutV1PoolsId
-type PutV1PoolsIdResponse429Headers struct {
+// PutPoolResponse429Headers the declared response headers of an HTTP 429 response for PutPool
+type PutPoolResponse429Headers struct {
 	RetryAfter *int
 }
 
-type PutV1PoolsIdResponse struct {
+type PutPoolResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -6173,41 +6428,41 @@ type PutV1PoolsIdResponse struct {
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
 	// Headers429 the parsed response headers for an HTTP 429 response
-	Headers429 *PutV1PoolsIdResponse429Headers
+	Headers429 *PutPoolResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r PutV1PoolsIdResponse) GetJSON200() *Pool {
+func (r PutPoolResponse) GetJSON200() *Pool {
 	return r.JSON200
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PutV1PoolsIdResponse) GetJSON400() *Error {
+func (r PutPoolResponse) GetJSON400() *Error {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PutV1PoolsIdResponse) GetJSON401() *Error {
+func (r PutPoolResponse) GetJSON401() *Error {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PutV1PoolsIdResponse) GetJSON403() *Error {
+func (r PutPoolResponse) GetJSON403() *Error {
 	return r.JSON403
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r PutV1PoolsIdResponse) GetJSON429() *Error {
+func (r PutPoolResponse) GetJSON429() *Error {
 	return r.JSON429
 }
 
 // GetBody returns the raw response body bytes
-func (r PutV1PoolsIdResponse) GetBody() []byte {
+func (r PutPoolResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r PutV1PoolsIdResponse) Status() string {
+func (r PutPoolResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -6215,7 +6470,7 @@ func (r PutV1PoolsIdResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r PutV1PoolsIdResponse) StatusCode() int {
+func (r PutPoolResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -6223,19 +6478,19 @@ func (r PutV1PoolsIdResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r PutV1PoolsIdResponse) ContentType() string {
+func (r PutPoolResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// GetV1ResourcesIdResponse429Headers the declared response headers of an HTTP 429 response for GetV1ResourcesId
-type GetV1ResourcesIdResponse429Headers struct {
+// GetResourceResponse429Headers the declared response headers of an HTTP 429 response for GetResource
+type GetResourceResponse429Headers struct {
 	RetryAfter *int
 }
 
-type GetV1ResourcesIdResponse struct {
+type GetResourceResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -6249,41 +6504,41 @@ type GetV1ResourcesIdResponse struct {
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
 	// Headers429 the parsed response headers for an HTTP 429 response
-	Headers429 *GetV1ResourcesIdResponse429Headers
+	Headers429 *GetResourceResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r GetV1ResourcesIdResponse) GetJSON200() *Resource {
+func (r GetResourceResponse) GetJSON200() *Resource {
 	return r.JSON200
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetV1ResourcesIdResponse) GetJSON401() *Error {
+func (r GetResourceResponse) GetJSON401() *Error {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r GetV1ResourcesIdResponse) GetJSON403() *Error {
+func (r GetResourceResponse) GetJSON403() *Error {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetV1ResourcesIdResponse) GetJSON404() *Error {
+func (r GetResourceResponse) GetJSON404() *Error {
 	return r.JSON404
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r GetV1ResourcesIdResponse) GetJSON429() *Error {
+func (r GetResourceResponse) GetJSON429() *Error {
 	return r.JSON429
 }
 
 // GetBody returns the raw response body bytes
-func (r GetV1ResourcesIdResponse) GetBody() []byte {
+func (r GetResourceResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r GetV1ResourcesIdResponse) Status() string {
+func (r GetResourceResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -6291,7 +6546,7 @@ func (r GetV1ResourcesIdResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r GetV1ResourcesIdResponse) StatusCode() int {
+func (r GetResourceResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -6299,19 +6554,19 @@ func (r GetV1ResourcesIdResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r GetV1ResourcesIdResponse) ContentType() string {
+func (r GetResourceResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// PutV1ResourcesIdResponse429Headers the declared response headers of an HTTP 429 response for PutV1ResourcesId
-type PutV1ResourcesIdResponse429Headers struct {
+// PutResourceResponse429Headers the declared response headers of an HTTP 429 response for PutResource
+type PutResourceResponse429Headers struct {
 	RetryAfter *int
 }
 
-type PutV1ResourcesIdResponse struct {
+type PutResourceResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -6327,46 +6582,46 @@ type PutV1ResourcesIdResponse struct {
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Error
 	// Headers429 the parsed response headers for an HTTP 429 response
-	Headers429 *PutV1ResourcesIdResponse429Headers
+	Headers429 *PutResourceResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r PutV1ResourcesIdResponse) GetJSON200() *Resource {
+func (r PutResourceResponse) GetJSON200() *Resource {
 	return r.JSON200
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PutV1ResourcesIdResponse) GetJSON400() *Error {
+func (r PutResourceResponse) GetJSON400() *Error {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PutV1ResourcesIdResponse) GetJSON401() *Error {
+func (r PutResourceResponse) GetJSON401() *Error {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PutV1ResourcesIdResponse) GetJSON403() *Error {
+func (r PutResourceResponse) GetJSON403() *Error {
 	return r.JSON403
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r PutV1ResourcesIdResponse) GetJSON429() *Error {
+func (r PutResourceResponse) GetJSON429() *Error {
 	return r.JSON429
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PutV1ResourcesIdResponse) GetJSON503() *Error {
+func (r PutResourceResponse) GetJSON503() *Error {
 	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
-func (r PutV1ResourcesIdResponse) GetBody() []byte {
+func (r PutResourceResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r PutV1ResourcesIdResponse) Status() string {
+func (r PutResourceResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -6374,7 +6629,7 @@ func (r PutV1ResourcesIdResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r PutV1ResourcesIdResponse) StatusCode() int {
+func (r PutResourceResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -6382,19 +6637,19 @@ func (r PutV1ResourcesIdResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r PutV1ResourcesIdResponse) ContentType() string {
+func (r PutResourceResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// PostV1ToolsRetellResponse429Headers the declared response headers of an HTTP 429 response for PostV1ToolsRetell
-type PostV1ToolsRetellResponse429Headers struct {
+// CallRetellFunctionResponse429Headers the declared response headers of an HTTP 429 response for CallRetellFunction
+type CallRetellFunctionResponse429Headers struct {
 	RetryAfter *int
 }
 
-type PostV1ToolsRetellResponse struct {
+type CallRetellFunctionResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -6410,46 +6665,46 @@ type PostV1ToolsRetellResponse struct {
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Error
 	// Headers429 the parsed response headers for an HTTP 429 response
-	Headers429 *PostV1ToolsRetellResponse429Headers
+	Headers429 *CallRetellFunctionResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r PostV1ToolsRetellResponse) GetJSON200() *ToolResult {
+func (r CallRetellFunctionResponse) GetJSON200() *ToolResult {
 	return r.JSON200
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostV1ToolsRetellResponse) GetJSON400() *Error {
+func (r CallRetellFunctionResponse) GetJSON400() *Error {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PostV1ToolsRetellResponse) GetJSON401() *Error {
+func (r CallRetellFunctionResponse) GetJSON401() *Error {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PostV1ToolsRetellResponse) GetJSON403() *Error {
+func (r CallRetellFunctionResponse) GetJSON403() *Error {
 	return r.JSON403
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r PostV1ToolsRetellResponse) GetJSON429() *Error {
+func (r CallRetellFunctionResponse) GetJSON429() *Error {
 	return r.JSON429
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostV1ToolsRetellResponse) GetJSON503() *Error {
+func (r CallRetellFunctionResponse) GetJSON503() *Error {
 	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
-func (r PostV1ToolsRetellResponse) GetBody() []byte {
+func (r CallRetellFunctionResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r PostV1ToolsRetellResponse) Status() string {
+func (r CallRetellFunctionResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -6457,7 +6712,7 @@ func (r PostV1ToolsRetellResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r PostV1ToolsRetellResponse) StatusCode() int {
+func (r CallRetellFunctionResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -6465,19 +6720,19 @@ func (r PostV1ToolsRetellResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r PostV1ToolsRetellResponse) ContentType() string {
+func (r CallRetellFunctionResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// GetV1ToolsRetellFunctionsResponse429Headers the declared response headers of an HTTP 429 response for GetV1ToolsRetellFunctions
-type GetV1ToolsRetellFunctionsResponse429Headers struct {
+// ExportRetellFunctionsResponse429Headers the declared response headers of an HTTP 429 response for ExportRetellFunctions
+type ExportRetellFunctionsResponse429Headers struct {
 	RetryAfter *int
 }
 
-type GetV1ToolsRetellFunctionsResponse struct {
+type ExportRetellFunctionsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -6492,11 +6747,11 @@ type GetV1ToolsRetellFunctionsResponse struct {
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
 	// Headers429 the parsed response headers for an HTTP 429 response
-	Headers429 *GetV1ToolsRetellFunctionsResponse429Headers
+	Headers429 *ExportRetellFunctionsResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r GetV1ToolsRetellFunctionsResponse) GetJSON200() *struct {
+func (r ExportRetellFunctionsResponse) GetJSON200() *struct {
 	GeneralTools *[]map[string]interface{} `json:"general_tools,omitempty"`
 	SystemPrompt *string                   `json:"system_prompt,omitempty"`
 } {
@@ -6504,27 +6759,27 @@ func (r GetV1ToolsRetellFunctionsResponse) GetJSON200() *struct {
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetV1ToolsRetellFunctionsResponse) GetJSON401() *Error {
+func (r ExportRetellFunctionsResponse) GetJSON401() *Error {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r GetV1ToolsRetellFunctionsResponse) GetJSON403() *Error {
+func (r ExportRetellFunctionsResponse) GetJSON403() *Error {
 	return r.JSON403
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r GetV1ToolsRetellFunctionsResponse) GetJSON429() *Error {
+func (r ExportRetellFunctionsResponse) GetJSON429() *Error {
 	return r.JSON429
 }
 
 // GetBody returns the raw response body bytes
-func (r GetV1ToolsRetellFunctionsResponse) GetBody() []byte {
+func (r ExportRetellFunctionsResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r GetV1ToolsRetellFunctionsResponse) Status() string {
+func (r ExportRetellFunctionsResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -6532,7 +6787,7 @@ func (r GetV1ToolsRetellFunctionsResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r GetV1ToolsRetellFunctionsResponse) StatusCode() int {
+func (r ExportRetellFunctionsResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -6540,19 +6795,19 @@ func (r GetV1ToolsRetellFunctionsResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r GetV1ToolsRetellFunctionsResponse) ContentType() string {
+func (r ExportRetellFunctionsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// PostV1ToolsRetellToolResponse429Headers the declared response headers of an HTTP 429 response for PostV1ToolsRetellTool
-type PostV1ToolsRetellToolResponse429Headers struct {
+// CallRetellToolResponse429Headers the declared response headers of an HTTP 429 response for CallRetellTool
+type CallRetellToolResponse429Headers struct {
 	RetryAfter *int
 }
 
-type PostV1ToolsRetellToolResponse struct {
+type CallRetellToolResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -6568,46 +6823,46 @@ type PostV1ToolsRetellToolResponse struct {
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Error
 	// Headers429 the parsed response headers for an HTTP 429 response
-	Headers429 *PostV1ToolsRetellToolResponse429Headers
+	Headers429 *CallRetellToolResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r PostV1ToolsRetellToolResponse) GetJSON200() *ToolResult {
+func (r CallRetellToolResponse) GetJSON200() *ToolResult {
 	return r.JSON200
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostV1ToolsRetellToolResponse) GetJSON400() *Error {
+func (r CallRetellToolResponse) GetJSON400() *Error {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PostV1ToolsRetellToolResponse) GetJSON401() *Error {
+func (r CallRetellToolResponse) GetJSON401() *Error {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PostV1ToolsRetellToolResponse) GetJSON403() *Error {
+func (r CallRetellToolResponse) GetJSON403() *Error {
 	return r.JSON403
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r PostV1ToolsRetellToolResponse) GetJSON429() *Error {
+func (r CallRetellToolResponse) GetJSON429() *Error {
 	return r.JSON429
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostV1ToolsRetellToolResponse) GetJSON503() *Error {
+func (r CallRetellToolResponse) GetJSON503() *Error {
 	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
-func (r PostV1ToolsRetellToolResponse) GetBody() []byte {
+func (r CallRetellToolResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r PostV1ToolsRetellToolResponse) Status() string {
+func (r CallRetellToolResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -6615,7 +6870,7 @@ func (r PostV1ToolsRetellToolResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r PostV1ToolsRetellToolResponse) StatusCode() int {
+func (r CallRetellToolResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -6623,19 +6878,19 @@ func (r PostV1ToolsRetellToolResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r PostV1ToolsRetellToolResponse) ContentType() string {
+func (r CallRetellToolResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// PostV1ToolsVapiResponse429Headers the declared response headers of an HTTP 429 response for PostV1ToolsVapi
-type PostV1ToolsVapiResponse429Headers struct {
+// CallVapiToolsResponse429Headers the declared response headers of an HTTP 429 response for CallVapiTools
+type CallVapiToolsResponse429Headers struct {
 	RetryAfter *int
 }
 
-type PostV1ToolsVapiResponse struct {
+type CallVapiToolsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -6651,46 +6906,46 @@ type PostV1ToolsVapiResponse struct {
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Error
 	// Headers429 the parsed response headers for an HTTP 429 response
-	Headers429 *PostV1ToolsVapiResponse429Headers
+	Headers429 *CallVapiToolsResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r PostV1ToolsVapiResponse) GetJSON200() *VapiResults {
+func (r CallVapiToolsResponse) GetJSON200() *VapiResults {
 	return r.JSON200
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostV1ToolsVapiResponse) GetJSON400() *Error {
+func (r CallVapiToolsResponse) GetJSON400() *Error {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PostV1ToolsVapiResponse) GetJSON401() *Error {
+func (r CallVapiToolsResponse) GetJSON401() *Error {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PostV1ToolsVapiResponse) GetJSON403() *Error {
+func (r CallVapiToolsResponse) GetJSON403() *Error {
 	return r.JSON403
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r PostV1ToolsVapiResponse) GetJSON429() *Error {
+func (r CallVapiToolsResponse) GetJSON429() *Error {
 	return r.JSON429
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostV1ToolsVapiResponse) GetJSON503() *Error {
+func (r CallVapiToolsResponse) GetJSON503() *Error {
 	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
-func (r PostV1ToolsVapiResponse) GetBody() []byte {
+func (r CallVapiToolsResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r PostV1ToolsVapiResponse) Status() string {
+func (r CallVapiToolsResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -6698,7 +6953,7 @@ func (r PostV1ToolsVapiResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r PostV1ToolsVapiResponse) StatusCode() int {
+func (r CallVapiToolsResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -6706,19 +6961,19 @@ func (r PostV1ToolsVapiResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r PostV1ToolsVapiResponse) ContentType() string {
+func (r CallVapiToolsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// GetV1ToolsVapiToolsResponse429Headers the declared response headers of an HTTP 429 response for GetV1ToolsVapiTools
-type GetV1ToolsVapiToolsResponse429Headers struct {
+// ExportVapiToolsResponse429Headers the declared response headers of an HTTP 429 response for ExportVapiTools
+type ExportVapiToolsResponse429Headers struct {
 	RetryAfter *int
 }
 
-type GetV1ToolsVapiToolsResponse struct {
+type ExportVapiToolsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -6733,11 +6988,11 @@ type GetV1ToolsVapiToolsResponse struct {
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
 	// Headers429 the parsed response headers for an HTTP 429 response
-	Headers429 *GetV1ToolsVapiToolsResponse429Headers
+	Headers429 *ExportVapiToolsResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r GetV1ToolsVapiToolsResponse) GetJSON200() *struct {
+func (r ExportVapiToolsResponse) GetJSON200() *struct {
 	SystemPrompt *string                   `json:"system_prompt,omitempty"`
 	Tools        *[]map[string]interface{} `json:"tools,omitempty"`
 } {
@@ -6745,27 +7000,27 @@ func (r GetV1ToolsVapiToolsResponse) GetJSON200() *struct {
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetV1ToolsVapiToolsResponse) GetJSON401() *Error {
+func (r ExportVapiToolsResponse) GetJSON401() *Error {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r GetV1ToolsVapiToolsResponse) GetJSON403() *Error {
+func (r ExportVapiToolsResponse) GetJSON403() *Error {
 	return r.JSON403
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r GetV1ToolsVapiToolsResponse) GetJSON429() *Error {
+func (r ExportVapiToolsResponse) GetJSON429() *Error {
 	return r.JSON429
 }
 
 // GetBody returns the raw response body bytes
-func (r GetV1ToolsVapiToolsResponse) GetBody() []byte {
+func (r ExportVapiToolsResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r GetV1ToolsVapiToolsResponse) Status() string {
+func (r ExportVapiToolsResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -6773,7 +7028,7 @@ func (r GetV1ToolsVapiToolsResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r GetV1ToolsVapiToolsResponse) StatusCode() int {
+func (r ExportVapiToolsResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -6781,19 +7036,19 @@ func (r GetV1ToolsVapiToolsResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r GetV1ToolsVapiToolsResponse) ContentType() string {
+func (r ExportVapiToolsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// GetV1WebhooksResponse429Headers the declared response headers of an HTTP 429 response for GetV1Webhooks
-type GetV1WebhooksResponse429Headers struct {
+// ListWebhooksResponse429Headers the declared response headers of an HTTP 429 response for ListWebhooks
+type ListWebhooksResponse429Headers struct {
 	RetryAfter *int
 }
 
-type GetV1WebhooksResponse struct {
+type ListWebhooksResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -6807,41 +7062,41 @@ type GetV1WebhooksResponse struct {
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Error
 	// Headers429 the parsed response headers for an HTTP 429 response
-	Headers429 *GetV1WebhooksResponse429Headers
+	Headers429 *ListWebhooksResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r GetV1WebhooksResponse) GetJSON200() *[]WebhookEndpoint {
+func (r ListWebhooksResponse) GetJSON200() *[]WebhookEndpoint {
 	return r.JSON200
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetV1WebhooksResponse) GetJSON401() *Error {
+func (r ListWebhooksResponse) GetJSON401() *Error {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r GetV1WebhooksResponse) GetJSON403() *Error {
+func (r ListWebhooksResponse) GetJSON403() *Error {
 	return r.JSON403
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r GetV1WebhooksResponse) GetJSON429() *Error {
+func (r ListWebhooksResponse) GetJSON429() *Error {
 	return r.JSON429
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetV1WebhooksResponse) GetJSON503() *Error {
+func (r ListWebhooksResponse) GetJSON503() *Error {
 	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
-func (r GetV1WebhooksResponse) GetBody() []byte {
+func (r ListWebhooksResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r GetV1WebhooksResponse) Status() string {
+func (r ListWebhooksResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -6849,7 +7104,7 @@ func (r GetV1WebhooksResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r GetV1WebhooksResponse) StatusCode() int {
+func (r ListWebhooksResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -6857,19 +7112,19 @@ func (r GetV1WebhooksResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r GetV1WebhooksResponse) ContentType() string {
+func (r ListWebhooksResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// DeleteV1WebhooksIdResponse429Headers the declared response headers of an HTTP 429 response for DeleteV1WebhooksId
-type DeleteV1WebhooksIdResponse429Headers struct {
+// DeleteWebhookResponse429Headers the declared response headers of an HTTP 429 response for DeleteWebhook
+type DeleteWebhookResponse429Headers struct {
 	RetryAfter *int
 }
 
-type DeleteV1WebhooksIdResponse struct {
+type DeleteWebhookResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -6887,51 +7142,51 @@ type DeleteV1WebhooksIdResponse struct {
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Error
 	// Headers429 the parsed response headers for an HTTP 429 response
-	Headers429 *DeleteV1WebhooksIdResponse429Headers
+	Headers429 *DeleteWebhookResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r DeleteV1WebhooksIdResponse) GetJSON200() *map[string]interface{} {
+func (r DeleteWebhookResponse) GetJSON200() *map[string]interface{} {
 	return r.JSON200
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r DeleteV1WebhooksIdResponse) GetJSON401() *Error {
+func (r DeleteWebhookResponse) GetJSON401() *Error {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r DeleteV1WebhooksIdResponse) GetJSON403() *Error {
+func (r DeleteWebhookResponse) GetJSON403() *Error {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r DeleteV1WebhooksIdResponse) GetJSON404() *Error {
+func (r DeleteWebhookResponse) GetJSON404() *Error {
 	return r.JSON404
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r DeleteV1WebhooksIdResponse) GetJSON429() *Error {
+func (r DeleteWebhookResponse) GetJSON429() *Error {
 	return r.JSON429
 }
 
 // GetJSON501 returns the response for an HTTP 501 `application/json` response
-func (r DeleteV1WebhooksIdResponse) GetJSON501() *Error {
+func (r DeleteWebhookResponse) GetJSON501() *Error {
 	return r.JSON501
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r DeleteV1WebhooksIdResponse) GetJSON503() *Error {
+func (r DeleteWebhookResponse) GetJSON503() *Error {
 	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
-func (r DeleteV1WebhooksIdResponse) GetBody() []byte {
+func (r DeleteWebhookResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r DeleteV1WebhooksIdResponse) Status() string {
+func (r DeleteWebhookResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -6939,7 +7194,7 @@ func (r DeleteV1WebhooksIdResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r DeleteV1WebhooksIdResponse) StatusCode() int {
+func (r DeleteWebhookResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -6947,19 +7202,19 @@ func (r DeleteV1WebhooksIdResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r DeleteV1WebhooksIdResponse) ContentType() string {
+func (r DeleteWebhookResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// PutV1WebhooksIdResponse429Headers the declared response headers of an HTTP 429 response for PutV1WebhooksId
-type PutV1WebhooksIdResponse429Headers struct {
+// PutWebhookResponse429Headers the declared response headers of an HTTP 429 response for PutWebhook
+type PutWebhookResponse429Headers struct {
 	RetryAfter *int
 }
 
-type PutV1WebhooksIdResponse struct {
+type PutWebhookResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -6979,56 +7234,56 @@ type PutV1WebhooksIdResponse struct {
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Error
 	// Headers429 the parsed response headers for an HTTP 429 response
-	Headers429 *PutV1WebhooksIdResponse429Headers
+	Headers429 *PutWebhookResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r PutV1WebhooksIdResponse) GetJSON200() *WebhookAnswer {
+func (r PutWebhookResponse) GetJSON200() *WebhookAnswer {
 	return r.JSON200
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
-func (r PutV1WebhooksIdResponse) GetJSON201() *WebhookAnswer {
+func (r PutWebhookResponse) GetJSON201() *WebhookAnswer {
 	return r.JSON201
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PutV1WebhooksIdResponse) GetJSON400() *Error {
+func (r PutWebhookResponse) GetJSON400() *Error {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PutV1WebhooksIdResponse) GetJSON401() *Error {
+func (r PutWebhookResponse) GetJSON401() *Error {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PutV1WebhooksIdResponse) GetJSON403() *Error {
+func (r PutWebhookResponse) GetJSON403() *Error {
 	return r.JSON403
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r PutV1WebhooksIdResponse) GetJSON429() *Error {
+func (r PutWebhookResponse) GetJSON429() *Error {
 	return r.JSON429
 }
 
 // GetJSON501 returns the response for an HTTP 501 `application/json` response
-func (r PutV1WebhooksIdResponse) GetJSON501() *Error {
+func (r PutWebhookResponse) GetJSON501() *Error {
 	return r.JSON501
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PutV1WebhooksIdResponse) GetJSON503() *Error {
+func (r PutWebhookResponse) GetJSON503() *Error {
 	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
-func (r PutV1WebhooksIdResponse) GetBody() []byte {
+func (r PutWebhookResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r PutV1WebhooksIdResponse) Status() string {
+func (r PutWebhookResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -7036,7 +7291,7 @@ func (r PutV1WebhooksIdResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r PutV1WebhooksIdResponse) StatusCode() int {
+func (r PutWebhookResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -7044,19 +7299,19 @@ func (r PutV1WebhooksIdResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r PutV1WebhooksIdResponse) ContentType() string {
+func (r PutWebhookResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// PostV1WebhooksIdPauseResponse429Headers the declared response headers of an HTTP 429 response for PostV1WebhooksIdPause
-type PostV1WebhooksIdPauseResponse429Headers struct {
+// PauseWebhookResponse429Headers the declared response headers of an HTTP 429 response for PauseWebhook
+type PauseWebhookResponse429Headers struct {
 	RetryAfter *int
 }
 
-type PostV1WebhooksIdPauseResponse struct {
+type PauseWebhookResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -7074,51 +7329,51 @@ type PostV1WebhooksIdPauseResponse struct {
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Error
 	// Headers429 the parsed response headers for an HTTP 429 response
-	Headers429 *PostV1WebhooksIdPauseResponse429Headers
+	Headers429 *PauseWebhookResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r PostV1WebhooksIdPauseResponse) GetJSON200() *map[string]interface{} {
+func (r PauseWebhookResponse) GetJSON200() *map[string]interface{} {
 	return r.JSON200
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PostV1WebhooksIdPauseResponse) GetJSON401() *Error {
+func (r PauseWebhookResponse) GetJSON401() *Error {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PostV1WebhooksIdPauseResponse) GetJSON403() *Error {
+func (r PauseWebhookResponse) GetJSON403() *Error {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PostV1WebhooksIdPauseResponse) GetJSON404() *Error {
+func (r PauseWebhookResponse) GetJSON404() *Error {
 	return r.JSON404
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r PostV1WebhooksIdPauseResponse) GetJSON429() *Error {
+func (r PauseWebhookResponse) GetJSON429() *Error {
 	return r.JSON429
 }
 
 // GetJSON501 returns the response for an HTTP 501 `application/json` response
-func (r PostV1WebhooksIdPauseResponse) GetJSON501() *Error {
+func (r PauseWebhookResponse) GetJSON501() *Error {
 	return r.JSON501
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostV1WebhooksIdPauseResponse) GetJSON503() *Error {
+func (r PauseWebhookResponse) GetJSON503() *Error {
 	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
-func (r PostV1WebhooksIdPauseResponse) GetBody() []byte {
+func (r PauseWebhookResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r PostV1WebhooksIdPauseResponse) Status() string {
+func (r PauseWebhookResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -7126,7 +7381,7 @@ func (r PostV1WebhooksIdPauseResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r PostV1WebhooksIdPauseResponse) StatusCode() int {
+func (r PauseWebhookResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -7134,19 +7389,19 @@ func (r PostV1WebhooksIdPauseResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r PostV1WebhooksIdPauseResponse) ContentType() string {
+func (r PauseWebhookResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// PostV1WebhooksIdResumeResponse429Headers the declared response headers of an HTTP 429 response for PostV1WebhooksIdResume
-type PostV1WebhooksIdResumeResponse429Headers struct {
+// ResumeWebhookResponse429Headers the declared response headers of an HTTP 429 response for ResumeWebhook
+type ResumeWebhookResponse429Headers struct {
 	RetryAfter *int
 }
 
-type PostV1WebhooksIdResumeResponse struct {
+type ResumeWebhookResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -7164,51 +7419,51 @@ type PostV1WebhooksIdResumeResponse struct {
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Error
 	// Headers429 the parsed response headers for an HTTP 429 response
-	Headers429 *PostV1WebhooksIdResumeResponse429Headers
+	Headers429 *ResumeWebhookResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r PostV1WebhooksIdResumeResponse) GetJSON200() *map[string]interface{} {
+func (r ResumeWebhookResponse) GetJSON200() *map[string]interface{} {
 	return r.JSON200
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PostV1WebhooksIdResumeResponse) GetJSON401() *Error {
+func (r ResumeWebhookResponse) GetJSON401() *Error {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PostV1WebhooksIdResumeResponse) GetJSON403() *Error {
+func (r ResumeWebhookResponse) GetJSON403() *Error {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PostV1WebhooksIdResumeResponse) GetJSON404() *Error {
+func (r ResumeWebhookResponse) GetJSON404() *Error {
 	return r.JSON404
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r PostV1WebhooksIdResumeResponse) GetJSON429() *Error {
+func (r ResumeWebhookResponse) GetJSON429() *Error {
 	return r.JSON429
 }
 
 // GetJSON501 returns the response for an HTTP 501 `application/json` response
-func (r PostV1WebhooksIdResumeResponse) GetJSON501() *Error {
+func (r ResumeWebhookResponse) GetJSON501() *Error {
 	return r.JSON501
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostV1WebhooksIdResumeResponse) GetJSON503() *Error {
+func (r ResumeWebhookResponse) GetJSON503() *Error {
 	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
-func (r PostV1WebhooksIdResumeResponse) GetBody() []byte {
+func (r ResumeWebhookResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r PostV1WebhooksIdResumeResponse) Status() string {
+func (r ResumeWebhookResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -7216,7 +7471,7 @@ func (r PostV1WebhooksIdResumeResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r PostV1WebhooksIdResumeResponse) StatusCode() int {
+func (r ResumeWebhookResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -7224,19 +7479,19 @@ func (r PostV1WebhooksIdResumeResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r PostV1WebhooksIdResumeResponse) ContentType() string {
+func (r ResumeWebhookResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// PostV1WebhooksIdSecretResponse429Headers the declared response headers of an HTTP 429 response for PostV1WebhooksIdSecret
-type PostV1WebhooksIdSecretResponse429Headers struct {
+// RotateWebhookSecretResponse429Headers the declared response headers of an HTTP 429 response for RotateWebhookSecret
+type RotateWebhookSecretResponse429Headers struct {
 	RetryAfter *int
 }
 
-type PostV1WebhooksIdSecretResponse struct {
+type RotateWebhookSecretResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -7254,51 +7509,51 @@ type PostV1WebhooksIdSecretResponse struct {
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Error
 	// Headers429 the parsed response headers for an HTTP 429 response
-	Headers429 *PostV1WebhooksIdSecretResponse429Headers
+	Headers429 *RotateWebhookSecretResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r PostV1WebhooksIdSecretResponse) GetJSON200() *WebhookAnswer {
+func (r RotateWebhookSecretResponse) GetJSON200() *WebhookAnswer {
 	return r.JSON200
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PostV1WebhooksIdSecretResponse) GetJSON401() *Error {
+func (r RotateWebhookSecretResponse) GetJSON401() *Error {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PostV1WebhooksIdSecretResponse) GetJSON403() *Error {
+func (r RotateWebhookSecretResponse) GetJSON403() *Error {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PostV1WebhooksIdSecretResponse) GetJSON404() *Error {
+func (r RotateWebhookSecretResponse) GetJSON404() *Error {
 	return r.JSON404
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r PostV1WebhooksIdSecretResponse) GetJSON429() *Error {
+func (r RotateWebhookSecretResponse) GetJSON429() *Error {
 	return r.JSON429
 }
 
 // GetJSON501 returns the response for an HTTP 501 `application/json` response
-func (r PostV1WebhooksIdSecretResponse) GetJSON501() *Error {
+func (r RotateWebhookSecretResponse) GetJSON501() *Error {
 	return r.JSON501
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostV1WebhooksIdSecretResponse) GetJSON503() *Error {
+func (r RotateWebhookSecretResponse) GetJSON503() *Error {
 	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
-func (r PostV1WebhooksIdSecretResponse) GetBody() []byte {
+func (r RotateWebhookSecretResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r PostV1WebhooksIdSecretResponse) Status() string {
+func (r RotateWebhookSecretResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -7306,7 +7561,7 @@ func (r PostV1WebhooksIdSecretResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r PostV1WebhooksIdSecretResponse) StatusCode() int {
+func (r RotateWebhookSecretResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -7314,594 +7569,594 @@ func (r PostV1WebhooksIdSecretResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r PostV1WebhooksIdSecretResponse) ContentType() string {
+func (r RotateWebhookSecretResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// GetHealthzWithResponse liveness
+// GetLivenessWithResponse liveness
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with GET /healthz (the `GetHealthz` operationId).
-func (c *ClientWithResponses) GetHealthzWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetHealthzResponse, error) {
-	rsp, err := c.GetHealthz(ctx, reqEditors...)
+// Corresponds with GET /healthz (the `GetLiveness` operationId).
+func (c *ClientWithResponses) GetLivenessWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetLivenessResponse, error) {
+	rsp, err := c.GetLiveness(ctx, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseGetHealthzResponse(rsp)
+	return ParseGetLivenessResponse(rsp)
 }
 
-// GetOpenapiJsonWithResponse this document
+// GetOpenAPIDocumentWithResponse this document
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with GET /openapi.json (the `GetOpenapiJson` operationId).
-func (c *ClientWithResponses) GetOpenapiJsonWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetOpenapiJsonResponse, error) {
-	rsp, err := c.GetOpenapiJson(ctx, reqEditors...)
+// Corresponds with GET /openapi.json (the `GetOpenAPIDocument` operationId).
+func (c *ClientWithResponses) GetOpenAPIDocumentWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetOpenAPIDocumentResponse, error) {
+	rsp, err := c.GetOpenAPIDocument(ctx, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseGetOpenapiJsonResponse(rsp)
+	return ParseGetOpenAPIDocumentResponse(rsp)
 }
 
-// GetReadyzWithResponse readiness: ready or not_ready, nothing more (which check failed is at /v1/ops/readiness; liveness is /healthz)
+// GetReadinessWithResponse readiness: ready or not_ready, nothing more (which check failed is at /v1/ops/readiness; liveness is /healthz)
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with GET /readyz (the `GetReadyz` operationId).
-func (c *ClientWithResponses) GetReadyzWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetReadyzResponse, error) {
-	rsp, err := c.GetReadyz(ctx, reqEditors...)
+// Corresponds with GET /readyz (the `GetReadiness` operationId).
+func (c *ClientWithResponses) GetReadinessWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetReadinessResponse, error) {
+	rsp, err := c.GetReadiness(ctx, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseGetReadyzResponse(rsp)
+	return ParseGetReadinessResponse(rsp)
 }
 
-// GetV1AvailabilityWithResponse free slots under the current policy, with its version and the snapshot time
+// GetAvailabilityWithResponse free slots under the current policy, with its version and the snapshot time
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with GET /v1/availability (the `GetV1Availability` operationId).
-func (c *ClientWithResponses) GetV1AvailabilityWithResponse(ctx context.Context, params *GetV1AvailabilityParams, reqEditors ...RequestEditorFn) (*GetV1AvailabilityResponse, error) {
-	rsp, err := c.GetV1Availability(ctx, params, reqEditors...)
+// Corresponds with GET /v1/availability (the `GetAvailability` operationId).
+func (c *ClientWithResponses) GetAvailabilityWithResponse(ctx context.Context, params *GetAvailabilityParams, reqEditors ...RequestEditorFn) (*GetAvailabilityResponse, error) {
+	rsp, err := c.GetAvailability(ctx, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseGetV1AvailabilityResponse(rsp)
+	return ParseGetAvailabilityResponse(rsp)
 }
 
-// GetV1BookingsWithResponse with ?reference=: the current receipt of the booking a caller quotes (BS-XXXX-XXXX), from the store, or from the saga while the store has not decided. Without: the bookings staff read, from the store, filtered by start range, property, agent and status, with cursor pagination
+// ListBookingsWithResponse with ?reference=: the current receipt of the booking a caller quotes (BS-XXXX-XXXX), from the store, or from the saga while the store has not decided. Without: the bookings staff read, from the store, filtered by start range, property, agent and status, with cursor pagination
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with GET /v1/bookings (the `GetV1Bookings` operationId).
-func (c *ClientWithResponses) GetV1BookingsWithResponse(ctx context.Context, params *GetV1BookingsParams, reqEditors ...RequestEditorFn) (*GetV1BookingsResponse, error) {
-	rsp, err := c.GetV1Bookings(ctx, params, reqEditors...)
+// Corresponds with GET /v1/bookings (the `ListBookings` operationId).
+func (c *ClientWithResponses) ListBookingsWithResponse(ctx context.Context, params *ListBookingsParams, reqEditors ...RequestEditorFn) (*ListBookingsResponse, error) {
+	rsp, err := c.ListBookings(ctx, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseGetV1BookingsResponse(rsp)
+	return ParseListBookingsResponse(rsp)
 }
 
-// PostV1BookingsWithBodyWithResponse commit a booking under its request_key and return the receipt
+// CreateBookingWithBodyWithResponse commit a booking under its request_key and return the receipt
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /v1/bookings (the `PostV1Bookings` operationId).
-func (c *ClientWithResponses) PostV1BookingsWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1BookingsResponse, error) {
-	rsp, err := c.PostV1BookingsWithBody(ctx, contentType, body, reqEditors...)
+// Corresponds with POST /v1/bookings (the `CreateBooking` operationId).
+func (c *ClientWithResponses) CreateBookingWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateBookingResponse, error) {
+	rsp, err := c.CreateBookingWithBody(ctx, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePostV1BookingsResponse(rsp)
+	return ParseCreateBookingResponse(rsp)
 }
 
-// PostV1BookingsWithResponse commit a booking under its request_key and return the receipt
+// CreateBookingWithResponse commit a booking under its request_key and return the receipt
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /v1/bookings (the `PostV1Bookings` operationId).
-func (c *ClientWithResponses) PostV1BookingsWithResponse(ctx context.Context, body PostV1BookingsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV1BookingsResponse, error) {
-	rsp, err := c.PostV1Bookings(ctx, body, reqEditors...)
+// Corresponds with POST /v1/bookings (the `CreateBooking` operationId).
+func (c *ClientWithResponses) CreateBookingWithResponse(ctx context.Context, body CreateBookingJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateBookingResponse, error) {
+	rsp, err := c.CreateBooking(ctx, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePostV1BookingsResponse(rsp)
+	return ParseCreateBookingResponse(rsp)
 }
 
-// GetV1BookingsRequestKeyWithResponse the current receipt: the saga's while Temporal keeps it, then the store's. A decided key, refused ones included, answers 200 with its receipt
+// GetBookingWithResponse the current receipt: the saga's while Temporal keeps it, then the store's. A decided key, refused ones included, answers 200 with its receipt
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with GET /v1/bookings/{request_key} (the `GetV1BookingsRequestKey` operationId).
-func (c *ClientWithResponses) GetV1BookingsRequestKeyWithResponse(ctx context.Context, requestKey string, reqEditors ...RequestEditorFn) (*GetV1BookingsRequestKeyResponse, error) {
-	rsp, err := c.GetV1BookingsRequestKey(ctx, requestKey, reqEditors...)
+// Corresponds with GET /v1/bookings/{request_key} (the `GetBooking` operationId).
+func (c *ClientWithResponses) GetBookingWithResponse(ctx context.Context, requestKey string, reqEditors ...RequestEditorFn) (*GetBookingResponse, error) {
+	rsp, err := c.GetBooking(ctx, requestKey, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseGetV1BookingsRequestKeyResponse(rsp)
+	return ParseGetBookingResponse(rsp)
 }
 
-// PostV1BookingsRequestKeyCancelWithResponse cancel; idempotent
+// CancelBookingWithResponse cancel; idempotent
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /v1/bookings/{request_key}/cancel (the `PostV1BookingsRequestKeyCancel` operationId).
-func (c *ClientWithResponses) PostV1BookingsRequestKeyCancelWithResponse(ctx context.Context, requestKey string, reqEditors ...RequestEditorFn) (*PostV1BookingsRequestKeyCancelResponse, error) {
-	rsp, err := c.PostV1BookingsRequestKeyCancel(ctx, requestKey, reqEditors...)
+// Corresponds with POST /v1/bookings/{request_key}/cancel (the `CancelBooking` operationId).
+func (c *ClientWithResponses) CancelBookingWithResponse(ctx context.Context, requestKey string, reqEditors ...RequestEditorFn) (*CancelBookingResponse, error) {
+	rsp, err := c.CancelBooking(ctx, requestKey, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePostV1BookingsRequestKeyCancelResponse(rsp)
+	return ParseCancelBookingResponse(rsp)
 }
 
-// DeleteV1BookingsRequestKeyContactWithResponse erase a booking's contact: its data key is deleted, so every copy (the saga's history, the store, backups without the vault schema) is unreadable; the booking stands and the event log records the erasure without the data. Repeats answer 200 (admin scope)
+// EraseContactWithResponse erase a booking's contact: its data key is deleted, so every copy (the saga's history, the store, backups without the vault schema) is unreadable; the booking stands and the event log records the erasure without the data. Repeats answer 200 (admin scope)
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with DELETE /v1/bookings/{request_key}/contact (the `DeleteV1BookingsRequestKeyContact` operationId).
-func (c *ClientWithResponses) DeleteV1BookingsRequestKeyContactWithResponse(ctx context.Context, requestKey string, reqEditors ...RequestEditorFn) (*DeleteV1BookingsRequestKeyContactResponse, error) {
-	rsp, err := c.DeleteV1BookingsRequestKeyContact(ctx, requestKey, reqEditors...)
+// Corresponds with DELETE /v1/bookings/{request_key}/contact (the `EraseContact` operationId).
+func (c *ClientWithResponses) EraseContactWithResponse(ctx context.Context, requestKey string, reqEditors ...RequestEditorFn) (*EraseContactResponse, error) {
+	rsp, err := c.EraseContact(ctx, requestKey, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseDeleteV1BookingsRequestKeyContactResponse(rsp)
+	return ParseEraseContactResponse(rsp)
 }
 
-// GetV1BookingsRequestKeyContactWithResponse the contact a caller gave with a booking, opened with the booking's data key (admin scope)
+// GetContactWithResponse the contact a caller gave with a booking, opened with the booking's data key (admin scope)
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with GET /v1/bookings/{request_key}/contact (the `GetV1BookingsRequestKeyContact` operationId).
-func (c *ClientWithResponses) GetV1BookingsRequestKeyContactWithResponse(ctx context.Context, requestKey string, reqEditors ...RequestEditorFn) (*GetV1BookingsRequestKeyContactResponse, error) {
-	rsp, err := c.GetV1BookingsRequestKeyContact(ctx, requestKey, reqEditors...)
+// Corresponds with GET /v1/bookings/{request_key}/contact (the `GetContact` operationId).
+func (c *ClientWithResponses) GetContactWithResponse(ctx context.Context, requestKey string, reqEditors ...RequestEditorFn) (*GetContactResponse, error) {
+	rsp, err := c.GetContact(ctx, requestKey, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseGetV1BookingsRequestKeyContactResponse(rsp)
+	return ParseGetContactResponse(rsp)
 }
 
-// PostV1BookingsRequestKeyRescheduleWithBodyWithResponse book the new slot under a new key, then release the old booking. Give what changes (the new local_start or starts_at at the least): the property, agent, other resources, zone and length default to the old booking's, the policy version to the one in force
+// RescheduleBookingWithBodyWithResponse book the new slot under a new key, then release the old booking. Give what changes (the new local_start or starts_at at the least): the property, agent, other resources, zone and length default to the old booking's, the policy version to the one in force
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /v1/bookings/{request_key}/reschedule (the `PostV1BookingsRequestKeyReschedule` operationId).
-func (c *ClientWithResponses) PostV1BookingsRequestKeyRescheduleWithBodyWithResponse(ctx context.Context, requestKey string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1BookingsRequestKeyRescheduleResponse, error) {
-	rsp, err := c.PostV1BookingsRequestKeyRescheduleWithBody(ctx, requestKey, contentType, body, reqEditors...)
+// Corresponds with POST /v1/bookings/{request_key}/reschedule (the `RescheduleBooking` operationId).
+func (c *ClientWithResponses) RescheduleBookingWithBodyWithResponse(ctx context.Context, requestKey string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RescheduleBookingResponse, error) {
+	rsp, err := c.RescheduleBookingWithBody(ctx, requestKey, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePostV1BookingsRequestKeyRescheduleResponse(rsp)
+	return ParseRescheduleBookingResponse(rsp)
 }
 
-// PostV1BookingsRequestKeyRescheduleWithResponse book the new slot under a new key, then release the old booking. Give what changes (the new local_start or starts_at at the least): the property, agent, other resources, zone and length default to the old booking's, the policy version to the one in force
+// RescheduleBookingWithResponse book the new slot under a new key, then release the old booking. Give what changes (the new local_start or starts_at at the least): the property, agent, other resources, zone and length default to the old booking's, the policy version to the one in force
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /v1/bookings/{request_key}/reschedule (the `PostV1BookingsRequestKeyReschedule` operationId).
-func (c *ClientWithResponses) PostV1BookingsRequestKeyRescheduleWithResponse(ctx context.Context, requestKey string, body PostV1BookingsRequestKeyRescheduleJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV1BookingsRequestKeyRescheduleResponse, error) {
-	rsp, err := c.PostV1BookingsRequestKeyReschedule(ctx, requestKey, body, reqEditors...)
+// Corresponds with POST /v1/bookings/{request_key}/reschedule (the `RescheduleBooking` operationId).
+func (c *ClientWithResponses) RescheduleBookingWithResponse(ctx context.Context, requestKey string, body RescheduleBookingJSONRequestBody, reqEditors ...RequestEditorFn) (*RescheduleBookingResponse, error) {
+	rsp, err := c.RescheduleBooking(ctx, requestKey, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePostV1BookingsRequestKeyRescheduleResponse(rsp)
+	return ParseRescheduleBookingResponse(rsp)
 }
 
-// PostV1IntentsWithBodyWithResponse record the caller's choice; the same choice in the same conversation gets the same request_key. With hold, the store also holds the slot until book confirms it or the hold expires
+// CreateIntentWithBodyWithResponse record the caller's choice; the same choice in the same conversation gets the same request_key. With hold, the store also holds the slot until book confirms it or the hold expires
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /v1/intents (the `PostV1Intents` operationId).
-func (c *ClientWithResponses) PostV1IntentsWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1IntentsResponse, error) {
-	rsp, err := c.PostV1IntentsWithBody(ctx, contentType, body, reqEditors...)
+// Corresponds with POST /v1/intents (the `CreateIntent` operationId).
+func (c *ClientWithResponses) CreateIntentWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateIntentResponse, error) {
+	rsp, err := c.CreateIntentWithBody(ctx, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePostV1IntentsResponse(rsp)
+	return ParseCreateIntentResponse(rsp)
 }
 
-// PostV1IntentsWithResponse record the caller's choice; the same choice in the same conversation gets the same request_key. With hold, the store also holds the slot until book confirms it or the hold expires
+// CreateIntentWithResponse record the caller's choice; the same choice in the same conversation gets the same request_key. With hold, the store also holds the slot until book confirms it or the hold expires
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /v1/intents (the `PostV1Intents` operationId).
-func (c *ClientWithResponses) PostV1IntentsWithResponse(ctx context.Context, body PostV1IntentsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV1IntentsResponse, error) {
-	rsp, err := c.PostV1Intents(ctx, body, reqEditors...)
+// Corresponds with POST /v1/intents (the `CreateIntent` operationId).
+func (c *ClientWithResponses) CreateIntentWithResponse(ctx context.Context, body CreateIntentJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateIntentResponse, error) {
+	rsp, err := c.CreateIntent(ctx, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePostV1IntentsResponse(rsp)
+	return ParseCreateIntentResponse(rsp)
 }
 
-// PostV1McpWithBodyWithResponse the voice tools as a Model Context Protocol server: Streamable HTTP (spec 2026-07-28; older versions negotiated), stateless, JSON responses. JSON-RPC 2.0 in and out: initialize, tools/list, tools/call. The conversation is the X-Call-Id header, else the conversation_id argument. Each result's text starts with its [status]; structuredContent is a ToolResult; refusals, conflicts and pending_reconciliation are ordinary results, only a call that did nothing is isError
+// CallMCPWithBodyWithResponse the voice tools as a Model Context Protocol server: Streamable HTTP (spec 2026-07-28; older versions negotiated), stateless, JSON responses. JSON-RPC 2.0 in and out: initialize, tools/list, tools/call. The conversation is the X-Call-Id header, else the conversation_id argument. Each result's text starts with its [status]; structuredContent is a ToolResult; refusals, conflicts and pending_reconciliation are ordinary results, only a call that did nothing is isError
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /v1/mcp (the `PostV1Mcp` operationId).
-func (c *ClientWithResponses) PostV1McpWithBodyWithResponse(ctx context.Context, params *PostV1McpParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1McpResponse, error) {
-	rsp, err := c.PostV1McpWithBody(ctx, params, contentType, body, reqEditors...)
+// Corresponds with POST /v1/mcp (the `CallMCP` operationId).
+func (c *ClientWithResponses) CallMCPWithBodyWithResponse(ctx context.Context, params *CallMCPParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CallMCPResponse, error) {
+	rsp, err := c.CallMCPWithBody(ctx, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePostV1McpResponse(rsp)
+	return ParseCallMCPResponse(rsp)
 }
 
-// PostV1McpWithResponse the voice tools as a Model Context Protocol server: Streamable HTTP (spec 2026-07-28; older versions negotiated), stateless, JSON responses. JSON-RPC 2.0 in and out: initialize, tools/list, tools/call. The conversation is the X-Call-Id header, else the conversation_id argument. Each result's text starts with its [status]; structuredContent is a ToolResult; refusals, conflicts and pending_reconciliation are ordinary results, only a call that did nothing is isError
+// CallMCPWithResponse the voice tools as a Model Context Protocol server: Streamable HTTP (spec 2026-07-28; older versions negotiated), stateless, JSON responses. JSON-RPC 2.0 in and out: initialize, tools/list, tools/call. The conversation is the X-Call-Id header, else the conversation_id argument. Each result's text starts with its [status]; structuredContent is a ToolResult; refusals, conflicts and pending_reconciliation are ordinary results, only a call that did nothing is isError
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /v1/mcp (the `PostV1Mcp` operationId).
-func (c *ClientWithResponses) PostV1McpWithResponse(ctx context.Context, params *PostV1McpParams, body PostV1McpJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV1McpResponse, error) {
-	rsp, err := c.PostV1Mcp(ctx, params, body, reqEditors...)
+// Corresponds with POST /v1/mcp (the `CallMCP` operationId).
+func (c *ClientWithResponses) CallMCPWithResponse(ctx context.Context, params *CallMCPParams, body CallMCPJSONRequestBody, reqEditors ...RequestEditorFn) (*CallMCPResponse, error) {
+	rsp, err := c.CallMCP(ctx, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePostV1McpResponse(rsp)
+	return ParseCallMCPResponse(rsp)
 }
 
-// GetV1OpsAttentionWithResponse what an operator should look at: sagas pending or not mirrored, silent sagas, open drift flags
+// GetAttentionWithResponse what an operator should look at: sagas pending or not mirrored, silent sagas, open drift flags
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with GET /v1/ops/attention (the `GetV1OpsAttention` operationId).
-func (c *ClientWithResponses) GetV1OpsAttentionWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetV1OpsAttentionResponse, error) {
-	rsp, err := c.GetV1OpsAttention(ctx, reqEditors...)
+// Corresponds with GET /v1/ops/attention (the `GetAttention` operationId).
+func (c *ClientWithResponses) GetAttentionWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetAttentionResponse, error) {
+	rsp, err := c.GetAttention(ctx, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseGetV1OpsAttentionResponse(rsp)
+	return ParseGetAttentionResponse(rsp)
 }
 
-// GetV1OpsReadinessWithResponse readiness with each dependency's answer, for operators
+// GetOpsReadinessWithResponse readiness with each dependency's answer, for operators
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with GET /v1/ops/readiness (the `GetV1OpsReadiness` operationId).
-func (c *ClientWithResponses) GetV1OpsReadinessWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetV1OpsReadinessResponse, error) {
-	rsp, err := c.GetV1OpsReadiness(ctx, reqEditors...)
+// Corresponds with GET /v1/ops/readiness (the `GetOpsReadiness` operationId).
+func (c *ClientWithResponses) GetOpsReadinessWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetOpsReadinessResponse, error) {
+	rsp, err := c.GetOpsReadiness(ctx, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseGetV1OpsReadinessResponse(rsp)
+	return ParseGetOpsReadinessResponse(rsp)
 }
 
-// GetV1OpsTimelineRequestKeyWithResponse one booking as the store's event log, the saga and the mirrors have it
+// GetTimelineWithResponse one booking as the store's event log, the saga and the mirrors have it
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with GET /v1/ops/timeline/{request_key} (the `GetV1OpsTimelineRequestKey` operationId).
-func (c *ClientWithResponses) GetV1OpsTimelineRequestKeyWithResponse(ctx context.Context, requestKey string, reqEditors ...RequestEditorFn) (*GetV1OpsTimelineRequestKeyResponse, error) {
-	rsp, err := c.GetV1OpsTimelineRequestKey(ctx, requestKey, reqEditors...)
+// Corresponds with GET /v1/ops/timeline/{request_key} (the `GetTimeline` operationId).
+func (c *ClientWithResponses) GetTimelineWithResponse(ctx context.Context, requestKey string, reqEditors ...RequestEditorFn) (*GetTimelineResponse, error) {
+	rsp, err := c.GetTimeline(ctx, requestKey, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseGetV1OpsTimelineRequestKeyResponse(rsp)
+	return ParseGetTimelineResponse(rsp)
 }
 
-// GetV1PolicyWithResponse the booking policy in force
+// GetPolicyWithResponse the booking policy in force
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with GET /v1/policy (the `GetV1Policy` operationId).
-func (c *ClientWithResponses) GetV1PolicyWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetV1PolicyResponse, error) {
-	rsp, err := c.GetV1Policy(ctx, reqEditors...)
+// Corresponds with GET /v1/policy (the `GetPolicy` operationId).
+func (c *ClientWithResponses) GetPolicyWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetPolicyResponse, error) {
+	rsp, err := c.GetPolicy(ctx, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseGetV1PolicyResponse(rsp)
+	return ParseGetPolicyResponse(rsp)
 }
 
-// PutV1PolicyWithBodyWithResponse make a policy version current; a version's content cannot change
+// PutPolicyWithBodyWithResponse make a policy version current; a version's content cannot change
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with PUT /v1/policy (the `PutV1Policy` operationId).
-func (c *ClientWithResponses) PutV1PolicyWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutV1PolicyResponse, error) {
-	rsp, err := c.PutV1PolicyWithBody(ctx, contentType, body, reqEditors...)
+// Corresponds with PUT /v1/policy (the `PutPolicy` operationId).
+func (c *ClientWithResponses) PutPolicyWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutPolicyResponse, error) {
+	rsp, err := c.PutPolicyWithBody(ctx, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePutV1PolicyResponse(rsp)
+	return ParsePutPolicyResponse(rsp)
 }
 
-// PutV1PolicyWithResponse make a policy version current; a version's content cannot change
+// PutPolicyWithResponse make a policy version current; a version's content cannot change
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with PUT /v1/policy (the `PutV1Policy` operationId).
-func (c *ClientWithResponses) PutV1PolicyWithResponse(ctx context.Context, body PutV1PolicyJSONRequestBody, reqEditors ...RequestEditorFn) (*PutV1PolicyResponse, error) {
-	rsp, err := c.PutV1Policy(ctx, body, reqEditors...)
+// Corresponds with PUT /v1/policy (the `PutPolicy` operationId).
+func (c *ClientWithResponses) PutPolicyWithResponse(ctx context.Context, body PutPolicyJSONRequestBody, reqEditors ...RequestEditorFn) (*PutPolicyResponse, error) {
+	rsp, err := c.PutPolicy(ctx, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePutV1PolicyResponse(rsp)
+	return ParsePutPolicyResponse(rsp)
 }
 
-// GetV1PoolsIdWithResponse a team of agents
+// GetPoolWithResponse a team of agents
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with GET /v1/pools/{id} (the `GetV1PoolsId` operationId).
-func (c *ClientWithResponses) GetV1PoolsIdWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*GetV1PoolsIdResponse, error) {
-	rsp, err := c.GetV1PoolsId(ctx, id, reqEditors...)
+// Corresponds with GET /v1/pools/{id} (the `GetPool` operationId).
+func (c *ClientWithResponses) GetPoolWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*GetPoolResponse, error) {
+	rsp, err := c.GetPool(ctx, id, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseGetV1PoolsIdResponse(rsp)
+	return ParseGetPoolResponse(rsp)
 }
 
-// PutV1PoolsIdWithBodyWithResponse create or replace a team of agents a booking may ask for instead of one
+// PutPoolWithBodyWithResponse create or replace a team of agents a booking may ask for instead of one
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with PUT /v1/pools/{id} (the `PutV1PoolsId` operationId).
-func (c *ClientWithResponses) PutV1PoolsIdWithBodyWithResponse(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutV1PoolsIdResponse, error) {
-	rsp, err := c.PutV1PoolsIdWithBody(ctx, id, contentType, body, reqEditors...)
+// Corresponds with PUT /v1/pools/{id} (the `PutPool` operationId).
+func (c *ClientWithResponses) PutPoolWithBodyWithResponse(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutPoolResponse, error) {
+	rsp, err := c.PutPoolWithBody(ctx, id, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePutV1PoolsIdResponse(rsp)
+	return ParsePutPoolResponse(rsp)
 }
 
-// PutV1PoolsIdWithResponse create or replace a team of agents a booking may ask for instead of one
+// PutPoolWithResponse create or replace a team of agents a booking may ask for instead of one
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with PUT /v1/pools/{id} (the `PutV1PoolsId` operationId).
-func (c *ClientWithResponses) PutV1PoolsIdWithResponse(ctx context.Context, id string, body PutV1PoolsIdJSONRequestBody, reqEditors ...RequestEditorFn) (*PutV1PoolsIdResponse, error) {
-	rsp, err := c.PutV1PoolsId(ctx, id, body, reqEditors...)
+// Corresponds with PUT /v1/pools/{id} (the `PutPool` operationId).
+func (c *ClientWithResponses) PutPoolWithResponse(ctx context.Context, id string, body PutPoolJSONRequestBody, reqEditors ...RequestEditorFn) (*PutPoolResponse, error) {
+	rsp, err := c.PutPool(ctx, id, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePutV1PoolsIdResponse(rsp)
+	return ParsePutPoolResponse(rsp)
 }
 
-// GetV1ResourcesIdWithResponse a resource with its hours, dates with other hours, time off, notice, horizon and limits
+// GetResourceWithResponse a resource with its hours, dates with other hours, time off, notice, horizon and limits
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with GET /v1/resources/{id} (the `GetV1ResourcesId` operationId).
-func (c *ClientWithResponses) GetV1ResourcesIdWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*GetV1ResourcesIdResponse, error) {
-	rsp, err := c.GetV1ResourcesId(ctx, id, reqEditors...)
+// Corresponds with GET /v1/resources/{id} (the `GetResource` operationId).
+func (c *ClientWithResponses) GetResourceWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*GetResourceResponse, error) {
+	rsp, err := c.GetResource(ctx, id, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseGetV1ResourcesIdResponse(rsp)
+	return ParseGetResourceResponse(rsp)
 }
 
-// PutV1ResourcesIdWithBodyWithResponse create or update a resource; idempotent
+// PutResourceWithBodyWithResponse create or update a resource; idempotent
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with PUT /v1/resources/{id} (the `PutV1ResourcesId` operationId).
-func (c *ClientWithResponses) PutV1ResourcesIdWithBodyWithResponse(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutV1ResourcesIdResponse, error) {
-	rsp, err := c.PutV1ResourcesIdWithBody(ctx, id, contentType, body, reqEditors...)
+// Corresponds with PUT /v1/resources/{id} (the `PutResource` operationId).
+func (c *ClientWithResponses) PutResourceWithBodyWithResponse(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutResourceResponse, error) {
+	rsp, err := c.PutResourceWithBody(ctx, id, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePutV1ResourcesIdResponse(rsp)
+	return ParsePutResourceResponse(rsp)
 }
 
-// PutV1ResourcesIdWithResponse create or update a resource; idempotent
+// PutResourceWithResponse create or update a resource; idempotent
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with PUT /v1/resources/{id} (the `PutV1ResourcesId` operationId).
-func (c *ClientWithResponses) PutV1ResourcesIdWithResponse(ctx context.Context, id string, body PutV1ResourcesIdJSONRequestBody, reqEditors ...RequestEditorFn) (*PutV1ResourcesIdResponse, error) {
-	rsp, err := c.PutV1ResourcesId(ctx, id, body, reqEditors...)
+// Corresponds with PUT /v1/resources/{id} (the `PutResource` operationId).
+func (c *ClientWithResponses) PutResourceWithResponse(ctx context.Context, id string, body PutResourceJSONRequestBody, reqEditors ...RequestEditorFn) (*PutResourceResponse, error) {
+	rsp, err := c.PutResource(ctx, id, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePutV1ResourcesIdResponse(rsp)
+	return ParsePutResourceResponse(rsp)
 }
 
-// PostV1ToolsRetellWithBodyWithResponse Retell custom function ({name, call: {call_id}, args}, docs.retellai.com custom-function page, SDK v5.60.0); X-Retell-Signature (v=<ms>,d=<hex HMAC-SHA256(body+timestamp)>, five minutes) checked when RETELL_API_KEY is set
+// CallRetellFunctionWithBodyWithResponse Retell custom function ({name, call: {call_id}, args}, docs.retellai.com custom-function page, SDK v5.60.0); X-Retell-Signature (v=<ms>,d=<hex HMAC-SHA256(body+timestamp)>, five minutes) checked when RETELL_API_KEY is set
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /v1/tools/retell (the `PostV1ToolsRetell` operationId).
-func (c *ClientWithResponses) PostV1ToolsRetellWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1ToolsRetellResponse, error) {
-	rsp, err := c.PostV1ToolsRetellWithBody(ctx, contentType, body, reqEditors...)
+// Corresponds with POST /v1/tools/retell (the `CallRetellFunction` operationId).
+func (c *ClientWithResponses) CallRetellFunctionWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CallRetellFunctionResponse, error) {
+	rsp, err := c.CallRetellFunctionWithBody(ctx, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePostV1ToolsRetellResponse(rsp)
+	return ParseCallRetellFunctionResponse(rsp)
 }
 
-// PostV1ToolsRetellWithResponse Retell custom function ({name, call: {call_id}, args}, docs.retellai.com custom-function page, SDK v5.60.0); X-Retell-Signature (v=<ms>,d=<hex HMAC-SHA256(body+timestamp)>, five minutes) checked when RETELL_API_KEY is set
+// CallRetellFunctionWithResponse Retell custom function ({name, call: {call_id}, args}, docs.retellai.com custom-function page, SDK v5.60.0); X-Retell-Signature (v=<ms>,d=<hex HMAC-SHA256(body+timestamp)>, five minutes) checked when RETELL_API_KEY is set
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /v1/tools/retell (the `PostV1ToolsRetell` operationId).
-func (c *ClientWithResponses) PostV1ToolsRetellWithResponse(ctx context.Context, body PostV1ToolsRetellJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV1ToolsRetellResponse, error) {
-	rsp, err := c.PostV1ToolsRetell(ctx, body, reqEditors...)
+// Corresponds with POST /v1/tools/retell (the `CallRetellFunction` operationId).
+func (c *ClientWithResponses) CallRetellFunctionWithResponse(ctx context.Context, body CallRetellFunctionJSONRequestBody, reqEditors ...RequestEditorFn) (*CallRetellFunctionResponse, error) {
+	rsp, err := c.CallRetellFunction(ctx, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePostV1ToolsRetellResponse(rsp)
+	return ParseCallRetellFunctionResponse(rsp)
 }
 
-// GetV1ToolsRetellFunctionsWithResponse the voice tools as Retell custom functions (general_tools entries of type custom) and the system-prompt rule, ready to paste into a Retell LLM
+// ExportRetellFunctionsWithResponse the voice tools as Retell custom functions (general_tools entries of type custom) and the system-prompt rule, ready to paste into a Retell LLM
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with GET /v1/tools/retell/functions (the `GetV1ToolsRetellFunctions` operationId).
-func (c *ClientWithResponses) GetV1ToolsRetellFunctionsWithResponse(ctx context.Context, params *GetV1ToolsRetellFunctionsParams, reqEditors ...RequestEditorFn) (*GetV1ToolsRetellFunctionsResponse, error) {
-	rsp, err := c.GetV1ToolsRetellFunctions(ctx, params, reqEditors...)
+// Corresponds with GET /v1/tools/retell/functions (the `ExportRetellFunctions` operationId).
+func (c *ClientWithResponses) ExportRetellFunctionsWithResponse(ctx context.Context, params *ExportRetellFunctionsParams, reqEditors ...RequestEditorFn) (*ExportRetellFunctionsResponse, error) {
+	rsp, err := c.ExportRetellFunctions(ctx, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseGetV1ToolsRetellFunctionsResponse(rsp)
+	return ParseExportRetellFunctionsResponse(rsp)
 }
 
-// PostV1ToolsRetellToolWithBodyWithResponse the same, also for "Payload: args only": the body is the arguments alone, the path names the tool, and the custom header X-Call-Id: {{call_id}} names the call
+// CallRetellToolWithBodyWithResponse the same, also for "Payload: args only": the body is the arguments alone, the path names the tool, and the custom header X-Call-Id: {{call_id}} names the call
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /v1/tools/retell/{tool} (the `PostV1ToolsRetellTool` operationId).
-func (c *ClientWithResponses) PostV1ToolsRetellToolWithBodyWithResponse(ctx context.Context, tool PostV1ToolsRetellToolParamsTool, params *PostV1ToolsRetellToolParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1ToolsRetellToolResponse, error) {
-	rsp, err := c.PostV1ToolsRetellToolWithBody(ctx, tool, params, contentType, body, reqEditors...)
+// Corresponds with POST /v1/tools/retell/{tool} (the `CallRetellTool` operationId).
+func (c *ClientWithResponses) CallRetellToolWithBodyWithResponse(ctx context.Context, tool CallRetellToolParamsTool, params *CallRetellToolParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CallRetellToolResponse, error) {
+	rsp, err := c.CallRetellToolWithBody(ctx, tool, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePostV1ToolsRetellToolResponse(rsp)
+	return ParseCallRetellToolResponse(rsp)
 }
 
-// PostV1ToolsRetellToolWithResponse the same, also for "Payload: args only": the body is the arguments alone, the path names the tool, and the custom header X-Call-Id: {{call_id}} names the call
+// CallRetellToolWithResponse the same, also for "Payload: args only": the body is the arguments alone, the path names the tool, and the custom header X-Call-Id: {{call_id}} names the call
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /v1/tools/retell/{tool} (the `PostV1ToolsRetellTool` operationId).
-func (c *ClientWithResponses) PostV1ToolsRetellToolWithResponse(ctx context.Context, tool PostV1ToolsRetellToolParamsTool, params *PostV1ToolsRetellToolParams, body PostV1ToolsRetellToolJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV1ToolsRetellToolResponse, error) {
-	rsp, err := c.PostV1ToolsRetellTool(ctx, tool, params, body, reqEditors...)
+// Corresponds with POST /v1/tools/retell/{tool} (the `CallRetellTool` operationId).
+func (c *ClientWithResponses) CallRetellToolWithResponse(ctx context.Context, tool CallRetellToolParamsTool, params *CallRetellToolParams, body CallRetellToolJSONRequestBody, reqEditors ...RequestEditorFn) (*CallRetellToolResponse, error) {
+	rsp, err := c.CallRetellTool(ctx, tool, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePostV1ToolsRetellToolResponse(rsp)
+	return ParseCallRetellToolResponse(rsp)
 }
 
-// PostV1ToolsVapiWithBodyWithResponse Vapi tool-calls server message (message.toolCallList, else toolWithToolCallList[].toolCall; arguments an object or a JSON string; docs.vapi.ai custom-tools, OpenAPI ServerMessageToolCalls); X-Vapi-Secret, or an HMAC credential's x-signature, checked when configured
+// CallVapiToolsWithBodyWithResponse Vapi tool-calls server message (message.toolCallList, else toolWithToolCallList[].toolCall; arguments an object or a JSON string; docs.vapi.ai custom-tools, OpenAPI ServerMessageToolCalls); X-Vapi-Secret, or an HMAC credential's x-signature, checked when configured
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /v1/tools/vapi (the `PostV1ToolsVapi` operationId).
-func (c *ClientWithResponses) PostV1ToolsVapiWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1ToolsVapiResponse, error) {
-	rsp, err := c.PostV1ToolsVapiWithBody(ctx, contentType, body, reqEditors...)
+// Corresponds with POST /v1/tools/vapi (the `CallVapiTools` operationId).
+func (c *ClientWithResponses) CallVapiToolsWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CallVapiToolsResponse, error) {
+	rsp, err := c.CallVapiToolsWithBody(ctx, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePostV1ToolsVapiResponse(rsp)
+	return ParseCallVapiToolsResponse(rsp)
 }
 
-// PostV1ToolsVapiWithResponse Vapi tool-calls server message (message.toolCallList, else toolWithToolCallList[].toolCall; arguments an object or a JSON string; docs.vapi.ai custom-tools, OpenAPI ServerMessageToolCalls); X-Vapi-Secret, or an HMAC credential's x-signature, checked when configured
+// CallVapiToolsWithResponse Vapi tool-calls server message (message.toolCallList, else toolWithToolCallList[].toolCall; arguments an object or a JSON string; docs.vapi.ai custom-tools, OpenAPI ServerMessageToolCalls); X-Vapi-Secret, or an HMAC credential's x-signature, checked when configured
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /v1/tools/vapi (the `PostV1ToolsVapi` operationId).
-func (c *ClientWithResponses) PostV1ToolsVapiWithResponse(ctx context.Context, body PostV1ToolsVapiJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV1ToolsVapiResponse, error) {
-	rsp, err := c.PostV1ToolsVapi(ctx, body, reqEditors...)
+// Corresponds with POST /v1/tools/vapi (the `CallVapiTools` operationId).
+func (c *ClientWithResponses) CallVapiToolsWithResponse(ctx context.Context, body CallVapiToolsJSONRequestBody, reqEditors ...RequestEditorFn) (*CallVapiToolsResponse, error) {
+	rsp, err := c.CallVapiTools(ctx, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePostV1ToolsVapiResponse(rsp)
+	return ParseCallVapiToolsResponse(rsp)
 }
 
-// GetV1ToolsVapiToolsWithResponse the voice tools as Vapi function tools (the body of Vapi's POST /tool, or an assistant's model.tools entries) and the system-prompt rule
+// ExportVapiToolsWithResponse the voice tools as Vapi function tools (the body of Vapi's POST /tool, or an assistant's model.tools entries) and the system-prompt rule
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with GET /v1/tools/vapi/tools (the `GetV1ToolsVapiTools` operationId).
-func (c *ClientWithResponses) GetV1ToolsVapiToolsWithResponse(ctx context.Context, params *GetV1ToolsVapiToolsParams, reqEditors ...RequestEditorFn) (*GetV1ToolsVapiToolsResponse, error) {
-	rsp, err := c.GetV1ToolsVapiTools(ctx, params, reqEditors...)
+// Corresponds with GET /v1/tools/vapi/tools (the `ExportVapiTools` operationId).
+func (c *ClientWithResponses) ExportVapiToolsWithResponse(ctx context.Context, params *ExportVapiToolsParams, reqEditors ...RequestEditorFn) (*ExportVapiToolsResponse, error) {
+	rsp, err := c.ExportVapiTools(ctx, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseGetV1ToolsVapiToolsResponse(rsp)
+	return ParseExportVapiToolsResponse(rsp)
 }
 
-// GetV1WebhooksWithResponse the webhook endpoints and how their deliveries stand (ops scope)
+// ListWebhooksWithResponse the webhook endpoints and how their deliveries stand (ops scope)
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with GET /v1/webhooks (the `GetV1Webhooks` operationId).
-func (c *ClientWithResponses) GetV1WebhooksWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetV1WebhooksResponse, error) {
-	rsp, err := c.GetV1Webhooks(ctx, reqEditors...)
+// Corresponds with GET /v1/webhooks (the `ListWebhooks` operationId).
+func (c *ClientWithResponses) ListWebhooksWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListWebhooksResponse, error) {
+	rsp, err := c.ListWebhooks(ctx, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseGetV1WebhooksResponse(rsp)
+	return ParseListWebhooksResponse(rsp)
 }
 
-// DeleteV1WebhooksIdWithResponse remove an endpoint with its undelivered deliveries and its secret (admin)
+// DeleteWebhookWithResponse remove an endpoint with its undelivered deliveries and its secret (admin)
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with DELETE /v1/webhooks/{id} (the `DeleteV1WebhooksId` operationId).
-func (c *ClientWithResponses) DeleteV1WebhooksIdWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*DeleteV1WebhooksIdResponse, error) {
-	rsp, err := c.DeleteV1WebhooksId(ctx, id, reqEditors...)
+// Corresponds with DELETE /v1/webhooks/{id} (the `DeleteWebhook` operationId).
+func (c *ClientWithResponses) DeleteWebhookWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*DeleteWebhookResponse, error) {
+	rsp, err := c.DeleteWebhook(ctx, id, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseDeleteV1WebhooksIdResponse(rsp)
+	return ParseDeleteWebhookResponse(rsp)
 }
 
-// PutV1WebhooksIdWithBodyWithResponse register a webhook endpoint (or point it at a new URL) and start its dispatcher. Events (booking.confirmed, booking.held, booking.cancelled, booking.moved, booking.refused, booking.time_changed, hold.expired, intent.expired, handoff.requested, booking.settled) are posted as Standard Webhooks: webhook-id (the delivery id, an idempotency key), webhook-timestamp, webhook-signature v1,<base64 HMAC-SHA256 of id.timestamp.body>
+// PutWebhookWithBodyWithResponse register a webhook endpoint (or point it at a new URL) and start its dispatcher. Events (booking.confirmed, booking.held, booking.cancelled, booking.moved, booking.refused, booking.time_changed, hold.expired, intent.expired, handoff.requested, booking.settled) are posted as Standard Webhooks: webhook-id (the delivery id, an idempotency key), webhook-timestamp, webhook-signature v1,<base64 HMAC-SHA256 of id.timestamp.body>
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with PUT /v1/webhooks/{id} (the `PutV1WebhooksId` operationId).
-func (c *ClientWithResponses) PutV1WebhooksIdWithBodyWithResponse(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutV1WebhooksIdResponse, error) {
-	rsp, err := c.PutV1WebhooksIdWithBody(ctx, id, contentType, body, reqEditors...)
+// Corresponds with PUT /v1/webhooks/{id} (the `PutWebhook` operationId).
+func (c *ClientWithResponses) PutWebhookWithBodyWithResponse(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutWebhookResponse, error) {
+	rsp, err := c.PutWebhookWithBody(ctx, id, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePutV1WebhooksIdResponse(rsp)
+	return ParsePutWebhookResponse(rsp)
 }
 
-// PutV1WebhooksIdWithResponse register a webhook endpoint (or point it at a new URL) and start its dispatcher. Events (booking.confirmed, booking.held, booking.cancelled, booking.moved, booking.refused, booking.time_changed, hold.expired, intent.expired, handoff.requested, booking.settled) are posted as Standard Webhooks: webhook-id (the delivery id, an idempotency key), webhook-timestamp, webhook-signature v1,<base64 HMAC-SHA256 of id.timestamp.body>
+// PutWebhookWithResponse register a webhook endpoint (or point it at a new URL) and start its dispatcher. Events (booking.confirmed, booking.held, booking.cancelled, booking.moved, booking.refused, booking.time_changed, hold.expired, intent.expired, handoff.requested, booking.settled) are posted as Standard Webhooks: webhook-id (the delivery id, an idempotency key), webhook-timestamp, webhook-signature v1,<base64 HMAC-SHA256 of id.timestamp.body>
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with PUT /v1/webhooks/{id} (the `PutV1WebhooksId` operationId).
-func (c *ClientWithResponses) PutV1WebhooksIdWithResponse(ctx context.Context, id string, body PutV1WebhooksIdJSONRequestBody, reqEditors ...RequestEditorFn) (*PutV1WebhooksIdResponse, error) {
-	rsp, err := c.PutV1WebhooksId(ctx, id, body, reqEditors...)
+// Corresponds with PUT /v1/webhooks/{id} (the `PutWebhook` operationId).
+func (c *ClientWithResponses) PutWebhookWithResponse(ctx context.Context, id string, body PutWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*PutWebhookResponse, error) {
+	rsp, err := c.PutWebhook(ctx, id, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePutV1WebhooksIdResponse(rsp)
+	return ParsePutWebhookResponse(rsp)
 }
 
-// PostV1WebhooksIdPauseWithResponse pause an endpoint's deliveries; they wait, in order (admin)
+// PauseWebhookWithResponse pause an endpoint's deliveries; they wait, in order (admin)
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /v1/webhooks/{id}/pause (the `PostV1WebhooksIdPause` operationId).
-func (c *ClientWithResponses) PostV1WebhooksIdPauseWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*PostV1WebhooksIdPauseResponse, error) {
-	rsp, err := c.PostV1WebhooksIdPause(ctx, id, reqEditors...)
+// Corresponds with POST /v1/webhooks/{id}/pause (the `PauseWebhook` operationId).
+func (c *ClientWithResponses) PauseWebhookWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*PauseWebhookResponse, error) {
+	rsp, err := c.PauseWebhook(ctx, id, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePostV1WebhooksIdPauseResponse(rsp)
+	return ParsePauseWebhookResponse(rsp)
 }
 
-// PostV1WebhooksIdResumeWithResponse resume an endpoint's deliveries (admin)
+// ResumeWebhookWithResponse resume an endpoint's deliveries (admin)
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /v1/webhooks/{id}/resume (the `PostV1WebhooksIdResume` operationId).
-func (c *ClientWithResponses) PostV1WebhooksIdResumeWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*PostV1WebhooksIdResumeResponse, error) {
-	rsp, err := c.PostV1WebhooksIdResume(ctx, id, reqEditors...)
+// Corresponds with POST /v1/webhooks/{id}/resume (the `ResumeWebhook` operationId).
+func (c *ClientWithResponses) ResumeWebhookWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*ResumeWebhookResponse, error) {
+	rsp, err := c.ResumeWebhook(ctx, id, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePostV1WebhooksIdResumeResponse(rsp)
+	return ParseResumeWebhookResponse(rsp)
 }
 
-// PostV1WebhooksIdSecretWithResponse give an endpoint a new signing secret, answered this once; deliveries are signed with it from now on (admin)
+// RotateWebhookSecretWithResponse give an endpoint a new signing secret, answered this once; deliveries are signed with it from now on (admin)
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /v1/webhooks/{id}/secret (the `PostV1WebhooksIdSecret` operationId).
-func (c *ClientWithResponses) PostV1WebhooksIdSecretWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*PostV1WebhooksIdSecretResponse, error) {
-	rsp, err := c.PostV1WebhooksIdSecret(ctx, id, reqEditors...)
+// Corresponds with POST /v1/webhooks/{id}/secret (the `RotateWebhookSecret` operationId).
+func (c *ClientWithResponses) RotateWebhookSecretWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*RotateWebhookSecretResponse, error) {
+	rsp, err := c.RotateWebhookSecret(ctx, id, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePostV1WebhooksIdSecretResponse(rsp)
+	return ParseRotateWebhookSecretResponse(rsp)
 }
 
-// ParseGetHealthzResponse parses an HTTP response from a GetHealthzWithResponse call
-func ParseGetHealthzResponse(rsp *http.Response) (*GetHealthzResponse, error) {
+// ParseGetLivenessResponse parses an HTTP response from a GetLivenessWithResponse call
+func ParseGetLivenessResponse(rsp *http.Response) (*GetLivenessResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &GetHealthzResponse{
+	response := &GetLivenessResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -7909,15 +8164,15 @@ func ParseGetHealthzResponse(rsp *http.Response) (*GetHealthzResponse, error) {
 	return response, nil
 }
 
-// ParseGetOpenapiJsonResponse parses an HTTP response from a GetOpenapiJsonWithResponse call
-func ParseGetOpenapiJsonResponse(rsp *http.Response) (*GetOpenapiJsonResponse, error) {
+// ParseGetOpenAPIDocumentResponse parses an HTTP response from a GetOpenAPIDocumentWithResponse call
+func ParseGetOpenAPIDocumentResponse(rsp *http.Response) (*GetOpenAPIDocumentResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &GetOpenapiJsonResponse{
+	response := &GetOpenAPIDocumentResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -7925,15 +8180,15 @@ func ParseGetOpenapiJsonResponse(rsp *http.Response) (*GetOpenapiJsonResponse, e
 	return response, nil
 }
 
-// ParseGetReadyzResponse parses an HTTP response from a GetReadyzWithResponse call
-func ParseGetReadyzResponse(rsp *http.Response) (*GetReadyzResponse, error) {
+// ParseGetReadinessResponse parses an HTTP response from a GetReadinessWithResponse call
+func ParseGetReadinessResponse(rsp *http.Response) (*GetReadinessResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &GetReadyzResponse{
+	response := &GetReadinessResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -7958,15 +8213,15 @@ func ParseGetReadyzResponse(rsp *http.Response) (*GetReadyzResponse, error) {
 	return response, nil
 }
 
-// ParseGetV1AvailabilityResponse parses an HTTP response from a GetV1AvailabilityWithResponse call
-func ParseGetV1AvailabilityResponse(rsp *http.Response) (*GetV1AvailabilityResponse, error) {
+// ParseGetAvailabilityResponse parses an HTTP response from a GetAvailabilityWithResponse call
+func ParseGetAvailabilityResponse(rsp *http.Response) (*GetAvailabilityResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &GetV1AvailabilityResponse{
+	response := &GetAvailabilityResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -8018,7 +8273,7 @@ func ParseGetV1AvailabilityResponse(rsp *http.Response) (*GetV1AvailabilityRespo
 
 	switch {
 	case rsp.StatusCode == 429:
-		var headers GetV1AvailabilityResponse429Headers
+		var headers GetAvailabilityResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -8032,22 +8287,22 @@ func ParseGetV1AvailabilityResponse(rsp *http.Response) (*GetV1AvailabilityRespo
 	return response, nil
 }
 
-// ParseGetV1BookingsResponse parses an HTTP response from a GetV1BookingsWithResponse call
-func ParseGetV1BookingsResponse(rsp *http.Response) (*GetV1BookingsResponse, error) {
+// ParseListBookingsResponse parses an HTTP response from a ListBookingsWithResponse call
+func ParseListBookingsResponse(rsp *http.Response) (*ListBookingsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &GetV1BookingsResponse{
+	response := &ListBookingsResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest GetV1Bookings200JSONResponseBody
+		var dest ListBookings200JSONResponseBody
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -8099,7 +8354,7 @@ func ParseGetV1BookingsResponse(rsp *http.Response) (*GetV1BookingsResponse, err
 
 	switch {
 	case rsp.StatusCode == 429:
-		var headers GetV1BookingsResponse429Headers
+		var headers ListBookingsResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -8113,15 +8368,15 @@ func ParseGetV1BookingsResponse(rsp *http.Response) (*GetV1BookingsResponse, err
 	return response, nil
 }
 
-// ParsePostV1BookingsResponse parses an HTTP response from a PostV1BookingsWithResponse call
-func ParsePostV1BookingsResponse(rsp *http.Response) (*PostV1BookingsResponse, error) {
+// ParseCreateBookingResponse parses an HTTP response from a CreateBookingWithResponse call
+func ParseCreateBookingResponse(rsp *http.Response) (*CreateBookingResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &PostV1BookingsResponse{
+	response := &CreateBookingResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -8180,7 +8435,7 @@ func ParsePostV1BookingsResponse(rsp *http.Response) (*PostV1BookingsResponse, e
 
 	switch {
 	case rsp.StatusCode == 429:
-		var headers PostV1BookingsResponse429Headers
+		var headers CreateBookingResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -8194,15 +8449,15 @@ func ParsePostV1BookingsResponse(rsp *http.Response) (*PostV1BookingsResponse, e
 	return response, nil
 }
 
-// ParseGetV1BookingsRequestKeyResponse parses an HTTP response from a GetV1BookingsRequestKeyWithResponse call
-func ParseGetV1BookingsRequestKeyResponse(rsp *http.Response) (*GetV1BookingsRequestKeyResponse, error) {
+// ParseGetBookingResponse parses an HTTP response from a GetBookingWithResponse call
+func ParseGetBookingResponse(rsp *http.Response) (*GetBookingResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &GetV1BookingsRequestKeyResponse{
+	response := &GetBookingResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -8261,7 +8516,7 @@ func ParseGetV1BookingsRequestKeyResponse(rsp *http.Response) (*GetV1BookingsReq
 
 	switch {
 	case rsp.StatusCode == 429:
-		var headers GetV1BookingsRequestKeyResponse429Headers
+		var headers GetBookingResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -8275,15 +8530,15 @@ func ParseGetV1BookingsRequestKeyResponse(rsp *http.Response) (*GetV1BookingsReq
 	return response, nil
 }
 
-// ParsePostV1BookingsRequestKeyCancelResponse parses an HTTP response from a PostV1BookingsRequestKeyCancelWithResponse call
-func ParsePostV1BookingsRequestKeyCancelResponse(rsp *http.Response) (*PostV1BookingsRequestKeyCancelResponse, error) {
+// ParseCancelBookingResponse parses an HTTP response from a CancelBookingWithResponse call
+func ParseCancelBookingResponse(rsp *http.Response) (*CancelBookingResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &PostV1BookingsRequestKeyCancelResponse{
+	response := &CancelBookingResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -8342,7 +8597,7 @@ func ParsePostV1BookingsRequestKeyCancelResponse(rsp *http.Response) (*PostV1Boo
 
 	switch {
 	case rsp.StatusCode == 429:
-		var headers PostV1BookingsRequestKeyCancelResponse429Headers
+		var headers CancelBookingResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -8356,15 +8611,15 @@ func ParsePostV1BookingsRequestKeyCancelResponse(rsp *http.Response) (*PostV1Boo
 	return response, nil
 }
 
-// ParseDeleteV1BookingsRequestKeyContactResponse parses an HTTP response from a DeleteV1BookingsRequestKeyContactWithResponse call
-func ParseDeleteV1BookingsRequestKeyContactResponse(rsp *http.Response) (*DeleteV1BookingsRequestKeyContactResponse, error) {
+// ParseEraseContactResponse parses an HTTP response from a EraseContactWithResponse call
+func ParseEraseContactResponse(rsp *http.Response) (*EraseContactResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &DeleteV1BookingsRequestKeyContactResponse{
+	response := &EraseContactResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -8423,7 +8678,7 @@ func ParseDeleteV1BookingsRequestKeyContactResponse(rsp *http.Response) (*Delete
 
 	switch {
 	case rsp.StatusCode == 429:
-		var headers DeleteV1BookingsRequestKeyContactResponse429Headers
+		var headers EraseContactResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -8437,15 +8692,15 @@ func ParseDeleteV1BookingsRequestKeyContactResponse(rsp *http.Response) (*Delete
 	return response, nil
 }
 
-// ParseGetV1BookingsRequestKeyContactResponse parses an HTTP response from a GetV1BookingsRequestKeyContactWithResponse call
-func ParseGetV1BookingsRequestKeyContactResponse(rsp *http.Response) (*GetV1BookingsRequestKeyContactResponse, error) {
+// ParseGetContactResponse parses an HTTP response from a GetContactWithResponse call
+func ParseGetContactResponse(rsp *http.Response) (*GetContactResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &GetV1BookingsRequestKeyContactResponse{
+	response := &GetContactResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -8511,7 +8766,7 @@ func ParseGetV1BookingsRequestKeyContactResponse(rsp *http.Response) (*GetV1Book
 
 	switch {
 	case rsp.StatusCode == 429:
-		var headers GetV1BookingsRequestKeyContactResponse429Headers
+		var headers GetContactResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -8525,15 +8780,15 @@ func ParseGetV1BookingsRequestKeyContactResponse(rsp *http.Response) (*GetV1Book
 	return response, nil
 }
 
-// ParsePostV1BookingsRequestKeyRescheduleResponse parses an HTTP response from a PostV1BookingsRequestKeyRescheduleWithResponse call
-func ParsePostV1BookingsRequestKeyRescheduleResponse(rsp *http.Response) (*PostV1BookingsRequestKeyRescheduleResponse, error) {
+// ParseRescheduleBookingResponse parses an HTTP response from a RescheduleBookingWithResponse call
+func ParseRescheduleBookingResponse(rsp *http.Response) (*RescheduleBookingResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &PostV1BookingsRequestKeyRescheduleResponse{
+	response := &RescheduleBookingResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -8585,7 +8840,7 @@ func ParsePostV1BookingsRequestKeyRescheduleResponse(rsp *http.Response) (*PostV
 
 	switch {
 	case rsp.StatusCode == 429:
-		var headers PostV1BookingsRequestKeyRescheduleResponse429Headers
+		var headers RescheduleBookingResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -8599,15 +8854,15 @@ func ParsePostV1BookingsRequestKeyRescheduleResponse(rsp *http.Response) (*PostV
 	return response, nil
 }
 
-// ParsePostV1IntentsResponse parses an HTTP response from a PostV1IntentsWithResponse call
-func ParsePostV1IntentsResponse(rsp *http.Response) (*PostV1IntentsResponse, error) {
+// ParseCreateIntentResponse parses an HTTP response from a CreateIntentWithResponse call
+func ParseCreateIntentResponse(rsp *http.Response) (*CreateIntentResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &PostV1IntentsResponse{
+	response := &CreateIntentResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -8669,7 +8924,7 @@ func ParsePostV1IntentsResponse(rsp *http.Response) (*PostV1IntentsResponse, err
 
 	switch {
 	case rsp.StatusCode == 429:
-		var headers PostV1IntentsResponse429Headers
+		var headers CreateIntentResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -8683,15 +8938,15 @@ func ParsePostV1IntentsResponse(rsp *http.Response) (*PostV1IntentsResponse, err
 	return response, nil
 }
 
-// ParsePostV1McpResponse parses an HTTP response from a PostV1McpWithResponse call
-func ParsePostV1McpResponse(rsp *http.Response) (*PostV1McpResponse, error) {
+// ParseCallMCPResponse parses an HTTP response from a CallMCPWithResponse call
+func ParseCallMCPResponse(rsp *http.Response) (*CallMCPResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &PostV1McpResponse{
+	response := &CallMCPResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -8739,7 +8994,7 @@ func ParsePostV1McpResponse(rsp *http.Response) (*PostV1McpResponse, error) {
 
 	switch {
 	case rsp.StatusCode == 429:
-		var headers PostV1McpResponse429Headers
+		var headers CallMCPResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -8753,15 +9008,15 @@ func ParsePostV1McpResponse(rsp *http.Response) (*PostV1McpResponse, error) {
 	return response, nil
 }
 
-// ParseGetV1OpsAttentionResponse parses an HTTP response from a GetV1OpsAttentionWithResponse call
-func ParseGetV1OpsAttentionResponse(rsp *http.Response) (*GetV1OpsAttentionResponse, error) {
+// ParseGetAttentionResponse parses an HTTP response from a GetAttentionWithResponse call
+func ParseGetAttentionResponse(rsp *http.Response) (*GetAttentionResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &GetV1OpsAttentionResponse{
+	response := &GetAttentionResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -8806,7 +9061,7 @@ func ParseGetV1OpsAttentionResponse(rsp *http.Response) (*GetV1OpsAttentionRespo
 
 	switch {
 	case rsp.StatusCode == 429:
-		var headers GetV1OpsAttentionResponse429Headers
+		var headers GetAttentionResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -8820,15 +9075,15 @@ func ParseGetV1OpsAttentionResponse(rsp *http.Response) (*GetV1OpsAttentionRespo
 	return response, nil
 }
 
-// ParseGetV1OpsReadinessResponse parses an HTTP response from a GetV1OpsReadinessWithResponse call
-func ParseGetV1OpsReadinessResponse(rsp *http.Response) (*GetV1OpsReadinessResponse, error) {
+// ParseGetOpsReadinessResponse parses an HTTP response from a GetOpsReadinessWithResponse call
+func ParseGetOpsReadinessResponse(rsp *http.Response) (*GetOpsReadinessResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &GetV1OpsReadinessResponse{
+	response := &GetOpsReadinessResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -8866,7 +9121,7 @@ func ParseGetV1OpsReadinessResponse(rsp *http.Response) (*GetV1OpsReadinessRespo
 
 	switch {
 	case rsp.StatusCode == 429:
-		var headers GetV1OpsReadinessResponse429Headers
+		var headers GetOpsReadinessResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -8880,15 +9135,15 @@ func ParseGetV1OpsReadinessResponse(rsp *http.Response) (*GetV1OpsReadinessRespo
 	return response, nil
 }
 
-// ParseGetV1OpsTimelineRequestKeyResponse parses an HTTP response from a GetV1OpsTimelineRequestKeyWithResponse call
-func ParseGetV1OpsTimelineRequestKeyResponse(rsp *http.Response) (*GetV1OpsTimelineRequestKeyResponse, error) {
+// ParseGetTimelineResponse parses an HTTP response from a GetTimelineWithResponse call
+func ParseGetTimelineResponse(rsp *http.Response) (*GetTimelineResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &GetV1OpsTimelineRequestKeyResponse{
+	response := &GetTimelineResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -8940,7 +9195,7 @@ func ParseGetV1OpsTimelineRequestKeyResponse(rsp *http.Response) (*GetV1OpsTimel
 
 	switch {
 	case rsp.StatusCode == 429:
-		var headers GetV1OpsTimelineRequestKeyResponse429Headers
+		var headers GetTimelineResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -8954,15 +9209,15 @@ func ParseGetV1OpsTimelineRequestKeyResponse(rsp *http.Response) (*GetV1OpsTimel
 	return response, nil
 }
 
-// ParseGetV1PolicyResponse parses an HTTP response from a GetV1PolicyWithResponse call
-func ParseGetV1PolicyResponse(rsp *http.Response) (*GetV1PolicyResponse, error) {
+// ParseGetPolicyResponse parses an HTTP response from a GetPolicyWithResponse call
+func ParseGetPolicyResponse(rsp *http.Response) (*GetPolicyResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &GetV1PolicyResponse{
+	response := &GetPolicyResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -9007,7 +9262,7 @@ func ParseGetV1PolicyResponse(rsp *http.Response) (*GetV1PolicyResponse, error) 
 
 	switch {
 	case rsp.StatusCode == 429:
-		var headers GetV1PolicyResponse429Headers
+		var headers GetPolicyResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -9021,15 +9276,15 @@ func ParseGetV1PolicyResponse(rsp *http.Response) (*GetV1PolicyResponse, error) 
 	return response, nil
 }
 
-// ParsePutV1PolicyResponse parses an HTTP response from a PutV1PolicyWithResponse call
-func ParsePutV1PolicyResponse(rsp *http.Response) (*PutV1PolicyResponse, error) {
+// ParsePutPolicyResponse parses an HTTP response from a PutPolicyWithResponse call
+func ParsePutPolicyResponse(rsp *http.Response) (*PutPolicyResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &PutV1PolicyResponse{
+	response := &PutPolicyResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -9088,7 +9343,7 @@ func ParsePutV1PolicyResponse(rsp *http.Response) (*PutV1PolicyResponse, error) 
 
 	switch {
 	case rsp.StatusCode == 429:
-		var headers PutV1PolicyResponse429Headers
+		var headers PutPolicyResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -9102,15 +9357,15 @@ func ParsePutV1PolicyResponse(rsp *http.Response) (*PutV1PolicyResponse, error) 
 	return response, nil
 }
 
-// ParseGetV1PoolsIdResponse parses an HTTP response from a GetV1PoolsIdWithResponse call
-func ParseGetV1PoolsIdResponse(rsp *http.Response) (*GetV1PoolsIdResponse, error) {
+// ParseGetPoolResponse parses an HTTP response from a GetPoolWithResponse call
+func ParseGetPoolResponse(rsp *http.Response) (*GetPoolResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &GetV1PoolsIdResponse{
+	response := &GetPoolResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -9155,7 +9410,7 @@ func ParseGetV1PoolsIdResponse(rsp *http.Response) (*GetV1PoolsIdResponse, error
 
 	switch {
 	case rsp.StatusCode == 429:
-		var headers GetV1PoolsIdResponse429Headers
+		var headers GetPoolResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -9169,15 +9424,15 @@ func ParseGetV1PoolsIdResponse(rsp *http.Response) (*GetV1PoolsIdResponse, error
 	return response, nil
 }
 
-// ParsePutV1PoolsIdResponse parses an HTTP response from a PutV1PoolsIdWithResponse call
-func ParsePutV1PoolsIdResponse(rsp *http.Response) (*PutV1PoolsIdResponse, error) {
+// ParsePutPoolResponse parses an HTTP response from a PutPoolWithResponse call
+func ParsePutPoolResponse(rsp *http.Response) (*PutPoolResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &PutV1PoolsIdResponse{
+	response := &PutPoolResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -9222,7 +9477,7 @@ func ParsePutV1PoolsIdResponse(rsp *http.Response) (*PutV1PoolsIdResponse, error
 
 	switch {
 	case rsp.StatusCode == 429:
-		var headers PutV1PoolsIdResponse429Headers
+		var headers PutPoolResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -9236,15 +9491,15 @@ func ParsePutV1PoolsIdResponse(rsp *http.Response) (*PutV1PoolsIdResponse, error
 	return response, nil
 }
 
-// ParseGetV1ResourcesIdResponse parses an HTTP response from a GetV1ResourcesIdWithResponse call
-func ParseGetV1ResourcesIdResponse(rsp *http.Response) (*GetV1ResourcesIdResponse, error) {
+// ParseGetResourceResponse parses an HTTP response from a GetResourceWithResponse call
+func ParseGetResourceResponse(rsp *http.Response) (*GetResourceResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &GetV1ResourcesIdResponse{
+	response := &GetResourceResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -9289,7 +9544,7 @@ func ParseGetV1ResourcesIdResponse(rsp *http.Response) (*GetV1ResourcesIdRespons
 
 	switch {
 	case rsp.StatusCode == 429:
-		var headers GetV1ResourcesIdResponse429Headers
+		var headers GetResourceResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -9303,15 +9558,15 @@ func ParseGetV1ResourcesIdResponse(rsp *http.Response) (*GetV1ResourcesIdRespons
 	return response, nil
 }
 
-// ParsePutV1ResourcesIdResponse parses an HTTP response from a PutV1ResourcesIdWithResponse call
-func ParsePutV1ResourcesIdResponse(rsp *http.Response) (*PutV1ResourcesIdResponse, error) {
+// ParsePutResourceResponse parses an HTTP response from a PutResourceWithResponse call
+func ParsePutResourceResponse(rsp *http.Response) (*PutResourceResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &PutV1ResourcesIdResponse{
+	response := &PutResourceResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -9363,7 +9618,7 @@ func ParsePutV1ResourcesIdResponse(rsp *http.Response) (*PutV1ResourcesIdRespons
 
 	switch {
 	case rsp.StatusCode == 429:
-		var headers PutV1ResourcesIdResponse429Headers
+		var headers PutResourceResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -9377,15 +9632,15 @@ func ParsePutV1ResourcesIdResponse(rsp *http.Response) (*PutV1ResourcesIdRespons
 	return response, nil
 }
 
-// ParsePostV1ToolsRetellResponse parses an HTTP response from a PostV1ToolsRetellWithResponse call
-func ParsePostV1ToolsRetellResponse(rsp *http.Response) (*PostV1ToolsRetellResponse, error) {
+// ParseCallRetellFunctionResponse parses an HTTP response from a CallRetellFunctionWithResponse call
+func ParseCallRetellFunctionResponse(rsp *http.Response) (*CallRetellFunctionResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &PostV1ToolsRetellResponse{
+	response := &CallRetellFunctionResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -9437,7 +9692,7 @@ func ParsePostV1ToolsRetellResponse(rsp *http.Response) (*PostV1ToolsRetellRespo
 
 	switch {
 	case rsp.StatusCode == 429:
-		var headers PostV1ToolsRetellResponse429Headers
+		var headers CallRetellFunctionResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -9451,15 +9706,15 @@ func ParsePostV1ToolsRetellResponse(rsp *http.Response) (*PostV1ToolsRetellRespo
 	return response, nil
 }
 
-// ParseGetV1ToolsRetellFunctionsResponse parses an HTTP response from a GetV1ToolsRetellFunctionsWithResponse call
-func ParseGetV1ToolsRetellFunctionsResponse(rsp *http.Response) (*GetV1ToolsRetellFunctionsResponse, error) {
+// ParseExportRetellFunctionsResponse parses an HTTP response from a ExportRetellFunctionsWithResponse call
+func ParseExportRetellFunctionsResponse(rsp *http.Response) (*ExportRetellFunctionsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &GetV1ToolsRetellFunctionsResponse{
+	response := &ExportRetellFunctionsResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -9500,7 +9755,7 @@ func ParseGetV1ToolsRetellFunctionsResponse(rsp *http.Response) (*GetV1ToolsRete
 
 	switch {
 	case rsp.StatusCode == 429:
-		var headers GetV1ToolsRetellFunctionsResponse429Headers
+		var headers ExportRetellFunctionsResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -9514,15 +9769,15 @@ func ParseGetV1ToolsRetellFunctionsResponse(rsp *http.Response) (*GetV1ToolsRete
 	return response, nil
 }
 
-// ParsePostV1ToolsRetellToolResponse parses an HTTP response from a PostV1ToolsRetellToolWithResponse call
-func ParsePostV1ToolsRetellToolResponse(rsp *http.Response) (*PostV1ToolsRetellToolResponse, error) {
+// ParseCallRetellToolResponse parses an HTTP response from a CallRetellToolWithResponse call
+func ParseCallRetellToolResponse(rsp *http.Response) (*CallRetellToolResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &PostV1ToolsRetellToolResponse{
+	response := &CallRetellToolResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -9574,7 +9829,7 @@ func ParsePostV1ToolsRetellToolResponse(rsp *http.Response) (*PostV1ToolsRetellT
 
 	switch {
 	case rsp.StatusCode == 429:
-		var headers PostV1ToolsRetellToolResponse429Headers
+		var headers CallRetellToolResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -9588,15 +9843,15 @@ func ParsePostV1ToolsRetellToolResponse(rsp *http.Response) (*PostV1ToolsRetellT
 	return response, nil
 }
 
-// ParsePostV1ToolsVapiResponse parses an HTTP response from a PostV1ToolsVapiWithResponse call
-func ParsePostV1ToolsVapiResponse(rsp *http.Response) (*PostV1ToolsVapiResponse, error) {
+// ParseCallVapiToolsResponse parses an HTTP response from a CallVapiToolsWithResponse call
+func ParseCallVapiToolsResponse(rsp *http.Response) (*CallVapiToolsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &PostV1ToolsVapiResponse{
+	response := &CallVapiToolsResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -9648,7 +9903,7 @@ func ParsePostV1ToolsVapiResponse(rsp *http.Response) (*PostV1ToolsVapiResponse,
 
 	switch {
 	case rsp.StatusCode == 429:
-		var headers PostV1ToolsVapiResponse429Headers
+		var headers CallVapiToolsResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -9662,15 +9917,15 @@ func ParsePostV1ToolsVapiResponse(rsp *http.Response) (*PostV1ToolsVapiResponse,
 	return response, nil
 }
 
-// ParseGetV1ToolsVapiToolsResponse parses an HTTP response from a GetV1ToolsVapiToolsWithResponse call
-func ParseGetV1ToolsVapiToolsResponse(rsp *http.Response) (*GetV1ToolsVapiToolsResponse, error) {
+// ParseExportVapiToolsResponse parses an HTTP response from a ExportVapiToolsWithResponse call
+func ParseExportVapiToolsResponse(rsp *http.Response) (*ExportVapiToolsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &GetV1ToolsVapiToolsResponse{
+	response := &ExportVapiToolsResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -9711,7 +9966,7 @@ func ParseGetV1ToolsVapiToolsResponse(rsp *http.Response) (*GetV1ToolsVapiToolsR
 
 	switch {
 	case rsp.StatusCode == 429:
-		var headers GetV1ToolsVapiToolsResponse429Headers
+		var headers ExportVapiToolsResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -9725,15 +9980,15 @@ func ParseGetV1ToolsVapiToolsResponse(rsp *http.Response) (*GetV1ToolsVapiToolsR
 	return response, nil
 }
 
-// ParseGetV1WebhooksResponse parses an HTTP response from a GetV1WebhooksWithResponse call
-func ParseGetV1WebhooksResponse(rsp *http.Response) (*GetV1WebhooksResponse, error) {
+// ParseListWebhooksResponse parses an HTTP response from a ListWebhooksWithResponse call
+func ParseListWebhooksResponse(rsp *http.Response) (*ListWebhooksResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &GetV1WebhooksResponse{
+	response := &ListWebhooksResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -9778,7 +10033,7 @@ func ParseGetV1WebhooksResponse(rsp *http.Response) (*GetV1WebhooksResponse, err
 
 	switch {
 	case rsp.StatusCode == 429:
-		var headers GetV1WebhooksResponse429Headers
+		var headers ListWebhooksResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -9792,15 +10047,15 @@ func ParseGetV1WebhooksResponse(rsp *http.Response) (*GetV1WebhooksResponse, err
 	return response, nil
 }
 
-// ParseDeleteV1WebhooksIdResponse parses an HTTP response from a DeleteV1WebhooksIdWithResponse call
-func ParseDeleteV1WebhooksIdResponse(rsp *http.Response) (*DeleteV1WebhooksIdResponse, error) {
+// ParseDeleteWebhookResponse parses an HTTP response from a DeleteWebhookWithResponse call
+func ParseDeleteWebhookResponse(rsp *http.Response) (*DeleteWebhookResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &DeleteV1WebhooksIdResponse{
+	response := &DeleteWebhookResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -9859,7 +10114,7 @@ func ParseDeleteV1WebhooksIdResponse(rsp *http.Response) (*DeleteV1WebhooksIdRes
 
 	switch {
 	case rsp.StatusCode == 429:
-		var headers DeleteV1WebhooksIdResponse429Headers
+		var headers DeleteWebhookResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -9873,15 +10128,15 @@ func ParseDeleteV1WebhooksIdResponse(rsp *http.Response) (*DeleteV1WebhooksIdRes
 	return response, nil
 }
 
-// ParsePutV1WebhooksIdResponse parses an HTTP response from a PutV1WebhooksIdWithResponse call
-func ParsePutV1WebhooksIdResponse(rsp *http.Response) (*PutV1WebhooksIdResponse, error) {
+// ParsePutWebhookResponse parses an HTTP response from a PutWebhookWithResponse call
+func ParsePutWebhookResponse(rsp *http.Response) (*PutWebhookResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &PutV1WebhooksIdResponse{
+	response := &PutWebhookResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -9947,7 +10202,7 @@ func ParsePutV1WebhooksIdResponse(rsp *http.Response) (*PutV1WebhooksIdResponse,
 
 	switch {
 	case rsp.StatusCode == 429:
-		var headers PutV1WebhooksIdResponse429Headers
+		var headers PutWebhookResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -9961,15 +10216,15 @@ func ParsePutV1WebhooksIdResponse(rsp *http.Response) (*PutV1WebhooksIdResponse,
 	return response, nil
 }
 
-// ParsePostV1WebhooksIdPauseResponse parses an HTTP response from a PostV1WebhooksIdPauseWithResponse call
-func ParsePostV1WebhooksIdPauseResponse(rsp *http.Response) (*PostV1WebhooksIdPauseResponse, error) {
+// ParsePauseWebhookResponse parses an HTTP response from a PauseWebhookWithResponse call
+func ParsePauseWebhookResponse(rsp *http.Response) (*PauseWebhookResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &PostV1WebhooksIdPauseResponse{
+	response := &PauseWebhookResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -10028,7 +10283,7 @@ func ParsePostV1WebhooksIdPauseResponse(rsp *http.Response) (*PostV1WebhooksIdPa
 
 	switch {
 	case rsp.StatusCode == 429:
-		var headers PostV1WebhooksIdPauseResponse429Headers
+		var headers PauseWebhookResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -10042,15 +10297,15 @@ func ParsePostV1WebhooksIdPauseResponse(rsp *http.Response) (*PostV1WebhooksIdPa
 	return response, nil
 }
 
-// ParsePostV1WebhooksIdResumeResponse parses an HTTP response from a PostV1WebhooksIdResumeWithResponse call
-func ParsePostV1WebhooksIdResumeResponse(rsp *http.Response) (*PostV1WebhooksIdResumeResponse, error) {
+// ParseResumeWebhookResponse parses an HTTP response from a ResumeWebhookWithResponse call
+func ParseResumeWebhookResponse(rsp *http.Response) (*ResumeWebhookResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &PostV1WebhooksIdResumeResponse{
+	response := &ResumeWebhookResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -10109,7 +10364,7 @@ func ParsePostV1WebhooksIdResumeResponse(rsp *http.Response) (*PostV1WebhooksIdR
 
 	switch {
 	case rsp.StatusCode == 429:
-		var headers PostV1WebhooksIdResumeResponse429Headers
+		var headers ResumeWebhookResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -10123,15 +10378,15 @@ func ParsePostV1WebhooksIdResumeResponse(rsp *http.Response) (*PostV1WebhooksIdR
 	return response, nil
 }
 
-// ParsePostV1WebhooksIdSecretResponse parses an HTTP response from a PostV1WebhooksIdSecretWithResponse call
-func ParsePostV1WebhooksIdSecretResponse(rsp *http.Response) (*PostV1WebhooksIdSecretResponse, error) {
+// ParseRotateWebhookSecretResponse parses an HTTP response from a RotateWebhookSecretWithResponse call
+func ParseRotateWebhookSecretResponse(rsp *http.Response) (*RotateWebhookSecretResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &PostV1WebhooksIdSecretResponse{
+	response := &RotateWebhookSecretResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -10190,7 +10445,7 @@ func ParsePostV1WebhooksIdSecretResponse(rsp *http.Response) (*PostV1WebhooksIdS
 
 	switch {
 	case rsp.StatusCode == 429:
-		var headers PostV1WebhooksIdSecretResponse429Headers
+		var headers RotateWebhookSecretResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

@@ -102,6 +102,31 @@ func TestTheExportedToolsAreExactlyTheServedOnes(t *testing.T) {
 	slices.Sort(keys)
 	sorted := slices.Sorted(slices.Values(served))
 	require.Equal(t, sorted, keys, "the OpenAPI document has a ToolArgs schema for each tool and no other")
+	require.Equal(t, served, retellToolEnum(t), "the args-only URL names every tool, in the definition's order")
+}
+
+// retellToolEnum is the {tool} values the document gives the args-only
+// Retell URL.
+func retellToolEnum(t *testing.T) []string {
+	t.Helper()
+	var doc struct {
+		Paths map[string]map[string]struct {
+			Parameters []struct {
+				Name   string `json:"name"`
+				Schema struct {
+					Enum []string `json:"enum"`
+				} `json:"schema"`
+			} `json:"parameters"`
+		} `json:"paths"`
+	}
+	require.NoError(t, json.Unmarshal(api.OpenAPI(), &doc))
+	for _, p := range doc.Paths["/v1/tools/retell/{tool}"]["post"].Parameters {
+		if p.Name == "tool" {
+			return p.Schema.Enum
+		}
+	}
+	t.Fatal("no {tool} parameter")
+	return nil
 }
 
 // TestWriteToolArgsIntoOpenAPI refreshes the document's ToolArgs schemas

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -87,18 +88,18 @@ func TestTheGeneratedClientCallsEveryRoute(t *testing.T) {
 	p := func(s string) *string { return &s }
 	n := func(i int) *int { return &i }
 
-	_, err = c.GetHealthzWithResponse(ctx)
+	_, err = c.GetLivenessWithResponse(ctx)
 	require.NoError(t, err)
-	_, err = c.GetReadyzWithResponse(ctx)
+	_, err = c.GetReadinessWithResponse(ctx)
 	require.NoError(t, err)
-	_, err = c.GetOpenapiJsonWithResponse(ctx)
+	_, err = c.GetOpenAPIDocumentWithResponse(ctx)
 	require.NoError(t, err)
-	av, err := c.GetV1AvailabilityWithResponse(ctx, &apiclient.GetV1AvailabilityParams{PropertyId: "paris-11", AgentId: p("agent-00"),
+	av, err := c.GetAvailabilityWithResponse(ctx, &apiclient.GetAvailabilityParams{PropertyId: "paris-11", AgentId: p("agent-00"),
 		From: start, To: start.Add(4 * time.Hour)})
 	require.NoError(t, err)
 	require.NotNil(t, av.JSON200)
 	key := uuid.NewString()
-	booked, err := c.PostV1BookingsWithResponse(ctx, apiclient.Booking{RequestKey: key, PropertyId: "paris-11", AgentId: p("agent-00"),
+	booked, err := c.CreateBookingWithResponse(ctx, apiclient.Booking{RequestKey: key, PropertyId: "paris-11", AgentId: p("agent-00"),
 		StartsAt: &start, TimeZone: "Europe/Paris", DurationMinutes: n(30), ExpectedPolicyVersion: policyVersion,
 		Contact: &struct {
 			Name  *string `json:"name,omitempty"`
@@ -106,81 +107,88 @@ func TestTheGeneratedClientCallsEveryRoute(t *testing.T) {
 		}{Name: p("Ada")}})
 	require.NoError(t, err)
 	require.Equal(t, "confirmed", string(booked.JSON200.Status))
-	_, err = c.GetV1BookingsWithResponse(ctx, &apiclient.GetV1BookingsParams{Reference: booked.JSON200.Reference})
+	_, err = c.ListBookingsWithResponse(ctx, &apiclient.ListBookingsParams{Reference: booked.JSON200.Reference})
 	require.NoError(t, err)
-	_, err = c.GetV1BookingsRequestKeyWithResponse(ctx, key)
+	_, err = c.GetBookingWithResponse(ctx, key)
 	require.NoError(t, err)
-	_, err = c.GetV1BookingsRequestKeyContactWithResponse(ctx, key)
+	_, err = c.GetContactWithResponse(ctx, key)
 	require.NoError(t, err)
-	_, err = c.DeleteV1BookingsRequestKeyContactWithResponse(ctx, key)
+	_, err = c.EraseContactWithResponse(ctx, key)
 	require.NoError(t, err)
 	newKey := uuid.NewString()
-	_, err = c.PostV1BookingsRequestKeyRescheduleWithResponse(ctx, key, apiclient.Reschedule{NewRequestKey: newKey,
+	_, err = c.RescheduleBookingWithResponse(ctx, key, apiclient.Reschedule{NewRequestKey: newKey,
 		LocalStart: p(start.Add(2 * time.Hour).In(mustZone(t, "Europe/Paris")).Format("2006-01-02T15:04"))})
 	require.NoError(t, err)
-	_, err = c.PostV1BookingsRequestKeyCancelWithResponse(ctx, newKey)
+	_, err = c.CancelBookingWithResponse(ctx, newKey)
 	require.NoError(t, err)
 	hold := true
-	_, err = c.PostV1IntentsWithResponse(ctx, apiclient.Intent{ConversationId: "conv-" + uuid.NewString(), PropertyId: "paris-11",
+	_, err = c.CreateIntentWithResponse(ctx, apiclient.Intent{ConversationId: "conv-" + uuid.NewString(), PropertyId: "paris-11",
 		AgentId: p("agent-00"), StartsAt: &start, TimeZone: "Europe/Paris", DurationMinutes: n(30), Hold: &hold,
 		ExpectedPolicyVersion: p(policyVersion)})
 	require.NoError(t, err)
-	_, err = c.PutV1ResourcesIdWithResponse(ctx, "keys-1", apiclient.Resource{Kind: "key_holder", Capacity: 1, TimeZone: "Europe/Paris",
+	_, err = c.PutResourceWithResponse(ctx, "keys-1", apiclient.Resource{Kind: "key_holder", Capacity: 1, TimeZone: "Europe/Paris",
 		DisplayName: p("the key desk")})
 	require.NoError(t, err)
-	_, err = c.PutV1PolicyWithResponse(ctx, apiclient.Policy{Version: "policy-2", SlotMinutes: 30, OpensAt: "08:00", ClosesAt: "20:00",
+	_, err = c.PutPolicyWithResponse(ctx, apiclient.Policy{Version: "policy-2", SlotMinutes: 30, OpensAt: "08:00", ClosesAt: "20:00",
 		HoldTtlMinutes: n(10)})
 	require.NoError(t, err)
-	_, err = c.GetV1OpsAttentionWithResponse(ctx)
+	_, err = c.GetAttentionWithResponse(ctx)
 	require.NoError(t, err)
-	_, err = c.GetV1PolicyWithResponse(ctx)
+	_, err = c.GetPolicyWithResponse(ctx)
 	require.NoError(t, err)
-	_, err = c.PutV1PoolsIdWithResponse(ctx, "team", apiclient.Pool{Members: []string{"agent-00"}})
+	_, err = c.PutPoolWithResponse(ctx, "team", apiclient.Pool{Members: []string{"agent-00"}})
 	require.NoError(t, err)
-	_, err = c.GetV1PoolsIdWithResponse(ctx, "team")
+	_, err = c.GetPoolWithResponse(ctx, "team")
 	require.NoError(t, err)
-	_, err = c.GetV1ResourcesIdWithResponse(ctx, "keys-1")
+	_, err = c.GetResourceWithResponse(ctx, "keys-1")
 	require.NoError(t, err)
 	to := start.Add(24 * time.Hour)
-	listed, err := c.GetV1BookingsWithResponse(ctx, &apiclient.GetV1BookingsParams{PropertyId: p("paris-11"), From: &start, To: &to})
+	listed, err := c.ListBookingsWithResponse(ctx, &apiclient.ListBookingsParams{PropertyId: p("paris-11"), From: &start, To: &to})
 	require.NoError(t, err)
 	require.NotNil(t, listed.JSON200)
 	page, err := listed.JSON200.AsBookingList()
 	require.NoError(t, err)
 	require.NotEmpty(t, page.Bookings)
-	hook, err := c.PutV1WebhooksIdWithResponse(ctx, "ep-"+uuid.NewString()[:8], apiclient.Webhook{Url: "http://127.0.0.1:1/hooks"})
+	hook, err := c.PutWebhookWithResponse(ctx, "ep-"+uuid.NewString()[:8], apiclient.Webhook{Url: "http://127.0.0.1:1/hooks"})
 	require.NoError(t, err)
 	require.NotNil(t, hook.JSON201)
-	_, err = c.GetV1WebhooksWithResponse(ctx)
+	_, err = c.ListWebhooksWithResponse(ctx)
 	require.NoError(t, err)
 	hookID := hook.JSON201.Id
-	paused, err := c.PostV1WebhooksIdPauseWithResponse(ctx, hookID)
+	paused, err := c.PauseWebhookWithResponse(ctx, hookID)
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, paused.StatusCode())
-	_, err = c.PostV1WebhooksIdResumeWithResponse(ctx, hookID)
+	_, err = c.ResumeWebhookWithResponse(ctx, hookID)
 	require.NoError(t, err)
-	rotated, err := c.PostV1WebhooksIdSecretWithResponse(ctx, hookID)
+	rotated, err := c.RotateWebhookSecretWithResponse(ctx, hookID)
 	require.NoError(t, err)
 	require.NotNil(t, rotated.JSON200)
-	_, err = c.DeleteV1WebhooksIdWithResponse(ctx, hookID)
+	_, err = c.DeleteWebhookWithResponse(ctx, hookID)
 	require.NoError(t, err)
-	ready, err := c.GetV1OpsReadinessWithResponse(ctx)
+	ready, err := c.GetOpsReadinessWithResponse(ctx)
 	require.NoError(t, err)
 	require.NotNil(t, ready.JSON200)
-	_, err = c.GetV1OpsTimelineRequestKeyWithResponse(ctx, key)
+	_, err = c.GetTimelineWithResponse(ctx, key)
 	require.NoError(t, err)
-	_, err = c.GetV1ToolsRetellFunctionsWithResponse(ctx, &apiclient.GetV1ToolsRetellFunctionsParams{})
+	_, err = c.ExportRetellFunctionsWithResponse(ctx, &apiclient.ExportRetellFunctionsParams{})
 	require.NoError(t, err)
-	_, err = c.GetV1ToolsVapiToolsWithResponse(ctx, &apiclient.GetV1ToolsVapiToolsParams{})
+	_, err = c.ExportVapiToolsWithResponse(ctx, &apiclient.ExportVapiToolsParams{})
 	require.NoError(t, err)
 	call := "call-" + uuid.NewString()
-	_, err = c.PostV1ToolsRetellWithResponse(ctx, map[string]any{"name": "booking_status", "call": map[string]any{"call_id": call},
+	_, err = c.CallRetellFunctionWithResponse(ctx, map[string]any{"name": "booking_status", "call": map[string]any{"call_id": call},
 		"args": map[string]any{"reference": *booked.JSON200.Reference}})
 	require.NoError(t, err)
-	_, err = c.PostV1ToolsRetellToolWithResponse(ctx, "booking_status", &apiclient.PostV1ToolsRetellToolParams{XCallId: &call},
-		map[string]any{"reference": *booked.JSON200.Reference})
+	// The args-only body is one of the ToolArgs_* unions; oapi-codegen's
+	// request-body type for a union drops its MarshalJSON (it sends {}),
+	// so the body goes as the tool's arguments, raw.
+	args, err := json.Marshal(apiclient.ToolArgsBookingStatus{Reference: booked.JSON200.Reference})
 	require.NoError(t, err)
-	_, err = c.PostV1ToolsVapiWithResponse(ctx, map[string]any{"message": map[string]any{"type": "tool-calls",
+	status, err := c.CallRetellToolWithBodyWithResponse(ctx, "booking_status", &apiclient.CallRetellToolParams{XCallId: &call},
+		"application/json", bytes.NewReader(args))
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, status.StatusCode(), string(status.Body))
+	require.Contains(t, string(status.Body), "[rescheduled]", "the booking the reference names, moved above")
+	_, err = c.CallVapiToolsWithResponse(ctx, map[string]any{"message": map[string]any{"type": "tool-calls",
 		"call": map[string]any{"id": call}, "toolCallList": []any{map[string]any{"id": "tc-1", "type": "function",
 			"function": map[string]any{"name": "booking_status", "arguments": map[string]any{"reference": *booked.JSON200.Reference}}}}}})
 	require.NoError(t, err)
@@ -189,7 +197,7 @@ func TestTheGeneratedClientCallsEveryRoute(t *testing.T) {
 		r.Header.Set("Accept", "application/json, text/event-stream")
 		return nil
 	}
-	_, err = c.PostV1McpWithResponse(ctx, &apiclient.PostV1McpParams{XCallId: &call}, map[string]any{"jsonrpc": "2.0", "id": 1,
+	_, err = c.CallMCPWithResponse(ctx, &apiclient.CallMCPParams{XCallId: &call}, map[string]any{"jsonrpc": "2.0", "id": 1,
 		"method": "tools/call", "params": map[string]any{"name": "booking_status", "arguments": map[string]any{"reference": *booked.JSON200.Reference}}},
 		accept)
 	require.NoError(t, err)
