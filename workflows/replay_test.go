@@ -3,11 +3,16 @@ package workflows
 import (
 	"encoding/base64"
 	"encoding/json"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"log/slog"
 	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -77,4 +82,38 @@ func TestAKeptReconcileRunPassedItsVersionGuard(t *testing.T) {
 	id := base64.StdEncoding.EncodeToString([]byte(`"` + changeRetention + `"`))
 	require.True(t, strings.Contains(string(data), `"markerName": "Version"`) && strings.Contains(string(data), id),
 		"no %s version marker in the kept run", changeRetention)
+}
+
+// Every change to the workflows since v0.2.0 has a history kept from the
+// build before it (testdata/before-<change id>), so the replay above
+// holds the change's guard to the sagas that build started. The changes
+// are read from versions.go, where each names the release it came in.
+func TestEveryChangeSinceV020HasAHistoryFromBeforeIt(t *testing.T) {
+	t.Parallel()
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "versions.go", nil, parser.ParseComments)
+	require.NoError(t, err)
+	release := regexp.MustCompile(`\(v0\.(\d+)\.\d+\)`)
+	var checked int
+	for _, decl := range f.Decls {
+		gen, ok := decl.(*ast.GenDecl)
+		if !ok || gen.Tok != token.CONST {
+			continue
+		}
+		for _, spec := range gen.Specs {
+			vs := spec.(*ast.ValueSpec)
+			m := release.FindStringSubmatch(vs.Doc.Text())
+			require.NotNil(t, m, "%s names no release in its comment", vs.Names[0].Name)
+			if minor, _ := strconv.Atoi(m[1]); minor <= 2 {
+				continue // v0.1.0 and v0.2.0 keep histories of their own
+			}
+			id, err := strconv.Unquote(vs.Values[0].(*ast.BasicLit).Value)
+			require.NoError(t, err)
+			kept, err := filepath.Glob(filepath.Join("testdata", "before-"+id, "*.json"))
+			require.NoError(t, err)
+			require.NotEmpty(t, kept, "change %q has no history kept from the build before it (testdata/before-%s)", id, id)
+			checked++
+		}
+	}
+	require.GreaterOrEqual(t, checked, 3, "the changes since v0.2.0 were found")
 }

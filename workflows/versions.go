@@ -3,7 +3,9 @@ package workflows
 // Changes to the saga's decisions since the first release, each behind
 // workflow.GetVersion so that sagas an earlier build started (they stay
 // open for weeks) replay as they ran. The kept histories in testdata/<build>
-// hold every build to that (TestReplayKeptHistories). A change's branch for
+// hold every build to that (TestReplayKeptHistories); each change since
+// v0.2.0 has histories recorded by the build before it, in
+// testdata/before-<change id>. A change's branch for
 // workflow.DefaultVersion may go only once no saga older than the change
 // can still be open, and no kept history needs it.
 const (

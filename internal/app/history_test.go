@@ -17,6 +17,13 @@ import (
 // build wrote. Recording over a kept history is refused.
 //
 //	RECORD_HISTORIES=v0.2.0 go test ./internal/app -run 'Test.*'
+//
+// Before a change to the workflows goes in, the build before it records
+// the histories that pass through what it changes, under
+// before-<change id> (workflows' TestEveryChangeSinceV020HasAHistoryFromBeforeIt
+// asks for them):
+//
+//	RECORD_HISTORIES=before-follow-zone-rules go test ./internal/app -run '^TestReconcileExpiresHoldsAndPurgesContacts$'
 func (f *fixture) record(key, name string) {
 	f.t.Helper()
 	f.recordRun(key, "", name)

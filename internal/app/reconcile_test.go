@@ -195,6 +195,7 @@ func TestReconcileSettlesASagaStuckInUnknown(t *testing.T) {
 	require.Equal(t, workflows.StateUnknown, f.state(key).State, "told, the saga still waits for its own read of the store")
 	stall.stalled.Store(false)
 	f.eventually(func() bool { return f.state(key).State == workflows.StateConfirmed }, "the saga read the store")
+	f.record(key, "stuck_unknown_signalled")
 	got, err := sagaclient.Receipt(f.ctx, f.client, key, nil)
 	require.NoError(t, err)
 	require.Equal(t, receipt.StatusConfirmed, got.Status, "the agent's status call sees the result")
