@@ -20,8 +20,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/bookingsaga/bookingsaga/internal/chaos"
-	"github.com/bookingsaga/bookingsaga/internal/devstack"
+	"github.com/bookingsaga/bookingsaga/internal/app/chaos"
+	"github.com/bookingsaga/bookingsaga/internal/app/devstack"
 )
 
 func main() {

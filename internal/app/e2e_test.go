@@ -31,7 +31,7 @@ import (
 	"google.golang.org/api/calendar/v3"
 
 	"github.com/bookingsaga/bookingsaga/api"
-	"github.com/bookingsaga/bookingsaga/internal/devstack"
+	"github.com/bookingsaga/bookingsaga/internal/app/devstack"
 	"github.com/bookingsaga/bookingsaga/internal/gcal"
 	"github.com/bookingsaga/bookingsaga/internal/localtime"
 	"github.com/bookingsaga/bookingsaga/internal/msgraph/graphtest"

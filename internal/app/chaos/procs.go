@@ -15,7 +15,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.uber.org/zap"
 
-	"github.com/bookingsaga/bookingsaga/internal/devstack"
+	"github.com/bookingsaga/bookingsaga/internal/app/devstack"
 	"github.com/bookingsaga/bookingsaga/internal/zaplog"
 )
 

@@ -12,7 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/bookingsaga/bookingsaga/internal/chaos"
+	"github.com/bookingsaga/bookingsaga/internal/app/chaos"
 )
 
 func TestMain(m *testing.M) {
