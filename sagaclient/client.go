@@ -1,7 +1,11 @@
 // Package sagaclient is how an agent backend talks to bookingsaga: every
-// call goes through the Temporal client, and every answer is a typed
-// receipt or a typed error. The agent words its reply from Receipt.Status
-// alone.
+// booking call goes through the Temporal client, whose errors it
+// translates at one boundary (a key nobody knows is ErrNotFound), and is
+// checked against the store's decisions (the Catalog it is given); every
+// answer is a typed receipt or a typed error. The agent words its reply
+// from Receipt.Status alone. It also keeps a conversation's bookkeeping:
+// one key per choice, and the pending rule every entry point keeps
+// (conversation.go).
 package sagaclient
 
 import (

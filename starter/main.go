@@ -1,7 +1,12 @@
-// Command starter is the agent-facing side of bookingsaga: "serve" runs the
-// HTTP API (with the Retell and Vapi tool endpoints); book, status, cancel
-// and reschedule do the same from a terminal. The terminal commands only
-// need Temporal; serve also reaches the store, for the contact keys.
+// Command starter is the agent-facing side of bookingsaga and its
+// operators' CLI. "serve" runs the agent edge (the REST API with the voice
+// tools for Retell, Vapi and MCP mounted on it, as internal/app assembles
+// it). From a terminal: book, status, cancel and reschedule through the
+// sagas; availability, bookings and policy from the store; ops (attention,
+// timelines, restores, flags, hand-offs, reconciliation); keys (API keys),
+// codec (the payload codec server), demo (a tour against the dev stack),
+// soak (open-loop load) and probe. The saga commands need Temporal; the
+// store's reads and serve need the database too.
 package main
 
 import (

@@ -72,8 +72,8 @@ type Reads struct {
 	pool    *pgxpool.Pool
 }
 
-// defaultAPIConns sizes the API's pool when the URL does not.
-const defaultAPIConns = 16
+// DefaultAPIConns sizes the API's pool when the URL does not.
+const DefaultAPIConns = 16
 
 // OpenReads connects to the store at url with the mirrors of m.
 func OpenReads(ctx context.Context, url string, m Mirrors, log *zap.Logger) (*Reads, error) {
@@ -84,7 +84,7 @@ func OpenReads(ctx context.Context, url string, m Mirrors, log *zap.Logger) (*Re
 	// pgx's own default (the larger of 4 and the CPUs) starves contact
 	// seals behind availability reads; pool_max_conns, when given, wins.
 	if !strings.Contains(url, "pool_max_conns") {
-		pc.MaxConns = defaultAPIConns
+		pc.MaxConns = DefaultAPIConns
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, pc)
 	if err != nil {
@@ -247,7 +247,7 @@ func NewAPI(ctx context.Context, cfg APIConfig, logger *zap.Logger, scope tally.
 	opts.MaxInFlight = cfg.MaxInFlight
 	inFlight := scope.Gauge("booking_calls_in_flight")
 	opts.OnInFlight = func(n int) { inFlight.Update(float64(n)) }
-	opts.OnPending, opts.Log = markPending(reads.Store, logger), logger
+	opts.OnPending, opts.Log = MarkPending(reads.Store, logger), logger
 	sc := sagaclient.New(tc, opts)
 	names := api.NewNames(reads.Store)
 	if err := names.Refresh(ctx); err != nil {
@@ -278,13 +278,13 @@ func Edge(sc *sagaclient.Client, cfg api.Config, tools voice.Config) http.Handle
 	return srv.Handler()
 }
 
-// markPending tells the store a key was answered pending_reconciliation,
+// MarkPending tells the store a key was answered pending_reconciliation,
 // so its decision also goes out as booking.settled. It runs beside the
 // answer, never before it: the store being slow or down is often why the
 // answer was pending, and a voice caller can't wait on it. A mark that
 // can't be written in two seconds is logged and lost; the agent backend
 // then learns the outcome by asking, as without webhooks.
-func markPending(st *store.Store, logger *zap.Logger) func(context.Context, string) {
+func MarkPending(st *store.Store, logger *zap.Logger) func(context.Context, string) {
 	return func(ctx context.Context, key string) {
 		go func() {
 			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)

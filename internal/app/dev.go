@@ -45,7 +45,7 @@ func RunDev(ctx context.Context, cfg Config, logger *zap.Logger) error {
 	}
 	opts := devstack.Options{DataDir: cfg.DataDir, DatabaseURL: cfg.DatabaseURL, StoreDir: devStoreDir(cfg.DataDir), StoreDatabase: devDatabase, Frontend: cfg.Temporal.Address,
 		CodecEndpoint: "http://" + cfg.CodecListen + "/" + cfg.CodecUIToken,
-		UI:            cfg.TemporalUI, Namespace: cfg.Temporal.Namespace, SearchAttributes: searchAttributes(), Log: logger,
+		UI:            cfg.TemporalUI, Namespace: cfg.Temporal.Namespace, SearchAttributes: SearchAttributes(), Log: logger,
 		TemporalStore: cfg.TemporalStore}
 	if !cfg.CalendarConfigured() {
 		opts.CalendarAddr = cfg.CalendarListen

@@ -22,10 +22,10 @@ import (
 	"github.com/bookingsaga/bookingsaga/workflows"
 )
 
-// registerMetrics makes every bookingsaga_* series exist at start, at
+// RegisterMetrics makes every bookingsaga_* series exist at start, at
 // zero: the activities', the retry counter's per activity, the pending
 // gauge, and the sagas' own (reported through the SDK).
-func registerMetrics(m *metrics.Metrics, namespace, queue string) {
+func RegisterMetrics(m *metrics.Metrics, namespace, queue string) {
 	activities.RegisterMetrics(m.Scope())
 	for _, name := range []string{booking.ActivityCommit, booking.ActivityConfirm, booking.ActivityLookup, booking.ActivityRelease,
 		booking.ActivitySyncCalendar, booking.ActivitySyncCRM, booking.ActivityDeliverWebhooks} {

@@ -15,10 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 	"github.com/uber-go/tally/v4"
-	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
@@ -31,9 +29,6 @@ import (
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/localtime"
 	"github.com/bookingsaga/bookingsaga/internal/metrics"
-	"github.com/bookingsaga/bookingsaga/internal/pgtest"
-	"github.com/bookingsaga/bookingsaga/internal/store"
-	"github.com/bookingsaga/bookingsaga/receipt"
 	"github.com/bookingsaga/bookingsaga/sagaclient"
 	"github.com/bookingsaga/bookingsaga/workflows"
 )
@@ -76,7 +71,7 @@ func metricNames(t *testing.T) []string {
 	t.Helper()
 	var out []string
 	re := regexp.MustCompile(`\.(Counter|Gauge|Timer)\("([a-z_]+)"\)`)
-	for _, dir := range []string{"../../activities", ".", "../../workflows", "../../api"} {
+	for _, dir := range []string{"../../activities", ".", "../../workflows", "../../api", "../../api/voice"} {
 		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
 		require.NoError(t, err)
 		for _, f := range files {
@@ -101,7 +96,7 @@ func TestEveryMetricIsThereBeforeTheFirstBooking(t *testing.T) {
 	t.Parallel()
 	m := metrics.New(zap.NewNop())
 	t.Cleanup(func() { _ = m.Close() })
-	registerMetrics(m, "default", booking.TaskQueue)
+	RegisterMetrics(m, "default", booking.TaskQueue)
 	Edge(sagaclient.New(nil, sagaclient.Options{}), api.Config{Metrics: m.Scope()}, voice.Config{})
 	srv := httptest.NewServer(m.Handler())
 	t.Cleanup(srv.Close)
@@ -195,39 +190,3 @@ func TestTheDashboardAndAlertsNameExportedMetrics(t *testing.T) {
 // metrics, after they were made at start with zeros. The SDK tags a
 // workflow's metrics with its type, so the zero must carry the same
 // labels: with others, the Prometheus registry refuses the saga's series
-// and the reporter panics in the workflow task.
-func TestSagaDriftIsCountedBesideTheZeroMadeAtStart(t *testing.T) {
-	t.Parallel()
-	f := fixtureOn(t, pgtest.New(t))
-	f.seed()
-	m := metrics.New(zap.NewNop())
-	t.Cleanup(func() { _ = m.Close() })
-	registerMetrics(m, temporalServer().GetDefaultNamespace(), f.queue)
-	tc, err := client.NewClientFromExisting(f.client, client.Options{Namespace: temporalServer().GetDefaultNamespace(), MetricsHandler: m.SDK()})
-	require.NoError(t, err)
-	w := worker.New(tc, f.queue, worker.Options{})
-	register(w, f.acts)
-	require.NoError(t, w.Start())
-	t.Cleanup(w.Stop)
-
-	key := uuid.NewString()
-	require.Equal(t, receipt.StatusConfirmed, f.commit(key, commitRequest(slot(t, 11))).Status)
-	// Cancelled behind the saga's back; a reconciliation run tells it.
-	b, err := f.acts.Store.Release(f.ctx, store.ReleaseRequest{RequestKey: key})
-	require.NoError(t, err)
-	require.NoError(t, f.client.SignalWorkflow(f.ctx, key, "", booking.SignalReconcile, booking.LookupOutput{Found: true, Booking: b}))
-	f.eventually(func() bool { return f.state(key).State == workflows.StateCancelled }, "the saga adopts the store's cancel")
-
-	srv := httptest.NewServer(m.Handler())
-	t.Cleanup(srv.Close)
-	f.eventually(func() bool {
-		res, err := http.Get(srv.URL)
-		require.NoError(t, err)
-		defer res.Body.Close()
-		body, err := io.ReadAll(res.Body)
-		require.NoError(t, err)
-		// One series, the zero made at start, now at 1.
-		series := regexp.MustCompile(`(?m)^bookingsaga_saga_drift_total\{.*\} (\d+)$`).FindAllSubmatch(body, -1)
-		return len(series) == 1 && string(series[0][1]) == "1"
-	}, "the drift counted once, on the series made at start")
-}

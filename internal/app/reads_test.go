@@ -1,70 +1,14 @@
 package app
 
 import (
-	"net/http"
-	"net/url"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
-	"go.temporal.io/api/workflowservice/v1"
 	"go.uber.org/zap"
 
-	"github.com/bookingsaga/bookingsaga/api"
-	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/pgtest"
-	"github.com/bookingsaga/bookingsaga/receipt"
-	"github.com/bookingsaga/bookingsaga/sagaclient"
 )
-
-// Reads start no workflow: availability (good and malformed), a status
-// read from the store and the ops reads leave no execution in Temporal,
-// and so no FAILED one either. Before, each started a Catalog workflow,
-// and a malformed one failed it.
-func TestReadsStartNoWorkflow(t *testing.T) {
-	t.Parallel()
-	f := setup(t)
-	apiURL := f.serveAPI(api.Config{})
-	start := slot(t, 10)
-	day := start.Truncate(24 * time.Hour)
-
-	q := url.Values{"property_id": {"paris-11"}, "agent_id": {"agent-00"},
-		"from": {day.Format(time.RFC3339)}, "to": {day.Add(24 * time.Hour).Format(time.RFC3339)}}
-	var av api.AvailabilityAnswer
-	require.Equal(t, http.StatusOK, f.call("GET", apiURL+"/v1/availability?"+q.Encode(), nil, &av))
-	require.NotEmpty(t, av.Slots)
-	q.Set("property_id", "no-such-property")
-	var refusal map[string]any
-	require.Equal(t, http.StatusBadRequest, f.call("GET", apiURL+"/v1/availability?"+q.Encode(), nil, &refusal))
-
-	sc := sagaclient.New(f.client, sagaclient.Options{Catalog: f.catalog, TaskQueue: f.queue, Settings: f.settings})
-	_, err := sc.Attention(f.ctx)
-	require.NoError(t, err)
-	_, err = sc.Timeline(f.ctx, uuid.NewString())
-	require.NoError(t, err)
-	_, err = sc.Status(f.ctx, uuid.NewString())
-	require.ErrorIs(t, err, sagaclient.ErrNotFound)
-
-	// A booking made after the reads is the marker: once visibility lists
-	// it, it lists whatever the reads started before it.
-	key := uuid.NewString()
-	require.Equal(t, receipt.StatusConfirmed, f.commit(key, commitRequest(start)).Status)
-	inQueue := "TaskQueue = '" + f.queue + "'"
-	f.eventually(func() bool { return f.count(inQueue+" AND WorkflowId = '"+key+"'") == 1 }, "the marker booking listed")
-	require.Equal(t, int64(1), f.count(inQueue), "executions on the queue: the booking's only")
-	require.Zero(t, f.count("ExecutionStatus = 'Failed' AND "+inQueue))
-	require.Zero(t, f.count("WorkflowType = '"+booking.CatalogWorkflowName+"' AND "+inQueue))
-}
-
-// count asks Temporal's visibility how many executions match query.
-func (f *fixture) count(query string) int64 {
-	f.t.Helper()
-	res, err := f.client.CountWorkflow(f.ctx, &workflowservice.CountWorkflowExecutionsRequest{Query: query})
-	require.NoError(f.t, err)
-	return res.GetCount()
-}
 
 // TestTheAPIPoolTakesItsSizeFromTheURL: pool_max_conns in the database
 // URL sizes the API's pool; without it the pool has room for reads and
@@ -73,7 +17,7 @@ func TestTheAPIPoolTakesItsSizeFromTheURL(t *testing.T) {
 	t.Parallel()
 	_, dbURL := pgtest.NewWithURL(t)
 	ctx := t.Context()
-	for want, u := range map[int32]string{25: dbURL + sep(dbURL) + "pool_max_conns=25", defaultAPIConns: dbURL} {
+	for want, u := range map[int32]string{25: dbURL + sep(dbURL) + "pool_max_conns=25", DefaultAPIConns: dbURL} {
 		r, err := OpenReads(ctx, u, Mirrors{}, zap.NewNop())
 		require.NoError(t, err)
 		require.Equal(t, want, r.pool.Config().MaxConns, u)

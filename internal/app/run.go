@@ -86,7 +86,7 @@ func run(ctx context.Context, cfg Config, logger *zap.Logger, m *metrics.Metrics
 		logger.Warn("no calendar configured: bookings are not mirrored to a calendar")
 	}
 	acts.Metrics = m.Scope()
-	registerMetrics(m, cfg.Temporal.Namespace, cfg.TaskQueue)
+	RegisterMetrics(m, cfg.Temporal.Namespace, cfg.TaskQueue)
 	opts, err := cfg.Temporal.Options()
 	if err != nil {
 		return err
@@ -118,17 +118,17 @@ func run(ctx context.Context, cfg Config, logger *zap.Logger, m *metrics.Metrics
 	// A saga's first status write fails for good on a namespace without
 	// the search attributes, and reconciliation can't find stuck sagas:
 	// half-configured is worse than not running.
-	if err := ensureNamespace(ctx, c, cfg.Temporal.Namespace); err != nil {
+	if err := EnsureNamespace(ctx, c, cfg.Temporal.Namespace); err != nil {
 		return err
 	}
-	if err := ensureSearchAttributes(ctx, c, cfg.Temporal.Namespace); err != nil {
+	if err := EnsureSearchAttributes(ctx, c, cfg.Temporal.Namespace); err != nil {
 		return err
 	}
 	if cfg.ReconcileInterval > 0 {
-		if err := ensureSchedule(ctx, c, cfg); err != nil {
+		if err := EnsureSchedule(ctx, c, cfg); err != nil {
 			return err
 		}
-		if _, err := followZoneRulesNow(ctx, c, cfg, acts.Store); err != nil {
+		if _, err := FollowZoneRulesNow(ctx, c, cfg, acts.Store); err != nil {
 			return err
 		}
 	}
@@ -137,7 +137,7 @@ func run(ctx context.Context, cfg Config, logger *zap.Logger, m *metrics.Metrics
 	}
 	w := worker.New(c, cfg.TaskQueue, worker.Options{WorkerStopTimeout: cfg.ShutdownTimeout,
 		Interceptors: []interceptor.WorkerInterceptor{&retryCounter{scope: m.Scope()}}})
-	register(w, acts)
+	Register(w, acts)
 	if cfg.CodecListen != "" {
 		stop, err := serveCodec(cfg)
 		if err != nil {
@@ -196,8 +196,8 @@ func migrate(ctx context.Context, ownerURL string, pool *pgxpool.Pool) error {
 	return nil
 }
 
-// register puts the saga and its activities on a worker.
-func register(r worker.Registry, acts *activities.Activities) {
+// Register puts the saga and its activities on a worker.
+func Register(r worker.Registry, acts *activities.Activities) {
 	r.RegisterWorkflow(workflows.Booking)
 	r.RegisterWorkflow(workflows.Catalog)
 	r.RegisterWorkflow(workflows.Conversation)
@@ -225,10 +225,10 @@ func newActivities(ctx context.Context, cfg Config, pool *pgxpool.Pool) (*activi
 	return acts, nil
 }
 
-// ensureNamespace registers the namespace if the server lacks it; a
+// EnsureNamespace registers the namespace if the server lacks it; a
 // server that won't (Temporal Cloud, a locked-down cluster) gets the one
 // line that says how.
-func ensureNamespace(ctx context.Context, c client.Client, namespace string) error {
+func EnsureNamespace(ctx context.Context, c client.Client, namespace string) error {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	_, err := c.WorkflowService().DescribeNamespace(ctx, &workflowservice.DescribeNamespaceRequest{Namespace: namespace})
@@ -249,19 +249,19 @@ func ensureNamespace(ctx context.Context, c client.Client, namespace string) err
 	return nil
 }
 
-// ensureSearchAttributes registers the saga's custom search attributes that
+// EnsureSearchAttributes registers the saga's custom search attributes that
 // the namespace lacks; a server that refuses (Temporal Cloud needs them
 // added through its own tooling) gets the one line that says how.
-func ensureSearchAttributes(ctx context.Context, c client.Client, namespace string) error {
+func EnsureSearchAttributes(ctx context.Context, c client.Client, namespace string) error {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	have, err := c.OperatorService().ListSearchAttributes(ctx, &operatorservice.ListSearchAttributesRequest{Namespace: namespace})
 	if err != nil {
 		return fmt.Errorf("search attributes of namespace %s could not be read (%v); make sure they exist with: %s",
-			namespace, err, createAttributesCommand(namespace, searchAttributes()))
+			namespace, err, createAttributesCommand(namespace, SearchAttributes()))
 	}
 	missing := map[string]enums.IndexedValueType{}
-	for name, kind := range searchAttributes() {
+	for name, kind := range SearchAttributes() {
 		if _, ok := have.GetCustomAttributes()[name]; !ok {
 			missing[name] = kind
 		}
@@ -289,7 +289,7 @@ func createAttributesCommand(namespace string, missing map[string]enums.IndexedV
 	return cmd
 }
 
-func searchAttributes() map[string]enums.IndexedValueType {
+func SearchAttributes() map[string]enums.IndexedValueType {
 	return map[string]enums.IndexedValueType{
 		booking.AttrStatus.GetName():         enums.INDEXED_VALUE_TYPE_KEYWORD,
 		booking.AttrProperty.GetName():       enums.INDEXED_VALUE_TYPE_KEYWORD,

@@ -25,10 +25,10 @@ import (
 // instead of being cut and started over.
 const reconcileRunLimit = 24 * time.Hour
 
-// ensureSchedule creates the reconciliation schedule, or brings an
+// EnsureSchedule creates the reconciliation schedule, or brings an
 // existing one's interval and action up to date. It keeps a pause an
 // operator set, and never makes a second schedule.
-func ensureSchedule(ctx context.Context, c client.Client, cfg Config) error {
+func EnsureSchedule(ctx context.Context, c client.Client, cfg Config) error {
 	spec := client.ScheduleSpec{Intervals: []client.ScheduleIntervalSpec{{Every: cfg.ReconcileInterval}}}
 	action := &client.ScheduleWorkflowAction{ID: booking.ReconcileRunID, Workflow: booking.ReconcileWorkflowName,
 		TaskQueue: cfg.TaskQueue, Args: []any{workflows.ReconcileInput{}}, WorkflowExecutionTimeout: reconcileRunLimit}
@@ -58,11 +58,11 @@ func ensureSchedule(ctx context.Context, c client.Client, cfg Config) error {
 	return nil
 }
 
-// followZoneRulesNow runs reconciliation now when a future booking waits
+// FollowZoneRulesNow runs reconciliation now when a future booking waits
 // to be checked under the zone rules this build carries (a deploy with a
 // newer release): its first step moves such bookings, or flags them,
 // before the mirrors are repaired. It reports whether it asked for a run.
-func followZoneRulesNow(ctx context.Context, c client.Client, cfg Config, st *store.Store) (bool, error) {
+func FollowZoneRulesNow(ctx context.Context, c client.Client, cfg Config, st *store.Store) (bool, error) {
 	behind, err := st.ZoneRulesBehind(ctx)
 	if err != nil || !behind {
 		return false, err

@@ -1,0 +1,222 @@
+package systemtest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/bookingsaga/bookingsaga/api"
+	"github.com/bookingsaga/bookingsaga/apiclient"
+)
+
+// recorder remembers every call a client made and what it was answered.
+type recorder struct {
+	mu    sync.Mutex
+	calls []string // "METHOD /path STATUS"
+}
+
+func (r *recorder) Do(req *http.Request) (*http.Response, error) {
+	res, err := http.DefaultClient.Do(req)
+	if err == nil {
+		r.mu.Lock()
+		r.calls = append(r.calls, req.Method+" "+req.URL.Path+" "+res.Status[:3])
+		r.mu.Unlock()
+	}
+	return res, err
+}
+
+// documented is every operation of the OpenAPI document with the statuses
+// it documents.
+func documented(t *testing.T, url string) map[string][]string {
+	t.Helper()
+	res, err := http.Get(url + "/openapi.json")
+	require.NoError(t, err)
+	defer res.Body.Close()
+	var doc struct {
+		Paths map[string]map[string]struct {
+			Responses map[string]json.RawMessage `json:"responses"`
+		} `json:"paths"`
+	}
+	require.NoError(t, json.NewDecoder(res.Body).Decode(&doc))
+	out := map[string][]string{}
+	for path, ops := range doc.Paths {
+		for method, op := range ops {
+			for status := range op.Responses {
+				out[strings.ToUpper(method)+" "+path] = append(out[strings.ToUpper(method)+" "+path], status)
+			}
+		}
+	}
+	return out
+}
+
+func fits(pattern, path string) bool {
+	ps, xs := strings.Split(pattern, "/"), strings.Split(path, "/")
+	if len(ps) != len(xs) {
+		return false
+	}
+	for i := range ps {
+		if !strings.HasPrefix(ps[i], "{") && ps[i] != xs[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// A client generated from the OpenAPI document calls every route of the
+// running API, and every answer is one the document describes.
+func TestTheGeneratedClientCallsEveryRoute(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	url := f.serveAPI(api.Config{})
+	rec := &recorder{}
+	c, err := apiclient.NewClientWithResponses(url, apiclient.WithHTTPClient(rec),
+		apiclient.WithRequestEditorFn(func(_ context.Context, req *http.Request) error {
+			req.Header.Set("Authorization", "Bearer "+apiKey)
+			return nil
+		}))
+	require.NoError(t, err)
+	ctx := f.ctx
+	start := slot(t, 10)
+	p := func(s string) *string { return &s }
+	n := func(i int) *int { return &i }
+
+	_, err = c.GetLivenessWithResponse(ctx)
+	require.NoError(t, err)
+	_, err = c.GetReadinessWithResponse(ctx)
+	require.NoError(t, err)
+	_, err = c.GetOpenAPIDocumentWithResponse(ctx)
+	require.NoError(t, err)
+	av, err := c.GetAvailabilityWithResponse(ctx, &apiclient.GetAvailabilityParams{PropertyId: "paris-11", AgentId: p("agent-00"),
+		From: start, To: start.Add(4 * time.Hour)})
+	require.NoError(t, err)
+	require.NotNil(t, av.JSON200)
+	key := uuid.NewString()
+	booked, err := c.CreateBookingWithResponse(ctx, apiclient.Booking{RequestKey: key, PropertyId: "paris-11", AgentId: p("agent-00"),
+		StartsAt: &start, TimeZone: "Europe/Paris", DurationMinutes: n(30), ExpectedPolicyVersion: policyVersion,
+		Contact: &struct {
+			Name  *string `json:"name,omitempty"`
+			Phone *string `json:"phone,omitempty"`
+		}{Name: p("Ada")}})
+	require.NoError(t, err)
+	require.Equal(t, "confirmed", string(booked.JSON200.Status))
+	_, err = c.ListBookingsWithResponse(ctx, &apiclient.ListBookingsParams{Reference: booked.JSON200.Reference})
+	require.NoError(t, err)
+	_, err = c.GetBookingWithResponse(ctx, key)
+	require.NoError(t, err)
+	_, err = c.GetContactWithResponse(ctx, key)
+	require.NoError(t, err)
+	_, err = c.EraseContactWithResponse(ctx, key)
+	require.NoError(t, err)
+	newKey := uuid.NewString()
+	_, err = c.RescheduleBookingWithResponse(ctx, key, apiclient.Reschedule{NewRequestKey: newKey,
+		LocalStart: p(start.Add(2 * time.Hour).In(mustZone(t, "Europe/Paris")).Format("2006-01-02T15:04"))})
+	require.NoError(t, err)
+	_, err = c.CancelBookingWithResponse(ctx, newKey)
+	require.NoError(t, err)
+	hold := true
+	_, err = c.CreateIntentWithResponse(ctx, apiclient.Intent{ConversationId: "conv-" + uuid.NewString(), PropertyId: "paris-11",
+		AgentId: p("agent-00"), StartsAt: &start, TimeZone: "Europe/Paris", DurationMinutes: n(30), Hold: &hold,
+		ExpectedPolicyVersion: p(policyVersion)})
+	require.NoError(t, err)
+	_, err = c.PutResourceWithResponse(ctx, "keys-1", apiclient.Resource{Kind: "key_holder", Capacity: 1, TimeZone: "Europe/Paris",
+		DisplayName: p("the key desk")})
+	require.NoError(t, err)
+	_, err = c.PutPolicyWithResponse(ctx, apiclient.Policy{Version: "policy-2", SlotMinutes: 30, OpensAt: "08:00", ClosesAt: "20:00",
+		HoldTtlMinutes: n(10)})
+	require.NoError(t, err)
+	_, err = c.GetAttentionWithResponse(ctx)
+	require.NoError(t, err)
+	_, err = c.GetPolicyWithResponse(ctx)
+	require.NoError(t, err)
+	_, err = c.PutPoolWithResponse(ctx, "team", apiclient.Pool{Members: []string{"agent-00"}})
+	require.NoError(t, err)
+	_, err = c.GetPoolWithResponse(ctx, "team")
+	require.NoError(t, err)
+	_, err = c.GetResourceWithResponse(ctx, "keys-1")
+	require.NoError(t, err)
+	to := start.Add(24 * time.Hour)
+	listed, err := c.ListBookingsWithResponse(ctx, &apiclient.ListBookingsParams{PropertyId: p("paris-11"), From: &start, To: &to})
+	require.NoError(t, err)
+	require.NotNil(t, listed.JSON200)
+	page, err := listed.JSON200.AsBookingList()
+	require.NoError(t, err)
+	require.NotEmpty(t, page.Bookings)
+	hook, err := c.PutWebhookWithResponse(ctx, "ep-"+uuid.NewString()[:8], apiclient.Webhook{Url: "http://127.0.0.1:1/hooks"})
+	require.NoError(t, err)
+	require.NotNil(t, hook.JSON201)
+	_, err = c.ListWebhooksWithResponse(ctx)
+	require.NoError(t, err)
+	hookID := hook.JSON201.Id
+	paused, err := c.PauseWebhookWithResponse(ctx, hookID)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, paused.StatusCode())
+	_, err = c.ResumeWebhookWithResponse(ctx, hookID)
+	require.NoError(t, err)
+	rotated, err := c.RotateWebhookSecretWithResponse(ctx, hookID)
+	require.NoError(t, err)
+	require.NotNil(t, rotated.JSON200)
+	_, err = c.DeleteWebhookWithResponse(ctx, hookID)
+	require.NoError(t, err)
+	ready, err := c.GetOpsReadinessWithResponse(ctx)
+	require.NoError(t, err)
+	require.NotNil(t, ready.JSON200)
+	_, err = c.GetTimelineWithResponse(ctx, key)
+	require.NoError(t, err)
+	_, err = c.ExportRetellFunctionsWithResponse(ctx, &apiclient.ExportRetellFunctionsParams{})
+	require.NoError(t, err)
+	_, err = c.ExportVapiToolsWithResponse(ctx, &apiclient.ExportVapiToolsParams{})
+	require.NoError(t, err)
+	call := "call-" + uuid.NewString()
+	_, err = c.CallRetellFunctionWithResponse(ctx, map[string]any{"name": "booking_status", "call": map[string]any{"call_id": call},
+		"args": map[string]any{"reference": *booked.JSON200.Reference}})
+	require.NoError(t, err)
+	// The args-only body is one of the ToolArgs_* unions; oapi-codegen's
+	// request-body type for a union drops its MarshalJSON (it sends {}),
+	// so the body goes as the tool's arguments, raw.
+	args, err := json.Marshal(apiclient.ToolArgsBookingStatus{Reference: booked.JSON200.Reference})
+	require.NoError(t, err)
+	status, err := c.CallRetellToolWithBodyWithResponse(ctx, "booking_status", &apiclient.CallRetellToolParams{XCallId: &call},
+		"application/json", bytes.NewReader(args))
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, status.StatusCode(), string(status.Body))
+	require.Contains(t, string(status.Body), "[rescheduled]", "the booking the reference names, moved above")
+	_, err = c.CallVapiToolsWithResponse(ctx, map[string]any{"message": map[string]any{"type": "tool-calls",
+		"call": map[string]any{"id": call}, "toolCallList": []any{map[string]any{"id": "tc-1", "type": "function",
+			"function": map[string]any{"name": "booking_status", "arguments": map[string]any{"reference": *booked.JSON200.Reference}}}}}})
+	require.NoError(t, err)
+	// MCP's Streamable HTTP wants both media types accepted.
+	accept := func(_ context.Context, r *http.Request) error {
+		r.Header.Set("Accept", "application/json, text/event-stream")
+		return nil
+	}
+	_, err = c.CallMCPWithResponse(ctx, &apiclient.CallMCPParams{XCallId: &call}, map[string]any{"jsonrpc": "2.0", "id": 1,
+		"method": "tools/call", "params": map[string]any{"name": "booking_status", "arguments": map[string]any{"reference": *booked.JSON200.Reference}}},
+		accept)
+	require.NoError(t, err)
+
+	ops := documented(t, url)
+	for op, statuses := range ops {
+		method, pattern, _ := strings.Cut(op, " ")
+		var seen bool
+		for _, c := range rec.calls {
+			parts := strings.Fields(c)
+			if parts[0] != method || !fits(pattern, parts[1]) || (pattern == "/v1/bookings/{request_key}" && strings.Count(parts[1], "/") != 3) {
+				continue
+			}
+			seen = true
+			require.Contains(t, statuses, parts[2], "%s answered %s, which the document does not describe", c, parts[2])
+			// Every call above is a good one: a refusal would be a bug the
+			// document happens to describe.
+			require.Equal(t, byte('2'), parts[2][0], "%s answered %s to a good call", c, parts[2])
+		}
+		require.True(t, seen, "the generated client called %s", op)
+	}
+}

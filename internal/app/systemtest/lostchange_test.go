@@ -1,0 +1,237 @@
+package systemtest
+
+import (
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/bookingsaga/bookingsaga/api"
+	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/store"
+	"github.com/bookingsaga/bookingsaga/receipt"
+	"github.com/bookingsaga/bookingsaga/sagaclient"
+)
+
+// What a restore from an older backup loses besides a booking: the
+// cancellations and moves made after the backup, and holds. Each case
+// ends with the store and every answer agreeing.
+
+// published waits until key's saga shows its change in visibility, where
+// reconciliation reads it.
+func (f *fixture) published(key string) {
+	f.t.Helper()
+	f.eventually(func() bool { return f.count(booking.ReleasedQuery(f.queue)+" AND WorkflowId = '"+key+"'") == 1 },
+		"the saga published its release")
+}
+
+// cancelThroughAPI cancels key as its caller would, and requires the
+// answer cancelled.
+func (f *fixture) cancelThroughAPI(url, key string) {
+	f.t.Helper()
+	var r receipt.Receipt
+	require.Equal(f.t, http.StatusOK, f.call("POST", url+"/v1/bookings/"+key+"/cancel", nil, &r))
+	require.Equal(f.t, receipt.StatusCancelled, r.Status, "%+v", r.Reason)
+}
+
+// revive sets key's booking live again, as a store restored from a
+// backup taken before its cancel or move holds it.
+func (f *fixture) revive(key string) {
+	f.t.Helper()
+	_, err := f.pool.Exec(f.ctx, `WITH b AS (UPDATE booking SET status = 'confirmed', released_at = NULL, replaced_by_request_key = NULL
+WHERE request_key = $1 RETURNING booking_id)
+UPDATE booking_resource SET live = true WHERE booking_id IN (SELECT booking_id FROM b)`, key)
+	require.NoError(f.t, err)
+}
+
+// moved books a slot at hour and moves it to newHour through the API,
+// and returns the old and the new key once the old saga has published
+// the move.
+func (f *fixture) moved(url string, hour, newHour int) (old, moved string) {
+	f.t.Helper()
+	old, moved = f.booked(hour), uuid.NewString()
+	var r receipt.Receipt
+	body := map[string]string{"new_request_key": moved, "starts_at": slot(f.t, newHour).Format(time.RFC3339)}
+	require.Equal(f.t, http.StatusOK, f.call("POST", url+"/v1/bookings/"+old+"/reschedule", body, &r))
+	require.Equal(f.t, receipt.StatusConfirmed, r.Status, "%+v", r.Reason)
+	f.published(old)
+	return old, moved
+}
+
+// TestACancelOfABookingTheStoreLostIsRecordedCancelled: the caller cancels
+// a booking the store lost. There is nothing to release, and the caller
+// no longer wants it: the store records it cancelled, the answer is
+// cancelled, never "confirmed" for a booking the store does not hold, and
+// nothing is left for an operator to restore.
+func TestACancelOfABookingTheStoreLostIsRecordedCancelled(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	url := f.serveAPI(api.Config{})
+	key := f.booked(13)
+	f.lose(key)
+	require.Equal(t, 1, f.reconcile().Stuck.Lost)
+
+	var r receipt.Receipt
+	f.cancelThroughAPI(url, key)
+	require.Equal(t, "cancelled", f.storeStatus(key))
+	require.Equal(t, http.StatusOK, f.call("GET", url+"/v1/bookings/"+key, nil, &r))
+	require.Equal(t, receipt.StatusCancelled, r.Status)
+	flags, err := f.acts.Store.OpenFlags(f.ctx)
+	require.NoError(t, err)
+	for _, fl := range flags {
+		require.NotEqual(t, "store_lost_booking", fl.Kind, "nothing left to restore: %+v", fl)
+	}
+}
+
+// TestABookingLostWithItsCancellationIsRecordedReleased: booked and
+// cancelled after the backup, the store lost both. The saga and the caller
+// say cancelled; a reconciliation run records that in the store, once.
+func TestABookingLostWithItsCancellationIsRecordedReleased(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	url := f.serveAPI(api.Config{})
+	key := f.booked(16)
+	var r receipt.Receipt
+	f.cancelThroughAPI(url, key)
+	f.published(key)
+	f.lose(key)
+
+	rep := f.reconcile()
+	require.Equal(t, 1, rep.Stuck.ReleasesRecorded, rep.Stuck.Details)
+	require.Zero(t, rep.Stuck.Lost+rep.Stuck.LostChanges, "nothing for an operator to decide")
+	require.Equal(t, "cancelled", f.storeStatus(key))
+	require.Equal(t, http.StatusOK, f.call("GET", url+"/v1/bookings/"+key, nil, &r))
+	require.Equal(t, receipt.StatusCancelled, r.Status)
+	require.Zero(t, f.reconcile().Stuck.ReleasesRecorded, "a second run changes nothing")
+}
+
+// TestOpsRestoreOfACancellationTheStoreLostWithItsBookingRecordsIt: the
+// flag came from a view of the saga older than its cancel (visibility
+// lags), and the store lost both. ops restore applies the cancellation
+// again: there is nothing to release, so the store records it cancelled.
+func TestOpsRestoreOfACancellationTheStoreLostWithItsBookingRecordsIt(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	url := f.serveAPI(api.Config{})
+	sc := sagaclient.New(f.client, sagaclient.Options{Catalog: f.catalog, TaskQueue: f.queue, Settings: f.settings})
+	key := f.booked(11)
+	f.cancelThroughAPI(url, key)
+	f.lose(key)
+
+	again, err := sc.Restore(f.ctx, key)
+	require.NoError(t, err)
+	require.Equal(t, receipt.StatusCancelled, again.Status, "%+v", again.Reason)
+	require.Equal(t, "cancelled", f.storeStatus(key))
+}
+
+// TestALostMoveIsAppliedAgainWithItsNewBooking: after a move, the store
+// came back from a backup taken before it: the old booking confirmed, the
+// new one unknown. ops restore on the old key restores the new booking,
+// which releases the old one for the reschedule in the same commit: the
+// old key answers rescheduled, as its caller heard, and the store agrees.
+func TestALostMoveIsAppliedAgainWithItsNewBooking(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	url := f.serveAPI(api.Config{})
+	sc := sagaclient.New(f.client, sagaclient.Options{Catalog: f.catalog, TaskQueue: f.queue, Settings: f.settings})
+	old, moved := f.moved(url, 9, 17)
+	var r receipt.Receipt
+	f.lose(moved)
+	f.revive(old)
+	rep := f.reconcile()
+	require.Equal(t, 1, rep.Stuck.Lost, rep.Stuck.Details)
+	require.Equal(t, 1, rep.Stuck.LostChanges, rep.Stuck.Details)
+
+	again, err := sc.Restore(f.ctx, old)
+	require.NoError(t, err)
+	require.Equal(t, receipt.StatusRescheduled, again.Status, "%+v", again.Reason)
+	require.Equal(t, "released_for_reschedule", f.storeStatus(old))
+	require.Equal(t, "confirmed", f.storeStatus(moved))
+	require.Equal(t, http.StatusOK, f.call("GET", url+"/v1/bookings/"+old, nil, &r))
+	require.Equal(t, receipt.StatusRescheduled, r.Status)
+	flags, err := f.acts.Store.OpenFlags(f.ctx)
+	require.NoError(t, err)
+	require.Empty(t, flags)
+}
+
+// TestALostMoveWhoseNewSlotIsTakenStillLetsTheOldOneGo: the lost move's
+// new slot was sold meanwhile, so its restore is refused. The old booking
+// is still released for the reschedule, as its caller heard; the new
+// key's refusal is what its caller is told.
+func TestALostMoveWhoseNewSlotIsTakenStillLetsTheOldOneGo(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	url := f.serveAPI(api.Config{})
+	sc := sagaclient.New(f.client, sagaclient.Options{Catalog: f.catalog, TaskQueue: f.queue, Settings: f.settings})
+	old, moved := f.moved(url, 10, 12)
+	var r receipt.Receipt
+	f.lose(moved)
+	f.revive(old)
+	other := commitRequest(slot(t, 12))
+	other.RequestKey = uuid.NewString()
+	_, err := f.acts.Store.Commit(f.ctx, store.CommitRequest{CommitRequest: other, CalendarUnchecked: true})
+	require.NoError(t, err)
+	f.reconcile()
+
+	again, err := sc.Restore(f.ctx, old)
+	require.NoError(t, err)
+	require.Equal(t, receipt.StatusRescheduled, again.Status, "%+v", again.Reason)
+	require.Equal(t, "released_for_reschedule", f.storeStatus(old))
+	require.Equal(t, http.StatusOK, f.call("GET", url+"/v1/bookings/"+old, nil, &r))
+	require.Equal(t, receipt.StatusRescheduled, r.Status)
+	require.Equal(t, http.StatusOK, f.call("GET", url+"/v1/bookings/"+moved, nil, &r))
+	require.Equal(t, receipt.StatusConflict, r.Status, "the store decided the new key")
+}
+
+// TestALostMovesNewBookingComesBackWhenItsOldOneIsGoneToo: booked and
+// moved after the backup, the store lost both sides. Reconciliation
+// records the old one released for the reschedule; ops restore brings the
+// new one back as a booking of its own, not refused for an old booking it
+// can no longer release.
+func TestALostMovesNewBookingComesBackWhenItsOldOneIsGoneToo(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	url := f.serveAPI(api.Config{})
+	sc := sagaclient.New(f.client, sagaclient.Options{Catalog: f.catalog, TaskQueue: f.queue, Settings: f.settings})
+	old, moved := f.moved(url, 8, 18)
+	var r receipt.Receipt
+	f.lose(moved)
+	f.lose(old)
+
+	rep := f.reconcile()
+	require.Equal(t, 1, rep.Stuck.ReleasesRecorded, rep.Stuck.Details)
+	require.Equal(t, 1, rep.Stuck.Lost, rep.Stuck.Details)
+	require.Equal(t, "released_for_reschedule", f.storeStatus(old))
+	again, err := sc.Restore(f.ctx, moved)
+	require.NoError(t, err)
+	require.Equal(t, receipt.StatusConfirmed, again.Status, "%+v", again.Reason)
+	require.Equal(t, http.StatusOK, f.call("GET", url+"/v1/bookings/"+old, nil, &r))
+	require.Equal(t, receipt.StatusRescheduled, r.Status)
+}
+
+// TestALostHoldIsRestoredAsAHold: ops restore of a hold the store lost
+// brings back a hold for what is left of it, never a booking nobody made.
+func TestALostHoldIsRestoredAsAHold(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	url := f.serveAPI(api.Config{})
+	sc := sagaclient.New(f.client, sagaclient.Options{Catalog: f.catalog, TaskQueue: f.queue, Settings: f.settings})
+	var held api.IntentAnswer
+	require.Equal(t, http.StatusOK, f.call("POST", url+"/v1/intents", api.IntentBody{ConversationID: "call-" + uuid.NewString(),
+		Slot: api.Slot{PropertyID: "paris-11", AgentID: "agent-00", StartsAt: slot(t, 14).Format(time.RFC3339),
+			TimeZone: "Europe/Paris", DurationMinutes: 30}, Hold: true, ExpectedPolicyVersion: policyVersion}, &held))
+	require.NotNil(t, held.Hold)
+	require.Equal(t, receipt.StatusHeld, held.Hold.Status)
+	f.lose(held.RequestKey)
+	require.Equal(t, 1, f.reconcile().Stuck.Lost)
+
+	r, err := sc.Restore(f.ctx, held.RequestKey)
+	require.NoError(t, err)
+	require.Equal(t, receipt.StatusHeld, r.Status, "%+v", r.Reason)
+	require.Equal(t, "held", f.storeStatus(held.RequestKey))
+	var expires time.Time
+	require.NoError(t, f.pool.QueryRow(f.ctx, "SELECT hold_expires_at FROM booking WHERE request_key = $1", held.RequestKey).Scan(&expires))
+	require.False(t, expires.After(*held.Hold.HoldExpiresAt), "no longer than the hold it was: %s after %s", expires, held.Hold.HoldExpiresAt)
+}

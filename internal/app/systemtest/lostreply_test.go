@@ -1,0 +1,250 @@
+package systemtest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/bookingsaga/bookingsaga/internal/app"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/interceptor"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/bookingsaga/bookingsaga/api"
+	"github.com/bookingsaga/bookingsaga/api/voice"
+	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/receipt"
+	"github.com/bookingsaga/bookingsaga/sagaclient"
+)
+
+// lostReply lets an Update-with-Start reach Temporal and complete there,
+// then loses its answer on the way back to the API, as a dropped
+// connection or a gateway timeout would.
+type lostReply struct {
+	interceptor.ClientInterceptorBase
+	lose atomic.Bool
+	lost atomic.Int32
+}
+
+func (l *lostReply) InterceptClient(next interceptor.ClientOutboundInterceptor) interceptor.ClientOutboundInterceptor {
+	return &lostReplyOutbound{ClientOutboundInterceptorBase: interceptor.ClientOutboundInterceptorBase{Next: next}, root: l}
+}
+
+type lostReplyOutbound struct {
+	interceptor.ClientOutboundInterceptorBase
+	root *lostReply
+}
+
+func (o *lostReplyOutbound) UpdateWithStartWorkflow(ctx context.Context, in *interceptor.ClientUpdateWithStartWorkflowInput) (client.WorkflowUpdateHandle, error) {
+	h, err := o.Next.UpdateWithStartWorkflow(ctx, in)
+	if err != nil || !strings.HasPrefix(in.UpdateOptions.UpdateName, "commit") || !o.root.lose.Load() {
+		return h, err
+	}
+	if err := h.Get(ctx, nil); err != nil {
+		return nil, err
+	}
+	o.root.lost.Add(1)
+	return nil, serviceerror.NewUnavailable("injected: the answer from Temporal was lost")
+}
+
+func TestALostAnswerFromTemporalIsPendingNeverAFailure(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	fault := &lostReply{}
+	tc, err := client.NewClientFromExisting(f.client, client.Options{Namespace: temporalServer().GetDefaultNamespace(), Interceptors: []interceptor.ClientInterceptor{fault}})
+	require.NoError(t, err)
+	sc := sagaclient.New(tc, sagaclient.Options{Catalog: f.catalog, TaskQueue: f.queue, Settings: f.settings})
+	srv := httptest.NewServer(app.Edge(sc, api.Config{Catalogue: f.catalog, Keys: apiKeys}, voice.Config{}))
+	t.Cleanup(srv.Close)
+	url := srv.URL
+	fault.lose.Store(true)
+
+	// The HTTP API.
+	key := uuid.NewString()
+	var r receipt.Receipt
+	require.Equal(t, http.StatusOK, f.call("POST", url+"/v1/bookings", bookingBody(key, slot(t, 9)), &r))
+	require.Equal(t, receipt.StatusPending, r.Status)
+	require.Equal(t, receipt.Reference(key), r.Reference)
+
+	// The Go client.
+	goKey := uuid.NewString()
+	gr, err := sc.Commit(f.ctx, goKey, commitRequest(slot(t, 10)))
+	require.NoError(t, err, "an outcome that may have happened is a receipt, not an error")
+	require.Equal(t, receipt.StatusPending, gr.Status)
+	require.Equal(t, receipt.Reference(goKey), gr.Reference)
+
+	// Retell and Vapi.
+	args := func(hour int) map[string]any {
+		return map[string]any{"property_id": "paris-11", "agent_id": "agent-00", "starts_at": slot(t, hour).Format(time.RFC3339),
+			"time_zone": "Europe/Paris", "duration_minutes": 30, "expected_policy_version": policyVersion}
+	}
+	retellCall := "call-" + uuid.NewString()
+	body, err := json.Marshal(map[string]any{"name": "book", "call": map[string]string{"call_id": retellCall}, "args": args(11)})
+	require.NoError(t, err)
+	var out struct {
+		Result string `json:"result"`
+	}
+	require.Equal(t, http.StatusOK, f.call("POST", url+"/v1/tools/retell", body, &out))
+	require.Contains(t, out.Result, "NOT confirmed yet", out.Result)
+	require.Contains(t, out.Result, "BS-", "the caller hears a reference")
+
+	vapi := map[string]any{"message": map[string]any{"type": "tool-calls", "call": map[string]string{"id": "call-" + uuid.NewString()},
+		"toolCalls": []map[string]any{{"id": "tc-1", "type": "function", "function": map[string]any{"name": "book", "arguments": args(12)}}}}}
+	var results struct {
+		Results []struct {
+			Result string `json:"result"`
+		} `json:"results"`
+	}
+	require.Equal(t, http.StatusOK, f.call("POST", url+"/v1/tools/vapi", vapi, &results))
+	require.Len(t, results.Results, 1)
+	require.Contains(t, results.Results[0].Result, "NOT confirmed yet", results.Results[0].Result)
+
+	require.EqualValues(t, 4, fault.lost.Load(), "each answer was lost after Temporal had it")
+	// Each booking was in fact made, and reads confirmed.
+	fault.lose.Store(false)
+	for _, k := range []string{key, goKey} {
+		var got receipt.Receipt
+		require.Equal(t, http.StatusOK, f.call("GET", url+"/v1/bookings/"+k, nil, &got))
+		require.Equal(t, receipt.StatusConfirmed, got.Status)
+	}
+	require.Equal(t, 4, f.bookings())
+}
+
+func TestAPendingBookingHoldsTheConversation(t *testing.T) {
+	t.Parallel()
+	fault := &faults{}
+	fault.stalled.Store(true)
+	f := setup(t, worker.Options{Interceptors: []interceptor.WorkerInterceptor{fault}})
+	// The API's own reads of the store fail while the worker is stalled.
+	url := f.serveAPI(api.Config{}, storeDown{Catalog: f.catalog, down: &fault.stalled})
+	call := "call-" + uuid.NewString()
+	book := func(hour int) string {
+		args := map[string]any{"property_id": "paris-11", "agent_id": "agent-00", "starts_at": slot(t, hour).Format(time.RFC3339),
+			"time_zone": "Europe/Paris", "duration_minutes": 30, "expected_policy_version": policyVersion}
+		body, err := json.Marshal(map[string]any{"name": "book", "call": map[string]string{"call_id": call}, "args": args})
+		require.NoError(t, err)
+		var out struct {
+			Result string `json:"result"`
+		}
+		require.Equal(t, http.StatusOK, f.call("POST", url+"/v1/tools/retell", body, &out))
+		return out.Result
+	}
+	// The first booking's reply is lost and the store can't be asked: pending.
+	first := book(10)
+	require.Contains(t, first, "NOT confirmed yet", first)
+	require.True(t, fault.lost.Load())
+
+	held := book(11)
+	require.Contains(t, held, "NOT confirmed yet", "the caller hears the pending booking, not a new one: %s", held)
+	require.Contains(t, held, "booking_status", held)
+	require.Equal(t, 1, f.bookings(), "the second slot was not booked")
+
+	fault.stalled.Store(false)
+	f.eventually(func() bool {
+		var r receipt.Receipt
+		return f.call("GET", url+"/v1/bookings?reference="+referenceIn(t, first), nil, &r) == http.StatusOK &&
+			r.Status == receipt.StatusConfirmed
+	}, "the first booking settles, found by its reference")
+	body, err := json.Marshal(map[string]any{"name": "booking_status", "call": map[string]string{"call_id": call},
+		"args": map[string]string{"reference": referenceIn(t, first)}})
+	require.NoError(t, err)
+	var status struct {
+		Result string `json:"result"`
+	}
+	require.Equal(t, http.StatusOK, f.call("POST", url+"/v1/tools/retell", body, &status))
+	require.True(t, strings.HasPrefix(status.Result, "[confirmed] Confirmed"), "the caller's reference resolves: %s", status.Result)
+	second := book(11)
+	require.True(t, strings.HasPrefix(second, "[confirmed] Confirmed"), "the conversation goes on: %s", second)
+	require.Equal(t, 2, f.bookings())
+}
+
+// storeDown is the catalogue with the store out of reach while down is
+// set: what the store decided cannot be read.
+type storeDown struct {
+	sagaclient.Catalog
+	down *atomic.Bool
+}
+
+func (s storeDown) Decision(ctx context.Context, in booking.DecisionInput) (booking.LookupOutput, error) {
+	if s.down.Load() {
+		return booking.LookupOutput{}, errors.New("decision: store unreachable")
+	}
+	return s.Catalog.Decision(ctx, in)
+}
+
+// referenceIn finds the BS-XXXX-XXXX reference in a spoken line.
+func referenceIn(t *testing.T, line string) string {
+	t.Helper()
+	i := strings.Index(line, "BS-")
+	require.GreaterOrEqual(t, i, 0, line)
+	return line[i : i+len("BS-XXXX-XXXX")]
+}
+
+// lostBookkeeping fails every update that tells a conversation how a
+// booking came out (settle, retire), as a Temporal hiccup right after the
+// booking call would.
+type lostBookkeeping struct {
+	interceptor.ClientInterceptorBase
+	failed atomic.Int32
+}
+
+func (l *lostBookkeeping) InterceptClient(next interceptor.ClientOutboundInterceptor) interceptor.ClientOutboundInterceptor {
+	return &lostBookkeepingOutbound{ClientOutboundInterceptorBase: interceptor.ClientOutboundInterceptorBase{Next: next}, root: l}
+}
+
+type lostBookkeepingOutbound struct {
+	interceptor.ClientOutboundInterceptorBase
+	root *lostBookkeeping
+}
+
+func (o *lostBookkeepingOutbound) UpdateWorkflow(ctx context.Context, in *interceptor.ClientUpdateWorkflowInput) (client.WorkflowUpdateHandle, error) {
+	if in.UpdateName == booking.UpdateSettle || in.UpdateName == booking.UpdateRetire {
+		o.root.failed.Add(1)
+		return nil, serviceerror.NewUnavailable("injected: the conversation could not be told")
+	}
+	return o.Next.UpdateWorkflow(ctx, in)
+}
+
+// The caller hears what happened to the booking, whatever happens to the
+// conversation's bookkeeping afterwards.
+func TestAConversationBookkeepingFaultNeverChangesTheAnswer(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	fault := &lostBookkeeping{}
+	tc, err := client.NewClientFromExisting(f.client, client.Options{Namespace: temporalServer().GetDefaultNamespace(),
+		Interceptors: []interceptor.ClientInterceptor{fault}})
+	require.NoError(t, err)
+	sc := sagaclient.New(tc, sagaclient.Options{Catalog: f.catalog, TaskQueue: f.queue, Settings: f.settings})
+	srv := httptest.NewServer(app.Edge(sc, api.Config{Catalogue: f.catalog, Keys: apiKeys}, voice.Config{}))
+	t.Cleanup(srv.Close)
+	call := "call-" + uuid.NewString()
+	tool := func(name string, args map[string]any) string {
+		body, err := json.Marshal(map[string]any{"name": name, "call": map[string]string{"call_id": call}, "args": args})
+		require.NoError(t, err)
+		var out struct {
+			Result string `json:"result"`
+		}
+		require.Equal(t, http.StatusOK, f.call("POST", srv.URL+"/v1/tools/retell", body, &out))
+		return out.Result
+	}
+	args := map[string]any{"property_id": "paris-11", "agent_id": "agent-00", "starts_at": slot(t, 13).Format(time.RFC3339),
+		"time_zone": "Europe/Paris", "duration_minutes": 30, "expected_policy_version": policyVersion}
+	booked := tool("book", args)
+	require.True(t, strings.HasPrefix(booked, "[confirmed] Confirmed"), "the booking was made: %s", booked)
+
+	var key string
+	require.NoError(t, f.pool.QueryRow(f.ctx, "SELECT request_key FROM booking").Scan(&key))
+	cancelled := tool("cancel_booking", map[string]any{"request_key": key})
+	require.True(t, strings.HasPrefix(cancelled, "[cancelled] Cancelled"), "the booking was cancelled: %s", cancelled)
+	require.EqualValues(t, 2, fault.failed.Load(), "the bookkeeping failed both times")
+}

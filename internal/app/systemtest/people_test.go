@@ -1,0 +1,86 @@
+package systemtest
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/bookingsaga/bookingsaga/api"
+	"github.com/bookingsaga/bookingsaga/api/voice"
+	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/store"
+	"github.com/bookingsaga/bookingsaga/sagaclient"
+)
+
+// property_info says what the agency approved, with its source, and
+// nothing else; a fact without its source is refused and nothing changes.
+func TestPropertyInfoAnswersOnlyApprovedFacts(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	url := f.serveEdge(api.Config{}, voice.Config{RetellKey: "retell-key"})
+	property := api.ResourceBody{Kind: "property", Capacity: 1, TimeZone: "Europe/Paris", CalendarID: "paris-11@calendar.test",
+		Facts: []booking.Fact{{Topic: "Parking", Answer: "One space in the courtyard comes with the flat.", Source: "lease, clause 4"}}}
+	bad := property
+	bad.Facts = []booking.Fact{{Topic: "floor", Answer: "Third floor, no lift."}}
+	status, body := f.putResource(url, "paris-11", bad)
+	require.Equal(t, http.StatusBadRequest, status)
+	require.Equal(t, "invalid_resource", body["code"])
+	require.Contains(t, body["message"], "source")
+	status, _ = f.putResource(url, "paris-11", property)
+	require.Equal(t, http.StatusOK, status)
+	var stored api.ResourceAnswer
+	require.Equal(t, http.StatusOK, f.call("GET", url+"/v1/resources/paris-11", nil, &stored))
+	require.Len(t, stored.Facts, 1)
+	require.False(t, stored.Facts[0].ApprovedAt.IsZero(), "approved by the PUT")
+
+	call := "call-" + uuid.NewString()
+	parking := f.retellTool(url, call, "property_info", map[string]any{"property_id": "paris-11", "topic": "parking"})
+	require.True(t, strings.HasPrefix(parking, "[fact] One space in the courtyard comes with the flat. For the tools: source lease, clause 4, approved "), parking)
+	pets := f.retellTool(url, call, "property_info", map[string]any{"property_id": "paris-11", "topic": "pets", "language": "fr"})
+	require.True(t, strings.HasPrefix(pets, "[no_fact] Aucune réponse approuvée sur ce point pour ce bien"), pets)
+	require.Contains(t, pets, "approved topics: parking")
+}
+
+// request_human leaves a callback in the store, once however often it
+// is sent, announces it to the webhooks and shows in ops attention.
+func TestRequestHumanLeavesACallback(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	url := f.serveEdge(api.Config{}, voice.Config{RetellKey: "retell-key"})
+	rc := &receiver{t: t, got: map[string]int{}, types: map[string]string{}}
+	f.register(url, rc)
+	call := "call-" + uuid.NewString()
+	booked := f.retellTool(url, call, "book", bookArgs(t, 10))
+	require.True(t, strings.HasPrefix(booked, "[confirmed]"), booked)
+
+	bad := f.retellTool(url, call, "request_human", map[string]any{"topic": "gossip", "reason": "x"})
+	require.True(t, strings.HasPrefix(bad, "[not_done: missing_field]"), bad)
+	ask := map[string]any{"topic": "eligibility", "reason": "Can I rent it with a guarantor abroad?"}
+	for range 2 { // re-issued by the model
+		line := f.retellTool(url, call, "request_human", ask)
+		require.True(t, strings.HasPrefix(line, "[handoff_requested] A person from the agency will call the caller back"), line)
+		require.Contains(t, line, "transfer it now")
+	}
+	var a api.AttentionAnswer
+	require.Equal(t, http.StatusOK, f.call("GET", url+"/v1/ops/attention", nil, &a))
+	require.Len(t, a.Handoffs, 1)
+	h := a.Handoffs[0]
+	require.Equal(t, call, h.ConversationID)
+	require.Equal(t, "eligibility", h.Topic)
+	require.Equal(t, "Can I rent it with a guarantor abroad?", h.Reason)
+	require.Len(t, h.RequestKeys, 1, "the call's booking")
+	f.eventually(func() bool { return rc.count("handoff.requested") == 1 }, "handoff.requested delivered once")
+
+	// Called back, it leaves attention; it cannot be closed twice.
+	sc := sagaclient.New(f.client, sagaclient.Options{Catalog: f.catalog, TaskQueue: f.queue})
+	done, err := sc.CalledBack(f.ctx, h.ID, "called back, guarantor explained")
+	require.NoError(t, err)
+	require.NotNil(t, done.ResolvedAt)
+	_, err = sc.CalledBack(f.ctx, h.ID, "again")
+	require.ErrorIs(t, err, store.ErrHandoffNotOpen)
+	require.Equal(t, http.StatusOK, f.call("GET", url+"/v1/ops/attention", nil, &a))
+	require.Empty(t, a.Handoffs)
+}

@@ -1,0 +1,89 @@
+package systemtest
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/bookingsaga/bookingsaga/internal/app"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/bookingsaga/bookingsaga/api"
+	"github.com/bookingsaga/bookingsaga/api/voice"
+	"github.com/bookingsaga/bookingsaga/receipt"
+	"github.com/bookingsaga/bookingsaga/sagaclient"
+	"github.com/bookingsaga/bookingsaga/workflows"
+)
+
+// Past what it admits, the API answers a booking call at once with the
+// "never sent" answer (503, rejected, retryable, a Retry-After), before
+// it reaches Temporal; the calls it admitted are answered as they come
+// out (pending here: no worker takes their sagas), never that way.
+func TestOverloadIsShedAtOnceAndNothingAdmittedIs(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	inFlight := make(chan int, 16)
+	sc := sagaclient.New(f.client, sagaclient.Options{Catalog: f.catalog, TaskQueue: "no-sagas-" + uuid.NewString(),
+		Settings: workflows.Settings{CommitWait: 2 * time.Second}, MaxInFlight: 2, OnInFlight: func(n int) { inFlight <- n }})
+	srv := httptest.NewServer(app.Edge(sc, api.Config{Catalogue: f.catalog, Keys: apiKeys}, voice.Config{}))
+	t.Cleanup(srv.Close)
+	post := func(hour int) (int, receipt.Receipt, http.Header) {
+		body, _ := json.Marshal(bookingBody(uuid.NewString(), slot(t, hour)))
+		req, _ := http.NewRequestWithContext(f.ctx, http.MethodPost, srv.URL+"/v1/bookings", bytes.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+apiKey)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return 0, receipt.Receipt{}, nil
+		}
+		defer res.Body.Close()
+		var r receipt.Receipt
+		_ = json.NewDecoder(res.Body).Decode(&r)
+		return res.StatusCode, r, res.Header
+	}
+	type answer struct {
+		code int
+		r    receipt.Receipt
+	}
+	admitted := make(chan answer, 2)
+	for i := range 2 {
+		go func() {
+			code, r, _ := post(10 + i)
+			admitted <- answer{code, r}
+		}()
+	}
+	waitInFlight := func(want int) {
+		for {
+			select {
+			case n := <-inFlight:
+				if n == want {
+					return
+				}
+			case <-f.ctx.Done():
+				t.Fatalf("never %d booking calls in flight", want)
+			}
+		}
+	}
+	waitInFlight(2)
+	code, shed, header := post(13)
+	require.Equal(t, http.StatusServiceUnavailable, code)
+	require.Equal(t, receipt.StatusRejected, shed.Status)
+	require.True(t, shed.Reason.Retryable)
+	require.Contains(t, shed.Reason.Message, "not sent")
+	require.Equal(t, "1", header.Get("Retry-After"))
+	require.Empty(t, admitted, "answered while the admitted calls are still waiting")
+	for range 2 {
+		a := <-admitted
+		require.Equal(t, http.StatusOK, a.code)
+		require.Equal(t, receipt.StatusPending, a.r.Status, "an admitted call is never answered as shed")
+	}
+	// Room again once they are answered.
+	waitInFlight(0)
+	code, r, _ := post(14)
+	require.Equal(t, http.StatusOK, code)
+	require.Equal(t, receipt.StatusPending, r.Status)
+}
