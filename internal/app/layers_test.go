@@ -4,6 +4,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -135,4 +136,34 @@ func adapterCalls(t *testing.T, file string, constructors map[string][]string) [
 		return true
 	})
 	return calls
+}
+
+// The composition root holds the wiring, not the system tests: its own
+// tests start no Temporal server (those are app/systemtest's), and the
+// REST edge stays a package of plumbing and routes, the voice tools apart.
+func TestTheWiringAndTheEdgeStayTheirSize(t *testing.T) {
+	t.Parallel()
+	tests, err := filepath.Glob("*_test.go")
+	require.NoError(t, err)
+	require.Contains(t, tests, "layers_test.go", "the scan is of this folder")
+	for _, file := range tests {
+		f, err := parser.ParseFile(token.NewFileSet(), file, nil, parser.ImportsOnly)
+		require.NoError(t, err)
+		for _, imp := range f.Imports {
+			require.NotContains(t, imp.Path.Value, "go.temporal.io/server", "%s starts a Temporal server: a system test, for app/systemtest", file)
+		}
+	}
+	sources, err := filepath.Glob("../../api/*.go")
+	require.NoError(t, err)
+	lines := 0
+	for _, file := range sources {
+		if strings.HasSuffix(file, "_test.go") {
+			continue
+		}
+		data, err := os.ReadFile(file)
+		require.NoError(t, err)
+		lines += strings.Count(string(data), "\n")
+	}
+	require.Greater(t, lines, 500, "the count is of the real package")
+	require.LessOrEqual(t, lines, 2000, "api/ outside the voice tools is %d lines: what grew belongs in a package of its own", lines)
 }
