@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/bookingsaga/bookingsaga/internal/visibility"
+
 	"go.temporal.io/api/serviceerror"
 	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/api/workflowservice/v1"
@@ -34,7 +36,7 @@ func (a *Activities) ReconcileStuck(ctx context.Context, in booking.StuckInput) 
 		return prog.Report, nil
 	}
 	rep := &prog.Report
-	err := a.everyPage(ctx, &prog, booking.StuckPhaseStuck, booking.StuckQuery(in.TaskQueue, in.Before), in.Limit, func(page []*workflowpb.WorkflowExecutionInfo) error {
+	err := a.everyPage(ctx, &prog, booking.StuckPhaseStuck, visibility.StuckQuery(in.TaskQueue, in.Before), in.Limit, func(page []*workflowpb.WorkflowExecutionInfo) error {
 		for _, ex := range page {
 			if err := a.tellStuck(ctx, ex.GetExecution().GetWorkflowId(), in.Before, rep); err != nil {
 				return err
@@ -131,7 +133,7 @@ func (a *Activities) tellStuck(ctx context.Context, key string, before time.Time
 // the store's answer.
 func (a *Activities) verifyOpen(ctx context.Context, in booking.StuckInput, prog *booking.StuckProgress) error {
 	rep := &prog.Report
-	err := a.everyPage(ctx, prog, booking.StuckPhaseOpen, booking.LiveQuery(in.TaskQueue), in.Limit, func(page []*workflowpb.WorkflowExecutionInfo) error {
+	err := a.everyPage(ctx, prog, booking.StuckPhaseOpen, visibility.LiveQuery(in.TaskQueue), in.Limit, func(page []*workflowpb.WorkflowExecutionInfo) error {
 		keys := make([]string, 0, len(page))
 		for _, ex := range page {
 			keys = append(keys, ex.GetExecution().GetWorkflowId())
@@ -160,7 +162,7 @@ func (a *Activities) verifyOpen(ctx context.Context, in booking.StuckInput, prog
 // or keeps the booking and tells the caller.
 func (a *Activities) verifyReleased(ctx context.Context, in booking.StuckInput, prog *booking.StuckProgress) error {
 	rep := &prog.Report
-	err := a.everyPage(ctx, prog, booking.StuckPhaseReleased, booking.ReleasedQuery(in.TaskQueue), in.Limit, func(page []*workflowpb.WorkflowExecutionInfo) error {
+	err := a.everyPage(ctx, prog, booking.StuckPhaseReleased, visibility.ReleasedQuery(in.TaskQueue), in.Limit, func(page []*workflowpb.WorkflowExecutionInfo) error {
 		keys := make([]string, 0, len(page))
 		for _, ex := range page {
 			keys = append(keys, ex.GetExecution().GetWorkflowId())

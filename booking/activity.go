@@ -1,10 +1,7 @@
 package booking
 
 import (
-	"errors"
 	"time"
-
-	"go.temporal.io/sdk/temporal"
 )
 
 // The activity contract: what the saga's workflows send to its activities
@@ -51,13 +48,6 @@ const (
 	// cannot fix (a foreign event under our id, a 4xx). An operator looks.
 	ErrTypeMirrorRefused = "MirrorRefused"
 )
-
-// Retryable says whether a failed activity is worth another try: any
-// failure but one its activity marked final (a refusal, a business outcome).
-func Retryable(err error) bool {
-	var appErr *temporal.ApplicationError
-	return err != nil && !(errors.As(err, &appErr) && appErr.NonRetryable())
-}
 
 // ConflictDetail is carried by an ErrTypeConflict error.
 type ConflictDetail struct {

@@ -1,12 +1,5 @@
 package booking
 
-import (
-	"fmt"
-	"time"
-
-	"go.temporal.io/sdk/temporal"
-)
-
 // The saga's contract with Temporal: every name by which Temporal knows
 // the saga and its companions, and every visibility query that finds them,
 // is defined here once; workflows, activities, the client, the API and the
@@ -48,20 +41,6 @@ const (
 // WebhooksWorkflowName is the dispatcher of one webhook endpoint.
 const WebhooksWorkflowName = "Webhooks"
 
-// Search attributes an operator filters on in the Temporal UI.
-var (
-	AttrStatus         = temporal.NewSearchAttributeKeyKeyword("BookingStatus")
-	AttrProperty       = temporal.NewSearchAttributeKeyKeyword("BookingProperty")
-	AttrAgent          = temporal.NewSearchAttributeKeyKeyword("BookingAgent")
-	AttrSlotStart      = temporal.NewSearchAttributeKeyTime("BookingSlotStart")
-	AttrCalendarSynced = temporal.NewSearchAttributeKeyBool("BookingCalendarSynced")
-	AttrCRMSynced      = temporal.NewSearchAttributeKeyBool("BookingCRMSynced")
-	// AttrReference is the reference the caller was given
-	// (receipt.Reference), so a pending key the store has not decided yet
-	// can be found by it.
-	AttrReference = temporal.NewSearchAttributeKeyKeyword("BookingReference")
-)
-
 // Names of the intent-key workflow and its updates: one per
 // conversation, id workflows.ConversationWorkflowID(conversationID).
 const (
@@ -94,45 +73,3 @@ const (
 // (availability, resources, the policy) for callers that only hold a
 // Temporal client.
 const CatalogWorkflowName = "Catalog"
-
-// Visibility queries over the booking sagas.
-
-// StuckQuery finds this queue's sagas published UNKNOWN that started
-// before before.
-func StuckQuery(queue string, before time.Time) string {
-	return fmt.Sprintf(`%s AND TaskQueue = %q AND %s = "UNKNOWN" AND StartTime < %q`,
-		runningBookings, queue, AttrStatus.GetName(), before.UTC().Format(time.RFC3339Nano))
-}
-
-// PendingQuery finds this queue's sagas published UNKNOWN.
-func PendingQuery(queue string) string {
-	return fmt.Sprintf(`%s AND TaskQueue = %q AND %s = "UNKNOWN"`, runningBookings, queue, AttrStatus.GetName())
-}
-
-// LiveQuery finds this queue's sagas that answer confirmed or held.
-func LiveQuery(queue string) string {
-	return fmt.Sprintf(`%s AND TaskQueue = %q AND %s IN ("CONFIRMED", "SELECTED")`, runningBookings, queue, AttrStatus.GetName())
-}
-
-// ReleasedQuery finds this queue's sagas, running or closed, that
-// answered cancelled or rescheduled: a store restored from an older
-// backup may hold their bookings live again.
-func ReleasedQuery(queue string) string {
-	return fmt.Sprintf(`WorkflowType = %q AND TaskQueue = %q AND %s IN ("CANCELLED", "RESCHEDULED")`,
-		BookingWorkflowName, queue, AttrStatus.GetName())
-}
-
-// AttentionQuery finds sagas an operator should look at: pending,
-// confirmed but not mirrored, or silent since before silentSince.
-func AttentionQuery(silentSince time.Time) string {
-	return fmt.Sprintf(`%s AND (%s = "UNKNOWN" OR (%s = "CONFIRMED" AND (%s = false OR %s = false)) OR (%s IS NULL AND StartTime < %q))`,
-		runningBookings, AttrStatus.GetName(), AttrStatus.GetName(), AttrCalendarSynced.GetName(), AttrCRMSynced.GetName(),
-		AttrStatus.GetName(), silentSince.UTC().Format(time.RFC3339Nano))
-}
-
-// ReferenceQuery finds the saga that carries a caller's reference.
-func ReferenceQuery(ref string) string {
-	return fmt.Sprintf(`WorkflowType = %q AND %s = %q`, BookingWorkflowName, AttrReference.GetName(), ref)
-}
-
-var runningBookings = fmt.Sprintf(`WorkflowType = %q AND ExecutionStatus = "Running"`, BookingWorkflowName)

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/bookingsaga/bookingsaga/internal/visibility"
+
 	"go.temporal.io/api/enums/v1"
 	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/api/workflowservice/v1"
@@ -43,7 +45,7 @@ type SagaSummary struct {
 
 // Attention lists sagas stuck, unsynced or silent, and open drift flags.
 func (c *Client) Attention(ctx context.Context) (Attention, error) {
-	query := booking.AttentionQuery(time.Now().Add(-c.opts.Silent))
+	query := visibility.AttentionQuery(time.Now().Add(-c.opts.Silent))
 	var out Attention
 	var page []byte
 	for {
@@ -96,10 +98,10 @@ func summaries(execs []*workflowpb.WorkflowExecutionInfo) []SagaSummary {
 				_ = converter.GetDefaultDataConverter().FromPayload(p, v)
 			}
 		}
-		decode(booking.AttrStatus.GetName(), &s.Status)
-		decode(booking.AttrProperty.GetName(), &s.Property)
-		decode(booking.AttrCalendarSynced.GetName(), &s.CalendarSynced)
-		decode(booking.AttrCRMSynced.GetName(), &s.CRMSynced)
+		decode(visibility.AttrStatus.GetName(), &s.Status)
+		decode(visibility.AttrProperty.GetName(), &s.Property)
+		decode(visibility.AttrCalendarSynced.GetName(), &s.CalendarSynced)
+		decode(visibility.AttrCRMSynced.GetName(), &s.CRMSynced)
 		out = append(out, s)
 	}
 	return out

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/bookingsaga/bookingsaga/internal/visibility"
+
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
@@ -100,7 +102,7 @@ func Update(ctx context.Context, c client.Client, requestKey, name string, arg a
 // caller quotes. It is for keys the store has not decided yet (pending):
 // the store answers for every decided key.
 func KeyByReference(ctx context.Context, c client.Client, ref string) (string, error) {
-	query := booking.ReferenceQuery(ref)
+	query := visibility.ReferenceQuery(ref)
 	res, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: query, PageSize: 1})
 	if err != nil {
 		return "", fmt.Errorf("key by reference %s: %w", ref, err)

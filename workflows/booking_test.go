@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bookingsaga/bookingsaga/internal/visibility"
+
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
@@ -262,8 +264,8 @@ func (f *fixture) recordPublished() *[]published {
 	var got []published
 	f.env.OnUpsertTypedSearchAttributes(mock.Anything).Run(func(args mock.Arguments) {
 		sa := args.Get(0).(temporal.SearchAttributes)
-		status, _ := sa.GetKeyword(booking.AttrStatus)
-		synced, _ := sa.GetBool(booking.AttrCalendarSynced)
+		status, _ := sa.GetKeyword(visibility.AttrStatus)
+		synced, _ := sa.GetBool(visibility.AttrCalendarSynced)
 		got = append(got, published{Status: status, CalendarSynced: synced})
 	}).Return(nil)
 	return &got

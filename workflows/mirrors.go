@@ -38,7 +38,7 @@ func (s *saga) sync(ctx workflow.Context) {
 	crmF := s.localActivity(fctx, booking.ActivitySyncCRM, s.key())
 	var cal, crm booking.SyncOutput
 	calErr, crmErr := calF.Get(ctx, &cal), crmF.Get(ctx, &crm)
-	if booking.Retryable(calErr) || booking.Retryable(crmErr) {
+	if Retryable(calErr) || Retryable(crmErr) {
 		s.mirrored(cal, calErr, crmErr)
 		s.changes++
 		s.publish(ctx)
@@ -68,7 +68,7 @@ func (s *saga) lag(ctx workflow.Context, began time.Time, mirror string, out boo
 // under mirrorCtx, once the delay the service asked for (Retry-After) has
 // passed; a first try that needs no retry is returned as it is.
 func (s *saga) retryMirror(ctx workflow.Context, first workflow.Future, err error, mirror string) workflow.Future {
-	if !booking.Retryable(err) {
+	if !Retryable(err) {
 		return first
 	}
 	f, set := workflow.NewFuture(ctx)
@@ -101,3 +101,10 @@ func (s *saga) mirrored(cal booking.SyncOutput, calErr, crmErr error) {
 }
 
 func (s *saga) synced() bool { return s.st.CalendarSynced && s.st.CRMSynced }
+
+// Retryable says whether a failed activity is worth another try: any
+// failure but one its activity marked final (a refusal, a business outcome).
+func Retryable(err error) bool {
+	var appErr *temporal.ApplicationError
+	return err != nil && !(errors.As(err, &appErr) && appErr.NonRetryable())
+}

@@ -3,6 +3,8 @@ package workflows
 import (
 	"time"
 
+	"github.com/bookingsaga/bookingsaga/internal/visibility"
+
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
@@ -44,14 +46,14 @@ func (s *saga) publish(ctx workflow.Context) {
 	}
 	s.published = s.changes
 	updates := []temporal.SearchAttributeUpdate{
-		booking.AttrStatus.ValueSet(string(s.st.State)),
-		booking.AttrReference.ValueSet(receipt.Reference(s.st.RequestKey)),
-		booking.AttrCalendarSynced.ValueSet(s.st.CalendarSynced),
-		booking.AttrCRMSynced.ValueSet(s.st.CRMSynced),
+		visibility.AttrStatus.ValueSet(string(s.st.State)),
+		visibility.AttrReference.ValueSet(receipt.Reference(s.st.RequestKey)),
+		visibility.AttrCalendarSynced.ValueSet(s.st.CalendarSynced),
+		visibility.AttrCRMSynced.ValueSet(s.st.CRMSynced),
 	}
 	if in := s.intent(); in != nil {
-		updates = append(updates, booking.AttrProperty.ValueSet(in.PropertyID), booking.AttrAgent.ValueSet(in.AgentID),
-			booking.AttrSlotStart.ValueSet(in.StartsAt))
+		updates = append(updates, visibility.AttrProperty.ValueSet(in.PropertyID), visibility.AttrAgent.ValueSet(in.AgentID),
+			visibility.AttrSlotStart.ValueSet(in.StartsAt))
 	}
 	if err := workflow.UpsertTypedSearchAttributes(ctx, updates...); err != nil {
 		s.log.Warn("search attributes not updated", "error", err)

@@ -8,6 +8,8 @@ import (
 	"net/http/pprof"
 	"time"
 
+	"github.com/bookingsaga/bookingsaga/internal/visibility"
+
 	"github.com/uber-go/tally/v4"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/activity"
@@ -72,7 +74,7 @@ func servePprof(addr string) (func(), error) {
 // max, not sum.
 func watchPending(ctx context.Context, c client.Client, queue string, scope tally.Scope, log *zap.Logger) {
 	gauge := scope.Gauge("pending_reconciliation")
-	query := booking.PendingQuery(queue)
+	query := visibility.PendingQuery(queue)
 	tick := time.NewTicker(15 * time.Second)
 	defer tick.Stop()
 	for {
@@ -117,7 +119,7 @@ func (a *retryCounterActivity) ExecuteActivity(ctx context.Context, in *intercep
 		a.count(info)
 	}
 	out, err := a.Next.ExecuteActivity(ctx, in)
-	if info.IsLocalActivity && booking.Retryable(err) {
+	if info.IsLocalActivity && workflows.Retryable(err) {
 		a.count(info)
 	}
 	return out, err

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bookingsaga/bookingsaga/internal/visibility"
+
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.temporal.io/api/enums/v1"
@@ -24,7 +26,6 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/bookingsaga/bookingsaga/activities"
-	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/httpserve"
 	"github.com/bookingsaga/bookingsaga/internal/localtime"
 	"github.com/bookingsaga/bookingsaga/internal/metrics"
@@ -291,13 +292,13 @@ func createAttributesCommand(namespace string, missing map[string]enums.IndexedV
 
 func SearchAttributes() map[string]enums.IndexedValueType {
 	return map[string]enums.IndexedValueType{
-		booking.AttrStatus.GetName():         enums.INDEXED_VALUE_TYPE_KEYWORD,
-		booking.AttrProperty.GetName():       enums.INDEXED_VALUE_TYPE_KEYWORD,
-		booking.AttrAgent.GetName():          enums.INDEXED_VALUE_TYPE_KEYWORD,
-		booking.AttrSlotStart.GetName():      enums.INDEXED_VALUE_TYPE_DATETIME,
-		booking.AttrCalendarSynced.GetName(): enums.INDEXED_VALUE_TYPE_BOOL,
-		booking.AttrCRMSynced.GetName():      enums.INDEXED_VALUE_TYPE_BOOL,
-		booking.AttrReference.GetName():      enums.INDEXED_VALUE_TYPE_KEYWORD,
+		visibility.AttrStatus.GetName():         enums.INDEXED_VALUE_TYPE_KEYWORD,
+		visibility.AttrProperty.GetName():       enums.INDEXED_VALUE_TYPE_KEYWORD,
+		visibility.AttrAgent.GetName():          enums.INDEXED_VALUE_TYPE_KEYWORD,
+		visibility.AttrSlotStart.GetName():      enums.INDEXED_VALUE_TYPE_DATETIME,
+		visibility.AttrCalendarSynced.GetName(): enums.INDEXED_VALUE_TYPE_BOOL,
+		visibility.AttrCRMSynced.GetName():      enums.INDEXED_VALUE_TYPE_BOOL,
+		visibility.AttrReference.GetName():      enums.INDEXED_VALUE_TYPE_KEYWORD,
 	}
 }
 

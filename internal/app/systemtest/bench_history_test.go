@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bookingsaga/bookingsaga/internal/visibility"
+
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
@@ -53,7 +55,7 @@ func BenchmarkHistoryPerBooking(b *testing.B) {
 	}
 	book(12 * 40) // a new task queue's partitions are created on first use; a day no run reaches
 	noopRun()
-	f.visible(fmt.Sprintf("TaskQueue = '%s' AND %s = true", f.queue, booking.AttrCalendarSynced.GetName()), 1)
+	f.visible(fmt.Sprintf("TaskQueue = '%s' AND %s = true", f.queue, visibility.AttrCalendarSynced.GetName()), 1)
 	f.visible(fmt.Sprintf("TaskQueue = '%s'", noopQueue), 1)
 
 	var saga, noop historyCount
@@ -62,7 +64,7 @@ func BenchmarkHistoryPerBooking(b *testing.B) {
 	for i := 0; b.Loop(); i++ {
 		keys = append(keys, book(i))
 	}
-	f.visible(fmt.Sprintf("TaskQueue = '%s' AND %s = true", f.queue, booking.AttrCalendarSynced.GetName()), len(keys)+1)
+	f.visible(fmt.Sprintf("TaskQueue = '%s' AND %s = true", f.queue, visibility.AttrCalendarSynced.GetName()), len(keys)+1)
 	saga.addCalls(before, persistenceCalls())
 	for _, k := range keys {
 		saga.add(f.history(k))

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bookingsaga/bookingsaga/internal/visibility"
+
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 	"github.com/uber-go/tally/v4"
@@ -80,7 +82,7 @@ func benchToolCall(b *testing.B, callers int) {
 	onlyQueue, noopQueue := benchWorker(b, f.client, commitOnly(only)), benchWorker(b, f.client, noopBooking)
 	kinds := []*kind{
 		{name: "saga", queue: f.queue, call: book(f.queue),
-			settled: fmt.Sprintf(" AND %s = true AND %s = true", booking.AttrCalendarSynced.GetName(), booking.AttrCRMSynced.GetName())},
+			settled: fmt.Sprintf(" AND %s = true AND %s = true", visibility.AttrCalendarSynced.GetName(), visibility.AttrCRMSynced.GetName())},
 		{name: "commit-only", queue: onlyQueue, call: book(onlyQueue)},
 		{name: "noop", queue: noopQueue, call: noopCall(f.client, noopQueue)},
 	}

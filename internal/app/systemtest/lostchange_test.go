@@ -5,11 +5,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bookingsaga/bookingsaga/internal/visibility"
+
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
 	"github.com/bookingsaga/bookingsaga/api"
-	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/store"
 	"github.com/bookingsaga/bookingsaga/receipt"
 	"github.com/bookingsaga/bookingsaga/sagaclient"
@@ -23,7 +24,7 @@ import (
 // reconciliation reads it.
 func (f *fixture) published(key string) {
 	f.t.Helper()
-	f.eventually(func() bool { return f.count(booking.ReleasedQuery(f.queue)+" AND WorkflowId = '"+key+"'") == 1 },
+	f.eventually(func() bool { return f.count(visibility.ReleasedQuery(f.queue)+" AND WorkflowId = '"+key+"'") == 1 },
 		"the saga published its release")
 }
 

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bookingsaga/bookingsaga/internal/visibility"
+
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 	commonpb "go.temporal.io/api/common/v1"
@@ -64,7 +66,7 @@ func TestTheUIShowsWhatEachSagaIs(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, res.GetExecutions(), 1)
 	var status string
-	sa := res.GetExecutions()[0].GetSearchAttributes().GetIndexedFields()[booking.AttrStatus.GetName()]
+	sa := res.GetExecutions()[0].GetSearchAttributes().GetIndexedFields()[visibility.AttrStatus.GetName()]
 	require.NoError(t, converter.GetDefaultDataConverter().FromPayload(sa, &status))
 	require.Equal(t, "CONFLICT", status)
 }

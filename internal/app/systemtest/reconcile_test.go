@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bookingsaga/bookingsaga/internal/visibility"
+
 	"github.com/bookingsaga/bookingsaga/internal/app"
 
 	"github.com/google/uuid"
@@ -471,7 +473,7 @@ func TestReconcileGoesOnFromTheLastPageAnAttemptReached(t *testing.T) {
 		_, err := f.acts.Store.Release(f.ctx, store.ReleaseRequest{RequestKey: key}) // behind the saga's back
 		require.NoError(t, err)
 	}
-	first, err := f.client.ListWorkflow(f.ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: booking.LiveQuery(f.queue), PageSize: 2})
+	first, err := f.client.ListWorkflow(f.ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: visibility.LiveQuery(f.queue), PageSize: 2})
 	require.NoError(t, err)
 	require.Len(t, first.GetExecutions(), 2)
 	require.NotEmpty(t, first.GetNextPageToken())

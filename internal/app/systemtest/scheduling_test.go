@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bookingsaga/bookingsaga/internal/visibility"
+
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/workflowservice/v1"
@@ -182,7 +184,7 @@ func (f *fixture) bookingStatus(key string) string {
 		return ""
 	}
 	var s string
-	p := res.GetExecutions()[0].GetSearchAttributes().GetIndexedFields()[booking.AttrStatus.GetName()]
+	p := res.GetExecutions()[0].GetSearchAttributes().GetIndexedFields()[visibility.AttrStatus.GetName()]
 	if p == nil || converter.GetDefaultDataConverter().FromPayload(p, &s) != nil {
 		return ""
 	}
