@@ -5,8 +5,9 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/stretchr/testify/require"
+
+	"github.com/bookingsaga/bookingsaga/booking"
 )
 
 // codesInSource are every code the service declares (booking.Codes).

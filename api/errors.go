@@ -9,7 +9,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/bookingsaga/bookingsaga/booking"
-	"github.com/bookingsaga/bookingsaga/sagaclient"
+	"github.com/bookingsaga/bookingsaga/receipt"
 )
 
 // Classify is the edge's one reading of an error, for the REST routes and
@@ -27,7 +27,7 @@ import (
 //     after a second: shed by design, not a failure.
 func Classify(err error) (e *Error, technical bool) {
 	var rej *booking.Rejection
-	var held *sagaclient.HeldError
+	var held *receipt.HeldError
 	switch {
 	case errors.As(err, &e):
 		return e, false
@@ -41,9 +41,9 @@ func Classify(err error) (e *Error, technical bool) {
 			e.Status = http.StatusConflict
 		}
 		return e, false
-	case errors.Is(err, sagaclient.ErrNotFound):
+	case errors.Is(err, booking.ErrNotFound):
 		return &Error{Status: http.StatusNotFound, Code: string(booking.CodeNotFound), Message: "no booking under this request_key"}, false
-	case errors.Is(err, sagaclient.ErrOverloaded):
+	case errors.Is(err, booking.ErrOverloaded):
 		return &Error{Status: http.StatusServiceUnavailable, Code: string(booking.CodeUnavailable), RetryAfter: time.Second,
 			Message: "bookingsaga is at capacity: this call was not sent and nothing is confirmed; send the same call again in a moment"}, false
 	}

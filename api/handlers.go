@@ -12,7 +12,6 @@ import (
 
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/receipt"
-	"github.com/bookingsaga/bookingsaga/sagaclient"
 )
 
 // answer writes the receipt of a booking call. The client answers a fault
@@ -26,7 +25,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, key string, rec 
 	}
 	e, technical := Classify(err)
 	switch {
-	case errors.Is(err, sagaclient.ErrOverloaded):
+	case errors.Is(err, booking.ErrOverloaded):
 		// Shed by design, not a failure: counted, not logged as an error.
 		w.Header().Set("Retry-After", retryAfter(e.RetryAfter))
 		s.shed()
@@ -242,7 +241,7 @@ func (s *Server) attention(w http.ResponseWriter, r *http.Request) error {
 // AttentionAnswer is the operator's list, with the webhook endpoints whose
 // receivers are failing.
 type AttentionAnswer struct {
-	sagaclient.Attention
+	booking.Attention
 	Webhooks []WebhookStatus `json:"webhooks"`
 }
 
@@ -252,7 +251,10 @@ func (s *Server) timeline(w http.ResponseWriter, r *http.Request) error {
 	if err := booking.ValidateKey(key); err != nil {
 		return FromRejection(err)
 	}
-	t, err := s.client.Timeline(r.Context(), key)
+	if s.cfg.Timeline == nil {
+		return &Error{Status: http.StatusNotImplemented, Code: string(booking.CodeUnavailable), Message: "this API has no timelines (the saga client's)"}
+	}
+	t, err := s.cfg.Timeline(r.Context(), key)
 	if err != nil {
 		return err
 	}

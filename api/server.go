@@ -30,7 +30,6 @@ import (
 	"github.com/bookingsaga/bookingsaga/internal/egress"
 	"github.com/bookingsaga/bookingsaga/internal/localtime"
 	"github.com/bookingsaga/bookingsaga/internal/speech"
-	"github.com/bookingsaga/bookingsaga/sagaclient"
 )
 
 // Config configures the API.
@@ -53,6 +52,11 @@ type Config struct {
 	// Bookings fills in what a reschedule leaves out; without it a
 	// reschedule must name everything.
 	Bookings Bookings
+	// Timeline is one booking as the store, the saga and the mirrors have
+	// it (GET /v1/ops/timeline/{request_key}), as JSON answers it; the
+	// wiring fills it from the saga client. Without it the route answers
+	// 501.
+	Timeline func(ctx context.Context, key string) (any, error)
 	// Catalogue reads and writes resources, pools and the policy, lists
 	// bookings and answers availability; the catalogue implements it.
 	Catalogue Catalogue
@@ -99,15 +103,15 @@ type Catalogue interface {
 
 // Server is the HTTP API.
 type Server struct {
-	client *sagaclient.Client
+	client Sagas
 	cfg    Config
 	limits *limiters
 	// mounted are the routes of other packages (the voice tools).
 	mounted []Route
 }
 
-// New builds the API over a sagaclient.
-func New(c *sagaclient.Client, cfg Config) *Server {
+// New builds the API over the saga client.
+func New(c Sagas, cfg Config) *Server {
 	if cfg.MaxBody <= 0 {
 		cfg.MaxBody = 64 << 10
 	}
@@ -296,7 +300,7 @@ func (s *Server) registerMetrics(routes []Route) {
 			s.latency(rt.Path, status)
 		}
 	}
-	// Load shedding: calls not sent (sagaclient.ErrOverloaded), and the
+	// Load shedding: calls not sent (booking.ErrOverloaded), and the
 	// booking calls in flight, which the process's saga client reports.
 	s.cfg.Metrics.Counter("booking_calls_shed_total").Inc(0)
 	s.cfg.Metrics.Gauge("booking_calls_in_flight").Update(0)

@@ -64,5 +64,10 @@ type MirrorRecord struct {
 	CRMRef          string
 }
 
+// ErrOverloaded means a booking call was not sent: as many as the saga
+// client admits are in flight already. Nothing reached Temporal, so the
+// same call may be sent again, with the same request_key, in a moment.
+var ErrOverloaded = errors.New("bookingsaga is at capacity: the call was not sent")
+
 // ErrNotFound means the store authoritatively has no booking for the key.
 var ErrNotFound = errors.New("booking not found")

@@ -6,6 +6,7 @@ package receipt
 import (
 	"crypto/sha256"
 	"encoding/base32"
+	"fmt"
 	"time"
 
 	"github.com/bookingsaga/bookingsaga/booking"
@@ -92,4 +93,16 @@ func Reference(requestKey string) string {
 	sum := sha256.Sum256([]byte("bookingsaga/reference/" + requestKey))
 	s := base32.StdEncoding.EncodeToString(sum[:5])
 	return booking.ReferencePrefix + s[:4] + "-" + s[4:8]
+}
+
+// HeldError is a call not sent because an earlier booking of its
+// conversation is still pending: the caller checks that one first.
+// Nothing was sent, and the call's own key holds nothing.
+type HeldError struct {
+	// Earlier is the pending booking's receipt.
+	Earlier Receipt
+}
+
+func (e *HeldError) Error() string {
+	return fmt.Sprintf("an earlier booking of this conversation (request_key %s, reference %s) is not settled", e.Earlier.RequestKey, e.Earlier.Reference)
 }

@@ -22,16 +22,8 @@ import (
 // reschedule_booking, and POST /v1/intents and POST /v1/bookings.
 
 // HeldError is a call not sent because an earlier booking of its
-// conversation is still pending: the caller checks that one first.
-// Nothing was sent, and the call's own key holds nothing.
-type HeldError struct {
-	// Earlier is the pending booking's receipt.
-	Earlier receipt.Receipt
-}
-
-func (e *HeldError) Error() string {
-	return fmt.Sprintf("an earlier booking of this conversation (request_key %s, reference %s) is not settled", e.Earlier.RequestKey, e.Earlier.Reference)
-}
+// conversation is still pending (receipt.HeldError).
+type HeldError = receipt.HeldError
 
 // Pick is the key for a choice of the conversation that books nothing
 // yet (select_slot, POST /v1/intents): the same intent always gets the

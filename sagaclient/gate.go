@@ -1,15 +1,15 @@
 package sagaclient
 
 import (
-	"errors"
 	"sync"
 	"time"
+
+	"github.com/bookingsaga/bookingsaga/booking"
 )
 
 // ErrOverloaded means a booking call was not sent: as many as the client
-// admits are in flight already. Nothing reached Temporal, so the same call
-// may be sent again, with the same request_key, in a moment.
-var ErrOverloaded = errors.New("bookingsaga is at capacity: the call was not sent")
+// admits are in flight already (booking.ErrOverloaded).
+var ErrOverloaded = booking.ErrOverloaded
 
 // gate admits a booking call to Temporal only while fewer than its limit
 // are in flight. Past saturation every admitted call would wait the whole

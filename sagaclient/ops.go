@@ -19,29 +19,11 @@ import (
 	"github.com/bookingsaga/bookingsaga/workflows"
 )
 
-// Attention is what an operator should look at now.
-type Attention struct {
-	// Sagas are running bookings that are pending, or confirmed but not
-	// yet mirrored to the calendar or CRM.
-	Sagas []SagaSummary
-	// Flags are drift a reconciliation run could not repair by itself.
-	Flags []booking.Flag
-	// OutsideRules are confirmed bookings that their resources' hours or
-	// time off, changed since, no longer allow: they stand until someone
-	// moves or cancels them.
-	OutsideRules []booking.OutsideRules
-	// Handoffs are callers waiting for a person to call them back.
-	Handoffs []booking.Handoff
-}
+// Attention is what an operator should look at now (booking.Attention).
+type Attention = booking.Attention
 
 // SagaSummary is one saga as the search attributes show it.
-type SagaSummary struct {
-	RequestKey     string
-	Status         string
-	Property       string
-	CalendarSynced bool
-	CRMSynced      bool
-}
+type SagaSummary = booking.SagaSummary
 
 // Attention lists sagas stuck, unsynced or silent, and open drift flags.
 func (c *Client) Attention(ctx context.Context) (Attention, error) {

@@ -14,7 +14,6 @@ import (
 	"github.com/bookingsaga/bookingsaga/internal/localtime"
 	"github.com/bookingsaga/bookingsaga/internal/speech"
 	"github.com/bookingsaga/bookingsaga/receipt"
-	"github.com/bookingsaga/bookingsaga/sagaclient"
 )
 
 // Answer is a tool call's answer: its status (a receipt's, or one of the
@@ -108,7 +107,7 @@ func (t *Tools) callWith(ctx context.Context, conversationID, name string, args 
 		return out
 	}
 	var e *api.Error
-	var held *sagaclient.HeldError
+	var held *receipt.HeldError
 	switch {
 	case errors.As(err, &held):
 		return t.spoken(ctx, lang, held.Earlier).note("An earlier booking in this call is not settled: check it with booking_status (request_key " +
@@ -117,7 +116,7 @@ func (t *Tools) callWith(ctx context.Context, conversationID, name string, args 
 		// A local time the clocks skip or pass twice: ask, never guess.
 		return Answer{Status: statusNotDone, Code: e.Code, Question: true, Line: speech.Speaker{Lang: lang}.LocalTimeQuestion(e.Code == string(booking.CodeAmbiguousTime),
 			args.LocalStart[:min(len(args.LocalStart), len(localtime.Layout))], e.Candidates[0], e.Candidates[1], args.TimeZone)}
-	case errors.Is(err, sagaclient.ErrOverloaded):
+	case errors.Is(err, booking.ErrOverloaded):
 		t.shed()
 		return notDone(booking.CodeUnavailable, "bookingsaga is at capacity, so nothing was sent and nothing is booked. Try the same call again in a moment")
 	}

@@ -13,7 +13,6 @@ import (
 	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/receipt"
-	"github.com/bookingsaga/bookingsaga/sagaclient"
 )
 
 // find_booking is how a returning caller gets their booking back in a new
@@ -93,7 +92,7 @@ func (t *Tools) toolFind(ctx context.Context, conv string, a toolArgs) (Answer, 
 	}
 	r, err := t.saga.ByReference(ctx, ref)
 	switch {
-	case errors.Is(err, sagaclient.ErrNotFound) || err == nil && !t.phoneMatches(ctx, r.RequestKey, a.Phone):
+	case errors.Is(err, booking.ErrNotFound) || err == nil && !t.phoneMatches(ctx, r.RequestKey, a.Phone):
 		return notDone(booking.CodeNotFound, "no booking matches that reference and phone number; ask the caller to check both, or offer a person"), nil
 	case err != nil:
 		return Answer{}, err

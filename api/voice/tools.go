@@ -12,7 +12,6 @@ import (
 	"github.com/bookingsaga/bookingsaga/internal/localtime"
 	"github.com/bookingsaga/bookingsaga/internal/speech"
 	"github.com/bookingsaga/bookingsaga/receipt"
-	"github.com/bookingsaga/bookingsaga/sagaclient"
 )
 
 // toolArgs are the arguments every tool may take; each tool reads its own.
@@ -94,7 +93,7 @@ func (t *Tools) toolStatus(ctx context.Context, conv string, a toolArgs) (Answer
 		return Answer{}, err
 	}
 	r, err := t.saga.Status(ctx, a.RequestKey)
-	if errors.Is(err, sagaclient.ErrNotFound) {
+	if errors.Is(err, booking.ErrNotFound) {
 		// Nothing anywhere under the key, asked after its call: it will
 		// not hold the conversation any longer.
 		t.saga.Forget(ctx, conv, a.RequestKey)

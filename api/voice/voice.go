@@ -9,19 +9,20 @@
 // The tools mount on the REST API's server (api.Server.Mount) behind its
 // keys, limits and logs, and read errors through api.Classify, the edge's
 // one classification. The conversation's pending rule is the saga
-// client's (sagaclient.Client.BookIn).
+// client's (BookIn, behind the Sagas port).
 package voice
 
 import (
+	"context"
 	"net/http"
 	"time"
 
 	"github.com/uber-go/tally/v4"
 
 	"github.com/bookingsaga/bookingsaga/api"
+	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/apikey"
 	"github.com/bookingsaga/bookingsaga/internal/speech"
-	"github.com/bookingsaga/bookingsaga/sagaclient"
 )
 
 // Config configures the voice tools.
@@ -54,7 +55,7 @@ type Config struct {
 
 // Tools are the voice tools over one saga client.
 type Tools struct {
-	saga *sagaclient.Client
+	saga Sagas
 	cfg  Config
 	// replays binds Retell's signatures to what they signed.
 	replays *replays
@@ -64,8 +65,20 @@ type Tools struct {
 	mcpServer http.Handler
 }
 
-// New builds the tools over a saga client.
-func New(c *sagaclient.Client, cfg Config) *Tools {
+// Sagas is what the tools ask of the saga client (*sagaclient.Client
+// implements it): the booking calls, and the conversation's bookkeeping
+// (which keys it made or adopted; a key let go).
+type Sagas interface {
+	api.Calls
+	Made(ctx context.Context, conv, key string) (bool, error)
+	Adopt(ctx context.Context, conv, key string) error
+	Keys(ctx context.Context, conv string) ([]string, error)
+	Forget(ctx context.Context, conv, key string)
+	RequestHandoff(ctx context.Context, h booking.Handoff) (booking.Handoff, error)
+}
+
+// New builds the tools over the saga client.
+func New(c Sagas, cfg Config) *Tools {
 	if cfg.Language == "" {
 		cfg.Language = speech.English
 	}

@@ -271,6 +271,9 @@ const namesEvery = 30 * time.Second
 // mounted on it, the tools sharing the API's catalogue, stores, display
 // names, language, clock and metrics.
 func Edge(sc *sagaclient.Client, cfg api.Config, tools voice.Config) http.Handler {
+	if cfg.Timeline == nil {
+		cfg.Timeline = func(ctx context.Context, key string) (any, error) { return sc.Timeline(ctx, key) }
+	}
 	tools.Catalogue, tools.Contacts, tools.Bookings, tools.Names = cfg.Catalogue, cfg.Contacts, cfg.Bookings, cfg.Names
 	tools.Language, tools.Now, tools.Metrics = cfg.Language, cfg.Now, cfg.Metrics
 	srv := api.New(sc, cfg)

@@ -1,0 +1,25 @@
+package booking
+
+// Attention is what an operator should look at now.
+type Attention struct {
+	// Sagas are running bookings that are pending, or confirmed but not
+	// yet mirrored to the calendar or CRM.
+	Sagas []SagaSummary
+	// Flags are drift a reconciliation run could not repair by itself.
+	Flags []Flag
+	// OutsideRules are confirmed bookings that their resources' hours or
+	// time off, changed since, no longer allow: they stand until someone
+	// moves or cancels them.
+	OutsideRules []OutsideRules
+	// Handoffs are callers waiting for a person to call them back.
+	Handoffs []Handoff
+}
+
+// SagaSummary is one saga as the search attributes show it.
+type SagaSummary struct {
+	RequestKey     string
+	Status         string
+	Property       string
+	CalendarSynced bool
+	CRMSynced      bool
+}
