@@ -3,9 +3,6 @@ package api
 import (
 	"context"
 	"sync"
-	"time"
-
-	"go.uber.org/zap"
 
 	"github.com/bookingsaga/bookingsaga/internal/speech"
 )
@@ -18,7 +15,7 @@ type ResourceNames interface {
 
 // Names keeps resources' display names for the spoken lines, for the REST
 // answers and the voice tools alike. It is a cache the wiring keeps filled
-// (Refresh at start, then Keep), and that the API's own resource writes
+// (Refresh at start, then every so often), and that the API's own resource writes
 // update (Set): a line reads it and never waits on the store, so rendering
 // an answer does no I/O. A name missing from it is said as "the property"
 // or "the agent".
@@ -41,26 +38,6 @@ func (n *Names) Refresh(ctx context.Context) error {
 	defer n.mu.Unlock()
 	n.by = all
 	return nil
-}
-
-// Keep refreshes the cache every interval until ctx ends: names another
-// process wrote reach this one's lines within it. A failed refresh keeps
-// the names it had.
-func (n *Names) Keep(ctx context.Context, every time.Duration, log *zap.Logger) {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			rctx, cancel := context.WithTimeout(ctx, every)
-			if err := n.Refresh(rctx); err != nil {
-				log.Warn("display names not refreshed; the lines keep the names they had", zap.Error(err))
-			}
-			cancel()
-		}
-	}
 }
 
 // Set records one resource's display name, as the store now holds it.

@@ -267,6 +267,25 @@ func NewAPI(ctx context.Context, cfg APIConfig, logger *zap.Logger, scope tally.
 // another process wrote reaches this one's lines within it.
 const namesEvery = 30 * time.Second
 
+// keepNames refreshes the display names every namesEvery until ctx ends;
+// a failed refresh keeps the names it had.
+func keepNames(ctx context.Context, names *api.Names, logger *zap.Logger) {
+	t := time.NewTicker(namesEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			rctx, cancel := context.WithTimeout(ctx, namesEvery)
+			if err := names.Refresh(rctx); err != nil {
+				logger.Warn("display names not refreshed; the lines keep the names they had", zap.Error(err))
+			}
+			cancel()
+		}
+	}
+}
+
 // Edge is the agent edge over sc: the REST API with the voice tools
 // mounted on it, the tools sharing the API's catalogue, stores, display
 // names, language, clock and metrics.
@@ -302,7 +321,7 @@ func MarkPending(st *store.Store, logger *zap.Logger) func(context.Context, stri
 // Serve answers on ln until ctx ends, then drains for up to 10 s: it takes
 // no new calls and answers those in flight before it returns.
 func (a *API) Serve(ctx context.Context, ln net.Listener, logger *zap.Logger) error {
-	go a.names.Keep(ctx, namesEvery, logger)
+	go keepNames(ctx, a.names, logger)
 	srv := httpserve.Server(a.handler)
 	// Serve returns as soon as Shutdown begins; the caller must wait until
 	// Shutdown has answered the calls in flight, or they get an EOF.
