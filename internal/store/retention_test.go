@@ -98,8 +98,7 @@ func TestRetentionLeavesNoOriginalKeyBehind(t *testing.T) {
 	require.NoError(t, err)
 	later := intent("paris", agent(0), "11:00", "11:30")
 	later.Replaces = "req_first"
-	_, err = f.store.Commit(f.ctx, commitReq("req_moved", later))
-	require.NoError(t, err)
+	f.booked(t, "req_moved", later)
 	// A key v0.1.0 let a caller choose, which looks anonymous already.
 	_, err = f.store.Commit(f.ctx, commitReq("req_legacy", intent("paris", agent(1), "14:00", "14:30")))
 	require.NoError(t, err)

@@ -104,3 +104,12 @@ func requireCode(t testing.TB, err error, code booking.Code) {
 	require.True(t, errors.As(err, &r), "want rejection %s, got %v", code, err)
 	require.Equal(t, code, r.Code, "message: %s", r.Message)
 }
+
+// booked commits in under key, the arrangement most tests start from, and
+// fails the test on an error.
+func (f *fixture) booked(t testing.TB, key string, in booking.Intent) Outcome {
+	t.Helper()
+	out, err := f.store.Commit(f.ctx, commitReq(key, in))
+	require.NoError(t, err)
+	return out
+}

@@ -146,8 +146,7 @@ func TestARescheduledBookingKeepsItsCallersContact(t *testing.T) {
 			f.sealedCommit(t, "req_first", "10:00", "10:30")
 			move := intent("paris", agent(0), "11:00", "11:30")
 			move.Replaces = "req_first"
-			_, err := f.store.Commit(f.ctx, commitReq("req_moved", move))
-			require.NoError(t, err)
+			f.booked(t, "req_moved", move)
 			got, err := f.store.Contact(f.ctx, "req_moved")
 			require.NoError(t, err)
 			require.Equal(t, ada.Phone, got.Phone, "the moved booking's caller is the same")

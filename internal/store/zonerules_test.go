@@ -49,11 +49,10 @@ func TestABookingRecordsWhatItPromised(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	f.vancouver(t)
-	_, err := f.store.Commit(f.ctx, commitReq("plain", vanIntent("van-agent-1", underNewRules)))
-	require.NoError(t, err)
+	f.booked(t, "plain", vanIntent("van-agent-1", underNewRules))
 	held := commitReq("held", intent("paris", agent(1), "10:00", "10:30"))
 	held.Hold = true
-	_, err = f.store.Commit(f.ctx, held)
+	_, err := f.store.Commit(f.ctx, held)
 	require.NoError(t, err)
 	for key, local := range map[string]string{"plain": "2026-12-08T10:00", "held": "2026-12-08T10:00"} {
 		b, err := f.store.Lookup(f.ctx, key)
@@ -67,12 +66,11 @@ func TestABookingFollowsAChangeOfItsZonesRules(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	f.vancouver(t)
-	_, err := f.store.Commit(f.ctx, commitReq("told-ten", vanIntent("van-agent-1", underOldRules)))
-	require.NoError(t, err)
+	f.booked(t, "told-ten", vanIntent("van-agent-1", underOldRules))
 	f.promisedUnder(t, "told-ten", "2026-12-08T10:00", "2025b")
 
 	// A booking a later release resolved is an older build's to leave.
-	_, err = f.store.Commit(f.ctx, commitReq("newer-rules", vanIntent("van-agent-2", underNewRules.Add(3*time.Hour))))
+	_, err := f.store.Commit(f.ctx, commitReq("newer-rules", vanIntent("van-agent-2", underNewRules.Add(3*time.Hour))))
 	require.NoError(t, err)
 	f.promisedUnder(t, "newer-rules", "2026-12-08T14:00", "2999a")
 	behind, err := f.store.ZoneRulesBehind(f.ctx)
@@ -97,8 +95,7 @@ func TestABookingFollowsAChangeOfItsZonesRules(t *testing.T) {
 	require.Contains(t, events[len(events)-1].Detail, `"to": "2026-12-08T17:00:00Z"`)
 
 	// What it occupies moved too: the old instant is free, the new taken.
-	_, err = f.store.Commit(f.ctx, commitReq("old-slot", vanIntent("van-agent-2", underOldRules)))
-	require.NoError(t, err)
+	f.booked(t, "old-slot", vanIntent("van-agent-2", underOldRules))
 	out, err := f.store.Commit(f.ctx, commitReq("new-slot", vanIntent("van-agent-2", underNewRules)))
 	require.NoError(t, err)
 	require.NotNil(t, out.Conflict)
@@ -115,8 +112,7 @@ func TestABookingThatCannotFollowIsFlaggedNotMoved(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	f.vancouver(t)
-	_, err := f.store.Commit(f.ctx, commitReq("told-ten", vanIntent("van-agent-1", underOldRules)))
-	require.NoError(t, err)
+	f.booked(t, "told-ten", vanIntent("van-agent-1", underOldRules))
 	f.promisedUnder(t, "told-ten", "2026-12-08T10:00", "2025b")
 	other, err := f.store.Commit(f.ctx, commitReq("at-new-instant", vanIntent("van-agent-2", underNewRules)))
 	require.NoError(t, err)
