@@ -11,7 +11,6 @@ import (
 	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/internal/store"
 	"github.com/bookingsaga/bookingsaga/receipt"
-	"github.com/bookingsaga/bookingsaga/sagaclient"
 )
 
 // lose removes every trace of key from the store, as a restore from a
@@ -88,7 +87,7 @@ func TestALostBookingIsRestoredUnderItsKeyIfItsSlotIsFree(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	url := f.serveAPI(api.Config{})
-	sc := sagaclient.New(f.client, sagaclient.Options{Catalog: f.catalog, TaskQueue: f.queue, Settings: f.settings})
+	sc := f.sagas()
 	kept, taken := f.booked(10), f.booked(11)
 	var first receipt.Receipt
 	require.Equal(t, http.StatusOK, f.call("GET", url+"/v1/bookings/"+kept, nil, &first))
@@ -134,7 +133,7 @@ func TestALostBookingReleasedIsAnsweredNotBooked(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	url := f.serveAPI(api.Config{})
-	sc := sagaclient.New(f.client, sagaclient.Options{Catalog: f.catalog, TaskQueue: f.queue, Settings: f.settings})
+	sc := f.sagas()
 	key := f.booked(12)
 	f.lose(key)
 	require.Equal(t, 1, f.reconcile().Stuck.Lost)
@@ -181,7 +180,7 @@ func TestACancellationTheStoreLostIsNotSpokenAsDone(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, flags, 1)
 	require.Equal(t, "store_lost_change", flags[0].Kind)
-	sc := sagaclient.New(f.client, sagaclient.Options{Catalog: f.catalog, TaskQueue: f.queue, Settings: f.settings})
+	sc := f.sagas()
 	again, err := sc.Restore(f.ctx, key)
 	require.NoError(t, err)
 	require.Equal(t, receipt.StatusCancelled, again.Status)

@@ -13,7 +13,6 @@ import (
 	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/internal/store"
 	"github.com/bookingsaga/bookingsaga/receipt"
-	"github.com/bookingsaga/bookingsaga/sagaclient"
 )
 
 // What a restore from an older backup loses besides a booking: the
@@ -116,7 +115,7 @@ func TestOpsRestoreOfACancellationTheStoreLostWithItsBookingRecordsIt(t *testing
 	t.Parallel()
 	f := setup(t)
 	url := f.serveAPI(api.Config{})
-	sc := sagaclient.New(f.client, sagaclient.Options{Catalog: f.catalog, TaskQueue: f.queue, Settings: f.settings})
+	sc := f.sagas()
 	key := f.booked(11)
 	f.cancelThroughAPI(url, key)
 	f.lose(key)
@@ -136,7 +135,7 @@ func TestALostMoveIsAppliedAgainWithItsNewBooking(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	url := f.serveAPI(api.Config{})
-	sc := sagaclient.New(f.client, sagaclient.Options{Catalog: f.catalog, TaskQueue: f.queue, Settings: f.settings})
+	sc := f.sagas()
 	old, moved := f.moved(url, 9, 17)
 	var r receipt.Receipt
 	f.lose(moved)
@@ -165,7 +164,7 @@ func TestALostMoveWhoseNewSlotIsTakenStillLetsTheOldOneGo(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	url := f.serveAPI(api.Config{})
-	sc := sagaclient.New(f.client, sagaclient.Options{Catalog: f.catalog, TaskQueue: f.queue, Settings: f.settings})
+	sc := f.sagas()
 	old, moved := f.moved(url, 10, 12)
 	var r receipt.Receipt
 	f.lose(moved)
@@ -195,7 +194,7 @@ func TestALostMovesNewBookingComesBackWhenItsOldOneIsGoneToo(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	url := f.serveAPI(api.Config{})
-	sc := sagaclient.New(f.client, sagaclient.Options{Catalog: f.catalog, TaskQueue: f.queue, Settings: f.settings})
+	sc := f.sagas()
 	old, moved := f.moved(url, 8, 18)
 	var r receipt.Receipt
 	f.lose(moved)
@@ -218,7 +217,7 @@ func TestALostHoldIsRestoredAsAHold(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	url := f.serveAPI(api.Config{})
-	sc := sagaclient.New(f.client, sagaclient.Options{Catalog: f.catalog, TaskQueue: f.queue, Settings: f.settings})
+	sc := f.sagas()
 	var held api.IntentAnswer
 	require.Equal(t, http.StatusOK, f.call("POST", url+"/v1/intents", api.IntentBody{ConversationID: "call-" + uuid.NewString(),
 		Slot: api.Slot{PropertyID: "paris-11", AgentID: "agent-00", StartsAt: slot(t, 14).Format(time.RFC3339),

@@ -19,7 +19,6 @@ import (
 	"github.com/bookingsaga/bookingsaga/api/voice"
 	"github.com/bookingsaga/bookingsaga/internal/apikey"
 	"github.com/bookingsaga/bookingsaga/receipt"
-	"github.com/bookingsaga/bookingsaga/sagaclient"
 )
 
 // withHeaders sets fixed headers on every request, as a voice platform's
@@ -206,7 +205,7 @@ func TestMCPWaitsForTheCallsPendingBooking(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	url := f.serveAPI(api.Config{})
-	sc := sagaclient.New(f.client, sagaclient.Options{Catalog: f.catalog, TaskQueue: f.queue, Settings: f.settings})
+	sc := f.sagas()
 	call := "call-" + uuid.NewString()
 	first, err := sc.Choose(f.ctx, call, commitRequest(slot(t, 10)).Intent, true) // a book on its way
 	require.NoError(t, err)

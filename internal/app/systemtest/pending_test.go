@@ -31,7 +31,7 @@ import (
 func TestAKeyNotYetStartedStaysOutstanding(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	sc := sagaclient.New(f.client, sagaclient.Options{Catalog: f.catalog, TaskQueue: f.queue, Settings: f.settings})
+	sc := f.sagas()
 	conv := "call-" + uuid.NewString()
 	first, err := sc.Choose(f.ctx, conv, commitRequest(slot(t, 10)).Intent, true)
 	require.NoError(t, err)
@@ -52,7 +52,7 @@ func TestAnIntentWaitsForTheConversationsPendingBooking(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	url := f.serveAPI(api.Config{})
-	sc := sagaclient.New(f.client, sagaclient.Options{Catalog: f.catalog, TaskQueue: f.queue, Settings: f.settings})
+	sc := f.sagas()
 	conv := "call-" + uuid.NewString()
 	first, err := sc.Choose(f.ctx, conv, commitRequest(slot(t, 10)).Intent, true) // booked by a tool, on its way
 
@@ -210,7 +210,7 @@ func TestARescheduleAndAHoldWaitForThePendingBooking(t *testing.T) {
 	var key string
 	require.NoError(t, f.pool.QueryRow(f.ctx, "SELECT request_key FROM booking").Scan(&key))
 	// A second booking of the call on its way (its book not answered yet).
-	sc := sagaclient.New(f.client, sagaclient.Options{Catalog: f.catalog, TaskQueue: f.queue, Settings: f.settings})
+	sc := f.sagas()
 	onItsWay, err := sc.Choose(f.ctx, conv, commitRequest(slot(t, 16)).Intent, true)
 	require.NoError(t, err)
 

@@ -12,7 +12,6 @@ import (
 	"github.com/bookingsaga/bookingsaga/api/voice"
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/store"
-	"github.com/bookingsaga/bookingsaga/sagaclient"
 )
 
 // property_info says what the agency approved, with its source, and
@@ -75,7 +74,7 @@ func TestRequestHumanLeavesACallback(t *testing.T) {
 	f.eventually(func() bool { return rc.count("handoff.requested") == 1 }, "handoff.requested delivered once")
 
 	// Called back, it leaves attention; it cannot be closed twice.
-	sc := sagaclient.New(f.client, sagaclient.Options{Catalog: f.catalog, TaskQueue: f.queue})
+	sc := f.sagas()
 	done, err := sc.CalledBack(f.ctx, h.ID, "called back, guarantor explained")
 	require.NoError(t, err)
 	require.NotNil(t, done.ResolvedAt)

@@ -36,7 +36,7 @@ func TestReadsStartNoWorkflow(t *testing.T) {
 	var refusal map[string]any
 	require.Equal(t, http.StatusBadRequest, f.call("GET", apiURL+"/v1/availability?"+q.Encode(), nil, &refusal))
 
-	sc := sagaclient.New(f.client, sagaclient.Options{Catalog: f.catalog, TaskQueue: f.queue, Settings: f.settings})
+	sc := f.sagas()
 	_, err := sc.Attention(f.ctx)
 	require.NoError(t, err)
 	_, err = sc.Timeline(f.ctx, uuid.NewString())

@@ -299,7 +299,7 @@ func TestScheduleIsCreatedOnceAndCanBeTriggered(t *testing.T) {
 	}
 	f.eventually(actions(1), "the run for the zone rules started")
 
-	sc := sagaclient.New(f.client, sagaclient.Options{Catalog: f.catalog, TaskQueue: f.queue})
+	sc := f.sagas()
 	require.NoError(t, sc.ReconcileNow(f.ctx))
 	f.eventually(actions(2), "the triggered run started")
 }
@@ -307,7 +307,7 @@ func TestScheduleIsCreatedOnceAndCanBeTriggered(t *testing.T) {
 func TestOperatorTools(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	sc := sagaclient.New(f.client, sagaclient.Options{Catalog: f.catalog, TaskQueue: f.queue})
+	sc := f.sagas()
 	key := f.booked(9)
 	f.calendar.Put(agentCal, &calendar.Event{Id: "gym00001", Summary: "gym",
 		Start: &calendar.EventDateTime{DateTime: slot(t, 9).Format(time.RFC3339)},

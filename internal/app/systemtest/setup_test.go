@@ -244,3 +244,9 @@ func (f *fixture) liveEvents(calendarID string) int {
 	}
 	return n
 }
+
+// sagas is a saga client over the fixture's worker and catalogue, as an
+// agent backend has one.
+func (f *fixture) sagas() *sagaclient.Client {
+	return sagaclient.New(f.client, sagaclient.Options{Catalog: f.catalog, TaskQueue: f.queue, Settings: f.settings})
+}

@@ -187,7 +187,7 @@ func TestACancelAndTwoReschedulesAtOnceKeepTheirAnswers(t *testing.T) {
 	oldKey := uuid.NewString()
 	require.Equal(t, receipt.StatusConfirmed, f.commit(oldKey, commitRequest(slot(t, 10))).Status)
 	keyB, keyC := uuid.NewString(), uuid.NewString()
-	sc := sagaclient.New(f.client, sagaclient.Options{Catalog: f.catalog, TaskQueue: f.queue, Settings: f.settings})
+	sc := f.sagas()
 	calls := []func() (receipt.Receipt, error){
 		func() (receipt.Receipt, error) { return sc.Cancel(f.ctx, oldKey) },
 		func() (receipt.Receipt, error) { return sc.Reschedule(f.ctx, oldKey, keyB, commitRequest(slot(t, 11))) },
@@ -337,7 +337,7 @@ func TestAHoldThroughTheAPI(t *testing.T) {
 func TestARescheduleResendReadsTheNewBookingAsItIsNow(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	sc := sagaclient.New(f.client, sagaclient.Options{Catalog: f.catalog, TaskQueue: f.queue, Settings: f.settings})
+	sc := f.sagas()
 	oldKey, newKey := uuid.NewString(), uuid.NewString()
 	require.Equal(t, receipt.StatusConfirmed, f.commit(oldKey, commitRequest(slot(t, 10))).Status)
 	moved, err := sc.Reschedule(f.ctx, oldKey, newKey, commitRequest(slot(t, 11)))
@@ -367,7 +367,7 @@ func TestAStatusTheSagaCannotAnswerComesFromTheStore(t *testing.T) {
 
 	// The store is read in the caller's process; no worker polls the queue.
 	f.worker.Stop()
-	sc := sagaclient.New(f.client, sagaclient.Options{Catalog: f.catalog, TaskQueue: f.queue, Settings: f.settings})
+	sc := f.sagas()
 
 	for key, want := range map[string]receipt.Status{winner: receipt.StatusConfirmed, loser: receipt.StatusConflict} {
 		r, err := sc.Status(f.ctx, key)
