@@ -81,7 +81,14 @@ func (t *Tools) retellVerified(r *http.Request, body []byte) *api.Error {
 
 // vapiVerified checks Vapi's shared secret and HMAC credential, each when set.
 func (t *Tools) vapiVerified(r *http.Request, body []byte) *api.Error {
-	if t.cfg.VapiSecret != "" && !constantEqual(r.Header.Get("X-Vapi-Secret"), t.cfg.VapiSecret) {
+	// A Vapi bearer credential sends "Bearer <token>" unless its
+	// bearerPrefixEnabled is false (BearerAuthenticationPlan): either is
+	// the secret.
+	got := r.Header.Get("X-Vapi-Secret")
+	if token, ok := strings.CutPrefix(got, "Bearer "); ok {
+		got = token
+	}
+	if t.cfg.VapiSecret != "" && !constantEqual(got, t.cfg.VapiSecret) {
 		return &api.Error{Status: http.StatusUnauthorized, Code: string(booking.CodeUnauthorized), Message: "bad or missing X-Vapi-Secret"}
 	}
 	if t.cfg.VapiHMACSecret != "" && !vapiSigned(body, r.Header.Get("X-Signature"), r.Header.Get("X-Timestamp"), t.cfg.VapiHMACSecret, t.cfg.Now()) {

@@ -105,3 +105,17 @@ func TestAVapiCallThatFailedForNowIsItsErrorField(t *testing.T) {
 	require.Empty(t, out.Results[0].Result)
 	require.True(t, strings.HasPrefix(out.Results[0].Error, "[not_done: temporarily_unavailable]"), out.Results[0].Error)
 }
+
+// A Vapi bearer credential (BearerAuthenticationPlan in Vapi's OpenAPI)
+// sends "Bearer <token>" unless bearerPrefixEnabled is false, in the header
+// headerName names: the secret is taken either way, and nothing else is.
+func TestTheVapiSecretIsTakenWithOrWithoutItsBearerPrefix(t *testing.T) {
+	t.Parallel()
+	url := guarded(t, api.Config{}, Config{VapiSecret: "vapi-secret", Now: time.Now}) + "/v1/tools/vapi"
+	body := []byte(`{"message":{"type":"tool-calls","call":{"id":"call-1"},"toolCallList":[{"id":"tc-1","type":"function","function":{"name":"no_such_tool","arguments":"{}"}}]}}`)
+	require.Equal(t, http.StatusOK, post(t, url, body, "X-Vapi-Secret", "Bearer vapi-secret"), "Vapi's default, bearerPrefixEnabled true")
+	require.Equal(t, http.StatusOK, post(t, url, body, "X-Vapi-Secret", "vapi-secret"), "bearerPrefixEnabled false")
+	require.Equal(t, http.StatusUnauthorized, post(t, url, body, "X-Vapi-Secret", "Bearer other"))
+	require.Equal(t, http.StatusUnauthorized, post(t, url, body, "X-Vapi-Secret", "Bearervapi-secret"))
+	require.Equal(t, http.StatusUnauthorized, post(t, url, body))
+}

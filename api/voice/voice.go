@@ -30,7 +30,8 @@ type Config struct {
 	// RetellKey verifies X-Retell-Signature when set.
 	RetellKey string
 	// VapiSecret is compared with the X-Vapi-Secret header when set (a
-	// Vapi bearer credential with headerName X-Vapi-Secret and no prefix).
+	// Vapi bearer credential with headerName X-Vapi-Secret, its "Bearer "
+	// prefix on or off).
 	VapiSecret string
 	// VapiHMACSecret verifies a Vapi HMAC credential's signature when set:
 	// x-signature over "{timestamp}.{body}", SHA-256, hex, with
