@@ -1,9 +1,11 @@
 package voice
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 
@@ -48,6 +50,20 @@ func (t *Tools) mcpHandler() http.Handler {
 }
 
 func (t *Tools) mcp(w http.ResponseWriter, r *http.Request) error {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return api.BadRequest(booking.CodeBodyTooLarge, "the body is over the API's limit")
+	}
+	if bytes.HasPrefix(bytes.TrimSpace(body), []byte("[")) {
+		// The current MCP spec has no batches; the SDK still takes one for
+		// the older versions it negotiates and runs its calls at once, so
+		// one request (charged once to the key's limit) could carry
+		// hundreds of tool calls. Refused, as JSON-RPC refuses a request it
+		// will not take.
+		return api.WriteJSON(w, http.StatusBadRequest, map[string]any{"jsonrpc": "2.0", "id": nil,
+			"error": map[string]any{"code": -32600, "message": "JSON-RPC batches are not served: send one request per call"}})
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
 	t.mcpServer.ServeHTTP(w, r)
 	return nil
 }

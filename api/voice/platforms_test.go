@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -118,4 +119,36 @@ func TestTheVapiSecretIsTakenWithOrWithoutItsBearerPrefix(t *testing.T) {
 	require.Equal(t, http.StatusUnauthorized, post(t, url, body, "X-Vapi-Secret", "Bearer other"))
 	require.Equal(t, http.StatusUnauthorized, post(t, url, body, "X-Vapi-Secret", "Bearervapi-secret"))
 	require.Equal(t, http.StatusUnauthorized, post(t, url, body))
+}
+
+// A JSON-RPC batch is refused on /v1/mcp (the current MCP spec has none,
+// and the SDK takes one for the older versions it negotiates, each call
+// run at once): otherwise one request, charged once to the key's limit,
+// could carry hundreds of tool calls.
+func TestAnMCPBatchIsRefused(t *testing.T) {
+	t.Parallel()
+	url := guarded(t, api.Config{}, Config{Now: time.Now}) + "/v1/mcp"
+	call := func(id int) string {
+		return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"no_such_tool","arguments":{"conversation_id":"c-1"}}}`, id)
+	}
+	batch := []byte("[" + call(1) + "," + call(2) + "]")
+	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(batch))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	raw, err := io.ReadAll(res.Body)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusBadRequest, res.StatusCode, string(raw))
+	var answer struct {
+		Error struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &answer), string(raw))
+	require.Equal(t, -32600, answer.Error.Code, "JSON-RPC's invalid request")
+	require.Contains(t, answer.Error.Message, "batch")
 }
