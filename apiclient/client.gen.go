@@ -33,6 +33,7 @@ const (
 	ErrorCodeFlagNotOpen            ErrorCode = "flag_not_open"
 	ErrorCodeHoldExpired            ErrorCode = "hold_expired"
 	ErrorCodeIntentExpired          ErrorCode = "intent_expired"
+	ErrorCodeInvalidConversationId  ErrorCode = "invalid_conversation_id"
 	ErrorCodeInvalidHours           ErrorCode = "invalid_hours"
 	ErrorCodeInvalidLimit           ErrorCode = "invalid_limit"
 	ErrorCodeInvalidOverride        ErrorCode = "invalid_override"
@@ -107,6 +108,8 @@ func (e ErrorCode) Valid() bool {
 	case ErrorCodeHoldExpired:
 		return true
 	case ErrorCodeIntentExpired:
+		return true
+	case ErrorCodeInvalidConversationId:
 		return true
 	case ErrorCodeInvalidHours:
 		return true
@@ -234,6 +237,7 @@ const (
 	ReceiptReasonCodeFlagNotOpen            ReceiptReasonCode = "flag_not_open"
 	ReceiptReasonCodeHoldExpired            ReceiptReasonCode = "hold_expired"
 	ReceiptReasonCodeIntentExpired          ReceiptReasonCode = "intent_expired"
+	ReceiptReasonCodeInvalidConversationId  ReceiptReasonCode = "invalid_conversation_id"
 	ReceiptReasonCodeInvalidHours           ReceiptReasonCode = "invalid_hours"
 	ReceiptReasonCodeInvalidLimit           ReceiptReasonCode = "invalid_limit"
 	ReceiptReasonCodeInvalidOverride        ReceiptReasonCode = "invalid_override"
@@ -308,6 +312,8 @@ func (e ReceiptReasonCode) Valid() bool {
 	case ReceiptReasonCodeHoldExpired:
 		return true
 	case ReceiptReasonCodeIntentExpired:
+		return true
+	case ReceiptReasonCodeInvalidConversationId:
 		return true
 	case ReceiptReasonCodeInvalidHours:
 		return true
@@ -534,6 +540,7 @@ const (
 	UnavailableReceiptCodeFlagNotOpen            UnavailableReceiptCode = "flag_not_open"
 	UnavailableReceiptCodeHoldExpired            UnavailableReceiptCode = "hold_expired"
 	UnavailableReceiptCodeIntentExpired          UnavailableReceiptCode = "intent_expired"
+	UnavailableReceiptCodeInvalidConversationId  UnavailableReceiptCode = "invalid_conversation_id"
 	UnavailableReceiptCodeInvalidHours           UnavailableReceiptCode = "invalid_hours"
 	UnavailableReceiptCodeInvalidLimit           UnavailableReceiptCode = "invalid_limit"
 	UnavailableReceiptCodeInvalidOverride        UnavailableReceiptCode = "invalid_override"
@@ -608,6 +615,8 @@ func (e UnavailableReceiptCode) Valid() bool {
 	case UnavailableReceiptCodeHoldExpired:
 		return true
 	case UnavailableReceiptCodeIntentExpired:
+		return true
+	case UnavailableReceiptCodeInvalidConversationId:
 		return true
 	case UnavailableReceiptCodeInvalidHours:
 		return true
@@ -717,6 +726,7 @@ const (
 	UnavailableReceiptReasonCodeFlagNotOpen            UnavailableReceiptReasonCode = "flag_not_open"
 	UnavailableReceiptReasonCodeHoldExpired            UnavailableReceiptReasonCode = "hold_expired"
 	UnavailableReceiptReasonCodeIntentExpired          UnavailableReceiptReasonCode = "intent_expired"
+	UnavailableReceiptReasonCodeInvalidConversationId  UnavailableReceiptReasonCode = "invalid_conversation_id"
 	UnavailableReceiptReasonCodeInvalidHours           UnavailableReceiptReasonCode = "invalid_hours"
 	UnavailableReceiptReasonCodeInvalidLimit           UnavailableReceiptReasonCode = "invalid_limit"
 	UnavailableReceiptReasonCodeInvalidOverride        UnavailableReceiptReasonCode = "invalid_override"
@@ -791,6 +801,8 @@ func (e UnavailableReceiptReasonCode) Valid() bool {
 	case UnavailableReceiptReasonCodeHoldExpired:
 		return true
 	case UnavailableReceiptReasonCodeIntentExpired:
+		return true
+	case UnavailableReceiptReasonCodeInvalidConversationId:
 		return true
 	case UnavailableReceiptReasonCodeInvalidHours:
 		return true

@@ -101,8 +101,11 @@ const (
 	// CodeNotThisConversation: a voice tool named a key its conversation
 	// did not make.
 	CodeNotThisConversation Code = "not_this_conversation"
-	CodeContactErased       Code = "contact_erased"
-	CodeNoContact           Code = "no_contact"
+	// CodeInvalidConversationID: a conversation id over maxConversationID
+	// bytes, or none where one is needed.
+	CodeInvalidConversationID Code = "invalid_conversation_id"
+	CodeContactErased         Code = "contact_erased"
+	CodeNoContact             Code = "no_contact"
 )
 
 // kinds is every declared code's kind.
@@ -121,7 +124,7 @@ var kinds = map[Code]Kind{
 	CodeBadJSON: Input, CodeBodyTooLarge: Input, CodeInvalidTime: Input, CodeNonexistentTime: Input, CodeAmbiguousTime: Input,
 	CodeNotFound: Edge, CodeMethodNotAllowed: Edge, CodeUnauthorized: Edge, CodeWrongScope: Edge, CodeRateLimited: Edge,
 	CodeUnavailable: Edge, CodeRefusedURL: Input, CodeEarlierPending: Refused, CodeNotThisConversation: Input,
-	CodeContactErased: Edge, CodeNoContact: Edge,
+	CodeContactErased: Edge, CodeNoContact: Edge, CodeInvalidConversationID: Input,
 }
 
 // Kind is the code's kind; an undeclared code is Refused, the answer that

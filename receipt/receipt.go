@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/base32"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/bookingsaga/bookingsaga/booking"
@@ -91,7 +92,12 @@ type Slot struct {
 // e.g. "BS-7K2D-QF4M": stable across retries and workers.
 func Reference(requestKey string) string {
 	sum := sha256.Sum256([]byte("bookingsaga/reference/" + requestKey))
-	s := base32.StdEncoding.EncodeToString(sum[:5])
+	return spell(sum[:5])
+}
+
+// spell writes a reference's five bytes as people quote them.
+func spell(raw []byte) string {
+	s := base32.StdEncoding.EncodeToString(raw)
 	return booking.ReferencePrefix + s[:4] + "-" + s[4:8]
 }
 
@@ -105,4 +111,28 @@ type HeldError struct {
 
 func (e *HeldError) Error() string {
 	return fmt.Sprintf("an earlier booking of this conversation (request_key %s, reference %s) is not settled", e.Earlier.RequestKey, e.Earlier.Reference)
+}
+
+// ReferenceBytes reads a reference as a caller may say or type it
+// ("BS-7K2D-QF4M", "bs7k2d qf4m", "BS-7-K-2-D…": the prefix, then the
+// eight characters, case and dashes aside) back into the five hash bytes
+// the store indexes it by. Anything else is refused invalid_reference.
+func ReferenceBytes(ref string) ([]byte, error) {
+	code, ok := strings.CutPrefix(strings.ToUpper(strings.TrimSpace(ref)), booking.ReferencePrefix[:2])
+	code = strings.NewReplacer("-", "", " ", "").Replace(code)
+	raw, err := base32.StdEncoding.DecodeString(code)
+	if !ok || err != nil || len(raw) != 5 {
+		return nil, booking.Rejectf(booking.CodeInvalidReference, "reference %q is not of the form BS-XXXX-XXXX", ref)
+	}
+	return raw, nil
+}
+
+// CanonicalReference is ref as Reference writes it: one spelling per
+// booking, for whatever counts attempts by reference.
+func CanonicalReference(ref string) (string, error) {
+	raw, err := ReferenceBytes(ref)
+	if err != nil {
+		return "", err
+	}
+	return spell(raw), nil
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 
 	"go.uber.org/zap"
@@ -37,6 +38,11 @@ type Answer struct {
 	// conversation, not a failure.
 	Question bool
 }
+
+// maxConversationID bounds a conversation id (a platform's call id, an
+// X-Call-Id header): whatever keys on it (the key book, find_booking's
+// limits) holds ids of this size at most.
+const maxConversationID = 200
 
 // statusNotDone is a call that did nothing.
 const statusNotDone = "not_done"
@@ -97,6 +103,10 @@ func readToolArgs(raw json.RawMessage) (toolArgs, *Answer) {
 // callWith runs one tool call with its arguments read, and answers its
 // error as the edge's one classification reads it.
 func (t *Tools) callWith(ctx context.Context, conversationID, name string, args toolArgs) Answer {
+	if len(conversationID) > maxConversationID {
+		// Platforms' call ids are tens of bytes; one longer keys nothing.
+		return notDone(booking.CodeInvalidConversationID, fmt.Sprintf("the call's id is over %d bytes", maxConversationID))
+	}
 	lang, err := api.Language(args.Language, t.cfg.Language)
 	if err != nil {
 		return notDone(booking.CodeMissingField, err.Error())

@@ -2,6 +2,7 @@ package voice
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"net/http"
 	"strings"
@@ -32,11 +33,17 @@ const (
 )
 
 // finds limits attempts per conversation and per reference, in this API
-// process (each API process keeps its own count).
+// process (each API process keeps its own count). Its memory is bounded
+// whatever callers send: an entry is a fixed-size hash of what it counts,
+// and past maxFindEntries live ones a new conversation or reference is
+// refused until idle entries go (failing closed: a find is never owed).
 type finds struct {
 	mu sync.Mutex
-	by map[string]*findLimit
+	by map[[32]byte]*findLimit
 }
+
+// maxFindEntries bounds the entries; an hour's idle ones are forgotten.
+const maxFindEntries = 10000
 
 type findLimit struct {
 	bucket *rate.Limiter
@@ -44,25 +51,34 @@ type findLimit struct {
 }
 
 // allow spends one attempt of the conversation's and one of the
-// reference's; both must have one left.
+// reference's (canonical: receipt.CanonicalReference); both must have one
+// left.
 func (f *finds) allow(conv, ref string, now time.Time) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.by == nil || len(f.by) > 10000 {
-		f.prune(now)
+	if f.by == nil {
+		f.by = map[[32]byte]*findLimit{}
 	}
 	c, r := f.limit("conversation:"+conv, findPerCall, now), f.limit("reference:"+ref, findPerBooking, now)
-	if c.TokensAt(now) < 1 || r.TokensAt(now) < 1 {
+	if c == nil || r == nil || c.TokensAt(now) < 1 || r.TokensAt(now) < 1 {
 		return false
 	}
 	return c.AllowN(now, 1) && r.AllowN(now, 1)
 }
 
+// limit is name's bucket, made if there is room: nil when there is none.
 func (f *finds) limit(name string, every time.Duration, now time.Time) *rate.Limiter {
-	l := f.by[name]
+	key := sha256.Sum256([]byte(name))
+	l := f.by[key]
 	if l == nil {
+		if len(f.by) >= maxFindEntries {
+			f.prune(now)
+		}
+		if len(f.by) >= maxFindEntries {
+			return nil
+		}
 		l = &findLimit{bucket: rate.NewLimiter(rate.Every(every), findBurst)}
-		f.by[name] = l
+		f.by[key] = l
 	}
 	l.used = now
 	return l.bucket
@@ -70,21 +86,20 @@ func (f *finds) limit(name string, every time.Duration, now time.Time) *rate.Lim
 
 // prune forgets limits idle for an hour: they are full again by then.
 func (f *finds) prune(now time.Time) {
-	if f.by == nil {
-		f.by = map[string]*findLimit{}
-	}
-	for name, l := range f.by {
+	for key, l := range f.by {
 		if now.Sub(l.used) > time.Hour {
-			delete(f.by, name)
+			delete(f.by, key)
 		}
 	}
 }
 
 func (t *Tools) toolFind(ctx context.Context, conv string, a toolArgs) (Answer, error) {
-	ref := strings.ToUpper(strings.TrimSpace(a.Reference))
+	ref, err := receipt.CanonicalReference(a.Reference)
 	switch {
-	case ref == "" || strings.TrimSpace(a.Phone) == "":
+	case strings.TrimSpace(a.Reference) == "" || strings.TrimSpace(a.Phone) == "":
 		return Answer{}, api.BadRequest(booking.CodeMissingField, "give the reference the caller quotes and the phone number they gave when booking")
+	case err != nil:
+		return Answer{}, err // not a reference: nothing is counted or looked up
 	case t.cfg.Contacts == nil:
 		return Answer{}, &api.Error{Status: http.StatusNotImplemented, Code: string(booking.CodeUnavailable), Message: "this API has no store connection to check a phone number"}
 	case !t.finds.allow(conv, ref, t.cfg.Now()):

@@ -1,10 +1,16 @@
 package voice
 
 import (
+	"context"
+	"fmt"
+	"runtime"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/bookingsaga/bookingsaga/receipt"
 )
 
 func TestSamePhone(t *testing.T) {
@@ -38,4 +44,60 @@ func TestFindAttemptsAreLimitedPerCallAndPerReference(t *testing.T) {
 	require.False(t, f.allow("call-2", "BS-AAAA-AAAA", now), "so has the reference, from any call")
 	require.True(t, f.allow("call-2", "BS-BBBB-BBBB", now))
 	require.True(t, f.allow("call-1", "BS-CCCC-CCCC", now.Add(findPerCall)), "one more, in time")
+}
+
+// heapInUse is the live heap after a collection.
+func heapInUse() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
+
+// The limiter's memory is bounded whatever the callers send: 20,000
+// conversations whose ids are 64 KiB each (headers up to a megabyte pass
+// the edge) leave a bounded number of fixed-size entries, not 1.25 GiB of
+// ids.
+func TestTheFindLimiterHoldsBoundedMemory(t *testing.T) {
+	var f finds
+	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	before := heapInUse()
+	id := make([]byte, 64<<10)
+	for i := range 20000 {
+		copy(id, fmt.Sprintf("call-%08d", i))
+		f.allow(string(id), "BS-AAAA-AAAA", now)
+	}
+	held := int64(heapInUse()) - int64(before)
+	require.LessOrEqual(t, len(f.by), maxFindEntries, "entries")
+	require.Less(t, held, int64(16<<20), "bytes held by the limiter")
+}
+
+// A reference is counted as the booking it names, however it is written:
+// the store reads "BS-AAAA-AAAA", "bsaaaa-aaaa" and "BS-A-A-A-A-A-A-A-A" alike.
+func TestFindAttemptsCountTheReferenceNotItsSpelling(t *testing.T) {
+	t.Parallel()
+	var f finds
+	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	spellings := []string{"BS-AAAA-AAAA", "BSAAAA-AAAA", "bs-aaaa-aaaa", "BS-A-A-A-A-A-A-A-A", "BS-AAAAAAAA"}
+	for i, ref := range spellings {
+		canonical, err := receipt.CanonicalReference(ref)
+		require.NoError(t, err, ref)
+		require.True(t, f.allow(fmt.Sprint("call-", i), canonical, now), ref)
+	}
+	canonical, err := receipt.CanonicalReference("BS-AAAA-AAAA")
+	require.NoError(t, err)
+	require.False(t, f.allow("call-new", canonical, now), "five spellings spent the booking's five attempts")
+	_, err = receipt.CanonicalReference("BS-AAAA")
+	require.Error(t, err, "not a reference")
+}
+
+// A conversation id is bounded at the edge: one of a kilobyte is refused
+// before anything keys on it.
+func TestALongConversationIDIsRefused(t *testing.T) {
+	t.Parallel()
+	tools := New(nil, Config{})
+	ans := tools.call(context.Background(), strings.Repeat("x", 1024), "find_booking", []byte(`{"reference":"BS-AAAA-AAAA","phone":"0612345678"}`))
+	require.True(t, ans.Failed(), ans.Text())
+	require.Equal(t, "invalid_conversation_id", ans.Code)
+	require.Empty(t, tools.finds.by, "nothing counted")
 }

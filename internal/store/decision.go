@@ -2,16 +2,15 @@ package store
 
 import (
 	"context"
-	"encoding/base32"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/receipt"
 )
 
 // Decision reads what the store decided on key; booking.ErrNotFound means nothing
@@ -27,7 +26,7 @@ func (s *Store) Decision(ctx context.Context, key string) (booking.Decision, err
 // DecisionByReference resolves the reference a caller quotes
 // ("BS-7K2D-QF4M") to the decision on its key.
 func (s *Store) DecisionByReference(ctx context.Context, ref string) (booking.Decision, error) {
-	raw, err := referenceBytes(ref)
+	raw, err := receipt.ReferenceBytes(ref)
 	if err != nil {
 		return booking.Decision{}, err
 	}
@@ -57,18 +56,6 @@ LIMIT 2`, raw)
 		return nil, err
 	}
 	return pgx.CollectRows(rows, pgx.RowTo[string])
-}
-
-// referenceBytes reads "BS-XXXX-XXXX" back into the five hash bytes the
-// reference indexes hold.
-func referenceBytes(ref string) ([]byte, error) {
-	code, ok := strings.CutPrefix(strings.ToUpper(strings.TrimSpace(ref)), booking.ReferencePrefix)
-	code = strings.ReplaceAll(code, "-", "")
-	raw, err := base32.StdEncoding.DecodeString(code)
-	if !ok || err != nil || len(raw) != 5 {
-		return nil, booking.Rejectf(booking.CodeInvalidReference, "reference %q is not of the form BS-XXXX-XXXX", ref)
-	}
-	return raw, nil
 }
 
 func (s *Store) decision(ctx context.Context, where string, arg any) (booking.Decision, error) {
