@@ -53,13 +53,24 @@ func (e *RefusedError) Error() string {
 // IPv6 endpoint and Alibaba's.
 var metadata = []netip.Prefix{netip.MustParsePrefix("fd00:ec2::254/128"), netip.MustParsePrefix("100.100.100.200/32")}
 
-// special are ranges that are internal in practice or that embed an
-// IPv4 address a translator would reach: RFC 6598 shared space, "this
-// network", IETF protocol assignments, benchmarking, the reserved block,
-// NAT64 and 6to4.
+// special are the blocks of IANA's special-purpose address registries
+// (IPv4 and IPv6) whose "Globally Reachable" column says false, and that
+// Go's predicates (private, loopback, link-local, multicast, unspecified)
+// do not already name; with two the registries mark reachable but that
+// embed an IPv4 address a translator would reach into the network: NAT64
+// (64:ff9b::/96) and 6to4 (2002::/16). The registries' few reachable
+// exceptions inside 2001::/23 are anycast services, not receivers.
 var special = []netip.Prefix{
-	netip.MustParsePrefix("100.64.0.0/10"), netip.MustParsePrefix("0.0.0.0/8"), netip.MustParsePrefix("192.0.0.0/24"),
+	// IPv4: "this network", shared address space (RFC 6598), IETF protocol
+	// assignments, the three documentation blocks, benchmarking, reserved.
+	netip.MustParsePrefix("0.0.0.0/8"), netip.MustParsePrefix("100.64.0.0/10"), netip.MustParsePrefix("192.0.0.0/24"),
+	netip.MustParsePrefix("192.0.2.0/24"), netip.MustParsePrefix("198.51.100.0/24"), netip.MustParsePrefix("203.0.113.0/24"),
 	netip.MustParsePrefix("198.18.0.0/15"), netip.MustParsePrefix("240.0.0.0/4"),
+	// IPv6: discard-only and the dummy prefix, IETF protocol assignments
+	// (TEREDO, benchmarking, ORCHID), documentation (RFC 3849, RFC 9637),
+	// SRv6 SIDs; NAT64 and 6to4.
+	netip.MustParsePrefix("100::/64"), netip.MustParsePrefix("100:0:0:1::/64"), netip.MustParsePrefix("2001::/23"),
+	netip.MustParsePrefix("2001:db8::/32"), netip.MustParsePrefix("3fff::/20"), netip.MustParsePrefix("5f00::/16"),
 	netip.MustParsePrefix("64:ff9b::/96"), netip.MustParsePrefix("64:ff9b:1::/48"), netip.MustParsePrefix("2002::/16"),
 }
 

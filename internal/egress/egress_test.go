@@ -148,3 +148,20 @@ func TestARedirectIsTheReceiversAnswer(t *testing.T) {
 	require.Equal(t, http.StatusFound, res.StatusCode)
 	require.Equal(t, []string{"93.184.216.34:80"}, n.calls(), "only the receiver was dialled")
 }
+
+// IANA's special-purpose address registries (IPv4 and IPv6, as of
+// 2024-2025) mark these blocks not globally reachable; none is a receiver
+// anyone can run, and documentation ones are what a copied example holds.
+func TestAddressesIANAMarksNotGloballyReachableAreRefused(t *testing.T) {
+	t.Parallel()
+	g, _, _ := setup(t, func(http.ResponseWriter, *http.Request) {})
+	for _, host := range []string{
+		"192.0.2.10", "198.51.100.7", "203.0.113.5", // TEST-NET-1, -2, -3
+		"[2001:db8::1]", "[3fff::1]", // IPv6 documentation, RFC 3849 and RFC 9637
+		"[100::1]", "[2001:2::1]", "[2001:10::1]", "[5f00::1]", // discard-only, benchmarking, ORCHID, SRv6 SIDs
+	} {
+		var refused *RefusedError
+		require.ErrorAs(t, g.CheckURL(t.Context(), "https://"+host+"/hooks"), &refused, host)
+	}
+	require.NoError(t, g.CheckURL(t.Context(), "https://[2606:4700::1111]/hooks"), "a public IPv6 address")
+}
