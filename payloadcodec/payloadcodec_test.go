@@ -135,4 +135,9 @@ func TestTheCodecServerAnswersTheWebUIAndNobodyElse(t *testing.T) {
 	require.NotContains(t, data, "Lovelace")
 	code, _ = call("Bearer "+token, "other")
 	require.Equal(t, http.StatusForbidden, code)
+	// The Temporal CLI without -n sends X-Namespace empty: the one
+	// namespace this codec serves, as the CLI's own default is.
+	code, data = call("Bearer "+token, "")
+	require.Equal(t, http.StatusOK, code, "an empty X-Namespace")
+	require.Contains(t, data, "Lovelace")
 }

@@ -50,7 +50,9 @@ func Server(c *Codec, o ServerOptions) http.Handler {
 			http.Error(w, "a valid bearer token is required", http.StatusUnauthorized)
 			return
 		}
-		if o.Namespace != "" && r.Header.Get("X-Namespace") != o.Namespace {
+		// An empty X-Namespace is the one served: the Temporal CLI sends it
+		// empty without -n, meaning its default namespace.
+		if ns := r.Header.Get("X-Namespace"); o.Namespace != "" && ns != "" && ns != o.Namespace {
 			http.Error(w, "this codec serves namespace "+o.Namespace, http.StatusForbidden)
 			return
 		}
