@@ -281,3 +281,26 @@ func TestARescheduleThatCannotReadTheStoreKeepsItsKey(t *testing.T) {
 	require.Equal(t, receipt.StatusRejected, r.Status)
 	require.True(t, r.Reason.Retryable)
 }
+
+// panickingSagas is a saga client whose reads panic.
+type panickingSagas struct{ Sagas }
+
+func (panickingSagas) Status(context.Context, string) (receipt.Receipt, error) {
+	panic("the saga client broke")
+}
+
+// A panic in a route is answered as every failure of the system is, a
+// retryable 503 with its code, not a dropped connection.
+func TestAPanicInARouteIsARetryableAnswer(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(New(panickingSagas{}, Config{}).Handler())
+	t.Cleanup(srv.Close)
+	res, err := http.Get(srv.URL + "/v1/bookings/k-1")
+	require.NoError(t, err, "answered, not dropped")
+	defer res.Body.Close()
+	require.Equal(t, http.StatusServiceUnavailable, res.StatusCode)
+	var e Error
+	require.NoError(t, json.NewDecoder(res.Body).Decode(&e))
+	require.Equal(t, "temporarily_unavailable", e.Code)
+	require.True(t, e.Retryable)
+}

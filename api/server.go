@@ -274,7 +274,7 @@ func (s *Server) wrap(rt Route) http.Handler {
 		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
 		key, err := s.guard(r, rt)
 		if err == nil {
-			err = rt.Handle(sw, r)
+			err = handle(rt, sw, r)
 		}
 		if err != nil {
 			writeError(sw, log, err)
@@ -284,6 +284,18 @@ func (s *Server) wrap(rt Route) http.Handler {
 		log.Info("http", zap.String("method", r.Method), zap.String("path", r.URL.Path), zap.String("key", key.Name),
 			zap.Int("status", sw.status), zap.Duration("took", time.Since(start)))
 	})
+}
+
+// handle runs rt's handler. A panic is answered as a failure of the
+// system (a retryable 503, logged by writeError) rather than a dropped
+// connection; a booking call it cut short is idempotent by its key.
+func handle(rt Route, w http.ResponseWriter, r *http.Request) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("%s %s panicked: %v", rt.Method, rt.Path, p)
+		}
+	}()
+	return rt.Handle(w, r)
 }
 
 // latency is the timer of a route's calls ending with status: by route

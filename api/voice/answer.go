@@ -101,8 +101,17 @@ func readToolArgs(raw json.RawMessage) (toolArgs, *Answer) {
 }
 
 // callWith runs one tool call with its arguments read, and answers its
-// error as the edge's one classification reads it.
-func (t *Tools) callWith(ctx context.Context, conversationID, name string, args toolArgs) Answer {
+// error as the edge's one classification reads it. A panic is answered as
+// a call not done: MCP's SDK runs a tool in a goroutine of its own, where
+// an unrecovered panic would stop the process. Whatever the call may have
+// sent is idempotent by its key, so trying again is safe.
+func (t *Tools) callWith(ctx context.Context, conversationID, name string, args toolArgs) (out Answer) {
+	defer func() {
+		if p := recover(); p != nil {
+			api.Logger(ctx).Error("tool call panicked", zap.String("tool", name), zap.Any("panic", p), zap.Stack("stack"))
+			out = notDone(booking.CodeUnavailable, "a temporary problem. Try the same call again in a moment")
+		}
+	}()
 	if len(conversationID) > maxConversationID {
 		// Platforms' call ids are tens of bytes; one longer keys nothing.
 		return notDone(booking.CodeInvalidConversationID, fmt.Sprintf("the call's id is over %d bytes", maxConversationID))
@@ -112,9 +121,9 @@ func (t *Tools) callWith(ctx context.Context, conversationID, name string, args 
 		return notDone(booking.CodeMissingField, err.Error())
 	}
 	args.lang = lang
-	out, err := t.run(ctx, conversationID, name, args)
+	ans, err := t.run(ctx, conversationID, name, args)
 	if err == nil {
-		return out
+		return ans
 	}
 	var e *api.Error
 	var held *receipt.HeldError

@@ -2,6 +2,7 @@ package voice
 
 import (
 	"bytes"
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
@@ -9,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -151,4 +153,36 @@ func TestAnMCPBatchIsRefused(t *testing.T) {
 	require.NoError(t, json.Unmarshal(raw, &answer), string(raw))
 	require.Equal(t, -32600, answer.Error.Code, "JSON-RPC's invalid request")
 	require.Contains(t, answer.Error.Message, "batch")
+}
+
+// panicking is a saga client whose every call panics.
+type panicking struct{ Sagas }
+
+func (panicking) Made(context.Context, string, string) (bool, error) { panic("the saga client broke") }
+
+// A panic in a tool call is answered, logged and survived: the MCP SDK
+// runs a tool in a goroutine of its own, where a panic took the whole API
+// process down. The caller hears "not done, try again", and the next call
+// is served.
+func TestAPanicInAToolCallIsAnswered(t *testing.T) {
+	t.Parallel()
+	srv := api.New(nil, api.Config{})
+	srv.Mount(New(panicking{}, Config{}).Routes()...)
+	ts := httptest.NewServer(srv.Handler())
+	t.Cleanup(ts.Close)
+	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"cancel_booking","arguments":{"request_key":"k-1","conversation_id":"c-1"}}}`)
+	for range 2 {
+		req, err := http.NewRequest(http.MethodPost, ts.URL+"/v1/mcp", bytes.NewReader(body))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		res, err := http.DefaultClient.Do(req)
+		require.NoError(t, err, "the connection is answered, not dropped")
+		raw, err := io.ReadAll(res.Body)
+		require.NoError(t, err)
+		require.NoError(t, res.Body.Close())
+		require.Equal(t, http.StatusOK, res.StatusCode, string(raw))
+		require.Contains(t, string(raw), "[not_done: temporarily_unavailable]")
+		require.Contains(t, string(raw), `"isError":true`)
+	}
 }
