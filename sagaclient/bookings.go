@@ -119,6 +119,11 @@ func (c *Client) send(ctx context.Context, key string, req booking.CommitRequest
 		return receipt.Receipt{}, err
 	}
 	r, err := start(ctx, c.tc, c.opts.TaskQueue, workflows.BookingInput{RequestKey: key, Settings: c.opts.Settings}, req)
+	if err == nil {
+		// A re-sent call gets the saga's first answer: the store may have
+		// lost or moved that booking since (a restore, new zone rules).
+		r, err = c.checked(ctx, r)
+	}
 	if err == nil && alts && otherTime(r) {
 		r.Alternatives = c.alternatives(ctx, req.Intent)
 	}
@@ -221,13 +226,9 @@ func (c *Client) status(ctx context.Context, key string) (receipt.Receipt, error
 	switch {
 	case notFound(err):
 		return c.fromStore(ctx, booking.DecisionInput{RequestKey: key})
-	case err == nil && r.Status == receipt.StatusPending:
-		return c.settled(ctx, r)
-	case err == nil && (r.Status == receipt.StatusConfirmed || r.Status == receipt.StatusHeld):
-		return c.stillStored(ctx, r), nil
-	case err == nil && (r.Status == receipt.StatusCancelled || r.Status == receipt.StatusRescheduled):
-		return c.stillReleased(ctx, r), nil
-	case err != nil:
+	case err == nil:
+		return c.checked(ctx, r)
+	default:
 		// The saga can't answer now (its workers restarting, the query
 		// timing out); the store holds every decision, so a decided key is
 		// answered from there, and only an undecided one is pending.
@@ -236,6 +237,23 @@ func (c *Client) status(ctx context.Context, key string) (receipt.Receipt, error
 		}
 	}
 	return r, err
+}
+
+// checked is a saga's answer as the store backs it: the one path every
+// answer the client gives from a saga takes, a booking call's as a status
+// read's. A pending one may have been decided by the store meanwhile; a
+// confirmed or held one must still be in the store; a released one must
+// not be live there again.
+func (c *Client) checked(ctx context.Context, r receipt.Receipt) (receipt.Receipt, error) {
+	switch r.Status {
+	case receipt.StatusPending:
+		return c.settled(ctx, r)
+	case receipt.StatusConfirmed, receipt.StatusHeld:
+		return c.stillStored(ctx, r), nil
+	case receipt.StatusCancelled, receipt.StatusRescheduled:
+		return c.stillReleased(ctx, r), nil
+	}
+	return r, nil
 }
 
 // stillStored checks a live answer of a saga against the store: a

@@ -190,3 +190,26 @@ func TestACancellationTheStoreLostIsNotSpokenAsDone(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, flags)
 }
+
+// TestAResentBookOfALostBookingIsNotConfirmed: after a restore lost a
+// confirmed booking, the same book sent again (a backend's retry, a model
+// re-issuing the call) is checked against the store as a status read is:
+// it answers pending with its reference, never "confirmed" for a booking
+// the store does not hold, through the saga client and POST /v1/bookings.
+func TestAResentBookOfALostBookingIsNotConfirmed(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	url := f.serveAPI(api.Config{})
+	key := f.booked(14)
+	f.lose(key)
+
+	r, err := f.sagas().Commit(f.ctx, key, commitRequest(slot(t, 14)))
+	require.NoError(t, err)
+	require.Equal(t, receipt.StatusPending, r.Status, "the saga client's answer to a re-sent commit")
+	require.Equal(t, receipt.Reference(key), r.Reference)
+
+	var again receipt.Receipt
+	require.Equal(t, http.StatusOK, f.call("POST", url+"/v1/bookings", bookingBody(key, slot(t, 14)), &again))
+	require.Equal(t, receipt.StatusPending, again.Status, "POST /v1/bookings re-sent")
+	require.Zero(t, f.bookings(), "nothing booked by the answer")
+}
