@@ -238,7 +238,7 @@ func NewCommit(s Slot, version string, c *Contact, now time.Time) (booking.Commi
 	}
 	req := booking.CommitRequest{Intent: in, ExpectedPolicyVersion: version, ExpectedZoneRules: s.ExpectedZoneRules}
 	if s.LocalStart != "" {
-		req.ExpectedZoneRules = localtime.Version()
+		req.ExpectedZoneRules, req.ExpectedLocalStart = localtime.Version(), s.LocalStart
 	}
 	if c != nil {
 		if len(c.Name) > 200 || len(c.Phone) > 40 {

@@ -73,6 +73,11 @@ type CommitRequest struct {
 	// offer's instants were resolved under: the store refuses the commit
 	// if its own differ, as it refuses a stale policy.
 	ExpectedZoneRules string `json:",omitempty"`
+	// ExpectedLocalStart is the local wall time the caller agreed
+	// (YYYY-MM-DDTHH:MM in the intent's zone), which the edge resolved to
+	// the intent's start under ExpectedZoneRules: a store on another
+	// release refuses only when its own rules read it as another instant.
+	ExpectedLocalStart string `json:",omitempty"`
 	// Hold asks for a hold that expires after the policy's hold TTL
 	// instead of a confirmed booking; HoldTTL shortens that TTL for this
 	// hold (0, or more than the policy's, is the policy's).

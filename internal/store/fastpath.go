@@ -39,7 +39,7 @@ import (
 // a decision of the full path that could contradict it.
 func (s *Store) commitFast(ctx context.Context, req CommitRequest) (Outcome, bool, error) {
 	if req.Hold || req.Intent.Replaces != "" || req.Intent.AgentPool != "" || len(req.CalendarBusy) > 0 || req.CalendarUnchecked ||
-		req.RestoreID != uuid.Nil || req.ExpectedZoneRules != "" && req.ExpectedZoneRules != localtime.Version() {
+		req.RestoreID != uuid.Nil || !zoneRulesAgree(req.CommitRequest) {
 		return Outcome{}, false, nil
 	}
 	hours, ok := localHours(req.Intent)

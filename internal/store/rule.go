@@ -45,9 +45,9 @@ func (st *commitState) check(req CommitRequest, now time.Time) error {
 	case req.ExpectedPolicyVersion != p.Version:
 		return booking.Rejectf(booking.CodePolicyVersionChanged,
 			"expected policy %q but %q is in force: refresh availability", req.ExpectedPolicyVersion, p.Version)
-	case req.ExpectedZoneRules != "" && req.ExpectedZoneRules != localtime.Version():
+	case !zoneRulesAgree(req.CommitRequest):
 		return booking.Rejectf(booking.CodeZoneRulesChanged,
-			"offered under zone rules %s but %s are in use: refresh availability", req.ExpectedZoneRules, localtime.Version())
+			"offered under zone rules %s but %s are in use, which read it as another instant: refresh availability", req.ExpectedZoneRules, localtime.Version())
 	case len(st.missing) > 0:
 		return booking.Rejectf(booking.CodeUnknownResource, "unknown resource %s", strings.Join(st.missing, ", "))
 	}
@@ -218,4 +218,20 @@ func earlier(a, b time.Time) time.Time {
 		return a
 	}
 	return b
+}
+
+// zoneRulesAgree reports whether the store's zone rules back the instant
+// the request was resolved to: the same release, or (an edge on another
+// release, as in a rolling deploy) the local time the caller agreed,
+// which this release reads as that very instant. An offer resolved from
+// an instant alone, under another release, is not known to agree.
+func zoneRulesAgree(req booking.CommitRequest) bool {
+	if req.ExpectedZoneRules == "" || req.ExpectedZoneRules == localtime.Version() {
+		return true
+	}
+	if req.ExpectedLocalStart == "" {
+		return false
+	}
+	at, err := localtime.Parse(req.ExpectedLocalStart, req.Intent.TimeZone)
+	return err == nil && at.Equal(req.Intent.StartsAt)
 }

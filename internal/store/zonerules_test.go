@@ -204,3 +204,27 @@ func TestFollowingZoneRulesPagesThroughEveryBooking(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, booking.ZoneRulesReport{}, rep, "every booking reached")
 }
+
+// An API on another release of the zone rules than the worker's (a rolling
+// deploy) is refused only where the releases disagree: the local time the
+// caller agreed, read under this build's rules, must be the instant the
+// API resolved. In Paris both releases agree, and the booking stands; in
+// Vancouver they do not, and the caller is asked again.
+func TestAZoneRulesSkewRefusesOnlyWhereTheInstantDiffers(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.vancouver(t)
+	paris := commitReq("paris-skew", intent("paris", agent(0), "10:00", "10:30"))
+	loc, err := localtime.LoadZone("Europe/Paris")
+	require.NoError(t, err)
+	paris.ExpectedZoneRules, paris.ExpectedLocalStart = "2025b", paris.Intent.StartsAt.In(loc).Format(localtime.Layout)
+	_, err = f.store.Commit(f.ctx, paris)
+	require.NoError(t, err, "the same instant under both releases")
+
+	// An API on 2025b resolved 10:00 in Vancouver to 18:00Z; this build's
+	// rules read 10:00 as 17:00Z.
+	van := commitReq("van-skew", vanIntent("van-agent-1", underOldRules))
+	van.ExpectedZoneRules, van.ExpectedLocalStart = "2025b", "2026-12-08T10:00"
+	_, err = f.store.Commit(f.ctx, van)
+	requireCode(t, err, booking.CodeZoneRulesChanged)
+}
