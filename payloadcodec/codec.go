@@ -22,9 +22,25 @@ var _ converter.PayloadCodec = (*Codec)(nil)
 // New is the codec for keys.
 func New(keys *Keys) *Codec { return &Codec{keys: keys} }
 
-// DataConverter is the default data converter with this codec over it.
+// DataConverter is the default data converter with this codec over it,
+// refusing what is not sealed: what a worker or a client reads from
+// Temporal (an activity's result, a signal, an update) is then ours, not
+// the word of whoever reaches Temporal. A deployment that turns
+// encryption on drains its open workflows first (docs/security.md).
 func (c *Codec) DataConverter() converter.DataConverter {
-	return converter.NewCodecDataConverter(converter.GetDefaultDataConverter(), c)
+	return converter.NewCodecDataConverter(converter.GetDefaultDataConverter(), sealedOnly{c})
+}
+
+// sealedOnly is the codec, refusing a plain payload on the way in.
+type sealedOnly struct{ *Codec }
+
+func (s sealedOnly) Decode(payloads []*commonpb.Payload) ([]*commonpb.Payload, error) {
+	for _, p := range payloads {
+		if string(p.GetMetadata()[converter.MetadataEncoding]) != encoding {
+			return nil, fmt.Errorf("decode payload: not sealed under the payload keys (encoding %q): refused", p.GetMetadata()[converter.MetadataEncoding])
+		}
+	}
+	return s.Codec.Decode(payloads)
 }
 
 // Encode seals each payload, metadata and all, under the current key, with
@@ -50,8 +66,8 @@ func (c *Codec) Encode(payloads []*commonpb.Payload) ([]*commonpb.Payload, error
 }
 
 // Decode opens each encrypted payload with the key it names; a payload
-// that is not encrypted (written before encryption was turned on, or by a
-// client without it) passes through.
+// that is not encrypted passes through, for the codec server to show it
+// (the data converter refuses one: DataConverter).
 func (c *Codec) Decode(payloads []*commonpb.Payload) ([]*commonpb.Payload, error) {
 	out := make([]*commonpb.Payload, len(payloads))
 	for i, p := range payloads {

@@ -141,3 +141,21 @@ func TestTheCodecServerAnswersTheWebUIAndNobodyElse(t *testing.T) {
 	require.Equal(t, http.StatusOK, code, "an empty X-Namespace")
 	require.Contains(t, data, "Lovelace")
 }
+
+// What a worker or an API reads through the data converter must be sealed
+// under the keys: anyone who reaches Temporal could otherwise complete an
+// activity (the saga's store lookup among them) or send a signal with a
+// plaintext answer the saga would take as ours. The codec server, which
+// only shows payloads, still shows a plain one.
+func TestTheDataConverterRefusesAPlainPayload(t *testing.T) {
+	t.Parallel()
+	_, c := setup(t)
+	dc := c.DataConverter()
+	var got string
+	forged := payload(t, `{"Found":true}`)
+	require.ErrorContains(t, dc.FromPayload(forged, &got), "not sealed")
+	sealed, err := dc.ToPayload(secret)
+	require.NoError(t, err)
+	require.NoError(t, dc.FromPayload(sealed, &got))
+	require.Equal(t, secret, got)
+}
