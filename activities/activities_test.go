@@ -86,23 +86,6 @@ func (f *fixture) handWritten(from, to time.Time) {
 		Start: &calendar.EventDateTime{DateTime: from.Format(time.RFC3339)}, End: &calendar.EventDateTime{DateTime: to.Format(time.RFC3339)}})
 }
 
-func TestAvailabilityLeavesOutWhatTheCalendarShowsBusy(t *testing.T) {
-	t.Parallel()
-	f := setup(t)
-	f.handWritten(f.day.Add(11*time.Hour), f.day.Add(12*time.Hour))
-	v, err := f.env.ExecuteActivity(f.acts.Availability, booking.AvailabilityQuery{PropertyID: "prop", AgentID: "agent-00",
-		From: f.day.Add(9 * time.Hour), To: f.day.Add(13 * time.Hour)})
-	require.NoError(t, err)
-	var av booking.Availability
-	require.NoError(t, v.Get(&av))
-	var starts []int
-	for _, s := range av.Slots {
-		starts = append(starts, s.StartsAt.Hour())
-	}
-	// 10:00 ends at 11:00 but the agent's 30-minute buffer reaches into the event.
-	require.Equal(t, []int{9, 12}, starts)
-}
-
 func TestCommitReChecksTheCalendarFirst(t *testing.T) {
 	t.Parallel()
 	f := setup(t)

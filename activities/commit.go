@@ -143,16 +143,6 @@ func (a *Activities) Lapse(ctx context.Context, in booking.LapseInput) (booking.
 	return a.reads().Output(ctx, d), nil
 }
 
-// Decision reads what the store decided on a key or a reference. Kept for
-// the Catalog workflow (see catalog.go).
-func (a *Activities) Decision(ctx context.Context, in booking.DecisionInput) (booking.LookupOutput, error) {
-	out, err := a.reads().Decision(ctx, in)
-	if err != nil {
-		return out, storeError("decision", in.RequestKey+in.Reference, err)
-	}
-	return out, nil
-}
-
 // Confirm turns the key's hold into a booking; an expired hold is refused.
 func (a *Activities) Confirm(ctx context.Context, in booking.ConfirmInput) (out booking.CommitOutput, err error) {
 	defer a.countCommit(time.Now(), &out, &err)

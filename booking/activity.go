@@ -16,7 +16,6 @@ const (
 	ActivityConfirm           = "Confirm"
 	ActivityLookup            = "Lookup"
 	ActivityLapse             = "Lapse"
-	ActivityDecision          = "Decision"
 	ActivityExpireHold        = "ExpireHold"
 	ActivityRelease           = "Release"
 	ActivitySyncCalendar      = "SyncCalendar"
@@ -29,12 +28,6 @@ const (
 	ActivityApplyRetention    = "ApplyRetention"
 	ActivityFollowZoneRules   = "FollowZoneRules"
 	ActivityDeliverWebhooks   = "DeliverWebhooks"
-	ActivityAvailability      = "Availability"
-	ActivityUpsertResource    = "UpsertResource"
-	ActivitySetPolicy         = "SetPolicy"
-	ActivityOpenFlags         = "OpenFlags"
-	ActivityBookingTimeline   = "BookingTimeline"
-	ActivityResolveFlag       = "ResolveFlag"
 )
 
 // Non-retryable ApplicationError types. They are business outcomes or
@@ -126,20 +119,6 @@ type SyncOutput struct {
 	Skipped bool
 	EventID string
 	CRMRef  string
-}
-
-// FlagsInput asks for the open drift flags.
-type FlagsInput struct{}
-
-// FlagsOutput lists open drift flags.
-type FlagsOutput struct {
-	Flags []Flag
-}
-
-// ResolveInput closes a flag with a note.
-type ResolveInput struct {
-	FlagID int64
-	Note   string
 }
 
 // Timeline is one booking as every system sees it, side by side.

@@ -68,8 +68,3 @@ const (
 	// SignalReconcile tells a saga what the store says about its key.
 	SignalReconcile = "reconcile"
 )
-
-// CatalogWorkflowName runs one read or write of the store's catalogue
-// (availability, resources, the policy) for callers that only hold a
-// Temporal client.
-const CatalogWorkflowName = "Catalog"

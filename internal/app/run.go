@@ -200,7 +200,6 @@ func migrate(ctx context.Context, ownerURL string, pool *pgxpool.Pool) error {
 // Register puts the saga and its activities on a worker.
 func Register(r worker.Registry, acts *activities.Activities) {
 	r.RegisterWorkflow(workflows.Booking)
-	r.RegisterWorkflow(workflows.Catalog)
 	r.RegisterWorkflow(workflows.Conversation)
 	r.RegisterWorkflow(workflows.Reconcile)
 	r.RegisterWorkflow(workflows.Webhooks)

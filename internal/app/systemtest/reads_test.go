@@ -11,7 +11,6 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 
 	"github.com/bookingsaga/bookingsaga/api"
-	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/receipt"
 	"github.com/bookingsaga/bookingsaga/sagaclient"
 )
@@ -52,7 +51,6 @@ func TestReadsStartNoWorkflow(t *testing.T) {
 	f.eventually(func() bool { return f.count(inQueue+" AND WorkflowId = '"+key+"'") == 1 }, "the marker booking listed")
 	require.Equal(t, int64(1), f.count(inQueue), "executions on the queue: the booking's only")
 	require.Zero(t, f.count("ExecutionStatus = 'Failed' AND "+inQueue))
-	require.Zero(t, f.count("WorkflowType = '"+booking.CatalogWorkflowName+"' AND "+inQueue))
 }
 
 // count asks Temporal's visibility how many executions match query.

@@ -426,19 +426,23 @@ func TestReconcileGoesOnPastARefusedItem(t *testing.T) {
 	f.quiet()
 }
 
-// The Catalog workflow stays registered for one release, for the v0.1.0
-// APIs that still start it: it answers them, and its history is kept.
-func TestACatalogCallOfTheFirstReleaseIsStillAnswered(t *testing.T) {
+// The Catalog workflow is retired: the catalogue is written through the
+// API, by admin keys, never by whoever reaches Temporal. A "Catalog"
+// workflow started with a policy, as the first release's API did, finds
+// no worker that runs it, and the store's policy stays as it was.
+func TestACatalogWriteThroughTemporalDoesNothing(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	id := booking.CatalogIDPrefix + uuid.NewString()
-	run, err := f.client.ExecuteWorkflow(f.ctx, client.StartWorkflowOptions{ID: id, TaskQueue: f.queue},
-		booking.CatalogWorkflowName, workflows.CatalogRequest{Flags: true})
+	id := "catalog:" + uuid.NewString()
+	forged := map[string]any{"Policy": booking.Policy{Version: "forged", SlotMinutes: 30, OpensAt: 6 * time.Hour, ClosesAt: 22 * time.Hour,
+		HoldTTL: 10 * time.Minute, MinNotice: time.Minute}}
+	run, err := f.client.ExecuteWorkflow(f.ctx, client.StartWorkflowOptions{ID: id, TaskQueue: f.queue,
+		WorkflowRunTimeout: 3 * time.Second}, "Catalog", forged)
 	require.NoError(t, err)
-	var res workflows.CatalogResult
-	require.NoError(t, run.Get(f.ctx, &res))
-	require.Empty(t, res.Flags, "a fresh store has no drift")
-	f.record(id, "catalog_flags")
+	require.Error(t, run.Get(f.ctx, nil), "no worker runs it")
+	p, err := f.acts.Store.CurrentPolicy(f.ctx)
+	require.NoError(t, err)
+	require.Equal(t, policyVersion, p.Version, "the store's policy stands")
 }
 
 // Every open saga is compared with the store, not only a first page's:
