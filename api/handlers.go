@@ -106,12 +106,16 @@ func (s *Server) intents(w http.ResponseWriter, r *http.Request) error {
 	if body.ConversationID == "" {
 		return BadRequest(booking.CodeMissingField, "conversation_id is required")
 	}
+	conv, e := Conversation(r.Context(), body.ConversationID)
+	if e != nil {
+		return e
+	}
 	if !body.Hold {
 		in, e := body.Slot.Intent(s.cfg.Now())
 		if e != nil {
 			return e
 		}
-		key, err := s.client.Pick(r.Context(), body.ConversationID, in)
+		key, err := s.client.Pick(r.Context(), conv, in)
 		if err != nil {
 			return err
 		}
@@ -125,7 +129,7 @@ func (s *Server) intents(w http.ResponseWriter, r *http.Request) error {
 		return e
 	}
 	req.HoldTTL = time.Duration(body.HoldMinutes) * time.Minute
-	key, rec, err := s.client.BookIn(r.Context(), body.ConversationID, req.Intent, func(ctx context.Context, key string) (receipt.Receipt, error) {
+	key, rec, err := s.client.BookIn(r.Context(), conv, req.Intent, func(ctx context.Context, key string) (receipt.Receipt, error) {
 		return s.client.Hold(ctx, key, req)
 	})
 	if err != nil {
@@ -159,7 +163,11 @@ func (s *Server) book(w http.ResponseWriter, r *http.Request) error {
 	// In its conversation, the booking keeps the pending rule: it waits
 	// for an earlier booking still pending, and one of its own that goes
 	// pending holds the next.
-	_, rec, err := s.client.BookIn(r.Context(), body.ConversationID, req.Intent, func(ctx context.Context, key string) (receipt.Receipt, error) {
+	conv, e := Conversation(r.Context(), body.ConversationID)
+	if e != nil {
+		return e
+	}
+	_, rec, err := s.client.BookIn(r.Context(), conv, req.Intent, func(ctx context.Context, key string) (receipt.Receipt, error) {
 		if key != body.RequestKey {
 			return receipt.Receipt{}, booking.Rejectf(booking.CodeNotThisConversation,
 				"request_key %s is not the one conversation %s was given for this slot (POST /v1/intents gives it)", body.RequestKey, body.ConversationID)

@@ -62,7 +62,7 @@ type Config struct {
 	Catalogue Catalogue
 	// Names gives resources' display names for the spoken lines; without
 	// it they say "the property" and "the agent".
-	Names *Names
+	Names *speech.Names
 	// Webhooks registers webhook endpoints and notes pending answers for
 	// booking.settled; without it there are no webhooks.
 	Webhooks Webhooks
@@ -258,6 +258,37 @@ func pathMatches(pattern, path string) bool {
 
 type ctxKey struct{}
 
+// callerKey carries the name of the key a call came in under.
+type callerKey struct{}
+
+// Caller is the name of the key the request came in under: an API key's,
+// or a voice platform's ("retell", "vapi") when it signed the call.
+func Caller(ctx context.Context) string {
+	name, _ := ctx.Value(callerKey{}).(string)
+	return name
+}
+
+// MaxConversationID bounds a conversation id (a platform's call id, an
+// X-Call-Id header, a backend's own): whatever keys on it holds ids of
+// this size at most.
+const MaxConversationID = 200
+
+// Conversation is a conversation id as the service keys it: scoped by the
+// key the call came in under, so that two callers (two backends, two
+// platforms) who choose the same id never share a conversation, its keys
+// or its bookings. An id over MaxConversationID bytes is refused.
+func Conversation(ctx context.Context, id string) (string, *Error) {
+	return ConversationOf(Caller(ctx), id)
+}
+
+// ConversationOf is Conversation for a call that came in under caller.
+func ConversationOf(caller, id string) (string, *Error) {
+	if len(id) > MaxConversationID {
+		return "", BadRequest(booking.CodeInvalidConversationID, "the conversation's id is over %d bytes", MaxConversationID)
+	}
+	return caller + "/" + id, nil
+}
+
 func (s *Server) wrap(rt Route) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
@@ -274,7 +305,7 @@ func (s *Server) wrap(rt Route) http.Handler {
 		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
 		key, err := s.guard(r, rt)
 		if err == nil {
-			err = handle(rt, sw, r)
+			err = handle(rt, sw, r.WithContext(context.WithValue(r.Context(), callerKey{}, key.Name)))
 		}
 		if err != nil {
 			writeError(sw, log, err)
@@ -321,7 +352,10 @@ func (s *Server) registerMetrics(routes []Route) {
 // guard authenticates and rate-limits a call to rt. A platform-signed
 // route is limited under the platform's name.
 func (s *Server) guard(r *http.Request, rt Route) (apikey.Key, error) {
-	key := apikey.Key{Name: strings.TrimPrefix(rt.Path, "/v1/tools/")}
+	// A platform's signed calls come in under its name ("retell",
+	// "vapi"), whichever of its URLs they take.
+	platform, _, _ := strings.Cut(strings.TrimPrefix(rt.Path, "/v1/tools/"), "/")
+	key := apikey.Key{Name: platform}
 	if scope := rt.scopeFor(r); scope != "" {
 		var e *Error
 		if key, e = s.authenticate(r, scope); e != nil {

@@ -1377,7 +1377,7 @@ type ToolArgsBook struct {
 		Phone *string `json:"phone,omitempty"`
 	} `json:"contact,omitempty"`
 
-	// ConversationId this call's id, the same for every tool call in it; only where the platform sends no call id itself
+	// ConversationId only where the platform sends no call id itself: leave it out on the first tool call of a call, then send the conversation_id that answer gave on every later one
 	ConversationId *string `json:"conversation_id,omitempty"`
 
 	// DurationMinutes the viewing's length in minutes
@@ -1407,7 +1407,7 @@ type ToolArgsBook struct {
 
 // ToolArgsBookingStatus defines model for ToolArgs_booking_status.
 type ToolArgsBookingStatus struct {
-	// ConversationId this call's id, the same for every tool call in it; only where the platform sends no call id itself
+	// ConversationId only where the platform sends no call id itself: leave it out on the first tool call of a call, then send the conversation_id that answer gave on every later one
 	ConversationId *string `json:"conversation_id,omitempty"`
 
 	// Language the language to answer in: en (the default), fr or zh
@@ -1422,7 +1422,7 @@ type ToolArgsBookingStatus struct {
 
 // ToolArgsCancelBooking defines model for ToolArgs_cancel_booking.
 type ToolArgsCancelBooking struct {
-	// ConversationId this call's id, the same for every tool call in it; only where the platform sends no call id itself
+	// ConversationId only where the platform sends no call id itself: leave it out on the first tool call of a call, then send the conversation_id that answer gave on every later one
 	ConversationId *string `json:"conversation_id,omitempty"`
 
 	// Language the language to answer in: en (the default), fr or zh
@@ -1440,7 +1440,7 @@ type ToolArgsCheckAvailability struct {
 	// AgentPool a team: whichever of its agents is free, in place of agent_id; the result names the agent booked
 	AgentPool *string `json:"agent_pool,omitempty"`
 
-	// ConversationId this call's id, the same for every tool call in it; only where the platform sends no call id itself
+	// ConversationId only where the platform sends no call id itself: leave it out on the first tool call of a call, then send the conversation_id that answer gave on every later one
 	ConversationId *string `json:"conversation_id,omitempty"`
 
 	// Date the local day, YYYY-MM-DD
@@ -1470,7 +1470,7 @@ type ToolArgsCheckAvailability struct {
 
 // ToolArgsFindBooking defines model for ToolArgs_find_booking.
 type ToolArgsFindBooking struct {
-	// ConversationId this call's id, the same for every tool call in it; only where the platform sends no call id itself
+	// ConversationId only where the platform sends no call id itself: leave it out on the first tool call of a call, then send the conversation_id that answer gave on every later one
 	ConversationId *string `json:"conversation_id,omitempty"`
 
 	// Language the language to answer in: en (the default), fr or zh
@@ -1485,7 +1485,7 @@ type ToolArgsFindBooking struct {
 
 // ToolArgsPropertyInfo defines model for ToolArgs_property_info.
 type ToolArgsPropertyInfo struct {
-	// ConversationId this call's id, the same for every tool call in it; only where the platform sends no call id itself
+	// ConversationId only where the platform sends no call id itself: leave it out on the first tool call of a call, then send the conversation_id that answer gave on every later one
 	ConversationId *string `json:"conversation_id,omitempty"`
 
 	// Language the language to answer in: en (the default), fr or zh
@@ -1500,7 +1500,7 @@ type ToolArgsPropertyInfo struct {
 
 // ToolArgsRequestHuman defines model for ToolArgs_request_human.
 type ToolArgsRequestHuman struct {
-	// ConversationId this call's id, the same for every tool call in it; only where the platform sends no call id itself
+	// ConversationId only where the platform sends no call id itself: leave it out on the first tool call of a call, then send the conversation_id that answer gave on every later one
 	ConversationId *string `json:"conversation_id,omitempty"`
 
 	// Language the language to answer in: en (the default), fr or zh
@@ -1521,7 +1521,7 @@ type ToolArgsRescheduleBooking struct {
 	// AgentPool a team: whichever of its agents is free, in place of agent_id; the result names the agent booked
 	AgentPool *string `json:"agent_pool,omitempty"`
 
-	// ConversationId this call's id, the same for every tool call in it; only where the platform sends no call id itself
+	// ConversationId only where the platform sends no call id itself: leave it out on the first tool call of a call, then send the conversation_id that answer gave on every later one
 	ConversationId *string `json:"conversation_id,omitempty"`
 
 	// DurationMinutes the viewing's length in minutes
@@ -1560,7 +1560,7 @@ type ToolArgsSelectSlot struct {
 	// AgentPool a team: whichever of its agents is free, in place of agent_id; the result names the agent booked
 	AgentPool *string `json:"agent_pool,omitempty"`
 
-	// ConversationId this call's id, the same for every tool call in it; only where the platform sends no call id itself
+	// ConversationId only where the platform sends no call id itself: leave it out on the first tool call of a call, then send the conversation_id that answer gave on every later one
 	ConversationId *string `json:"conversation_id,omitempty"`
 
 	// DurationMinutes the viewing's length in minutes

@@ -247,3 +247,30 @@ func conversationStart(id, queue string) client.StartWorkflowOptions {
 	o.StaticSummary = "Conversation · the request keys of one caller's choices"
 	return o
 }
+
+// StartConversation starts the key book of a conversation the service
+// names itself (a minted id, for an MCP client that sends no call id of
+// its own), so that KnownConversation knows it from its first call on.
+func (c *Client) StartConversation(ctx context.Context, conversationID string) error {
+	ctx, cancel := c.bounded(ctx)
+	defer cancel()
+	_, err := c.tc.ExecuteWorkflow(ctx, conversationStart(workflows.ConversationWorkflowID(conversationID), c.opts.TaskQueue),
+		booking.ConversationWorkflowName, workflows.ConversationInput{ConversationID: conversationID})
+	if err != nil {
+		return fmt.Errorf("start conversation %s: %w", conversationID, err)
+	}
+	return nil
+}
+
+// KnownConversation reports whether Temporal has (or had) the key book of
+// conversationID: whether the service gave out that id.
+func (c *Client) KnownConversation(ctx context.Context, conversationID string) (bool, error) {
+	_, err := c.tc.DescribeWorkflowExecution(ctx, workflows.ConversationWorkflowID(conversationID), "")
+	switch {
+	case notFound(err):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("known conversation %s: %w", conversationID, err)
+	}
+	return true, nil
+}

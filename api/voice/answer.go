@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"strings"
 
 	"go.uber.org/zap"
@@ -33,16 +32,14 @@ type Answer struct {
 	Availability *api.AvailabilityAnswer
 	// RequestKey is the key a choice (select_slot) was given.
 	RequestKey string
+	// ConversationID is a conversation id the service minted for an MCP
+	// call that sent none.
+	ConversationID string
 	// Question marks a call that did nothing because the caller must
 	// choose (a local time the clocks skip or pass twice): a turn of the
 	// conversation, not a failure.
 	Question bool
 }
-
-// maxConversationID bounds a conversation id (a platform's call id, an
-// X-Call-Id header): whatever keys on it (the key book, find_booking's
-// limits) holds ids of this size at most.
-const maxConversationID = 200
 
 // statusNotDone is a call that did nothing.
 const statusNotDone = "not_done"
@@ -74,13 +71,18 @@ func notDone(code booking.Code, msg string) Answer {
 	return Answer{Status: statusNotDone, Code: string(code), Line: "NOT done: " + strings.TrimSuffix(msg, ".") + "."}
 }
 
-// call runs one tool call for a conversation.
-func (t *Tools) call(ctx context.Context, conversationID, name string, raw json.RawMessage) Answer {
+// call runs one tool call for the conversation a platform named, scoped
+// by the key the call came in under (api.Conversation).
+func (t *Tools) call(ctx context.Context, callID, name string, raw json.RawMessage) Answer {
 	args, bad := readToolArgs(raw)
 	if bad != nil {
 		return *bad
 	}
-	return t.callWith(ctx, conversationID, name, args)
+	conv, e := api.Conversation(ctx, callID)
+	if e != nil {
+		return notDone(booking.Code(e.Code), e.Message)
+	}
+	return t.callWith(ctx, conv, name, args)
 }
 
 // readToolArgs reads a call's arguments: an object, or (as some
@@ -100,7 +102,8 @@ func readToolArgs(raw json.RawMessage) (toolArgs, *Answer) {
 	return args, nil
 }
 
-// callWith runs one tool call with its arguments read, and answers its
+// callWith runs one tool call of a conversation (scoped already) with its
+// arguments read, and answers its
 // error as the edge's one classification reads it. A panic is answered as
 // a call not done: MCP's SDK runs a tool in a goroutine of its own, where
 // an unrecovered panic would stop the process. Whatever the call may have
@@ -112,10 +115,6 @@ func (t *Tools) callWith(ctx context.Context, conversationID, name string, args 
 			out = notDone(booking.CodeUnavailable, "a temporary problem. Try the same call again in a moment")
 		}
 	}()
-	if len(conversationID) > maxConversationID {
-		// Platforms' call ids are tens of bytes; one longer keys nothing.
-		return notDone(booking.CodeInvalidConversationID, fmt.Sprintf("the call's id is over %d bytes", maxConversationID))
-	}
 	lang, err := api.Language(args.Language, t.cfg.Language)
 	if err != nil {
 		return notDone(booking.CodeMissingField, err.Error())

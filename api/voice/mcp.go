@@ -3,10 +3,13 @@ package voice
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
+	"regexp"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -64,9 +67,15 @@ func (t *Tools) mcp(w http.ResponseWriter, r *http.Request) error {
 			"error": map[string]any{"code": -32600, "message": "JSON-RPC batches are not served: send one request per call"}})
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.Header.Set(callerHeader, api.Caller(r.Context()))
 	t.mcpServer.ServeHTTP(w, r)
 	return nil
 }
+
+// callerHeader carries, from the HTTP request to the SDK's tool
+// handler, the key the request came in under; the edge sets it, over
+// whatever a client sent.
+const callerHeader = "X-Bookingsaga-Caller"
 
 // mcpCall runs one tools/call. Refusals, conflicts, pending outcomes and
 // questions for the caller are ordinary results, worded from their
@@ -75,43 +84,92 @@ func (t *Tools) mcpCall(name string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		args, bad := readToolArgs(req.Params.Arguments)
 		var ans Answer
-		switch conv := conversation(req, args); {
-		case bad != nil:
+		if bad != nil {
 			ans = *bad
-		case conv == "":
-			ans = notDone(booking.CodeMissingField,
-				"name the conversation: send the header X-Call-Id with the call's id, or give conversation_id")
-		default:
-			ans = t.callWith(ctx, conv, name, args)
+		} else {
+			ans = t.mcpConversation(ctx, req, name, args)
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: ans.Text()}},
 			StructuredContent: structured(ans), IsError: ans.Failed()}, nil
 	}
 }
 
-func conversation(req *mcp.CallToolRequest, args toolArgs) string {
-	if req.Extra != nil && req.Extra.Header != nil {
-		if id := strings.TrimSpace(req.Extra.Header.Get("X-Call-Id")); id != "" {
-			return id
+// mcpConversation runs the call in its conversation: the platform's call
+// id (X-Call-Id) where it sends one; else one the service mints on the
+// first call and answers (conversation_id), which later calls send back.
+// An id the service never gave out is refused: two callers whose models
+// say the same id must never share a conversation, its keys or bookings.
+func (t *Tools) mcpConversation(ctx context.Context, req *mcp.CallToolRequest, name string, args toolArgs) Answer {
+	var header http.Header
+	if req.Extra != nil {
+		header = req.Extra.Header
+	}
+	caller, callID, given := header.Get(callerHeader), strings.TrimSpace(header.Get("X-Call-Id")), strings.TrimSpace(args.ConversationID)
+	id, minted := callID, false
+	switch {
+	case callID != "":
+	case given == "":
+		id, minted = mintConversation(), true
+	case !mintedShape.MatchString(given):
+		return notDone(booking.CodeInvalidConversationID, notMinted)
+	default:
+		id = given
+	}
+	conv, e := api.ConversationOf(caller, id)
+	if e != nil {
+		return notDone(booking.Code(e.Code), e.Message)
+	}
+	if minted {
+		if err := t.saga.StartConversation(ctx, conv); err != nil {
+			return notDone(booking.CodeUnavailable, "a temporary problem. Try the same call again in a moment")
+		}
+		ans := t.callWith(ctx, conv, name, args)
+		ans.ConversationID = id
+		return ans.note("For the tools: this call's conversation_id is " + id + "; send it with every later tool call.")
+	}
+	if callID == "" {
+		known, err := t.saga.KnownConversation(ctx, conv)
+		if err != nil {
+			return notDone(booking.CodeUnavailable, "a temporary problem. Try the same call again in a moment")
+		}
+		if !known {
+			return notDone(booking.CodeInvalidConversationID, notMinted)
 		}
 	}
-	return strings.TrimSpace(args.ConversationID)
+	return t.callWith(ctx, conv, name, args)
+}
+
+// notMinted answers a conversation_id the service did not give this key.
+const notMinted = "this conversation_id was not given by bookingsaga to this key: leave it out on the first call, then send back the one its answer gives"
+
+// mintedShape is the form of the conversation ids the service mints.
+var mintedShape = regexp.MustCompile(`^cv-[0-9a-f]{32}$`)
+
+// mintConversation is a new conversation id, unguessable.
+func mintConversation() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return "cv-" + hex.EncodeToString(b)
 }
 
 // ToolResult is an MCP call's structuredContent: the [status] tag and
 // the line, and what they speak of.
 type ToolResult struct {
-	Status       string                  `json:"status"`
-	Code         string                  `json:"code,omitempty"`
-	Line         string                  `json:"line"`
-	RequestKey   string                  `json:"request_key,omitempty"`
-	Receipt      *receipt.Receipt        `json:"receipt,omitempty"`
-	Availability *api.AvailabilityAnswer `json:"availability,omitempty"`
+	Status     string `json:"status"`
+	Code       string `json:"code,omitempty"`
+	Line       string `json:"line"`
+	RequestKey string `json:"request_key,omitempty"`
+	// ConversationID is the id the service minted for this call, on its
+	// first tool call without one: later calls send it back.
+	ConversationID string                  `json:"conversation_id,omitempty"`
+	Receipt        *receipt.Receipt        `json:"receipt,omitempty"`
+	Availability   *api.AvailabilityAnswer `json:"availability,omitempty"`
 }
 
 // structured is an answer's structuredContent, built from its fields.
 func structured(a Answer) ToolResult {
-	out := ToolResult{Status: a.Status, Code: a.Code, Line: a.Line, RequestKey: a.RequestKey, Availability: a.Availability}
+	out := ToolResult{Status: a.Status, Code: a.Code, Line: a.Line, RequestKey: a.RequestKey, Availability: a.Availability,
+		ConversationID: a.ConversationID}
 	if a.Receipt != nil {
 		r := receipt.OnWire(*a.Receipt)
 		out.Receipt = &r
@@ -148,6 +206,8 @@ var toolResultSchema = map[string]any{"type": "object", "required": []string{"st
 	"line":   map[string]any{"type": "string", "description": "what to say, in the language asked for"},
 	"request_key": map[string]any{"type": "string",
 		"description": "the key a choice or booking is known by: pass it to book, booking_status, cancel_booking and reschedule_booking"},
+	"conversation_id": map[string]any{"type": "string",
+		"description": "the conversation id bookingsaga gave this call, on its first tool call sent without one: send it as conversation_id with every later call"},
 	"receipt":      openAPISchema("Receipt", "the receipt, as GET /v1/bookings/{request_key} answers it"),
 	"availability": openAPISchema("Availability", "free starts, as GET /v1/availability answers them"),
 }}

@@ -128,10 +128,10 @@ func (d toolDef) schema() map[string]any {
 var languageParam = param{name: "language", kind: "string", desc: "the language to answer in: en (the default), fr or zh"}
 
 // conversationParam names the call where the platform sends no call id
-// of its own (an MCP client without the X-Call-Id header): the bookings
-// a conversation makes are its own.
+// of its own (an MCP client without the X-Call-Id header): the service
+// mints it on the first call, and the bookings it makes are its own.
 var conversationParam = param{name: "conversation_id", kind: "string",
-	desc: "this call's id, the same for every tool call in it; only where the platform sends no call id itself"}
+	desc: "only where the platform sends no call id itself: leave it out on the first tool call of a call, then send the conversation_id that answer gave on every later one"}
 
 func objectSchema(ps []param) map[string]any {
 	props := map[string]any{}

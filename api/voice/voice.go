@@ -45,7 +45,7 @@ type Config struct {
 	// Bookings fills in what a reschedule leaves out.
 	Bookings api.Bookings
 	// Names gives resources' display names for the spoken lines.
-	Names *api.Names
+	Names *speech.Names
 	// Language is the spoken lines' language when a call names none.
 	Language speech.Lang
 	// Now is the clock; nil means time.Now.
@@ -76,6 +76,8 @@ type Sagas interface {
 	Keys(ctx context.Context, conv string) ([]string, error)
 	Forget(ctx context.Context, conv, key string)
 	RequestHandoff(ctx context.Context, h booking.Handoff) (booking.Handoff, error)
+	StartConversation(ctx context.Context, conv string) error
+	KnownConversation(ctx context.Context, conv string) (bool, error)
 }
 
 // New builds the tools over the saga client.

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bookingsaga/bookingsaga/internal/speech"
+
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/uber-go/tally/v4"
 	"go.temporal.io/sdk/client"
@@ -217,7 +219,7 @@ type API struct {
 	handler http.Handler
 	tc      client.Client
 	reads   *Reads
-	names   *api.Names
+	names   *speech.Names
 }
 
 // NewAPI assembles the API of cfg; its call latencies go to scope. It
@@ -249,7 +251,7 @@ func NewAPI(ctx context.Context, cfg APIConfig, logger *zap.Logger, scope tally.
 	opts.OnInFlight = func(n int) { inFlight.Update(float64(n)) }
 	opts.OnPending, opts.Log = MarkPending(reads.Store, logger), logger
 	sc := sagaclient.New(tc, opts)
-	names := api.NewNames(reads.Store)
+	names := speech.NewNames(reads.Store)
 	if err := names.Refresh(ctx); err != nil {
 		// The lines say "the property" until the next refresh.
 		logger.Warn("display names not read at start", zap.Error(err))
@@ -269,7 +271,7 @@ const namesEvery = 30 * time.Second
 
 // keepNames refreshes the display names every namesEvery until ctx ends;
 // a failed refresh keeps the names it had.
-func keepNames(ctx context.Context, names *api.Names, logger *zap.Logger) {
+func keepNames(ctx context.Context, names *speech.Names, logger *zap.Logger) {
 	t := time.NewTicker(namesEvery)
 	defer t.Stop()
 	for {

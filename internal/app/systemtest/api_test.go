@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bookingsaga/bookingsaga/internal/speech"
+
 	"github.com/bookingsaga/bookingsaga/internal/app"
 
 	"github.com/google/uuid"
@@ -31,6 +33,11 @@ import (
 	"github.com/bookingsaga/bookingsaga/receipt"
 	"github.com/bookingsaga/bookingsaga/sagaclient"
 )
+
+// scoped is a conversation id as the API keys it for calls under the
+// tests' key (api.Conversation); a Retell or Vapi call signed by its
+// platform is scoped by "retell" or "vapi" instead.
+func scoped(id string) string { return "test/" + id }
 
 // apiKey is the tests' API key, with every scope, and apiKeys holds it.
 var apiKey, apiKeys = func() (string, *apikey.Keyring) {
@@ -68,7 +75,7 @@ func (f *fixture) serveEdge(cfg api.Config, tools voice.Config, reads ...sagacli
 		cfg.Contacts = vault
 	}
 	if cfg.Names == nil {
-		cfg.Names = api.NewNames(vault)
+		cfg.Names = speech.NewNames(vault)
 		require.NoError(f.t, cfg.Names.Refresh(f.ctx))
 	}
 	if cfg.Bookings == nil {

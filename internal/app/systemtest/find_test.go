@@ -65,7 +65,7 @@ func TestAReturningCallerFindsTheirBookingByReferenceAndPhone(t *testing.T) {
 		"local_start": slot(t, 11).In(parisZone(t)).Format("2006-01-02T15:04")})
 	require.True(t, strings.HasPrefix(moved, "[confirmed]"), moved)
 	require.Equal(t, "released_for_reschedule", f.storeStatus(key))
-	f.noPhoneInHistory(workflows.ConversationWorkflowID(later), "612345678", "12 34 56")
+	f.noPhoneInHistory(workflows.ConversationWorkflowID("retell/"+later), "612345678", "12 34 56")
 
 	// Guessing: a third call spends its attempts on wrong numbers, and
 	// then is refused even the right one.

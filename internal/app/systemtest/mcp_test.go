@@ -40,7 +40,13 @@ func (h withHeaders) RoundTrip(r *http.Request) (*http.Response, error) {
 // does for each tool call; callID "" sends no X-Call-Id.
 func (f *fixture) mcpSession(url, callID string) *mcp.ClientSession {
 	f.t.Helper()
-	header := map[string]string{"Authorization": "Bearer " + apiKey}
+	return f.mcpSessionAs(url, apiKey, callID)
+}
+
+// mcpSessionAs is mcpSession under another API key.
+func (f *fixture) mcpSessionAs(url, key, callID string) *mcp.ClientSession {
+	f.t.Helper()
+	header := map[string]string{"Authorization": "Bearer " + key}
 	if callID != "" {
 		header["X-Call-Id"] = callID
 	}
@@ -56,7 +62,13 @@ func (f *fixture) mcpSession(url, callID string) *mcp.ClientSession {
 // structured result.
 func (f *fixture) mcpCall(url, callID, tool string, args map[string]any) (*mcp.CallToolResult, voice.ToolResult) {
 	f.t.Helper()
-	sess := f.mcpSession(url, callID)
+	return f.mcpCallAs(url, apiKey, callID, tool, args)
+}
+
+// mcpCallAs is mcpCall under another API key.
+func (f *fixture) mcpCallAs(url, key, callID, tool string, args map[string]any) (*mcp.CallToolResult, voice.ToolResult) {
+	f.t.Helper()
+	sess := f.mcpSessionAs(url, key, callID)
 	res, err := sess.CallTool(f.ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
 	require.NoError(f.t, err)
 	raw, err := json.Marshal(res.StructuredContent)
@@ -189,15 +201,57 @@ func TestMCPBookIsIdempotentPerCall(t *testing.T) {
 	require.Equal(t, "rejected", out.Status, out.Line)
 	require.Equal(t, 2, f.bookings())
 
-	// No X-Call-Id: the conversation_id argument names the call.
+	// No X-Call-Id: the service mints the conversation on the first call,
+	// and later calls send its id back.
+	first, out := f.mcpCall(url, "", "select_slot", bookArgs(t, 14))
+	require.False(t, first.IsError, out.Line)
+	require.Regexp(t, `^cv-[0-9a-f]{32}$`, out.ConversationID)
+	require.Contains(t, out.Line, "conversation_id is "+out.ConversationID)
 	withConv := bookArgs(t, 14)
-	withConv["conversation_id"] = "call-" + uuid.NewString()
+	withConv["conversation_id"] = out.ConversationID
+	chosen := out.RequestKey
 	_, out = f.mcpCall(url, "", "book", withConv)
 	require.Equal(t, "confirmed", out.Status, out.Line)
-	res, out = f.mcpCall(url, "", "book", bookArgs(t, 15))
-	require.True(t, res.IsError, "no conversation: nothing done")
-	require.Equal(t, "not_done", out.Status)
+	require.Equal(t, chosen, out.RequestKey, "the same conversation: the key its choice was given")
 	require.Equal(t, 3, f.bookings())
+}
+
+// TestAModelSuppliedConversationIsNeverShared: where only the model names
+// the conversation, an id bookingsaga did not mint (the README's own
+// call-1, one a caller tells the model) is refused, so two callers whose
+// models say the same id never share a conversation: the second never
+// hears the first's confirmation and can't touch the first's booking.
+// A minted id works only under the key it was minted for.
+func TestAModelSuppliedConversationIsNeverShared(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	url := f.serveAPI(api.Config{})
+	args := bookArgs(t, 10)
+	args["conversation_id"] = "call-1"
+	res, out := f.mcpCall(url, "", "book", args)
+	require.True(t, res.IsError)
+	require.Equal(t, "invalid_conversation_id", out.Code, out.Line)
+	require.Zero(t, f.bookings(), "nothing booked under an id the service never gave")
+
+	_, first := f.mcpCall(url, "", "book", bookArgs(t, 10))
+	require.Equal(t, "confirmed", first.Status, first.Line)
+	// The second caller's model says the first's id (and its booking's key).
+	stolen := map[string]any{"conversation_id": first.ConversationID, "request_key": first.RequestKey}
+	other, otherKey, err := apikey.NewKey("other-agent", apikey.ScopeAgent)
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "keys.json")
+	require.NoError(t, apikey.SaveKey(path, otherKey, false))
+	keys, err := apikey.LoadKeyring(path)
+	require.NoError(t, err)
+	otherURL := f.serveAPI(api.Config{Keys: keys})
+	res, out = f.mcpCallAs(otherURL, other, "", "cancel_booking", stolen)
+	require.True(t, res.IsError)
+	require.Equal(t, "invalid_conversation_id", out.Code, "another key can't use the id: %s", out.Line)
+	var r receipt.Receipt
+	require.Equal(t, http.StatusOK, f.call("GET", url+"/v1/bookings/"+first.RequestKey, nil, &r))
+	require.Equal(t, receipt.StatusConfirmed, r.Status, "the first caller's booking stands")
+	_, out = f.mcpCallAs(otherURL, other, "", "book", bookArgs(t, 10))
+	require.Equal(t, "conflict", out.Status, "the second caller's own conversation: the slot is taken, never [confirmed]")
 }
 
 // A pending booking holds the call on MCP as on every entry point.
@@ -207,7 +261,7 @@ func TestMCPWaitsForTheCallsPendingBooking(t *testing.T) {
 	url := f.serveAPI(api.Config{})
 	sc := f.sagas()
 	call := "call-" + uuid.NewString()
-	first, err := sc.Choose(f.ctx, call, commitRequest(slot(t, 10)).Intent, true) // a book on its way
+	first, err := sc.Choose(f.ctx, scoped(call), commitRequest(slot(t, 10)).Intent, true) // a book on its way
 	require.NoError(t, err)
 	res, out := f.mcpCall(url, call, "book", bookArgs(t, 11))
 	require.False(t, res.IsError)

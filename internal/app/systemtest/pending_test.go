@@ -54,7 +54,7 @@ func TestAnIntentWaitsForTheConversationsPendingBooking(t *testing.T) {
 	url := f.serveAPI(api.Config{})
 	sc := f.sagas()
 	conv := "call-" + uuid.NewString()
-	first, err := sc.Choose(f.ctx, conv, commitRequest(slot(t, 10)).Intent, true) // booked by a tool, on its way
+	first, err := sc.Choose(f.ctx, scoped(conv), commitRequest(slot(t, 10)).Intent, true) // booked by a tool, on its way
 
 	require.NoError(t, err)
 	for _, hold := range []bool{true, false} {
@@ -110,7 +110,7 @@ func TestConcurrentBooksWaitForThePendingOne(t *testing.T) {
 	require.Zero(t, started)
 	// The five refused books hold nothing: the first is the one key
 	// outstanding, and the one the next book is told to check.
-	open := f.outstanding(sc, callID, 9)
+	open := f.outstanding(sc, "retell/"+callID, 9)
 	require.Len(t, open, 1, "only the first is outstanding")
 	again := book(16)
 	require.Contains(t, again, "An earlier booking in this call is not settled", "the first is still outstanding")
@@ -185,17 +185,28 @@ func TestAHeldCallLeavesNoKeyOfItsOwn(t *testing.T) {
 	conv := "call-" + uuid.NewString()
 	first := f.retellTool(srv.URL, conv, "book", bookArgs(t, 10))
 	require.True(t, strings.HasPrefix(first, "[pending_reconciliation]"), first)
-	firstKey := f.outstanding(sc, conv, 9)
+	firstKey := f.outstanding(sc, "retell/"+conv, 9)
 	require.Len(t, firstKey, 1)
 
 	require.Contains(t, f.retellTool(srv.URL, conv, "book", bookArgs(t, 11)), "An earlier booking in this call is not settled")
 	hold := bookArgs(t, 12)
 	hold["hold"] = true
 	require.Contains(t, f.retellTool(srv.URL, conv, "select_slot", hold), "An earlier booking in this call is not settled")
+	require.Equal(t, firstKey, f.outstanding(sc, "retell/"+conv, 14), "the held calls hold nothing")
+
+	// The same through the REST routes, in a conversation of the back end's.
+	rest := "call-" + uuid.NewString()
+	var intent api.IntentAnswer
+	require.Equal(t, http.StatusOK, f.call("POST", srv.URL+"/v1/intents", api.IntentBody{ConversationID: rest, Slot: bookingBody("", slot(t, 10)).Slot}, &intent))
+	booked := bookingBody(intent.RequestKey, slot(t, 10))
+	booked.ConversationID = rest
+	var r receipt.Receipt
+	require.Equal(t, http.StatusOK, f.call("POST", srv.URL+"/v1/bookings", booked, &r))
+	require.Equal(t, receipt.StatusPending, r.Status)
 	var e api.Error
-	require.Equal(t, http.StatusConflict, f.call("POST", srv.URL+"/v1/intents", api.IntentBody{ConversationID: conv,
+	require.Equal(t, http.StatusConflict, f.call("POST", srv.URL+"/v1/intents", api.IntentBody{ConversationID: rest,
 		Slot: bookingBody("", slot(t, 13)).Slot, Hold: true, ExpectedPolicyVersion: policyVersion}, &e))
-	require.Equal(t, firstKey, f.outstanding(sc, conv, 14), "the held calls hold nothing")
+	require.Equal(t, []string{intent.RequestKey}, f.outstanding(sc, scoped(rest), 14), "the refused hold holds nothing")
 }
 
 // reschedule_booking and a held select_slot wait for the call's pending
@@ -211,7 +222,7 @@ func TestARescheduleAndAHoldWaitForThePendingBooking(t *testing.T) {
 	require.NoError(t, f.pool.QueryRow(f.ctx, "SELECT request_key FROM booking").Scan(&key))
 	// A second booking of the call on its way (its book not answered yet).
 	sc := f.sagas()
-	onItsWay, err := sc.Choose(f.ctx, conv, commitRequest(slot(t, 16)).Intent, true)
+	onItsWay, err := sc.Choose(f.ctx, "retell/"+conv, commitRequest(slot(t, 16)).Intent, true)
 	require.NoError(t, err)
 
 	moved := f.retellTool(url, conv, "reschedule_booking", map[string]any{"request_key": key, "starts_at": slot(t, 12).Format(time.RFC3339)})

@@ -67,7 +67,7 @@ func TestRequestHumanLeavesACallback(t *testing.T) {
 	require.Equal(t, http.StatusOK, f.call("GET", url+"/v1/ops/attention", nil, &a))
 	require.Len(t, a.Handoffs, 1)
 	h := a.Handoffs[0]
-	require.Equal(t, call, h.ConversationID)
+	require.Equal(t, "retell/"+call, h.ConversationID, "the call, as the platform that signed it names it")
 	require.Equal(t, "eligibility", h.Topic)
 	require.Equal(t, "Can I rent it with a guarantor abroad?", h.Reason)
 	require.Len(t, h.RequestKeys, 1, "the call's booking")

@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/bookingsaga/bookingsaga/internal/speech"
+
 	"github.com/bookingsaga/bookingsaga/internal/app"
 
 	"github.com/google/uuid"
@@ -179,7 +181,7 @@ func TestAPendingBookingIsAnnouncedSettledOnce(t *testing.T) {
 	require.NoError(t, err)
 	vault := store.New(f.pool, store.Config{})
 	sc := sagaclient.New(tc, sagaclient.Options{Catalog: f.catalog, TaskQueue: f.queue, Settings: f.settings, Contacts: vault, OnPending: app.MarkPending(vault, zap.NewNop())})
-	srv := httptest.NewServer(app.Edge(sc, api.Config{Catalogue: f.catalog, Keys: apiKeys, Webhooks: vault, Bookings: vault, Names: api.NewNames(vault)}, voice.Config{}))
+	srv := httptest.NewServer(app.Edge(sc, api.Config{Catalogue: f.catalog, Keys: apiKeys, Webhooks: vault, Bookings: vault, Names: speech.NewNames(vault)}, voice.Config{}))
 	t.Cleanup(srv.Close)
 	fault.lose.Store(true)
 	key := uuid.NewString()

@@ -1,10 +1,8 @@
-package api
+package speech
 
 import (
 	"context"
 	"sync"
-
-	"github.com/bookingsaga/bookingsaga/internal/speech"
 )
 
 // ResourceNames reads every resource's display name; the store implements
@@ -15,8 +13,8 @@ type ResourceNames interface {
 
 // Names keeps resources' display names for the spoken lines, for the REST
 // answers and the voice tools alike. It is a cache the wiring keeps filled
-// (Refresh at start, then every so often), and that the API's own resource writes
-// update (Set): a line reads it and never waits on the store, so rendering
+// (Refresh at start, then every so often), and that the API's own
+// resource writes update (Set): a line reads it and never waits on the store, so rendering
 // an answer does no I/O. A name missing from it is said as "the property"
 // or "the agent".
 type Names struct {
@@ -72,6 +70,6 @@ func (n *Names) Lookup(ids []string) map[string]string {
 }
 
 // Speaker words lines in lang with the display names of ids.
-func (n *Names) Speaker(lang speech.Lang, ids ...string) speech.Speaker {
-	return speech.Speaker{Lang: lang, Names: n.Lookup(ids)}
+func (n *Names) Speaker(lang Lang, ids ...string) Speaker {
+	return Speaker{Lang: lang, Names: n.Lookup(ids)}
 }

@@ -1,0 +1,43 @@
+package speech
+
+import (
+	"context"
+	"maps"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// countingNames is a store of display names that counts its reads.
+type countingNames struct {
+	calls atomic.Int32
+	names map[string]string
+}
+
+func (c *countingNames) AllDisplayNames(context.Context) (map[string]string, error) {
+	c.calls.Add(1)
+	return maps.Clone(c.names), nil
+}
+
+// A spoken line reads the cache alone, never the store: the names are the
+// store's as of the last refresh, a resource the API itself wrote is said
+// at once, and one gone since the refresh is no longer said.
+func TestALineNeverReadsTheStore(t *testing.T) {
+	t.Parallel()
+	src := &countingNames{names: map[string]string{"p": "the Marais flat", "a": "Claire"}}
+	n := NewNames(src)
+	require.Empty(t, n.Speaker("en", "p").Names, "nothing read yet")
+	require.NoError(t, n.Refresh(context.Background()))
+	require.Equal(t, "the Marais flat", n.Speaker("en", "p").Names["p"])
+	for range 100 {
+		n.Speaker("en", "p", "a", "made-up")
+	}
+	require.Equal(t, int32(1), src.calls.Load(), "lines read the cache only")
+
+	n.Set("p", "the loft")
+	require.Equal(t, map[string]string{"p": "the loft"}, n.Lookup([]string{"p"}))
+	delete(src.names, "a")
+	require.NoError(t, n.Refresh(context.Background()))
+	require.Empty(t, n.Lookup([]string{"a"}), "a name gone from the store goes from the lines")
+}
