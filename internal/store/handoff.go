@@ -60,7 +60,7 @@ FROM webhook_endpoint`, out.ID, out.ConversationID, out.Topic, out.Reason, out.R
 // OpenHandoffs lists the handoffs no one has resolved, oldest first.
 func (s *Store) OpenHandoffs(ctx context.Context) ([]booking.Handoff, error) {
 	rows, err := s.pool.Query(ctx, `SELECT handoff_id, conversation_id, topic, reason, request_keys, requested_at
-FROM handoff WHERE resolved_at IS NULL ORDER BY requested_at, handoff_id`)
+FROM handoff WHERE resolved_at IS NULL ORDER BY requested_at, handoff_id LIMIT $1`, MaxOpen)
 	if err != nil {
 		return nil, fmt.Errorf("open handoffs: %w", err)
 	}

@@ -147,10 +147,14 @@ VALUES ($1, $2, $3, $4, $5, jsonb_build_object('detail', $6::text)) ON CONFLICT 
 	return created, err
 }
 
-// OpenFlags lists unresolved flags, oldest first.
+// MaxOpen bounds the operator's lists of open flags and hand-offs: the
+// oldest come first, and the rest wait behind them.
+const MaxOpen = 1000
+
+// OpenFlags lists unresolved flags, oldest first, MaxOpen at most.
 func (s *Store) OpenFlags(ctx context.Context) ([]booking.Flag, error) {
 	rows, err := s.pool.Query(ctx, `SELECT flag_id, request_key, coalesce(booking_id, '00000000-0000-0000-0000-000000000000'), kind, calendar_id, event_id,
-coalesce(detail->>'detail', ''), found_at FROM drift_flag WHERE resolved_at IS NULL ORDER BY found_at, flag_id`)
+coalesce(detail->>'detail', ''), found_at FROM drift_flag WHERE resolved_at IS NULL ORDER BY found_at, flag_id LIMIT $1`, MaxOpen)
 	if err != nil {
 		return nil, fmt.Errorf("open flags: %w", err)
 	}
