@@ -30,3 +30,31 @@ func TestOpenFlagsAndHandoffsAreBounded(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, MaxOpen, len(open))
 }
+
+// A conversation has one open hand-off per topic: a new reason (a model
+// rewording it, a caller adding a detail) updates it rather than adding
+// one and a delivery to every receiver; and the delivery carries the
+// hand-off's id and topic, never the caller's words.
+func TestAHandoffIsOnePerConversationAndTopic(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	_, _, err := f.store.PutEndpoint(f.ctx, "crm", "https://receiver.example.test/hook")
+	require.NoError(t, err)
+	first, created, err := f.store.RequestHandoff(f.ctx, booking.Handoff{ConversationID: "c-1", Topic: "advice", Reason: "Can I bring my dog?"})
+	require.NoError(t, err)
+	require.True(t, created)
+	again, created, err := f.store.RequestHandoff(f.ctx, booking.Handoff{ConversationID: "c-1", Topic: "advice", Reason: "Is a large dog allowed, and is there a garden?"})
+	require.NoError(t, err)
+	require.False(t, created, "the same conversation and topic")
+	require.Equal(t, first.ID, again.ID)
+	open, err := f.store.OpenHandoffs(f.ctx)
+	require.NoError(t, err)
+	require.Len(t, open, 1)
+	require.Equal(t, "Is a large dog allowed, and is there a garden?", open[0].Reason, "the latest words")
+	var deliveries int
+	var payload string
+	require.NoError(t, f.pool.QueryRow(f.ctx, `SELECT count(*), max(payload::text) FROM webhook_delivery WHERE event_type = 'handoff.requested'`).Scan(&deliveries, &payload))
+	require.Equal(t, 1, deliveries, "one delivery per hand-off")
+	require.NotContains(t, payload, "dog", "the caller's words stay in the store")
+	require.Contains(t, payload, `"topic": "advice"`)
+}

@@ -13,11 +13,13 @@ import (
 	"github.com/bookingsaga/bookingsaga/booking"
 )
 
-// Handoffs (migration 019): a caller's requests for a person.
+// Handoffs (migrations 019, 020): a caller's requests for a person.
 
-// RequestHandoff records h once: the same request again while it is open
-// answers the one recorded (created false). A new one goes out to every
-// webhook endpoint as handoff.requested, in the same transaction.
+// RequestHandoff records h, one open hand-off per conversation and topic:
+// the same request again, or a new reason for it, while it is open updates
+// the one recorded (created false). A new one goes out to every webhook
+// endpoint as handoff.requested, in the same transaction, without the
+// caller's words.
 func (s *Store) RequestHandoff(ctx context.Context, h booking.Handoff) (out booking.Handoff, created bool, err error) {
 	h.Reason = strings.TrimSpace(h.Reason)
 	if err := h.Validate(); err != nil {
@@ -29,24 +31,22 @@ func (s *Store) RequestHandoff(ctx context.Context, h booking.Handoff) (out book
 	err = s.retry(ctx, "request handoff", h.ConversationID, func(ctx context.Context) error {
 		return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 			out, created = h, true
+			// xmax = 0 tells an insert from the update of the open one.
 			err := tx.QueryRow(ctx, `
 INSERT INTO handoff (conversation_id, topic, reason, request_keys) VALUES ($1, $2, $3, $4)
-ON CONFLICT (conversation_id, topic, md5(reason)) WHERE resolved_at IS NULL DO NOTHING
-RETURNING handoff_id, requested_at`, h.ConversationID, h.Topic, h.Reason, h.RequestKeys).Scan(&out.ID, &out.RequestedAt)
-			if errors.Is(err, pgx.ErrNoRows) {
-				created = false
-				return tx.QueryRow(ctx, `SELECT handoff_id, requested_at FROM handoff
-WHERE conversation_id = $1 AND topic = $2 AND md5(reason) = md5($3) AND resolved_at IS NULL`,
-					h.ConversationID, h.Topic, h.Reason).Scan(&out.ID, &out.RequestedAt)
-			}
-			if err != nil {
+ON CONFLICT (conversation_id, topic) WHERE resolved_at IS NULL
+DO UPDATE SET reason = EXCLUDED.reason, request_keys = EXCLUDED.request_keys
+RETURNING handoff_id, requested_at, xmax = 0`, h.ConversationID, h.Topic, h.Reason, h.RequestKeys).Scan(&out.ID, &out.RequestedAt, &created)
+			if err != nil || !created {
 				return err
 			}
+			// The receivers learn that a person is wanted, on what; the
+			// caller's words stay in the store, for staff to read.
 			_, err = tx.Exec(ctx, `
 INSERT INTO webhook_delivery (endpoint_id, event_type, payload)
 SELECT endpoint_id, 'handoff.requested', jsonb_build_object('handoff_id', $1::bigint, 'conversation_id', $2::text,
-    'topic', $3::text, 'reason', $4::text, 'request_keys', $5::text[], 'occurred_at', $6::timestamptz)
-FROM webhook_endpoint`, out.ID, out.ConversationID, out.Topic, out.Reason, out.RequestKeys, out.RequestedAt)
+    'topic', $3::text, 'request_keys', $4::text[], 'occurred_at', $5::timestamptz)
+FROM webhook_endpoint`, out.ID, out.ConversationID, out.Topic, out.RequestKeys, out.RequestedAt)
 			return err
 		})
 	})
