@@ -61,6 +61,10 @@ func (a *Activities) DeliverWebhooks(ctx context.Context, in booking.WebhookInpu
 			continue
 		}
 		for _, d := range due {
+			// Alive while it delivers, as while it waits: a backlog or a
+			// slow receiver must not outlast the heartbeat timeout, or the
+			// batch runs again beside the attempt still posting it.
+			activity.RecordHeartbeat(ctx, n)
 			if err := a.post(ctx, ep, d); err != nil {
 				a.webhookCount("failed")
 				if ferr := a.Store.Failed(ctx, ep.ID, d.ID, problem(err)); ferr != nil {
@@ -143,7 +147,9 @@ func (a *Activities) post(ctx context.Context, ep booking.WebhookEndpoint, d sto
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	// Under the dispatcher's 10 s heartbeat timeout, with room for the
+	// store's marks: a heartbeat goes before each post.
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, ep.URL, bytes.NewReader(body))
 	if err != nil {
