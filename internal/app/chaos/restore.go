@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -15,6 +16,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.uber.org/zap"
 
+	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/catalog"
 	"github.com/bookingsaga/bookingsaga/internal/gcal"
@@ -87,6 +89,12 @@ func (c *cluster) lostBookings(ctx context.Context, pool *pgxpool.Pool, calls []
 		return nil, "", nil, err
 	}
 	unflagged, deleted := c.lostUnseen(lost, flaggedLost)
+	// A backend retrying, or a model re-issuing, the book of a lost
+	// booking before anyone restores it: never answered confirmed.
+	resent, err := c.resendLost(ctx, calls, lost)
+	if err != nil {
+		return nil, "", nil, err
+	}
 	// As an operator would from ops attention: each lost change applied
 	// again first (a cancellation frees the slot a later lost booking
 	// took), then each lost booking restored.
@@ -106,8 +114,40 @@ func (c *cluster) lostBookings(ctx context.Context, pool *pgxpool.Pool, calls []
 		"ops restore brought back %d of the %d flagged lost bookings, the others answered %v; "+
 		"and %d cancellations or moves, flagged and applied again",
 		len(lost), len(lost)-len(unflagged), len(flaggedLost)-len(refused), len(flaggedLost), answers, len(changed))
+	summary += fmt.Sprintf("; %d re-sent books of lost bookings, none to be answered confirmed", len(lost))
 	return []Invariant{{Name: "every lost confirmation flagged for operators", Violations: unflagged},
-		{Name: "no event of a lost booking deleted", Violations: deleted}}, summary, refused, nil
+		{Name: "no event of a lost booking deleted", Violations: deleted},
+		{Name: "a re-sent book of a lost booking is never confirmed", Violations: resent}}, summary, refused, nil
+}
+
+// resendLost sends again, through the API, the book each lost key was
+// confirmed by, and lists the answers that said confirmed for a booking
+// the store does not hold.
+func (c *cluster) resendLost(ctx context.Context, calls []Call, lost []string) ([]string, error) {
+	first := map[string]*receipt.Receipt{}
+	for _, call := range calls {
+		if r := call.Receipt; call.Op == "book" && r != nil && r.Status == receipt.StatusConfirmed && first[r.RequestKey] == nil {
+			first[r.RequestKey] = r
+		}
+	}
+	cl := &caller{urls: c.apiURLs(0), key: c.apiKey, http: &http.Client{Timeout: 10 * time.Second}, hist: &history{}}
+	var violations []string
+	for _, k := range lost {
+		r := first[k]
+		if r == nil || r.StartsAt == nil || r.EndsAt == nil {
+			continue
+		}
+		body := api.BookingBody{RequestKey: k, ExpectedPolicyVersion: r.PolicyVersion, Slot: api.Slot{PropertyID: r.PropertyRef,
+			AgentID: r.AgentRef, StartsAt: r.StartsAt.Format(time.RFC3339), EndsAt: r.EndsAt.Format(time.RFC3339), TimeZone: r.TimeZone}}
+		var again receipt.Receipt
+		if _, _, err := cl.post(ctx, "/v1/bookings", body, &again); err != nil {
+			return nil, fmt.Errorf("re-send book %s: %w", k, err)
+		}
+		if again.Status == receipt.StatusConfirmed {
+			violations = append(violations, k+": the store lost it, and its book re-sent was answered confirmed")
+		}
+	}
+	return violations, nil
 }
 
 // lostUnseen lists the lost confirmations no flag names, and those whose
