@@ -30,9 +30,13 @@ const (
 	findBurst      = 5
 	findPerCall    = 10 * time.Minute / findBurst
 	findPerBooking = time.Hour / findBurst
+	// An API key's own budget, over all its calls: new call ids (or minted
+	// conversations) must not give one key endless attempts.
+	findPerKeyBurst = 50
+	findPerKey      = time.Hour / 300
 )
 
-// finds limits attempts per conversation and per reference, in this API
+// finds limits attempts per API key, per conversation and per reference, in this API
 // process (each API process keeps its own count). Its memory is bounded
 // whatever callers send: an entry is a fixed-size hash of what it counts,
 // and past maxFindEntries live ones a new conversation or reference is
@@ -50,8 +54,8 @@ type findLimit struct {
 	used   time.Time
 }
 
-// allow spends one attempt of the conversation's and one of the
-// reference's (canonical: receipt.CanonicalReference); both must have one
+// allow spends one attempt of the key's, the conversation's and the
+// reference's (canonical: receipt.CanonicalReference); each must have one
 // left.
 func (f *finds) allow(conv, ref string, now time.Time) bool {
 	f.mu.Lock()
@@ -59,15 +63,17 @@ func (f *finds) allow(conv, ref string, now time.Time) bool {
 	if f.by == nil {
 		f.by = map[[32]byte]*findLimit{}
 	}
-	c, r := f.limit("conversation:"+conv, findPerCall, now), f.limit("reference:"+ref, findPerBooking, now)
-	if c == nil || r == nil || c.TokensAt(now) < 1 || r.TokensAt(now) < 1 {
+	caller, _, _ := strings.Cut(conv, "/") // a conversation is scoped by its key (api.Conversation)
+	k := f.limit("key:"+caller, findPerKey, findPerKeyBurst, now)
+	c, r := f.limit("conversation:"+conv, findPerCall, findBurst, now), f.limit("reference:"+ref, findPerBooking, findBurst, now)
+	if k == nil || c == nil || r == nil || k.TokensAt(now) < 1 || c.TokensAt(now) < 1 || r.TokensAt(now) < 1 {
 		return false
 	}
-	return c.AllowN(now, 1) && r.AllowN(now, 1)
+	return k.AllowN(now, 1) && c.AllowN(now, 1) && r.AllowN(now, 1)
 }
 
 // limit is name's bucket, made if there is room: nil when there is none.
-func (f *finds) limit(name string, every time.Duration, now time.Time) *rate.Limiter {
+func (f *finds) limit(name string, every time.Duration, burst int, now time.Time) *rate.Limiter {
 	key := sha256.Sum256([]byte(name))
 	l := f.by[key]
 	if l == nil {
@@ -77,7 +83,7 @@ func (f *finds) limit(name string, every time.Duration, now time.Time) *rate.Lim
 		if len(f.by) >= maxFindEntries {
 			return nil
 		}
-		l = &findLimit{bucket: rate.NewLimiter(rate.Every(every), findBurst)}
+		l = &findLimit{bucket: rate.NewLimiter(rate.Every(every), burst)}
 		f.by[key] = l
 	}
 	l.used = now

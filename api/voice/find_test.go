@@ -101,3 +101,17 @@ func TestALongConversationIDIsRefused(t *testing.T) {
 	require.Equal(t, "invalid_conversation_id", ans.Code)
 	require.Empty(t, tools.finds.by, "nothing counted")
 }
+
+// An API key has a budget of its own: new conversations (fresh call ids,
+// minted ones) don't give one key endless attempts, and another key's
+// callers are not held back by it.
+func TestFindAttemptsAreLimitedPerKey(t *testing.T) {
+	t.Parallel()
+	var f finds
+	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	for i := range findPerKeyBurst {
+		require.True(t, f.allow(fmt.Sprintf("agent-a/call-%d", i), fmt.Sprintf("BS-AAAA-%04d", i), now), i)
+	}
+	require.False(t, f.allow("agent-a/call-new", "BS-BBBB-BBBB", now), "the key has spent its budget")
+	require.True(t, f.allow("agent-b/call-1", "BS-BBBB-BBBB", now), "another key's")
+}
