@@ -52,6 +52,9 @@ type Config struct {
 	// Bookings fills in what a reschedule leaves out; without it a
 	// reschedule must name everything.
 	Bookings Bookings
+	// StoreZoneRules reads the zone rules' release of the newest booking
+	// the workers committed, for the ops readiness; the store implements it.
+	StoreZoneRules func(ctx context.Context) (string, error)
 	// Timeline is one booking as the store, the saga and the mirrors have
 	// it (GET /v1/ops/timeline/{request_key}), as JSON answers it; the
 	// wiring fills it from the saga client. Without it the route answers
@@ -430,8 +433,12 @@ type Readiness struct {
 	Status string            `json:"status"`
 	Checks map[string]string `json:"checks,omitempty"`
 	// ZoneRules is the IANA release local times are resolved with
-	// (operators only).
-	ZoneRules string `json:"zone_rules,omitempty"`
+	// (operators only); StoreZoneRules the release of the newest booking
+	// the workers committed, and ZoneRulesSkew whether the two differ (a
+	// rolling deploy: only local times the two read apart are refused).
+	ZoneRules      string `json:"zone_rules,omitempty"`
+	StoreZoneRules string `json:"store_zone_rules,omitempty"`
+	ZoneRulesSkew  bool   `json:"zone_rules_skew,omitempty"`
 }
 
 // readyz asks each dependency, briefly, whether it answers: a load
@@ -453,6 +460,11 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) opsReadiness(w http.ResponseWriter, r *http.Request) error {
 	out, _ := s.readiness(r.Context())
 	out.ZoneRules = localtime.Version()
+	if s.cfg.StoreZoneRules != nil {
+		if v, err := s.cfg.StoreZoneRules(r.Context()); err == nil && v != "" {
+			out.StoreZoneRules, out.ZoneRulesSkew = v, v != out.ZoneRules
+		}
+	}
 	return WriteJSON(w, http.StatusOK, out)
 }
 

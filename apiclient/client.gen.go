@@ -1175,8 +1175,14 @@ type Readiness struct {
 	Checks *map[string]string `json:"checks,omitempty"`
 	Status *ReadinessStatus   `json:"status,omitempty"`
 
+	// StoreZoneRules the zone rules' release of the newest booking the workers committed (GET /v1/ops/readiness only)
+	StoreZoneRules *string `json:"store_zone_rules,omitempty"`
+
 	// ZoneRules the release of the IANA zone rules this process resolves local times with (GET /v1/ops/readiness only)
 	ZoneRules *string `json:"zone_rules,omitempty"`
+
+	// ZoneRulesSkew whether this process and the workers resolve local times under different releases (a rolling deploy): only local times the two read as different instants are refused
+	ZoneRulesSkew *bool `json:"zone_rules_skew,omitempty"`
 }
 
 // ReadinessStatus defines model for Readiness.Status.

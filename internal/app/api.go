@@ -256,8 +256,13 @@ func NewAPI(ctx context.Context, cfg APIConfig, logger *zap.Logger, scope tally.
 		// The lines say "the property" until the next refresh.
 		logger.Warn("display names not read at start", zap.Error(err))
 	}
+	if v, err := reads.Store.LatestZoneRules(ctx); err == nil && v != "" && v != localtime.Version() {
+		// A rolling deploy: bookings whose local time the two releases
+		// read as different instants are refused until both agree.
+		logger.Warn("zone rules differ from the workers'", zap.String("api", localtime.Version()), zap.String("workers", v))
+	}
 	limits := cfg.Limits
-	h := Edge(sc, api.Config{Keys: keys, Limits: &limits, MaxBody: cfg.MaxBody, Log: logger, Metrics: scope,
+	h := Edge(sc, api.Config{Keys: keys, Limits: &limits, MaxBody: cfg.MaxBody, Log: logger, Metrics: scope, StoreZoneRules: reads.Store.LatestZoneRules,
 		Ready:     []api.Check{{Name: "temporal", Fn: sc.Healthy}, {Name: "store", Fn: reads.Ping}},
 		Catalogue: reads.Catalog, Contacts: reads.Store, Names: names, Bookings: reads.Store,
 		Webhooks: reads.Store, Egress: cfg.Mirrors.Egress()},

@@ -258,3 +258,18 @@ WHERE br.booking_id = $1 AND br.resource_id = u.id`, bk.BookingID, ids, from, to
 		"from": bk.Intent.StartsAt.UTC(), "to": in.StartsAt.UTC(), "ends_at": in.EndsAt.UTC(),
 		"zone_rules_before": bk.ZoneRules, "zone_rules": localtime.Version()})
 }
+
+// LatestZoneRules is the zone rules' release of the newest booking
+// committed, the workers' release as they last wrote it; "" with none.
+func (s *Store) LatestZoneRules(ctx context.Context) (string, error) {
+	var v string
+	err := s.pool.QueryRow(ctx, `SELECT zone_rules FROM booking WHERE zone_rules IS NOT NULL AND committed_at IS NOT NULL
+ORDER BY committed_at DESC LIMIT 1`).Scan(&v)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("latest zone rules: %w", err)
+	}
+	return v, nil
+}

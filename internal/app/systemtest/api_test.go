@@ -87,6 +87,9 @@ func (f *fixture) serveEdge(cfg api.Config, tools voice.Config, reads ...sagacli
 	if cfg.Webhooks == nil {
 		cfg.Webhooks = vault
 	}
+	if cfg.StoreZoneRules == nil {
+		cfg.StoreZoneRules = vault.LatestZoneRules
+	}
 	var cat sagaclient.Catalog = f.catalog
 	if len(reads) > 0 {
 		cat = reads[0]

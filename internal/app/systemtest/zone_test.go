@@ -225,3 +225,21 @@ func TestAnOfferUnderOtherZoneRulesIsRefusedThroughTheAPI(t *testing.T) {
 	require.Equal(t, http.StatusOK, f.call("POST", url+"/v1/bookings", fresh, &r))
 	require.Equal(t, receipt.StatusConfirmed, r.Status)
 }
+
+// An API whose zone rules differ from the workers' (a rolling deploy) is
+// told and shows it: the ops readiness names the release of the newest
+// booking the workers committed beside its own, and says they differ.
+func TestAZoneRulesSkewIsShownToOperators(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	key := uuid.NewString()
+	require.Equal(t, receipt.StatusConfirmed, f.commit(key, commitRequest(slot(t, 10))).Status)
+	_, err := f.pool.Exec(f.ctx, "UPDATE booking SET zone_rules = '2025b' WHERE request_key = $1", key)
+	require.NoError(t, err)
+	url := f.serveAPI(api.Config{})
+	var r api.Readiness
+	require.Equal(t, http.StatusOK, f.call("GET", url+"/v1/ops/readiness", nil, &r))
+	require.Equal(t, localtime.Version(), r.ZoneRules)
+	require.Equal(t, "2025b", r.StoreZoneRules, "the workers' release, from their newest booking")
+	require.True(t, r.ZoneRulesSkew)
+}
