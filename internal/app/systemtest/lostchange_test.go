@@ -224,6 +224,11 @@ func TestALostHoldIsRestoredAsAHold(t *testing.T) {
 			TimeZone: "Europe/Paris", DurationMinutes: 30}, Hold: true, ExpectedPolicyVersion: policyVersion}, &held))
 	require.NotNil(t, held.Hold)
 	require.Equal(t, receipt.StatusHeld, held.Hold.Status)
+	// Reconciliation finds live sagas through visibility, which the saga
+	// updates after its answer: the hold is listed live before the store
+	// loses it, as a hold of some seconds would be.
+	inQueue := "TaskQueue = '" + f.queue + "' AND WorkflowId = '" + held.RequestKey + "' AND BookingStatus = 'SELECTED'"
+	f.eventually(func() bool { return f.count(inQueue) == 1 }, "the hold listed live")
 	f.lose(held.RequestKey)
 	require.Equal(t, 1, f.reconcile().Stuck.Lost)
 
