@@ -13,8 +13,7 @@ import (
 func TestAvailabilityLeavesOutBookedAndBufferedSlots(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	_, err := f.store.Commit(f.ctx, commitReq("req_av", intent("paris", agent(0), "10:00", "10:30")))
-	require.NoError(t, err)
+	f.booked(t, "req_av", intent("paris", agent(0), "10:00", "10:30"))
 	av, err := f.store.Availability(f.ctx, booking.AvailabilityQuery{PropertyID: "paris", AgentID: agent(1),
 		From: paris("09:00"), To: paris("11:30")})
 	require.NoError(t, err)

@@ -110,9 +110,8 @@ func TestALapsedIntentIsADecision(t *testing.T) {
 func TestDecisionByReference(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	_, err := f.store.Commit(f.ctx, commitReq("by-ref-booked", intent("paris", agent(6), "10:00", "10:30")))
-	require.NoError(t, err)
-	_, err = f.store.Commit(f.ctx, commitReq("by-ref-refused", intent("paris", agent(7), "10:00", "10:30")))
+	f.booked(t, "by-ref-booked", intent("paris", agent(6), "10:00", "10:30"))
+	_, err := f.store.Commit(f.ctx, commitReq("by-ref-refused", intent("paris", agent(7), "10:00", "10:30")))
 	require.NoError(t, err)
 	for _, key := range []string{"by-ref-booked", "by-ref-refused"} {
 		d, err := f.store.DecisionByReference(f.ctx, receipt.Reference(key))

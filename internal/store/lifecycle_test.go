@@ -76,8 +76,7 @@ func TestExpiredHoldsFreeTheirSlot(t *testing.T) {
 func TestReleaseFreesCapacityAndIsIdempotent(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	_, err := f.store.Commit(f.ctx, commitReq("req_rel", intent("paris", agent(0), "10:00", "10:30")))
-	require.NoError(t, err)
+	f.booked(t, "req_rel", intent("paris", agent(0), "10:00", "10:30"))
 	b, err := f.store.Release(f.ctx, ReleaseRequest{RequestKey: "req_rel"})
 	require.NoError(t, err)
 	require.Equal(t, booking.StatusCancelled, b.Status)
@@ -102,14 +101,13 @@ func TestReleaseFreesCapacityAndIsIdempotent(t *testing.T) {
 func TestAHeldReplacementReleasesTheOldOnlyOnceConfirmed(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	_, err := f.store.Commit(f.ctx, commitReq("req_old", intent("paris", agent(0), "10:00", "10:30")))
-	require.NoError(t, err)
+	f.booked(t, "req_old", intent("paris", agent(0), "10:00", "10:30"))
 
 	next := intent("paris", agent(0), "16:00", "16:30")
 	next.Replaces = "req_old"
 	hold := commitReq("req_new", next)
 	hold.Hold = true
-	_, err = f.store.Commit(f.ctx, hold)
+	_, err := f.store.Commit(f.ctx, hold)
 	require.NoError(t, err)
 	old, err := f.store.Lookup(f.ctx, "req_old")
 	require.NoError(t, err)
@@ -154,8 +152,7 @@ func TestLoweringCapacityBelowLiveBookingsIsRefused(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	for i, slot := range [][2]string{{"10:00", "11:00"}, {"10:30", "11:30"}} {
-		_, err := f.store.Commit(f.ctx, commitReq("req_low_"+slot[0], intent("duo", agent(i), slot[0], slot[1])))
-		require.NoError(t, err)
+		f.booked(t, "req_low_"+slot[0], intent("duo", agent(i), slot[0], slot[1]))
 	}
 	duo, err := f.store.Resource(f.ctx, "duo")
 	require.NoError(t, err)
@@ -196,11 +193,10 @@ func TestConfirmAndCommitRaceOnExpiringHold(t *testing.T) {
 	for round := range 5 {
 		f := setup(t)
 		// duo has capacity 2: one confirmed booking and one hold fill it.
-		_, err := f.store.Commit(f.ctx, commitReq("req_c", intent("duo", agent(0), "10:00", "10:30")))
-		require.NoError(t, err)
+		f.booked(t, "req_c", intent("duo", agent(0), "10:00", "10:30"))
 		hold := commitReq("req_a", intent("duo", agent(1), "10:00", "10:30"))
 		hold.Hold = true
-		_, err = f.store.Commit(f.ctx, hold)
+		_, err := f.store.Commit(f.ctx, hold)
 		require.NoError(t, err)
 		f.clock.Advance(testPolicy.HoldTTL - time.Microsecond)
 		_, errs := concurrently(2, func(i int) (Outcome, error) {
@@ -223,8 +219,7 @@ func TestConfirmAndCommitRaceOnExpiringHold(t *testing.T) {
 func TestRescheduleToAnOverlappingSlotSwapsInOneTransaction(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	_, err := f.store.Commit(f.ctx, commitReq("req_old", intent("paris", agent(0), "10:00", "10:30")))
-	require.NoError(t, err)
+	f.booked(t, "req_old", intent("paris", agent(0), "10:00", "10:30"))
 
 	// Half an hour later, overlapping the old slot on the same property and
 	// agent: only possible because the old booking goes in the same commit.
@@ -263,13 +258,12 @@ func TestRescheduleToAnOverlappingSlotSwapsInOneTransaction(t *testing.T) {
 func TestTwoReschedulesOfOneBookingCannotBothStand(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	_, err := f.store.Commit(f.ctx, commitReq("req_old", intent("paris", agent(0), "10:00", "10:30")))
-	require.NoError(t, err)
+	f.booked(t, "req_old", intent("paris", agent(0), "10:00", "10:30"))
 	a := intent("paris", agent(0), "14:00", "14:30")
 	a.Replaces = "req_old"
 	held := commitReq("req_a", a)
 	held.Hold = true
-	_, err = f.store.Commit(f.ctx, held)
+	_, err := f.store.Commit(f.ctx, held)
 	require.NoError(t, err)
 	b := intent("paris", agent(0), "16:00", "16:30")
 	b.Replaces = "req_old"

@@ -73,8 +73,7 @@ func TestAPoolChoosesFairlyAndPassesOverWhoCannot(t *testing.T) {
 	f := setup(t)
 	require.NoError(t, f.store.UpsertResource(f.ctx, booking.Resource{ID: "hall", Kind: "property", Capacity: 5, TimeZone: "Europe/Paris"}))
 	require.NoError(t, f.store.PutPool(f.ctx, booking.Pool{ID: "team", Members: []string{agent(1), agent(2)}}))
-	_, err := f.store.Commit(f.ctx, commitReq("a1-busy", slotOn("paris", agent(1), 9, "09:00", "09:30")))
-	require.NoError(t, err)
+	f.booked(t, "a1-busy", slotOn("paris", agent(1), 9, "09:00", "09:30"))
 
 	f.clock.Advance(time.Minute) // bookings made one after the other
 	out, err := f.store.Commit(f.ctx, commitReq("fair", poolSlot("hall", "team", 9, "14:00", "14:30")))

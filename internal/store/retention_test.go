@@ -94,13 +94,12 @@ func TestTheEventLogRefusesEveryChangeOutsideRetention(t *testing.T) {
 func TestRetentionLeavesNoOriginalKeyBehind(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	_, err := f.store.Commit(f.ctx, commitReq("req_first", intent("paris", agent(0), "10:00", "10:30")))
-	require.NoError(t, err)
+	f.booked(t, "req_first", intent("paris", agent(0), "10:00", "10:30"))
 	later := intent("paris", agent(0), "11:00", "11:30")
 	later.Replaces = "req_first"
 	f.booked(t, "req_moved", later)
 	// A key v0.1.0 let a caller choose, which looks anonymous already.
-	_, err = f.store.Commit(f.ctx, commitReq("req_legacy", intent("paris", agent(1), "14:00", "14:30")))
+	_, err := f.store.Commit(f.ctx, commitReq("req_legacy", intent("paris", agent(1), "14:00", "14:30")))
 	require.NoError(t, err)
 	_, err = f.pool.Exec(f.ctx, "UPDATE booking SET request_key = 'anon-legacy' WHERE request_key = 'req_legacy'")
 	require.NoError(t, err)

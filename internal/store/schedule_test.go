@@ -204,8 +204,7 @@ func TestAListingPagesThroughEveryBookingOnce(t *testing.T) {
 			StartsAt: start, EndsAt: start.Add(30 * time.Minute), TimeZone: "Europe/Paris"})
 		want[key] = true
 	}
-	_, err := f.store.Commit(f.ctx, commitReq("elsewhere", slotOn("paris", agent(30), 8, "10:00", "10:30")))
-	require.NoError(t, err)
+	f.booked(t, "elsewhere", slotOn("paris", agent(30), 8, "10:00", "10:30"))
 
 	seen := map[string]bool{}
 	q := booking.ListQuery{PropertyID: "big", From: on(8, "00:00"), To: on(10, "00:00"), Limit: 37}
@@ -239,9 +238,8 @@ func TestAListingPagesThroughEveryBookingOnce(t *testing.T) {
 func TestBookingsThatNewHoursNoLongerAllowAreListed(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	_, err := f.store.Commit(f.ctx, commitReq("before-change", slotOn("paris", agent(2), 9, "15:00", "15:30")))
-	require.NoError(t, err)
-	_, err = f.store.Commit(f.ctx, commitReq("still-fine", slotOn("paris", agent(2), 9, "10:00", "10:30")))
+	f.booked(t, "before-change", slotOn("paris", agent(2), 9, "15:00", "15:30"))
+	_, err := f.store.Commit(f.ctx, commitReq("still-fine", slotOn("paris", agent(2), 9, "10:00", "10:30")))
 	require.NoError(t, err)
 	f.rules(t, agent(2), "agent", booking.Rules{Hours: weekdays("09:00", "18:00",
 		[]booking.WeeklyHours{{Day: "wed", Opens: "09:00", Closes: "12:00"}})})

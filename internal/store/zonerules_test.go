@@ -70,8 +70,7 @@ func TestABookingFollowsAChangeOfItsZonesRules(t *testing.T) {
 	f.promisedUnder(t, "told-ten", "2026-12-08T10:00", "2025b")
 
 	// A booking a later release resolved is an older build's to leave.
-	_, err := f.store.Commit(f.ctx, commitReq("newer-rules", vanIntent("van-agent-2", underNewRules.Add(3*time.Hour))))
-	require.NoError(t, err)
+	f.booked(t, "newer-rules", vanIntent("van-agent-2", underNewRules.Add(3*time.Hour)))
 	f.promisedUnder(t, "newer-rules", "2026-12-08T14:00", "2999a")
 	behind, err := f.store.ZoneRulesBehind(f.ctx)
 	require.NoError(t, err)
@@ -183,12 +182,10 @@ func TestFollowingZoneRulesPagesThroughEveryBooking(t *testing.T) {
 	f.vancouver(t)
 	for i, agent := range []string{"van-agent-1", "van-agent-2"} {
 		key := fmt.Sprint("paged-", i)
-		_, err := f.store.Commit(f.ctx, commitReq(key, vanIntent(agent, underOldRules.Add(time.Duration(2*i)*time.Hour))))
-		require.NoError(t, err)
+		f.booked(t, key, vanIntent(agent, underOldRules.Add(time.Duration(2*i)*time.Hour)))
 		f.promisedUnder(t, key, fmt.Sprintf("2026-12-08T%02d:00", 10+2*i), "2025b")
 	}
-	_, err := f.store.Commit(f.ctx, commitReq("paged-gap", intent("paris", agent(1), "10:00", "10:30")))
-	require.NoError(t, err)
+	f.booked(t, "paged-gap", intent("paris", agent(1), "10:00", "10:30"))
 	f.promisedUnder(t, "paged-gap", "2027-03-28T02:30", "2025b")
 
 	var total booking.ZoneRulesReport

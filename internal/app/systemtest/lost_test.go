@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bookingsaga/bookingsaga/api"
+	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/store"
 	"github.com/bookingsaga/bookingsaga/receipt"
 )
@@ -65,7 +66,7 @@ func TestABookingTheStoreLostIsFlaggedNotSpoken(t *testing.T) {
 	require.Equal(t, 0, f.reconcile().Stuck.Lost, "flagged once")
 
 	var r receipt.Receipt
-	require.Equal(t, http.StatusOK, f.call("GET", url+"/v1/bookings/"+key, nil, &r))
+	r = f.answer(url, key)
 	require.Equal(t, receipt.StatusPending, r.Status, "never spoken as confirmed")
 	require.Equal(t, receipt.Reference(key), r.Reference)
 	var a struct {
@@ -97,19 +98,14 @@ func TestALostBookingIsRestoredUnderItsKeyIfItsSlotIsFree(t *testing.T) {
 	// (Through the saga the kept calendar events would have refused it:
 	// the calendar re-check sees them busy. Here its calendars were not
 	// read, as when they do not answer in time.)
-	other := commitRequest(slot(t, 11))
-	other.RequestKey = uuid.NewString()
-	_, err := f.acts.Store.Commit(f.ctx, store.CommitRequest{CommitRequest: other, CalendarUnchecked: true})
-	require.NoError(t, err)
+	f.takenMeanwhile(11)
 	require.Equal(t, 2, f.reconcile().Stuck.Lost)
 
 	r, err := sc.Restore(f.ctx, kept)
 	require.NoError(t, err)
 	require.Equal(t, receipt.StatusConfirmed, r.Status, "%+v", r.Reason)
 	require.Equal(t, first.BookingID, r.BookingID, "under its original booking id: its calendar events are its own")
-	var again receipt.Receipt
-	require.Equal(t, http.StatusOK, f.call("GET", url+"/v1/bookings/"+kept, nil, &again))
-	require.Equal(t, receipt.StatusConfirmed, again.Status)
+	require.Equal(t, receipt.StatusConfirmed, f.answer(url, kept).Status)
 	flags, err := f.acts.Store.OpenFlags(f.ctx)
 	require.NoError(t, err)
 	for _, fl := range flags {
@@ -119,8 +115,7 @@ func TestALostBookingIsRestoredUnderItsKeyIfItsSlotIsFree(t *testing.T) {
 	r, err = sc.Restore(f.ctx, taken)
 	require.NoError(t, err)
 	require.Equal(t, receipt.StatusConflict, r.Status, "the store decides")
-	require.Equal(t, http.StatusOK, f.call("GET", url+"/v1/bookings/"+taken, nil, &again))
-	require.Equal(t, receipt.StatusConflict, again.Status, "what the agent hears is the store's")
+	require.Equal(t, receipt.StatusConflict, f.answer(url, taken).Status, "what the agent hears is the store's")
 	_, err = sc.Restore(f.ctx, kept)
 	require.NoError(t, err, "a second restore changes nothing")
 }
@@ -142,12 +137,8 @@ func TestALostBookingReleasedIsAnsweredNotBooked(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, receipt.StatusRejected, r.Status)
 	require.Equal(t, "booking_lost", r.Reason.Code)
-	var again receipt.Receipt
-	require.Equal(t, http.StatusOK, f.call("GET", url+"/v1/bookings/"+key, nil, &again))
-	require.Equal(t, receipt.StatusRejected, again.Status, "never confirmed, never pending again")
-	flags, err := f.acts.Store.OpenFlags(f.ctx)
-	require.NoError(t, err)
-	require.Empty(t, flags)
+	require.Equal(t, receipt.StatusRejected, f.answer(url, key).Status, "never confirmed, never pending again")
+	require.Empty(t, f.openFlags())
 
 	rep := f.reconcile()
 	require.Equal(t, 2, rep.Calendar.Orphans, rep.Calendar.Details)
@@ -169,7 +160,7 @@ func TestACancellationTheStoreLostIsNotSpokenAsDone(t *testing.T) {
 	f.published(key)
 	// The store comes back from a backup taken before the cancel.
 	f.revive(key)
-	require.Equal(t, http.StatusOK, f.call("GET", url+"/v1/bookings/"+key, nil, &r))
+	r = f.answer(url, key)
 	require.Equal(t, receipt.StatusPending, r.Status, "neither the saga's cancelled nor, to a caller who cancelled, the store's confirmed")
 	require.Equal(t, receipt.Reference(key), r.Reference)
 
@@ -184,11 +175,8 @@ func TestACancellationTheStoreLostIsNotSpokenAsDone(t *testing.T) {
 	again, err := sc.Restore(f.ctx, key)
 	require.NoError(t, err)
 	require.Equal(t, receipt.StatusCancelled, again.Status)
-	require.Equal(t, http.StatusOK, f.call("GET", url+"/v1/bookings/"+key, nil, &r))
-	require.Equal(t, receipt.StatusCancelled, r.Status, "the store and the saga agree again")
-	flags, err = f.acts.Store.OpenFlags(f.ctx)
-	require.NoError(t, err)
-	require.Empty(t, flags)
+	require.Equal(t, receipt.StatusCancelled, f.answer(url, key).Status, "the store and the saga agree again")
+	require.Empty(t, f.openFlags())
 }
 
 // TestAResentBookOfALostBookingIsNotConfirmed: after a restore lost a
@@ -212,4 +200,31 @@ func TestAResentBookOfALostBookingIsNotConfirmed(t *testing.T) {
 	require.Equal(t, http.StatusOK, f.call("POST", url+"/v1/bookings", bookingBody(key, slot(t, 14)), &again))
 	require.Equal(t, receipt.StatusPending, again.Status, "POST /v1/bookings re-sent")
 	require.Zero(t, f.bookings(), "nothing booked by the answer")
+}
+
+// answer is what GET /v1/bookings/{key} tells an agent about key.
+func (f *fixture) answer(url, key string) receipt.Receipt {
+	f.t.Helper()
+	var r receipt.Receipt
+	require.Equal(f.t, http.StatusOK, f.call("GET", url+"/v1/bookings/"+key, nil, &r))
+	return r
+}
+
+// openFlags is what operators are asked to look at now.
+func (f *fixture) openFlags() []booking.Flag {
+	f.t.Helper()
+	flags, err := f.acts.Store.OpenFlags(f.ctx)
+	require.NoError(f.t, err)
+	return flags
+}
+
+// takenMeanwhile books hour under another key straight in the store, as
+// someone would while the store did not know of the booking there (its
+// calendars unread, as when they do not answer in time).
+func (f *fixture) takenMeanwhile(hour int) {
+	f.t.Helper()
+	other := commitRequest(slot(f.t, hour))
+	other.RequestKey = uuid.NewString()
+	_, err := f.acts.Store.Commit(f.ctx, store.CommitRequest{CommitRequest: other, CalendarUnchecked: true})
+	require.NoError(f.t, err)
 }

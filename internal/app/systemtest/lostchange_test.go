@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bookingsaga/bookingsaga/api"
-	"github.com/bookingsaga/bookingsaga/internal/store"
 	"github.com/bookingsaga/bookingsaga/receipt"
 )
 
@@ -73,11 +72,9 @@ func TestACancelOfABookingTheStoreLostIsRecordedCancelled(t *testing.T) {
 	f.lose(key)
 	require.Equal(t, 1, f.reconcile().Stuck.Lost)
 
-	var r receipt.Receipt
 	f.cancelThroughAPI(url, key)
 	require.Equal(t, "cancelled", f.storeStatus(key))
-	require.Equal(t, http.StatusOK, f.call("GET", url+"/v1/bookings/"+key, nil, &r))
-	require.Equal(t, receipt.StatusCancelled, r.Status)
+	require.Equal(t, receipt.StatusCancelled, f.answer(url, key).Status)
 	flags, err := f.acts.Store.OpenFlags(f.ctx)
 	require.NoError(t, err)
 	for _, fl := range flags {
@@ -93,7 +90,6 @@ func TestABookingLostWithItsCancellationIsRecordedReleased(t *testing.T) {
 	f := setup(t)
 	url := f.serveAPI(api.Config{})
 	key := f.booked(16)
-	var r receipt.Receipt
 	f.cancelThroughAPI(url, key)
 	f.published(key)
 	f.lose(key)
@@ -102,8 +98,7 @@ func TestABookingLostWithItsCancellationIsRecordedReleased(t *testing.T) {
 	require.Equal(t, 1, rep.Stuck.ReleasesRecorded, rep.Stuck.Details)
 	require.Zero(t, rep.Stuck.Lost+rep.Stuck.LostChanges, "nothing for an operator to decide")
 	require.Equal(t, "cancelled", f.storeStatus(key))
-	require.Equal(t, http.StatusOK, f.call("GET", url+"/v1/bookings/"+key, nil, &r))
-	require.Equal(t, receipt.StatusCancelled, r.Status)
+	require.Equal(t, receipt.StatusCancelled, f.answer(url, key).Status)
 	require.Zero(t, f.reconcile().Stuck.ReleasesRecorded, "a second run changes nothing")
 }
 
@@ -137,7 +132,6 @@ func TestALostMoveIsAppliedAgainWithItsNewBooking(t *testing.T) {
 	url := f.serveAPI(api.Config{})
 	sc := f.sagas()
 	old, moved := f.moved(url, 9, 17)
-	var r receipt.Receipt
 	f.lose(moved)
 	f.revive(old)
 	rep := f.reconcile()
@@ -149,11 +143,8 @@ func TestALostMoveIsAppliedAgainWithItsNewBooking(t *testing.T) {
 	require.Equal(t, receipt.StatusRescheduled, again.Status, "%+v", again.Reason)
 	require.Equal(t, "released_for_reschedule", f.storeStatus(old))
 	require.Equal(t, "confirmed", f.storeStatus(moved))
-	require.Equal(t, http.StatusOK, f.call("GET", url+"/v1/bookings/"+old, nil, &r))
-	require.Equal(t, receipt.StatusRescheduled, r.Status)
-	flags, err := f.acts.Store.OpenFlags(f.ctx)
-	require.NoError(t, err)
-	require.Empty(t, flags)
+	require.Equal(t, receipt.StatusRescheduled, f.answer(url, old).Status)
+	require.Empty(t, f.openFlags())
 }
 
 // TestALostMoveWhoseNewSlotIsTakenStillLetsTheOldOneGo: the lost move's
@@ -166,23 +157,17 @@ func TestALostMoveWhoseNewSlotIsTakenStillLetsTheOldOneGo(t *testing.T) {
 	url := f.serveAPI(api.Config{})
 	sc := f.sagas()
 	old, moved := f.moved(url, 10, 12)
-	var r receipt.Receipt
 	f.lose(moved)
 	f.revive(old)
-	other := commitRequest(slot(t, 12))
-	other.RequestKey = uuid.NewString()
-	_, err := f.acts.Store.Commit(f.ctx, store.CommitRequest{CommitRequest: other, CalendarUnchecked: true})
-	require.NoError(t, err)
+	f.takenMeanwhile(12)
 	f.reconcile()
 
 	again, err := sc.Restore(f.ctx, old)
 	require.NoError(t, err)
 	require.Equal(t, receipt.StatusRescheduled, again.Status, "%+v", again.Reason)
 	require.Equal(t, "released_for_reschedule", f.storeStatus(old))
-	require.Equal(t, http.StatusOK, f.call("GET", url+"/v1/bookings/"+old, nil, &r))
-	require.Equal(t, receipt.StatusRescheduled, r.Status)
-	require.Equal(t, http.StatusOK, f.call("GET", url+"/v1/bookings/"+moved, nil, &r))
-	require.Equal(t, receipt.StatusConflict, r.Status, "the store decided the new key")
+	require.Equal(t, receipt.StatusRescheduled, f.answer(url, old).Status)
+	require.Equal(t, receipt.StatusConflict, f.answer(url, moved).Status, "the store decided the new key")
 }
 
 // TestALostMovesNewBookingComesBackWhenItsOldOneIsGoneToo: booked and
@@ -196,7 +181,6 @@ func TestALostMovesNewBookingComesBackWhenItsOldOneIsGoneToo(t *testing.T) {
 	url := f.serveAPI(api.Config{})
 	sc := f.sagas()
 	old, moved := f.moved(url, 8, 18)
-	var r receipt.Receipt
 	f.lose(moved)
 	f.lose(old)
 
@@ -207,8 +191,7 @@ func TestALostMovesNewBookingComesBackWhenItsOldOneIsGoneToo(t *testing.T) {
 	again, err := sc.Restore(f.ctx, moved)
 	require.NoError(t, err)
 	require.Equal(t, receipt.StatusConfirmed, again.Status, "%+v", again.Reason)
-	require.Equal(t, http.StatusOK, f.call("GET", url+"/v1/bookings/"+old, nil, &r))
-	require.Equal(t, receipt.StatusRescheduled, r.Status)
+	require.Equal(t, receipt.StatusRescheduled, f.answer(url, old).Status)
 }
 
 // TestALostHoldIsRestoredAsAHold: ops restore of a hold the store lost
