@@ -2,20 +2,18 @@ package api
 
 import (
 	"bytes"
-	"crypto/sha256"
+	"context"
 	"fmt"
 	"io"
 	"math"
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
-
-	"golang.org/x/time/rate"
 
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/apikey"
+	"github.com/bookingsaga/bookingsaga/internal/ratelimit"
 )
 
 // anyone is who calls when the API runs without keys (the dev stack only).
@@ -50,77 +48,52 @@ func scopeList(scopes []apikey.Scope) string {
 	return strings.Join(s, ", ")
 }
 
-// Limits bound how fast one key may call. A call repeated byte for byte
-// within the window (a platform resending a slow tool call, a model
-// re-issuing one) is free: it lands on the same saga, and refusing it
-// would refuse exactly what idempotency is for.
-type Limits struct {
-	// PerSecond and Burst are each key's token bucket; 0 turns limiting off.
-	PerSecond float64
-	Burst     int
-	// RepeatWindow is how long a repeated call stays free.
-	RepeatWindow time.Duration
-}
-
-// DefaultLimits fit a voice deployment: one key per platform, a few
-// hundred concurrent calls each making a tool call every few seconds.
-func DefaultLimits() Limits { return Limits{PerSecond: 50, Burst: 100, RepeatWindow: time.Minute} }
-
-// limiter is one key's bucket and the calls it has seen lately.
-type limiter struct {
-	bucket *rate.Limiter
-	mu     sync.Mutex
-	seen   map[[32]byte]time.Time
-}
-
-type limiters struct {
-	mu     sync.Mutex
-	by     map[string]*limiter
-	limits Limits
-}
-
-func (l *limiters) of(name string) *limiter {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.by == nil {
-		l.by = map[string]*limiter{}
-	}
-	lim := l.by[name]
-	if lim == nil {
-		lim = &limiter{bucket: rate.NewLimiter(rate.Limit(l.limits.PerSecond), l.limits.Burst), seen: map[[32]byte]time.Time{}}
-		l.by[name] = lim
-	}
-	return lim
-}
-
-// admit charges key for r, unless r repeats a call seen within the window.
-// It reads the body (already bounded by MaxBody) and puts it back.
-func (l *limiters) admit(key apikey.Key, r *http.Request, now time.Time) *Error {
-	if l.limits.PerSecond <= 0 {
-		return nil
-	}
+// admit charges key for r, unless r repeats a write seen within the
+// window. It reads the body (already bounded by MaxBody) and puts it back.
+func (s *Server) admit(key apikey.Key, r *http.Request) *Error {
 	// Over MaxBody (the reader is bounded) or cut off, a body is refused
 	// as the handlers refuse it, and charged, so that a flood of
 	// oversized bodies is limited too.
 	body, _ := buffer(r)
-	sum := sha256.Sum256(append([]byte(r.Method+" "+r.URL.RequestURI()+"\n"), body...))
-	lim := l.of(key.Name)
-	lim.mu.Lock()
-	defer lim.mu.Unlock()
-	if at, ok := lim.seen[sum]; ok && now.Sub(at) < l.limits.RepeatWindow {
+	call := append([]byte(r.Method+" "+r.URL.RequestURI()+"\n"), body...)
+	return charge(s.limits, key, call, r.Method != http.MethodGet, s.cfg.Now())
+}
+
+// charge spends one of key's tokens on call (ratelimit.Buckets.Charge),
+// answering 429 with Retry-After when there is none.
+func charge(b *ratelimit.Buckets, key apikey.Key, call []byte, repeatFree bool, now time.Time) *Error {
+	ok, wait := b.Charge(key.Name, call, repeatFree, now)
+	switch {
+	case ok:
 		return nil
-	}
-	if res := lim.bucket.ReserveN(now, 1); res.OK() && res.DelayFrom(now) == 0 {
-		lim.remember(sum, now, l.limits.RepeatWindow)
-		return nil
-	} else if res.OK() {
-		wait := res.DelayFrom(now)
-		res.CancelAt(now)
+	case wait > 0:
 		return &Error{Status: http.StatusTooManyRequests, Code: string(booking.CodeRateLimited), RetryAfter: wait,
-			Message: fmt.Sprintf("key %s is over its limit of %.0f calls a second; retry after %s (repeats of one call are not counted)",
-				key.Name, l.limits.PerSecond, retryAfter(wait))}
+			Message: fmt.Sprintf("key %s is over its limit of %.0f calls a second; retry after %s (repeats of one booking call are not counted)",
+				key.Name, b.Limits().PerSecond, retryAfter(wait))}
 	}
 	return &Error{Status: http.StatusTooManyRequests, Code: string(booking.CodeRateLimited), RetryAfter: time.Second, Message: "over the rate limit"}
+}
+
+// chargeKey carries, to a PerCall route's handler, what Charge needs.
+type chargeKey struct{}
+
+type charger struct {
+	limits *ratelimit.Buckets
+	key    apikey.Key
+	now    func() time.Time
+}
+
+// Charge charges one call that a PerCall route's request carries (a voice
+// tool call: a Vapi message may carry several) to the key the request
+// came in under, as the guard charges a request: a write repeated within
+// the window is free (repeatFree), a read costs every time. Outside a
+// PerCall route it charges nothing.
+func Charge(ctx context.Context, call []byte, repeatFree bool) *Error {
+	c, ok := ctx.Value(chargeKey{}).(charger)
+	if !ok {
+		return nil
+	}
+	return charge(c.limits, c.key, call, repeatFree, c.now())
 }
 
 // buffer reads r's body (bounded by MaxBody) and puts it back for the
@@ -140,18 +113,6 @@ func buffer(r *http.Request) ([]byte, error) {
 type errReader struct{ err error }
 
 func (e errReader) Read([]byte) (int, error) { return 0, e.err }
-
-// remember records a call; past a bound, calls older than the window go.
-func (lim *limiter) remember(sum [32]byte, now time.Time, window time.Duration) {
-	if len(lim.seen) >= 10000 {
-		for k, at := range lim.seen {
-			if now.Sub(at) >= window {
-				delete(lim.seen, k)
-			}
-		}
-	}
-	lim.seen[sum] = now
-}
 
 // retryAfter is the Retry-After header's whole seconds, at least one.
 func retryAfter(d time.Duration) string {

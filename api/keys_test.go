@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/bookingsaga/bookingsaga/internal/apikey"
+	"github.com/bookingsaga/bookingsaga/internal/ratelimit"
 	"github.com/bookingsaga/bookingsaga/sagaclient"
 )
 
@@ -144,7 +145,7 @@ func TestRepeatsAreFreeAndAFloodIsLimited(t *testing.T) {
 	t.Parallel()
 	secret, key, err := apikey.NewKey("voice", apikey.ScopeAgent)
 	require.NoError(t, err)
-	url := guarded(t, Config{Keys: keyring(t, key), Limits: &Limits{PerSecond: 5, Burst: 10, RepeatWindow: time.Minute}})
+	url := guarded(t, Config{Keys: keyring(t, key), Limits: &ratelimit.Limits{PerSecond: 5, Burst: 10, RepeatWindow: time.Minute}})
 	body, err := json.Marshal(BookingBody{RequestKey: "k-dup", Slot: slot(), ExpectedPolicyVersion: "p1"})
 	require.NoError(t, err)
 

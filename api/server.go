@@ -29,6 +29,7 @@ import (
 	"github.com/bookingsaga/bookingsaga/internal/apikey"
 	"github.com/bookingsaga/bookingsaga/internal/egress"
 	"github.com/bookingsaga/bookingsaga/internal/localtime"
+	"github.com/bookingsaga/bookingsaga/internal/ratelimit"
 	"github.com/bookingsaga/bookingsaga/internal/speech"
 )
 
@@ -38,7 +39,7 @@ type Config struct {
 	// the API open (the dev stack only: the server logs a warning).
 	Keys *apikey.Keyring
 	// Limits bound each key's call rate; the zero value is DefaultLimits.
-	Limits *Limits
+	Limits *ratelimit.Limits
 	// MaxBody bounds request bodies, in bytes.
 	MaxBody int64
 	// CallTimeout bounds each request's calls to Temporal; a voice call
@@ -108,7 +109,7 @@ type Catalogue interface {
 type Server struct {
 	client Sagas
 	cfg    Config
-	limits *limiters
+	limits *ratelimit.Buckets
 	// mounted are the routes of other packages (the voice tools).
 	mounted []Route
 }
@@ -136,14 +137,14 @@ func New(c Sagas, cfg Config) *Server {
 	if cfg.Metrics == nil {
 		cfg.Metrics = tally.NoopScope
 	}
-	limits := DefaultLimits()
+	limits := ratelimit.DefaultLimits()
 	if cfg.Limits != nil {
 		limits = *cfg.Limits
 	}
 	if cfg.Catalogue == nil {
 		cfg.Catalogue = noCatalogue{}
 	}
-	return &Server{client: c, cfg: cfg, limits: &limiters{limits: limits}}
+	return &Server{client: c, cfg: cfg, limits: ratelimit.New(limits)}
 }
 
 // Mount adds routes of another package (the voice tools), behind the
@@ -161,6 +162,10 @@ type Route struct {
 	// the call is charged to the platform's limit: an outsider's
 	// unsigned calls must not spend it.
 	Verify func(r *http.Request, body []byte) *Error
+	// PerCall routes carry calls of their own (the voice tools'): the
+	// request is not charged, and the handler charges each call it runs
+	// with Charge.
+	PerCall bool
 }
 
 // scopeFor is the scope a call needs: the route's, except that GET
@@ -175,33 +180,33 @@ func (rt Route) scopeFor(r *http.Request) apikey.Scope {
 // Routes are every route the server serves, its own and those mounted.
 func (s *Server) Routes() []Route {
 	return append([]Route{
-		{"GET", "/healthz", "", s.healthz, nil},
-		{"GET", "/readyz", "", s.readyz, nil},
-		{"GET", "/openapi.json", "", s.openAPI, nil},
-		{"GET", "/v1/availability", apikey.ScopeAgent, s.availability, nil},
-		{"POST", "/v1/intents", apikey.ScopeAgent, s.budgeted(s.intents), nil},
-		{"POST", "/v1/bookings", apikey.ScopeAgent, s.budgeted(s.book), nil},
-		{"GET", "/v1/bookings", apikey.ScopeAgent, s.bookings, nil},
-		{"GET", "/v1/bookings/{request_key}", apikey.ScopeAgent, s.budgeted(s.status), nil},
-		{"POST", "/v1/bookings/{request_key}/cancel", apikey.ScopeAgent, s.budgeted(s.cancel), nil},
-		{"POST", "/v1/bookings/{request_key}/reschedule", apikey.ScopeAgent, s.budgeted(s.reschedule), nil},
-		{"GET", "/v1/bookings/{request_key}/contact", apikey.ScopeAdmin, s.contact, nil},
-		{"DELETE", "/v1/bookings/{request_key}/contact", apikey.ScopeAdmin, s.eraseContact, nil},
-		{"PUT", "/v1/resources/{id}", apikey.ScopeAdmin, s.putResource, nil},
-		{"GET", "/v1/resources/{id}", apikey.ScopeAgent, s.getResource, nil},
-		{"PUT", "/v1/pools/{id}", apikey.ScopeAdmin, s.putPool, nil},
-		{"GET", "/v1/pools/{id}", apikey.ScopeAgent, s.getPool, nil},
-		{"PUT", "/v1/policy", apikey.ScopeAdmin, s.putPolicy, nil},
-		{"GET", "/v1/policy", apikey.ScopeAgent, s.getPolicy, nil},
-		{"GET", "/v1/ops/attention", apikey.ScopeOps, s.attention, nil},
-		{"GET", "/v1/ops/readiness", apikey.ScopeOps, s.opsReadiness, nil},
-		{"PUT", "/v1/webhooks/{id}", apikey.ScopeAdmin, s.putWebhook, nil},
-		{"GET", "/v1/webhooks", apikey.ScopeOps, s.webhooks, nil},
-		{"DELETE", "/v1/webhooks/{id}", apikey.ScopeAdmin, s.deleteWebhook, nil},
-		{"POST", "/v1/webhooks/{id}/pause", apikey.ScopeAdmin, s.pauseWebhook, nil},
-		{"POST", "/v1/webhooks/{id}/resume", apikey.ScopeAdmin, s.resumeWebhook, nil},
-		{"POST", "/v1/webhooks/{id}/secret", apikey.ScopeAdmin, s.rotateWebhookSecret, nil},
-		{"GET", "/v1/ops/timeline/{request_key}", apikey.ScopeOps, s.timeline, nil},
+		{"GET", "/healthz", "", s.healthz, nil, false},
+		{"GET", "/readyz", "", s.readyz, nil, false},
+		{"GET", "/openapi.json", "", s.openAPI, nil, false},
+		{"GET", "/v1/availability", apikey.ScopeAgent, s.availability, nil, false},
+		{"POST", "/v1/intents", apikey.ScopeAgent, s.budgeted(s.intents), nil, false},
+		{"POST", "/v1/bookings", apikey.ScopeAgent, s.budgeted(s.book), nil, false},
+		{"GET", "/v1/bookings", apikey.ScopeAgent, s.bookings, nil, false},
+		{"GET", "/v1/bookings/{request_key}", apikey.ScopeAgent, s.budgeted(s.status), nil, false},
+		{"POST", "/v1/bookings/{request_key}/cancel", apikey.ScopeAgent, s.budgeted(s.cancel), nil, false},
+		{"POST", "/v1/bookings/{request_key}/reschedule", apikey.ScopeAgent, s.budgeted(s.reschedule), nil, false},
+		{"GET", "/v1/bookings/{request_key}/contact", apikey.ScopeAdmin, s.contact, nil, false},
+		{"DELETE", "/v1/bookings/{request_key}/contact", apikey.ScopeAdmin, s.eraseContact, nil, false},
+		{"PUT", "/v1/resources/{id}", apikey.ScopeAdmin, s.putResource, nil, false},
+		{"GET", "/v1/resources/{id}", apikey.ScopeAgent, s.getResource, nil, false},
+		{"PUT", "/v1/pools/{id}", apikey.ScopeAdmin, s.putPool, nil, false},
+		{"GET", "/v1/pools/{id}", apikey.ScopeAgent, s.getPool, nil, false},
+		{"PUT", "/v1/policy", apikey.ScopeAdmin, s.putPolicy, nil, false},
+		{"GET", "/v1/policy", apikey.ScopeAgent, s.getPolicy, nil, false},
+		{"GET", "/v1/ops/attention", apikey.ScopeOps, s.attention, nil, false},
+		{"GET", "/v1/ops/readiness", apikey.ScopeOps, s.opsReadiness, nil, false},
+		{"PUT", "/v1/webhooks/{id}", apikey.ScopeAdmin, s.putWebhook, nil, false},
+		{"GET", "/v1/webhooks", apikey.ScopeOps, s.webhooks, nil, false},
+		{"DELETE", "/v1/webhooks/{id}", apikey.ScopeAdmin, s.deleteWebhook, nil, false},
+		{"POST", "/v1/webhooks/{id}/pause", apikey.ScopeAdmin, s.pauseWebhook, nil, false},
+		{"POST", "/v1/webhooks/{id}/resume", apikey.ScopeAdmin, s.resumeWebhook, nil, false},
+		{"POST", "/v1/webhooks/{id}/secret", apikey.ScopeAdmin, s.rotateWebhookSecret, nil, false},
+		{"GET", "/v1/ops/timeline/{request_key}", apikey.ScopeOps, s.timeline, nil, false},
 	}, s.mounted...)
 }
 
@@ -308,7 +313,11 @@ func (s *Server) wrap(rt Route) http.Handler {
 		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
 		key, err := s.guard(r, rt)
 		if err == nil {
-			err = handle(rt, sw, r.WithContext(context.WithValue(r.Context(), callerKey{}, key.Name)))
+			ctx := context.WithValue(r.Context(), callerKey{}, key.Name)
+			if rt.PerCall {
+				ctx = context.WithValue(ctx, chargeKey{}, charger{limits: s.limits, key: key, now: s.cfg.Now})
+			}
+			err = handle(rt, sw, r.WithContext(ctx))
 		}
 		if err != nil {
 			writeError(sw, log, err)
@@ -376,7 +385,10 @@ func (s *Server) guard(r *http.Request, rt Route) (apikey.Key, error) {
 			return key, e
 		}
 	}
-	if e := s.limits.admit(key, r, s.cfg.Now()); e != nil {
+	if rt.PerCall {
+		return key, nil
+	}
+	if e := s.admit(key, r); e != nil {
 		return key, e
 	}
 	return key, nil

@@ -25,6 +25,7 @@ func serve(ctx context.Context, cc app.ClientConfig, logger *zap.Logger, args []
 	fs.IntVar(&cfg.Limits.Burst, "rate-burst", cfg.Limits.Burst, "calls per key allowed at once above the rate")
 	fs.Int64Var(&cfg.MaxBody, "max-body", cfg.MaxBody, "largest request body, in bytes")
 	fs.IntVar(&cfg.MaxInFlight, "max-in-flight", cfg.MaxInFlight, "booking calls sent to Temporal and not yet answered past which a call is answered at once, not sent (503, retryable); 0 admits all")
+	fs.IntVar(&cfg.MaxToolCalls, "max-tool-calls", cfg.MaxToolCalls, "voice tool calls, reads included, run at once past which a call is answered at capacity, not run; 0 admits all")
 	cfg.Mirrors.Register(fs)
 	metricsListen := fs.String("metrics-listen", os.Getenv("METRICS_LISTEN"), "address for GET /metrics (Prometheus): each call's latency by route (env METRICS_LISTEN)")
 	if err := fs.Parse(args); err != nil {

@@ -74,6 +74,11 @@ func notDone(code booking.Code, msg string) Answer {
 // call runs one tool call for the conversation a platform named, scoped
 // by the key the call came in under (api.Conversation).
 func (t *Tools) call(ctx context.Context, callID, name string, raw json.RawMessage) Answer {
+	done, refused := t.admit(ctx, name, callID, raw)
+	if refused != nil {
+		return *refused
+	}
+	defer done()
 	args, bad := readToolArgs(raw)
 	if bad != nil {
 		return *bad
@@ -136,7 +141,7 @@ func (t *Tools) callWith(ctx context.Context, conversationID, name string, args 
 			args.LocalStart[:min(len(args.LocalStart), len(localtime.Layout))], e.Candidates[0], e.Candidates[1], args.TimeZone)}
 	case errors.Is(err, booking.ErrOverloaded):
 		t.shed()
-		return notDone(booking.CodeUnavailable, "bookingsaga is at capacity, so nothing was sent and nothing is booked. Try the same call again in a moment")
+		return notDone(booking.CodeUnavailable, atCapacity)
 	}
 	e, technical := api.Classify(err)
 	switch {

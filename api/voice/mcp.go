@@ -55,17 +55,25 @@ func (t *Tools) mcpHandler() http.Handler {
 func (t *Tools) mcp(w http.ResponseWriter, r *http.Request) error {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
-		return api.BadRequest(booking.CodeBodyTooLarge, "the body is over the API's limit")
+		return unread(r, body, api.BadRequest(booking.CodeBodyTooLarge, "the body is over the API's limit"))
 	}
 	if bytes.HasPrefix(bytes.TrimSpace(body), []byte("[")) {
 		// The current MCP spec has no batches; the SDK still takes one for
 		// the older versions it negotiates and runs its calls at once, so
-		// one request (charged once to the key's limit) could carry
-		// hundreds of tool calls. Refused, as JSON-RPC refuses a request it
-		// will not take.
+		// one request could carry hundreds of tool calls past the gate.
+		// Refused, as JSON-RPC refuses a request it will not take, and
+		// charged once.
+		if e := api.Charge(r.Context(), body, false); e != nil {
+			return e
+		}
 		return api.WriteJSON(w, http.StatusBadRequest, map[string]any{"jsonrpc": "2.0", "id": nil,
 			"error": map[string]any{"code": -32600, "message": "JSON-RPC batches are not served: send one request per call"}})
 	}
+	done, answered, err := t.admitMCP(w, r, body)
+	if err != nil || answered {
+		return err
+	}
+	defer done()
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	r.Header.Set(callerHeader, api.Caller(r.Context()))
 	t.mcpServer.ServeHTTP(w, r)

@@ -29,7 +29,7 @@ import (
 func (t *Tools) retell(w http.ResponseWriter, r *http.Request) error {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
-		return api.BadRequest(booking.CodeBodyTooLarge, "the body is over the API's limit")
+		return unread(r, body, api.BadRequest(booking.CodeBodyTooLarge, "the body is over the API's limit"))
 	}
 	var call struct {
 		Name string `json:"name"`
@@ -39,22 +39,22 @@ func (t *Tools) retell(w http.ResponseWriter, r *http.Request) error {
 		Args json.RawMessage `json:"args"`
 	}
 	if err := json.Unmarshal(body, &call); err != nil {
-		return api.BadRequest(booking.CodeBadJSON, "the body is not a Retell function call: %s", api.JSONProblem(err))
+		return unread(r, body, api.BadRequest(booking.CodeBadJSON, "the body is not a Retell function call: %s", api.JSONProblem(err)))
 	}
 	tool, conv, args := r.PathValue("tool"), call.Call.CallID, call.Args
 	switch {
 	case conv != "" && tool != "" && call.Name != "" && call.Name != tool:
-		return api.BadRequest(booking.CodeBadJSON, "the body calls %q at the URL of %q", call.Name, tool)
+		return unread(r, body, api.BadRequest(booking.CodeBadJSON, "the body calls %q at the URL of %q", call.Name, tool))
 	case conv != "" && tool == "":
 		tool = call.Name
 	case conv == "" && tool != "": // args only
 		conv, args = r.Header.Get("X-Call-Id"), body
 		if conv == "" {
-			return api.BadRequest(booking.CodeMissingField, "an args-only call needs the header X-Call-Id: {{call_id}} in the function's settings")
+			return unread(r, body, api.BadRequest(booking.CodeMissingField, "an args-only call needs the header X-Call-Id: {{call_id}} in the function's settings"))
 		}
 	}
 	if tool == "" || conv == "" {
-		return api.BadRequest(booking.CodeBadJSON, "want {name, call: {call_id}, args}, or the arguments alone at /v1/tools/retell/{tool} with X-Call-Id")
+		return unread(r, body, api.BadRequest(booking.CodeBadJSON, "want {name, call: {call_id}, args}, or the arguments alone at /v1/tools/retell/{tool} with X-Call-Id"))
 	}
 	return api.WriteJSON(w, http.StatusOK, map[string]string{"result": t.call(r.Context(), conv, tool, args).Text()})
 }
@@ -162,18 +162,18 @@ func vapiSigned(body []byte, signature, ts, secret string, now time.Time) bool {
 func (t *Tools) vapi(w http.ResponseWriter, r *http.Request) error {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
-		return api.BadRequest(booking.CodeBodyTooLarge, "the body is over the API's limit")
+		return unread(r, body, api.BadRequest(booking.CodeBodyTooLarge, "the body is over the API's limit"))
 	}
 	var msg vapiMessage
 	if err := json.Unmarshal(body, &msg); err != nil {
-		return api.BadRequest(booking.CodeBadJSON, "the body is not a Vapi server message: %s", api.JSONProblem(err))
+		return unread(r, body, api.BadRequest(booking.CodeBadJSON, "the body is not a Vapi server message: %s", api.JSONProblem(err)))
 	}
 	if t := msg.Message.Type; t != "tool-calls" {
-		return api.BadRequest(booking.CodeBadJSON, "only Vapi tool-calls messages are served here, got message.type %q", t)
+		return unread(r, body, api.BadRequest(booking.CodeBadJSON, "only Vapi tool-calls messages are served here, got message.type %q", t))
 	}
 	calls := msg.calls()
 	if len(calls) == 0 {
-		return api.BadRequest(booking.CodeBadJSON, "the tool-calls message has no message.toolCallList")
+		return unread(r, body, api.BadRequest(booking.CodeBadJSON, "the tool-calls message has no message.toolCallList"))
 	}
 	out := vapiResults{Results: make([]vapiResult, 0, len(calls))}
 	for _, tc := range calls {

@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bookingsaga/bookingsaga/api"
+	"github.com/bookingsaga/bookingsaga/internal/ratelimit"
 )
 
 // retellSignature signs body as Retell does: v=<unix ms>,d=<hex HMAC>.
@@ -47,7 +48,7 @@ func post(t *testing.T, url string, body []byte, headers ...string) int {
 // own signed calls still get through.
 func TestUnsignedCallsDoNotDrainThePlatformsLimit(t *testing.T) {
 	t.Parallel()
-	url := guarded(t, api.Config{Limits: &api.Limits{PerSecond: 1, Burst: 2, RepeatWindow: time.Minute}},
+	url := guarded(t, api.Config{Limits: &ratelimit.Limits{PerSecond: 1, Burst: 2, RepeatWindow: time.Minute}},
 		Config{RetellKey: "retell-key", VapiSecret: "vapi-secret", Now: time.Now})
 	for i := range 20 {
 		body := fmt.Appendf(nil, `{"name":"no_such_tool","call":{"call_id":"c-%d"},"args":{}}`, i)

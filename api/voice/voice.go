@@ -52,6 +52,10 @@ type Config struct {
 	Now func() time.Time
 	// Metrics counts calls shed (booking_calls_shed_total); nil drops it.
 	Metrics tally.Scope
+	// MaxInFlight bounds the tool calls this process runs at once, reads
+	// included; past it a call is answered at capacity, not run. Zero
+	// admits every call.
+	MaxInFlight int
 }
 
 // Tools are the voice tools over one saga client.
@@ -64,6 +68,8 @@ type Tools struct {
 	finds *finds
 	// mcpServer serves /v1/mcp over the same tools.
 	mcpServer http.Handler
+	// gate holds a place for each tool call running (MaxInFlight).
+	gate chan struct{}
 }
 
 // Sagas is what the tools ask of the saga client (*sagaclient.Client
@@ -92,6 +98,9 @@ func New(c Sagas, cfg Config) *Tools {
 		cfg.Metrics = tally.NoopScope
 	}
 	t := &Tools{saga: c, cfg: cfg, replays: &replays{}, finds: &finds{}}
+	if cfg.MaxInFlight > 0 {
+		t.gate = make(chan struct{}, cfg.MaxInFlight)
+	}
 	t.mcpServer = t.mcpHandler()
 	return t
 }
@@ -101,12 +110,12 @@ func New(c Sagas, cfg Config) *Tools {
 // endpoints are never open by default.
 func (t *Tools) Routes() []api.Route {
 	return []api.Route{
-		{Method: "POST", Path: "/v1/tools/retell", Scope: platformScope(t.cfg.RetellKey), Handle: t.retell, Verify: t.retellVerified},
-		{Method: "POST", Path: "/v1/tools/retell/{tool}", Scope: platformScope(t.cfg.RetellKey), Handle: t.retell, Verify: t.retellVerified},
+		{Method: "POST", Path: "/v1/tools/retell", Scope: platformScope(t.cfg.RetellKey), Handle: t.retell, Verify: t.retellVerified, PerCall: true},
+		{Method: "POST", Path: "/v1/tools/retell/{tool}", Scope: platformScope(t.cfg.RetellKey), Handle: t.retell, Verify: t.retellVerified, PerCall: true},
 		{Method: "GET", Path: "/v1/tools/retell/functions", Scope: apikey.ScopeAgent, Handle: t.retellFunctions},
 		{Method: "GET", Path: "/v1/tools/vapi/tools", Scope: apikey.ScopeAgent, Handle: t.vapiTools},
-		{Method: "POST", Path: "/v1/tools/vapi", Scope: platformScope(t.cfg.VapiSecret + t.cfg.VapiHMACSecret), Handle: t.vapi, Verify: t.vapiVerified},
-		{Method: "POST", Path: "/v1/mcp", Scope: apikey.ScopeAgent, Handle: t.mcp},
+		{Method: "POST", Path: "/v1/tools/vapi", Scope: platformScope(t.cfg.VapiSecret + t.cfg.VapiHMACSecret), Handle: t.vapi, Verify: t.vapiVerified, PerCall: true},
+		{Method: "POST", Path: "/v1/mcp", Scope: apikey.ScopeAgent, Handle: t.mcp, PerCall: true},
 	}
 }
 

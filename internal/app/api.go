@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bookingsaga/bookingsaga/internal/ratelimit"
 	"github.com/bookingsaga/bookingsaga/internal/speech"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -176,7 +177,7 @@ type APIConfig struct {
 	KeysFile string
 	// Open serves without keys (the dev stack's -open-api only).
 	Open   bool
-	Limits api.Limits
+	Limits ratelimit.Limits
 	// MaxBody is the largest request body, in bytes.
 	MaxBody int64
 	// The voice platforms' secrets, for their signed tool calls.
@@ -185,13 +186,17 @@ type APIConfig struct {
 	// answered; past it a call is answered at once, not sent (503,
 	// retryable). Zero admits every call.
 	MaxInFlight int
+	// MaxToolCalls bounds the voice tool calls, reads included, this API
+	// runs at once; past it a call is answered at capacity, not run. Zero
+	// admits every call.
+	MaxToolCalls int
 }
 
 // DefaultAPIConfig is the defaults, with what the environment sets.
 func DefaultAPIConfig() APIConfig {
-	return APIConfig{ClientConfig: DefaultClientConfig(), KeysFile: os.Getenv("API_KEYS_FILE"), Limits: api.DefaultLimits(),
+	return APIConfig{ClientConfig: DefaultClientConfig(), KeysFile: os.Getenv("API_KEYS_FILE"), Limits: ratelimit.DefaultLimits(),
 		MaxBody: 64 << 10, RetellKey: os.Getenv("RETELL_API_KEY"), VapiSecret: os.Getenv("VAPI_SECRET"),
-		VapiHMACSecret: os.Getenv("VAPI_HMAC_SECRET"), MaxInFlight: 24}
+		VapiHMACSecret: os.Getenv("VAPI_HMAC_SECRET"), MaxInFlight: 24, MaxToolCalls: 64}
 }
 
 // Validate reports every bad setting at once.
@@ -208,6 +213,9 @@ func (c APIConfig) Validate() error {
 	}
 	if c.MaxInFlight < 0 {
 		errs = append(errs, fmt.Errorf("max-in-flight must be 0 (no bound) or more, got %d", c.MaxInFlight))
+	}
+	if c.MaxToolCalls < 0 {
+		errs = append(errs, fmt.Errorf("max-tool-calls must be 0 (no bound) or more, got %d", c.MaxToolCalls))
 	}
 	return errors.Join(errs...)
 }
@@ -266,7 +274,8 @@ func NewAPI(ctx context.Context, cfg APIConfig, logger *zap.Logger, scope tally.
 		Ready:     []api.Check{{Name: "temporal", Fn: sc.Healthy}, {Name: "store", Fn: reads.Ping}},
 		Catalogue: reads.Catalog, Contacts: reads.Store, Names: names, Bookings: reads.Store,
 		Webhooks: reads.Store, Egress: cfg.Mirrors.Egress()},
-		voice.Config{RetellKey: cfg.RetellKey, VapiSecret: cfg.VapiSecret, VapiHMACSecret: cfg.VapiHMACSecret})
+		voice.Config{RetellKey: cfg.RetellKey, VapiSecret: cfg.VapiSecret, VapiHMACSecret: cfg.VapiHMACSecret,
+			MaxInFlight: cfg.MaxToolCalls})
 	return &API{handler: h, tc: tc, reads: reads, names: names}, nil
 }
 

@@ -8,8 +8,8 @@ import (
 
 	"go.uber.org/zap/zapcore"
 
-	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/ratelimit"
 	"github.com/bookingsaga/bookingsaga/internal/temporalclient"
 )
 
@@ -87,7 +87,7 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{
 		DataDir:              "./.bookingsaga",
-		APIRateLimit:         api.DefaultLimits().PerSecond,
+		APIRateLimit:         ratelimit.DefaultLimits().PerSecond,
 		APIListen:            "127.0.0.1:8080",
 		TemporalUI:           "127.0.0.1:8233",
 		CalendarListen:       "127.0.0.1:8091",
