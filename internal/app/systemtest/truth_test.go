@@ -116,8 +116,7 @@ func TestStatusComesFromTheStoreOnceTheSagaIsGone(t *testing.T) {
 	require.Equal(t, gcal.EventID(key), booked.ProviderEventID, "the first receipt names the calendar event, derived from the key")
 	f.forget(key)
 
-	var got receipt.Receipt
-	got = f.answer(url, key)
+	got := f.answer(url, key)
 	require.Equal(t, receipt.StatusConfirmed, got.Status)
 	require.Equal(t, booked.BookingID, got.BookingID)
 	require.Equal(t, booked.StartsAt.UTC(), got.StartsAt.UTC())
@@ -134,8 +133,8 @@ func TestStatusComesFromTheStoreOnceTheSagaIsGone(t *testing.T) {
 	require.Equal(t, http.StatusBadRequest, f.call("POST", url+"/v1/bookings/"+key+"/reschedule",
 		api.RescheduleBody{NewRequestKey: newKey, ExpectedPolicyVersion: policyVersion, Slot: api.Slot{PropertyID: "atlantis-1",
 			AgentID: "agent-00", StartsAt: slot(t, 14).Format(time.RFC3339), TimeZone: "Europe/Paris", DurationMinutes: 30}}, &refused))
-	var status receipt.Receipt
-	require.Equal(t, receipt.StatusRejected, f.answer(url, newKey).Status)
+	status := f.answer(url, newKey)
+	require.Equal(t, receipt.StatusRejected, status.Status)
 	require.Equal(t, refused.Code, status.Reason.Code)
 }
 
