@@ -36,8 +36,9 @@ const (
 	findPerKey      = time.Hour / 300
 )
 
-// finds limits attempts per API key, per conversation and per reference, in this API
-// process (each API process keeps its own count). Its memory is bounded
+// finds limits attempts per API key, per conversation and per reference,
+// in this API process; the reference's count is also kept in the store,
+// for every process (Config.FindBudget). Its memory is bounded
 // whatever callers send: an entry is a fixed-size hash of what it counts,
 // and past maxFindEntries live ones a new conversation or reference is
 // refused until idle entries go (failing closed: a find is never owed).
@@ -99,6 +100,9 @@ func (f *finds) prune(now time.Time) {
 	}
 }
 
+// tooManyFinds answers an attempt over a budget.
+var tooManyFinds = notDone(booking.CodeRateLimited, "too many attempts to find a booking in this call; offer to pass the caller to a person")
+
 func (t *Tools) toolFind(ctx context.Context, conv string, a toolArgs) (Answer, error) {
 	ref, err := receipt.CanonicalReference(a.Reference)
 	switch {
@@ -109,7 +113,18 @@ func (t *Tools) toolFind(ctx context.Context, conv string, a toolArgs) (Answer, 
 	case t.cfg.Contacts == nil:
 		return Answer{}, &api.Error{Status: http.StatusNotImplemented, Code: string(booking.CodeUnavailable), Message: "this API has no store connection to check a phone number"}
 	case !t.finds.allow(conv, ref, t.cfg.Now()):
-		return notDone(booking.CodeRateLimited, "too many attempts to find a booking in this call; offer to pass the caller to a person"), nil
+		return tooManyFinds, nil
+	}
+	if b := t.cfg.FindBudget; b != nil {
+		// Every API process shares the reference's budget; this process's
+		// own count above only turns the cheap refusals away first.
+		ok, err := b.SpendFindAttempt(ctx, ref, findBurst, findBurst*findPerBooking)
+		switch {
+		case err != nil:
+			return Answer{}, err
+		case !ok:
+			return tooManyFinds, nil
+		}
 	}
 	r, err := t.saga.ByReference(ctx, ref)
 	switch {

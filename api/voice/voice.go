@@ -42,6 +42,9 @@ type Config struct {
 	// Contacts opens the sealed contact find_booking compares a phone
 	// with; without it find_booking answers it cannot.
 	Contacts api.ContactVault
+	// FindBudget counts find_booking's attempts per reference for every
+	// API process (the store); nil counts them in this process alone.
+	FindBudget FindBudget
 	// Bookings fills in what a reschedule leaves out.
 	Bookings api.Bookings
 	// Names gives resources' display names for the spoken lines.
@@ -84,6 +87,12 @@ type Sagas interface {
 	RequestHandoff(ctx context.Context, h booking.Handoff) (booking.Handoff, error)
 	StartConversation(ctx context.Context, conv string) error
 	KnownConversation(ctx context.Context, conv string) (bool, error)
+}
+
+// FindBudget is the store's count of find_booking's attempts per
+// reference (*store.Store implements it).
+type FindBudget interface {
+	SpendFindAttempt(ctx context.Context, ref string, limit int, per time.Duration) (bool, error)
 }
 
 // New builds the tools over the saga client.

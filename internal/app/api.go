@@ -275,7 +275,7 @@ func NewAPI(ctx context.Context, cfg APIConfig, logger *zap.Logger, scope tally.
 		Catalogue: reads.Catalog, Contacts: reads.Store, Names: names, Bookings: reads.Store,
 		Webhooks: reads.Store, Egress: cfg.Mirrors.Egress()},
 		voice.Config{RetellKey: cfg.RetellKey, VapiSecret: cfg.VapiSecret, VapiHMACSecret: cfg.VapiHMACSecret,
-			MaxInFlight: cfg.MaxToolCalls})
+			MaxInFlight: cfg.MaxToolCalls, FindBudget: reads.Store})
 	return &API{handler: h, tc: tc, reads: reads, names: names}, nil
 }
 

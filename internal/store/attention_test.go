@@ -58,3 +58,36 @@ func TestAHandoffIsOnePerConversationAndTopic(t *testing.T) {
 	require.NotContains(t, payload, "dog", "the caller's words stay in the store")
 	require.Contains(t, payload, `"topic": "advice"`)
 }
+
+// A hand-off's reason is the caller's words: it rests sealed under a data
+// key of its own, staff read it opened, and erasing the contact of a
+// booking it names erases the words too, for good.
+func TestAHandoffsReasonRestsSealedAndIsErasedWithTheContact(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.sealedCommit(t, "req_words", "10:00", "10:30")
+	words := "My daughter uses a wheelchair: is there a lift?"
+	h, _, err := f.store.RequestHandoff(f.ctx, booking.Handoff{ConversationID: "c-words", Topic: "suitability", Reason: words, RequestKeys: []string{"req_words"}})
+	require.NoError(t, err)
+	var plain *string
+	var box []byte
+	require.NoError(t, f.pool.QueryRow(f.ctx, "SELECT reason, reason_sealed FROM handoff WHERE handoff_id = $1", h.ID).Scan(&plain, &box))
+	require.Nil(t, plain, "no plain words at rest")
+	require.NotContains(t, string(box), "wheelchair")
+	open, err := f.store.OpenHandoffs(f.ctx)
+	require.NoError(t, err)
+	require.Len(t, open, 1)
+	require.Equal(t, words, open[0].Reason, "staff read the words")
+
+	require.NoError(t, f.store.EraseContact(f.ctx, "req_words", "the caller asked"))
+	open, err = f.store.OpenHandoffs(f.ctx)
+	require.NoError(t, err)
+	require.Len(t, open, 1, "the hand-off stays, for the callback")
+	require.Empty(t, open[0].Reason, "its words are gone")
+	var keys int
+	require.NoError(t, f.pool.QueryRow(f.ctx, "SELECT count(*) FROM vault.handoff_key WHERE data_key IS NOT NULL").Scan(&keys))
+	require.Zero(t, keys)
+	resolved, err := f.store.ResolveHandoff(f.ctx, h.ID, "called back")
+	require.NoError(t, err)
+	require.Empty(t, resolved.Reason)
+}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"strconv"
@@ -28,16 +29,23 @@ func (s *Store) RequestHandoff(ctx context.Context, h booking.Handoff) (out book
 	if h.RequestKeys == nil {
 		h.RequestKeys = []string{}
 	}
+	fresh := make([]byte, 32)
+	if _, err := rand.Read(fresh); err != nil {
+		return booking.Handoff{}, false, fmt.Errorf("request handoff: %w", err)
+	}
 	err = s.retry(ctx, "request handoff", h.ConversationID, func(ctx context.Context) error {
 		return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 			out, created = h, true
 			// xmax = 0 tells an insert from the update of the open one.
 			err := tx.QueryRow(ctx, `
-INSERT INTO handoff (conversation_id, topic, reason, request_keys) VALUES ($1, $2, $3, $4)
+INSERT INTO handoff (conversation_id, topic, request_keys) VALUES ($1, $2, $3)
 ON CONFLICT (conversation_id, topic) WHERE resolved_at IS NULL
-DO UPDATE SET reason = EXCLUDED.reason, request_keys = EXCLUDED.request_keys
-RETURNING handoff_id, requested_at, xmax = 0`, h.ConversationID, h.Topic, h.Reason, h.RequestKeys).Scan(&out.ID, &out.RequestedAt, &created)
-			if err != nil || !created {
+DO UPDATE SET request_keys = EXCLUDED.request_keys
+RETURNING handoff_id, requested_at, xmax = 0`, h.ConversationID, h.Topic, h.RequestKeys).Scan(&out.ID, &out.RequestedAt, &created)
+			if err != nil {
+				return err
+			}
+			if err := sealReason(ctx, tx, out.ID, h.Reason, fresh); err != nil || !created {
 				return err
 			}
 			// The receivers learn that a person is wanted, on what; the
@@ -57,20 +65,68 @@ FROM webhook_endpoint`, out.ID, out.ConversationID, out.Topic, out.RequestKeys, 
 	return out, created, nil
 }
 
-// OpenHandoffs lists the handoffs no one has resolved, oldest first.
+// OpenHandoffs lists the handoffs no one has resolved, oldest first,
+// their reasons opened (empty once erased).
 func (s *Store) OpenHandoffs(ctx context.Context) ([]booking.Handoff, error) {
-	rows, err := s.pool.Query(ctx, `SELECT handoff_id, conversation_id, topic, reason, request_keys, requested_at
-FROM handoff WHERE resolved_at IS NULL ORDER BY requested_at, handoff_id LIMIT $1`, MaxOpen)
+	rows, err := s.pool.Query(ctx, `SELECT `+handoffColumns+`
+FROM handoff h LEFT JOIN vault.handoff_key k USING (handoff_id)
+WHERE resolved_at IS NULL ORDER BY requested_at, handoff_id LIMIT $1`, MaxOpen)
 	if err != nil {
 		return nil, fmt.Errorf("open handoffs: %w", err)
 	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (booking.Handoff, error) {
-		var h booking.Handoff
-		err := r.Scan(&h.ID, &h.ConversationID, &h.Topic, &h.Reason, &h.RequestKeys, &h.RequestedAt)
-		h.RequestedAt = h.RequestedAt.UTC()
-		return h, err
-	})
+	out, err := pgx.CollectRows(rows, scanHandoff)
+	if err != nil {
+		return nil, fmt.Errorf("open handoffs: %w", err)
+	}
+	return out, nil
 }
+
+// handoffColumns are what scanHandoff reads, the sealed reason with its key.
+const handoffColumns = `h.handoff_id, h.conversation_id, h.topic, h.reason, h.reason_sealed, k.data_key, h.request_keys, h.requested_at`
+
+func scanHandoff(r pgx.CollectableRow) (booking.Handoff, error) {
+	var h booking.Handoff
+	var plain *string
+	var box, dek []byte
+	if err := r.Scan(&h.ID, &h.ConversationID, &h.Topic, &plain, &box, &dek, &h.RequestKeys, &h.RequestedAt); err != nil {
+		return h, err
+	}
+	h.RequestedAt, h.Reason = h.RequestedAt.UTC(), deref(plain)
+	if box != nil && dek != nil {
+		words, err := open(dek, handoffAAD(h.ID), box)
+		if err != nil {
+			return h, fmt.Errorf("open handoff %d's reason: %w", h.ID, err)
+		}
+		h.Reason = string(words)
+	}
+	return h, nil
+}
+
+// sealReason seals reason under the handoff's data key, made on first
+// use; a handoff erased keeps no reason at all.
+func sealReason(ctx context.Context, tx pgx.Tx, id int64, reason string, fresh []byte) error {
+	var dek []byte
+	// The no-op update makes RETURNING give the key already there.
+	err := tx.QueryRow(ctx, `
+INSERT INTO vault.handoff_key (handoff_id, data_key) VALUES ($1, $2)
+ON CONFLICT (handoff_id) DO UPDATE SET handoff_id = EXCLUDED.handoff_id
+RETURNING data_key`, id, fresh).Scan(&dek)
+	if err != nil {
+		return err
+	}
+	var box []byte
+	if dek != nil {
+		if box, err = seal(dek, handoffAAD(id), []byte(reason)); err != nil {
+			return err
+		}
+	}
+	_, err = tx.Exec(ctx, `UPDATE handoff SET reason = NULL, reason_sealed = $2 WHERE handoff_id = $1`, id, box)
+	return err
+}
+
+// handoffAAD binds a sealed reason to its handoff, so that a box can't be
+// passed off as another's (or as a contact).
+func handoffAAD(id int64) string { return "handoff:" + strconv.FormatInt(id, 10) }
 
 // ErrHandoffNotOpen means there is no unresolved handoff with that id.
 var ErrHandoffNotOpen = errors.New("no open handoff with this id")
@@ -81,9 +137,15 @@ func (s *Store) ResolveHandoff(ctx context.Context, id int64, note string) (book
 	var h booking.Handoff
 	var at time.Time
 	err := s.retry(ctx, "resolve handoff", strconv.FormatInt(id, 10), func(ctx context.Context) error {
-		return s.pool.QueryRow(ctx, `UPDATE handoff SET resolved_at = $3, note = $2 WHERE handoff_id = $1 AND resolved_at IS NULL
-RETURNING handoff_id, conversation_id, topic, reason, request_keys, requested_at`, id, note, s.now()).
-			Scan(&h.ID, &h.ConversationID, &h.Topic, &h.Reason, &h.RequestKeys, &h.RequestedAt)
+		rows, err := s.pool.Query(ctx, `WITH h AS (
+    UPDATE handoff SET resolved_at = $3, note = $2 WHERE handoff_id = $1 AND resolved_at IS NULL RETURNING *
+)
+SELECT `+handoffColumns+` FROM h LEFT JOIN vault.handoff_key k USING (handoff_id)`, id, note, s.now())
+		if err != nil {
+			return err
+		}
+		h, err = pgx.CollectExactlyOneRow(rows, scanHandoff)
+		return err
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return booking.Handoff{}, fmt.Errorf("resolve handoff %d: %w", id, ErrHandoffNotOpen)

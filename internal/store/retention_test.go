@@ -147,3 +147,39 @@ func TestARecordedReleaseNeverUndoesRetention(t *testing.T) {
 	_, err = f.store.Decision(f.ctx, "req_retired")
 	require.ErrorIs(t, err, booking.ErrNotFound, "the key stays gone")
 }
+
+// find_booking's attempts per reference are one count for every process
+// (two stores over one database here), a new window opens once the last
+// is over, and retention deletes windows a day old.
+func TestFindAttemptsAreCountedForEveryProcess(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	other := New(f.pool, Config{Now: f.clock.Now})
+	for i := range 5 {
+		st := f.store
+		if i%2 == 1 {
+			st = other
+		}
+		ok, err := st.SpendFindAttempt(f.ctx, "BSABCDEFGH", 5, time.Hour)
+		require.NoError(t, err)
+		require.True(t, ok, "attempt %d", i+1)
+	}
+	ok, err := other.SpendFindAttempt(f.ctx, "BSABCDEFGH", 5, time.Hour)
+	require.NoError(t, err)
+	require.False(t, ok, "the sixth, from either process")
+	ok, err = f.store.SpendFindAttempt(f.ctx, "BSZZZZZZZZ", 5, time.Hour)
+	require.NoError(t, err)
+	require.True(t, ok, "another reference has its own count")
+
+	f.clock.Advance(time.Hour)
+	ok, err = f.store.SpendFindAttempt(f.ctx, "BSABCDEFGH", 5, time.Hour)
+	require.NoError(t, err)
+	require.True(t, ok, "a new window")
+
+	f.clock.Advance(25 * time.Hour)
+	_, err = f.store.ApplyRetention(f.ctx, 100)
+	require.NoError(t, err)
+	var left int
+	require.NoError(t, f.pool.QueryRow(f.ctx, "SELECT count(*) FROM find_attempt").Scan(&left))
+	require.Zero(t, left, "windows a day old are gone")
+}

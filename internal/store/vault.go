@@ -141,8 +141,9 @@ LEFT JOIN booking_contact c USING (booking_id)`, key).Scan(&dek, &erased, &box, 
 }
 
 // EraseContact erases key's contact, and with it the contact of every
-// booking a reschedule linked to key (the same caller's): their data keys
-// and stored copies are deleted, tombstones keep them from being sealed
+// booking a reschedule linked to key (the same caller's) and the reasons
+// of the hand-offs naming them: their data keys and stored copies are
+// deleted, tombstones keep them from being sealed
 // again, and the event log records the erasure and its reason without the
 // data. Erasing twice is done once; booking.ErrNoContact means the store
 // never had a contact for any of them.
@@ -167,7 +168,12 @@ SELECT EXISTS (SELECT 1 FROM vault.contact_key WHERE request_key = ANY($1))
 			if err != nil {
 				return err
 			}
-			if !known {
+			// The hand-offs of these bookings hold the caller's words.
+			tag, err := tx.Exec(ctx, eraseHandoffsSQL, keys, s.now())
+			if err != nil {
+				return err
+			}
+			if !known && tag.RowsAffected() == 0 {
 				return booking.ErrNoContact // retry names the operation
 			}
 			for _, k := range keys {
@@ -197,6 +203,17 @@ WITH k AS (
 INSERT INTO booking_event (request_key, booking_id, kind, detail)
 SELECT $1, (SELECT booking_id FROM b), 'contact_erased', jsonb_build_object('reason', $3::text)
 WHERE EXISTS (SELECT 1 FROM k)`
+
+// eraseHandoffsSQL deletes the data keys of the hand-offs naming any of
+// the keys, and their sealed reasons.
+const eraseHandoffsSQL = `
+WITH h AS (
+    SELECT handoff_id FROM handoff WHERE request_keys && $1::text[]
+), k AS (
+    INSERT INTO vault.handoff_key (handoff_id, data_key, erased_at) SELECT handoff_id, NULL, $2 FROM h
+    ON CONFLICT (handoff_id) DO UPDATE SET data_key = NULL, erased_at = EXCLUDED.erased_at
+)
+UPDATE handoff SET reason = NULL, reason_sealed = NULL WHERE handoff_id IN (SELECT handoff_id FROM h)`
 
 func deref(s *string) string {
 	if s == nil {

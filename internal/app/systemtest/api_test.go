@@ -90,6 +90,9 @@ func (f *fixture) serveEdge(cfg api.Config, tools voice.Config, reads ...sagacli
 	if cfg.StoreZoneRules == nil {
 		cfg.StoreZoneRules = vault.LatestZoneRules
 	}
+	if tools.FindBudget == nil {
+		tools.FindBudget = vault
+	}
 	var cat sagaclient.Catalog = f.catalog
 	if len(reads) > 0 {
 		cat = reads[0]

@@ -90,6 +90,25 @@ func TestAReturningCallerFindsTheirBookingByReferenceAndPhone(t *testing.T) {
 	}
 }
 
+// A reference's find budget is one for every API process: behind a load
+// balancer, attempts spread over two APIs (each from a new call, its
+// reference written another way each time) still stop at five an hour.
+func TestAReferencesFindBudgetIsSharedByEveryAPI(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	apis := []string{f.serveEdge(api.Config{}, voice.Config{RetellKey: "retell-key"}), f.serveEdge(api.Config{}, voice.Config{RetellKey: "retell-key"})}
+	ref := receipt.Reference(uuid.NewString())
+	spellings := []string{ref, strings.ReplaceAll(ref, "-", ""), strings.ToLower(ref), "BS" + ref[3:], "BS-" + strings.Join(strings.Split(strings.ReplaceAll(ref[3:], "-", ""), ""), "-")}
+	for i := range 5 {
+		line := f.retellTool(apis[i%2], "call-"+uuid.NewString(), "find_booking", map[string]any{"reference": spellings[i], "phone": "06 00 00 00 01"})
+		require.True(t, strings.HasPrefix(line, "[not_done: not_found]"), "attempt %d: %s", i+1, line)
+	}
+	for _, url := range apis {
+		line := f.retellTool(url, "call-"+uuid.NewString(), "find_booking", map[string]any{"reference": ref, "phone": "06 00 00 00 01"})
+		require.True(t, strings.HasPrefix(line, "[not_done: rate_limited]"), line)
+	}
+}
+
 // noPhoneInHistory requires that no event of the workflow's history holds
 // any of the phone's fragments.
 func (f *fixture) noPhoneInHistory(workflowID string, fragments ...string) {
