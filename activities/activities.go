@@ -41,9 +41,10 @@ type Calendar interface {
 // Activities holds the dependencies of every activity.
 type Activities struct {
 	Store *store.Store
-	// Retention, when set, is the store as the retention role sees it,
-	// the only one that may rewrite the event log; nil uses Store.
-	Retention *store.Store
+	// RetentionElsewhere says the event log's retention runs in a process
+	// of its own (starter retention, as the retention role): the worker's
+	// login may not rewrite the log, and ApplyRetention leaves it be.
+	RetentionElsewhere bool
 	// Calendar and CRM are optional; nil means that mirror is not kept.
 	Calendar Calendar
 	CRM      crm.CRM

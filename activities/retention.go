@@ -30,13 +30,13 @@ func (a *Activities) PurgeContacts(ctx context.Context, in booking.LimitInput) (
 }
 
 // ApplyRetention anonymises bookings and deletes refusals and events past
-// their retention, at most Limit of each.
+// their retention, at most Limit of each, where the worker's login may
+// (a single-role deployment); otherwise starter retention does.
 func (a *Activities) ApplyRetention(ctx context.Context, in booking.LimitInput) (booking.CountOutput, error) {
-	st := a.Store
-	if a.Retention != nil {
-		st = a.Retention
+	if a.RetentionElsewhere {
+		return booking.CountOutput{}, nil
 	}
-	n, err := st.ApplyRetention(ctx, in.Limit)
+	n, err := a.Store.ApplyRetention(ctx, in.Limit)
 	if err != nil {
 		return booking.CountOutput{}, storeError("apply retention", "", err)
 	}

@@ -36,7 +36,14 @@ const (
 	AnonymousPrefix = "anon-"
 	// WebhooksIDPrefix and an endpoint's id name its dispatcher workflow.
 	WebhooksIDPrefix = "webhooks:"
+	// ReleaseGoneIDPrefix and a request key name the release of a
+	// booking whose saga is gone.
+	ReleaseGoneIDPrefix = "release-gone:"
 )
+
+// ReleaseGoneWorkflowName cancels, in the store, a booking whose saga
+// Temporal no longer has.
+const ReleaseGoneWorkflowName = "ReleaseGone"
 
 // WebhooksWorkflowName is the dispatcher of one webhook endpoint.
 const WebhooksWorkflowName = "Webhooks"

@@ -41,7 +41,7 @@ func setup(t *testing.T) *types.Project {
 func TestComposeHasEveryService(t *testing.T) {
 	t.Parallel()
 	p := setup(t)
-	require.ElementsMatch(t, []string{"postgresql", "temporal-schema", "temporal", "temporal-setup", "worker", "api"},
+	require.ElementsMatch(t, []string{"postgresql", "temporal-schema", "temporal", "temporal-setup", "migrate", "retention", "worker", "api"},
 		p.ServiceNames())
 	require.Contains(t, p.DisabledServices, "temporal-ui", "the Web UI runs only with the ops profile")
 	require.Contains(t, p.DisabledServices, "codec", "the codec server runs only with the ops profile")
@@ -90,7 +90,9 @@ func TestComposeStartsInDependencyOrder(t *testing.T) {
 		"temporal":        {"temporal-schema": types.ServiceConditionCompletedSuccessfully},
 		"temporal-setup":  {"temporal": types.ServiceConditionHealthy},
 		"temporal-ui":     {"temporal": types.ServiceConditionHealthy},
-		"worker":          {"postgresql": types.ServiceConditionHealthy, "temporal-setup": types.ServiceConditionCompletedSuccessfully},
+		"migrate":         {"postgresql": types.ServiceConditionHealthy},
+		"retention":       {"migrate": types.ServiceConditionCompletedSuccessfully},
+		"worker":          {"migrate": types.ServiceConditionCompletedSuccessfully, "temporal-setup": types.ServiceConditionCompletedSuccessfully},
 		"api":             {"worker": types.ServiceConditionHealthy},
 	}
 	for name, deps := range want {
@@ -134,8 +136,8 @@ func TestComposeEnvironmentMatchesWhatTheBinariesRead(t *testing.T) {
 	require.NoError(t, err)
 	for _, login := range []struct{ service, variable, role, password string }{
 		{"worker", "DATABASE_URL", "bookingsaga_worker", "BOOKINGSAGA_WORKER_DB_PASSWORD"},
-		{"worker", "MIGRATE_DATABASE_URL", "bookingsaga", "BOOKINGSAGA_DB_PASSWORD"},
-		{"worker", "RETENTION_DATABASE_URL", "bookingsaga_retention", "BOOKINGSAGA_RETENTION_DB_PASSWORD"},
+		{"migrate", "MIGRATE_DATABASE_URL", "bookingsaga", "BOOKINGSAGA_DB_PASSWORD"},
+		{"retention", "RETENTION_DATABASE_URL", "bookingsaga_retention", "BOOKINGSAGA_RETENTION_DB_PASSWORD"},
 		{"api", "DATABASE_URL", "bookingsaga_api", "BOOKINGSAGA_API_DB_PASSWORD"},
 	} {
 		pw := *p.Services["postgresql"].Environment[login.password]
@@ -146,6 +148,16 @@ func TestComposeEnvironmentMatchesWhatTheBinariesRead(t *testing.T) {
 	}
 	require.Contains(t, string(init), "TEMPORAL_DB_PASSWORD")
 	require.Equal(t, "on-failure", p.Services["temporal-schema"].Restart)
+	// The worker dials receivers' URLs: it holds no login but its own.
+	for k, v := range p.Services["worker"].Environment {
+		require.NotContains(t, []string{"MIGRATE_DATABASE_URL", "RETENTION_DATABASE_URL"}, k)
+		if v != nil {
+			require.NotContains(t, *v, "//bookingsaga:", "worker %s holds the owner's login", k)
+			require.NotContains(t, *v, "//bookingsaga_retention:", "worker %s holds retention's login", k)
+		}
+	}
+	require.Equal(t, "service_completed_successfully", p.Services["worker"].DependsOn["migrate"].Condition, "the worker starts on a migrated schema")
+	require.Equal(t, []string{"retention", "-every", "1h"}, []string(p.Services["retention"].Command))
 }
 
 // Without a keys file or any password, compose refuses to start: nothing

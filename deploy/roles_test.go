@@ -9,8 +9,10 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
 
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/app"
 	"github.com/bookingsaga/bookingsaga/internal/pgserver"
 	"github.com/bookingsaga/bookingsaga/internal/store"
 	"github.com/bookingsaga/bookingsaga/schema"
@@ -18,8 +20,9 @@ import (
 
 // TestTheInitScriptsRolesRunTheStore runs deploy/postgres-init.sh on a
 // fresh cluster as the postgres image would, migrates as the owner it
-// makes, and then works as each process's own login: the worker books,
-// the API cancels, neither can rewrite the event log, and retention can.
+// makes (starter migrate), and then works as each process's own login:
+// the worker books, the API seals a contact and changes no booking,
+// neither can rewrite the event log, and only retention's process can.
 func TestTheInitScriptsRolesRunTheStore(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
@@ -39,10 +42,16 @@ func TestTheInitScriptsRolesRunTheStore(t *testing.T) {
 	login := func(role string) string {
 		return "host=" + dir + " user=" + role + " dbname=bookingsaga sslmode=disable"
 	}
-	owner, err := pgx.Connect(ctx, login("bookingsaga"))
+	from, to, err := app.Migrate(ctx, login("bookingsaga"))
+	require.NoError(t, err, "starter migrate, as the owner, migrates and grants the others")
+	require.Zero(t, from)
+	workerConn, err := pgx.Connect(ctx, login("bookingsaga_worker"))
 	require.NoError(t, err)
-	require.NoError(t, schema.Migrate(ctx, owner), "the owner migrates, and grants the others")
-	require.NoError(t, owner.Close(ctx))
+	have, want, err := schema.Versions(ctx, workerConn)
+	require.NoError(t, err, "the worker reads the version it needs without owning anything")
+	require.Equal(t, want, have)
+	require.Equal(t, to, have)
+	require.NoError(t, workerConn.Close(ctx))
 	pool := func(role string) *pgxpool.Pool {
 		p, err := pgxpool.New(ctx, login(role))
 		require.NoError(t, err)
@@ -64,8 +73,10 @@ func TestTheInitScriptsRolesRunTheStore(t *testing.T) {
 		Intent: booking.Intent{PropertyID: "flat", AgentID: "agent", StartsAt: start, EndsAt: start.Add(30 * time.Minute), TimeZone: "Europe/Paris"}}})
 	require.NoError(t, err, "the worker books")
 	api := store.New(pool("bookingsaga_api"), store.Config{Now: clock})
+	_, err = api.SealContact(ctx, "k-2", booking.Contact{Name: "Ada"})
+	require.NoError(t, err, "the API seals contacts")
 	_, err = api.Release(ctx, store.ReleaseRequest{RequestKey: "k-1"})
-	require.NoError(t, err, "the API cancels")
+	require.ErrorContains(t, err, "permission denied", "the API changes no booking: a worker does")
 
 	rewrite := func(p *pgxpool.Pool) error {
 		return pgx.BeginFunc(ctx, p, func(tx pgx.Tx) error {
@@ -77,6 +88,13 @@ func TestTheInitScriptsRolesRunTheStore(t *testing.T) {
 		})
 	}
 	require.ErrorContains(t, rewrite(pool("bookingsaga_worker")), "append-only")
-	require.ErrorContains(t, rewrite(pool("bookingsaga_api")), "append-only")
+	require.ErrorContains(t, rewrite(pool("bookingsaga_api")), "permission denied")
 	require.NoError(t, rewrite(pool("bookingsaga_retention")))
+
+	// Retention is a process of its own, as its own role, and no other.
+	cfg := app.DefaultRetentionConfig()
+	cfg.Every, cfg.DatabaseURL = 0, login("bookingsaga_worker")
+	require.ErrorContains(t, app.RunRetention(ctx, cfg, zap.NewNop()), "may not rewrite the event log")
+	cfg.DatabaseURL = login("bookingsaga_retention")
+	require.NoError(t, app.RunRetention(ctx, cfg, zap.NewNop()))
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 
@@ -382,16 +383,22 @@ func (c *Client) Cancel(ctx context.Context, key string) (receipt.Receipt, error
 }
 
 // cancelInStore cancels a booking whose saga Temporal does not have (it
-// closed after the viewing, or Temporal lost it): the store releases it,
-// if it is still live and its viewing still to come, and its answer is
-// the one given. Without the store, the status is.
+// closed after the viewing, or Temporal lost it): a worker releases it in
+// the store (workflows.ReleaseGone), if it is still live and its viewing
+// still to come, and the store's answer is the one given. Without the
+// store, the status is.
 func (c *Client) cancelInStore(ctx context.Context, key string) (receipt.Receipt, error) {
 	if c.opts.Catalog == nil {
 		return c.status(ctx, key)
 	}
-	out, err := c.opts.Catalog.Release(ctx, key)
+	run, err := c.tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: booking.ReleaseGoneIDPrefix + key, TaskQueue: c.opts.TaskQueue,
+		WorkflowIDConflictPolicy: enums.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING}, booking.ReleaseGoneWorkflowName, key)
 	if err != nil {
-		return receipt.Receipt{}, err
+		return receipt.Receipt{}, fmt.Errorf("cancel %s in the store: %w", key, err)
+	}
+	var out booking.LookupOutput
+	if err := run.Get(ctx, &out); err != nil {
+		return receipt.Receipt{}, fmt.Errorf("cancel %s in the store: %w", key, err)
 	}
 	if r, ok := workflows.StoreReceipt(key, out); ok {
 		return r, nil

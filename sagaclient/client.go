@@ -43,7 +43,6 @@ type Catalog interface {
 	Timeline(ctx context.Context, key string) (booking.Timeline, error)
 	ResolveFlag(ctx context.Context, id int64, note string) (booking.Flag, error)
 	OutsideRules(ctx context.Context) ([]booking.OutsideRules, error)
-	Release(ctx context.Context, key string) (booking.LookupOutput, error)
 	Restore(ctx context.Context, b booking.Booking) (booking.LookupOutput, error)
 	ReleaseLost(ctx context.Context, b booking.Booking, note string) (booking.LookupOutput, error)
 	ReleaseAgain(ctx context.Context, b booking.Booking, replacedBy string) (booking.LookupOutput, error)

@@ -62,6 +62,24 @@ func MigrateTo(ctx context.Context, conn *pgx.Conn, version int32) error {
 	return grantRoles(ctx, conn)
 }
 
+// Versions reports the schema's version and the one this build needs,
+// reading the version table alone: a login that owns nothing may ask.
+func Versions(ctx context.Context, conn *pgx.Conn) (have, want int32, err error) {
+	entries, err := fs.Glob(migrations, "migrations/*.sql")
+	if err != nil {
+		return 0, 0, fmt.Errorf("schema versions: %w", err)
+	}
+	want = int32(len(entries))
+	var exists bool
+	if err := conn.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, versionTable).Scan(&exists); err != nil || !exists {
+		return 0, want, err
+	}
+	if err := conn.QueryRow(ctx, `SELECT version FROM `+versionTable).Scan(&have); err != nil {
+		return 0, want, fmt.Errorf("schema versions: %w", err)
+	}
+	return have, want, nil
+}
+
 // grantRoles gives the worker's, the API's and the retention job's roles,
 // those that exist, their rights on every table (migration 016).
 func grantRoles(ctx context.Context, conn *pgx.Conn) error {

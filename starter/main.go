@@ -40,6 +40,8 @@ commands:
   demo         drive a running dev stack like a voice agent and show the outcome
   soak         open-loop load on a running dev stack at fixed arrival rates
   codec        serve the payload codec to operators (Web UI, Temporal CLI)
+  migrate      bring the store's schema to this build's, as its owner (MIGRATE_DATABASE_URL), once
+  retention    the bookings' and event log's retention, as the retention role (RETENTION_DATABASE_URL), hourly
   probe URL    exit 0 if URL answers 200 (container health checks)
   keys new     make an API key: prints the secret once, stores its hash
 
@@ -117,14 +119,19 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return codec(ctx, cfg, rest)
 	case "policy":
 		return policy(ctx, cfg, rest, out)
+	case "migrate":
+		return migrateCmd(ctx, cfg, rest, out)
 	}
 	logger, err := zap.NewProduction()
 	if err != nil {
 		return err
 	}
 	defer func() { _ = logger.Sync() }()
-	if cmd == "serve" {
+	switch cmd {
+	case "serve":
 		return serve(ctx, cfg, logger, rest)
+	case "retention":
+		return retention(ctx, rest, logger)
 	}
 	conn, err := app.Connect(ctx, cfg, logger)
 	if err != nil {

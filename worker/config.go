@@ -26,10 +26,6 @@ func parseConfig(args []string) (app.Config, error) {
 	fs.StringVar(&c.GraphListen, "fake-graph", c.GraphListen, "dev: the fake Microsoft 365 tenant's address (unless -microsoft-tenant is set)")
 	fs.StringVar(&c.CRMListen, "fake-crm", c.CRMListen, "dev: the fake CRM's address (unless -crm-url is set)")
 	fs.StringVar(&c.DatabaseURL, "database-url", c.DatabaseURL, "PostgreSQL connection string (env DATABASE_URL)")
-	fs.StringVar(&c.MigrateDatabaseURL, "migrate-database-url", c.MigrateDatabaseURL,
-		"the schema owner's connection string, to migrate with; empty: -database-url (env MIGRATE_DATABASE_URL)")
-	fs.StringVar(&c.RetentionDatabaseURL, "retention-database-url", c.RetentionDatabaseURL,
-		"the retention role's connection string, the only one that may rewrite the event log; empty: -database-url (env RETENTION_DATABASE_URL)")
 	c.Temporal.Register(fs)
 	fs.StringVar(&c.TaskQueue, "task-queue", c.TaskQueue, "Temporal task queue")
 	fs.TextVar(&c.LogLevel, "log-level", c.LogLevel, "debug, info, warn or error")

@@ -40,13 +40,6 @@ type Config struct {
 	CRMListen      string
 
 	DatabaseURL string
-	// MigrateDatabaseURL, when set, is the schema owner's login the worker
-	// migrates with; DatabaseURL may then be a role that owns nothing
-	// (bookingsaga_worker, migration 016).
-	MigrateDatabaseURL string
-	// RetentionDatabaseURL, when set, is the login retention runs as: the
-	// only role (bookingsaga_retention) that may rewrite the event log.
-	RetentionDatabaseURL string
 	// Temporal is where the frontend is and how to reach it (TLS, an API key).
 	Temporal  temporalclient.Config
 	TaskQueue string
@@ -86,25 +79,23 @@ type Config struct {
 
 func DefaultConfig() Config {
 	return Config{
-		DataDir:              "./.bookingsaga",
-		APIRateLimit:         ratelimit.DefaultLimits().PerSecond,
-		APIListen:            "127.0.0.1:8080",
-		TemporalUI:           "127.0.0.1:8233",
-		CalendarListen:       "127.0.0.1:8091",
-		GraphListen:          "127.0.0.1:8093",
-		CRMListen:            "127.0.0.1:8092",
-		DatabaseURL:          os.Getenv("DATABASE_URL"),
-		MigrateDatabaseURL:   os.Getenv("MIGRATE_DATABASE_URL"),
-		RetentionDatabaseURL: os.Getenv("RETENTION_DATABASE_URL"),
-		Temporal:             temporalclient.FromEnv(),
-		TaskQueue:            booking.TaskQueue,
-		LogLevel:             zapcore.InfoLevel,
-		Mirrors:              MirrorsFromEnv(),
-		ContactRetention:     90 * 24 * time.Hour,
-		BookingRetention:     2 * 365 * 24 * time.Hour,
-		EventRetention:       6 * 365 * 24 * time.Hour,
-		ShutdownTimeout:      30 * time.Second,
-		ReconcileInterval:    5 * time.Minute,
+		DataDir:           "./.bookingsaga",
+		APIRateLimit:      ratelimit.DefaultLimits().PerSecond,
+		APIListen:         "127.0.0.1:8080",
+		TemporalUI:        "127.0.0.1:8233",
+		CalendarListen:    "127.0.0.1:8091",
+		GraphListen:       "127.0.0.1:8093",
+		CRMListen:         "127.0.0.1:8092",
+		DatabaseURL:       os.Getenv("DATABASE_URL"),
+		Temporal:          temporalclient.FromEnv(),
+		TaskQueue:         booking.TaskQueue,
+		LogLevel:          zapcore.InfoLevel,
+		Mirrors:           MirrorsFromEnv(),
+		ContactRetention:  90 * 24 * time.Hour,
+		BookingRetention:  2 * 365 * 24 * time.Hour,
+		EventRetention:    6 * 365 * 24 * time.Hour,
+		ShutdownTimeout:   30 * time.Second,
+		ReconcileInterval: 5 * time.Minute,
 	}
 }
 

@@ -116,7 +116,7 @@ func seed(ctx context.Context, url string) error {
 		return fmt.Errorf("connect database: %w", err)
 	}
 	defer pool.Close()
-	if err := migrate(ctx, "", pool); err != nil {
+	if err := migrateOwn(ctx, pool); err != nil {
 		return err
 	}
 	return devstack.SeedDemo(ctx, store.New(pool, store.Config{}))

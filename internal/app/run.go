@@ -13,7 +13,6 @@ import (
 
 	"github.com/bookingsaga/bookingsaga/internal/visibility"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/operatorservice/v1"
@@ -68,20 +67,19 @@ func run(ctx context.Context, cfg Config, logger *zap.Logger, m *metrics.Metrics
 		return fmt.Errorf("connect database: %w", err)
 	}
 	defer pool.Close()
-	if err := migrate(ctx, cfg.MigrateDatabaseURL, pool); err != nil {
+	if err := migrateOwn(ctx, pool); err != nil {
 		return err
 	}
 	acts, err := newActivities(ctx, cfg, pool)
 	if err != nil {
 		return err
 	}
-	if cfg.RetentionDatabaseURL != "" {
-		rp, err := pgxpool.New(ctx, cfg.RetentionDatabaseURL)
-		if err != nil {
-			return fmt.Errorf("connect database for retention: %w", err)
-		}
-		defer rp.Close()
-		acts.Retention = store.New(rp, storeConfig(cfg))
+	may, err := acts.Store.MayRewriteEvents(ctx)
+	if err != nil {
+		return err
+	}
+	if acts.RetentionElsewhere = !may; acts.RetentionElsewhere {
+		logger.Info("the event log's retention runs in its own process (starter retention): this login may not rewrite it")
 	}
 	if acts.Calendar == nil {
 		logger.Warn("no calendar configured: bookings are not mirrored to a calendar")
@@ -175,24 +173,23 @@ func stopOn(ctx context.Context) <-chan any {
 	return ch
 }
 
-// migrate brings the schema up to date, as the owner's login at
-// ownerURL when one is set, otherwise over pool.
-func migrate(ctx context.Context, ownerURL string, pool *pgxpool.Pool) error {
-	if ownerURL != "" {
-		conn, err := pgx.Connect(ctx, ownerURL)
-		if err != nil {
-			return fmt.Errorf("migrate: connect as the schema owner: %w", err)
-		}
-		defer conn.Close(context.WithoutCancel(ctx))
-		return schema.Migrate(ctx, conn)
-	}
+// migrateOwn brings the schema up to date over the worker's own login,
+// when it is behind this build and that login owns it (a single-role
+// deployment, the dev stack). Elsewhere migrations are a process of their
+// own, starter migrate, as the schema's owner: the owner's login never
+// sits in the worker's environment.
+func migrateOwn(ctx context.Context, pool *pgxpool.Pool) error {
 	conn, err := pool.Acquire(ctx)
 	if err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
 	defer conn.Release()
+	have, want, err := schema.Versions(ctx, conn.Conn())
+	if err != nil || have >= want {
+		return err
+	}
 	if err := schema.Migrate(ctx, conn.Conn()); err != nil {
-		return fmt.Errorf("migrate: %w", err)
+		return fmt.Errorf("the schema is at version %d and this build needs %d; run 'starter migrate' as the schema's owner: %w", have, want, err)
 	}
 	return nil
 }
@@ -203,6 +200,7 @@ func Register(r worker.Registry, acts *activities.Activities) {
 	r.RegisterWorkflow(workflows.Conversation)
 	r.RegisterWorkflow(workflows.Reconcile)
 	r.RegisterWorkflow(workflows.Webhooks)
+	r.RegisterWorkflow(workflows.ReleaseGone)
 	r.RegisterActivity(acts)
 }
 

@@ -103,14 +103,6 @@ func (c *Catalog) Decision(ctx context.Context, in booking.DecisionInput) (booki
 	return c.Output(ctx, d), nil
 }
 
-// Release cancels the booking of key in the store, under its locks, for a
-// cancel whose saga Temporal no longer has; the reconciliation run then
-// brings the calendar and the CRM in line. Its answer is the store's: the
-// booking as it now stands, or nothing for a key the store never booked.
-func (c *Catalog) Release(ctx context.Context, key string) (booking.LookupOutput, error) {
-	return c.release(ctx, store.ReleaseRequest{RequestKey: key})
-}
-
 func (c *Catalog) release(ctx context.Context, req store.ReleaseRequest) (booking.LookupOutput, error) {
 	key := req.RequestKey
 	if _, err := c.Store.Release(ctx, req); err != nil && !errors.Is(err, booking.ErrNotFound) {

@@ -50,11 +50,7 @@ RETURNING handoff_id, requested_at, xmax = 0`, h.ConversationID, h.Topic, h.Requ
 			}
 			// The receivers learn that a person is wanted, on what; the
 			// caller's words stay in the store, for staff to read.
-			_, err = tx.Exec(ctx, `
-INSERT INTO webhook_delivery (endpoint_id, event_type, payload)
-SELECT endpoint_id, 'handoff.requested', jsonb_build_object('handoff_id', $1::bigint, 'conversation_id', $2::text,
-    'topic', $3::text, 'request_keys', $4::text[], 'occurred_at', $5::timestamptz)
-FROM webhook_endpoint`, out.ID, out.ConversationID, out.Topic, out.RequestKeys, out.RequestedAt)
+			_, err = tx.Exec(ctx, `SELECT webhook_handoff_requested($1)`, out.ID)
 			return err
 		})
 	})

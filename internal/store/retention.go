@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/google/uuid"
@@ -128,3 +129,14 @@ DELETE FROM booking_event WHERE event_id IN (
     SELECT event_id FROM booking_event
     WHERE occurred_at <= $1 AND request_key LIKE 'anon-%'
     ORDER BY occurred_at LIMIT $2)`
+
+// MayRewriteEvents reports whether this login may apply the event log's
+// retention (migration 016: the retention role, or the log's owner in a
+// single-role deployment).
+func (s *Store) MayRewriteEvents(ctx context.Context) (bool, error) {
+	var may bool
+	if err := s.pool.QueryRow(ctx, `SELECT bookingsaga_may_rewrite()`).Scan(&may); err != nil {
+		return false, fmt.Errorf("may rewrite events: %w", err)
+	}
+	return may, nil
+}

@@ -177,7 +177,10 @@ SELECT EXISTS (SELECT 1 FROM vault.contact_key WHERE request_key = ANY($1))
 				return booking.ErrNoContact // retry names the operation
 			}
 			for _, k := range keys {
-				if _, err := tx.Exec(ctx, eraseSQL, k, s.now(), reason); err != nil {
+				if _, err := tx.Exec(ctx, eraseSQL, k, s.now()); err != nil {
+					return err
+				}
+				if _, err := tx.Exec(ctx, `SELECT record_contact_erased($1, $2)`, k, reason); err != nil {
 					return err
 				}
 			}
@@ -186,23 +189,18 @@ SELECT EXISTS (SELECT 1 FROM vault.contact_key WHERE request_key = ANY($1))
 	})
 }
 
-// eraseSQL leaves a tombstone for the key, deletes the stored copy, and
-// records the erasure against the booking, if there is one yet. A second
-// erasure finds the tombstone and changes nothing.
+// eraseSQL leaves a tombstone for the key and deletes the stored copy;
+// record_contact_erased (migration 023) then records the erasure against
+// the booking, once. A second erasure finds the tombstone and changes
+// nothing.
 const eraseSQL = `
 WITH k AS (
     INSERT INTO vault.contact_key (request_key, data_key, erased_at) VALUES ($1, NULL, $2)
     ON CONFLICT (request_key) DO UPDATE SET data_key = NULL, erased_at = EXCLUDED.erased_at
         WHERE vault.contact_key.erased_at IS NULL
     RETURNING request_key
-), b AS (
-    SELECT booking_id FROM booking WHERE request_key = $1
-), c AS (
-    DELETE FROM booking_contact c USING b WHERE c.booking_id = b.booking_id
 )
-INSERT INTO booking_event (request_key, booking_id, kind, detail)
-SELECT $1, (SELECT booking_id FROM b), 'contact_erased', jsonb_build_object('reason', $3::text)
-WHERE EXISTS (SELECT 1 FROM k)`
+DELETE FROM booking_contact c USING booking b WHERE c.booking_id = b.booking_id AND b.request_key = $1`
 
 // eraseHandoffsSQL deletes the data keys of the hand-offs naming any of
 // the keys, and their sealed reasons.

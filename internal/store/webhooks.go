@@ -64,8 +64,12 @@ func (s *Store) RotateSecret(ctx context.Context, id string) ([]byte, error) {
 			if tag.RowsAffected() == 0 {
 				return booking.ErrNoEndpoint
 			}
-			_, err = tx.Exec(ctx, `INSERT INTO vault.webhook_key (endpoint_id, data_key) VALUES ($1, $2)
-ON CONFLICT (endpoint_id) DO UPDATE SET data_key = EXCLUDED.data_key`, id, dek)
+			// Replaced, not upserted: an upsert reads the old key, which
+			// the API's role may not (migration 023).
+			if _, err := tx.Exec(ctx, `DELETE FROM vault.webhook_key WHERE endpoint_id = $1`, id); err != nil {
+				return err
+			}
+			_, err = tx.Exec(ctx, `INSERT INTO vault.webhook_key (endpoint_id, data_key) VALUES ($1, $2)`, id, dek)
 			return err
 		})
 	})
@@ -118,7 +122,7 @@ func (s *Store) DeleteEndpoint(ctx context.Context, id string) error {
 
 // Endpoint reads one endpoint, with its secret opened.
 func (s *Store) Endpoint(ctx context.Context, id string) (booking.WebhookEndpoint, error) {
-	eps, err := s.endpoints(ctx, "WHERE e.endpoint_id = $1", id)
+	eps, err := s.endpoints(ctx, true, "WHERE e.endpoint_id = $1", id)
 	if err != nil {
 		return booking.WebhookEndpoint{}, err
 	}
@@ -128,21 +132,25 @@ func (s *Store) Endpoint(ctx context.Context, id string) (booking.WebhookEndpoin
 	return eps[0], nil
 }
 
-// Endpoints lists every endpoint, without secrets.
+// Endpoints lists every endpoint, without secrets: it reads no key, so
+// the API's role, which may not read them, lists endpoints too.
 func (s *Store) Endpoints(ctx context.Context) ([]booking.WebhookEndpoint, error) {
-	eps, err := s.endpoints(ctx, "")
-	for i := range eps {
-		eps[i].Secret = nil
-	}
-	return eps, err
+	return s.endpoints(ctx, false, "")
 }
 
-func (s *Store) endpoints(ctx context.Context, where string, args ...any) ([]booking.WebhookEndpoint, error) {
+// endpoints reads the endpoints where says, their secrets opened when
+// secrets is set (the dispatcher's, which signs) and absent otherwise.
+func (s *Store) endpoints(ctx context.Context, secrets bool, where string, args ...any) ([]booking.WebhookEndpoint, error) {
+	keys := `NULL::bytea, NULL::bytea`
+	join := ``
+	if secrets {
+		keys, join = `e.secret, k.data_key`, `LEFT JOIN vault.webhook_key k USING (endpoint_id)`
+	}
 	rows, err := s.pool.Query(ctx, `
-SELECT e.endpoint_id, e.url, e.secret, k.data_key, e.delivered_at, e.failing_since, coalesce(e.last_error, ''),
+SELECT e.endpoint_id, e.url, `+keys+`, e.delivered_at, e.failing_since, coalesce(e.last_error, ''),
        (SELECT count(*) FROM webhook_delivery d WHERE d.endpoint_id = e.endpoint_id AND d.delivered_at IS NULL),
        e.paused_at IS NOT NULL
-FROM webhook_endpoint e LEFT JOIN vault.webhook_key k USING (endpoint_id) `+where+` ORDER BY e.endpoint_id`, args...)
+FROM webhook_endpoint e `+join+` `+where+` ORDER BY e.endpoint_id`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("webhooks: %w", err)
 	}
