@@ -382,6 +382,7 @@ func TestDevStackEndToEnd(t *testing.T) {
 
 	d.screenshots()
 	d.schedulingTour(start, key)
+	d.requireTourAnswers(d.tour())
 
 	// An agent backend in a module of its own, through the public client.
 	example := exec.Command("go", "run", "./book", "-temporal-address", d.frontal, "-policy", devstack.DemoPolicy,

@@ -65,8 +65,7 @@ func TestABookingTheStoreLostIsFlaggedNotSpoken(t *testing.T) {
 	require.Equal(t, map[string]int{"store_lost_booking": 1, "unknown_calendar_event": 2}, kinds)
 	require.Equal(t, 0, f.reconcile().Stuck.Lost, "flagged once")
 
-	var r receipt.Receipt
-	r = f.answer(url, key)
+	r := f.answer(url, key)
 	require.Equal(t, receipt.StatusPending, r.Status, "never spoken as confirmed")
 	require.Equal(t, receipt.Reference(key), r.Reference)
 	var a struct {

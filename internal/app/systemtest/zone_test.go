@@ -142,8 +142,7 @@ func TestABookingFollowsNewZoneRulesWithItsMirrors(t *testing.T) {
 	for _, cal := range []string{"van-1@calendar.test", "agent-van@calendar.test"} {
 		require.Equal(t, moved, eventStart(cal), "the event in %s follows", cal)
 	}
-	var r receipt.Receipt
-	r = f.answer(url, key)
+	r := f.answer(url, key)
 	require.Equal(t, receipt.StatusConfirmed, r.Status)
 	require.Equal(t, moved, r.StartsAt.UTC().Format(time.RFC3339), "the receipt is the store's")
 	require.Equal(t, day+"T10:00", r.LocalStart)
