@@ -97,11 +97,9 @@ func TestOnlyTheRetentionRoleRelaxesTheEventLogsGuard(t *testing.T) {
 func TestTheAPIsRoleWritesOnlyWhatItsRoutesChange(t *testing.T) {
 	t.Parallel()
 	admin, as := roles(t)
-	ctx := t.Context()
-	clock := &clock{t: testNow}
-	setupStore := New(admin, Config{Now: clock.Now})
-	require.NoError(t, setupStore.SetPolicy(ctx, testPolicy))
-	require.NoError(t, setupStore.UpsertResource(ctx, booking.Resource{ID: agent(0), Kind: "agent", Capacity: 1, TimeZone: "Europe/Paris"}))
+	ctx, clock := t.Context(), &clock{t: testNow}
+	require.NoError(t, New(admin, Config{}).SetPolicy(ctx, testPolicy))
+	require.NoError(t, New(admin, Config{}).UpsertResource(ctx, booking.Resource{ID: agent(0), Kind: "agent", Capacity: 1, TimeZone: "Europe/Paris"}))
 	pool := as("bookingsaga_api")
 	api := New(pool, Config{Now: clock.Now})
 
