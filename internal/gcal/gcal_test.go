@@ -50,6 +50,16 @@ func setup(t *testing.T) *fixture {
 	return f
 }
 
+// upserted is booking(key), mirrored once: the arrangement most tests
+// start from.
+func (f *fixture) upserted(t *testing.T, key string) calendars.Booking {
+	t.Helper()
+	b := booking(key)
+	_, err := f.mirror.Upsert(f.ctx, b)
+	require.NoError(t, err)
+	return b
+}
+
 func booking(key string) calendars.Booking {
 	start := time.Date(2026, 12, 8, 9, 0, 0, 0, time.UTC)
 	return calendars.Booking{Calendar: calendars.Ref{Provider: "google", ID: agentCal}, BookingID: "b-" + key, RequestKey: key, PropertyRef: "paris-11",
@@ -96,9 +106,7 @@ func TestForeignEventIsReportedNotOverwritten(t *testing.T) {
 func TestTombstoneIsRestoredAndDeleteIsIdempotent(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	b := booking("tombstone")
-	_, err := f.mirror.Upsert(f.ctx, b)
-	require.NoError(t, err)
+	b := f.upserted(t, "tombstone")
 	require.NoError(t, f.mirror.Delete(f.ctx, agentCal, b.RequestKey, b.BookingID))
 	require.NoError(t, f.mirror.Delete(f.ctx, agentCal, b.RequestKey, b.BookingID), "second delete")
 	require.NoError(t, f.mirror.Delete(f.ctx, agentCal, "never-booked", "b-never"), "delete of nothing")
@@ -115,9 +123,7 @@ func TestTombstoneIsRestoredAndDeleteIsIdempotent(t *testing.T) {
 func TestDriftedEventIsCorrectedThroughA412(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	b := booking("moved")
-	_, err := f.mirror.Upsert(f.ctx, b)
-	require.NoError(t, err)
+	b := f.upserted(t, "moved")
 	moved := f.live(t)[0]
 	moved.Start = &calendar.EventDateTime{DateTime: "2026-12-08T15:00:00Z", TimeZone: "Europe/Paris"}
 	moved.End = &calendar.EventDateTime{DateTime: "2026-12-08T15:30:00Z", TimeZone: "Europe/Paris"}

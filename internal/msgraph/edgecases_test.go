@@ -51,9 +51,7 @@ func TestARevokedTokenIsReplaced(t *testing.T) {
 func TestADeleteRemovesEveryCopyOfOurs(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	b := viewing("copies")
-	_, err := f.mirror.Upsert(f.ctx, b)
-	require.NoError(t, err)
+	b := f.upserted(t, "copies")
 	twin := f.fake.Events(mailbox)[0]
 	twin.ID = ""
 	f.fake.Put(mailbox, twin)

@@ -73,6 +73,16 @@ func (f *fixture) client(t *testing.T, cfg msgraph.Config) *msgraph.Mirror {
 	return m
 }
 
+// upserted is viewing(key), mirrored once: the arrangement most tests
+// start from.
+func (f *fixture) upserted(t *testing.T, key string) calendars.Booking {
+	t.Helper()
+	b := viewing(key)
+	_, err := f.mirror.Upsert(f.ctx, b)
+	require.NoError(t, err)
+	return b
+}
+
 func viewing(key string) calendars.Booking {
 	start := time.Date(2026, 12, 8, 9, 0, 0, 0, time.UTC)
 	return calendars.Booking{Calendar: calendars.Ref{Provider: "microsoft", ID: mailbox}, BookingID: "b-" + key, RequestKey: key,
@@ -152,9 +162,7 @@ func TestAForeignEventIsReportedNotOverwritten(t *testing.T) {
 func TestAStaleETagIsReadAgain(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	b := viewing("stale")
-	_, err := f.mirror.Upsert(f.ctx, b)
-	require.NoError(t, err)
+	b := f.upserted(t, "stale")
 	moved := b
 	moved.StartsAt, moved.EndsAt = b.StartsAt.Add(time.Hour), b.EndsAt.Add(time.Hour)
 	// Someone edits the event between our read and our update.
@@ -178,10 +186,8 @@ func TestThrottlingWaitsForRetryAfter(t *testing.T) {
 	f := setup(t)
 	require.NoError(t, f.fake.Inject(fakeserver.Fault{Op: "events.create", Times: 1, Status: http.StatusTooManyRequests, RetryAfter: 3 * time.Second}))
 	require.NoError(t, f.fake.Inject(fakeserver.Fault{Op: "getSchedule", Times: 1, Status: http.StatusServiceUnavailable, RetryAfter: 2 * time.Second}))
-	b := viewing("limited")
-	_, err := f.mirror.Upsert(f.ctx, b)
-	require.NoError(t, err)
-	_, err = f.mirror.FreeBusy(f.ctx, []string{mailbox}, b.StartsAt, b.EndsAt)
+	b := f.upserted(t, "limited")
+	_, err := f.mirror.FreeBusy(f.ctx, []string{mailbox}, b.StartsAt, b.EndsAt)
 	require.NoError(t, err)
 	require.Equal(t, []time.Duration{3 * time.Second, 2 * time.Second}, f.sleeps)
 	require.Len(t, f.fake.Events(mailbox), 1)

@@ -39,6 +39,19 @@ import (
 // platform is scoped by "retell" or "vapi" instead.
 func scoped(id string) string { return "test/" + id }
 
+// agentKey is a new agent key of its own, and the keyring that holds it
+// alone.
+func agentKey(t *testing.T, name string) (secret string, keys *apikey.Keyring) {
+	t.Helper()
+	secret, k, err := apikey.NewKey(name, apikey.ScopeAgent)
+	require.NoError(t, err)
+	file := filepath.Join(t.TempDir(), "keys.json")
+	require.NoError(t, apikey.SaveKey(file, k, false))
+	keys, err = apikey.LoadKeyring(file)
+	require.NoError(t, err)
+	return secret, keys
+}
+
 // apiKey is the tests' API key, with every scope, and apiKeys holds it.
 var apiKey, apiKeys = func() (string, *apikey.Keyring) {
 	secret, k, err := apikey.NewKey("test", apikey.ScopeAgent, apikey.ScopeAdmin, apikey.ScopeOps)

@@ -23,7 +23,6 @@ import (
 	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/api/voice"
 	"github.com/bookingsaga/bookingsaga/booking"
-	"github.com/bookingsaga/bookingsaga/internal/apikey"
 	"github.com/bookingsaga/bookingsaga/internal/store"
 	"github.com/bookingsaga/bookingsaga/payloadcodec"
 	"github.com/bookingsaga/bookingsaga/receipt"
@@ -189,12 +188,7 @@ func TestOnlyAdminsReadOrEraseContacts(t *testing.T) {
 	t.Parallel()
 	s := setupSealed(t)
 	key := s.book(18)
-	secret, k, err := apikey.NewKey("agent-only", apikey.ScopeAgent)
-	require.NoError(t, err)
-	file := filepath.Join(t.TempDir(), "keys.json")
-	require.NoError(t, apikey.SaveKey(file, k, false))
-	keys, err := apikey.LoadKeyring(file)
-	require.NoError(t, err)
+	secret, keys := agentKey(t, "agent-only")
 	url := s.serveAPI(api.Config{Keys: keys})
 	for _, method := range []string{"GET", "DELETE"} {
 		var e api.Error

@@ -45,9 +45,7 @@ func (f *fixture) lose(key string) {
 func TestABookingTheStoreLostIsFlaggedNotSpoken(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	url := f.serveAPI(api.Config{})
-	key := f.booked(14)
-	f.lose(key)
+	url, key := f.lostBooking(14)
 
 	rep := f.reconcile()
 	require.Equal(t, 1, rep.Stuck.Lost, rep.Stuck.Details)
@@ -186,9 +184,7 @@ func TestACancellationTheStoreLostIsNotSpokenAsDone(t *testing.T) {
 func TestAResentBookOfALostBookingIsNotConfirmed(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	url := f.serveAPI(api.Config{})
-	key := f.booked(14)
-	f.lose(key)
+	url, key := f.lostBooking(14)
 
 	r, err := f.sagas().Commit(f.ctx, key, commitRequest(slot(t, 14)))
 	require.NoError(t, err)
@@ -226,4 +222,13 @@ func (f *fixture) takenMeanwhile(hour int) {
 	other.RequestKey = uuid.NewString()
 	_, err := f.acts.Store.Commit(f.ctx, store.CommitRequest{CommitRequest: other, CalendarUnchecked: true})
 	require.NoError(f.t, err)
+}
+
+// lostBooking serves the API and books a slot at hour that the store then
+// loses, as a restore from an older backup would.
+func (f *fixture) lostBooking(hour int) (url, key string) {
+	f.t.Helper()
+	url, key = f.serveAPI(api.Config{}), f.booked(hour)
+	f.lose(key)
+	return url, key
 }

@@ -59,6 +59,14 @@ func (f *fixture) moved(url string, hour, newHour int) (old, moved string) {
 	return old, moved
 }
 
+// lostMove is moved, after which the store loses the new booking.
+func (f *fixture) lostMove(url string, hour, newHour int) (old, moved string) {
+	f.t.Helper()
+	old, moved = f.moved(url, hour, newHour)
+	f.lose(moved)
+	return old, moved
+}
+
 // TestACancelOfABookingTheStoreLostIsRecordedCancelled: the caller cancels
 // a booking the store lost. There is nothing to release, and the caller
 // no longer wants it: the store records it cancelled, the answer is
@@ -67,9 +75,7 @@ func (f *fixture) moved(url string, hour, newHour int) (old, moved string) {
 func TestACancelOfABookingTheStoreLostIsRecordedCancelled(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	url := f.serveAPI(api.Config{})
-	key := f.booked(13)
-	f.lose(key)
+	url, key := f.lostBooking(13)
 	require.Equal(t, 1, f.reconcile().Stuck.Lost)
 
 	f.cancelThroughAPI(url, key)
@@ -129,10 +135,8 @@ func TestOpsRestoreOfACancellationTheStoreLostWithItsBookingRecordsIt(t *testing
 func TestALostMoveIsAppliedAgainWithItsNewBooking(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	url := f.serveAPI(api.Config{})
-	sc := f.sagas()
-	old, moved := f.moved(url, 9, 17)
-	f.lose(moved)
+	url, sc := f.serveAPI(api.Config{}), f.sagas()
+	old, moved := f.lostMove(url, 9, 17)
 	f.revive(old)
 	rep := f.reconcile()
 	require.Equal(t, 1, rep.Stuck.Lost, rep.Stuck.Details)
@@ -154,10 +158,8 @@ func TestALostMoveIsAppliedAgainWithItsNewBooking(t *testing.T) {
 func TestALostMoveWhoseNewSlotIsTakenStillLetsTheOldOneGo(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	url := f.serveAPI(api.Config{})
-	sc := f.sagas()
-	old, moved := f.moved(url, 10, 12)
-	f.lose(moved)
+	url, sc := f.serveAPI(api.Config{}), f.sagas()
+	old, moved := f.lostMove(url, 10, 12)
 	f.revive(old)
 	f.takenMeanwhile(12)
 	f.reconcile()
@@ -178,10 +180,8 @@ func TestALostMoveWhoseNewSlotIsTakenStillLetsTheOldOneGo(t *testing.T) {
 func TestALostMovesNewBookingComesBackWhenItsOldOneIsGoneToo(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	url := f.serveAPI(api.Config{})
-	sc := f.sagas()
-	old, moved := f.moved(url, 8, 18)
-	f.lose(moved)
+	url, sc := f.serveAPI(api.Config{}), f.sagas()
+	old, moved := f.lostMove(url, 8, 18)
 	f.lose(old)
 
 	rep := f.reconcile()

@@ -237,12 +237,7 @@ func TestAModelSuppliedConversationIsNeverShared(t *testing.T) {
 	require.Equal(t, "confirmed", first.Status, first.Line)
 	// The second caller's model says the first's id (and its booking's key).
 	stolen := map[string]any{"conversation_id": first.ConversationID, "request_key": first.RequestKey}
-	other, otherKey, err := apikey.NewKey("other-agent", apikey.ScopeAgent)
-	require.NoError(t, err)
-	path := filepath.Join(t.TempDir(), "keys.json")
-	require.NoError(t, apikey.SaveKey(path, otherKey, false))
-	keys, err := apikey.LoadKeyring(path)
-	require.NoError(t, err)
+	other, keys := agentKey(t, "other-agent")
 	otherURL := f.serveAPI(api.Config{Keys: keys})
 	res, out = f.mcpCallAs(otherURL, other, "", "cancel_booking", stolen)
 	require.True(t, res.IsError)

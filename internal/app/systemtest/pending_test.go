@@ -141,6 +141,21 @@ func (f *fixture) outstanding(sc *sagaclient.Client, conv string, hour int) []st
 	return ch.Outstanding
 }
 
+// bookAsTheREADMESays takes an intent for hour in conv and books it with
+// POST /v1/bookings and its conversation, and requires the answer
+// pending (the tests' sagas never answer).
+func (f *fixture) bookAsTheREADMESays(url, conv string, hour int) api.IntentAnswer {
+	f.t.Helper()
+	var intent api.IntentAnswer
+	require.Equal(f.t, http.StatusOK, f.call("POST", url+"/v1/intents", api.IntentBody{ConversationID: conv, Slot: bookingBody("", slot(f.t, hour)).Slot}, &intent))
+	body := bookingBody(intent.RequestKey, slot(f.t, hour))
+	body.ConversationID = conv
+	var r receipt.Receipt
+	require.Equal(f.t, http.StatusOK, f.call("POST", url+"/v1/bookings", body, &r))
+	require.Equal(f.t, receipt.StatusPending, r.Status)
+	return intent
+}
+
 // A back end that follows the README (an intent, then POST /v1/bookings
 // with its conversation) is held by the pending rule too: its booking,
 // pending, holds the next choice of the conversation.
@@ -151,13 +166,7 @@ func TestABookingThroughTheAPIMarksItsConversation(t *testing.T) {
 	srv := httptest.NewServer(app.Edge(sc, api.Config{Catalogue: f.catalog, Keys: apiKeys}, voice.Config{}))
 	t.Cleanup(srv.Close)
 	conv := "call-" + uuid.NewString()
-	var intent api.IntentAnswer
-	require.Equal(t, http.StatusOK, f.call("POST", srv.URL+"/v1/intents", api.IntentBody{ConversationID: conv, Slot: bookingBody("", slot(t, 10)).Slot}, &intent))
-	body := bookingBody(intent.RequestKey, slot(t, 10))
-	body.ConversationID = conv
-	var r receipt.Receipt
-	require.Equal(t, http.StatusOK, f.call("POST", srv.URL+"/v1/bookings", body, &r))
-	require.Equal(t, receipt.StatusPending, r.Status)
+	intent := f.bookAsTheREADMESays(srv.URL, conv, 10)
 
 	var e api.Error
 	require.Equal(t, http.StatusConflict, f.call("POST", srv.URL+"/v1/intents", api.IntentBody{ConversationID: conv, Slot: bookingBody("", slot(t, 11)).Slot}, &e))
@@ -198,13 +207,7 @@ func TestAHeldCallLeavesNoKeyOfItsOwn(t *testing.T) {
 
 	// The same through the REST routes, in a conversation of the back end's.
 	rest := "call-" + uuid.NewString()
-	var intent api.IntentAnswer
-	require.Equal(t, http.StatusOK, f.call("POST", srv.URL+"/v1/intents", api.IntentBody{ConversationID: rest, Slot: bookingBody("", slot(t, 10)).Slot}, &intent))
-	booked := bookingBody(intent.RequestKey, slot(t, 10))
-	booked.ConversationID = rest
-	var r receipt.Receipt
-	require.Equal(t, http.StatusOK, f.call("POST", srv.URL+"/v1/bookings", booked, &r))
-	require.Equal(t, receipt.StatusPending, r.Status)
+	intent := f.bookAsTheREADMESays(srv.URL, rest, 10)
 	var e api.Error
 	require.Equal(t, http.StatusConflict, f.call("POST", srv.URL+"/v1/intents", api.IntentBody{ConversationID: rest,
 		Slot: bookingBody("", slot(t, 13)).Slot, Hold: true, ExpectedPolicyVersion: policyVersion}, &e))
