@@ -32,10 +32,7 @@ func TestHoldConfirmAndExpire(t *testing.T) {
 	require.Equal(t, b, again, "confirming twice changes nothing")
 
 	// A hold confirmed after its TTL is expired, not confirmed.
-	req2 := commitReq("req_hold_late", intent("paris", agent(2), "12:00", "12:30"))
-	req2.Hold = true
-	_, err = f.store.Commit(f.ctx, req2)
-	require.NoError(t, err)
+	f.held(t, "req_hold_late", intent("paris", agent(2), "12:00", "12:30"))
 	f.clock.Advance(testPolicy.HoldTTL)
 	late, err := f.store.Confirm(f.ctx, ConfirmRequest{RequestKey: "req_hold_late"})
 	require.NoError(t, err)
@@ -103,12 +100,8 @@ func TestAHeldReplacementReleasesTheOldOnlyOnceConfirmed(t *testing.T) {
 	f := setup(t)
 	f.booked(t, "req_old", intent("paris", agent(0), "10:00", "10:30"))
 
-	next := intent("paris", agent(0), "16:00", "16:30")
-	next.Replaces = "req_old"
-	hold := commitReq("req_new", next)
-	hold.Hold = true
-	_, err := f.store.Commit(f.ctx, hold)
-	require.NoError(t, err)
+	next := moving("req_old", intent("paris", agent(0), "16:00", "16:30"))
+	f.held(t, "req_new", next)
 	old, err := f.store.Lookup(f.ctx, "req_old")
 	require.NoError(t, err)
 	require.Equal(t, booking.StatusConfirmed, old.Status, "a held replacement releases nothing")
@@ -174,8 +167,7 @@ func TestLoweringCapacityBelowLiveBookingsIsRefused(t *testing.T) {
 func TestReplacementEdgeCases(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	self := intent("paris", agent(0), "10:00", "10:30")
-	self.Replaces = "req_self"
+	self := moving("req_self", intent("paris", agent(0), "10:00", "10:30"))
 	_, err := f.store.Commit(f.ctx, commitReq("req_self", self))
 	requireCode(t, err, booking.CodeInvalidReplacement)
 	_, err = f.store.Commit(f.ctx, commitReq("req_plain", intent("paris", agent(0), "10:00", "10:30")))
@@ -194,10 +186,7 @@ func TestConfirmAndCommitRaceOnExpiringHold(t *testing.T) {
 		f := setup(t)
 		// duo has capacity 2: one confirmed booking and one hold fill it.
 		f.booked(t, "req_c", intent("duo", agent(0), "10:00", "10:30"))
-		hold := commitReq("req_a", intent("duo", agent(1), "10:00", "10:30"))
-		hold.Hold = true
-		_, err := f.store.Commit(f.ctx, hold)
-		require.NoError(t, err)
+		f.held(t, "req_a", intent("duo", agent(1), "10:00", "10:30"))
 		f.clock.Advance(testPolicy.HoldTTL - time.Microsecond)
 		_, errs := concurrently(2, func(i int) (Outcome, error) {
 			if i == 0 {
@@ -223,8 +212,7 @@ func TestRescheduleToAnOverlappingSlotSwapsInOneTransaction(t *testing.T) {
 
 	// Half an hour later, overlapping the old slot on the same property and
 	// agent: only possible because the old booking goes in the same commit.
-	later := intent("paris", agent(0), "10:15", "10:45")
-	later.Replaces = "req_old"
+	later := moving("req_old", intent("paris", agent(0), "10:15", "10:45"))
 	out, err := f.store.Commit(f.ctx, commitReq("req_new", later))
 	require.NoError(t, err)
 	require.Nil(t, out.Conflict)
@@ -246,8 +234,7 @@ func TestRescheduleToAnOverlappingSlotSwapsInOneTransaction(t *testing.T) {
 	require.NotNil(t, out.Conflict)
 
 	// A booking already replaced cannot be rescheduled again.
-	twice := intent("paris", agent(2), "14:00", "14:30")
-	twice.Replaces = "req_old"
+	twice := moving("req_old", intent("paris", agent(2), "14:00", "14:30"))
 	_, err = f.store.Commit(f.ctx, commitReq("req_twice", twice))
 	requireCode(t, err, booking.CodeInvalidReplacement)
 	var n int
@@ -259,15 +246,10 @@ func TestTwoReschedulesOfOneBookingCannotBothStand(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	f.booked(t, "req_old", intent("paris", agent(0), "10:00", "10:30"))
-	a := intent("paris", agent(0), "14:00", "14:30")
-	a.Replaces = "req_old"
-	held := commitReq("req_a", a)
-	held.Hold = true
-	_, err := f.store.Commit(f.ctx, held)
-	require.NoError(t, err)
-	b := intent("paris", agent(0), "16:00", "16:30")
-	b.Replaces = "req_old"
-	_, err = f.store.Commit(f.ctx, commitReq("req_b", b))
+	a := moving("req_old", intent("paris", agent(0), "14:00", "14:30"))
+	f.held(t, "req_a", a)
+	b := moving("req_old", intent("paris", agent(0), "16:00", "16:30"))
+	_, err := f.store.Commit(f.ctx, commitReq("req_b", b))
 	require.NoError(t, err, "the first to confirm wins")
 
 	_, err = f.store.Confirm(f.ctx, ConfirmRequest{RequestKey: "req_a"})

@@ -95,8 +95,7 @@ func TestRetentionLeavesNoOriginalKeyBehind(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	f.booked(t, "req_first", intent("paris", agent(0), "10:00", "10:30"))
-	later := intent("paris", agent(0), "11:00", "11:30")
-	later.Replaces = "req_first"
+	later := moving("req_first", intent("paris", agent(0), "11:00", "11:30"))
 	f.booked(t, "req_moved", later)
 	// A key v0.1.0 let a caller choose, which looks anonymous already.
 	_, err := f.store.Commit(f.ctx, commitReq("req_legacy", intent("paris", agent(1), "14:00", "14:30")))

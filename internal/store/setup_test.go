@@ -82,6 +82,12 @@ func intent(property, agentID, from, to string, extras ...string) booking.Intent
 		StartsAt: paris(from), EndsAt: paris(to), TimeZone: "Europe/Paris"}
 }
 
+// moving is in as the reschedule of the booking under replaces.
+func moving(replaces string, in booking.Intent) booking.Intent {
+	in.Replaces = replaces
+	return in
+}
+
 func commitReq(key string, in booking.Intent) CommitRequest {
 	return CommitRequest{CommitRequest: booking.CommitRequest{RequestKey: key, Intent: in, ExpectedPolicyVersion: testPolicy.Version}}
 }
@@ -103,6 +109,17 @@ func requireCode(t testing.TB, err error, code booking.Code) {
 	var r *booking.Rejection
 	require.True(t, errors.As(err, &r), "want rejection %s, got %v", code, err)
 	require.Equal(t, code, r.Code, "message: %s", r.Message)
+}
+
+// held holds in under key (a select_slot with hold), failing the test on
+// an error.
+func (f *fixture) held(t testing.TB, key string, in booking.Intent) Outcome {
+	t.Helper()
+	req := commitReq(key, in)
+	req.Hold = true
+	out, err := f.store.Commit(f.ctx, req)
+	require.NoError(t, err)
+	return out
 }
 
 // booked commits in under key, the arrangement most tests start from, and

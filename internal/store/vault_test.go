@@ -144,8 +144,7 @@ func TestARescheduledBookingKeepsItsCallersContact(t *testing.T) {
 			t.Parallel()
 			f := setup(t)
 			f.sealedCommit(t, "req_first", "10:00", "10:30")
-			move := intent("paris", agent(0), "11:00", "11:30")
-			move.Replaces = "req_first"
+			move := moving("req_first", intent("paris", agent(0), "11:00", "11:30"))
 			f.booked(t, "req_moved", move)
 			got, err := f.store.Contact(f.ctx, "req_moved")
 			require.NoError(t, err)

@@ -50,10 +50,7 @@ func TestABookingRecordsWhatItPromised(t *testing.T) {
 	f := setup(t)
 	f.vancouver(t)
 	f.booked(t, "plain", vanIntent("van-agent-1", underNewRules))
-	held := commitReq("held", intent("paris", agent(1), "10:00", "10:30"))
-	held.Hold = true
-	_, err := f.store.Commit(f.ctx, held)
-	require.NoError(t, err)
+	f.held(t, "held", intent("paris", agent(1), "10:00", "10:30"))
 	for key, local := range map[string]string{"plain": "2026-12-08T10:00", "held": "2026-12-08T10:00"} {
 		b, err := f.store.Lookup(f.ctx, key)
 		require.NoError(t, err)
