@@ -11,22 +11,12 @@ import (
 
 // ExpireStaleHolds expires holds past their time, at most Limit.
 func (a *Activities) ExpireStaleHolds(ctx context.Context, in booking.LimitInput) (booking.CountOutput, error) {
-	n, err := a.Store.ExpireHolds(ctx, in.Limit)
-	if err != nil {
-		return booking.CountOutput{}, storeError("expire holds", "", err)
-	}
-	a.drift("expired_hold", "repaired", n)
-	return booking.CountOutput{Count: n}, nil
+	return a.counted("expire holds", "expired_hold", "repaired")(a.Store.ExpireHolds(ctx, in.Limit))
 }
 
 // PurgeContacts deletes contact details past retention, at most Limit.
 func (a *Activities) PurgeContacts(ctx context.Context, in booking.LimitInput) (booking.CountOutput, error) {
-	n, err := a.Store.PurgeContacts(ctx, in.Limit)
-	if err != nil {
-		return booking.CountOutput{}, storeError("purge contacts", "", err)
-	}
-	a.drift("contact_retention", "purged", n)
-	return booking.CountOutput{Count: n}, nil
+	return a.counted("purge contacts", "contact_retention", "purged")(a.Store.PurgeContacts(ctx, in.Limit))
 }
 
 // ApplyRetention anonymises bookings and deletes refusals and events past
@@ -36,12 +26,19 @@ func (a *Activities) ApplyRetention(ctx context.Context, in booking.LimitInput) 
 	if a.RetentionElsewhere {
 		return booking.CountOutput{}, nil
 	}
-	n, err := a.Store.ApplyRetention(ctx, in.Limit)
-	if err != nil {
-		return booking.CountOutput{}, storeError("apply retention", "", err)
+	return a.counted("apply retention", "booking_retention", "retired")(a.Store.ApplyRetention(ctx, in.Limit))
+}
+
+// counted answers a store pass that did n things: its error translated
+// for op, its count as drift of category repaired by action.
+func (a *Activities) counted(op, category, action string) func(n int, err error) (booking.CountOutput, error) {
+	return func(n int, err error) (booking.CountOutput, error) {
+		if err != nil {
+			return booking.CountOutput{}, storeError(op, "", err)
+		}
+		a.drift(category, action, n)
+		return booking.CountOutput{Count: n}, nil
 	}
-	a.drift("booking_retention", "retired", n)
-	return booking.CountOutput{Count: n}, nil
 }
 
 // FollowZoneRules checks up to Limit future bookings under the zone rules

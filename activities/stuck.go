@@ -127,6 +127,20 @@ func (a *Activities) tellStuck(ctx context.Context, key string, before time.Time
 	return nil
 }
 
+// statusesOf reads, in one query, what the store holds for each saga of
+// a page: the page's keys, and their stored statuses.
+func (a *Activities) statusesOf(ctx context.Context, page []*workflowpb.WorkflowExecutionInfo, op string) ([]string, map[string]booking.Status, error) {
+	keys := make([]string, 0, len(page))
+	for _, ex := range page {
+		keys = append(keys, ex.GetExecution().GetWorkflowId())
+	}
+	stored, err := a.Store.Statuses(ctx, keys)
+	if err != nil {
+		return nil, nil, storeError(op, "", err)
+	}
+	return keys, stored, nil
+}
+
 // verifyOpen checks the answer each open booking saga publishes against
 // the store, page by page with one read each, and tells a saga that
 // disagrees what the store holds: it reads the store afresh and adopts
@@ -134,13 +148,9 @@ func (a *Activities) tellStuck(ctx context.Context, key string, before time.Time
 func (a *Activities) verifyOpen(ctx context.Context, in booking.StuckInput, prog *booking.StuckProgress) error {
 	rep := &prog.Report
 	err := a.everyPage(ctx, prog, booking.StuckPhaseOpen, visibility.LiveQuery(in.TaskQueue), in.Limit, func(page []*workflowpb.WorkflowExecutionInfo) error {
-		keys := make([]string, 0, len(page))
-		for _, ex := range page {
-			keys = append(keys, ex.GetExecution().GetWorkflowId())
-		}
-		stored, err := a.Store.Statuses(ctx, keys)
+		_, stored, err := a.statusesOf(ctx, page, "reconcile open sagas")
 		if err != nil {
-			return storeError("reconcile open sagas", "", err)
+			return err
 		}
 		for _, ex := range page {
 			if err := a.verifyOne(ctx, ex, stored, rep); err != nil {
@@ -163,13 +173,9 @@ func (a *Activities) verifyOpen(ctx context.Context, in booking.StuckInput, prog
 func (a *Activities) verifyReleased(ctx context.Context, in booking.StuckInput, prog *booking.StuckProgress) error {
 	rep := &prog.Report
 	err := a.everyPage(ctx, prog, booking.StuckPhaseReleased, visibility.ReleasedQuery(in.TaskQueue), in.Limit, func(page []*workflowpb.WorkflowExecutionInfo) error {
-		keys := make([]string, 0, len(page))
-		for _, ex := range page {
-			keys = append(keys, ex.GetExecution().GetWorkflowId())
-		}
-		stored, err := a.Store.Statuses(ctx, keys)
+		keys, stored, err := a.statusesOf(ctx, page, "reconcile released sagas")
 		if err != nil {
-			return storeError("reconcile released sagas", "", err)
+			return err
 		}
 		for _, key := range keys {
 			st, known := stored[key]

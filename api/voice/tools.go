@@ -64,15 +64,18 @@ func (t *Tools) toolSelect(ctx context.Context, conv string, a toolArgs) (Answer
 		" For the tools: request_key " + key + ".", RequestKey: key}, nil
 }
 
+// sending is call for req, under the key the conversation gives it.
+func sending(req booking.CommitRequest, call func(ctx context.Context, key string, req booking.CommitRequest) (receipt.Receipt, error)) func(context.Context, string) (receipt.Receipt, error) {
+	return func(ctx context.Context, key string) (receipt.Receipt, error) { return call(ctx, key, req) }
+}
+
 // toolHold holds the chosen slot until book confirms it.
 func (t *Tools) toolHold(ctx context.Context, conv string, a toolArgs) (Answer, error) {
 	req, e := api.NewCommit(a.Slot, a.ExpectedPolicyVersion, nil, t.cfg.Now())
 	if e != nil {
 		return Answer{}, e
 	}
-	key, r, err := t.saga.BookIn(ctx, conv, req.Intent, func(ctx context.Context, key string) (receipt.Receipt, error) {
-		return t.saga.Hold(ctx, key, req)
-	})
+	key, r, err := t.saga.BookIn(ctx, conv, req.Intent, sending(req, t.saga.Hold))
 	if err != nil {
 		return Answer{}, err
 	}
@@ -134,9 +137,7 @@ func (t *Tools) toolBook(ctx context.Context, conv string, a toolArgs) (Answer, 
 	if e != nil {
 		return Answer{}, e
 	}
-	_, r, err := t.saga.BookIn(ctx, conv, req.Intent, func(ctx context.Context, key string) (receipt.Receipt, error) {
-		return t.saga.Commit(ctx, key, req)
-	})
+	_, r, err := t.saga.BookIn(ctx, conv, req.Intent, sending(req, t.saga.Commit))
 	if err != nil {
 		return Answer{}, err
 	}
