@@ -81,6 +81,11 @@ func (e *ForeignEventError) Error() string {
 	return msg
 }
 
+// MaxRaces bounds how often a provider's write re-reads after a 412
+// (Precondition Failed): each round means someone else changed the event
+// in between, which should be rare.
+const MaxRaces = 3
+
 // ErrReadOnly is a write asked of a client built to read only (the API's):
 // it holds no write credentials, and a bug must not find one.
 var ErrReadOnly = &RefusedError{Err: errors.New("this calendar client only reads")}

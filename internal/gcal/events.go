@@ -13,10 +13,6 @@ import (
 	"github.com/bookingsaga/bookingsaga/internal/calendars"
 )
 
-// maxRaces bounds how often a write re-reads after a 412: each round means
-// someone else changed the event in between, which should be rare.
-const maxRaces = 3
-
 // Upsert makes the calendar show b, and is safe to call any number of times.
 // It inserts under the derived id; on 409 it reads the event, refuses one
 // that is not ours, and otherwise restores a tombstone or corrects a drifted
@@ -36,7 +32,7 @@ func (m *Mirror) Upsert(ctx context.Context, b calendars.Booking) (calendars.Syn
 	if !isStatus(err, http.StatusConflict) {
 		return calendars.Synced{}, fmt.Errorf("gcal upsert %s: %w", want.Id, err)
 	}
-	for range maxRaces {
+	for range calendars.MaxRaces {
 		cur, err := m.get(ctx, b.Calendar.ID, want.Id)
 		if err != nil {
 			return calendars.Synced{}, fmt.Errorf("gcal upsert %s: read after 409: %w", want.Id, err)
@@ -56,7 +52,7 @@ func (m *Mirror) Upsert(ctx context.Context, b calendars.Booking) (calendars.Syn
 		}
 		return calendars.Synced{EventID: upd.Id, ETag: upd.Etag, Restored: cur.Status == "cancelled", Corrected: cur.Status != "cancelled"}, nil
 	}
-	return calendars.Synced{}, fmt.Errorf("gcal upsert %s: event kept changing (%d precondition failures)", want.Id, maxRaces)
+	return calendars.Synced{}, fmt.Errorf("gcal upsert %s: event kept changing (%d precondition failures)", want.Id, calendars.MaxRaces)
 }
 
 // Delete removes the event of a booking. Absent (404) and already deleted
@@ -66,7 +62,7 @@ func (m *Mirror) Delete(ctx context.Context, calendarID, requestKey, bookingID s
 		return fmt.Errorf("gcal delete %s: %w", requestKey, calendars.ErrReadOnly)
 	}
 	id := EventID(requestKey)
-	for range maxRaces {
+	for range calendars.MaxRaces {
 		cur, err := m.get(ctx, calendarID, id)
 		if isStatus(err, http.StatusNotFound, http.StatusGone) {
 			return nil
@@ -95,7 +91,7 @@ func (m *Mirror) Delete(ctx context.Context, calendarID, requestKey, bookingID s
 		}
 		return nil
 	}
-	return fmt.Errorf("gcal delete %s: event kept changing (%d precondition failures)", id, maxRaces)
+	return fmt.Errorf("gcal delete %s: event kept changing (%d precondition failures)", id, calendars.MaxRaces)
 }
 
 // FreeBusy returns the busy periods of each calendar in [from, to). It sees

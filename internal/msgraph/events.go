@@ -11,10 +11,6 @@ import (
 	"github.com/bookingsaga/bookingsaga/internal/localtime"
 )
 
-// maxRaces bounds how often a write re-reads after a 412: each round means
-// someone changed the event in between, which should be rare.
-const maxRaces = 3
-
 // Upsert makes the mailbox's calendar show b, and is safe to call any
 // number of times. It looks for the booking's event by its marker; with
 // none it creates one (with a transactionId, so its resent POST returns
@@ -29,7 +25,7 @@ func (m *Mirror) Upsert(ctx context.Context, b calendars.Booking) (calendars.Syn
 		return calendars.Synced{}, err
 	}
 	mailbox := b.Calendar.ID
-	for range maxRaces {
+	for range calendars.MaxRaces {
 		found, err := m.ours(ctx, mailbox, b.RequestKey, b.BookingID)
 		if err != nil {
 			return calendars.Synced{}, fmt.Errorf("graph upsert %s: %w", b.RequestKey, err)
@@ -52,7 +48,7 @@ func (m *Mirror) Upsert(ctx context.Context, b calendars.Booking) (calendars.Syn
 		}
 		return calendars.Synced{EventID: upd.ID, ETag: upd.ETag, Corrected: true}, nil
 	}
-	return calendars.Synced{}, fmt.Errorf("graph upsert %s: event kept changing (%d precondition failures)", b.RequestKey, maxRaces)
+	return calendars.Synced{}, fmt.Errorf("graph upsert %s: event kept changing (%d precondition failures)", b.RequestKey, calendars.MaxRaces)
 }
 
 // maxGenerations bounds the creates of one Upsert whose created event
@@ -102,7 +98,7 @@ func (m *Mirror) Delete(ctx context.Context, mailbox, requestKey, bookingID stri
 	if m.cfg.ReadOnly {
 		return fmt.Errorf("graph delete %s: %w", requestKey, calendars.ErrReadOnly)
 	}
-	for range maxRaces {
+	for range calendars.MaxRaces {
 		found, err := m.ours(ctx, mailbox, requestKey, bookingID)
 		if err != nil {
 			return fmt.Errorf("graph delete %s: %w", requestKey, err)
@@ -122,7 +118,7 @@ func (m *Mirror) Delete(ctx context.Context, mailbox, requestKey, bookingID stri
 			return nil
 		}
 	}
-	return fmt.Errorf("graph delete %s: event kept changing (%d precondition failures)", requestKey, maxRaces)
+	return fmt.Errorf("graph delete %s: event kept changing (%d precondition failures)", requestKey, calendars.MaxRaces)
 }
 
 // Lookup returns the booking's event, nil when the calendar has none. An
