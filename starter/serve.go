@@ -21,7 +21,7 @@ func serve(ctx context.Context, cc app.ClientConfig, logger *zap.Logger, args []
 	listen := fs.String("listen", envOr("API_LISTEN", "127.0.0.1:8080"), "address to serve on (env API_LISTEN)")
 	fs.StringVar(&cfg.DatabaseURL, "database-url", cfg.DatabaseURL, "PostgreSQL: contacts are sealed under keys the store keeps, and reads (availability, status) start no workflow (env DATABASE_URL)")
 	fs.StringVar(&cfg.KeysFile, "keys", cfg.KeysFile, "the API keys file, hashed keys as 'starter keys new' writes them; re-read when it changes (env API_KEYS_FILE)")
-	fs.Float64Var(&cfg.Limits.PerSecond, "rate-limit", cfg.Limits.PerSecond, "calls a second per key; repeats of one call are free; 0 is no limit")
+	fs.Float64Var(&cfg.Limits.PerSecond, "rate-limit", cfg.Limits.PerSecond, "calls a second per key (a voice tool call is one); a booking call repeated is free, a read is not; 0 is no limit")
 	fs.IntVar(&cfg.Limits.Burst, "rate-burst", cfg.Limits.Burst, "calls per key allowed at once above the rate")
 	fs.Int64Var(&cfg.MaxBody, "max-body", cfg.MaxBody, "largest request body, in bytes")
 	fs.IntVar(&cfg.MaxInFlight, "max-in-flight", cfg.MaxInFlight, "booking calls sent to Temporal and not yet answered past which a call is answered at once, not sent (503, retryable); 0 admits all")

@@ -19,7 +19,7 @@ func parseConfig(args []string) (app.Config, error) {
 	fs.StringVar(&c.CodecOrigin, "codec-origin", os.Getenv("CODEC_ORIGIN"), "the Temporal Web UI's origin, allowed to call the codec server (env CODEC_ORIGIN)")
 	fs.StringVar(&c.CodecUIToken, "codec-ui-token", os.Getenv("CODEC_UI_TOKEN"), "a secret path prefix the Web UI's codec endpoint carries (env CODEC_UI_TOKEN); dev: a new one each start")
 	fs.BoolVar(&c.OpenAPI, "open-api", false, "dev: serve the agent API without keys (a warning is logged)")
-	fs.Float64Var(&c.APIRateLimit, "api-rate-limit", c.APIRateLimit, "dev: calls a second per API key (repeats of one call are free); 0 is no limit")
+	fs.Float64Var(&c.APIRateLimit, "api-rate-limit", c.APIRateLimit, "dev: calls a second per API key (a booking call repeated is free, a read is not); 0 is no limit")
 	fs.StringVar(&c.TemporalUI, "temporal-ui", c.TemporalUI, "dev: the Temporal Web UI's address; empty for none")
 	fs.StringVar(&c.TemporalStore, "temporal-store", c.TemporalStore, "dev: where the embedded Temporal keeps its state: postgres (the stack's PostgreSQL; the default) or sqlite (in the data dir)")
 	fs.StringVar(&c.CalendarListen, "fake-calendar", c.CalendarListen, "dev: the fake Google Calendar's address (unless a real calendar is configured)")
