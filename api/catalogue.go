@@ -11,6 +11,7 @@ import (
 
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/localtime"
+	"github.com/bookingsaga/bookingsaga/internal/speech"
 	"github.com/bookingsaga/bookingsaga/receipt"
 )
 
@@ -30,6 +31,8 @@ type ResourceBody struct {
 	// calendar_id is a Microsoft 365 user's or room's mailbox.
 	CalendarProvider string `json:"calendar_provider,omitempty"`
 	DisplayName      string `json:"display_name,omitempty"`
+	// DisplayNames are the name in other languages, by tag (fr, zh).
+	DisplayNames map[string]string `json:"display_names,omitempty"`
 	// Rules are its own hours, dates with other hours, time off, notice,
 	// horizon and limits; none is the policy's alone.
 	Rules *booking.Rules `json:"rules,omitempty"`
@@ -47,6 +50,11 @@ func (s *Server) putResource(w http.ResponseWriter, r *http.Request) error {
 	res := booking.Resource{ID: r.PathValue("id"), Kind: body.Kind, Capacity: body.Capacity, TimeZone: body.TimeZone,
 		BufferBeforeMinutes: body.BufferBeforeMinutes, BufferAfterMinutes: body.BufferAfterMinutes, CalendarID: body.CalendarID,
 		CalendarProvider: body.CalendarProvider, DisplayName: body.DisplayName, Rules: body.Rules, Facts: body.Facts}
+	names, e := spokenTags(body.DisplayNames)
+	if e != nil {
+		return e
+	}
+	res.DisplayNames = names
 	for i := range res.Facts {
 		if res.Facts[i].ApprovedAt.IsZero() {
 			res.Facts[i].ApprovedAt = s.cfg.Now().UTC().Truncate(time.Second)
@@ -57,7 +65,7 @@ func (s *Server) putResource(w http.ResponseWriter, r *http.Request) error {
 	}
 	// This process's lines say the new name at once; the others' at their
 	// next refresh.
-	s.cfg.Names.Set(res.ID, res.DisplayName)
+	s.cfg.Names.Set(res.ID, res.SpokenNames())
 	return s.getResource(w, r) // as stored: a provider left out may have been kept
 
 }
@@ -139,7 +147,25 @@ func (s *Server) getResource(w http.ResponseWriter, r *http.Request) error {
 	}
 	return WriteJSON(w, http.StatusOK, ResourceAnswer{ID: res.ID, ResourceBody: ResourceBody{Kind: res.Kind, Capacity: res.Capacity,
 		TimeZone: res.TimeZone, BufferBeforeMinutes: res.BufferBeforeMinutes, BufferAfterMinutes: res.BufferAfterMinutes,
-		CalendarID: res.CalendarID, CalendarProvider: res.Provider(), DisplayName: res.DisplayName, Rules: res.Rules, Facts: res.Facts}})
+		CalendarID: res.CalendarID, CalendarProvider: res.Provider(), DisplayName: res.DisplayName, DisplayNames: res.DisplayNames,
+		Rules: res.Rules, Facts: res.Facts}})
+}
+
+// spokenTags keys names by the language whose lines say them ("fr-FR"
+// is fr); a tag without lines is refused.
+func spokenTags(names map[string]string) (map[string]string, *Error) {
+	if len(names) == 0 {
+		return nil, nil
+	}
+	out := make(map[string]string, len(names))
+	for tag, name := range names {
+		lang, err := speech.ParseLang(tag)
+		if err != nil || tag == "" {
+			return nil, BadRequest(booking.CodeInvalidResource, "display_names: language %q has no lines; use en, fr or zh", tag)
+		}
+		out[string(lang)] = name
+	}
+	return out, nil
 }
 
 func (s *Server) getPolicy(w http.ResponseWriter, r *http.Request) error {

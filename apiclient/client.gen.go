@@ -1274,6 +1274,9 @@ type Resource struct {
 	// DisplayName the name a caller hears; the voice tools speak it in place of the id
 	DisplayName *string `json:"display_name,omitempty"`
 
+	// DisplayNames the name in other languages, by tag (en, fr, zh): a line in that language says it, one in any other says display_name
+	DisplayNames *map[string]string `json:"display_names,omitempty"`
+
 	// Facts a property's approved facts: what property_info may say, and nothing else. One sent without approved_at is approved by this PUT
 	Facts *[]struct {
 		Answer     string     `json:"answer"`

@@ -20,6 +20,10 @@ type Resource struct {
 	// DisplayName is the name a caller hears; the voice tools speak it in
 	// place of the id.
 	DisplayName string `json:"display_name,omitempty"`
+	// DisplayNames are the name in other languages, by tag (fr, zh), where
+	// the agency gives them; a line in a language without one says
+	// DisplayName.
+	DisplayNames map[string]string `json:"display_names,omitempty"`
 	// Rules are its own hours, time off, notice, horizon and limits; nil
 	// is the policy's alone.
 	Rules *Rules `json:"rules,omitempty"`
@@ -27,10 +31,30 @@ type Resource struct {
 	Facts []Fact `json:"facts,omitempty"`
 }
 
+// SpokenNames are the resource's names as the spoken lines read them: by
+// language tag, with DisplayName under "" for every other language.
+func (r Resource) SpokenNames() map[string]string {
+	out := map[string]string{}
+	for lang, name := range r.DisplayNames {
+		out[lang] = name
+	}
+	if r.DisplayName != "" {
+		out[""] = r.DisplayName
+	}
+	return out
+}
+
 func (r Resource) Validate() error {
+	for lang, name := range r.DisplayNames {
+		if lang == "" || len(name) == 0 || len(name) > 200 {
+			return Rejectf(CodeInvalidResource, "display_names[%q] must be a language tag with a name of 1 to 200 characters", lang)
+		}
+	}
 	switch {
 	case len(r.DisplayName) > 200:
 		return Rejectf(CodeInvalidResource, "display_name must be at most 200 characters")
+	case len(r.DisplayNames) > 8:
+		return Rejectf(CodeInvalidResource, "display_names holds at most 8 languages, got %d", len(r.DisplayNames))
 	case r.ID == "" || len(r.ID) > MaxKeyLength:
 		return Rejectf(CodeInvalidResource, "id must be 1 to %d characters", MaxKeyLength)
 	case !knownKind(r.Kind):

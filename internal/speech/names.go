@@ -5,10 +5,11 @@ import (
 	"sync"
 )
 
-// ResourceNames reads every resource's display name; the store implements
-// it.
+// ResourceNames reads every resource's names by language tag, "" for the
+// name said in every other language (booking.Resource.SpokenNames); the
+// store implements it.
 type ResourceNames interface {
-	AllDisplayNames(ctx context.Context) (map[string]string, error)
+	AllDisplayNames(ctx context.Context) (map[string]map[string]string, error)
 }
 
 // Names keeps resources' display names for the spoken lines, for the REST
@@ -20,11 +21,11 @@ type ResourceNames interface {
 type Names struct {
 	src ResourceNames
 	mu  sync.RWMutex
-	by  map[string]string
+	by  map[string]map[string]string
 }
 
 // NewNames is an empty cache over src.
-func NewNames(src ResourceNames) *Names { return &Names{src: src, by: map[string]string{}} }
+func NewNames(src ResourceNames) *Names { return &Names{src: src, by: map[string]map[string]string{}} }
 
 // Refresh replaces the cache with every display name src holds.
 func (n *Names) Refresh(ctx context.Context) error {
@@ -38,23 +39,25 @@ func (n *Names) Refresh(ctx context.Context) error {
 	return nil
 }
 
-// Set records one resource's display name, as the store now holds it.
-func (n *Names) Set(id, name string) {
+// Set records one resource's names, as the store now holds them (by
+// language tag, "" for every other language).
+func (n *Names) Set(id string, names map[string]string) {
 	if n == nil {
 		return
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if name == "" {
+	if len(names) == 0 {
 		delete(n.by, id)
 		return
 	}
-	n.by[id] = name
+	n.by[id] = names
 }
 
-// Lookup gives the display names of ids that the cache has; a nil Names
-// has none.
-func (n *Names) Lookup(ids []string) map[string]string {
+// Lookup gives the names in lang of ids that the cache has: the
+// language's own, else the one said in every language; a nil Names has
+// none.
+func (n *Names) Lookup(lang Lang, ids []string) map[string]string {
 	out := map[string]string{}
 	if n == nil {
 		return out
@@ -62,14 +65,17 @@ func (n *Names) Lookup(ids []string) map[string]string {
 	n.mu.RLock()
 	defer n.mu.RUnlock()
 	for _, id := range ids {
-		if name, ok := n.by[id]; ok {
+		names := n.by[id]
+		if name := names[string(lang)]; name != "" {
+			out[id] = name
+		} else if name := names[""]; name != "" {
 			out[id] = name
 		}
 	}
 	return out
 }
 
-// Speaker words lines in lang with the display names of ids.
+// Speaker words lines in lang with the names of ids in lang.
 func (n *Names) Speaker(lang Lang, ids ...string) Speaker {
-	return Speaker{Lang: lang, Names: n.Lookup(ids)}
+	return Speaker{Lang: lang, Names: n.Lookup(lang, ids)}
 }

@@ -40,15 +40,15 @@ func upsertResource(ctx context.Context, tx pgx.Tx, r booking.Resource) error {
 	// for this resource runs between the check below and our commit.
 	_, err := tx.Exec(ctx, `
 INSERT INTO resource (resource_id, kind, capacity, time_zone, buffer_before_minutes, buffer_after_minutes, calendar_id, display_name, rules,
-    calendar_provider, facts)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+    calendar_provider, facts, display_names)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
 ON CONFLICT (resource_id) DO UPDATE SET kind = excluded.kind, capacity = excluded.capacity,
     time_zone = excluded.time_zone, buffer_before_minutes = excluded.buffer_before_minutes,
     buffer_after_minutes = excluded.buffer_after_minutes, calendar_id = excluded.calendar_id,
     display_name = excluded.display_name, rules = excluded.rules, calendar_provider = excluded.calendar_provider,
-    facts = excluded.facts, updated_at = now()`,
+    facts = excluded.facts, display_names = excluded.display_names, updated_at = now()`,
 		r.ID, r.Kind, r.Capacity, r.TimeZone, r.BufferBeforeMinutes, r.BufferAfterMinutes, nullable(r.CalendarID), nullable(r.DisplayName),
-		rulesValue(r.Rules), nullable(r.Provider()), factsValue(r.Facts))
+		rulesValue(r.Rules), nullable(r.Provider()), factsValue(r.Facts), namesValue(r.DisplayNames))
 	if err != nil {
 		return err
 	}
@@ -78,6 +78,14 @@ WHERE resource_no = (SELECT resource_no FROM resource WHERE resource_id = $1) AN
 	return err
 }
 
+// namesValue is what the display_names column holds: NULL for none.
+func namesValue(n map[string]string) map[string]string {
+	if len(n) == 0 {
+		return nil
+	}
+	return n
+}
+
 // factsValue is what the facts column holds: NULL for none.
 func factsValue(f []booking.Fact) []booking.Fact {
 	if len(f) == 0 {
@@ -101,9 +109,9 @@ func (s *Store) Resource(ctx context.Context, id string) (booking.Resource, erro
 	var cal, name *string
 	err := s.pool.QueryRow(ctx, `
 SELECT resource_id, kind, capacity, time_zone, buffer_before_minutes, buffer_after_minutes, calendar_id,
-       coalesce(calendar_provider, ''), display_name, rules, facts
+       coalesce(calendar_provider, ''), display_name, rules, facts, display_names
 FROM resource WHERE resource_id = $1`, id).Scan(&r.ID, &r.Kind, &r.Capacity, &r.TimeZone,
-		&r.BufferBeforeMinutes, &r.BufferAfterMinutes, &cal, &r.CalendarProvider, &name, &r.Rules, &r.Facts)
+		&r.BufferBeforeMinutes, &r.BufferAfterMinutes, &cal, &r.CalendarProvider, &name, &r.Rules, &r.Facts, &r.DisplayNames)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return booking.Resource{}, fmt.Errorf("resource %s: %w", id, booking.Rejectf(booking.CodeUnknownResource, "unknown resource %s", id))
 	}
@@ -114,17 +122,21 @@ FROM resource WHERE resource_id = $1`, id).Scan(&r.ID, &r.Kind, &r.Capacity, &r.
 	return r, nil
 }
 
-// AllDisplayNames reads every resource's display name, for the cache the
-// spoken lines read (the catalogue is small: one row per resource).
-func (s *Store) AllDisplayNames(ctx context.Context) (map[string]string, error) {
-	rows, err := s.pool.Query(ctx, `SELECT resource_id, display_name FROM resource WHERE display_name IS NOT NULL`)
+// AllDisplayNames reads every resource's names as the spoken lines read
+// them (booking.Resource.SpokenNames), for their cache (the catalogue is
+// small: one row per resource).
+func (s *Store) AllDisplayNames(ctx context.Context) (map[string]map[string]string, error) {
+	rows, err := s.pool.Query(ctx, `SELECT resource_id, display_name, display_names FROM resource
+WHERE display_name IS NOT NULL OR display_names IS NOT NULL`)
 	if err != nil {
 		return nil, fmt.Errorf("display names: %w", err)
 	}
-	out := map[string]string{}
-	var id, name string
-	_, err = pgx.ForEachRow(rows, []any{&id, &name}, func() error {
-		out[id] = name
+	out := map[string]map[string]string{}
+	var r booking.Resource
+	var name *string
+	_, err = pgx.ForEachRow(rows, []any{&r.ID, &name, &r.DisplayNames}, func() error {
+		r.DisplayName = deref(name)
+		out[r.ID] = r.SpokenNames()
 		return nil
 	})
 	if err != nil {

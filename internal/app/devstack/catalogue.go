@@ -19,8 +19,10 @@ const DemoPolicy = "demo-2026-11"
 // holiday, limits and a team.
 func DemoResources() []booking.Resource {
 	return []booking.Resource{
-		{ID: "paris-marais-12", Kind: "property", Capacity: 1, TimeZone: "Europe/Paris", BufferBeforeMinutes: 15, BufferAfterMinutes: 15, CalendarID: "paris-marais-12@demo.bookingsaga", DisplayName: "the Marais flat, 12 rue des Rosiers"},
-		{ID: "paris-loft-3", Kind: "property", Capacity: 2, TimeZone: "Europe/Paris", DisplayName: "the loft on rue Oberkampf"},
+		{ID: "paris-marais-12", Kind: "property", Capacity: 1, TimeZone: "Europe/Paris", BufferBeforeMinutes: 15, BufferAfterMinutes: 15, CalendarID: "paris-marais-12@demo.bookingsaga", DisplayName: "the Marais flat, 12 rue des Rosiers",
+			DisplayNames: map[string]string{"fr": "l'appartement du Marais, 12 rue des Rosiers", "zh": "玛黑区公寓（罗西耶街12号）"}},
+		{ID: "paris-loft-3", Kind: "property", Capacity: 2, TimeZone: "Europe/Paris", DisplayName: "the loft on rue Oberkampf",
+			DisplayNames: map[string]string{"fr": "le loft de la rue Oberkampf"}},
 		{ID: "nyc-soho-7", Kind: "property", Capacity: 1, TimeZone: "America/New_York", BufferBeforeMinutes: 10, BufferAfterMinutes: 10, CalendarID: "nyc-soho-7@demo.bookingsaga", DisplayName: "the SoHo apartment, 7 Greene Street"},
 		{ID: "agent-claire", Kind: "agent", Capacity: 1, TimeZone: "Europe/Paris", CalendarID: "claire@demo.bookingsaga", DisplayName: "Claire"},
 		// Hugo's calendar is in Microsoft 365 (the fake tenant), the
@@ -33,7 +35,7 @@ func DemoResources() []booking.Resource {
 		// hours and closed on public holidays, agents with their own days
 		// and a daily limit, and a team callers can book "whoever is free"
 		// in (DemoPool).
-		{ID: "paris-bastille-5", Kind: "property", Capacity: 1, TimeZone: "Europe/Paris", DisplayName: "the Bastille flat, 5 rue de Lappe",
+		{ID: "paris-bastille-5", Kind: "property", Capacity: 1, TimeZone: "Europe/Paris", DisplayName: "the Bastille flat, 5 rue de Lappe", DisplayNames: map[string]string{"fr": "l'appartement de la Bastille, 5 rue de Lappe"},
 			Rules: &booking.Rules{Hours: days([]string{"mon", "tue", "wed", "thu", "fri", "sat"}, "10:00", "13:00", "14:00", "19:00"),
 				Overrides: []booking.DateHours{{Date: "2026-12-25", Closed: true}, {Date: "2027-01-01", Closed: true},
 					{Date: "2026-12-24", Hours: []booking.OpenRange{{Opens: "10:00", Closes: "13:00"}}}}}},

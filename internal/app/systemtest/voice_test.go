@@ -188,6 +188,37 @@ func TestSelectSlotReadsBackInTheCallersLanguage(t *testing.T) {
 	require.True(t, strings.HasPrefix(out.Results[0].Result, "[confirmed] 已确认：巴黎时间"), out.Results[0].Result)
 }
 
+// A property's name in the caller's language, where the agency gives one
+// (PUT /v1/resources/{id}, display_names): a French line says the French
+// name, an English one display_name; a language without lines is refused
+// and changes nothing.
+func TestALineSaysThePropertysNameInTheCallersLanguage(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	url := f.serveEdge(api.Config{}, voice.Config{VapiSecret: "vapi-secret"})
+	flat := map[string]any{"kind": "property", "capacity": 1, "time_zone": "Europe/Paris", "display_name": "the Marais flat",
+		"display_names": map[string]string{"fr-FR": "l'appartement du Marais"}}
+	var stored api.ResourceAnswer
+	require.Equal(t, http.StatusOK, f.call("PUT", url+"/v1/resources/paris-11", flat, &stored))
+	require.Equal(t, map[string]string{"fr": "l'appartement du Marais"}, stored.DisplayNames, "kept under the language whose lines say it")
+	flat["display_names"] = map[string]string{"de": "die Marais-Wohnung"}
+	var e api.Error
+	require.Equal(t, http.StatusBadRequest, f.call("PUT", url+"/v1/resources/paris-11", flat, &e))
+	require.Equal(t, "invalid_resource", e.Code, e.Message)
+	require.Equal(t, http.StatusOK, f.call("GET", url+"/v1/resources/paris-11", nil, &stored))
+	require.Equal(t, map[string]string{"fr": "l'appartement du Marais"}, stored.DisplayNames, "the refused PUT wrote nothing")
+
+	for lang, want := range map[string]string{"fr": "Choisi, pas encore réservé : l'appartement du Marais, le ", "en": "Chosen, not booked: the Marais flat on "} {
+		args := bookArgs(t, 14)
+		delete(args, "expected_policy_version")
+		args["language"] = lang
+		var out vapiAnswer
+		require.Equal(t, http.StatusOK, f.call("POST", url+"/v1/tools/vapi", vapiToolCalls("call-"+uuid.NewString(), "tc-1", "select_slot", args), &out,
+			"X-Vapi-Secret", "vapi-secret"))
+		require.Contains(t, out.Results[0].Result, want, lang)
+	}
+}
+
 // Requests and answers share one shape for time: local_start is the
 // caller's wall time, YYYY-MM-DDTHH:MM, in receipts as in requests and
 // availability (seconds accepted on the way in); starts_at and ends_at are
