@@ -184,7 +184,7 @@ GROUP BY r.resource_id, rb.before_minutes, rb.after_minutes ORDER BY r.resource_
 func (s *Store) CalendarResources(ctx context.Context) ([]booking.Resource, error) {
 	rows, err := s.pool.Query(ctx, `
 SELECT r.resource_id, r.kind, r.capacity, r.time_zone, rb.before_minutes, rb.after_minutes, r.calendar_id,
-       r.calendar_provider, coalesce(r.display_name, ''), r.rules, r.facts
+       r.calendar_provider, coalesce(r.display_name, ''), r.display_names, r.rules, r.facts
 FROM resource r JOIN resource_buffers rb USING (resource_id)
 WHERE r.calendar_id IS NOT NULL ORDER BY r.resource_id`)
 	if err != nil {
