@@ -3,6 +3,7 @@ package workflows
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -158,10 +159,14 @@ func TestRescheduleUnknownReleasesNothingUntilKnown(t *testing.T) {
 		}
 		return booking.CommitOutput{Booking: stored(newKey, moved, booking.StatusConfirmed)}, nil
 	}).Times(2)
+	// Not Once either: the new booking is read again after the move (the
+	// extra call, unmocked, ran the real activity over a nil store, which
+	// panicked and was retried until a CI run under the race detector hit
+	// the test's timeout).
 	f.env.OnActivity(f.a.Lookup, mock.Anything, forKey(newKey)).Return(func(context.Context, booking.KeyInput) (booking.LookupOutput, error) {
 		order = append(order, "lookup new")
 		return booking.LookupOutput{}, nil
-	}).Once()
+	})
 	old := stored(key, request(slotStart), booking.StatusReleasedForReschedule)
 	// Not Once, as in TestRescheduleConfirmedReadsTheOldAsReleased: the
 	// viewing's end may fire before the replacement's signal, and the
@@ -172,11 +177,15 @@ func TestRescheduleUnknownReleasesNothingUntilKnown(t *testing.T) {
 	})
 
 	final := f.run(BookingInput{RequestKey: key})
-	require.GreaterOrEqual(t, len(order), 4)
-	require.Equal(t, []string{"commit new", "lookup new", "commit new", "lookup old"}, order[:4], "the old booking is read only once the new one is known")
-	for _, step := range order[4:] {
-		require.Equal(t, "lookup old", step, "after the move only the old booking is read again")
+	known := slices.Index(order[1:], "commit new") + 1 // the second attempt, which commits
+	require.Positive(t, known, "two attempts: %v", order)
+	require.Equal(t, "commit new", order[0])
+	for _, step := range order[1:known] {
+		require.Equal(t, "lookup new", step, "while the new booking is unknown, only it is read: %v", order)
 	}
+	require.Greater(t, known, 1, "absent, it is looked up before it is sent again: %v", order)
+	require.Contains(t, order[known+1:], "lookup old", "the old booking is read once the new one is known: %v", order)
+	require.NotContains(t, order[known+1:], "commit new", "nothing is sent again after the move: %v", order)
 	require.Equal(t, receipt.StatusPending, u.receipt.Status)
 	require.Equal(t, receipt.Reference(newKey), u.receipt.Reference)
 	require.Equal(t, key, u.receipt.Replaces)
