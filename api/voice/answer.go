@@ -65,6 +65,11 @@ func (a Answer) note(words string) Answer {
 // error channel get it there (Vapi's error, MCP's isError).
 func (a Answer) Failed() bool { return a.Status == statusNotDone && !a.Question }
 
+// temporaryProblem answers a call that failed for a reason of the
+// system's: nothing is known to have been done, and the same call again
+// is safe.
+var temporaryProblem = notDone(booking.CodeUnavailable, "a temporary problem. Try the same call again in a moment")
+
 // notDone is a call that did nothing, worded for the model, never as a
 // success.
 func notDone(code booking.Code, msg string) Answer {
@@ -108,16 +113,15 @@ func readToolArgs(raw json.RawMessage) (toolArgs, *Answer) {
 }
 
 // callWith runs one tool call of a conversation (scoped already) with its
-// arguments read, and answers its
-// error as the edge's one classification reads it. A panic is answered as
-// a call not done: MCP's SDK runs a tool in a goroutine of its own, where
+// arguments read, and answers its error as the edge's one classification
+// reads it. A panic is answered as a call not done: MCP's SDK runs a tool in a goroutine of its own, where
 // an unrecovered panic would stop the process. Whatever the call may have
 // sent is idempotent by its key, so trying again is safe.
 func (t *Tools) callWith(ctx context.Context, conversationID, name string, args toolArgs) (out Answer) {
 	defer func() {
 		if p := recover(); p != nil {
 			api.Logger(ctx).Error("tool call panicked", zap.String("tool", name), zap.Any("panic", p), zap.Stack("stack"))
-			out = notDone(booking.CodeUnavailable, "a temporary problem. Try the same call again in a moment")
+			out = temporaryProblem
 		}
 	}()
 	lang, err := api.Language(args.Language, t.cfg.Language)
@@ -147,7 +151,7 @@ func (t *Tools) callWith(ctx context.Context, conversationID, name string, args 
 	switch {
 	case technical:
 		api.Logger(ctx).Error("tool call failed", zap.String("tool", name), zap.Error(err))
-		return notDone(booking.CodeUnavailable, "a temporary problem. Try the same call again in a moment")
+		return temporaryProblem
 	case e.Code == string(booking.CodeNotFound):
 		return notDone(booking.CodeNotFound, "there is no booking under this request_key")
 	}

@@ -129,7 +129,7 @@ func (t *Tools) mcpConversation(ctx context.Context, req *mcp.CallToolRequest, n
 	}
 	if minted {
 		if err := t.saga.StartConversation(ctx, conv); err != nil {
-			return notDone(booking.CodeUnavailable, "a temporary problem. Try the same call again in a moment")
+			return temporaryProblem
 		}
 		ans := t.callWith(ctx, conv, name, args)
 		ans.ConversationID = id
@@ -138,7 +138,7 @@ func (t *Tools) mcpConversation(ctx context.Context, req *mcp.CallToolRequest, n
 	if callID == "" {
 		known, err := t.saga.KnownConversation(ctx, conv)
 		if err != nil {
-			return notDone(booking.CodeUnavailable, "a temporary problem. Try the same call again in a moment")
+			return temporaryProblem
 		}
 		if !known {
 			return notDone(booking.CodeInvalidConversationID, notMinted)
