@@ -51,6 +51,9 @@ type Activities struct {
 	// Temporal lets reconciliation find and tell stuck sagas; nil skips
 	// that step.
 	Temporal client.Client
+	// Resend lets reconciliation send a call answered pending again when
+	// Temporal never got it; nil leaves such calls noted.
+	Resend Resender
 	// Metrics receives commit and drift counts; nil drops them.
 	Metrics tally.Scope
 	// Egress decides where webhook deliveries may go; nil refuses every

@@ -53,9 +53,13 @@ func (a *Activities) ReconcileStuck(ctx context.Context, in booking.StuckInput) 
 	if err := a.verifyReleased(ctx, in, &prog); err != nil {
 		return *rep, err
 	}
+	if err := a.settlePending(ctx, in, &prog); err != nil {
+		return *rep, err
+	}
 	// Counted once, by the attempt that finishes: one that dies counts
 	// nothing, and the next counts what both found.
 	a.drift("stuck_commit", "repaired", rep.Found+rep.Absent)
+	a.drift("pending_call", "resent", rep.Resent)
 	a.drift("saga_answer", "told", rep.Drifted)
 	a.drift("store_lost_booking", "flagged", rep.Lost)
 	a.drift("store_lost_change", "flagged", rep.LostChanges)

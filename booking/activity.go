@@ -196,7 +196,10 @@ type StuckReport struct {
 	// ReleasesRecorded, sagas whose booking and its release the store had
 	// both lost, recorded again as released.
 	Lost, LostChanges, ReleasesRecorded int
-	Details                             []string
+	// Resent counts calls answered pending that Temporal never got, sent
+	// again with their keys and decided.
+	Resent  int
+	Details []string
 }
 
 // StuckProgress is how far a ReconcileStuck attempt got, heartbeated
@@ -205,8 +208,9 @@ type StuckReport struct {
 // found so far, so each attempt moves the run on rather than starting
 // again from the first page.
 type StuckProgress struct {
-	// Phase is the pass under way: StuckPhaseStuck, StuckPhaseOpen or
-	// StuckPhaseReleased; Token its next page (nil: its first).
+	// Phase is the pass under way: StuckPhaseStuck, StuckPhaseOpen,
+	// StuckPhaseReleased or StuckPhasePending; Token its next page (nil:
+	// its first).
 	Phase  int
 	Token  []byte
 	Report StuckReport
@@ -217,6 +221,7 @@ const (
 	StuckPhaseStuck = iota
 	StuckPhaseOpen
 	StuckPhaseReleased
+	StuckPhasePending
 )
 
 // WebhookInput names an endpoint, and how long a delivery run waits for

@@ -100,13 +100,13 @@ func (c *Client) seal(ctx context.Context, key string, req *booking.CommitReques
 // wait and a margin. A conflict, or a refusal of the time itself, carries
 // fresh alternatives when they can be had within what is left of that.
 func (c *Client) Commit(ctx context.Context, key string, req booking.CommitRequest) (receipt.Receipt, error) {
-	return c.send(ctx, key, req, Commit, true)
+	return c.send(ctx, key, req, booking.PendingCommit)
 }
 
-// send validates key, seals req's contact and sends req to key's saga
-// with start, all within the commit wait and a margin; with alts, an
-// answer another time could change carries alternatives.
-func (c *Client) send(ctx context.Context, key string, req booking.CommitRequest, start starter, alts bool) (receipt.Receipt, error) {
+// send validates key, seals req's contact and sends req to key's saga as
+// op (a commit or a hold), all within the commit wait and a margin; a
+// commit's answer another time could change carries alternatives.
+func (c *Client) send(ctx context.Context, key string, req booking.CommitRequest, op booking.PendingOp) (receipt.Receipt, error) {
 	if err := booking.ValidateKey(key); err != nil {
 		return receipt.Receipt{}, err
 	}
@@ -119,31 +119,31 @@ func (c *Client) send(ctx context.Context, key string, req booking.CommitRequest
 	if err := c.seal(ctx, key, &req); err != nil {
 		return receipt.Receipt{}, err
 	}
+	start := Commit
+	if op == booking.PendingHold {
+		start = Select
+	}
 	r, err := start(ctx, c.tc, c.opts.TaskQueue, workflows.BookingInput{RequestKey: key, Settings: c.opts.Settings}, req)
 	if err == nil {
 		// A re-sent call gets the saga's first answer: the store may have
 		// lost or moved that booking since (a restore, new zone rules).
 		r, err = c.checked(ctx, r)
 	}
-	if err == nil && alts && otherTime(r) {
+	if err == nil && op == booking.PendingCommit && otherTime(r) {
 		r.Alternatives = c.alternatives(ctx, req.Intent)
 	}
 	r, err = unknown(key, r, err)
-	c.notePending(ctx, key, r, err)
+	c.notePending(ctx, booking.PendingCall{Op: op, RequestKey: key, Request: &req}, r, err)
 	return r, err
 }
 
 // notePending tells OnPending of a booking call answered
 // pending_reconciliation.
-func (c *Client) notePending(ctx context.Context, key string, r receipt.Receipt, err error) {
+func (c *Client) notePending(ctx context.Context, call booking.PendingCall, r receipt.Receipt, err error) {
 	if err == nil && r.Status == receipt.StatusPending && c.opts.OnPending != nil {
-		c.opts.OnPending(ctx, key)
+		c.opts.OnPending(ctx, call)
 	}
 }
-
-// starter sends a request to a key's saga, starting it if need be: Commit
-// or Select.
-type starter func(context.Context, client.Client, string, workflows.BookingInput, booking.CommitRequest) (receipt.Receipt, error)
 
 // otherTime reports an answer that another time could change: a conflict,
 // or a refusal for the time itself (closed then, off, the day full, too
@@ -168,7 +168,7 @@ func otherTime(r receipt.Receipt) bool {
 // "confirmed".
 func (c *Client) Hold(ctx context.Context, key string, req booking.CommitRequest) (receipt.Receipt, error) {
 	req.Hold = true
-	return c.send(ctx, key, req, Select, false)
+	return c.send(ctx, key, req, booking.PendingHold)
 }
 
 // alternatives looks for free slots of the same length around the asked
@@ -378,7 +378,7 @@ func (c *Client) Cancel(ctx context.Context, key string) (receipt.Receipt, error
 		r, err = c.cancelInStore(ctx, key)
 	}
 	r, err = unknown(key, r, err)
-	c.notePending(ctx, key, r, err)
+	c.notePending(ctx, booking.PendingCall{Op: booking.PendingCancel, RequestKey: key}, r, err)
 	return r, err
 }
 
@@ -436,7 +436,7 @@ func (c *Client) Reschedule(ctx context.Context, key, newKey string, req booking
 		}
 	}
 	r, err = unknown(newKey, r, err)
-	c.notePending(ctx, newKey, r, err)
+	c.notePending(ctx, booking.PendingCall{Op: booking.PendingReschedule, RequestKey: newKey, Replaces: key, Request: &req}, r, err)
 	return r, err
 }
 

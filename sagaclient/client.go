@@ -88,11 +88,12 @@ type Options struct {
 	// flight each time it changes (a gauge); it must not block, since it
 	// is told in order, under the gate's lock.
 	OnInFlight func(n int)
-	// OnPending, when set, is told each key a booking call (a commit, a
-	// hold, a reschedule, a cancel) answered pending_reconciliation, so
-	// that its outcome is announced once known (booking.settled). Reads
-	// never tell it: a read writes nothing. It must not block.
-	OnPending func(ctx context.Context, key string)
+	// OnPending, when set, is told each booking call (a commit, a hold, a
+	// reschedule, a cancel) answered pending_reconciliation, as it was
+	// sent: its outcome is announced once known (booking.settled), and
+	// reconciliation sends it again if Temporal never got it. Reads never
+	// tell it: a read writes nothing. It must not block.
+	OnPending func(ctx context.Context, call booking.PendingCall)
 	// Log receives what the client does not answer: a conversation's
 	// bookkeeping that failed, say. Nil discards it.
 	Log *zap.Logger

@@ -257,7 +257,7 @@ func NewAPI(ctx context.Context, cfg APIConfig, logger *zap.Logger, scope tally.
 	opts.MaxInFlight = cfg.MaxInFlight
 	inFlight := scope.Gauge("booking_calls_in_flight")
 	opts.OnInFlight = func(n int) { inFlight.Update(float64(n)) }
-	opts.OnPending, opts.Log = MarkPending(reads.Store, logger), logger
+	opts.OnPending, opts.Log = NotePending(reads.Store, logger), logger
 	sc := sagaclient.New(tc, opts)
 	names := speech.NewNames(reads.Store)
 	if err := names.Refresh(ctx); err != nil {
@@ -316,19 +316,20 @@ func Edge(sc *sagaclient.Client, cfg api.Config, tools voice.Config) http.Handle
 	return srv.Handler()
 }
 
-// MarkPending tells the store a key was answered pending_reconciliation,
-// so its decision also goes out as booking.settled. It runs beside the
-// answer, never before it: the store being slow or down is often why the
-// answer was pending, and a voice caller can't wait on it. A mark that
-// can't be written in two seconds is logged and lost; the agent backend
-// then learns the outcome by asking, as without webhooks.
-func MarkPending(st *store.Store, logger *zap.Logger) func(context.Context, string) {
-	return func(ctx context.Context, key string) {
+// NotePending tells the store of a call answered pending_reconciliation:
+// its decision goes out as booking.settled, and reconciliation sends it
+// again if Temporal never got it. It runs beside the answer, never before
+// it: the store being slow or down is often why the answer was pending,
+// and a voice caller can't wait on it. A note that can't be written in ten
+// seconds is logged and lost; the agent backend then learns the outcome by
+// asking, and sends the call again with its key, as the receipt tells it.
+func NotePending(st *store.Store, logger *zap.Logger) func(context.Context, booking.PendingCall) {
+	return func(ctx context.Context, call booking.PendingCall) {
 		go func() {
-			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 			defer cancel()
-			if err := st.MarkPending(ctx, key); err != nil {
-				logger.Warn("pending answer not noted for booking.settled", zap.String("request_key", key), zap.Error(err))
+			if err := st.NotePending(ctx, call); err != nil {
+				logger.Warn("pending answer not noted", zap.String("request_key", call.RequestKey), zap.String("op", string(call.Op)), zap.Error(err))
 			}
 		}()
 	}

@@ -29,6 +29,7 @@ import (
 	"github.com/bookingsaga/bookingsaga/internal/localtime"
 	"github.com/bookingsaga/bookingsaga/internal/metrics"
 	"github.com/bookingsaga/bookingsaga/internal/store"
+	"github.com/bookingsaga/bookingsaga/sagaclient"
 	"github.com/bookingsaga/bookingsaga/internal/zaplog"
 	"github.com/bookingsaga/bookingsaga/schema"
 	"github.com/bookingsaga/bookingsaga/workflows"
@@ -114,6 +115,9 @@ func run(ctx context.Context, cfg Config, logger *zap.Logger, m *metrics.Metrics
 		go watchPending(wctx, c, cfg.TaskQueue, m.Scope(), logger)
 	}
 	acts.Temporal = c
+	// Reconciliation sends a call Temporal never got as the API sent it:
+	// sealed, to the same queue, with the sagas' default timings.
+	acts.Resend = sagaclient.New(c, sagaclient.Options{TaskQueue: cfg.TaskQueue, Log: logger})
 	// A saga's first status write fails for good on a namespace without
 	// the search attributes, and reconciliation can't find stuck sagas:
 	// half-configured is worse than not running.

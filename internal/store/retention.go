@@ -41,6 +41,9 @@ func (s *Store) ApplyRetention(ctx context.Context, limit int) (int, error) {
 			// with the keys.
 			b.Queue(`DELETE FROM webhook_delivery WHERE delivered_at <= $1`, now.Add(-deliveredRetention))
 			b.Queue(`DELETE FROM webhook_pending WHERE marked_at <= $1`, now.Add(-s.cfg.BookingRetention))
+			// A call reconciliation could not settle carries a sealed
+			// contact: it goes when a contact would.
+			b.Queue(`DELETE FROM pending_call WHERE answered_at <= $1`, now.Add(-s.cfg.ContactRetention))
 			b.Queue(`DELETE FROM find_attempt WHERE window_start <= $1`, now.Add(-findAttemptRetention))
 			var events int64
 			b.Queue(expireEventsSQL, now.Add(-s.cfg.EventRetention), limit).Exec(func(tag pgconn.CommandTag) error {

@@ -129,7 +129,7 @@ func TestTheAPIsRoleWritesOnlyWhatItsRoutesChange(t *testing.T) {
 	c, err := api.Contact(ctx, "req_api")
 	require.NoError(t, err)
 	require.Equal(t, "Ada", c.Name)
-	require.NoError(t, api.MarkPending(ctx, "req_api"), "booking.settled, through its function")
+	require.NoError(t, api.NotePending(ctx, booking.PendingCall{Op: booking.PendingCancel, RequestKey: "req_api"}), "booking.settled, through its function")
 	h, created, err := api.RequestHandoff(ctx, booking.Handoff{ConversationID: "c-api", Topic: "advice", Reason: "a question", RequestKeys: []string{"req_api"}})
 	require.NoError(t, err, "request_human")
 	require.True(t, created)

@@ -202,15 +202,3 @@ UPDATE webhook_endpoint SET failing_since = coalesce(failing_since, $3), last_er
 		return err
 	})
 }
-
-// MarkPending notes that key was answered pending_reconciliation, so its
-// first decision also goes out as booking.settled (once).
-func (s *Store) MarkPending(ctx context.Context, key string) error {
-	if err := booking.ValidateKey(key); err != nil {
-		return fmt.Errorf("mark pending: %w", err)
-	}
-	return s.retry(ctx, "mark pending", key, func(ctx context.Context) error {
-		_, err := s.pool.Exec(ctx, `SELECT webhook_mark_pending($1)`, key)
-		return err
-	})
-}

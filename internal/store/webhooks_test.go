@@ -55,16 +55,16 @@ func TestAPendingKeySettlesOnce(t *testing.T) {
 	_, _, err := f.store.PutEndpoint(f.ctx, "backend", "https://backend.example.test/hooks")
 	require.NoError(t, err)
 
-	require.NoError(t, f.store.MarkPending(f.ctx, "req_late"))
-	require.NoError(t, f.store.MarkPending(f.ctx, "req_late"))
+	require.NoError(t, f.store.NotePending(f.ctx, booking.PendingCall{Op: booking.PendingCancel, RequestKey: "req_late"}))
+	require.NoError(t, f.store.NotePending(f.ctx, booking.PendingCall{Op: booking.PendingCancel, RequestKey: "req_late"}))
 	_, err = f.store.Commit(f.ctx, commitReq("req_late", intent("paris", agent(0), "10:00", "10:30")))
 	require.NoError(t, err)
-	require.NoError(t, f.store.MarkPending(f.ctx, "req_late"))
+	require.NoError(t, f.store.NotePending(f.ctx, booking.PendingCall{Op: booking.PendingCancel, RequestKey: "req_late"}))
 
 	_, err = f.store.Commit(f.ctx, commitReq("req_first", intent("paris", agent(1), "12:00", "12:30")))
 	require.NoError(t, err)
-	require.NoError(t, f.store.MarkPending(f.ctx, "req_first"))
-	require.NoError(t, f.store.MarkPending(f.ctx, "req_first"))
+	require.NoError(t, f.store.NotePending(f.ctx, booking.PendingCall{Op: booking.PendingCancel, RequestKey: "req_first"}))
+	require.NoError(t, f.store.NotePending(f.ctx, booking.PendingCall{Op: booking.PendingCancel, RequestKey: "req_first"}))
 
 	require.Equal(t, []string{"booking.confirmed", "booking.settled", "booking.confirmed", "booking.settled"}, f.types(t, "backend"))
 }

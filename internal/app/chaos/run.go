@@ -317,10 +317,12 @@ func (c *cluster) recover(ctx context.Context, pool *pgxpool.Pool, calls []Call,
 			return rep, ch.writeViolations(filepath.Join(c.dir, "violations.txt"), rep.Invariants)
 		}
 		final = ch.settledAnswers()
-		if len(ch.mirrors()) > 0 && time.Since(reconciled) > mirrorRerun {
+		if (len(ch.mirrors()) > 0 || len(ch.nonePending()) > 0) && time.Since(reconciled) > mirrorRerun {
 			// A mirror write that raced the run's repair lands after it
-			// (it read the store before the operator's change); the
-			// schedule's next run repairs it, as this one does.
+			// (it read the store before the operator's change), and a call
+			// answered pending whose resend was pending again waits for
+			// the next run: the schedule's next run settles both, as this
+			// one does.
 			if err := c.reconcile(ctx, o); err != nil {
 				return nil, err
 			}

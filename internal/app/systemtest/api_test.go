@@ -113,7 +113,7 @@ func (f *fixture) serveEdge(cfg api.Config, tools voice.Config, reads ...sagacli
 	if cfg.Catalogue == nil {
 		cfg.Catalogue = f.catalog
 	}
-	sc := sagaclient.New(f.client, sagaclient.Options{Catalog: cat, TaskQueue: f.queue, Settings: f.settings, Contacts: vault, OnPending: app.MarkPending(vault, zap.NewNop())})
+	sc := sagaclient.New(f.client, sagaclient.Options{Catalog: cat, TaskQueue: f.queue, Settings: f.settings, Contacts: vault, OnPending: app.NotePending(vault, zap.NewNop())})
 	srv := httptest.NewServer(app.Edge(sc, cfg, tools))
 	f.t.Cleanup(srv.Close)
 	return srv.URL

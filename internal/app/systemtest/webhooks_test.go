@@ -180,7 +180,7 @@ func TestAPendingBookingIsAnnouncedSettledOnce(t *testing.T) {
 		Interceptors: []interceptor.ClientInterceptor{fault}})
 	require.NoError(t, err)
 	vault := store.New(f.pool, store.Config{})
-	sc := sagaclient.New(tc, sagaclient.Options{Catalog: f.catalog, TaskQueue: f.queue, Settings: f.settings, Contacts: vault, OnPending: app.MarkPending(vault, zap.NewNop())})
+	sc := sagaclient.New(tc, sagaclient.Options{Catalog: f.catalog, TaskQueue: f.queue, Settings: f.settings, Contacts: vault, OnPending: app.NotePending(vault, zap.NewNop())})
 	srv := httptest.NewServer(app.Edge(sc, api.Config{Catalogue: f.catalog, Keys: apiKeys, Webhooks: vault, Bookings: vault, Names: speech.NewNames(vault)}, voice.Config{}))
 	t.Cleanup(srv.Close)
 	fault.lose.Store(true)
