@@ -51,6 +51,11 @@ type Activities struct {
 	// Temporal lets reconciliation find and tell stuck sagas; nil skips
 	// that step.
 	Temporal client.Client
+	// SMS sends the callers' text messages; nil sends none, and leaves
+	// them due.
+	SMS Texter
+	// Quiet is when no text message goes out, in the property's zone.
+	Quiet booking.QuietHours
 	// Resend lets reconciliation send a call answered pending again when
 	// Temporal never got it; nil leaves such calls noted.
 	Resend Resender

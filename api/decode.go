@@ -13,6 +13,7 @@ import (
 
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/localtime"
+	"github.com/bookingsaga/bookingsaga/internal/speech"
 )
 
 // Error is an HTTP error answer: a stable code a program matches on, and
@@ -214,6 +215,12 @@ type BookingBody struct {
 type Contact struct {
 	Name  string `json:"name,omitempty"`
 	Phone string `json:"phone,omitempty"`
+	// Notify is the channel the caller agreed to be texted on about this
+	// booking (sms), or none: ask first. SMS needs the phone in E.164.
+	Notify string `json:"notify,omitempty"`
+	// Language is the messages' language (en, fr, zh); the default is
+	// the call's.
+	Language string `json:"language,omitempty"`
 }
 
 // Request checks the body and builds the commit.
@@ -241,12 +248,37 @@ func NewCommit(s Slot, version string, c *Contact, now time.Time) (booking.Commi
 		req.ExpectedZoneRules, req.ExpectedLocalStart = localtime.Version(), s.LocalStart
 	}
 	if c != nil {
-		if len(c.Name) > 200 || len(c.Phone) > 40 {
-			return booking.CommitRequest{}, BadRequest(booking.CodeMissingField, "contact name or phone is too long")
+		contact, e := c.contact()
+		if e != nil {
+			return booking.CommitRequest{}, e
 		}
-		req.Contact = &booking.Contact{Name: strings.TrimSpace(c.Name), Phone: strings.TrimSpace(c.Phone)}
+		req.Contact = contact
 	}
 	return req, nil
+}
+
+// contact checks c and builds the store's: the channel consented to, and
+// the language its messages are written in.
+func (c Contact) contact() (*booking.Contact, *Error) {
+	if len(c.Name) > 200 || len(c.Phone) > 40 {
+		return nil, BadRequest(booking.CodeMissingField, "contact name or phone is too long")
+	}
+	ch, err := booking.ParseChannel(c.Notify)
+	if err != nil {
+		return nil, FromRejection(err)
+	}
+	out := &booking.Contact{Name: strings.TrimSpace(c.Name), Phone: strings.TrimSpace(c.Phone), Notify: ch}
+	if err := out.ValidateChannel(); err != nil {
+		return nil, FromRejection(err)
+	}
+	if ch != booking.ChannelNone {
+		lang, err := speech.ParseLang(c.Language)
+		if err != nil {
+			return nil, BadRequest(booking.CodeInvalidContact, "%v", err)
+		}
+		out.Lang = string(lang)
+	}
+	return out, nil
 }
 
 // IntentBody is POST /v1/intents.

@@ -18,6 +18,24 @@ import (
 	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
+// Defines values for BookingContactNotify.
+const (
+	None BookingContactNotify = "none"
+	Sms  BookingContactNotify = "sms"
+)
+
+// Valid indicates whether the value is a known member of the BookingContactNotify enum.
+func (e BookingContactNotify) Valid() bool {
+	switch e {
+	case None:
+		return true
+	case Sms:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ErrorCode.
 const (
 	ErrorCodeAmbiguousLocalTime     ErrorCode = "ambiguous_local_time"
@@ -33,6 +51,7 @@ const (
 	ErrorCodeFlagNotOpen            ErrorCode = "flag_not_open"
 	ErrorCodeHoldExpired            ErrorCode = "hold_expired"
 	ErrorCodeIntentExpired          ErrorCode = "intent_expired"
+	ErrorCodeInvalidContact         ErrorCode = "invalid_contact"
 	ErrorCodeInvalidConversationId  ErrorCode = "invalid_conversation_id"
 	ErrorCodeInvalidHours           ErrorCode = "invalid_hours"
 	ErrorCodeInvalidLimit           ErrorCode = "invalid_limit"
@@ -108,6 +127,8 @@ func (e ErrorCode) Valid() bool {
 	case ErrorCodeHoldExpired:
 		return true
 	case ErrorCodeIntentExpired:
+		return true
+	case ErrorCodeInvalidContact:
 		return true
 	case ErrorCodeInvalidConversationId:
 		return true
@@ -237,6 +258,7 @@ const (
 	ReceiptReasonCodeFlagNotOpen            ReceiptReasonCode = "flag_not_open"
 	ReceiptReasonCodeHoldExpired            ReceiptReasonCode = "hold_expired"
 	ReceiptReasonCodeIntentExpired          ReceiptReasonCode = "intent_expired"
+	ReceiptReasonCodeInvalidContact         ReceiptReasonCode = "invalid_contact"
 	ReceiptReasonCodeInvalidConversationId  ReceiptReasonCode = "invalid_conversation_id"
 	ReceiptReasonCodeInvalidHours           ReceiptReasonCode = "invalid_hours"
 	ReceiptReasonCodeInvalidLimit           ReceiptReasonCode = "invalid_limit"
@@ -312,6 +334,8 @@ func (e ReceiptReasonCode) Valid() bool {
 	case ReceiptReasonCodeHoldExpired:
 		return true
 	case ReceiptReasonCodeIntentExpired:
+		return true
+	case ReceiptReasonCodeInvalidContact:
 		return true
 	case ReceiptReasonCodeInvalidConversationId:
 		return true
@@ -540,6 +564,7 @@ const (
 	UnavailableReceiptCodeFlagNotOpen            UnavailableReceiptCode = "flag_not_open"
 	UnavailableReceiptCodeHoldExpired            UnavailableReceiptCode = "hold_expired"
 	UnavailableReceiptCodeIntentExpired          UnavailableReceiptCode = "intent_expired"
+	UnavailableReceiptCodeInvalidContact         UnavailableReceiptCode = "invalid_contact"
 	UnavailableReceiptCodeInvalidConversationId  UnavailableReceiptCode = "invalid_conversation_id"
 	UnavailableReceiptCodeInvalidHours           UnavailableReceiptCode = "invalid_hours"
 	UnavailableReceiptCodeInvalidLimit           UnavailableReceiptCode = "invalid_limit"
@@ -615,6 +640,8 @@ func (e UnavailableReceiptCode) Valid() bool {
 	case UnavailableReceiptCodeHoldExpired:
 		return true
 	case UnavailableReceiptCodeIntentExpired:
+		return true
+	case UnavailableReceiptCodeInvalidContact:
 		return true
 	case UnavailableReceiptCodeInvalidConversationId:
 		return true
@@ -726,6 +753,7 @@ const (
 	UnavailableReceiptReasonCodeFlagNotOpen            UnavailableReceiptReasonCode = "flag_not_open"
 	UnavailableReceiptReasonCodeHoldExpired            UnavailableReceiptReasonCode = "hold_expired"
 	UnavailableReceiptReasonCodeIntentExpired          UnavailableReceiptReasonCode = "intent_expired"
+	UnavailableReceiptReasonCodeInvalidContact         UnavailableReceiptReasonCode = "invalid_contact"
 	UnavailableReceiptReasonCodeInvalidConversationId  UnavailableReceiptReasonCode = "invalid_conversation_id"
 	UnavailableReceiptReasonCodeInvalidHours           UnavailableReceiptReasonCode = "invalid_hours"
 	UnavailableReceiptReasonCodeInvalidLimit           UnavailableReceiptReasonCode = "invalid_limit"
@@ -801,6 +829,8 @@ func (e UnavailableReceiptReasonCode) Valid() bool {
 	case UnavailableReceiptReasonCodeHoldExpired:
 		return true
 	case UnavailableReceiptReasonCodeIntentExpired:
+		return true
+	case UnavailableReceiptReasonCodeInvalidContact:
 		return true
 	case UnavailableReceiptReasonCodeInvalidConversationId:
 		return true
@@ -1025,8 +1055,13 @@ type Booking struct {
 	// AgentPool a team (PUT /v1/pools/{id}): the commit books whichever member is free, fairly, and the receipt names them. Give it instead of agent_id, or with agent_id "any"
 	AgentPool *string `json:"agent_pool,omitempty"`
 	Contact   *struct {
-		Name  *string `json:"name,omitempty"`
-		Phone *string `json:"phone,omitempty"`
+		// Language The messages' language: en, fr or zh (a BCP 47 tag of one of them); the default is English.
+		Language *string `json:"language,omitempty"`
+		Name     *string `json:"name,omitempty"`
+
+		// Notify The channel the caller agreed, when asked, to get the confirmation and every change on: sms (the phone then in E.164, +33612345678) or none (the default). Nothing is sent without it.
+		Notify *BookingContactNotify `json:"notify,omitempty"`
+		Phone  *string               `json:"phone,omitempty"`
 	} `json:"contact,omitempty"`
 
 	// ConversationId The conversation the request_key was given in (POST /v1/intents). With it the booking keeps the conversation's pending rule: an earlier booking of it still pending holds this one back (409 earlier_booking_pending), and this one, pending, holds the next. The key must be the one the conversation was given for this slot.
@@ -1054,6 +1089,9 @@ type Booking struct {
 	// TimeZone Example: Europe/Paris
 	TimeZone string `json:"time_zone"`
 }
+
+// BookingContactNotify The channel the caller agreed, when asked, to get the confirmation and every change on: sms (the phone then in E.164, +33612345678) or none (the default). Nothing is sent without it.
+type BookingContactNotify string
 
 // BookingList defines model for BookingList.
 type BookingList struct {
@@ -1381,6 +1419,9 @@ type ToolArgsBook struct {
 	Contact *struct {
 		// Name the caller's name
 		Name *string `json:"name,omitempty"`
+
+		// Notify sms only if the caller said yes when asked "May we text you the confirmation and any change?" (then phone in E.164, e.g. +33612345678); otherwise none
+		Notify *string `json:"notify,omitempty"`
 
 		// Phone the caller's phone number
 		Phone *string `json:"phone,omitempty"`

@@ -28,6 +28,7 @@ const (
 	ActivityApplyRetention    = "ApplyRetention"
 	ActivityFollowZoneRules   = "FollowZoneRules"
 	ActivityDeliverWebhooks   = "DeliverWebhooks"
+	ActivitySendMessages      = "SendMessages"
 )
 
 // Non-retryable ApplicationError types. They are business outcomes or
@@ -223,6 +224,12 @@ const (
 	StuckPhaseReleased
 	StuckPhasePending
 )
+
+// MessagesInput bounds one run of the caller messages' sender: with none
+// due, it waits up to Wait for one.
+type MessagesInput struct {
+	Wait time.Duration
+}
 
 // WebhookInput names an endpoint, and how long a delivery run waits for
 // an event before it returns with none.

@@ -13,6 +13,12 @@ type Contact struct {
 	Name  string `json:"name,omitempty"`
 	Phone string `json:"phone,omitempty"`
 	Email string `json:"email,omitempty"`
+	// Notify is the channel the caller agreed to be written to on:
+	// ChannelSMS, ChannelEmail, or none. It is sealed with the rest.
+	Notify Channel `json:"notify,omitempty"`
+	// Lang is the language the booking was made in (en, fr, zh): its
+	// messages are written in it.
+	Lang string `json:"lang,omitempty"`
 	// Sealed is the contact's JSON, AES-256-GCM under its data key.
 	Sealed []byte `json:"sealed,omitempty"`
 }
@@ -27,7 +33,7 @@ var ErrNoContact = errors.New("no contact stored for this request_key")
 
 // HasPlain reports whether c carries any detail in plain text.
 func (c *Contact) HasPlain() bool {
-	return c != nil && (c.Name != "" || c.Phone != "" || c.Email != "")
+	return c != nil && (c.Name != "" || c.Phone != "" || c.Email != "" || c.Notify != "")
 }
 
 // SealedBox is c's sealed form, or nil.

@@ -45,6 +45,13 @@ const (
 // Temporal no longer has.
 const ReleaseGoneWorkflowName = "ReleaseGone"
 
+// MessagesWorkflowName sends the callers' messages; MessagesIDPrefix and
+// the task queue name its one run per deployment.
+const (
+	MessagesWorkflowName = "CallerMessages"
+	MessagesIDPrefix     = "caller-messages:"
+)
+
 // WebhooksWorkflowName is the dispatcher of one webhook endpoint.
 const WebhooksWorkflowName = "Webhooks"
 

@@ -106,6 +106,9 @@ const (
 	CodeInvalidConversationID Code = "invalid_conversation_id"
 	CodeContactErased         Code = "contact_erased"
 	CodeNoContact             Code = "no_contact"
+	// CodeInvalidContact: a contact whose channel can't be used (SMS
+	// without a phone in E.164, e-mail without an address) or is unknown.
+	CodeInvalidContact Code = "invalid_contact"
 )
 
 // kinds is every declared code's kind.
@@ -124,7 +127,7 @@ var kinds = map[Code]Kind{
 	CodeBadJSON: Input, CodeBodyTooLarge: Input, CodeInvalidTime: Input, CodeNonexistentTime: Input, CodeAmbiguousTime: Input,
 	CodeNotFound: Edge, CodeMethodNotAllowed: Edge, CodeUnauthorized: Edge, CodeWrongScope: Edge, CodeRateLimited: Edge,
 	CodeUnavailable: Edge, CodeRefusedURL: Input, CodeEarlierPending: Refused, CodeNotThisConversation: Input,
-	CodeContactErased: Edge, CodeNoContact: Edge, CodeInvalidConversationID: Input,
+	CodeContactErased: Edge, CodeNoContact: Edge, CodeInvalidConversationID: Input, CodeInvalidContact: Input,
 }
 
 // Kind is the code's kind; an undeclared code is Refused, the answer that

@@ -133,6 +133,9 @@ func (t *Tools) toolBook(ctx context.Context, conv string, a toolArgs) (Answer, 
 	if a.ExpectedPolicyVersion == "" {
 		return Answer{}, api.BadRequest(booking.CodeMissingField, "expected_policy_version is required: use the one check_availability gave")
 	}
+	if a.Contact != nil && a.Contact.Language == "" {
+		a.Contact.Language = string(a.lang) // the caller's messages are in the call's language
+	}
 	req, e := api.NewCommit(a.Slot, a.ExpectedPolicyVersion, a.Contact, t.cfg.Now())
 	if e != nil {
 		return Answer{}, e

@@ -18,6 +18,7 @@ import (
 	"github.com/bookingsaga/bookingsaga/internal/gcal"
 	"github.com/bookingsaga/bookingsaga/internal/msgraph"
 	"github.com/bookingsaga/bookingsaga/internal/retry"
+	"github.com/bookingsaga/bookingsaga/internal/sms"
 	"github.com/bookingsaga/bookingsaga/internal/store"
 )
 
@@ -41,6 +42,12 @@ type Mirrors struct {
 	CRMBaseURL string
 	CRMToken   string
 	CRMTimeout time.Duration
+
+	// The callers' text messages, through a Twilio account; no account
+	// means none are sent. QuietFrom and QuietTo bound the night, after
+	// local midnight in the property's zone, when none goes out.
+	TwilioAccountSid, TwilioAuthToken, SMSFrom, TwilioEndpoint string
+	QuietFrom, QuietTo                                         time.Duration
 
 	// WebhookLoopback lets webhook receivers be on loopback (the dev
 	// stack's, a sidecar's); every other internal address stays refused.
@@ -67,6 +74,10 @@ func MirrorsFromEnv() Mirrors {
 		CRMToken:        os.Getenv("CRM_TOKEN"),
 		CRMTimeout:      10 * time.Second,
 		WebhookLoopback: os.Getenv("WEBHOOK_ALLOW_LOOPBACK") == "true",
+		// Twilio's own variable names, as its SDKs and CLI read them.
+		TwilioAccountSid: os.Getenv("TWILIO_ACCOUNT_SID"), TwilioAuthToken: os.Getenv("TWILIO_AUTH_TOKEN"),
+		SMSFrom: os.Getenv("SMS_FROM"), TwilioEndpoint: os.Getenv("TWILIO_ENDPOINT"),
+		QuietFrom: 21 * time.Hour, QuietTo: 8 * time.Hour,
 	}
 }
 
@@ -80,6 +91,12 @@ func (c *Mirrors) Register(fs *flag.FlagSet) {
 	fs.StringVar(&c.CRMBaseURL, "crm-url", c.CRMBaseURL, "CRM API root; empty disables the CRM mirror (env CRM_BASE_URL)")
 	fs.StringVar(&c.CRMToken, "crm-token", c.CRMToken, "CRM bearer token (env CRM_TOKEN)")
 	fs.DurationVar(&c.CRMTimeout, "crm-timeout", c.CRMTimeout, "per-attempt CRM call timeout")
+	fs.StringVar(&c.TwilioAccountSid, "twilio-account-sid", c.TwilioAccountSid, "Twilio account for the callers' text messages; empty sends none (env TWILIO_ACCOUNT_SID)")
+	fs.StringVar(&c.TwilioAuthToken, "twilio-auth-token", c.TwilioAuthToken, "its auth token (env TWILIO_AUTH_TOKEN)")
+	fs.StringVar(&c.SMSFrom, "sms-from", c.SMSFrom, "the account's E.164 number or MG… messaging service the texts come from (env SMS_FROM)")
+	fs.StringVar(&c.TwilioEndpoint, "twilio-endpoint", c.TwilioEndpoint, "Twilio API root; empty is https://api.twilio.com (env TWILIO_ENDPOINT)")
+	fs.DurationVar(&c.QuietFrom, "sms-quiet-from", c.QuietFrom, "no text from this long after local midnight in the property's zone...")
+	fs.DurationVar(&c.QuietTo, "sms-quiet-to", c.QuietTo, "...to this long after it (equal: no quiet hours)")
 	fs.BoolVar(&c.WebhookLoopback, "webhook-allow-loopback", c.WebhookLoopback,
 		"let webhook receivers be on loopback; private, link-local and metadata addresses stay refused (env WEBHOOK_ALLOW_LOOPBACK=true)")
 }
@@ -94,6 +111,14 @@ func (c Mirrors) Validate() error {
 		errs = append(errs, fmt.Errorf("crm-timeout must be positive, got %s", c.CRMTimeout))
 	}
 	errs = append(errs, c.Microsoft.validate())
+	if c.TwilioAccountSid != "" && (c.TwilioAuthToken == "" || c.SMSFrom == "") {
+		errs = append(errs, errors.New("twilio-account-sid needs twilio-auth-token and sms-from"))
+	}
+	for name, d := range map[string]time.Duration{"sms-quiet-from": c.QuietFrom, "sms-quiet-to": c.QuietTo} {
+		if d < 0 || d >= 24*time.Hour {
+			errs = append(errs, fmt.Errorf("%s must be within a day, got %s", name, d))
+		}
+	}
 	return errors.Join(errs...)
 }
 
@@ -135,6 +160,15 @@ func (c Mirrors) calendar(ctx context.Context, readOnly bool) (*calendars.Router
 		return nil, nil
 	}
 	return calendars.NewRouter(providers), nil
+}
+
+// SMS connects the Twilio account; nil when none is configured.
+func (c Mirrors) SMS() (*sms.Sender, error) {
+	if c.TwilioAccountSid == "" {
+		return nil, nil
+	}
+	return sms.New(sms.Config{AccountSid: c.TwilioAccountSid, AuthToken: c.TwilioAuthToken, From: c.SMSFrom,
+		Endpoint: c.TwilioEndpoint, Timeout: c.CRMTimeout})
 }
 
 // CRM connects the CRM; nil when none is configured.

@@ -25,6 +25,7 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/bookingsaga/bookingsaga/activities"
+	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/httpserve"
 	"github.com/bookingsaga/bookingsaga/internal/localtime"
 	"github.com/bookingsaga/bookingsaga/internal/metrics"
@@ -138,6 +139,11 @@ func run(ctx context.Context, cfg Config, logger *zap.Logger, m *metrics.Metrics
 	if err := ensureWebhooks(ctx, c, cfg, acts.Store); err != nil {
 		return err
 	}
+	if acts.SMS != nil {
+		if err := EnsureMessages(ctx, c, cfg.TaskQueue); err != nil {
+			return err
+		}
+	}
 	w := worker.New(c, cfg.TaskQueue, worker.Options{WorkerStopTimeout: cfg.ShutdownTimeout,
 		Interceptors: []interceptor.WorkerInterceptor{&retryCounter{scope: m.Scope()}}})
 	Register(w, acts)
@@ -204,6 +210,7 @@ func Register(r worker.Registry, acts *activities.Activities) {
 	r.RegisterWorkflow(workflows.Conversation)
 	r.RegisterWorkflow(workflows.Reconcile)
 	r.RegisterWorkflow(workflows.Webhooks)
+	r.RegisterWorkflow(workflows.CallerMessages)
 	r.RegisterWorkflow(workflows.ReleaseGone)
 	r.RegisterActivity(acts)
 }
@@ -224,6 +231,14 @@ func newActivities(ctx context.Context, cfg Config, pool *pgxpool.Pool) (*activi
 	if acts.CRM, err = cfg.CRM(); err != nil {
 		return nil, err
 	}
+	texts, err := cfg.SMS()
+	if err != nil {
+		return nil, err
+	}
+	if texts != nil { // a nil *sms.Sender in the interface would not be nil
+		acts.SMS = texts
+	}
+	acts.Quiet = booking.QuietHours{From: cfg.QuietFrom, To: cfg.QuietTo}
 	return acts, nil
 }
 

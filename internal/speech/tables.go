@@ -11,7 +11,10 @@ func reasonKey(c booking.Code) string { return "reason_" + string(c) }
 // status; {placeholders} are filled by render.
 var tables = map[Lang]map[string]string{
 	English: {
-		"confirmed": "Confirmed: a viewing of {property} with {agent} on {when}. The booking reference is {reference}.",
+		"msg_confirmed":   "Your viewing of {property} is confirmed for {when}. Reference {reference}. To change or cancel it, call us back and quote the reference.",
+		"msg_rescheduled": "Your viewing of {property} has moved to {when}. Reference {reference}. To change or cancel it, call us back and quote the reference.",
+		"msg_cancelled":   "Your viewing of {property} on {when} is cancelled. Reference {reference}. Call us back to book another time.",
+		"confirmed":       "Confirmed: a viewing of {property} with {agent} on {when}. The booking reference is {reference}.",
 		"pending_reconciliation": "NOT confirmed yet: the booking system has not answered. Do not say it is booked. " +
 			"Reference {reference}; check again with booking_status.",
 		"conflict":              "{when} is no longer free. Free instead: {alternatives}. Ask the caller which one they want.",
@@ -58,6 +61,9 @@ var tables = map[Lang]map[string]string{
 		reasonKey(booking.CodeBeyondHorizon):        "that date is too far ahead to book yet",
 	},
 	Chinese: {
+		"msg_confirmed":          "您预约的{property}看房已确认：{when}。参考号 {reference}。如需更改或取消，请回电并报上参考号。",
+		"msg_rescheduled":        "您预约的{property}看房已改到{when}。参考号 {reference}。如需更改或取消，请回电并报上参考号。",
+		"msg_cancelled":          "您预约的{when}{property}看房已取消。参考号 {reference}。如需另约时间，请回电。",
 		"confirmed":              "已确认：{when}看房，房源是{property}，由{agent}带看。预订参考号是 {reference}。",
 		"pending_reconciliation": "尚未确认：预订系统还没有答复。不要说已经订好。参考号 {reference}；稍后用 booking_status 再查。",
 		"conflict":               "{when}已经被订走了。可选时间：{alternatives}。请问来电者要哪一个。",
@@ -103,7 +109,10 @@ var tables = map[Lang]map[string]string{
 		reasonKey(booking.CodeBeyondHorizon):        "这个日期太远，暂时不能预约",
 	},
 	French: {
-		"confirmed": "Confirmé : une visite de {property} avec {agent} le {when}. La référence de la réservation est {reference}.",
+		"msg_confirmed":   "Votre visite de {property} est confirmée pour le {when}. Référence {reference}. Pour la modifier ou l'annuler, rappelez-nous en citant la référence.",
+		"msg_rescheduled": "Votre visite de {property} est déplacée au {when}. Référence {reference}. Pour la modifier ou l'annuler, rappelez-nous en citant la référence.",
+		"msg_cancelled":   "Votre visite de {property} du {when} est annulée. Référence {reference}. Rappelez-nous pour choisir un autre moment.",
+		"confirmed":       "Confirmé : une visite de {property} avec {agent} le {when}. La référence de la réservation est {reference}.",
 		"pending_reconciliation": "PAS encore confirmé : le système de réservation n'a pas répondu. Ne dites pas que c'est réservé. " +
 			"Référence {reference} ; vérifiez de nouveau avec booking_status.",
 		"conflict":              "Plus libre : {when}. Libres à la place : {alternatives}. Demandez à l'appelant lequel il choisit.",

@@ -115,6 +115,7 @@ func queueAnonymise(b *pgx.Batch, old, anon string, now time.Time) {
 	b.Queue(`UPDATE booking SET replaces_request_key = $2 WHERE replaces_request_key = $1`, old, anon)
 	b.Queue(`UPDATE booking SET replaced_by_request_key = $2 WHERE replaced_by_request_key = $1`, old, anon)
 	b.Queue(`UPDATE booking_event SET request_key = $2 WHERE request_key = $1`, old, anon)
+	b.Queue(`DELETE FROM caller_message WHERE request_key = $1`, old)
 	// The details that name old: its own events', and its partner's.
 	b.Queue(`UPDATE booking_event SET detail = replace(detail::text, to_json($1::text)::text, to_json($2::text)::text)::jsonb
 WHERE request_key IN (SELECT $2 UNION SELECT request_key FROM booking WHERE replaces_request_key = $2 OR replaced_by_request_key = $2)

@@ -44,7 +44,8 @@ RETURNING data_key`, key, fresh, s.now()).Scan(&dek)
 	if err != nil || dek == nil {
 		return nil, err
 	}
-	plain, err := json.Marshal(booking.Contact{Name: c.Name, Phone: c.Phone, Email: c.Email})
+	c.Sealed = nil // every plain field is sealed: the consent and the language too
+	plain, err := json.Marshal(c)
 	if err != nil {
 		return nil, fmt.Errorf("seal contact %s: %w", key, err)
 	}

@@ -102,8 +102,10 @@ func TestTheGeneratedClientCallsEveryRoute(t *testing.T) {
 	booked, err := c.CreateBookingWithResponse(ctx, apiclient.Booking{RequestKey: key, PropertyId: "paris-11", AgentId: p("agent-00"),
 		StartsAt: &start, TimeZone: "Europe/Paris", DurationMinutes: n(30), ExpectedPolicyVersion: policyVersion,
 		Contact: &struct {
-			Name  *string `json:"name,omitempty"`
-			Phone *string `json:"phone,omitempty"`
+			Language *string                         `json:"language,omitempty"`
+			Name     *string                         `json:"name,omitempty"`
+			Notify   *apiclient.BookingContactNotify `json:"notify,omitempty"`
+			Phone    *string                         `json:"phone,omitempty"`
 		}{Name: p("Ada")}})
 	require.NoError(t, err)
 	require.Equal(t, "confirmed", string(booked.JSON200.Status))

@@ -1,0 +1,112 @@
+package booking
+
+import (
+	"regexp"
+	"time"
+)
+
+// Channel is how a caller agreed to be written to about their booking.
+type Channel string
+
+// The channels. None (the zero value) sends nothing.
+const (
+	ChannelNone Channel = ""
+	ChannelSMS  Channel = "sms"
+)
+
+// ParseChannel reads a channel as a caller's consent names it: "none" and
+// "" are the same, no consent.
+func ParseChannel(s string) (Channel, error) {
+	switch Channel(s) {
+	case ChannelNone, "none":
+		return ChannelNone, nil
+	case ChannelSMS:
+		return ChannelSMS, nil
+	}
+	return "", Rejectf(CodeInvalidContact, "notify %q: say sms or none", s)
+}
+
+// e164 is a phone number as Twilio takes it: +, then up to 15 digits.
+var e164 = regexp.MustCompile(`^\+[1-9][0-9]{6,14}$`)
+
+// ValidateChannel checks that c can be written to on its channel.
+func (c Contact) ValidateChannel() error {
+	if c.Notify == ChannelSMS && !e164.MatchString(c.Phone) {
+		return Rejectf(CodeInvalidContact, "notify sms needs the phone in E.164 form (+33612345678)")
+	}
+	return nil
+}
+
+// MessageKind is what a message to the caller tells them.
+type MessageKind string
+
+// The messages a booking's decisions send.
+const (
+	MessageConfirmed   MessageKind = "confirmed"
+	MessageRescheduled MessageKind = "rescheduled"
+	MessageCancelled   MessageKind = "cancelled"
+)
+
+// Message is one message due to a caller: one per booking and kind (the
+// store's outbox, migration 026), sent after the store decided.
+type Message struct {
+	ID         int64
+	RequestKey string
+	Kind       MessageKind
+	Booking    Booking `db:"-"`
+}
+
+// MessageStatus is where a caller message stands.
+type MessageStatus string
+
+// A message is due until it ends one of the other ways.
+const (
+	MessageDue           MessageStatus = "due"
+	MessageSent          MessageStatus = "sent"
+	MessageNotConsented  MessageStatus = "not_consented"
+	MessageUndeliverable MessageStatus = "undeliverable"
+	// MessageStale: the booking changed before its message went (a
+	// confirmation of a booking cancelled since); the later one tells.
+	MessageStale MessageStatus = "stale"
+)
+
+// MessageRecord is one message as the operator's view shows it.
+type MessageRecord struct {
+	Kind       MessageKind   `json:"kind"`
+	Status     MessageStatus `json:"status"`
+	Channel    Channel       `json:"channel,omitempty"`
+	ProviderID string        `json:"provider_id,omitempty"`
+	Attempts   int           `json:"attempts"`
+	LastError  string        `json:"last_error,omitempty"`
+}
+
+// QuietHours is when no text message goes out, in the property's zone:
+// from From to To after local midnight (21:00 to 08:00 by default, the
+// span crossing midnight when From is the later). Equal bounds are none.
+type QuietHours struct {
+	From, To time.Duration
+}
+
+// Until reports whether now falls in the quiet hours at loc, and if so
+// the instant they end: the next To, local time.
+func (q QuietHours) Until(now time.Time, loc *time.Location) (time.Time, bool) {
+	if q.From == q.To {
+		return time.Time{}, false
+	}
+	local := now.In(loc)
+	midnight := time.Date(local.Year(), local.Month(), local.Day(), 0, 0, 0, 0, loc)
+	since := time.Duration(local.Hour())*time.Hour + time.Duration(local.Minute())*time.Minute + time.Duration(local.Second())*time.Second
+	// On the wall clock, not midnight plus a duration: a DST change in
+	// the night would move the edge by an hour.
+	end := func(days int) time.Time {
+		d := midnight.AddDate(0, 0, days)
+		return time.Date(d.Year(), d.Month(), d.Day(), int(q.To/time.Hour), int(q.To%time.Hour/time.Minute), 0, 0, loc)
+	}
+	switch {
+	case q.From > q.To && since >= q.From:
+		return end(1), true
+	case q.From > q.To && since < q.To, q.From < q.To && since >= q.From && since < q.To:
+		return end(0), true
+	}
+	return time.Time{}, false
+}

@@ -1,0 +1,122 @@
+package systemtest
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/bookingsaga/bookingsaga/api"
+	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/app"
+	"github.com/bookingsaga/bookingsaga/internal/pgtest"
+	"github.com/bookingsaga/bookingsaga/internal/sms"
+	"github.com/bookingsaga/bookingsaga/internal/sms/smstest"
+	"github.com/bookingsaga/bookingsaga/receipt"
+)
+
+const (
+	twilioAccount = "AC0123456789abcdef0123456789abcdef"
+	twilioToken   = "0123456789abcdef0123456789abcdef"
+)
+
+// setupTexting is setup with the worker texting callers through a fake
+// Twilio, and the one sender running on the fixture's queue.
+func setupTexting(t *testing.T) (*fixture, *smstest.Twilio) {
+	t.Helper()
+	f := fixtureOn(t, pgtest.New(t))
+	f.seed()
+	fake := smstest.New(twilioAccount, twilioToken)
+	srv := httptest.NewServer(fake)
+	t.Cleanup(func() { fake.Release(); srv.Close() })
+	s, err := sms.New(sms.Config{AccountSid: twilioAccount, AuthToken: twilioToken, From: "+33700000000", Endpoint: srv.URL})
+	require.NoError(t, err)
+	f.acts.SMS = s
+	f.worker = f.startWorker(worker.Options{})
+	require.NoError(t, app.EnsureMessages(f.ctx, f.client, f.queue))
+	t.Cleanup(func() {
+		_ = f.client.TerminateWorkflow(f.ctx, booking.MessagesIDPrefix+f.queue, "", "the test is over")
+	})
+	return f, fake
+}
+
+func (f *fixture) messages(key string) []booking.MessageRecord {
+	f.t.Helper()
+	msgs, err := f.acts.Store.Messages(f.ctx, key)
+	require.NoError(f.t, err)
+	return msgs
+}
+
+func TestTheCallerIsTextedOnceForEveryChange(t *testing.T) {
+	t.Parallel()
+	f, fake := setupTexting(t)
+	url := f.serveAPI(api.Config{})
+	key := uuid.NewString()
+	body := bookingBody(key, slot(t, 10))
+	body.Contact = &api.Contact{Name: "Camille", Phone: "+33612345678", Notify: "sms", Language: "fr-FR"}
+	for range 6 { // the first book and five re-sent ones
+		var r receipt.Receipt
+		require.Equal(t, http.StatusOK, f.call("POST", url+"/v1/bookings", body, &r))
+		require.Equal(t, receipt.StatusConfirmed, r.Status)
+	}
+	f.eventually(func() bool { return len(fake.Sent()) == 1 }, "the confirmation texted")
+
+	moved := uuid.NewString()
+	var r receipt.Receipt
+	move := api.RescheduleBody{NewRequestKey: moved, Slot: bookingBody(moved, slot(t, 11)).Slot, ExpectedPolicyVersion: policyVersion}
+	require.Equal(t, http.StatusOK, f.call("POST", url+"/v1/bookings/"+key+"/reschedule", move, &r))
+	require.Equal(t, receipt.StatusConfirmed, r.Status)
+	f.eventually(func() bool { return len(fake.Sent()) == 2 }, "the move texted")
+	f.cancelThroughAPI(url, moved)
+	f.cancelThroughAPI(url, moved)
+	f.eventually(func() bool { return len(fake.Sent()) == 3 }, "the cancel texted")
+
+	sent := fake.Sent()
+	for i, want := range []struct{ key, words string }{{key, "est confirmée pour le"}, {moved, "est déplacée au"}, {moved, "est annulée"}} {
+		require.Equal(t, "+33612345678", sent[i].To)
+		require.Contains(t, sent[i].Body, want.words, sent[i].Body)
+		require.Contains(t, sent[i].Body, receipt.Reference(want.key), "the reference of the booking it is about")
+		require.Contains(t, sent[i].Body, "heure de Paris", "the local time with its zone")
+	}
+	require.Contains(t, sent[1].Body, "11 h", "the new time")
+	sms := booking.MessageRecord{Status: booking.MessageSent, Channel: booking.ChannelSMS, Attempts: 1}
+	want := func(kind booking.MessageKind, sid string) booking.MessageRecord {
+		m := sms
+		m.Kind, m.ProviderID = kind, sid
+		return m
+	}
+	require.Equal(t, []booking.MessageRecord{want(booking.MessageConfirmed, sent[0].Sid)}, f.messages(key), "one per change, the provider's id kept")
+	require.Equal(t, []booking.MessageRecord{want(booking.MessageRescheduled, sent[1].Sid), want(booking.MessageCancelled, sent[2].Sid)}, f.messages(moved))
+	for _, m := range sent {
+		require.False(t, strings.Contains(m.Body, key) || strings.Contains(m.Body, "paris-11"), "no internal id: %s", m.Body)
+	}
+}
+
+func TestAContactWithoutConsentOrWithABadNumberIsAnswered(t *testing.T) {
+	t.Parallel()
+	f, fake := setupTexting(t)
+	url := f.serveAPI(api.Config{})
+	quiet := uuid.NewString()
+	body := bookingBody(quiet, slot(t, 10))
+	body.Contact = &api.Contact{Phone: "06 12 34 56 78"}
+	var r receipt.Receipt
+	require.Equal(t, http.StatusOK, f.call("POST", url+"/v1/bookings", body, &r))
+	f.eventually(func() bool {
+		m := f.messages(quiet)
+		return len(m) == 1 && m[0].Status == booking.MessageNotConsented
+	}, "no consent, no text")
+
+	for notify, phone := range map[string]string{"sms": "06 12 34 56 78", "fax": "+33612345678"} {
+		body := bookingBody(uuid.NewString(), slot(t, 12))
+		body.Contact = &api.Contact{Phone: phone, Notify: notify}
+		var refusal struct{ Code string }
+		require.Equal(t, http.StatusBadRequest, f.call("POST", url+"/v1/bookings", body, &refusal), notify)
+		require.Equal(t, string(booking.CodeInvalidContact), refusal.Code)
+	}
+	require.Equal(t, 1, f.bookings(), "a refused contact books nothing")
+	require.Empty(t, fake.Sent())
+}

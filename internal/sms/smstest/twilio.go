@@ -1,0 +1,146 @@
+// Package smstest is a fake of Twilio's Programmable Messaging API, the
+// Message resource of API version 2010-04-01 as Twilio documents it
+// (https://www.twilio.com/docs/messaging/api/message-resource): a
+// form-encoded POST to /2010-04-01/Accounts/{AccountSid}/Messages.json
+// under HTTP basic auth (the account SID and its auth token), answered
+// 201 with the Message resource (an SM… sid, status "queued"), or with
+// Twilio's error body ({"code", "message", "more_info", "status"}) and
+// its codes: 20003 for bad credentials, 21211 for an invalid To number,
+// 21602 for a missing Body, 21603 for a missing From, 21610 for a number
+// that replied STOP, 20429 for too many requests. twilio-go talks to it
+// unchanged. Faults are injected by operation ("messages.create") as for
+// every fake; GET /messages lists what was sent, for tests and the tour.
+package smstest
+
+import (
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
+	"fmt"
+	"net/http"
+	"regexp"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/bookingsaga/bookingsaga/internal/fakeserver"
+)
+
+// Message is one message the fake took, as it lists it.
+type Message struct {
+	Sid  string    `json:"sid"`
+	To   string    `json:"to"`
+	From string    `json:"from"`
+	Body string    `json:"body"`
+	At   time.Time `json:"date_created"`
+}
+
+// Twilio is the fake. Its zero value is not usable: see New.
+type Twilio struct {
+	// Faults are injected (Inject, InjectRandom, ClearFaults, Release,
+	// Calls) on "messages.create".
+	fakeserver.Faults
+	accountSid, authToken string
+
+	mu      sync.Mutex
+	sent    []Message
+	stopped map[string]bool
+}
+
+// New returns a fake account that takes accountSid and authToken.
+func New(accountSid, authToken string) *Twilio {
+	return &Twilio{accountSid: accountSid, authToken: authToken, stopped: map[string]bool{}}
+}
+
+// Stop makes number one that replied STOP: sending to it is refused with
+// 21610, as Twilio refuses it.
+func (t *Twilio) Stop(number string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.stopped[number] = true
+}
+
+// Sent lists the messages taken, oldest first.
+func (t *Twilio) Sent() []Message {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return append([]Message(nil), t.sent...)
+}
+
+// ServeHTTP routes the Messages resource and the fake's admin paths.
+func (t *Twilio) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	m := http.NewServeMux()
+	m.HandleFunc("POST /2010-04-01/Accounts/{sid}/Messages.json", t.authed(fakeserver.Serve(&t.Faults, &t.mu, nil, "messages.create", writeError, t.create)))
+	m.HandleFunc("/_fake/faults", fakeserver.FaultAdmin(&t.Faults))
+	m.HandleFunc("GET /messages", func(w http.ResponseWriter, r *http.Request) {
+		fakeserver.WriteJSON(w, http.StatusOK, t.Sent())
+	})
+	m.ServeHTTP(w, r)
+}
+
+// authed checks the basic auth and that the path's account is its own.
+func (t *Twilio) authed(next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		user, pass, ok := r.BasicAuth()
+		if !ok || user != t.accountSid || subtle.ConstantTimeCompare([]byte(pass), []byte(t.authToken)) != 1 || r.PathValue("sid") != t.accountSid {
+			writeError(w, http.StatusUnauthorized, "20003", "Authenticate")
+			return
+		}
+		next(w, r)
+	}
+}
+
+// e164 is what Twilio takes as a To number.
+var e164 = regexp.MustCompile(`^\+[1-9][0-9]{6,14}$`)
+
+func (t *Twilio) create(r *http.Request) (int, any, error) {
+	if err := r.ParseForm(); err != nil {
+		return 0, nil, refuse(http.StatusBadRequest, 21602, err.Error())
+	}
+	to, from, body := r.PostForm.Get("To"), r.PostForm.Get("From"), r.PostForm.Get("Body")
+	switch {
+	case !e164.MatchString(to):
+		return 0, nil, refuse(http.StatusBadRequest, 21211, fmt.Sprintf("The 'To' number %s is not a valid phone number.", to))
+	case from == "" && r.PostForm.Get("MessagingServiceSid") == "":
+		return 0, nil, refuse(http.StatusBadRequest, 21603, "A 'From' or 'MessagingServiceSid' parameter is required to send a message.")
+	case body == "":
+		return 0, nil, refuse(http.StatusBadRequest, 21602, "Message body is required.")
+	case t.stopped[to]:
+		return 0, nil, refuse(http.StatusBadRequest, 21610, "Attempt to send to unsubscribed recipient")
+	}
+	var id [16]byte
+	_, _ = rand.Read(id[:])
+	msg := Message{Sid: "SM" + hex.EncodeToString(id[:]), To: to, From: from, Body: body, At: time.Now().UTC()}
+	t.sent = append(t.sent, msg)
+	return http.StatusCreated, resource(t.accountSid, msg), nil
+}
+
+// resource is the Message resource as Twilio answers a create.
+func resource(account string, m Message) map[string]any {
+	date := m.At.Format(time.RFC1123Z)
+	return map[string]any{
+		"sid": m.Sid, "account_sid": account, "to": m.To, "from": m.From, "body": m.Body, "status": "queued",
+		"num_segments": "1", "num_media": "0", "direction": "outbound-api", "api_version": "2010-04-01",
+		"date_created": date, "date_updated": date, "date_sent": nil, "price": nil, "price_unit": "USD",
+		"error_code": nil, "error_message": nil, "messaging_service_sid": nil,
+		"uri": "/2010-04-01/Accounts/" + account + "/Messages/" + m.Sid + ".json",
+	}
+}
+
+func refuse(status, code int, message string) error {
+	return &fakeserver.APIError{Status: status, Code: strconv.Itoa(code), Message: message}
+}
+
+// writeError answers Twilio's error body. An injected failure carries an
+// HTTP reason rather than a code: 429 is Twilio's 20429, a 5xx its 20500.
+func writeError(w http.ResponseWriter, status int, reason, message string) {
+	code, err := strconv.Atoi(reason)
+	if err != nil {
+		code = 20500
+		if status == http.StatusTooManyRequests {
+			code = 20429
+		}
+	}
+	fakeserver.WriteJSON(w, status, map[string]any{"code": code, "message": message,
+		"more_info": "https://www.twilio.com/docs/errors/" + strconv.Itoa(code), "status": status})
+}

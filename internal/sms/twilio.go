@@ -1,0 +1,109 @@
+// Package sms sends the caller's text messages through Twilio's
+// Programmable Messaging API, with the official twilio-go client. Its
+// fake, smstest, sits beside it.
+package sms
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"regexp"
+	"time"
+
+	twilio "github.com/twilio/twilio-go/client"
+	openapi "github.com/twilio/twilio-go/rest/api/v2010"
+)
+
+// Config is a Twilio account and the number (or messaging service) the
+// messages come from.
+type Config struct {
+	AccountSid, AuthToken string
+	// From is an E.164 number of the account, or a messaging service's
+	// MG… sid.
+	From string
+	// Endpoint replaces https://api.twilio.com (the fake, a proxy); "" is
+	// Twilio.
+	Endpoint string
+	// Timeout bounds one send: twilio-go takes no context, so the HTTP
+	// client's timeout is what stops a call Twilio does not answer.
+	Timeout time.Duration
+}
+
+var alnum = regexp.MustCompile(`^[0-9A-Za-z]+$`)
+
+// Sender sends text messages through one Twilio account.
+type Sender struct {
+	api  *openapi.ApiService
+	from string
+}
+
+// New builds a sender. twilio-go's requests go to api.twilio.com; an
+// Endpoint is reached by rewriting each request's host, since the client
+// keeps its base URL to itself.
+func New(cfg Config) (*Sender, error) {
+	if cfg.AccountSid == "" || cfg.AuthToken == "" || cfg.From == "" {
+		return nil, errors.New("sms: the account sid, its auth token and a from number are required")
+	}
+	if !alnum.MatchString(cfg.AccountSid) || !alnum.MatchString(cfg.AuthToken) {
+		// twilio-go would refuse each send with its own 21222 or 21224.
+		return nil, errors.New("sms: the account sid and auth token are letters and digits only")
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 10 * time.Second
+	}
+	var rt http.RoundTripper = http.DefaultTransport
+	if cfg.Endpoint != "" {
+		u, err := url.Parse(cfg.Endpoint)
+		if err != nil || u.Host == "" {
+			return nil, fmt.Errorf("sms: endpoint %q is not a URL", cfg.Endpoint)
+		}
+		rt = rebase{base: u, next: rt}
+	}
+	c := &twilio.Client{Credentials: twilio.NewCredentials(cfg.AccountSid, cfg.AuthToken),
+		HTTPClient: &http.Client{Timeout: cfg.Timeout, Transport: rt,
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
+	c.SetAccountSid(cfg.AccountSid)
+	return &Sender{api: openapi.NewApiServiceWithClient(c), from: cfg.From}, nil
+}
+
+// rebase sends every request to base's scheme and host.
+type rebase struct {
+	base *url.URL
+	next http.RoundTripper
+}
+
+func (r rebase) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context())
+	req.URL.Scheme, req.URL.Host, req.Host = r.base.Scheme, r.base.Host, r.base.Host
+	return r.next.RoundTrip(req)
+}
+
+// ErrUndeliverable means Twilio refused the number for good (invalid, not
+// a mobile, unsubscribed with STOP, a region the account may not send
+// to): sending again cannot help.
+var ErrUndeliverable = errors.New("the number can't take this message")
+
+// undeliverable are Twilio's codes for a number that will never take the
+// message (https://www.twilio.com/docs/api/errors).
+var undeliverable = map[int]bool{21211: true, 21214: true, 21217: true, 21408: true, 21610: true, 21612: true, 21614: true}
+
+// Send sends body to the E.164 number to and returns the message's sid.
+// A refused number is ErrUndeliverable; Twilio's 429 and 5xx, and a
+// reply lost on the way, are other errors, for the caller to retry.
+// Twilio's messages often quote the number, so only its code is kept.
+func (s *Sender) Send(to, body string) (string, error) {
+	m, err := s.api.CreateMessage((&openapi.CreateMessageParams{}).SetTo(to).SetFrom(s.from).SetBody(body))
+	var te *twilio.TwilioRestError
+	switch {
+	case errors.As(err, &te) && undeliverable[te.Code]:
+		return "", fmt.Errorf("send sms: twilio %d: %w", te.Code, ErrUndeliverable)
+	case errors.As(err, &te):
+		return "", fmt.Errorf("send sms: twilio %d (http %d)", te.Code, te.Status)
+	case err != nil:
+		return "", fmt.Errorf("send sms: %w", err)
+	case m.Sid == nil:
+		return "", errors.New("send sms: twilio answered without a sid")
+	}
+	return *m.Sid, nil
+}
