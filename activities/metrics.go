@@ -1,6 +1,10 @@
 package activities
 
-import "github.com/uber-go/tally/v4"
+import (
+	"github.com/uber-go/tally/v4"
+
+	"github.com/bookingsaga/bookingsaga/booking"
+)
 
 // The series the activities export, made at start with zero values so
 // that dashboards and alerts see every one before the first booking.
@@ -11,7 +15,7 @@ var (
 		{"store_lost_release", "recorded"},
 		{"calendar_moved", "repaired"}, {"calendar_orphan", "repaired"}, {"contact_retention", "purged"}, {"crm_mismatch", "repaired"},
 		{"crm_missing", "repaired"}, {"expired_hold", "repaired"}, {"saga_answer", "told"}, {"stuck_commit", "repaired"},
-		{"zone_rules_changed", "repaired"}, {"zone_rules_changed", "flagged"}}
+		{"zone_rules_changed", "repaired"}, {"zone_rules_changed", "flagged"}, {"pending_call", "resent"}}
 )
 
 // RegisterMetrics creates every series the activities export into m (the
@@ -28,5 +32,8 @@ func RegisterMetrics(m tally.Scope) {
 	}
 	for _, r := range []string{"delivered", "failed"} {
 		m.Tagged(map[string]string{"result": r}).Counter("webhook_deliveries_total").Inc(0)
+	}
+	for _, r := range []booking.MessageStatus{booking.MessageSent, booking.MessageNotConsented, booking.MessageUndeliverable, booking.MessageStale, "failed"} {
+		m.Tagged(map[string]string{"result": string(r)}).Counter("caller_messages_total").Inc(0)
 	}
 }

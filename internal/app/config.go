@@ -38,6 +38,7 @@ type Config struct {
 	CalendarListen string
 	GraphListen    string
 	CRMListen      string
+	SMSListen      string
 
 	DatabaseURL string
 	// Temporal is where the frontend is and how to reach it (TLS, an API key).
@@ -86,6 +87,7 @@ func DefaultConfig() Config {
 		CalendarListen:    "127.0.0.1:8091",
 		GraphListen:       "127.0.0.1:8093",
 		CRMListen:         "127.0.0.1:8092",
+		SMSListen:         "127.0.0.1:8094",
 		DatabaseURL:       os.Getenv("DATABASE_URL"),
 		Temporal:          temporalclient.FromEnv(),
 		TaskQueue:         booking.TaskQueue,

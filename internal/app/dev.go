@@ -56,6 +56,9 @@ func RunDev(ctx context.Context, cfg Config, logger *zap.Logger) error {
 	if cfg.CRMBaseURL == "" {
 		opts.CRMAddr = cfg.CRMListen
 	}
+	if cfg.TwilioAccountSid == "" {
+		opts.SMSAddr = cfg.SMSListen
+	}
 	stack, err := devstack.Start(ctx, opts)
 	if err != nil {
 		return err
@@ -71,6 +74,10 @@ func RunDev(ctx context.Context, cfg Config, logger *zap.Logger) error {
 	}
 	if stack.CRMURL != "" {
 		cfg.CRMBaseURL, cfg.CRMToken = stack.CRMURL, devstack.CRMToken
+	}
+	if stack.SMSURL != "" {
+		cfg.TwilioAccountSid, cfg.TwilioAuthToken, cfg.SMSFrom, cfg.TwilioEndpoint = devstack.TwilioAccount, devstack.TwilioToken,
+			devstack.TwilioFrom, stack.SMSURL
 	}
 	// A receiver on this machine works out of the box; private,
 	// link-local and metadata addresses stay refused here too.
@@ -227,6 +234,9 @@ func banner(cfg Config, stack *devstack.Stack, keys [][2]string, took time.Durat
 	}
 	if stack.CRMURL != "" {
 		line("fake CRM", stack.CRMURL)
+	}
+	if stack.SMSURL != "" {
+		line("fake Twilio", stack.SMSURL+"  (the callers' texts: GET /messages)")
 	}
 	line("metrics", "http://"+cfg.MetricsListen+"/metrics")
 	line("codec server", "http://"+cfg.CodecListen+"  (the UI's is wired in; the CLI: --codec-auth 'Bearer <dev-admin key>')")

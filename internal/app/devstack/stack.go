@@ -20,6 +20,7 @@ import (
 	"github.com/bookingsaga/bookingsaga/internal/httpserve"
 	"github.com/bookingsaga/bookingsaga/internal/msgraph/graphtest"
 	"github.com/bookingsaga/bookingsaga/internal/pgserver"
+	"github.com/bookingsaga/bookingsaga/internal/sms/smstest"
 )
 
 // Options configure the stack. Empty addresses turn a part off.
@@ -34,11 +35,11 @@ type Options struct {
 	Frontend, UI            string
 	Namespace               string
 	SearchAttributes        map[string]enums.IndexedValueType
-	// CalendarAddr, GraphAddr and CRMAddr serve the fakes (Google
-	// Calendar, a Microsoft 365 tenant, the CRM); empty means not started
-	// (the real service, say).
-	CalendarAddr, GraphAddr, CRMAddr string
-	Log                              *zap.Logger
+	// CalendarAddr, GraphAddr, CRMAddr and SMSAddr serve the fakes
+	// (Google Calendar, a Microsoft 365 tenant, the CRM, Twilio); empty
+	// means not started (the real service, say).
+	CalendarAddr, GraphAddr, CRMAddr, SMSAddr string
+	Log                                       *zap.Logger
 	// TemporalStore is where the embedded Temporal server keeps its state:
 	// StorePostgres (the stack's own PostgreSQL cluster, as
 	// docker-compose's Temporal does; about four times SQLite's saturated
@@ -52,8 +53,9 @@ type Options struct {
 type Stack struct {
 	// DatabaseURL is where the booking store is.
 	DatabaseURL string
-	// CalendarURL, GraphURL and CRMURL are the fakes' roots, when started.
-	CalendarURL, GraphURL, CRMURL string
+	// CalendarURL, GraphURL, CRMURL and SMSURL are the fakes' roots, when
+	// started.
+	CalendarURL, GraphURL, CRMURL, SMSURL string
 
 	opts Options
 	// pgMu guards pg, which the supervisor replaces when PostgreSQL dies.
@@ -67,6 +69,7 @@ type Stack struct {
 	calendar   *gcaltest.Calendar
 	graph      *graphtest.Graph
 	crm        *crmtest.CRM
+	sms        *smstest.Twilio
 	servers    []*http.Server
 }
 
@@ -85,7 +88,7 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 	if err := writableDir(o.DataDir); err != nil {
 		return nil, err
 	}
-	if err := portsFree(o.Frontend, o.UI, o.CalendarAddr, o.GraphAddr, o.CRMAddr); err != nil {
+	if err := portsFree(o.Frontend, o.UI, o.CalendarAddr, o.GraphAddr, o.CRMAddr, o.SMSAddr); err != nil {
 		return nil, err
 	}
 	if s.DatabaseURL == "" {
@@ -240,8 +243,25 @@ func (s *Stack) startFakes() error {
 		}
 		s.CRMURL = "http://" + s.opts.CRMAddr
 	}
+	if s.opts.SMSAddr != "" {
+		// The texts are the tour's to read (GET /messages); they are not
+		// kept across restarts, as a phone's inbox is not the service's.
+		s.sms = smstest.New(TwilioAccount, TwilioToken)
+		if err := s.serve(s.opts.SMSAddr, s.sms); err != nil {
+			return err
+		}
+		s.SMSURL = "http://" + s.opts.SMSAddr
+	}
 	return nil
 }
+
+// TwilioAccount and TwilioToken are the fake Twilio account's; TwilioFrom
+// is its number.
+const (
+	TwilioAccount = "ACdev00000000000000000000000000000"
+	TwilioToken   = "devtwiliotoken00000000000000000000"
+	TwilioFrom    = "+33700000000"
+)
 
 // CRMToken is the fake CRM's bearer token.
 const CRMToken = "dev-crm-token"
@@ -277,6 +297,9 @@ func (s *Stack) Stop() {
 	}
 	if s.crm != nil {
 		s.crm.Release()
+	}
+	if s.sms != nil {
+		s.sms.Release()
 	}
 	for _, srv := range s.servers {
 		_ = srv.Shutdown(ctx)
