@@ -39,14 +39,8 @@ func (a *Activities) SendMessages(ctx context.Context, in booking.MessagesInput)
 			return booking.CountOutput{Count: n}, storeError("due messages", "", err)
 		}
 		if len(due) == 0 {
-			if n > 0 || !time.Now().Before(deadline) {
-				return booking.CountOutput{Count: n}, nil
-			}
-			activity.RecordHeartbeat(ctx, n)
-			select {
-			case <-ctx.Done():
-				return booking.CountOutput{Count: n}, ctx.Err()
-			case <-time.After(250 * time.Millisecond):
+			if done, err := idle(ctx, deadline, n); done || err != nil {
+				return booking.CountOutput{Count: n}, err
 			}
 			continue
 		}

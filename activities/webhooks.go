@@ -46,14 +46,8 @@ func (a *Activities) DeliverWebhooks(ctx context.Context, in booking.WebhookInpu
 			}
 		}
 		if len(due) == 0 {
-			if n > 0 || !time.Now().Before(deadline) {
-				return booking.CountOutput{Count: n}, nil
-			}
-			activity.RecordHeartbeat(ctx, n)
-			select {
-			case <-ctx.Done():
-				return booking.CountOutput{Count: n}, ctx.Err()
-			case <-time.After(250 * time.Millisecond):
+			if done, err := idle(ctx, deadline, n); done || err != nil {
+				return booking.CountOutput{Count: n}, err
 			}
 			if ep, err = a.endpoint(ctx, in.EndpointID); err != nil {
 				return booking.CountOutput{Count: n}, err
@@ -178,4 +172,20 @@ func Sign(secret []byte, id, ts string, body []byte) string {
 	mac.Write([]byte(id + "." + ts + "."))
 	mac.Write(body)
 	return base64.StdEncoding.EncodeToString(mac.Sum(nil))
+}
+
+// idle is a sender's turn with nothing due: done once it has sent
+// something (n) or waited until deadline; otherwise it heartbeats and
+// waits a quarter of a second for the next look.
+func idle(ctx context.Context, deadline time.Time, n int) (bool, error) {
+	if n > 0 || !time.Now().Before(deadline) {
+		return true, nil
+	}
+	activity.RecordHeartbeat(ctx, n)
+	select {
+	case <-ctx.Done():
+		return true, ctx.Err()
+	case <-time.After(250 * time.Millisecond):
+		return false, nil
+	}
 }
