@@ -16,9 +16,11 @@ book() {
     -agent agent-claire -local "${day}T${at}" -zone Europe/Paris -policy demo-2026-11
 }
 field() { printf '%s' "$1" | sed -n "s/.*\"$2\": *\"\([^\"]*\)\".*/\1/p"; }
-# A slot a few days ahead at a random half hour; another if it is taken.
+# A slot at a random half hour ten to thirty days ahead (the end-to-end
+# test and its public-client example book fixed slots within a week, and
+# a conflict with them failed a CI run); another if it is taken.
 for try in 1 2 3 4 5; do
-  day=$(TZ=Europe/Paris date -d "+$((3 + RANDOM % 20)) days" +%F)
+  day=$(TZ=Europe/Paris date -d "+$((10 + RANDOM % 20)) days" +%F)
   at=$(printf '%02d:%s' $((9 + RANDOM % 8)) $([ $((RANDOM % 2)) = 0 ] && echo 00 || echo 30))
   receipt=$(book)
   status=$(field "$receipt" status)
