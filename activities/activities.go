@@ -54,6 +54,9 @@ type Activities struct {
 	// SMS sends the callers' text messages; nil sends none, and leaves
 	// them due.
 	SMS Texter
+	// Mail sends the callers' e-mails; nil sends none, and leaves them
+	// due.
+	Mail Mailer
 	// Quiet is when no text message goes out, in the property's zone.
 	Quiet booking.QuietHours
 	// Resend lets reconciliation send a call answered pending again when

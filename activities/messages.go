@@ -6,19 +6,13 @@ import (
 	"fmt"
 	"time"
 
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/activity"
 
 	"github.com/bookingsaga/bookingsaga/booking"
-	"github.com/bookingsaga/bookingsaga/internal/localtime"
+	"github.com/bookingsaga/bookingsaga/internal/mail"
 	"github.com/bookingsaga/bookingsaga/internal/sms"
-	"github.com/bookingsaga/bookingsaga/internal/speech"
 )
-
-// Texter sends one text message and returns the provider's id for it;
-// *sms.Sender is one. A number refused for good is sms.ErrUndeliverable.
-type Texter interface {
-	Send(to, body string) (string, error)
-}
 
 // SendMessages sends the callers' due messages in order and marks each
 // once it is sent; with none due it waits up to in.Wait for one. The text
@@ -26,9 +20,10 @@ type Texter interface {
 // history. A provider's failure stops the run with an error and Temporal
 // retries it with backoff; a message is marked right after its send, so
 // only a crash between the two sends it twice (Twilio has no idempotency
-// key to stop that).
+// key to stop that, and an e-mail's stable Message-ID lets a mailbox
+// tell a second copy).
 func (a *Activities) SendMessages(ctx context.Context, in booking.MessagesInput) (booking.CountOutput, error) {
-	if a.SMS == nil {
+	if a.SMS == nil && a.Mail == nil {
 		return booking.CountOutput{}, nil
 	}
 	deadline := time.Now().Add(in.Wait)
@@ -57,6 +52,17 @@ func (a *Activities) SendMessages(ctx context.Context, in booking.MessagesInput)
 	}
 }
 
+// QueueReminder queues the caller's reminder of a booking, when the
+// saga's timer for it fires; the store queues it only while the booking
+// is confirmed, so a cancel or a move that raced the timer sends none.
+func (a *Activities) QueueReminder(ctx context.Context, in booking.ReminderInput) (booking.ReminderOutput, error) {
+	queued, err := a.Store.QueueReminder(ctx, in.RequestKey, in.BookingID)
+	if err != nil {
+		return booking.ReminderOutput{}, storeError("queue reminder", in.RequestKey, err)
+	}
+	return booking.ReminderOutput{Queued: queued}, nil
+}
+
 // sendMessage ends one due message: sent, or why not. It reports whether
 // a message went out.
 func (a *Activities) sendMessage(ctx context.Context, m booking.Message) (bool, error) {
@@ -65,6 +71,7 @@ func (a *Activities) sendMessage(ctx context.Context, m booking.Message) (bool, 
 		if err := a.Store.MessageDone(ctx, m.ID, st, ch, id, why); err != nil {
 			return false, storeError("message done", m.RequestKey, err)
 		}
+		a.tellSaga(ctx, m, st)
 		return st == booking.MessageSent, nil
 	}
 	c, err := a.Store.Contact(ctx, m.RequestKey)
@@ -73,63 +80,49 @@ func (a *Activities) sendMessage(ctx context.Context, m booking.Message) (bool, 
 		return done(booking.MessageNotConsented, "", "", "")
 	case err != nil:
 		return false, storeError("message contact", m.RequestKey, err)
-	case c.Notify != booking.ChannelSMS || c.Phone == "":
+	case !consented(c):
 		return done(booking.MessageNotConsented, "", "", "")
-	case m.Kind != booking.MessageCancelled && !m.Booking.Status.Live():
+	case m.Kind != booking.MessageCancelled && !m.Booking.Status.Live(),
+		m.Kind == booking.MessageReminder && !time.Now().Before(m.Booking.Intent.StartsAt):
 		return done(booking.MessageStale, "", "", "")
 	}
-	if until, quiet := a.quietUntil(m.Booking.Intent.TimeZone); quiet {
+	if until, held := a.holdUntil(c.Notify, m.Booking.Intent.TimeZone); held {
 		if err := a.Store.MessageHeld(ctx, m.ID, until); err != nil {
 			return false, storeError("message held", m.RequestKey, err)
 		}
 		return false, nil
 	}
-	body, err := a.messageText(ctx, m, c)
-	if err != nil {
-		return false, err
-	}
-	id, err := a.SMS.Send(c.Phone, body)
-	if errors.Is(err, sms.ErrUndeliverable) {
-		return done(booking.MessageUndeliverable, booking.ChannelSMS, "", err.Error())
-	}
-	if err != nil {
+	id, err := a.deliver(ctx, m, c)
+	switch {
+	case errors.Is(err, sms.ErrUndeliverable), errors.Is(err, mail.ErrUndeliverable):
+		return done(booking.MessageUndeliverable, c.Notify, "", err.Error())
+	case err != nil:
 		a.messageCount("failed")
 		if ferr := a.Store.MessageFailed(ctx, m.ID, err.Error()); ferr != nil {
 			err = errors.Join(err, ferr)
 		}
 		return false, fmt.Errorf("message %d of %s: %w", m.ID, m.RequestKey, err)
 	}
-	return done(booking.MessageSent, booking.ChannelSMS, id, "")
+	return done(booking.MessageSent, c.Notify, id, "")
 }
 
-// quietUntil reports whether it is quiet hours now in zone, and until when.
-func (a *Activities) quietUntil(zone string) (time.Time, bool) {
-	loc, err := localtime.LoadZone(zone)
-	if err != nil {
-		loc = time.UTC // the store keeps only zones it could load
-	}
-	return a.Quiet.Until(time.Now(), loc)
+// consented reports whether c agreed to a channel and gave its address.
+func consented(c booking.Contact) bool {
+	return c.Notify == booking.ChannelSMS && c.Phone != "" || c.Notify == booking.ChannelEmail && c.Email != ""
 }
 
-// messageText words m in the language the booking was made in, with the
-// property's name in it.
-func (a *Activities) messageText(ctx context.Context, m booking.Message, c booking.Contact) (string, error) {
-	lang, err := speech.ParseLang(c.Lang)
-	if err != nil {
-		lang = speech.English
+// tellSaga tells the booking's saga how its caller's message ended, for
+// the operator's view. The store has it already; a saga closed or gone
+// has no view to keep, and a failed signal loses only that view's line.
+func (a *Activities) tellSaga(ctx context.Context, m booking.Message, st booking.MessageStatus) {
+	if a.Temporal == nil || st != booking.MessageSent && st != booking.MessageUndeliverable {
+		return
 	}
-	names := map[string]string{}
-	res, err := a.Store.Resource(ctx, m.Booking.Intent.PropertyID)
-	var rej *booking.Rejection
-	if err != nil && !errors.As(err, &rej) { // a resource gone since is "the property"
-		return "", fmt.Errorf("message property %s: %w", m.RequestKey, err)
+	err := a.Temporal.SignalWorkflow(ctx, m.RequestKey, "", booking.SignalCallerMessaged, booking.MessageNotice{Kind: m.Kind, Status: st})
+	var nf *serviceerror.NotFound
+	if err != nil && !errors.As(err, &nf) {
+		activity.GetLogger(ctx).Warn("the saga was not told of its caller's message", "request_key", m.RequestKey, "error", err)
 	}
-	if all := res.SpokenNames(); all[string(lang)] != "" {
-		names[res.ID] = all[string(lang)]
-	} else if all[""] != "" {
-		names[res.ID] = all[""]
-	}
-	return speech.Speaker{Lang: lang, Names: names}.Message(m.Kind, m.Booking), nil
 }
 
 func (a *Activities) messageCount(result string) {

@@ -2,6 +2,7 @@ package activities_test
 
 import (
 	"context"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -12,6 +13,8 @@ import (
 
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/fakeserver"
+	"github.com/bookingsaga/bookingsaga/internal/mail"
+	"github.com/bookingsaga/bookingsaga/internal/mail/mailtest"
 	"github.com/bookingsaga/bookingsaga/internal/sms"
 	"github.com/bookingsaga/bookingsaga/internal/sms/smstest"
 	"github.com/bookingsaga/bookingsaga/internal/store"
@@ -181,4 +184,109 @@ func TestALostReplyIsTheOneDuplicate(t *testing.T) {
 	require.Len(t, sent, 2)
 	require.True(t, strings.HasPrefix(sent[0].Body, "Your viewing of the Marais flat is confirmed"), sent[0].Body)
 	require.Equal(t, sent[0].Body, sent[1].Body)
+}
+
+// The saga's timer asks for the reminder; the sender words it in the
+// caller's language.
+func TestTheReminderIsQueuedOnceAndWorded(t *testing.T) {
+	t.Parallel()
+	f, fake := texting(t)
+	ctx := context.Background()
+	require.NoError(t, f.acts.Store.SetPolicy(ctx, booking.Policy{Version: "p2", SlotMinutes: 60, OpensAt: 6 * time.Hour,
+		ClosesAt: 22 * time.Hour, HoldTTL: 10 * time.Minute, MinNotice: time.Hour, Reminder: 24 * time.Hour}))
+	in := f.commitInput("req_rem", "p2", 10)
+	sealed, err := f.acts.Store.SealContact(ctx, "req_rem", booking.Contact{Phone: callerPhone, Notify: booking.ChannelSMS, Lang: "zh"})
+	require.NoError(t, err)
+	in.Contact = sealed
+	out, err := f.acts.Store.Commit(ctx, store.CommitRequest{CommitRequest: in.CommitRequest, CalendarUnchecked: true})
+	require.NoError(t, err)
+	require.NotNil(t, out.Booking.RemindAt)
+	for range 2 { // a retried activity
+		v, err := f.env.ExecuteActivity(f.acts.QueueReminder, booking.ReminderInput{RequestKey: "req_rem", BookingID: out.Booking.BookingID})
+		require.NoError(t, err)
+		var got booking.ReminderOutput
+		require.NoError(t, v.Get(&got))
+		require.True(t, got.Queued)
+	}
+	n, err := f.send()
+	require.NoError(t, err)
+	require.Equal(t, 2, n, "the confirmation, then the reminder")
+	sent := fake.Sent()
+	require.Len(t, sent, 2)
+	require.True(t, strings.HasPrefix(sent[1].Body, "提醒："), sent[1].Body)
+	require.Contains(t, sent[1].Body, receipt.Reference("req_rem"))
+	require.Equal(t, []booking.MessageStatus{booking.MessageSent, booking.MessageSent}, f.statuses("req_rem"))
+}
+
+// mailing is setup with the activities mailing through an SMTP sink.
+func mailing(t *testing.T) (*fixture, *mailtest.Sink) {
+	t.Helper()
+	f := setup(t)
+	sink := mailtest.New("", "")
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	go func() { _ = sink.Serve(l) }()
+	t.Cleanup(func() { _ = sink.Close() })
+	m, err := mail.New(mail.Config{Addr: l.Addr().String(), From: "visites@agence.example", TLS: mail.TLSNone, Timeout: 5 * time.Second})
+	require.NoError(t, err)
+	f.acts.Mail = m
+	return f, sink
+}
+
+// An e-mailed caller's own calendar follows the viewing: one invitation
+// per change, one UID across the move, a sequence that grows, and a
+// cancellation that removes it; quiet hours do not hold an e-mail.
+func TestAnEmailedCallersCalendarFollowsTheViewing(t *testing.T) {
+	t.Parallel()
+	f, sink := mailing(t)
+	ctx := context.Background()
+	now := time.Now().UTC()
+	since := now.Sub(now.Truncate(24 * time.Hour))
+	f.acts.Quiet = booking.QuietHours{From: (since + 23*time.Hour) % (24 * time.Hour), To: (since + time.Hour) % (24 * time.Hour)}
+	contact := booking.Contact{Email: "caller@example.org", Notify: booking.ChannelEmail, Lang: "fr"}
+	sent := func() {
+		t.Helper()
+		n, err := f.send()
+		require.NoError(t, err)
+		require.Equal(t, 1, n)
+	}
+	f.book("req_mail", 10, &contact)
+	sent()
+	moved := f.commitInput("req_mail_2", "p1", 14)
+	moved.Intent.Replaces = "req_mail"
+	sealed, err := f.acts.Store.SealContact(ctx, "req_mail_2", contact)
+	require.NoError(t, err)
+	moved.Contact = sealed
+	_, err = f.acts.Store.Commit(ctx, store.CommitRequest{CommitRequest: moved.CommitRequest, CalendarUnchecked: true})
+	require.NoError(t, err)
+	sent()
+	_, err = f.acts.Store.Release(ctx, store.ReleaseRequest{RequestKey: "req_mail_2"})
+	require.NoError(t, err)
+	sent()
+
+	got := sink.Received()
+	require.Len(t, got, 3)
+	var uids []string
+	for i, want := range []struct{ method, seq, subject string }{
+		{"REQUEST", "SEQUENCE:0", "Visite confirmée : "}, {"REQUEST", "SEQUENCE:1", "Visite déplacée : "}, {"CANCEL", "SEQUENCE:2", "Visite annulée : "},
+	} {
+		m := got[i]
+		require.Equal(t, []string{"caller@example.org"}, m.To)
+		require.True(t, strings.HasPrefix(m.Subject, want.subject), m.Subject)
+		cal, ok := m.Part("text/calendar")
+		require.True(t, ok)
+		require.Contains(t, cal.Type, "method="+want.method)
+		require.Contains(t, cal.Body, "\r\n"+want.seq+"\r\n")
+		require.NotContains(t, cal.Body, "req_mail", "no internal id")
+		uid := cal.Body[strings.Index(cal.Body, "UID:"):]
+		uids = append(uids, uid[:strings.Index(uid, "\r\n")])
+	}
+	require.Equal(t, uids[0], uids[1], "one UID across the move")
+	require.Equal(t, uids[0], uids[2])
+	require.Equal(t, []booking.MessageStatus{booking.MessageSent}, f.statuses("req_mail"))
+	msgs, err := f.acts.Store.Messages(ctx, "req_mail_2")
+	require.NoError(t, err)
+	require.Len(t, msgs, 2)
+	require.Equal(t, booking.ChannelEmail, msgs[0].Channel)
+	require.Equal(t, got[1].MessageID, msgs[0].ProviderID)
 }

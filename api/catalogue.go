@@ -3,7 +3,6 @@ package api
 import (
 	"encoding/base64"
 	"errors"
-	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -83,6 +82,9 @@ type PolicyBody struct {
 	MinNoticeMinutes    int    `json:"min_notice_minutes"`
 	// HorizonDays is how far ahead a booking may start; 0 is no limit.
 	HorizonDays int `json:"horizon_days,omitempty"`
+	// ReminderMinutes is how long before the viewing a caller who agreed
+	// to messages is reminded; absent is 1440 (a day), 0 is none.
+	ReminderMinutes *int `json:"reminder_minutes,omitempty"`
 }
 
 func (s *Server) putPolicy(w http.ResponseWriter, r *http.Request) error {
@@ -90,28 +92,22 @@ func (s *Server) putPolicy(w http.ResponseWriter, r *http.Request) error {
 	if e := decode(r.Body, s.cfg.MaxBody, &body); e != nil {
 		return e
 	}
-	opens, err1 := clock(body.OpensAt)
-	closes, err2 := clock(body.ClosesAt)
+	opens, err1 := booking.ParseClock(body.OpensAt)
+	closes, err2 := booking.ParseClock(body.ClosesAt)
 	if err1 != nil || err2 != nil {
 		return BadRequest(booking.CodeInvalidPolicy, "opens_at and closes_at must look like 08:00")
 	}
 	p := booking.Policy{Version: body.Version, SlotMinutes: body.SlotMinutes, DefaultBufferBeforeMinutes: body.BufferBeforeMinutes,
 		DefaultBufferAfterMinutes: body.BufferAfterMinutes, OpensAt: opens, ClosesAt: closes,
 		HoldTTL: time.Duration(body.HoldTTLMinutes) * time.Minute, MinNotice: time.Duration(body.MinNoticeMinutes) * time.Minute,
-		HorizonDays: body.HorizonDays}
+		HorizonDays: body.HorizonDays, Reminder: 24 * time.Hour}
+	if m := body.ReminderMinutes; m != nil { // out of range stays out of range, for Validate to say so
+		p.Reminder = time.Duration(min(max(*m, -1), 7*24*60+1)) * time.Minute
+	}
 	if err := s.cfg.Catalogue.PutPolicy(r.Context(), p); err != nil {
 		return err
 	}
-	return WriteJSON(w, http.StatusOK, body)
-}
-
-// clock reads "HH:MM" as an offset from midnight.
-func clock(s string) (time.Duration, error) {
-	t, err := time.Parse("15:04", s)
-	if err != nil {
-		return 0, err
-	}
-	return time.Duration(t.Hour())*time.Hour + time.Duration(t.Minute())*time.Minute, nil
+	return WriteJSON(w, http.StatusOK, policyBody(p))
 }
 
 // PoolBody is PUT /v1/pools/{id}: a team of agents a booking may ask for
@@ -173,10 +169,15 @@ func (s *Server) getPolicy(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	hhmm := func(d time.Duration) string { return fmt.Sprintf("%02d:%02d", int(d.Hours()), int(d.Minutes())%60) }
-	return WriteJSON(w, http.StatusOK, PolicyBody{Version: p.Version, SlotMinutes: p.SlotMinutes, BufferBeforeMinutes: p.DefaultBufferBeforeMinutes,
-		BufferAfterMinutes: p.DefaultBufferAfterMinutes, OpensAt: hhmm(p.OpensAt), ClosesAt: hhmm(p.ClosesAt),
-		HoldTTLMinutes: int(p.HoldTTL.Minutes()), MinNoticeMinutes: int(p.MinNotice.Minutes()), HorizonDays: p.HorizonDays})
+	return WriteJSON(w, http.StatusOK, policyBody(p))
+}
+
+func policyBody(p booking.Policy) PolicyBody {
+	reminder := int(p.Reminder.Minutes())
+	return PolicyBody{Version: p.Version, SlotMinutes: p.SlotMinutes, BufferBeforeMinutes: p.DefaultBufferBeforeMinutes,
+		BufferAfterMinutes: p.DefaultBufferAfterMinutes, OpensAt: booking.Clock(p.OpensAt), ClosesAt: booking.Clock(p.ClosesAt),
+		HoldTTLMinutes: int(p.HoldTTL.Minutes()), MinNoticeMinutes: int(p.MinNotice.Minutes()), HorizonDays: p.HorizonDays,
+		ReminderMinutes: &reminder}
 }
 
 // notFound answers a read of something that does not exist with 404 and

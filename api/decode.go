@@ -215,8 +215,9 @@ type BookingBody struct {
 type Contact struct {
 	Name  string `json:"name,omitempty"`
 	Phone string `json:"phone,omitempty"`
-	// Notify is the channel the caller agreed to be texted on about this
-	// booking (sms), or none: ask first. SMS needs the phone in E.164.
+	Email string `json:"email,omitempty"`
+	// Notify is the channel the caller agreed to about this booking (sms,
+	// email), or none: ask first. SMS needs the phone in E.164.
 	Notify string `json:"notify,omitempty"`
 	// Language is the messages' language (en, fr, zh); the default is
 	// the call's.
@@ -260,14 +261,14 @@ func NewCommit(s Slot, version string, c *Contact, now time.Time) (booking.Commi
 // contact checks c and builds the store's: the channel consented to, and
 // the language its messages are written in.
 func (c Contact) contact() (*booking.Contact, *Error) {
-	if len(c.Name) > 200 || len(c.Phone) > 40 {
-		return nil, BadRequest(booking.CodeMissingField, "contact name or phone is too long")
+	if len(c.Name) > 200 || len(c.Phone) > 40 || len(c.Email) > 254 {
+		return nil, BadRequest(booking.CodeMissingField, "contact name, phone or email is too long")
 	}
 	ch, err := booking.ParseChannel(c.Notify)
 	if err != nil {
 		return nil, FromRejection(err)
 	}
-	out := &booking.Contact{Name: strings.TrimSpace(c.Name), Phone: strings.TrimSpace(c.Phone), Notify: ch}
+	out := &booking.Contact{Name: strings.TrimSpace(c.Name), Phone: strings.TrimSpace(c.Phone), Email: strings.TrimSpace(c.Email), Notify: ch}
 	if err := out.ValidateChannel(); err != nil {
 		return nil, FromRejection(err)
 	}

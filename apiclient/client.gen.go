@@ -1195,9 +1195,12 @@ type Policy struct {
 	MinNoticeMinutes *int `json:"min_notice_minutes,omitempty"`
 
 	// OpensAt Example: 08:00
-	OpensAt     string `json:"opens_at"`
-	SlotMinutes int    `json:"slot_minutes"`
-	Version     string `json:"version"`
+	OpensAt string `json:"opens_at"`
+
+	// ReminderMinutes how long before the viewing a caller who agreed to messages is reminded; absent is 1440 (a day), 0 is none
+	ReminderMinutes *int   `json:"reminder_minutes,omitempty"`
+	SlotMinutes     int    `json:"slot_minutes"`
+	Version         string `json:"version"`
 }
 
 // Pool defines model for Pool.
@@ -1415,12 +1418,15 @@ type ToolArgsBook struct {
 	// AgentPool a team: whichever of its agents is free, in place of agent_id; the result names the agent booked
 	AgentPool *string `json:"agent_pool,omitempty"`
 
-	// Contact the caller's name and phone, for the agency only
+	// Contact the caller's name, phone and email, kept sealed for the agency and the messages the caller agreed to
 	Contact *struct {
+		// Email the caller's email, read back to them letter by letter, only if they chose email
+		Email *string `json:"email,omitempty"`
+
 		// Name the caller's name
 		Name *string `json:"name,omitempty"`
 
-		// Notify sms only if the caller said yes when asked "May we text you the confirmation and any change?" (then phone in E.164, e.g. +33612345678); otherwise none
+		// Notify sms or email only if the caller said yes when asked "May we text or email you the confirmation, any change and a reminder?" (sms: phone in E.164, e.g. +33612345678; email: the address); otherwise none
 		Notify *string `json:"notify,omitempty"`
 
 		// Phone the caller's phone number

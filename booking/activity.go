@@ -2,6 +2,8 @@ package booking
 
 import (
 	"time"
+
+	"github.com/google/uuid"
 )
 
 // The activity contract: what the saga's workflows send to its activities
@@ -29,6 +31,7 @@ const (
 	ActivityFollowZoneRules   = "FollowZoneRules"
 	ActivityDeliverWebhooks   = "DeliverWebhooks"
 	ActivitySendMessages      = "SendMessages"
+	ActivityQueueReminder     = "QueueReminder"
 )
 
 // Non-retryable ApplicationError types. They are business outcomes or
@@ -229,6 +232,18 @@ const (
 // due, it waits up to Wait for one.
 type MessagesInput struct {
 	Wait time.Duration
+}
+
+// ReminderInput names the booking whose caller is to be reminded now.
+type ReminderInput struct {
+	RequestKey string
+	BookingID  uuid.UUID
+}
+
+// ReminderOutput says whether a reminder is queued for the booking: false
+// when the store no longer holds it confirmed, or no reminder is due.
+type ReminderOutput struct {
+	Queued bool
 }
 
 // WebhookInput names an endpoint, and how long a delivery run waits for

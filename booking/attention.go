@@ -22,4 +22,7 @@ type SagaSummary struct {
 	Property       string
 	CalendarSynced bool
 	CRMSynced      bool
+	// CallerNotified is whether the last message to the caller went out;
+	// nil while none has ended, or when the caller agreed to none.
+	CallerNotified *bool
 }

@@ -238,4 +238,7 @@ type Booking struct {
 	// later release that maps LocalStart elsewhere (Store.FollowZoneRules).
 	LocalStart string `json:"local_start,omitempty"`
 	ZoneRules  string `json:"zone_rules,omitempty"`
+	// RemindAt is when the caller is reminded of the viewing, by the
+	// policy it was confirmed under; nil is no reminder.
+	RemindAt *time.Time `json:"remind_at,omitempty"`
 }

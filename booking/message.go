@@ -1,7 +1,9 @@
 package booking
 
 import (
+	"net/mail"
 	"regexp"
+	"strings"
 	"time"
 )
 
@@ -10,8 +12,9 @@ type Channel string
 
 // The channels. None (the zero value) sends nothing.
 const (
-	ChannelNone Channel = ""
-	ChannelSMS  Channel = "sms"
+	ChannelNone  Channel = ""
+	ChannelSMS   Channel = "sms"
+	ChannelEmail Channel = "email"
 )
 
 // ParseChannel reads a channel as a caller's consent names it: "none" and
@@ -20,10 +23,10 @@ func ParseChannel(s string) (Channel, error) {
 	switch Channel(s) {
 	case ChannelNone, "none":
 		return ChannelNone, nil
-	case ChannelSMS:
-		return ChannelSMS, nil
+	case ChannelSMS, ChannelEmail:
+		return Channel(s), nil
 	}
-	return "", Rejectf(CodeInvalidContact, "notify %q: say sms or none", s)
+	return "", Rejectf(CodeInvalidContact, "notify %q: say sms, email or none", s)
 }
 
 // e164 is a phone number as Twilio takes it: +, then up to 15 digits.
@@ -31,10 +34,23 @@ var e164 = regexp.MustCompile(`^\+[1-9][0-9]{6,14}$`)
 
 // ValidateChannel checks that c can be written to on its channel.
 func (c Contact) ValidateChannel() error {
-	if c.Notify == ChannelSMS && !e164.MatchString(c.Phone) {
+	switch {
+	case c.Notify == ChannelSMS && !e164.MatchString(c.Phone):
 		return Rejectf(CodeInvalidContact, "notify sms needs the phone in E.164 form (+33612345678)")
+	case c.Email != "" && !validEmail(c.Email):
+		return Rejectf(CodeInvalidContact, "email must be one plain address, like name@example.com")
+	case c.Notify == ChannelEmail && c.Email == "":
+		return Rejectf(CodeInvalidContact, "notify email needs the caller's email")
 	}
 	return nil
+}
+
+// validEmail is one bare address (no display name, no list) of at most
+// 254 octets (RFC 5321's path limit), with a dot in its domain.
+func validEmail(s string) bool {
+	a, err := mail.ParseAddress(s)
+	at := strings.LastIndexByte(s, '@')
+	return err == nil && a.Name == "" && a.Address == s && len(s) <= 254 && at > 0 && strings.Contains(s[at:], ".")
 }
 
 // MessageKind is what a message to the caller tells them.
@@ -45,6 +61,7 @@ const (
 	MessageConfirmed   MessageKind = "confirmed"
 	MessageRescheduled MessageKind = "rescheduled"
 	MessageCancelled   MessageKind = "cancelled"
+	MessageReminder    MessageKind = "reminder"
 )
 
 // Message is one message due to a caller: one per booking and kind (the
@@ -54,6 +71,12 @@ type Message struct {
 	RequestKey string
 	Kind       MessageKind
 	Booking    Booking `db:"-"`
+	// Thread is the request key of the first booking of the viewing's
+	// moves, and Moves how many moves led to this one: the caller's
+	// calendar invitation keeps one UID across them and a sequence that
+	// grows.
+	Thread string `db:"-"`
+	Moves  int    `db:"-"`
 }
 
 // MessageStatus is where a caller message stands.
@@ -69,6 +92,13 @@ const (
 	// confirmation of a booking cancelled since); the later one tells.
 	MessageStale MessageStatus = "stale"
 )
+
+// MessageNotice is how one message to a booking's caller ended, as the
+// sender tells the booking's saga.
+type MessageNotice struct {
+	Kind   MessageKind
+	Status MessageStatus
+}
 
 // MessageRecord is one message as the operator's view shows it.
 type MessageRecord struct {

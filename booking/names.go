@@ -18,7 +18,10 @@ const (
 	// voice tools may act on.
 	QueryKeys         = "keys"
 	SignalReplacement = "replacement-decided"
-	TaskQueue         = "bookingsaga"
+	// SignalCallerMessaged tells a saga how a message to its caller ended
+	// (a MessageNotice), for the operator's view.
+	SignalCallerMessaged = "caller-messaged"
+	TaskQueue            = "bookingsaga"
 )
 
 // Workflow ids of the saga's companions start with these; a request key

@@ -18,6 +18,10 @@ type Policy struct {
 	MinNotice         time.Duration
 	// HorizonDays is how far ahead a booking may start; 0 is no limit.
 	HorizonDays int
+	// Reminder is how long before the viewing the caller is reminded; 0 is
+	// none. A booking confirmed inside that window gets none (the store
+	// sets booking.remind_at, migration 027).
+	Reminder time.Duration
 }
 
 func (p Policy) Validate() error {
@@ -38,6 +42,8 @@ func (p Policy) Validate() error {
 		return Rejectf(CodeInvalidPolicy, "min_notice must be whole minutes, not negative")
 	case p.HorizonDays < 0 || p.HorizonDays > 3660:
 		return Rejectf(CodeInvalidPolicy, "horizon_days must be 0 (none) to 3660")
+	case p.Reminder < 0 || p.Reminder > 7*24*time.Hour || p.Reminder%time.Minute != 0:
+		return Rejectf(CodeInvalidPolicy, "reminder_minutes must be whole minutes from 0 (none) to 10080")
 	}
 	return nil
 }
@@ -64,7 +70,13 @@ func Wall(start, end time.Time, loc *time.Location) WallHours {
 	return WallHours{SameDay: y == ey && m == em && d == ed, Start: secs(ls), End: secs(le)}
 }
 
-func (p Policy) Hours() string {
-	clock := func(d time.Duration) string { return fmt.Sprintf("%02d:%02d", int(d.Hours()), int(d.Minutes())%60) }
-	return clock(p.OpensAt) + "–" + clock(p.ClosesAt)
+func (p Policy) Hours() string { return Clock(p.OpensAt) + "–" + Clock(p.ClosesAt) }
+
+// Clock writes an offset from midnight as a time of day, HH:MM.
+func Clock(d time.Duration) string { return fmt.Sprintf("%02d:%02d", int(d.Hours()), int(d.Minutes())%60) }
+
+// ParseClock reads a time of day, HH:MM, as an offset from midnight.
+func ParseClock(s string) (time.Duration, error) {
+	m, err := clockMinutes(s)
+	return time.Duration(m) * time.Minute, err
 }

@@ -84,6 +84,10 @@ func summaries(execs []*workflowpb.WorkflowExecutionInfo) []SagaSummary {
 		decode(visibility.AttrProperty.GetName(), &s.Property)
 		decode(visibility.AttrCalendarSynced.GetName(), &s.CalendarSynced)
 		decode(visibility.AttrCRMSynced.GetName(), &s.CRMSynced)
+		if _, ok := sa[visibility.AttrCallerNotified.GetName()]; ok {
+			s.CallerNotified = new(bool)
+			decode(visibility.AttrCallerNotified.GetName(), s.CallerNotified)
+		}
 		out = append(out, s)
 	}
 	return out

@@ -57,6 +57,9 @@ type saga struct {
 	// meta is set when the saga keeps user metadata for the Temporal UI
 	// (changeUserMetadata).
 	meta bool
+	// messages is set when the saga reminds its caller and publishes how
+	// their messages went (changeCallerMessages).
+	messages bool
 }
 
 // Booking is the saga of one request_key: commit in the store, then mirror
@@ -66,7 +69,8 @@ type saga struct {
 // the booking and its log for good.
 func Booking(ctx workflow.Context, in BookingInput) (receipt.Receipt, error) {
 	s := &saga{set: in.Settings.WithDefaults(), log: workflow.GetLogger(ctx), mu: workflow.NewMutex(ctx),
-		meta: workflow.GetVersion(ctx, changeUserMetadata, workflow.DefaultVersion, 1) == 1}
+		meta:     workflow.GetVersion(ctx, changeUserMetadata, workflow.DefaultVersion, 1) == 1,
+		messages: workflow.GetVersion(ctx, changeCallerMessages, workflow.DefaultVersion, 1) == 1}
 	s.st = BookingState{RequestKey: in.RequestKey, State: StateOffered, OpenedAt: workflow.GetInfo(ctx).WorkflowStartTime}
 	if in.Carry != nil {
 		s.st = *in.Carry
@@ -84,6 +88,16 @@ func Booking(ctx workflow.Context, in BookingInput) (receipt.Receipt, error) {
 			s.onReconcile(ctx, out)
 		}
 	})
+	if s.messages {
+		workflow.Go(ctx, func(ctx workflow.Context) {
+			ch := workflow.GetSignalChannel(ctx, booking.SignalCallerMessaged)
+			for {
+				var n booking.MessageNotice
+				ch.Receive(ctx, &n)
+				s.messaged(n)
+			}
+		})
+	}
 	workflow.Go(ctx, func(ctx workflow.Context) {
 		ch := workflow.GetSignalChannel(ctx, booking.SignalReplacement)
 		for {
@@ -204,6 +218,8 @@ func (s *saga) deadline(ctx workflow.Context) (time.Duration, func(workflow.Cont
 		// At least a second: if the store's clock is behind ours, the hold
 		// is asked about again rather than in a tight loop.
 		return max(s.st.Booking.HoldExpiresAt.Sub(now), time.Second), s.expireHold, "hold expires"
+	case s.st.State == StateConfirmed && s.inFlight == 0 && !s.commitRunning && s.reminderDue(now):
+		return max(s.st.Booking.RemindAt.Sub(now), time.Millisecond), s.remind, "the caller is reminded"
 	case s.st.State == StateConfirmed && s.inFlight == 0 && !s.commitRunning:
 		return max(s.st.Booking.Intent.EndsAt.Sub(now), time.Millisecond), s.viewingEnded, "viewing ends; the saga closes"
 	}

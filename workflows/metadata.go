@@ -140,6 +140,9 @@ func (s *saga) describe(ctx workflow.Context, next string, at time.Time) {
 		row("Calendar", synced(s.st.CalendarSynced))
 		row("CRM", synced(s.st.CRMSynced))
 	}
+	if s.st.Messaged != "" {
+		row("Caller", "last message "+string(s.st.Messaged))
+	}
 	if s.st.LastError != "" {
 		row("Last error", strings.ReplaceAll(s.st.LastError, "|", "\\|"))
 	}

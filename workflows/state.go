@@ -51,6 +51,9 @@ func (s *saga) publish(ctx workflow.Context) {
 		visibility.AttrCalendarSynced.ValueSet(s.st.CalendarSynced),
 		visibility.AttrCRMSynced.ValueSet(s.st.CRMSynced),
 	}
+	if s.messages && s.st.Messaged != "" {
+		updates = append(updates, visibility.AttrCallerNotified.ValueSet(s.st.Messaged == booking.MessageSent))
+	}
 	if in := s.intent(); in != nil {
 		updates = append(updates, visibility.AttrProperty.ValueSet(in.PropertyID), visibility.AttrAgent.ValueSet(in.AgentID),
 			visibility.AttrSlotStart.ValueSet(in.StartsAt))

@@ -115,6 +115,13 @@ type BookingState struct {
 	Replacements   map[string]*receipt.Receipt
 	CalendarSynced bool
 	CRMSynced      bool
+	// Reminded is set once the reminder's time came and the store was
+	// asked to queue it (changeCallerMessages).
+	Reminded bool
+	// Messaged is how the last message to the caller ended ("" before
+	// any did): BookingCallerNotified is true for sent, false for
+	// undeliverable.
+	Messaged booking.MessageStatus `json:",omitempty"`
 	// LastError is the last mirror failure, for an operator.
 	LastError string
 }

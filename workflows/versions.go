@@ -34,4 +34,9 @@ const (
 	// with the release, so that a store that lost it records it cancelled
 	// instead of the saga answering confirmed with nothing in the store.
 	changeCancelLost = "cancel-a-lost-booking"
+	// changeCallerMessages (v0.6.0): a confirmed saga sleeps until its
+	// booking's reminder time and asks the store to queue the caller's
+	// reminder, and takes the message sender's notices into its search
+	// attributes (BookingCallerNotified) and summary.
+	changeCallerMessages = "caller-messages"
 )

@@ -39,6 +39,8 @@ type Config struct {
 	GraphListen    string
 	CRMListen      string
 	SMSListen      string
+	SMTPListen     string
+	MailListen     string
 
 	DatabaseURL string
 	// Temporal is where the frontend is and how to reach it (TLS, an API key).
@@ -88,6 +90,8 @@ func DefaultConfig() Config {
 		GraphListen:       "127.0.0.1:8093",
 		CRMListen:         "127.0.0.1:8092",
 		SMSListen:         "127.0.0.1:8094",
+		SMTPListen:        "127.0.0.1:8095",
+		MailListen:        "127.0.0.1:8096",
 		DatabaseURL:       os.Getenv("DATABASE_URL"),
 		Temporal:          temporalclient.FromEnv(),
 		TaskQueue:         booking.TaskQueue,

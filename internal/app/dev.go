@@ -17,6 +17,7 @@ import (
 
 	"github.com/bookingsaga/bookingsaga/internal/apikey"
 	"github.com/bookingsaga/bookingsaga/internal/app/devstack"
+	"github.com/bookingsaga/bookingsaga/internal/mail"
 	"github.com/bookingsaga/bookingsaga/internal/metrics"
 	"github.com/bookingsaga/bookingsaga/internal/store"
 	"github.com/bookingsaga/bookingsaga/payloadcodec"
@@ -59,6 +60,9 @@ func RunDev(ctx context.Context, cfg Config, logger *zap.Logger) error {
 	if cfg.TwilioAccountSid == "" {
 		opts.SMSAddr = cfg.SMSListen
 	}
+	if cfg.SMTP.Addr == "" {
+		opts.SMTPAddr, opts.MailAddr = cfg.SMTPListen, cfg.MailListen
+	}
 	stack, err := devstack.Start(ctx, opts)
 	if err != nil {
 		return err
@@ -78,6 +82,10 @@ func RunDev(ctx context.Context, cfg Config, logger *zap.Logger) error {
 	if stack.SMSURL != "" {
 		cfg.TwilioAccountSid, cfg.TwilioAuthToken, cfg.SMSFrom, cfg.TwilioEndpoint = devstack.TwilioAccount, devstack.TwilioToken,
 			devstack.TwilioFrom, stack.SMSURL
+	}
+	if stack.SMTPAddr != "" {
+		cfg.SMTP = SMTP{Addr: stack.SMTPAddr, Username: devstack.MailUser, Password: devstack.MailPassword,
+			From: devstack.MailFrom, TLS: string(mail.TLSNone)}
 	}
 	// A receiver on this machine works out of the box; private,
 	// link-local and metadata addresses stay refused here too.
@@ -237,6 +245,9 @@ func banner(cfg Config, stack *devstack.Stack, keys [][2]string, took time.Durat
 	}
 	if stack.SMSURL != "" {
 		line("fake Twilio", stack.SMSURL+"  (the callers' texts: GET /messages)")
+	}
+	if stack.MailURL != "" {
+		line("SMTP sink", stack.SMTPAddr+"  (the callers' e-mails: GET "+stack.MailURL+"/mail)")
 	}
 	line("metrics", "http://"+cfg.MetricsListen+"/metrics")
 	line("codec server", "http://"+cfg.CodecListen+"  (the UI's is wired in; the CLI: --codec-auth 'Bearer <dev-admin key>')")

@@ -16,6 +16,7 @@ import (
 	"github.com/bookingsaga/bookingsaga/internal/crm"
 	"github.com/bookingsaga/bookingsaga/internal/egress"
 	"github.com/bookingsaga/bookingsaga/internal/gcal"
+	"github.com/bookingsaga/bookingsaga/internal/mail"
 	"github.com/bookingsaga/bookingsaga/internal/msgraph"
 	"github.com/bookingsaga/bookingsaga/internal/retry"
 	"github.com/bookingsaga/bookingsaga/internal/sms"
@@ -48,6 +49,8 @@ type Mirrors struct {
 	// local midnight in the property's zone, when none goes out.
 	TwilioAccountSid, TwilioAuthToken, SMSFrom, TwilioEndpoint string
 	QuietFrom, QuietTo                                         time.Duration
+	// SMTP sends the callers' e-mails.
+	SMTP SMTP
 
 	// WebhookLoopback lets webhook receivers be on loopback (the dev
 	// stack's, a sidecar's); every other internal address stays refused.
@@ -78,6 +81,7 @@ func MirrorsFromEnv() Mirrors {
 		TwilioAccountSid: os.Getenv("TWILIO_ACCOUNT_SID"), TwilioAuthToken: os.Getenv("TWILIO_AUTH_TOKEN"),
 		SMSFrom: os.Getenv("SMS_FROM"), TwilioEndpoint: os.Getenv("TWILIO_ENDPOINT"),
 		QuietFrom: 21 * time.Hour, QuietTo: 8 * time.Hour,
+		SMTP: smtpFromEnv(),
 	}
 }
 
@@ -97,6 +101,7 @@ func (c *Mirrors) Register(fs *flag.FlagSet) {
 	fs.StringVar(&c.TwilioEndpoint, "twilio-endpoint", c.TwilioEndpoint, "Twilio API root; empty is https://api.twilio.com (env TWILIO_ENDPOINT)")
 	fs.DurationVar(&c.QuietFrom, "sms-quiet-from", c.QuietFrom, "no text from this long after local midnight in the property's zone...")
 	fs.DurationVar(&c.QuietTo, "sms-quiet-to", c.QuietTo, "...to this long after it (equal: no quiet hours)")
+	c.SMTP.register(fs)
 	fs.BoolVar(&c.WebhookLoopback, "webhook-allow-loopback", c.WebhookLoopback,
 		"let webhook receivers be on loopback; private, link-local and metadata addresses stay refused (env WEBHOOK_ALLOW_LOOPBACK=true)")
 }
@@ -110,7 +115,7 @@ func (c Mirrors) Validate() error {
 	if c.CRMTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("crm-timeout must be positive, got %s", c.CRMTimeout))
 	}
-	errs = append(errs, c.Microsoft.validate())
+	errs = append(errs, c.Microsoft.validate(), c.SMTP.validate())
 	if c.TwilioAccountSid != "" && (c.TwilioAuthToken == "" || c.SMSFrom == "") {
 		errs = append(errs, errors.New("twilio-account-sid needs twilio-auth-token and sms-from"))
 	}
@@ -170,6 +175,9 @@ func (c Mirrors) SMS() (*sms.Sender, error) {
 	return sms.New(sms.Config{AccountSid: c.TwilioAccountSid, AuthToken: c.TwilioAuthToken, From: c.SMSFrom,
 		Endpoint: c.TwilioEndpoint, Timeout: c.CRMTimeout})
 }
+
+// Mail is the SMTP sender; nil when no server is configured.
+func (c Mirrors) Mail() (*mail.Sender, error) { return c.SMTP.sender(c.CRMTimeout) }
 
 // CRM connects the CRM; nil when none is configured.
 func (c Mirrors) CRM() (crm.CRM, error) {

@@ -139,7 +139,7 @@ func run(ctx context.Context, cfg Config, logger *zap.Logger, m *metrics.Metrics
 	if err := ensureWebhooks(ctx, c, cfg, acts.Store); err != nil {
 		return err
 	}
-	if acts.SMS != nil {
+	if acts.SMS != nil || acts.Mail != nil {
 		if err := EnsureMessages(ctx, c, cfg.TaskQueue); err != nil {
 			return err
 		}
@@ -238,6 +238,13 @@ func newActivities(ctx context.Context, cfg Config, pool *pgxpool.Pool) (*activi
 	if texts != nil { // a nil *sms.Sender in the interface would not be nil
 		acts.SMS = texts
 	}
+	mails, err := cfg.Mail()
+	if err != nil {
+		return nil, err
+	}
+	if mails != nil {
+		acts.Mail = mails
+	}
 	acts.Quiet = booking.QuietHours{From: cfg.QuietFrom, To: cfg.QuietTo}
 	return acts, nil
 }
@@ -314,6 +321,7 @@ func SearchAttributes() map[string]enums.IndexedValueType {
 		visibility.AttrSlotStart.GetName():      enums.INDEXED_VALUE_TYPE_DATETIME,
 		visibility.AttrCalendarSynced.GetName(): enums.INDEXED_VALUE_TYPE_BOOL,
 		visibility.AttrCRMSynced.GetName():      enums.INDEXED_VALUE_TYPE_BOOL,
+		visibility.AttrCallerNotified.GetName(): enums.INDEXED_VALUE_TYPE_BOOL,
 		visibility.AttrReference.GetName():      enums.INDEXED_VALUE_TYPE_KEYWORD,
 	}
 }

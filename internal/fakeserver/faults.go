@@ -75,8 +75,8 @@ type Faults struct {
 	releasedOnce sync.Once
 }
 
-// done returns the channel that release closes.
-func (fs *Faults) done() <-chan struct{} {
+// Done returns the channel that Release closes.
+func (fs *Faults) Done() <-chan struct{} {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	if fs.released == nil {
@@ -87,7 +87,7 @@ func (fs *Faults) done() <-chan struct{} {
 
 // Release ends every injected wait at once, e.g. before a server closes.
 func (fs *Faults) Release() {
-	fs.done()
+	fs.Done()
 	fs.releasedOnce.Do(func() { close(fs.released) })
 }
 
@@ -109,9 +109,10 @@ func (fs *Faults) ClearFaults() {
 	fs.queued = nil
 }
 
-// take counts a call to op and returns the first queued fault for it, using
-// up one of its Times.
-func (fs *Faults) take(op string) Fault {
+// Take counts a call to op and returns the first queued fault for it, using
+// up one of its Times. Fakes of protocols other than HTTP (the SMTP sink)
+// play it out themselves.
+func (fs *Faults) Take(op string) Fault {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	if fs.calls == nil {
@@ -192,8 +193,8 @@ type Handler func(r *http.Request) (status int, body any, err error)
 // current even if its process is killed.
 func Serve(fs *Faults, mu *sync.Mutex, j *Journal, op string, fail ErrorWriter, h Handler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		f := fs.take(op)
-		stop := fs.done()
+		f := fs.Take(op)
+		stop := fs.Done()
 		if !f.Before(w, r, stop, fail) {
 			return
 		}

@@ -9,6 +9,20 @@ import (
 // what happened (kind), the property's name in their language, the local
 // time with its zone, the reference, and how to change it. Never an id.
 func (s Speaker) Message(kind booking.MessageKind, b booking.Booking) string {
-	return s.render("msg_"+string(kind), map[string]string{"property": s.name(b.Intent.PropertyID, "the_property"),
-		"when": s.When(b.Intent.StartsAt, b.Intent.TimeZone), "reference": receipt.Reference(b.RequestKey)})
+	return s.render("msg_"+string(kind), s.messageArgs(b))
+}
+
+// Subject is an e-mail's subject line for the message.
+func (s Speaker) Subject(kind booking.MessageKind, b booking.Booking) string {
+	return s.render("subject_"+string(kind), s.messageArgs(b))
+}
+
+// InviteSummary is the title of the viewing in the caller's calendar.
+func (s Speaker) InviteSummary(b booking.Booking) string {
+	return s.render("invite_summary", s.messageArgs(b))
+}
+
+func (s Speaker) messageArgs(b booking.Booking) map[string]string {
+	return map[string]string{"property": s.name(b.Intent.PropertyID, "the_property"),
+		"when": s.When(b.Intent.StartsAt, b.Intent.TimeZone), "reference": receipt.Reference(b.RequestKey)}
 }

@@ -147,6 +147,10 @@ func (s *Store) commitOnce(ctx context.Context, req CommitRequest) (Outcome, err
 		rollback(conn.Conn())
 		return Outcome{}, err
 	}
+	if st.remindAt != nil {
+		at := st.remindAt.UTC()
+		out.Booking.RemindAt = &at // the store's trigger works it out (migration 027)
+	}
 	return out, err
 }
 
@@ -265,7 +269,8 @@ func (s *Store) queueInsert(b *pgx.Batch, req CommitRequest, st *commitState, no
 	b.Queue(insertBookingSQL, bk.BookingID, bk.RequestKey, bk.Status, req.Intent.PropertyID, req.Intent.AgentID,
 		extras, req.Intent.StartsAt, req.Intent.EndsAt, req.Intent.TimeZone, st.policy.Version,
 		fp, bk.HoldExpiresAt, nullable(req.Intent.Replaces), bk.CommittedAt, now,
-		ids, from, to, exclusive, detail, nullable(req.Intent.AgentPool), nullable(bk.LocalStart), bk.ZoneRules)
+		ids, from, to, exclusive, detail, nullable(req.Intent.AgentPool), nullable(bk.LocalStart), bk.ZoneRules).
+		QueryRow(func(row pgx.Row) error { return row.Scan(&st.remindAt) })
 	if box := req.Contact.SealedBox(); box != nil {
 		b.Queue(`INSERT INTO booking_contact (booking_id, sealed, retain_until) VALUES ($1, $2, $3)`,
 			bk.BookingID, box, req.Intent.EndsAt.Add(s.cfg.ContactRetention))
@@ -281,7 +286,7 @@ WITH b AS (
         starts_at, ends_at, time_zone, policy_version, intent_fingerprint, hold_expires_at,
         replaces_request_key, committed_at, created_at, agent_pool_id, local_start, zone_rules, zone_rules_checked)
     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $21, $22, $23, $23)
-    RETURNING booking_id
+    RETURNING booking_id, remind_at
 ), r AS (
     INSERT INTO booking_resource (booking_id, resource_id, resource_no, occupied, live, exclusive)
     SELECT b.booking_id, u.id, res.resource_no, tstzrange(u.lo, u.hi), true, u.excl
@@ -291,7 +296,8 @@ WITH b AS (
     LEFT JOIN resource res ON res.resource_id = u.id
 )
 INSERT INTO booking_event (request_key, booking_id, kind, detail)
-SELECT $2, b.booking_id, 'committed', $20 FROM b`
+SELECT $2, b.booking_id, 'committed', $20 FROM b
+RETURNING (SELECT remind_at FROM b)`
 
 // queueReleaseReplaced releases a rescheduled booking in the commit of its
 // replacement.

@@ -20,6 +20,9 @@ type commitState struct {
 	resources []*lockedResource // sorted by ID
 	missing   []string
 	policy    *booking.Policy
+	// remindAt is the inserted booking's reminder, read back from the
+	// insert once the batch has run.
+	remindAt *time.Time
 	// existingFingerprint is set when the request_key is already booked.
 	existingFingerprint []byte
 	// refusal is set when the store already refused the request_key.

@@ -78,7 +78,7 @@ func (s *Store) commitFast(ctx context.Context, req CommitRequest) (Outcome, boo
 	b.Queue(fastInsertSQL, bk.BookingID, bk.RequestKey, req.Intent.PropertyID, req.Intent.AgentID, extras,
 		req.Intent.StartsAt, req.Intent.EndsAt, req.Intent.TimeZone, req.ExpectedPolicyVersion,
 		req.Intent.Fingerprint(), s.now(), ids, detail, req.Contact.SealedBox(), req.Intent.EndsAt.Add(s.cfg.ContactRetention),
-		hours.SameDay, hours.Start, hours.End, bk.LocalStart, bk.ZoneRules, rules, zones).QueryRow(func(row pgx.Row) error { return row.Scan(&at) })
+		hours.SameDay, hours.Start, hours.End, bk.LocalStart, bk.ZoneRules, rules, zones).QueryRow(func(row pgx.Row) error { return row.Scan(&at, &bk.RemindAt) })
 	err = conn.SendBatch(ctx, b).Close()
 	var pgErr *pgconn.PgError
 	switch {
@@ -91,6 +91,9 @@ func (s *Store) commitFast(ctx context.Context, req CommitRequest) (Outcome, boo
 	}
 	at = at.UTC().Truncate(time.Microsecond)
 	bk.CreatedAt, bk.CommittedAt = at, &at
+	if bk.RemindAt != nil {
+		*bk.RemindAt = bk.RemindAt.UTC()
+	}
 	return Outcome{Booking: bk}, true, nil
 }
 
@@ -256,7 +259,7 @@ WITH locked AS (
         local_start, zone_rules, zone_rules_checked)
     SELECT $1, $2, 'confirmed', $3, $4, $5, $6, $7, $8, $9, $10, ok.now, ok.now, $19, $20, $20 FROM ok
     WHERE ok.one = 1 -- uses the guard's value, so it is always computed
-    RETURNING booking_id
+    RETURNING booking_id, remind_at
 ), r AS (
     INSERT INTO booking_resource (booking_id, resource_id, resource_no, occupied, live, exclusive)
     SELECT b.booking_id, rs.resource_id, rs.resource_no,
@@ -269,4 +272,4 @@ WITH locked AS (
 )
 INSERT INTO booking_event (request_key, booking_id, kind, detail)
 SELECT $2, b.booking_id, 'committed', $13 FROM b
-RETURNING (SELECT now FROM ok)`
+RETURNING (SELECT now FROM ok), (SELECT remind_at FROM b)`

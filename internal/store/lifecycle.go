@@ -97,8 +97,12 @@ func (s *Store) confirm(ctx context.Context, tx pgx.Tx, key string) (booking.Boo
 		return expire(ctx, tx, b, now)
 	}
 	b.Status, b.CommittedAt = booking.StatusConfirmed, &now
-	if _, err := tx.Exec(ctx, "UPDATE booking SET status = 'confirmed', committed_at = $2 WHERE booking_id = $1", b.BookingID, now); err != nil {
+	if err := tx.QueryRow(ctx, "UPDATE booking SET status = 'confirmed', committed_at = $2 WHERE booking_id = $1 RETURNING remind_at",
+		b.BookingID, now).Scan(&b.RemindAt); err != nil {
 		return booking.Booking{}, err
+	}
+	if b.RemindAt != nil {
+		*b.RemindAt = b.RemindAt.UTC()
 	}
 	if err := releaseReplacedOnConfirm(ctx, tx, b, now); err != nil {
 		return booking.Booking{}, err

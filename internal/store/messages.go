@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/bookingsaga/bookingsaga/booking"
@@ -26,9 +27,25 @@ WHERE status = 'due' AND (not_before IS NULL OR not_before <= $2) ORDER BY messa
 		if due[i].Booking, err = s.Lookup(ctx, due[i].RequestKey); err != nil {
 			return nil, fmt.Errorf("due messages: %w", err)
 		}
+		if err := s.pool.QueryRow(ctx, threadSQL, due[i].RequestKey).Scan(&due[i].Thread, &due[i].Moves); err != nil {
+			return nil, fmt.Errorf("due messages: thread of %s: %w", due[i].RequestKey, err)
+		}
 	}
 	return due, nil
 }
+
+// threadSQL follows a booking back through the bookings it replaced to
+// the first: its key, and how many moves away it is. A key can't replace
+// itself or be replaced twice (ValidateReplacement, the store's unique
+// replaced_by), so the walk ends; the depth bound makes sure of it.
+const threadSQL = `
+WITH RECURSIVE back(key, replaces, depth) AS (
+    SELECT request_key, replaces_request_key, 0 FROM booking WHERE request_key = $1
+    UNION ALL
+    SELECT b.request_key, b.replaces_request_key, back.depth + 1
+    FROM back JOIN booking b ON b.request_key = back.replaces WHERE back.depth < 1000
+)
+SELECT key, depth FROM back ORDER BY depth DESC LIMIT 1`
 
 // MessageDone records how a due message ended: sent (with the
 // provider's id), not_consented, undeliverable or stale. A message ends
@@ -74,4 +91,30 @@ FROM caller_message WHERE request_key = $1 ORDER BY message_id`, key)
 		return nil, fmt.Errorf("messages %s: %w", key, err)
 	}
 	return out, nil
+}
+
+// QueueReminder queues the reminder of booking id under key, once: only
+// while the store holds it confirmed with a reminder due before its start
+// (booking.remind_at, migration 027). It reports whether one is queued,
+// now or before; the 'reminder_due' event queues it, as every decision
+// queues its message.
+func (s *Store) QueueReminder(ctx context.Context, key string, id uuid.UUID) (bool, error) {
+	var queued bool
+	err := s.retry(ctx, "queue reminder", key, func(ctx context.Context) error {
+		return s.pool.QueryRow(ctx, `
+WITH b AS (
+    SELECT booking_id FROM booking
+    WHERE request_key = $1 AND booking_id = $2 AND status = 'confirmed' AND remind_at IS NOT NULL AND starts_at > $3
+), e AS (
+    INSERT INTO booking_event (request_key, booking_id, kind, detail)
+    SELECT $1, b.booking_id, 'reminder_due', '{}' FROM b
+    WHERE NOT EXISTS (SELECT 1 FROM caller_message WHERE request_key = $1 AND kind = 'reminder')
+    RETURNING 1
+)
+SELECT EXISTS (SELECT 1 FROM b)`, key, id, s.now()).Scan(&queued)
+	})
+	if err != nil {
+		return false, fmt.Errorf("queue reminder %s: %w", key, err)
+	}
+	return queued, nil
 }

@@ -72,3 +72,70 @@ func TestEveryDecisionQueuesOneMessage(t *testing.T) {
 	require.Equal(t, []booking.MessageRecord{{Kind: booking.MessageConfirmed, Status: booking.MessageSent, Channel: booking.ChannelSMS,
 		ProviderID: "SM1", Attempts: 1}}, msgs)
 }
+
+// A booking's reminder time is the store's, by the policy it was confirmed
+// under, on every path that confirms it; none inside the window; and its
+// reminder is queued once, only while it is confirmed.
+func TestTheReminderIsThePolicysAndQueuedOnce(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	under := func(version string, reminder time.Duration) func(string, booking.Intent) CommitRequest {
+		p := testPolicy
+		p.Version, p.Reminder = version, reminder
+		require.NoError(t, f.store.SetPolicy(f.ctx, p))
+		return func(key string, in booking.Intent) CommitRequest {
+			r := commitReq(key, in)
+			r.ExpectedPolicyVersion = version
+			return r
+		}
+	}
+	day := under("showing-policy-r1", 24*time.Hour)
+	remindAt := func(key string) *time.Time {
+		b, err := f.store.Lookup(f.ctx, key)
+		require.NoError(t, err)
+		return b.RemindAt
+	}
+	want := paris("10:00").Add(-24 * time.Hour).UTC()
+	out, err := f.store.Commit(f.ctx, day("req_r1", intent("paris", agent(0), "10:00", "10:30")))
+	require.NoError(t, err)
+	require.Equal(t, &want, out.Booking.RemindAt, "the commit's answer")
+	require.Equal(t, &want, remindAt("req_r1"), "the store's record")
+	first := out.Booking.BookingID
+
+	held := day("req_r2", intent("paris", agent(1), "12:00", "12:30"))
+	held.Hold = true
+	out, err = f.store.Commit(f.ctx, held)
+	require.NoError(t, err)
+	require.Nil(t, out.Booking.RemindAt, "a hold reminds nobody")
+	confirmed, err := f.store.Confirm(f.ctx, ConfirmRequest{RequestKey: "req_r2"})
+	require.NoError(t, err)
+	noon := paris("12:00").Add(-24 * time.Hour).UTC()
+	require.Equal(t, &noon, confirmed.RemindAt)
+
+	moved, err := f.store.Commit(f.ctx, day("req_r3", moving("req_r1", intent("paris", agent(0), "15:00", "15:30"))))
+	require.NoError(t, err)
+	three := paris("15:00").Add(-24 * time.Hour).UTC()
+	require.Equal(t, &three, moved.Booking.RemindAt, "the full path's answer")
+
+	late := under("showing-policy-r2", 48*time.Hour)
+	out, err = f.store.Commit(f.ctx, late("req_r4", intent("paris", agent(2), "16:00", "16:30")))
+	require.NoError(t, err)
+	require.Nil(t, out.Booking.RemindAt, "booked inside the window: just told")
+	require.Nil(t, remindAt("req_r4"))
+
+	for range 2 {
+		queued, err := f.store.QueueReminder(f.ctx, "req_r2", confirmed.BookingID)
+		require.NoError(t, err)
+		require.True(t, queued)
+	}
+	require.Equal(t, []booking.MessageKind{booking.MessageConfirmed, booking.MessageReminder}, f.kinds(t, "req_r2"), "once")
+	queued, err := f.store.QueueReminder(f.ctx, "req_r1", first)
+	require.NoError(t, err)
+	require.False(t, queued, "moved away: its reminder is the new booking's")
+	_, err = f.store.Release(f.ctx, ReleaseRequest{RequestKey: "req_r3"})
+	require.NoError(t, err)
+	queued, err = f.store.QueueReminder(f.ctx, "req_r3", moved.Booking.BookingID)
+	require.NoError(t, err)
+	require.False(t, queued, "cancelled: no reminder")
+	require.Equal(t, []booking.MessageKind{booking.MessageRescheduled, booking.MessageCancelled}, f.kinds(t, "req_r3"))
+}

@@ -12,17 +12,18 @@ import (
 )
 
 const policyColumns = `version, slot_minutes, default_buffer_before_minutes, default_buffer_after_minutes,
-	extract(epoch FROM opens_at)::int, extract(epoch FROM closes_at)::int, hold_ttl_seconds, min_notice_minutes, horizon_days`
+	extract(epoch FROM opens_at)::int, extract(epoch FROM closes_at)::int, hold_ttl_seconds, min_notice_minutes, horizon_days, reminder_minutes`
 
 const currentPolicySQL = "SELECT " + policyColumns + " FROM policy WHERE is_current"
 
 func scanPolicy(row pgx.Row) (*booking.Policy, error) {
 	var p booking.Policy
-	var opens, closes, ttl, notice int
+	var opens, closes, ttl, notice, reminder int
 	if err := row.Scan(&p.Version, &p.SlotMinutes, &p.DefaultBufferBeforeMinutes, &p.DefaultBufferAfterMinutes,
-		&opens, &closes, &ttl, &notice, &p.HorizonDays); err != nil {
+		&opens, &closes, &ttl, &notice, &p.HorizonDays, &reminder); err != nil {
 		return nil, err
 	}
+	p.Reminder = time.Duration(reminder) * time.Minute
 	p.OpensAt, p.ClosesAt = time.Duration(opens)*time.Second, time.Duration(closes)*time.Second
 	p.HoldTTL, p.MinNotice = time.Duration(ttl)*time.Second, time.Duration(notice)*time.Minute
 	return &p, nil
@@ -60,11 +61,11 @@ func setPolicy(ctx context.Context, tx pgx.Tx, p booking.Policy) error {
 	}
 	_, err := tx.Exec(ctx, `
 INSERT INTO policy (version, slot_minutes, default_buffer_before_minutes, default_buffer_after_minutes,
-    opens_at, closes_at, hold_ttl_seconds, min_notice_minutes, horizon_days)
-VALUES ($1, $2, $3, $4, make_interval(secs => $5)::time, make_interval(secs => $6)::time, $7, $8, $9)
+    opens_at, closes_at, hold_ttl_seconds, min_notice_minutes, horizon_days, reminder_minutes)
+VALUES ($1, $2, $3, $4, make_interval(secs => $5)::time, make_interval(secs => $6)::time, $7, $8, $9, $10)
 ON CONFLICT (version) DO NOTHING`,
 		p.Version, p.SlotMinutes, p.DefaultBufferBeforeMinutes, p.DefaultBufferAfterMinutes,
-		int(p.OpensAt.Seconds()), int(p.ClosesAt.Seconds()), int(p.HoldTTL.Seconds()), int(p.MinNotice.Minutes()), p.HorizonDays)
+		int(p.OpensAt.Seconds()), int(p.ClosesAt.Seconds()), int(p.HoldTTL.Seconds()), int(p.MinNotice.Minutes()), p.HorizonDays, int(p.Reminder.Minutes()))
 	if err != nil {
 		return err
 	}

@@ -21,6 +21,10 @@ var (
 	AttrSlotStart      = temporal.NewSearchAttributeKeyTime("BookingSlotStart")
 	AttrCalendarSynced = temporal.NewSearchAttributeKeyBool("BookingCalendarSynced")
 	AttrCRMSynced      = temporal.NewSearchAttributeKeyBool("BookingCRMSynced")
+	// AttrCallerNotified is whether the last message to the caller went
+	// out (true) or was refused for good (false); unset while none has
+	// ended, or when the caller agreed to none.
+	AttrCallerNotified = temporal.NewSearchAttributeKeyBool("BookingCallerNotified")
 	// AttrReference is the reference the caller was given
 	// (receipt.Reference), so a pending key the store has not decided yet
 	// can be found by it.
@@ -55,11 +59,12 @@ func ReleasedQuery(queue string) string {
 }
 
 // AttentionQuery finds sagas an operator should look at: pending,
-// confirmed but not mirrored, or silent since before silentSince.
+// confirmed but not mirrored or with a caller who could not be messaged,
+// or silent since before silentSince.
 func AttentionQuery(silentSince time.Time) string {
-	return fmt.Sprintf(`%s AND (%s = "UNKNOWN" OR (%s = "CONFIRMED" AND (%s = false OR %s = false)) OR (%s IS NULL AND StartTime < %q))`,
+	return fmt.Sprintf(`%s AND (%s = "UNKNOWN" OR (%s = "CONFIRMED" AND (%s = false OR %s = false OR %s = false)) OR (%s IS NULL AND StartTime < %q))`,
 		runningBookings, AttrStatus.GetName(), AttrStatus.GetName(), AttrCalendarSynced.GetName(), AttrCRMSynced.GetName(),
-		AttrStatus.GetName(), silentSince.UTC().Format(time.RFC3339Nano))
+		AttrCallerNotified.GetName(), AttrStatus.GetName(), silentSince.UTC().Format(time.RFC3339Nano))
 }
 
 // ReferenceQuery finds the saga that carries a caller's reference.

@@ -90,7 +90,7 @@ func SeedDemo(ctx context.Context, st *store.Store) error {
 	_, err = st.CurrentPolicy(ctx)
 	if refused(err, booking.CodeNoCurrentPolicy) {
 		err = st.SetPolicy(ctx, booking.Policy{Version: DemoPolicy, SlotMinutes: 30, OpensAt: 8 * time.Hour,
-			ClosesAt: 20 * time.Hour, HoldTTL: 10 * time.Minute, MinNotice: time.Hour})
+			ClosesAt: 20 * time.Hour, HoldTTL: 10 * time.Minute, MinNotice: time.Hour, Reminder: 24 * time.Hour})
 	}
 	if err != nil {
 		return fmt.Errorf("seed policy: %w", err)

@@ -18,6 +18,7 @@ import (
 	"github.com/bookingsaga/bookingsaga/internal/crm/crmtest"
 	"github.com/bookingsaga/bookingsaga/internal/gcal/gcaltest"
 	"github.com/bookingsaga/bookingsaga/internal/httpserve"
+	"github.com/bookingsaga/bookingsaga/internal/mail/mailtest"
 	"github.com/bookingsaga/bookingsaga/internal/msgraph/graphtest"
 	"github.com/bookingsaga/bookingsaga/internal/pgserver"
 	"github.com/bookingsaga/bookingsaga/internal/sms/smstest"
@@ -39,7 +40,10 @@ type Options struct {
 	// (Google Calendar, a Microsoft 365 tenant, the CRM, Twilio); empty
 	// means not started (the real service, say).
 	CalendarAddr, GraphAddr, CRMAddr, SMSAddr string
-	Log                                       *zap.Logger
+	// SMTPAddr serves the SMTP sink, and MailAddr its list of what it
+	// took (GET /mail); empty SMTPAddr means none.
+	SMTPAddr, MailAddr string
+	Log                *zap.Logger
 	// TemporalStore is where the embedded Temporal server keeps its state:
 	// StorePostgres (the stack's own PostgreSQL cluster, as
 	// docker-compose's Temporal does; about four times SQLite's saturated
@@ -56,6 +60,8 @@ type Stack struct {
 	// CalendarURL, GraphURL, CRMURL and SMSURL are the fakes' roots, when
 	// started.
 	CalendarURL, GraphURL, CRMURL, SMSURL string
+	// SMTPAddr is the SMTP sink's address, and MailURL its list's root.
+	SMTPAddr, MailURL string
 
 	opts Options
 	// pgMu guards pg, which the supervisor replaces when PostgreSQL dies.
@@ -70,6 +76,7 @@ type Stack struct {
 	graph      *graphtest.Graph
 	crm        *crmtest.CRM
 	sms        *smstest.Twilio
+	mail       *mailtest.Sink
 	servers    []*http.Server
 }
 
@@ -252,8 +259,36 @@ func (s *Stack) startFakes() error {
 		}
 		s.SMSURL = "http://" + s.opts.SMSAddr
 	}
+	return s.startMail()
+}
+
+// startMail runs the SMTP sink and its list; like the texts, the mail is
+// not kept across restarts.
+func (s *Stack) startMail() error {
+	if s.opts.SMTPAddr == "" {
+		return nil
+	}
+	ln, err := net.Listen("tcp", s.opts.SMTPAddr)
+	if err != nil {
+		return fmt.Errorf("%s is in use: stop what uses it or pick another port with the flags: %w", s.opts.SMTPAddr, err)
+	}
+	s.mail = mailtest.New(MailUser, MailPassword)
+	go func() { s.logErr("smtp sink", s.mail.Serve(ln)) }()
+	s.SMTPAddr = s.opts.SMTPAddr
+	if err := s.serve(s.opts.MailAddr, s.mail); err != nil {
+		return err
+	}
+	s.MailURL = "http://" + s.opts.MailAddr
 	return nil
 }
+
+// MailUser and MailPassword are the SMTP sink's login; MailFrom is the
+// demo agency's address.
+const (
+	MailUser     = "dev-agency"
+	MailPassword = "dev-smtp-password"
+	MailFrom     = "visites@demo.bookingsaga.test"
+)
 
 // TwilioAccount and TwilioToken are the fake Twilio account's; TwilioFrom
 // is its number.
@@ -300,6 +335,9 @@ func (s *Stack) Stop() {
 	}
 	if s.sms != nil {
 		s.sms.Release()
+	}
+	if s.mail != nil {
+		s.logErr("stop smtp sink", s.mail.Close())
 	}
 	for _, srv := range s.servers {
 		_ = srv.Shutdown(ctx)

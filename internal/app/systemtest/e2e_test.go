@@ -102,7 +102,7 @@ func newDevStack(t *testing.T) *devStack {
 		_ = os.RemoveAll(dir)
 	})
 	d.args = []string{"run", "./worker", "-dev", "-data-dir", d.dataDir, "-api-listen", d.api,
-		"-temporal-address", d.frontal, "-temporal-ui", d.ui, "-fake-calendar", freeAddr(t), "-fake-graph", freeAddr(t), "-fake-crm", freeAddr(t), "-fake-sms", freeAddr(t), "-metrics-listen", freeAddr(t), "-codec-listen", freeAddr(t),
+		"-temporal-address", d.frontal, "-temporal-ui", d.ui, "-fake-calendar", freeAddr(t), "-fake-graph", freeAddr(t), "-fake-crm", freeAddr(t), "-fake-sms", freeAddr(t), "-fake-smtp", freeAddr(t), "-fake-mail", freeAddr(t), "-metrics-listen", freeAddr(t), "-codec-listen", freeAddr(t),
 		"-pprof-listen", d.pprof}
 	return d
 }

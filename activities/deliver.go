@@ -1,0 +1,111 @@
+package activities
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/localtime"
+	"github.com/bookingsaga/bookingsaga/internal/mail"
+	"github.com/bookingsaga/bookingsaga/internal/speech"
+)
+
+// Texter sends one text message and returns the provider's id for it;
+// *sms.Sender is one. A number refused for good is sms.ErrUndeliverable.
+type Texter interface {
+	Send(to, body string) (string, error)
+}
+
+// Mailer sends one e-mail and returns its Message-ID; *mail.Sender is
+// one. An address refused for good is mail.ErrUndeliverable.
+type Mailer interface {
+	Send(ctx context.Context, m mail.Mail) (string, error)
+}
+
+// unsent is how long a message waits when its channel has no sender
+// configured: sent within that time of one being set up.
+const unsent = time.Hour
+
+// holdUntil reports whether a message on ch must wait, and until when:
+// a text through the quiet hours in the property's zone (an e-mail waits
+// in the inbox, so it goes), any message while its channel has no sender.
+func (a *Activities) holdUntil(ch booking.Channel, zone string) (time.Time, bool) {
+	switch {
+	case ch == booking.ChannelSMS && a.SMS == nil, ch == booking.ChannelEmail && a.Mail == nil:
+		return time.Now().Add(unsent), true
+	case ch != booking.ChannelSMS:
+		return time.Time{}, false
+	}
+	loc, err := localtime.LoadZone(zone)
+	if err != nil {
+		loc = time.UTC // the store keeps only zones it could load
+	}
+	return a.Quiet.Until(time.Now(), loc)
+}
+
+// deliver words m in the caller's language and sends it on the channel
+// they agreed to; an e-mail carries the viewing as a calendar invitation.
+func (a *Activities) deliver(ctx context.Context, m booking.Message, c booking.Contact) (string, error) {
+	sp, err := a.speaker(ctx, m, c)
+	if err != nil {
+		return "", err
+	}
+	if c.Notify == booking.ChannelSMS {
+		return a.SMS.Send(c.Phone, sp.Message(m.Kind, m.Booking))
+	}
+	out := mail.Mail{To: c.Email, Subject: sp.Subject(m.Kind, m.Booking), Text: sp.Message(m.Kind, m.Booking),
+		MessageID: opaque(m.RequestKey, string(m.Kind)) + "@bookingsaga"}
+	if m.Kind != booking.MessageReminder {
+		out.Invite = invite(m, sp)
+	}
+	return a.Mail.Send(ctx, out)
+}
+
+// invite is the viewing as the caller's calendar keeps it: one UID for
+// the first booking and every move of it, its sequence the number of
+// moves, one more for a cancellation.
+func invite(m booking.Message, sp speech.Speaker) *mail.Invite {
+	in := &mail.Invite{UID: opaque(m.Thread, "viewing") + "@bookingsaga", Sequence: m.Moves,
+		Cancel: m.Kind == booking.MessageCancelled, Start: m.Booking.Intent.StartsAt, End: m.Booking.Intent.EndsAt,
+		Zone: m.Booking.Intent.TimeZone, Summary: sp.InviteSummary(m.Booking), Details: sp.Message(m.Kind, m.Booking),
+		Stamp: time.Now().UTC()}
+	if in.Cancel {
+		in.Sequence++
+	}
+	return in
+}
+
+// opaque names a message or a viewing in mail headers and invitations
+// without the request key, which the agent's API takes as a capability.
+func opaque(parts ...string) string {
+	h := sha256.New()
+	for _, p := range parts {
+		h.Write([]byte(p))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil)[:16])
+}
+
+// speaker speaks the caller's language, with the property's name in it.
+func (a *Activities) speaker(ctx context.Context, m booking.Message, c booking.Contact) (speech.Speaker, error) {
+	lang, err := speech.ParseLang(c.Lang)
+	if err != nil {
+		lang = speech.English
+	}
+	names := map[string]string{}
+	res, err := a.Store.Resource(ctx, m.Booking.Intent.PropertyID)
+	var rej *booking.Rejection
+	if err != nil && !errors.As(err, &rej) { // a resource gone since is "the property"
+		return speech.Speaker{}, fmt.Errorf("message property %s: %w", m.RequestKey, err)
+	}
+	if all := res.SpokenNames(); all[string(lang)] != "" {
+		names[res.ID] = all[string(lang)]
+	} else if all[""] != "" {
+		names[res.ID] = all[""]
+	}
+	return speech.Speaker{Lang: lang, Names: names}, nil
+}

@@ -1,0 +1,51 @@
+package app
+
+import (
+	"cmp"
+	"errors"
+	"flag"
+	"os"
+	"time"
+
+	"github.com/bookingsaga/bookingsaga/internal/mail"
+)
+
+// SMTP is the server the callers' e-mails go through; no address means
+// none are sent. The password comes from the environment only, so it is
+// in no process listing.
+type SMTP struct {
+	Addr, Username, Password, From string
+	TLS                            string
+}
+
+func smtpFromEnv() SMTP {
+	return SMTP{Addr: os.Getenv("SMTP_ADDR"), Username: os.Getenv("SMTP_USERNAME"), Password: os.Getenv("SMTP_PASSWORD"),
+		From: os.Getenv("MAIL_FROM"), TLS: cmp.Or(os.Getenv("SMTP_TLS"), string(mail.TLSStartTLS))}
+}
+
+func (c *SMTP) register(fs *flag.FlagSet) {
+	fs.StringVar(&c.Addr, "smtp-addr", c.Addr, "SMTP server (host:port) for the callers' e-mails; empty sends none (env SMTP_ADDR)")
+	fs.StringVar(&c.Username, "smtp-username", c.Username, "its login; the password is env SMTP_PASSWORD only (env SMTP_USERNAME)")
+	fs.StringVar(&c.From, "mail-from", c.From, "the agency's address the e-mails and invitations come from (env MAIL_FROM)")
+	fs.StringVar(&c.TLS, "smtp-tls", c.TLS, "starttls (submission, 587), tls (465) or none (a relay on this host) (env SMTP_TLS)")
+}
+
+func (c SMTP) validate() error {
+	if c.Addr == "" {
+		return nil
+	}
+	if c.From == "" {
+		return errors.New("smtp-addr needs mail-from")
+	}
+	_, err := c.sender(time.Second)
+	return err
+}
+
+// sender connects nothing yet (each send dials); nil when no server is set.
+func (c SMTP) sender(timeout time.Duration) (*mail.Sender, error) {
+	if c.Addr == "" {
+		return nil, nil
+	}
+	return mail.New(mail.Config{Addr: c.Addr, Username: c.Username, Password: c.Password, From: c.From,
+		TLS: mail.TLS(c.TLS), Timeout: timeout})
+}
