@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"time"
 
+	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
 
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/mail"
@@ -127,4 +129,51 @@ func (a *Activities) tellSaga(ctx context.Context, m booking.Message, st booking
 
 func (a *Activities) messageCount(result string) {
 	a.metrics().Tagged(map[string]string{"result": result}).Counter("caller_messages_total").Inc(1)
+}
+
+// settleMessages is reconciliation's last pass over the callers'
+// messages: it queues the confirmation of live bookings that have none
+// queued, and when it queued some or messages have been due longer than
+// the run's window it starts the queue's sender if it is not running (an
+// operator may have terminated it). The outbox is the store's, so nothing else is lost.
+func (a *Activities) settleMessages(ctx context.Context, in booking.StuckInput, prog *booking.StuckProgress) error {
+	if prog.Phase > booking.StuckPhaseMessages {
+		return nil
+	}
+	prog.Phase, prog.Token = booking.StuckPhaseMessages, nil
+	rep := &prog.Report
+	queued, err := a.Store.QueueMissingMessages(ctx, time.Now(), max(in.Limit, 1)*10)
+	if err != nil {
+		return storeError("reconcile messages", "", err)
+	}
+	rep.MessagesQueued = queued
+	if queued > 0 {
+		rep.Details = appendDetail(rep.Details, fmt.Sprintf("caller messages: %d live bookings had none queued; queued", queued))
+	}
+	if rep.MessagesOverdue, err = a.Store.OverdueMessages(ctx, in.Before); err != nil {
+		return storeError("reconcile messages", "", err)
+	}
+	if rep.MessagesOverdue+queued > 0 && (a.SMS != nil || a.Mail != nil) {
+		if err := EnsureMessages(ctx, a.Temporal, in.TaskQueue); err != nil {
+			return fmt.Errorf("reconcile messages: %w", err)
+		}
+		rep.Details = appendDetail(rep.Details, fmt.Sprintf("caller messages: %d overdue, %d queued; the sender is running", rep.MessagesOverdue, queued))
+	}
+	prog.Phase++
+	activity.RecordHeartbeat(ctx, *prog)
+	return nil
+}
+
+// EnsureMessages makes sure the callers' messages of the workers on
+// taskQueue are being sent: the one sender's run, left as it is when it
+// runs already. The worker calls it at start, reconciliation when
+// messages are overdue.
+func EnsureMessages(ctx context.Context, c client.Client, taskQueue string) error {
+	id := booking.MessagesIDPrefix + taskQueue
+	_, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: taskQueue,
+		WorkflowIDConflictPolicy: enums.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING}, booking.MessagesWorkflowName)
+	if err != nil {
+		return fmt.Errorf("start %s: %w", id, err)
+	}
+	return nil
 }

@@ -15,7 +15,8 @@ var (
 		{"store_lost_release", "recorded"},
 		{"calendar_moved", "repaired"}, {"calendar_orphan", "repaired"}, {"contact_retention", "purged"}, {"crm_mismatch", "repaired"},
 		{"crm_missing", "repaired"}, {"expired_hold", "repaired"}, {"saga_answer", "told"}, {"stuck_commit", "repaired"},
-		{"zone_rules_changed", "repaired"}, {"zone_rules_changed", "flagged"}, {"pending_call", "resent"}}
+		{"zone_rules_changed", "repaired"}, {"zone_rules_changed", "flagged"}, {"pending_call", "resent"},
+		{"caller_message", "queued"}, {"caller_message", "overdue"}}
 )
 
 // RegisterMetrics creates every series the activities export into m (the

@@ -56,10 +56,15 @@ func (a *Activities) ReconcileStuck(ctx context.Context, in booking.StuckInput) 
 	if err := a.settlePending(ctx, in, &prog); err != nil {
 		return *rep, err
 	}
+	if err := a.settleMessages(ctx, in, &prog); err != nil {
+		return *rep, err
+	}
 	// Counted once, by the attempt that finishes: one that dies counts
 	// nothing, and the next counts what both found.
 	a.drift("stuck_commit", "repaired", rep.Found+rep.Absent)
 	a.drift("pending_call", "resent", rep.Resent)
+	a.drift("caller_message", "queued", rep.MessagesQueued)
+	a.drift("caller_message", "overdue", rep.MessagesOverdue)
 	a.drift("saga_answer", "told", rep.Drifted)
 	a.drift("store_lost_booking", "flagged", rep.Lost)
 	a.drift("store_lost_change", "flagged", rep.LostChanges)

@@ -202,8 +202,12 @@ type StuckReport struct {
 	Lost, LostChanges, ReleasesRecorded int
 	// Resent counts calls answered pending that Temporal never got, sent
 	// again with their keys and decided.
-	Resent  int
-	Details []string
+	Resent int
+	// MessagesQueued counts live bookings with a contact and no message
+	// queued, queued now; MessagesOverdue, messages due for longer than
+	// the run's window, whose sender was started if it was not running.
+	MessagesQueued, MessagesOverdue int
+	Details                         []string
 }
 
 // StuckProgress is how far a ReconcileStuck attempt got, heartbeated
@@ -226,6 +230,7 @@ const (
 	StuckPhaseOpen
 	StuckPhaseReleased
 	StuckPhasePending
+	StuckPhaseMessages
 )
 
 // MessagesInput bounds one run of the caller messages' sender: with none

@@ -56,7 +56,7 @@ func (r ReconcileReport) Changed() int {
 	c := r.Calendar
 	// Stuck.Drifted is left out: a saga told the store's answer publishes
 	// it a little later, so a second run may tell it again, harmlessly.
-	return r.Stuck.Found + r.Stuck.Absent + r.Stuck.Resent + c.Missing + c.Moved + c.Orphans + c.Flagged +
+	return r.Stuck.Found + r.Stuck.Absent + r.Stuck.Resent + r.Stuck.MessagesQueued + c.Missing + c.Moved + c.Orphans + c.Flagged +
 		r.CRM.Missing + r.CRM.Mismatched + r.HoldsExpired + r.ContactsPurged + r.Retired + r.ZoneRules.Moved + r.ZoneRules.Flagged
 }
 

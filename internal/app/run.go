@@ -140,7 +140,7 @@ func run(ctx context.Context, cfg Config, logger *zap.Logger, m *metrics.Metrics
 		return err
 	}
 	if acts.SMS != nil || acts.Mail != nil {
-		if err := EnsureMessages(ctx, c, cfg.TaskQueue); err != nil {
+		if err := activities.EnsureMessages(ctx, c, cfg.TaskQueue); err != nil {
 			return err
 		}
 	}

@@ -89,16 +89,3 @@ func ensureWebhooks(ctx context.Context, c client.Client, cfg Config, st *store.
 	}
 	return nil
 }
-
-// EnsureMessages makes sure the callers' messages of the workers on
-// taskQueue are being sent: the one sender's run, left as it is when it
-// runs already.
-func EnsureMessages(ctx context.Context, c client.Client, taskQueue string) error {
-	id := booking.MessagesIDPrefix + taskQueue
-	_, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: taskQueue,
-		WorkflowIDConflictPolicy: enums.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING}, booking.MessagesWorkflowName)
-	if err != nil {
-		return fmt.Errorf("start %s: %w", id, err)
-	}
-	return nil
-}

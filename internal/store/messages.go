@@ -118,3 +118,41 @@ SELECT EXISTS (SELECT 1 FROM b)`, key, id, s.now()).Scan(&queued)
 	}
 	return queued, nil
 }
+
+// QueueMissingMessages queues the confirmation of up to limit live
+// bookings that start after from, carry a contact, and have no message
+// queued at all: bookings made before the outbox (migration 026), or
+// written by a path that queued none. It returns how many it queued; the
+// sender decides, from the sealed contact, whether each may be sent.
+func (s *Store) QueueMissingMessages(ctx context.Context, from time.Time, limit int) (int, error) {
+	var n int64
+	err := s.retry(ctx, "queue missing messages", "", func(ctx context.Context) error {
+		tag, err := s.pool.Exec(ctx, `
+INSERT INTO caller_message (request_key, kind, event_id)
+SELECT b.request_key, CASE WHEN b.replaces_request_key IS NULL THEN 'confirmed' ELSE 'rescheduled' END,
+       coalesce((SELECT max(event_id) FROM booking_event e WHERE e.booking_id = b.booking_id), 0)
+FROM booking b JOIN booking_contact c ON c.booking_id = b.booking_id AND c.sealed IS NOT NULL
+WHERE b.status = 'confirmed' AND b.starts_at > $1
+  AND NOT EXISTS (SELECT 1 FROM caller_message m WHERE m.request_key = b.request_key)
+ORDER BY b.starts_at LIMIT $2
+ON CONFLICT (request_key, kind) DO NOTHING`, from, limit)
+		n = tag.RowsAffected()
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("queue missing messages: %w", err)
+	}
+	return int(n), nil
+}
+
+// OverdueMessages counts the messages due since before before: a sender
+// that is not running, or a provider that keeps failing.
+func (s *Store) OverdueMessages(ctx context.Context, before time.Time) (int, error) {
+	var n int
+	err := s.pool.QueryRow(ctx, `SELECT count(*) FROM caller_message
+WHERE status = 'due' AND created_at < $1 AND (not_before IS NULL OR not_before < $1)`, before).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("overdue messages: %w", err)
+	}
+	return n, nil
+}

@@ -13,9 +13,9 @@ import (
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/worker"
 
+	"github.com/bookingsaga/bookingsaga/activities"
 	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/booking"
-	"github.com/bookingsaga/bookingsaga/internal/app"
 	"github.com/bookingsaga/bookingsaga/internal/mail"
 	"github.com/bookingsaga/bookingsaga/internal/mail/mailtest"
 	"github.com/bookingsaga/bookingsaga/internal/pgtest"
@@ -39,7 +39,7 @@ func setupMailing(t *testing.T) (*fixture, *mailtest.Sink) {
 	require.NoError(t, err)
 	f.acts.Mail = m
 	f.worker = f.startWorker(worker.Options{})
-	require.NoError(t, app.EnsureMessages(f.ctx, f.client, f.queue))
+	require.NoError(t, activities.EnsureMessages(f.ctx, f.client, f.queue))
 	t.Cleanup(func() {
 		_ = f.client.TerminateWorkflow(f.ctx, booking.MessagesIDPrefix+f.queue, "", "the test is over")
 	})

@@ -10,9 +10,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/worker"
 
+	"github.com/bookingsaga/bookingsaga/activities"
 	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/booking"
-	"github.com/bookingsaga/bookingsaga/internal/app"
 	"github.com/bookingsaga/bookingsaga/internal/pgtest"
 	"github.com/bookingsaga/bookingsaga/internal/sms"
 	"github.com/bookingsaga/bookingsaga/internal/sms/smstest"
@@ -37,7 +37,7 @@ func setupTexting(t *testing.T) (*fixture, *smstest.Twilio) {
 	require.NoError(t, err)
 	f.acts.SMS = s
 	f.worker = f.startWorker(worker.Options{})
-	require.NoError(t, app.EnsureMessages(f.ctx, f.client, f.queue))
+	require.NoError(t, activities.EnsureMessages(f.ctx, f.client, f.queue))
 	t.Cleanup(func() {
 		_ = f.client.TerminateWorkflow(f.ctx, booking.MessagesIDPrefix+f.queue, "", "the test is over")
 	})
@@ -119,4 +119,47 @@ func TestAContactWithoutConsentOrWithABadNumberIsAnswered(t *testing.T) {
 	}
 	require.Equal(t, 1, f.bookings(), "a refused contact books nothing")
 	require.Empty(t, fake.Sent())
+}
+
+// Reconciliation sends what no sender sent: a booking with a contact and
+// no message queued (made before the outbox) is queued, and messages left
+// due because the queue's sender was not running start it.
+func TestReconciliationSendsWhatNoSenderSent(t *testing.T) {
+	t.Parallel()
+	f := fixtureOn(t, pgtest.New(t))
+	f.seed()
+	fake := smstest.New(twilioAccount, twilioToken)
+	srv := httptest.NewServer(fake)
+	t.Cleanup(func() { fake.Release(); srv.Close() })
+	s, err := sms.New(sms.Config{AccountSid: twilioAccount, AuthToken: twilioToken, From: "+33700000000", Endpoint: srv.URL})
+	require.NoError(t, err)
+	f.acts.SMS = s
+	f.worker = f.startWorker(worker.Options{}) // and no sender started
+	t.Cleanup(func() {
+		_ = f.client.TerminateWorkflow(f.ctx, booking.MessagesIDPrefix+f.queue, "", "the test is over")
+	})
+	url := f.serveAPI(api.Config{})
+	var keys []string
+	for i, phone := range []string{"+33612345678", "+33687654321"} {
+		key := uuid.NewString()
+		body := bookingBody(key, slot(t, 10+i))
+		body.Contact = &api.Contact{Phone: phone, Notify: "sms", Language: "en"}
+		var r receipt.Receipt
+		require.Equal(t, http.StatusOK, f.call("POST", url+"/v1/bookings", body, &r))
+		require.Equal(t, receipt.StatusConfirmed, r.Status)
+		keys = append(keys, key)
+	}
+	// The first as a booking from before the outbox: nothing queued.
+	_, err = f.pool.Exec(f.ctx, "DELETE FROM caller_message WHERE request_key = $1", keys[0])
+	require.NoError(t, err)
+	require.Empty(t, fake.Sent())
+
+	rep := f.reconcile()
+	require.Equal(t, 1, rep.Stuck.MessagesQueued)
+	require.Equal(t, 1, rep.Stuck.MessagesOverdue, "the second's, queued by its booking")
+	f.eventually(func() bool { return len(fake.Sent()) == 2 }, "both texted once the sender runs")
+	for _, key := range keys {
+		require.Equal(t, booking.MessageSent, f.messages(key)[0].Status)
+	}
+	require.Zero(t, f.reconcile().Stuck.MessagesQueued, "a second run queues nothing")
 }
