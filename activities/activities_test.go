@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -33,14 +34,21 @@ type fixture struct {
 	acts *activities.Activities
 	cal  *gcaltest.Calendar
 	day  time.Time // 00:00 UTC, two days ahead
+	// ahead is how far the store's clock runs ahead of the wall's: a
+	// test moves it past a message's backoff instead of waiting.
+	ahead atomic.Int64
 }
+
+// later moves the store's clock on by d.
+func (f *fixture) later(d time.Duration) { f.ahead.Add(int64(d)) }
 
 // setup gives real activities on their own database, with a fake calendar
 // on the agent.
 func setup(t *testing.T) *fixture {
 	t.Helper()
 	ctx := context.Background()
-	st := store.New(pgtest.New(t), store.Config{})
+	f := &fixture{t: t}
+	st := store.New(pgtest.New(t), store.Config{Now: func() time.Time { return time.Now().Add(time.Duration(f.ahead.Load())) }})
 	require.NoError(t, st.SetPolicy(ctx, booking.Policy{Version: "p1", SlotMinutes: 60, OpensAt: 6 * time.Hour, ClosesAt: 22 * time.Hour,
 		HoldTTL: 10 * time.Minute, MinNotice: time.Hour}))
 	require.NoError(t, st.UpsertResource(ctx, booking.Resource{ID: "prop", Kind: "property", Capacity: 1, TimeZone: "UTC"}))
@@ -51,8 +59,8 @@ func setup(t *testing.T) *fixture {
 	t.Cleanup(srv.Close)
 	m, err := gcal.New(ctx, gcal.Config{Endpoint: srv.URL + "/calendar/v3/", NoAuth: true, CallTimeout: time.Second, Retry: retry.Default()})
 	require.NoError(t, err)
-	f := &fixture{t: t, acts: &activities.Activities{Store: st, Calendar: calendars.NewRouter(map[string]calendars.Provider{booking.ProviderGoogle: m})}, cal: fake,
-		day: time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, 2)}
+	f.acts, f.cal, f.day = &activities.Activities{Store: st, Calendar: calendars.NewRouter(map[string]calendars.Provider{booking.ProviderGoogle: m})}, fake,
+		time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, 2)
 	var suite testsuite.WorkflowTestSuite
 	f.env = suite.NewTestActivityEnvironment()
 	f.env.RegisterActivity(f.acts)

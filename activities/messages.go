@@ -19,8 +19,9 @@ import (
 // SendMessages sends the callers' due messages in order and marks each
 // once it is sent; with none due it waits up to in.Wait for one. The text
 // is built here, from the sealed contact, and never enters a workflow's
-// history. A provider's failure stops the run with an error and Temporal
-// retries it with backoff; a message is marked right after its send, so
+// history. A provider's failure holds that message back for a backoff of
+// its own (Store.MessageFailed), so one failing number or a provider's
+// bad minute delays no other; a message is marked right after its send, so
 // only a crash between the two sends it twice (Twilio has no idempotency
 // key to stop that, and an e-mail's stable Message-ID lets a mailbox
 // tell a second copy).
@@ -99,11 +100,13 @@ func (a *Activities) sendMessage(ctx context.Context, m booking.Message) (bool, 
 	case errors.Is(err, sms.ErrUndeliverable), errors.Is(err, mail.ErrUndeliverable):
 		return done(booking.MessageUndeliverable, c.Notify, "", err.Error())
 	case err != nil:
+		// The provider's 429 or 5xx, or a reply lost: this message backs
+		// off on its own, and the others go on.
 		a.messageCount("failed")
 		if ferr := a.Store.MessageFailed(ctx, m.ID, err.Error()); ferr != nil {
-			err = errors.Join(err, ferr)
+			return false, storeError("message failed", m.RequestKey, ferr)
 		}
-		return false, fmt.Errorf("message %d of %s: %w", m.ID, m.RequestKey, err)
+		return false, nil
 	}
 	return done(booking.MessageSent, c.Notify, id, "")
 }

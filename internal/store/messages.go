@@ -69,11 +69,14 @@ func (s *Store) MessageHeld(ctx context.Context, id int64, until time.Time) erro
 	})
 }
 
-// MessageFailed records a failed attempt of a message that stays due.
+// MessageFailed records a failed attempt of a message that stays due,
+// and holds it back for its own backoff: a second after the first
+// failure, doubling to five minutes. The other messages go on meanwhile.
 func (s *Store) MessageFailed(ctx context.Context, id int64, why string) error {
 	return s.retry(ctx, "message failed", fmt.Sprint(id), func(ctx context.Context) error {
-		_, err := s.pool.Exec(ctx, `UPDATE caller_message SET attempts = attempts + 1, last_error = $2 WHERE message_id = $1 AND status = 'due'`,
-			id, why)
+		_, err := s.pool.Exec(ctx, `UPDATE caller_message SET attempts = attempts + 1, last_error = $2,
+    not_before = $3::timestamptz + make_interval(secs => least(power(2, least(attempts, 16)), 300))
+WHERE message_id = $1 AND status = 'due'`, id, why, s.now())
 		return err
 	})
 }

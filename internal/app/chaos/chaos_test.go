@@ -58,4 +58,6 @@ func TestFaultsUnderLoad(t *testing.T) {
 		}
 	}
 	require.Greater(t, len(rep.Calls), 100, "the load hardly ran")
+	require.Positive(t, rep.Texts, "callers who agreed were texted")
+	require.Positive(t, rep.Mails, "callers who agreed were e-mailed")
 }

@@ -31,6 +31,9 @@ type Invariant struct {
 type stored struct {
 	key, id, status, property, agent string
 	starts, ends                     time.Time
+	// replaces is the booking this one moved, "" for none.
+	replaces  string
+	committed bool
 }
 
 // checker holds what a check reads: the history, the store, the fakes,
@@ -48,6 +51,7 @@ type checker struct {
 	// restore it refused (their slot taken meanwhile): the store decided
 	// again, and the caller hears that.
 	refusedLost map[string]bool
+	messages    messages
 }
 
 // occupancy is one live booking's claim on one resource.
@@ -62,13 +66,14 @@ type occupancy struct {
 func (c *cluster) read(ctx context.Context, pool *pgxpool.Pool, calls []Call, interrupts []time.Time, known map[string]*receipt.Receipt) (*checker, error) {
 	ch := &checker{calls: calls, bookings: map[string]stored{}, events: map[string][]calendar.Event{},
 		outlook: map[string][]graphtest.GraphEvent{}, records: c.crm.Records(), inFlight: interrupts}
-	rows, err := pool.Query(ctx, "SELECT request_key, booking_id::text, status, property_id, agent_id, starts_at, ends_at FROM booking")
+	rows, err := pool.Query(ctx, `SELECT request_key, booking_id::text, status, property_id, agent_id, starts_at, ends_at,
+    coalesce(replaces_request_key, ''), committed_at IS NOT NULL FROM booking`)
 	if err != nil {
 		return nil, fmt.Errorf("read bookings: %w", err)
 	}
 	for rows.Next() {
 		var b stored
-		if err := rows.Scan(&b.key, &b.id, &b.status, &b.property, &b.agent, &b.starts, &b.ends); err != nil {
+		if err := rows.Scan(&b.key, &b.id, &b.status, &b.property, &b.agent, &b.starts, &b.ends, &b.replaces, &b.committed); err != nil {
 			return nil, fmt.Errorf("read bookings: %w", err)
 		}
 		ch.bookings[b.key] = b
@@ -86,6 +91,9 @@ func (c *cluster) read(ctx context.Context, pool *pgxpool.Pool, calls []Call, in
 		case booking.ProviderMicrosoft:
 			ch.outlook[r.CalendarID] = c.graph.Events(r.CalendarID)
 		}
+	}
+	if err := ch.readMessages(ctx, pool, c); err != nil {
+		return nil, err
 	}
 	ch.final, err = finalAnswers(ctx, c.apiURLs(0)[0], c.apiKey, calls, known)
 	return ch, err
@@ -177,6 +185,8 @@ func (ch *checker) check() []Invariant {
 		{"one event and one CRM record per live booking", append(ch.mirrors(), ch.outlookMirrors()...)},
 		{"every 5xx says retryable", ch.retryable5xx()},
 		{"every call in flight at a SIGINT answered", ch.answeredAtSIGINT()},
+		{"every consenting caller told of their booking's last change", ch.callersTold()},
+		{"no message for a booking never confirmed", ch.messagedOnlyIfBooked()},
 	}
 }
 

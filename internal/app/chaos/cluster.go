@@ -25,8 +25,10 @@ import (
 	"github.com/bookingsaga/bookingsaga/internal/crm/crmtest"
 	"github.com/bookingsaga/bookingsaga/internal/gcal/gcaltest"
 	"github.com/bookingsaga/bookingsaga/internal/httpserve"
+	"github.com/bookingsaga/bookingsaga/internal/mail/mailtest"
 	"github.com/bookingsaga/bookingsaga/internal/msgraph/graphtest"
 	"github.com/bookingsaga/bookingsaga/internal/pgserver"
+	"github.com/bookingsaga/bookingsaga/internal/sms/smstest"
 )
 
 // Namespace is the run's Temporal namespace.
@@ -68,8 +70,11 @@ type cluster struct {
 	calendar               *gcaltest.Calendar
 	graph                  *graphtest.Graph
 	crm                    *crmtest.CRM
+	sms                    *smstest.Twilio
+	mail                   *mailtest.Sink
 	calendarURL, crmURL    string
-	graphURL               string
+	graphURL, smsURL       string
+	smtpAddr               string
 	servers                []*http.Server
 	pool                   *pgxpool.Pool
 }
@@ -77,7 +82,8 @@ type cluster struct {
 func newCluster(dir string, bins Binaries, temporalStore string) (*cluster, error) {
 	c := &cluster{dir: dir, bins: bins, temporalStore: temporalStore, workers: map[string]*proc{}, apis: map[string]*proc{},
 		workerHealth: map[string]string{}, apiAddrs: map[string]string{},
-		calendar: gcaltest.NewCalendar(), graph: graphtest.NewGraph(graphApp), crm: crmtest.NewCRM(crmToken)}
+		calendar: gcaltest.NewCalendar(), graph: graphtest.NewGraph(graphApp), crm: crmtest.NewCRM(crmToken),
+		sms: smstest.New(twilioAccount, twilioToken), mail: mailtest.New("", "")}
 	for _, r := range resources() {
 		if r.CalendarProvider == booking.ProviderMicrosoft {
 			c.graph.AddMailbox(r.CalendarID)
@@ -101,7 +107,7 @@ func newCluster(dir string, bins Binaries, temporalStore string) (*cluster, erro
 	for _, fake := range []struct {
 		h   http.Handler
 		url *string
-	}{{c.calendar, &c.calendarURL}, {c.graph, &c.graphURL}, {c.crm, &c.crmURL}} {
+	}{{c.calendar, &c.calendarURL}, {c.graph, &c.graphURL}, {c.crm, &c.crmURL}, {c.sms, &c.smsURL}} {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			return nil, err
@@ -111,8 +117,20 @@ func newCluster(dir string, bins Binaries, temporalStore string) (*cluster, erro
 		c.servers = append(c.servers, srv)
 		*fake.url = "http://" + ln.Addr().String()
 	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	go func() { _ = c.mail.Serve(ln) }()
+	c.smtpAddr = ln.Addr().String()
 	return c, nil
 }
+
+// The fake Twilio account the workers text through.
+const (
+	twilioAccount = "ACchaos000000000000000000000000000"
+	twilioToken   = "chaostwiliotoken000000000000000000"
+)
 
 // graphApp is the fake Microsoft 365 tenant's app the workers sign in as.
 var graphApp = graphtest.GraphApp{TenantID: "chaos-tenant", ClientID: "chaos-app", ClientSecret: "chaos-graph-secret"}
@@ -202,7 +220,9 @@ func (c *cluster) startWorker(ctx context.Context, slot string) error {
 		"-calendar-endpoint", c.calendarURL + "/calendar/v3/", "-calendar-no-auth", "-calendar-timeout", "2s",
 		"-microsoft-tenant", graphApp.TenantID, "-microsoft-client-id", graphApp.ClientID, "-microsoft-client-secret", graphApp.ClientSecret,
 		"-graph-endpoint", c.graphURL + "/v1.0", "-microsoft-login", c.graphURL,
-		"-crm-url", c.crmURL, "-crm-token", crmToken, "-crm-timeout", "2s", "-log-level", "warn"}
+		"-crm-url", c.crmURL, "-crm-token", crmToken, "-crm-timeout", "2s", "-log-level", "warn",
+		"-twilio-account-sid", twilioAccount, "-twilio-auth-token", twilioToken, "-sms-from", "+33700000000", "-twilio-endpoint", c.smsURL,
+		"-sms-quiet-from", "0s", "-sms-quiet-to", "0s", "-smtp-addr", c.smtpAddr, "-smtp-tls", "none", "-mail-from", "visites@chaos.test"}
 	p, err := startProc(c.dir, "worker-"+slot, argv)
 	if err != nil {
 		return err
@@ -309,6 +329,8 @@ func (c *cluster) stop() {
 	}
 	c.calendar.Release()
 	c.crm.Release()
+	c.sms.Release()
+	_ = c.mail.Close()
 	for _, s := range c.servers {
 		_ = s.Close()
 	}

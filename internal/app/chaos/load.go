@@ -17,6 +17,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/bookingsaga/bookingsaga/api"
+	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/receipt"
 )
 
@@ -109,14 +110,30 @@ func (c *caller) run(ctx context.Context) {
 // store first; a fifth of the time a duplicate goes out at once, as a
 // platform resending a slow tool call does.
 func (c *caller) book(ctx context.Context, key string, slot api.Slot) {
-	body := api.BookingBody{RequestKey: key, Slot: slot, ExpectedPolicyVersion: policyVersion,
-		Contact: &api.Contact{Name: "Chaos Caller", Phone: "+33 6 00 00 00 00"}}
+	body := api.BookingBody{RequestKey: key, Slot: slot, ExpectedPolicyVersion: policyVersion, Contact: contactFor(key)}
 	if c.rng.Float64() < 0.2 {
 		go c.call(context.WithoutCancel(ctx), "book", key, "", "/v1/bookings", body)
 	}
 	if r := c.retry(ctx, "book", key, "", "/v1/bookings", body); r != nil && r.Status == receipt.StatusConfirmed {
 		c.mine = append(c.mine, key)
 	}
+}
+
+// contactFor is key's caller: a third agree to texts, a third to e-mail,
+// a third to nothing, by the key alone, so the checks know which is which.
+func contactFor(key string) *api.Contact {
+	c := &api.Contact{Name: "Chaos Caller", Phone: "+33600000000", Language: "en"}
+	switch channelFor(key) {
+	case booking.ChannelSMS:
+		c.Notify = "sms"
+	case booking.ChannelEmail:
+		c.Notify, c.Email = "email", key+"@callers.chaos.test"
+	}
+	return c
+}
+
+func channelFor(key string) booking.Channel {
+	return []booking.Channel{booking.ChannelSMS, booking.ChannelEmail, booking.ChannelNone}[int(key[0])%3]
 }
 
 // hold holds a slot, then either books it or lets the hold lapse.

@@ -158,8 +158,11 @@ func (c *cluster) boot(ctx context.Context, o Options) (catalogue, *pgxpool.Pool
 func (c *cluster) mirrorFaults(rate float64, seed uint64) error {
 	kinds := []fakeserver.Fault{{Status: http.StatusServiceUnavailable}, {Status: http.StatusTooManyRequests, RetryAfter: time.Second},
 		{DropAfterSave: true}, {Latency: 1500 * time.Millisecond}}
+	// The callers' messages: Twilio's 5xx and 429, the SMTP server's 421
+	// and 451, and the reply lost after either took the message.
+	messages := []fakeserver.Fault{{Status: http.StatusServiceUnavailable}, {Status: http.StatusTooManyRequests}, {DropAfterSave: true}}
 	return errors.Join(c.calendar.InjectRandom(rate, kinds, seed), c.crm.InjectRandom(rate, kinds, seed+1),
-		c.graph.InjectRandom(rate, kinds, seed+2))
+		c.graph.InjectRandom(rate, kinds, seed+2), c.sms.InjectRandom(rate, messages, seed+3), c.mail.InjectRandom(rate, messages, seed+4))
 }
 
 // faults are the process-level breakages, in the order a run applies them.
@@ -312,7 +315,8 @@ func (c *cluster) recover(ctx context.Context, pool *pgxpool.Pool, calls []Call,
 		if deadline.IsZero() {
 			deadline = time.Now().Add(2 * time.Minute)
 		}
-		rep := &Report{Calls: calls, Invariants: append(ch.check(), lost...), Settled: time.Since(recovering)}
+		rep := &Report{Calls: calls, Invariants: append(ch.check(), lost...), Settled: time.Since(recovering),
+			Texts: ch.messages.texts, Mails: ch.messages.mails, Copies: ch.messages.copies}
 		if rep.OK() || !ch.settling() || time.Now().After(deadline) {
 			return rep, ch.writeViolations(filepath.Join(c.dir, "violations.txt"), rep.Invariants)
 		}

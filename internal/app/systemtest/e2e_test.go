@@ -51,6 +51,8 @@ type devStack struct {
 	// dbURL is the stack's PostgreSQL, as its banner printed it.
 	dbURL   string
 	dataDir string
+	// sms and mail are the fake Twilio's and the SMTP sink's lists.
+	sms, mail string
 	stderr  *syncbuf.Buffer
 	// keys are the API keys the stack printed at its last start, by name.
 	keys map[string]string
@@ -94,7 +96,8 @@ func newDevStack(t *testing.T) *devStack {
 	// keeps its cluster elsewhere (pgserver.LocationFile).
 	dir, err := os.MkdirTemp("", "bs-e2e-")
 	require.NoError(t, err)
-	d := &devStack{t: t, api: freeAddr(t), frontal: freeAddr(t), ui: freeAddr(t), pprof: freeAddr(t), dataDir: filepath.Join(dir, "data")}
+	d := &devStack{t: t, api: freeAddr(t), frontal: freeAddr(t), ui: freeAddr(t), pprof: freeAddr(t), dataDir: filepath.Join(dir, "data"),
+		sms: freeAddr(t), mail: freeAddr(t)}
 	t.Cleanup(func() {
 		if b, err := os.ReadFile(filepath.Join(d.dataDir, "postgres", pgserver.LocationFile)); err == nil {
 			_ = os.RemoveAll(string(bytes.TrimSpace(b)))
@@ -102,7 +105,8 @@ func newDevStack(t *testing.T) *devStack {
 		_ = os.RemoveAll(dir)
 	})
 	d.args = []string{"run", "./worker", "-dev", "-data-dir", d.dataDir, "-api-listen", d.api,
-		"-temporal-address", d.frontal, "-temporal-ui", d.ui, "-fake-calendar", freeAddr(t), "-fake-graph", freeAddr(t), "-fake-crm", freeAddr(t), "-fake-sms", freeAddr(t), "-fake-smtp", freeAddr(t), "-fake-mail", freeAddr(t), "-metrics-listen", freeAddr(t), "-codec-listen", freeAddr(t),
+		"-temporal-address", d.frontal, "-temporal-ui", d.ui, "-fake-calendar", freeAddr(t), "-fake-graph", freeAddr(t), "-fake-crm", freeAddr(t), "-fake-sms", d.sms, "-fake-smtp", freeAddr(t), "-fake-mail", d.mail,
+		"-sms-quiet-from", "0s", "-sms-quiet-to", "0s", "-metrics-listen", freeAddr(t), "-codec-listen", freeAddr(t),
 		"-pprof-listen", d.pprof}
 	return d
 }
@@ -383,6 +387,7 @@ func TestDevStackEndToEnd(t *testing.T) {
 	d.screenshots()
 	d.schedulingTour(start, key)
 	d.requireTourAnswers(d.tour())
+	d.writingTour()
 
 	// An agent backend in a module of its own, through the public client.
 	example := exec.Command("go", "run", "./book", "-temporal-address", d.frontal, "-policy", devstack.DemoPolicy,

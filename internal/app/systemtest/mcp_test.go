@@ -1,6 +1,7 @@
 package systemtest
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -46,15 +47,22 @@ func (f *fixture) mcpSession(url, callID string) *mcp.ClientSession {
 // mcpSessionAs is mcpSession under another API key.
 func (f *fixture) mcpSessionAs(url, key, callID string) *mcp.ClientSession {
 	f.t.Helper()
+	return openMCP(f.t, f.ctx, url, key, callID)
+}
+
+// openMCP opens an MCP session on the API at url under key, with the
+// call's id in X-Call-Id unless it is "".
+func openMCP(t testing.TB, ctx context.Context, url, key, callID string) *mcp.ClientSession {
+	t.Helper()
 	header := map[string]string{"Authorization": "Bearer " + key}
 	if callID != "" {
 		header["X-Call-Id"] = callID
 	}
 	c := mcp.NewClient(&mcp.Implementation{Name: "test-agent", Version: "1"}, nil)
-	sess, err := c.Connect(f.ctx, &mcp.StreamableClientTransport{Endpoint: url + "/v1/mcp", DisableStandaloneSSE: true,
+	sess, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url + "/v1/mcp", DisableStandaloneSSE: true,
 		HTTPClient: &http.Client{Transport: withHeaders{base: http.DefaultTransport, header: header}}}, nil)
-	require.NoError(f.t, err)
-	f.t.Cleanup(func() { _ = sess.Close() })
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = sess.Close() })
 	return sess
 }
 

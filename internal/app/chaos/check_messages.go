@@ -1,0 +1,131 @@
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/receipt"
+)
+
+// messages is what the callers were sent: the store's outbox, and what
+// the fake Twilio and the SMTP sink took (each text or e-mail by the
+// reference it quotes).
+type messages struct {
+	// outbox is each key's messages: kind to status.
+	outbox map[string]map[booking.MessageKind]booking.MessageStatus
+	// received are the references quoted, one per message taken; copies
+	// counts the takes of a message the fake had already (same number
+	// and text, or same Message-ID).
+	received     []string
+	texts, mails int
+	copies       int
+}
+
+func (ch *checker) readMessages(ctx context.Context, pool *pgxpool.Pool, c *cluster) error {
+	m := messages{outbox: map[string]map[booking.MessageKind]booking.MessageStatus{}}
+	rows, err := pool.Query(ctx, "SELECT request_key, kind, status FROM caller_message")
+	if err != nil {
+		return fmt.Errorf("read caller messages: %w", err)
+	}
+	for rows.Next() {
+		var key string
+		var kind booking.MessageKind
+		var st booking.MessageStatus
+		if err := rows.Scan(&key, &kind, &st); err != nil {
+			return fmt.Errorf("read caller messages: %w", err)
+		}
+		if m.outbox[key] == nil {
+			m.outbox[key] = map[booking.MessageKind]booking.MessageStatus{}
+		}
+		m.outbox[key][kind] = st
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read caller messages: %w", err)
+	}
+	seen := map[string]bool{}
+	take := func(id, text string) {
+		if seen[id] {
+			m.copies++
+		}
+		seen[id] = true
+		m.received = append(m.received, reference.FindString(text))
+	}
+	for _, t := range c.sms.Sent() {
+		m.texts++
+		take(t.To+"\x00"+t.Body, t.Body)
+	}
+	for _, e := range c.mail.Received() {
+		m.mails++
+		text, _ := e.Part("text/plain")
+		take(e.MessageID, text.Body)
+	}
+	ch.messages = m
+	return nil
+}
+
+var reference = regexp.MustCompile(`BS-[A-Z2-7]{4}-[A-Z2-7]{4}`)
+
+// origin is the first booking of key's moves: its caller's consent is
+// that booking's, carried over by every move.
+func (ch *checker) origin(key string) string {
+	for range len(ch.bookings) {
+		b, ok := ch.bookings[key]
+		if !ok || b.replaces == "" {
+			return key
+		}
+		key = b.replaces
+	}
+	return key
+}
+
+// callersTold: a caller who agreed to a channel was sent the message of
+// their booking's last change: confirmed (or moved) for a live booking,
+// cancelled for one cancelled.
+func (ch *checker) callersTold() []string {
+	var bad []string
+	for key, b := range ch.bookings {
+		if channelFor(ch.origin(key)) == booking.ChannelNone {
+			continue
+		}
+		box := ch.messages.outbox[key]
+		switch b.status {
+		case string(booking.StatusConfirmed):
+			if box[booking.MessageConfirmed] != booking.MessageSent && box[booking.MessageRescheduled] != booking.MessageSent {
+				bad = append(bad, fmt.Sprintf("%s is confirmed and its caller was not told (%v)", key, box))
+			}
+		case string(booking.StatusCancelled):
+			if b.committed && box[booking.MessageCancelled] != booking.MessageSent {
+				bad = append(bad, fmt.Sprintf("%s is cancelled and its caller was not told (%v)", key, box))
+			}
+		}
+	}
+	return bad
+}
+
+// messagedOnlyIfBooked: every text and e-mail quotes the reference of a
+// booking the store confirmed at some point: it holds it committed, or
+// answered it confirmed (a restored store may have lost it since).
+func (ch *checker) messagedOnlyIfBooked() []string {
+	booked := map[string]bool{}
+	for key, b := range ch.bookings {
+		if b.committed {
+			booked[receipt.Reference(key)] = true
+		}
+	}
+	for _, c := range ch.calls {
+		if r := c.Receipt; r != nil && (r.Status == receipt.StatusConfirmed || r.Status == receipt.StatusCancelled) {
+			booked[receipt.Reference(r.RequestKey)] = true
+		}
+	}
+	var bad []string
+	for _, ref := range ch.messages.received {
+		if !booked[ref] {
+			bad = append(bad, fmt.Sprintf("a message quotes %q, which the store never confirmed", ref))
+		}
+	}
+	return bad
+}
