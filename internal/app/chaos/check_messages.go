@@ -20,9 +20,9 @@ type messages struct {
 	// received are the references quoted, one per message taken; copies
 	// counts the takes of a message the fake had already (same number
 	// and text, or same Message-ID).
-	received     []string
-	texts, mails int
-	copies       int
+	received               []string
+	texts, mails           int
+	textCopies, mailCopies int
 }
 
 func (ch *checker) readMessages(ctx context.Context, pool *pgxpool.Pool, c *cluster) error {
@@ -47,21 +47,21 @@ func (ch *checker) readMessages(ctx context.Context, pool *pgxpool.Pool, c *clus
 		return fmt.Errorf("read caller messages: %w", err)
 	}
 	seen := map[string]bool{}
-	take := func(id, text string) {
+	take := func(id, text string, copies *int) {
 		if seen[id] {
-			m.copies++
+			*copies++
 		}
 		seen[id] = true
 		m.received = append(m.received, reference.FindString(text))
 	}
 	for _, t := range c.sms.Sent() {
 		m.texts++
-		take(t.To+"\x00"+t.Body, t.Body)
+		take(t.To+"\x00"+t.Body, t.Body, &m.textCopies)
 	}
 	for _, e := range c.mail.Received() {
 		m.mails++
 		text, _ := e.Part("text/plain")
-		take(e.MessageID, text.Body)
+		take(e.MessageID, text.Body, &m.mailCopies)
 	}
 	ch.messages = m
 	return nil

@@ -20,11 +20,11 @@ type Report struct {
 	// Settled is how long the checks took to pass after the load stopped
 	// (or until they were given up on).
 	Settled time.Duration
-	// Texts and Mails are what the fakes took; Copies, how many of them
-	// were a message taken before: a reply lost after the send (Twilio
-	// has no idempotency key; an e-mail's copy has the same Message-ID),
-	// or a worker killed between a send and its mark.
-	Texts, Mails, Copies int
+	// Texts and Mails are what the fakes took; the copies, how many of
+	// them were a message taken before: a reply lost after the send, or a
+	// worker killed between a send and its mark (an e-mail's copy has the
+	// same Message-ID, for the mailbox to fold).
+	Texts, Mails, TextCopies, MailCopies int
 }
 
 // OK reports whether every invariant held.
@@ -123,7 +123,8 @@ func (r *Report) Print(w io.Writer) {
 			fmt.Fprintf(w, "  %s: %s\n", inv.Name, v)
 		}
 	}
-	fmt.Fprintf(w, "\ncallers' messages: %d texts, %d e-mails, %d of them copies of one taken before\n", r.Texts, r.Mails, r.Copies)
+	fmt.Fprintf(w, "\ncallers' messages: %d texts (%d copies of one taken before), %d e-mails (%d copies)\n",
+		r.Texts, r.TextCopies, r.Mails, r.MailCopies)
 	fmt.Fprintf(w, "\nchecks passed %s after the load stopped: %v\n", r.Settled.Round(100*time.Millisecond), r.OK())
 }
 

@@ -316,7 +316,8 @@ func (c *cluster) recover(ctx context.Context, pool *pgxpool.Pool, calls []Call,
 			deadline = time.Now().Add(2 * time.Minute)
 		}
 		rep := &Report{Calls: calls, Invariants: append(ch.check(), lost...), Settled: time.Since(recovering),
-			Texts: ch.messages.texts, Mails: ch.messages.mails, Copies: ch.messages.copies}
+			Texts: ch.messages.texts, Mails: ch.messages.mails,
+			TextCopies: ch.messages.textCopies, MailCopies: ch.messages.mailCopies}
 		if rep.OK() || !ch.settling() || time.Now().After(deadline) {
 			return rep, ch.writeViolations(filepath.Join(c.dir, "violations.txt"), rep.Invariants)
 		}
