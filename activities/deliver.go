@@ -18,6 +18,9 @@ import (
 // *sms.Sender is one. A number refused for good is sms.ErrUndeliverable.
 type Texter interface {
 	Send(to, body string) (string, error)
+	// Find looks for a text sent to to with body since since, and returns
+	// its id if the provider has it.
+	Find(to, body string, since time.Time) (string, bool, error)
 }
 
 // Mailer sends one e-mail and returns its Message-ID; *mail.Sender is
@@ -49,13 +52,22 @@ func (a *Activities) holdUntil(ch booking.Channel, zone string) (time.Time, bool
 
 // deliver words m in the caller's language and sends it on the channel
 // they agreed to; an e-mail carries the viewing as a calendar invitation.
-func (a *Activities) deliver(ctx context.Context, m booking.Message, c booking.Contact) (string, error) {
+// A text tried before (tries > 0) may have gone already, its reply lost or
+// its worker gone before the mark: Twilio takes no idempotency key, so it
+// is looked for first, and sent only when Twilio has none.
+func (a *Activities) deliver(ctx context.Context, m booking.Message, c booking.Contact, tries int) (string, error) {
 	sp, err := a.speaker(ctx, m, c)
 	if err != nil {
 		return "", err
 	}
 	if c.Notify == booking.ChannelSMS {
-		return a.SMS.Send(c.Phone, sp.Message(m.Kind, m.Booking))
+		body := sp.Message(m.Kind, m.Booking)
+		if tries > 0 {
+			if id, found, err := a.SMS.Find(c.Phone, body, m.CreatedAt); err != nil || found {
+				return id, err
+			}
+		}
+		return a.SMS.Send(c.Phone, body)
 	}
 	out := mail.Mail{To: c.Email, Subject: sp.Subject(m.Kind, m.Booking), Text: sp.Message(m.Kind, m.Booking),
 		MessageID: opaque(m.RequestKey, string(m.Kind)) + "@bookingsaga"}

@@ -95,7 +95,11 @@ func (a *Activities) sendMessage(ctx context.Context, m booking.Message) (bool, 
 		}
 		return false, nil
 	}
-	id, err := a.deliver(ctx, m, c)
+	tries, err := a.Store.MessageTry(ctx, m.ID)
+	if err != nil {
+		return false, storeError("message try", m.RequestKey, err)
+	}
+	id, err := a.deliver(ctx, m, c, tries)
 	switch {
 	case errors.Is(err, sms.ErrUndeliverable), errors.Is(err, mail.ErrUndeliverable):
 		return done(booking.MessageUndeliverable, c.Notify, "", err.Error())

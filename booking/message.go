@@ -70,6 +70,7 @@ type Message struct {
 	ID         int64
 	RequestKey string
 	Kind       MessageKind
+	CreatedAt  time.Time
 	Booking    Booking `db:"-"`
 	// Thread is the request key of the first booking of the viewing's
 	// moves, and Moves how many moves led to this one: the caller's

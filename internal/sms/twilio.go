@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"strings"
 	"time"
 
 	twilio "github.com/twilio/twilio-go/client"
@@ -106,4 +107,35 @@ func (s *Sender) Send(to, body string) (string, error) {
 		return "", errors.New("send sms: twilio answered without a sid")
 	}
 	return *m.Sid, nil
+}
+
+// Find looks among the last texts to to from this sender for one with
+// body, created since since, and returns its sid. Twilio's list filters
+// by day only (DateSent, and only once sent), so the recent page is read
+// and compared here.
+func (s *Sender) Find(to, body string, since time.Time) (string, bool, error) {
+	params := (&openapi.ListMessageParams{}).SetTo(to).SetPageSize(50).SetLimit(50)
+	if strings.HasPrefix(s.from, "+") { // a messaging service's texts come from its numbers
+		params.SetFrom(s.from)
+	}
+	msgs, err := s.api.ListMessage(params)
+	var te *twilio.TwilioRestError
+	switch {
+	case errors.As(err, &te):
+		return "", false, fmt.Errorf("find sms: twilio %d (http %d)", te.Code, te.Status)
+	case err != nil:
+		return "", false, fmt.Errorf("find sms: %w", err)
+	}
+	for _, m := range msgs {
+		if m.Sid == nil || m.Body == nil || !strings.Contains(*m.Body, body) {
+			continue
+		}
+		if m.DateCreated != nil {
+			if at, err := time.Parse(time.RFC1123Z, *m.DateCreated); err == nil && at.Before(since.Add(-time.Minute)) {
+				continue // an older text of the same words: not this one's
+			}
+		}
+		return *m.Sid, true, nil
+	}
+	return "", false, nil
 }

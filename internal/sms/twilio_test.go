@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -84,4 +85,28 @@ func TestWrongCredentialsAndBadConfigAreNamed(t *testing.T) {
 	require.ErrorContains(t, err, "letters and digits")
 	_, err = sms.New(sms.Config{AccountSid: account, AuthToken: token, From: from, Endpoint: "not a url"})
 	require.ErrorContains(t, err, "not a URL")
+}
+
+// Find reads Twilio's list the way twilio-go pages it, and finds a text
+// only by its number and words.
+func TestFindLooksTheTextUp(t *testing.T) {
+	t.Parallel()
+	s, _ := setup(t, sms.Config{})
+	since := time.Now()
+	sid, err := s.Send("+33612345678", "Your viewing is confirmed.")
+	require.NoError(t, err)
+	_, err = s.Send("+33612345679", "Your viewing is moved.")
+	require.NoError(t, err)
+	got, found, err := s.Find("+33612345678", "Your viewing is confirmed.", since)
+	require.NoError(t, err)
+	require.True(t, found)
+	require.Equal(t, sid, got)
+	for _, miss := range [][2]string{{"+33612345678", "Your viewing is moved."}, {"+33612345679", "Your viewing is confirmed."}} {
+		_, found, err = s.Find(miss[0], miss[1], since)
+		require.NoError(t, err)
+		require.False(t, found, "%v", miss)
+	}
+	_, found, err = s.Find("+33612345678", "Your viewing is confirmed.", since.Add(time.Hour))
+	require.NoError(t, err)
+	require.False(t, found, "an older text of the same words is not this one")
 }

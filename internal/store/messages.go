@@ -14,7 +14,7 @@ import (
 // DueMessages returns up to limit of the caller messages due (migration
 // 026), oldest first, each with its booking as the store holds it now.
 func (s *Store) DueMessages(ctx context.Context, limit int) ([]booking.Message, error) {
-	rows, err := s.pool.Query(ctx, `SELECT message_id, request_key, kind FROM caller_message
+	rows, err := s.pool.Query(ctx, `SELECT message_id, request_key, kind, created_at FROM caller_message
 WHERE status = 'due' AND (not_before IS NULL OR not_before <= $2) ORDER BY message_id LIMIT $1`, limit, s.now())
 	if err != nil {
 		return nil, fmt.Errorf("due messages: %w", err)
@@ -47,6 +47,22 @@ WITH RECURSIVE back(key, replaces, depth) AS (
 )
 SELECT key, depth FROM back ORDER BY depth DESC LIMIT 1`
 
+// MessageTry counts a try of a due message before it is sent, and
+// returns how many tries came before: a try with one before it may follow
+// a send whose reply was lost, or a worker that died between its send and
+// its mark, so the sender looks for the message at the provider first.
+func (s *Store) MessageTry(ctx context.Context, id int64) (int, error) {
+	var before int
+	err := s.retry(ctx, "message try", fmt.Sprint(id), func(ctx context.Context) error {
+		return s.pool.QueryRow(ctx, `UPDATE caller_message SET attempts = attempts + 1 WHERE message_id = $1 AND status = 'due'
+RETURNING attempts - 1`, id).Scan(&before)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("message try %d: %w", id, err)
+	}
+	return before, nil
+}
+
 // MessageDone records how a due message ended: sent (with the
 // provider's id), not_consented, undeliverable or stale. A message ends
 // once; a second mark changes nothing.
@@ -54,7 +70,6 @@ func (s *Store) MessageDone(ctx context.Context, id int64, status booking.Messag
 	return s.retry(ctx, "message done", fmt.Sprint(id), func(ctx context.Context) error {
 		_, err := s.pool.Exec(ctx, `
 UPDATE caller_message SET status = $2, channel = nullif($3, ''), provider_id = nullif($4, ''), last_error = nullif($5, ''),
-    attempts = attempts + CASE WHEN $2 IN ('sent', 'undeliverable') THEN 1 ELSE 0 END,
     sent_at = CASE WHEN $2 = 'sent' THEN $6::timestamptz END
 WHERE message_id = $1 AND status = 'due'`, id, string(status), string(ch), providerID, why, s.now())
 		return err
@@ -74,8 +89,8 @@ func (s *Store) MessageHeld(ctx context.Context, id int64, until time.Time) erro
 // failure, doubling to five minutes. The other messages go on meanwhile.
 func (s *Store) MessageFailed(ctx context.Context, id int64, why string) error {
 	return s.retry(ctx, "message failed", fmt.Sprint(id), func(ctx context.Context) error {
-		_, err := s.pool.Exec(ctx, `UPDATE caller_message SET attempts = attempts + 1, last_error = $2,
-    not_before = $3::timestamptz + make_interval(secs => least(power(2, least(attempts, 16)), 300))
+		_, err := s.pool.Exec(ctx, `UPDATE caller_message SET last_error = $2,
+    not_before = $3::timestamptz + make_interval(secs => least(power(2, least(attempts - 1, 16)), 300))
 WHERE message_id = $1 AND status = 'due'`, id, why, s.now())
 		return err
 	})

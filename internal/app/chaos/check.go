@@ -237,9 +237,10 @@ func (ch *checker) capacity() []string {
 }
 
 // settling reports whether the checks that recovery can still change
-// (decisions of pending keys, mirror writes) are failing.
+// (decisions of pending keys, mirror writes, messages backing off or
+// waiting for a sender that lost its worker) are failing.
 func (ch *checker) settling() bool {
-	return len(ch.nonePending()) > 0 || len(ch.mirrors()) > 0 || len(ch.agreesWithStore()) > 0
+	return len(ch.nonePending()) > 0 || len(ch.mirrors()) > 0 || len(ch.agreesWithStore()) > 0 || len(ch.callersTold()) > 0
 }
 
 // confirmedStays: a key ever answered confirmed is confirmed in the store

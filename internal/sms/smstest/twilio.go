@@ -8,7 +8,8 @@
 // its codes: 20003 for bad credentials, 21211 for an invalid To number,
 // 21602 for a missing Body, 21603 for a missing From, 21610 for a number
 // that replied STOP, 20429 for too many requests. twilio-go talks to it
-// unchanged. Faults are injected by operation ("messages.create") as for
+// unchanged. The list (GET, newest first, by To and From) answers
+// "messages.list". Faults are injected by operation ("messages.create") as for
 // every fake; GET /messages lists what was sent, for tests and the tour.
 package smstest
 
@@ -71,6 +72,7 @@ func (t *Twilio) Sent() []Message {
 func (t *Twilio) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	m := http.NewServeMux()
 	m.HandleFunc("POST /2010-04-01/Accounts/{sid}/Messages.json", t.authed(fakeserver.Serve(&t.Faults, &t.mu, nil, "messages.create", writeError, t.create)))
+	m.HandleFunc("GET /2010-04-01/Accounts/{sid}/Messages.json", t.authed(fakeserver.Serve(&t.Faults, &t.mu, nil, "messages.list", writeError, t.list)))
 	m.HandleFunc("/_fake/faults", fakeserver.FaultAdmin(&t.Faults))
 	m.HandleFunc("GET /messages", func(w http.ResponseWriter, r *http.Request) {
 		fakeserver.WriteJSON(w, http.StatusOK, t.Sent())
@@ -113,6 +115,27 @@ func (t *Twilio) create(r *http.Request) (int, any, error) {
 	msg := Message{Sid: "SM" + hex.EncodeToString(id[:]), To: to, From: from, Body: body, At: time.Now().UTC()}
 	t.sent = append(t.sent, msg)
 	return http.StatusCreated, resource(t.accountSid, msg), nil
+}
+
+// list is the Messages list resource, newest first, filtered by To and
+// From as Twilio filters it; the DateSent filters are not kept (a fake's
+// texts are never "sent" by a carrier), and one page is all there is.
+func (t *Twilio) list(r *http.Request) (int, any, error) {
+	q := r.URL.Query()
+	size, err := strconv.Atoi(q.Get("PageSize"))
+	if err != nil || size <= 0 || size > 1000 {
+		size = 50
+	}
+	out := []map[string]any{}
+	for i := len(t.sent) - 1; i >= 0 && len(out) < size; i-- {
+		m := t.sent[i]
+		if (q.Get("To") == "" || q.Get("To") == m.To) && (q.Get("From") == "" || q.Get("From") == m.From) {
+			out = append(out, resource(t.accountSid, m))
+		}
+	}
+	uri := r.URL.RequestURI()
+	return http.StatusOK, map[string]any{"messages": out, "page": 0, "page_size": size, "start": 0, "end": max(len(out)-1, 0),
+		"uri": uri, "first_page_uri": uri, "next_page_uri": nil, "previous_page_uri": nil}, nil
 }
 
 // resource is the Message resource as Twilio answers a create.
