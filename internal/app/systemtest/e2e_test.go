@@ -53,7 +53,7 @@ type devStack struct {
 	dataDir string
 	// sms and mail are the fake Twilio's and the SMTP sink's lists.
 	sms, mail string
-	stderr  *syncbuf.Buffer
+	stderr    *syncbuf.Buffer
 	// keys are the API keys the stack printed at its last start, by name.
 	keys map[string]string
 }
