@@ -43,11 +43,13 @@ func (d *devStack) writingTour() {
 		}
 		return first.RequestKey
 	}
+	// What the README's tour texted before is not this tour's.
+	t0, m0 := len(d.texts()), len(d.mails())
 	textCall, mailCall := "call-text-"+uuid.NewString()[:8], "call-mail-"+uuid.NewString()[:8]
 	texted := book(textCall, "fr", at(8, 10), map[string]any{"name": "Camille", "phone": "+33612345678", "notify": "sms"})
 	mailed := book(mailCall, "en", at(9, 11), map[string]any{"name": "Sam", "email": "sam@example.org", "notify": "email"})
-	d.inWriting(1, 1)
-	texts := d.texts()
+	d.inWriting(t0+1, m0+1)
+	texts := d.texts()[t0:]
 	require.True(d.t, strings.HasPrefix(texts[0].Body, "Votre visite de l'appartement du Marais"), texts[0].Body)
 	require.Contains(d.t, texts[0].Body, "est confirmée pour le")
 	require.Contains(d.t, texts[0].Body, "10 h")
@@ -55,15 +57,15 @@ func (d *devStack) writingTour() {
 
 	texted = d.tool(textCall, "reschedule_booking", map[string]any{"request_key": texted, "local_start": at(8, 15)}).RequestKey
 	mailed = d.tool(mailCall, "reschedule_booking", map[string]any{"request_key": mailed, "local_start": at(9, 15)}).RequestKey
-	d.inWriting(2, 2)
-	require.Contains(d.t, d.texts()[1].Body, "est déplacée au")
+	d.inWriting(t0+2, m0+2)
+	require.Contains(d.t, d.texts()[t0+1].Body, "est déplacée au")
 	for _, key := range []struct{ call, key string }{{textCall, texted}, {mailCall, mailed}} {
 		r := d.tool(key.call, "cancel_booking", map[string]any{"request_key": key.key})
 		require.Equal(d.t, "cancelled", r.Status, r.Line)
 	}
-	d.inWriting(3, 3)
-	require.Contains(d.t, d.texts()[2].Body, "est annulée")
-	mails := d.mails()
+	d.inWriting(t0+3, m0+3)
+	require.Contains(d.t, d.texts()[t0+2].Body, "est annulée")
+	mails := d.mails()[m0:]
 	var uid string
 	for i, want := range []string{"METHOD:REQUEST", "METHOD:REQUEST", "METHOD:CANCEL"} {
 		cal, ok := mails[i].Part("text/calendar")

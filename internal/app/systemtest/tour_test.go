@@ -11,7 +11,7 @@ import (
 
 // tour runs the README's "A 60-second tour" as written, in one shell,
 // against the stack: the only changes are the stack's own API address
-// for 127.0.0.1:8080 and its dev-agent key for bsk_..., and the store's
+// for 127.0.0.1:8080 (and its fake Twilio's for :8094) and its dev-agent key for bsk_..., and the store's
 // address in DATABASE_URL for the CLI, which finds a stack in its default
 // data dir by itself. It returns what the commands printed.
 func (d *devStack) tour() string {
@@ -29,6 +29,7 @@ func (d *devStack) tour() string {
 		script.WriteString(m[1])
 	}
 	body := strings.ReplaceAll(script.String(), "127.0.0.1:8080", d.api)
+	body = strings.ReplaceAll(body, "127.0.0.1:8094", d.sms)
 	body = strings.ReplaceAll(body, "bsk_...", d.keys["dev-agent"])
 	require.Contains(d.t, body, "curl", "the tour's commands were found")
 	cmd := exec.Command("bash", "-c", body)
@@ -50,9 +51,10 @@ func (d *devStack) requireTourAnswers(out string) {
 		`"status":"confirmed"`,   // booked
 		`"status":"conflict"`,    // another caller's 10:15
 		`"code":"outside_hours"`, // Christmas
-		`Confirmé : une visite`,  // the MCP call, in French
-		`"structuredContent"`,    // MCP's typed answer
-		"BS-",                    // references, in the CLI's day list
+		`"body":"Your viewing of the Marais flat, 12 rue des Rosiers is confirmed for `, // the caller's text
+		`Confirmé : une visite`, // the MCP call, in French
+		`"structuredContent"`,   // MCP's typed answer
+		"BS-",                   // references, in the CLI's day list
 	} {
 		require.Contains(d.t, out, want, "the tour's output:\n%s", out)
 	}
