@@ -3,12 +3,16 @@ package systemtest
 import (
 	"context"
 	"fmt"
+	"net/http/httptest"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/bookingsaga/bookingsaga/internal/app"
+	"github.com/bookingsaga/bookingsaga/internal/sms"
+	"github.com/bookingsaga/bookingsaga/internal/sms/smstest"
 	"github.com/bookingsaga/bookingsaga/internal/visibility"
 
 	"github.com/google/uuid"
@@ -36,7 +40,10 @@ import (
 //   - "commit-only": a workflow whose update runs the saga's commit local
 //     activity and answers, with no mirrors, timers or search attributes:
 //     the least any design of the saga adds to the engine;
-//   - "noop": a workflow whose update answers at once, the engine's floor.
+//   - "noop": a workflow whose update answers at once, the engine's floor;
+//   - "saga+text": the saga for a caller who agreed to a text, which the
+//     queue's sender sends through a fake Twilio after the answer: what
+//     the caller's messages cost the call, which must not wait for them.
 //
 // Run with
 //
@@ -80,10 +87,13 @@ func benchToolCall(b *testing.B, callers int) {
 	only := &activities.Activities{Store: f.acts.Store, Calendar: f.acts.Calendar, CRM: f.acts.CRM, Metrics: onlyCommits}
 	book := f.benchBooker()
 	onlyQueue, noopQueue := benchWorker(b, f.client, commitOnly(only)), benchWorker(b, f.client, noopBooking)
+	textQueue := f.textingQueue(b)
+	mirrored := fmt.Sprintf(" AND %s = true AND %s = true", visibility.AttrCalendarSynced.GetName(), visibility.AttrCRMSynced.GetName())
 	kinds := []*kind{
-		{name: "saga", queue: f.queue, call: book(f.queue),
-			settled: fmt.Sprintf(" AND %s = true AND %s = true", visibility.AttrCalendarSynced.GetName(), visibility.AttrCRMSynced.GetName())},
-		{name: "commit-only", queue: onlyQueue, call: book(onlyQueue)},
+		{name: "saga", queue: f.queue, call: book(f.queue, false), settled: mirrored},
+		{name: "saga+text", queue: textQueue, call: book(textQueue, true),
+			settled: mirrored + fmt.Sprintf(" AND %s = true", visibility.AttrCallerNotified.GetName())},
+		{name: "commit-only", queue: onlyQueue, call: book(onlyQueue, false)},
 		{name: "noop", queue: noopQueue, call: noopCall(f.client, noopQueue)},
 	}
 	for _, k := range kinds { // a first, untimed call warms each task queue
@@ -126,7 +136,7 @@ func (k *kind) settle(b *testing.B, c client.Client, since time.Time) {
 
 // benchBooker seeds the properties and agents the callers book, and returns
 // a call that books a fresh free slot through the given task queue.
-func (f *fixture) benchBooker() func(queue string) call {
+func (f *fixture) benchBooker() func(queue string, texted bool) call {
 	// Callers book different properties and agents, as callers of a real
 	// agency mostly do; one hot property would measure its lock queue.
 	const pairs = 64
@@ -142,7 +152,7 @@ func (f *fixture) benchBooker() func(queue string) call {
 	require.NoError(f.t, err)
 	day := slot(f.t, 8).In(loc)
 	var next atomic.Int64
-	return func(queue string) call {
+	return func(queue string, texted bool) call {
 		return func(ctx context.Context) error {
 			// Each call books its own free slot: 30-minute steps through
 			// the bookable hours (08:00 to 20:00 in Paris, whatever the
@@ -152,13 +162,42 @@ func (f *fixture) benchBooker() func(queue string) call {
 			start := time.Date(day.Year(), day.Month(), day.Day()+n/24, 8, 30*(n%24), 0, 0, loc).UTC()
 			req := commitRequest(start)
 			req.Intent.PropertyID, req.Intent.AgentID = fmt.Sprintf("bench-p%02d", i%pairs), fmt.Sprintf("bench-a%02d", i%pairs)
-			r, err := sagaclient.Commit(ctx, f.client, queue, workflows.BookingInput{RequestKey: uuid.NewString()}, req)
+			key := uuid.NewString()
+			if texted { // sealed first, as the API seals it
+				sealed, err := f.acts.Store.SealContact(ctx, key, booking.Contact{Phone: "+33612345678", Notify: booking.ChannelSMS, Lang: "en"})
+				if err != nil {
+					return err
+				}
+				req.Contact = sealed
+			}
+			r, err := sagaclient.Commit(ctx, f.client, queue, workflows.BookingInput{RequestKey: key}, req)
 			if err == nil && r.Status != receipt.StatusConfirmed {
 				err = fmt.Errorf("booking %d: %s", i, r.Status)
 			}
 			return err
 		}
 	}
+}
+
+// textingQueue runs a second worker of the real activities on a queue of
+// its own, texting callers through a fake Twilio, with its sender.
+func (f *fixture) textingQueue(b *testing.B) string {
+	fake := smstest.New(twilioAccount, twilioToken)
+	srv := httptest.NewServer(fake)
+	b.Cleanup(func() { fake.Release(); srv.Close() })
+	texts, err := sms.New(sms.Config{AccountSid: twilioAccount, AuthToken: twilioToken, From: "+33700000000", Endpoint: srv.URL})
+	require.NoError(b, err)
+	acts := &activities.Activities{Store: f.acts.Store, Calendar: f.acts.Calendar, CRM: f.acts.CRM, Temporal: f.client, SMS: texts}
+	queue := "bench-text-" + uuid.NewString()
+	w := worker.New(f.client, queue, worker.Options{})
+	app.Register(w, acts)
+	require.NoError(b, w.Start())
+	b.Cleanup(w.Stop)
+	require.NoError(b, activities.EnsureMessages(b.Context(), f.client, queue))
+	b.Cleanup(func() {
+		_ = f.client.TerminateWorkflow(context.Background(), booking.MessagesIDPrefix+queue, "", "the benchmark is over")
+	})
+	return queue
 }
 
 // benchWorker runs wf as the booking workflow on a task queue of its own.
