@@ -28,6 +28,14 @@ const (
 // Twilio, and the one sender running on the fixture's queue.
 func setupTexting(t *testing.T) (*fixture, *smstest.Twilio) {
 	t.Helper()
+	f, fake := setupTextingWorker(t)
+	require.NoError(t, activities.EnsureMessages(f.ctx, f.client, f.queue))
+	return f, fake
+}
+
+// setupTextingWorker is setupTexting before the sender is started.
+func setupTextingWorker(t *testing.T) (*fixture, *smstest.Twilio) {
+	t.Helper()
 	f := fixtureOn(t, pgtest.New(t))
 	f.seed()
 	fake := smstest.New(twilioAccount, twilioToken)
@@ -37,7 +45,6 @@ func setupTexting(t *testing.T) (*fixture, *smstest.Twilio) {
 	require.NoError(t, err)
 	f.acts.SMS = s
 	f.worker = f.startWorker(worker.Options{})
-	require.NoError(t, activities.EnsureMessages(f.ctx, f.client, f.queue))
 	t.Cleanup(func() {
 		_ = f.client.TerminateWorkflow(f.ctx, booking.MessagesIDPrefix+f.queue, "", "the test is over")
 	})
@@ -126,18 +133,7 @@ func TestAContactWithoutConsentOrWithABadNumberIsAnswered(t *testing.T) {
 // due because the queue's sender was not running start it.
 func TestReconciliationSendsWhatNoSenderSent(t *testing.T) {
 	t.Parallel()
-	f := fixtureOn(t, pgtest.New(t))
-	f.seed()
-	fake := smstest.New(twilioAccount, twilioToken)
-	srv := httptest.NewServer(fake)
-	t.Cleanup(func() { fake.Release(); srv.Close() })
-	s, err := sms.New(sms.Config{AccountSid: twilioAccount, AuthToken: twilioToken, From: "+33700000000", Endpoint: srv.URL})
-	require.NoError(t, err)
-	f.acts.SMS = s
-	f.worker = f.startWorker(worker.Options{}) // and no sender started
-	t.Cleanup(func() {
-		_ = f.client.TerminateWorkflow(f.ctx, booking.MessagesIDPrefix+f.queue, "", "the test is over")
-	})
+	f, fake := setupTextingWorker(t) // and no sender started
 	url := f.serveAPI(api.Config{})
 	var keys []string
 	for i, phone := range []string{"+33612345678", "+33687654321"} {
@@ -150,7 +146,7 @@ func TestReconciliationSendsWhatNoSenderSent(t *testing.T) {
 		keys = append(keys, key)
 	}
 	// The first as a booking from before the outbox: nothing queued.
-	_, err = f.pool.Exec(f.ctx, "DELETE FROM caller_message WHERE request_key = $1", keys[0])
+	_, err := f.pool.Exec(f.ctx, "DELETE FROM caller_message WHERE request_key = $1", keys[0])
 	require.NoError(t, err)
 	require.Empty(t, fake.Sent())
 
