@@ -131,6 +131,8 @@ type Timeline struct {
 	Events   []Event
 	Calendar []CalendarState
 	CRM      *CRMState
+	// Messages are what the caller was sent, or why not.
+	Messages []MessageRecord
 	// Errors are the systems that could not be read.
 	Errors []string
 }

@@ -18,7 +18,7 @@ import (
 const opsUsage = `usage: starter ops <command> [-json]
 
   attention          sagas pending or not mirrored, and open drift flags
-  timeline KEY       one booking: store log, saga state, calendar, CRM
+  timeline KEY       one booking: store log, saga state, calendar, CRM, the caller's messages
   reconcile          run the reconciliation schedule now
   resolve ID -note   close a drift flag; the note goes to the event log
   restore KEY        commit again a booking the store lost (flag store_lost_booking),
@@ -141,6 +141,9 @@ func human(out io.Writer, v any) error {
 		}
 		if x.CRM != nil {
 			fmt.Fprintf(w, "crm %s\t%s\t%s\n", x.CRM.ID, x.CRM.Status, x.CRM.StartsAt.Format(time.RFC3339))
+		}
+		for _, m := range x.Messages {
+			fmt.Fprintf(w, "caller %s\t%s\t%s, %d tries\t%s\n", m.Kind, m.Status, m.Channel, m.Attempts, m.LastError)
 		}
 		for _, e := range x.Events {
 			fmt.Fprintf(w, "event\t%s\t%s\t%s\n", e.OccurredAt.Format(time.RFC3339), e.Kind, e.Detail)

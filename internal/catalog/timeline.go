@@ -24,6 +24,9 @@ func (c *Catalog) Timeline(ctx context.Context, key string) (booking.Timeline, e
 	if t.Events, err = c.Store.Events(ctx, key); err != nil {
 		return t, fmt.Errorf("timeline %s: %w", key, err)
 	}
+	if t.Messages, err = c.Store.Messages(ctx, key); err != nil {
+		return t, fmt.Errorf("timeline %s: %w", key, err)
+	}
 	if t.Booking == nil {
 		return t, nil
 	}

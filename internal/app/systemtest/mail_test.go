@@ -11,14 +11,12 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/converter"
-	"go.temporal.io/sdk/worker"
 
 	"github.com/bookingsaga/bookingsaga/activities"
 	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/mail"
 	"github.com/bookingsaga/bookingsaga/internal/mail/mailtest"
-	"github.com/bookingsaga/bookingsaga/internal/pgtest"
 	"github.com/bookingsaga/bookingsaga/internal/visibility"
 	"github.com/bookingsaga/bookingsaga/receipt"
 )
@@ -27,8 +25,6 @@ import (
 // SMTP sink, and the one sender running on the fixture's queue.
 func setupMailing(t *testing.T) (*fixture, *mailtest.Sink) {
 	t.Helper()
-	f := fixtureOn(t, pgtest.New(t))
-	f.seed()
 	sink := mailtest.New("agency", "s3cret")
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -37,12 +33,8 @@ func setupMailing(t *testing.T) (*fixture, *mailtest.Sink) {
 	m, err := mail.New(mail.Config{Addr: l.Addr().String(), Username: "agency", Password: "s3cret", From: "visites@agence.example",
 		TLS: mail.TLSNone, Timeout: 5 * time.Second})
 	require.NoError(t, err)
-	f.acts.Mail = m
-	f.worker = f.startWorker(worker.Options{})
+	f := sendingWorker(t, func(f *fixture) { f.acts.Mail = m })
 	require.NoError(t, activities.EnsureMessages(f.ctx, f.client, f.queue))
-	t.Cleanup(func() {
-		_ = f.client.TerminateWorkflow(f.ctx, booking.MessagesIDPrefix+f.queue, "", "the test is over")
-	})
 	return f, sink
 }
 
@@ -108,6 +100,11 @@ func TestTheCallerIsEmailedOnceForEveryChange(t *testing.T) {
 	_, cancel := invitationOf(t, got[2])
 	require.Contains(t, cancel, "METHOD:CANCEL")
 	require.Equal(t, 1, len(f.messages(key)), "one message per change")
+	tl, err := f.catalog.Timeline(f.ctx, moved)
+	require.NoError(t, err)
+	require.Len(t, tl.Messages, 2, "the operator's view of the booking")
+	require.Equal(t, booking.MessageRecord{Kind: booking.MessageCancelled, Status: booking.MessageSent, Channel: booking.ChannelEmail,
+		ProviderID: got[2].MessageID, Attempts: 1}, tl.Messages[1])
 }
 
 // A mailbox that does not exist ends the message undeliverable, and the

@@ -36,19 +36,27 @@ func setupTexting(t *testing.T) (*fixture, *smstest.Twilio) {
 // setupTextingWorker is setupTexting before the sender is started.
 func setupTextingWorker(t *testing.T) (*fixture, *smstest.Twilio) {
 	t.Helper()
-	f := fixtureOn(t, pgtest.New(t))
-	f.seed()
 	fake := smstest.New(twilioAccount, twilioToken)
 	srv := httptest.NewServer(fake)
 	t.Cleanup(func() { fake.Release(); srv.Close() })
 	s, err := sms.New(sms.Config{AccountSid: twilioAccount, AuthToken: twilioToken, From: "+33700000000", Endpoint: srv.URL})
 	require.NoError(t, err)
-	f.acts.SMS = s
+	return sendingWorker(t, func(f *fixture) { f.acts.SMS = s }), fake
+}
+
+// sendingWorker is a fixture on a database of its own whose worker sends
+// the callers' messages as wire sets them up; the queue's sender, once
+// started, is stopped with the test.
+func sendingWorker(t *testing.T, wire func(*fixture)) *fixture {
+	t.Helper()
+	f := fixtureOn(t, pgtest.New(t))
+	f.seed()
+	wire(f)
 	f.worker = f.startWorker(worker.Options{})
 	t.Cleanup(func() {
 		_ = f.client.TerminateWorkflow(f.ctx, booking.MessagesIDPrefix+f.queue, "", "the test is over")
 	})
-	return f, fake
+	return f
 }
 
 func (f *fixture) messages(key string) []booking.MessageRecord {
