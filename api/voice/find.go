@@ -128,7 +128,7 @@ func (t *Tools) toolFind(ctx context.Context, conv string, a toolArgs) (Answer, 
 	}
 	r, err := t.saga.ByReference(ctx, ref)
 	switch {
-	case errors.Is(err, booking.ErrNotFound) || err == nil && !t.phoneMatches(ctx, r.RequestKey, a.Phone):
+	case errors.Is(err, booking.ErrNotFound) || err == nil && !t.phoneMatches(ctx, r.RequestKey, r.TimeZone, a.Phone):
 		return notDone(booking.CodeNotFound, "no booking matches that reference and phone number; ask the caller to check both, or offer a person"), nil
 	case err != nil:
 		return Answer{}, err
@@ -146,37 +146,9 @@ func (t *Tools) toolFind(ctx context.Context, conv string, a toolArgs) (Answer, 
 }
 
 // phoneMatches compares a phone number with the one sealed with key's
-// booking. A store that cannot open it (erased, none given) matches
-// nothing.
-func (t *Tools) phoneMatches(ctx context.Context, key, phone string) bool {
+// booking, both read as written in the property's country (zone). A
+// store that cannot open it (erased, none given) matches nothing.
+func (t *Tools) phoneMatches(ctx context.Context, key, zone, phone string) bool {
 	c, err := t.cfg.Contacts.Contact(ctx, key)
-	return err == nil && samePhone(c.Phone, phone)
-}
-
-// samePhone says whether two ways of writing a phone number name the same
-// line: "+33 6 12 34 56 78", "0033 612 345 678" and "06 12 34 56 78" do.
-// Digits alone are compared, without the international prefix (00) or the
-// trunk prefix (0); one may carry a country code of one to three digits
-// that the other leaves out. Fewer than seven digits match nothing.
-func samePhone(a, b string) bool {
-	x, y := phoneDigits(a), phoneDigits(b)
-	if len(x) < 7 || len(y) < 7 {
-		return false
-	}
-	if len(x) < len(y) {
-		x, y = y, x
-	}
-	extra := len(x) - len(y)
-	return strings.HasSuffix(x, y) && extra <= 3
-}
-
-func phoneDigits(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		if r >= '0' && r <= '9' {
-			b.WriteRune(r)
-		}
-	}
-	d := strings.TrimPrefix(b.String(), "00")
-	return strings.TrimLeft(d, "0")
+	return err == nil && booking.SamePhone(c.Phone, phone, zone)
 }

@@ -13,26 +13,6 @@ import (
 	"github.com/bookingsaga/bookingsaga/receipt"
 )
 
-func TestSamePhone(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		a, b string
-		same bool
-	}{
-		{"+33 6 12 34 56 78", "06 12 34 56 78", true},
-		{"+33 6 12 34 56 78", "0033 612 345 678", true},
-		{"+33612345678", "6 12 34 56 78", true},
-		{"+1 (604) 555-0199", "604-555-0199", true},
-		{"+33 6 12 34 56 78", "06 12 34 56 79", false},
-		{"+33 6 12 34 56 78", "+44 6 12 34 56 78", false},
-		{"12345678", "45678", false},
-		{"", "", false},
-		{"+33 6 12 34 56 78", "7812345678 33", false},
-	} {
-		require.Equal(t, tc.same, samePhone(tc.a, tc.b), "%q %q", tc.a, tc.b)
-	}
-}
-
 func TestFindAttemptsAreLimitedPerCallAndPerReference(t *testing.T) {
 	t.Parallel()
 	var f finds

@@ -56,6 +56,10 @@ func TestAReturningCallerFindsTheirBookingByReferenceAndPhone(t *testing.T) {
 	require.Equal(t, "[not_done: not_found] NOT done: no booking matches that reference and phone number; ask the caller to check both, or offer a person.", wrong)
 	unknown := f.retellTool(url, later, "find_booking", map[string]any{"reference": receipt.Reference(uuid.NewString()), "phone": "06 12 34 56 78"})
 	require.Equal(t, wrong, unknown, "a wrong phone and an unknown reference read the same")
+	for _, near := range []string{"12 34 56 78", "+44 6 12 34 56 78"} { // the last digits alone; another country's
+		miss := f.retellTool(url, later, "find_booking", map[string]any{"reference": ref, "phone": near})
+		require.Equal(t, wrong, miss, "%s is not the number given", near)
+	}
 
 	found := f.retellTool(url, later, "find_booking", map[string]any{"reference": strings.ToLower(ref), "phone": "06 12 34 56 78"})
 	require.True(t, strings.HasPrefix(found, "[confirmed]"), found)

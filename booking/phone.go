@@ -1,0 +1,60 @@
+package booking
+
+import (
+	"maps"
+	"slices"
+	"strconv"
+	"sync"
+
+	"github.com/nyaruka/phonenumbers"
+)
+
+// SamePhone reports whether a and b are one phone number, each read as a
+// person in the property's country writes it: in Paris "+33 6 12 34 56
+// 78", "06 12 34 56 78" and "0033612345678" are one number, and the same
+// digits under another country code are not. Numbers are compared in
+// E.164 by libphonenumber's rules (nyaruka/phonenumbers), not by a run of
+// trailing digits; one that can't be read as a number matches nothing.
+func SamePhone(a, b, zone string) bool {
+	region := phoneRegion(zone)
+	x, err1 := phonenumbers.Parse(a, region)
+	y, err2 := phonenumbers.Parse(b, region)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	e := phonenumbers.Format(x, phonenumbers.E164)
+	return len(e) >= 8 && e == phonenumbers.Format(y, phonenumbers.E164)
+}
+
+// phoneRegion is the region whose dialling plan numbers written in zone
+// (an IANA name) follow: the main region of the calling code whose
+// numbers libphonenumber places in that zone ("Europe/Paris" is +33's,
+// FR; "America/Vancouver" is +1's, whose plan the whole NANP shares).
+// An unknown zone is "ZZ": only numbers written with their country code
+// can be read then.
+func phoneRegion(zone string) string {
+	if r, ok := zoneRegions()[zone]; ok {
+		return r
+	}
+	return "ZZ"
+}
+
+// zoneRegions maps each zone to its calling code's main region, built
+// once from the library's own data; the lowest calling code wins a zone
+// two codes share.
+var zoneRegions = sync.OnceValue(func() map[string]string {
+	out := map[string]string{}
+	for _, cc := range slices.Sorted(maps.Keys(phonenumbers.GetSupportedCallingCodes())) {
+		zones, err := phonenumbers.GetTimezonesForPrefix("+" + strconv.Itoa(cc))
+		if err != nil {
+			continue
+		}
+		region := phonenumbers.GetRegionCodeForCountryCode(cc)
+		for _, z := range zones {
+			if _, taken := out[z]; !taken {
+				out[z] = region
+			}
+		}
+	}
+	return out
+})
