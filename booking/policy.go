@@ -73,7 +73,9 @@ func Wall(start, end time.Time, loc *time.Location) WallHours {
 func (p Policy) Hours() string { return Clock(p.OpensAt) + "–" + Clock(p.ClosesAt) }
 
 // Clock writes an offset from midnight as a time of day, HH:MM.
-func Clock(d time.Duration) string { return fmt.Sprintf("%02d:%02d", int(d.Hours()), int(d.Minutes())%60) }
+func Clock(d time.Duration) string {
+	return fmt.Sprintf("%02d:%02d", int(d.Hours()), int(d.Minutes())%60)
+}
 
 // ParseClock reads a time of day, HH:MM, as an offset from midnight.
 func ParseClock(s string) (time.Duration, error) {
