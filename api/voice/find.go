@@ -13,6 +13,7 @@ import (
 
 	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/phone"
 	"github.com/bookingsaga/bookingsaga/receipt"
 )
 
@@ -148,7 +149,7 @@ func (t *Tools) toolFind(ctx context.Context, conv string, a toolArgs) (Answer, 
 // phoneMatches compares a phone number with the one sealed with key's
 // booking, both read as written in the property's country (zone). A
 // store that cannot open it (erased, none given) matches nothing.
-func (t *Tools) phoneMatches(ctx context.Context, key, zone, phone string) bool {
+func (t *Tools) phoneMatches(ctx context.Context, key, zone, number string) bool {
 	c, err := t.cfg.Contacts.Contact(ctx, key)
-	return err == nil && booking.SamePhone(c.Phone, phone, zone)
+	return err == nil && phone.Same(c.Phone, number, zone)
 }

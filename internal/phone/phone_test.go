@@ -1,4 +1,4 @@
-package booking
+package phone
 
 import (
 	"testing"
@@ -6,7 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestSamePhone(t *testing.T) {
+func TestSame(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		a, b, zone string
@@ -28,6 +28,6 @@ func TestSamePhone(t *testing.T) {
 		{"06 12 34 56 78", "+33 6 12 34 56 78", "Mars/Olympus", false}, // no region: a national number can't be read
 		{"+33 6 12 34 56 78", "+33612345678", "Mars/Olympus", true},
 	} {
-		require.Equal(t, tc.same, SamePhone(tc.a, tc.b, tc.zone), "%q %q in %s", tc.a, tc.b, tc.zone)
+		require.Equal(t, tc.same, Same(tc.a, tc.b, tc.zone), "%q %q in %s", tc.a, tc.b, tc.zone)
 	}
 }

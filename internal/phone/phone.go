@@ -1,4 +1,7 @@
-package booking
+// Package phone compares phone numbers as numbers. It stands apart from
+// booking, the contract clients link, so that libphonenumber's data goes
+// only into the processes that compare (the API's find_booking).
+package phone
 
 import (
 	"maps"
@@ -9,13 +12,13 @@ import (
 	"github.com/nyaruka/phonenumbers"
 )
 
-// SamePhone reports whether a and b are one phone number, each read as a
+// Same reports whether a and b are one phone number, each read as a
 // person in the property's country writes it: in Paris "+33 6 12 34 56
 // 78", "06 12 34 56 78" and "0033612345678" are one number, and the same
 // digits under another country code are not. Numbers are compared in
 // E.164 by libphonenumber's rules (nyaruka/phonenumbers), not by a run of
 // trailing digits; one that can't be read as a number matches nothing.
-func SamePhone(a, b, zone string) bool {
+func Same(a, b, zone string) bool {
 	region := phoneRegion(zone)
 	x, err1 := phonenumbers.Parse(a, region)
 	y, err2 := phonenumbers.Parse(b, region)
