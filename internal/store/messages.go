@@ -27,25 +27,16 @@ WHERE status = 'due' AND (not_before IS NULL OR not_before <= $2) ORDER BY messa
 		if due[i].Booking, err = s.Lookup(ctx, due[i].RequestKey); err != nil {
 			return nil, fmt.Errorf("due messages: %w", err)
 		}
-		if err := s.pool.QueryRow(ctx, threadSQL, due[i].RequestKey).Scan(&due[i].Thread, &due[i].Moves); err != nil {
+		// The first booking of its moves, by the chain the contact follows.
+		chain, err := s.ancestors(ctx, due[i].RequestKey)
+		if err != nil {
 			return nil, fmt.Errorf("due messages: thread of %s: %w", due[i].RequestKey, err)
 		}
+		due[i].Thread, due[i].Moves = chain[len(chain)-1], len(chain)-1
 	}
 	return due, nil
 }
 
-// threadSQL follows a booking back through the bookings it replaced to
-// the first: its key, and how many moves away it is. A key can't replace
-// itself or be replaced twice (ValidateReplacement, the store's unique
-// replaced_by), so the walk ends; the depth bound makes sure of it.
-const threadSQL = `
-WITH RECURSIVE back(key, replaces, depth) AS (
-    SELECT request_key, replaces_request_key, 0 FROM booking WHERE request_key = $1
-    UNION ALL
-    SELECT b.request_key, b.replaces_request_key, back.depth + 1
-    FROM back JOIN booking b ON b.request_key = back.replaces WHERE back.depth < 1000
-)
-SELECT key, depth FROM back ORDER BY depth DESC LIMIT 1`
 
 // MessageTry counts a try of a due message before it is sent, and
 // returns how many tries came before: a try with one before it may follow

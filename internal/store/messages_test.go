@@ -21,6 +21,15 @@ func (f *fixture) kinds(t *testing.T, key string) []booking.MessageKind {
 	return out
 }
 
+// withCaller is r with a caller's contact, sealed as the API seals it.
+func (f *fixture) withCaller(t *testing.T, r CommitRequest) CommitRequest {
+	t.Helper()
+	sealed, err := f.store.SealContact(f.ctx, r.RequestKey, ada)
+	require.NoError(t, err)
+	r.Contact = sealed
+	return r
+}
+
 // Each decision queues its caller's message in its own transaction, once:
 // a replayed commit, a held slot, a conflict add none; a move queues the
 // new booking's, a cancel its own.
@@ -29,14 +38,14 @@ func TestEveryDecisionQueuesOneMessage(t *testing.T) {
 	f := setup(t)
 	in := intent("paris", agent(0), "10:00", "10:30")
 	for range 2 {
-		_, err := f.store.Commit(f.ctx, commitReq("req_m1", in))
+		_, err := f.store.Commit(f.ctx, f.withCaller(t, commitReq("req_m1", in)))
 		require.NoError(t, err)
 	}
 	require.Equal(t, []booking.MessageKind{booking.MessageConfirmed}, f.kinds(t, "req_m1"), "a replay adds none")
 
 	_, err := f.store.Commit(f.ctx, commitReq("req_m2", intent("paris", agent(1), "10:00", "10:30")))
 	require.NoError(t, err) // a conflict
-	held := commitReq("req_m3", intent("paris", agent(2), "12:00", "12:30"))
+	held := f.withCaller(t, commitReq("req_m3", intent("paris", agent(2), "12:00", "12:30")))
 	held.Hold = true
 	_, err = f.store.Commit(f.ctx, held)
 	require.NoError(t, err)
@@ -48,7 +57,10 @@ func TestEveryDecisionQueuesOneMessage(t *testing.T) {
 
 	_, err = f.store.Commit(f.ctx, commitReq("req_m4", moving("req_m1", intent("paris", agent(0), "14:00", "14:30"))))
 	require.NoError(t, err)
-	require.Equal(t, []booking.MessageKind{booking.MessageRescheduled}, f.kinds(t, "req_m4"))
+	require.Equal(t, []booking.MessageKind{booking.MessageRescheduled}, f.kinds(t, "req_m4"), "a move writes to its caller's contact")
+	_, err = f.store.Commit(f.ctx, commitReq("req_m5", intent("paris", agent(3), "16:00", "16:30")))
+	require.NoError(t, err)
+	require.Empty(t, f.kinds(t, "req_m5"), "no contact, no caller to write to: no row")
 	require.Equal(t, []booking.MessageKind{booking.MessageConfirmed}, f.kinds(t, "req_m1"), "the move's own message tells it")
 
 	for range 2 {
@@ -99,13 +111,13 @@ func TestTheReminderIsThePolicysAndQueuedOnce(t *testing.T) {
 		return b.RemindAt
 	}
 	want := paris("10:00").Add(-24 * time.Hour).UTC()
-	out, err := f.store.Commit(f.ctx, day("req_r1", intent("paris", agent(0), "10:00", "10:30")))
+	out, err := f.store.Commit(f.ctx, f.withCaller(t, day("req_r1", intent("paris", agent(0), "10:00", "10:30"))))
 	require.NoError(t, err)
 	require.Equal(t, &want, out.Booking.RemindAt, "the commit's answer")
 	require.Equal(t, &want, remindAt("req_r1"), "the store's record")
 	first := out.Booking.BookingID
 
-	held := day("req_r2", intent("paris", agent(1), "12:00", "12:30"))
+	held := f.withCaller(t, day("req_r2", intent("paris", agent(1), "12:00", "12:30")))
 	held.Hold = true
 	out, err = f.store.Commit(f.ctx, held)
 	require.NoError(t, err)
