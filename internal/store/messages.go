@@ -37,7 +37,6 @@ WHERE status = 'due' AND (not_before IS NULL OR not_before <= $2) ORDER BY messa
 	return due, nil
 }
 
-
 // MessageTry counts a try of a due message before it is sent, and
 // returns how many tries came before: a try with one before it may follow
 // a send whose reply was lost, or a worker that died between its send and
