@@ -2,7 +2,6 @@ package activities_test
 
 import (
 	"context"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -233,11 +232,10 @@ func mailing(t *testing.T) (*fixture, *mailtest.Sink) {
 	t.Helper()
 	f := setup(t)
 	sink := mailtest.New("", "")
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := sink.Start("127.0.0.1:0")
 	require.NoError(t, err)
-	go func() { _ = sink.Serve(l) }()
 	t.Cleanup(func() { _ = sink.Close() })
-	m, err := mail.New(mail.Config{Addr: l.Addr().String(), From: "visites@agence.example", TLS: mail.TLSNone, Timeout: 5 * time.Second})
+	m, err := mail.New(mail.Config{Addr: addr, From: "visites@agence.example", TLS: mail.TLSNone, Timeout: 5 * time.Second})
 	require.NoError(t, err)
 	f.acts.Mail = m
 	return f, sink

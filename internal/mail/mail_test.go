@@ -3,7 +3,6 @@ package mail_test
 import (
 	"context"
 	"errors"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -23,11 +22,10 @@ const caller = "caller@example.org"
 func setup(t *testing.T, password string) (*mail.Sender, *mailtest.Sink) {
 	t.Helper()
 	sink := mailtest.New("agency", "s3cret")
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := sink.Start("127.0.0.1:0")
 	require.NoError(t, err)
-	go func() { _ = sink.Serve(l) }()
 	t.Cleanup(func() { _ = sink.Close() })
-	s, err := mail.New(mail.Config{Addr: l.Addr().String(), Username: "agency", Password: password, From: "visites@agence.example",
+	s, err := mail.New(mail.Config{Addr: addr, Username: "agency", Password: password, From: "visites@agence.example",
 		TLS: mail.TLSNone, Timeout: 5 * time.Second})
 	require.NoError(t, err)
 	return s, sink

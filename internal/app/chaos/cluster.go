@@ -117,12 +117,9 @@ func newCluster(dir string, bins Binaries, temporalStore string) (*cluster, erro
 		c.servers = append(c.servers, srv)
 		*fake.url = "http://" + ln.Addr().String()
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
+	if c.smtpAddr, err = c.mail.Start("127.0.0.1:0"); err != nil {
 		return nil, err
 	}
-	go func() { _ = c.mail.Serve(ln) }()
-	c.smtpAddr = ln.Addr().String()
 	return c, nil
 }
 

@@ -268,13 +268,12 @@ func (s *Stack) startMail() error {
 	if s.opts.SMTPAddr == "" {
 		return nil
 	}
-	ln, err := net.Listen("tcp", s.opts.SMTPAddr)
+	s.mail = mailtest.New(MailUser, MailPassword)
+	addr, err := s.mail.Start(s.opts.SMTPAddr)
 	if err != nil {
 		return fmt.Errorf("%s is in use: stop what uses it or pick another port with the flags: %w", s.opts.SMTPAddr, err)
 	}
-	s.mail = mailtest.New(MailUser, MailPassword)
-	go func() { s.logErr("smtp sink", s.mail.Serve(ln)) }()
-	s.SMTPAddr = s.opts.SMTPAddr
+	s.SMTPAddr = addr
 	if err := s.serve(s.opts.MailAddr, s.mail); err != nil {
 		return err
 	}

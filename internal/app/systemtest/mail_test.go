@@ -1,7 +1,6 @@
 package systemtest
 
 import (
-	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -26,11 +25,10 @@ import (
 func setupMailing(t *testing.T) (*fixture, *mailtest.Sink) {
 	t.Helper()
 	sink := mailtest.New("agency", "s3cret")
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := sink.Start("127.0.0.1:0")
 	require.NoError(t, err)
-	go func() { _ = sink.Serve(l) }()
 	t.Cleanup(func() { _ = sink.Close() })
-	m, err := mail.New(mail.Config{Addr: l.Addr().String(), Username: "agency", Password: "s3cret", From: "visites@agence.example",
+	m, err := mail.New(mail.Config{Addr: addr, Username: "agency", Password: "s3cret", From: "visites@agence.example",
 		TLS: mail.TLSNone, Timeout: 5 * time.Second})
 	require.NoError(t, err)
 	f := sendingWorker(t, func(f *fixture) { f.acts.Mail = m })

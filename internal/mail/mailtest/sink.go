@@ -10,7 +10,6 @@
 package mailtest
 
 import (
-	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -49,13 +48,15 @@ func New(user, pass string) *Sink {
 	return s
 }
 
-// Serve speaks SMTP on l until Close.
-func (s *Sink) Serve(l net.Listener) error {
-	err := s.srv.Serve(l)
-	if errors.Is(err, smtp.ErrServerClosed) {
-		return nil
+// Start listens on addr ("127.0.0.1:0": any free port) and speaks SMTP
+// there until Close; it returns the address it listens on.
+func (s *Sink) Start(addr string) (string, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", err
 	}
-	return err
+	go func() { _ = s.srv.Serve(ln) }() // ends with Close
+	return ln.Addr().String(), nil
 }
 
 // Close stops the server and lets go of held faults.
