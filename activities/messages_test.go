@@ -47,7 +47,7 @@ func (f *fixture) book(key string, hour int, c *booking.Contact) {
 	ctx := context.Background()
 	in := f.commitInput(key, "p1", hour)
 	if c != nil {
-		sealed, err := f.acts.Store.SealContact(ctx, key, *c)
+		sealed, err := f.acts.Store.SealContact(ctx, key, *c, "Europe/Paris")
 		require.NoError(f.t, err)
 		in.Contact = sealed
 	}
@@ -204,7 +204,7 @@ func TestTheReminderIsQueuedOnceAndWorded(t *testing.T) {
 	require.NoError(t, f.acts.Store.SetPolicy(ctx, booking.Policy{Version: "p2", SlotMinutes: 60, OpensAt: 6 * time.Hour,
 		ClosesAt: 22 * time.Hour, HoldTTL: 10 * time.Minute, MinNotice: time.Hour, Reminder: 24 * time.Hour}))
 	in := f.commitInput("req_rem", "p2", 10)
-	sealed, err := f.acts.Store.SealContact(ctx, "req_rem", booking.Contact{Phone: callerPhone, Notify: booking.ChannelSMS, Lang: "zh"})
+	sealed, err := f.acts.Store.SealContact(ctx, "req_rem", booking.Contact{Phone: callerPhone, Notify: booking.ChannelSMS, Lang: "zh"}, "Europe/Paris")
 	require.NoError(t, err)
 	in.Contact = sealed
 	out, err := f.acts.Store.Commit(ctx, store.CommitRequest{CommitRequest: in.CommitRequest, CalendarUnchecked: true})
@@ -262,7 +262,7 @@ func TestAnEmailedCallersCalendarFollowsTheViewing(t *testing.T) {
 	sent()
 	moved := f.commitInput("req_mail_2", "p1", 14)
 	moved.Intent.Replaces = "req_mail"
-	sealed, err := f.acts.Store.SealContact(ctx, "req_mail_2", contact)
+	sealed, err := f.acts.Store.SealContact(ctx, "req_mail_2", contact, "Europe/Paris")
 	require.NoError(t, err)
 	moved.Contact = sealed
 	_, err = f.acts.Store.Commit(ctx, store.CommitRequest{CommitRequest: moved.CommitRequest, CalendarUnchecked: true})

@@ -1532,11 +1532,14 @@ type ToolArgsFindBooking struct {
 	// Language the language to answer in: en (the default), fr or zh
 	Language *string `json:"language,omitempty"`
 
-	// Phone the phone number the caller gave when booking, as they say it
-	Phone string `json:"phone"`
+	// Name without reference: the name the caller booked under
+	Name *string `json:"name,omitempty"`
+
+	// Phone with reference: the phone number the caller gave when booking, as they say it
+	Phone *string `json:"phone,omitempty"`
 
 	// Reference the reference the caller quotes, BS-XXXX-XXXX
-	Reference string `json:"reference"`
+	Reference *string `json:"reference,omitempty"`
 }
 
 // ToolArgsPropertyInfo defines model for ToolArgs_property_info.
@@ -1556,6 +1559,12 @@ type ToolArgsPropertyInfo struct {
 
 // ToolArgsRequestHuman defines model for ToolArgs_request_human.
 type ToolArgsRequestHuman struct {
+	// CallbackNumber a number the caller asks to be called back on; leave out to use the number this call comes from
+	CallbackNumber *string `json:"callback_number,omitempty"`
+
+	// CallbackWindow when the caller would like the call back, in their words, e.g. weekday mornings
+	CallbackWindow *string `json:"callback_window,omitempty"`
+
 	// ConversationId only where the platform sends no call id itself: leave it out on the first tool call of a call, then send the conversation_id that answer gave on every later one
 	ConversationId *string `json:"conversation_id,omitempty"`
 

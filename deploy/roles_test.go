@@ -73,7 +73,7 @@ func TestTheInitScriptsRolesRunTheStore(t *testing.T) {
 		Intent: booking.Intent{PropertyID: "flat", AgentID: "agent", StartsAt: start, EndsAt: start.Add(30 * time.Minute), TimeZone: "Europe/Paris"}}})
 	require.NoError(t, err, "the worker books")
 	api := store.New(pool("bookingsaga_api"), store.Config{Now: clock})
-	_, err = api.SealContact(ctx, "k-2", booking.Contact{Name: "Ada"})
+	_, err = api.SealContact(ctx, "k-2", booking.Contact{Name: "Ada"}, "Europe/Paris")
 	require.NoError(t, err, "the API seals contacts")
 	_, err = api.Release(ctx, store.ReleaseRequest{RequestKey: "k-1"})
 	require.ErrorContains(t, err, "permission denied", "the API changes no booking: a worker does")

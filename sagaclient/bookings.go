@@ -88,7 +88,7 @@ func (c *Client) seal(ctx context.Context, key string, req *booking.CommitReques
 	if c.opts.Contacts == nil {
 		return fmt.Errorf("seal contact %s: %w", key, ErrNoSealer)
 	}
-	sealed, err := c.opts.Contacts.SealContact(ctx, key, *req.Contact)
+	sealed, err := c.opts.Contacts.SealContact(ctx, key, *req.Contact, req.Intent.TimeZone)
 	if err != nil {
 		return err // the sealer names the operation and the key
 	}

@@ -27,7 +27,7 @@ import (
 // the key makes unreadable. The store implements it; sealing may return
 // nil when the contact was erased already.
 type ContactSealer interface {
-	SealContact(ctx context.Context, key string, c booking.Contact) (*booking.Contact, error)
+	SealContact(ctx context.Context, key string, c booking.Contact, zone string) (*booking.Contact, error)
 }
 
 // Catalog is what the client asks of the store beside Temporal: what the

@@ -122,9 +122,9 @@ func human(out io.Writer, v any) error {
 			}
 		}
 		if len(x.Handoffs) > 0 {
-			fmt.Fprintln(w, "\nHANDOFF\tTOPIC\tCALL\tASKED\tREASON")
+			fmt.Fprintln(w, "\nHANDOFF\tTOPIC\tCALL\tASKED\tCALL BACK\tREASON")
 			for _, h := range x.Handoffs {
-				fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\n", h.ID, h.Topic, h.ConversationID, h.RequestedAt.Format(time.RFC3339), h.Reason)
+				fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\n", h.ID, h.Topic, h.ConversationID, h.RequestedAt.Format(time.RFC3339), callBack(h.Callback), h.Reason)
 			}
 		}
 	case sagaclient.Timeline:
@@ -159,4 +159,15 @@ func human(out io.Writer, v any) error {
 		fmt.Fprintln(w, string(data))
 	}
 	return nil
+}
+
+// callBack is where and when to call a caller back, for the operator.
+func callBack(c *booking.Callback) string {
+	switch {
+	case c == nil:
+		return "(no number)"
+	case c.Window == "":
+		return c.Number
+	}
+	return c.Number + " (" + c.Window + ")"
 }

@@ -12,12 +12,13 @@ import (
 	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/localtime"
+	"github.com/bookingsaga/bookingsaga/internal/phone"
 	"github.com/bookingsaga/bookingsaga/internal/speech"
 	"github.com/bookingsaga/bookingsaga/receipt"
 )
 
 // Answer is a tool call's answer: its status (a receipt's, or one of the
-// tools' own: selected, offered, fact, no_fact, handoff_requested,
+// tools' own: selected, offered, found, fact, no_fact, handoff_requested,
 // not_done), a code for a refusal or a call not done, the line the agent
 // says (with notes for the model after it), and what it speaks of. Each
 // platform renders it its own way: one line of text for Retell and Vapi
@@ -76,10 +77,31 @@ func notDone(code booking.Code, msg string) Answer {
 	return Answer{Status: statusNotDone, Code: string(code), Line: "NOT done: " + strings.TrimSuffix(msg, ".") + "."}
 }
 
+// platformCall is what a platform says of the phone call a tool call is
+// part of: its id, and the caller's number (caller ID) where it tells
+// one. Neither ever comes from the model's arguments.
+type platformCall struct {
+	id     string
+	caller string
+}
+
+// callOf is the call named id, its caller ID read as a number: one that
+// can't be read as an international number counts as none.
+func callOf(id, callerNumber string) platformCall {
+	number, _ := phone.E164(callerNumber, "")
+	return platformCall{id: id, caller: number}
+}
+
+// CallerNumberHeader is the header that carries caller ID where the
+// platform's own payload does not (MCP; Retell's args-only functions):
+// the integrator binds it to the platform's caller number
+// (docs/connect.md).
+const CallerNumberHeader = "X-Caller-Number"
+
 // call runs one tool call for the conversation a platform named, scoped
 // by the key the call came in under (api.Conversation).
-func (t *Tools) call(ctx context.Context, callID, name string, raw json.RawMessage) Answer {
-	done, refused := t.admit(ctx, name, callID, raw)
+func (t *Tools) call(ctx context.Context, pc platformCall, name string, raw json.RawMessage) Answer {
+	done, refused := t.admit(ctx, name, pc.id, raw)
 	if refused != nil {
 		return *refused
 	}
@@ -88,10 +110,11 @@ func (t *Tools) call(ctx context.Context, callID, name string, raw json.RawMessa
 	if bad != nil {
 		return *bad
 	}
-	conv, e := api.Conversation(ctx, callID)
+	conv, e := api.Conversation(ctx, pc.id)
 	if e != nil {
 		return notDone(booking.Code(e.Code), e.Message)
 	}
+	args.callerNumber = pc.caller
 	return t.callWith(ctx, conv, name, args)
 }
 

@@ -101,31 +101,29 @@ func (f *finds) prune(now time.Time) {
 	}
 }
 
+// noContacts answers a find on an API without the store's contacts.
+var noContacts = &api.Error{Status: http.StatusNotImplemented, Code: string(booking.CodeUnavailable), Message: "this API has no store connection to check a phone number"}
+
 // tooManyFinds answers an attempt over a budget.
 var tooManyFinds = notDone(booking.CodeRateLimited, "too many attempts to find a booking in this call; offer to pass the caller to a person")
 
 func (t *Tools) toolFind(ctx context.Context, conv string, a toolArgs) (Answer, error) {
+	if strings.TrimSpace(a.Reference) == "" {
+		return t.toolFindByCaller(ctx, conv, a)
+	}
 	ref, err := receipt.CanonicalReference(a.Reference)
 	switch {
-	case strings.TrimSpace(a.Reference) == "" || strings.TrimSpace(a.Phone) == "":
+	case strings.TrimSpace(a.Phone) == "":
 		return Answer{}, api.BadRequest(booking.CodeMissingField, "give the reference the caller quotes and the phone number they gave when booking")
 	case err != nil:
 		return Answer{}, err // not a reference: nothing is counted or looked up
 	case t.cfg.Contacts == nil:
-		return Answer{}, &api.Error{Status: http.StatusNotImplemented, Code: string(booking.CodeUnavailable), Message: "this API has no store connection to check a phone number"}
+		return Answer{}, noContacts
 	case !t.finds.allow(conv, ref, t.cfg.Now()):
 		return tooManyFinds, nil
 	}
-	if b := t.cfg.FindBudget; b != nil {
-		// Every API process shares the reference's budget; this process's
-		// own count above only turns the cheap refusals away first.
-		ok, err := b.SpendFindAttempt(ctx, ref, findBurst, findBurst*findPerBooking)
-		switch {
-		case err != nil:
-			return Answer{}, err
-		case !ok:
-			return tooManyFinds, nil
-		}
+	if ok, err := t.spendShared(ctx, ref); err != nil || !ok {
+		return tooManyFinds, err
 	}
 	r, err := t.saga.ByReference(ctx, ref)
 	switch {
@@ -134,16 +132,34 @@ func (t *Tools) toolFind(ctx context.Context, conv string, a toolArgs) (Answer, 
 	case err != nil:
 		return Answer{}, err
 	}
-	// A booking moved since is found where it went.
-	for hops := 0; r.Status == receipt.StatusRescheduled && r.ReplacedBy != "" && hops < 10; hops++ {
-		if r, err = t.saga.Status(ctx, r.ReplacedBy); err != nil {
-			return Answer{}, err
-		}
+	if r, err = t.current(ctx, r); err != nil {
+		return Answer{}, err
 	}
 	if err := t.saga.Adopt(ctx, conv, r.RequestKey); err != nil {
 		return Answer{}, err
 	}
 	return t.spoken(ctx, a.lang, r).note("For the tools: request_key " + r.RequestKey + "; this call may now check, cancel or reschedule it."), nil
+}
+
+// spendShared spends one of what a reference (or a caller's number) may
+// try, counted for every API process (the store); this process's own
+// count (finds) only turns the cheap refusals away first.
+func (t *Tools) spendShared(ctx context.Context, ref string) (bool, error) {
+	if t.cfg.FindBudget == nil {
+		return true, nil
+	}
+	return t.cfg.FindBudget.SpendFindAttempt(ctx, ref, findBurst, findBurst*findPerBooking)
+}
+
+// current is r, or where a move took it since.
+func (t *Tools) current(ctx context.Context, r receipt.Receipt) (receipt.Receipt, error) {
+	var err error
+	for hops := 0; r.Status == receipt.StatusRescheduled && r.ReplacedBy != "" && hops < 10; hops++ {
+		if r, err = t.saga.Status(ctx, r.ReplacedBy); err != nil {
+			return receipt.Receipt{}, err
+		}
+	}
+	return r, nil
 }
 
 // phoneMatches compares a phone number with the one sealed with key's

@@ -76,7 +76,7 @@ func TestFindAttemptsCountTheReferenceNotItsSpelling(t *testing.T) {
 func TestALongConversationIDIsRefused(t *testing.T) {
 	t.Parallel()
 	tools := New(nil, Config{})
-	ans := tools.call(context.Background(), strings.Repeat("x", 1024), "find_booking", []byte(`{"reference":"BS-AAAA-AAAA","phone":"0612345678"}`))
+	ans := tools.call(context.Background(), callOf(strings.Repeat("x", 1024), ""), "find_booking", []byte(`{"reference":"BS-AAAA-AAAA","phone":"0612345678"}`))
 	require.True(t, ans.Failed(), ans.Text())
 	require.Equal(t, "invalid_conversation_id", ans.Code)
 	require.Empty(t, tools.finds.by, "nothing counted")

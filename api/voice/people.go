@@ -6,6 +6,7 @@ import (
 
 	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/phone"
 )
 
 // Facts and people: what the voice tools may say about a property comes
@@ -44,9 +45,11 @@ func (t *Tools) toolPropertyInfo(ctx context.Context, _ string, a toolArgs) (Ans
 }
 
 // toolRequestHuman records that the caller wants a person, with the
-// call's bookings, and tells the model to transfer where it can.
+// call's bookings and the number to call them back on (one they give,
+// else caller ID), and tells the model to transfer where it can.
 func (t *Tools) toolRequestHuman(ctx context.Context, conv string, a toolArgs) (Answer, error) {
-	h := booking.Handoff{ConversationID: conv, Topic: strings.ToLower(strings.TrimSpace(a.Topic)), Reason: strings.TrimSpace(a.Reason)}
+	h := booking.Handoff{ConversationID: conv, Topic: strings.ToLower(strings.TrimSpace(a.Topic)), Reason: strings.TrimSpace(a.Reason),
+		Callback: callback(a)}
 	if err := h.Validate(); err != nil {
 		return Answer{}, api.FromRejection(err)
 	}
@@ -54,9 +57,28 @@ func (t *Tools) toolRequestHuman(ctx context.Context, conv string, a toolArgs) (
 	if h.RequestKeys, err = t.saga.Keys(ctx, conv); err != nil {
 		return Answer{}, err
 	}
-	if _, err := t.saga.RequestHandoff(ctx, h); err != nil {
+	if h, err = t.saga.RequestHandoff(ctx, h); err != nil {
 		return Answer{}, err
 	}
-	return Answer{Status: "handoff_requested", Line: t.cfg.Names.Speaker(a.lang).Handoff() +
-		" For the tools: if your platform can transfer this call to a person, transfer it now."}, nil
+	line := t.cfg.Names.Speaker(a.lang).Handoff() + " For the tools: if your platform can transfer this call to a person, transfer it now."
+	if !h.HasCallback {
+		line += " No number to call back is recorded: ask the caller for one, then call request_human again with callback_number."
+	}
+	return Answer{Status: "handoff_requested", Line: line}, nil
+}
+
+// callback is where a person calls the caller back: the number they
+// gave (in E.164 where it reads as one), else caller ID; nil with neither.
+func callback(a toolArgs) *booking.Callback {
+	number := strings.TrimSpace(a.CallbackNumber)
+	if e164, ok := phone.E164(number, ""); ok {
+		number = e164
+	}
+	if number == "" {
+		number = a.callerNumber
+	}
+	if number == "" {
+		return nil
+	}
+	return &booking.Callback{Number: number, Window: strings.TrimSpace(a.CallbackWindow)}
 }

@@ -33,22 +33,20 @@ func (t *Tools) retell(w http.ResponseWriter, r *http.Request) error {
 	}
 	var call struct {
 		Name string `json:"name"`
-		Call struct {
-			CallID string `json:"call_id"`
-		} `json:"call"`
+		Call retellCall      `json:"call"`
 		Args json.RawMessage `json:"args"`
 	}
 	if err := json.Unmarshal(body, &call); err != nil {
 		return unread(r, body, api.BadRequest(booking.CodeBadJSON, "the body is not a Retell function call: %s", api.JSONProblem(err)))
 	}
-	tool, conv, args := r.PathValue("tool"), call.Call.CallID, call.Args
+	tool, conv, args, caller := r.PathValue("tool"), call.Call.CallID, call.Args, call.Call.caller()
 	switch {
 	case conv != "" && tool != "" && call.Name != "" && call.Name != tool:
 		return unread(r, body, api.BadRequest(booking.CodeBadJSON, "the body calls %q at the URL of %q", call.Name, tool))
 	case conv != "" && tool == "":
 		tool = call.Name
 	case conv == "" && tool != "": // args only
-		conv, args = r.Header.Get("X-Call-Id"), body
+		conv, args, caller = r.Header.Get("X-Call-Id"), body, r.Header.Get(CallerNumberHeader)
 		if conv == "" {
 			return unread(r, body, api.BadRequest(booking.CodeMissingField, "an args-only call needs the header X-Call-Id: {{call_id}} in the function's settings"))
 		}
@@ -56,7 +54,25 @@ func (t *Tools) retell(w http.ResponseWriter, r *http.Request) error {
 	if tool == "" || conv == "" {
 		return unread(r, body, api.BadRequest(booking.CodeBadJSON, "want {name, call: {call_id}, args}, or the arguments alone at /v1/tools/retell/{tool} with X-Call-Id"))
 	}
-	return api.WriteJSON(w, http.StatusOK, map[string]string{"result": t.call(r.Context(), conv, tool, args).Text()})
+	return api.WriteJSON(w, http.StatusOK, map[string]string{"result": t.call(r.Context(), callOf(conv, caller), tool, args).Text()})
+}
+
+// retellCall is the part of Retell's call object the service reads
+// (PhoneCallResponse in Retell's SDK): a web call has no numbers.
+type retellCall struct {
+	CallID     string `json:"call_id"`
+	Direction  string `json:"direction"`
+	FromNumber string `json:"from_number"`
+	ToNumber   string `json:"to_number"`
+}
+
+// caller is the caller's number: from_number on an inbound call, and on
+// an outbound one to_number (from_number is then the agency's own).
+func (c retellCall) caller() string {
+	if c.Direction == "outbound" {
+		return c.ToNumber
+	}
+	return c.FromNumber
 }
 
 // retellVerified checks Retell's signature, when a key is set. In "args
@@ -179,7 +195,7 @@ func (t *Tools) vapi(w http.ResponseWriter, r *http.Request) error {
 	for _, tc := range calls {
 		ans := notDone(booking.CodeMissingField, "the message names no call (message.call.id)")
 		if msg.Message.Call.ID != "" {
-			ans = t.call(r.Context(), msg.Message.Call.ID, tc.name(), tc.args())
+			ans = t.call(r.Context(), callOf(msg.Message.Call.ID, msg.caller()), tc.name(), tc.args())
 		}
 		res := vapiResult{Name: tc.name(), ToolCallID: tc.ID}
 		// A call that did nothing is Vapi's error (its request-failed
@@ -201,8 +217,11 @@ type vapiMessage struct {
 	Message struct {
 		Type string `json:"type"`
 		Call struct {
-			ID string `json:"id"`
+			ID       string       `json:"id"`
+			Customer vapiCustomer `json:"customer"`
 		} `json:"call"`
+		// Customer is the message's own copy of the call's customer.
+		Customer     vapiCustomer   `json:"customer"`
 		ToolCallList         []vapiToolCall `json:"toolCallList"`
 		ToolWithToolCallList []struct {
 			ToolCall vapiToolCall `json:"toolCall"`
@@ -211,6 +230,21 @@ type vapiMessage struct {
 		// lists but some of its examples still read.
 		ToolCalls []vapiToolCall `json:"toolCalls"`
 	} `json:"message"`
+}
+
+// vapiCustomer is Vapi's CreateCustomerDto: number is the customer's,
+// in E.164 unless the assistant turned that check off; a web call has
+// none.
+type vapiCustomer struct {
+	Number string `json:"number"`
+}
+
+// caller is the customer's number, the call's copy first.
+func (m vapiMessage) caller() string {
+	if n := m.Message.Call.Customer.Number; n != "" {
+		return n
+	}
+	return m.Message.Customer.Number
 }
 
 func (m vapiMessage) calls() []vapiToolCall {

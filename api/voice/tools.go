@@ -38,11 +38,20 @@ type toolArgs struct {
 	// question; Reason is request_human's, in the caller's words.
 	Topic  string `json:"topic,omitempty"`
 	Reason string `json:"reason,omitempty"`
-	// Phone, with find_booking, is the number the caller gave when booking.
+	// Phone, with find_booking, is the number the caller gave when booking;
+	// Name, without a reference, the name they booked under.
 	Phone string `json:"phone,omitempty"`
+	Name  string `json:"name,omitempty"`
+	// CallbackNumber and CallbackWindow, with request_human, are where and
+	// when a person calls the caller back; the number defaults to caller ID.
+	CallbackNumber string `json:"callback_number,omitempty"`
+	CallbackWindow string `json:"callback_window,omitempty"`
 	// ConversationID names the call on MCP when no X-Call-Id header does.
 	ConversationID string `json:"conversation_id,omitempty"`
 	lang           speech.Lang
+	// callerNumber is caller ID as the platform gave it, in E.164: never
+	// an argument (a model can say any number).
+	callerNumber string
 }
 
 // toolSelect records the caller's choice in the conversation, holding
@@ -50,7 +59,8 @@ type toolArgs struct {
 // outcome is known it holds the conversation, as a book does.
 func (t *Tools) toolSelect(ctx context.Context, conv string, a toolArgs) (Answer, error) {
 	if a.Hold {
-		return t.toolHold(ctx, conv, a)
+		ans, err := t.toolHold(ctx, conv, a)
+		return offerCallerID(ans, a), err
 	}
 	in, e := a.Slot.Intent(t.cfg.Now())
 	if e != nil {
@@ -60,8 +70,18 @@ func (t *Tools) toolSelect(ctx context.Context, conv string, a toolArgs) (Answer
 	if err != nil {
 		return Answer{}, err
 	}
-	return Answer{Status: "selected", Line: t.cfg.Names.Speaker(a.lang, in.PropertyID).Readback(in.PropertyID, in.StartsAt, in.TimeZone) +
-		" For the tools: request_key " + key + ".", RequestKey: key}, nil
+	return offerCallerID(Answer{Status: "selected", Line: t.cfg.Names.Speaker(a.lang, in.PropertyID).Readback(in.PropertyID, in.StartsAt, in.TimeZone) +
+		" For the tools: request_key " + key + ".", RequestKey: key}, a), nil
+}
+
+// offerCallerID tells the model, once the caller has chosen, the number
+// they call from, for book's contact: the caller confirms it, since a
+// shared or withheld line is not theirs to be texted on.
+func offerCallerID(ans Answer, a toolArgs) Answer {
+	if a.callerNumber == "" || ans.Failed() || ans.Status == string(receipt.StatusConflict) || ans.Status == string(receipt.StatusRejected) {
+		return ans
+	}
+	return ans.note("The caller is calling from " + a.callerNumber + ": offer it as the contact phone for book, and use it only if they agree.")
 }
 
 // sending is call for req, under the key the conversation gives it.

@@ -40,8 +40,9 @@ type Config struct {
 	// Catalogue answers availability and a property's facts.
 	Catalogue api.Catalogue
 	// Contacts opens the sealed contact find_booking compares a phone
-	// with; without it find_booking answers it cannot.
-	Contacts api.ContactVault
+	// with, and finds contacts by caller ID; without it find_booking
+	// answers it cannot.
+	Contacts Contacts
 	// FindBudget counts find_booking's attempts per reference for every
 	// API process (the store); nil counts them in this process alone.
 	FindBudget FindBudget
@@ -87,6 +88,14 @@ type Sagas interface {
 	RequestHandoff(ctx context.Context, h booking.Handoff) (booking.Handoff, error)
 	StartConversation(ctx context.Context, conv string) error
 	KnownConversation(ctx context.Context, conv string) (bool, error)
+}
+
+// Contacts are the sealed contacts find_booking reads (*store.Store
+// implements it): opened by key, and found by a caller's number in
+// international form, with an opaque name of that number for budgets.
+type Contacts interface {
+	Contact(ctx context.Context, key string) (booking.Contact, error)
+	KeysByPhone(ctx context.Context, number string) (ref string, keys []string, err error)
 }
 
 // FindBudget is the store's count of find_booking's attempts per

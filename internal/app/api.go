@@ -275,7 +275,7 @@ func NewAPI(ctx context.Context, cfg APIConfig, logger *zap.Logger, scope tally.
 		Catalogue: reads.Catalog, Contacts: reads.Store, Names: names, Bookings: reads.Store,
 		Webhooks: reads.Store, Egress: cfg.Mirrors.Egress()},
 		voice.Config{RetellKey: cfg.RetellKey, VapiSecret: cfg.VapiSecret, VapiHMACSecret: cfg.VapiHMACSecret,
-			MaxInFlight: cfg.MaxToolCalls, FindBudget: reads.Store})
+			MaxInFlight: cfg.MaxToolCalls, FindBudget: reads.Store, Contacts: reads.Store})
 	return &API{handler: h, tc: tc, reads: reads, names: names}, nil
 }
 
@@ -303,13 +303,14 @@ func keepNames(ctx context.Context, names *speech.Names, logger *zap.Logger) {
 }
 
 // Edge is the agent edge over sc: the REST API with the voice tools
-// mounted on it, the tools sharing the API's catalogue, stores, display
-// names, language, clock and metrics.
+// mounted on it, the tools sharing the API's catalogue, bookings, display
+// names, language, clock and metrics (the contacts they find callers by
+// are their own: tools.Contacts).
 func Edge(sc *sagaclient.Client, cfg api.Config, tools voice.Config) http.Handler {
 	if cfg.Timeline == nil {
 		cfg.Timeline = func(ctx context.Context, key string) (any, error) { return sc.Timeline(ctx, key) }
 	}
-	tools.Catalogue, tools.Contacts, tools.Bookings, tools.Names = cfg.Catalogue, cfg.Contacts, cfg.Bookings, cfg.Names
+	tools.Catalogue, tools.Bookings, tools.Names = cfg.Catalogue, cfg.Bookings, cfg.Names
 	tools.Language, tools.Now, tools.Metrics = cfg.Language, cfg.Now, cfg.Metrics
 	srv := api.New(sc, cfg)
 	srv.Mount(voice.New(sc, tools).Routes()...)

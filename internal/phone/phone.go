@@ -19,14 +19,22 @@ import (
 // E.164 by libphonenumber's rules (nyaruka/phonenumbers), not by a run of
 // trailing digits; one that can't be read as a number matches nothing.
 func Same(a, b, zone string) bool {
-	region := phoneRegion(zone)
-	x, err1 := phonenumbers.Parse(a, region)
-	y, err2 := phonenumbers.Parse(b, region)
-	if err1 != nil || err2 != nil {
-		return false
+	x, ok := E164(a, zone)
+	y, ok2 := E164(b, zone)
+	return ok && ok2 && x == y
+}
+
+// E164 is number in E.164 (+33612345678), read as a person in zone's
+// country writes it; a number written with its country code (as voice
+// platforms give caller ID) reads the same whatever the zone, "" among
+// them. ok is false for what can't be read as a number.
+func E164(number, zone string) (e164 string, ok bool) {
+	n, err := phonenumbers.Parse(number, phoneRegion(zone))
+	if err != nil {
+		return "", false
 	}
-	e := phonenumbers.Format(x, phonenumbers.E164)
-	return len(e) >= 8 && e == phonenumbers.Format(y, phonenumbers.E164)
+	e := phonenumbers.Format(n, phonenumbers.E164)
+	return e, len(e) >= 8
 }
 
 // phoneRegion is the region whose dialling plan numbers written in zone

@@ -64,7 +64,7 @@ func (s *Store) Commit(ctx context.Context, req CommitRequest) (Outcome, error) 
 	if req.Contact.HasPlain() {
 		// A saga of the release before carries its contact in plain
 		// text; the store keeps none.
-		sealed, err := s.SealContact(ctx, req.RequestKey, *req.Contact)
+		sealed, err := s.SealContact(ctx, req.RequestKey, *req.Contact, req.Intent.TimeZone)
 		if err != nil {
 			return Outcome{}, err
 		}

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -45,7 +46,7 @@ RETURNING handoff_id, requested_at, xmax = 0`, h.ConversationID, h.Topic, h.Requ
 			if err != nil {
 				return err
 			}
-			if err := sealReason(ctx, tx, out.ID, h.Reason, fresh); err != nil || !created {
+			if out.HasCallback, err = sealReason(ctx, tx, out.ID, h, fresh); err != nil || !created {
 				return err
 			}
 			// The receivers learn that a person is wanted, on what; the
@@ -78,16 +79,17 @@ WHERE resolved_at IS NULL ORDER BY requested_at, handoff_id LIMIT $1`, MaxOpen)
 }
 
 // handoffColumns are what scanHandoff reads, the sealed reason with its key.
-const handoffColumns = `h.handoff_id, h.conversation_id, h.topic, h.reason, h.reason_sealed, k.data_key, h.request_keys, h.requested_at`
+const handoffColumns = `h.handoff_id, h.conversation_id, h.topic, h.reason, h.reason_sealed, h.callback_sealed, k.data_key,
+	h.request_keys, h.requested_at`
 
 func scanHandoff(r pgx.CollectableRow) (booking.Handoff, error) {
 	var h booking.Handoff
 	var plain *string
-	var box, dek []byte
-	if err := r.Scan(&h.ID, &h.ConversationID, &h.Topic, &plain, &box, &dek, &h.RequestKeys, &h.RequestedAt); err != nil {
+	var box, callback, dek []byte
+	if err := r.Scan(&h.ID, &h.ConversationID, &h.Topic, &plain, &box, &callback, &dek, &h.RequestKeys, &h.RequestedAt); err != nil {
 		return h, err
 	}
-	h.RequestedAt, h.Reason = h.RequestedAt.UTC(), deref(plain)
+	h.RequestedAt, h.Reason, h.HasCallback = h.RequestedAt.UTC(), deref(plain), callback != nil
 	if box != nil && dek != nil {
 		words, err := open(dek, handoffAAD(h.ID), box)
 		if err != nil {
@@ -95,30 +97,51 @@ func scanHandoff(r pgx.CollectableRow) (booking.Handoff, error) {
 		}
 		h.Reason = string(words)
 	}
+	if callback != nil && dek != nil {
+		plain, err := open(dek, callbackAAD(h.ID), callback)
+		if err == nil {
+			err = json.Unmarshal(plain, &h.Callback)
+		}
+		if err != nil {
+			return h, fmt.Errorf("open handoff %d's callback: %w", h.ID, err)
+		}
+	}
 	return h, nil
 }
 
-// sealReason seals reason under the handoff's data key, made on first
-// use; a handoff erased keeps no reason at all.
-func sealReason(ctx context.Context, tx pgx.Tx, id int64, reason string, fresh []byte) error {
+// sealReason seals h's reason and callback under the handoff's data key,
+// made on first use; a handoff erased keeps neither. A request again
+// without a callback keeps the one given before; hasCallback says whether
+// one is kept.
+func sealReason(ctx context.Context, tx pgx.Tx, id int64, h booking.Handoff, fresh []byte) (hasCallback bool, err error) {
 	var dek []byte
 	// The no-op update makes RETURNING give the key already there.
-	err := tx.QueryRow(ctx, `
+	err = tx.QueryRow(ctx, `
 INSERT INTO vault.handoff_key (handoff_id, data_key) VALUES ($1, $2)
 ON CONFLICT (handoff_id) DO UPDATE SET handoff_id = EXCLUDED.handoff_id
 RETURNING data_key`, id, fresh).Scan(&dek)
 	if err != nil {
-		return err
+		return false, err
 	}
-	var box []byte
+	var box, callback []byte
 	if dek != nil {
-		if box, err = seal(dek, handoffAAD(id), []byte(reason)); err != nil {
-			return err
+		if box, err = seal(dek, handoffAAD(id), []byte(h.Reason)); err != nil {
+			return false, err
+		}
+		if h.Callback != nil {
+			plain, _ := json.Marshal(h.Callback) // a struct of strings
+			if callback, err = seal(dek, callbackAAD(id), plain); err != nil {
+				return false, err
+			}
 		}
 	}
-	_, err = tx.Exec(ctx, `UPDATE handoff SET reason = NULL, reason_sealed = $2 WHERE handoff_id = $1`, id, box)
-	return err
+	err = tx.QueryRow(ctx, `UPDATE handoff SET reason = NULL, reason_sealed = $2, callback_sealed = coalesce($3, callback_sealed)
+WHERE handoff_id = $1 RETURNING callback_sealed IS NOT NULL`, id, box, callback).Scan(&hasCallback)
+	return hasCallback, err
 }
+
+// callbackAAD binds a sealed callback to its handoff.
+func callbackAAD(id int64) string { return "handoff-callback:" + strconv.FormatInt(id, 10) }
 
 // handoffAAD binds a sealed reason to its handoff, so that a box can't be
 // passed off as another's (or as a contact).

@@ -39,7 +39,7 @@ type ConfirmRequest struct {
 func (s *Store) Confirm(ctx context.Context, req ConfirmRequest) (booking.Booking, error) {
 	key := req.RequestKey
 	if req.Contact.HasPlain() {
-		sealed, err := s.SealContact(ctx, key, *req.Contact)
+		sealed, err := s.SealContact(ctx, key, *req.Contact, "")
 		if err != nil {
 			return booking.Booking{}, err
 		}

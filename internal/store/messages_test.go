@@ -24,7 +24,7 @@ func (f *fixture) kinds(t *testing.T, key string) []booking.MessageKind {
 // withCaller is r with a caller's contact, sealed as the API seals it.
 func (f *fixture) withCaller(t *testing.T, r CommitRequest) CommitRequest {
 	t.Helper()
-	sealed, err := f.store.SealContact(f.ctx, r.RequestKey, ada)
+	sealed, err := f.store.SealContact(f.ctx, r.RequestKey, ada, "Europe/Paris")
 	require.NoError(t, err)
 	r.Contact = sealed
 	return r

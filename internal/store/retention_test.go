@@ -103,7 +103,7 @@ func TestRetentionLeavesNoOriginalKeyBehind(t *testing.T) {
 	_, err = f.pool.Exec(f.ctx, "UPDATE booking SET request_key = 'anon-legacy' WHERE request_key = 'req_legacy'")
 	require.NoError(t, err)
 	// A key whose contact was sealed and erased before anything booked.
-	_, err = f.store.SealContact(f.ctx, "req_never", ada)
+	_, err = f.store.SealContact(f.ctx, "req_never", ada, "Europe/Paris")
 	require.NoError(t, err)
 	require.NoError(t, f.store.EraseContact(f.ctx, "req_never", "request"))
 

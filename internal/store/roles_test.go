@@ -69,7 +69,7 @@ func TestOnlyTheRetentionRoleRelaxesTheEventLogsGuard(t *testing.T) {
 	_, err := worker.Commit(ctx, commitReq("req_role", intent("paris", agent(0), "10:00", "10:30")))
 	require.NoError(t, err, "the worker books")
 	api := New(as("bookingsaga_api"), Config{Now: clock.Now})
-	sealed, err := api.SealContact(ctx, "req_role_2", booking.Contact{Name: "Ada"})
+	sealed, err := api.SealContact(ctx, "req_role_2", booking.Contact{Name: "Ada"}, "Europe/Paris")
 	require.NoError(t, err, "the API seals contacts")
 	require.NotNil(t, sealed)
 
@@ -119,7 +119,7 @@ func TestTheAPIsRoleWritesOnlyWhatItsRoutesChange(t *testing.T) {
 	require.Len(t, eps, 1)
 	require.Nil(t, eps[0].Secret)
 
-	sealed, err := api.SealContact(ctx, "req_api", booking.Contact{Name: "Ada", Phone: "+33 6 12 34 56 78"})
+	sealed, err := api.SealContact(ctx, "req_api", booking.Contact{Name: "Ada", Phone: "+33 6 12 34 56 78"}, "Europe/Paris")
 	require.NoError(t, err)
 	worker := New(as("bookingsaga_worker"), Config{Now: clock.Now})
 	req := commitReq("req_api", intent("paris", agent(0), "10:00", "10:30"))

@@ -59,6 +59,8 @@ type Store struct {
 	pool  *pgxpool.Pool
 	cfg   Config
 	ruled ruledCache
+	// lookup is the caller-ID digest key, read once (callerid.go).
+	lookup lookupKey
 }
 
 // New returns a Store over pool.

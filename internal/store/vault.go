@@ -25,7 +25,9 @@ const sealVersion = 1
 // SealContact seals c under key's data key, made on first use, and returns
 // the contact in its sealed form. After key's contact was erased it returns
 // nil: a request resent after an erasure must not bring the contact back.
-func (s *Store) SealContact(ctx context.Context, key string, c booking.Contact) (*booking.Contact, error) {
+// zone is the booking's: its country reads a phone written without a
+// country code, for the keyed digest caller ID finds it by (callerid.go).
+func (s *Store) SealContact(ctx context.Context, key string, c booking.Contact, zone string) (*booking.Contact, error) {
 	if err := booking.ValidateKey(key); err != nil {
 		return nil, fmt.Errorf("seal contact: %w", err)
 	}
@@ -33,13 +35,18 @@ func (s *Store) SealContact(ctx context.Context, key string, c booking.Contact) 
 	if _, err := rand.Read(fresh); err != nil {
 		return nil, fmt.Errorf("seal contact %s: %w", key, err)
 	}
+	digest, err := s.phoneDigest(ctx, c.Phone, zone)
+	if err != nil {
+		return nil, fmt.Errorf("seal contact %s: %w", key, err)
+	}
 	var dek []byte
-	err := s.retry(ctx, "seal contact", key, func(ctx context.Context) error {
-		// The no-op update makes RETURNING give the key already there.
+	err = s.retry(ctx, "seal contact", key, func(ctx context.Context) error {
+		// The update makes RETURNING give the key already there; on a
+		// tombstone the digest goes too (migration 029's trigger).
 		return s.pool.QueryRow(ctx, `
-INSERT INTO vault.contact_key (request_key, data_key, created_at) VALUES ($1, $2, $3)
-ON CONFLICT (request_key) DO UPDATE SET request_key = EXCLUDED.request_key
-RETURNING data_key`, key, fresh, s.now()).Scan(&dek)
+INSERT INTO vault.contact_key (request_key, data_key, created_at, phone_digest) VALUES ($1, $2, $3, $4)
+ON CONFLICT (request_key) DO UPDATE SET phone_digest = coalesce(EXCLUDED.phone_digest, vault.contact_key.phone_digest)
+RETURNING data_key`, key, fresh, s.now(), digest).Scan(&dek)
 	})
 	if err != nil || dek == nil {
 		return nil, err
@@ -204,7 +211,7 @@ WITH k AS (
 DELETE FROM booking_contact c USING booking b WHERE c.booking_id = b.booking_id AND b.request_key = $1`
 
 // eraseHandoffsSQL deletes the data keys of the hand-offs naming any of
-// the keys, and their sealed reasons.
+// the keys, and their sealed reasons and callbacks.
 const eraseHandoffsSQL = `
 WITH h AS (
     SELECT handoff_id FROM handoff WHERE request_keys && $1::text[]
@@ -212,7 +219,7 @@ WITH h AS (
     INSERT INTO vault.handoff_key (handoff_id, data_key, erased_at) SELECT handoff_id, NULL, $2 FROM h
     ON CONFLICT (handoff_id) DO UPDATE SET data_key = NULL, erased_at = EXCLUDED.erased_at
 )
-UPDATE handoff SET reason = NULL, reason_sealed = NULL WHERE handoff_id IN (SELECT handoff_id FROM h)`
+UPDATE handoff SET reason = NULL, reason_sealed = NULL, callback_sealed = NULL WHERE handoff_id IN (SELECT handoff_id FROM h)`
 
 func deref(s *string) string {
 	if s == nil {

@@ -14,7 +14,7 @@ var ada = booking.Contact{Name: "Ada Lovelace", Phone: "+33 6 12 34 56 78"}
 // sealedCommit commits key with ada's contact sealed as the API seals it.
 func (f *fixture) sealedCommit(t *testing.T, key, from, to string) Outcome {
 	t.Helper()
-	sealed, err := f.store.SealContact(f.ctx, key, ada)
+	sealed, err := f.store.SealContact(f.ctx, key, ada, "Europe/Paris")
 	require.NoError(t, err)
 	require.False(t, sealed.HasPlain(), "a sealed contact carries nothing in plain text")
 	req := commitReq(key, intent("paris", agent(0), from, to))
@@ -44,7 +44,7 @@ func TestASealedContactRestsSealedAndOpensWithItsKey(t *testing.T) {
 	require.Equal(t, ada, got)
 
 	// A resend seals under the same key: both boxes open.
-	again, err := f.store.SealContact(f.ctx, "req_sealed", ada)
+	again, err := f.store.SealContact(f.ctx, "req_sealed", ada, "Europe/Paris")
 	require.NoError(t, err)
 	var dek []byte
 	require.NoError(t, f.pool.QueryRow(f.ctx, "SELECT data_key FROM vault.contact_key WHERE request_key = 'req_sealed'").Scan(&dek))
@@ -72,7 +72,7 @@ func TestErasureDeletesTheKeyAndLeavesTheBooking(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	out := f.sealedCommit(t, "req_erase", "12:00", "12:30")
-	box, err := f.store.SealContact(f.ctx, "req_erase", ada) // a copy, as Temporal's history keeps one
+	box, err := f.store.SealContact(f.ctx, "req_erase", ada, "Europe/Paris") // a copy, as Temporal's history keeps one
 	require.NoError(t, err)
 
 	require.NoError(t, f.store.EraseContact(f.ctx, "req_erase", "request"))
@@ -103,7 +103,7 @@ func TestErasureDeletesTheKeyAndLeavesTheBooking(t *testing.T) {
 	require.Len(t, erased, 1, "the event log records the erasure once")
 	require.JSONEq(t, `{"reason":"request"}`, erased[0].Detail)
 
-	resent, err := f.store.SealContact(f.ctx, "req_erase", ada)
+	resent, err := f.store.SealContact(f.ctx, "req_erase", ada, "Europe/Paris")
 	require.NoError(t, err)
 	require.Nil(t, resent, "a request resent after the erasure brings no contact back")
 	require.ErrorIs(t, f.store.EraseContact(f.ctx, "req_never", "request"), booking.ErrNoContact)
@@ -114,7 +114,7 @@ func TestRetentionErasesKeysAndRows(t *testing.T) {
 	f := setup(t)
 	f.sealedCommit(t, "req_due", "13:00", "13:30")
 	// A request refused after sealing: its key outlives no booking.
-	_, err := f.store.SealContact(f.ctx, "req_refused", ada)
+	_, err := f.store.SealContact(f.ctx, "req_refused", ada, "Europe/Paris")
 	require.NoError(t, err)
 
 	n, err := f.store.PurgeContacts(f.ctx, 100)
@@ -156,7 +156,7 @@ func TestARescheduledBookingKeepsItsCallersContact(t *testing.T) {
 				require.ErrorIs(t, err, booking.ErrContactErased, key)
 			}
 			// A resend of the reschedule with the contact brings none back.
-			sealed, err := f.store.SealContact(f.ctx, "req_moved", ada)
+			sealed, err := f.store.SealContact(f.ctx, "req_moved", ada, "Europe/Paris")
 			require.NoError(t, err)
 			require.Nil(t, sealed)
 		})

@@ -106,6 +106,9 @@ func (f *fixture) serveEdge(cfg api.Config, tools voice.Config, reads ...sagacli
 	if tools.FindBudget == nil {
 		tools.FindBudget = vault
 	}
+	if tools.Contacts == nil {
+		tools.Contacts = vault
+	}
 	var cat sagaclient.Catalog = f.catalog
 	if len(reads) > 0 {
 		cat = reads[0]

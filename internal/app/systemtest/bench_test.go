@@ -164,7 +164,7 @@ func (f *fixture) benchBooker() func(queue string, texted bool) call {
 			req.Intent.PropertyID, req.Intent.AgentID = fmt.Sprintf("bench-p%02d", i%pairs), fmt.Sprintf("bench-a%02d", i%pairs)
 			key := uuid.NewString()
 			if texted { // sealed first, as the API seals it
-				sealed, err := f.acts.Store.SealContact(ctx, key, booking.Contact{Phone: "+33612345678", Notify: booking.ChannelSMS, Lang: "en"})
+				sealed, err := f.acts.Store.SealContact(ctx, key, booking.Contact{Phone: "+33612345678", Notify: booking.ChannelSMS, Lang: "en"}, "Europe/Paris")
 				if err != nil {
 					return err
 				}

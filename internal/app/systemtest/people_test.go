@@ -2,6 +2,7 @@ package systemtest
 
 import (
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -82,4 +83,57 @@ func TestRequestHumanLeavesACallback(t *testing.T) {
 	require.ErrorIs(t, err, store.ErrHandoffNotOpen)
 	require.Equal(t, http.StatusOK, f.call("GET", url+"/v1/ops/attention", nil, &a))
 	require.Empty(t, a.Handoffs)
+}
+
+// request_human keeps the number to call the caller back on (caller ID,
+// or one they give) and when: ops attention shows it, an agent key can't
+// read attention, the webhook says only that there is one, and erasing
+// the caller's contact erases it.
+func TestRequestHumanKeepsACallbackNumberForOpsOnly(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	url := f.serveEdge(api.Config{}, voice.Config{RetellKey: "retell-key"})
+	f.register(url, &receiver{t: t, got: map[string]int{}, types: map[string]string{}})
+	call := "vapi-" + uuid.NewString()
+	args := bookArgs(t, 10)
+	args["contact"] = map[string]string{"name": "Marie Dupont", "phone": "+33612345678"}
+	booked := f.vapiLine(url, vapiPhoneCall(call, "+33612345678", "book", args))
+	require.True(t, strings.HasPrefix(booked, "[confirmed]"), booked)
+	line := f.vapiLine(url, vapiPhoneCall(call, "+33612345678", "request_human",
+		map[string]any{"topic": "advice", "reason": "Which deposit scheme applies?", "callback_window": "weekday mornings"}))
+	require.True(t, strings.HasPrefix(line, "[handoff_requested]"), line)
+	require.NotContains(t, line, "No number to call back")
+	web := f.vapiLine(url, vapiToolCalls("vapi-"+uuid.NewString(), "tc-1", "request_human", map[string]any{"topic": "other", "reason": "Call me"}))
+	require.Contains(t, web, "No number to call back is recorded: ask the caller for one")
+	bad := f.vapiLine(url, vapiToolCalls("vapi-"+uuid.NewString(), "tc-2", "request_human", map[string]any{"topic": "other", "reason": "Call me", "callback_number": "call me maybe"}))
+	require.True(t, strings.HasPrefix(bad, "[not_done: invalid_contact]"), bad)
+
+	var a api.AttentionAnswer
+	require.Equal(t, http.StatusOK, f.call("GET", url+"/v1/ops/attention", nil, &a))
+	byTopic := map[string]booking.Handoff{}
+	for _, h := range a.Handoffs {
+		byTopic[h.Topic] = h
+	}
+	require.Len(t, byTopic, 2, "the refused one recorded nothing")
+	require.Equal(t, &booking.Callback{Number: "+33612345678", Window: "weekday mornings"}, byTopic["advice"].Callback)
+	require.True(t, byTopic["advice"].HasCallback)
+	require.Nil(t, byTopic["other"].Callback)
+	agent, keys := agentKey(t, "agent-only")
+	agentURL := f.serveEdge(api.Config{Keys: keys}, voice.Config{})
+	require.Equal(t, http.StatusForbidden, f.call("GET", agentURL+"/v1/ops/attention", nil, nil, "Authorization", "Bearer "+agent))
+
+	var payload string
+	require.NoError(t, f.pool.QueryRow(f.ctx, `SELECT payload::text FROM webhook_delivery
+WHERE event_type = 'handoff.requested' AND (payload->>'handoff_id')::bigint = $1`, byTopic["advice"].ID).Scan(&payload))
+	require.Contains(t, payload, `"has_callback_number": true`)
+	require.NotContains(t, payload, "612345678")
+
+	key := byTopic["advice"].RequestKeys[0]
+	require.Equal(t, http.StatusOK, f.call("DELETE", url+"/v1/bookings/"+key+"/contact", nil, nil))
+	var after api.AttentionAnswer
+	require.Equal(t, http.StatusOK, f.call("GET", url+"/v1/ops/attention", nil, &after))
+	idx := slices.IndexFunc(after.Handoffs, func(h booking.Handoff) bool { return h.ID == byTopic["advice"].ID })
+	require.GreaterOrEqual(t, idx, 0, "still open")
+	require.Nil(t, after.Handoffs[idx].Callback, "erased with the contact")
+	require.False(t, after.Handoffs[idx].HasCallback)
 }

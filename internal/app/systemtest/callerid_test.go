@@ -1,0 +1,145 @@
+package systemtest
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/bookingsaga/bookingsaga/api"
+	"github.com/bookingsaga/bookingsaga/api/voice"
+)
+
+// vapiPhoneCall is vapiToolCalls from an inbound phone call: Vapi's Call
+// with type inboundPhoneCall and its customer (CreateCustomerDto, number
+// in E.164), and the message's own copy of the customer, as Vapi's
+// server SDK (server-sdk-typescript 2.0.0, ServerMessageToolCalls) types them.
+func vapiPhoneCall(callID, number, tool string, args map[string]any) []byte {
+	var msg map[string]map[string]any
+	_ = json.Unmarshal(vapiToolCalls(callID, "tc-"+uuid.NewString(), tool, args), &msg)
+	msg["message"]["call"] = map[string]any{"id": callID, "orgId": "org-uuid", "type": "inboundPhoneCall",
+		"customer": map[string]any{"number": number}, "phoneNumberId": "pn-uuid"}
+	msg["message"]["customer"] = map[string]any{"number": number}
+	body, _ := json.Marshal(msg)
+	return body
+}
+
+// vapiLine posts a Vapi message and returns its one result or error.
+func (f *fixture) vapiLine(url string, body []byte) string {
+	f.t.Helper()
+	var out vapiAnswer
+	require.Equal(f.t, http.StatusOK, f.call("POST", url+"/v1/tools/vapi", body, &out))
+	require.Len(f.t, out.Results, 1)
+	return out.Results[0].Result + out.Results[0].Error
+}
+
+// retellPhoneTool calls a tool through Retell's function webhook from a
+// phone call (PhoneCallResponse: direction, from_number, to_number).
+func (f *fixture) retellPhoneTool(url, direction, from, to, tool string, args map[string]any) string {
+	f.t.Helper()
+	body, err := json.Marshal(map[string]any{"name": tool, "args": args, "call": map[string]any{"call_id": "call-" + uuid.NewString(),
+		"call_type": "phone_call", "direction": direction, "from_number": from, "to_number": to, "agent_id": "agent-retell"}})
+	require.NoError(f.t, err)
+	var out struct {
+		Result string `json:"result"`
+	}
+	require.Equal(f.t, http.StatusOK, f.call("POST", url+"/v1/tools/retell", body, &out, "X-Retell-Signature", retellSign(body, "retell-key")))
+	return out.Result
+}
+
+// mcpFromNumber calls a tool over MCP with caller ID in X-Caller-Number,
+// as an integrator's code sets it (LiveKit's sip.phoneNumber, say).
+func (f *fixture) mcpFromNumber(url, number, tool string, args map[string]any) string {
+	f.t.Helper()
+	c := mcp.NewClient(&mcp.Implementation{Name: "integrator", Version: "1"}, nil)
+	header := map[string]string{"Authorization": "Bearer " + apiKey, "X-Call-Id": "sip-" + uuid.NewString(), voice.CallerNumberHeader: number}
+	sess, err := c.Connect(f.ctx, &mcp.StreamableClientTransport{Endpoint: url + "/v1/mcp", DisableStandaloneSSE: true,
+		HTTPClient: &http.Client{Transport: withHeaders{base: http.DefaultTransport, header: header}}}, nil)
+	require.NoError(f.t, err)
+	defer sess.Close()
+	res, err := sess.CallTool(f.ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+	require.NoError(f.t, err)
+	return res.Content[0].(*mcp.TextContent).Text
+}
+
+// A caller who booked under "06 12 34 56 78" rings again without their
+// reference: the number the platform says they call from, with their
+// name, finds the booking over Vapi, Retell and MCP alike, and the answer
+// names its time, property and reference alone. A number the model
+// passes is not caller ID; another country's number with the same digits
+// is not theirs; and a number's attempts are counted for every call.
+func TestAReturningCallerIsFoundByCallerIDAndName(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	url := f.serveEdge(api.Config{}, voice.Config{RetellKey: "retell-key"})
+	args := bookArgs(t, 10)
+	args["contact"] = map[string]string{"name": "Marie Dupont", "phone": "06 12 34 56 78"}
+	booked := f.retellTool(url, "call-"+uuid.NewString(), "book", args)
+	require.True(t, strings.HasPrefix(booked, "[confirmed]"), booked)
+	ref := spokenReference.FindString(booked)
+	caller := "+33612345678"
+
+	// Vapi: message.call.customer.number.
+	vapiCall := "vapi-" + uuid.NewString()
+	found := f.vapiLine(url, vapiPhoneCall(vapiCall, caller, "find_booking", map[string]any{"name": "marie DUPONT"}))
+	require.True(t, strings.HasPrefix(found, "[found] Found under the number the caller is calling from"), found)
+	require.Contains(t, found, ref)
+	require.NotContains(t, found, "agent-00", "the time, the property and the reference only")
+	require.NotContains(t, found, "12 34", "the number is never read back")
+	key := toolKey.FindStringSubmatch(found)[1]
+	status := f.vapiLine(url, vapiPhoneCall(vapiCall, caller, "booking_status", map[string]any{"request_key": key}))
+	require.True(t, strings.HasPrefix(status, "[confirmed]"), "found, the call may act on it: %s", status)
+
+	// Retell: call.from_number on an inbound call, to_number on an outbound one.
+	in := f.retellPhoneTool(url, "inbound", caller, "+33100000000", "find_booking", map[string]any{"name": "Dupont"})
+	require.Contains(t, in, ref, in)
+	out := f.retellPhoneTool(url, "outbound", "+33100000000", caller, "find_booking", map[string]any{"name": "Marie Dupont"})
+	require.Contains(t, out, ref, out)
+
+	// MCP: X-Caller-Number, written as the platform gives it.
+	require.Contains(t, f.mcpFromNumber(url, "+33 6 12 34 56 78", "find_booking", map[string]any{"name": "Marie Dupont"}), ref)
+
+	// Another name on the same line finds nothing; so does another
+	// country's number with the same digits.
+	other := f.vapiLine(url, vapiPhoneCall("vapi-"+uuid.NewString(), caller, "find_booking", map[string]any{"name": "Jean Martin"}))
+	require.Equal(t, "[not_done: not_found] NOT done: no upcoming booking matches the number this call comes from and that name; ask for the reference, or offer a person.", other)
+	abroad := f.vapiLine(url, vapiPhoneCall("vapi-"+uuid.NewString(), "+44612345678", "find_booking", map[string]any{"name": "Marie Dupont"}))
+	require.Equal(t, other, abroad)
+
+	// A web call has no caller ID; the number the model passes is not one.
+	web := f.vapiLine(url, vapiToolCalls("vapi-"+uuid.NewString(), "tc-1", "find_booking", map[string]any{"name": "Marie Dupont", "phone": caller}))
+	require.True(t, strings.HasPrefix(web, "[not_done: missing_field] NOT done: this call carries no caller ID"), web)
+
+	// Five attempts on the number were made (Vapi, Retell twice, MCP,
+	// the wrong name): a sixth, from a new call, is refused even with
+	// the right name.
+	limited := f.vapiLine(url, vapiPhoneCall("vapi-"+uuid.NewString(), caller, "find_booking", map[string]any{"name": "Marie Dupont"}))
+	require.True(t, strings.HasPrefix(limited, "[not_done: rate_limited]"), limited)
+}
+
+// Erasing the contact erases what caller ID finds it by.
+func TestCallerIDFindsNothingOnceTheContactIsErased(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	url := f.serveEdge(api.Config{}, voice.Config{RetellKey: "retell-key"})
+	args := bookArgs(t, 12)
+	args["contact"] = map[string]string{"name": "Ada Lovelace", "phone": "+33 6 98 76 54 32"}
+	booked := f.retellTool(url, "call-"+uuid.NewString(), "book", args)
+	require.True(t, strings.HasPrefix(booked, "[confirmed]"), booked)
+	found := f.mcpFromNumber(url, "+33698765432", "find_booking", map[string]any{"name": "Ada Lovelace"})
+	require.Contains(t, found, spokenReference.FindString(booked))
+
+	var digests int
+	require.NoError(t, f.pool.QueryRow(f.ctx, `SELECT count(*) FROM vault.contact_key WHERE phone_digest IS NOT NULL`).Scan(&digests))
+	require.Positive(t, digests)
+	key := toolKey.FindStringSubmatch(found)[1]
+	require.Equal(t, http.StatusOK, f.call("DELETE", url+"/v1/bookings/"+key+"/contact", nil, nil))
+	require.NoError(t, f.pool.QueryRow(f.ctx, `SELECT count(*) FROM vault.contact_key WHERE request_key = $1 AND phone_digest IS NOT NULL`, key).Scan(&digests))
+	require.Zero(t, digests, "the digest went with the data key")
+	gone := f.mcpFromNumber(url, "+33698765432", "find_booking", map[string]any{"name": "Ada Lovelace"})
+	require.True(t, strings.HasPrefix(gone, "[not_done: not_found]"), gone)
+}
