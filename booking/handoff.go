@@ -17,7 +17,7 @@ type Handoff struct {
 	Topic string `json:"topic"`
 	// Reason is the caller's stated reason, in their words, and no other
 	// free text.
-	Reason      string     `json:"reason"`
+	Reason string `json:"reason"`
 	// Callback is the number a person calls the caller back on, and when
 	// they would like it: sealed with the reason, erased with the
 	// contact, shown to operators only. HasCallback says there is one

@@ -32,7 +32,7 @@ func (t *Tools) retell(w http.ResponseWriter, r *http.Request) error {
 		return unread(r, body, api.BadRequest(booking.CodeBodyTooLarge, "the body is over the API's limit"))
 	}
 	var call struct {
-		Name string `json:"name"`
+		Name string          `json:"name"`
 		Call retellCall      `json:"call"`
 		Args json.RawMessage `json:"args"`
 	}
@@ -221,7 +221,7 @@ type vapiMessage struct {
 			Customer vapiCustomer `json:"customer"`
 		} `json:"call"`
 		// Customer is the message's own copy of the call's customer.
-		Customer     vapiCustomer   `json:"customer"`
+		Customer             vapiCustomer   `json:"customer"`
 		ToolCallList         []vapiToolCall `json:"toolCallList"`
 		ToolWithToolCallList []struct {
 			ToolCall vapiToolCall `json:"toolCall"`
