@@ -66,6 +66,18 @@ func (f *fixture) mcpFromNumber(url, number, tool string, args map[string]any) s
 	return res.Content[0].(*mcp.TextContent).Text
 }
 
+// bookedBy serves the edge and books the slot at hour over Retell with
+// the caller's name and phone, answering the edge and the reference.
+func (f *fixture) bookedBy(t *testing.T, hour int, name, phone string) (url, ref string) {
+	t.Helper()
+	url = f.serveEdge(api.Config{}, voice.Config{RetellKey: "retell-key"})
+	args := bookArgs(t, hour)
+	args["contact"] = map[string]string{"name": name, "phone": phone}
+	booked := f.retellTool(url, "call-"+uuid.NewString(), "book", args)
+	require.True(t, strings.HasPrefix(booked, "[confirmed]"), booked)
+	return url, spokenReference.FindString(booked)
+}
+
 // A caller who booked under "06 12 34 56 78" rings again without their
 // reference: the number the platform says they call from, with their
 // name, finds the booking over Vapi, Retell and MCP alike, and the answer
@@ -75,12 +87,7 @@ func (f *fixture) mcpFromNumber(url, number, tool string, args map[string]any) s
 func TestAReturningCallerIsFoundByCallerIDAndName(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	url := f.serveEdge(api.Config{}, voice.Config{RetellKey: "retell-key"})
-	args := bookArgs(t, 10)
-	args["contact"] = map[string]string{"name": "Marie Dupont", "phone": "06 12 34 56 78"}
-	booked := f.retellTool(url, "call-"+uuid.NewString(), "book", args)
-	require.True(t, strings.HasPrefix(booked, "[confirmed]"), booked)
-	ref := spokenReference.FindString(booked)
+	url, ref := f.bookedBy(t, 10, "Marie Dupont", "06 12 34 56 78")
 	caller := "+33612345678"
 
 	// Vapi: message.call.customer.number.
@@ -125,13 +132,9 @@ func TestAReturningCallerIsFoundByCallerIDAndName(t *testing.T) {
 func TestCallerIDFindsNothingOnceTheContactIsErased(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	url := f.serveEdge(api.Config{}, voice.Config{RetellKey: "retell-key"})
-	args := bookArgs(t, 12)
-	args["contact"] = map[string]string{"name": "Ada Lovelace", "phone": "+33 6 98 76 54 32"}
-	booked := f.retellTool(url, "call-"+uuid.NewString(), "book", args)
-	require.True(t, strings.HasPrefix(booked, "[confirmed]"), booked)
+	url, ref := f.bookedBy(t, 12, "Ada Lovelace", "+33 6 98 76 54 32")
 	found := f.mcpFromNumber(url, "+33698765432", "find_booking", map[string]any{"name": "Ada Lovelace"})
-	require.Contains(t, found, spokenReference.FindString(booked))
+	require.Contains(t, found, ref)
 
 	var digests int
 	require.NoError(t, f.pool.QueryRow(f.ctx, `SELECT count(*) FROM vault.contact_key WHERE phone_digest IS NOT NULL`).Scan(&digests))
