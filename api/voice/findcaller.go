@@ -76,8 +76,13 @@ func (t *Tools) upcoming(ctx context.Context, keys []string, name string) ([]rec
 			break
 		}
 		c, err := t.cfg.Contacts.Contact(ctx, key)
-		if err != nil || !sameName(c.Name, name) {
-			continue // erased, or another caller on the same line
+		switch {
+		case errors.Is(err, booking.ErrContactErased) || errors.Is(err, booking.ErrNoContact):
+			continue
+		case err != nil:
+			return nil, err // a store that can't answer is not "no booking"
+		case !sameName(c.Name, name):
+			continue // another caller on the same line
 		}
 		r, err := t.saga.Status(ctx, key)
 		if errors.Is(err, booking.ErrNotFound) {
