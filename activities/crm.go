@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/crm"
@@ -30,11 +31,31 @@ func (a *Activities) SyncCRM(ctx context.Context, in booking.KeyInput) (booking.
 	return booking.SyncOutput{CRMRef: rec.ID}, nil
 }
 
+// RecordOutcome records how a booking's viewing went, and counts it once
+// (viewing_outcomes_total by outcome, property, agent and whether the
+// caller was reminded); a resend of the same outcome counts nothing. A
+// retry after a reply lost finds it recorded and counts nothing either:
+// the count errs low, never double.
+func (a *Activities) RecordOutcome(ctx context.Context, in booking.OutcomeInput) (booking.OutcomeOutput, error) {
+	out, err := a.Store.RecordOutcome(ctx, in)
+	if errors.Is(err, booking.ErrNotFound) {
+		err = booking.Rejectf(booking.CodeNotBooked, "the store holds no booking under %s", in.RequestKey)
+	}
+	if err != nil {
+		return out, storeError("record outcome", in.RequestKey, err)
+	}
+	if out.Changed {
+		a.metrics().Tagged(map[string]string{"outcome": string(in.Outcome), "property": out.Booking.Intent.PropertyID,
+			"agent": out.Booking.Intent.AgentID, "reminded": strconv.FormatBool(out.Reminded)}).Counter("viewing_outcomes_total").Inc(1)
+	}
+	return out, nil
+}
+
 // Viewing is the CRM record a booking should have.
 func Viewing(b booking.Booking) crm.Viewing {
 	v := crm.Viewing{BookingID: b.BookingID.String(), RequestKey: b.RequestKey, PropertyRef: b.Intent.PropertyID,
 		AgentRef: b.Intent.AgentID, StartsAt: b.Intent.StartsAt, EndsAt: b.Intent.EndsAt,
-		TimeZone: b.Intent.TimeZone, Status: crm.StatusScheduled}
+		TimeZone: b.Intent.TimeZone, Status: crm.StatusScheduled, Outcome: string(b.Outcome)}
 	switch b.Status {
 	case booking.StatusReleasedForReschedule:
 		return v.RescheduledTo(b.ReplacedByRequestKey)
@@ -104,5 +125,5 @@ func (a *Activities) ReconcileCRM(ctx context.Context, in booking.WindowInput) (
 func sameViewing(a, b crm.Viewing) bool {
 	return a.BookingID == b.BookingID && a.RequestKey == b.RequestKey && a.PropertyRef == b.PropertyRef &&
 		a.AgentRef == b.AgentRef && a.StartsAt.Equal(b.StartsAt) && a.EndsAt.Equal(b.EndsAt) &&
-		a.TimeZone == b.TimeZone && a.Status == b.Status && a.ReplacedBy == b.ReplacedBy
+		a.TimeZone == b.TimeZone && a.Status == b.Status && a.ReplacedBy == b.ReplacedBy && a.Outcome == b.Outcome
 }

@@ -37,4 +37,11 @@ func RegisterMetrics(m tally.Scope) {
 	for _, r := range []booking.MessageStatus{booking.MessageSent, booking.MessageNotConsented, booking.MessageUndeliverable, booking.MessageStale, "failed"} {
 		m.Tagged(map[string]string{"result": string(r)}).Counter("caller_messages_total").Inc(0)
 	}
+	// Outcomes are by property and agent too: their zeros name none, with
+	// the same label names, as Prometheus wants of one metric's series.
+	for _, o := range booking.Outcomes {
+		for _, reminded := range []string{"false", "true"} {
+			m.Tagged(map[string]string{"outcome": string(o), "property": "", "agent": "", "reminded": reminded}).Counter("viewing_outcomes_total").Inc(0)
+		}
+	}
 }

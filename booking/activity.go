@@ -32,6 +32,7 @@ const (
 	ActivityDeliverWebhooks   = "DeliverWebhooks"
 	ActivitySendMessages      = "SendMessages"
 	ActivityQueueReminder     = "QueueReminder"
+	ActivityRecordOutcome     = "RecordOutcome"
 )
 
 // Non-retryable ApplicationError types. They are business outcomes or

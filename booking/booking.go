@@ -94,7 +94,8 @@ func ValidateKey(key string) error {
 	// A key is also its saga's workflow id, which must not collide with
 	// the service's other workflows; and "BS-" starts a spoken reference,
 	// which the CLI and tools take in the key's place.
-	for _, p := range [...]string{ConversationIDPrefix, CatalogIDPrefix, ReconcileRunID + "-", ReferencePrefix, AnonymousPrefix, WebhooksIDPrefix, ReleaseGoneIDPrefix} {
+	for _, p := range [...]string{ConversationIDPrefix, CatalogIDPrefix, ReconcileRunID + "-", ReferencePrefix, AnonymousPrefix, WebhooksIDPrefix, ReleaseGoneIDPrefix,
+		OutcomeIDPrefix, MessagesIDPrefix} {
 		if strings.HasPrefix(key, p) {
 			return Rejectf(CodeInvalidRequestKey, "request_key must not start with %q", p)
 		}
@@ -241,4 +242,6 @@ type Booking struct {
 	// RemindAt is when the caller is reminded of the viewing, by the
 	// policy it was confirmed under; nil is no reminder.
 	RemindAt *time.Time `json:"remind_at,omitempty"`
+	// Outcome is how the viewing went, once staff recorded it.
+	Outcome Outcome `json:"outcome,omitempty"`
 }

@@ -12,7 +12,11 @@ type OutsideRules struct {
 	RequestKey string    `json:"request_key"`
 	ResourceID string    `json:"resource_id"`
 	StartsAt   time.Time `json:"starts_at"`
+	EndsAt     time.Time `json:"ends_at"`
 	Reason     string    `json:"reason"`
+	// FreeAgents, when the rules are the booking's agent's, are the
+	// members of the agent's teams free then: whom it could be reassigned to.
+	FreeAgents []string `json:"free_agents,omitempty"`
 }
 
 // Flag is drift a human has to look at.

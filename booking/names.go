@@ -44,6 +44,13 @@ const (
 	ReleaseGoneIDPrefix = "release-gone:"
 )
 
+// OutcomeWorkflowName records how a viewing went and mirrors it to the
+// CRM; OutcomeIDPrefix, the request key and the outcome name its run.
+const (
+	OutcomeWorkflowName = "Outcome"
+	OutcomeIDPrefix     = "outcome:"
+)
+
 // ReleaseGoneWorkflowName cancels, in the store, a booking whose saga
 // Temporal no longer has.
 const ReleaseGoneWorkflowName = "ReleaseGone"

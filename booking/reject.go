@@ -81,6 +81,10 @@ const (
 	CodeSlotTaken Code = "slot_taken"
 	// CodeInvalidRequest: a refusal the saga met without a code of its own.
 	CodeInvalidRequest Code = "invalid_request"
+	// How a viewing went (Outcome): a value that is none, or a booking
+	// that can't take it (not started, moved, held).
+	CodeInvalidOutcome    Code = "invalid_outcome"
+	CodeOutcomeNotAllowed Code = "outcome_not_allowed"
 )
 
 // The edge's codes: what the HTTP API and the voice tools add.
@@ -123,6 +127,7 @@ var kinds = map[Code]Kind{
 	CodeReferenceCollision: Refused, CodeBookingLost: Refused, CodeOutsideHours: Refused, CodeTimeOff: Refused,
 	CodeBeyondHorizon: Refused, CodeLimitReached: Refused, CodeInvalidHours: Input, CodeInvalidOverride: Input,
 	CodeInvalidLimit: Input, CodeEmptyPool: Input, CodeUnknownPool: Input, CodeSlotTaken: Refused, CodeInvalidRequest: Refused,
+	CodeInvalidOutcome: Input, CodeOutcomeNotAllowed: Refused,
 
 	CodeBadJSON: Input, CodeBodyTooLarge: Input, CodeInvalidTime: Input, CodeNonexistentTime: Input, CodeAmbiguousTime: Input,
 	CodeNotFound: Edge, CodeMethodNotAllowed: Edge, CodeUnauthorized: Edge, CodeWrongScope: Edge, CodeRateLimited: Edge,

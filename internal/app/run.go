@@ -212,6 +212,8 @@ func Register(r worker.Registry, acts *activities.Activities) {
 	r.RegisterWorkflow(workflows.Webhooks)
 	r.RegisterWorkflow(workflows.CallerMessages)
 	r.RegisterWorkflow(workflows.ReleaseGone)
+	r.RegisterWorkflow(workflows.Outcome)
+	r.RegisterWorkflow(workflows.MirrorCRM)
 	r.RegisterActivity(acts)
 }
 

@@ -32,6 +32,9 @@ type Viewing struct {
 	Status      Status    `json:"status"`
 	// ReplacedBy is the request key of the replacement after a reschedule.
 	ReplacedBy string `json:"replaced_by,omitempty"`
+	// Outcome is how the viewing went, once the agency recorded it
+	// (attended, no_show, cancelled_by_agency).
+	Outcome string `json:"outcome,omitempty"`
 }
 
 // Record is a viewing as stored in the CRM, with the CRM's own id.

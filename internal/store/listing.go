@@ -77,11 +77,15 @@ func (s *Store) OutsideRules(ctx context.Context, limit int) ([]booking.OutsideR
 	}
 	slices.Sort(ids)
 	var out []booking.OutsideRules
+	agentOf := map[string]string{}
 	after := booking.Cursor{StartsAt: s.now()}
 	for len(out) < limit {
 		page, err := s.confirmedOn(ctx, ids, after)
 		if err != nil {
 			return nil, fmt.Errorf("outside rules: %w", err)
+		}
+		for _, b := range page {
+			agentOf[b.RequestKey] = b.Intent.AgentID
 		}
 		out = appendOutside(out, page, limit, func(id string) (*booking.Rules, string, bool) {
 			r, ok := ruledBy[id]
@@ -92,6 +96,9 @@ func (s *Store) OutsideRules(ctx context.Context, limit int) ([]booking.OutsideR
 		}
 		last := page[len(page)-1]
 		after = booking.Cursor{StartsAt: last.Intent.StartsAt, RequestKey: last.RequestKey}
+	}
+	if err := s.coverFor(ctx, out, agentOf); err != nil {
+		return nil, fmt.Errorf("outside rules: %w", err)
 	}
 	return out, nil
 }
@@ -129,7 +136,8 @@ func appendOutside(out []booking.OutsideRules, page []booking.Booking, limit int
 			// The policy's window is not re-judged: it is versioned, and a
 			// booking keeps the version it was made under.
 			if err := rules.Open(b.Intent.StartsAt, b.Intent.EndsAt, loc, booking.Policy{}, false); err != nil {
-				out = append(out, booking.OutsideRules{RequestKey: b.RequestKey, ResourceID: rid, StartsAt: b.Intent.StartsAt, Reason: err.Error()})
+				out = append(out, booking.OutsideRules{RequestKey: b.RequestKey, ResourceID: rid, StartsAt: b.Intent.StartsAt,
+					EndsAt: b.Intent.EndsAt, Reason: err.Error()})
 				break
 			}
 		}

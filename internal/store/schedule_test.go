@@ -253,3 +253,33 @@ func TestBookingsThatNewHoursNoLongerAllowAreListed(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, booking.StatusConfirmed, b.Status, "the booking stands")
 }
+
+// Time off added over an agent's booking lists it with the members of the
+// agent's teams free then: not one with a booking then, not one off too.
+// A property's changed hours name no one.
+func TestTimeOffOverABookingNamesTheTeamFreeThen(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	require.NoError(t, f.store.PutPool(f.ctx, booking.Pool{ID: "team", Members: []string{agent(2), agent(3), agent(4), agent(5)}}))
+	require.NoError(t, f.store.PutPool(f.ctx, booking.Pool{ID: "weekend", Members: []string{agent(2), agent(6)}}))
+	f.booked(t, "falls-ill", slotOn("paris", agent(2), 9, "15:00", "15:30"))
+	f.booked(t, "busy-then", slotOn("duo", agent(3), 9, "15:15", "15:45"))
+	f.booked(t, "closed-on", slotOn("duo", agent(7), 9, "15:00", "15:30"))
+	off := []booking.Span{{Start: on(9, "00:00"), End: on(10, "00:00")}}
+	f.rules(t, agent(4), "agent", booking.Rules{TimeOff: off})
+	f.rules(t, agent(2), "agent", booking.Rules{TimeOff: off})
+	require.NoError(t, f.store.UpsertResource(f.ctx, booking.Resource{ID: "duo", Kind: "property", Capacity: 2,
+		TimeZone: "Europe/Paris", Rules: &booking.Rules{TimeOff: off}}))
+
+	out, err := f.store.OutsideRules(f.ctx, 10)
+	require.NoError(t, err)
+	byKey := map[string]booking.OutsideRules{}
+	for _, o := range out {
+		byKey[o.RequestKey] = o
+	}
+	require.Len(t, byKey, 3, "busy-then is on duo too")
+	require.Equal(t, []string{agent(5), agent(6)}, byKey["falls-ill"].FreeAgents)
+	require.True(t, on(9, "15:30").Equal(byKey["falls-ill"].EndsAt))
+	require.Equal(t, "duo", byKey["closed-on"].ResourceID)
+	require.Empty(t, byKey["closed-on"].FreeAgents)
+}

@@ -75,7 +75,7 @@ const bookingColumns = `booking_id, request_key, status, property_id, agent_id, 
 	starts_at, ends_at, time_zone, coalesce(replaces_request_key, ''), policy_version, intent_fingerprint,
 	hold_expires_at, coalesce(provider_event_id, ''), coalesce(crm_ref, ''),
 	coalesce(replaced_by_request_key, ''), created_at, committed_at, released_at, coalesce(agent_pool_id, ''),
-	coalesce(local_start, ''), coalesce(zone_rules, ''), remind_at`
+	coalesce(local_start, ''), coalesce(zone_rules, ''), remind_at, coalesce(outcome, '')`
 
 // scanBooking reads bookingColumns, returning the stored fingerprint too.
 func scanBooking(row pgx.Row) (booking.Booking, []byte, error) {
@@ -84,7 +84,8 @@ func scanBooking(row pgx.Row) (booking.Booking, []byte, error) {
 	err := row.Scan(&b.BookingID, &b.RequestKey, &b.Status, &b.Intent.PropertyID, &b.Intent.AgentID,
 		&b.Intent.ExtraResources, &b.Intent.StartsAt, &b.Intent.EndsAt, &b.Intent.TimeZone,
 		&b.Intent.Replaces, &b.PolicyVersion, &fp, &b.HoldExpiresAt, &b.ProviderEventID, &b.CRMRef,
-		&b.ReplacedByRequestKey, &b.CreatedAt, &b.CommittedAt, &b.ReleasedAt, &b.Intent.AgentPool, &b.LocalStart, &b.ZoneRules, &b.RemindAt)
+		&b.ReplacedByRequestKey, &b.CreatedAt, &b.CommittedAt, &b.ReleasedAt, &b.Intent.AgentPool, &b.LocalStart, &b.ZoneRules, &b.RemindAt,
+		&b.Outcome)
 	if len(b.Intent.ExtraResources) == 0 {
 		b.Intent.ExtraResources = nil
 	}
