@@ -86,12 +86,12 @@ func TestBookingBodyNeedsAKeyAndRejectsUnknownFields(t *testing.T) {
 	require.Equal(t, "missing_field", e.Code)
 
 	var b BookingBody
-	e = decode(strings.NewReader(`{"request_key":"k","propety_id":"typo"}`), 1<<10, &b)
+	e = Decode(strings.NewReader(`{"request_key":"k","propety_id":"typo"}`), 1<<10, &b)
 	require.Equal(t, "bad_json", e.Code)
-	e = decode(strings.NewReader(`{"request_key":"`+strings.Repeat("x", 2000)+`"}`), 1<<10, &b)
+	e = Decode(strings.NewReader(`{"request_key":"`+strings.Repeat("x", 2000)+`"}`), 1<<10, &b)
 	require.Equal(t, "body_too_large", e.Code)
 	require.Equal(t, 400, e.Status)
-	e = decode(strings.NewReader(`{} {}`), 1<<10, &b)
+	e = Decode(strings.NewReader(`{} {}`), 1<<10, &b)
 	require.Equal(t, "bad_json", e.Code)
 }
 
@@ -101,7 +101,7 @@ func FuzzBookingBody(f *testing.F) {
 	f.Add([]byte(`{"local_start":"2027-11-07T01:30","time_zone":"America/New_York"}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var b BookingBody
-		if e := decode(bytes.NewReader(data), 1<<12, &b); e != nil {
+		if e := Decode(bytes.NewReader(data), 1<<12, &b); e != nil {
 			require.NotEmpty(t, e.Code)
 			return
 		}

@@ -43,7 +43,7 @@ type ResourceBody struct {
 
 func (s *Server) putResource(w http.ResponseWriter, r *http.Request) error {
 	var body ResourceBody
-	if e := decode(r.Body, s.cfg.MaxBody, &body); e != nil {
+	if e := Decode(r.Body, s.cfg.MaxBody, &body); e != nil {
 		return e
 	}
 	res := booking.Resource{ID: r.PathValue("id"), Kind: body.Kind, Capacity: body.Capacity, TimeZone: body.TimeZone,
@@ -89,7 +89,7 @@ type PolicyBody struct {
 
 func (s *Server) putPolicy(w http.ResponseWriter, r *http.Request) error {
 	var body PolicyBody
-	if e := decode(r.Body, s.cfg.MaxBody, &body); e != nil {
+	if e := Decode(r.Body, s.cfg.MaxBody, &body); e != nil {
 		return e
 	}
 	opens, err1 := booking.ParseClock(body.OpensAt)
@@ -118,7 +118,7 @@ type PoolBody struct {
 
 func (s *Server) putPool(w http.ResponseWriter, r *http.Request) error {
 	var body PoolBody
-	if e := decode(r.Body, s.cfg.MaxBody, &body); e != nil {
+	if e := Decode(r.Body, s.cfg.MaxBody, &body); e != nil {
 		return e
 	}
 	p := booking.Pool{ID: r.PathValue("id"), Members: body.Members}

@@ -38,9 +38,9 @@ func BadRequest(code booking.Code, format string, args ...any) *Error {
 	return &Error{Status: http.StatusBadRequest, Code: string(code), Message: fmt.Sprintf(format, args...)}
 }
 
-// decode reads one JSON object of at most limit bytes, refusing unknown
+// Decode reads one JSON object of at most limit bytes, refusing unknown
 // fields (a misspelt field must not be silently ignored) and trailing data.
-func decode(r io.Reader, limit int64, v any) *Error {
+func Decode(r io.Reader, limit int64, v any) *Error {
 	data, err := io.ReadAll(io.LimitReader(r, limit+1))
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) || int64(len(data)) > limit {

@@ -21,7 +21,7 @@ import (
 // same request_key, and never hears "booked".
 func (s *Server) answer(w http.ResponseWriter, r *http.Request, key string, rec receipt.Receipt, err error) error {
 	if err == nil {
-		return s.writeReceipt(w, r, rec)
+		return WriteReceipt(w, s.present(r, rec))
 	}
 	e, technical := Classify(err)
 	switch {
@@ -49,12 +49,11 @@ type unavailableReceipt struct {
 	receipt.Receipt
 }
 
-// writeReceipt answers with a receipt. A refusal caused by the request
-// (an unknown resource, say) is a 400 and a key reused for another intent
-// a 409; every other outcome, conflict included, is a 200 whose status
-// says what happened.
-func (s *Server) writeReceipt(w http.ResponseWriter, req *http.Request, r receipt.Receipt) error {
-	r = s.present(req, r)
+// WriteReceipt answers a receipt already in its wire shape. A refusal
+// caused by the request (an unknown resource, say) is a 400 and a key
+// reused for another intent a 409; every other outcome, conflict
+// included, is a 200 whose status says what happened.
+func WriteReceipt(w http.ResponseWriter, r receipt.Receipt) error {
 	if r.Status == receipt.StatusRejected && r.Reason != nil {
 		switch {
 		case booking.Code(r.Reason.Code).Input():
@@ -100,7 +99,7 @@ func (s *Server) availability(w http.ResponseWriter, r *http.Request) error {
 
 func (s *Server) intents(w http.ResponseWriter, r *http.Request) error {
 	var body IntentBody
-	if e := decode(r.Body, s.cfg.MaxBody, &body); e != nil {
+	if e := Decode(r.Body, s.cfg.MaxBody, &body); e != nil {
 		return e
 	}
 	if body.ConversationID == "" {
@@ -149,7 +148,7 @@ type IntentAnswer struct {
 
 func (s *Server) book(w http.ResponseWriter, r *http.Request) error {
 	var body BookingBody
-	if e := decode(r.Body, s.cfg.MaxBody, &body); e != nil {
+	if e := Decode(r.Body, s.cfg.MaxBody, &body); e != nil {
 		return e
 	}
 	req, e := body.Request(s.cfg.Now())
@@ -207,7 +206,7 @@ func (s *Server) cancel(w http.ResponseWriter, r *http.Request) error {
 
 func (s *Server) reschedule(w http.ResponseWriter, r *http.Request) error {
 	var body RescheduleBody
-	if e := decode(r.Body, s.cfg.MaxBody, &body); e != nil {
+	if e := Decode(r.Body, s.cfg.MaxBody, &body); e != nil {
 		return e
 	}
 	if err := booking.ValidateReplacement(body.NewRequestKey, r.PathValue("request_key")); err != nil {

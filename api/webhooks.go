@@ -62,7 +62,7 @@ func (s *Server) putWebhook(w http.ResponseWriter, r *http.Request) error {
 		return &Error{Status: http.StatusNotImplemented, Code: string(booking.CodeUnavailable), Message: "this API has no store connection for webhooks"}
 	}
 	var body WebhookBody
-	if e := decode(r.Body, s.cfg.MaxBody, &body); e != nil {
+	if e := Decode(r.Body, s.cfg.MaxBody, &body); e != nil {
 		return e
 	}
 	id := r.PathValue("id")

@@ -55,6 +55,7 @@ const (
 	ErrorCodeInvalidConversationId  ErrorCode = "invalid_conversation_id"
 	ErrorCodeInvalidHours           ErrorCode = "invalid_hours"
 	ErrorCodeInvalidLimit           ErrorCode = "invalid_limit"
+	ErrorCodeInvalidOutcome         ErrorCode = "invalid_outcome"
 	ErrorCodeInvalidOverride        ErrorCode = "invalid_override"
 	ErrorCodeInvalidPolicy          ErrorCode = "invalid_policy"
 	ErrorCodeInvalidReference       ErrorCode = "invalid_reference"
@@ -74,6 +75,7 @@ const (
 	ErrorCodeNotBooked              ErrorCode = "not_booked"
 	ErrorCodeNotFound               ErrorCode = "not_found"
 	ErrorCodeNotThisConversation    ErrorCode = "not_this_conversation"
+	ErrorCodeOutcomeNotAllowed      ErrorCode = "outcome_not_allowed"
 	ErrorCodeOutsideBookableHours   ErrorCode = "outside_bookable_hours"
 	ErrorCodeOutsideHours           ErrorCode = "outside_hours"
 	ErrorCodePolicyVersionChanged   ErrorCode = "policy_version_changed"
@@ -136,6 +138,8 @@ func (e ErrorCode) Valid() bool {
 		return true
 	case ErrorCodeInvalidLimit:
 		return true
+	case ErrorCodeInvalidOutcome:
+		return true
 	case ErrorCodeInvalidOverride:
 		return true
 	case ErrorCodeInvalidPolicy:
@@ -173,6 +177,8 @@ func (e ErrorCode) Valid() bool {
 	case ErrorCodeNotFound:
 		return true
 	case ErrorCodeNotThisConversation:
+		return true
+	case ErrorCodeOutcomeNotAllowed:
 		return true
 	case ErrorCodeOutsideBookableHours:
 		return true
@@ -225,6 +231,48 @@ func (e ErrorCode) Valid() bool {
 	}
 }
 
+// Defines values for OutcomeOutcome.
+const (
+	OutcomeOutcomeAttended          OutcomeOutcome = "attended"
+	OutcomeOutcomeCancelledByAgency OutcomeOutcome = "cancelled_by_agency"
+	OutcomeOutcomeNoShow            OutcomeOutcome = "no_show"
+)
+
+// Valid indicates whether the value is a known member of the OutcomeOutcome enum.
+func (e OutcomeOutcome) Valid() bool {
+	switch e {
+	case OutcomeOutcomeAttended:
+		return true
+	case OutcomeOutcomeCancelledByAgency:
+		return true
+	case OutcomeOutcomeNoShow:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for OutcomeAnswerOutcome.
+const (
+	OutcomeAnswerOutcomeAttended          OutcomeAnswerOutcome = "attended"
+	OutcomeAnswerOutcomeCancelledByAgency OutcomeAnswerOutcome = "cancelled_by_agency"
+	OutcomeAnswerOutcomeNoShow            OutcomeAnswerOutcome = "no_show"
+)
+
+// Valid indicates whether the value is a known member of the OutcomeAnswerOutcome enum.
+func (e OutcomeAnswerOutcome) Valid() bool {
+	switch e {
+	case OutcomeAnswerOutcomeAttended:
+		return true
+	case OutcomeAnswerOutcomeCancelledByAgency:
+		return true
+	case OutcomeAnswerOutcomeNoShow:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ReadinessStatus.
 const (
 	NotReady ReadinessStatus = "not_ready"
@@ -262,6 +310,7 @@ const (
 	ReceiptReasonCodeInvalidConversationId  ReceiptReasonCode = "invalid_conversation_id"
 	ReceiptReasonCodeInvalidHours           ReceiptReasonCode = "invalid_hours"
 	ReceiptReasonCodeInvalidLimit           ReceiptReasonCode = "invalid_limit"
+	ReceiptReasonCodeInvalidOutcome         ReceiptReasonCode = "invalid_outcome"
 	ReceiptReasonCodeInvalidOverride        ReceiptReasonCode = "invalid_override"
 	ReceiptReasonCodeInvalidPolicy          ReceiptReasonCode = "invalid_policy"
 	ReceiptReasonCodeInvalidReference       ReceiptReasonCode = "invalid_reference"
@@ -281,6 +330,7 @@ const (
 	ReceiptReasonCodeNotBooked              ReceiptReasonCode = "not_booked"
 	ReceiptReasonCodeNotFound               ReceiptReasonCode = "not_found"
 	ReceiptReasonCodeNotThisConversation    ReceiptReasonCode = "not_this_conversation"
+	ReceiptReasonCodeOutcomeNotAllowed      ReceiptReasonCode = "outcome_not_allowed"
 	ReceiptReasonCodeOutsideBookableHours   ReceiptReasonCode = "outside_bookable_hours"
 	ReceiptReasonCodeOutsideHours           ReceiptReasonCode = "outside_hours"
 	ReceiptReasonCodePolicyVersionChanged   ReceiptReasonCode = "policy_version_changed"
@@ -343,6 +393,8 @@ func (e ReceiptReasonCode) Valid() bool {
 		return true
 	case ReceiptReasonCodeInvalidLimit:
 		return true
+	case ReceiptReasonCodeInvalidOutcome:
+		return true
 	case ReceiptReasonCodeInvalidOverride:
 		return true
 	case ReceiptReasonCodeInvalidPolicy:
@@ -380,6 +432,8 @@ func (e ReceiptReasonCode) Valid() bool {
 	case ReceiptReasonCodeNotFound:
 		return true
 	case ReceiptReasonCodeNotThisConversation:
+		return true
+	case ReceiptReasonCodeOutcomeNotAllowed:
 		return true
 	case ReceiptReasonCodeOutsideBookableHours:
 		return true
@@ -568,6 +622,7 @@ const (
 	UnavailableReceiptCodeInvalidConversationId  UnavailableReceiptCode = "invalid_conversation_id"
 	UnavailableReceiptCodeInvalidHours           UnavailableReceiptCode = "invalid_hours"
 	UnavailableReceiptCodeInvalidLimit           UnavailableReceiptCode = "invalid_limit"
+	UnavailableReceiptCodeInvalidOutcome         UnavailableReceiptCode = "invalid_outcome"
 	UnavailableReceiptCodeInvalidOverride        UnavailableReceiptCode = "invalid_override"
 	UnavailableReceiptCodeInvalidPolicy          UnavailableReceiptCode = "invalid_policy"
 	UnavailableReceiptCodeInvalidReference       UnavailableReceiptCode = "invalid_reference"
@@ -587,6 +642,7 @@ const (
 	UnavailableReceiptCodeNotBooked              UnavailableReceiptCode = "not_booked"
 	UnavailableReceiptCodeNotFound               UnavailableReceiptCode = "not_found"
 	UnavailableReceiptCodeNotThisConversation    UnavailableReceiptCode = "not_this_conversation"
+	UnavailableReceiptCodeOutcomeNotAllowed      UnavailableReceiptCode = "outcome_not_allowed"
 	UnavailableReceiptCodeOutsideBookableHours   UnavailableReceiptCode = "outside_bookable_hours"
 	UnavailableReceiptCodeOutsideHours           UnavailableReceiptCode = "outside_hours"
 	UnavailableReceiptCodePolicyVersionChanged   UnavailableReceiptCode = "policy_version_changed"
@@ -649,6 +705,8 @@ func (e UnavailableReceiptCode) Valid() bool {
 		return true
 	case UnavailableReceiptCodeInvalidLimit:
 		return true
+	case UnavailableReceiptCodeInvalidOutcome:
+		return true
 	case UnavailableReceiptCodeInvalidOverride:
 		return true
 	case UnavailableReceiptCodeInvalidPolicy:
@@ -686,6 +744,8 @@ func (e UnavailableReceiptCode) Valid() bool {
 	case UnavailableReceiptCodeNotFound:
 		return true
 	case UnavailableReceiptCodeNotThisConversation:
+		return true
+	case UnavailableReceiptCodeOutcomeNotAllowed:
 		return true
 	case UnavailableReceiptCodeOutsideBookableHours:
 		return true
@@ -757,6 +817,7 @@ const (
 	UnavailableReceiptReasonCodeInvalidConversationId  UnavailableReceiptReasonCode = "invalid_conversation_id"
 	UnavailableReceiptReasonCodeInvalidHours           UnavailableReceiptReasonCode = "invalid_hours"
 	UnavailableReceiptReasonCodeInvalidLimit           UnavailableReceiptReasonCode = "invalid_limit"
+	UnavailableReceiptReasonCodeInvalidOutcome         UnavailableReceiptReasonCode = "invalid_outcome"
 	UnavailableReceiptReasonCodeInvalidOverride        UnavailableReceiptReasonCode = "invalid_override"
 	UnavailableReceiptReasonCodeInvalidPolicy          UnavailableReceiptReasonCode = "invalid_policy"
 	UnavailableReceiptReasonCodeInvalidReference       UnavailableReceiptReasonCode = "invalid_reference"
@@ -776,6 +837,7 @@ const (
 	UnavailableReceiptReasonCodeNotBooked              UnavailableReceiptReasonCode = "not_booked"
 	UnavailableReceiptReasonCodeNotFound               UnavailableReceiptReasonCode = "not_found"
 	UnavailableReceiptReasonCodeNotThisConversation    UnavailableReceiptReasonCode = "not_this_conversation"
+	UnavailableReceiptReasonCodeOutcomeNotAllowed      UnavailableReceiptReasonCode = "outcome_not_allowed"
 	UnavailableReceiptReasonCodeOutsideBookableHours   UnavailableReceiptReasonCode = "outside_bookable_hours"
 	UnavailableReceiptReasonCodeOutsideHours           UnavailableReceiptReasonCode = "outside_hours"
 	UnavailableReceiptReasonCodePolicyVersionChanged   UnavailableReceiptReasonCode = "policy_version_changed"
@@ -838,6 +900,8 @@ func (e UnavailableReceiptReasonCode) Valid() bool {
 		return true
 	case UnavailableReceiptReasonCodeInvalidLimit:
 		return true
+	case UnavailableReceiptReasonCodeInvalidOutcome:
+		return true
 	case UnavailableReceiptReasonCodeInvalidOverride:
 		return true
 	case UnavailableReceiptReasonCodeInvalidPolicy:
@@ -875,6 +939,8 @@ func (e UnavailableReceiptReasonCode) Valid() bool {
 	case UnavailableReceiptReasonCodeNotFound:
 		return true
 	case UnavailableReceiptReasonCodeNotThisConversation:
+		return true
+	case UnavailableReceiptReasonCodeOutcomeNotAllowed:
 		return true
 	case UnavailableReceiptReasonCodeOutsideBookableHours:
 		return true
@@ -1181,6 +1247,32 @@ type Intent struct {
 	TimeZone string `json:"time_zone"`
 }
 
+// Outcome defines model for Outcome.
+type Outcome struct {
+	// Note staff's own words, for the event log and the webhooks: name no one
+	Note *string `json:"note,omitempty"`
+
+	// Outcome attended or no_show once the viewing has started; cancelled_by_agency then too, or on a booking cancelled
+	Outcome OutcomeOutcome `json:"outcome"`
+}
+
+// OutcomeOutcome attended or no_show once the viewing has started; cancelled_by_agency then too, or on a booking cancelled
+type OutcomeOutcome string
+
+// OutcomeAnswer defines model for OutcomeAnswer.
+type OutcomeAnswer struct {
+	// Changed false when the booking had this outcome already (the same call sent again)
+	Changed bool                 `json:"changed"`
+	Outcome OutcomeAnswerOutcome `json:"outcome"`
+
+	// Reminded whether the caller was sent a reminder before the viewing
+	Reminded   bool   `json:"reminded"`
+	RequestKey string `json:"request_key"`
+}
+
+// OutcomeAnswerOutcome defines model for OutcomeAnswer.Outcome.
+type OutcomeAnswerOutcome string
+
 // Policy defines model for Policy.
 type Policy struct {
 	BufferAfterMinutes  *int `json:"buffer_after_minutes,omitempty"`
@@ -1228,6 +1320,12 @@ type Readiness struct {
 
 // ReadinessStatus defines model for Readiness.Status.
 type ReadinessStatus string
+
+// Reassign defines model for Reassign.
+type Reassign struct {
+	// AgentId the agent who shows the booking instead
+	AgentId string `json:"agent_id"`
+}
 
 // Receipt defines model for Receipt.
 type Receipt struct {
@@ -1855,6 +1953,12 @@ type ExportVapiToolsParams struct {
 // CreateBookingJSONRequestBody defines body for CreateBooking for application/json ContentType.
 type CreateBookingJSONRequestBody = Booking
 
+// RecordOutcomeJSONRequestBody defines body for RecordOutcome for application/json ContentType.
+type RecordOutcomeJSONRequestBody = Outcome
+
+// ReassignBookingJSONRequestBody defines body for ReassignBooking for application/json ContentType.
+type ReassignBookingJSONRequestBody = Reassign
+
 // RescheduleBookingJSONRequestBody defines body for RescheduleBooking for application/json ContentType.
 type RescheduleBookingJSONRequestBody = Reschedule
 
@@ -2324,6 +2428,34 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/bookings/{request_key}/contact (the `GetContact` operationId).
 	GetContact(ctx context.Context, requestKey string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// RecordOutcomeWithBody record how a viewing went: attended, no_show or cancelled_by_agency (admin scope). Sending another outcome corrects the first; the event log keeps both
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/bookings/{request_key}/outcome (the `RecordOutcome` operationId).
+	RecordOutcomeWithBody(ctx context.Context, requestKey string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RecordOutcome record how a viewing went: attended, no_show or cancelled_by_agency (admin scope). Sending another outcome corrects the first; the event log keeps both
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/bookings/{request_key}/outcome (the `RecordOutcome` operationId).
+	RecordOutcome(ctx context.Context, requestKey string, body RecordOutcomeJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ReassignBookingWithBody move a confirmed booking to another agent at the same time, as a reschedule does: the new booking first (under a key derived from the old key and the agent), then the old released, and the caller messaged (admin scope)
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/bookings/{request_key}/reassign (the `ReassignBooking` operationId).
+	ReassignBookingWithBody(ctx context.Context, requestKey string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ReassignBooking move a confirmed booking to another agent at the same time, as a reschedule does: the new booking first (under a key derived from the old key and the agent), then the old released, and the caller messaged (admin scope)
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/bookings/{request_key}/reassign (the `ReassignBooking` operationId).
+	ReassignBooking(ctx context.Context, requestKey string, body ReassignBookingJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// RescheduleBookingWithBody book the new slot under a new key, then release the old booking. Give what changes (the new local_start or starts_at at the least): the property, agent, other resources, zone and length default to the old booking's, the policy version to the one in force
 	//
 	// Takes any type of body and a specified content type.
@@ -2500,14 +2632,14 @@ type ClientInterface interface {
 	// Corresponds with DELETE /v1/webhooks/{id} (the `DeleteWebhook` operationId).
 	DeleteWebhook(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PutWebhookWithBody register a webhook endpoint (or point it at a new URL) and start its dispatcher. Events (booking.confirmed, booking.held, booking.cancelled, booking.moved, booking.refused, booking.time_changed, hold.expired, intent.expired, handoff.requested, booking.settled) are posted as Standard Webhooks: webhook-id (the delivery id, an idempotency key), webhook-timestamp, webhook-signature v1,<base64 HMAC-SHA256 of id.timestamp.body>
+	// PutWebhookWithBody register a webhook endpoint (or point it at a new URL) and start its dispatcher. Events (booking.confirmed, booking.held, booking.cancelled, booking.moved, booking.refused, booking.time_changed, hold.expired, intent.expired, handoff.requested, booking.settled, booking.outcome) are posted as Standard Webhooks: webhook-id (the delivery id, an idempotency key), webhook-timestamp, webhook-signature v1,<base64 HMAC-SHA256 of id.timestamp.body>
 	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with PUT /v1/webhooks/{id} (the `PutWebhook` operationId).
 	PutWebhookWithBody(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PutWebhook register a webhook endpoint (or point it at a new URL) and start its dispatcher. Events (booking.confirmed, booking.held, booking.cancelled, booking.moved, booking.refused, booking.time_changed, hold.expired, intent.expired, handoff.requested, booking.settled) are posted as Standard Webhooks: webhook-id (the delivery id, an idempotency key), webhook-timestamp, webhook-signature v1,<base64 HMAC-SHA256 of id.timestamp.body>
+	// PutWebhook register a webhook endpoint (or point it at a new URL) and start its dispatcher. Events (booking.confirmed, booking.held, booking.cancelled, booking.moved, booking.refused, booking.time_changed, hold.expired, intent.expired, handoff.requested, booking.settled, booking.outcome) are posted as Standard Webhooks: webhook-id (the delivery id, an idempotency key), webhook-timestamp, webhook-signature v1,<base64 HMAC-SHA256 of id.timestamp.body>
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2689,6 +2821,74 @@ func (c *Client) EraseContact(ctx context.Context, requestKey string, reqEditors
 // Corresponds with GET /v1/bookings/{request_key}/contact (the `GetContact` operationId).
 func (c *Client) GetContact(ctx context.Context, requestKey string, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetContactRequest(c.Server, requestKey)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RecordOutcomeWithBody record how a viewing went: attended, no_show or cancelled_by_agency (admin scope). Sending another outcome corrects the first; the event log keeps both
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/bookings/{request_key}/outcome (the `RecordOutcome` operationId).
+func (c *Client) RecordOutcomeWithBody(ctx context.Context, requestKey string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRecordOutcomeRequestWithBody(c.Server, requestKey, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RecordOutcome record how a viewing went: attended, no_show or cancelled_by_agency (admin scope). Sending another outcome corrects the first; the event log keeps both
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/bookings/{request_key}/outcome (the `RecordOutcome` operationId).
+func (c *Client) RecordOutcome(ctx context.Context, requestKey string, body RecordOutcomeJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRecordOutcomeRequest(c.Server, requestKey, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ReassignBookingWithBody move a confirmed booking to another agent at the same time, as a reschedule does: the new booking first (under a key derived from the old key and the agent), then the old released, and the caller messaged (admin scope)
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/bookings/{request_key}/reassign (the `ReassignBooking` operationId).
+func (c *Client) ReassignBookingWithBody(ctx context.Context, requestKey string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewReassignBookingRequestWithBody(c.Server, requestKey, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ReassignBooking move a confirmed booking to another agent at the same time, as a reschedule does: the new booking first (under a key derived from the old key and the agent), then the old released, and the caller messaged (admin scope)
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/bookings/{request_key}/reassign (the `ReassignBooking` operationId).
+func (c *Client) ReassignBooking(ctx context.Context, requestKey string, body ReassignBookingJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewReassignBookingRequest(c.Server, requestKey, body)
 	if err != nil {
 		return nil, err
 	}
@@ -3155,7 +3355,7 @@ func (c *Client) DeleteWebhook(ctx context.Context, id string, reqEditors ...Req
 	return c.Client.Do(req)
 }
 
-// PutWebhookWithBody register a webhook endpoint (or point it at a new URL) and start its dispatcher. Events (booking.confirmed, booking.held, booking.cancelled, booking.moved, booking.refused, booking.time_changed, hold.expired, intent.expired, handoff.requested, booking.settled) are posted as Standard Webhooks: webhook-id (the delivery id, an idempotency key), webhook-timestamp, webhook-signature v1,<base64 HMAC-SHA256 of id.timestamp.body>
+// PutWebhookWithBody register a webhook endpoint (or point it at a new URL) and start its dispatcher. Events (booking.confirmed, booking.held, booking.cancelled, booking.moved, booking.refused, booking.time_changed, hold.expired, intent.expired, handoff.requested, booking.settled, booking.outcome) are posted as Standard Webhooks: webhook-id (the delivery id, an idempotency key), webhook-timestamp, webhook-signature v1,<base64 HMAC-SHA256 of id.timestamp.body>
 //
 // Takes any type of body and a specified content type.
 //
@@ -3172,7 +3372,7 @@ func (c *Client) PutWebhookWithBody(ctx context.Context, id string, contentType 
 	return c.Client.Do(req)
 }
 
-// PutWebhook register a webhook endpoint (or point it at a new URL) and start its dispatcher. Events (booking.confirmed, booking.held, booking.cancelled, booking.moved, booking.refused, booking.time_changed, hold.expired, intent.expired, handoff.requested, booking.settled) are posted as Standard Webhooks: webhook-id (the delivery id, an idempotency key), webhook-timestamp, webhook-signature v1,<base64 HMAC-SHA256 of id.timestamp.body>
+// PutWebhook register a webhook endpoint (or point it at a new URL) and start its dispatcher. Events (booking.confirmed, booking.held, booking.cancelled, booking.moved, booking.refused, booking.time_changed, hold.expired, intent.expired, handoff.requested, booking.settled, booking.outcome) are posted as Standard Webhooks: webhook-id (the delivery id, an idempotency key), webhook-timestamp, webhook-signature v1,<base64 HMAC-SHA256 of id.timestamp.body>
 //
 // Takes a body of the `application/json` content type.
 //
@@ -3739,6 +3939,100 @@ func NewGetContactRequest(server string, requestKey string) (*http.Request, erro
 	if err != nil {
 		return nil, err
 	}
+
+	return req, nil
+}
+
+// NewRecordOutcomeRequest calls the generic RecordOutcome builder with application/json body
+func NewRecordOutcomeRequest(server string, requestKey string, body RecordOutcomeJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewRecordOutcomeRequestWithBody(server, requestKey, "application/json", bodyReader)
+}
+
+// NewRecordOutcomeRequestWithBody constructs an http.Request for the RecordOutcome method, with any body, and a specified content type
+func NewRecordOutcomeRequestWithBody(server string, requestKey string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "request_key", requestKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/bookings/%s/outcome", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewReassignBookingRequest calls the generic ReassignBooking builder with application/json body
+func NewReassignBookingRequest(server string, requestKey string, body ReassignBookingJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewReassignBookingRequestWithBody(server, requestKey, "application/json", bodyReader)
+}
+
+// NewReassignBookingRequestWithBody constructs an http.Request for the ReassignBooking method, with any body, and a specified content type
+func NewReassignBookingRequestWithBody(server string, requestKey string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "request_key", requestKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/bookings/%s/reassign", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -4783,6 +5077,34 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/bookings/{request_key}/contact (the `GetContact` operationId).
 	GetContactWithResponse(ctx context.Context, requestKey string, reqEditors ...RequestEditorFn) (*GetContactResponse, error)
 
+	// RecordOutcomeWithBodyWithResponse record how a viewing went: attended, no_show or cancelled_by_agency (admin scope). Sending another outcome corrects the first; the event log keeps both
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/bookings/{request_key}/outcome (the `RecordOutcome` operationId).
+	RecordOutcomeWithBodyWithResponse(ctx context.Context, requestKey string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RecordOutcomeResponse, error)
+
+	// RecordOutcomeWithResponse record how a viewing went: attended, no_show or cancelled_by_agency (admin scope). Sending another outcome corrects the first; the event log keeps both
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/bookings/{request_key}/outcome (the `RecordOutcome` operationId).
+	RecordOutcomeWithResponse(ctx context.Context, requestKey string, body RecordOutcomeJSONRequestBody, reqEditors ...RequestEditorFn) (*RecordOutcomeResponse, error)
+
+	// ReassignBookingWithBodyWithResponse move a confirmed booking to another agent at the same time, as a reschedule does: the new booking first (under a key derived from the old key and the agent), then the old released, and the caller messaged (admin scope)
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/bookings/{request_key}/reassign (the `ReassignBooking` operationId).
+	ReassignBookingWithBodyWithResponse(ctx context.Context, requestKey string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ReassignBookingResponse, error)
+
+	// ReassignBookingWithResponse move a confirmed booking to another agent at the same time, as a reschedule does: the new booking first (under a key derived from the old key and the agent), then the old released, and the caller messaged (admin scope)
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/bookings/{request_key}/reassign (the `ReassignBooking` operationId).
+	ReassignBookingWithResponse(ctx context.Context, requestKey string, body ReassignBookingJSONRequestBody, reqEditors ...RequestEditorFn) (*ReassignBookingResponse, error)
+
 	// RescheduleBookingWithBodyWithResponse book the new slot under a new key, then release the old booking. Give what changes (the new local_start or starts_at at the least): the property, agent, other resources, zone and length default to the old booking's, the policy version to the one in force
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -4979,14 +5301,14 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with DELETE /v1/webhooks/{id} (the `DeleteWebhook` operationId).
 	DeleteWebhookWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*DeleteWebhookResponse, error)
 
-	// PutWebhookWithBodyWithResponse register a webhook endpoint (or point it at a new URL) and start its dispatcher. Events (booking.confirmed, booking.held, booking.cancelled, booking.moved, booking.refused, booking.time_changed, hold.expired, intent.expired, handoff.requested, booking.settled) are posted as Standard Webhooks: webhook-id (the delivery id, an idempotency key), webhook-timestamp, webhook-signature v1,<base64 HMAC-SHA256 of id.timestamp.body>
+	// PutWebhookWithBodyWithResponse register a webhook endpoint (or point it at a new URL) and start its dispatcher. Events (booking.confirmed, booking.held, booking.cancelled, booking.moved, booking.refused, booking.time_changed, hold.expired, intent.expired, handoff.requested, booking.settled, booking.outcome) are posted as Standard Webhooks: webhook-id (the delivery id, an idempotency key), webhook-timestamp, webhook-signature v1,<base64 HMAC-SHA256 of id.timestamp.body>
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PUT /v1/webhooks/{id} (the `PutWebhook` operationId).
 	PutWebhookWithBodyWithResponse(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutWebhookResponse, error)
 
-	// PutWebhookWithResponse register a webhook endpoint (or point it at a new URL) and start its dispatcher. Events (booking.confirmed, booking.held, booking.cancelled, booking.moved, booking.refused, booking.time_changed, hold.expired, intent.expired, handoff.requested, booking.settled) are posted as Standard Webhooks: webhook-id (the delivery id, an idempotency key), webhook-timestamp, webhook-signature v1,<base64 HMAC-SHA256 of id.timestamp.body>
+	// PutWebhookWithResponse register a webhook endpoint (or point it at a new URL) and start its dispatcher. Events (booking.confirmed, booking.held, booking.cancelled, booking.moved, booking.refused, booking.time_changed, hold.expired, intent.expired, handoff.requested, booking.settled, booking.outcome) are posted as Standard Webhooks: webhook-id (the delivery id, an idempotency key), webhook-timestamp, webhook-signature v1,<base64 HMAC-SHA256 of id.timestamp.body>
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -5755,6 +6077,186 @@ func (r GetContactResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetContactResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// RecordOutcomeResponse429Headers the declared response headers of an HTTP 429 response for RecordOutcome
+type RecordOutcomeResponse429Headers struct {
+	RetryAfter *int
+}
+
+type RecordOutcomeResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *OutcomeAnswer
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Error
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Error
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *RecordOutcomeResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RecordOutcomeResponse) GetJSON200() *OutcomeAnswer {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r RecordOutcomeResponse) GetJSON400() *Error {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r RecordOutcomeResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r RecordOutcomeResponse) GetJSON403() *Error {
+	return r.JSON403
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r RecordOutcomeResponse) GetJSON409() *Error {
+	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r RecordOutcomeResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r RecordOutcomeResponse) GetJSON503() *Error {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r RecordOutcomeResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RecordOutcomeResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RecordOutcomeResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RecordOutcomeResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ReassignBookingResponse429Headers the declared response headers of an HTTP 429 response for ReassignBooking
+type ReassignBookingResponse429Headers struct {
+	RetryAfter *int
+}
+
+type ReassignBookingResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Receipt
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Error
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Error
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ReassignBookingResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ReassignBookingResponse) GetJSON200() *Receipt {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ReassignBookingResponse) GetJSON400() *Error {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ReassignBookingResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ReassignBookingResponse) GetJSON403() *Error {
+	return r.JSON403
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r ReassignBookingResponse) GetJSON409() *Error {
+	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ReassignBookingResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ReassignBookingResponse) GetJSON503() *Error {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ReassignBookingResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ReassignBookingResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ReassignBookingResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ReassignBookingResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -7796,6 +8298,58 @@ func (c *ClientWithResponses) GetContactWithResponse(ctx context.Context, reques
 	return ParseGetContactResponse(rsp)
 }
 
+// RecordOutcomeWithBodyWithResponse record how a viewing went: attended, no_show or cancelled_by_agency (admin scope). Sending another outcome corrects the first; the event log keeps both
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/bookings/{request_key}/outcome (the `RecordOutcome` operationId).
+func (c *ClientWithResponses) RecordOutcomeWithBodyWithResponse(ctx context.Context, requestKey string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RecordOutcomeResponse, error) {
+	rsp, err := c.RecordOutcomeWithBody(ctx, requestKey, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRecordOutcomeResponse(rsp)
+}
+
+// RecordOutcomeWithResponse record how a viewing went: attended, no_show or cancelled_by_agency (admin scope). Sending another outcome corrects the first; the event log keeps both
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/bookings/{request_key}/outcome (the `RecordOutcome` operationId).
+func (c *ClientWithResponses) RecordOutcomeWithResponse(ctx context.Context, requestKey string, body RecordOutcomeJSONRequestBody, reqEditors ...RequestEditorFn) (*RecordOutcomeResponse, error) {
+	rsp, err := c.RecordOutcome(ctx, requestKey, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRecordOutcomeResponse(rsp)
+}
+
+// ReassignBookingWithBodyWithResponse move a confirmed booking to another agent at the same time, as a reschedule does: the new booking first (under a key derived from the old key and the agent), then the old released, and the caller messaged (admin scope)
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/bookings/{request_key}/reassign (the `ReassignBooking` operationId).
+func (c *ClientWithResponses) ReassignBookingWithBodyWithResponse(ctx context.Context, requestKey string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ReassignBookingResponse, error) {
+	rsp, err := c.ReassignBookingWithBody(ctx, requestKey, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseReassignBookingResponse(rsp)
+}
+
+// ReassignBookingWithResponse move a confirmed booking to another agent at the same time, as a reschedule does: the new booking first (under a key derived from the old key and the agent), then the old released, and the caller messaged (admin scope)
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/bookings/{request_key}/reassign (the `ReassignBooking` operationId).
+func (c *ClientWithResponses) ReassignBookingWithResponse(ctx context.Context, requestKey string, body ReassignBookingJSONRequestBody, reqEditors ...RequestEditorFn) (*ReassignBookingResponse, error) {
+	rsp, err := c.ReassignBooking(ctx, requestKey, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseReassignBookingResponse(rsp)
+}
+
 // RescheduleBookingWithBodyWithResponse book the new slot under a new key, then release the old booking. Give what changes (the new local_start or starts_at at the least): the property, agent, other resources, zone and length default to the old booking's, the policy version to the one in force
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -8160,7 +8714,7 @@ func (c *ClientWithResponses) DeleteWebhookWithResponse(ctx context.Context, id 
 	return ParseDeleteWebhookResponse(rsp)
 }
 
-// PutWebhookWithBodyWithResponse register a webhook endpoint (or point it at a new URL) and start its dispatcher. Events (booking.confirmed, booking.held, booking.cancelled, booking.moved, booking.refused, booking.time_changed, hold.expired, intent.expired, handoff.requested, booking.settled) are posted as Standard Webhooks: webhook-id (the delivery id, an idempotency key), webhook-timestamp, webhook-signature v1,<base64 HMAC-SHA256 of id.timestamp.body>
+// PutWebhookWithBodyWithResponse register a webhook endpoint (or point it at a new URL) and start its dispatcher. Events (booking.confirmed, booking.held, booking.cancelled, booking.moved, booking.refused, booking.time_changed, hold.expired, intent.expired, handoff.requested, booking.settled, booking.outcome) are posted as Standard Webhooks: webhook-id (the delivery id, an idempotency key), webhook-timestamp, webhook-signature v1,<base64 HMAC-SHA256 of id.timestamp.body>
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -8173,7 +8727,7 @@ func (c *ClientWithResponses) PutWebhookWithBodyWithResponse(ctx context.Context
 	return ParsePutWebhookResponse(rsp)
 }
 
-// PutWebhookWithResponse register a webhook endpoint (or point it at a new URL) and start its dispatcher. Events (booking.confirmed, booking.held, booking.cancelled, booking.moved, booking.refused, booking.time_changed, hold.expired, intent.expired, handoff.requested, booking.settled) are posted as Standard Webhooks: webhook-id (the delivery id, an idempotency key), webhook-timestamp, webhook-signature v1,<base64 HMAC-SHA256 of id.timestamp.body>
+// PutWebhookWithResponse register a webhook endpoint (or point it at a new URL) and start its dispatcher. Events (booking.confirmed, booking.held, booking.cancelled, booking.moved, booking.refused, booking.time_changed, hold.expired, intent.expired, handoff.requested, booking.settled, booking.outcome) are posted as Standard Webhooks: webhook-id (the delivery id, an idempotency key), webhook-timestamp, webhook-signature v1,<base64 HMAC-SHA256 of id.timestamp.body>
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -8844,6 +9398,168 @@ func ParseGetContactResponse(rsp *http.Response) (*GetContactResponse, error) {
 	switch {
 	case rsp.StatusCode == 429:
 		var headers GetContactResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseRecordOutcomeResponse parses an HTTP response from a RecordOutcomeWithResponse call
+func ParseRecordOutcomeResponse(rsp *http.Response) (*RecordOutcomeResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RecordOutcomeResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest OutcomeAnswer
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers RecordOutcomeResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseReassignBookingResponse parses an HTTP response from a ReassignBookingWithResponse call
+func ParseReassignBookingResponse(rsp *http.Response) (*ReassignBookingResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ReassignBookingResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Receipt
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers ReassignBookingResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

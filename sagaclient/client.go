@@ -32,13 +32,15 @@ type ContactSealer interface {
 
 // Catalog is what the client asks of the store beside Temporal: what the
 // store decided on a key (every answer is checked against it), free slots
-// for a conflict's alternatives, drift and hand-offs for the operator, and
-// the releases and restores that settle a lost booking. A read starts no
+// for a conflict's alternatives, the policy in force for a reassignment,
+// drift and hand-offs for the operator, and the releases and restores
+// that settle a lost booking. A read starts no
 // workflow. *catalog.Catalog, over the store and the mirrors, implements
 // it; the catalogue's own reads and writes are the API's (api.Catalogue).
 type Catalog interface {
 	Availability(ctx context.Context, q booking.AvailabilityQuery) (booking.Availability, error)
 	Decision(ctx context.Context, in booking.DecisionInput) (booking.LookupOutput, error)
+	Policy(ctx context.Context) (booking.Policy, error)
 	OpenFlags(ctx context.Context) ([]booking.Flag, error)
 	Timeline(ctx context.Context, key string) (booking.Timeline, error)
 	ResolveFlag(ctx context.Context, id int64, note string) (booking.Flag, error)

@@ -36,7 +36,7 @@ commands:
   status KEY   print the receipt of a request key, or of a reference (BS-XXXX-XXXX)
   cancel KEY   cancel a booking
   reschedule KEY   move a booking to a new slot under a new key
-  ops ...      operator's tools: attention, timeline, reconcile, resolve
+  ops ...      operator's tools: attention, timeline, reconcile, resolve, outcome, reassign
   demo         drive a running dev stack like a voice agent and show the outcome
   soak         open-loop load on a running dev stack at fixed arrival rates
   codec        serve the payload codec to operators (Web UI, Temporal CLI)

@@ -7,10 +7,12 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/bookingsaga/bookingsaga/api"
+	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/app"
 	"github.com/bookingsaga/bookingsaga/sagaclient"
 )
@@ -61,4 +63,15 @@ func TestOpsHelpAndAnEmptyAttentionList(t *testing.T) {
 	out.Reset()
 	require.NoError(t, human(&out, sagaclient.Attention{}))
 	require.Contains(t, out.String(), "Nothing needs attention")
+}
+
+// A booking outside its agent's new rules is listed with whom it could
+// go to, and an attention list holding only that is not "nothing".
+func TestAttentionListsABookingOutsideItsRulesWithTheTeamFree(t *testing.T) {
+	t.Parallel()
+	var out bytes.Buffer
+	require.NoError(t, human(&out, sagaclient.Attention{OutsideRules: []booking.OutsideRules{{RequestKey: "k-ill", ResourceID: "agent-lea",
+		StartsAt: time.Date(2026, 12, 8, 9, 0, 0, 0, time.UTC), Reason: "time off", FreeAgents: []string{"agent-tom", "agent-hugo"}}}}))
+	require.NotContains(t, out.String(), "Nothing needs attention")
+	require.Regexp(t, `k-ill\s+agent-lea\s+2026-12-08T09:00:00Z\s+time off\s+agent-tom agent-hugo`, out.String())
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -28,6 +29,11 @@ const opsUsage = `usage: starter ops <command> [-json]
                      once its caller is told; its flags close
   called-back ID -note
                      close a handoff (request_human) once its caller was called back
+  outcome KEY attended|no_show|cancelled_by_agency [-note]
+                     record how a viewing went: to the CRM, the webhooks (booking.outcome)
+                     and the viewing_outcomes_total metric; another outcome corrects it
+  reassign KEY AGENT move a confirmed booking to AGENT at the same time, as a reschedule
+                     does: the new booking first, then the old released, the caller messaged
 `
 
 // ops runs the operator's commands.
@@ -42,7 +48,7 @@ func ops(ctx context.Context, sc *sagaclient.Client, args []string, out io.Write
 	}
 	fs := flag.NewFlagSet("ops "+args[0], flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "print JSON")
-	note := fs.String("note", "", "resolve, release-lost: what was done")
+	note := fs.String("note", "", "resolve, release-lost, called-back: what was done; outcome: how it went")
 	pos, err := parseInterleaved(fs, args[1:])
 	if err != nil {
 		return err
@@ -84,6 +90,16 @@ func ops(ctx context.Context, sc *sagaclient.Client, args []string, out io.Write
 		} else {
 			v, err = sc.CalledBack(ctx, id, *note)
 		}
+	case "outcome":
+		if len(pos) != 2 {
+			return errors.New("outcome needs a request key and one of attended, no_show, cancelled_by_agency")
+		}
+		v, err = sc.RecordOutcome(ctx, booking.OutcomeInput{RequestKey: pos[0], Outcome: booking.Outcome(pos[1]), Note: *note})
+	case "reassign":
+		if len(pos) != 2 {
+			return errors.New("reassign needs a request key and the agent to move it to")
+		}
+		v, err = sc.Reassign(ctx, pos[0], pos[1])
 	default:
 		fmt.Fprint(out, opsUsage)
 		return fmt.Errorf("unknown ops command %q", args[0])
@@ -102,8 +118,8 @@ func human(out io.Writer, v any) error {
 	defer w.Flush()
 	switch x := v.(type) {
 	case sagaclient.Attention:
-		if len(x.Sagas) == 0 && len(x.Flags) == 0 && len(x.Handoffs) == 0 {
-			fmt.Fprintln(w, "Nothing needs attention: no saga pending or unmirrored, no open drift flag, no caller waiting for a person.")
+		if len(x.Sagas) == 0 && len(x.Flags) == 0 && len(x.Handoffs) == 0 && len(x.OutsideRules) == 0 {
+			fmt.Fprintln(w, "Nothing needs attention: no saga pending or unmirrored, no open drift flag, no booking outside its rules, no caller waiting for a person.")
 			return nil
 		}
 		fmt.Fprintln(w, "SAGA\tSTATUS\tPROPERTY\tCALENDAR\tCRM")
@@ -119,6 +135,12 @@ func human(out io.Writer, v any) error {
 			fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\n", f.ID, f.Kind, f.RequestKey, f.CalendarID, f.EventID, f.FoundAt.Format(time.RFC3339))
 			if f.Detail != "" {
 				fmt.Fprintf(w, "\t%s\n", f.Detail)
+			}
+		}
+		if len(x.OutsideRules) > 0 {
+			fmt.Fprintln(w, "\nOUTSIDE RULES\tRESOURCE\tSTARTS\tREASON\tFREE THEN")
+			for _, o := range x.OutsideRules {
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", o.RequestKey, o.ResourceID, o.StartsAt.Format(time.RFC3339), o.Reason, strings.Join(o.FreeAgents, " "))
 			}
 		}
 		if len(x.Handoffs) > 0 {

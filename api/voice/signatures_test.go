@@ -17,6 +17,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/bookingsaga/bookingsaga/api"
+	"github.com/bookingsaga/bookingsaga/api/staff"
 	"github.com/bookingsaga/bookingsaga/sagaclient"
 )
 
@@ -128,7 +129,7 @@ func TestTheVapiEndpointChecksTheHMACCredential(t *testing.T) {
 }
 
 // The document describes the whole edge, the REST routes and the voice
-// tools' mounted on them, and nothing else.
+// tools' and staff's mounted on them, and nothing else.
 func TestOpenAPIDescribesExactlyTheServedRoutes(t *testing.T) {
 	t.Parallel()
 	var doc struct {
@@ -146,6 +147,7 @@ func TestOpenAPIDescribesExactlyTheServedRoutes(t *testing.T) {
 	served := map[string]bool{}
 	srv := api.New(nil, api.Config{})
 	srv.Mount(New(nil, Config{}).Routes()...)
+	srv.Mount(staff.New(nil).Routes()...) // as app.Edge mounts them
 	for _, rt := range srv.Routes() {
 		served[rt.Method+" "+rt.Path] = true
 	}

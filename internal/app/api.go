@@ -19,6 +19,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/bookingsaga/bookingsaga/api"
+	"github.com/bookingsaga/bookingsaga/api/staff"
 	"github.com/bookingsaga/bookingsaga/api/voice"
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/apikey"
@@ -314,6 +315,7 @@ func Edge(sc *sagaclient.Client, cfg api.Config, tools voice.Config) http.Handle
 	tools.Language, tools.Now, tools.Metrics = cfg.Language, cfg.Now, cfg.Metrics
 	srv := api.New(sc, cfg)
 	srv.Mount(voice.New(sc, tools).Routes()...)
+	srv.Mount(staff.New(sc).Routes()...)
 	return srv.Handler()
 }
 

@@ -47,7 +47,7 @@ func TestLayersHoldTheirFloors(t *testing.T) {
 	// The roof: the wiring and what only it and the tests use (the dev
 	// stack, the fault suite's machinery, the system tests) live under
 	// internal/app; every other folder of internal/ is a floor below it.
-	upper := []string{"api", "api/voice", "internal/app", "starter", "worker", "chaos"}
+	upper := []string{"api", "api/voice", "api/staff", "internal/app", "starter", "worker", "chaos"}
 	for name, p := range pkgs {
 		if !strings.HasPrefix(name, "internal/") || name == "internal/app" || strings.HasPrefix(name, "internal/app/") {
 			continue
@@ -69,10 +69,12 @@ func TestLayersHoldTheirFloors(t *testing.T) {
 	// The API and the client an agent backend imports talk to Temporal
 	// and take the store's reads as interfaces the wiring fills.
 	// The edge links no Temporal package at all: it holds the saga client
-	// as ports (api.Sagas, voice.Sagas), and the saga client translates
+	// as ports (api.Sagas, voice.Sagas, staff.Sagas), and the saga client translates
 	// Temporal's errors at its one boundary.
-	links("api", module+"internal/store", module+"activities", "github.com/jackc/pgx", module+"api/voice", module+"sagaclient", "go.temporal.io/")
-	links("api/voice", module+"internal/store", module+"activities", "github.com/jackc/pgx", module+"sagaclient", "go.temporal.io/")
+	links("api", module+"internal/store", module+"activities", "github.com/jackc/pgx", module+"api/voice", module+"api/staff", module+"sagaclient", "go.temporal.io/")
+	for _, mounted := range []string{"api/voice", "api/staff"} {
+		links(mounted, module+"internal/store", module+"activities", "github.com/jackc/pgx", module+"sagaclient", "go.temporal.io/")
+	}
 	// The shared vocabulary links no Temporal SDK either.
 	links("booking", "go.temporal.io/")
 	links("receipt", "go.temporal.io/")

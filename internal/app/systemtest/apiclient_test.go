@@ -15,6 +15,7 @@ import (
 
 	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/apiclient"
+	"github.com/bookingsaga/bookingsaga/booking"
 )
 
 // recorder remembers every call a client made and what it was answered.
@@ -123,6 +124,20 @@ func TestTheGeneratedClientCallsEveryRoute(t *testing.T) {
 	require.NoError(t, err)
 	_, err = c.CancelBookingWithResponse(ctx, newKey)
 	require.NoError(t, err)
+	outcome, err := c.RecordOutcomeWithResponse(ctx, newKey, apiclient.Outcome{Outcome: apiclient.OutcomeOutcomeCancelledByAgency, Note: p("the agent was ill")})
+	require.NoError(t, err)
+	require.NotNil(t, outcome.JSON200, string(outcome.Body))
+	require.True(t, outcome.JSON200.Changed)
+	require.NoError(t, f.acts.Store.UpsertResource(ctx, booking.Resource{ID: "agent-01", Kind: "agent", Capacity: 1, TimeZone: "Europe/Paris"}))
+	staffed := uuid.NewString()
+	later := start.Add(4 * time.Hour)
+	_, err = c.CreateBookingWithResponse(ctx, apiclient.Booking{RequestKey: staffed, PropertyId: "paris-11", AgentId: p("agent-00"),
+		StartsAt: &later, TimeZone: "Europe/Paris", DurationMinutes: n(30), ExpectedPolicyVersion: policyVersion})
+	require.NoError(t, err)
+	moved, err := c.ReassignBookingWithResponse(ctx, staffed, apiclient.Reassign{AgentId: "agent-01"})
+	require.NoError(t, err)
+	require.NotNil(t, moved.JSON200, string(moved.Body))
+	require.Equal(t, "confirmed", string(moved.JSON200.Status))
 	hold := true
 	_, err = c.CreateIntentWithResponse(ctx, apiclient.Intent{ConversationId: "conv-" + uuid.NewString(), PropertyId: "paris-11",
 		AgentId: p("agent-00"), StartsAt: &start, TimeZone: "Europe/Paris", DurationMinutes: n(30), Hold: &hold,

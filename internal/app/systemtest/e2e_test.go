@@ -388,6 +388,7 @@ func TestDevStackEndToEnd(t *testing.T) {
 	d.schedulingTour(start, key)
 	d.requireTourAnswers(d.tour())
 	d.writingTour()
+	d.staffByCLI(day)
 
 	// An agent backend in a module of its own, through the public client.
 	example := exec.Command("go", "run", "./book", "-temporal-address", d.frontal, "-policy", devstack.DemoPolicy,
