@@ -121,6 +121,12 @@ func TestRescheduleConfirmedReadsTheOldAsReleased(t *testing.T) {
 	// saga's final read (changeFinalRead) asks the store again, and hears
 	// the same. CI met that order once.
 	f.env.OnActivity(f.a.Lookup, mock.Anything, forKey(key)).Return(booking.LookupOutput{Found: true, Booking: old}, nil)
+	// Maybe: the new saga, run beside it, reads its own booking if its
+	// timers come first; unmocked, that read ran the real activity over a
+	// nil store, which panicked and was retried until a CI run under the
+	// race detector hit the test's timeout (as in the test below).
+	f.env.OnActivity(f.a.Lookup, mock.Anything, forKey(newKey)).Return(
+		booking.LookupOutput{Found: true, Booking: stored(newKey, moved, booking.StatusConfirmed)}, nil).Maybe()
 
 	final := f.run(BookingInput{RequestKey: key})
 	require.Equal(t, receipt.StatusConfirmed, u.receipt.Status)

@@ -17,6 +17,7 @@ import (
 	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/api/staff"
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/crm"
 	"github.com/bookingsaga/bookingsaga/internal/store"
 	"github.com/bookingsaga/bookingsaga/receipt"
 	"github.com/bookingsaga/bookingsaga/sagaclient"
@@ -99,6 +100,8 @@ func TestAReassignmentMovesTheBookingAndTellsTheCaller(t *testing.T) {
 	require.NoError(t, f.acts.Store.UpsertResource(f.ctx, booking.Resource{ID: "agent-01", Kind: "agent", Capacity: 1, TimeZone: "Europe/Paris"}))
 	require.NoError(t, f.acts.Store.PutPool(f.ctx, booking.Pool{ID: "paris", Members: []string{"agent-00", "agent-01"}}))
 	url := f.serveAPI(api.Config{})
+	rc := &receiver{t: t, got: map[string]int{}, types: map[string]string{}}
+	f.register(url, rc)
 	key, start := uuid.NewString(), slot(t, 10)
 	body := bookingBody(key, start)
 	body.Contact = &api.Contact{Name: "Camille", Phone: "+33612345678", Notify: "sms", Language: "en"}
@@ -134,6 +137,14 @@ func TestAReassignmentMovesTheBookingAndTellsTheCaller(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, booking.StatusReleasedForReschedule, old.Status)
 	f.eventually(func() bool { return len(fake.Sent()) == 2 }, "the move texted")
+	f.eventually(func() bool { return rc.count("booking.moved") == 1 }, "one booking.moved webhook")
+	f.eventually(func() bool {
+		recs := map[string]crm.Record{}
+		for _, rec := range f.crm.Records() {
+			recs[rec.RequestKey] = rec
+		}
+		return recs[key].Status == crm.StatusRescheduled && recs[sagaclient.ReassignKey(key, "agent-01")].AgentRef == "agent-01"
+	}, "the CRM has the old viewing moved and the new one with agent-01")
 	require.Contains(t, fake.Sent()[1].Body, "moved", fake.Sent()[1].Body)
 	require.Equal(t, http.StatusOK, f.call("GET", url+"/v1/ops/attention", nil, &a))
 	require.Empty(t, a.OutsideRules, "the booking outside its agent's rules is gone")
