@@ -104,6 +104,12 @@ func TestTheCallerIsTextedOnceForEveryChange(t *testing.T) {
 		m.Kind, m.ProviderID = kind, sid
 		return m
 	}
+	// Twilio has the text before the sender records it sent: wait for the
+	// record (a CI run read the cancellation's between the two).
+	f.eventually(func() bool {
+		m := f.messages(moved)
+		return len(m) == 2 && m[1].Status == booking.MessageSent
+	}, "the cancellation's text recorded as sent")
 	require.Equal(t, []booking.MessageRecord{want(booking.MessageConfirmed, sent[0].Sid)}, f.messages(key), "one per change, the provider's id kept")
 	require.Equal(t, []booking.MessageRecord{want(booking.MessageRescheduled, sent[1].Sid), want(booking.MessageCancelled, sent[2].Sid)}, f.messages(moved))
 	for _, m := range sent {
