@@ -105,7 +105,11 @@ func (a *Activities) ReconcileCRM(ctx context.Context, in booking.WindowInput) (
 			rep.Mismatched++
 			rep.Details = append(rep.Details, fmt.Sprintf("CRM record for %s said %s, corrected to %s", b.RequestKey, rec.Status, want.Status))
 		}
-		if _, err := a.CRM.Upsert(ctx, want, rec.Version); err != nil {
+		over := rec.Version
+		if errors.Is(err, crm.ErrNotFound) {
+			over = crm.Absent
+		}
+		if _, err := a.CRM.Upsert(ctx, want, over); err != nil {
 			if crm.Permanent(err) {
 				rep.Failed++
 				continue

@@ -50,14 +50,19 @@ type Record struct {
 // status), and a read for reconciliation.
 type CRM interface {
 	// Upsert writes v. over is the version of the record the write
-	// corrects, as the writer read it, or 0 when it read none: the same
-	// state written again over another version is a new write, not a
-	// retry, so a correction lands even when the CRM held that state once
-	// before a stale write replaced it.
+	// corrects, as the writer read it, Absent when it read that there is
+	// none, or 0 when it read nothing: the same state written again over
+	// another version, or over a record deleted since, is a new write,
+	// not a retry, so a correction lands even when the CRM held that
+	// state once before a stale write replaced it or a person deleted it.
 	Upsert(ctx context.Context, v Viewing, over int) (Record, error)
 	// Get returns ErrNotFound when the CRM has no record of the booking.
 	Get(ctx context.Context, bookingID string) (Record, error)
 }
+
+// Absent, as an upsert's over, says the writer read that the CRM holds
+// no record of the booking.
+const Absent = -1
 
 // ErrNotFound means the CRM answered that it has no such record.
 var ErrNotFound = errors.New("crm: viewing not found")

@@ -3,6 +3,7 @@ package crm
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -63,9 +64,16 @@ func (h *HTTP) Upsert(ctx context.Context, v Viewing, over int) (Record, error) 
 	if err != nil {
 		return Record{}, fmt.Errorf("crm upsert %s: %w", v.BookingID, err)
 	}
+	key := idempotencyKey(body, over)
+	if over == Absent {
+		// A record deleted since the first write: a key of its own, or
+		// the CRM answers the first write's reply again. The record is
+		// keyed by booking id, so a second key can't make a second one.
+		key = newKey()
+	}
 	var rec Record
 	err = h.cfg.Retry.Do(ctx, classify, func(ctx context.Context) error {
-		return h.do(ctx, http.MethodPut, v.BookingID, body, idempotencyKey(body, over), &rec)
+		return h.do(ctx, http.MethodPut, v.BookingID, body, key, &rec)
 	})
 	if err != nil {
 		return Record{}, fmt.Errorf("crm upsert %s: %w", v.BookingID, err)
@@ -82,6 +90,12 @@ func idempotencyKey(body []byte, over int) string {
 		fmt.Fprintf(h, "\nover version %d", over)
 	}
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+func newKey() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
 }
 
 // Get reads the record of one booking.

@@ -40,6 +40,23 @@ func TestReconcileCorrectsTheCRMAgainAfterAStaleWrite(t *testing.T) {
 	f.quiet()
 }
 
+// A viewing someone deleted in the CRM by hand is written again by the
+// next run: the write that restores it is a new one, not the booking's
+// first write, which the CRM would answer from its idempotency cache.
+func TestReconcileWritesAgainAViewingDeletedByHand(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	key := f.booked(14)
+	f.eventually(func() bool { return f.synced(key) }, "mirrored")
+	b, err := f.acts.Store.Lookup(f.ctx, key)
+	require.NoError(t, err)
+	f.crm.Delete(b.BookingID.String())
+	require.Equal(t, 1, f.reconcile().CRM.Missing)
+	require.Equal(t, activities.Viewing(b), f.crmRecord(b.BookingID.String()).Viewing, "written again")
+	require.Zero(t, f.reconcile().CRM.Missing, "and found the next time")
+	f.quiet()
+}
+
 // releasedBehindTheSaga cancels key in the store, as an operator in the
 // database would, and terminates its saga, so that only reconciliation
 // mends the mirrors.

@@ -73,6 +73,13 @@ func (c *CRM) Records() []crm.Record {
 	return out
 }
 
+// Delete removes a booking's record, as a person in the CRM would.
+func (c *CRM) Delete(bookingID string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.records, bookingID)
+}
+
 // crmState is what Save keeps.
 type crmState struct {
 	Seq     int                    `json:"seq"`
