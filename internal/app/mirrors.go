@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -40,9 +41,14 @@ type Mirrors struct {
 	// means no Microsoft calendars.
 	Microsoft Microsoft
 
+	// CRM is which CRM the mirror writes: "http" (or empty), the
+	// generic JSON API at CRMBaseURL (none when that is empty), or
+	// "hubspot".
+	CRM        string
 	CRMBaseURL string
 	CRMToken   string
 	CRMTimeout time.Duration
+	HubSpot    HubSpot
 
 	// The callers' text messages, through a Twilio account; no account
 	// means none are sent. QuietFrom and QuietTo bound the night, after
@@ -73,6 +79,8 @@ func MirrorsFromEnv() Mirrors {
 		Microsoft: Microsoft{TenantID: os.Getenv("AZURE_TENANT_ID"), ClientID: os.Getenv("AZURE_CLIENT_ID"),
 			ClientSecret: os.Getenv("AZURE_CLIENT_SECRET"), CertificateFile: os.Getenv("AZURE_CLIENT_CERTIFICATE_PATH"),
 			GraphEndpoint: os.Getenv("GRAPH_ENDPOINT"), LoginEndpoint: os.Getenv("AZURE_AUTHORITY_HOST")},
+		CRM:             cmp.Or(os.Getenv("CRM"), "http"),
+		HubSpot:         hubspotFromEnv(),
 		CRMBaseURL:      os.Getenv("CRM_BASE_URL"),
 		CRMToken:        os.Getenv("CRM_TOKEN"),
 		CRMTimeout:      10 * time.Second,
@@ -92,6 +100,8 @@ func (c *Mirrors) Register(fs *flag.FlagSet) {
 	fs.BoolVar(&c.CalendarNoAuth, "calendar-no-auth", c.CalendarNoAuth, "send no credentials (a local fake only)")
 	fs.DurationVar(&c.CalendarTimeout, "calendar-timeout", c.CalendarTimeout, "per-attempt calendar call timeout (Google and Microsoft)")
 	c.Microsoft.register(fs)
+	fs.StringVar(&c.CRM, "crm", c.CRM, "the CRM mirrored to: http (the generic JSON API at -crm-url) or hubspot (env CRM)")
+	c.HubSpot.register(fs)
 	fs.StringVar(&c.CRMBaseURL, "crm-url", c.CRMBaseURL, "CRM API root; empty disables the CRM mirror (env CRM_BASE_URL)")
 	fs.StringVar(&c.CRMToken, "crm-token", c.CRMToken, "CRM bearer token (env CRM_TOKEN)")
 	fs.DurationVar(&c.CRMTimeout, "crm-timeout", c.CRMTimeout, "per-attempt CRM call timeout")
@@ -114,6 +124,13 @@ func (c Mirrors) Validate() error {
 	}
 	if c.CRMTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("crm-timeout must be positive, got %s", c.CRMTimeout))
+	}
+	switch c.CRM {
+	case "", "http":
+	case "hubspot":
+		errs = append(errs, c.HubSpot.validate())
+	default:
+		errs = append(errs, fmt.Errorf("crm must be http or hubspot, got %q", c.CRM))
 	}
 	errs = append(errs, c.Microsoft.validate(), c.SMTP.validate())
 	if c.TwilioAccountSid != "" && (c.TwilioAuthToken == "" || c.SMSFrom == "") {
@@ -179,8 +196,15 @@ func (c Mirrors) SMS() (*sms.Sender, error) {
 // Mail is the SMTP sender; nil when no server is configured.
 func (c Mirrors) Mail() (*mail.Sender, error) { return c.SMTP.sender(c.CRMTimeout) }
 
-// CRM connects the CRM; nil when none is configured.
-func (c Mirrors) CRM() (crm.CRM, error) {
+// CRMClient connects the CRM; nil when none is configured.
+func (c Mirrors) CRMClient() (crm.CRM, error) {
+	if c.CRM == "hubspot" {
+		h, err := c.HubSpot.client(c.CRMTimeout)
+		if err != nil {
+			return nil, err
+		}
+		return h, nil
+	}
 	if c.CRMBaseURL == "" {
 		return nil, nil
 	}
@@ -198,7 +222,7 @@ func (c Mirrors) Catalog(ctx context.Context, st *store.Store, log *zap.Logger) 
 	if cal != nil { // a nil *calendars.Router in the interface would not be nil
 		cat.Calendar = cal
 	}
-	if cat.CRM, err = c.CRM(); err != nil {
+	if cat.CRM, err = c.CRMClient(); err != nil {
 		return nil, err
 	}
 	return cat, nil

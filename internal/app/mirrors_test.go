@@ -1,6 +1,8 @@
 package app
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -9,6 +11,7 @@ import (
 
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/calendars"
+	"github.com/bookingsaga/bookingsaga/internal/hubspot"
 )
 
 // Every bad setting is named at once; Microsoft's are checked only when a
@@ -28,6 +31,21 @@ func TestBadSettingsAreNamed(t *testing.T) {
 	require.EqualError(t, bad.Validate(), "calendar-timeout must be positive, got 0s\n"+
 		"microsoft 365: microsoft-client-id is required with microsoft-tenant\n"+
 		"set exactly one of microsoft-client-secret and microsoft-certificate")
+
+	crm := ok
+	crm.CRM = "salesforce"
+	require.EqualError(t, crm.Validate(), `crm must be http or hubspot, got "salesforce"`)
+	crm.CRM, crm.HubSpot = "hubspot", HubSpot{URL: "http://127.0.0.1:1"}
+	require.EqualError(t, crm.Validate(), "hubspot-per-ten-seconds must be positive, got 0")
+	crm.HubSpot.PerTenSeconds = 100
+	require.NoError(t, crm.Validate())
+	crm.HubSpot.TokenFile = filepath.Join(t.TempDir(), "token")
+	_, err := crm.CRMClient()
+	require.ErrorContains(t, err, "hubspot token", "the file is missing")
+	require.NoError(t, os.WriteFile(crm.HubSpot.TokenFile, []byte("pat-na1-x\n"), 0o600))
+	c, err := crm.CRMClient()
+	require.NoError(t, err)
+	require.IsType(t, &hubspot.Client{}, c)
 
 	both := ok
 	both.Microsoft = Microsoft{TenantID: "t", ClientID: "app", ClientSecret: "s", CertificateFile: "app.pem"}

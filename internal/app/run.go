@@ -230,7 +230,7 @@ func newActivities(ctx context.Context, cfg Config, pool *pgxpool.Pool) (*activi
 	if cal != nil {
 		acts.Calendar = cal
 	}
-	if acts.CRM, err = cfg.CRM(); err != nil {
+	if acts.CRM, err = cfg.CRMClient(); err != nil {
 		return nil, err
 	}
 	texts, err := cfg.SMS()
