@@ -72,7 +72,7 @@ func (h *HTTP) Upsert(ctx context.Context, v Viewing, over int) (Record, error) 
 		key = newKey()
 	}
 	var rec Record
-	err = h.cfg.Retry.Do(ctx, classify, func(ctx context.Context) error {
+	err = h.cfg.Retry.Do(ctx, Classify, func(ctx context.Context) error {
 		return h.do(ctx, http.MethodPut, v.BookingID, body, key, &rec)
 	})
 	if err != nil {
@@ -101,7 +101,7 @@ func newKey() string {
 // Get reads the record of one booking.
 func (h *HTTP) Get(ctx context.Context, bookingID string) (Record, error) {
 	var rec Record
-	err := h.cfg.Retry.Do(ctx, classify, func(ctx context.Context) error {
+	err := h.cfg.Retry.Do(ctx, Classify, func(ctx context.Context) error {
 		return h.do(ctx, http.MethodGet, bookingID, nil, "", &rec)
 	})
 	if err != nil {
@@ -162,7 +162,12 @@ func Permanent(err error) bool {
 	return errors.As(err, &se) && !retryableStatus(se.Code)
 }
 
-func classify(err error) retry.Verdict {
+// Classify is every CRM client's reading of a failure for its retries: a
+// final answer (Permanent, or a cancelled call) stops them, a rate limit
+// or an outage waits as long as the CRM asks, and anything else, a
+// connection closed before the reply included, is tried again, since the
+// write may have landed and every write is an upsert a retry can repeat.
+func Classify(err error) retry.Verdict {
 	var se *StatusError
 	switch {
 	case errors.Is(err, ErrNotFound):
@@ -172,9 +177,6 @@ func classify(err error) retry.Verdict {
 	case errors.Is(err, context.Canceled):
 		return retry.Verdict{}
 	default:
-		// Transport errors, including a connection closed before the
-		// reply: the write may have landed, and the idempotency key makes
-		// trying again safe.
 		return retry.Verdict{Retry: true}
 	}
 }

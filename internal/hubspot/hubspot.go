@@ -106,7 +106,7 @@ func (c *Client) Upsert(ctx context.Context, v crm.Viewing, _ int) (crm.Record, 
 	}
 	body := batchUpsert{Inputs: []upsertInput{{ID: v.BookingID, IDProperty: propBookingID, Properties: properties(v)}}}
 	var res batchResult
-	err := c.cfg.Retry.Do(ctx, classify, func(ctx context.Context) error {
+	err := c.cfg.Retry.Do(ctx, crm.Classify, func(ctx context.Context) error {
 		return c.call(ctx, http.MethodPost, meetingsPath+"/batch/upsert", body, &res)
 	})
 	if err == nil {
@@ -130,7 +130,7 @@ func (c *Client) Get(ctx context.Context, bookingID string) (crm.Record, error) 
 	}
 	q := url.Values{"idProperty": {propBookingID}, "properties": {readProperties}}
 	var obj object
-	err := c.cfg.Retry.Do(ctx, classify, func(ctx context.Context) error {
+	err := c.cfg.Retry.Do(ctx, crm.Classify, func(ctx context.Context) error {
 		return c.call(ctx, http.MethodGet, meetingsPath+"/"+url.PathEscape(bookingID)+"?"+q.Encode(), nil, &obj)
 	})
 	if err != nil {

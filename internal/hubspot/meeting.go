@@ -161,7 +161,7 @@ func (c *Client) ensureSchema(ctx context.Context) error {
 }
 
 func (c *Client) create(ctx context.Context, path string, body any) error {
-	err := c.cfg.Retry.Do(ctx, classify, func(ctx context.Context) error {
+	err := c.cfg.Retry.Do(ctx, crm.Classify, func(ctx context.Context) error {
 		return c.call(ctx, http.MethodPost, path, body, nil)
 	})
 	var se *crm.StatusError

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -146,18 +145,4 @@ func (c *Client) noteDaily(h http.Header) {
 	c.mu.Lock()
 	c.daily = dailyLimit{max: limit, remaining: left}
 	c.mu.Unlock()
-}
-
-// classify is the generic CRM client's reading of a failure: a 4xx other
-// than 408, 425 and 429 is final, anything else is tried again (a write
-// whose reply was lost is safe to send again: it is an upsert).
-func classify(err error) retry.Verdict {
-	var se *crm.StatusError
-	switch {
-	case errors.Is(err, crm.ErrNotFound), errors.Is(err, context.Canceled):
-		return retry.Verdict{}
-	case errors.As(err, &se):
-		return retry.Verdict{Retry: !crm.Permanent(err), After: se.RetryAfter}
-	}
-	return retry.Verdict{Retry: true}
 }
