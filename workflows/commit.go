@@ -285,6 +285,18 @@ func (s *saga) enterUnknown(ctx workflow.Context, err error) {
 	s.setState(ctx, StateUnknown)
 }
 
+// rejection is the store's refusal that an activity's err carries, if it
+// is one.
+func rejection(err error) (booking.Rejection, bool) {
+	var appErr *temporal.ApplicationError
+	var rej booking.Rejection
+	if !errors.As(err, &appErr) || appErr.Type() != booking.ErrTypeRejected {
+		return rej, false
+	}
+	_ = appErr.Details(&rej)
+	return rej, true
+}
+
 // refused maps a business outcome onto the saga; false means err was technical.
 func (s *saga) refused(ctx workflow.Context, err error) bool {
 	var appErr *temporal.ApplicationError
@@ -297,8 +309,7 @@ func (s *saga) refused(ctx workflow.Context, err error) bool {
 		_ = appErr.Details(&d)
 		s.refuse(ctx, StateConflict, conflictReason(d.Busy))
 	case booking.ErrTypeRejected:
-		var rej booking.Rejection
-		_ = appErr.Details(&rej)
+		rej, _ := rejection(err)
 		state := StateRejected
 		if rej.Code == booking.CodeHoldExpired || rej.Code == booking.CodeIntentExpired {
 			state = StateExpired

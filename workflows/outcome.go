@@ -1,10 +1,7 @@
 package workflows
 
 import (
-	"errors"
-
 	"go.temporal.io/api/enums/v1"
-	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/bookingsaga/bookingsaga/booking"
@@ -21,10 +18,7 @@ func Outcome(ctx workflow.Context, in booking.OutcomeInput) (booking.OutcomeOutp
 	var out booking.OutcomeOutput
 	err := workflow.ExecuteActivity(storeCtx(ctx), booking.ActivityRecordOutcome, in).Get(ctx, &out)
 	// A refusal is the store's answer, not a failed run.
-	var appErr *temporal.ApplicationError
-	if errors.As(err, &appErr) && appErr.Type() == booking.ErrTypeRejected {
-		var rej booking.Rejection
-		_ = appErr.Details(&rej)
+	if rej, ok := rejection(err); ok {
 		return booking.OutcomeOutput{Refused: &rej}, nil
 	}
 	if err != nil {

@@ -6,7 +6,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/bookingsaga/bookingsaga/booking"
-	"github.com/bookingsaga/bookingsaga/internal/localtime"
 )
 
 // freeTeamSQL lists the agents who share a team (an agent pool) with $1
@@ -38,7 +37,7 @@ func (s *Store) coverFor(ctx context.Context, out []booking.OutsideRules, agentO
 		var id, zone string
 		var rules *booking.Rules
 		_, err = pgx.ForEachRow(rows, []any{&id, &zone, &rules}, func() error {
-			if worksThrough(rules, zone, o) {
+			if ownRulesRefuse(rules, zone, o.StartsAt, o.EndsAt) == nil {
 				out[i].FreeAgents = append(out[i].FreeAgents, id)
 			}
 			rules = nil
@@ -49,14 +48,4 @@ func (s *Store) coverFor(ctx context.Context, out []booking.OutsideRules, agentO
 		}
 	}
 	return nil
-}
-
-// worksThrough reports whether an agent with rules in zone works through o's
-// viewing; no rules is the policy's hours, which the booking kept.
-func worksThrough(rules *booking.Rules, zone string, o booking.OutsideRules) bool {
-	if rules == nil {
-		return true
-	}
-	loc, err := localtime.LoadZone(zone)
-	return err == nil && rules.Open(o.StartsAt, o.EndsAt, loc, booking.Policy{}, false) == nil
 }

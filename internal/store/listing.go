@@ -129,13 +129,7 @@ func appendOutside(out []booking.OutsideRules, page []booking.Booking, limit int
 			if !ok {
 				continue
 			}
-			loc, err := localtime.LoadZone(zone)
-			if err != nil {
-				continue
-			}
-			// The policy's window is not re-judged: it is versioned, and a
-			// booking keeps the version it was made under.
-			if err := rules.Open(b.Intent.StartsAt, b.Intent.EndsAt, loc, booking.Policy{}, false); err != nil {
+			if err := ownRulesRefuse(rules, zone, b.Intent.StartsAt, b.Intent.EndsAt); err != nil {
 				out = append(out, booking.OutsideRules{RequestKey: b.RequestKey, ResourceID: rid, StartsAt: b.Intent.StartsAt,
 					EndsAt: b.Intent.EndsAt, Reason: err.Error()})
 				break
@@ -146,4 +140,20 @@ func appendOutside(out []booking.OutsideRules, page []booking.Booking, limit int
 		}
 	}
 	return out
+}
+
+// ownRulesRefuse is why a resource's own rules, in its zone, don't allow
+// start to end; nil when they do (no rules: the policy's hours). The
+// policy's window is not re-judged: it is versioned, and a booking keeps
+// the version it was made under. A zone that can't be read (zones are
+// checked when written) judges nothing.
+func ownRulesRefuse(rules *booking.Rules, zone string, start, end time.Time) error {
+	if rules == nil {
+		return nil
+	}
+	loc, err := localtime.LoadZone(zone)
+	if err != nil {
+		return nil
+	}
+	return rules.Open(start, end, loc, booking.Policy{}, false)
 }
