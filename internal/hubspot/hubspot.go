@@ -122,10 +122,10 @@ func (c *Client) Upsert(ctx context.Context, v crm.Viewing, _ int) (crm.Record, 
 // none (never written, or deleted by hand). Reads are reconciliation's,
 // so they keep off the day's reserve.
 func (c *Client) Get(ctx context.Context, bookingID string) (crm.Record, error) {
-	if err := c.ensureSchema(ctx); err != nil {
+	if err := c.reserved(); err != nil {
 		return crm.Record{}, fmt.Errorf("hubspot get %s: %w", bookingID, err)
 	}
-	if err := c.reserved(); err != nil {
+	if err := c.ensureSchema(ctx); err != nil {
 		return crm.Record{}, fmt.Errorf("hubspot get %s: %w", bookingID, err)
 	}
 	q := url.Values{"idProperty": {propBookingID}, "properties": {readProperties}}
