@@ -21,6 +21,7 @@ import (
 	"github.com/bookingsaga/bookingsaga/internal/crm"
 	"github.com/bookingsaga/bookingsaga/internal/egress"
 	"github.com/bookingsaga/bookingsaga/internal/retry"
+	"github.com/bookingsaga/bookingsaga/internal/speech"
 	"github.com/bookingsaga/bookingsaga/internal/store"
 )
 
@@ -47,7 +48,9 @@ type Activities struct {
 	RetentionElsewhere bool
 	// Calendar and CRM are optional; nil means that mirror is not kept.
 	Calendar Calendar
-	CRM      crm.CRM
+	CRM      *crm.Router
+	// CRMLang is the agency's language, that of the CRM's titles.
+	CRMLang speech.Lang
 	// Temporal lets reconciliation find and tell stuck sagas; nil skips
 	// that step.
 	Temporal client.Client

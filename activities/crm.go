@@ -1,13 +1,17 @@
 package activities
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"strconv"
 
+	"go.temporal.io/sdk/temporal"
+
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/crm"
+	"github.com/bookingsaga/bookingsaga/internal/speech"
 )
 
 // The CRM mirror: writing a booking's viewing record, and repairing it.
@@ -21,14 +25,88 @@ func (a *Activities) SyncCRM(ctx context.Context, in booking.KeyInput) (booking.
 	if a.CRM == nil || b.Status == booking.StatusHeld {
 		return booking.SyncOutput{Skipped: true}, nil
 	}
-	rec, err := a.CRM.Upsert(ctx, Viewing(b), 0)
+	m, err := a.mirrorOf(ctx, b)
+	if err != nil || m.crm == nil {
+		return booking.SyncOutput{Skipped: m.crm == nil}, err
+	}
+	rec, err := m.crm.Upsert(ctx, m.want, 0)
 	if err != nil {
 		return booking.SyncOutput{}, mirrorError("sync crm", in.RequestKey, err, crm.Permanent(err))
 	}
 	if _, err := a.Store.RecordMirror(ctx, booking.MirrorRecord{RequestKey: b.RequestKey, CRMRef: rec.ID}); err != nil {
 		return booking.SyncOutput{}, storeError("sync crm", in.RequestKey, err)
 	}
+	if err := a.linkCaller(ctx, m, b.RequestKey, rec.ID); err != nil {
+		return booking.SyncOutput{}, err
+	}
 	return booking.SyncOutput{CRMRef: rec.ID}, nil
+}
+
+// mirror is a booking's CRM: the agency's, named by its property, and
+// the record it should hold there, titled in the agency's language.
+type mirror struct {
+	crm  crm.CRM
+	name string
+	want crm.Viewing
+}
+
+func (a *Activities) mirrorOf(ctx context.Context, b booking.Booking) (mirror, error) {
+	m := mirror{want: Viewing(b)}
+	names := map[string]string{}
+	for i, id := range []string{b.Intent.PropertyID, b.Intent.AgentID} {
+		res, err := a.Store.Resource(ctx, id)
+		var rej *booking.Rejection
+		if err != nil && !errors.As(err, &rej) { // a resource gone since is "the property"
+			return m, storeError("crm of", b.RequestKey, err)
+		}
+		if i == 0 {
+			m.crm, m.name = a.CRM.For(res.CRM)
+		}
+		all := res.SpokenNames()
+		names[id] = cmp.Or(all[string(a.CRMLang)], all[""])
+	}
+	m.want.Title = speech.Speaker{Lang: cmp.Or(a.CRMLang, speech.English), Names: names}.MeetingTitle(b.Intent.PropertyID, b.Intent.AgentID)
+	return m, nil
+}
+
+// linkCaller puts the viewing on its caller's contact, in a CRM that
+// keeps contacts, where the caller agreed to be kept on file; the contact
+// found is kept in the store, so the next write (a reschedule's new
+// meeting) and the caller's erasure find it. A contact found after the
+// caller was erased and forgotten goes at once.
+func (a *Activities) linkCaller(ctx context.Context, m mirror, key, recordID string) error {
+	contacts, ok := m.crm.(crm.Contacts)
+	if !ok {
+		return nil
+	}
+	on, err := a.Store.CallerOnFile(ctx, key)
+	if errors.Is(err, booking.ErrNoContact) {
+		return nil
+	}
+	if err != nil {
+		return storeError("link caller", key, err)
+	}
+	c, known := on.Contact, ""
+	if on.Linked.CRM == m.name {
+		known = on.Linked.ContactRef
+	}
+	id, err := contacts.Link(ctx, recordID, crm.Caller{Name: c.Name, Email: c.Email, Phone: c.Phone, ContactID: known})
+	if err != nil {
+		return mirrorError("link caller", key, err, crm.Permanent(err))
+	}
+	if id == known {
+		return nil
+	}
+	forgotten, err := a.Store.RecordCRMContact(ctx, on.OwnerKey, booking.CRMContact{CRM: m.name, ContactRef: id})
+	if err != nil {
+		return storeError("link caller", key, err)
+	}
+	if forgotten {
+		if err := contacts.Forget(ctx, id); err != nil {
+			return mirrorError("link caller", key, err, false)
+		}
+	}
+	return nil
 }
 
 // RecordOutcome records how a booking's viewing went, and counts it once
@@ -85,8 +163,15 @@ func (a *Activities) ReconcileCRM(ctx context.Context, in booking.WindowInput) (
 		if b.Status == booking.StatusHeld {
 			continue
 		}
-		want := Viewing(b)
-		rec, err := a.CRM.Get(ctx, want.BookingID)
+		m, err := a.mirrorOf(ctx, b)
+		if err != nil {
+			return rep, err
+		}
+		if m.crm == nil {
+			continue // the agency keeps no CRM here
+		}
+		want := m.want
+		rec, err := m.crm.Get(ctx, want.BookingID)
 		switch {
 		case errors.Is(err, crm.ErrNotFound) && b.Status != booking.StatusConfirmed:
 			continue // never mirrored and no longer live: nothing to tell the CRM
@@ -99,7 +184,12 @@ func (a *Activities) ReconcileCRM(ctx context.Context, in booking.WindowInput) (
 			continue
 		case err != nil:
 			return rep, mirrorError("reconcile crm", b.RequestKey, err, false)
+		case sameViewing(rec.Viewing, want) && len(rec.Contacts) > 0:
+			continue
 		case sameViewing(rec.Viewing, want):
+			if err := a.relink(ctx, m, &rep, b.RequestKey, rec.ID); err != nil {
+				return rep, err
+			}
 			continue
 		default:
 			rep.Mismatched++
@@ -109,12 +199,18 @@ func (a *Activities) ReconcileCRM(ctx context.Context, in booking.WindowInput) (
 		if errors.Is(err, crm.ErrNotFound) {
 			over = crm.Absent
 		}
-		if _, err := a.CRM.Upsert(ctx, want, over); err != nil {
+		rec, err = m.crm.Upsert(ctx, want, over)
+		if err != nil {
 			if crm.Permanent(err) {
 				rep.Failed++
 				continue
 			}
 			return rep, mirrorError("reconcile crm", b.RequestKey, err, false)
+		}
+		if len(rec.Contacts) == 0 {
+			if err := a.relink(ctx, m, &rep, b.RequestKey, rec.ID); err != nil {
+				return rep, err
+			}
 		}
 	}
 	if len(page) == in.Limit && in.Limit > 0 {
@@ -124,6 +220,19 @@ func (a *Activities) ReconcileCRM(ctx context.Context, in booking.WindowInput) (
 	a.drift("crm_missing", "repaired", rep.Missing)
 	a.drift("crm_mismatch", "repaired", rep.Mismatched)
 	return rep, nil
+}
+
+// relink puts a record without a contact on its caller's, where they
+// are on file; a refusal is counted in rep, as a write's is.
+func (a *Activities) relink(ctx context.Context, m mirror, rep *booking.CRMReport, key, recordID string) error {
+	err := a.linkCaller(ctx, m, key, recordID)
+	var ae *temporal.ApplicationError
+	if errors.As(err, &ae) && ae.Type() == booking.ErrTypeMirrorRefused {
+		rep.Failed++
+		rep.Details = appendDetail(rep.Details, fmt.Sprintf("CRM refused the contact of %s: %v", key, err))
+		return nil
+	}
+	return err
 }
 
 func sameViewing(a, b crm.Viewing) bool {

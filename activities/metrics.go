@@ -13,7 +13,7 @@ var (
 	driftKinds     = [][2]string{{"booking_retention", "retired"}, {"calendar_foreign", "flagged"}, {"calendar_missing", "repaired"},
 		{"calendar_unknown", "flagged"}, {"store_lost_booking", "flagged"}, {"store_lost_change", "flagged"},
 		{"store_lost_release", "recorded"},
-		{"calendar_moved", "repaired"}, {"calendar_orphan", "repaired"}, {"contact_retention", "purged"}, {"crm_mismatch", "repaired"},
+		{"calendar_moved", "repaired"}, {"calendar_orphan", "repaired"}, {"contact_retention", "purged"}, {"crm_contact_erased", "forgotten"}, {"crm_mismatch", "repaired"},
 		{"crm_missing", "repaired"}, {"expired_hold", "repaired"}, {"saga_answer", "told"}, {"stuck_commit", "repaired"},
 		{"zone_rules_changed", "repaired"}, {"zone_rules_changed", "flagged"}, {"pending_call", "resent"},
 		{"caller_message", "queued"}, {"caller_message", "overdue"}}

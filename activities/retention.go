@@ -2,8 +2,10 @@ package activities
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/crm"
 )
 
 // Retention: holds past their expiry, contact details past theirs, and
@@ -14,9 +16,43 @@ func (a *Activities) ExpireStaleHolds(ctx context.Context, in booking.LimitInput
 	return a.counted("expire holds", "expired_hold", "repaired")(a.Store.ExpireHolds(ctx, in.Limit))
 }
 
-// PurgeContacts deletes contact details past retention, at most Limit.
+// PurgeContacts deletes contact details past retention, at most Limit,
+// then has the CRM delete the contacts of callers erased (at retention or
+// on request), at most Limit more: the count is both.
 func (a *Activities) PurgeContacts(ctx context.Context, in booking.LimitInput) (booking.CountOutput, error) {
-	return a.counted("purge contacts", "contact_retention", "purged")(a.Store.PurgeContacts(ctx, in.Limit))
+	out, err := a.counted("purge contacts", "contact_retention", "purged")(a.Store.PurgeContacts(ctx, in.Limit))
+	if err != nil {
+		return out, err
+	}
+	n, err := a.forgetCallers(ctx, in.Limit)
+	a.drift("crm_contact_erased", "forgotten", n)
+	return booking.CountOutput{Count: out.Count + n}, err
+}
+
+// forgetCallers deletes, through the CRM's privacy API, the contacts of
+// callers the store erased; each is marked forgotten once the CRM said so.
+func (a *Activities) forgetCallers(ctx context.Context, limit int) (int, error) {
+	if a.CRM == nil {
+		return 0, nil
+	}
+	due, err := a.Store.CRMContactsToForget(ctx, limit)
+	if err != nil {
+		return 0, storeError("forget crm contacts", "", err)
+	}
+	for i, c := range due {
+		kept, _ := a.CRM.For(c.CRM)
+		contacts, ok := kept.(crm.Contacts)
+		if !ok {
+			return i, mirrorError("forget crm contact", c.RequestKey, fmt.Errorf("crm %q is not configured here: the contact can't be deleted", c.CRM), false)
+		}
+		if err := contacts.Forget(ctx, c.ContactRef); err != nil {
+			return i, mirrorError("forget crm contact", c.RequestKey, err, false)
+		}
+		if err := a.Store.ForgotCRMContact(ctx, c.RequestKey, c.ContactRef); err != nil {
+			return i, storeError("forget crm contact", c.RequestKey, err)
+		}
+	}
+	return len(due), nil
 }
 
 // ApplyRetention anonymises bookings and deletes refusals and events past

@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -222,6 +223,8 @@ type Contact struct {
 	// Language is the messages' language (en, fr, zh); the default is
 	// the call's.
 	Language string `json:"language,omitempty"`
+	// KeepOnFile: the caller agreed to be kept in the agency's CRM (it needs the phone or the email).
+	KeepOnFile bool `json:"keep_on_file,omitempty"`
 }
 
 // Request checks the body and builds the commit.
@@ -265,11 +268,8 @@ func (c Contact) contact() (*booking.Contact, *Error) {
 		return nil, BadRequest(booking.CodeMissingField, "contact name, phone or email is too long")
 	}
 	ch, err := booking.ParseChannel(c.Notify)
-	if err != nil {
-		return nil, FromRejection(err)
-	}
-	out := &booking.Contact{Name: strings.TrimSpace(c.Name), Phone: strings.TrimSpace(c.Phone), Email: strings.TrimSpace(c.Email), Notify: ch}
-	if err := out.ValidateChannel(); err != nil {
+	out := &booking.Contact{Name: strings.TrimSpace(c.Name), Phone: strings.TrimSpace(c.Phone), Email: strings.TrimSpace(c.Email), Notify: ch, KeepOnFile: c.KeepOnFile}
+	if err := cmp.Or(err, out.ValidateChannel()); err != nil { // an unknown channel is said first
 		return nil, FromRejection(err)
 	}
 	if ch != booking.ChannelNone {

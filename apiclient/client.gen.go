@@ -20,13 +20,16 @@ import (
 
 // Defines values for BookingContactNotify.
 const (
-	None BookingContactNotify = "none"
-	Sms  BookingContactNotify = "sms"
+	Email BookingContactNotify = "email"
+	None  BookingContactNotify = "none"
+	Sms   BookingContactNotify = "sms"
 )
 
 // Valid indicates whether the value is a known member of the BookingContactNotify enum.
 func (e BookingContactNotify) Valid() bool {
 	switch e {
+	case Email:
+		return true
 	case None:
 		return true
 	case Sms:
@@ -537,6 +540,24 @@ func (e ResourceCalendarProvider) Valid() bool {
 	case Google:
 		return true
 	case Microsoft:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ResourceCrm.
+const (
+	Http    ResourceCrm = "http"
+	Hubspot ResourceCrm = "hubspot"
+)
+
+// Valid indicates whether the value is a known member of the ResourceCrm enum.
+func (e ResourceCrm) Valid() bool {
+	switch e {
+	case Http:
+		return true
+	case Hubspot:
 		return true
 	default:
 		return false
@@ -1121,11 +1142,17 @@ type Booking struct {
 	// AgentPool a team (PUT /v1/pools/{id}): the commit books whichever member is free, fairly, and the receipt names them. Give it instead of agent_id, or with agent_id "any"
 	AgentPool *string `json:"agent_pool,omitempty"`
 	Contact   *struct {
+		// Email The caller's e-mail address, one plain address.
+		Email *string `json:"email,omitempty"`
+
+		// KeepOnFile true only where the caller agreed to the agency keeping them on file: its CRM then holds them as a contact with the viewing on it (needs the phone or the email)
+		KeepOnFile *bool `json:"keep_on_file,omitempty"`
+
 		// Language The messages' language: en, fr or zh (a BCP 47 tag of one of them); the default is English.
 		Language *string `json:"language,omitempty"`
 		Name     *string `json:"name,omitempty"`
 
-		// Notify The channel the caller agreed, when asked, to get the confirmation and every change on: sms (the phone then in E.164, +33612345678) or none (the default). Nothing is sent without it.
+		// Notify The channel the caller agreed, when asked, to get the confirmation and every change on: sms (the phone then in E.164, +33612345678), email (the email then required) or none (the default). Nothing is sent without it.
 		Notify *BookingContactNotify `json:"notify,omitempty"`
 		Phone  *string               `json:"phone,omitempty"`
 	} `json:"contact,omitempty"`
@@ -1156,7 +1183,7 @@ type Booking struct {
 	TimeZone string `json:"time_zone"`
 }
 
-// BookingContactNotify The channel the caller agreed, when asked, to get the confirmation and every change on: sms (the phone then in E.164, +33612345678) or none (the default). Nothing is sent without it.
+// BookingContactNotify The channel the caller agreed, when asked, to get the confirmation and every change on: sms (the phone then in E.164, +33612345678), email (the email then required) or none (the default). Nothing is sent without it.
 type BookingContactNotify string
 
 // BookingList defines model for BookingList.
@@ -1410,6 +1437,9 @@ type Resource struct {
 	CalendarProvider *ResourceCalendarProvider `json:"calendar_provider,omitempty"`
 	Capacity         int                       `json:"capacity"`
 
+	// Crm A property's agency CRM, where its viewings are mirrored: http (the generic one) or hubspot; left out, the deployment's default (-crm).
+	Crm *ResourceCrm `json:"crm,omitempty"`
+
 	// DisplayName the name a caller hears; the voice tools speak it in place of the id
 	DisplayName *string `json:"display_name,omitempty"`
 
@@ -1436,6 +1466,9 @@ type Resource struct {
 
 // ResourceCalendarProvider Whose calendar calendar_id names; google when omitted.
 type ResourceCalendarProvider string
+
+// ResourceCrm A property's agency CRM, where its viewings are mirrored: http (the generic one) or hubspot; left out, the deployment's default (-crm).
+type ResourceCrm string
 
 // ResourceKind defines model for Resource.Kind.
 type ResourceKind string
@@ -1520,6 +1553,9 @@ type ToolArgsBook struct {
 	Contact *struct {
 		// Email the caller's email, read back to them letter by letter, only if they chose email
 		Email *string `json:"email,omitempty"`
+
+		// KeepOnFile true only if the caller said yes when asked "May the agency keep your name and number on file about this viewing?"; otherwise leave out
+		KeepOnFile *bool `json:"keep_on_file,omitempty"`
 
 		// Name the caller's name
 		Name *string `json:"name,omitempty"`

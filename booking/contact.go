@@ -19,6 +19,10 @@ type Contact struct {
 	// Lang is the language the booking was made in (en, fr, zh): its
 	// messages are written in it.
 	Lang string `json:"lang,omitempty"`
+	// KeepOnFile is the caller's yes to the agency keeping them on file:
+	// only then does the CRM hold them as a contact, with the viewing on
+	// it. It is sealed with the rest.
+	KeepOnFile bool `json:"keep_on_file,omitempty"`
 	// Sealed is the contact's JSON, AES-256-GCM under its data key.
 	Sealed []byte `json:"sealed,omitempty"`
 }
@@ -33,7 +37,7 @@ var ErrNoContact = errors.New("no contact stored for this request_key")
 
 // HasPlain reports whether c carries any detail in plain text.
 func (c *Contact) HasPlain() bool {
-	return c != nil && (c.Name != "" || c.Phone != "" || c.Email != "" || c.Notify != "")
+	return c != nil && (c.Name != "" || c.Phone != "" || c.Email != "" || c.Notify != "" || c.KeepOnFile)
 }
 
 // SealedBox is c's sealed form, or nil.
@@ -42,4 +46,21 @@ func (c *Contact) SealedBox() []byte {
 		return nil
 	}
 	return c.Sealed
+}
+
+// OnFile is a caller the agency may keep in its CRM: the contact, the
+// request key it is stored under (a reschedule's booking has its
+// caller's), and the CRM contact linked to it before (zero: none).
+type OnFile struct {
+	OwnerKey string
+	Contact  Contact
+	Linked   CRMContact
+}
+
+// CRMContact is the CRM contact linked to the caller of a request key:
+// the CRM's name ("" the default) and its id for the contact.
+type CRMContact struct {
+	RequestKey string
+	CRM        string
+	ContactRef string
 }

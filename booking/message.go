@@ -32,7 +32,8 @@ func ParseChannel(s string) (Channel, error) {
 // e164 is a phone number as Twilio takes it: +, then up to 15 digits.
 var e164 = regexp.MustCompile(`^\+[1-9][0-9]{6,14}$`)
 
-// ValidateChannel checks that c can be written to on its channel.
+// ValidateChannel checks that c can be written to on its channel, and
+// found again in the CRM where it is kept on file.
 func (c Contact) ValidateChannel() error {
 	switch {
 	case c.Notify == ChannelSMS && !e164.MatchString(c.Phone):
@@ -41,6 +42,8 @@ func (c Contact) ValidateChannel() error {
 		return Rejectf(CodeInvalidContact, "email must be one plain address, like name@example.com")
 	case c.Notify == ChannelEmail && c.Email == "":
 		return Rejectf(CodeInvalidContact, "notify email needs the caller's email")
+	case c.KeepOnFile && c.Phone == "" && c.Email == "":
+		return Rejectf(CodeInvalidContact, "keep_on_file needs the caller's phone or email, to find them in the agency's CRM")
 	}
 	return nil
 }

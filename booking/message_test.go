@@ -52,4 +52,6 @@ func TestAChannelNeedsItsAddress(t *testing.T) {
 	for _, phone := range []string{"", "0612345678", "+33 6 12 34 56 78", "+0612345678"} {
 		require.ErrorContains(t, Contact{Notify: ChannelSMS, Phone: phone}.ValidateChannel(), "E.164", phone)
 	}
+	require.ErrorContains(t, Contact{Name: "Ada", KeepOnFile: true}.ValidateChannel(), "keep_on_file needs the caller's phone or email")
+	require.NoError(t, Contact{Name: "Ada", Phone: "06 12 34 56 78", KeepOnFile: true}.ValidateChannel())
 }

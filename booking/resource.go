@@ -1,6 +1,8 @@
 package booking
 
 import (
+	"slices"
+
 	"github.com/bookingsaga/bookingsaga/internal/localtime"
 )
 
@@ -29,7 +31,14 @@ type Resource struct {
 	Rules *Rules `json:"rules,omitempty"`
 	// Facts are what may be said about a property (property_info).
 	Facts []Fact `json:"facts,omitempty"`
+	// CRM is the CRM of the property's agency, where its viewings are
+	// mirrored: "http" (the generic one) or "hubspot"; empty is the
+	// deployment's default (-crm).
+	CRM string `json:"crm,omitempty"`
 }
+
+// CRMs are the CRMs a property may name.
+var CRMs = []string{"http", "hubspot"}
 
 // SpokenNames are the resource's names as the spoken lines read them: by
 // language tag, with DisplayName under "" for every other language.
@@ -65,6 +74,8 @@ func (r Resource) Validate() error {
 		return Rejectf(CodeInvalidResource, "buffers must be 0 to 1440 minutes")
 	case r.CalendarProvider != "" && r.CalendarID == "":
 		return Rejectf(CodeInvalidResource, "calendar_provider %q names no calendar: set calendar_id too", r.CalendarProvider)
+	case r.CRM != "" && (r.Kind != "property" || !slices.Contains(CRMs, r.CRM)):
+		return Rejectf(CodeInvalidResource, "crm %q: a property's agency CRM is http or hubspot (empty: the default)", r.CRM)
 	case r.CalendarProvider != "" && r.CalendarProvider != ProviderGoogle && r.CalendarProvider != ProviderMicrosoft:
 		return Rejectf(CodeInvalidResource, "calendar_provider %q is not one of google, microsoft", r.CalendarProvider)
 	case len(r.CalendarID) > 320:

@@ -46,6 +46,12 @@ func (h HubSpot) validate() error {
 	return nil
 }
 
+// configured reports whether a token is given, so that properties may
+// name HubSpot beside the default CRM.
+func (h HubSpot) configured() bool {
+	return h.TokenFile != "" || os.Getenv("HUBSPOT_ACCESS_TOKEN") != ""
+}
+
 // token reads the access token: the file's, else the environment's.
 func (h HubSpot) token() (string, error) {
 	if h.TokenFile == "" {

@@ -21,6 +21,7 @@ import (
 	"github.com/bookingsaga/bookingsaga/internal/msgraph"
 	"github.com/bookingsaga/bookingsaga/internal/retry"
 	"github.com/bookingsaga/bookingsaga/internal/sms"
+	"github.com/bookingsaga/bookingsaga/internal/speech"
 	"github.com/bookingsaga/bookingsaga/internal/store"
 )
 
@@ -49,6 +50,9 @@ type Mirrors struct {
 	CRMToken   string
 	CRMTimeout time.Duration
 	HubSpot    HubSpot
+	// CRMLanguage is the agency's language (en, fr, zh), that of the
+	// titles staff see in their CRM.
+	CRMLanguage string
 
 	// The callers' text messages, through a Twilio account; no account
 	// means none are sent. QuietFrom and QuietTo bound the night, after
@@ -84,6 +88,7 @@ func MirrorsFromEnv() Mirrors {
 		CRMBaseURL:      os.Getenv("CRM_BASE_URL"),
 		CRMToken:        os.Getenv("CRM_TOKEN"),
 		CRMTimeout:      10 * time.Second,
+		CRMLanguage:     cmp.Or(os.Getenv("CRM_LANGUAGE"), "en"),
 		WebhookLoopback: os.Getenv("WEBHOOK_ALLOW_LOOPBACK") == "true",
 		// Twilio's own variable names, as its SDKs and CLI read them.
 		TwilioAccountSid: os.Getenv("TWILIO_ACCOUNT_SID"), TwilioAuthToken: os.Getenv("TWILIO_AUTH_TOKEN"),
@@ -105,6 +110,7 @@ func (c *Mirrors) Register(fs *flag.FlagSet) {
 	fs.StringVar(&c.CRMBaseURL, "crm-url", c.CRMBaseURL, "CRM API root; empty disables the CRM mirror (env CRM_BASE_URL)")
 	fs.StringVar(&c.CRMToken, "crm-token", c.CRMToken, "CRM bearer token (env CRM_TOKEN)")
 	fs.DurationVar(&c.CRMTimeout, "crm-timeout", c.CRMTimeout, "per-attempt CRM call timeout")
+	fs.StringVar(&c.CRMLanguage, "crm-language", c.CRMLanguage, "the agency's language for CRM titles: en, fr or zh (env CRM_LANGUAGE)")
 	fs.StringVar(&c.TwilioAccountSid, "twilio-account-sid", c.TwilioAccountSid, "Twilio account for the callers' text messages; empty sends none (env TWILIO_ACCOUNT_SID)")
 	fs.StringVar(&c.TwilioAuthToken, "twilio-auth-token", c.TwilioAuthToken, "its auth token (env TWILIO_AUTH_TOKEN)")
 	fs.StringVar(&c.SMSFrom, "sms-from", c.SMSFrom, "the account's E.164 number or MG… messaging service the texts come from (env SMS_FROM)")
@@ -121,6 +127,9 @@ func (c Mirrors) Validate() error {
 	var errs []error
 	if c.CalendarTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("calendar-timeout must be positive, got %s", c.CalendarTimeout))
+	}
+	if _, err := speech.ParseLang(c.CRMLanguage); c.CRMLanguage != "" && err != nil {
+		errs = append(errs, fmt.Errorf("crm-language: %w", err))
 	}
 	if c.CRMTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("crm-timeout must be positive, got %s", c.CRMTimeout))
@@ -196,19 +205,26 @@ func (c Mirrors) SMS() (*sms.Sender, error) {
 // Mail is the SMTP sender; nil when no server is configured.
 func (c Mirrors) Mail() (*mail.Sender, error) { return c.SMTP.sender(c.CRMTimeout) }
 
-// CRMClient connects the CRM; nil when none is configured.
-func (c Mirrors) CRMClient() (crm.CRM, error) {
-	if c.CRM == "hubspot" {
+// CRMs connects the CRMs configured: the generic one at CRMBaseURL, and
+// HubSpot where -crm names it or it has a token. -crm is the default, the
+// CRM of the properties that name none; nil when none is configured.
+func (c Mirrors) CRMs() (*crm.Router, error) {
+	byName := map[string]crm.CRM{}
+	if c.CRMBaseURL != "" {
+		h, err := crm.NewHTTP(crm.Config{BaseURL: c.CRMBaseURL, Token: c.CRMToken, Timeout: c.CRMTimeout, Retry: retry.Default()})
+		if err != nil {
+			return nil, err
+		}
+		byName["http"] = h
+	}
+	if c.CRM == "hubspot" || c.HubSpot.configured() {
 		h, err := c.HubSpot.client(c.CRMTimeout)
 		if err != nil {
 			return nil, err
 		}
-		return h, nil
+		byName["hubspot"] = h
 	}
-	if c.CRMBaseURL == "" {
-		return nil, nil
-	}
-	return crm.NewHTTP(crm.Config{BaseURL: c.CRMBaseURL, Token: c.CRMToken, Timeout: c.CRMTimeout, Retry: retry.Default()})
+	return crm.NewRouter(cmp.Or(c.CRM, "http"), byName), nil
 }
 
 // Catalog builds the catalogue's reads over st and the mirrors configured,
@@ -222,7 +238,7 @@ func (c Mirrors) Catalog(ctx context.Context, st *store.Store, log *zap.Logger) 
 	if cal != nil { // a nil *calendars.Router in the interface would not be nil
 		cat.Calendar = cal
 	}
-	if cat.CRM, err = c.CRMClient(); err != nil {
+	if cat.CRM, err = c.CRMs(); err != nil {
 		return nil, err
 	}
 	return cat, nil

@@ -40,12 +40,19 @@ func TestBadSettingsAreNamed(t *testing.T) {
 	crm.HubSpot.PerTenSeconds = 100
 	require.NoError(t, crm.Validate())
 	crm.HubSpot.TokenFile = filepath.Join(t.TempDir(), "token")
-	_, err := crm.CRMClient()
+	_, err := crm.CRMs()
 	require.ErrorContains(t, err, "hubspot token", "the file is missing")
 	require.NoError(t, os.WriteFile(crm.HubSpot.TokenFile, []byte("pat-na1-x\n"), 0o600))
-	c, err := crm.CRMClient()
+	crm.CRMBaseURL = "http://127.0.0.1:2"
+	r, err := crm.CRMs()
 	require.NoError(t, err)
-	require.IsType(t, &hubspot.Client{}, c)
+	def, name := r.For("")
+	require.IsType(t, &hubspot.Client{}, def)
+	require.Equal(t, "hubspot", name)
+	generic, _ := r.For("http")
+	require.NotNil(t, generic, "a property may name the generic CRM beside the default")
+	crm.CRMLanguage = "de"
+	require.ErrorContains(t, crm.Validate(), "crm-language")
 
 	both := ok
 	both.Microsoft = Microsoft{TenantID: "t", ClientID: "app", ClientSecret: "s", CertificateFile: "app.pem"}

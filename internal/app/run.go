@@ -29,6 +29,7 @@ import (
 	"github.com/bookingsaga/bookingsaga/internal/httpserve"
 	"github.com/bookingsaga/bookingsaga/internal/localtime"
 	"github.com/bookingsaga/bookingsaga/internal/metrics"
+	"github.com/bookingsaga/bookingsaga/internal/speech"
 	"github.com/bookingsaga/bookingsaga/internal/store"
 	"github.com/bookingsaga/bookingsaga/internal/zaplog"
 	"github.com/bookingsaga/bookingsaga/sagaclient"
@@ -230,9 +231,10 @@ func newActivities(ctx context.Context, cfg Config, pool *pgxpool.Pool) (*activi
 	if cal != nil {
 		acts.Calendar = cal
 	}
-	if acts.CRM, err = cfg.CRMClient(); err != nil {
+	if acts.CRM, err = cfg.CRMs(); err != nil {
 		return nil, err
 	}
+	acts.CRMLang, _ = speech.ParseLang(cfg.CRMLanguage) // checked by validate
 	texts, err := cfg.SMS()
 	if err != nil {
 		return nil, err

@@ -36,7 +36,7 @@ type Calendar interface {
 type Catalog struct {
 	Store    *store.Store
 	Calendar Calendar
-	CRM      crm.CRM
+	CRM      *crm.Router
 	// Log receives warnings (a calendar that cannot be read); nil drops
 	// them.
 	Log *zap.Logger

@@ -40,7 +40,7 @@ func (c *Catalog) Timeline(ctx context.Context, key string) (booking.Timeline, e
 		}
 	}
 	if c.CRM != nil {
-		rec, err := c.CRM.Get(ctx, b.BookingID.String())
+		rec, err := c.crmRecord(ctx, b)
 		switch {
 		case err == nil:
 			t.CRM = &booking.CRMState{ID: rec.ID, Status: string(rec.Status), StartsAt: rec.StartsAt}
@@ -49,6 +49,20 @@ func (c *Catalog) Timeline(ctx context.Context, key string) (booking.Timeline, e
 		}
 	}
 	return t, nil
+}
+
+// crmRecord reads b's record in its agency's CRM.
+func (c *Catalog) crmRecord(ctx context.Context, b booking.Booking) (crm.Record, error) {
+	res, err := c.Store.Resource(ctx, b.Intent.PropertyID)
+	var rej *booking.Rejection
+	if err != nil && !errors.As(err, &rej) {
+		return crm.Record{}, err
+	}
+	kept, _ := c.CRM.For(res.CRM)
+	if kept == nil {
+		return crm.Record{}, crm.ErrNotFound
+	}
+	return kept.Get(ctx, b.BookingID.String())
 }
 
 func (c *Catalog) calendarState(ctx context.Context, cal calendars.Ref, key string, states []booking.CalendarState, errs []string) ([]booking.CalendarState, []string) {

@@ -35,6 +35,10 @@ type Viewing struct {
 	// Outcome is how the viewing went, once the agency recorded it
 	// (attended, no_show, cancelled_by_agency).
 	Outcome string `json:"outcome,omitempty"`
+	// Title is what staff see the viewing as, in the agency's language,
+	// with the property and agent by display name; a CRM without titles
+	// ignores it.
+	Title string `json:"title,omitempty"`
 }
 
 // Record is a viewing as stored in the CRM, with the CRM's own id.
@@ -42,6 +46,9 @@ type Record struct {
 	ID      string `json:"id"`
 	Version int    `json:"version"`
 	Viewing
+	// Contacts are the CRM contacts the record is associated with, as
+	// a CRM that keeps contacts (Contacts) reads them back.
+	Contacts []string `json:"contacts,omitempty"`
 }
 
 // CRM is what bookingsaga needs from a CRM. It is narrow on purpose so that
@@ -77,4 +84,61 @@ func (v Viewing) Cancelled() Viewing {
 func (v Viewing) RescheduledTo(newKey string) Viewing {
 	v.Status, v.ReplacedBy = StatusRescheduled, newKey
 	return v
+}
+
+// Caller is the person a viewing is for, as a CRM that keeps contacts
+// holds them: given to it only where the caller agreed to be kept on
+// file.
+type Caller struct {
+	Name, Email, Phone string
+	// ContactID is the contact an earlier link found or made, "" when
+	// none.
+	ContactID string
+}
+
+// Contacts is a CRM that keeps callers as contacts of its own, with
+// their viewings on them.
+type Contacts interface {
+	// Link finds c's contact (the one linked before, followed through a
+	// merge staff made; else by email, else by phone), creates it where
+	// none is found, and associates the record recordID with it. It
+	// returns the contact's id; linking again changes nothing.
+	Link(ctx context.Context, recordID string, c Caller) (string, error)
+	// Forget deletes a contact as the CRM's privacy API does; one gone
+	// already is forgotten.
+	Forget(ctx context.Context, contactID string) error
+}
+
+// Router is a deployment's CRMs by name, for agencies that keep different
+// ones: a property names its agency's (booking.Resource.CRM), and ""
+// is the default's. A nil Router keeps no CRM.
+type Router struct {
+	byName map[string]CRM
+	def    string
+}
+
+// NewRouter routes "" to byName[def]; CRMs that are nil are left out.
+func NewRouter(def string, byName map[string]CRM) *Router {
+	r := &Router{byName: map[string]CRM{}, def: def}
+	for name, c := range byName {
+		if c != nil {
+			r.byName[name] = c
+		}
+	}
+	if len(r.byName) == 0 {
+		return nil
+	}
+	return r
+}
+
+// For is the CRM named, the default for "", with its name; nil when
+// none such is kept.
+func (r *Router) For(name string) (CRM, string) {
+	if r == nil {
+		return nil, name
+	}
+	if name == "" {
+		name = r.def
+	}
+	return r.byName[name], name
 }

@@ -69,8 +69,9 @@ type Client struct {
 	// per app, so workers sharing a token should split it.
 	burst *rate.Limiter
 	mu    sync.Mutex
-	// schema is set once the custom properties are known to exist.
-	schema bool
+	// schema and contactSchema are set once the meetings' and the
+	// contacts' custom properties are known to exist.
+	schema, contactSchema bool
 	// daily is what HubSpot last said of the day's calls (its
 	// X-HubSpot-RateLimit-Daily headers); zero until it says.
 	daily dailyLimit
@@ -128,7 +129,7 @@ func (c *Client) Get(ctx context.Context, bookingID string) (crm.Record, error) 
 	if err := c.ensureSchema(ctx); err != nil {
 		return crm.Record{}, fmt.Errorf("hubspot get %s: %w", bookingID, err)
 	}
-	q := url.Values{"idProperty": {propBookingID}, "properties": {readProperties}}
+	q := url.Values{"idProperty": {propBookingID}, "properties": {readProperties}, "associations": {"contacts"}}
 	var obj object
 	err := c.cfg.Retry.Do(ctx, crm.Classify, func(ctx context.Context) error {
 		return c.call(ctx, http.MethodGet, meetingsPath+"/"+url.PathEscape(bookingID)+"?"+q.Encode(), nil, &obj)

@@ -71,7 +71,8 @@ func TestHubSpotKeepsTheCRMContract(t *testing.T) {
 func viewing() crm.Viewing {
 	start := time.Date(2026, 12, 8, 9, 0, 0, 0, time.UTC)
 	return crm.Viewing{BookingID: "b-1", RequestKey: "k-1", PropertyRef: "paris-11", AgentRef: "agent-00",
-		StartsAt: start, EndsAt: start.Add(30 * time.Minute), TimeZone: "Europe/Paris", Status: crm.StatusScheduled}
+		StartsAt: start, EndsAt: start.Add(30 * time.Minute), TimeZone: "Europe/Paris", Status: crm.StatusScheduled,
+		Title: "Visite : Paris 11e avec Claire"}
 }
 
 // Staff see a meeting: its times, title and outcome in HubSpot's own
@@ -91,7 +92,7 @@ func TestAViewingIsAMeetingStaffCanRead(t *testing.T) {
 	require.Equal(t, "2026-12-08T09:00:00.000Z", m[0].Properties["hs_meeting_start_time"])
 	require.Equal(t, "2026-12-08T09:30:00.000Z", m[0].Properties["hs_meeting_end_time"])
 	require.Equal(t, "NO_SHOW", m[0].Properties["hs_meeting_outcome"])
-	require.Equal(t, "Viewing · paris-11 · agent-00", m[0].Properties["hs_meeting_title"])
+	require.Equal(t, "Visite : Paris 11e avec Claire", m[0].Properties["hs_meeting_title"])
 
 	f.fake.Edit(propBookingID, "b-1", map[string]string{"hs_meeting_outcome": "COMPLETED"})
 	got, err := c.Get(ctx, "b-1")

@@ -28,7 +28,7 @@ const (
 var customProperties = []string{propBookingID, propRequestKey, propProperty, propAgent, propTimeZone, propStatus, propOutcome, propReplacedBy}
 
 // readProperties are the properties Get asks for.
-var readProperties = strings.Join(append([]string{"hs_meeting_start_time", "hs_meeting_end_time", "hs_meeting_outcome"}, customProperties...), ",")
+var readProperties = strings.Join(append([]string{"hs_meeting_start_time", "hs_meeting_end_time", "hs_meeting_outcome", "hs_meeting_title"}, customProperties...), ",")
 
 // HubSpot's meeting outcomes (hs_meeting_outcome).
 const (
@@ -87,7 +87,7 @@ func properties(v crm.Viewing) map[string]string {
 		"hs_timestamp":          hubspotTime(v.StartsAt),
 		"hs_meeting_start_time": hubspotTime(v.StartsAt),
 		"hs_meeting_end_time":   hubspotTime(v.EndsAt),
-		"hs_meeting_title":      "Viewing · " + v.PropertyRef + " · " + v.AgentRef,
+		"hs_meeting_title":      title(v),
 		"hs_meeting_outcome":    meetingOutcome(v),
 		propBookingID:           v.BookingID,
 		propRequestKey:          v.RequestKey,
@@ -98,6 +98,14 @@ func properties(v crm.Viewing) map[string]string {
 		propOutcome:             v.Outcome,
 		propReplacedBy:          v.ReplacedBy,
 	}
+}
+
+// title is the viewing's title as the mirror names it, or its references.
+func title(v crm.Viewing) string {
+	if v.Title != "" {
+		return v.Title
+	}
+	return "Viewing · " + v.PropertyRef + " · " + v.AgentRef
 }
 
 func hubspotTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
@@ -111,9 +119,13 @@ func record(o object) (crm.Record, error) {
 		return crm.Record{}, fmt.Errorf("hubspot meeting %s: %w", o.ID, err)
 	}
 	status, outcome := statusOf(p)
-	return crm.Record{ID: o.ID, Viewing: crm.Viewing{BookingID: p[propBookingID], RequestKey: p[propRequestKey],
+	var contacts []string
+	for _, a := range o.Associations["contacts"].Results {
+		contacts = append(contacts, a.ID)
+	}
+	return crm.Record{ID: o.ID, Contacts: contacts, Viewing: crm.Viewing{BookingID: p[propBookingID], RequestKey: p[propRequestKey],
 		PropertyRef: p[propProperty], AgentRef: p[propAgent], StartsAt: start.UTC(), EndsAt: end.UTC(), TimeZone: p[propTimeZone],
-		Status: status, ReplacedBy: p[propReplacedBy], Outcome: outcome}}, nil
+		Status: status, ReplacedBy: p[propReplacedBy], Outcome: outcome, Title: p["hs_meeting_title"]}}, nil
 }
 
 // propertyCreate is a PropertyCreate.
@@ -133,29 +145,36 @@ type groupCreate struct {
 
 const group = "bookingsaga"
 
-// ensureSchema creates the meeting's custom properties, in a group of
-// their own, once per process: one that exists already answers 409, which
-// is as good. Until every one exists no meeting is written, since an
-// upsert by a property HubSpot doesn't know is refused.
+// ensureSchema creates the meeting's custom properties. Until every one
+// exists no meeting is written, since an upsert by a property HubSpot
+// doesn't know is refused.
 func (c *Client) ensureSchema(ctx context.Context) error {
+	return c.ensure(ctx, "meetings", &c.schema, customProperties, propBookingID)
+}
+
+// ensure creates the custom properties names on the object type kind, in
+// a group of their own, once per process (done): one that exists already
+// answers 409, which is as good. The property unique is created with
+// unique values, for upserts by it.
+func (c *Client) ensure(ctx context.Context, kind string, done *bool, names []string, unique string) error {
 	c.mu.Lock()
-	done := c.schema
+	ok := *done
 	c.mu.Unlock()
-	if done {
+	if ok {
 		return nil
 	}
-	if err := c.create(ctx, "/crm/v3/properties/meetings/groups", groupCreate{Name: group, Label: "bookingsaga"}); err != nil {
-		return fmt.Errorf("property group: %w", err)
+	if err := c.create(ctx, "/crm/v3/properties/"+kind+"/groups", groupCreate{Name: group, Label: "bookingsaga"}); err != nil {
+		return fmt.Errorf("%s property group: %w", kind, err)
 	}
-	for _, name := range customProperties {
+	for _, name := range names {
 		p := propertyCreate{Name: name, Label: strings.ReplaceAll(name, "_", " "), Type: "string", FieldType: "text",
-			GroupName: group, HasUniqueValue: name == propBookingID}
-		if err := c.create(ctx, "/crm/v3/properties/meetings", p); err != nil {
-			return fmt.Errorf("property %s: %w", name, err)
+			GroupName: group, HasUniqueValue: name == unique}
+		if err := c.create(ctx, "/crm/v3/properties/"+kind, p); err != nil {
+			return fmt.Errorf("%s property %s: %w", kind, name, err)
 		}
 	}
 	c.mu.Lock()
-	c.schema = true
+	*done = true
 	c.mu.Unlock()
 	return nil
 }

@@ -14,6 +14,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/bookingsaga/bookingsaga/internal/crm"
 )
 
 // sdkRequest is one kind of request the adapter sends, as .ci/run checks
@@ -30,17 +32,41 @@ type sdkRequest struct {
 	Body   json.RawMessage `json:"body,omitempty"`
 }
 
-// operations names each path the adapter calls after the SDK's file for
-// it: a path the adapter starts calling fails the test until it is named.
+// operations names each path the adapter calls, as a ServeMux pattern,
+// after the SDK's file for it: a path the adapter starts calling fails
+// the test until it is named.
 var operations = map[string]sdkRequest{
-	"POST /crm/v3/properties/meetings/groups": {Path: "/crm/v3/properties/{objectType}/groups", API: "crm/properties/apis/GroupsApi.js",
+	"POST /crm/v3/properties/{objectType}/groups": {Path: "/crm/v3/properties/{objectType}/groups", API: "crm/properties/apis/GroupsApi.js",
 		Model: "crm/properties/models/PropertyGroupCreate"},
-	"POST /crm/v3/properties/meetings": {Path: "/crm/v3/properties/{objectType}", API: "crm/properties/apis/CoreApi.js",
+	"POST /crm/v3/properties/{objectType}": {Path: "/crm/v3/properties/{objectType}", API: "crm/properties/apis/CoreApi.js",
 		Model: "crm/properties/models/PropertyCreate"},
 	"POST /crm/v3/objects/meetings/batch/upsert": {Path: "/crm/v3/objects/meetings/batch/upsert", API: "crm/objects/meetings/apis/BatchApi.js",
 		Model: "crm/objects/meetings/models/BatchInputSimplePublicObjectBatchInputUpsert"},
-	"GET /crm/v3/objects/meetings/b-1": {Path: "/crm/v3/objects/meetings/{meetingId}", API: "crm/objects/meetings/apis/BasicApi.js"},
+	"GET /crm/v3/objects/meetings/{id}": {Path: "/crm/v3/objects/meetings/{meetingId}", API: "crm/objects/meetings/apis/BasicApi.js"},
+	"POST /crm/v3/objects/contacts/search": {Path: "/crm/v3/objects/contacts/search", API: "crm/contacts/apis/SearchApi.js",
+		Model: "crm/contacts/models/PublicObjectSearchRequest"},
+	"POST /crm/v3/objects/contacts/batch/upsert": {Path: "/crm/v3/objects/contacts/batch/upsert", API: "crm/contacts/apis/BatchApi.js",
+		Model: "crm/contacts/models/BatchInputSimplePublicObjectBatchInputUpsert"},
+	"GET /crm/v3/objects/contacts/{id}": {Path: "/crm/v3/objects/contacts/{contactId}", API: "crm/contacts/apis/BasicApi.js"},
+	"POST /crm/v3/objects/contacts/gdpr-delete": {Path: "/crm/v3/objects/contacts/gdpr-delete", API: "crm/contacts/apis/BasicApi.js",
+		Model: "crm/contacts/models/PublicGdprDeleteInput"},
+	"PUT /crm/v4/objects/meetings/{id}/associations/default/contacts/{contactId}": {
+		Path: "/crm/v4/objects/{fromObjectType}/{fromObjectId}/associations/default/{toObjectType}/{toObjectId}",
+		API:  "crm/associations/v4/apis/BasicApi.js"},
 }
+
+// operationOf is the operation r is, by the pattern naming it.
+var operationOf = func() func(r *http.Request) (sdkRequest, bool) {
+	mux := http.NewServeMux()
+	for pattern := range operations {
+		mux.HandleFunc(pattern, func(http.ResponseWriter, *http.Request) {})
+	}
+	return func(r *http.Request) (sdkRequest, bool) {
+		_, pattern := mux.Handler(r)
+		op, ok := operations[pattern]
+		return op, ok
+	}
+}()
 
 // recorder keeps the first request of each kind the adapter sends.
 type recorder struct {
@@ -52,7 +78,7 @@ type recorder struct {
 func (rc *recorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	r.Body = io.NopCloser(bytes.NewReader(body))
-	op, ok := operations[r.Method+" "+r.URL.Path]
+	op, ok := operationOf(r)
 	rc.mu.Lock()
 	if !ok {
 		op = sdkRequest{Path: r.URL.Path + " (not named in operations)"}
@@ -86,8 +112,13 @@ func TestRequestsMatchTheSDKsRecord(t *testing.T) {
 	ctx := context.Background()
 	_, err := c.Upsert(ctx, viewing(), 0)
 	require.NoError(t, err)
-	_, err = c.Get(ctx, "b-1")
+	rec, err := c.Get(ctx, "b-1")
 	require.NoError(t, err)
+	contact, err := c.Link(ctx, rec.ID, crm.Caller{Name: "Jeanne Dupont", Email: "jeanne@example.com", Phone: "+33612345678"})
+	require.NoError(t, err)
+	_, err = c.Link(ctx, rec.ID, crm.Caller{Email: "jeanne@example.com", ContactID: contact})
+	require.NoError(t, err)
+	require.NoError(t, c.Forget(ctx, contact))
 	for _, s := range rc.seen {
 		require.NotContains(t, s.Path, "not named", "name the SDK's operation for it in operations")
 	}

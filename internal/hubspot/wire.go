@@ -33,8 +33,43 @@ type upsertInput struct {
 // object is what the adapter reads of a SimplePublicObject (and of the
 // upsert's SimplePublicUpsertObject).
 type object struct {
-	ID         string            `json:"id"`
-	Properties map[string]string `json:"properties"`
+	ID           string            `json:"id"`
+	Properties   map[string]string `json:"properties"`
+	Associations map[string]struct {
+		Results []struct {
+			ID string `json:"id"`
+		} `json:"results"`
+	} `json:"associations,omitempty"`
+}
+
+// searchRequest is a PublicObjectSearchRequest: filter groups are OR'd,
+// the filters of one AND'd.
+type searchRequest struct {
+	FilterGroups []filterGroup `json:"filterGroups"`
+	Properties   []string      `json:"properties"`
+	Limit        int           `json:"limit"`
+}
+
+type filterGroup struct {
+	Filters []filter `json:"filters"`
+}
+
+type filter struct {
+	PropertyName string `json:"propertyName"`
+	Operator     string `json:"operator"`
+	Value        string `json:"value"`
+}
+
+// searchResult is a CollectionResponseWithTotalSimplePublicObject.
+type searchResult struct {
+	Total   int      `json:"total"`
+	Results []object `json:"results"`
+}
+
+// gdprDelete is a PublicGdprDeleteInput.
+type gdprDelete struct {
+	ObjectID   string `json:"objectId"`
+	IDProperty string `json:"idProperty,omitempty"`
 }
 
 // batchResult is a BatchResponseSimplePublicUpsertObject, and its

@@ -22,6 +22,12 @@ func (s Speaker) InviteSummary(b booking.Booking) string {
 	return s.render("invite_summary", s.messageArgs(b))
 }
 
+// MeetingTitle is the viewing as the agency's staff see it in their CRM:
+// the property and the agent by name.
+func (s Speaker) MeetingTitle(propertyID, agentID string) string {
+	return s.render("crm_title", map[string]string{"property": s.name(propertyID, "the_property"), "agent": s.name(agentID, "the_agent")})
+}
+
 func (s Speaker) messageArgs(b booking.Booking) map[string]string {
 	return map[string]string{"property": s.name(b.Intent.PropertyID, "the_property"),
 		"when": s.When(b.Intent.StartsAt, b.Intent.TimeZone), "reference": receipt.Reference(b.RequestKey)}

@@ -20,6 +20,7 @@ var tables = map[Lang]map[string]string{
 		"subject_cancelled":   "Viewing cancelled: {property}, {when}",
 		"subject_reminder":    "Reminder: your viewing of {property}, {when}",
 		"invite_summary":      "Viewing of {property}",
+		"crm_title":           "Viewing: {property} with {agent}",
 		"confirmed":           "Confirmed: a viewing of {property} with {agent} on {when}. The booking reference is {reference}.",
 		"pending_reconciliation": "NOT confirmed yet: the booking system has not answered. Do not say it is booked. " +
 			"Reference {reference}; check again with booking_status.",
@@ -77,6 +78,7 @@ var tables = map[Lang]map[string]string{
 		"subject_cancelled":      "看房已取消：{property}，{when}",
 		"subject_reminder":       "看房提醒：{property}，{when}",
 		"invite_summary":         "{property}看房",
+		"crm_title":              "看房：{property}，{agent}带看",
 		"confirmed":              "已确认：{when}看房，房源是{property}，由{agent}带看。预订参考号是 {reference}。",
 		"pending_reconciliation": "尚未确认：预订系统还没有答复。不要说已经订好。参考号 {reference}；稍后用 booking_status 再查。",
 		"conflict":               "{when}已经被订走了。可选时间：{alternatives}。请问来电者要哪一个。",
@@ -132,6 +134,7 @@ var tables = map[Lang]map[string]string{
 		"subject_cancelled":   "Visite annulée : {property}, {when}",
 		"subject_reminder":    "Rappel : votre visite de {property}, {when}",
 		"invite_summary":      "Visite de {property}",
+		"crm_title":           "Visite : {property} avec {agent}",
 		"confirmed":           "Confirmé : une visite de {property} avec {agent} le {when}. La référence de la réservation est {reference}.",
 		"pending_reconciliation": "PAS encore confirmé : le système de réservation n'a pas répondu. Ne dites pas que c'est réservé. " +
 			"Référence {reference} ; vérifiez de nouveau avec booking_status.",

@@ -259,6 +259,10 @@ func TestBadInputIsRejectedAndWritesNothing(t *testing.T) {
 		booking.CodeInvalidResource)
 	requireCode(t, f.store.UpsertResource(f.ctx, booking.Resource{ID: "zone", Kind: "property", Capacity: 1, TimeZone: "Nowhere/Else"}),
 		booking.CodeUnknownTimeZone)
+	requireCode(t, f.store.UpsertResource(f.ctx, booking.Resource{ID: "crm", Kind: "property", Capacity: 1, TimeZone: "Europe/Paris", CRM: "salesforce"}),
+		booking.CodeInvalidResource)
+	requireCode(t, f.store.UpsertResource(f.ctx, booking.Resource{ID: "crm", Kind: "agent", Capacity: 1, TimeZone: "Europe/Paris", CRM: "hubspot"}),
+		booking.CodeInvalidResource)
 	require.Equal(t, before, f.count(t))
 }
 

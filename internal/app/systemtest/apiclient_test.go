@@ -103,10 +103,12 @@ func TestTheGeneratedClientCallsEveryRoute(t *testing.T) {
 	booked, err := c.CreateBookingWithResponse(ctx, apiclient.Booking{RequestKey: key, PropertyId: "paris-11", AgentId: p("agent-00"),
 		StartsAt: &start, TimeZone: "Europe/Paris", DurationMinutes: n(30), ExpectedPolicyVersion: policyVersion,
 		Contact: &struct {
-			Language *string                         `json:"language,omitempty"`
-			Name     *string                         `json:"name,omitempty"`
-			Notify   *apiclient.BookingContactNotify `json:"notify,omitempty"`
-			Phone    *string                         `json:"phone,omitempty"`
+			Email      *string                         `json:"email,omitempty"`
+			KeepOnFile *bool                           `json:"keep_on_file,omitempty"`
+			Language   *string                         `json:"language,omitempty"`
+			Name       *string                         `json:"name,omitempty"`
+			Notify     *apiclient.BookingContactNotify `json:"notify,omitempty"`
+			Phone      *string                         `json:"phone,omitempty"`
 		}{Name: p("Ada")}})
 	require.NoError(t, err)
 	require.Equal(t, "confirmed", string(booked.JSON200.Status))

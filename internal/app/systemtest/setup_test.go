@@ -152,9 +152,10 @@ func fixtureOn(t testing.TB, pool *pgxpool.Pool) *fixture {
 	crmClient, err := crm.NewHTTP(crm.Config{BaseURL: f.crmURL, Token: "crm-token", Timeout: 2 * time.Second, Retry: retry.Default()})
 	require.NoError(t, err)
 	// Receivers are local test servers, as with the dev stack.
-	f.acts = &activities.Activities{Store: st, Calendar: cal, CRM: crmClient, Temporal: f.client, Egress: &egress.Guard{AllowLoopback: true},
+	crms := crm.NewRouter("http", map[string]crm.CRM{"http": crmClient})
+	f.acts = &activities.Activities{Store: st, Calendar: cal, CRM: crms, Temporal: f.client, Egress: &egress.Guard{AllowLoopback: true},
 		Resend: sagaclient.New(f.client, sagaclient.Options{TaskQueue: f.queue})}
-	f.catalog = &catalog.Catalog{Store: st, Calendar: cal, CRM: crmClient}
+	f.catalog = &catalog.Catalog{Store: st, Calendar: cal, CRM: crms}
 	return f
 }
 

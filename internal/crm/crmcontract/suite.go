@@ -35,7 +35,8 @@ type Fake struct {
 func viewing(id string) crm.Viewing {
 	start := time.Date(2026, 12, 8, 9, 0, 0, 0, time.UTC)
 	return crm.Viewing{BookingID: "b-" + id, RequestKey: "k-" + id, PropertyRef: "paris-11", AgentRef: "agent-00",
-		StartsAt: start, EndsAt: start.Add(30 * time.Minute), TimeZone: "Europe/Paris", Status: crm.StatusScheduled}
+		StartsAt: start, EndsAt: start.Add(30 * time.Minute), TimeZone: "Europe/Paris", Status: crm.StatusScheduled,
+		Title: "Visite : Paris 11e avec Claire"}
 }
 
 // Run runs the contract; setup makes a fresh Fake for each case.

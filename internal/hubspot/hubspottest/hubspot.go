@@ -1,7 +1,9 @@
 // Package hubspottest is a HubSpot account in memory, for the adapter's
 // tests and the dev stack: the CRM v3 endpoints the adapter calls
-// (meeting properties and their group, the meetings' batch upsert by a
-// unique property and the read by one), answered as HubSpot's OpenAPI
+// (meeting and contact properties and their groups, the batch upsert by
+// a unique property and the read by one, the contacts' search and GDPR
+// delete, and the v4 default association of a meeting with a contact),
+// answered as HubSpot's OpenAPI
 // documents and usage guidelines say: its error bodies and categories, its
 // ten-second and daily limits with their headers, and the shared fault
 // injection (fakeserver).
@@ -14,6 +16,7 @@ import (
 	"net/http"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -21,7 +24,9 @@ import (
 )
 
 // Account is the fake. Its fault ops are groups.create,
-// properties.create, meetings.upsert and meetings.get.
+// properties.create, meetings.upsert, meetings.get, contacts.upsert,
+// contacts.get, contacts.search, contacts.gdpr-delete and
+// associations.create.
 type Account struct {
 	fakeserver.Faults
 	token string
@@ -31,13 +36,17 @@ type Account struct {
 	// Now is the fake's clock, for the ten-second window.
 	Now func() time.Time
 
-	mu       sync.Mutex
-	seq      int
-	groups   map[string]bool
-	props    map[string]property // custom meeting properties by name
-	meetings map[string]*meeting // by id
-	window   []time.Time         // calls in the last ten seconds
-	today    int
+	mu      sync.Mutex
+	seq     int
+	groups  map[string]map[string]bool     // by object type, then name
+	props   map[string]map[string]property // custom properties by object type, then name
+	objects map[string]map[string]*object  // by object type, then id
+	// assoc are the contacts each meeting is associated with.
+	assoc map[string]map[string]bool
+	// merged maps a contact merged away to the one it became.
+	merged map[string]string
+	window []time.Time // calls in the last ten seconds
+	today  int
 }
 
 type property struct {
@@ -45,38 +54,63 @@ type property struct {
 	HasUniqueValue                          bool
 }
 
-type meeting struct {
+// The object types the fake keeps.
+const (
+	meetings = "meetings"
+	contacts = "contacts"
+)
+
+type object struct {
 	ID                   string
 	Properties           map[string]string
 	CreatedAt, UpdatedAt time.Time
 }
 
-// Meeting is a meeting as the account holds it.
-type Meeting struct {
+// Object is a meeting or a contact as the account holds it; a meeting's
+// Contacts are those it is associated with.
+type Object struct {
 	ID         string
 	Properties map[string]string
+	Contacts   []string
 }
 
 // New is an empty account whose private app has token.
 func New(token string) *Account {
 	return &Account{token: token, PerTenSeconds: 100, Daily: 250000, Now: time.Now,
-		groups: map[string]bool{}, props: map[string]property{}, meetings: map[string]*meeting{}}
+		groups:  map[string]map[string]bool{meetings: {}, contacts: {}},
+		props:   map[string]map[string]property{meetings: {}, contacts: {}},
+		objects: map[string]map[string]*object{meetings: {}, contacts: {}},
+		assoc:   map[string]map[string]bool{}, merged: map[string]string{}}
 }
 
 // Meetings are the account's meetings, by id.
-func (a *Account) Meetings() []Meeting {
+func (a *Account) Meetings() []Object { return a.list(meetings) }
+
+// Contacts are the account's contacts, by id.
+func (a *Account) Contacts() []Object { return a.list(contacts) }
+
+func (a *Account) list(kind string) []Object {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	out := make([]Meeting, 0, len(a.meetings))
-	for _, m := range a.meetings {
-		props := make(map[string]string, len(m.Properties))
-		for k, v := range m.Properties {
+	out := make([]Object, 0, len(a.objects[kind]))
+	for _, o := range a.objects[kind] {
+		props := make(map[string]string, len(o.Properties))
+		for k, v := range o.Properties {
 			props[k] = v
 		}
-		out = append(out, Meeting{ID: m.ID, Properties: props})
+		out = append(out, Object{ID: o.ID, Properties: props, Contacts: a.associated(o.ID)})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out
+}
+
+func (a *Account) associated(meetingID string) []string {
+	var ids []string
+	for id := range a.assoc[meetingID] {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	return ids
 }
 
 // Delete removes the meeting whose property name has value, as a person
@@ -84,8 +118,9 @@ func (a *Account) Meetings() []Meeting {
 func (a *Account) Delete(name, value string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if m := a.find(name, value); m != nil {
-		delete(a.meetings, m.ID)
+	if m := a.find(meetings, name, value); m != nil {
+		delete(a.objects[meetings], m.ID)
+		delete(a.assoc, m.ID)
 	}
 }
 
@@ -94,17 +129,54 @@ func (a *Account) Delete(name, value string) {
 func (a *Account) Edit(name, value string, props map[string]string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if m := a.find(name, value); m != nil {
+	if m := a.find(meetings, name, value); m != nil {
 		for k, v := range props {
 			m.Properties[k] = v
 		}
 	}
 }
 
-func (a *Account) find(name, value string) *meeting {
-	for _, m := range a.meetings {
-		if value != "" && m.Properties[name] == value {
-			return m
+// AddContact creates a contact as staff would, and returns its id.
+func (a *Account) AddContact(props map[string]string) string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	c := a.create(contacts, a.Now().UTC())
+	for k, v := range props {
+		c.Properties[k] = v
+	}
+	return c.ID
+}
+
+// Merge merges contact loser into winner, as staff do in HubSpot: the
+// loser's id reads as the winner, its meetings move to the winner, and
+// the winner's hs_merged_object_ids lists it.
+func (a *Account) Merge(winner, loser string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	w, l := a.objects[contacts][winner], a.objects[contacts][loser]
+	if w == nil || l == nil || winner == loser {
+		return
+	}
+	delete(a.objects[contacts], loser)
+	a.merged[loser] = winner
+	for id, merged := range a.merged {
+		if merged == loser {
+			a.merged[id] = winner
+		}
+	}
+	w.Properties["hs_merged_object_ids"] = strings.TrimPrefix(w.Properties["hs_merged_object_ids"]+";"+loser, ";")
+	for _, set := range a.assoc {
+		if set[loser] {
+			delete(set, loser)
+			set[winner] = true
+		}
+	}
+}
+
+func (a *Account) find(kind, name, value string) *object {
+	for _, o := range a.objects[kind] {
+		if value != "" && o.Properties[name] == value {
+			return o
 		}
 	}
 	return nil
@@ -113,10 +185,15 @@ func (a *Account) find(name, value string) *meeting {
 // ServeHTTP routes the API.
 func (a *Account) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	m := http.NewServeMux()
-	m.HandleFunc("POST /crm/v3/properties/meetings/groups", a.api("groups.create", a.createGroup))
-	m.HandleFunc("POST /crm/v3/properties/meetings", a.api("properties.create", a.createProperty))
-	m.HandleFunc("POST /crm/v3/objects/meetings/batch/upsert", a.api("meetings.upsert", a.upsert))
-	m.HandleFunc("GET /crm/v3/objects/meetings/{id}", a.api("meetings.get", a.get))
+	m.HandleFunc("POST /crm/v3/properties/{objectType}/groups", a.api("groups.create", a.createGroup))
+	m.HandleFunc("POST /crm/v3/properties/{objectType}", a.api("properties.create", a.createProperty))
+	for _, kind := range []string{meetings, contacts} {
+		m.HandleFunc("POST /crm/v3/objects/"+kind+"/batch/upsert", a.api(kind+".upsert", a.upsert(kind)))
+		m.HandleFunc("GET /crm/v3/objects/"+kind+"/{id}", a.api(kind+".get", a.get(kind)))
+	}
+	m.HandleFunc("POST /crm/v3/objects/contacts/search", a.api("contacts.search", a.search))
+	m.HandleFunc("POST /crm/v3/objects/contacts/gdpr-delete", a.api("contacts.gdpr-delete", a.gdprDelete))
+	m.HandleFunc("PUT /crm/v4/objects/meetings/{id}/associations/default/contacts/{contactId}", a.api("associations.create", a.associate))
 	m.HandleFunc("/_fake/faults", fakeserver.FaultAdmin(&a.Faults))
 	m.ServeHTTP(w, r)
 }
