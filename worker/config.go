@@ -25,6 +25,7 @@ func parseConfig(args []string) (app.Config, error) {
 	fs.StringVar(&c.CalendarListen, "fake-calendar", c.CalendarListen, "dev: the fake Google Calendar's address (unless a real calendar is configured)")
 	fs.StringVar(&c.GraphListen, "fake-graph", c.GraphListen, "dev: the fake Microsoft 365 tenant's address (unless -microsoft-tenant is set)")
 	fs.StringVar(&c.CRMListen, "fake-crm", c.CRMListen, "dev: the fake CRM's address (unless -crm-url is set)")
+	fs.StringVar(&c.HubSpotListen, "fake-hubspot", c.HubSpotListen, "dev: the fake HubSpot account's address (unless a HubSpot token is given)")
 	fs.StringVar(&c.SMSListen, "fake-sms", c.SMSListen, "dev: the fake Twilio's address (unless -twilio-account-sid is set)")
 	fs.StringVar(&c.SMTPListen, "fake-smtp", c.SMTPListen, "dev: the SMTP sink's address (unless -smtp-addr is set)")
 	fs.StringVar(&c.MailListen, "fake-mail", c.MailListen, "dev: where the SMTP sink lists what it took, GET /mail")

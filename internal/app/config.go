@@ -38,6 +38,7 @@ type Config struct {
 	CalendarListen string
 	GraphListen    string
 	CRMListen      string
+	HubSpotListen  string
 	SMSListen      string
 	SMTPListen     string
 	MailListen     string
@@ -89,6 +90,7 @@ func DefaultConfig() Config {
 		CalendarListen:    "127.0.0.1:8091",
 		GraphListen:       "127.0.0.1:8093",
 		CRMListen:         "127.0.0.1:8092",
+		HubSpotListen:     "127.0.0.1:8097",
 		SMSListen:         "127.0.0.1:8094",
 		SMTPListen:        "127.0.0.1:8095",
 		MailListen:        "127.0.0.1:8096",

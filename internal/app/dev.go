@@ -57,6 +57,9 @@ func RunDev(ctx context.Context, cfg Config, logger *zap.Logger) error {
 	if cfg.CRMBaseURL == "" {
 		opts.CRMAddr = cfg.CRMListen
 	}
+	if !cfg.HubSpot.configured() {
+		opts.HubSpotAddr = cfg.HubSpotListen
+	}
 	if cfg.TwilioAccountSid == "" {
 		opts.SMSAddr = cfg.SMSListen
 	}
@@ -78,6 +81,11 @@ func RunDev(ctx context.Context, cfg Config, logger *zap.Logger) error {
 	}
 	if stack.CRMURL != "" {
 		cfg.CRMBaseURL, cfg.CRMToken = stack.CRMURL, devstack.CRMToken
+	}
+	if stack.HubSpotURL != "" {
+		if err := devHubSpot(&cfg, stack.HubSpotURL); err != nil {
+			return err
+		}
 	}
 	if stack.SMSURL != "" {
 		cfg.TwilioAccountSid, cfg.TwilioAuthToken, cfg.SMSFrom, cfg.TwilioEndpoint = devstack.TwilioAccount, devstack.TwilioToken,
@@ -243,6 +251,9 @@ func banner(cfg Config, stack *devstack.Stack, keys [][2]string, took time.Durat
 	if stack.CRMURL != "" {
 		line("fake CRM", stack.CRMURL)
 	}
+	if stack.HubSpotURL != "" {
+		line("fake HubSpot", stack.HubSpotURL+"  (the New York agency's CRM: GET /_fake/meetings, /_fake/contacts)")
+	}
 	if stack.SMSURL != "" {
 		line("fake Twilio", stack.SMSURL+"  (the callers' texts: GET /messages)")
 	}
@@ -253,4 +264,16 @@ func banner(cfg Config, stack *devstack.Stack, keys [][2]string, took time.Durat
 	line("codec server", "http://"+cfg.CodecListen+"  (the UI's is wired in; the CLI: --codec-auth 'Bearer <dev-admin key>')")
 	line("data", cfg.DataDir)
 	fmt.Fprintln(os.Stdout, "Ctrl-C stops everything.")
+}
+
+// devHubSpot points the CRMs at the dev stack's HubSpot account, whose
+// token is kept in the data dir as a deployment keeps a secret: in a
+// file, never a flag.
+func devHubSpot(cfg *Config, url string) error {
+	file := filepath.Join(cfg.DataDir, "hubspot-token")
+	if err := os.WriteFile(file, []byte(devstack.HubSpotToken+"\n"), 0o600); err != nil {
+		return fmt.Errorf("dev hubspot token: %w", err)
+	}
+	cfg.HubSpot.URL, cfg.HubSpot.TokenFile = url, file
+	return nil
 }

@@ -23,7 +23,10 @@ func DemoResources() []booking.Resource {
 			DisplayNames: map[string]string{"fr": "l'appartement du Marais, 12 rue des Rosiers", "zh": "玛黑区公寓（罗西耶街12号）"}},
 		{ID: "paris-loft-3", Kind: "property", Capacity: 2, TimeZone: "Europe/Paris", DisplayName: "the loft on rue Oberkampf",
 			DisplayNames: map[string]string{"fr": "le loft de la rue Oberkampf"}},
-		{ID: "nyc-soho-7", Kind: "property", Capacity: 1, TimeZone: "America/New_York", BufferBeforeMinutes: 10, BufferAfterMinutes: 10, CalendarID: "nyc-soho-7@demo.bookingsaga", DisplayName: "the SoHo apartment, 7 Greene Street"},
+		// The New York agency keeps HubSpot (the dev stack's fake
+		// account); Paris keeps the generic CRM, the default.
+		{ID: "nyc-soho-7", Kind: "property", Capacity: 1, TimeZone: "America/New_York", BufferBeforeMinutes: 10, BufferAfterMinutes: 10, CalendarID: "nyc-soho-7@demo.bookingsaga", DisplayName: "the SoHo apartment, 7 Greene Street",
+			CRM: "hubspot"},
 		{ID: "agent-claire", Kind: "agent", Capacity: 1, TimeZone: "Europe/Paris", CalendarID: "claire@demo.bookingsaga", DisplayName: "Claire"},
 		// Hugo's calendar is in Microsoft 365 (the fake tenant), the
 		// others' in Google Calendar.

@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/bookingsaga/bookingsaga/internal/crm/crmtest"
+	"github.com/bookingsaga/bookingsaga/internal/hubspot/hubspottest"
 	"github.com/bookingsaga/bookingsaga/internal/gcal/gcaltest"
 	"github.com/bookingsaga/bookingsaga/internal/httpserve"
 	"github.com/bookingsaga/bookingsaga/internal/mail/mailtest"
@@ -36,10 +37,11 @@ type Options struct {
 	Frontend, UI            string
 	Namespace               string
 	SearchAttributes        map[string]enums.IndexedValueType
-	// CalendarAddr, GraphAddr, CRMAddr and SMSAddr serve the fakes
-	// (Google Calendar, a Microsoft 365 tenant, the CRM, Twilio); empty
-	// means not started (the real service, say).
-	CalendarAddr, GraphAddr, CRMAddr, SMSAddr string
+	// CalendarAddr, GraphAddr, CRMAddr, HubSpotAddr and SMSAddr serve
+	// the fakes (Google Calendar, a Microsoft 365 tenant, the generic CRM,
+	// a HubSpot account, Twilio); empty means not started (the real
+	// service, say).
+	CalendarAddr, GraphAddr, CRMAddr, HubSpotAddr, SMSAddr string
 	// SMTPAddr serves the SMTP sink, and MailAddr its list of what it
 	// took (GET /mail); empty SMTPAddr means none.
 	SMTPAddr, MailAddr string
@@ -57,9 +59,9 @@ type Options struct {
 type Stack struct {
 	// DatabaseURL is where the booking store is.
 	DatabaseURL string
-	// CalendarURL, GraphURL, CRMURL and SMSURL are the fakes' roots, when
-	// started.
-	CalendarURL, GraphURL, CRMURL, SMSURL string
+	// CalendarURL, GraphURL, CRMURL, HubSpotURL and SMSURL are the fakes'
+	// roots, when started.
+	CalendarURL, GraphURL, CRMURL, HubSpotURL, SMSURL string
 	// SMTPAddr is the SMTP sink's address, and MailURL its list's root.
 	SMTPAddr, MailURL string
 
@@ -75,6 +77,7 @@ type Stack struct {
 	calendar   *gcaltest.Calendar
 	graph      *graphtest.Graph
 	crm        *crmtest.CRM
+	hubspot    *hubspottest.Account
 	sms        *smstest.Twilio
 	mail       *mailtest.Sink
 	servers    []*http.Server
@@ -95,7 +98,7 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 	if err := writableDir(o.DataDir); err != nil {
 		return nil, err
 	}
-	if err := portsFree(o.Frontend, o.UI, o.CalendarAddr, o.GraphAddr, o.CRMAddr, o.SMSAddr); err != nil {
+	if err := portsFree(o.Frontend, o.UI, o.CalendarAddr, o.GraphAddr, o.CRMAddr, o.HubSpotAddr, o.SMSAddr); err != nil {
 		return nil, err
 	}
 	if s.DatabaseURL == "" {
@@ -250,6 +253,9 @@ func (s *Stack) startFakes() error {
 		}
 		s.CRMURL = "http://" + s.opts.CRMAddr
 	}
+	if err := s.startHubSpot(); err != nil {
+		return err
+	}
 	if s.opts.SMSAddr != "" {
 		// The texts are the tour's to read (GET /messages); they are not
 		// kept across restarts, as a phone's inbox is not the service's.
@@ -260,6 +266,25 @@ func (s *Stack) startFakes() error {
 		s.SMSURL = "http://" + s.opts.SMSAddr
 	}
 	return s.startMail()
+}
+
+// startHubSpot serves the HubSpot account, restored from the data dir:
+// the demo catalogue's New York agency keeps HubSpot.
+func (s *Stack) startHubSpot() error {
+	if s.opts.HubSpotAddr == "" {
+		return nil
+	}
+	a := hubspottest.New(HubSpotToken)
+	if err := a.Load(s.fakeFile("hubspot")); err != nil {
+		return err
+	}
+	a.SaveEachWrite(s.fakeFile("hubspot"))
+	s.hubspot = a
+	if err := s.serve(s.opts.HubSpotAddr, a); err != nil {
+		return err
+	}
+	s.HubSpotURL = "http://" + s.opts.HubSpotAddr
+	return nil
 }
 
 // startMail runs the SMTP sink and its list; like the texts, the mail is
@@ -297,6 +322,9 @@ const (
 	TwilioFrom    = "+33700000000"
 )
 
+// HubSpotToken is the fake HubSpot account's private app token.
+const HubSpotToken = "pat-na1-dev-hubspot"
+
 // CRMToken is the fake CRM's bearer token.
 const CRMToken = "dev-crm-token"
 
@@ -329,6 +357,9 @@ func (s *Stack) Stop() {
 	if s.calendar != nil {
 		s.calendar.Release()
 	}
+	if s.hubspot != nil {
+		s.hubspot.Release()
+	}
 	if s.crm != nil {
 		s.crm.Release()
 	}
@@ -346,6 +377,9 @@ func (s *Stack) Stop() {
 	}
 	if s.calendar != nil {
 		s.logErr("save calendar", s.calendar.Save(s.fakeFile("calendar")))
+	}
+	if s.hubspot != nil {
+		s.logErr("save hubspot", s.hubspot.Save(s.fakeFile("hubspot")))
 	}
 	if s.crm != nil {
 		s.logErr("save crm", s.crm.Save(s.fakeFile("crm")))

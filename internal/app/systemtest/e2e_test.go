@@ -51,8 +51,9 @@ type devStack struct {
 	// dbURL is the stack's PostgreSQL, as its banner printed it.
 	dbURL   string
 	dataDir string
-	// sms and mail are the fake Twilio's and the SMTP sink's lists.
-	sms, mail string
+	// sms and mail are the fake Twilio's and the SMTP sink's lists, and
+	// hubspot the HubSpot account's address.
+	sms, mail, hubspot string
 	stderr    *syncbuf.Buffer
 	// keys are the API keys the stack printed at its last start, by name.
 	keys map[string]string
@@ -97,7 +98,7 @@ func newDevStack(t *testing.T) *devStack {
 	dir, err := os.MkdirTemp("", "bs-e2e-")
 	require.NoError(t, err)
 	d := &devStack{t: t, api: freeAddr(t), frontal: freeAddr(t), ui: freeAddr(t), pprof: freeAddr(t), dataDir: filepath.Join(dir, "data"),
-		sms: freeAddr(t), mail: freeAddr(t)}
+		sms: freeAddr(t), mail: freeAddr(t), hubspot: freeAddr(t)}
 	t.Cleanup(func() {
 		if b, err := os.ReadFile(filepath.Join(d.dataDir, "postgres", pgserver.LocationFile)); err == nil {
 			_ = os.RemoveAll(string(bytes.TrimSpace(b)))
@@ -105,7 +106,7 @@ func newDevStack(t *testing.T) *devStack {
 		_ = os.RemoveAll(dir)
 	})
 	d.args = []string{"run", "./worker", "-dev", "-data-dir", d.dataDir, "-api-listen", d.api,
-		"-temporal-address", d.frontal, "-temporal-ui", d.ui, "-fake-calendar", freeAddr(t), "-fake-graph", freeAddr(t), "-fake-crm", freeAddr(t), "-fake-sms", d.sms, "-fake-smtp", freeAddr(t), "-fake-mail", d.mail,
+		"-temporal-address", d.frontal, "-temporal-ui", d.ui, "-fake-calendar", freeAddr(t), "-fake-graph", freeAddr(t), "-fake-crm", freeAddr(t), "-fake-hubspot", d.hubspot, "-fake-sms", d.sms, "-fake-smtp", freeAddr(t), "-fake-mail", d.mail,
 		"-sms-quiet-from", "0s", "-sms-quiet-to", "0s", "-metrics-listen", freeAddr(t), "-codec-listen", freeAddr(t),
 		"-pprof-listen", d.pprof}
 	return d
@@ -388,6 +389,7 @@ func TestDevStackEndToEnd(t *testing.T) {
 	d.schedulingTour(start, key)
 	d.requireTourAnswers(d.tour())
 	d.writingTour()
+	d.hubspotTour()
 	d.staffByCLI(day)
 
 	// An agent backend in a module of its own, through the public client.

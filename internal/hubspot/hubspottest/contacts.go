@@ -97,9 +97,14 @@ func (a *Account) gdprDelete(r *http.Request) (int, any, error) {
 	}
 	if c != nil {
 		delete(a.objects[contacts], c.ID)
-		for _, set := range a.assoc {
-			delete(set, c.ID)
+		touched := map[string]map[string]bool{}
+		for meeting, set := range a.assoc {
+			if set[c.ID] {
+				delete(set, c.ID)
+				touched[meeting] = copySet(set)
+			}
 		}
+		a.stage(change{Kind: contacts, Gone: c.ID, Assoc: touched})
 	}
 	return http.StatusNoContent, nil, nil
 }
@@ -114,9 +119,18 @@ func (a *Account) associate(r *http.Request) (int, any, error) {
 		a.assoc[m.ID] = map[string]bool{}
 	}
 	a.assoc[m.ID][c.ID] = true
+	a.stage(change{Kind: meetings, Assoc: map[string]map[string]bool{m.ID: copySet(a.assoc[m.ID])}})
 	now := stamp(a.Now())
 	id := func(s string) map[string]string { return map[string]string{"id": s} }
 	return http.StatusOK, map[string]any{"status": "COMPLETE", "startedAt": now, "completedAt": now,
 		"results": []any{map[string]any{"from": id(m.ID), "to": id(c.ID),
 			"associationSpec": map[string]any{"associationCategory": "HUBSPOT_DEFINED", "associationTypeId": 200}}}}, nil
+}
+
+func copySet(s map[string]bool) map[string]bool {
+	out := make(map[string]bool, len(s))
+	for k, v := range s {
+		out[k] = v
+	}
+	return out
 }

@@ -45,8 +45,9 @@ type Account struct {
 	assoc map[string]map[string]bool
 	// merged maps a contact merged away to the one it became.
 	merged map[string]string
-	window []time.Time // calls in the last ten seconds
-	today  int
+	window  []time.Time // calls in the last ten seconds
+	today   int
+	journal fakeserver.Journal
 }
 
 type property struct {
@@ -195,12 +196,13 @@ func (a *Account) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	m.HandleFunc("POST /crm/v3/objects/contacts/gdpr-delete", a.api("contacts.gdpr-delete", a.gdprDelete))
 	m.HandleFunc("PUT /crm/v4/objects/meetings/{id}/associations/default/contacts/{contactId}", a.api("associations.create", a.associate))
 	m.HandleFunc("/_fake/faults", fakeserver.FaultAdmin(&a.Faults))
+	a.admin(m)
 	m.ServeHTTP(w, r)
 }
 
 // api checks the token and the limits, then serves op.
 func (a *Account) api(op string, h fakeserver.Handler) http.HandlerFunc {
-	next := fakeserver.Serve(&a.Faults, &a.mu, nil, op, writeError, h)
+	next := fakeserver.Serve(&a.Faults, &a.mu, &a.journal, op, writeError, h)
 	return func(w http.ResponseWriter, r *http.Request) {
 		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), []byte("Bearer "+a.token)) != 1 {
 			writeError(w, http.StatusUnauthorized, "INVALID_AUTHENTICATION",

@@ -66,6 +66,7 @@ func (a *Account) createGroup(r *http.Request) (int, any, error) {
 		return 0, nil, refuse(http.StatusConflict, "OBJECT_ALREADY_EXISTS", "A property group named '%s' already exists.", g.Name)
 	}
 	a.groups[kind][g.Name] = true
+	a.stage(change{Kind: kind, Group: g.Name})
 	return http.StatusCreated, map[string]any{"name": g.Name, "label": g.Label, "displayOrder": -1, "archived": false}, nil
 }
 
@@ -91,7 +92,9 @@ func (a *Account) createProperty(r *http.Request) (int, any, error) {
 	case builtin[kind][p.Name] != "" || a.props[kind][p.Name].Name != "":
 		return 0, nil, refuse(http.StatusConflict, "OBJECT_ALREADY_EXISTS", "A property named '%s' already exists.", p.Name)
 	}
-	a.props[kind][p.Name] = property(p)
+	prop := property(p)
+	a.props[kind][p.Name] = prop
+	a.stage(change{Kind: kind, Property: &prop})
 	return http.StatusCreated, map[string]any{"name": p.Name, "label": p.Label, "type": p.Type, "fieldType": p.FieldType,
 		"groupName": p.GroupName, "hasUniqueValue": p.HasUniqueValue}, nil
 }
@@ -136,6 +139,7 @@ func (a *Account) upsert(kind string) func(r *http.Request) (int, any, error) {
 			}
 			o.UpdatedAt = now
 			o.Properties["hs_lastmodifieddate"] = stamp(now)
+			a.stage(change{Kind: kind, Put: o.copy()})
 			out := o.view(nil)
 			out["new"] = created
 			results = append(results, out)
@@ -143,6 +147,15 @@ func (a *Account) upsert(kind string) func(r *http.Request) (int, any, error) {
 		return http.StatusOK, map[string]any{"status": "COMPLETE", "results": results,
 			"startedAt": stamp(now), "completedAt": stamp(now)}, nil
 	}
+}
+
+func (o *object) copy() *object {
+	c := *o
+	c.Properties = make(map[string]string, len(o.Properties))
+	for k, v := range o.Properties {
+		c.Properties[k] = v
+	}
+	return &c
 }
 
 // create makes an empty object of kind; ids are numeric, as HubSpot's.
