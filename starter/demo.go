@@ -31,6 +31,7 @@ import (
 // each call, its receipt, and what the store, calendar and CRM hold after.
 type demo struct {
 	api, calendar, crm, db string
+	hubspot                string
 	token                  string
 	out                    io.Writer
 	day                    time.Time
@@ -51,6 +52,7 @@ func runDemo(ctx context.Context, cfg app.ClientConfig, args []string, out io.Wr
 	fs.StringVar(&d.api, "api", "http://127.0.0.1:8080", "the agent API")
 	fs.StringVar(&d.calendar, "fake-calendar", "http://127.0.0.1:8091", "the fake calendar")
 	fs.StringVar(&d.crm, "fake-crm", "http://127.0.0.1:8092", "the fake CRM")
+	fs.StringVar(&d.hubspot, "fake-hubspot", "http://127.0.0.1:8097", "the fake HubSpot account")
 	fs.StringVar(&d.db, "database-url", cfg.DatabaseURL, "the booking store; default: the dev stack's in ./.bookingsaga")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -71,7 +73,10 @@ func runDemo(ctx context.Context, cfg app.ClientConfig, args []string, out io.Wr
 		}
 	}
 	d.table("call", "request_key", "status", "booking_id / detail")
-	return d.afterwards(ctx)
+	if err := d.afterwards(ctx); err != nil {
+		return err
+	}
+	return d.hubspotViewings(ctx)
 }
 
 func (d *demo) at(hour, minute int) time.Time {

@@ -15,7 +15,7 @@ func parseConfig(args []string) (app.Config, error) {
 	fs.StringVar(&c.DataDir, "data-dir", c.DataDir, "dev: where the stack keeps its data")
 	fs.StringVar(&c.APIListen, "api-listen", c.APIListen, "dev: the agent HTTP API's address")
 	fs.StringVar(&c.APIKeysFile, "api-keys", os.Getenv("API_KEYS_FILE"), "API keys file: ops keys may use the codec server; dev: the agent API's, default <data-dir>/api-keys.json, where each start puts a fresh agent and admin key (env API_KEYS_FILE)")
-	fs.StringVar(&c.CodecListen, "codec-listen", os.Getenv("CODEC_LISTEN"), "serve the codec server for the Temporal UI and CLI here (env CODEC_LISTEN); dev: 127.0.0.1:8094")
+	fs.StringVar(&c.CodecListen, "codec-listen", os.Getenv("CODEC_LISTEN"), "serve the codec server for the Temporal UI and CLI here (env CODEC_LISTEN); dev: 127.0.0.1:8098")
 	fs.StringVar(&c.CodecOrigin, "codec-origin", os.Getenv("CODEC_ORIGIN"), "the Temporal Web UI's origin, allowed to call the codec server (env CODEC_ORIGIN)")
 	fs.StringVar(&c.CodecUIToken, "codec-ui-token", os.Getenv("CODEC_UI_TOKEN"), "a secret path prefix the Web UI's codec endpoint carries (env CODEC_UI_TOKEN); dev: a new one each start")
 	fs.BoolVar(&c.OpenAPI, "open-api", false, "dev: serve the agent API without keys (a warning is logged)")

@@ -44,6 +44,12 @@ func RunDev(ctx context.Context, cfg Config, logger *zap.Logger) error {
 	if err := devCodec(&cfg); err != nil {
 		return err
 	}
+	if cfg.MetricsListen == "" {
+		cfg.MetricsListen = "127.0.0.1:9464"
+	}
+	if err := devAddresses(cfg); err != nil {
+		return err
+	}
 	opts := devstack.Options{DataDir: cfg.DataDir, DatabaseURL: cfg.DatabaseURL, StoreDir: devStoreDir(cfg.DataDir), StoreDatabase: devDatabase, Frontend: cfg.Temporal.Address,
 		CodecEndpoint: "http://" + cfg.CodecListen + "/" + cfg.CodecUIToken,
 		UI:            cfg.TemporalUI, Namespace: cfg.Temporal.Namespace, SearchAttributes: SearchAttributes(), Log: logger,
@@ -112,9 +118,6 @@ func RunDev(ctx context.Context, cfg Config, logger *zap.Logger) error {
 		return err
 	}
 	defer stopAPI()
-	if cfg.MetricsListen == "" {
-		cfg.MetricsListen = "127.0.0.1:9464"
-	}
 	// A stop drains the API first: it takes no new calls and answers those
 	// in flight, which need the worker; only then does the worker stop.
 	workerCtx, stopWorker := context.WithCancel(context.WithoutCancel(ctx))
@@ -187,7 +190,7 @@ func devCodec(cfg *Config) error {
 		}
 	}
 	if cfg.CodecListen == "" {
-		cfg.CodecListen = "127.0.0.1:8094"
+		cfg.CodecListen = "127.0.0.1:8098"
 	}
 	if cfg.CodecUIToken == "" {
 		cfg.CodecUIToken = newToken()
@@ -195,6 +198,28 @@ func devCodec(cfg *Config) error {
 	if cfg.CodecOrigin == "" && cfg.TemporalUI != "" {
 		_, port, _ := net.SplitHostPort(cfg.TemporalUI)
 		cfg.CodecOrigin = "http://" + cfg.TemporalUI + ",http://localhost:" + port
+	}
+	return nil
+}
+
+// devAddresses refuses two of the stack's listeners on one address, by
+// their flags, before anything starts: else the second to start stops the
+// stack with "address already in use", naming neither flag.
+func devAddresses(cfg Config) error {
+	seen := map[string]string{}
+	for _, l := range [][2]string{{"-api-listen", cfg.APIListen}, {"-temporal-address", cfg.Temporal.Address}, {"-temporal-ui", cfg.TemporalUI},
+		{"-fake-calendar", cfg.CalendarListen}, {"-fake-graph", cfg.GraphListen}, {"-fake-crm", cfg.CRMListen},
+		{"-fake-hubspot", cfg.HubSpotListen}, {"-fake-sms", cfg.SMSListen}, {"-fake-smtp", cfg.SMTPListen}, {"-fake-mail", cfg.MailListen},
+		{"-codec-listen", cfg.CodecListen}, {"-health-listen", cfg.HealthListen}, {"-metrics-listen", cfg.MetricsListen},
+		{"-pprof-listen", cfg.PprofListen}} {
+		flag, addr := l[0], l[1]
+		if addr == "" {
+			continue
+		}
+		if first, taken := seen[addr]; taken {
+			return fmt.Errorf("%s and %s are both %s: give one another address", first, flag, addr)
+		}
+		seen[addr] = flag
 	}
 	return nil
 }

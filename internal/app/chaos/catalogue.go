@@ -31,6 +31,17 @@ type catalogue struct {
 // mailbox is an agent's Microsoft 365 mailbox.
 func mailbox(agent string) string { return agent + "@chaos.test" }
 
+// hubspotProperty is the property whose agency keeps HubSpot; the
+// others' viewings go to the generic CRM.
+const hubspotProperty = "flat-3"
+
+func crmOf(flat int) string {
+	if fmt.Sprintf("flat-%d", flat) == hubspotProperty {
+		return "hubspot"
+	}
+	return ""
+}
+
 func resources() []booking.Resource {
 	rs := []booking.Resource{
 		{ID: "open-house", Kind: "property", Capacity: 2, TimeZone: zone, CalendarID: "open-house@chaos.test"},
@@ -38,7 +49,7 @@ func resources() []booking.Resource {
 	}
 	for i := 1; i <= 3; i++ {
 		rs = append(rs, booking.Resource{ID: fmt.Sprintf("flat-%d", i), Kind: "property", Capacity: 1, TimeZone: zone,
-			CalendarID: fmt.Sprintf("flat-%d@chaos.test", i)})
+			CalendarID: fmt.Sprintf("flat-%d@chaos.test", i), CRM: crmOf(i)})
 		rs = append(rs, booking.Resource{ID: fmt.Sprintf("agent-%d", i), Kind: "agent", Capacity: 1, TimeZone: zone,
 			CalendarID: mailbox(fmt.Sprintf("agent-%d", i)), CalendarProvider: booking.ProviderMicrosoft})
 	}

@@ -60,4 +60,6 @@ func TestFaultsUnderLoad(t *testing.T) {
 	require.Greater(t, len(rep.Calls), 100, "the load hardly ran")
 	require.Positive(t, rep.Texts, "callers who agreed were texted")
 	require.Positive(t, rep.Mails, "callers who agreed were e-mailed")
+	require.Positive(t, rep.Meetings, "the HubSpot agency's viewings reached its account")
+	require.Positive(t, rep.Contacts, "callers kept on file have a HubSpot contact")
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/crm"
+	"github.com/bookingsaga/bookingsaga/internal/hubspot/hubspottest"
 	"github.com/bookingsaga/bookingsaga/internal/msgraph/graphtest"
 	"github.com/bookingsaga/bookingsaga/receipt"
 )
@@ -45,6 +46,8 @@ type checker struct {
 	events   map[string][]calendar.Event       // by calendar id
 	outlook  map[string][]graphtest.GraphEvent // by mailbox
 	records  []crm.Record
+	meetings []hubspottest.Object // the HubSpot property's viewings
+	contacts []hubspottest.Object // and its callers kept on file
 	inFlight []time.Time // the moments the API was interrupted
 	occupied []occupancy
 	// refusedLost are confirmed bookings a restored store lost whose ops
@@ -65,7 +68,7 @@ type occupancy struct {
 // that need not be asked again.
 func (c *cluster) read(ctx context.Context, pool *pgxpool.Pool, calls []Call, interrupts []time.Time, known map[string]*receipt.Receipt) (*checker, error) {
 	ch := &checker{calls: calls, bookings: map[string]stored{}, events: map[string][]calendar.Event{},
-		outlook: map[string][]graphtest.GraphEvent{}, records: c.crm.Records(), inFlight: interrupts}
+		outlook: map[string][]graphtest.GraphEvent{}, records: c.crm.Records(), meetings: c.hubspot.Meetings(), contacts: c.hubspot.Contacts(), inFlight: interrupts}
 	rows, err := pool.Query(ctx, `SELECT request_key, booking_id::text, status, property_id, agent_id, starts_at, ends_at,
     coalesce(replaces_request_key, ''), committed_at IS NOT NULL FROM booking`)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/bookingsaga/bookingsaga/internal/crm"
 	"github.com/bookingsaga/bookingsaga/internal/gcal"
+	"github.com/bookingsaga/bookingsaga/internal/hubspot/hubspottest"
 	"github.com/bookingsaga/bookingsaga/internal/msgraph"
 	"github.com/bookingsaga/bookingsaga/internal/msgraph/graphtest"
 	"github.com/bookingsaga/bookingsaga/receipt"
@@ -33,15 +34,24 @@ func violations(ch *checker) map[string]int {
 	return out
 }
 
-// healthy is one confirmed booking, mirrored, answered alike everywhere.
+// healthy is two confirmed bookings, mirrored, answered alike everywhere:
+// k1 on a property of the generic CRM, k2 (kept on file) on HubSpot's.
 func healthy() *checker {
-	event := calendar.Event{Id: gcal.EventID("k1"), Status: "confirmed",
-		Start: &calendar.EventDateTime{DateTime: t0.Format(time.RFC3339)}, End: &calendar.EventDateTime{DateTime: t0.Add(30 * time.Minute).Format(time.RFC3339)}}
+	event := func(key string) calendar.Event {
+		return calendar.Event{Id: gcal.EventID(key), Status: "confirmed",
+			Start: &calendar.EventDateTime{DateTime: t0.Format(time.RFC3339)}, End: &calendar.EventDateTime{DateTime: t0.Add(30 * time.Minute).Format(time.RFC3339)}}
+	}
 	return &checker{
-		calls:    []Call{{Op: "book", Key: "k1", HTTP: 200, Receipt: confirmed("k1", "b1"), Outcome: OK}},
-		bookings: map[string]stored{"k1": {key: "k1", id: "b1", status: "confirmed", property: "flat-1", agent: "agent-1", starts: t0, ends: t0.Add(30 * time.Minute)}},
-		final:    map[string]*receipt.Receipt{"k1": confirmed("k1", "b1")},
-		events:   map[string][]calendar.Event{"flat-1@chaos.test": {event}},
+		calls: []Call{{Op: "book", Key: "k1", HTTP: 200, Receipt: confirmed("k1", "b1"), Outcome: OK}},
+		bookings: map[string]stored{
+			"k1": {key: "k1", id: "b1", status: "confirmed", property: "flat-1", agent: "agent-1", starts: t0, ends: t0.Add(30 * time.Minute)},
+			"k2": {key: "k2", id: "b2", status: "confirmed", property: hubspotProperty, agent: "agent-3", starts: t0, ends: t0.Add(30 * time.Minute)},
+		},
+		final:  map[string]*receipt.Receipt{"k1": confirmed("k1", "b1")},
+		events: map[string][]calendar.Event{"flat-1@chaos.test": {event("k1")}, hubspotProperty + "@chaos.test": {event("k2")}},
+		contacts: []hubspottest.Object{{ID: "c1", Properties: map[string]string{"phone": phoneFor("k2")}}},
+		meetings: []hubspottest.Object{{ID: "m1", Contacts: []string{"c1"}, Properties: map[string]string{"bookingsaga_booking_id": "b2",
+			"hs_meeting_outcome": "SCHEDULED", "hs_meeting_start_time": "2026-12-10T09:00:00.000Z", "hs_meeting_end_time": "2026-12-10T09:30:00.000Z"}}},
 		outlook: map[string][]graphtest.GraphEvent{"agent-1@chaos.test": {{ID: "AAMk1", Start: t0, End: t0.Add(30 * time.Minute),
 			Properties: map[string]string{msgraph.RequestKeyProperty: "k1"}}}},
 		records:  []crm.Record{{ID: "r1", Viewing: crm.Viewing{BookingID: "b1", Status: crm.StatusScheduled}}},
@@ -92,6 +102,27 @@ func TestTheCheckerCatchesEachKindOfLie(t *testing.T) {
 		}, "one event and one CRM record per live booking"},
 		"a second CRM record": {func(ch *checker) {
 			ch.records = append(ch.records, crm.Record{ID: "r2", Viewing: crm.Viewing{BookingID: "b1", Status: crm.StatusScheduled}})
+		}, "one event and one CRM record per live booking"},
+		"a missing HubSpot meeting": {func(ch *checker) { ch.meetings = nil }, "one event and one CRM record per live booking"},
+		"a HubSpot meeting at other times": {func(ch *checker) {
+			ch.meetings[0].Properties["hs_meeting_start_time"] = "2026-12-10T09:30:00.000Z"
+		}, "one event and one CRM record per live booking"},
+		"a meeting on no contact for a caller kept on file": {func(ch *checker) { ch.meetings[0].Contacts = nil }, "one event and one CRM record per live booking"},
+		"a caller twice a contact": {func(ch *checker) {
+			ch.contacts = append(ch.contacts, hubspottest.Object{ID: "c2", Properties: map[string]string{"phone": phoneFor("k2")}})
+		}, "one event and one CRM record per live booking"},
+		"a meeting on another caller's contact": {func(ch *checker) {
+			ch.contacts = append(ch.contacts, hubspottest.Object{ID: "c2", Properties: map[string]string{"phone": phoneFor("k3")}})
+			ch.meetings[0].Contacts = []string{"c2"}
+		}, "one event and one CRM record per live booking"},
+		"a meeting left scheduled by a cancel": {func(ch *checker) {
+			b := ch.bookings["k2"]
+			b.status = "cancelled"
+			ch.bookings["k2"] = b
+			ch.events[hubspotProperty+"@chaos.test"] = nil
+		}, "one event and one CRM record per live booking"},
+		"the generic CRM's viewing in HubSpot": {func(ch *checker) {
+			ch.meetings = append(ch.meetings, hubspottest.Object{ID: "m2", Properties: map[string]string{"bookingsaga_booking_id": "b1"}})
 		}, "one event and one CRM record per live booking"},
 		"an overbooked flat": {func(ch *checker) {
 			ch.occupied = append(ch.occupied, occupancy{resource: "flat-1", capacity: 1, start: t0.Add(29 * time.Minute), end: t0.Add(time.Hour)})

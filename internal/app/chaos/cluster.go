@@ -25,6 +25,7 @@ import (
 	"github.com/bookingsaga/bookingsaga/internal/crm/crmtest"
 	"github.com/bookingsaga/bookingsaga/internal/gcal/gcaltest"
 	"github.com/bookingsaga/bookingsaga/internal/httpserve"
+	"github.com/bookingsaga/bookingsaga/internal/hubspot/hubspottest"
 	"github.com/bookingsaga/bookingsaga/internal/mail/mailtest"
 	"github.com/bookingsaga/bookingsaga/internal/msgraph/graphtest"
 	"github.com/bookingsaga/bookingsaga/internal/pgserver"
@@ -35,6 +36,10 @@ import (
 const Namespace = "default"
 
 const crmToken = "chaos-crm-token"
+
+// hubspotToken is the HubSpot private app's; the workers read it from a
+// file, as a deployment does.
+const hubspotToken = "pat-na1-chaos"
 
 // Binaries are what a run starts.
 type Binaries struct {
@@ -70,10 +75,12 @@ type cluster struct {
 	calendar               *gcaltest.Calendar
 	graph                  *graphtest.Graph
 	crm                    *crmtest.CRM
+	hubspot                *hubspottest.Account
 	sms                    *smstest.Twilio
 	mail                   *mailtest.Sink
 	calendarURL, crmURL    string
 	graphURL, smsURL       string
+	hubspotURL             string
 	smtpAddr               string
 	servers                []*http.Server
 	pool                   *pgxpool.Pool
@@ -83,7 +90,7 @@ func newCluster(dir string, bins Binaries, temporalStore string) (*cluster, erro
 	c := &cluster{dir: dir, bins: bins, temporalStore: temporalStore, workers: map[string]*proc{}, apis: map[string]*proc{},
 		workerHealth: map[string]string{}, apiAddrs: map[string]string{},
 		calendar: gcaltest.NewCalendar(), graph: graphtest.NewGraph(graphApp), crm: crmtest.NewCRM(crmToken),
-		sms: smstest.New(twilioAccount, twilioToken), mail: mailtest.New("", "")}
+		hubspot: hubspottest.New(hubspotToken), sms: smstest.New(twilioAccount, twilioToken), mail: mailtest.New("", "")}
 	for _, r := range resources() {
 		if r.CalendarProvider == booking.ProviderMicrosoft {
 			c.graph.AddMailbox(r.CalendarID)
@@ -107,7 +114,7 @@ func newCluster(dir string, bins Binaries, temporalStore string) (*cluster, erro
 	for _, fake := range []struct {
 		h   http.Handler
 		url *string
-	}{{c.calendar, &c.calendarURL}, {c.graph, &c.graphURL}, {c.crm, &c.crmURL}, {c.sms, &c.smsURL}} {
+	}{{c.calendar, &c.calendarURL}, {c.graph, &c.graphURL}, {c.crm, &c.crmURL}, {c.hubspot, &c.hubspotURL}, {c.sms, &c.smsURL}} {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			return nil, err
@@ -120,7 +127,7 @@ func newCluster(dir string, bins Binaries, temporalStore string) (*cluster, erro
 	if c.smtpAddr, err = c.mail.Start("127.0.0.1:0"); err != nil {
 		return nil, err
 	}
-	return c, nil
+	return c, os.WriteFile(filepath.Join(dir, "hubspot-token"), []byte(hubspotToken), 0o600)
 }
 
 // The fake Twilio account the workers text through.
@@ -218,6 +225,7 @@ func (c *cluster) startWorker(ctx context.Context, slot string) error {
 		"-microsoft-tenant", graphApp.TenantID, "-microsoft-client-id", graphApp.ClientID, "-microsoft-client-secret", graphApp.ClientSecret,
 		"-graph-endpoint", c.graphURL + "/v1.0", "-microsoft-login", c.graphURL,
 		"-crm-url", c.crmURL, "-crm-token", crmToken, "-crm-timeout", "2s", "-log-level", "warn",
+		"-hubspot-url", c.hubspotURL, "-hubspot-token-file", filepath.Join(c.dir, "hubspot-token"),
 		"-twilio-account-sid", twilioAccount, "-twilio-auth-token", twilioToken, "-sms-from", "+33700000000", "-twilio-endpoint", c.smsURL,
 		"-sms-quiet-from", "0s", "-sms-quiet-to", "0s", "-smtp-addr", c.smtpAddr, "-smtp-tls", "none", "-mail-from", "visites@chaos.test"}
 	p, err := startProc(c.dir, "worker-"+slot, argv)
@@ -326,6 +334,7 @@ func (c *cluster) stop() {
 	}
 	c.calendar.Release()
 	c.crm.Release()
+	c.hubspot.Release()
 	c.sms.Release()
 	_ = c.mail.Close()
 	for _, s := range c.servers {

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"math/rand/v2"
 	"net/http"
@@ -120,9 +121,10 @@ func (c *caller) book(ctx context.Context, key string, slot api.Slot) {
 }
 
 // contactFor is key's caller: a third agree to texts, a third to e-mail,
-// a third to nothing, by the key alone, so the checks know which is which.
+// a third to nothing, by the key alone, so the checks know which is which;
+// half agree to be kept on file.
 func contactFor(key string) *api.Contact {
-	c := &api.Contact{Name: "Chaos Caller", Phone: "+33600000000", Language: "en"}
+	c := &api.Contact{Name: "Chaos Caller", Phone: phoneFor(key), Language: "en", KeepOnFile: keptOnFile(key)}
 	switch channelFor(key) {
 	case booking.ChannelSMS:
 		c.Notify = "sms"
@@ -131,6 +133,18 @@ func contactFor(key string) *api.Contact {
 	}
 	return c
 }
+
+// phoneFor is key's caller's own mobile number, so that each caller kept
+// on file is a HubSpot contact of their own.
+func phoneFor(key string) string {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(key))
+	return fmt.Sprintf("+336%08d", h.Sum32()%100_000_000)
+}
+
+// keptOnFile: half the callers agree to be kept in the agency's CRM,
+// by the key alone.
+func keptOnFile(key string) bool { return int(key[1])%2 == 0 }
 
 func channelFor(key string) booking.Channel {
 	return []booking.Channel{booking.ChannelSMS, booking.ChannelEmail, booking.ChannelNone}[int(key[0])%3]

@@ -25,6 +25,8 @@ type Report struct {
 	// worker killed between a send and its mark (an e-mail's copy has the
 	// same Message-ID, for the mailbox to fold).
 	Texts, Mails, TextCopies, MailCopies int
+	// Meetings and Contacts are what the HubSpot account holds at the end.
+	Meetings, Contacts int
 }
 
 // OK reports whether every invariant held.
@@ -125,6 +127,7 @@ func (r *Report) Print(w io.Writer) {
 	}
 	fmt.Fprintf(w, "\ncallers' messages: %d texts (%d copies of one taken before), %d e-mails (%d copies)\n",
 		r.Texts, r.TextCopies, r.Mails, r.MailCopies)
+	fmt.Fprintf(w, "hubspot: %d meetings on %d contacts\n", r.Meetings, r.Contacts)
 	fmt.Fprintf(w, "\nchecks passed %s after the load stopped: %v\n", r.Settled.Round(100*time.Millisecond), r.OK())
 }
 

@@ -162,7 +162,8 @@ func (c *cluster) mirrorFaults(rate float64, seed uint64) error {
 	// and 451, and the reply lost after either took the message.
 	messages := []fakeserver.Fault{{Status: http.StatusServiceUnavailable}, {Status: http.StatusTooManyRequests}, {DropAfterSave: true}}
 	return errors.Join(c.calendar.InjectRandom(rate, kinds, seed), c.crm.InjectRandom(rate, kinds, seed+1),
-		c.graph.InjectRandom(rate, kinds, seed+2), c.sms.InjectRandom(rate, messages, seed+3), c.mail.InjectRandom(rate, messages, seed+4))
+		c.graph.InjectRandom(rate, kinds, seed+2), c.sms.InjectRandom(rate, messages, seed+3), c.mail.InjectRandom(rate, messages, seed+4),
+		c.hubspot.InjectRandom(rate, kinds, seed+5))
 }
 
 // faults are the process-level breakages, in the order a run applies them.
@@ -317,7 +318,8 @@ func (c *cluster) recover(ctx context.Context, pool *pgxpool.Pool, calls []Call,
 		}
 		rep := &Report{Calls: calls, Invariants: append(ch.check(), lost...), Settled: time.Since(recovering),
 			Texts: ch.messages.texts, Mails: ch.messages.mails,
-			TextCopies: ch.messages.textCopies, MailCopies: ch.messages.mailCopies}
+			TextCopies: ch.messages.textCopies, MailCopies: ch.messages.mailCopies,
+			Meetings: len(ch.meetings), Contacts: len(ch.contacts)}
 		if rep.OK() || !ch.settling() || time.Now().After(deadline) {
 			return rep, ch.writeViolations(filepath.Join(c.dir, "violations.txt"), rep.Invariants)
 		}
