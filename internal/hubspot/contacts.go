@@ -71,7 +71,7 @@ func (c *Client) findContact(ctx context.Context, p crm.Caller) (string, error) 
 	}
 	var res searchResult
 	err := c.cfg.Retry.Do(ctx, crm.Classify, func(ctx context.Context) error {
-		return c.call(ctx, http.MethodPost, contactsPath+"/search", searchRequest{FilterGroups: groups, Properties: []string{"email"}, Limit: 1}, &res)
+		return c.call(ctx, http.MethodPost, contactsPath+"/search", searchRequest{FilterGroups: groups, Properties: []string{"email"}, Limit: 1, After: "0", Sorts: []string{}}, &res)
 	})
 	if err != nil || len(res.Results) == 0 {
 		return "", err

@@ -44,10 +44,15 @@ type object struct {
 
 // searchRequest is a PublicObjectSearchRequest: filter groups are OR'd,
 // the filters of one AND'd.
+// searchRequest is a PublicObjectSearchRequest, whose every field but
+// query HubSpot's document requires: After "0" is the first page, and
+// Sorts empty is HubSpot's order.
 type searchRequest struct {
 	FilterGroups []filterGroup `json:"filterGroups"`
 	Properties   []string      `json:"properties"`
 	Limit        int           `json:"limit"`
+	After        string        `json:"after"`
+	Sorts        []string      `json:"sorts"`
 }
 
 type filterGroup struct {

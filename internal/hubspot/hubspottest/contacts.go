@@ -47,7 +47,7 @@ func (a *Account) search(r *http.Request) (int, any, error) {
 		ids = append(ids, id)
 	}
 	sort.Strings(ids)
-	var results []any
+	results := []any{}
 	for _, id := range ids {
 		if c := a.objects[contacts][id]; len(results) < in.Limit && matches(c.Properties, in.FilterGroups) {
 			results = append(results, c.view(in.Properties))

@@ -96,7 +96,7 @@ func (a *Account) createProperty(r *http.Request) (int, any, error) {
 	a.props[kind][p.Name] = prop
 	a.stage(change{Kind: kind, Property: &prop})
 	return http.StatusCreated, map[string]any{"name": p.Name, "label": p.Label, "type": p.Type, "fieldType": p.FieldType,
-		"groupName": p.GroupName, "hasUniqueValue": p.HasUniqueValue}, nil
+		"groupName": p.GroupName, "hasUniqueValue": p.HasUniqueValue, "description": "", "options": []any{}}, nil
 }
 
 // upsert is kind's batch upsert by a unique property: each input updates
