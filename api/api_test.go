@@ -18,6 +18,7 @@ import (
 
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/apikey"
+	"github.com/bookingsaga/bookingsaga/internal/health"
 	"github.com/bookingsaga/bookingsaga/receipt"
 	"github.com/bookingsaga/bookingsaga/sagaclient"
 )
@@ -154,7 +155,7 @@ func TestReadinessIsBareAndOpsSeeWhatIsDown(t *testing.T) {
 	var down atomic.Bool
 	secret, ops, err := apikey.NewKey("ops", apikey.ScopeOps)
 	require.NoError(t, err)
-	srv := httptest.NewServer(New(nil, Config{Keys: keyring(t, ops), Ready: []Check{
+	srv := httptest.NewServer(New(nil, Config{Keys: keyring(t, ops), Ready: []health.Check{
 		{Name: "temporal", Fn: func(context.Context) error { return nil }},
 		{Name: "store", Fn: func(context.Context) error {
 			if down.Load() {

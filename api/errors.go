@@ -3,6 +3,7 @@ package api
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"time"
 
@@ -44,7 +45,7 @@ func Classify(err error) (e *Error, technical bool) {
 	case errors.Is(err, booking.ErrNotFound):
 		return &Error{Status: http.StatusNotFound, Code: string(booking.CodeNotFound), Message: "no booking under this request_key"}, false
 	case errors.Is(err, booking.ErrOverloaded):
-		return &Error{Status: http.StatusServiceUnavailable, Code: string(booking.CodeUnavailable), RetryAfter: time.Second,
+		return &Error{Status: http.StatusServiceUnavailable, Code: string(booking.CodeUnavailable), RetryAfter: shedRetry(),
 			Message: "bookingsaga is at capacity: this call was not sent and nothing is confirmed; send the same call again in a moment"}, false
 	}
 	return &Error{Status: http.StatusServiceUnavailable, Code: string(booking.CodeUnavailable),
@@ -66,3 +67,8 @@ func writeError(w http.ResponseWriter, log *zap.Logger, err error) {
 	}
 	_ = WriteJSON(w, e.Status, e)
 }
+
+// shedRetry is the wait a call not admitted is told: one second or two,
+// at random, so that the retries of a burst shed together come back
+// spread over two seconds, not as the same burst again.
+func shedRetry() time.Duration { return time.Duration(1+rand.IntN(2)) * time.Second }

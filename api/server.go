@@ -26,8 +26,10 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/admission"
 	"github.com/bookingsaga/bookingsaga/internal/apikey"
 	"github.com/bookingsaga/bookingsaga/internal/egress"
+	"github.com/bookingsaga/bookingsaga/internal/health"
 	"github.com/bookingsaga/bookingsaga/internal/localtime"
 	"github.com/bookingsaga/bookingsaga/internal/ratelimit"
 	"github.com/bookingsaga/bookingsaga/internal/speech"
@@ -77,8 +79,11 @@ type Config struct {
 	Language speech.Lang
 	// Ready are what GET /readyz asks before it says the API can take
 	// calls: Temporal, and the store where the process can reach it.
-	Ready []Check
+	Ready []health.Check
 	Log   *zap.Logger
+	// Admission admits the calls that start or ask Temporal, here and at
+	// the voice tools alike; nil admits all.
+	Admission *admission.Limiter
 	// Metrics receives each call's latency by route and status class
 	// (bookingsaga_request_latency); nil drops it.
 	Metrics tally.Scope
@@ -208,17 +213,6 @@ func (s *Server) Routes() []Route {
 		{"POST", "/v1/webhooks/{id}/secret", apikey.ScopeAdmin, s.rotateWebhookSecret, nil, false},
 		{"GET", "/v1/ops/timeline/{request_key}", apikey.ScopeOps, s.timeline, nil, false},
 	}, s.mounted...)
-}
-
-// budgeted runs a booking route within one booking call's budget, the
-// commit wait and a margin, whatever it reads or asks before the call:
-// every booking route answers within it, whatever is frozen.
-func (s *Server) budgeted(h func(w http.ResponseWriter, r *http.Request) error) func(w http.ResponseWriter, r *http.Request) error {
-	return func(w http.ResponseWriter, r *http.Request) error {
-		ctx, cancel := s.client.Bound(r.Context())
-		defer cancel()
-		return h(w, r.WithContext(ctx))
-	}
 }
 
 // Handler returns the API with request ids, access logs and auth.
@@ -431,46 +425,24 @@ func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) error {
 	return WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }
 
-// Check is one dependency readiness asks about.
-type Check struct {
-	Name string
-	Fn   func(context.Context) error
-}
-
-// Readiness is GET /v1/ops/readiness's answer: "ready", or "not_ready"
-// with what failed. GET /readyz gives the status alone: who may reach the
-// API must not learn which dependency is down, or its address and error.
-// Liveness (/healthz) says only that the process answers.
-type Readiness struct {
-	Status string            `json:"status"`
-	Checks map[string]string `json:"checks,omitempty"`
-	// ZoneRules is the IANA release local times are resolved with
-	// (operators only); StoreZoneRules the release of the newest booking
-	// the workers committed, and ZoneRulesSkew whether the two differ (a
-	// rolling deploy: only local times the two read apart are refused).
-	ZoneRules      string `json:"zone_rules,omitempty"`
-	StoreZoneRules string `json:"store_zone_rules,omitempty"`
-	ZoneRulesSkew  bool   `json:"zone_rules_skew,omitempty"`
-}
-
 // readyz asks each dependency, briefly, whether it answers: a load
 // balancer or compose health check stops sending calls to an API whose
 // Temporal or store is gone, which liveness alone would not. What failed
 // goes to the log and to the ops route.
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
-	out, status := s.readiness(r.Context())
+	out, status := health.Probe(r.Context(), s.cfg.Ready)
 	for name, got := range out.Checks {
 		if got != "ok" {
 			logger(r).Warn("not ready", zap.String("check", name), zap.String("error", got))
 		}
 	}
-	return WriteJSON(w, status, Readiness{Status: out.Status})
+	return WriteJSON(w, status, health.Readiness{Status: out.Status})
 }
 
 // opsReadiness is readiness with each check's answer, for operators: a
 // report, so 200 either way (the probe is /readyz).
 func (s *Server) opsReadiness(w http.ResponseWriter, r *http.Request) error {
-	out, _ := s.readiness(r.Context())
+	out, _ := health.Probe(r.Context(), s.cfg.Ready)
 	out.ZoneRules = localtime.Version()
 	if s.cfg.StoreZoneRules != nil {
 		if v, err := s.cfg.StoreZoneRules(r.Context()); err == nil && v != "" {
@@ -478,20 +450,6 @@ func (s *Server) opsReadiness(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	return WriteJSON(w, http.StatusOK, out)
-}
-
-func (s *Server) readiness(ctx context.Context) (Readiness, int) {
-	out, status := Readiness{Status: "ready", Checks: map[string]string{}}, http.StatusOK
-	for _, c := range s.cfg.Ready {
-		cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		err := c.Fn(cctx)
-		cancel()
-		out.Checks[c.Name] = "ok"
-		if err != nil {
-			out.Checks[c.Name], out.Status, status = err.Error(), "not_ready", http.StatusServiceUnavailable
-		}
-	}
-	return out, status
 }
 
 //go:embed openapi.json

@@ -63,14 +63,10 @@ func unknown(key string, r receipt.Receipt, err error) (receipt.Receipt, error) 
 	return pending(key), nil
 }
 
-// neverSent reports a failure to reach Temporal at all: a call the gate
-// did not admit; gRPC says "while dialing" only for a call it never put
-// on the wire, and the SDK "failed reaching server" when its first
-// contact with the server failed.
+// neverSent reports a failure to reach Temporal at all: gRPC says "while
+// dialing" only for a call it never put on the wire, and the SDK "failed
+// reaching server" when its first contact with the server failed.
 func neverSent(err error) bool {
-	if errors.Is(err, ErrOverloaded) {
-		return true
-	}
 	msg := err.Error()
 	return strings.Contains(msg, "Error while dialing") || strings.Contains(msg, "failed reaching server")
 }
@@ -110,10 +106,6 @@ func (c *Client) send(ctx context.Context, key string, req booking.CommitRequest
 	if err := booking.ValidateKey(key); err != nil {
 		return receipt.Receipt{}, err
 	}
-	if !c.gate.enter() {
-		return receipt.Receipt{}, fmt.Errorf("send %s: %w", key, ErrOverloaded)
-	}
-	defer c.gate.leave(time.Now())
 	ctx, cancel := c.bounded(ctx)
 	defer cancel()
 	if err := c.seal(ctx, key, &req); err != nil {
@@ -413,10 +405,6 @@ func (c *Client) Reschedule(ctx context.Context, key, newKey string, req booking
 	if err := booking.ValidateKey(newKey); err != nil {
 		return receipt.Receipt{}, err
 	}
-	if !c.gate.enter() {
-		return receipt.Receipt{}, fmt.Errorf("reschedule %s: %w", key, ErrOverloaded)
-	}
-	defer c.gate.leave(time.Now())
 	ctx, cancel := c.bounded(ctx)
 	defer cancel()
 	if err := c.seal(ctx, newKey, &req); err != nil {

@@ -80,16 +80,6 @@ type Options struct {
 	// call may take in all: past it the answer is pending_reconciliation,
 	// whatever Temporal or the store are doing.
 	Margin time.Duration
-	// MaxInFlight bounds the booking calls (book, hold, reschedule) this
-	// client has sent and not yet answered; one more is not sent at all
-	// and fails at once with ErrOverloaded. The bound in force adapts
-	// below it to how long admitted calls take (gate). Zero admits every
-	// call.
-	MaxInFlight int
-	// OnInFlight, when set, is told the number of booking calls in
-	// flight each time it changes (a gauge); it must not block, since it
-	// is told in order, under the gate's lock.
-	OnInFlight func(n int)
 	// OnPending, when set, is told each booking call (a commit, a hold, a
 	// reschedule, a cancel) answered pending_reconciliation, as it was
 	// sent: its outcome is announced once known (booking.settled), and
@@ -105,7 +95,6 @@ type Options struct {
 type Client struct {
 	tc   client.Client
 	opts Options
-	gate *gate
 }
 
 // New wraps a connected Temporal client.
@@ -126,7 +115,7 @@ func New(tc client.Client, opts Options) *Client {
 		opts.Log = zap.NewNop()
 	}
 	opts.Settings = opts.Settings.WithDefaults()
-	return &Client{tc: tc, opts: opts, gate: newGate(opts.MaxInFlight, opts.Settings.CommitWait, opts.OnInFlight)}
+	return &Client{tc: tc, opts: opts}
 }
 
 // Refusal is a request the store turned down (an unknown resource, a bad

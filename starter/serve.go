@@ -24,8 +24,8 @@ func serve(ctx context.Context, cc app.ClientConfig, logger *zap.Logger, args []
 	fs.Float64Var(&cfg.Limits.PerSecond, "rate-limit", cfg.Limits.PerSecond, "calls a second per key (a voice tool call is one); a booking call repeated is free, a read is not; 0 is no limit")
 	fs.IntVar(&cfg.Limits.Burst, "rate-burst", cfg.Limits.Burst, "calls per key allowed at once above the rate")
 	fs.Int64Var(&cfg.MaxBody, "max-body", cfg.MaxBody, "largest request body, in bytes")
-	fs.IntVar(&cfg.MaxInFlight, "max-in-flight", cfg.MaxInFlight, "booking calls sent to Temporal and not yet answered past which a call is answered at once, not sent (503, retryable); 0 admits all")
-	fs.IntVar(&cfg.MaxToolCalls, "max-tool-calls", cfg.MaxToolCalls, "voice tool calls, reads included, run at once past which a call is answered at capacity, not run; 0 admits all")
+	fs.IntVar(&cfg.MaxInFlight, "max-in-flight", cfg.MaxInFlight, "the most calls that ask Temporal (booking routes, voice tools) run at once; admission keeps the limit at or below it; 0 admits all")
+	fs.DurationVar(&cfg.AdmitTarget, "admit-target", cfg.AdmitTarget, "the p95 of admitted calls admission aims at; past it calls are answered at once, not sent (503, retryable)")
 	cfg.Mirrors.Register(fs)
 	metricsListen := fs.String("metrics-listen", os.Getenv("METRICS_LISTEN"), "address for GET /metrics (Prometheus): each call's latency by route (env METRICS_LISTEN)")
 	if err := fs.Parse(args); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"time"
 
 	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/booking"
@@ -12,8 +13,10 @@ import (
 // One tool call is one unit of cost, whichever platform carries it and
 // however many one request carries (a Vapi message may hold several).
 
-// atCapacity is the answer to a call not run because too many are.
-const atCapacity = "bookingsaga is at capacity, so nothing was sent and nothing is booked. Try the same call again in a moment"
+// atCapacity is the answer to a call not run because too many are: at
+// once, with a line the agent can say while it waits to send it again.
+const atCapacity = "bookingsaga is at capacity this second, so nothing was sent and nothing is booked. " +
+	"Say \"One moment, I'll try that again\", then send the same call again in a second or two"
 
 // admit charges one tool call to the key its request came in under and
 // takes a place among the tool calls running in this process; done gives
@@ -30,17 +33,13 @@ func (t *Tools) admit(ctx context.Context, name, callID string, raw json.RawMess
 		a := notDone(booking.Code(e.Code), e.Message)
 		return nil, &a
 	}
-	if t.gate == nil {
-		return func() {}, nil
-	}
-	select {
-	case t.gate <- struct{}{}:
-		return func() { <-t.gate }, nil
-	default:
+	if !t.cfg.Admission.Enter() {
 		t.shed()
 		a := notDone(booking.CodeUnavailable, atCapacity)
 		return nil, &a
 	}
+	start := time.Now()
+	return func() { t.cfg.Admission.Done(time.Since(start)) }, nil
 }
 
 // writes reports whether the tool name makes or changes something, so

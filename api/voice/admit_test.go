@@ -14,6 +14,7 @@ import (
 
 	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/admission"
 	"github.com/bookingsaga/bookingsaga/internal/ratelimit"
 )
 
@@ -98,12 +99,13 @@ func TestARepeatedReadIsChargedAndARepeatedWriteIsFree(t *testing.T) {
 	require.Equal(t, 6, count("booking_status", `{"request_key":"k-1"}`), "nine tokens were left: the sixth repeat on is refused")
 }
 
-// Every tool call takes a place in the process's gate, reads included:
-// past MaxInFlight a call is answered at capacity and not run, and a
-// place given back admits the next.
+// Every tool call takes a place under the process's admission, reads
+// included: past the limit a call is answered at capacity and not run,
+// with a line the agent can say at once, and a place given back admits
+// the next.
 func TestTheGateHoldsEveryTool(t *testing.T) {
 	t.Parallel()
-	tools := New(nil, Config{MaxInFlight: 2})
+	tools := New(nil, Config{Admission: admission.New(admission.Config{Max: 2, Min: 2})})
 	ctx := context.Background()
 	var done []func()
 	for _, name := range []string{"check_availability", "find_booking"} {
@@ -115,6 +117,7 @@ func TestTheGateHoldsEveryTool(t *testing.T) {
 	require.NotNil(t, refused, "a third read at once")
 	require.Equal(t, string(booking.CodeUnavailable), refused.Code)
 	require.Contains(t, refused.Line, "at capacity")
+	require.Contains(t, refused.Line, `Say "One moment, I'll try that again"`)
 	done[0]()
 	d, refused := tools.admit(ctx, "book", "call-1", nil)
 	require.Nil(t, refused, "a place given back")

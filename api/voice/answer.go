@@ -166,9 +166,6 @@ func (t *Tools) callWith(ctx context.Context, conversationID, name string, args 
 		// A local time the clocks skip or pass twice: ask, never guess.
 		return Answer{Status: statusNotDone, Code: e.Code, Question: true, Line: speech.Speaker{Lang: lang}.LocalTimeQuestion(e.Code == string(booking.CodeAmbiguousTime),
 			args.LocalStart[:min(len(args.LocalStart), len(localtime.Layout))], e.Candidates[0], e.Candidates[1], args.TimeZone)}
-	case errors.Is(err, booking.ErrOverloaded):
-		t.shed()
-		return notDone(booking.CodeUnavailable, atCapacity)
 	}
 	e, technical := api.Classify(err)
 	switch {

@@ -21,6 +21,7 @@ import (
 
 	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/admission"
 	"github.com/bookingsaga/bookingsaga/internal/apikey"
 	"github.com/bookingsaga/bookingsaga/internal/speech"
 )
@@ -56,10 +57,10 @@ type Config struct {
 	Now func() time.Time
 	// Metrics counts calls shed (booking_calls_shed_total); nil drops it.
 	Metrics tally.Scope
-	// MaxInFlight bounds the tool calls this process runs at once, reads
-	// included; past it a call is answered at capacity, not run. Zero
-	// admits every call.
-	MaxInFlight int
+	// Admission admits each tool call, reads included, under the bound the
+	// REST routes share; past it a call is answered at capacity, not run.
+	// Nil admits every call.
+	Admission *admission.Limiter
 }
 
 // Tools are the voice tools over one saga client.
@@ -72,8 +73,6 @@ type Tools struct {
 	finds *finds
 	// mcpServer serves /v1/mcp over the same tools.
 	mcpServer http.Handler
-	// gate holds a place for each tool call running (MaxInFlight).
-	gate chan struct{}
 }
 
 // Sagas is what the tools ask of the saga client (*sagaclient.Client
@@ -116,9 +115,6 @@ func New(c Sagas, cfg Config) *Tools {
 		cfg.Metrics = tally.NoopScope
 	}
 	t := &Tools{saga: c, cfg: cfg, replays: &replays{}, finds: &finds{}}
-	if cfg.MaxInFlight > 0 {
-		t.gate = make(chan struct{}, cfg.MaxInFlight)
-	}
 	t.mcpServer = t.mcpHandler()
 	return t
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bookingsaga/bookingsaga/internal/health"
 	"github.com/bookingsaga/bookingsaga/internal/ratelimit"
 	"github.com/bookingsaga/bookingsaga/internal/speech"
 
@@ -22,6 +23,7 @@ import (
 	"github.com/bookingsaga/bookingsaga/api/staff"
 	"github.com/bookingsaga/bookingsaga/api/voice"
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/admission"
 	"github.com/bookingsaga/bookingsaga/internal/apikey"
 	"github.com/bookingsaga/bookingsaga/internal/catalog"
 	"github.com/bookingsaga/bookingsaga/internal/httpserve"
@@ -183,21 +185,21 @@ type APIConfig struct {
 	MaxBody int64
 	// The voice platforms' secrets, for their signed tool calls.
 	RetellKey, VapiSecret, VapiHMACSecret string
-	// MaxInFlight bounds the booking calls sent to Temporal and not yet
-	// answered; past it a call is answered at once, not sent (503,
-	// retryable). Zero admits every call.
+	// MaxInFlight bounds the calls that start or ask Temporal (the booking
+	// routes, every voice tool) this API runs at once; past the limit in
+	// force, which admission sets at or below it from AdmitTarget, a call
+	// is answered at once, not sent (503, retryable). Zero admits every
+	// call.
 	MaxInFlight int
-	// MaxToolCalls bounds the voice tool calls, reads included, this API
-	// runs at once; past it a call is answered at capacity, not run. Zero
-	// admits every call.
-	MaxToolCalls int
+	// AdmitTarget is the p95 of admitted calls admission aims at.
+	AdmitTarget time.Duration
 }
 
 // DefaultAPIConfig is the defaults, with what the environment sets.
 func DefaultAPIConfig() APIConfig {
 	return APIConfig{ClientConfig: DefaultClientConfig(), KeysFile: os.Getenv("API_KEYS_FILE"), Limits: ratelimit.DefaultLimits(),
 		MaxBody: 64 << 10, RetellKey: os.Getenv("RETELL_API_KEY"), VapiSecret: os.Getenv("VAPI_SECRET"),
-		VapiHMACSecret: os.Getenv("VAPI_HMAC_SECRET"), MaxInFlight: 24, MaxToolCalls: 64}
+		VapiHMACSecret: os.Getenv("VAPI_HMAC_SECRET"), MaxInFlight: 64, AdmitTarget: admission.DefaultTarget}
 }
 
 // Validate reports every bad setting at once.
@@ -215,8 +217,8 @@ func (c APIConfig) Validate() error {
 	if c.MaxInFlight < 0 {
 		errs = append(errs, fmt.Errorf("max-in-flight must be 0 (no bound) or more, got %d", c.MaxInFlight))
 	}
-	if c.MaxToolCalls < 0 {
-		errs = append(errs, fmt.Errorf("max-tool-calls must be 0 (no bound) or more, got %d", c.MaxToolCalls))
+	if c.AdmitTarget < 50*time.Millisecond || c.AdmitTarget > c.CommitWait {
+		errs = append(errs, fmt.Errorf("admit-target must be between 50ms and the commit wait (%s), got %s", c.CommitWait, c.AdmitTarget))
 	}
 	return errors.Join(errs...)
 }
@@ -255,9 +257,9 @@ func NewAPI(ctx context.Context, cfg APIConfig, logger *zap.Logger, scope tally.
 	}
 	opts := sagaOptions(cfg.ClientConfig)
 	opts.Catalog, opts.Contacts = reads.Catalog, reads.Store
-	opts.MaxInFlight = cfg.MaxInFlight
 	inFlight := scope.Gauge("booking_calls_in_flight")
-	opts.OnInFlight = func(n int) { inFlight.Update(float64(n)) }
+	admit := admission.New(admission.Config{Target: cfg.AdmitTarget, Max: cfg.MaxInFlight, Min: 4,
+		OnInFlight: func(n int) { inFlight.Update(float64(n)) }})
 	opts.OnPending, opts.Log = NotePending(reads.Store, logger), logger
 	sc := sagaclient.New(tc, opts)
 	names := speech.NewNames(reads.Store)
@@ -272,11 +274,11 @@ func NewAPI(ctx context.Context, cfg APIConfig, logger *zap.Logger, scope tally.
 	}
 	limits := cfg.Limits
 	h := Edge(sc, api.Config{Keys: keys, Limits: &limits, MaxBody: cfg.MaxBody, Log: logger, Metrics: scope, StoreZoneRules: reads.Store.LatestZoneRules,
-		Ready:     []api.Check{{Name: "temporal", Fn: sc.Healthy}, {Name: "store", Fn: reads.Ping}},
+		Ready:     []health.Check{{Name: "temporal", Fn: sc.Healthy}, {Name: "store", Fn: reads.Ping}},
 		Catalogue: reads.Catalog, Contacts: reads.Store, Names: names, Bookings: reads.Store,
-		Webhooks: reads.Store, Egress: cfg.Mirrors.Egress()},
+		Webhooks: reads.Store, Egress: cfg.Mirrors.Egress(), Admission: admit},
 		voice.Config{RetellKey: cfg.RetellKey, VapiSecret: cfg.VapiSecret, VapiHMACSecret: cfg.VapiHMACSecret,
-			MaxInFlight: cfg.MaxToolCalls, FindBudget: reads.Store, Contacts: reads.Store})
+			FindBudget: reads.Store, Contacts: reads.Store})
 	return &API{handler: h, tc: tc, reads: reads, names: names}, nil
 }
 
@@ -312,7 +314,7 @@ func Edge(sc *sagaclient.Client, cfg api.Config, tools voice.Config) http.Handle
 		cfg.Timeline = func(ctx context.Context, key string) (any, error) { return sc.Timeline(ctx, key) }
 	}
 	tools.Catalogue, tools.Bookings, tools.Names = cfg.Catalogue, cfg.Bookings, cfg.Names
-	tools.Language, tools.Now, tools.Metrics = cfg.Language, cfg.Now, cfg.Metrics
+	tools.Language, tools.Now, tools.Metrics, tools.Admission = cfg.Language, cfg.Now, cfg.Metrics, cfg.Admission
 	srv := api.New(sc, cfg)
 	srv.Mount(voice.New(sc, tools).Routes()...)
 	srv.Mount(staff.New(sc).Routes()...)

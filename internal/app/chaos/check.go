@@ -48,7 +48,7 @@ type checker struct {
 	records  []crm.Record
 	meetings []hubspottest.Object // the HubSpot property's viewings
 	contacts []hubspottest.Object // and its callers kept on file
-	inFlight []time.Time // the moments the API was interrupted
+	inFlight []time.Time          // the moments the API was interrupted
 	occupied []occupancy
 	// refusedLost are confirmed bookings a restored store lost whose ops
 	// restore it refused (their slot taken meanwhile): the store decided

@@ -33,6 +33,7 @@ import (
 	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/internal/app/devstack"
 	"github.com/bookingsaga/bookingsaga/internal/gcal"
+	"github.com/bookingsaga/bookingsaga/internal/health"
 	"github.com/bookingsaga/bookingsaga/internal/localtime"
 	"github.com/bookingsaga/bookingsaga/internal/msgraph/graphtest"
 	"github.com/bookingsaga/bookingsaga/internal/pgserver"
@@ -54,7 +55,7 @@ type devStack struct {
 	// sms and mail are the fake Twilio's and the SMTP sink's lists, and
 	// hubspot the HubSpot account's address.
 	sms, mail, hubspot string
-	stderr    *syncbuf.Buffer
+	stderr             *syncbuf.Buffer
 	// keys are the API keys the stack printed at its last start, by name.
 	keys map[string]string
 }
@@ -331,10 +332,10 @@ func TestDevStackEndToEnd(t *testing.T) {
 	require.True(t, d.healthy(), "/healthz")
 	res, err := http.Get("http://" + d.api + "/readyz")
 	require.NoError(t, err)
-	var ready api.Readiness
+	var ready health.Readiness
 	require.NoError(t, json.NewDecoder(res.Body).Decode(&ready))
 	require.NoError(t, res.Body.Close())
-	require.Equal(t, api.Readiness{Status: "ready"}, ready)
+	require.Equal(t, health.Readiness{Status: "ready"}, ready)
 	req, err := http.NewRequest(http.MethodGet, "http://"+d.api+"/v1/ops/readiness", nil)
 	require.NoError(t, err)
 	req.Header.Set("Authorization", "Bearer "+d.keys["dev-admin"])
@@ -342,7 +343,7 @@ func TestDevStackEndToEnd(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, json.NewDecoder(res.Body).Decode(&ready))
 	require.NoError(t, res.Body.Close())
-	require.Equal(t, api.Readiness{Status: "ready", Checks: map[string]string{"temporal": "ok", "store": "ok"}, ZoneRules: localtime.Version()}, ready)
+	require.Equal(t, health.Readiness{Status: "ready", Checks: map[string]string{"temporal": "ok", "store": "ok"}, ZoneRules: localtime.Version()}, ready)
 	res, err = http.Get("http://" + d.pprof + "/debug/pprof/goroutine?debug=1")
 	require.NoError(t, err)
 	require.NoError(t, res.Body.Close())

@@ -15,6 +15,7 @@ import (
 
 	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/api/voice"
+	"github.com/bookingsaga/bookingsaga/internal/admission"
 	"github.com/bookingsaga/bookingsaga/receipt"
 	"github.com/bookingsaga/bookingsaga/sagaclient"
 	"github.com/bookingsaga/bookingsaga/workflows"
@@ -29,11 +30,12 @@ func TestOverloadIsShedAtOnceAndNothingAdmittedIs(t *testing.T) {
 	f := setup(t)
 	inFlight := make(chan int, 16)
 	sc := sagaclient.New(f.client, sagaclient.Options{Catalog: f.catalog, TaskQueue: "no-sagas-" + uuid.NewString(),
-		Settings: workflows.Settings{CommitWait: 2 * time.Second}, MaxInFlight: 2, OnInFlight: func(n int) { inFlight <- n }})
-	srv := httptest.NewServer(app.Edge(sc, api.Config{Catalogue: f.catalog, Keys: apiKeys}, voice.Config{}))
+		Settings: workflows.Settings{CommitWait: 2 * time.Second}})
+	admit := admission.New(admission.Config{Max: 2, Min: 2, OnInFlight: func(n int) { inFlight <- n }})
+	srv := httptest.NewServer(app.Edge(sc, api.Config{Catalogue: f.catalog, Keys: apiKeys, Admission: admit}, voice.Config{}))
 	t.Cleanup(srv.Close)
-	post := func(hour int) (int, receipt.Receipt, http.Header) {
-		body, _ := json.Marshal(bookingBody(uuid.NewString(), slot(t, hour)))
+	post := func(key string, hour int) (int, receipt.Receipt, http.Header) {
+		body, _ := json.Marshal(bookingBody(key, slot(t, hour)))
 		req, _ := http.NewRequestWithContext(f.ctx, http.MethodPost, srv.URL+"/v1/bookings", bytes.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+apiKey)
 		res, err := http.DefaultClient.Do(req)
@@ -52,7 +54,7 @@ func TestOverloadIsShedAtOnceAndNothingAdmittedIs(t *testing.T) {
 	admitted := make(chan answer, 2)
 	for i := range 2 {
 		go func() {
-			code, r, _ := post(10 + i)
+			code, r, _ := post(uuid.NewString(), 10+i)
 			admitted <- answer{code, r}
 		}()
 	}
@@ -69,12 +71,14 @@ func TestOverloadIsShedAtOnceAndNothingAdmittedIs(t *testing.T) {
 		}
 	}
 	waitInFlight(2)
-	code, shed, header := post(13)
+	shedKey := uuid.NewString()
+	code, shed, header := post(shedKey, 13)
 	require.Equal(t, http.StatusServiceUnavailable, code)
 	require.Equal(t, receipt.StatusRejected, shed.Status)
 	require.True(t, shed.Reason.Retryable)
 	require.Contains(t, shed.Reason.Message, "not sent")
-	require.Equal(t, "1", header.Get("Retry-After"))
+	require.Equal(t, shedKey, shed.RequestKey, "the receipt names the key the call named")
+	require.Contains(t, []string{"1", "2"}, header.Get("Retry-After"), "a second or two, so that a shed burst comes back spread")
 	require.Empty(t, admitted, "answered while the admitted calls are still waiting")
 	for range 2 {
 		a := <-admitted
@@ -83,7 +87,7 @@ func TestOverloadIsShedAtOnceAndNothingAdmittedIs(t *testing.T) {
 	}
 	// Room again once they are answered.
 	waitInFlight(0)
-	code, r, _ := post(14)
+	code, r, _ := post(uuid.NewString(), 14)
 	require.Equal(t, http.StatusOK, code)
 	require.Equal(t, receipt.StatusPending, r.Status)
 }

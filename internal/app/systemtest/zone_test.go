@@ -13,6 +13,7 @@ import (
 	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/api/voice"
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/health"
 	"github.com/bookingsaga/bookingsaga/internal/localtime"
 	"github.com/bookingsaga/bookingsaga/receipt"
 )
@@ -236,7 +237,7 @@ func TestAZoneRulesSkewIsShownToOperators(t *testing.T) {
 	_, err := f.pool.Exec(f.ctx, "UPDATE booking SET zone_rules = '2025b' WHERE request_key = $1", key)
 	require.NoError(t, err)
 	url := f.serveAPI(api.Config{})
-	var r api.Readiness
+	var r health.Readiness
 	require.Equal(t, http.StatusOK, f.call("GET", url+"/v1/ops/readiness", nil, &r))
 	require.Equal(t, localtime.Version(), r.ZoneRules)
 	require.Equal(t, "2025b", r.StoreZoneRules, "the workers' release, from their newest booking")

@@ -44,7 +44,7 @@ type Account struct {
 	// assoc are the contacts each meeting is associated with.
 	assoc map[string]map[string]bool
 	// merged maps a contact merged away to the one it became.
-	merged map[string]string
+	merged  map[string]string
 	window  []time.Time // calls in the last ten seconds
 	today   int
 	journal fakeserver.Journal

@@ -1,0 +1,137 @@
+// Package admission decides, at the agent edge, whether a call is sent on
+// or answered at once "not sent, try again": a concurrency limit that
+// follows the service's own latency against what a caller on the phone
+// can bear.
+//
+// The law is a gradient, as Netflix's concurrency-limits and Envoy's
+// adaptive concurrency filter use: each window of answered calls gives a
+// p95; over the aim, the limit shrinks in proportion (limit × aim/p95,
+// at most halved at once); at or under it, with calls turned away in the
+// window, it grows by its square root. The aim is the target, unless the
+// service is slower than half of it even unloaded (its floor, the best
+// window's median): then twice the floor, so that a slow deployment is
+// run at its best rather than starved to the minimum. Past saturation the
+// limit settles where admitted calls meet the aim, and the rest are
+// refused before they cost anything.
+package admission
+
+import (
+	"math"
+	"slices"
+	"sync"
+	"time"
+)
+
+// Config is a limiter's law.
+type Config struct {
+	// Target is the p95 of admitted calls aimed at: a voice platform has
+	// 300 to 500 ms of silence before its agent must say something.
+	Target time.Duration
+	// Max bounds the limit, and is where it starts; Min is the fewest
+	// calls admitted at once, however slow they are.
+	Max, Min int
+	// Window is how many answered calls make one p95.
+	Window int
+	// OnInFlight, when set, is told the calls in flight each time they
+	// change, in order, under the limiter's lock: it must not block.
+	OnInFlight func(n int)
+}
+
+// Limiter admits calls while fewer than its limit are in flight. It never
+// queues: a call over the limit is refused at once. Nil admits all.
+type Limiter struct {
+	cfg Config
+
+	mu       sync.Mutex
+	limit    float64
+	inFlight int
+	samples  []time.Duration
+	refused  bool          // a call was turned away in this window
+	floor    time.Duration // the best window's median
+}
+
+// DefaultTarget is the p95 aimed at unless configured.
+const DefaultTarget = 300 * time.Millisecond
+
+// New is a limiter following cfg; a Max of zero or less is no limiter
+// (nil), which admits every call.
+func New(cfg Config) *Limiter {
+	if cfg.Max <= 0 {
+		return nil
+	}
+	if cfg.Target <= 0 {
+		cfg.Target = DefaultTarget
+	}
+	cfg.Min = min(max(cfg.Min, 1), cfg.Max)
+	if cfg.Window <= 0 {
+		cfg.Window = 20
+	}
+	return &Limiter{cfg: cfg, limit: float64(cfg.Max)}
+}
+
+// Enter takes a place for a call, or reports none free; a call admitted
+// must be answered with Done, with how long it took.
+func (l *Limiter) Enter() bool {
+	if l == nil {
+		return true
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.inFlight >= int(l.limit) {
+		l.refused = true
+		return false
+	}
+	l.inFlight++
+	l.told()
+	return true
+}
+
+// Done gives back the place of a call that took took.
+func (l *Limiter) Done(took time.Duration) {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.inFlight--
+	l.told()
+	l.samples = append(l.samples, took)
+	if len(l.samples) >= l.cfg.Window {
+		l.adjust()
+	}
+}
+
+// Limit is the number of calls admitted at once now.
+func (l *Limiter) Limit() int {
+	if l == nil {
+		return math.MaxInt
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return int(l.limit)
+}
+
+// adjust closes a window: the limit follows its p95 against the aim.
+func (l *Limiter) adjust() {
+	slices.Sort(l.samples)
+	p95 := l.samples[(len(l.samples)*95+99)/100-1]
+	median := l.samples[len(l.samples)/2]
+	if l.floor == 0 || median < l.floor {
+		l.floor = median
+	}
+	aim := max(l.cfg.Target, 2*l.floor)
+	switch {
+	case p95 > aim:
+		l.limit *= max(0.5, float64(aim)/float64(p95))
+	case l.refused:
+		l.limit += math.Sqrt(l.limit)
+	}
+	l.limit = min(float64(l.cfg.Max), max(float64(l.cfg.Min), l.limit))
+	l.samples, l.refused = l.samples[:0], false
+}
+
+func (l *Limiter) told() {
+	if l.cfg.OnInFlight != nil {
+		l.cfg.OnInFlight(l.inFlight)
+	}
+}
