@@ -9,6 +9,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -102,7 +103,12 @@ func runSoak(ctx context.Context, tc client.Client, args []string, out io.Writer
 	per := fs.Duration("duration", time.Minute, "how long each rate runs")
 	noop := fs.Bool("noop", true, "also find where a no-op Update-with-Start workflow saturates on the same server")
 	climb := fs.Bool("climb", true, "past the last rate, keep doubling it until the p99 passes the commit wait")
+	procs := fs.String("processes", "", "name=pid,...: also print each process's CPU (with its descendants) per confirmed answer, from /proc; the soak's own is always counted")
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	cpu, err := parseProcesses("/proc", *procs)
+	if err != nil {
 		return err
 	}
 	for _, a := range strings.Split(*apis, ",") {
@@ -117,7 +123,6 @@ func runSoak(ctx context.Context, tc client.Client, args []string, out io.Writer
 		ladder = append(ladder, v)
 	}
 	s.http = &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 512}}
-	var err error
 	if s.props, err = s.calendars(ctx); err != nil {
 		return err
 	}
@@ -134,7 +139,7 @@ func runSoak(ctx context.Context, tc client.Client, args []string, out io.Writer
 			return err
 		}
 		for rate := ladder[0]; ctx.Err() == nil && rate <= 4000; rate *= 2 {
-			noopRows = append(noopRows, runOpenLoop(ctx, rate, *per, n.arrive))
+			noopRows = append(noopRows, cpu.over(func() soakRow { return runOpenLoop(ctx, rate, *per, n.arrive) }))
 			printSoak(out, "no-op", noopRows[len(noopRows)-1:])
 			if noopRows[len(noopRows)-1].saturated() {
 				break
@@ -146,14 +151,14 @@ func runSoak(ctx context.Context, tc client.Client, args []string, out io.Writer
 	}
 	var rows []soakRow
 	for _, rate := range ladder {
-		rows = append(rows, s.runRate(ctx, rate, *per))
+		rows = append(rows, cpu.over(func() soakRow { return s.runRate(ctx, rate, *per) }))
 		printSoak(out, "bookings", rows[len(rows)-1:])
 		pause(ctx)
 	}
 	// Past the last rate, keep doubling until p99 passes the commit wait,
 	// so the saturation point (the last rate under it) is measured.
 	for *climb && !rows[len(rows)-1].saturated() && ctx.Err() == nil && rows[len(rows)-1].rate < 1000 {
-		rows = append(rows, s.runRate(ctx, 2*rows[len(rows)-1].rate, *per))
+		rows = append(rows, cpu.over(func() soakRow { return s.runRate(ctx, 2*rows[len(rows)-1].rate, *per) }))
 		printSoak(out, "bookings", rows[len(rows)-1:])
 		pause(ctx)
 	}
@@ -161,7 +166,7 @@ func runSoak(ctx context.Context, tc client.Client, args []string, out io.Writer
 	printSoak(out, "bookings", rows)
 	if *noop {
 		printSoak(out, "no-op Update-with-Start", noopRows)
-		fmt.Fprintf(out, "\nsaturation: bookings %.0f/s, no-op %.0f/s, ratio %.2f (target >= 0.8)\n",
+		fmt.Fprintf(out, "\nsaturation, confirmed a second: bookings %.1f/s, no-op %.1f/s, ratio %.2f (target >= 0.8)\n",
 			saturation(rows), saturation(noopRows), saturation(rows)/saturation(noopRows))
 	}
 	return nil
@@ -298,7 +303,8 @@ func (s *soak) mirroredNow(ctx context.Context, p soakProperty, key string) bool
 		var evs []struct {
 			Properties map[string]string `json:"properties"`
 		}
-		if !s.get(ctx, s.graph+"/_fake/events/"+p.calendar, &evs) {
+		q := url.Values{"property": {msgraph.RequestKeyProperty}, "value": {key}}
+		if !s.get(ctx, s.graph+"/_fake/events/"+p.calendar+"?"+q.Encode(), &evs) {
 			return false
 		}
 		for _, ev := range evs {

@@ -93,3 +93,21 @@ func TestTheSoakSendsACallNoAPIAnsweredToTheNext(t *testing.T) {
 	}
 	require.Equal(t, 2, summarise(1, time.Second, got).failedOver)
 }
+
+// A rate's row tells what a caller whose call was taken waited apart from
+// the calls shed at once, and counts confirmed answers a second.
+func TestTheSoakTellsAdmittedCallsFromShedOnes(t *testing.T) {
+	t.Parallel()
+	var all []sample
+	for i := range 100 {
+		all = append(all, sample{latency: time.Duration(100+i) * time.Millisecond, status: receipt.StatusConfirmed})
+		all = append(all, sample{latency: 5 * time.Millisecond, notSent: true, status: receipt.StatusRejected})
+	}
+	all = append(all, sample{latency: 3 * time.Second, status: receipt.StatusPending})
+	row := summarise(40, 10*time.Second, all)
+	require.Equal(t, 195*time.Millisecond, row.admittedP95, "101 admitted: the pending one counts")
+	require.Equal(t, 199*time.Millisecond, row.admittedP99)
+	require.Equal(t, 5*time.Millisecond, row.notSentP99)
+	require.InDelta(t, 10.0, row.confirmed, 1e-9)
+	require.InDelta(t, 100.0/201, row.notSent, 1e-9)
+}

@@ -35,6 +35,8 @@ type Config struct {
 	// OnInFlight, when set, is told the calls in flight each time they
 	// change, in order, under the limiter's lock: it must not block.
 	OnInFlight func(n int)
+	// OnLimit, when set, is told the limit each time a window closes.
+	OnLimit func(n int)
 }
 
 // Limiter admits calls while fewer than its limit are in flight. It never
@@ -128,6 +130,9 @@ func (l *Limiter) adjust() {
 	}
 	l.limit = min(float64(l.cfg.Max), max(float64(l.cfg.Min), l.limit))
 	l.samples, l.refused = l.samples[:0], false
+	if l.cfg.OnLimit != nil {
+		l.cfg.OnLimit(int(l.limit))
+	}
 }
 
 func (l *Limiter) told() {

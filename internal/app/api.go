@@ -257,9 +257,10 @@ func NewAPI(ctx context.Context, cfg APIConfig, logger *zap.Logger, scope tally.
 	}
 	opts := sagaOptions(cfg.ClientConfig)
 	opts.Catalog, opts.Contacts = reads.Catalog, reads.Store
-	inFlight := scope.Gauge("booking_calls_in_flight")
+	inFlight, limit := scope.Gauge("booking_calls_in_flight"), scope.Gauge("admission_limit")
 	admit := admission.New(admission.Config{Target: cfg.AdmitTarget, Max: cfg.MaxInFlight, Min: 4,
-		OnInFlight: func(n int) { inFlight.Update(float64(n)) }})
+		OnInFlight: func(n int) { inFlight.Update(float64(n)) }, OnLimit: func(n int) { limit.Update(float64(n)) }})
+	limit.Update(float64(cfg.MaxInFlight))
 	opts.OnPending, opts.Log = NotePending(reads.Store, logger), logger
 	sc := sagaclient.New(tc, opts)
 	names := speech.NewNames(reads.Store)

@@ -77,7 +77,8 @@ func (c *Calendar) freeBusy(r *http.Request) (int, any, error) {
 func (c *Calendar) busy(calendarID string, from, to time.Time) []*calendar.TimePeriod {
 	type span struct{ s, e time.Time }
 	var spans []span
-	for _, ev := range c.sorted(calendarID) {
+	// Filtered first, then sorted: the calendar may hold thousands.
+	for _, ev := range c.events[calendarID] {
 		if ev.Status == "cancelled" || ev.Transparency == "transparent" || !overlaps(ev, from, to) {
 			continue
 		}

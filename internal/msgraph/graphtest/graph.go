@@ -158,6 +158,22 @@ func (g *Graph) Events(mailbox string) []GraphEvent {
 	return out
 }
 
+// EventsWith is the mailbox's events whose property name is value.
+func (g *Graph) EventsWith(mailbox, name, value string) []GraphEvent {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	out := []GraphEvent{}
+	for _, ev := range g.mailboxes[g.canonical(mailbox)] { // filtered before sorting: a poller's read of thousands
+		if ev.Properties[name] == value {
+			out = append(out, *ev)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		return out[i].Start.Before(out[j].Start) || out[i].Start.Equal(out[j].Start) && out[i].ID < out[j].ID
+	})
+	return out
+}
+
 // AddMailbox makes a user or room mailbox exist in the tenant, reachable
 // by its primary address and by each alias (a user principal name, say).
 func (g *Graph) AddMailbox(primary string, aliases ...string) {

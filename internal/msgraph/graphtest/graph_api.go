@@ -31,7 +31,13 @@ func (g *Graph) mux() *http.ServeMux {
 		g.RevokeTokens() // a dev stack's operator can watch the worker sign in again
 		w.WriteHeader(http.StatusNoContent)
 	})
+	// ?property=name&value=v lists only the events carrying that
+	// property: a poller (the soak) reads one event, not the mailbox.
 	m.HandleFunc("GET /_fake/events/{mailbox}", func(w http.ResponseWriter, r *http.Request) {
+		if name := r.URL.Query().Get("property"); name != "" {
+			fakeserver.WriteJSON(w, http.StatusOK, g.EventsWith(r.PathValue("mailbox"), name, r.URL.Query().Get("value")))
+			return
+		}
 		fakeserver.WriteJSON(w, http.StatusOK, g.Events(r.PathValue("mailbox")))
 	})
 	return m
