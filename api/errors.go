@@ -46,7 +46,7 @@ func Classify(err error) (e *Error, technical bool) {
 		return &Error{Status: http.StatusNotFound, Code: string(booking.CodeNotFound), Message: "no booking under this request_key"}, false
 	case errors.Is(err, booking.ErrOverloaded):
 		return &Error{Status: http.StatusServiceUnavailable, Code: string(booking.CodeUnavailable), RetryAfter: shedRetry(),
-			Message: "bookingsaga is at capacity: this call was not sent and nothing is confirmed; send the same call again in a moment"}, false
+			Message: "bookingsaga is at capacity: this call was not sent and changed nothing; send the same call again in a moment"}, false
 	}
 	return &Error{Status: http.StatusServiceUnavailable, Code: string(booking.CodeUnavailable),
 		Message: "bookingsaga could not answer now; retry with the same request_key"}, true

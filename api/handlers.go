@@ -26,9 +26,8 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, key string, rec 
 	e, technical := Classify(err)
 	switch {
 	case errors.Is(err, booking.ErrOverloaded):
-		// Shed by design, not a failure: counted, not logged as an error.
+		// Shed by design, not a failure: not logged as an error.
 		w.Header().Set("Retry-After", retryAfter(e.RetryAfter))
-		s.shed()
 	case technical:
 		e = &Error{Code: e.Code, Message: "bookingsaga could not answer now; nothing is confirmed; retry with the same request_key"}
 		logger(r).Error("booking call failed", zap.String("request_key", key), zap.Error(err))
@@ -294,6 +293,3 @@ func DefaultMove(ctx context.Context, bookings Bookings, key string, body *Resch
 	body.DefaultFrom(old.Intent, current)
 	return nil
 }
-
-// shed counts a booking call not sent because too many are in flight.
-func (s *Server) shed() { s.cfg.Metrics.Counter("booking_calls_shed_total").Inc(1) }

@@ -349,10 +349,10 @@ func (s *Server) registerMetrics(routes []Route) {
 			s.latency(rt.Path, status)
 		}
 	}
-	// Load shedding: calls not sent (booking.ErrOverloaded), and the
-	// booking calls in flight, which the process's saga client reports.
+	// Admission: calls not sent, calls in flight, the limit (0: none).
 	s.cfg.Metrics.Counter("booking_calls_shed_total").Inc(0)
 	s.cfg.Metrics.Gauge("booking_calls_in_flight").Update(0)
+	s.cfg.Metrics.Gauge("admission_limit").Update(float64(s.cfg.Admission.Limit()))
 }
 
 // guard authenticates and rate-limits a call to rt. A platform-signed

@@ -15,7 +15,7 @@ import (
 
 // atCapacity is the answer to a call not run because too many are: at
 // once, with a line the agent can say while it waits to send it again.
-const atCapacity = "bookingsaga is at capacity this second, so nothing was sent and nothing is booked. " +
+const atCapacity = "bookingsaga is at capacity this second, so nothing was sent and nothing changed. " +
 	"Say \"One moment, I'll try that again\", then send the same call again in a second or two"
 
 // admit charges one tool call to the key its request came in under and

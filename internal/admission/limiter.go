@@ -103,10 +103,11 @@ func (l *Limiter) Done(took time.Duration) {
 	}
 }
 
-// Limit is the number of calls admitted at once now.
+// Limit is the number of calls admitted at once now; 0 for no limiter,
+// which admits all.
 func (l *Limiter) Limit() int {
 	if l == nil {
-		return math.MaxInt
+		return 0
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -161,6 +161,7 @@ func TestTheLimitKeepsItsBounds(t *testing.T) {
 	var none *Limiter
 	require.Nil(t, New(Config{}))
 	require.True(t, none.Enter())
+	require.Zero(t, none.Limit(), "no limiter, no limit")
 	none.Done(time.Second)
 }
 

@@ -260,7 +260,6 @@ func NewAPI(ctx context.Context, cfg APIConfig, logger *zap.Logger, scope tally.
 	inFlight, limit := scope.Gauge("booking_calls_in_flight"), scope.Gauge("admission_limit")
 	admit := admission.New(admission.Config{Target: cfg.AdmitTarget, Max: cfg.MaxInFlight, Min: 4,
 		OnInFlight: func(n int) { inFlight.Update(float64(n)) }, OnLimit: func(n int) { limit.Update(float64(n)) }})
-	limit.Update(float64(cfg.MaxInFlight))
 	opts.OnPending, opts.Log = NotePending(reads.Store, logger), logger
 	sc := sagaclient.New(tc, opts)
 	names := speech.NewNames(reads.Store)

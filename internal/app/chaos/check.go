@@ -2,10 +2,8 @@ package chaos
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"maps"
-	"net/http"
 	"slices"
 	"sort"
 	"strings"
@@ -156,27 +154,6 @@ func finalAnswers(ctx context.Context, url, key string, calls []Call, known map[
 }
 
 // status is GET /v1/bookings/{key}; nil when the API knows no such key.
-func status(ctx context.Context, url, apiKey, key string) (*receipt.Receipt, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url+"/v1/bookings/"+key, nil)
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Authorization", "Bearer "+apiKey)
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("status of %s: %w", key, err)
-	}
-	defer res.Body.Close()
-	if res.StatusCode == http.StatusNotFound {
-		return nil, nil
-	}
-	var r receipt.Receipt
-	if err := json.NewDecoder(res.Body).Decode(&r); err != nil || res.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("status of %s: http %d: %v", key, res.StatusCode, err)
-	}
-	return &r, nil
-}
-
 func (ch *checker) check() []Invariant {
 	return []Invariant{
 		{"no resource over capacity", ch.capacity()},

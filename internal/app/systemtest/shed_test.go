@@ -47,6 +47,17 @@ func TestOverloadIsShedAtOnceAndNothingAdmittedIs(t *testing.T) {
 		_ = json.NewDecoder(res.Body).Decode(&r)
 		return res.StatusCode, r, res.Header
 	}
+	send := func(method, path string, body any) (int, map[string]any, http.Header) {
+		raw, _ := json.Marshal(body)
+		req, _ := http.NewRequestWithContext(f.ctx, method, srv.URL+path, bytes.NewReader(raw))
+		req.Header.Set("Authorization", "Bearer "+apiKey)
+		res, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer res.Body.Close()
+		out := map[string]any{}
+		require.NoError(t, json.NewDecoder(res.Body).Decode(&out))
+		return res.StatusCode, out, res.Header
+	}
 	type answer struct {
 		code int
 		r    receipt.Receipt
@@ -80,6 +91,21 @@ func TestOverloadIsShedAtOnceAndNothingAdmittedIs(t *testing.T) {
 	require.Equal(t, shedKey, shed.RequestKey, "the receipt names the key the call named")
 	require.Contains(t, []string{"1", "2"}, header.Get("Retry-After"), "a second or two, so that a shed burst comes back spread")
 	require.Empty(t, admitted, "answered while the admitted calls are still waiting")
+	// A read or a cancel not admitted says nothing of the booking, which
+	// may stand; a move not admitted answers for its new key.
+	for _, c := range []struct{ method, path string }{{http.MethodGet, "/v1/bookings/" + shedKey}, {http.MethodPost, "/v1/bookings/" + shedKey + "/cancel"}} {
+		code, body, header := send(c.method, c.path, nil)
+		require.Equal(t, http.StatusServiceUnavailable, code, c.path)
+		require.NotContains(t, body, "status", "no status for a booking that may stand: %s", c.path)
+		require.Equal(t, true, body["retryable"], c.path)
+		require.NotEmpty(t, header.Get("Retry-After"), c.path)
+	}
+	newKey := uuid.NewString()
+	code, moved, _ := send(http.MethodPost, "/v1/bookings/"+shedKey+"/reschedule", map[string]any{"new_request_key": newKey,
+		"property_id": "paris-11", "agent_id": "agent-00", "time_zone": "Europe/Paris", "local_start": "2026-12-08T10:00", "expected_policy_version": "p1"})
+	require.Equal(t, http.StatusServiceUnavailable, code)
+	require.Equal(t, newKey, moved["request_key"], "the move's receipt is its new key's")
+	require.Equal(t, string(receipt.StatusRejected), moved["status"])
 	for range 2 {
 		a := <-admitted
 		require.Equal(t, http.StatusOK, a.code)
