@@ -163,3 +163,16 @@ func TestTheDSTQuestionsNameTheirCandidates(t *testing.T) {
 		}
 	}
 }
+
+// A call never sent changed nothing, but the booking may stand (the
+// same key's first call may have confirmed it before the platform gave
+// up waiting): its line says this call did nothing, never "NOT booked".
+func TestACallNeverSentIsNotWordedAsNotBooked(t *testing.T) {
+	t.Parallel()
+	r := receipt.Receipt{RequestKey: "k", Status: receipt.StatusRejected, Reason: &receipt.Reason{Code: "temporarily_unavailable", Retryable: true}}
+	for lang, booked := range map[Lang]string{English: "NOT booked", French: "PAS réservé", Chinese: "未预订"} {
+		line := Speaker{Lang: lang, Names: names}.Receipt(r)
+		require.NotContains(t, line, booked, lang)
+		require.NotEmpty(t, line)
+	}
+}
