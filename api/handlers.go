@@ -29,7 +29,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, key string, rec 
 		// Shed by design, not a failure: not logged as an error.
 		w.Header().Set("Retry-After", retryAfter(e.RetryAfter))
 	case technical:
-		e = &Error{Code: e.Code, Message: "bookingsaga could not answer now; nothing is confirmed; retry with the same request_key"}
+		e = &Error{Code: e.Code, Message: "bookingsaga could not answer now and this call changed nothing; retry with the same request_key"}
 		logger(r).Error("booking call failed", zap.String("request_key", key), zap.Error(err))
 	default:
 		return err
