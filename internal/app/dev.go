@@ -27,6 +27,15 @@ import (
 // on it, and takes it all down again when ctx ends.
 func RunDev(ctx context.Context, cfg Config, logger *zap.Logger) error {
 	began := time.Now()
+	if err := devCodec(&cfg); err != nil {
+		return err
+	}
+	if cfg.MetricsListen == "" {
+		cfg.MetricsListen = "127.0.0.1:9464"
+	}
+	if err := devAddresses(cfg); err != nil {
+		return err
+	}
 	apiLn, err := net.Listen("tcp", cfg.APIListen)
 	if err != nil {
 		return fmt.Errorf("%s is in use (is another stack running?); stop it or pick another with -api-listen: %w", cfg.APIListen, err)
@@ -40,15 +49,6 @@ func RunDev(ctx context.Context, cfg Config, logger *zap.Logger) error {
 		}
 		defer stop()
 		cfg.PprofListen = ""
-	}
-	if err := devCodec(&cfg); err != nil {
-		return err
-	}
-	if cfg.MetricsListen == "" {
-		cfg.MetricsListen = "127.0.0.1:9464"
-	}
-	if err := devAddresses(cfg); err != nil {
-		return err
 	}
 	opts := devstack.Options{DataDir: cfg.DataDir, DatabaseURL: cfg.DatabaseURL, StoreDir: devStoreDir(cfg.DataDir), StoreDatabase: devDatabase, Frontend: cfg.Temporal.Address,
 		CodecEndpoint: "http://" + cfg.CodecListen + "/" + cfg.CodecUIToken,
