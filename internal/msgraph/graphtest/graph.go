@@ -162,15 +162,16 @@ func (g *Graph) Events(mailbox string) []GraphEvent {
 func (g *Graph) EventsWith(mailbox, name, value string) []GraphEvent {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	out := []GraphEvent{}
+	var found []*GraphEvent
 	for _, ev := range g.mailboxes[g.canonical(mailbox)] { // filtered before sorting: a poller's read of thousands
 		if ev.Properties[name] == value {
-			out = append(out, *ev)
+			found = append(found, ev)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool {
-		return out[i].Start.Before(out[j].Start) || out[i].Start.Equal(out[j].Start) && out[i].ID < out[j].ID
-	})
+	out := []GraphEvent{}
+	for _, ev := range inOrder(found) {
+		out = append(out, *ev)
+	}
 	return out
 }
 
@@ -233,6 +234,11 @@ func (g *Graph) sorted(mailbox string) []*GraphEvent {
 	for _, ev := range box {
 		out = append(out, ev)
 	}
+	return inOrder(out)
+}
+
+// inOrder sorts events by start, then id.
+func inOrder(out []*GraphEvent) []*GraphEvent {
 	sort.Slice(out, func(i, j int) bool {
 		if !out[i].Start.Equal(out[j].Start) {
 			return out[i].Start.Before(out[j].Start)
