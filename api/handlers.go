@@ -16,36 +16,19 @@ import (
 
 // answer writes the receipt of a booking call. The client answers a fault
 // after the request may have reached Temporal as pending_reconciliation;
-// what is left is a failure before anything was sent, so it is still a
-// receipt, "rejected" with retryable set: the agent tries again with the
-// same request_key, and never hears "booked".
+// what is left is a failure before anything was sent: a retryable 503
+// error and no receipt, since a resend's first call may have confirmed
+// and a status here could contradict the store.
 func (s *Server) answer(w http.ResponseWriter, r *http.Request, key string, rec receipt.Receipt, err error) error {
 	if err == nil {
 		return WriteReceipt(w, s.present(r, rec))
 	}
-	e, technical := Classify(err)
-	switch {
-	case errors.Is(err, booking.ErrOverloaded):
-		// Shed by design, not a failure: not logged as an error.
-		w.Header().Set("Retry-After", retryAfter(e.RetryAfter))
-	case technical:
-		e = &Error{Code: e.Code, Message: "bookingsaga could not answer now and this call changed nothing; retry with the same request_key"}
+	if _, technical := Classify(err); technical {
 		logger(r).Error("booking call failed", zap.String("request_key", key), zap.Error(err))
-	default:
-		return err
+		return &Error{Status: http.StatusServiceUnavailable, Code: string(booking.CodeUnavailable),
+			Message: "bookingsaga could not answer now and this call changed nothing; retry with the same request_key"}
 	}
-	rec = s.present(r, receipt.Receipt{RequestKey: key, Status: receipt.StatusRejected,
-		Reason: &receipt.Reason{Code: e.Code, Retryable: true, Message: e.Message}})
-	return WriteJSON(w, http.StatusServiceUnavailable, unavailableReceipt{
-		Error: Error{Code: e.Code, Message: e.Message, Retryable: true}, Receipt: rec})
-}
-
-// unavailableReceipt is a booking call's 503: an error like every other
-// ({code, message, retryable}) that is also the key's receipt, "rejected"
-// and retryable, for an agent that words its reply from status.
-type unavailableReceipt struct {
-	Error
-	receipt.Receipt
+	return err
 }
 
 // WriteReceipt answers a receipt already in its wire shape. A refusal

@@ -624,435 +624,6 @@ func (e RulesHoursDay) Valid() bool {
 	}
 }
 
-// Defines values for UnavailableReceiptCode.
-const (
-	UnavailableReceiptCodeAmbiguousLocalTime     UnavailableReceiptCode = "ambiguous_local_time"
-	UnavailableReceiptCodeBadJson                UnavailableReceiptCode = "bad_json"
-	UnavailableReceiptCodeBeyondHorizon          UnavailableReceiptCode = "beyond_horizon"
-	UnavailableReceiptCodeBodyTooLarge           UnavailableReceiptCode = "body_too_large"
-	UnavailableReceiptCodeBookingLost            UnavailableReceiptCode = "booking_lost"
-	UnavailableReceiptCodeCapacityBelowBookings  UnavailableReceiptCode = "capacity_below_bookings"
-	UnavailableReceiptCodeContactErased          UnavailableReceiptCode = "contact_erased"
-	UnavailableReceiptCodeDuplicateResource      UnavailableReceiptCode = "duplicate_resource"
-	UnavailableReceiptCodeEarlierBookingPending  UnavailableReceiptCode = "earlier_booking_pending"
-	UnavailableReceiptCodeEmptyPool              UnavailableReceiptCode = "empty_pool"
-	UnavailableReceiptCodeFlagNotOpen            UnavailableReceiptCode = "flag_not_open"
-	UnavailableReceiptCodeHoldExpired            UnavailableReceiptCode = "hold_expired"
-	UnavailableReceiptCodeIntentExpired          UnavailableReceiptCode = "intent_expired"
-	UnavailableReceiptCodeInvalidContact         UnavailableReceiptCode = "invalid_contact"
-	UnavailableReceiptCodeInvalidConversationId  UnavailableReceiptCode = "invalid_conversation_id"
-	UnavailableReceiptCodeInvalidHours           UnavailableReceiptCode = "invalid_hours"
-	UnavailableReceiptCodeInvalidLimit           UnavailableReceiptCode = "invalid_limit"
-	UnavailableReceiptCodeInvalidOutcome         UnavailableReceiptCode = "invalid_outcome"
-	UnavailableReceiptCodeInvalidOverride        UnavailableReceiptCode = "invalid_override"
-	UnavailableReceiptCodeInvalidPolicy          UnavailableReceiptCode = "invalid_policy"
-	UnavailableReceiptCodeInvalidReference       UnavailableReceiptCode = "invalid_reference"
-	UnavailableReceiptCodeInvalidReplacement     UnavailableReceiptCode = "invalid_replacement"
-	UnavailableReceiptCodeInvalidRequest         UnavailableReceiptCode = "invalid_request"
-	UnavailableReceiptCodeInvalidRequestKey      UnavailableReceiptCode = "invalid_request_key"
-	UnavailableReceiptCodeInvalidResource        UnavailableReceiptCode = "invalid_resource"
-	UnavailableReceiptCodeInvalidTime            UnavailableReceiptCode = "invalid_time"
-	UnavailableReceiptCodeInvalidTimeRange       UnavailableReceiptCode = "invalid_time_range"
-	UnavailableReceiptCodeInvalidWindow          UnavailableReceiptCode = "invalid_window"
-	UnavailableReceiptCodeLimitReached           UnavailableReceiptCode = "limit_reached"
-	UnavailableReceiptCodeMethodNotAllowed       UnavailableReceiptCode = "method_not_allowed"
-	UnavailableReceiptCodeMissingField           UnavailableReceiptCode = "missing_field"
-	UnavailableReceiptCodeNoContact              UnavailableReceiptCode = "no_contact"
-	UnavailableReceiptCodeNoCurrentPolicy        UnavailableReceiptCode = "no_current_policy"
-	UnavailableReceiptCodeNonexistentLocalTime   UnavailableReceiptCode = "nonexistent_local_time"
-	UnavailableReceiptCodeNotBooked              UnavailableReceiptCode = "not_booked"
-	UnavailableReceiptCodeNotFound               UnavailableReceiptCode = "not_found"
-	UnavailableReceiptCodeNotThisConversation    UnavailableReceiptCode = "not_this_conversation"
-	UnavailableReceiptCodeOutcomeNotAllowed      UnavailableReceiptCode = "outcome_not_allowed"
-	UnavailableReceiptCodeOutsideBookableHours   UnavailableReceiptCode = "outside_bookable_hours"
-	UnavailableReceiptCodeOutsideHours           UnavailableReceiptCode = "outside_hours"
-	UnavailableReceiptCodePolicyVersionChanged   UnavailableReceiptCode = "policy_version_changed"
-	UnavailableReceiptCodePolicyVersionImmutable UnavailableReceiptCode = "policy_version_immutable"
-	UnavailableReceiptCodeRateLimited            UnavailableReceiptCode = "rate_limited"
-	UnavailableReceiptCodeReferenceCollision     UnavailableReceiptCode = "reference_collision"
-	UnavailableReceiptCodeRefusedUrl             UnavailableReceiptCode = "refused_url"
-	UnavailableReceiptCodeRequestKeyReused       UnavailableReceiptCode = "request_key_reused"
-	UnavailableReceiptCodeSlotTaken              UnavailableReceiptCode = "slot_taken"
-	UnavailableReceiptCodeStartsInPast           UnavailableReceiptCode = "starts_in_past"
-	UnavailableReceiptCodeTemporarilyUnavailable UnavailableReceiptCode = "temporarily_unavailable"
-	UnavailableReceiptCodeTimeOff                UnavailableReceiptCode = "time_off"
-	UnavailableReceiptCodeTimeZoneMismatch       UnavailableReceiptCode = "time_zone_mismatch"
-	UnavailableReceiptCodeTooManyResources       UnavailableReceiptCode = "too_many_resources"
-	UnavailableReceiptCodeTooShortNotice         UnavailableReceiptCode = "too_short_notice"
-	UnavailableReceiptCodeUnauthorized           UnavailableReceiptCode = "unauthorized"
-	UnavailableReceiptCodeUnknownPool            UnavailableReceiptCode = "unknown_pool"
-	UnavailableReceiptCodeUnknownResource        UnavailableReceiptCode = "unknown_resource"
-	UnavailableReceiptCodeUnknownTimeZone        UnavailableReceiptCode = "unknown_time_zone"
-	UnavailableReceiptCodeWrongResourceKind      UnavailableReceiptCode = "wrong_resource_kind"
-	UnavailableReceiptCodeWrongScope             UnavailableReceiptCode = "wrong_scope"
-	UnavailableReceiptCodeWrongState             UnavailableReceiptCode = "wrong_state"
-	UnavailableReceiptCodeZoneRulesChanged       UnavailableReceiptCode = "zone_rules_changed"
-)
-
-// Valid indicates whether the value is a known member of the UnavailableReceiptCode enum.
-func (e UnavailableReceiptCode) Valid() bool {
-	switch e {
-	case UnavailableReceiptCodeAmbiguousLocalTime:
-		return true
-	case UnavailableReceiptCodeBadJson:
-		return true
-	case UnavailableReceiptCodeBeyondHorizon:
-		return true
-	case UnavailableReceiptCodeBodyTooLarge:
-		return true
-	case UnavailableReceiptCodeBookingLost:
-		return true
-	case UnavailableReceiptCodeCapacityBelowBookings:
-		return true
-	case UnavailableReceiptCodeContactErased:
-		return true
-	case UnavailableReceiptCodeDuplicateResource:
-		return true
-	case UnavailableReceiptCodeEarlierBookingPending:
-		return true
-	case UnavailableReceiptCodeEmptyPool:
-		return true
-	case UnavailableReceiptCodeFlagNotOpen:
-		return true
-	case UnavailableReceiptCodeHoldExpired:
-		return true
-	case UnavailableReceiptCodeIntentExpired:
-		return true
-	case UnavailableReceiptCodeInvalidContact:
-		return true
-	case UnavailableReceiptCodeInvalidConversationId:
-		return true
-	case UnavailableReceiptCodeInvalidHours:
-		return true
-	case UnavailableReceiptCodeInvalidLimit:
-		return true
-	case UnavailableReceiptCodeInvalidOutcome:
-		return true
-	case UnavailableReceiptCodeInvalidOverride:
-		return true
-	case UnavailableReceiptCodeInvalidPolicy:
-		return true
-	case UnavailableReceiptCodeInvalidReference:
-		return true
-	case UnavailableReceiptCodeInvalidReplacement:
-		return true
-	case UnavailableReceiptCodeInvalidRequest:
-		return true
-	case UnavailableReceiptCodeInvalidRequestKey:
-		return true
-	case UnavailableReceiptCodeInvalidResource:
-		return true
-	case UnavailableReceiptCodeInvalidTime:
-		return true
-	case UnavailableReceiptCodeInvalidTimeRange:
-		return true
-	case UnavailableReceiptCodeInvalidWindow:
-		return true
-	case UnavailableReceiptCodeLimitReached:
-		return true
-	case UnavailableReceiptCodeMethodNotAllowed:
-		return true
-	case UnavailableReceiptCodeMissingField:
-		return true
-	case UnavailableReceiptCodeNoContact:
-		return true
-	case UnavailableReceiptCodeNoCurrentPolicy:
-		return true
-	case UnavailableReceiptCodeNonexistentLocalTime:
-		return true
-	case UnavailableReceiptCodeNotBooked:
-		return true
-	case UnavailableReceiptCodeNotFound:
-		return true
-	case UnavailableReceiptCodeNotThisConversation:
-		return true
-	case UnavailableReceiptCodeOutcomeNotAllowed:
-		return true
-	case UnavailableReceiptCodeOutsideBookableHours:
-		return true
-	case UnavailableReceiptCodeOutsideHours:
-		return true
-	case UnavailableReceiptCodePolicyVersionChanged:
-		return true
-	case UnavailableReceiptCodePolicyVersionImmutable:
-		return true
-	case UnavailableReceiptCodeRateLimited:
-		return true
-	case UnavailableReceiptCodeReferenceCollision:
-		return true
-	case UnavailableReceiptCodeRefusedUrl:
-		return true
-	case UnavailableReceiptCodeRequestKeyReused:
-		return true
-	case UnavailableReceiptCodeSlotTaken:
-		return true
-	case UnavailableReceiptCodeStartsInPast:
-		return true
-	case UnavailableReceiptCodeTemporarilyUnavailable:
-		return true
-	case UnavailableReceiptCodeTimeOff:
-		return true
-	case UnavailableReceiptCodeTimeZoneMismatch:
-		return true
-	case UnavailableReceiptCodeTooManyResources:
-		return true
-	case UnavailableReceiptCodeTooShortNotice:
-		return true
-	case UnavailableReceiptCodeUnauthorized:
-		return true
-	case UnavailableReceiptCodeUnknownPool:
-		return true
-	case UnavailableReceiptCodeUnknownResource:
-		return true
-	case UnavailableReceiptCodeUnknownTimeZone:
-		return true
-	case UnavailableReceiptCodeWrongResourceKind:
-		return true
-	case UnavailableReceiptCodeWrongScope:
-		return true
-	case UnavailableReceiptCodeWrongState:
-		return true
-	case UnavailableReceiptCodeZoneRulesChanged:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for UnavailableReceiptReasonCode.
-const (
-	UnavailableReceiptReasonCodeAmbiguousLocalTime     UnavailableReceiptReasonCode = "ambiguous_local_time"
-	UnavailableReceiptReasonCodeBadJson                UnavailableReceiptReasonCode = "bad_json"
-	UnavailableReceiptReasonCodeBeyondHorizon          UnavailableReceiptReasonCode = "beyond_horizon"
-	UnavailableReceiptReasonCodeBodyTooLarge           UnavailableReceiptReasonCode = "body_too_large"
-	UnavailableReceiptReasonCodeBookingLost            UnavailableReceiptReasonCode = "booking_lost"
-	UnavailableReceiptReasonCodeCapacityBelowBookings  UnavailableReceiptReasonCode = "capacity_below_bookings"
-	UnavailableReceiptReasonCodeContactErased          UnavailableReceiptReasonCode = "contact_erased"
-	UnavailableReceiptReasonCodeDuplicateResource      UnavailableReceiptReasonCode = "duplicate_resource"
-	UnavailableReceiptReasonCodeEarlierBookingPending  UnavailableReceiptReasonCode = "earlier_booking_pending"
-	UnavailableReceiptReasonCodeEmptyPool              UnavailableReceiptReasonCode = "empty_pool"
-	UnavailableReceiptReasonCodeFlagNotOpen            UnavailableReceiptReasonCode = "flag_not_open"
-	UnavailableReceiptReasonCodeHoldExpired            UnavailableReceiptReasonCode = "hold_expired"
-	UnavailableReceiptReasonCodeIntentExpired          UnavailableReceiptReasonCode = "intent_expired"
-	UnavailableReceiptReasonCodeInvalidContact         UnavailableReceiptReasonCode = "invalid_contact"
-	UnavailableReceiptReasonCodeInvalidConversationId  UnavailableReceiptReasonCode = "invalid_conversation_id"
-	UnavailableReceiptReasonCodeInvalidHours           UnavailableReceiptReasonCode = "invalid_hours"
-	UnavailableReceiptReasonCodeInvalidLimit           UnavailableReceiptReasonCode = "invalid_limit"
-	UnavailableReceiptReasonCodeInvalidOutcome         UnavailableReceiptReasonCode = "invalid_outcome"
-	UnavailableReceiptReasonCodeInvalidOverride        UnavailableReceiptReasonCode = "invalid_override"
-	UnavailableReceiptReasonCodeInvalidPolicy          UnavailableReceiptReasonCode = "invalid_policy"
-	UnavailableReceiptReasonCodeInvalidReference       UnavailableReceiptReasonCode = "invalid_reference"
-	UnavailableReceiptReasonCodeInvalidReplacement     UnavailableReceiptReasonCode = "invalid_replacement"
-	UnavailableReceiptReasonCodeInvalidRequest         UnavailableReceiptReasonCode = "invalid_request"
-	UnavailableReceiptReasonCodeInvalidRequestKey      UnavailableReceiptReasonCode = "invalid_request_key"
-	UnavailableReceiptReasonCodeInvalidResource        UnavailableReceiptReasonCode = "invalid_resource"
-	UnavailableReceiptReasonCodeInvalidTime            UnavailableReceiptReasonCode = "invalid_time"
-	UnavailableReceiptReasonCodeInvalidTimeRange       UnavailableReceiptReasonCode = "invalid_time_range"
-	UnavailableReceiptReasonCodeInvalidWindow          UnavailableReceiptReasonCode = "invalid_window"
-	UnavailableReceiptReasonCodeLimitReached           UnavailableReceiptReasonCode = "limit_reached"
-	UnavailableReceiptReasonCodeMethodNotAllowed       UnavailableReceiptReasonCode = "method_not_allowed"
-	UnavailableReceiptReasonCodeMissingField           UnavailableReceiptReasonCode = "missing_field"
-	UnavailableReceiptReasonCodeNoContact              UnavailableReceiptReasonCode = "no_contact"
-	UnavailableReceiptReasonCodeNoCurrentPolicy        UnavailableReceiptReasonCode = "no_current_policy"
-	UnavailableReceiptReasonCodeNonexistentLocalTime   UnavailableReceiptReasonCode = "nonexistent_local_time"
-	UnavailableReceiptReasonCodeNotBooked              UnavailableReceiptReasonCode = "not_booked"
-	UnavailableReceiptReasonCodeNotFound               UnavailableReceiptReasonCode = "not_found"
-	UnavailableReceiptReasonCodeNotThisConversation    UnavailableReceiptReasonCode = "not_this_conversation"
-	UnavailableReceiptReasonCodeOutcomeNotAllowed      UnavailableReceiptReasonCode = "outcome_not_allowed"
-	UnavailableReceiptReasonCodeOutsideBookableHours   UnavailableReceiptReasonCode = "outside_bookable_hours"
-	UnavailableReceiptReasonCodeOutsideHours           UnavailableReceiptReasonCode = "outside_hours"
-	UnavailableReceiptReasonCodePolicyVersionChanged   UnavailableReceiptReasonCode = "policy_version_changed"
-	UnavailableReceiptReasonCodePolicyVersionImmutable UnavailableReceiptReasonCode = "policy_version_immutable"
-	UnavailableReceiptReasonCodeRateLimited            UnavailableReceiptReasonCode = "rate_limited"
-	UnavailableReceiptReasonCodeReferenceCollision     UnavailableReceiptReasonCode = "reference_collision"
-	UnavailableReceiptReasonCodeRefusedUrl             UnavailableReceiptReasonCode = "refused_url"
-	UnavailableReceiptReasonCodeRequestKeyReused       UnavailableReceiptReasonCode = "request_key_reused"
-	UnavailableReceiptReasonCodeSlotTaken              UnavailableReceiptReasonCode = "slot_taken"
-	UnavailableReceiptReasonCodeStartsInPast           UnavailableReceiptReasonCode = "starts_in_past"
-	UnavailableReceiptReasonCodeTemporarilyUnavailable UnavailableReceiptReasonCode = "temporarily_unavailable"
-	UnavailableReceiptReasonCodeTimeOff                UnavailableReceiptReasonCode = "time_off"
-	UnavailableReceiptReasonCodeTimeZoneMismatch       UnavailableReceiptReasonCode = "time_zone_mismatch"
-	UnavailableReceiptReasonCodeTooManyResources       UnavailableReceiptReasonCode = "too_many_resources"
-	UnavailableReceiptReasonCodeTooShortNotice         UnavailableReceiptReasonCode = "too_short_notice"
-	UnavailableReceiptReasonCodeUnauthorized           UnavailableReceiptReasonCode = "unauthorized"
-	UnavailableReceiptReasonCodeUnknownPool            UnavailableReceiptReasonCode = "unknown_pool"
-	UnavailableReceiptReasonCodeUnknownResource        UnavailableReceiptReasonCode = "unknown_resource"
-	UnavailableReceiptReasonCodeUnknownTimeZone        UnavailableReceiptReasonCode = "unknown_time_zone"
-	UnavailableReceiptReasonCodeWrongResourceKind      UnavailableReceiptReasonCode = "wrong_resource_kind"
-	UnavailableReceiptReasonCodeWrongScope             UnavailableReceiptReasonCode = "wrong_scope"
-	UnavailableReceiptReasonCodeWrongState             UnavailableReceiptReasonCode = "wrong_state"
-	UnavailableReceiptReasonCodeZoneRulesChanged       UnavailableReceiptReasonCode = "zone_rules_changed"
-)
-
-// Valid indicates whether the value is a known member of the UnavailableReceiptReasonCode enum.
-func (e UnavailableReceiptReasonCode) Valid() bool {
-	switch e {
-	case UnavailableReceiptReasonCodeAmbiguousLocalTime:
-		return true
-	case UnavailableReceiptReasonCodeBadJson:
-		return true
-	case UnavailableReceiptReasonCodeBeyondHorizon:
-		return true
-	case UnavailableReceiptReasonCodeBodyTooLarge:
-		return true
-	case UnavailableReceiptReasonCodeBookingLost:
-		return true
-	case UnavailableReceiptReasonCodeCapacityBelowBookings:
-		return true
-	case UnavailableReceiptReasonCodeContactErased:
-		return true
-	case UnavailableReceiptReasonCodeDuplicateResource:
-		return true
-	case UnavailableReceiptReasonCodeEarlierBookingPending:
-		return true
-	case UnavailableReceiptReasonCodeEmptyPool:
-		return true
-	case UnavailableReceiptReasonCodeFlagNotOpen:
-		return true
-	case UnavailableReceiptReasonCodeHoldExpired:
-		return true
-	case UnavailableReceiptReasonCodeIntentExpired:
-		return true
-	case UnavailableReceiptReasonCodeInvalidContact:
-		return true
-	case UnavailableReceiptReasonCodeInvalidConversationId:
-		return true
-	case UnavailableReceiptReasonCodeInvalidHours:
-		return true
-	case UnavailableReceiptReasonCodeInvalidLimit:
-		return true
-	case UnavailableReceiptReasonCodeInvalidOutcome:
-		return true
-	case UnavailableReceiptReasonCodeInvalidOverride:
-		return true
-	case UnavailableReceiptReasonCodeInvalidPolicy:
-		return true
-	case UnavailableReceiptReasonCodeInvalidReference:
-		return true
-	case UnavailableReceiptReasonCodeInvalidReplacement:
-		return true
-	case UnavailableReceiptReasonCodeInvalidRequest:
-		return true
-	case UnavailableReceiptReasonCodeInvalidRequestKey:
-		return true
-	case UnavailableReceiptReasonCodeInvalidResource:
-		return true
-	case UnavailableReceiptReasonCodeInvalidTime:
-		return true
-	case UnavailableReceiptReasonCodeInvalidTimeRange:
-		return true
-	case UnavailableReceiptReasonCodeInvalidWindow:
-		return true
-	case UnavailableReceiptReasonCodeLimitReached:
-		return true
-	case UnavailableReceiptReasonCodeMethodNotAllowed:
-		return true
-	case UnavailableReceiptReasonCodeMissingField:
-		return true
-	case UnavailableReceiptReasonCodeNoContact:
-		return true
-	case UnavailableReceiptReasonCodeNoCurrentPolicy:
-		return true
-	case UnavailableReceiptReasonCodeNonexistentLocalTime:
-		return true
-	case UnavailableReceiptReasonCodeNotBooked:
-		return true
-	case UnavailableReceiptReasonCodeNotFound:
-		return true
-	case UnavailableReceiptReasonCodeNotThisConversation:
-		return true
-	case UnavailableReceiptReasonCodeOutcomeNotAllowed:
-		return true
-	case UnavailableReceiptReasonCodeOutsideBookableHours:
-		return true
-	case UnavailableReceiptReasonCodeOutsideHours:
-		return true
-	case UnavailableReceiptReasonCodePolicyVersionChanged:
-		return true
-	case UnavailableReceiptReasonCodePolicyVersionImmutable:
-		return true
-	case UnavailableReceiptReasonCodeRateLimited:
-		return true
-	case UnavailableReceiptReasonCodeReferenceCollision:
-		return true
-	case UnavailableReceiptReasonCodeRefusedUrl:
-		return true
-	case UnavailableReceiptReasonCodeRequestKeyReused:
-		return true
-	case UnavailableReceiptReasonCodeSlotTaken:
-		return true
-	case UnavailableReceiptReasonCodeStartsInPast:
-		return true
-	case UnavailableReceiptReasonCodeTemporarilyUnavailable:
-		return true
-	case UnavailableReceiptReasonCodeTimeOff:
-		return true
-	case UnavailableReceiptReasonCodeTimeZoneMismatch:
-		return true
-	case UnavailableReceiptReasonCodeTooManyResources:
-		return true
-	case UnavailableReceiptReasonCodeTooShortNotice:
-		return true
-	case UnavailableReceiptReasonCodeUnauthorized:
-		return true
-	case UnavailableReceiptReasonCodeUnknownPool:
-		return true
-	case UnavailableReceiptReasonCodeUnknownResource:
-		return true
-	case UnavailableReceiptReasonCodeUnknownTimeZone:
-		return true
-	case UnavailableReceiptReasonCodeWrongResourceKind:
-		return true
-	case UnavailableReceiptReasonCodeWrongScope:
-		return true
-	case UnavailableReceiptReasonCodeWrongState:
-		return true
-	case UnavailableReceiptReasonCodeZoneRulesChanged:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for UnavailableReceiptStatus.
-const (
-	UnavailableReceiptStatusCancelled             UnavailableReceiptStatus = "cancelled"
-	UnavailableReceiptStatusConfirmed             UnavailableReceiptStatus = "confirmed"
-	UnavailableReceiptStatusConflict              UnavailableReceiptStatus = "conflict"
-	UnavailableReceiptStatusExpired               UnavailableReceiptStatus = "expired"
-	UnavailableReceiptStatusHeld                  UnavailableReceiptStatus = "held"
-	UnavailableReceiptStatusOffered               UnavailableReceiptStatus = "offered"
-	UnavailableReceiptStatusPendingReconciliation UnavailableReceiptStatus = "pending_reconciliation"
-	UnavailableReceiptStatusRejected              UnavailableReceiptStatus = "rejected"
-	UnavailableReceiptStatusRescheduled           UnavailableReceiptStatus = "rescheduled"
-)
-
-// Valid indicates whether the value is a known member of the UnavailableReceiptStatus enum.
-func (e UnavailableReceiptStatus) Valid() bool {
-	switch e {
-	case UnavailableReceiptStatusCancelled:
-		return true
-	case UnavailableReceiptStatusConfirmed:
-		return true
-	case UnavailableReceiptStatusConflict:
-		return true
-	case UnavailableReceiptStatusExpired:
-		return true
-	case UnavailableReceiptStatusHeld:
-		return true
-	case UnavailableReceiptStatusOffered:
-		return true
-	case UnavailableReceiptStatusPendingReconciliation:
-		return true
-	case UnavailableReceiptStatusRejected:
-		return true
-	case UnavailableReceiptStatusRescheduled:
-		return true
-	default:
-		return false
-	}
-}
-
 // Defines values for ListBookingsParamsStatus.
 const (
 	ListBookingsParamsStatusCancelled             ListBookingsParamsStatus = "cancelled"
@@ -1803,64 +1374,6 @@ type ToolResult struct {
 	// Status the [status] tag the reply is worded from: confirmed alone means booked
 	Status string `json:"status"`
 }
-
-// UnavailableReceipt a booking call that never reached Temporal: an error that is also the key's receipt, status rejected, reason.retryable true
-type UnavailableReceipt struct {
-	AgentRef     *string `json:"agent_ref,omitempty"`
-	Alternatives *[]struct {
-		EndsAt     *time.Time `json:"ends_at,omitempty"`
-		LocalStart *string    `json:"local_start,omitempty"`
-		StartsAt   *time.Time `json:"starts_at,omitempty"`
-	} `json:"alternatives,omitempty"`
-	BookingId  *string      `json:"booking_id,omitempty"`
-	Candidates *[]time.Time `json:"candidates,omitempty"`
-
-	// Code a stable code a program matches on; the message is for people
-	Code        UnavailableReceiptCode `json:"code"`
-	CommittedAt *time.Time             `json:"committed_at,omitempty"`
-
-	// EndsAt an RFC 3339 instant in UTC
-	EndsAt        *time.Time `json:"ends_at,omitempty"`
-	HoldExpiresAt *time.Time `json:"hold_expires_at,omitempty"`
-
-	// LocalStart the start as the property's wall time, the form requests use
-	LocalStart      *string `json:"local_start,omitempty"`
-	Message         string  `json:"message"`
-	PolicyVersion   *string `json:"policy_version,omitempty"`
-	PropertyRef     *string `json:"property_ref,omitempty"`
-	ProviderEventId *string `json:"provider_event_id,omitempty"`
-	Reason          *struct {
-		Code      *UnavailableReceiptReasonCode `json:"code,omitempty"`
-		Message   *string                       `json:"message,omitempty"`
-		Retryable *bool                         `json:"retryable,omitempty"`
-	} `json:"reason,omitempty"`
-
-	// Reference what the caller quotes back, BS-XXXX-XXXX; on every receipt
-	Reference  *string `json:"reference,omitempty"`
-	ReplacedBy *string `json:"replaced_by,omitempty"`
-	Replaces   *string `json:"replaces,omitempty"`
-	RequestKey string  `json:"request_key"`
-
-	// Retryable true on every 5xx and 429: the same call may be sent again as it is
-	Retryable *bool `json:"retryable,omitempty"`
-
-	// Spoken the line a voice agent reads for this receipt, from its status alone, in the language asked for (?language=en|fr|zh)
-	Spoken *string `json:"spoken,omitempty"`
-
-	// StartsAt an RFC 3339 instant in UTC
-	StartsAt *time.Time               `json:"starts_at,omitempty"`
-	Status   UnavailableReceiptStatus `json:"status"`
-	TimeZone *string                  `json:"time_zone,omitempty"`
-}
-
-// UnavailableReceiptCode a stable code a program matches on; the message is for people
-type UnavailableReceiptCode string
-
-// UnavailableReceiptReasonCode defines model for UnavailableReceipt.Reason.Code.
-type UnavailableReceiptReasonCode string
-
-// UnavailableReceiptStatus defines model for UnavailableReceipt.Status.
-type UnavailableReceiptStatus string
 
 // VapiResults defines model for VapiResults.
 type VapiResults struct {
@@ -5593,7 +5106,7 @@ type ListBookingsResponse struct {
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *UnavailableReceipt
+	JSON503 *Error
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListBookingsResponse429Headers
 }
@@ -5629,7 +5142,7 @@ func (r ListBookingsResponse) GetJSON429() *Error {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r ListBookingsResponse) GetJSON503() *UnavailableReceipt {
+func (r ListBookingsResponse) GetJSON503() *Error {
 	return r.JSON503
 }
 
@@ -5683,7 +5196,7 @@ type CreateBookingResponse struct {
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *UnavailableReceipt
+	JSON503 *Error
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *CreateBookingResponse429Headers
 }
@@ -5719,7 +5232,7 @@ func (r CreateBookingResponse) GetJSON429() *Error {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r CreateBookingResponse) GetJSON503() *UnavailableReceipt {
+func (r CreateBookingResponse) GetJSON503() *Error {
 	return r.JSON503
 }
 
@@ -5773,7 +5286,7 @@ type GetBookingResponse struct {
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *UnavailableReceipt
+	JSON503 *Error
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetBookingResponse429Headers
 }
@@ -5809,7 +5322,7 @@ func (r GetBookingResponse) GetJSON429() *Error {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetBookingResponse) GetJSON503() *UnavailableReceipt {
+func (r GetBookingResponse) GetJSON503() *Error {
 	return r.JSON503
 }
 
@@ -5863,7 +5376,7 @@ type CancelBookingResponse struct {
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *UnavailableReceipt
+	JSON503 *Error
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *CancelBookingResponse429Headers
 }
@@ -5899,7 +5412,7 @@ func (r CancelBookingResponse) GetJSON429() *Error {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r CancelBookingResponse) GetJSON503() *UnavailableReceipt {
+func (r CancelBookingResponse) GetJSON503() *Error {
 	return r.JSON503
 }
 
@@ -6318,7 +5831,7 @@ type RescheduleBookingResponse struct {
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *UnavailableReceipt
+	JSON503 *Error
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *RescheduleBookingResponse429Headers
 }
@@ -6349,7 +5862,7 @@ func (r RescheduleBookingResponse) GetJSON429() *Error {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r RescheduleBookingResponse) GetJSON503() *UnavailableReceipt {
+func (r RescheduleBookingResponse) GetJSON503() *Error {
 	return r.JSON503
 }
 
@@ -6406,7 +5919,7 @@ type CreateIntentResponse struct {
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *UnavailableReceipt
+	JSON503 *Error
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *CreateIntentResponse429Headers
 }
@@ -6445,7 +5958,7 @@ func (r CreateIntentResponse) GetJSON429() *Error {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r CreateIntentResponse) GetJSON503() *UnavailableReceipt {
+func (r CreateIntentResponse) GetJSON503() *Error {
 	return r.JSON503
 }
 
@@ -9011,7 +8524,7 @@ func ParseListBookingsResponse(rsp *http.Response) (*ListBookingsResponse, error
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest UnavailableReceipt
+		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -9092,7 +8605,7 @@ func ParseCreateBookingResponse(rsp *http.Response) (*CreateBookingResponse, err
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest UnavailableReceipt
+		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -9173,7 +8686,7 @@ func ParseGetBookingResponse(rsp *http.Response) (*GetBookingResponse, error) {
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest UnavailableReceipt
+		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -9254,7 +8767,7 @@ func ParseCancelBookingResponse(rsp *http.Response) (*CancelBookingResponse, err
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest UnavailableReceipt
+		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -9659,7 +9172,7 @@ func ParseRescheduleBookingResponse(rsp *http.Response) (*RescheduleBookingRespo
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest UnavailableReceipt
+		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -9743,7 +9256,7 @@ func ParseCreateIntentResponse(rsp *http.Response) (*CreateIntentResponse, error
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest UnavailableReceipt
+		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}

@@ -86,7 +86,7 @@ type sample struct {
 	lag      time.Duration
 	mirrored bool
 	// notSent is the API's answer that it did not send the call (503,
-	// rejected, retryable): shed under load.
+	// temporarily_unavailable, retryable, no receipt): shed under load.
 	notSent bool
 	// failedOver: the API first called answered nothing (it was down or
 	// died mid-call), and the call went again, same body, to the next.
@@ -375,11 +375,15 @@ func (s *soak) postTo(ctx context.Context, at time.Time, api, path string, body 
 		return sample{latency: time.Since(at), err: true}, false
 	}
 	defer res.Body.Close()
-	var r receipt.Receipt
+	var r struct {
+		receipt.Receipt
+		Code      string `json:"code"`
+		Retryable bool   `json:"retryable"`
+	}
 	err = json.NewDecoder(res.Body).Decode(&r)
 	out := sample{latency: time.Since(at), status: r.Status, err: err != nil || res.StatusCode >= 500}
 	// The API's "never sent" answer under load: an answer, not an error.
-	if err == nil && res.StatusCode == http.StatusServiceUnavailable && r.Status == receipt.StatusRejected && r.Reason != nil && r.Reason.Retryable {
+	if err == nil && res.StatusCode == http.StatusServiceUnavailable && r.Code == string(booking.CodeUnavailable) && r.Retryable {
 		out.err, out.notSent = false, true
 	}
 	return out, true

