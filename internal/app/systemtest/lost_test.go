@@ -98,9 +98,7 @@ func TestALostBookingIsRestoredUnderItsKeyIfItsSlotIsFree(t *testing.T) {
 	f.takenMeanwhile(11)
 	require.Equal(t, 2, f.reconcile().Stuck.Lost)
 
-	r, err := sc.Restore(f.ctx, kept)
-	require.NoError(t, err)
-	require.Equal(t, receipt.StatusConfirmed, r.Status, "%+v", r.Reason)
+	r := f.restored(kept, receipt.StatusConfirmed)
 	require.Equal(t, first.BookingID, r.BookingID, "under its original booking id: its calendar events are its own")
 	require.Equal(t, receipt.StatusConfirmed, f.answer(url, kept).Status)
 	flags, err := f.acts.Store.OpenFlags(f.ctx)

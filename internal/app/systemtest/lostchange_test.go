@@ -35,6 +35,35 @@ func (f *fixture) cancelThroughAPI(url, key string) {
 	require.Equal(f.t, receipt.StatusCancelled, r.Status, "%+v", r.Reason)
 }
 
+// bookThroughAPI books body, then sends it again five times, as a platform
+// resends a call that timed out: every answer confirmed.
+func (f *fixture) bookThroughAPI(url string, body api.BookingBody) {
+	f.t.Helper()
+	for range 6 {
+		var r receipt.Receipt
+		require.Equal(f.t, http.StatusOK, f.call("POST", url+"/v1/bookings", body, &r))
+		require.Equal(f.t, receipt.StatusConfirmed, r.Status, "%+v", r.Reason)
+	}
+}
+
+// moveThroughAPI moves key's booking to hour under the new key moved.
+func (f *fixture) moveThroughAPI(url, key, moved string, hour int) {
+	f.t.Helper()
+	var r receipt.Receipt
+	move := api.RescheduleBody{NewRequestKey: moved, Slot: bookingBody(moved, slot(f.t, hour)).Slot, ExpectedPolicyVersion: policyVersion}
+	require.Equal(f.t, http.StatusOK, f.call("POST", url+"/v1/bookings/"+key+"/reschedule", move, &r))
+	require.Equal(f.t, receipt.StatusConfirmed, r.Status, "%+v", r.Reason)
+}
+
+// restored runs ops restore on key and requires it answered want.
+func (f *fixture) restored(key string, want receipt.Status) receipt.Receipt {
+	f.t.Helper()
+	r, err := f.sagas().Restore(f.ctx, key)
+	require.NoError(f.t, err)
+	require.Equal(f.t, want, r.Status, "%+v", r.Reason)
+	return r
+}
+
 // revive sets key's booking live again, as a store restored from a
 // backup taken before its cancel or move holds it.
 func (f *fixture) revive(key string) {
@@ -116,14 +145,11 @@ func TestOpsRestoreOfACancellationTheStoreLostWithItsBookingRecordsIt(t *testing
 	t.Parallel()
 	f := setup(t)
 	url := f.serveAPI(api.Config{})
-	sc := f.sagas()
 	key := f.booked(11)
 	f.cancelThroughAPI(url, key)
 	f.lose(key)
 
-	again, err := sc.Restore(f.ctx, key)
-	require.NoError(t, err)
-	require.Equal(t, receipt.StatusCancelled, again.Status, "%+v", again.Reason)
+	f.restored(key, receipt.StatusCancelled)
 	require.Equal(t, "cancelled", f.storeStatus(key))
 }
 
@@ -135,16 +161,14 @@ func TestOpsRestoreOfACancellationTheStoreLostWithItsBookingRecordsIt(t *testing
 func TestALostMoveIsAppliedAgainWithItsNewBooking(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	url, sc := f.serveAPI(api.Config{}), f.sagas()
+	url := f.serveAPI(api.Config{})
 	old, moved := f.lostMove(url, 9, 17)
 	f.revive(old)
 	rep := f.reconcile()
 	require.Equal(t, 1, rep.Stuck.Lost, rep.Stuck.Details)
 	require.Equal(t, 1, rep.Stuck.LostChanges, rep.Stuck.Details)
 
-	again, err := sc.Restore(f.ctx, old)
-	require.NoError(t, err)
-	require.Equal(t, receipt.StatusRescheduled, again.Status, "%+v", again.Reason)
+	f.restored(old, receipt.StatusRescheduled)
 	require.Equal(t, "released_for_reschedule", f.storeStatus(old))
 	require.Equal(t, "confirmed", f.storeStatus(moved))
 	require.Equal(t, receipt.StatusRescheduled, f.answer(url, old).Status)
@@ -158,15 +182,13 @@ func TestALostMoveIsAppliedAgainWithItsNewBooking(t *testing.T) {
 func TestALostMoveWhoseNewSlotIsTakenStillLetsTheOldOneGo(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	url, sc := f.serveAPI(api.Config{}), f.sagas()
+	url := f.serveAPI(api.Config{})
 	old, moved := f.lostMove(url, 10, 12)
 	f.revive(old)
 	f.takenMeanwhile(12)
 	f.reconcile()
 
-	again, err := sc.Restore(f.ctx, old)
-	require.NoError(t, err)
-	require.Equal(t, receipt.StatusRescheduled, again.Status, "%+v", again.Reason)
+	f.restored(old, receipt.StatusRescheduled)
 	require.Equal(t, "released_for_reschedule", f.storeStatus(old))
 	require.Equal(t, receipt.StatusRescheduled, f.answer(url, old).Status)
 	require.Equal(t, receipt.StatusConflict, f.answer(url, moved).Status, "the store decided the new key")
@@ -180,7 +202,7 @@ func TestALostMoveWhoseNewSlotIsTakenStillLetsTheOldOneGo(t *testing.T) {
 func TestALostMovesNewBookingComesBackWhenItsOldOneIsGoneToo(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	url, sc := f.serveAPI(api.Config{}), f.sagas()
+	url := f.serveAPI(api.Config{})
 	old, moved := f.lostMove(url, 8, 18)
 	f.lose(old)
 
@@ -188,9 +210,7 @@ func TestALostMovesNewBookingComesBackWhenItsOldOneIsGoneToo(t *testing.T) {
 	require.Equal(t, 1, rep.Stuck.ReleasesRecorded, rep.Stuck.Details)
 	require.Equal(t, 1, rep.Stuck.Lost, rep.Stuck.Details)
 	require.Equal(t, "released_for_reschedule", f.storeStatus(old))
-	again, err := sc.Restore(f.ctx, moved)
-	require.NoError(t, err)
-	require.Equal(t, receipt.StatusConfirmed, again.Status, "%+v", again.Reason)
+	f.restored(moved, receipt.StatusConfirmed)
 	require.Equal(t, receipt.StatusRescheduled, f.answer(url, old).Status)
 }
 
@@ -200,7 +220,6 @@ func TestALostHoldIsRestoredAsAHold(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	url := f.serveAPI(api.Config{})
-	sc := f.sagas()
 	var held api.IntentAnswer
 	require.Equal(t, http.StatusOK, f.call("POST", url+"/v1/intents", api.IntentBody{ConversationID: "call-" + uuid.NewString(),
 		Slot: api.Slot{PropertyID: "paris-11", AgentID: "agent-00", StartsAt: slot(t, 14).Format(time.RFC3339),
@@ -215,9 +234,7 @@ func TestALostHoldIsRestoredAsAHold(t *testing.T) {
 	f.lose(held.RequestKey)
 	require.Equal(t, 1, f.reconcile().Stuck.Lost)
 
-	r, err := sc.Restore(f.ctx, held.RequestKey)
-	require.NoError(t, err)
-	require.Equal(t, receipt.StatusHeld, r.Status, "%+v", r.Reason)
+	f.restored(held.RequestKey, receipt.StatusHeld)
 	require.Equal(t, "held", f.storeStatus(held.RequestKey))
 	var expires time.Time
 	require.NoError(t, f.pool.QueryRow(f.ctx, "SELECT hold_expires_at FROM booking WHERE request_key = $1", held.RequestKey).Scan(&expires))

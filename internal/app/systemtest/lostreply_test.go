@@ -5,13 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/bookingsaga/bookingsaga/internal/app"
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
@@ -21,7 +18,6 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/bookingsaga/bookingsaga/api"
-	"github.com/bookingsaga/bookingsaga/api/voice"
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/receipt"
 	"github.com/bookingsaga/bookingsaga/sagaclient"
@@ -61,12 +57,7 @@ func TestALostAnswerFromTemporalIsPendingNeverAFailure(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	fault := &lostReply{}
-	tc, err := client.NewClientFromExisting(f.client, client.Options{Namespace: temporalServer().GetDefaultNamespace(), Interceptors: []interceptor.ClientInterceptor{fault}})
-	require.NoError(t, err)
-	sc := sagaclient.New(tc, sagaclient.Options{Catalog: f.catalog, TaskQueue: f.queue, Settings: f.settings})
-	srv := httptest.NewServer(app.Edge(sc, api.Config{Catalogue: f.catalog, Keys: apiKeys}, voice.Config{}))
-	t.Cleanup(srv.Close)
-	url := srv.URL
+	url, sc := f.serveThrough(sagaclient.Options{}, fault)
 	fault.lose.Store(true)
 
 	// The HTTP API.
@@ -219,12 +210,7 @@ func TestAConversationBookkeepingFaultNeverChangesTheAnswer(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	fault := &lostBookkeeping{}
-	tc, err := client.NewClientFromExisting(f.client, client.Options{Namespace: temporalServer().GetDefaultNamespace(),
-		Interceptors: []interceptor.ClientInterceptor{fault}})
-	require.NoError(t, err)
-	sc := sagaclient.New(tc, sagaclient.Options{Catalog: f.catalog, TaskQueue: f.queue, Settings: f.settings})
-	srv := httptest.NewServer(app.Edge(sc, api.Config{Catalogue: f.catalog, Keys: apiKeys}, voice.Config{}))
-	t.Cleanup(srv.Close)
+	url, _ := f.serveThrough(sagaclient.Options{}, fault)
 	call := "call-" + uuid.NewString()
 	tool := func(name string, args map[string]any) string {
 		body, err := json.Marshal(map[string]any{"name": name, "call": map[string]string{"call_id": call}, "args": args})
@@ -232,7 +218,7 @@ func TestAConversationBookkeepingFaultNeverChangesTheAnswer(t *testing.T) {
 		var out struct {
 			Result string `json:"result"`
 		}
-		require.Equal(t, http.StatusOK, f.call("POST", srv.URL+"/v1/tools/retell", body, &out))
+		require.Equal(t, http.StatusOK, f.call("POST", url+"/v1/tools/retell", body, &out))
 		return out.Result
 	}
 	args := map[string]any{"property_id": "paris-11", "agent_id": "agent-00", "starts_at": slot(t, 13).Format(time.RFC3339),

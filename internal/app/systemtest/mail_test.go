@@ -68,20 +68,13 @@ func TestTheCallerIsEmailedOnceForEveryChange(t *testing.T) {
 	key := uuid.NewString()
 	body := bookingBody(key, slot(t, 10))
 	body.Contact = &api.Contact{Name: "Camille", Email: "camille@example.org", Notify: "email", Language: "en"}
-	for range 6 { // the first book and five re-sent ones
-		var r receipt.Receipt
-		require.Equal(t, http.StatusOK, f.call("POST", url+"/v1/bookings", body, &r))
-		require.Equal(t, receipt.StatusConfirmed, r.Status)
-	}
+	f.bookThroughAPI(url, body)
 	f.eventually(func() bool { return len(sink.Received()) == 1 }, "the confirmation e-mailed")
 	f.eventually(func() bool { v, ok := f.callerNotified(key); return ok && v }, "the saga says the caller was told")
 	require.Contains(t, f.details(key), "| Caller | last message sent |")
 
 	moved := uuid.NewString()
-	var r receipt.Receipt
-	move := api.RescheduleBody{NewRequestKey: moved, Slot: bookingBody(moved, slot(t, 11)).Slot, ExpectedPolicyVersion: policyVersion}
-	require.Equal(t, http.StatusOK, f.call("POST", url+"/v1/bookings/"+key+"/reschedule", move, &r))
-	require.Equal(t, receipt.StatusConfirmed, r.Status)
+	f.moveThroughAPI(url, key, moved, 11)
 	f.eventually(func() bool { return len(sink.Received()) == 2 }, "the move e-mailed")
 	f.cancelThroughAPI(url, moved)
 	f.eventually(func() bool { return len(sink.Received()) == 3 }, "the cancel e-mailed")

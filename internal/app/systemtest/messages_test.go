@@ -73,18 +73,11 @@ func TestTheCallerIsTextedOnceForEveryChange(t *testing.T) {
 	key := uuid.NewString()
 	body := bookingBody(key, slot(t, 10))
 	body.Contact = &api.Contact{Name: "Camille", Phone: "+33612345678", Notify: "sms", Language: "fr-FR"}
-	for range 6 { // the first book and five re-sent ones
-		var r receipt.Receipt
-		require.Equal(t, http.StatusOK, f.call("POST", url+"/v1/bookings", body, &r))
-		require.Equal(t, receipt.StatusConfirmed, r.Status)
-	}
+	f.bookThroughAPI(url, body)
 	f.eventually(func() bool { return len(fake.Sent()) == 1 }, "the confirmation texted")
 
 	moved := uuid.NewString()
-	var r receipt.Receipt
-	move := api.RescheduleBody{NewRequestKey: moved, Slot: bookingBody(moved, slot(t, 11)).Slot, ExpectedPolicyVersion: policyVersion}
-	require.Equal(t, http.StatusOK, f.call("POST", url+"/v1/bookings/"+key+"/reschedule", move, &r))
-	require.Equal(t, receipt.StatusConfirmed, r.Status)
+	f.moveThroughAPI(url, key, moved, 11)
 	f.eventually(func() bool { return len(fake.Sent()) == 2 }, "the move texted")
 	f.cancelThroughAPI(url, moved)
 	f.cancelThroughAPI(url, moved)

@@ -58,6 +58,19 @@ func (o *unsentOutbound) UpdateWorkflow(ctx context.Context, in *interceptor.Cli
 	return o.Next.UpdateWorkflow(ctx, in)
 }
 
+// serveThrough serves the edge through a Temporal client with faults in
+// its way, and returns its URL and the saga client behind it.
+func (f *fixture) serveThrough(opts sagaclient.Options, faults ...interceptor.ClientInterceptor) (string, *sagaclient.Client) {
+	f.t.Helper()
+	tc, err := client.NewClientFromExisting(f.client, client.Options{Namespace: temporalServer().GetDefaultNamespace(), Interceptors: faults})
+	require.NoError(f.t, err)
+	opts.Catalog, opts.TaskQueue, opts.Settings = f.catalog, f.queue, f.settings
+	sc := sagaclient.New(tc, opts)
+	srv := httptest.NewServer(app.Edge(sc, api.Config{Catalogue: f.catalog, Keys: apiKeys}, voice.Config{}))
+	f.t.Cleanup(srv.Close)
+	return srv.URL, sc
+}
+
 // pendingCalls counts the calls answered pending the store still keeps.
 func (f *fixture) pendingCalls() int {
 	f.t.Helper()
@@ -70,14 +83,7 @@ func TestAPendingCallTemporalNeverGotIsSentAgain(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	drop, lose := &unsent{}, &lostReply{}
-	tc, err := client.NewClientFromExisting(f.client, client.Options{Namespace: temporalServer().GetDefaultNamespace(),
-		Interceptors: []interceptor.ClientInterceptor{drop, lose}})
-	require.NoError(t, err)
-	sc := sagaclient.New(tc, sagaclient.Options{Catalog: f.catalog, TaskQueue: f.queue, Settings: f.settings,
-		OnPending: app.NotePending(f.acts.Store, zap.NewNop())})
-	srv := httptest.NewServer(app.Edge(sc, api.Config{Catalogue: f.catalog, Keys: apiKeys}, voice.Config{}))
-	t.Cleanup(srv.Close)
-	url := srv.URL
+	url, _ := f.serveThrough(sagaclient.Options{OnPending: app.NotePending(f.acts.Store, zap.NewNop())}, drop, lose)
 	old := f.booked(9)
 
 	// A booking and a move Temporal never got, and a booking it did get
@@ -101,7 +107,7 @@ func TestAPendingCallTemporalNeverGotIsSentAgain(t *testing.T) {
 	f.eventually(func() bool { return f.pendingCalls() == 3 }, "the three pending answers noted")
 
 	// Nothing else would ever decide the first two: no saga, no row.
-	_, err = f.client.DescribeWorkflowExecution(f.ctx, book, "")
+	_, err := f.client.DescribeWorkflowExecution(f.ctx, book, "")
 	require.ErrorAs(t, err, new(*serviceerror.NotFound))
 	require.Equal(t, 2, f.bookings(), "the booking moved, and the one whose answer was lost")
 
