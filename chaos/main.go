@@ -3,9 +3,11 @@
 // breaks each in turn while callers book through the agent API, and checks
 // every answer against the store and the mirrors. It prints a table of
 // calls, outcomes, recovery times and invariants, and exits 1 if any
-// invariant was violated.
+// invariant was violated. With -serve it runs the same processes with no
+// faults and prints the soak's command line for them instead.
 //
 //	go run ./chaos -duration 30m
+//	go run ./chaos -serve
 package main
 
 import (
@@ -50,6 +52,7 @@ func run(ctx context.Context, args []string) (bool, error) {
 	fs.BoolVar(&o.Restore, "restore", false, "instead of the usual faults, restore the store from a backup taken mid-load (each outage long), and check what it lost is flagged and restored")
 	fs.StringVar(&o.TemporalStore, "temporal-store", devstack.StorePostgres, "where the Temporal server keeps its state: postgres (its own cluster) or sqlite")
 	fs.Uint64Var(&o.Seed, "seed", o.Seed, "random seed for the callers and the mirror faults")
+	serve := fs.Bool("serve", false, "instead of a run, serve the demo catalogue on the same processes with no faults until interrupted, and print the soak's command line for them (cost by process)")
 	fs.StringVar(&o.Dir, "dir", "", "where the run keeps its data and logs (default: a new temporary directory, kept)")
 	if err := fs.Parse(args); err != nil {
 		return false, err
@@ -74,6 +77,9 @@ func run(ctx context.Context, args []string) (bool, error) {
 		if out, err := exec.Command("go", "build", "-o", *b.out, b.pkg).CombinedOutput(); err != nil {
 			return false, errors.Join(fmt.Errorf("build %s: %s", b.pkg, out), err)
 		}
+	}
+	if *serve {
+		return true, chaos.Serve(ctx, o)
 	}
 	rep, err := chaos.Run(ctx, o)
 	if err != nil {

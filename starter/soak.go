@@ -9,6 +9,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"os"
 	"strconv"
@@ -82,6 +83,9 @@ type sample struct {
 	latency time.Duration
 	status  receipt.Status
 	err     bool
+	// late is how long after its scheduled arrival the call was written
+	// out: the soak's own wait, not the service's.
+	late time.Duration
 	// lag is confirmed-to-calendar-event, for a confirmed new booking.
 	lag      time.Duration
 	mirrored bool
@@ -362,6 +366,8 @@ func (s *soak) post(ctx context.Context, at time.Time, path string, body any) sa
 // postTo sends one call to api; answered is false when no HTTP answer came.
 func (s *soak) postTo(ctx context.Context, at time.Time, api, path string, body any) (sample, bool) {
 	data, _ := json.Marshal(body)
+	var wrote atomic.Int64 // set by the transport's writer
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { wrote.Store(time.Now().UnixNano()) }})
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, api+path, bytes.NewReader(data))
 	if err != nil {
 		return sample{err: true}, true
@@ -381,7 +387,7 @@ func (s *soak) postTo(ctx context.Context, at time.Time, api, path string, body 
 		Retryable bool   `json:"retryable"`
 	}
 	err = json.NewDecoder(res.Body).Decode(&r)
-	out := sample{latency: time.Since(at), status: r.Status, err: err != nil || res.StatusCode >= 500}
+	out := sample{latency: time.Since(at), late: time.Unix(0, wrote.Load()).Sub(at), status: r.Status, err: err != nil || res.StatusCode >= 500}
 	// The API's "never sent" answer under load: an answer, not an error.
 	if err == nil && res.StatusCode == http.StatusServiceUnavailable && r.Code == string(booking.CodeUnavailable) && r.Retryable {
 		out.err, out.notSent = false, true

@@ -36,6 +36,10 @@ type soakRow struct {
 	// admittedP95 and admittedP99 are the calls not shed: what a caller
 	// whose call was taken waited; confirmed is confirmed answers a second.
 	admittedP95, admittedP99 time.Duration
+	// sentLateP95 is how late the admitted calls left the soak after
+	// their scheduled arrival, and fromSentP95 what they took from then:
+	// on a box the soak shares, the first is its own wait for a core.
+	sentLateP95, fromSentP95 time.Duration
 	confirmed                float64
 	confirmedCalls           int
 	// cpu is each process's core-milliseconds per confirmed answer.
@@ -54,7 +58,7 @@ func (r soakRow) saturated() bool {
 
 func summarise(rate float64, took time.Duration, all []sample) soakRow {
 	row := soakRow{rate: rate, calls: len(all), throughput: float64(len(all)) / took.Seconds()}
-	var lat, lags, shed, admitted []time.Duration
+	var lat, lags, shed, admitted, late, fromSent []time.Duration
 	pending, confirmed := 0, 0
 	for _, s := range all {
 		lat = append(lat, s.latency)
@@ -62,6 +66,7 @@ func summarise(rate float64, took time.Duration, all []sample) soakRow {
 			shed = append(shed, s.latency)
 		} else {
 			admitted = append(admitted, s.latency)
+			late, fromSent = append(late, s.late), append(fromSent, s.latency-s.late)
 		}
 		if s.status == receipt.StatusConfirmed {
 			confirmed++
@@ -87,6 +92,9 @@ func summarise(rate float64, took time.Duration, all []sample) soakRow {
 	row.notSentP99 = pct(shed, 99)
 	slices.Sort(admitted)
 	row.admittedP95, row.admittedP99 = pct(admitted, 95), pct(admitted, 99)
+	slices.Sort(late)
+	slices.Sort(fromSent)
+	row.sentLateP95, row.fromSentP95 = pct(late, 95), pct(fromSent, 95)
 	row.confirmed, row.confirmedCalls = float64(confirmed)/took.Seconds(), confirmed
 	if len(all) > 0 {
 		row.pending = float64(pending) / float64(len(all))
@@ -116,15 +124,15 @@ func saturation(rows []soakRow) float64 {
 
 func printSoak(out io.Writer, what string, rows []soakRow) {
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "%s\tarrivals/s\tcalls\tp50 ms\tp95 ms\tp99 ms\tadmitted p95 ms\tp99 ms\tpending\tnot sent\tnot sent p99 ms\tconfirmed/s\tfailed over\terrors\tmirror lag p50 ms\tp99 ms\tcore-ms per confirmed\t\n", what)
+	fmt.Fprintf(tw, "%s\tarrivals/s\tcalls\tp50 ms\tp95 ms\tp99 ms\tadmitted p95 ms\tp99 ms\tsent late p95 ms\tfrom send p95 ms\tpending\tnot sent\tnot sent p99 ms\tconfirmed/s\tfailed over\terrors\tmirror lag p50 ms\tp99 ms\tcore-ms per confirmed\t\n", what)
 	ms := func(d time.Duration) string { return fmt.Sprintf("%.0f", float64(d.Microseconds())/1000) }
 	for _, r := range rows {
 		lag50, lag99 := "-", "-"
 		if r.mirrored > 0 {
 			lag50, lag99 = ms(r.lagP50), ms(r.lagP99)
 		}
-		fmt.Fprintf(tw, "\t%.0f\t%d\t%s\t%s\t%s\t%s\t%s\t%.1f%%\t%.1f%%\t%s\t%.1f\t%d\t%d\t%s\t%s\t%s\t\n", r.rate, r.calls, ms(r.p50), ms(r.p95), ms(r.p99),
-			ms(r.admittedP95), ms(r.admittedP99), 100*r.pending, 100*r.notSent, ms(r.notSentP99), r.confirmed, r.failedOver, r.errors, lag50, lag99,
+		fmt.Fprintf(tw, "\t%.0f\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f%%\t%.1f%%\t%s\t%.1f\t%d\t%d\t%s\t%s\t%s\t\n", r.rate, r.calls, ms(r.p50), ms(r.p95), ms(r.p99),
+			ms(r.admittedP95), ms(r.admittedP99), ms(r.sentLateP95), ms(r.fromSentP95), 100*r.pending, 100*r.notSent, ms(r.notSentP99), r.confirmed, r.failedOver, r.errors, lag50, lag99,
 			strings.Join(r.cpu, ", "))
 	}
 	tw.Flush()
@@ -160,6 +168,7 @@ func (n *noopLoad) start() (func(), error) {
 }
 
 func (n *noopLoad) arrive(ctx context.Context, at time.Time) []sample {
+	late := time.Since(at)
 	op := n.tc.NewWithStartWorkflowOperation(client.StartWorkflowOptions{ID: "soak-noop-" + uuid.NewString(), TaskQueue: n.queue,
 		WorkflowIDConflictPolicy: enums.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING}, noopWorkflow)
 	h, err := n.tc.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{StartWorkflowOperation: op,
@@ -167,5 +176,5 @@ func (n *noopLoad) arrive(ctx context.Context, at time.Time) []sample {
 	if err == nil {
 		err = h.Get(ctx, nil)
 	}
-	return []sample{{latency: time.Since(at), err: err != nil, status: receipt.StatusConfirmed}}
+	return []sample{{latency: time.Since(at), late: late, err: err != nil, status: receipt.StatusConfirmed}}
 }

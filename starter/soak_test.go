@@ -111,3 +111,19 @@ func TestTheSoakTellsAdmittedCallsFromShedOnes(t *testing.T) {
 	require.InDelta(t, 10.0, row.confirmed, 1e-9)
 	require.InDelta(t, 100.0/201, row.notSent, 1e-9)
 }
+
+// How late a call left the soak is told apart from what the service took
+// once it had it: on a box the soak shares, the first is the soak's own
+// queue for a core.
+func TestTheSoakTellsItsOwnLatenessFromTheServices(t *testing.T) {
+	t.Parallel()
+	var all []sample
+	for i := range 100 {
+		all = append(all, sample{latency: time.Duration(300+i) * time.Millisecond, late: time.Duration(200+i) * time.Millisecond})
+	}
+	all = append(all, sample{latency: 5 * time.Millisecond, late: time.Second, notSent: true})
+	row := summarise(40, 10*time.Second, all)
+	require.Equal(t, 395*time.Millisecond, row.admittedP95)
+	require.Equal(t, 295*time.Millisecond, row.sentLateP95, "a call shed is not counted")
+	require.Equal(t, 100*time.Millisecond, row.fromSentP95)
+}

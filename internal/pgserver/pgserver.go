@@ -371,3 +371,6 @@ func versionOf(binDir string) int {
 	v, _ := strconv.Atoi(filepath.Base(filepath.Dir(binDir)))
 	return v
 }
+
+// Pid is the postmaster's process id; its backends are its children.
+func (s *Server) Pid() int { return s.cmd.Process.Pid }

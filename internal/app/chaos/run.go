@@ -138,21 +138,29 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 // boot starts PostgreSQL, Temporal, two workers and two APIs, and seeds
 // the catalogue.
 func (c *cluster) boot(ctx context.Context, o Options) (catalogue, *pgxpool.Pool, error) {
-	bootCtx, cancel := context.WithTimeout(ctx, 3*time.Minute)
-	defer cancel()
-	for _, start := range []func(context.Context) error{c.startPostgres, c.startTemporal,
-		func(ctx context.Context) error { return c.startPair(ctx, "a") }, func(ctx context.Context) error { return c.startPair(ctx, "b") }} {
-		if err := start(bootCtx); err != nil {
-			return catalogue{}, nil, err
-		}
+	if err := c.startAll(ctx); err != nil {
+		return catalogue{}, nil, err
 	}
 	pool, err := pgxpool.New(ctx, c.dbURL)
 	if err != nil {
 		return catalogue{}, nil, fmt.Errorf("connect database: %w", err)
 	}
 	c.pool = pool
-	cat, err := seed(bootCtx, store.New(pool, store.Config{}), max(3, int(o.Duration/(2*time.Minute))))
+	cat, err := seed(ctx, store.New(pool, store.Config{}), max(3, int(o.Duration/(2*time.Minute))))
 	return cat, pool, err
+}
+
+// startAll starts the store, Temporal, and both pairs of workers and APIs.
+func (c *cluster) startAll(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
+	for _, start := range []func(context.Context) error{c.startPostgres, c.startTemporal,
+		func(ctx context.Context) error { return c.startPair(ctx, "a") }, func(ctx context.Context) error { return c.startPair(ctx, "b") }} {
+		if err := start(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (c *cluster) mirrorFaults(rate float64, seed uint64) error {
