@@ -7,7 +7,10 @@
 // adaptive concurrency filter use: each window of answered calls gives a
 // p95; over the aim, the limit shrinks in proportion (limit × aim/p95,
 // at most halved at once); at or under it, with calls turned away in the
-// window, it grows by its square root. The aim is the target, unless the
+// window, it grows by its square root, and with none, it comes down to
+// twice the most calls the window had in flight at once, or a burst's
+// room (so that a surge after light load is let in in proportion, not up
+// to the maximum). The aim is the target, unless the
 // service is slower than half of it even unloaded (its floor, the best
 // window's median): then twice the floor, so that a slow deployment is
 // run at its best rather than starved to the minimum. Past saturation the
@@ -49,8 +52,13 @@ type Limiter struct {
 	inFlight int
 	samples  []time.Duration
 	refused  bool          // a call was turned away in this window
+	peak     int           // the most calls in flight at once in this window
 	floor    time.Duration // the best window's median
 }
+
+// burstRoom is the least room light load leaves: callers racing for one
+// slot, and a resent call, arrive together.
+const burstRoom = 8
 
 // DefaultTarget is the p95 aimed at unless configured.
 const DefaultTarget = 300 * time.Millisecond
@@ -84,6 +92,7 @@ func (l *Limiter) Enter() bool {
 		return false
 	}
 	l.inFlight++
+	l.peak = max(l.peak, l.inFlight)
 	l.told()
 	return true
 }
@@ -127,10 +136,18 @@ func (l *Limiter) adjust() {
 	case p95 > aim:
 		l.limit *= max(0.5, float64(aim)/float64(p95))
 	case l.refused:
-		l.limit += math.Sqrt(l.limit)
+		// Slower as p95 nears the aim, so that it settles rather than
+		// overshoots by a whole step.
+		l.limit += math.Sqrt(l.limit) * max(0.25, 1-float64(p95)/float64(aim))
+	default:
+		// Light load: room for twice what the window had at once (and a
+		// burst's worth), no more, so that a surge is let in in
+		// proportion to it, not up to Max, before a window can see the
+		// aim passed.
+		l.limit = min(l.limit, max(2*float64(l.peak), burstRoom))
 	}
 	l.limit = min(float64(l.cfg.Max), max(float64(l.cfg.Min), l.limit))
-	l.samples, l.refused = l.samples[:0], false
+	l.samples, l.refused, l.peak = l.samples[:0], false, l.inFlight
 	if l.cfg.OnLimit != nil {
 		l.cfg.OnLimit(int(l.limit))
 	}

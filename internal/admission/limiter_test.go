@@ -121,6 +121,22 @@ func TestTheLimitSettlesNearTheTargetAndRecovers(t *testing.T) {
 	require.GreaterOrEqual(t, after.limit, 10, "the limit grew back past what the service needs")
 }
 
+// Light load leaves the limit near what it needs, not at Max, so that a
+// surge is admitted in proportion and its first seconds already meet the
+// target: a limit left at Max let the surge's first burst in whole.
+func TestASurgeAfterLightLoadIsHeldFromItsFirstSeconds(t *testing.T) {
+	t.Parallel()
+	svc := service{servers: 10, work: 50} // 200 calls a second at most
+	l := setup(t, Config{Target: 300 * time.Millisecond, Max: 256, Min: 1})
+	got := svc.run(l, 5, phase{100, 15}, phase{400, 5})
+	light, surge := got[0], got[1]
+	t.Logf("light: limit %d; surge's first 5 s: offered %d, refused %d, p95 %s", light.limit, surge.offered, surge.shed, surge.p95())
+	require.Zero(t, light.shed)
+	require.LessOrEqual(t, light.limit, 32, "light load: the limit follows what is in flight")
+	require.LessOrEqual(t, surge.p95(), 450*time.Millisecond, "the surge's first seconds within the target and a half")
+	require.Greater(t, len(surge.latencies)*100, 190*5*85, "still serving at least 85 %% of capacity: %d in 5 s", len(surge.latencies))
+}
+
 // A service slower than half the target even unloaded is run at twice its
 // own floor, not starved to the minimum.
 func TestASlowServiceIsAimedAtItsOwnFloor(t *testing.T) {
@@ -130,6 +146,7 @@ func TestASlowServiceIsAimedAtItsOwnFloor(t *testing.T) {
 	got := svc.run(l, 20, phase{10, 20}, phase{60, 60})
 	require.Zero(t, got[0].shed)
 	saturated := got[1]
+	t.Logf("saturated: offered %d, refused %d, p95 %s, limit %d", saturated.offered, saturated.shed, saturated.p95(), saturated.limit)
 	require.Positive(t, saturated.shed, "past saturation, calls are refused")
 	require.LessOrEqual(t, saturated.p95(), 1000*time.Millisecond, "about twice the 400 ms floor")
 	require.Greater(t, saturated.limit, 8, "not starved below what the servers run")
