@@ -26,6 +26,9 @@ func Serve(ctx context.Context, o Options) error {
 	if o.TemporalStore == "" {
 		o.TemporalStore = devstack.StorePostgres
 	}
+	if o.Progress == nil {
+		o.Progress = os.Stdout // the command line is what a serve is for
+	}
 	c, err := newCluster(o.Dir, o.Binaries, o.TemporalStore)
 	if err != nil {
 		return err
