@@ -144,6 +144,7 @@ func TestACallThatNeverReachedTemporalAnswersNoStatus(t *testing.T) {
 	require.Equal(t, "temporarily_unavailable", fields["code"])
 	require.Equal(t, true, fields["retryable"])
 	require.Contains(t, fields["message"], "this call changed nothing")
+	require.Equal(t, "k-1", fields["request_key"], "the key to send again with")
 }
 
 func TestReadinessIsBareAndOpsSeeWhatIsDown(t *testing.T) {
@@ -243,6 +244,7 @@ func TestARescheduleThatCannotReadTheStoreChangesNothing(t *testing.T) {
 	var fields map[string]any
 	require.NoError(t, json.NewDecoder(res.Body).Decode(&fields))
 	require.NotContains(t, fields, "status", "nothing was sent: no status, the old booking stands")
+	require.Equal(t, "new-1", fields["request_key"], "the move's key, to send again with")
 	require.Equal(t, true, fields["retryable"])
 	require.Contains(t, fields["message"], "retry with the same request_key")
 }

@@ -31,6 +31,9 @@ type Error struct {
 	Retryable bool `json:"retryable,omitempty"`
 	// RetryAfter, on a 429, is when the caller may try again.
 	RetryAfter time.Duration `json:"-"`
+	// RequestKey, on a booking call not sent, is the key it named: the
+	// same call goes again with it.
+	RequestKey string `json:"request_key,omitempty"`
 }
 
 func (e *Error) Error() string { return e.Code + ": " + e.Message }

@@ -25,7 +25,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, key string, rec 
 	}
 	if _, technical := Classify(err); technical {
 		logger(r).Error("booking call failed", zap.String("request_key", key), zap.Error(err))
-		return &Error{Status: http.StatusServiceUnavailable, Code: string(booking.CodeUnavailable),
+		return &Error{Status: http.StatusServiceUnavailable, Code: string(booking.CodeUnavailable), RequestKey: key,
 			Message: "bookingsaga could not answer now and this call changed nothing; retry with the same request_key"}
 	}
 	return err

@@ -799,6 +799,9 @@ type Error struct {
 	Code    ErrorCode `json:"code"`
 	Message string    `json:"message"`
 
+	// RequestKey on a booking call not sent (503): the request_key the call named (a move's new key); send the same call again with it
+	RequestKey *string `json:"request_key,omitempty"`
+
 	// Retryable true on every 5xx and 429: the same call may be sent again as it is
 	Retryable *bool `json:"retryable,omitempty"`
 }

@@ -94,16 +94,18 @@ func TestOverloadIsShedAtOnceAndNothingAdmittedIs(t *testing.T) {
 	newKey := uuid.NewString()
 	move := map[string]any{"new_request_key": newKey, "property_id": "paris-11", "agent_id": "agent-00", "time_zone": "Europe/Paris",
 		"local_start": "2026-12-08T10:00", "expected_policy_version": "p1"}
+	require.Equal(t, shedKey, shed["request_key"], "the key to send again with")
 	shedAnswers := []map[string]any{shed}
 	for _, c := range []struct {
-		method, path string
-		body         any
-	}{{http.MethodGet, "/v1/bookings/" + shedKey, nil}, {http.MethodPost, "/v1/bookings/" + shedKey + "/cancel", nil},
-		{http.MethodPost, "/v1/bookings/" + shedKey + "/reschedule", move}} {
+		method, path, key string
+		body              any
+	}{{http.MethodGet, "/v1/bookings/" + shedKey, shedKey, nil}, {http.MethodPost, "/v1/bookings/" + shedKey + "/cancel", shedKey, nil},
+		{http.MethodPost, "/v1/bookings/" + shedKey + "/reschedule", newKey, move}} {
 		code, body, header := send(c.method, c.path, c.body)
 		require.Equal(t, http.StatusServiceUnavailable, code, c.path)
 		require.Equal(t, true, body["retryable"], c.path)
 		require.NotEmpty(t, header.Get("Retry-After"), c.path)
+		require.Equal(t, c.key, body["request_key"], "the key the call names: %s", c.path)
 		shedAnswers = append(shedAnswers, body)
 	}
 	for _, a := range shedAnswers {
