@@ -258,7 +258,7 @@ func NewAPI(ctx context.Context, cfg APIConfig, logger *zap.Logger, scope tally.
 	opts := sagaOptions(cfg.ClientConfig)
 	opts.Catalog, opts.Contacts = reads.Catalog, reads.Store
 	inFlight, limit := scope.Gauge("booking_calls_in_flight"), scope.Gauge("admission_limit")
-	admit := admission.New(admission.Config{Target: cfg.AdmitTarget, Max: cfg.MaxInFlight, Min: 1,
+	admit := admission.New(admission.Config{Target: cfg.AdmitTarget, Max: cfg.MaxInFlight, Min: 4,
 		OnInFlight: func(n int) { inFlight.Update(float64(n)) }, OnLimit: func(n int) { limit.Update(float64(n)) }})
 	opts.OnPending, opts.Log = NotePending(reads.Store, logger), logger
 	sc := sagaclient.New(tc, opts)
