@@ -245,3 +245,14 @@ type Booking struct {
 	// Outcome is how the viewing went, once staff recorded it.
 	Outcome Outcome `json:"outcome,omitempty"`
 }
+
+// MirrorsAlike says whether the calendar and CRM copies of b and o are the
+// same: the mirrors show a booking's status, slot, resources and outcome.
+// Mirror references and timestamps are the mirrors' own news, not a change
+// to copy.
+func (b Booking) MirrorsAlike(o Booking) bool {
+	x, y := b.Intent, o.Intent
+	return b.Status == o.Status && b.Outcome == o.Outcome &&
+		x.PropertyID == y.PropertyID && x.AgentID == y.AgentID && slices.Equal(x.ExtraResources, y.ExtraResources) &&
+		x.StartsAt.Equal(y.StartsAt) && x.EndsAt.Equal(y.EndsAt) && x.TimeZone == y.TimeZone
+}

@@ -1,11 +1,13 @@
 package workflows
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"io"
 	"log/slog"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -35,6 +37,11 @@ type fixture struct {
 	a   *activities.Activities
 	// logs holds what the saga logged at warn and above.
 	logs *syncbuf.Buffer
+	// holds is the store's last word per key, for the reads no mock of
+	// the test answers (storeReads); the mirrors' first tries run side
+	// by side, so it is locked.
+	mu    sync.Mutex
+	holds map[string]booking.Booking
 }
 
 func setup(t *testing.T) *fixture {
@@ -47,7 +54,7 @@ func setup(t *testing.T) *fixture {
 	// loaded CI machine under the race detector.
 	env.SetTestTimeout(30 * time.Second)
 	env.SetStartTime(slotStart.Add(-48 * time.Hour))
-	f := &fixture{t: t, env: env, a: &activities.Activities{}, logs: logs}
+	f := &fixture{t: t, env: env, a: &activities.Activities{}, logs: logs, holds: map[string]booking.Booking{}}
 	env.RegisterActivity(f.a)
 	env.RegisterWorkflow(Booking)
 	t.Cleanup(func() { env.AssertExpectations(t) })
@@ -84,12 +91,50 @@ func forKey(k string) any {
 // mirrorsOK makes the calendar and CRM writes succeed for any key.
 // commitConfirms has the store book req under k once.
 func (f *fixture) commitConfirms(k string, req booking.CommitRequest) {
-	f.env.OnActivity(f.a.Commit, mock.Anything, forKey(k)).Return(booking.CommitOutput{Booking: stored(k, req, booking.StatusConfirmed)}, nil).Once()
+	b := stored(k, req, booking.StatusConfirmed)
+	f.env.OnActivity(f.a.Commit, mock.Anything, forKey(k)).Return(booking.CommitOutput{Booking: b}, nil).Once()
+	f.storeHolds(b)
+}
+
+// storeHolds has the store answer reads of b's key with b once the test's
+// own mocks are spent: the saga reads its key again at the viewing's end
+// (changeFinalRead), and a child saga its own.
+func (f *fixture) storeHolds(b booking.Booking) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.holds[b.RequestKey] = b
+}
+
+// held is the store's record of k, as storeHolds and the mirrors left it.
+func (f *fixture) held(k string) (booking.Booking, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	b, ok := f.holds[k]
+	return b, ok
+}
+
+// mirrored records a mirror's reference on k's record, as the mirror
+// activities do in the store.
+func (f *fixture) mirrored(k string, out booking.SyncOutput) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if b, ok := f.holds[k]; ok {
+		b.ProviderEventID = cmp.Or(out.EventID, b.ProviderEventID)
+		b.CRMRef = cmp.Or(out.CRMRef, b.CRMRef)
+		f.holds[k] = b
+	}
 }
 
 func (f *fixture) mirrorsOK() {
-	f.env.OnActivity(f.a.SyncCalendar, mock.Anything, mock.Anything).Return(booking.SyncOutput{EventID: "bsevent"}, nil).Maybe()
-	f.env.OnActivity(f.a.SyncCRM, mock.Anything, mock.Anything).Return(booking.SyncOutput{CRMRef: "crm-1"}, nil).Maybe()
+	for _, m := range []struct {
+		act any
+		out booking.SyncOutput
+	}{{f.a.SyncCalendar, booking.SyncOutput{EventID: "bsevent"}}, {f.a.SyncCRM, booking.SyncOutput{CRMRef: "crm-1"}}} {
+		f.env.OnActivity(m.act, mock.Anything, mock.Anything).Return(func(_ context.Context, in booking.KeyInput) (booking.SyncOutput, error) {
+			f.mirrored(in.RequestKey, m.out)
+			return m.out, nil
+		}).Maybe()
+	}
 }
 
 type updateResult struct {
@@ -119,6 +164,8 @@ func (f *fixture) update(delay time.Duration, name string, arg any) *updateResul
 
 func (f *fixture) run(in BookingInput) receipt.Receipt {
 	f.t.Helper()
+	f.storeReads()
+	f.failUnmocked()
 	f.env.ExecuteWorkflow(Booking, in)
 	require.True(f.t, f.env.IsWorkflowCompleted())
 	require.NoError(f.t, f.env.GetWorkflowError())
@@ -163,6 +210,7 @@ func TestCommitTimeoutGoesUnknownThenLookupFindsIt(t *testing.T) {
 	// The attempt outlasts the 3 s the caller can wait, then its reply is lost.
 	f.env.OnActivity(f.a.Commit, mock.Anything, forKey(key)).After(5*time.Second).Return(booking.CommitOutput{}, errors.New("connection reset")).Once()
 	f.env.OnActivity(f.a.Lookup, mock.Anything, forKey(key)).Return(booking.LookupOutput{Found: true, Booking: stored(key, req, booking.StatusConfirmed)}, nil).Once()
+	f.storeHolds(stored(key, req, booking.StatusConfirmed))
 	f.mirrorsOK()
 	var during BookingState
 	f.env.RegisterDelayedCallback(func() { during = f.state() }, 8*time.Second)
@@ -189,6 +237,7 @@ func TestAbsentAfterUnknownRetriesWithTheSameKey(t *testing.T) {
 		return booking.CommitOutput{Booking: stored(key, req, booking.StatusConfirmed)}, nil
 	}).Times(2)
 	f.env.OnActivity(f.a.Lookup, mock.Anything, forKey(key)).Return(booking.LookupOutput{Found: false}, nil).Once()
+	f.storeHolds(stored(key, req, booking.StatusConfirmed)) // once the retry has committed
 	f.mirrorsOK()
 	f.update(time.Second, booking.UpdateCommit, req)
 
@@ -225,6 +274,7 @@ func TestDuplicateUpdatesShareOneCommit(t *testing.T) {
 	f := setup(t)
 	req := request(slotStart)
 	f.env.OnActivity(f.a.Commit, mock.Anything, forKey(key)).After(time.Second).Return(booking.CommitOutput{Booking: stored(key, req, booking.StatusConfirmed)}, nil).Once()
+	f.storeHolds(stored(key, req, booking.StatusConfirmed))
 	f.mirrorsOK()
 	var us []*updateResult
 	for i := range 5 {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -229,6 +230,7 @@ func TestCommitDuringASlowHoldConfirmsIt(t *testing.T) {
 		return in.RequestKey == key && in.Contact != nil && string(in.Contact.Sealed) == string(box)
 	})
 	f.env.OnActivity(f.a.Confirm, mock.Anything, withContact).Return(booking.CommitOutput{Booking: stored(key, req, booking.StatusConfirmed)}, nil).Once()
+	f.storeHolds(stored(key, req, booking.StatusConfirmed))
 	f.mirrorsOK()
 	f.update(time.Second, booking.UpdateSelect, req)
 	commit := req
@@ -290,4 +292,30 @@ func releaseOf(key string) any {
 	return mock.MatchedBy(func(in booking.ReleaseInput) bool {
 		return in.RequestKey == key && in.Booking != nil && in.Booking.RequestKey == key && in.Booking.Status == booking.StatusConfirmed
 	})
+}
+
+// The saga reads the store at the viewing's end (changeFinalRead); a
+// record that says what the saga already holds, with both mirrors synced,
+// has nothing to mirror. Before changeUnchangedRecord every booking wrote
+// its calendar events and its CRM record again there.
+func TestAViewingsEndWritesNoMirrorForAnUnchangedRecord(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	req := request(slotStart)
+	f.confirmed(key, req)
+	// The two first tries run side by side, as local activities.
+	var calendar, crm atomic.Int32
+	f.env.OnActivity(f.a.SyncCalendar, mock.Anything, forKey(key)).Return(func(context.Context, booking.KeyInput) (booking.SyncOutput, error) {
+		calendar.Add(1)
+		return booking.SyncOutput{EventID: "bsevent"}, nil
+	})
+	f.env.OnActivity(f.a.SyncCRM, mock.Anything, forKey(key)).Return(func(context.Context, booking.KeyInput) (booking.SyncOutput, error) {
+		crm.Add(1)
+		return booking.SyncOutput{CRMRef: "crm-1"}, nil
+	})
+	f.update(time.Second, booking.UpdateCommit, req)
+
+	final := f.run(BookingInput{RequestKey: key})
+	require.Equal(t, receipt.StatusConfirmed, final.Status)
+	require.Equal(t, []int32{1, 1}, []int32{calendar.Load(), crm.Load()}, "each mirror is written once, after the commit")
 }

@@ -330,6 +330,7 @@ func (s *saga) refuse(ctx workflow.Context, state State, reason *receipt.Reason)
 
 // fromStore adopts what the store says about the key.
 func (s *saga) fromStore(ctx workflow.Context, b booking.Booking) {
+	held, before := s.st.Booking, s.st.State
 	s.st.Booking = &b
 	s.st.UnknownSince = nil
 	s.st.Held = b.Status == booking.StatusHeld
@@ -347,7 +348,9 @@ func (s *saga) fromStore(ctx workflow.Context, b booking.Booking) {
 		s.st.ReplacedBy = b.ReplacedByRequestKey
 		s.setState(ctx, StateRescheduled)
 	}
-	s.dirty = true
+	if s.mirrorsBehind(ctx, held, before) {
+		s.dirty = true
+	}
 	if s.st.CancelRequested && b.Status == booking.StatusConfirmed {
 		// The cancel runs first; the replaced booking then hears the final
 		// outcome, and is not released for a booking that is going away.

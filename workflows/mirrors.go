@@ -100,6 +100,18 @@ func (s *saga) mirrored(cal booking.SyncOutput, calErr, crmErr error) {
 	}
 }
 
+// mirrorsBehind says whether the store's record, just adopted over held in
+// state before, has news for the mirrors. A record the saga held already
+// has none: the final read of every booking (changeFinalRead) wrote both
+// mirrors again until changeUnchangedRecord. A mirror that failed for good
+// stays the reconciliation schedule's to repair, as it was before.
+func (s *saga) mirrorsBehind(ctx workflow.Context, held *booking.Booking, before State) bool {
+	if held == nil || s.st.State != before || !held.MirrorsAlike(*s.st.Booking) {
+		return true
+	}
+	return workflow.GetVersion(ctx, changeUnchangedRecord, workflow.DefaultVersion, 1) == workflow.DefaultVersion
+}
+
 func (s *saga) synced() bool { return s.st.CalendarSynced && s.st.CRMSynced }
 
 // Retryable says whether a failed activity is worth another try: any

@@ -41,6 +41,7 @@ func TestTheCallerIsRemindedAtThePolicysTime(t *testing.T) {
 	req := request(slotStart)
 	confirmed := withReminder(stored(key, req, booking.StatusConfirmed))
 	f.env.OnActivity(f.a.Commit, mock.Anything, forKey(key)).Return(booking.CommitOutput{Booking: confirmed}, nil).Once()
+	f.storeHolds(confirmed)
 	f.mirrorsOK()
 	at := f.remindersAt(true)
 	f.update(time.Second, booking.UpdateCommit, req)

@@ -39,4 +39,8 @@ const (
 	// reminder, and takes the message sender's notices into its search
 	// attributes (BookingCallerNotified) and summary.
 	changeCallerMessages = "caller-messages"
+	// changeUnchangedRecord (v0.7.0): a store record the saga already
+	// holds is not mirrored again (the final read at the viewing's end
+	// wrote every booking's calendar events and CRM record twice).
+	changeUnchangedRecord = "unchanged-record-writes-no-mirror"
 )
