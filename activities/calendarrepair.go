@@ -66,10 +66,7 @@ func (a *Activities) ReconcileCalendar(ctx context.Context, in booking.WindowInp
 			}
 		}
 	}
-	if len(page) == in.Limit && in.Limit > 0 {
-		last := page[len(page)-1]
-		rep.Next = &booking.Cursor{StartsAt: last.Intent.StartsAt, RequestKey: last.RequestKey}
-	}
+	rep.Next = booking.NextPage(page, in.Limit)
 	a.drift("calendar_missing", "repaired", rep.Missing)
 	a.drift("calendar_moved", "repaired", rep.Moved)
 	a.drift("calendar_orphan", "repaired", rep.Orphans)

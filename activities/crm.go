@@ -213,10 +213,7 @@ func (a *Activities) ReconcileCRM(ctx context.Context, in booking.WindowInput) (
 			}
 		}
 	}
-	if len(page) == in.Limit && in.Limit > 0 {
-		last := page[len(page)-1]
-		rep.Next = &booking.Cursor{StartsAt: last.Intent.StartsAt, RequestKey: last.RequestKey}
-	}
+	rep.Next = booking.NextPage(page, in.Limit)
 	a.drift("crm_missing", "repaired", rep.Missing)
 	a.drift("crm_mismatch", "repaired", rep.Mismatched)
 	return rep, nil

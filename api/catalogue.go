@@ -209,9 +209,8 @@ func (s *Server) bookings(w http.ResponseWriter, r *http.Request) error {
 	for _, b := range page {
 		out.Bookings = append(out.Bookings, listed(b))
 	}
-	if len(page) == q.Limit {
-		last := page[len(page)-1]
-		out.NextCursor = encodeCursor(booking.Cursor{StartsAt: last.Intent.StartsAt, RequestKey: last.RequestKey})
+	if next := booking.NextPage(page, q.Limit); next != nil {
+		out.NextCursor = encodeCursor(*next)
 	}
 	return WriteJSON(w, http.StatusOK, out)
 }

@@ -10,6 +10,16 @@ type Cursor struct {
 	RequestKey string
 }
 
+// NextPage is where a listing in that order goes on after page, one page
+// of at most limit: nil once a page comes back short, the listing's last.
+func NextPage(page []Booking, limit int) *Cursor {
+	if limit <= 0 || len(page) < limit {
+		return nil
+	}
+	last := page[len(page)-1]
+	return &Cursor{StartsAt: last.Intent.StartsAt, RequestKey: last.RequestKey}
+}
+
 // ListQuery filters a listing of bookings: those starting in [From, To),
 // of a property, an agent and a status when given, one page of at most
 // Limit after the cursor.

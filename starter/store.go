@@ -109,11 +109,11 @@ func bookings(ctx context.Context, sc api.Catalogue, args []string, out io.Write
 			return err
 		}
 		all = append(all, page...)
-		if len(page) < q.Limit {
+		next := booking.NextPage(page, q.Limit)
+		if next == nil {
 			break
 		}
-		last := page[len(page)-1]
-		q.After = booking.Cursor{StartsAt: last.Intent.StartsAt, RequestKey: last.RequestKey}
+		q.After = *next
 	}
 	if *asJSON {
 		return printJSON(out, all)

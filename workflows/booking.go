@@ -80,32 +80,11 @@ func Booking(ctx workflow.Context, in BookingInput) (receipt.Receipt, error) {
 	if err := s.register(ctx); err != nil {
 		return receipt.Receipt{}, err
 	}
-	workflow.Go(ctx, func(ctx workflow.Context) {
-		ch := workflow.GetSignalChannel(ctx, booking.SignalReconcile)
-		for {
-			var out booking.LookupOutput
-			ch.Receive(ctx, &out)
-			s.onReconcile(ctx, out)
-		}
-	})
+	onSignal(ctx, booking.SignalReconcile, s.onReconcile)
 	if s.messages {
-		workflow.Go(ctx, func(ctx workflow.Context) {
-			ch := workflow.GetSignalChannel(ctx, booking.SignalCallerMessaged)
-			for {
-				var n booking.MessageNotice
-				ch.Receive(ctx, &n)
-				s.messaged(n)
-			}
-		})
+		onSignal(ctx, booking.SignalCallerMessaged, func(_ workflow.Context, n booking.MessageNotice) { s.messaged(n) })
 	}
-	workflow.Go(ctx, func(ctx workflow.Context) {
-		ch := workflow.GetSignalChannel(ctx, booking.SignalReplacement)
-		for {
-			var r receipt.Receipt
-			ch.Receive(ctx, &r)
-			s.replacementDecided(r)
-		}
-	})
+	onSignal(ctx, booking.SignalReplacement, func(_ workflow.Context, r receipt.Receipt) { s.replacementDecided(r) })
 	if err := booking.ValidateKey(in.RequestKey); err != nil {
 		s.refuse(ctx, StateRejected, rejectionReason(err))
 	} else if in.Commit != nil && s.st.State == StateOffered {
@@ -280,4 +259,17 @@ func (s *saga) expireHold(ctx workflow.Context) {
 	if s.st.State == StateSelected && s.st.Held && !s.commitRunning {
 		s.fromStore(ctx, out.Booking)
 	}
+}
+
+// onSignal hands each signal of that name to handle, in the order they
+// came, for as long as the saga runs.
+func onSignal[T any](ctx workflow.Context, name string, handle func(workflow.Context, T)) {
+	workflow.Go(ctx, func(ctx workflow.Context) {
+		ch := workflow.GetSignalChannel(ctx, name)
+		for {
+			var v T
+			ch.Receive(ctx, &v)
+			handle(ctx, v)
+		}
+	})
 }

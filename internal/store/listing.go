@@ -91,11 +91,11 @@ func (s *Store) OutsideRules(ctx context.Context, limit int) ([]booking.OutsideR
 			r, ok := ruledBy[id]
 			return r.rules, r.zone, ok
 		})
-		if len(page) < outsidePage {
+		next := booking.NextPage(page, outsidePage)
+		if next == nil {
 			break
 		}
-		last := page[len(page)-1]
-		after = booking.Cursor{StartsAt: last.Intent.StartsAt, RequestKey: last.RequestKey}
+		after = *next
 	}
 	if err := s.coverFor(ctx, out, agentOf); err != nil {
 		return nil, fmt.Errorf("outside rules: %w", err)
