@@ -250,9 +250,8 @@ func TestVoicePlatformRoundTrips(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	url := f.serveEdge(api.Config{}, voice.Config{RetellKey: "retell-key", VapiSecret: "vapi-secret"})
-	args := map[string]any{"property_id": "paris-11", "agent_id": "agent-00", "starts_at": slot(t, 15).Format(time.RFC3339),
-		"time_zone": "Europe/Paris", "duration_minutes": 30, "expected_policy_version": policyVersion,
-		"contact": map[string]string{"name": "Ada", "phone": "+33 6 12 34 56 78"}}
+	args := bookArgs(t, 15)
+	args["contact"] = map[string]string{"name": "Ada", "phone": "+33 6 12 34 56 78"}
 	body, err := json.Marshal(map[string]any{"name": "book", "call": map[string]string{"call_id": "call-" + uuid.NewString()}, "args": args})
 	require.NoError(t, err)
 	var out struct {
@@ -346,20 +345,9 @@ func TestEveryToolThroughOneConversation(t *testing.T) {
 	f := setup(t)
 	url := f.serveAPI(api.Config{})
 	call := "call-" + uuid.NewString() // one conversation for every tool
-	toolIn := func(call, name string, args map[string]any) string {
-		body, err := json.Marshal(map[string]any{"name": name, "call": map[string]string{"call_id": call}, "args": args})
-		require.NoError(t, err)
-		var out struct {
-			Result string `json:"result"`
-		}
-		require.Equal(t, http.StatusOK, f.call("POST", url+"/v1/tools/retell", body, &out))
-		return out.Result
-	}
+	toolIn := func(call, name string, args map[string]any) string { return f.retellTool(url, call, name, args) }
 	tool := func(name string, args map[string]any) string { return toolIn(call, name, args) }
-	at := func(hour int) map[string]any {
-		return map[string]any{"property_id": "paris-11", "agent_id": "agent-00", "starts_at": slot(t, hour).Format(time.RFC3339),
-			"time_zone": "Europe/Paris", "duration_minutes": 30, "expected_policy_version": policyVersion}
-	}
+	at := func(hour int) map[string]any { return bookArgs(t, hour) }
 	keyOf := func(text string) string {
 		_, key, ok := strings.Cut(text, "request_key ")
 		require.True(t, ok, text)

@@ -2,13 +2,11 @@ package systemtest
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"net/http"
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
@@ -75,22 +73,12 @@ func TestALostAnswerFromTemporalIsPendingNeverAFailure(t *testing.T) {
 	require.Equal(t, receipt.Reference(goKey), gr.Reference)
 
 	// Retell and Vapi.
-	args := func(hour int) map[string]any {
-		return map[string]any{"property_id": "paris-11", "agent_id": "agent-00", "starts_at": slot(t, hour).Format(time.RFC3339),
-			"time_zone": "Europe/Paris", "duration_minutes": 30, "expected_policy_version": policyVersion}
-	}
-	retellCall := "call-" + uuid.NewString()
-	body, err := json.Marshal(map[string]any{"name": "book", "call": map[string]string{"call_id": retellCall}, "args": args(11)})
-	require.NoError(t, err)
-	var out struct {
-		Result string `json:"result"`
-	}
-	require.Equal(t, http.StatusOK, f.call("POST", url+"/v1/tools/retell", body, &out))
-	require.Contains(t, out.Result, "NOT confirmed yet", out.Result)
-	require.Contains(t, out.Result, "BS-", "the caller hears a reference")
+	out := f.retellTool(url, "call-"+uuid.NewString(), "book", bookArgs(t, 11))
+	require.Contains(t, out, "NOT confirmed yet", out)
+	require.Contains(t, out, "BS-", "the caller hears a reference")
 
 	vapi := map[string]any{"message": map[string]any{"type": "tool-calls", "call": map[string]string{"id": "call-" + uuid.NewString()},
-		"toolCalls": []map[string]any{{"id": "tc-1", "type": "function", "function": map[string]any{"name": "book", "arguments": args(12)}}}}}
+		"toolCalls": []map[string]any{{"id": "tc-1", "type": "function", "function": map[string]any{"name": "book", "arguments": bookArgs(t, 12)}}}}}
 	var results struct {
 		Results []struct {
 			Result string `json:"result"`
@@ -118,15 +106,8 @@ func TestAPendingBookingHoldsTheConversation(t *testing.T) {
 	url := f.serveAPI(api.Config{}, storeDown{Catalog: f.catalog, down: &fault.stalled})
 	call := "call-" + uuid.NewString()
 	book := func(hour int) string {
-		args := map[string]any{"property_id": "paris-11", "agent_id": "agent-00", "starts_at": slot(t, hour).Format(time.RFC3339),
-			"time_zone": "Europe/Paris", "duration_minutes": 30, "expected_policy_version": policyVersion}
-		body, err := json.Marshal(map[string]any{"name": "book", "call": map[string]string{"call_id": call}, "args": args})
-		require.NoError(t, err)
-		var out struct {
-			Result string `json:"result"`
-		}
-		require.Equal(t, http.StatusOK, f.call("POST", url+"/v1/tools/retell", body, &out))
-		return out.Result
+		args := bookArgs(t, hour)
+		return f.retellTool(url, call, "book", args)
 	}
 	// The first booking's reply is lost and the store can't be asked: pending.
 	first := book(10)
@@ -144,14 +125,8 @@ func TestAPendingBookingHoldsTheConversation(t *testing.T) {
 		return f.call("GET", url+"/v1/bookings?reference="+referenceIn(t, first), nil, &r) == http.StatusOK &&
 			r.Status == receipt.StatusConfirmed
 	}, "the first booking settles, found by its reference")
-	body, err := json.Marshal(map[string]any{"name": "booking_status", "call": map[string]string{"call_id": call},
-		"args": map[string]string{"reference": referenceIn(t, first)}})
-	require.NoError(t, err)
-	var status struct {
-		Result string `json:"result"`
-	}
-	require.Equal(t, http.StatusOK, f.call("POST", url+"/v1/tools/retell", body, &status))
-	require.True(t, strings.HasPrefix(status.Result, "[confirmed] Confirmed"), "the caller's reference resolves: %s", status.Result)
+	status := f.retellTool(url, call, "booking_status", map[string]any{"reference": referenceIn(t, first)})
+	require.True(t, strings.HasPrefix(status, "[confirmed] Confirmed"), "the caller's reference resolves: %s", status)
 	second := book(11)
 	require.True(t, strings.HasPrefix(second, "[confirmed] Confirmed"), "the conversation goes on: %s", second)
 	require.Equal(t, 2, f.bookings())
@@ -212,17 +187,8 @@ func TestAConversationBookkeepingFaultNeverChangesTheAnswer(t *testing.T) {
 	fault := &lostBookkeeping{}
 	url, _ := f.serveThrough(sagaclient.Options{}, fault)
 	call := "call-" + uuid.NewString()
-	tool := func(name string, args map[string]any) string {
-		body, err := json.Marshal(map[string]any{"name": name, "call": map[string]string{"call_id": call}, "args": args})
-		require.NoError(t, err)
-		var out struct {
-			Result string `json:"result"`
-		}
-		require.Equal(t, http.StatusOK, f.call("POST", url+"/v1/tools/retell", body, &out))
-		return out.Result
-	}
-	args := map[string]any{"property_id": "paris-11", "agent_id": "agent-00", "starts_at": slot(t, 13).Format(time.RFC3339),
-		"time_zone": "Europe/Paris", "duration_minutes": 30, "expected_policy_version": policyVersion}
+	tool := func(name string, args map[string]any) string { return f.retellTool(url, call, name, args) }
+	args := bookArgs(t, 13)
 	booked := tool("book", args)
 	require.True(t, strings.HasPrefix(booked, "[confirmed] Confirmed"), "the booking was made: %s", booked)
 
