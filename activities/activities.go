@@ -70,6 +70,12 @@ type Activities struct {
 	// Egress decides where webhook deliveries may go; nil refuses every
 	// internal address, loopback included.
 	Egress *egress.Guard
+	// MirrorYield is how long a mirror's work (a calendar or CRM write, a
+	// text or e-mail) waits for this worker's commits in flight to end
+	// before it goes ahead; 0 does not wait.
+	MirrorYield time.Duration
+
+	turns commitsFirst
 
 	webhookOnce   sync.Once
 	webhookClient *http.Client

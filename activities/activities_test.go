@@ -17,6 +17,7 @@ import (
 	"github.com/bookingsaga/bookingsaga/activities"
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/calendars"
+	"github.com/bookingsaga/bookingsaga/internal/fakeserver"
 	"github.com/bookingsaga/bookingsaga/internal/gcal"
 	"github.com/bookingsaga/bookingsaga/internal/gcal/gcaltest"
 	"github.com/bookingsaga/bookingsaga/internal/pgtest"
@@ -29,11 +30,13 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 const agentCal = "agent-00@calendar.test"
 
 type fixture struct {
-	t    *testing.T
-	env  *testsuite.TestActivityEnvironment
-	acts *activities.Activities
-	cal  *gcaltest.Calendar
-	day  time.Time // 00:00 UTC, two days ahead
+	t   *testing.T
+	env *testsuite.TestActivityEnvironment
+	// calURL is the fake calendar's API root.
+	calURL string
+	acts   *activities.Activities
+	cal    *gcaltest.Calendar
+	day    time.Time // 00:00 UTC, two days ahead
 	// ahead is how far the store's clock runs ahead of the wall's: a
 	// test moves it past a message's backoff instead of waiting.
 	ahead atomic.Int64
@@ -57,7 +60,8 @@ func setup(t *testing.T) *fixture {
 	fake := gcaltest.NewCalendar()
 	srv := httptest.NewServer(fake)
 	t.Cleanup(srv.Close)
-	m, err := gcal.New(ctx, gcal.Config{Endpoint: srv.URL + "/calendar/v3/", NoAuth: true, CallTimeout: time.Second, Retry: retry.Default()})
+	f.calURL = srv.URL + "/calendar/v3/"
+	m, err := gcal.New(ctx, gcal.Config{Endpoint: f.calURL, NoAuth: true, CallTimeout: time.Second, Retry: retry.Default()})
 	require.NoError(t, err)
 	f.acts, f.cal, f.day = &activities.Activities{Store: st, Calendar: calendars.NewRouter(map[string]calendars.Provider{booking.ProviderGoogle: m})}, fake,
 		time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, 2)
@@ -180,4 +184,47 @@ func TestAnUnconfiguredProviderStopsNoOtherCalendar(t *testing.T) {
 	require.Equal(t, 1, rep.Missing, rep.Details)
 	require.Equal(t, 1, rep.Failed, rep.Details)
 	require.Contains(t, strings.Join(rep.Details, "\n"), "prop@agency.example")
+}
+
+// A calendar write waits while a commit runs in the same worker: the
+// commit is what a caller is waiting on.
+func TestAMirrorWriteYieldsToACommitInFlight(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	ctx := context.Background()
+	_, err := f.env.ExecuteActivity(f.acts.Commit, f.commitInput("k-told", "p1", 9))
+	require.NoError(t, err)
+	// A client that waits for the calendar longer than the test needs,
+	// so the commit below is in flight until its free/busy is let go.
+	slow, err := gcal.New(ctx, gcal.Config{Endpoint: f.calURL, NoAuth: true, CallTimeout: time.Minute, Retry: retry.Default()})
+	require.NoError(t, err)
+	f.acts.Calendar = calendars.NewRouter(map[string]calendars.Provider{booking.ProviderGoogle: slow})
+	f.acts.MirrorYield = time.Hour
+	require.NoError(t, f.cal.Inject(fakeserver.Fault{Op: "freebusy.query", Times: 1, Latency: time.Hour}))
+	t.Cleanup(f.cal.Release)              // a failed test ends the held read too
+	read := f.cal.Calls("freebusy.query") // the first commit's
+
+	var suite testsuite.WorkflowTestSuite
+	other := suite.NewTestActivityEnvironment()
+	other.RegisterActivity(f.acts)
+	committed := make(chan error, 1)
+	go func() {
+		_, err := other.ExecuteActivity(f.acts.Commit, f.commitInput("k-waited-on", "p1", 12))
+		committed <- err
+	}()
+	require.Eventually(t, func() bool { return f.cal.Calls("freebusy.query") == read+1 }, 10*time.Second, time.Millisecond)
+	synced := make(chan error, 1)
+	go func() {
+		_, err := f.env.ExecuteActivity(f.acts.SyncCalendar, booking.KeyInput{RequestKey: "k-told"})
+		synced <- err
+	}()
+	require.Eventually(t, func() bool { return activities.MirrorsWaiting(f.acts) == 1 }, 10*time.Second, time.Millisecond)
+	require.Empty(t, f.cal.Events(agentCal), "no write while the commit runs")
+
+	f.cal.Release() // the free/busy read fails; the store decides alone
+	require.NoError(t, <-committed)
+	require.NoError(t, <-synced)
+	evs := f.cal.Events(agentCal)
+	require.Len(t, evs, 1)
+	require.Equal(t, gcal.EventID("k-told"), evs[0].Id)
 }

@@ -16,6 +16,7 @@ import (
 // store: a confirmed booking has its event, anything else has none. It reads
 // the store each time, so running it again, late or twice, converges.
 func (a *Activities) SyncCalendar(ctx context.Context, in booking.KeyInput) (booking.SyncOutput, error) {
+	a.yieldToCommits(ctx)
 	b, cals, err := a.bookingCalendars(ctx, in.RequestKey)
 	if err != nil || a.Calendar == nil || len(cals) == 0 || b.Status == booking.StatusHeld {
 		return booking.SyncOutput{Skipped: err == nil}, err

@@ -23,6 +23,7 @@ import (
 // knows is replayed. A conflict or refusal is a non-retryable
 // error; anything else is technical, and safe to retry with the same key.
 func (a *Activities) Commit(ctx context.Context, in booking.CommitInput) (out booking.CommitOutput, err error) {
+	defer a.turns.begin()()
 	defer a.countCommit(time.Now(), &out, &err)
 	return a.commit(ctx, in)
 }
@@ -145,6 +146,7 @@ func (a *Activities) Lapse(ctx context.Context, in booking.LapseInput) (booking.
 
 // Confirm turns the key's hold into a booking; an expired hold is refused.
 func (a *Activities) Confirm(ctx context.Context, in booking.ConfirmInput) (out booking.CommitOutput, err error) {
+	defer a.turns.begin()()
 	defer a.countCommit(time.Now(), &out, &err)
 	return a.confirm(ctx, in)
 }
@@ -171,6 +173,7 @@ func (a *Activities) ExpireHold(ctx context.Context, in booking.KeyInput) (booki
 
 // Release frees the booking's capacity; releasing twice is harmless.
 func (a *Activities) Release(ctx context.Context, in booking.ReleaseInput) (booking.LookupOutput, error) {
+	defer a.turns.begin()() // a cancel's caller waits on it
 	b, err := a.Store.Release(ctx, store.ReleaseRequest{RequestKey: in.RequestKey})
 	if errors.Is(err, booking.ErrNotFound) && in.Booking != nil {
 		return a.releaseLost(ctx, *in.Booking)

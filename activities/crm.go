@@ -18,6 +18,7 @@ import (
 
 // SyncCRM makes the CRM's viewing record match the store.
 func (a *Activities) SyncCRM(ctx context.Context, in booking.KeyInput) (booking.SyncOutput, error) {
+	a.yieldToCommits(ctx)
 	b, err := a.Store.Lookup(ctx, in.RequestKey)
 	if err != nil {
 		return booking.SyncOutput{}, storeError("sync crm", in.RequestKey, err)

@@ -69,6 +69,7 @@ func (a *Activities) QueueReminder(ctx context.Context, in booking.ReminderInput
 // sendMessage ends one due message: sent, or why not. It reports whether
 // a message went out.
 func (a *Activities) sendMessage(ctx context.Context, m booking.Message) (bool, error) {
+	a.yieldToCommits(ctx)
 	done := func(st booking.MessageStatus, ch booking.Channel, id, why string) (bool, error) {
 		a.messageCount(string(st))
 		if err := a.Store.MessageDone(ctx, m.ID, st, ch, id, why); err != nil {

@@ -27,6 +27,9 @@ func RegisterMetrics(m tally.Scope) {
 		m.Tagged(map[string]string{"outcome": o}).Counter("commits_total").Inc(0)
 	}
 	m.Timer("commit_latency")
+	for _, why := range []yielded{yieldIdle, yieldBudget, yieldStopped} {
+		m.Tagged(map[string]string{"ended": string(why)}).Timer("mirror_yield")
+	}
 	m.Counter("calendar_unchecked_total").Inc(0)
 	for _, d := range driftKinds {
 		m.Tagged(map[string]string{"category": d[0], "action": d[1]}).Counter("drift_total").Inc(0)

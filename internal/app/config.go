@@ -79,7 +79,16 @@ type Config struct {
 	// ReconcileInterval is how often the reconciliation schedule runs; 0
 	// leaves the schedule alone.
 	ReconcileInterval time.Duration
+	// MirrorYield is how long a mirror's write (calendar, CRM, a caller's
+	// text or e-mail) waits for this worker's commits in flight to end;
+	// 0 does not wait (activities.Activities.MirrorYield).
+	MirrorYield time.Duration
 }
+
+// maxMirrorYield keeps a mirror's wait for commits well inside the first
+// try that holds it (workflows.Settings.MirrorFirstTry, 2 s by default)
+// and the mirrors' lag target of 2 s.
+const maxMirrorYield = time.Second
 
 func DefaultConfig() Config {
 	return Config{
@@ -104,6 +113,7 @@ func DefaultConfig() Config {
 		EventRetention:    6 * 365 * 24 * time.Hour,
 		ShutdownTimeout:   30 * time.Second,
 		ReconcileInterval: 5 * time.Minute,
+		MirrorYield:       250 * time.Millisecond,
 	}
 }
 
@@ -126,6 +136,9 @@ func (c Config) Validate() error {
 	}
 	if c.ReconcileInterval < 0 {
 		errs = append(errs, fmt.Errorf("reconcile-every must not be negative, got %s", c.ReconcileInterval))
+	}
+	if c.MirrorYield < 0 || c.MirrorYield > maxMirrorYield {
+		errs = append(errs, fmt.Errorf("mirror-yield must be from 0 to %s, got %s", maxMirrorYield, c.MirrorYield))
 	}
 	for _, d := range []struct {
 		name string

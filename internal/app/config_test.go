@@ -31,3 +31,21 @@ func TestRetentionsMustNotShrinkAlongTheChain(t *testing.T) {
 		}
 	}
 }
+
+func TestAMirrorYieldStaysWithinTheFirstTry(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		yield time.Duration
+		bad   bool
+	}{{0, false}, {250 * time.Millisecond, false}, {time.Second, false}, {-time.Millisecond, true}, {2 * time.Second, true}} {
+		cfg := DefaultConfig()
+		cfg.DatabaseURL = "postgres://localhost/x"
+		cfg.MirrorYield = tc.yield
+		err := cfg.Validate()
+		if tc.bad {
+			require.ErrorContains(t, err, "mirror-yield", "%s", tc.yield)
+		} else {
+			require.NoError(t, err, "%s", tc.yield)
+		}
+	}
+}

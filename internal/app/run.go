@@ -223,7 +223,7 @@ func storeConfig(cfg Config) store.Config {
 }
 
 func newActivities(ctx context.Context, cfg Config, pool *pgxpool.Pool) (*activities.Activities, error) {
-	acts := &activities.Activities{Store: store.New(pool, storeConfig(cfg)), Egress: cfg.Egress()}
+	acts := &activities.Activities{Store: store.New(pool, storeConfig(cfg)), Egress: cfg.Egress(), MirrorYield: cfg.MirrorYield}
 	cal, err := cfg.Calendar(ctx)
 	if err != nil {
 		return nil, err
