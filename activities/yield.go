@@ -8,12 +8,12 @@ import (
 
 // commitsFirst lets the commits a worker runs (Commit, Confirm, and the
 // Release of a cancel) go before its mirror work. A commit is what a
-// caller is waiting on; a calendar or CRM write, or a
-// text, only follows a decision already told. On a saturated box they
-// share the same cores and the same pool of store connections, so a
-// mirror that starts while commits are in flight waits for a moment
-// with none, within its yield budget (kept well inside the mirrors' lag
-// target), and then goes ahead regardless: it never waits for good.
+// caller is waiting on; a calendar or CRM write, or a text, only follows
+// a decision already told. On a saturated box they share the same cores
+// and the same pool of store connections, so a mirror that starts while
+// commits are in flight waits for a moment with none, within its yield
+// budget (kept well inside the mirrors' lag target), and then goes ahead
+// regardless: it never waits for good.
 //
 // The zero value is ready: no commit in flight, nobody waiting.
 type commitsFirst struct {
