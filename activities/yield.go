@@ -13,7 +13,10 @@ import (
 // and the same pool of store connections, so a mirror that starts while
 // commits are in flight waits for a moment with none, within its yield
 // budget (kept well inside the mirrors' lag target), and then goes ahead
-// regardless: it never waits for good.
+// regardless: it never waits for good. The saga's first try of a mirror
+// is a local activity, so while it yields the saga's workflow task is
+// held: an update or query on that one saga waits up to the budget
+// longer, which is why the budget is bounded well under MirrorFirstTry.
 //
 // The zero value is ready: no commit in flight, nobody waiting.
 type commitsFirst struct {
