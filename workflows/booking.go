@@ -60,6 +60,9 @@ type saga struct {
 	// messages is set when the saga reminds its caller and publishes how
 	// their messages went (changeCallerMessages).
 	messages bool
+	// wakeOnWorkEnd is set when the main loop wakes as a commit runner or
+	// a reschedule ends (changeWakeWhenWorkEnds).
+	wakeOnWorkEnd bool
 }
 
 // Booking is the saga of one request_key: commit in the store, then mirror
@@ -69,8 +72,9 @@ type saga struct {
 // the booking and its log for good.
 func Booking(ctx workflow.Context, in BookingInput) (receipt.Receipt, error) {
 	s := &saga{set: in.Settings.WithDefaults(), log: workflow.GetLogger(ctx), mu: workflow.NewMutex(ctx),
-		meta:     workflow.GetVersion(ctx, changeUserMetadata, workflow.DefaultVersion, 1) == 1,
-		messages: workflow.GetVersion(ctx, changeCallerMessages, workflow.DefaultVersion, 1) == 1}
+		meta:          workflow.GetVersion(ctx, changeUserMetadata, workflow.DefaultVersion, 1) == 1,
+		messages:      workflow.GetVersion(ctx, changeCallerMessages, workflow.DefaultVersion, 1) == 1,
+		wakeOnWorkEnd: workflow.GetVersion(ctx, changeWakeWhenWorkEnds, workflow.DefaultVersion, 1) == 1}
 	s.st = BookingState{RequestKey: in.RequestKey, State: StateOffered, OpenedAt: workflow.GetInfo(ctx).WorkflowStartTime}
 	if in.Carry != nil {
 		s.st = *in.Carry
@@ -148,10 +152,15 @@ func (s *saga) step(ctx workflow.Context) error {
 	}
 	wait, onTimeout, what := s.deadline(ctx)
 	s.describe(ctx, what, workflow.Now(ctx).Add(wait))
-	seen := s.changes
+	// The deadline waits for a running commit and for reschedules in
+	// flight, so their end is a reason to read it again: a runner can end
+	// after its last state change (a new booking still signalling the one
+	// it replaces).
+	seen, running, moving := s.changes, s.commitRunning, s.inFlight
 	wake := func() bool {
 		return s.dirty || s.done || s.changes != seen || s.shouldContinueAsNew(ctx) ||
-			s.st.CancelRequested && !s.commitRunning && s.st.State != StateUnknown && s.st.State != StateCommitting
+			s.st.CancelRequested && !s.commitRunning && s.st.State != StateUnknown && s.st.State != StateCommitting ||
+			s.wakeOnWorkEnd && (s.commitRunning != running || s.inFlight != moving)
 	}
 	woke := true
 	var err error

@@ -91,6 +91,12 @@ func TestHoldExpires(t *testing.T) {
 
 // rescheduleSetup confirms the old booking, then asks to move it.
 func rescheduleSetup(t *testing.T) (*fixture, booking.CommitRequest, *updateResult) {
+	return rescheduleSignalling(t, 0)
+}
+
+// rescheduleSignalling is rescheduleSetup with the new saga's signal to
+// the old one taking delay of workflow time to be delivered.
+func rescheduleSignalling(t *testing.T, delay time.Duration) (*fixture, booking.CommitRequest, *updateResult) {
 	f := setup(t)
 	req := request(slotStart)
 	f.confirmed(key, req)
@@ -102,7 +108,7 @@ func rescheduleSetup(t *testing.T) (*fixture, booking.CommitRequest, *updateResu
 		func(_, _, _, name string, arg any) error {
 			f.env.SignalWorkflow(name, arg)
 			return nil
-		}).Maybe()
+		}).After(delay).Maybe()
 	moved := request(slotStart.Add(2 * time.Hour))
 	u := f.update(time.Minute, booking.UpdateReschedule, RescheduleRequest{NewRequestKey: newKey, Commit: moved})
 	return f, moved, u
@@ -318,4 +324,29 @@ func TestAViewingsEndWritesNoMirrorForAnUnchangedRecord(t *testing.T) {
 	final := f.run(BookingInput{RequestKey: key})
 	require.Equal(t, receipt.StatusConfirmed, final.Status)
 	require.Equal(t, []int32{1, 1}, []int32{calendar.Load(), crm.Load()}, "each mirror is written once, after the commit")
+}
+
+// A new saga whose signal to the booking it replaces is still on its way
+// when its loop next waits has a commit runner alive and nothing else to
+// wait for, so no timer. Once the runner ends, the loop wakes and sets the
+// viewing's timer: it used to wait for good, and the saga never closed nor
+// reminded its caller (CI met that order once, as a test's timeout).
+func TestANewBookingSlowToTellTheOldOneStillClosesAfterItsViewing(t *testing.T) {
+	t.Parallel()
+	f, moved, u := rescheduleSignalling(t, time.Minute)
+	moved.Intent.Replaces = key
+	f.confirmed(newKey, moved)
+	f.env.OnActivity(f.a.Lookup, mock.Anything, forKey(key)).Return(
+		booking.LookupOutput{Found: true, Booking: stored(key, request(slotStart), booking.StatusReleasedForReschedule)}, nil)
+	var lastRead atomic.Int64 // when the new saga last read its record
+	f.env.OnActivity(f.a.Lookup, mock.Anything, forKey(newKey)).Return(func(context.Context, booking.KeyInput) (booking.LookupOutput, error) {
+		lastRead.Store(f.env.Now().UnixNano())
+		return booking.LookupOutput{Found: true, Booking: stored(newKey, moved, booking.StatusConfirmed)}, nil
+	})
+
+	final := f.run(BookingInput{RequestKey: key})
+	require.Equal(t, receipt.StatusRescheduled, final.Status)
+	require.Equal(t, receipt.StatusPending, u.receipt.Status, "the old saga heard nothing within the caller's wait")
+	require.False(t, time.Unix(0, lastRead.Load()).Before(moved.Intent.EndsAt),
+		"the new saga's final read, at its viewing's end: %v", time.Unix(0, lastRead.Load()).UTC())
 }

@@ -43,4 +43,10 @@ const (
 	// holds is not mirrored again (the final read at the viewing's end
 	// wrote every booking's calendar events and CRM record twice).
 	changeUnchangedRecord = "unchanged-record-writes-no-mirror"
+	// changeWakeWhenWorkEnds (v0.8.0): the main loop also wakes when a
+	// commit runner or a reschedule ends, since its deadline waits for
+	// them; a new booking whose signal to the one it replaces outlived
+	// its last state change was left with no timer, not even the
+	// viewing's end.
+	changeWakeWhenWorkEnds = "wake-when-a-commit-or-move-ends"
 )

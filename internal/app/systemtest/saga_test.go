@@ -203,6 +203,7 @@ func TestRescheduleBooksNewThenReleasesOld(t *testing.T) {
 	require.NoError(t, f.pool.QueryRow(f.ctx, "SELECT count(*) FROM booking WHERE status = 'confirmed'").Scan(&live))
 	require.Equal(t, 2, live, "the new booking and the one that blocked the first try")
 	f.record(oldKey, "rescheduled")
+	f.record(newKey, "rescheduled_new_booking")
 }
 
 func TestRescheduleToAnOverlappingSlot(t *testing.T) {
