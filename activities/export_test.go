@@ -8,3 +8,7 @@ func MirrorsWaiting(a *Activities) int {
 	defer a.turns.mu.Unlock()
 	return a.turns.waiting
 }
+
+// HoldCommits marks a commit in flight on a until the returned function
+// is called, as Commit does while it runs.
+func HoldCommits(a *Activities) (end func()) { return a.turns.begin() }

@@ -42,6 +42,9 @@ func (a *Activities) SendMessages(ctx context.Context, in booking.MessagesInput)
 			}
 			continue
 		}
+		// Once a batch: a backlog's per-message yields would add up past
+		// the activity's timeout.
+		a.yieldToCommits(ctx)
 		for _, m := range due {
 			activity.RecordHeartbeat(ctx, n)
 			sent, err := a.sendMessage(ctx, m)
@@ -69,7 +72,6 @@ func (a *Activities) QueueReminder(ctx context.Context, in booking.ReminderInput
 // sendMessage ends one due message: sent, or why not. It reports whether
 // a message went out.
 func (a *Activities) sendMessage(ctx context.Context, m booking.Message) (bool, error) {
-	a.yieldToCommits(ctx)
 	done := func(st booking.MessageStatus, ch booking.Channel, id, why string) (bool, error) {
 		a.messageCount(string(st))
 		if err := a.Store.MessageDone(ctx, m.ID, st, ch, id, why); err != nil {

@@ -9,7 +9,9 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/uber-go/tally/v4"
 
+	"github.com/bookingsaga/bookingsaga/activities"
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/fakeserver"
 	"github.com/bookingsaga/bookingsaga/internal/mail"
@@ -297,4 +299,26 @@ func TestAnEmailedCallersCalendarFollowsTheViewing(t *testing.T) {
 	require.Len(t, msgs, 2)
 	require.Equal(t, booking.ChannelEmail, msgs[0].Channel)
 	require.Equal(t, got[1].MessageID, msgs[0].ProviderID)
+}
+
+// The sender yields to commits once per batch of due messages, not once
+// per message: the yields of a backlog sent one by one would add up past
+// the activity's StartToClose, and a send cut short there may go twice.
+func TestTheSenderYieldsToCommitsOncePerBatch(t *testing.T) {
+	t.Parallel()
+	f, fake := texting(t)
+	for i, key := range []string{"req_a", "req_b", "req_c"} {
+		f.book(key, 10+2*i, &booking.Contact{Phone: callerPhone, Notify: booking.ChannelSMS})
+	}
+	scope := tally.NewTestScope("", nil)
+	f.acts.Metrics, f.acts.MirrorYield = scope, time.Millisecond
+	defer activities.HoldCommits(f.acts)() // every wait runs out its budget
+
+	n, err := f.send()
+	require.NoError(t, err)
+	require.Equal(t, 3, n)
+	require.Len(t, fake.Sent(), 3)
+	waits := scope.Snapshot().Timers()["mirror_yield+ended=budget"]
+	require.NotNil(t, waits, "the sender yielded")
+	require.Len(t, waits.Values(), 1, "one batch, one yield")
 }

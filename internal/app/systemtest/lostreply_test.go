@@ -105,10 +105,7 @@ func TestAPendingBookingHoldsTheConversation(t *testing.T) {
 	// The API's own reads of the store fail while the worker is stalled.
 	url := f.serveAPI(api.Config{}, storeDown{Catalog: f.catalog, down: &fault.stalled})
 	call := "call-" + uuid.NewString()
-	book := func(hour int) string {
-		args := bookArgs(t, hour)
-		return f.retellTool(url, call, "book", args)
-	}
+	book := func(hour int) string { return f.retellTool(url, call, "book", bookArgs(t, hour)) }
 	// The first booking's reply is lost and the store can't be asked: pending.
 	first := book(10)
 	require.Contains(t, first, "NOT confirmed yet", first)
