@@ -161,6 +161,7 @@ func (ch *checker) check() []Invariant {
 		{"refused stays unbooked", ch.refusedStaysUnbooked()},
 		{"last answer agrees with the store", ch.agreesWithStore()},
 		{"one booking id per key", ch.oneBookingPerKey()},
+		{"a move's booking names the one it moved", ch.movesLinked()},
 		{"no key left pending", ch.nonePending()},
 		{"one event and one CRM record per live booking", append(ch.mirrors(), ch.outlookMirrors()...)},
 		{"every 5xx says retryable", ch.retryable5xx()},
@@ -308,6 +309,23 @@ func (ch *checker) oneBookingPerKey() []string {
 		if len(v) > 1 {
 			bad = append(bad, fmt.Sprintf("%s was answered with bookings %s", k, strings.Join(v, ", ")))
 		}
+	}
+	return bad
+}
+
+// movesLinked: a key sent only as a reschedule's new key books, if it
+// books at all, the move of that booking: the store links the two (and
+// so the caller, their messages and their CRM contact).
+func (ch *checker) movesLinked() []string {
+	var bad []string
+	seen := map[string]bool{}
+	for _, c := range ch.calls {
+		b, ok := ch.bookings[c.NewKey]
+		if c.Op != "reschedule" || !ok || seen[c.NewKey] || b.replaces == c.Key {
+			continue
+		}
+		seen[c.NewKey] = true
+		bad = append(bad, fmt.Sprintf("%s was booked as a move of %s, and the store links it to %q", c.NewKey, c.Key, b.replaces))
 	}
 	return bad
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"strings"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -23,6 +24,9 @@ type messages struct {
 	received               []string
 	texts, mails           int
 	textCopies, mailCopies int
+	// trail is each key's events in order, and whether a contact rests
+	// with its booking: what a violation quotes, to say how it came about.
+	trail map[string]string
 }
 
 func (ch *checker) readMessages(ctx context.Context, pool *pgxpool.Pool, c *cluster) error {
@@ -63,8 +67,49 @@ func (ch *checker) readMessages(ctx context.Context, pool *pgxpool.Pool, c *clus
 		text, _ := e.Part("text/plain")
 		take(e.MessageID, text.Body, &m.mailCopies)
 	}
+	if m.trail, err = trails(ctx, pool); err != nil {
+		return err
+	}
 	ch.messages = m
 	return nil
+}
+
+// trails reads every key's events in order, and whether its booking has
+// a contact.
+func trails(ctx context.Context, pool *pgxpool.Pool) (map[string]string, error) {
+	rows, err := pool.Query(ctx, `SELECT e.request_key, string_agg(e.kind, ' ' ORDER BY e.event_id),
+    EXISTS (SELECT 1 FROM booking b JOIN booking_contact c USING (booking_id) WHERE b.request_key = e.request_key)
+FROM booking_event e GROUP BY e.request_key`)
+	if err != nil {
+		return nil, fmt.Errorf("read event trails: %w", err)
+	}
+	out := map[string]string{}
+	for rows.Next() {
+		var key, kinds string
+		var contact bool
+		if err := rows.Scan(&key, &kinds, &contact); err != nil {
+			return nil, fmt.Errorf("read event trails: %w", err)
+		}
+		out[key] = fmt.Sprintf("events: %s; contact stored: %t", kinds, contact)
+	}
+	return out, rows.Err()
+}
+
+// calledAs lists key's calls in the history, in order: op, outcome and
+// the receipt's status.
+func (ch *checker) calledAs(key string) string {
+	var out []string
+	for _, c := range ch.calls {
+		if c.Key != key && c.NewKey != key {
+			continue
+		}
+		st := "-"
+		if c.Receipt != nil {
+			st = string(c.Receipt.Status)
+		}
+		out = append(out, fmt.Sprintf("%s %s@%s %s/%d/%s", c.Op, c.Key, c.Start.Format("15:04:05.000"), c.Outcome, c.HTTP, st))
+	}
+	return strings.Join(out, ", ")
 }
 
 var reference = regexp.MustCompile(`BS-[A-Z2-7]{4}-[A-Z2-7]{4}`)
@@ -95,11 +140,11 @@ func (ch *checker) callersTold() []string {
 		switch b.status {
 		case string(booking.StatusConfirmed):
 			if box[booking.MessageConfirmed] != booking.MessageSent && box[booking.MessageRescheduled] != booking.MessageSent {
-				bad = append(bad, fmt.Sprintf("%s is confirmed and its caller was not told (%v)", key, box))
+				bad = append(bad, fmt.Sprintf("%s is confirmed and its caller was not told (%v; %s; calls: %s)", key, box, ch.messages.trail[key], ch.calledAs(key)))
 			}
 		case string(booking.StatusCancelled):
 			if b.committed && box[booking.MessageCancelled] != booking.MessageSent {
-				bad = append(bad, fmt.Sprintf("%s is cancelled and its caller was not told (%v)", key, box))
+				bad = append(bad, fmt.Sprintf("%s is cancelled and its caller was not told (%v; %s; calls: %s)", key, box, ch.messages.trail[key], ch.calledAs(key)))
 			}
 		}
 	}

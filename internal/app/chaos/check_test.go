@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/api/calendar/v3"
 
+	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/crm"
 	"github.com/bookingsaga/bookingsaga/internal/gcal"
 	"github.com/bookingsaga/bookingsaga/internal/hubspot/hubspottest"
@@ -124,6 +125,9 @@ func TestTheCheckerCatchesEachKindOfLie(t *testing.T) {
 		"the generic CRM's viewing in HubSpot": {func(ch *checker) {
 			ch.meetings = append(ch.meetings, hubspottest.Object{ID: "m2", Properties: map[string]string{"bookingsaga_booking_id": "b1"}})
 		}, "one event and one CRM record per live booking"},
+		"a move booked as a booking of its own": {func(ch *checker) {
+			ch.calls = append(ch.calls, Call{Op: "reschedule", Key: "k1", NewKey: "k2", HTTP: 200, Receipt: confirmed("k2", "b2"), Outcome: OK})
+		}, "a move's booking names the one it moved"},
 		"an overbooked flat": {func(ch *checker) {
 			ch.occupied = append(ch.occupied, occupancy{resource: "flat-1", capacity: 1, start: t0.Add(29 * time.Minute), end: t0.Add(time.Hour)})
 		}, "no resource over capacity"},
@@ -204,4 +208,20 @@ func TestAKeyNeverSentNeedNotBeKnown(t *testing.T) {
 	ch.calls = append(ch.calls, Call{Op: "book", Key: "k2", HTTP: 202,
 		Receipt: &receipt.Receipt{RequestKey: "k2", Status: receipt.StatusPending}, Outcome: Unknown})
 	require.Equal(t, map[string]int{"no key left pending": 1}, violations(ch))
+}
+
+// A caller who was not told is named with what happened to the key: its
+// events, whether a contact rests with it, and the calls that sent it.
+func TestAnUntoldCallerIsNamedWithTheKeysTrail(t *testing.T) {
+	t.Parallel()
+	ch := healthy()
+	require.Equal(t, booking.ChannelSMS, channelFor("9x"), "a key whose caller agreed to texts")
+	ch.bookings["9x"] = stored{key: "9x", id: "b9", status: "cancelled", committed: true}
+	ch.messages.trail = map[string]string{"9x": "events: committed cancelled; contact stored: false"}
+	ch.calls = append(ch.calls, Call{Op: "book", Key: "9x", Start: t0, HTTP: 200, Receipt: confirmed("9x", "b9"), Outcome: OK})
+	bad := ch.callersTold()
+	require.Len(t, bad, 1)
+	require.Contains(t, bad[0], "9x is cancelled and its caller was not told")
+	require.Contains(t, bad[0], "contact stored: false")
+	require.Contains(t, bad[0], "book 9x@")
 }
