@@ -81,6 +81,14 @@ func Booking(ctx workflow.Context, in BookingInput) (receipt.Receipt, error) {
 		// Only a decided booking has mirrors to bring in step.
 		s.dirty = s.st.State.decided() && !s.synced()
 	}
+	keyErr := booking.ValidateKey(in.RequestKey)
+	startWith := in.Commit != nil && keyErr == nil && s.st.State == StateOffered
+	if startWith && workflow.GetVersion(ctx, changeStartInputFirst, workflow.DefaultVersion, 1) == 1 {
+		// Before register: an update that came with the start runs as
+		// soon as its handler is set, and must find the request it joins.
+		req := *in.Commit
+		s.st.Request = &req
+	}
 	if err := s.register(ctx); err != nil {
 		return receipt.Receipt{}, err
 	}
@@ -89,9 +97,9 @@ func Booking(ctx workflow.Context, in BookingInput) (receipt.Receipt, error) {
 		onSignal(ctx, booking.SignalCallerMessaged, func(_ workflow.Context, n booking.MessageNotice) { s.messaged(n) })
 	}
 	onSignal(ctx, booking.SignalReplacement, func(_ workflow.Context, r receipt.Receipt) { s.replacementDecided(r) })
-	if err := booking.ValidateKey(in.RequestKey); err != nil {
-		s.refuse(ctx, StateRejected, rejectionReason(err))
-	} else if in.Commit != nil && s.st.State == StateOffered {
+	if keyErr != nil {
+		s.refuse(ctx, StateRejected, rejectionReason(keyErr))
+	} else if startWith && s.st.State == StateOffered {
 		req := *in.Commit
 		s.st.Request = &req
 		s.startCommit(ctx)

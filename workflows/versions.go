@@ -49,4 +49,10 @@ const (
 	// its last state change was left with no timer, not even the
 	// viewing's end.
 	changeWakeWhenWorkEnds = "wake-when-a-commit-or-move-ends"
+	// changeStartInputFirst (v0.9.0): a saga started with a request to
+	// commit (a move of a booking whose saga has closed, by update with
+	// start) takes it before its update handlers, which the SDK runs as
+	// soon as they are set: the update's own copy does not name the
+	// booking it replaces, so the move was booked as a booking of its own.
+	changeStartInputFirst = "start-input-before-updates"
 )

@@ -223,3 +223,27 @@ func TestRescheduleToAnOverlappingSlot(t *testing.T) {
 	f.eventually(func() bool { return f.synced(newKey) }, "the new booking is in the calendars")
 	require.Equal(t, 1, f.liveEvents("paris-11@calendar.test"), "the old event went, the new one came")
 }
+
+// TestAMoveOfAClosedBookingIsRefused: a caller who never heard their
+// cancel's answer asks to move the booking afterwards. Its saga has
+// closed, so the new booking's saga starts naming it, and the store
+// refuses: the booking is cancelled. The move must never become a booking
+// of its own, with no link to the caller it was made for.
+func TestAMoveOfAClosedBookingIsRefused(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	oldKey, newKey := uuid.NewString(), uuid.NewString()
+	require.Equal(t, receipt.StatusConfirmed, f.commit(oldKey, commitRequest(slot(t, 11))).Status)
+	sc := f.sagas()
+	cancelled, err := sc.Cancel(f.ctx, oldKey)
+	require.NoError(t, err)
+	require.Equal(t, receipt.StatusCancelled, cancelled.Status)
+	require.NoError(t, f.client.GetWorkflow(f.ctx, oldKey, "").Get(f.ctx, nil), "the saga closed after the cancel was mirrored")
+
+	moved, err := sc.Reschedule(f.ctx, oldKey, newKey, commitRequest(slot(t, 12)))
+	require.NoError(t, err)
+	f.record(newKey, "move_of_a_closed_booking")
+	require.Equal(t, receipt.StatusRejected, moved.Status, "a cancelled booking can't be moved")
+	require.Equal(t, string(booking.CodeInvalidReplacement), moved.Reason.Code)
+	require.Equal(t, 1, f.bookings(), "the move booked nothing")
+}
