@@ -350,3 +350,32 @@ func TestANewBookingSlowToTellTheOldOneStillClosesAfterItsViewing(t *testing.T) 
 	require.False(t, time.Unix(0, lastRead.Load()).Before(moved.Intent.EndsAt),
 		"the new saga's final read, at its viewing's end: %v", time.Unix(0, lastRead.Load()).UTC())
 }
+
+// TestACommitThatCameWithTheStartJoinsTheMove: a move of a booking whose
+// saga has closed starts the new saga with the move (naming the booking
+// it replaces) and a commit update in one call; the SDK runs the update
+// as soon as its handler is set. The update must join the move, not
+// commit the slot as a booking of its own.
+func TestACommitThatCameWithTheStartJoinsTheMove(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	req := request(slotStart)
+	move := req
+	move.Intent.Replaces = key
+	var replaces []string // what each commit sent named
+	f.env.OnActivity(f.a.Commit, mock.Anything, forKey(newKey)).Return(func(_ context.Context, in booking.CommitInput) (booking.CommitOutput, error) {
+		replaces = append(replaces, in.Intent.Replaces)
+		return booking.CommitOutput{}, temporal.NewNonRetryableApplicationError("cancelled", booking.ErrTypeRejected, nil,
+			booking.Rejection{Code: booking.CodeInvalidReplacement, Message: "booking is cancelled and cannot be rescheduled"})
+	}).Once()
+	f.env.OnSignalExternalWorkflow(mock.Anything, key, "", booking.SignalReplacement, mock.Anything).Return(nil).Once()
+	u := f.update(0, booking.UpdateCommit, req)
+
+	final := f.run(BookingInput{RequestKey: newKey, Commit: &move})
+	require.Equal(t, []string{key}, replaces, "one commit, of the move")
+	require.True(t, u.done)
+	require.NoError(t, u.err)
+	require.Equal(t, receipt.StatusRejected, u.receipt.Status, "the store's answer to the move")
+	require.Equal(t, string(booking.CodeInvalidReplacement), u.receipt.Reason.Code)
+	require.Equal(t, receipt.StatusRejected, final.Status)
+}
