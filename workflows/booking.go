@@ -100,8 +100,10 @@ func Booking(ctx workflow.Context, in BookingInput) (receipt.Receipt, error) {
 	if keyErr != nil {
 		s.refuse(ctx, StateRejected, rejectionReason(keyErr))
 	} else if startWith && s.st.State == StateOffered {
-		req := *in.Commit
-		s.st.Request = &req
+		if s.st.Request == nil { // taken before register since changeStartInputFirst
+			req := *in.Commit
+			s.st.Request = &req
+		}
 		s.startCommit(ctx)
 	} else if in.Carry != nil && (s.st.State == StateUnknown || s.st.State == StateCommitting) {
 		s.startCommit(ctx) // continued as new while the outcome was unknown
