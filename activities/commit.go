@@ -134,6 +134,15 @@ func (a *Activities) decided(ctx context.Context, op, name string, d booking.Dec
 	return a.reads().Output(ctx, d), nil
 }
 
+// Withdraw records a caller's cancel of a key nothing decided yet, whose
+// booking call is still pending, as the key's decision (store.Withdraw),
+// and returns the decision in force: Found false when there was nothing
+// to withdraw.
+func (a *Activities) Withdraw(ctx context.Context, in booking.KeyInput) (booking.LookupOutput, error) {
+	d, err := a.Store.Withdraw(ctx, in.RequestKey)
+	return a.decided(ctx, "withdraw", in.RequestKey, d, err)
+}
+
 // Lapse records the lapse as the key's decision, unless the key was
 // decided meanwhile, and returns the decision in force.
 func (a *Activities) Lapse(ctx context.Context, in booking.LapseInput) (booking.LookupOutput, error) {

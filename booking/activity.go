@@ -20,6 +20,7 @@ const (
 	ActivityLapse             = "Lapse"
 	ActivityExpireHold        = "ExpireHold"
 	ActivityRelease           = "Release"
+	ActivityWithdraw          = "Withdraw"
 	ActivitySyncCalendar      = "SyncCalendar"
 	ActivitySyncCRM           = "SyncCRM"
 	ActivityReconcileStuck    = "ReconcileStuck"
@@ -89,6 +90,11 @@ type LookupOutput struct {
 	Found   bool
 	Booking Booking
 	Refusal *Refusal
+	// PendingKey, when nothing is found, is the key a call was answered
+	// pending_reconciliation on and is not settled yet (the key a
+	// reference names): the store may still decide it, so it is pending,
+	// never "not found".
+	PendingKey string `json:",omitempty"`
 }
 
 // Booked reports a booking under the key, in any status.

@@ -94,7 +94,7 @@ func ValidateKey(key string) error {
 	// A key is also its saga's workflow id, which must not collide with
 	// the service's other workflows; and "BS-" starts a spoken reference,
 	// which the CLI and tools take in the key's place.
-	for _, p := range [...]string{ConversationIDPrefix, CatalogIDPrefix, ReconcileRunID + "-", ReferencePrefix, AnonymousPrefix, WebhooksIDPrefix, ReleaseGoneIDPrefix,
+	for _, p := range [...]string{ConversationIDPrefix, CatalogIDPrefix, ReconcileRunID + "-", ReferencePrefix, AnonymousPrefix, WebhooksIDPrefix, ReleaseGoneIDPrefix, WithdrawIDPrefix,
 		OutcomeIDPrefix, MessagesIDPrefix} {
 		if strings.HasPrefix(key, p) {
 			return Rejectf(CodeInvalidRequestKey, "request_key must not start with %q", p)

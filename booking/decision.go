@@ -17,6 +17,9 @@ const (
 	RefusedRejected = "rejected"
 	// RefusedExpired is an intent that lapsed before anyone committed it.
 	RefusedExpired = "expired"
+	// RefusedWithdrawn is a key its caller cancelled while its call was
+	// pending and nothing had decided it: it never books.
+	RefusedWithdrawn = "withdrawn"
 )
 
 // Event is one entry of a booking's append-only log.

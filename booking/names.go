@@ -42,6 +42,9 @@ const (
 	// ReleaseGoneIDPrefix and a request key name the release of a
 	// booking whose saga is gone.
 	ReleaseGoneIDPrefix = "release-gone:"
+	// WithdrawIDPrefix and a request key name the withdrawal of a key
+	// whose booking call is still pending.
+	WithdrawIDPrefix = "withdraw:"
 )
 
 // OutcomeWorkflowName records how a viewing went and mirrors it to the
@@ -54,6 +57,10 @@ const (
 // ReleaseGoneWorkflowName cancels, in the store, a booking whose saga
 // Temporal no longer has.
 const ReleaseGoneWorkflowName = "ReleaseGone"
+
+// WithdrawWorkflowName records, in the store, a caller's cancel of a key
+// whose booking call is still pending and undecided.
+const WithdrawWorkflowName = "Withdraw"
 
 // MessagesWorkflowName sends the callers' messages; MessagesIDPrefix and
 // the task queue name its one run per deployment.

@@ -53,11 +53,14 @@ const (
 	CodeInvalidWindow         Code = "invalid_window"
 	CodeHoldExpired           Code = "hold_expired"
 	// CodeIntentExpired: the intent lapsed before anyone committed it.
-	CodeIntentExpired    Code = "intent_expired"
-	CodeNotBooked        Code = "not_booked"
-	CodeWrongState       Code = "wrong_state"
-	CodeFlagNotOpen      Code = "flag_not_open"
-	CodeInvalidReference Code = "invalid_reference"
+	CodeIntentExpired Code = "intent_expired"
+	// CodeCancelledBeforeBooked: the caller cancelled while the call was
+	// pending and before anything booked it.
+	CodeCancelledBeforeBooked Code = "cancelled_before_booked"
+	CodeNotBooked             Code = "not_booked"
+	CodeWrongState            Code = "wrong_state"
+	CodeFlagNotOpen           Code = "flag_not_open"
+	CodeInvalidReference      Code = "invalid_reference"
 	// CodeReferenceCollision: the key's spoken reference already names
 	// another request (a commit: make a new key), or a reference names
 	// more than one (a lookup: ask by the request key).
@@ -122,7 +125,7 @@ var kinds = map[Code]Kind{
 	CodeUnknownResource: Input, CodeWrongResourceKind: Input, CodeNoCurrentPolicy: Refused, CodePolicyVersionChanged: Refused,
 	CodeZoneRulesChanged: Refused, CodeOutsideBookableHours: Refused, CodeTooShortNotice: Refused, CodeStartsInPast: Input,
 	CodeInvalidResource: Input, CodeInvalidPolicy: Input, CodePolicyImmutable: Refused, CodeCapacityBelowBookings: Refused,
-	CodeInvalidReplacement: Input, CodeInvalidWindow: Input, CodeHoldExpired: Refused, CodeIntentExpired: Refused,
+	CodeInvalidReplacement: Input, CodeInvalidWindow: Input, CodeHoldExpired: Refused, CodeIntentExpired: Refused, CodeCancelledBeforeBooked: Refused,
 	CodeNotBooked: Refused, CodeWrongState: Refused, CodeFlagNotOpen: Refused, CodeInvalidReference: Input,
 	CodeReferenceCollision: Refused, CodeBookingLost: Refused, CodeOutsideHours: Refused, CodeTimeOff: Refused,
 	CodeBeyondHorizon: Refused, CodeLimitReached: Refused, CodeInvalidHours: Input, CodeInvalidOverride: Input,

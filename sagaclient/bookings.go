@@ -338,10 +338,15 @@ func (c *Client) fromStore(ctx context.Context, in booking.DecisionInput) (recei
 		key = d.Booking.RequestKey
 	}
 	r, ok := workflows.StoreReceipt(key, d)
-	if !ok {
-		return receipt.Receipt{}, ErrNotFound
+	switch {
+	case ok:
+		return r, nil
+	case d.PendingKey != "":
+		// A call answered pending that nothing decided yet: it still may
+		// be (reconciliation sends it again), so it is never "not found".
+		return pending(d.PendingKey), nil
 	}
-	return r, nil
+	return receipt.Receipt{}, ErrNotFound
 }
 
 // ByReference resolves the reference a caller quotes (BS-XXXX-XXXX) to its
@@ -377,25 +382,38 @@ func (c *Client) Cancel(ctx context.Context, key string) (receipt.Receipt, error
 // cancelInStore cancels a booking whose saga Temporal does not have (it
 // closed after the viewing, or Temporal lost it): a worker releases it in
 // the store (workflows.ReleaseGone), if it is still live and its viewing
-// still to come, and the store's answer is the one given. Without the
-// store, the status is.
+// still to come, and the store's answer is the one given. A key the store
+// never decided whose booking call is still pending (Temporal never got
+// it) is withdrawn instead (workflows.Withdraw): the cancel becomes the
+// key's decision, so the call's resend books nothing. Without the store,
+// the status is.
 func (c *Client) cancelInStore(ctx context.Context, key string) (receipt.Receipt, error) {
 	if c.opts.Catalog == nil {
 		return c.status(ctx, key)
 	}
-	run, err := c.tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: booking.ReleaseGoneIDPrefix + key, TaskQueue: c.opts.TaskQueue,
-		WorkflowIDConflictPolicy: enums.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING}, booking.ReleaseGoneWorkflowName, key)
-	if err != nil {
-		return receipt.Receipt{}, fmt.Errorf("cancel %s in the store: %w", key, err)
+	out, err := c.onWorker(ctx, booking.ReleaseGoneIDPrefix, booking.ReleaseGoneWorkflowName, key)
+	if err == nil && !out.Found {
+		out, err = c.onWorker(ctx, booking.WithdrawIDPrefix, booking.WithdrawWorkflowName, key)
 	}
-	var out booking.LookupOutput
-	if err := run.Get(ctx, &out); err != nil {
+	if err != nil {
 		return receipt.Receipt{}, fmt.Errorf("cancel %s in the store: %w", key, err)
 	}
 	if r, ok := workflows.StoreReceipt(key, out); ok {
 		return r, nil
 	}
 	return c.status(ctx, key)
+}
+
+// onWorker runs the store step workflow on key and returns its answer.
+func (c *Client) onWorker(ctx context.Context, prefix, workflow, key string) (booking.LookupOutput, error) {
+	run, err := c.tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: prefix + key, TaskQueue: c.opts.TaskQueue,
+		WorkflowIDConflictPolicy: enums.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING}, workflow, key)
+	if err != nil {
+		return booking.LookupOutput{}, err
+	}
+	var out booking.LookupOutput
+	err = run.Get(ctx, &out)
+	return out, err
 }
 
 // Reschedule moves the booking of key to req under newKey: the new slot is

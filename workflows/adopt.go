@@ -24,6 +24,11 @@ func storeState(out booking.LookupOutput) (State, *receipt.Reason) {
 			return StateConflict, conflictReason(r.Busy)
 		case booking.RefusedExpired:
 			return StateExpired, reason
+		case booking.RefusedWithdrawn:
+			// Its caller cancelled before anything booked it (migration
+			// 032): no build before knew the outcome, so no kept saga
+			// meets this branch.
+			return StateCancelled, reason
 		}
 		return StateRejected, reason
 	}

@@ -311,8 +311,12 @@ func (s *saga) refused(ctx workflow.Context, err error) bool {
 	case booking.ErrTypeRejected:
 		rej, _ := rejection(err)
 		state := StateRejected
-		if rej.Code == booking.CodeHoldExpired || rej.Code == booking.CodeIntentExpired {
+		switch {
+		case rej.Code == booking.CodeHoldExpired || rej.Code == booking.CodeIntentExpired:
 			state = StateExpired
+		case rej.Code == booking.CodeCancelledBeforeBooked &&
+			workflow.GetVersion(ctx, changeCancelBeforeBooked, workflow.DefaultVersion, 1) == 1:
+			state = StateCancelled
 		}
 		s.refuse(ctx, state, &receipt.Reason{Code: string(rej.Code), Message: rej.Message})
 	default:

@@ -17,3 +17,14 @@ func ReleaseGone(ctx workflow.Context, key string) (booking.LookupOutput, error)
 	err := workflow.ExecuteActivity(storeCtx(ctx), booking.ActivityRelease, booking.ReleaseInput{RequestKey: key}).Get(ctx, &out)
 	return out, err
 }
+
+// Withdraw records, in the store, a caller's cancel of key when nothing
+// decided key yet and its booking call is still pending (Temporal never
+// got it): the cancel is then the key's decision, so reconciliation's
+// resend of that call books nothing. It runs on a worker for the reason
+// ReleaseGone does.
+func Withdraw(ctx workflow.Context, key string) (booking.LookupOutput, error) {
+	var out booking.LookupOutput
+	err := workflow.ExecuteActivity(storeCtx(ctx), booking.ActivityWithdraw, booking.KeyInput{RequestKey: key}).Get(ctx, &out)
+	return out, err
+}

@@ -55,4 +55,9 @@ const (
 	// soon as they are set: the update's own copy does not name the
 	// booking it replaces, so the move was booked as a booking of its own.
 	changeStartInputFirst = "start-input-before-updates"
+	// changeCancelBeforeBooked (v0.10.0): a key its caller cancelled while
+	// its booking call was pending and undecided is refused by the store
+	// as cancelled_before_booked, which the saga answers cancelled, not
+	// rejected: the caller asked for exactly that.
+	changeCancelBeforeBooked = "cancel-before-booked"
 )

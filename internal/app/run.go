@@ -213,6 +213,7 @@ func Register(r worker.Registry, acts *activities.Activities) {
 	r.RegisterWorkflow(workflows.Webhooks)
 	r.RegisterWorkflow(workflows.CallerMessages)
 	r.RegisterWorkflow(workflows.ReleaseGone)
+	r.RegisterWorkflow(workflows.Withdraw)
 	r.RegisterWorkflow(workflows.Outcome)
 	r.RegisterWorkflow(workflows.MirrorCRM)
 	r.RegisterActivity(acts)

@@ -85,22 +85,38 @@ func (c *Catalog) Resources(ctx context.Context, in booking.Intent) ([]string, e
 }
 
 // Decision reads what the store decided on a key, or on the key behind a
-// reference. Found false is authoritative: the store decided nothing.
+// reference. Found false is authoritative: the store decided nothing; a
+// key with a call still pending says so (PendingKey).
 func (c *Catalog) Decision(ctx context.Context, in booking.DecisionInput) (booking.LookupOutput, error) {
-	var d booking.Decision
-	var err error
+	key := in.RequestKey
 	if in.Reference != "" {
-		d, err = c.Store.DecisionByReference(ctx, in.Reference)
-	} else {
-		d, err = c.Store.Decision(ctx, in.RequestKey)
+		var err error
+		if key, err = c.Store.KeyByReference(ctx, in.Reference); errors.Is(err, booking.ErrNotFound) {
+			return booking.LookupOutput{}, nil
+		} else if err != nil {
+			return booking.LookupOutput{}, fmt.Errorf("decision %s: %w", in.Reference, err)
+		}
 	}
+	d, err := c.Store.Decision(ctx, key)
 	if errors.Is(err, booking.ErrNotFound) {
-		return booking.LookupOutput{}, nil
+		return c.undecided(ctx, key)
 	}
 	if err != nil {
-		return booking.LookupOutput{}, fmt.Errorf("decision %s%s: %w", in.RequestKey, in.Reference, err)
+		return booking.LookupOutput{}, fmt.Errorf("decision %s: %w", key, err)
 	}
 	return c.Output(ctx, d), nil
+}
+
+// undecided is the answer for a key the store decided nothing on.
+func (c *Catalog) undecided(ctx context.Context, key string) (booking.LookupOutput, error) {
+	pending, err := c.Store.Unsettled(ctx, key)
+	if err != nil {
+		return booking.LookupOutput{}, fmt.Errorf("decision %s: %w", key, err)
+	}
+	if pending {
+		return booking.LookupOutput{PendingKey: key}, nil
+	}
+	return booking.LookupOutput{}, nil
 }
 
 func (c *Catalog) release(ctx context.Context, req store.ReleaseRequest) (booking.LookupOutput, error) {

@@ -23,26 +23,27 @@ func (s *Store) Decision(ctx context.Context, key string) (booking.Decision, err
 	return d, nil
 }
 
-// DecisionByReference resolves the reference a caller quotes
-// ("BS-7K2D-QF4M") to the decision on its key.
-func (s *Store) DecisionByReference(ctx context.Context, ref string) (booking.Decision, error) {
+// KeyByReference resolves the reference a caller quotes ("BS-7K2D-QF4M")
+// to the key it names: one the store decided, or one whose call was
+// answered pending and is not settled yet.
+func (s *Store) KeyByReference(ctx context.Context, ref string) (string, error) {
 	raw, err := receipt.ReferenceBytes(ref)
 	if err != nil {
-		return booking.Decision{}, err
+		return "", err
 	}
 	keys, err := s.referenceKeys(ctx, raw)
 	if err != nil {
-		return booking.Decision{}, fmt.Errorf("decision by reference %s: %w", ref, err)
+		return "", fmt.Errorf("key by reference %s: %w", ref, err)
 	}
 	switch len(keys) {
 	case 0:
-		return booking.Decision{}, fmt.Errorf("decision by reference %s: %w", ref, booking.ErrNotFound)
+		return "", fmt.Errorf("key by reference %s: %w", ref, booking.ErrNotFound)
 	case 1:
-		return s.Decision(ctx, keys[0])
+		return keys[0], nil
 	}
 	// Never another caller's booking: with two requests under one
 	// reference, neither is answered by it.
-	return booking.Decision{}, booking.Rejectf(booking.CodeReferenceCollision,
+	return "", booking.Rejectf(booking.CodeReferenceCollision,
 		"reference %s names more than one request; ask for the booking by its request_key", ref)
 }
 
@@ -51,6 +52,7 @@ func (s *Store) referenceKeys(ctx context.Context, raw []byte) ([]string, error)
 	rows, err := s.pool.Query(ctx, `
 SELECT request_key FROM booking WHERE request_reference(request_key) = $1 AND request_key NOT LIKE 'anon-%'
 UNION SELECT request_key FROM booking_refusal WHERE request_reference(request_key) = $1
+UNION SELECT request_key FROM pending_call WHERE request_reference(request_key) = $1
 LIMIT 2`, raw)
 	if err != nil {
 		return nil, err
@@ -117,6 +119,9 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (request_key) DO NOTHING
 // replayRefusal answers a key the store already refused: with the same
 // refusal if the intent matches, request_key_reused otherwise.
 func replayRefusal(r booking.Refusal, fingerprint []byte, req CommitRequest) (Outcome, error) {
+	if r.Outcome == booking.RefusedWithdrawn {
+		return Outcome{}, r.Err() // its caller let it go, whatever it asked
+	}
 	if !slices.Equal(fingerprint, req.Intent.Fingerprint()) {
 		return Outcome{}, reused(req.RequestKey)
 	}
@@ -134,36 +139,45 @@ func reused(key string) error {
 // Lapse records that an intent expired before anyone committed it, unless
 // the key was decided meanwhile, and returns the decision in force.
 func (s *Store) Lapse(ctx context.Context, key string, in booking.Intent, policyVersion string) (booking.Decision, error) {
-	in = in.Normalize()
+	return s.refuseUndecided(ctx, "lapse", booking.Refusal{RequestKey: key, Outcome: booking.RefusedExpired,
+		Code: booking.CodeIntentExpired, Message: "the choice lapsed before it was booked", Intent: in, PolicyVersion: policyVersion})
+}
+
+// refuseUndecided records r as the decision on its key, unless the key
+// was decided meanwhile, and returns the decision in force: a decision
+// that comes from outside a commit (a lapse, a withdrawal) but is kept as
+// a commit's refusal is, and replayed to every later request.
+func (s *Store) refuseUndecided(ctx context.Context, op string, r booking.Refusal) (booking.Decision, error) {
+	in := r.Intent.Normalize()
 	ids := in.Resources()
 	slices.Sort(ids)
 	intent, _ := json.Marshal(in)
-	err := s.retry(ctx, "lapse", key, func(ctx context.Context) error {
+	err := s.retry(ctx, op, r.RequestKey, func(ctx context.Context) error {
 		return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 			// A commit of the key holds these locks until it is decided:
 			// waiting for them means one under way is seen, not raced.
 			if _, err := tx.Exec(ctx, "SELECT FROM resource WHERE resource_id = ANY($1) ORDER BY resource_id FOR NO KEY UPDATE", ids); err != nil {
 				return err
 			}
-			_, err := tx.Exec(ctx, lapseSQL, key, booking.CodeIntentExpired, "the choice lapsed before it was booked",
-				intent, in.Fingerprint(), policyVersion, s.now())
+			_, err := tx.Exec(ctx, refuseUndecidedSQL, r.RequestKey, r.Outcome, r.Code, r.Message,
+				intent, in.Fingerprint(), r.PolicyVersion, s.now())
 			return err
 		})
 	})
 	if err != nil {
 		return booking.Decision{}, err
 	}
-	return s.Decision(ctx, key)
+	return s.Decision(ctx, r.RequestKey)
 }
 
-// lapseSQL records a lapsed intent and its event, for a key with no
+// refuseUndecidedSQL records a refusal and its event, for a key with no
 // decision yet.
-const lapseSQL = `
+const refuseUndecidedSQL = `
 WITH r AS (
     INSERT INTO booking_refusal (request_key, outcome, code, message, intent, intent_fingerprint, policy_version, decided_at)
-    SELECT $1, 'expired', $2, $3, $4, $5, $6, $7
+    SELECT $1, $2, $3, $4, $5, $6, $7, $8
     WHERE NOT EXISTS (SELECT 1 FROM booking WHERE request_key = $1)
     ON CONFLICT (request_key) DO NOTHING
     RETURNING request_key
 )
-INSERT INTO booking_event (request_key, kind, detail) SELECT request_key, 'expired', '{"code": "intent_expired"}' FROM r`
+INSERT INTO booking_event (request_key, kind, detail) SELECT request_key, $2, jsonb_build_object('code', $3::text) FROM r`

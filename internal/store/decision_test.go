@@ -107,24 +107,21 @@ func TestALapsedIntentIsADecision(t *testing.T) {
 	require.Nil(t, d.Refusal)
 }
 
-func TestDecisionByReference(t *testing.T) {
+func TestKeyByReference(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	f.booked(t, "by-ref-booked", intent("paris", agent(6), "10:00", "10:30"))
 	_, err := f.store.Commit(f.ctx, commitReq("by-ref-refused", intent("paris", agent(7), "10:00", "10:30")))
 	require.NoError(t, err)
-	for _, key := range []string{"by-ref-booked", "by-ref-refused"} {
-		d, err := f.store.DecisionByReference(f.ctx, receipt.Reference(key))
+	require.NoError(t, f.store.NotePending(f.ctx, booking.PendingCall{Op: booking.PendingCancel, RequestKey: "by-ref-pending"}))
+	for _, key := range []string{"by-ref-booked", "by-ref-refused", "by-ref-pending"} {
+		got, err := f.store.KeyByReference(f.ctx, receipt.Reference(key))
 		require.NoError(t, err, key)
-		if d.Booking != nil {
-			require.Equal(t, key, d.Booking.RequestKey)
-		} else {
-			require.Equal(t, key, d.Refusal.RequestKey)
-		}
+		require.Equal(t, key, got)
 	}
-	_, err = f.store.DecisionByReference(f.ctx, receipt.Reference("never-seen"))
+	_, err = f.store.KeyByReference(f.ctx, receipt.Reference("never-seen"))
 	require.ErrorIs(t, err, booking.ErrNotFound)
-	_, err = f.store.DecisionByReference(f.ctx, "BS-NOPE")
+	_, err = f.store.KeyByReference(f.ctx, "BS-NOPE")
 	requireCode(t, err, booking.CodeInvalidReference)
 }
 

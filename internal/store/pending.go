@@ -60,3 +60,48 @@ func (s *Store) SettlePending(ctx context.Context, call booking.PendingCall) err
 		return err
 	})
 }
+
+// Unsettled reports whether a call on key was answered pending and is not
+// settled yet: the store decided nothing on it, but may still.
+func (s *Store) Unsettled(ctx context.Context, key string) (bool, error) {
+	var found bool
+	err := s.retry(ctx, "unsettled", key, func(ctx context.Context) error {
+		return s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pending_call WHERE request_key = $1)`, key).Scan(&found)
+	})
+	return found, err
+}
+
+// Withdraw records a caller's cancel of key as the store's decision on
+// it, when key was never decided and a booking call on it is still
+// pending (booking.RefusedWithdrawn): the resend of that call, or any
+// later one under key, then books nothing. It returns the decision in
+// force; booking.ErrNotFound means there was nothing to withdraw.
+func (s *Store) Withdraw(ctx context.Context, key string) (booking.Decision, error) {
+	var calls []booking.PendingCall
+	err := s.retry(ctx, "withdraw", key, func(ctx context.Context) error {
+		rows, err := s.pool.Query(ctx, `SELECT call FROM pending_call WHERE request_key = $1 AND op <> 'cancel' ORDER BY answered_at`, key)
+		if err != nil {
+			return err
+		}
+		calls, err = pgx.CollectRows(rows, pgx.RowTo[booking.PendingCall])
+		return err
+	})
+	if err != nil {
+		return booking.Decision{}, fmt.Errorf("withdraw %s: %w", key, err)
+	}
+	if len(calls) == 0 {
+		return s.Decision(ctx, key)
+	}
+	req := calls[0].Request
+	in := req.Intent
+	if calls[0].Op == booking.PendingReschedule {
+		in.Replaces = calls[0].Replaces
+	}
+	d, err := s.refuseUndecided(ctx, "withdraw", booking.Refusal{RequestKey: key, Outcome: booking.RefusedWithdrawn,
+		Code: booking.CodeCancelledBeforeBooked, Message: "the caller cancelled before it was booked", Intent: in,
+		PolicyVersion: req.ExpectedPolicyVersion})
+	if err != nil {
+		return booking.Decision{}, fmt.Errorf("withdraw %s: %w", key, err)
+	}
+	return d, nil
+}

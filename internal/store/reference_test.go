@@ -24,9 +24,9 @@ func TestTwoKeysWithOneReferenceNeverShareIt(t *testing.T) {
 	f := setup(t)
 	ref := receipt.Reference(collideA)
 	f.booked(t, collideA, intent("paris", agent(0), "10:00", "10:30"))
-	d, err := f.store.DecisionByReference(f.ctx, ref)
+	key, err := f.store.KeyByReference(f.ctx, ref)
 	require.NoError(t, err)
-	require.Equal(t, collideA, d.Booking.RequestKey)
+	require.Equal(t, collideA, key)
 
 	// Another resource, another time: only the reference is shared.
 	_, err = f.store.Commit(f.ctx, commitReq(collideB, intent("duo", agent(1), "11:00", "11:30")))
@@ -35,9 +35,9 @@ func TestTwoKeysWithOneReferenceNeverShareIt(t *testing.T) {
 	requireCode(t, err, booking.CodeReferenceCollision)
 	require.Equal(t, 1, f.count(t)["booking"], "no second booking under the reference")
 
-	_, err = f.store.DecisionByReference(f.ctx, ref)
+	_, err = f.store.KeyByReference(f.ctx, ref)
 	requireCode(t, err, booking.CodeReferenceCollision)
-	d, err = f.store.Decision(f.ctx, collideA)
+	d, err := f.store.Decision(f.ctx, collideA)
 	require.NoError(t, err)
 	require.Equal(t, booking.StatusConfirmed, d.Booking.Status, "the first booking stands, found by its key")
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"net/http"
 	"slices"
 	"sort"
 	"strings"
@@ -158,7 +159,7 @@ func (ch *checker) check() []Invariant {
 	return []Invariant{
 		{"no resource over capacity", ch.capacity()},
 		{"confirmed stays confirmed", ch.confirmedStays()},
-		{"refused stays unbooked", ch.refusedStaysUnbooked()},
+		{"no key answered not found or refused books", ch.refusedStaysUnbooked()},
 		{"last answer agrees with the store", ch.agreesWithStore()},
 		{"one booking id per key", ch.oneBookingPerKey()},
 		{"a move's booking names the one it moved", ch.movesLinked()},
@@ -256,21 +257,32 @@ func (ch *checker) confirmedStays() []string {
 	return bad
 }
 
-// refusedStaysUnbooked: a key answered with a definite refusal was never
-// booked: the store holds no booking of it that was ever confirmed.
+// refusedStaysUnbooked: a key answered with a definite refusal, or "not
+// found" (a cancel or a move of it, its last read), was never booked
+// afterwards: the store holds no booking of it that was ever confirmed. A
+// key whose call is pending is never answered not found (S71).
 func (ch *checker) refusedStaysUnbooked() []string {
-	var bad []string
-	seen := map[string]bool{}
+	told := map[string]string{} // key: what it was answered
 	for _, c := range ch.calls {
-		r := c.Receipt
-		if c.Outcome != Fail || r == nil || seen[r.RequestKey] {
-			continue
-		}
-		seen[r.RequestKey] = true
-		if b, ok := ch.bookings[r.RequestKey]; ok && b.status != string(booking.StatusHeld) && b.status != string(booking.StatusExpired) {
-			bad = append(bad, fmt.Sprintf("%s was answered %s; the store has it %s", r.RequestKey, r.Status, b.status))
+		switch r := c.Receipt; {
+		case c.Outcome == Fail && r != nil:
+			told[r.RequestKey] = string(r.Status)
+		case c.HTTP == http.StatusNotFound:
+			told[c.Key] = "not found by a " + c.Op
 		}
 	}
+	for k, r := range ch.final {
+		if r == nil {
+			told[k] = "not found by its last read"
+		}
+	}
+	var bad []string
+	for key, said := range told {
+		if b, ok := ch.bookings[key]; ok && b.status != string(booking.StatusHeld) && b.status != string(booking.StatusExpired) {
+			bad = append(bad, fmt.Sprintf("%s was answered %s; the store has it %s", key, said, b.status))
+		}
+	}
+	sort.Strings(bad)
 	return bad
 }
 

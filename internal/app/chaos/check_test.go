@@ -1,6 +1,7 @@
 package chaos
 
 import (
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -80,7 +81,11 @@ func TestTheCheckerCatchesEachKindOfLie(t *testing.T) {
 		"a refusal the store booked": {func(ch *checker) {
 			ch.calls[0].Receipt = &receipt.Receipt{RequestKey: "k1", Status: receipt.StatusConflict}
 			ch.calls[0].Outcome = Fail
-		}, "refused stays unbooked"},
+		}, "no key answered not found or refused books"},
+		"a cancel answered not found, then booked": {func(ch *checker) {
+			ch.calls = append(ch.calls, Call{Op: "cancel", Key: "k2", HTTP: http.StatusNotFound, Outcome: Unknown})
+		}, "no key answered not found or refused books"},
+		"a last read not found of a booked key": {func(ch *checker) { ch.final["k2"] = nil }, "no key answered not found or refused books"},
 		"two bookings for one key": {func(ch *checker) {
 			ch.calls = append(ch.calls, Call{Op: "book", Key: "k1", HTTP: 200, Receipt: confirmed("k1", "b2"), Outcome: OK})
 		}, "one booking id per key"},

@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/bookingsaga/bookingsaga/api"
+	"github.com/bookingsaga/bookingsaga/api/voice"
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/receipt"
 	"github.com/bookingsaga/bookingsaga/sagaclient"
@@ -55,7 +56,7 @@ func TestALostAnswerFromTemporalIsPendingNeverAFailure(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	fault := &lostReply{}
-	url, sc := f.serveThrough(sagaclient.Options{}, fault)
+	url, sc := f.serveThrough(sagaclient.Options{}, voice.Config{}, fault)
 	fault.lose.Store(true)
 
 	// The HTTP API.
@@ -182,7 +183,7 @@ func TestAConversationBookkeepingFaultNeverChangesTheAnswer(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	fault := &lostBookkeeping{}
-	url, _ := f.serveThrough(sagaclient.Options{}, fault)
+	url, _ := f.serveThrough(sagaclient.Options{}, voice.Config{}, fault)
 	call := "call-" + uuid.NewString()
 	tool := func(name string, args map[string]any) string { return f.retellTool(url, call, name, args) }
 	args := bookArgs(t, 13)

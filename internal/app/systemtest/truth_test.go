@@ -78,6 +78,7 @@ func TestARejectionKeepsItsAnswerAfterRetention(t *testing.T) {
 	first := f.commit(key, stale)
 	require.Equal(t, receipt.StatusRejected, first.Status)
 	require.Equal(t, "policy_version_changed", first.Reason.Code)
+	f.record(key, "rejected_stale_policy")
 
 	f.forget(key)
 	again := f.commit(key, commitRequest(slot(t, 11))) // the agent refreshed the version, same key

@@ -16,14 +16,18 @@ import (
 
 	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/api/voice"
+	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/app"
+	"github.com/bookingsaga/bookingsaga/internal/store"
 	"github.com/bookingsaga/bookingsaga/receipt"
 	"github.com/bookingsaga/bookingsaga/sagaclient"
 )
 
-// unsent drops booking calls before they reach Temporal, and answers as a
-// server killed with the call in flight does: unavailable, which may have
-// happened, so the API answers pending_reconciliation.
+// unsent drops booking calls (a commit, a hold, a move) before they reach
+// Temporal, and answers as a server killed with the call in flight does:
+// unavailable, which may have happened, so the API answers
+// pending_reconciliation. A conversation's bookkeeping and a cancel go
+// through.
 type unsent struct {
 	interceptor.ClientInterceptorBase
 	drop    atomic.Bool
@@ -44,15 +48,24 @@ func (o *unsentOutbound) lost() error {
 	return serviceerror.NewUnavailable("injected: the server died with the call in flight")
 }
 
+// dropped reports a booking call to drop.
+func (o *unsentOutbound) dropped(update string) bool {
+	switch update {
+	case booking.UpdateCommit, booking.UpdateSelect, booking.UpdateReschedule:
+		return o.root.drop.Load()
+	}
+	return false
+}
+
 func (o *unsentOutbound) UpdateWithStartWorkflow(ctx context.Context, in *interceptor.ClientUpdateWithStartWorkflowInput) (client.WorkflowUpdateHandle, error) {
-	if o.root.drop.Load() {
+	if o.dropped(in.UpdateOptions.UpdateName) {
 		return nil, o.lost()
 	}
 	return o.Next.UpdateWithStartWorkflow(ctx, in)
 }
 
 func (o *unsentOutbound) UpdateWorkflow(ctx context.Context, in *interceptor.ClientUpdateWorkflowInput) (client.WorkflowUpdateHandle, error) {
-	if o.root.drop.Load() {
+	if o.dropped(in.UpdateName) {
 		return nil, o.lost()
 	}
 	return o.Next.UpdateWorkflow(ctx, in)
@@ -60,13 +73,16 @@ func (o *unsentOutbound) UpdateWorkflow(ctx context.Context, in *interceptor.Cli
 
 // serveThrough serves the edge through a Temporal client with faults in
 // its way, and returns its URL and the saga client behind it.
-func (f *fixture) serveThrough(opts sagaclient.Options, faults ...interceptor.ClientInterceptor) (string, *sagaclient.Client) {
+func (f *fixture) serveThrough(opts sagaclient.Options, tools voice.Config, faults ...interceptor.ClientInterceptor) (string, *sagaclient.Client) {
 	f.t.Helper()
 	tc, err := client.NewClientFromExisting(f.client, client.Options{Namespace: temporalServer().GetDefaultNamespace(), Interceptors: faults})
 	require.NoError(f.t, err)
 	opts.Catalog, opts.TaskQueue, opts.Settings = f.catalog, f.queue, f.settings
+	if opts.Contacts == nil {
+		opts.Contacts = store.New(f.pool, store.Config{})
+	}
 	sc := sagaclient.New(tc, opts)
-	srv := httptest.NewServer(app.Edge(sc, api.Config{Catalogue: f.catalog, Keys: apiKeys}, voice.Config{}))
+	srv := httptest.NewServer(app.Edge(sc, api.Config{Catalogue: f.catalog, Keys: apiKeys}, tools))
 	f.t.Cleanup(srv.Close)
 	return srv.URL, sc
 }
@@ -83,7 +99,7 @@ func TestAPendingCallTemporalNeverGotIsSentAgain(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	drop, lose := &unsent{}, &lostReply{}
-	url, _ := f.serveThrough(sagaclient.Options{OnPending: app.NotePending(f.acts.Store, zap.NewNop())}, drop, lose)
+	url, _ := f.serveThrough(sagaclient.Options{OnPending: app.NotePending(f.acts.Store, zap.NewNop())}, voice.Config{}, drop, lose)
 	old := f.booked(9)
 
 	// A booking and a move Temporal never got, and a booking it did get
