@@ -254,23 +254,33 @@ func (c *Client) checked(ctx context.Context, r receipt.Receipt) (receipt.Receip
 // is never spoken as confirmed; it is pending, with its reference, until
 // an operator restores or releases it (reconciliation flags it). One the
 // store moved since (to keep its promised local time under new zone
-// rules) is answered at the store's instants. A store that cannot answer
-// leaves the saga's answer, which the store gave.
+// rules) is answered at the store's instants, and one it released or
+// refused since (a failover behind it) with its status. A store that
+// cannot answer leaves the saga's answer, which the store gave.
 func (c *Client) stillStored(ctx context.Context, r receipt.Receipt) receipt.Receipt {
 	if c.opts.Catalog == nil {
 		return r
 	}
 	d, err := c.decision(ctx, booking.DecisionInput{RequestKey: r.RequestKey})
 	switch {
-	case err != nil || d.Booked() && r.StartsAt != nil && d.Booking.Intent.StartsAt.Equal(*r.StartsAt):
+	case err != nil || d.Booked() && sameLive(d.Booking, r):
 		return r
-	case d.Found: // refused since (a restore that found the slot taken), or
-		// moved since to keep its promised local time under new zone rules
-		// (the saga knew the old instant): the store's answer
+	case d.Found: // refused since (a restore that found the slot taken),
+		// released since (a failover behind the store), or moved since to
+		// keep its promised local time under new zone rules (the saga knew
+		// the old instant): the store's answer
 		decided, _ := workflows.StoreReceipt(r.RequestKey, d)
 		return decided
 	}
 	return pending(r.RequestKey)
+}
+
+// sameLive reports whether the store's booking is what a live answer
+// says: in the same status, at the same instant.
+func sameLive(b booking.Booking, r receipt.Receipt) bool {
+	status := b.Status == booking.StatusConfirmed && r.Status == receipt.StatusConfirmed ||
+		b.Status == booking.StatusHeld && r.Status == receipt.StatusHeld
+	return status && r.StartsAt != nil && b.Intent.StartsAt.Equal(*r.StartsAt)
 }
 
 // stillReleased checks a saga's "cancelled" or "rescheduled" against the

@@ -230,3 +230,24 @@ func (f *fixture) lostBooking(hour int) (url, key string) {
 	f.lose(key)
 	return url, key
 }
+
+// A store restored or failed over behind Temporal may hold a booking its
+// saga still calls confirmed as cancelled (DLM6): the answer is the
+// store's, by its status as by its time, never the saga's "confirmed".
+func TestASagaStillConfirmedIsAnsweredAsTheStoreHoldsIt(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	url := f.serveAPI(api.Config{})
+	key := f.booked(10)
+	_, err := f.pool.Exec(f.ctx, `
+WITH b AS (UPDATE booking SET status = 'cancelled', released_at = now() WHERE request_key = $1 RETURNING booking_id)
+UPDATE booking_resource SET live = false WHERE booking_id IN (SELECT booking_id FROM b)`, key)
+	require.NoError(t, err)
+	q, err := f.client.QueryWorkflow(f.ctx, key, "", booking.QueryReceipt, nil)
+	require.NoError(t, err)
+	var saga receipt.Receipt
+	require.NoError(t, q.Get(&saga))
+	require.Equal(t, receipt.StatusConfirmed, saga.Status, "the saga still says confirmed")
+
+	require.Equal(t, receipt.StatusCancelled, f.answer(url, key).Status)
+}
