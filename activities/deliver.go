@@ -60,6 +60,9 @@ func (a *Activities) deliver(ctx context.Context, m booking.Message, c booking.C
 	if err != nil {
 		return "", err
 	}
+	if m.Kind, err = a.worded(ctx, m); err != nil {
+		return "", err
+	}
 	if c.Notify == booking.ChannelSMS {
 		body := sp.Message(m.Kind, m.Booking)
 		if tries > 0 {
@@ -102,22 +105,44 @@ func opaque(parts ...string) string {
 	return hex.EncodeToString(h.Sum(nil)[:16])
 }
 
-// speaker speaks the caller's language, with the property's name in it.
+// worded is the kind m is worded as: a move that changed only the agent
+// (a reassignment) is told as that, never as a move to the same time.
+func (a *Activities) worded(ctx context.Context, m booking.Message) (booking.MessageKind, error) {
+	in := m.Booking.Intent
+	if m.Kind != booking.MessageRescheduled || in.Replaces == "" {
+		return m.Kind, nil
+	}
+	old, err := a.Store.Lookup(ctx, in.Replaces)
+	switch {
+	case errors.Is(err, booking.ErrNotFound):
+		return m.Kind, nil
+	case err != nil:
+		return "", storeError("message replaced booking", m.RequestKey, err)
+	case old.Intent.PropertyID == in.PropertyID && old.Intent.StartsAt.Equal(in.StartsAt) && old.Intent.EndsAt.Equal(in.EndsAt):
+		return booking.MessageReassigned, nil
+	}
+	return m.Kind, nil
+}
+
+// speaker speaks the caller's language, with the property's and the
+// agent's names in it.
 func (a *Activities) speaker(ctx context.Context, m booking.Message, c booking.Contact) (speech.Speaker, error) {
 	lang, err := speech.ParseLang(c.Lang)
 	if err != nil {
 		lang = speech.English
 	}
 	names := map[string]string{}
-	res, err := a.Store.Resource(ctx, m.Booking.Intent.PropertyID)
-	var rej *booking.Rejection
-	if err != nil && !errors.As(err, &rej) { // a resource gone since is "the property"
-		return speech.Speaker{}, fmt.Errorf("message property %s: %w", m.RequestKey, err)
-	}
-	if all := res.SpokenNames(); all[string(lang)] != "" {
-		names[res.ID] = all[string(lang)]
-	} else if all[""] != "" {
-		names[res.ID] = all[""]
+	for _, id := range []string{m.Booking.Intent.PropertyID, m.Booking.Intent.AgentID} {
+		res, err := a.Store.Resource(ctx, id)
+		var rej *booking.Rejection
+		if err != nil && !errors.As(err, &rej) { // a resource gone since is "the property"
+			return speech.Speaker{}, fmt.Errorf("message resource %s: %w", m.RequestKey, err)
+		}
+		if all := res.SpokenNames(); all[string(lang)] != "" {
+			names[res.ID] = all[string(lang)]
+		} else if all[""] != "" {
+			names[res.ID] = all[""]
+		}
 	}
 	return speech.Speaker{Lang: lang, Names: names}, nil
 }

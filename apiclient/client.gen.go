@@ -46,6 +46,7 @@ const (
 	ErrorCodeBeyondHorizon          ErrorCode = "beyond_horizon"
 	ErrorCodeBodyTooLarge           ErrorCode = "body_too_large"
 	ErrorCodeBookingLost            ErrorCode = "booking_lost"
+	ErrorCodeCancelledBeforeBooked  ErrorCode = "cancelled_before_booked"
 	ErrorCodeCapacityBelowBookings  ErrorCode = "capacity_below_bookings"
 	ErrorCodeContactErased          ErrorCode = "contact_erased"
 	ErrorCodeDuplicateResource      ErrorCode = "duplicate_resource"
@@ -116,6 +117,8 @@ func (e ErrorCode) Valid() bool {
 	case ErrorCodeBodyTooLarge:
 		return true
 	case ErrorCodeBookingLost:
+		return true
+	case ErrorCodeCancelledBeforeBooked:
 		return true
 	case ErrorCodeCapacityBelowBookings:
 		return true
@@ -301,6 +304,7 @@ const (
 	ReceiptReasonCodeBeyondHorizon          ReceiptReasonCode = "beyond_horizon"
 	ReceiptReasonCodeBodyTooLarge           ReceiptReasonCode = "body_too_large"
 	ReceiptReasonCodeBookingLost            ReceiptReasonCode = "booking_lost"
+	ReceiptReasonCodeCancelledBeforeBooked  ReceiptReasonCode = "cancelled_before_booked"
 	ReceiptReasonCodeCapacityBelowBookings  ReceiptReasonCode = "capacity_below_bookings"
 	ReceiptReasonCodeContactErased          ReceiptReasonCode = "contact_erased"
 	ReceiptReasonCodeDuplicateResource      ReceiptReasonCode = "duplicate_resource"
@@ -371,6 +375,8 @@ func (e ReceiptReasonCode) Valid() bool {
 	case ReceiptReasonCodeBodyTooLarge:
 		return true
 	case ReceiptReasonCodeBookingLost:
+		return true
+	case ReceiptReasonCodeCancelledBeforeBooked:
 		return true
 	case ReceiptReasonCodeCapacityBelowBookings:
 		return true
@@ -498,6 +504,7 @@ const (
 	ReceiptStatusHeld                  ReceiptStatus = "held"
 	ReceiptStatusOffered               ReceiptStatus = "offered"
 	ReceiptStatusPendingReconciliation ReceiptStatus = "pending_reconciliation"
+	ReceiptStatusReassigned            ReceiptStatus = "reassigned"
 	ReceiptStatusRejected              ReceiptStatus = "rejected"
 	ReceiptStatusRescheduled           ReceiptStatus = "rescheduled"
 )
@@ -518,6 +525,8 @@ func (e ReceiptStatus) Valid() bool {
 	case ReceiptStatusOffered:
 		return true
 	case ReceiptStatusPendingReconciliation:
+		return true
+	case ReceiptStatusReassigned:
 		return true
 	case ReceiptStatusRejected:
 		return true

@@ -65,6 +65,10 @@ const (
 	MessageRescheduled MessageKind = "rescheduled"
 	MessageCancelled   MessageKind = "cancelled"
 	MessageReminder    MessageKind = "reminder"
+	// MessageReassigned words a rescheduled message whose move changed
+	// only the agent (a reassignment): the caller's time stands. It is
+	// never queued itself; one change is one message.
+	MessageReassigned MessageKind = "reassigned"
 )
 
 // Message is one message due to a caller: one per booking and kind (the

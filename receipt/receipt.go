@@ -31,6 +31,10 @@ const (
 	// StatusRescheduled is the old booking's status once its replacement
 	// is confirmed and it has been released.
 	StatusRescheduled Status = "rescheduled"
+	// StatusReassigned is a booking staff gave to another agent and
+	// changed nothing else: the viewing stands, at the same time and
+	// place, with AgentRef, under ReplacedBy.
+	StatusReassigned Status = "reassigned"
 	// StatusOffered is an intent that has not been committed yet.
 	StatusOffered Status = "offered"
 )

@@ -244,9 +244,42 @@ func (c *Client) checked(ctx context.Context, r receipt.Receipt) (receipt.Receip
 	case receipt.StatusConfirmed, receipt.StatusHeld:
 		return c.stillStored(ctx, r), nil
 	case receipt.StatusCancelled, receipt.StatusRescheduled:
-		return c.stillReleased(ctx, r), nil
+		return c.reassigned(ctx, c.stillReleased(ctx, r)), nil
 	}
 	return r, nil
+}
+
+// reassigned words a moved booking whose moves changed only its agent (a
+// reassignment by staff) as what it is for the caller: the viewing stands
+// at the same time and place with the agent the store now has it with
+// (StatusReassigned), not "moved; nothing booked then". A move to another
+// time or place, or one whose new booking is no longer confirmed, stays
+// rescheduled.
+func (c *Client) reassigned(ctx context.Context, r receipt.Receipt) receipt.Receipt {
+	if r.Status != receipt.StatusRescheduled || r.StartsAt == nil || r.EndsAt == nil || c.opts.Catalog == nil {
+		return r
+	}
+	next := r.ReplacedBy
+	for hops := 0; next != "" && hops < 10; hops++ {
+		d, err := c.decision(ctx, booking.DecisionInput{RequestKey: next})
+		if err != nil || !d.Booked() {
+			return r
+		}
+		b := d.Booking
+		if b.Intent.PropertyID != r.PropertyRef || !b.Intent.StartsAt.Equal(*r.StartsAt) || !b.Intent.EndsAt.Equal(*r.EndsAt) {
+			return r // a move in time or place
+		}
+		switch b.Status {
+		case booking.StatusConfirmed:
+			r.Status, r.AgentRef, r.ReplacedBy = receipt.StatusReassigned, b.Intent.AgentID, b.RequestKey
+			return r
+		case booking.StatusReleasedForReschedule:
+			next = b.ReplacedByRequestKey // reassigned again
+		default:
+			return r
+		}
+	}
+	return r
 }
 
 // stillStored checks a live answer of a saga against the store: a
@@ -350,7 +383,7 @@ func (c *Client) fromStore(ctx context.Context, in booking.DecisionInput) (recei
 	r, ok := workflows.StoreReceipt(key, d)
 	switch {
 	case ok:
-		return r, nil
+		return c.reassigned(ctx, r), nil
 	case d.PendingKey != "":
 		// A call answered pending that nothing decided yet: it still may
 		// be (reconciliation sends it again), so it is never "not found".

@@ -154,7 +154,7 @@ func (t *Tools) spendShared(ctx context.Context, ref string) (bool, error) {
 // current is r, or where a move took it since.
 func (t *Tools) current(ctx context.Context, r receipt.Receipt) (receipt.Receipt, error) {
 	var err error
-	for hops := 0; r.Status == receipt.StatusRescheduled && r.ReplacedBy != "" && hops < 10; hops++ {
+	for hops := 0; moved(r) && hops < 10; hops++ {
 		if r, err = t.saga.Status(ctx, r.ReplacedBy); err != nil {
 			return receipt.Receipt{}, err
 		}

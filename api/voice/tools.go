@@ -125,7 +125,7 @@ func (t *Tools) toolStatus(ctx context.Context, conv string, a toolArgs) (Answer
 		return Answer{}, err
 	}
 	out := t.spoken(ctx, a.lang, r)
-	if r.Status == receipt.StatusRescheduled && r.ReplacedBy != "" {
+	if moved(r) {
 		// Not for the caller's ears: the key the model follows the move by.
 		out = out.note("For the tools: the new booking's request_key is " + r.ReplacedBy + ".")
 	}
@@ -253,4 +253,10 @@ func localDay(date, zone string) (time.Time, time.Time, error) {
 		return time.Time{}, time.Time{}, err
 	}
 	return d, d.AddDate(0, 0, 1), nil
+}
+
+// moved reports a receipt whose booking lives on under another key: a
+// move, or a reassignment.
+func moved(r receipt.Receipt) bool {
+	return (r.Status == receipt.StatusRescheduled || r.Status == receipt.StatusReassigned) && r.ReplacedBy != ""
 }

@@ -29,6 +29,6 @@ func (s Speaker) MeetingTitle(propertyID, agentID string) string {
 }
 
 func (s Speaker) messageArgs(b booking.Booking) map[string]string {
-	return map[string]string{"property": s.name(b.Intent.PropertyID, "the_property"),
+	return map[string]string{"property": s.name(b.Intent.PropertyID, "the_property"), "agent": s.name(b.Intent.AgentID, "the_agent"),
 		"when": s.When(b.Intent.StartsAt, b.Intent.TimeZone), "reference": receipt.Reference(b.RequestKey)}
 }

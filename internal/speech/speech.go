@@ -75,7 +75,7 @@ func (s Speaker) Receipt(r receipt.Receipt) string {
 		}
 		v["reason"] = s.reason(r.Reason)
 	case receipt.StatusConfirmed, receipt.StatusPending, receipt.StatusHeld, receipt.StatusCancelled,
-		receipt.StatusExpired, receipt.StatusRescheduled:
+		receipt.StatusExpired, receipt.StatusRescheduled, receipt.StatusReassigned:
 	default:
 		key = "nothing"
 	}

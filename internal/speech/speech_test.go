@@ -55,6 +55,7 @@ func every(key string) []receipt.Receipt {
 		with(func(r *receipt.Receipt) { r.Status = receipt.StatusCancelled }),
 		with(func(r *receipt.Receipt) { r.Status = receipt.StatusExpired }),
 		with(func(r *receipt.Receipt) { r.Status, r.ReplacedBy = receipt.StatusRescheduled, uuid.NewString() }),
+		with(func(r *receipt.Receipt) { r.Status, r.ReplacedBy = receipt.StatusReassigned, uuid.NewString() }),
 	}
 }
 
@@ -174,5 +175,32 @@ func TestACallNeverSentIsNotWordedAsNotBooked(t *testing.T) {
 		line := Speaker{Lang: lang, Names: names}.Receipt(r)
 		require.NotContains(t, line, booked, lang)
 		require.NotEmpty(t, line)
+	}
+}
+
+// A reassignment changes the agent, not the time (F3): the caller hears
+// and reads that the viewing stands at its time with the new agent, and
+// nothing of a move.
+func TestAReassignmentIsWordedAsTheSameTimeWithAnotherAgent(t *testing.T) {
+	t.Parallel()
+	r := receipt.Receipt{RequestKey: "k", Status: receipt.StatusReassigned, PropertyRef: "paris-11", AgentRef: "agent-01",
+		StartsAt: &start, TimeZone: "Europe/Paris", ReplacedBy: "k2"}
+	b := booking.Booking{RequestKey: "k2", Intent: booking.Intent{PropertyID: "paris-11", AgentID: "agent-01", StartsAt: start,
+		EndsAt: start.Add(30 * time.Minute), TimeZone: "Europe/Paris", Replaces: "k"}}
+	with := map[string]string{"paris-11": "the Marais flat", "agent-01": "Hugo"}
+	for lang, want := range map[Lang]struct{ line, text, notMoved string }{
+		English: {"Same time, same property, now with Hugo: the viewing on Tuesday 8 December at 10 a.m., Paris time.",
+			"Your viewing of the Marais flat is now with Hugo, at the same time: Tuesday 8 December at 10 a.m., Paris time.", "moved"},
+		French: {"Même heure, même bien, désormais avec Hugo : la visite du mardi 8 décembre à 10 h, heure de Paris.",
+			"Votre visite de the Marais flat se fera désormais avec Hugo, à la même heure : le mardi 8 décembre à 10 h, heure de Paris.", "déplacée"},
+		Chinese: {"时间和房源不变，现改由Hugo接待：巴黎时间12月8日星期二上午10点的看房。",
+			"您预约的the Marais flat看房现改由Hugo接待，时间不变：巴黎时间12月8日星期二上午10点。", "改到"},
+	} {
+		s := Speaker{Lang: lang, Names: with}
+		line, text := s.Receipt(r), s.Message(booking.MessageReassigned, b)
+		require.True(t, strings.HasPrefix(line, want.line), "%s: %s", lang, line)
+		require.True(t, strings.HasPrefix(text, want.text), "%s: %s", lang, text)
+		require.NotContains(t, line+text, want.notMoved, lang)
+		require.Contains(t, s.Subject(booking.MessageReassigned, b), "Hugo", lang)
 	}
 }

@@ -50,9 +50,18 @@ type commitState struct {
 // replacedBooking is the booking a reschedule's commit releases in the
 // same transaction, so the two never both hold, or both lose, the slot.
 type replacedBooking struct {
-	id         uuid.UUID
-	status     booking.Status
-	replacedBy string
+	id               uuid.UUID
+	status           booking.Status
+	replacedBy       string
+	property, agent  string
+	startsAt, endsAt time.Time
+}
+
+// reassigns reports whether in moves the replaced booking to another
+// agent and changes nothing else: the same property, at the same times.
+func (r *replacedBooking) reassigns(in booking.Intent) bool {
+	return r != nil && r.property == in.PropertyID && r.agent != in.AgentID &&
+		r.startsAt.Equal(in.StartsAt) && r.endsAt.Equal(in.EndsAt)
 }
 
 type lockedResource struct {
@@ -134,7 +143,7 @@ func readCommitState(ctx context.Context, conn *pgx.Conn, req CommitRequest, bud
 		// confirming; a hold releases nothing) release it in this
 		// transaction. After the resource locks, as Confirm and Release
 		// order theirs.
-		b.Queue(`SELECT booking_id, status, coalesce(replaced_by_request_key, '') FROM booking WHERE request_key = $1 FOR UPDATE`,
+		b.Queue(`SELECT booking_id, status, coalesce(replaced_by_request_key, ''), property_id, agent_id, starts_at, ends_at FROM booking WHERE request_key = $1 FOR UPDATE`,
 			req.Intent.Replaces)
 	}
 	if pool != "" {
@@ -173,7 +182,7 @@ func readCommitState(ctx context.Context, conn *pgx.Conn, req CommitRequest, bud
 	}
 	if swap {
 		r := &replacedBooking{}
-		switch err := res.QueryRow().Scan(&r.id, &r.status, &r.replacedBy); {
+		switch err := res.QueryRow().Scan(&r.id, &r.status, &r.replacedBy, &r.property, &r.agent, &r.startsAt, &r.endsAt); {
 		case err == nil:
 			st.replaced = r
 		case !errors.Is(err, pgx.ErrNoRows):

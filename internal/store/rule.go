@@ -63,10 +63,26 @@ func (st *commitState) check(req CommitRequest, now time.Time) error {
 	if err != nil {
 		return err
 	}
-	if err := allowed(rs, in.StartsAt, in.EndsAt, *p, now); err != nil {
+	if err := st.timeRule(rs, in, *p, now); err != nil {
 		return err
 	}
 	return st.checkReplaced(req)
+}
+
+// timeRule is allowed, but for a reassignment (staff move a booking to
+// another agent because its own fell ill this morning): the notice and the
+// horizon protect the caller and the agent from a late booking, and a
+// reassignment changes neither the time nor the property, so only where
+// the new agent may stand (fits) applies, and a viewing under way or over
+// is not reassigned.
+func (st *commitState) timeRule(rs []ruled, in booking.Intent, p booking.Policy, now time.Time) error {
+	if !st.replaced.reassigns(in) {
+		return allowed(rs, in.StartsAt, in.EndsAt, p, now)
+	}
+	if in.StartsAt.Before(now) {
+		return booking.Rejectf(booking.CodeStartsInPast, "starts_at %s is in the past", in.StartsAt.Format(time.RFC3339))
+	}
+	return fits(rs, in.StartsAt, in.EndsAt, p)
 }
 
 // checkKinds: a booking is of a property, with an agent.

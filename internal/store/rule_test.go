@@ -43,3 +43,33 @@ func TestPeak(t *testing.T) {
 		})
 	}
 }
+
+// Staff reassign a viewing this morning because its agent fell ill: the
+// notice that keeps callers from booking too late does not stop moving
+// it to a free agent at the same time, but the commit's rules for the
+// new agent still hold; a move to another time inside the notice is
+// still too late, and so is any change once the viewing has started.
+func TestAReassignmentInsideTheNoticeIsAllowed(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.booked(t, "ill", intent("paris", agent(0), "10:00", "10:30"))
+	f.clock.Advance(paris("09:45").Sub(testNow)) // a quarter of an hour before, inside the hour's notice
+
+	later := moving("ill", intent("paris", agent(0), "10:30", "11:00"))
+	_, err := f.store.Commit(f.ctx, commitReq("ill-later", later))
+	requireCode(t, err, booking.CodeTooShortNotice)
+	require.NoError(t, f.store.UpsertResource(f.ctx, booking.Resource{ID: agent(2), Kind: "agent", Capacity: 1, TimeZone: "Europe/Paris",
+		Rules: &booking.Rules{TimeOff: []booking.Span{{Start: paris("08:00"), End: paris("12:00")}}}}))
+	_, err = f.store.Commit(f.ctx, commitReq("ill-to-2", moving("ill", intent("paris", agent(2), "10:00", "10:30"))))
+	requireCode(t, err, booking.CodeTimeOff)
+
+	out := f.booked(t, "ill-to-1", moving("ill", intent("paris", agent(1), "10:00", "10:30")))
+	require.Equal(t, booking.StatusConfirmed, out.Booking.Status)
+	old, err := f.store.Lookup(f.ctx, "ill")
+	require.NoError(t, err)
+	require.Equal(t, booking.StatusReleasedForReschedule, old.Status)
+
+	f.clock.Advance(time.Hour) // the viewing under way
+	_, err = f.store.Commit(f.ctx, commitReq("ill-to-3", moving("ill-to-1", intent("paris", agent(3), "10:00", "10:30"))))
+	requireCode(t, err, booking.CodeStartsInPast)
+}

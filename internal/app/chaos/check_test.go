@@ -205,13 +205,13 @@ func TestAKeyNeverSentNeedNotBeKnown(t *testing.T) {
 	t.Parallel()
 	// A call not sent answers a retryable error and no receipt.
 	ch := healthy()
-	ch.calls = append(ch.calls, Call{Op: "book", Key: "k2", HTTP: 503, Retryable: true, Outcome: Unknown},
-		Call{Op: "book", Key: "k2", HTTP: 503, Retryable: true, Outcome: Unknown})
-	ch.final["k2"] = nil
+	ch.calls = append(ch.calls, Call{Op: "book", Key: "k9", HTTP: 503, Retryable: true, Outcome: Unknown},
+		Call{Op: "book", Key: "k9", HTTP: 503, Retryable: true, Outcome: Unknown})
+	ch.final["k9"] = nil
 	require.Empty(t, violations(ch))
 
-	ch.calls = append(ch.calls, Call{Op: "book", Key: "k2", HTTP: 202,
-		Receipt: &receipt.Receipt{RequestKey: "k2", Status: receipt.StatusPending}, Outcome: Unknown})
+	ch.calls = append(ch.calls, Call{Op: "book", Key: "k9", HTTP: 202,
+		Receipt: &receipt.Receipt{RequestKey: "k9", Status: receipt.StatusPending}, Outcome: Unknown})
 	require.Equal(t, map[string]int{"no key left pending": 1}, violations(ch))
 }
 

@@ -268,7 +268,7 @@ func classify(code int, r *receipt.Receipt, err error) (Outcome, string) {
 		return Unknown, fmt.Sprintf("http %d", code)
 	}
 	switch r.Status {
-	case receipt.StatusConfirmed, receipt.StatusHeld, receipt.StatusCancelled, receipt.StatusRescheduled:
+	case receipt.StatusConfirmed, receipt.StatusHeld, receipt.StatusCancelled, receipt.StatusRescheduled, receipt.StatusReassigned:
 		return OK, ""
 	case receipt.StatusPending, receipt.StatusOffered:
 		return Unknown, ""

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync/atomic"
+	"strings"
 	"testing"
 	"time"
 
@@ -145,7 +146,20 @@ func TestAReassignmentMovesTheBookingAndTellsTheCaller(t *testing.T) {
 		}
 		return recs[key].Status == crm.StatusRescheduled && recs[sagaclient.ReassignKey(key, "agent-01")].AgentRef == "agent-01"
 	}, "the CRM has the old viewing moved and the new one with agent-01")
-	require.Contains(t, fake.Sent()[1].Body, "moved", fake.Sent()[1].Body)
+	// A reassignment changes the agent, not the time (F3): the caller's
+	// reference, read in any language, and their text say so.
+	require.True(t, strings.HasPrefix(fake.Sent()[1].Body, "Your viewing of the property is now with the agent, at the same time: "), fake.Sent()[1].Body)
+	require.NotContains(t, fake.Sent()[1].Body, "moved")
+	for lang, line := range map[string]string{"en": "Same time, same property, now with the agent: the viewing on ",
+		"fr": "Même heure, même bien, désormais avec l'agent : la visite du ", "zh": "时间和房源不变，现改由经纪人接待："} {
+		var now receipt.Receipt
+		require.Equal(t, http.StatusOK, f.call("GET", url+"/v1/bookings/"+key+"?language="+lang, nil, &now))
+		require.Equal(t, receipt.StatusReassigned, now.Status)
+		require.Equal(t, "agent-01", now.AgentRef)
+		require.Equal(t, sagaclient.ReassignKey(key, "agent-01"), now.ReplacedBy)
+		require.True(t, start.Equal(*now.StartsAt))
+		require.True(t, strings.HasPrefix(now.Spoken, line), "%s: %s", lang, now.Spoken)
+	}
 	require.Equal(t, http.StatusOK, f.call("GET", url+"/v1/ops/attention", nil, &a))
 	require.Empty(t, a.OutsideRules, "the booking outside its agent's rules is gone")
 	require.Equal(t, http.StatusConflict, f.call("POST", route, staff.ReassignBody{AgentID: "agent-02"}, &e))
@@ -165,7 +179,7 @@ func (d *devStack) staffByCLI(day time.Time) {
 	d.cliJSON(&moved, "ops", "reassign", key, "agent-hugo", "-json")
 	require.Equal(d.t, receipt.StatusConfirmed, moved.Status)
 	require.Equal(d.t, key, moved.Replaces)
-	require.Equal(d.t, receipt.StatusRescheduled, d.receipt(key).Status, "the old booking released")
+	require.Equal(d.t, receipt.StatusReassigned, d.receipt(key).Status, "the old booking released, its viewing with Hugo")
 	res, err := d.post("/v1/bookings/"+moved.RequestKey+"/cancel", nil)
 	require.NoError(d.t, err)
 	require.Equal(d.t, receipt.StatusCancelled, decodeReceipt(d.t, res).Status)
