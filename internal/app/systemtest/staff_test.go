@@ -6,8 +6,8 @@ import (
 	"net/http"
 	"os/exec"
 	"path/filepath"
-	"sync/atomic"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
