@@ -91,19 +91,20 @@ func (a *Activities) linkCaller(ctx context.Context, m mirror, key, recordID str
 	if on.Linked.CRM == m.name {
 		known = on.Linked.ContactRef
 	}
-	id, err := contacts.Link(ctx, recordID, crm.Caller{Name: c.Name, Email: c.Email, Phone: c.Phone, ContactID: known})
+	linked, err := contacts.Link(ctx, recordID, crm.Caller{Name: c.Name, Email: c.Email, Phone: c.Phone, ContactID: known})
 	if err != nil {
 		return mirrorError("link caller", key, err, crm.Permanent(err))
 	}
-	if id == known {
+	if linked.ContactID == known && linked.Created == on.Linked.Created {
 		return nil
 	}
-	forgotten, err := a.Store.RecordCRMContact(ctx, on.OwnerKey, booking.CRMContact{CRM: m.name, ContactRef: id})
+	rec := booking.CRMContact{CRM: m.name, ContactRef: linked.ContactID, Created: linked.Created, Records: []string{recordID}}
+	forgotten, err := a.Store.RecordCRMContact(ctx, on.OwnerKey, rec)
 	if err != nil {
 		return storeError("link caller", key, err)
 	}
 	if forgotten {
-		if err := contacts.Forget(ctx, id); err != nil {
+		if err := forgetContact(ctx, contacts, rec); err != nil {
 			return mirrorError("link caller", key, err, false)
 		}
 	}

@@ -45,7 +45,7 @@ func (a *Activities) forgetCallers(ctx context.Context, limit int) (int, error) 
 		if !ok {
 			return i, mirrorError("forget crm contact", c.RequestKey, fmt.Errorf("crm %q is not configured here: the contact can't be deleted", c.CRM), false)
 		}
-		if err := contacts.Forget(ctx, c.ContactRef); err != nil {
+		if err := forgetContact(ctx, contacts, c); err != nil {
 			return i, mirrorError("forget crm contact", c.RequestKey, err, false)
 		}
 		if err := a.Store.ForgotCRMContact(ctx, c.RequestKey, c.ContactRef); err != nil {
@@ -53,6 +53,16 @@ func (a *Activities) forgetCallers(ctx context.Context, limit int) (int, error) 
 		}
 	}
 	return len(due), nil
+}
+
+// forgetContact lets an erased caller's CRM contact go as what it is: one
+// the service made is deleted through the CRM's privacy API; one it found
+// is the agency's, and only loses the caller's records.
+func forgetContact(ctx context.Context, contacts crm.Contacts, c booking.CRMContact) error {
+	if c.Created {
+		return contacts.Forget(ctx, c.ContactRef)
+	}
+	return contacts.Unlink(ctx, c.ContactRef, c.Records)
 }
 
 // ApplyRetention anonymises bookings and deletes refusals and events past

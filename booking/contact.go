@@ -63,4 +63,10 @@ type CRMContact struct {
 	RequestKey string
 	CRM        string
 	ContactRef string
+	// Created is set for a contact the service made: the only kind an
+	// erasure deletes. One it found (the agency's) is unlinked instead.
+	Created bool
+	// Records are the CRM records (meetings) of the caller's bookings,
+	// their moves included, for an unlink.
+	Records []string
 }

@@ -97,16 +97,30 @@ type Caller struct {
 }
 
 // Contacts is a CRM that keeps callers as contacts of its own, with
-// their viewings on them.
+// their viewings on them. The agency's own contacts are the agency's: a
+// contact the service did not make is linked to, never deleted.
 type Contacts interface {
 	// Link finds c's contact (the one linked before, followed through a
-	// merge staff made; else by email, else by phone), creates it where
-	// none is found, and associates the record recordID with it. It
-	// returns the contact's id; linking again changes nothing.
-	Link(ctx context.Context, recordID string, c Caller) (string, error)
-	// Forget deletes a contact as the CRM's privacy API does; one gone
-	// already is forgotten.
+	// merge staff made; else one with c's exact e-mail, or c's phone and
+	// name), creates one of the service's own where none is found, and
+	// associates the record recordID with it. Linking again changes
+	// nothing.
+	Link(ctx context.Context, recordID string, c Caller) (Linked, error)
+	// Forget deletes a contact the service made, as the CRM's privacy
+	// API does; one gone already is forgotten.
 	Forget(ctx context.Context, contactID string) error
+	// Unlink takes the records recordIDs off a contact the service did
+	// not make, which stays as the agency keeps it; a record or a contact
+	// gone already is unlinked.
+	Unlink(ctx context.Context, contactID string, recordIDs []string) error
+}
+
+// Linked is the contact a Link found or made.
+type Linked struct {
+	ContactID string
+	// Created is set when the service made the contact: only such a
+	// contact is ever deleted.
+	Created bool
 }
 
 // Router is a deployment's CRMs by name, for agencies that keep different

@@ -133,11 +133,12 @@ func TestRequestsAndAnswersKeepHubSpotsOpenAPI(t *testing.T) {
 	require.ErrorIs(t, err, crm.ErrNotFound)
 	contact, err := c.Link(ctx, rec.ID, crm.Caller{Name: "Jeanne Dupont", Email: "jeanne@example.com", Phone: "+33612345678"})
 	require.NoError(t, err)
-	_, err = c.Link(ctx, rec.ID, crm.Caller{Email: "jeanne@example.com", ContactID: contact})
+	_, err = c.Link(ctx, rec.ID, crm.Caller{Email: "jeanne@example.com", ContactID: contact.ContactID})
 	require.NoError(t, err)
-	_, err = c.Link(ctx, rec.ID, crm.Caller{Name: "Paul Martin", Phone: "+33698765432"})
+	paul, err := c.Link(ctx, rec.ID, crm.Caller{Name: "Paul Martin", Phone: "+33698765432"})
 	require.NoError(t, err)
-	require.NoError(t, c.Forget(ctx, contact))
+	require.NoError(t, c.Unlink(ctx, paul.ContactID, []string{rec.ID}))
+	require.NoError(t, c.Forget(ctx, contact.ContactID))
 	second := viewing()
 	second.BookingID, second.RequestKey = "b-2", "k-2"
 	_, err = f.client(t, "pat-na1-test").Upsert(ctx, second, 0) // a second worker: its properties exist

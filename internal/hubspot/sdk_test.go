@@ -53,6 +53,9 @@ var operations = map[string]sdkRequest{
 	"PUT /crm/v4/objects/meetings/{id}/associations/default/contacts/{contactId}": {
 		Path: "/crm/v4/objects/{fromObjectType}/{fromObjectId}/associations/default/{toObjectType}/{toObjectId}",
 		API:  "crm/associations/v4/apis/BasicApi.js"},
+	"DELETE /crm/v4/objects/meetings/{id}/associations/contacts/{contactId}": {
+		Path: "/crm/v4/objects/{objectType}/{objectId}/associations/{toObjectType}/{toObjectId}",
+		API:  "crm/associations/v4/apis/BasicApi.js"},
 }
 
 // operationOf is the operation r is, by the pattern naming it.
@@ -116,9 +119,10 @@ func TestRequestsMatchTheSDKsRecord(t *testing.T) {
 	require.NoError(t, err)
 	contact, err := c.Link(ctx, rec.ID, crm.Caller{Name: "Jeanne Dupont", Email: "jeanne@example.com", Phone: "+33612345678"})
 	require.NoError(t, err)
-	_, err = c.Link(ctx, rec.ID, crm.Caller{Email: "jeanne@example.com", ContactID: contact})
+	_, err = c.Link(ctx, rec.ID, crm.Caller{Email: "jeanne@example.com", ContactID: contact.ContactID})
 	require.NoError(t, err)
-	require.NoError(t, c.Forget(ctx, contact))
+	require.NoError(t, c.Unlink(ctx, contact.ContactID, []string{rec.ID}))
+	require.NoError(t, c.Forget(ctx, contact.ContactID))
 	for _, s := range rc.seen {
 		require.NotContains(t, s.Path, "not named", "name the SDK's operation for it in operations")
 	}

@@ -39,8 +39,8 @@ func (s *Store) CallerOnFile(ctx context.Context, key string) (booking.OnFile, e
 		}
 		out := booking.OnFile{OwnerKey: k, Contact: c}
 		err = s.retry(ctx, "caller on file", k, func(ctx context.Context) error {
-			err := s.pool.QueryRow(ctx, `SELECT crm, contact_ref FROM vault.crm_contact WHERE request_key = $1 AND forgotten_at IS NULL`,
-				k).Scan(&out.Linked.CRM, &out.Linked.ContactRef)
+			err := s.pool.QueryRow(ctx, `SELECT crm, contact_ref, created FROM vault.crm_contact WHERE request_key = $1 AND forgotten_at IS NULL`,
+				k).Scan(&out.Linked.CRM, &out.Linked.ContactRef, &out.Linked.Created)
 			if errors.Is(err, pgx.ErrNoRows) {
 				return nil
 			}
@@ -59,11 +59,12 @@ func (s *Store) CallerOnFile(ctx context.Context, key string) (booking.OnFile, e
 func (s *Store) RecordCRMContact(ctx context.Context, ownerKey string, c booking.CRMContact) (forgotten bool, err error) {
 	err = s.retry(ctx, "record crm contact", ownerKey, func(ctx context.Context) error {
 		return s.pool.QueryRow(ctx, `
-INSERT INTO vault.crm_contact (request_key, crm, contact_ref, linked_at) VALUES ($1, $2, $3, $4)
+INSERT INTO vault.crm_contact (request_key, crm, contact_ref, linked_at, created) VALUES ($1, $2, $3, $4, $5)
 ON CONFLICT (request_key) DO UPDATE SET
     crm = CASE WHEN vault.crm_contact.forgotten_at IS NULL THEN EXCLUDED.crm ELSE vault.crm_contact.crm END,
-    contact_ref = CASE WHEN vault.crm_contact.forgotten_at IS NULL THEN EXCLUDED.contact_ref ELSE vault.crm_contact.contact_ref END
-RETURNING forgotten_at IS NOT NULL`, ownerKey, c.CRM, c.ContactRef, s.now()).Scan(&forgotten)
+    contact_ref = CASE WHEN vault.crm_contact.forgotten_at IS NULL THEN EXCLUDED.contact_ref ELSE vault.crm_contact.contact_ref END,
+    created = CASE WHEN vault.crm_contact.forgotten_at IS NULL THEN EXCLUDED.created ELSE vault.crm_contact.created END
+RETURNING forgotten_at IS NOT NULL`, ownerKey, c.CRM, c.ContactRef, s.now(), c.Created).Scan(&forgotten)
 	})
 	return forgotten, err
 }
@@ -75,7 +76,12 @@ func (s *Store) CRMContactsToForget(ctx context.Context, limit int) ([]booking.C
 	var out []booking.CRMContact
 	err := s.retry(ctx, "crm contacts to forget", "", func(ctx context.Context) error {
 		rows, err := s.pool.Query(ctx, `
-SELECT c.request_key, c.crm, c.contact_ref FROM vault.crm_contact c JOIN vault.contact_key k USING (request_key)
+SELECT c.request_key, c.crm, c.contact_ref, c.created, ARRAY(
+    WITH RECURSIVE chain AS (
+        SELECT request_key, crm_ref FROM booking WHERE request_key = c.request_key
+        UNION SELECT b.request_key, b.crm_ref FROM booking b JOIN chain ON b.replaces_request_key = chain.request_key
+    ) SELECT crm_ref FROM chain WHERE crm_ref IS NOT NULL ORDER BY crm_ref)
+FROM vault.crm_contact c JOIN vault.contact_key k USING (request_key)
 WHERE c.forgotten_at IS NULL AND k.erased_at IS NOT NULL ORDER BY c.linked_at, c.request_key LIMIT $1`, limit)
 		if err == nil {
 			out, err = pgx.CollectRows(rows, pgx.RowToStructByPos[booking.CRMContact])

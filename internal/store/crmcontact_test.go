@@ -67,9 +67,11 @@ func TestAnErasedCallersCRMContactIsForgottenOnce(t *testing.T) {
 	f.onFile(t, "req_gone", true)
 	f.onFile(t, "req_kept", true)
 	for key, ref := range map[string]string{"req_gone": "301", "req_kept": "302"} {
-		_, err := f.store.RecordCRMContact(f.ctx, key, booking.CRMContact{CRM: "hubspot", ContactRef: ref})
+		_, err := f.store.RecordCRMContact(f.ctx, key, booking.CRMContact{CRM: "hubspot", ContactRef: ref, Created: key == "req_gone"})
 		require.NoError(t, err)
 	}
+	_, err := f.pool.Exec(f.ctx, `UPDATE booking SET crm_ref = 'meeting-1' WHERE request_key = 'req_gone'`)
+	require.NoError(t, err)
 	due, err := f.store.CRMContactsToForget(f.ctx, 10)
 	require.NoError(t, err)
 	require.Empty(t, due, "nobody erased yet")
@@ -77,7 +79,8 @@ func TestAnErasedCallersCRMContactIsForgottenOnce(t *testing.T) {
 	require.NoError(t, f.store.EraseContact(f.ctx, "req_gone", "request"))
 	due, err = f.store.CRMContactsToForget(f.ctx, 10)
 	require.NoError(t, err)
-	require.Equal(t, []booking.CRMContact{{RequestKey: "req_gone", CRM: "hubspot", ContactRef: "301"}}, due)
+	require.Equal(t, []booking.CRMContact{{RequestKey: "req_gone", CRM: "hubspot", ContactRef: "301", Created: true,
+		Records: []string{"meeting-1"}}}, due, "made by the service, with the caller's meetings")
 
 	require.NoError(t, f.store.ForgotCRMContact(f.ctx, "req_gone", "301"))
 	due, err = f.store.CRMContactsToForget(f.ctx, 10)

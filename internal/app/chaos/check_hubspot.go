@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/bookingsaga/bookingsaga/booking"
@@ -79,6 +80,35 @@ func (ch *checker) onCallersContact(b stored, m hubspottest.Object) []string {
 		return []string{fmt.Sprintf("%s's meeting is on contacts %v, its caller is %s", b.key, m.Contacts, theirs[0])}
 	}
 	return nil
+}
+
+// agencyContacts are contacts the agency kept in HubSpot before the run,
+// one of them with the callers' own name.
+var agencyContacts = []map[string]string{
+	{"email": "office@agency.chaos.test", "firstname": "Front", "lastname": "Desk", "phone": "+33100000000"},
+	{"email": "owner@agency.chaos.test", "firstname": "Chaos", "lastname": "Caller", "phone": "+33100000001"},
+	{"firstname": "Marie", "lastname": "Martin", "mobilephone": "+33600000000"},
+}
+
+// agencysContactsKept: no contact the service did not create is ever
+// deleted: each the agency kept before the run is there after it, as it
+// was.
+func (ch *checker) agencysContactsKept() []string {
+	var bad []string
+	for _, want := range agencyContacts {
+		kept := slices.ContainsFunc(ch.contacts, func(o hubspottest.Object) bool {
+			for k, v := range want {
+				if o.Properties[k] != v {
+					return false
+				}
+			}
+			return true
+		})
+		if !kept {
+			bad = append(bad, fmt.Sprintf("the agency's hubspot contact %v is gone or changed", want))
+		}
+	}
+	return bad
 }
 
 func meetingAt(m hubspottest.Object, b stored) bool {

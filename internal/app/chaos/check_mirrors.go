@@ -73,6 +73,7 @@ func (ch *checker) mirrors() []string {
 		}
 	}
 	bad = append(bad, ch.hubspotMirrors()...)
+	bad = append(bad, ch.agencysContactsKept()...)
 	sort.Strings(bad)
 	return bad
 }

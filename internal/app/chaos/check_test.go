@@ -1,6 +1,7 @@
 package chaos
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -51,7 +52,7 @@ func healthy() *checker {
 		},
 		final:    map[string]*receipt.Receipt{"k1": confirmed("k1", "b1")},
 		events:   map[string][]calendar.Event{"flat-1@chaos.test": {event("k1")}, hubspotProperty + "@chaos.test": {event("k2")}},
-		contacts: []hubspottest.Object{{ID: "c1", Properties: map[string]string{"phone": phoneFor("k2")}}},
+		contacts: append([]hubspottest.Object{{ID: "c1", Properties: map[string]string{"phone": phoneFor("k2")}}}, agencyObjects()...),
 		meetings: []hubspottest.Object{{ID: "m1", Contacts: []string{"c1"}, Properties: map[string]string{"bookingsaga_booking_id": "b2",
 			"hs_meeting_outcome": "SCHEDULED", "hs_meeting_start_time": "2026-12-10T09:00:00.000Z", "hs_meeting_end_time": "2026-12-10T09:30:00.000Z"}}},
 		outlook: map[string][]graphtest.GraphEvent{"agent-1@chaos.test": {{ID: "AAMk1", Start: t0, End: t0.Add(30 * time.Minute),
@@ -92,6 +93,8 @@ func TestTheCheckerCatchesEachKindOfLie(t *testing.T) {
 		"a pending key after recovery": {func(ch *checker) {
 			ch.final["k1"] = &receipt.Receipt{RequestKey: "k1", Status: receipt.StatusPending}
 		}, "no key left pending"},
+		"an agency's contact deleted": {func(ch *checker) { ch.contacts = ch.contacts[:len(ch.contacts)-1] },
+			"one event and one CRM record per live booking"},
 		"a missing calendar event":      {func(ch *checker) { ch.events["flat-1@chaos.test"] = nil }, "one event and one CRM record per live booking"},
 		"a missing Microsoft 365 event": {func(ch *checker) { ch.outlook["agent-1@chaos.test"] = nil }, "one event and one CRM record per live booking"},
 		"a second Microsoft 365 event": {func(ch *checker) {
@@ -229,4 +232,13 @@ func TestAnUntoldCallerIsNamedWithTheKeysTrail(t *testing.T) {
 	require.Contains(t, bad[0], "9x is cancelled and its caller was not told")
 	require.Contains(t, bad[0], "contact stored: false")
 	require.Contains(t, bad[0], "book 9x@")
+}
+
+// agencyObjects are agencyContacts as the fake lists them.
+func agencyObjects() []hubspottest.Object {
+	var out []hubspottest.Object
+	for i, props := range agencyContacts {
+		out = append(out, hubspottest.Object{ID: fmt.Sprintf("a%d", i), Properties: props})
+	}
+	return out
 }

@@ -96,6 +96,9 @@ func newCluster(dir string, bins Binaries, temporalStore string) (*cluster, erro
 			c.graph.AddMailbox(r.CalendarID)
 		}
 	}
+	for _, props := range agencyContacts {
+		c.hubspot.AddContact(props)
+	}
 	addrs, err := freeAddrs(5)
 	if err != nil {
 		return nil, err

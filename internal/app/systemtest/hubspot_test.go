@@ -126,3 +126,49 @@ func TestACallerNotOnFileIsNoHubSpotContact(t *testing.T) {
 	require.Empty(t, hs.Contacts())
 	require.Empty(t, hs.Meetings()[0].Contacts)
 }
+
+// The agency's contacts are the agency's (DH2): a caller who gives the
+// family's e-mail is linked to the agency's contact, one who shares only
+// its landline gets a contact of the service's own; erased, and through
+// the retention runs after, the agency's contact loses the meetings and
+// stays, and the service's own is deleted.
+func TestAnAgencysOwnHubSpotContactSurvivesTheCallersErasure(t *testing.T) {
+	t.Parallel()
+	f, hs := setupHubSpot(t)
+	url := f.serveAPI(api.Config{})
+	family := hs.AddContact(map[string]string{"email": "famille.martin@example.com", "firstname": "Marie", "lastname": "Martin",
+		"phone": "+33145678900"})
+	book := func(hour int, contact map[string]any) string {
+		args := bookArgs(t, hour)
+		args["contact"] = contact
+		_, out := f.mcpCall(url, "call-"+uuid.NewString(), "book", args)
+		require.Equal(t, "confirmed", out.Status, out.Line)
+		return out.RequestKey
+	}
+	byEmail := book(10, map[string]any{"name": "Jeanne Dupont", "email": "famille.martin@example.com", "keep_on_file": true})
+	byPhone := book(12, map[string]any{"name": "Paul Durand", "phone": "+33145678900", "keep_on_file": true})
+	f.eventually(func() bool {
+		m := hs.Meetings()
+		return len(m) == 2 && len(m[0].Contacts) == 1 && len(m[1].Contacts) == 1
+	}, "both meetings on a contact")
+	on := map[string]string{} // meeting's booking key: its contact
+	for _, m := range hs.Meetings() {
+		on[m.Properties["bookingsaga_request_key"]] = m.Contacts[0]
+	}
+	require.Equal(t, family, on[byEmail], "the same e-mail is the agency's contact")
+	require.NotEqual(t, family, on[byPhone], "a shared landline with another name is not")
+	require.Len(t, hs.Contacts(), 2)
+
+	for _, key := range []string{byEmail, byPhone} {
+		require.Equal(t, http.StatusOK, f.call("DELETE", url+"/v1/bookings/"+key+"/contact", nil, nil))
+	}
+	f.reconcile()
+	f.reconcile()
+	left := hs.Contacts()
+	require.Len(t, left, 1, "the service's own contact is deleted")
+	require.Equal(t, family, left[0].ID, "the agency's stays")
+	require.Equal(t, "Marie", left[0].Properties["firstname"], "untouched")
+	for _, m := range hs.Meetings() {
+		require.Empty(t, m.Contacts, "no meeting of the erased callers is left on a contact")
+	}
+}

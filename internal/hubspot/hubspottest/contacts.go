@@ -127,6 +127,20 @@ func (a *Account) associate(r *http.Request) (int, any, error) {
 			"associationSpec": map[string]any{"associationCategory": "HUBSPOT_DEFINED", "associationTypeId": 200}}}}, nil
 }
 
+// dissociate removes every association between a meeting and a contact
+// (v4 "Delete", answered 204 with no body).
+func (a *Account) dissociate(r *http.Request) (int, any, error) {
+	m, c := a.objects[meetings][r.PathValue("id")], a.objects[contacts][r.PathValue("contactId")]
+	if m == nil || c == nil {
+		return 0, nil, refuse(http.StatusNotFound, "OBJECT_NOT_FOUND", "Object not found.  objectId are usually numeric.")
+	}
+	if a.assoc[m.ID][c.ID] {
+		delete(a.assoc[m.ID], c.ID)
+		a.stage(change{Kind: meetings, Assoc: map[string]map[string]bool{m.ID: copySet(a.assoc[m.ID])}})
+	}
+	return http.StatusNoContent, nil, nil
+}
+
 func copySet(s map[string]bool) map[string]bool {
 	out := make(map[string]bool, len(s))
 	for k, v := range s {

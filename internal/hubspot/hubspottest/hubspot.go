@@ -195,6 +195,7 @@ func (a *Account) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	m.HandleFunc("POST /crm/v3/objects/contacts/search", a.api("contacts.search", a.search))
 	m.HandleFunc("POST /crm/v3/objects/contacts/gdpr-delete", a.api("contacts.gdpr-delete", a.gdprDelete))
 	m.HandleFunc("PUT /crm/v4/objects/meetings/{id}/associations/default/contacts/{contactId}", a.api("associations.create", a.associate))
+	m.HandleFunc("DELETE /crm/v4/objects/meetings/{id}/associations/contacts/{contactId}", a.api("associations.delete", a.dissociate))
 	m.HandleFunc("/_fake/faults", fakeserver.FaultAdmin(&a.Faults))
 	a.admin(m)
 	m.ServeHTTP(w, r)

@@ -128,6 +128,10 @@ func (a *Account) upsert(kind string) func(r *http.Request) (int, any, error) {
 			}
 			props[input.IDProperty] = input.ID
 			o, created := a.find(kind, input.IDProperty, input.ID), false
+			if held := a.find(kind, "email", props["email"]); kind == contacts && held != nil && held != o {
+				// Email is unique in HubSpot whatever the upsert is keyed by.
+				return 0, nil, refuse(http.StatusConflict, "CONFLICT", "Contact already exists. Existing ID: %s", held.ID)
+			}
 			if o == nil {
 				if kind == meetings && props["hs_timestamp"] == "" {
 					return 0, nil, refuse(http.StatusBadRequest, "VALIDATION_ERROR", "hs_timestamp is required to create a meeting")
