@@ -31,6 +31,9 @@ func RegisterMetrics(m tally.Scope) {
 		m.Tagged(map[string]string{"ended": string(why)}).Timer("mirror_yield")
 	}
 	m.Counter("calendar_unchecked_total").Inc(0)
+	for _, step := range booking.ReconcileSteps {
+		m.Tagged(map[string]string{"step": step}).Counter("reconcile_step_failures_total").Inc(0)
+	}
 	for _, d := range driftKinds {
 		m.Tagged(map[string]string{"category": d[0], "action": d[1]}).Counter("drift_total").Inc(0)
 	}

@@ -46,7 +46,9 @@ func (a *Activities) forgetCallers(ctx context.Context, limit int) (int, error) 
 			return i, mirrorError("forget crm contact", c.RequestKey, fmt.Errorf("crm %q is not configured here: the contact can't be deleted", c.CRM), false)
 		}
 		if err := forgetContact(ctx, contacts, c); err != nil {
-			return i, mirrorError("forget crm contact", c.RequestKey, err, false)
+			// A refusal for good (a revoked token, a missing scope) fails
+			// the step at once; the run goes on with the others.
+			return i, mirrorError("forget crm contact", c.RequestKey, err, crm.Permanent(err))
 		}
 		if err := a.Store.ForgotCRMContact(ctx, c.RequestKey, c.ContactRef); err != nil {
 			return i, storeError("forget crm contact", c.RequestKey, err)
@@ -63,6 +65,25 @@ func forgetContact(ctx context.Context, contacts crm.Contacts, c booking.CRMCont
 		return contacts.Forget(ctx, c.ContactRef)
 	}
 	return contacts.Unlink(ctx, c.ContactRef, c.Records)
+}
+
+// NoteReconcile records how each step of a reconciliation run ended, for
+// ops attention, and counts each failure (reconcile_step_failures_total by
+// step); the error is kept scrubbed of any contact a provider echoed.
+func (a *Activities) NoteReconcile(ctx context.Context, in booking.NoteReconcileInput) (booking.CountOutput, error) {
+	steps := make([]booking.StepOutcome, len(in.Steps))
+	failed := 0
+	for i, st := range in.Steps {
+		steps[i] = booking.StepOutcome{Step: st.Step, Error: booking.Scrub(st.Error)}
+		if st.Error != "" {
+			failed++
+			a.metrics().Tagged(map[string]string{"step": st.Step}).Counter("reconcile_step_failures_total").Inc(1)
+		}
+	}
+	if err := a.Store.NoteReconcile(ctx, steps); err != nil {
+		return booking.CountOutput{}, storeError("note reconcile", "", err)
+	}
+	return booking.CountOutput{Count: failed}, nil
 }
 
 // ApplyRetention anonymises bookings and deletes refusals and events past

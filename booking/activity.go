@@ -34,6 +34,7 @@ const (
 	ActivitySendMessages      = "SendMessages"
 	ActivityQueueReminder     = "QueueReminder"
 	ActivityRecordOutcome     = "RecordOutcome"
+	ActivityNoteReconcile     = "NoteReconcile"
 )
 
 // Non-retryable ApplicationError types. They are business outcomes or
@@ -278,4 +279,21 @@ type LimitInput struct {
 // CountOutput is how many rows a batch changed.
 type CountOutput struct {
 	Count int
+}
+
+// ReconcileSteps are the steps of a reconciliation run, in order; each
+// stands on its own.
+var ReconcileSteps = []string{ActivityReconcileStuck, ActivityExpireStaleHolds, ActivityPurgeContacts, ActivityApplyRetention,
+	ActivityFollowZoneRules, ActivityReconcileCalendar, ActivityReconcileCRM}
+
+// StepOutcome is how one reconciliation step ended in a run: Error is
+// empty when it got through.
+type StepOutcome struct {
+	Step  string
+	Error string `json:",omitempty"`
+}
+
+// NoteReconcileInput is every step a run ran, as it ended.
+type NoteReconcileInput struct {
+	Steps []StepOutcome
 }

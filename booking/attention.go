@@ -1,5 +1,7 @@
 package booking
 
+import "time"
+
 // Attention is what an operator should look at now.
 type Attention struct {
 	// Sagas are running bookings that are pending, or confirmed but not
@@ -13,6 +15,19 @@ type Attention struct {
 	OutsideRules []OutsideRules
 	// Handoffs are callers waiting for a person to call them back.
 	Handoffs []Handoff
+	// ReconcileFailures are the reconciliation steps whose last run
+	// failed (a mirror's revoked token, say): the other steps ran, and
+	// each is tried again by the next run.
+	ReconcileFailures []StepFailure
+}
+
+// StepFailure is a reconciliation step that failed, since when, and its
+// last error (which names no caller: errors never carry contacts).
+type StepFailure struct {
+	Step  string    `json:"step"`
+	Error string    `json:"error"`
+	Since time.Time `json:"since"`
+	Last  time.Time `json:"last"`
 }
 
 // SagaSummary is one saga as the search attributes show it.

@@ -2,6 +2,7 @@ package booking
 
 import (
 	"errors"
+	"regexp"
 )
 
 // Contact is the caller's personal data, kept apart from the booking and
@@ -69,4 +70,17 @@ type CRMContact struct {
 	// Records are the CRM records (meetings) of the caller's bookings,
 	// their moves included, for an unlink.
 	Records []string
+}
+
+var (
+	emailLike = regexp.MustCompile(`[^\s@<>"'(),;:]+@[^\s@<>"'(),;:]+`)
+	phoneLike = regexp.MustCompile(`\+[\d\s().-]{6,}\d`)
+)
+
+// Scrub takes the e-mail addresses and international phone numbers out
+// of text a provider or a mirror answered (an error message, say), so
+// that it may be stored and shown to staff: a caller's contact lives in
+// the vault alone.
+func Scrub(text string) string {
+	return phoneLike.ReplaceAllString(emailLike.ReplaceAllString(text, "[email]"), "[phone]")
 }

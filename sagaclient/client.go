@@ -50,6 +50,7 @@ type Catalog interface {
 	ReleaseAgain(ctx context.Context, b booking.Booking, replacedBy string) (booking.LookupOutput, error)
 	RequestHandoff(ctx context.Context, h booking.Handoff) (booking.Handoff, bool, error)
 	OpenHandoffs(ctx context.Context) ([]booking.Handoff, error)
+	ReconcileFailures(ctx context.Context) ([]booking.StepFailure, error)
 	ResolveHandoff(ctx context.Context, id int64, note string) (booking.Handoff, error)
 }
 

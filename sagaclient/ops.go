@@ -54,6 +54,9 @@ func (c *Client) Attention(ctx context.Context) (Attention, error) {
 	if out.Handoffs, err = c.opts.Catalog.OpenHandoffs(ctx); err != nil {
 		return out, fmt.Errorf("attention: %w", err)
 	}
+	if out.ReconcileFailures, err = c.opts.Catalog.ReconcileFailures(ctx); err != nil {
+		return out, fmt.Errorf("attention: %w", err)
+	}
 	return out, nil
 }
 

@@ -118,8 +118,9 @@ func human(out io.Writer, v any) error {
 	defer w.Flush()
 	switch x := v.(type) {
 	case sagaclient.Attention:
-		if len(x.Sagas) == 0 && len(x.Flags) == 0 && len(x.Handoffs) == 0 && len(x.OutsideRules) == 0 {
-			fmt.Fprintln(w, "Nothing needs attention: no saga pending or unmirrored, no open drift flag, no booking outside its rules, no caller waiting for a person.")
+		if len(x.Sagas) == 0 && len(x.Flags) == 0 && len(x.Handoffs) == 0 && len(x.OutsideRules) == 0 && len(x.ReconcileFailures) == 0 {
+			fmt.Fprintln(w, "Nothing needs attention: no saga pending or unmirrored, no open drift flag, no booking outside its rules, "+
+				"no caller waiting for a person, no reconciliation step failing.")
 			return nil
 		}
 		fmt.Fprintln(w, "SAGA\tSTATUS\tPROPERTY\tCALENDAR\tCRM")
@@ -147,6 +148,12 @@ func human(out io.Writer, v any) error {
 			fmt.Fprintln(w, "\nHANDOFF\tTOPIC\tCALL\tASKED\tCALL BACK\tREASON")
 			for _, h := range x.Handoffs {
 				fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\n", h.ID, h.Topic, h.ConversationID, h.RequestedAt.Format(time.RFC3339), callBack(h.Callback), h.Reason)
+			}
+		}
+		if len(x.ReconcileFailures) > 0 {
+			fmt.Fprintln(w, "\nRECONCILE STEP\tFAILING SINCE\tLAST\tERROR")
+			for _, f := range x.ReconcileFailures {
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", f.Step, f.Since.Format(time.RFC3339), f.Last.Format(time.RFC3339), f.Error)
 			}
 		}
 	case sagaclient.Timeline:

@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"slices"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -48,6 +49,9 @@ type ReconcileReport struct {
 	// Retired counts keys anonymised and events deleted by retention.
 	Retired int
 	Pages   int
+	// Failed are the steps that failed after their retries: the others
+	// ran, and the next run tries these again.
+	Failed []booking.StepOutcome `json:",omitempty"`
 }
 
 // Changed is the number of repairs and new flags: zero on a second run
@@ -62,7 +66,10 @@ func (r ReconcileReport) Changed() int {
 
 // Reconcile repairs drift between the store and everything else, in
 // bounded, idempotent steps: stuck commits, expired holds, calendar, CRM,
-// retention. Large windows continue as new page by page.
+// retention. Large windows continue as new page by page. Each step stands
+// on its own (changeStepsStandAlone): one that fails after its retries (a
+// mirror's revoked token) is reported, in the run's report, ops attention
+// and a metric, and the others run; the next run tries it again.
 func Reconcile(ctx workflow.Context, in ReconcileInput) (ReconcileReport, error) {
 	in = in.withDefaults()
 	if in.From.IsZero() {
@@ -74,32 +81,21 @@ func Reconcile(ctx workflow.Context, in ReconcileInput) (ReconcileReport, error)
 			NonRetryableErrorTypes: []string{booking.ErrTypeMirrorRefused}},
 	})
 	rep := in.Report
+	alone := workflow.GetVersion(ctx, changeStepsStandAlone, workflow.DefaultVersion, 1) == 1
+	// step ends one step: a failure stops the run, unless steps stand
+	// alone, when it is reported and the run goes on.
+	step := func(name string, err error) error {
+		if err == nil || !alone {
+			return err
+		}
+		rep.Failed = append(rep.Failed, booking.StepOutcome{Step: name, Error: err.Error()})
+		workflow.GetLogger(ctx).Warn("reconciliation step failed; the others run", "step", name, "error", err)
+		return nil
+	}
 	first := in.CalendarAfter == nil && in.CRMAfter == nil
 	if first {
-		var stuck booking.StuckReport
-		err := workflow.ExecuteActivity(ctx, booking.ActivityReconcileStuck, booking.StuckInput{Before: in.From.Add(-in.StuckAfter),
-			TaskQueue: workflow.GetInfo(ctx).TaskQueueName, Limit: in.BatchSize}).Get(ctx, &stuck)
-		if err != nil {
+		if err := firstSteps(ctx, in, &rep, step); err != nil {
 			return rep, err
-		}
-		rep.Stuck = stuck
-		// Holds and retention first: they must not wait behind a mirror
-		// that cannot be read, and the mirrors then see holds settled.
-		if rep.HoldsExpired, err = drain(ctx, booking.ActivityExpireStaleHolds, in.BatchSize); err != nil {
-			return rep, err
-		}
-		if rep.ContactsPurged, err = drain(ctx, booking.ActivityPurgeContacts, in.BatchSize); err != nil {
-			return rep, err
-		}
-		if workflow.GetVersion(ctx, changeRetention, workflow.DefaultVersion, 1) == 1 {
-			if rep.Retired, err = drain(ctx, booking.ActivityApplyRetention, in.BatchSize); err != nil {
-				return rep, err
-			}
-		}
-		if workflow.GetVersion(ctx, changeZoneRules, workflow.DefaultVersion, 1) == 1 {
-			if rep.ZoneRules, err = followZoneRules(ctx, in.BatchSize); err != nil {
-				return rep, err
-			}
 		}
 	}
 	window := booking.WindowInput{From: in.From, To: in.From.Add(in.Window), Limit: in.BatchSize}
@@ -111,11 +107,13 @@ func Reconcile(ctx workflow.Context, in ReconcileInput) (ReconcileReport, error)
 		crmIn.After = *in.CRMAfter
 	}
 	var cal booking.CalendarReport
-	if err := workflow.ExecuteActivity(ctx, booking.ActivityReconcileCalendar, calIn).Get(ctx, &cal); err != nil {
+	err := workflow.ExecuteActivity(ctx, booking.ActivityReconcileCalendar, calIn).Get(ctx, &cal)
+	if err := step(booking.ActivityReconcileCalendar, err); err != nil {
 		return rep, err
 	}
 	var crm booking.CRMReport
-	if err := workflow.ExecuteActivity(ctx, booking.ActivityReconcileCRM, crmIn).Get(ctx, &crm); err != nil {
+	err = workflow.ExecuteActivity(ctx, booking.ActivityReconcileCRM, crmIn).Get(ctx, &crm)
+	if err := step(booking.ActivityReconcileCRM, err); err != nil {
 		return rep, err
 	}
 	rep.Calendar = addCalendar(rep.Calendar, cal)
@@ -132,14 +130,62 @@ func Reconcile(ctx workflow.Context, in ReconcileInput) (ReconcileReport, error)
 		}
 		return rep, workflow.NewContinueAsNewError(ctx, Reconcile, next)
 	}
+	if alone {
+		if err := noteSteps(ctx, rep.Failed); err != nil {
+			return rep, err
+		}
+	}
 	workflow.GetLogger(ctx).Info("reconciliation done", "changed", rep.Changed(),
 		"stuck_found", rep.Stuck.Found, "stuck_absent", rep.Stuck.Absent,
 		"calendar_missing", rep.Calendar.Missing, "calendar_moved", rep.Calendar.Moved,
 		"calendar_orphans", rep.Calendar.Orphans, "calendar_flagged", rep.Calendar.Flagged,
 		"crm_missing", rep.CRM.Missing, "crm_mismatched", rep.CRM.Mismatched,
 		"holds_expired", rep.HoldsExpired, "zone_rules_moved", rep.ZoneRules.Moved, "zone_rules_flagged", rep.ZoneRules.Flagged, "contacts_purged", rep.ContactsPurged, "retired", rep.Retired, "pages", rep.Pages,
-		"failed", rep.Calendar.Failed+rep.CRM.Failed)
+		"failed", rep.Calendar.Failed+rep.CRM.Failed, "steps_failed", len(rep.Failed))
 	return rep, nil
+}
+
+// firstSteps are the steps of a run's first page: stuck commits, then
+// holds and retention, which must not wait behind a mirror that cannot
+// be read (the mirrors then see holds settled), then the zone rules'
+// moves, whose mirrors follow in the same run.
+func firstSteps(ctx workflow.Context, in ReconcileInput, rep *ReconcileReport, step func(string, error) error) error {
+	var stuck booking.StuckReport
+	err := workflow.ExecuteActivity(ctx, booking.ActivityReconcileStuck, booking.StuckInput{Before: in.From.Add(-in.StuckAfter),
+		TaskQueue: workflow.GetInfo(ctx).TaskQueueName, Limit: in.BatchSize}).Get(ctx, &stuck)
+	if err := step(booking.ActivityReconcileStuck, err); err != nil {
+		return err
+	}
+	rep.Stuck = stuck
+	if rep.HoldsExpired, err = drain(ctx, booking.ActivityExpireStaleHolds, in.BatchSize); step(booking.ActivityExpireStaleHolds, err) != nil {
+		return err
+	}
+	if rep.ContactsPurged, err = drain(ctx, booking.ActivityPurgeContacts, in.BatchSize); step(booking.ActivityPurgeContacts, err) != nil {
+		return err
+	}
+	if workflow.GetVersion(ctx, changeRetention, workflow.DefaultVersion, 1) == 1 {
+		if rep.Retired, err = drain(ctx, booking.ActivityApplyRetention, in.BatchSize); step(booking.ActivityApplyRetention, err) != nil {
+			return err
+		}
+	}
+	if workflow.GetVersion(ctx, changeZoneRules, workflow.DefaultVersion, 1) == 1 {
+		if rep.ZoneRules, err = followZoneRules(ctx, in.BatchSize); step(booking.ActivityFollowZoneRules, err) != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// noteSteps records how every step of the run ended, for ops attention:
+// the failed ones, and the others as through.
+func noteSteps(ctx workflow.Context, failed []booking.StepOutcome) error {
+	steps := append([]booking.StepOutcome(nil), failed...)
+	for _, name := range booking.ReconcileSteps {
+		if !slices.ContainsFunc(failed, func(f booking.StepOutcome) bool { return f.Step == name }) {
+			steps = append(steps, booking.StepOutcome{Step: name})
+		}
+	}
+	return workflow.ExecuteActivity(ctx, booking.ActivityNoteReconcile, booking.NoteReconcileInput{Steps: steps}).Get(ctx, nil)
 }
 
 // drain runs a batch activity until a batch comes back short, at most ten

@@ -60,4 +60,9 @@ const (
 	// as cancelled_before_booked, which the saga answers cancelled, not
 	// rejected: the caller asked for exactly that.
 	changeCancelBeforeBooked = "cancel-before-booked"
+	// changeStepsStandAlone (v0.10.0): each step of a reconciliation run
+	// stands on its own: one that fails after its retries is reported
+	// (the run's report, ops attention through NoteReconcile, a metric)
+	// and the others run, instead of failing the run.
+	changeStepsStandAlone = "reconcile-steps-stand-alone"
 )

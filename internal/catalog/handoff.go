@@ -20,3 +20,8 @@ func (c *Catalog) OpenHandoffs(ctx context.Context) ([]booking.Handoff, error) {
 func (c *Catalog) ResolveHandoff(ctx context.Context, id int64, note string) (booking.Handoff, error) {
 	return c.Store.ResolveHandoff(ctx, id, note)
 }
+
+// ReconcileFailures are the reconciliation steps whose last run failed.
+func (c *Catalog) ReconcileFailures(ctx context.Context) ([]booking.StepFailure, error) {
+	return c.Store.ReconcileFailures(ctx)
+}
