@@ -21,10 +21,14 @@ import (
 // is built here, from the sealed contact, and never enters a workflow's
 // history. A provider's failure holds that message back for a backoff of
 // its own (Store.MessageFailed), so one failing number or a provider's
-// bad minute delays no other; a message is marked right after its send, so
-// only a crash between the two sends it twice (Twilio has no idempotency
-// key to stop that, and an e-mail's stable Message-ID lets a mailbox
-// tell a second copy).
+// bad minute delays no other. Each try leases its message (messageLease),
+// so a second attempt Temporal starts while this one still sends (a slow
+// provider past the heartbeat timeout) leaves it alone, and a run takes
+// no message it has no time left to finish (messageBound). A message is
+// marked right after its send; a try after a lost reply or a crash
+// between the two looks the text up at Twilio first (Twilio takes no
+// idempotency key, and an e-mail's stable Message-ID lets a mailbox tell a
+// second copy).
 func (a *Activities) SendMessages(ctx context.Context, in booking.MessagesInput) (booking.CountOutput, error) {
 	if a.SMS == nil && a.Mail == nil {
 		return booking.CountOutput{}, nil
@@ -46,6 +50,9 @@ func (a *Activities) SendMessages(ctx context.Context, in booking.MessagesInput)
 		// the activity's timeout.
 		a.yieldToCommits(ctx)
 		for _, m := range due {
+			if !roomFor(ctx) {
+				return booking.CountOutput{Count: n}, nil // the next run goes on
+			}
 			activity.RecordHeartbeat(ctx, n)
 			sent, err := a.sendMessage(ctx, m)
 			if err != nil {
@@ -56,6 +63,23 @@ func (a *Activities) SendMessages(ctx context.Context, in booking.MessagesInput)
 			}
 		}
 	}
+}
+
+// messageLease is how long one try holds its message: a look-up and a
+// send, each bounded by its provider client's timeout (Twilio's 10 s),
+// and the marks. A sender that dies mid-try leaves its message to the
+// next try once it runs out.
+const messageLease = 2 * time.Minute
+
+// messageBound is what one message may take of the activity's time: a run
+// takes no message it could not finish before its start-to-close timeout,
+// which would have Temporal start another attempt while it still sends.
+const messageBound = 25 * time.Second
+
+// roomFor reports whether the activity has time left for one more message.
+func roomFor(ctx context.Context) bool {
+	dl := activity.GetInfo(ctx).Deadline
+	return dl.IsZero() || time.Until(dl) >= messageBound
 }
 
 // QueueReminder queues the caller's reminder of a booking, when the
@@ -98,9 +122,12 @@ func (a *Activities) sendMessage(ctx context.Context, m booking.Message) (bool, 
 		}
 		return false, nil
 	}
-	tries, err := a.Store.MessageTry(ctx, m.ID)
-	if err != nil {
+	tries, mine, err := a.Store.MessageTry(ctx, m.ID, messageLease)
+	switch {
+	case err != nil:
 		return false, storeError("message try", m.RequestKey, err)
+	case !mine:
+		return false, nil // another attempt has it, or ended it
 	}
 	id, err := a.deliver(ctx, m, c, tries)
 	switch {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/uber-go/tally/v4"
+	"go.temporal.io/sdk/testsuite"
 
 	"github.com/bookingsaga/bookingsaga/activities"
 	"github.com/bookingsaga/bookingsaga/booking"
@@ -321,4 +322,31 @@ func TestTheSenderYieldsToCommitsOncePerBatch(t *testing.T) {
 	waits := scope.Snapshot().Timers()["mirror_yield+ended=budget"]
 	require.NotNil(t, waits, "the sender yielded")
 	require.Len(t, waits.Values(), 1, "one batch, one yield")
+}
+
+// Temporal runs a second attempt of the sender when the first outlives
+// its heartbeat or start-to-close timeout while it is still sending (a
+// slow Twilio): the message is the first's until it ends, so the two
+// attempts text the caller once (DLM1).
+func TestTwoSendersAtOnceTextOncePerChange(t *testing.T) {
+	t.Parallel()
+	f, fake := texting(t)
+	f.book("req_slow", 10, &booking.Contact{Phone: callerPhone, Notify: booking.ChannelSMS, Lang: "fr"})
+	require.NoError(t, fake.Inject(fakeserver.Fault{Op: "messages.create", Times: 1, Latency: 3 * time.Second}))
+
+	var suite testsuite.WorkflowTestSuite
+	first := suite.NewTestActivityEnvironment()
+	first.RegisterActivity(f.acts)
+	sent := make(chan error, 1)
+	go func() {
+		_, err := first.ExecuteActivity(f.acts.SendMessages, booking.MessagesInput{})
+		sent <- err
+	}()
+	require.Eventually(t, func() bool { return fake.Calls("messages.create") == 1 }, 10*time.Second, time.Millisecond, "the first is sending")
+	n, err := f.send() // the second attempt, while the first waits on Twilio
+	require.NoError(t, err)
+	require.Zero(t, n, "the message is the first attempt's")
+	require.NoError(t, <-sent)
+	require.Len(t, fake.Sent(), 1, "one text")
+	require.Equal(t, []booking.MessageStatus{booking.MessageSent}, f.statuses("req_slow"))
 }

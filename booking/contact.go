@@ -73,8 +73,10 @@ type CRMContact struct {
 }
 
 var (
-	emailLike = regexp.MustCompile(`[^\s@<>"'(),;:]+@[^\s@<>"'(),;:]+`)
-	phoneLike = regexp.MustCompile(`\+[\d\s().-]{6,}\d`)
+	// As written, or escaped in a URL's query (%40, %2B): a provider's
+	// error quotes the URL it called.
+	emailLike = regexp.MustCompile(`[^\s@<>"'(),;:&=?/]+(@|%40)[^\s@<>"'(),;:&=?/]+`)
+	phoneLike = regexp.MustCompile(`(\+|%2B)[\d\s().-]{6,}\d`)
 )
 
 // Scrub takes the e-mail addresses and international phone numbers out

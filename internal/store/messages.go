@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -37,20 +38,30 @@ WHERE status = 'due' AND (not_before IS NULL OR not_before <= $2) ORDER BY messa
 	return due, nil
 }
 
-// MessageTry counts a try of a due message before it is sent, and
-// returns how many tries came before: a try with one before it may follow
-// a send whose reply was lost, or a worker that died between its send and
-// its mark, so the sender looks for the message at the provider first.
-func (s *Store) MessageTry(ctx context.Context, id int64) (int, error) {
-	var before int
-	err := s.retry(ctx, "message try", fmt.Sprint(id), func(ctx context.Context) error {
-		return s.pool.QueryRow(ctx, `UPDATE caller_message SET attempts = attempts + 1 WHERE message_id = $1 AND status = 'due'
-RETURNING attempts - 1`, id).Scan(&before)
+// MessageTry takes a due message for one try, for lease: no other sender
+// sees it due until the try ends (sent, failed, held) or the lease runs
+// out (the sender died), so two attempts of the sender at once (Temporal
+// starts another when one outlives its timeout) never both send it. It
+// returns how many tries came before, and ok false when the message is
+// not due any more (another took it, or ended it): a try with one before
+// it may follow a send whose reply was lost, or a worker that died
+// between its send and its mark, so the sender looks for the message at
+// the provider first.
+func (s *Store) MessageTry(ctx context.Context, id int64, lease time.Duration) (before int, ok bool, err error) {
+	err = s.retry(ctx, "message try", fmt.Sprint(id), func(ctx context.Context) error {
+		err := s.pool.QueryRow(ctx, `UPDATE caller_message SET attempts = attempts + 1, not_before = $2::timestamptz + $3::interval
+WHERE message_id = $1 AND status = 'due' AND (not_before IS NULL OR not_before <= $2)
+RETURNING attempts - 1`, id, s.now(), lease).Scan(&before)
+		ok = err == nil
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		}
+		return err
 	})
 	if err != nil {
-		return 0, fmt.Errorf("message try %d: %w", id, err)
+		return 0, false, fmt.Errorf("message try %d: %w", id, err)
 	}
-	return before, nil
+	return before, ok, nil
 }
 
 // MessageDone records how a due message ended: sent (with the
@@ -61,7 +72,7 @@ func (s *Store) MessageDone(ctx context.Context, id int64, status booking.Messag
 		_, err := s.pool.Exec(ctx, `
 UPDATE caller_message SET status = $2, channel = nullif($3, ''), provider_id = nullif($4, ''), last_error = nullif($5, ''),
     sent_at = CASE WHEN $2 = 'sent' THEN $6::timestamptz END
-WHERE message_id = $1 AND status = 'due'`, id, string(status), string(ch), providerID, why, s.now())
+WHERE message_id = $1 AND status = 'due'`, id, string(status), string(ch), providerID, booking.Scrub(why), s.now())
 		return err
 	})
 }
@@ -81,7 +92,7 @@ func (s *Store) MessageFailed(ctx context.Context, id int64, why string) error {
 	return s.retry(ctx, "message failed", fmt.Sprint(id), func(ctx context.Context) error {
 		_, err := s.pool.Exec(ctx, `UPDATE caller_message SET last_error = $2,
     not_before = $3::timestamptz + make_interval(secs => least(power(2, least(attempts - 1, 16)), 300))
-WHERE message_id = $1 AND status = 'due'`, id, why, s.now())
+WHERE message_id = $1 AND status = 'due'`, id, booking.Scrub(why), s.now())
 		return err
 	})
 }

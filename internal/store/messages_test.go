@@ -73,9 +73,13 @@ func TestEveryDecisionQueuesOneMessage(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, due, 4)
 	require.Equal(t, booking.StatusCancelled, due[3].Booking.Status, "each with its booking as it is now")
-	tries, err := f.store.MessageTry(f.ctx, due[0].ID)
+	tries, mine, err := f.store.MessageTry(f.ctx, due[0].ID, time.Minute)
 	require.NoError(t, err)
+	require.True(t, mine)
 	require.Zero(t, tries, "none before")
+	_, mine, err = f.store.MessageTry(f.ctx, due[0].ID, time.Minute)
+	require.NoError(t, err)
+	require.False(t, mine, "leased to the first try")
 	require.NoError(t, f.store.MessageDone(f.ctx, due[0].ID, booking.MessageSent, booking.ChannelSMS, "SM1", ""))
 	require.NoError(t, f.store.MessageDone(f.ctx, due[0].ID, booking.MessageStale, "", "", ""), "a message ends once")
 	require.NoError(t, f.store.MessageHeld(f.ctx, due[1].ID, f.clock.Now().Add(time.Hour)))
@@ -153,4 +157,31 @@ func TestTheReminderIsThePolicysAndQueuedOnce(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, queued, "cancelled: no reminder")
 	require.Equal(t, []booking.MessageKind{booking.MessageRescheduled, booking.MessageCancelled}, f.kinds(t, "req_r3"))
+}
+
+// A provider's failure is kept for ops without the caller's number or
+// address (DLM2), and goes with the contact when it is erased.
+func TestAMessagesStoredErrorHoldsNoContact(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	_, err := f.store.Commit(f.ctx, f.withCaller(t, commitReq("req_e1", intent("paris", agent(0), "10:00", "10:30"))))
+	require.NoError(t, err)
+	due, err := f.store.DueMessages(f.ctx, 10)
+	require.NoError(t, err)
+	require.Len(t, due, 1)
+	why := `find sms: Get "https://api.twilio.com/2010-04-01/Accounts/AC1/Messages.json?To=%2B33612345678&PageSize=20": ` +
+		`dial tcp: i/o timeout; sent to +33 6 12 34 56 78 for ada@example.com`
+	require.NoError(t, f.store.MessageFailed(f.ctx, due[0].ID, why))
+	msgs, err := f.store.Messages(f.ctx, "req_e1")
+	require.NoError(t, err)
+	require.NotEmpty(t, msgs[0].LastError)
+	for _, personal := range []string{"612345678", "6 12 34 56 78", "ada@", "example.com"} {
+		require.NotContains(t, msgs[0].LastError, personal)
+	}
+	require.Contains(t, msgs[0].LastError, "i/o timeout", "the cause stays")
+
+	require.NoError(t, f.store.EraseContact(f.ctx, "req_e1", "request"))
+	msgs, err = f.store.Messages(f.ctx, "req_e1")
+	require.NoError(t, err)
+	require.Empty(t, msgs[0].LastError, "erased with the contact")
 }

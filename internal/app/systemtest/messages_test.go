@@ -166,3 +166,4 @@ func TestReconciliationSendsWhatNoSenderSent(t *testing.T) {
 	}
 	require.Zero(t, f.reconcile().Stuck.MessagesQueued, "a second run queues nothing")
 }
+
