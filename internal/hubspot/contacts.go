@@ -55,7 +55,9 @@ func (c *Client) Link(ctx context.Context, meetingID string, p crm.Caller) (crm.
 }
 
 // ours reports a contact the service made.
-func ours(o object) bool { return o.Properties[propCaller] != "" || o.Properties[propCallerPhone] != "" }
+func ours(o object) bool {
+	return o.Properties[propCaller] != "" || o.Properties[propCallerPhone] != ""
+}
 
 // contactProps are what a contact is read with: enough to tell whose it is.
 var contactProps = []string{"email", propCaller, propCallerPhone}

@@ -166,4 +166,3 @@ func TestReconciliationSendsWhatNoSenderSent(t *testing.T) {
 	}
 	require.Zero(t, f.reconcile().Stuck.MessagesQueued, "a second run queues nothing")
 }
-
