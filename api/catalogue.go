@@ -37,7 +37,8 @@ type ResourceBody struct {
 	Rules *booking.Rules `json:"rules,omitempty"`
 	// Facts are what the voice tools may say about a property
 	// (property_info), each with its source; one sent without approved_at
-	// is approved by this PUT.
+	// is approved by this PUT, and each is approved by the key that PUTs
+	// it (approved_by).
 	Facts []booking.Fact `json:"facts,omitempty"`
 }
 
@@ -58,6 +59,8 @@ func (s *Server) putResource(w http.ResponseWriter, r *http.Request) error {
 		if res.Facts[i].ApprovedAt.IsZero() {
 			res.Facts[i].ApprovedAt = s.cfg.Now().UTC().Truncate(time.Second)
 		}
+		// The key that writes a fact approves it: no body names another.
+		res.Facts[i].ApprovedBy = Caller(r.Context())
 	}
 	if err := s.cfg.Catalogue.PutResource(r.Context(), res); err != nil {
 		return err

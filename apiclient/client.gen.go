@@ -1029,10 +1029,13 @@ type Resource struct {
 	// DisplayNames the name in other languages, by tag (en, fr, zh): a line in that language says it, one in any other says display_name
 	DisplayNames *map[string]string `json:"display_names,omitempty"`
 
-	// Facts a property's approved facts: what property_info may say, and nothing else. One sent without approved_at is approved by this PUT
+	// Facts a property's approved facts: what property_info may say, and nothing else. One sent without approved_at is approved by this PUT; every one is approved by the admin key that PUTs it (approved_by, set by the service: the writer is the approver)
 	Facts *[]struct {
 		Answer     string     `json:"answer"`
 		ApprovedAt *time.Time `json:"approved_at,omitempty"`
+
+		// ApprovedBy the name of the admin key that wrote the fact, set by the service
+		ApprovedBy *string `json:"approved_by,omitempty"`
 
 		// Source where it comes from: the lease, the listing, the landlord's e-mail of a date
 		Source string `json:"source"`

@@ -18,6 +18,10 @@ type Fact struct {
 	// e-mail of a date), and ApprovedAt when an admin approved it.
 	Source     string    `json:"source"`
 	ApprovedAt time.Time `json:"approved_at"`
+	// ApprovedBy is the admin key that wrote it: the writer is the
+	// approver (there is no second reviewer), named by the key, never by
+	// the body.
+	ApprovedBy string `json:"approved_by,omitempty"`
 }
 
 // MaxFacts bounds a property's facts.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"strings"
 
 	"go.uber.org/zap"
 
@@ -26,6 +27,13 @@ func serve(ctx context.Context, cc app.ClientConfig, logger *zap.Logger, args []
 	fs.Int64Var(&cfg.MaxBody, "max-body", cfg.MaxBody, "largest request body, in bytes")
 	fs.IntVar(&cfg.MaxInFlight, "max-in-flight", cfg.MaxInFlight, "the most calls that ask Temporal (booking routes, voice tools) run at once; admission keeps the limit at or below it; 0 admits all")
 	fs.DurationVar(&cfg.AdmitTarget, "admit-target", cfg.AdmitTarget, "the p95 of admitted calls admission aims at; past it calls are answered at once, not sent (503, retryable)")
+	fs.IntVar(&cfg.FindsPerKeyHour, "finds-per-key-hour", cfg.FindsPerKeyHour, "find_booking's attempts an hour per API key, over all its calls "+
+		"(a platform's key carries all its callers': size it for the platform); 0 is 300")
+	fs.Func("caller-id-header", "routes whose X-Caller-Number header is caller ID, comma-separated (retell, mcp): only where a platform "+
+		"in front of the API sets it itself; by default a header is not caller ID", func(v string) error {
+		cfg.CallerIDHeader = strings.Split(v, ",")
+		return nil
+	})
 	cfg.Mirrors.Register(fs)
 	metricsListen := fs.String("metrics-listen", os.Getenv("METRICS_LISTEN"), "address for GET /metrics (Prometheus): each call's latency by route (env METRICS_LISTEN)")
 	if err := fs.Parse(args); err != nil {

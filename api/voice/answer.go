@@ -93,8 +93,9 @@ func callOf(id, callerNumber string) platformCall {
 }
 
 // CallerNumberHeader is the header that carries caller ID where the
-// platform's own payload does not (MCP; Retell's args-only functions):
-// the integrator binds it to the platform's caller number
+// platform's own payload does not (MCP; Retell's args-only functions),
+// honoured only on the routes the deployment declares platform-fronted
+// (Config.CallerIDHeader): the platform, not the agent, sets it
 // (docs/connect.md).
 const CallerNumberHeader = "X-Caller-Number"
 

@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -31,21 +33,27 @@ const (
 	findBurst      = 5
 	findPerCall    = 10 * time.Minute / findBurst
 	findPerBooking = time.Hour / findBurst
-	// An API key's own budget, over all its calls: new call ids (or minted
-	// conversations) must not give one key endless attempts.
+	// An API key's own budget, over all its calls, by default: new call
+	// ids (or minted conversations) must not give one key endless
+	// attempts. A platform's key carries all its callers' finds, so a
+	// deployment sizes it for the platform's volume
+	// (Config.FindsPerKeyHour); a burst is a tenth of the hour's.
 	findPerKeyBurst = 50
-	findPerKey      = time.Hour / 300
+	findsPerKeyHour = 300
 )
 
-// finds limits attempts per API key, per conversation and per reference,
-// in this API process; the reference's count is also kept in the store,
-// for every process (Config.FindBudget). Its memory is bounded
-// whatever callers send: an entry is a fixed-size hash of what it counts,
-// and past maxFindEntries live ones a new conversation or reference is
-// refused until idle entries go (failing closed: a find is never owed).
+// finds limits attempts per API key, per conversation and per reference
+// (or caller number), in this API process; the reference's count is also
+// kept in the store, for every process (Config.FindBudget), which is what
+// bounds guessing a phone. Its memory is bounded whatever callers send:
+// an entry is a fixed-size hash of what it counts, a key past its budget
+// makes no entry at all, and past maxFindEntries the least recently used
+// entry goes, so one flooding key never locks the other keys' callers out.
 type finds struct {
 	mu sync.Mutex
 	by map[[32]byte]*findLimit
+	// perKeyHour is a key's attempts an hour; 0 is findsPerKeyHour.
+	perKeyHour int
 }
 
 // maxFindEntries bounds the entries; an hour's idle ones are forgotten.
@@ -66,24 +74,29 @@ func (f *finds) allow(conv, ref string, now time.Time) bool {
 		f.by = map[[32]byte]*findLimit{}
 	}
 	caller, _, _ := strings.Cut(conv, "/") // a conversation is scoped by its key (api.Conversation)
-	k := f.limit("key:"+caller, findPerKey, findPerKeyBurst, now)
+	perHour, burst := findsPerKeyHour, findPerKeyBurst
+	if f.perKeyHour > 0 {
+		perHour, burst = f.perKeyHour, max(f.perKeyHour/10, findBurst)
+	}
+	k := f.limit("key:"+caller, time.Hour/time.Duration(perHour), burst, now)
+	if k.TokensAt(now) < 1 {
+		return false // the key's own budget: it makes no other entry
+	}
 	c, r := f.limit("conversation:"+conv, findPerCall, findBurst, now), f.limit("reference:"+ref, findPerBooking, findBurst, now)
-	if k == nil || c == nil || r == nil || k.TokensAt(now) < 1 || c.TokensAt(now) < 1 || r.TokensAt(now) < 1 {
+	if c.TokensAt(now) < 1 || r.TokensAt(now) < 1 {
 		return false
 	}
 	return k.AllowN(now, 1) && c.AllowN(now, 1) && r.AllowN(now, 1)
 }
 
-// limit is name's bucket, made if there is room: nil when there is none.
+// limit is name's bucket, made if need be: past maxFindEntries, the idle
+// entries go, else the least recently used one.
 func (f *finds) limit(name string, every time.Duration, burst int, now time.Time) *rate.Limiter {
 	key := sha256.Sum256([]byte(name))
 	l := f.by[key]
 	if l == nil {
 		if len(f.by) >= maxFindEntries {
 			f.prune(now)
-		}
-		if len(f.by) >= maxFindEntries {
-			return nil
 		}
 		l = &findLimit{bucket: rate.NewLimiter(rate.Every(every), burst)}
 		f.by[key] = l
@@ -92,12 +105,24 @@ func (f *finds) limit(name string, every time.Duration, burst int, now time.Time
 	return l.bucket
 }
 
-// prune forgets limits idle for an hour: they are full again by then.
+// prune forgets limits idle for an hour (they are full again by then);
+// with too few of those, the least recently used tenth, so that the map
+// stays bounded, a flood costs only its own entries, and the sort is paid
+// once every maxFindEntries/10 new entries. A reference's count
+// forgotten that way is still the store's (Config.FindBudget).
 func (f *finds) prune(now time.Time) {
 	for key, l := range f.by {
 		if now.Sub(l.used) > time.Hour {
 			delete(f.by, key)
 		}
+	}
+	if len(f.by) < maxFindEntries {
+		return
+	}
+	keys := slices.Collect(maps.Keys(f.by))
+	slices.SortFunc(keys, func(a, b [32]byte) int { return f.by[a].used.Compare(f.by[b].used) })
+	for _, key := range keys[:maxFindEntries/10] {
+		delete(f.by, key)
 	}
 }
 

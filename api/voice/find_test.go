@@ -95,3 +95,31 @@ func TestFindAttemptsAreLimitedPerKey(t *testing.T) {
 	require.False(t, f.allow("agent-a/call-new", "BS-BBBB-BBBB", now), "the key has spent its budget")
 	require.True(t, f.allow("agent-b/call-1", "BS-BBBB-BBBB", now), "another key's")
 }
+
+// One key flooding find_booking with new calls and references neither
+// fills the limiter so that every other caller is refused (it failed
+// closed) nor spends another key's budget: a returning caller on another
+// platform's key still gets their attempt (DLM3).
+func TestAFloodingKeyLocksNobodyElseOut(t *testing.T) {
+	t.Parallel()
+	var f finds
+	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	for i := range 3 * maxFindEntries {
+		f.allow(fmt.Sprintf("flood/call-%d", i), fmt.Sprintf("BS-%04d-AAAA", i%10000), now)
+	}
+	require.LessOrEqual(t, len(f.by), maxFindEntries)
+	require.True(t, f.allow("vapi/call-returning", "BS-ZZZZ-ZZZZ", now), "another key's caller is not locked out")
+	require.False(t, f.allow("flood/call-new", "BS-YYYY-YYYY", now), "the flooding key has spent its own budget")
+}
+
+// A platform's key is sized for its volume: its burst is a tenth of the
+// hour's attempts, each call and reference still held to its own.
+func TestAKeysFindBudgetIsSizedForItsPlatform(t *testing.T) {
+	t.Parallel()
+	f := finds{perKeyHour: 3000}
+	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	for i := range 300 {
+		require.True(t, f.allow(fmt.Sprintf("vapi/call-%d", i), fmt.Sprintf("caller:+3361234%04d", i), now), "attempt %d", i)
+	}
+	require.False(t, f.allow("vapi/call-next", "caller:+33699999999", now), "the burst spent")
+}

@@ -3,6 +3,7 @@ package voice
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"unicode"
 
@@ -15,12 +16,13 @@ import (
 
 // find_booking without a reference: a returning caller is found by the
 // number the platform says they call from (caller ID, never a number
-// the model says) and the name they booked under. The number finds the
-// contacts sealed with it (by the store's keyed digest); the name is
-// compared with each contact opened. The answer names only each upcoming
-// booking's time, property and reference, within the budgets a
-// reference has: per key, per conversation and, for every process, per
-// number.
+// the model says) and the name they booked under, in full. The number
+// finds the contacts sealed with it (by the store's keyed digest); the
+// name is compared with each contact opened. Caller ID is whatever the
+// caller's carrier sends, so it finds and never unlocks: the answer names
+// only each upcoming booking's time and property, adopts nothing, and
+// gives no reference, within the budgets a reference has: per key, per
+// conversation and, for every process, per number.
 
 // maxFound bounds the bookings one answer names.
 const maxFound = 3
@@ -53,18 +55,20 @@ func (t *Tools) toolFindByCaller(ctx context.Context, conv string, a toolArgs) (
 	if len(found) == 0 {
 		return notDone(booking.CodeNotFound, "no upcoming booking matches the number this call comes from and that name; ask for the reference, or offer a person"), nil
 	}
-	lines, handles := make([]string, 0, len(found)), make([]string, 0, len(found))
+	lines := make([]string, 0, len(found))
 	for _, r := range found {
-		if err := t.saga.Adopt(ctx, conv, r.RequestKey); err != nil {
-			return Answer{}, err
-		}
-		ref := receipt.Reference(r.RequestKey)
-		lines = append(lines, t.cfg.Names.Speaker(a.lang, r.PropertyRef).Found(r.PropertyRef, *r.StartsAt, r.TimeZone, ref))
-		handles = append(handles, ref+": request_key "+r.RequestKey)
+		lines = append(lines, t.cfg.Names.Speaker(a.lang, r.PropertyRef).Found(r.PropertyRef, *r.StartsAt, r.TimeZone))
 	}
-	return Answer{Status: "found", Line: strings.Join(lines, " ") + " For the tools: " + strings.Join(handles, "; ") +
-		"; this call may now check, cancel or reschedule them."}, nil
+	// Caller ID is whatever the caller's carrier sends: it finds, it
+	// does not unlock. Nothing is adopted, and no reference or key is
+	// given; changing a booking takes its reference (find_booking with
+	// the reference and the phone it was booked with).
+	return Answer{Status: "found", Line: strings.Join(lines, " ") + " " + foundOnly}, nil
 }
+
+// foundOnly tells the model what a find by caller ID allows.
+const foundOnly = "Tell the caller only that and when. To cancel or move it, ask for the reference from their confirmation, " +
+	"then call find_booking with the reference and the phone they booked with."
 
 // upcoming are the bookings among keys (followed where a move took them)
 // whose contact bears name and that are still to come, at most maxFound.
@@ -104,29 +108,14 @@ func (t *Tools) upcoming(ctx context.Context, keys []string, name string) ([]rec
 }
 
 // sameName reports whether the name a caller gives is the one they booked
-// under: compared without case, accents or punctuation, the words of the
-// shorter all among the longer's ("Dupont" and "Marie Dupont" match;
-// "Marie" and "Marie Dupont" too, which a stranger on the caller's own
-// line could say: the number is the factor, the name tells apart the
-// people who share it).
+// under, in full: the same words, without case, accents or punctuation,
+// in any order ("Dupont Marie" is "Marie Dupont"; "Marie" is not: a
+// stranger who knows a first name is not the caller).
 func sameName(booked, given string) bool {
 	a, b := nameWords(booked), nameWords(given)
-	if len(a) == 0 || len(b) == 0 {
-		return false
-	}
-	if len(a) < len(b) {
-		a, b = b, a
-	}
-	have := map[string]bool{}
-	for _, w := range a {
-		have[w] = true
-	}
-	for _, w := range b {
-		if !have[w] {
-			return false
-		}
-	}
-	return true
+	slices.Sort(a)
+	slices.Sort(b)
+	return len(a) > 0 && slices.Equal(a, b)
 }
 
 // nameWords are a name's words, folded: lower case, accents dropped.

@@ -113,7 +113,7 @@ func (t *Tools) mcpConversation(ctx context.Context, req *mcp.CallToolRequest, n
 		header = req.Extra.Header
 	}
 	caller, callID, given := header.Get(callerHeader), strings.TrimSpace(header.Get("X-Call-Id")), strings.TrimSpace(args.ConversationID)
-	args.callerNumber = callOf(callID, header.Get(CallerNumberHeader)).caller
+	args.callerNumber = callOf(callID, t.headerCallerID("mcp", header)).caller
 	id, minted := callID, false
 	switch {
 	case callID != "":

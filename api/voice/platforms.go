@@ -39,14 +39,24 @@ func (t *Tools) retell(w http.ResponseWriter, r *http.Request) error {
 	if err := json.Unmarshal(body, &call); err != nil {
 		return unread(r, body, api.BadRequest(booking.CodeBadJSON, "the body is not a Retell function call: %s", api.JSONProblem(err)))
 	}
-	tool, conv, args, caller := r.PathValue("tool"), call.Call.CallID, call.Args, call.Call.caller()
+	tool, conv, args := r.PathValue("tool"), call.Call.CallID, call.Args
+	var caller string
+	switch {
+	case tool != "":
+		// At a tool's URL the body may be the model's arguments alone,
+		// which Retell signs as they are: a call object in them is the
+		// model's, never caller ID.
+		caller = t.headerCallerID("retell", r.Header)
+	case t.cfg.RetellKey != "":
+		caller = call.Call.caller() // in the full body Retell signed
+	}
 	switch {
 	case conv != "" && tool != "" && call.Name != "" && call.Name != tool:
 		return unread(r, body, api.BadRequest(booking.CodeBadJSON, "the body calls %q at the URL of %q", call.Name, tool))
 	case conv != "" && tool == "":
 		tool = call.Name
 	case conv == "" && tool != "": // args only
-		conv, args, caller = r.Header.Get("X-Call-Id"), body, r.Header.Get(CallerNumberHeader)
+		conv, args = r.Header.Get("X-Call-Id"), body
 		if conv == "" {
 			return unread(r, body, api.BadRequest(booking.CodeMissingField, "an args-only call needs the header X-Call-Id: {{call_id}} in the function's settings"))
 		}
@@ -84,8 +94,8 @@ func (t *Tools) retellVerified(r *http.Request, body []byte) *api.Error {
 	if t.cfg.RetellKey == "" {
 		return nil
 	}
-	sig := r.Header.Get("X-Retell-Signature")
-	if !retellSigned(body, sig, t.cfg.RetellKey, t.cfg.Now()) {
+	sig, ok := retellSigned(body, r.Header.Get("X-Retell-Signature"), t.cfg.RetellKey, t.cfg.Now())
+	if !ok {
 		return &api.Error{Status: http.StatusUnauthorized, Code: string(booking.CodeUnauthorized), Message: "bad or missing X-Retell-Signature"}
 	}
 	if !t.replays.bind(sig, r.URL.Path+"\n"+r.Header.Get("X-Call-Id"), t.cfg.Now()) {
@@ -93,6 +103,15 @@ func (t *Tools) retellVerified(r *http.Request, body []byte) *api.Error {
 			Message: "this X-Retell-Signature was already used for another tool or call"}
 	}
 	return nil
+}
+
+// vapiCaller is the caller ID of a message Vapi's credential vouched for
+// (message.call.customer.number); without one, anyone could write it.
+func (t *Tools) vapiCaller(msg vapiMessage) string {
+	if t.cfg.VapiSecret == "" && t.cfg.VapiHMACSecret == "" {
+		return ""
+	}
+	return msg.caller()
 }
 
 // vapiVerified checks Vapi's shared secret and HMAC credential, each when set.
@@ -115,8 +134,10 @@ func (t *Tools) vapiVerified(r *http.Request, body []byte) *api.Error {
 }
 
 // retellSigned checks "v=<unix ms>,d=<hex HMAC-SHA256(body + timestamp)>"
-// in constant time, and refuses signatures older than five minutes.
-func retellSigned(body []byte, header, key string, now time.Time) bool {
+// in constant time, and refuses signatures older than five minutes. It
+// returns the signature in one spelling (its parts in order, its hex in
+// lower case): a replay binds to that, however the header spells it.
+func retellSigned(body []byte, header, key string, now time.Time) (string, bool) {
 	var ts, digest string
 	for part := range strings.SplitSeq(header, ",") {
 		k, v, _ := strings.Cut(part, "=")
@@ -129,16 +150,19 @@ func retellSigned(body []byte, header, key string, now time.Time) bool {
 	}
 	ms, err := strconv.ParseInt(ts, 10, 64)
 	if err != nil || now.Sub(time.UnixMilli(ms)).Abs() > signatureLife {
-		return false
+		return "", false
 	}
 	got, err := hex.DecodeString(digest)
 	if err != nil {
-		return false
+		return "", false
 	}
 	mac := hmac.New(sha256.New, []byte(key))
 	mac.Write(body)
 	mac.Write([]byte(ts))
-	return hmac.Equal(got, mac.Sum(nil))
+	if !hmac.Equal(got, mac.Sum(nil)) {
+		return "", false
+	}
+	return strconv.FormatInt(ms, 10) + ":" + hex.EncodeToString(got), true
 }
 
 // vapiSigned checks a Vapi HMAC credential's signature with its defaults
@@ -195,7 +219,7 @@ func (t *Tools) vapi(w http.ResponseWriter, r *http.Request) error {
 	for _, tc := range calls {
 		ans := notDone(booking.CodeMissingField, "the message names no call (message.call.id)")
 		if msg.Message.Call.ID != "" {
-			ans = t.call(r.Context(), callOf(msg.Message.Call.ID, msg.caller()), tc.name(), tc.args())
+			ans = t.call(r.Context(), callOf(msg.Message.Call.ID, t.vapiCaller(msg)), tc.name(), tc.args())
 		}
 		res := vapiResult{Name: tc.name(), ToolCallID: tc.ID}
 		// A call that did nothing is Vapi's error (its request-failed

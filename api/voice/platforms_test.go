@@ -79,6 +79,13 @@ func TestAnArgsOnlyBodyCannotBeReplayedElsewhere(t *testing.T) {
 		"replayed under another call")
 	require.Equal(t, http.StatusUnauthorized, post(t, url+"/v1/tools/retell/other_tool", args, "X-Retell-Signature", sig, "X-Call-Id", "call-a"),
 		"replayed to another tool")
+	// The same signature spelled otherwise (its parts swapped, its hex in
+	// capitals, a space) is the same signature (L1).
+	ts, digest, _ := strings.Cut(strings.TrimPrefix(sig, "v="), ",d=")
+	for _, spelled := range []string{"d=" + digest + ",v=" + ts, "v=" + ts + ",d=" + strings.ToUpper(digest), "v=" + ts + ", d=" + digest} {
+		require.Equal(t, http.StatusUnauthorized, post(t, url+"/v1/tools/retell/other_tool", args, "X-Retell-Signature", spelled, "X-Call-Id", "call-a"),
+			"replayed to another tool as %q", spelled)
+	}
 }
 
 // TestAVapiCallThatFailedForNowIsItsErrorField: a call that did nothing

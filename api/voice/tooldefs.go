@@ -87,7 +87,7 @@ var toolDefs = []toolDef{
 				{name: "notify", kind: "string", desc: "sms or email only if the caller said yes when asked \"May we text or email you the confirmation, any change and a reminder?\" (sms: phone in E.164, e.g. +33612345678; email: the address); otherwise none"},
 				{name: "keep_on_file", kind: "boolean", desc: "true only if the caller said yes when asked \"May the agency keep your name and number on file about this viewing?\"; otherwise leave out"}}}),
 		run: (*Tools).toolBook},
-	{name: "booking_status", title: "Booking status", effect: readOnly, desc: "What became of a booking made in this call (request_key), or of one the caller quotes (reference, BS-XXXX-XXXX; to change that one, find_booking first).",
+	{name: "booking_status", title: "Booking status", effect: readOnly, desc: "What became of a booking made or found in this call, by its request_key or the reference the caller quotes (BS-XXXX-XXXX); a booking from an earlier call is found with find_booking first.",
 		params: []param{{name: "request_key", kind: "string", desc: "the request_key an earlier tool answered"},
 			{name: "reference", kind: "string", desc: "the reference the caller quotes, BS-XXXX-XXXX"}},
 		run: (*Tools).toolStatus},

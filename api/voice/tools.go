@@ -102,13 +102,23 @@ func (t *Tools) toolHold(ctx context.Context, conv string, a toolArgs) (Answer, 
 	return t.spoken(ctx, a.lang, r).note("request_key " + key + "."), nil
 }
 
-// toolStatus reads a booking of this conversation, or one the caller
-// quotes by its reference (which reads and changes nothing).
+// toolStatus reads a booking of this conversation, by its key or by the
+// reference the caller quotes (which reads and changes nothing). A
+// reference this call did not make or find is answered as one that names
+// nothing, so that booking_status neither reads another caller's booking
+// nor tells which references exist (L6): find_booking, with the phone it
+// was booked with, is the way in.
 func (t *Tools) toolStatus(ctx context.Context, conv string, a toolArgs) (Answer, error) {
 	if a.RequestKey == "" && a.Reference != "" {
 		r, err := t.saga.ByReference(ctx, a.Reference)
-		if err != nil {
+		switch {
+		case errors.Is(err, booking.ErrNotFound):
+			return notOurs, nil
+		case err != nil:
 			return Answer{}, err
+		}
+		if made, err := t.saga.Made(ctx, conv, r.RequestKey); err != nil || !made {
+			return notOurs, err
 		}
 		return t.spoken(ctx, a.lang, r), nil
 	}
@@ -131,6 +141,11 @@ func (t *Tools) toolStatus(ctx context.Context, conv string, a toolArgs) (Answer
 	}
 	return out, nil
 }
+
+// notOurs answers booking_status for a reference this call has no
+// booking under.
+var notOurs = notDone(booking.CodeNotFound, "this call has no booking under that reference; "+
+	"find it with find_booking, giving the reference and the phone the caller booked with")
 
 func (t *Tools) toolCancel(ctx context.Context, conv string, a toolArgs) (Answer, error) {
 	if err := t.ours(ctx, conv, a.RequestKey); err != nil {

@@ -15,6 +15,7 @@ package voice
 import (
 	"context"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/uber-go/tally/v4"
@@ -61,6 +62,28 @@ type Config struct {
 	// REST routes share; past it a call is answered at capacity, not run.
 	// Nil admits every call.
 	Admission *admission.Limiter
+	// FindsPerKeyHour is find_booking's attempts an hour for one API key,
+	// over all its calls: a platform's key carries all its callers', so
+	// size it for the platform's volume; 0 is 300. Each call, each
+	// reference and each caller number keeps its own smaller budget.
+	FindsPerKeyHour int
+	// CallerIDHeader names the routes ("retell" for Retell's args-only
+	// functions, "mcp") whose X-Caller-Number header is caller ID: only
+	// where a platform in front of the API sets that header itself. By
+	// default a header is not caller ID: any agent key could set it.
+	CallerIDHeader []string
+}
+
+// CallerIDRoutes are the routes a caller ID header can be declared for.
+var CallerIDRoutes = []string{"retell", "mcp"}
+
+// headerCallerID is the caller ID a header gives on route, where the
+// deployment declared that route platform-fronted.
+func (t *Tools) headerCallerID(route string, h http.Header) string {
+	if !slices.Contains(t.cfg.CallerIDHeader, route) {
+		return ""
+	}
+	return h.Get(CallerNumberHeader)
 }
 
 // Tools are the voice tools over one saga client.
@@ -114,7 +137,7 @@ func New(c Sagas, cfg Config) *Tools {
 	if cfg.Metrics == nil {
 		cfg.Metrics = tally.NoopScope
 	}
-	t := &Tools{saga: c, cfg: cfg, replays: &replays{}, finds: &finds{}}
+	t := &Tools{saga: c, cfg: cfg, replays: &replays{}, finds: &finds{perKeyHour: cfg.FindsPerKeyHour}}
 	t.mcpServer = t.mcpHandler()
 	return t
 }

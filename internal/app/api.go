@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -193,6 +194,13 @@ type APIConfig struct {
 	MaxInFlight int
 	// AdmitTarget is the p95 of admitted calls admission aims at.
 	AdmitTarget time.Duration
+	// FindsPerKeyHour is find_booking's attempts an hour per API key
+	// (voice.Config.FindsPerKeyHour); 0 is the default.
+	FindsPerKeyHour int
+	// CallerIDHeader names the routes fronted by a platform that sets
+	// X-Caller-Number itself (voice.Config.CallerIDHeader); none by
+	// default.
+	CallerIDHeader []string
 }
 
 // DefaultAPIConfig is the defaults, with what the environment sets.
@@ -214,8 +222,16 @@ func (c APIConfig) Validate() error {
 	if c.MaxBody <= 0 {
 		errs = append(errs, fmt.Errorf("max-body must be positive, got %d", c.MaxBody))
 	}
+	if c.FindsPerKeyHour < 0 {
+		errs = append(errs, fmt.Errorf("finds-per-key-hour must be 0 (the default) or more, got %d", c.FindsPerKeyHour))
+	}
 	if c.MaxInFlight < 0 {
 		errs = append(errs, fmt.Errorf("max-in-flight must be 0 (no bound) or more, got %d", c.MaxInFlight))
+	}
+	for _, r := range c.CallerIDHeader {
+		if !slices.Contains(voice.CallerIDRoutes, r) {
+			errs = append(errs, fmt.Errorf("caller-id-header: %q is no route with a caller ID header (want %s)", r, strings.Join(voice.CallerIDRoutes, ", ")))
+		}
 	}
 	if c.AdmitTarget < 50*time.Millisecond || c.AdmitTarget > c.CommitWait {
 		errs = append(errs, fmt.Errorf("admit-target must be between 50ms and the commit wait (%s), got %s", c.CommitWait, c.AdmitTarget))
@@ -278,7 +294,7 @@ func NewAPI(ctx context.Context, cfg APIConfig, logger *zap.Logger, scope tally.
 		Catalogue: reads.Catalog, Contacts: reads.Store, Names: names, Bookings: reads.Store,
 		Webhooks: reads.Store, Egress: cfg.Mirrors.Egress(), Admission: admit},
 		voice.Config{RetellKey: cfg.RetellKey, VapiSecret: cfg.VapiSecret, VapiHMACSecret: cfg.VapiHMACSecret,
-			FindBudget: reads.Store, Contacts: reads.Store})
+			FindBudget: reads.Store, Contacts: reads.Store, CallerIDHeader: cfg.CallerIDHeader, FindsPerKeyHour: cfg.FindsPerKeyHour})
 	return &API{handler: h, tc: tc, reads: reads, names: names}, nil
 }
 

@@ -96,10 +96,11 @@ func (s Speaker) Readback(propertyID string, start time.Time, zone string) strin
 	return s.render("readback", map[string]string{"property": s.name(propertyID, "the_property"), "when": s.When(start, zone)})
 }
 
-// Found is find_booking's line for one booking found by caller ID: the
-// time, the property and the reference, and nothing else of it.
-func (s Speaker) Found(propertyID string, start time.Time, zone, reference string) string {
-	return s.render("found", map[string]string{"property": s.name(propertyID, "the_property"), "when": s.When(start, zone), "reference": reference})
+// Found is find_booking's line for one booking found by caller ID: its
+// time and property, and nothing else of it (not its reference: caller ID
+// is no proof of who calls).
+func (s Speaker) Found(propertyID string, start time.Time, zone string) string {
+	return s.render("found", map[string]string{"property": s.name(propertyID, "the_property"), "when": s.When(start, zone)})
 }
 
 // NoFact is property_info's line when no approved fact answers.

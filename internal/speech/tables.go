@@ -40,7 +40,7 @@ var tables = map[Lang]map[string]string{
 		"no_fact":               "There is no approved answer on that for {property}: say you do not have that information, and offer to have a person call the caller back.",
 		"handoff":               "A person from the agency will call the caller back about this; tell them so. Nothing was booked or changed by this.",
 		"readback":              "Chosen, not booked: {property} on {when}. Read this back to the caller and book only once they say yes.",
-		"found":                 "Found under the number the caller is calling from: a viewing of {property} on {when}, reference {reference}.",
+		"found":                 "Found under the number the caller is calling from: a viewing of {property} on {when}.",
 		"gap":                   "{local} does not exist there: the clocks go forward that night. Ask the caller which they mean, {first} or {second}. Nothing is booked.",
 		"overlap": "{local} happens twice there: the clocks go back that night. Ask the caller which they mean, the first (before the change) " +
 			"or the second (an hour later). Nothing is booked.",
@@ -100,7 +100,7 @@ var tables = map[Lang]map[string]string{
 		"no_fact":                "关于{property}，这个问题没有经过批准的答复：请说明你没有这方面的信息，并提出请专人回电。",
 		"handoff":                "中介会有专人就此回电给来电者，请告诉对方。这并没有预订或更改任何东西。",
 		"readback":               "已选择，尚未预订：{property}，{when}。请向来电者复述，对方说可以后再预订。",
-		"found":                  "按来电号码找到：{when}看房，房源是{property}，参考号 {reference}。",
+		"found":                  "按来电号码找到：{when}看房，房源是{property}。",
 		"gap":                    "当地没有{local}：那天夜里时钟拨快。请问来电者指的是{first}还是{second}。尚未预订。",
 		"overlap":                "当地的{local}会出现两次：那天夜里时钟拨慢。请问来电者指的是第一次（改时之前）还是第二次（一小时后）。尚未预订。",
 
@@ -160,7 +160,7 @@ var tables = map[Lang]map[string]string{
 		"no_fact":               "Aucune réponse approuvée sur ce point pour {property} : dites que vous n'avez pas cette information et proposez qu'une personne rappelle l'appelant.",
 		"handoff":               "Une personne de l'agence rappellera l'appelant à ce sujet ; dites-le-lui. Rien n'a été réservé ni modifié.",
 		"readback":              "Choisi, pas encore réservé : {property}, le {when}. Relisez-le à l'appelant et ne réservez qu'après son accord.",
-		"found":                 "Trouvée au numéro d'où appelle l'appelant : une visite de {property} le {when}, référence {reference}.",
+		"found":                 "Trouvée au numéro d'où appelle l'appelant : une visite de {property} le {when}.",
 		"gap": "{local} n'existe pas là-bas : on avance l'heure cette nuit-là. Demandez à l'appelant s'il veut dire le {first} " +
 			"ou le {second}. Rien n'est réservé.",
 		"overlap": "{local} revient deux fois là-bas : on recule l'heure cette nuit-là. Demandez à l'appelant s'il veut dire la première " +

@@ -207,7 +207,7 @@ func TestTheGeneratedClientCallsEveryRoute(t *testing.T) {
 		"application/json", bytes.NewReader(args))
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, status.StatusCode(), string(status.Body))
-	require.Contains(t, string(status.Body), "[rescheduled]", "the booking the reference names, moved above")
+	require.Contains(t, string(status.Body), "[not_done: not_found]", "a booking this call did not make or find (L6)")
 	_, err = c.CallVapiToolsWithResponse(ctx, map[string]any{"message": map[string]any{"type": "tool-calls",
 		"call": map[string]any{"id": call}, "toolCallList": []any{map[string]any{"id": "tc-1", "type": "function",
 			"function": map[string]any{"name": "booking_status", "arguments": map[string]any{"reference": *booked.JSON200.Reference}}}}}})

@@ -12,6 +12,7 @@ import (
 
 	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/api/voice"
+	"github.com/bookingsaga/bookingsaga/receipt"
 )
 
 // vapiPhoneCall is vapiToolCalls from an inbound phone call: Vapi's Call
@@ -32,7 +33,7 @@ func vapiPhoneCall(callID, number, tool string, args map[string]any) []byte {
 func (f *fixture) vapiLine(url string, body []byte) string {
 	f.t.Helper()
 	var out vapiAnswer
-	require.Equal(f.t, http.StatusOK, f.call("POST", url+"/v1/tools/vapi", body, &out))
+	require.Equal(f.t, http.StatusOK, f.call("POST", url+"/v1/tools/vapi", body, &out, "X-Vapi-Secret", "vapi-secret"))
 	require.Len(f.t, out.Results, 1)
 	return out.Results[0].Result + out.Results[0].Error
 }
@@ -66,11 +67,13 @@ func (f *fixture) mcpFromNumber(url, number, tool string, args map[string]any) s
 	return res.Content[0].(*mcp.TextContent).Text
 }
 
-// bookedBy serves the edge and books the slot at hour over Retell with
-// the caller's name and phone, answering the edge and the reference.
+// bookedBy serves the edge as a deployment fronted by the platforms does
+// (Retell and Vapi verified, MCP behind a gateway that sets
+// X-Caller-Number itself) and books the slot at hour over Retell with the
+// caller's name and phone, answering the edge and the reference.
 func (f *fixture) bookedBy(t *testing.T, hour int, name, phone string) (url, ref string) {
 	t.Helper()
-	url = f.serveEdge(api.Config{}, voice.Config{RetellKey: "retell-key"})
+	url = f.serveEdge(api.Config{}, voice.Config{RetellKey: "retell-key", VapiSecret: "vapi-secret", CallerIDHeader: []string{"mcp"}})
 	args := bookArgs(t, hour)
 	args["contact"] = map[string]string{"name": name, "phone": phone}
 	booked := f.retellTool(url, "call-"+uuid.NewString(), "book", args)
@@ -80,35 +83,33 @@ func (f *fixture) bookedBy(t *testing.T, hour int, name, phone string) (url, ref
 
 // A caller who booked under "06 12 34 56 78" rings again without their
 // reference: the number the platform says they call from, with their
-// name, finds the booking over Vapi, Retell and MCP alike, and the answer
-// names its time, property and reference alone. A number the model
-// passes is not caller ID; another country's number with the same digits
-// is not theirs; and a number's attempts are counted for every call.
+// full name, finds the booking over Vapi, Retell and MCP alike, and the
+// answer names its time and property alone: caller ID finds, it does not
+// unlock (DH1). A number the model passes is not caller ID; another
+// country's number with the same digits is not theirs; and a number's
+// attempts are counted for every call.
 func TestAReturningCallerIsFoundByCallerIDAndName(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	url, ref := f.bookedBy(t, 10, "Marie Dupont", "06 12 34 56 78")
 	caller := "+33612345678"
+	foundLine := "[found] Found under the number the caller is calling from: a viewing of the property on "
 
 	// Vapi: message.call.customer.number.
-	vapiCall := "vapi-" + uuid.NewString()
-	found := f.vapiLine(url, vapiPhoneCall(vapiCall, caller, "find_booking", map[string]any{"name": "marie DUPONT"}))
-	require.True(t, strings.HasPrefix(found, "[found] Found under the number the caller is calling from"), found)
-	require.Contains(t, found, ref)
-	require.NotContains(t, found, "agent-00", "the time, the property and the reference only")
+	found := f.vapiLine(url, vapiPhoneCall("vapi-"+uuid.NewString(), caller, "find_booking", map[string]any{"name": "marie DUPONT"}))
+	require.True(t, strings.HasPrefix(found, foundLine), found)
+	require.NotContains(t, found, ref, "no reference: caller ID is no proof")
+	require.NotContains(t, found, "request_key")
 	require.NotContains(t, found, "12 34", "the number is never read back")
-	key := toolKey.FindStringSubmatch(found)[1]
-	status := f.vapiLine(url, vapiPhoneCall(vapiCall, caller, "booking_status", map[string]any{"request_key": key}))
-	require.True(t, strings.HasPrefix(status, "[confirmed]"), "found, the call may act on it: %s", status)
 
 	// Retell: call.from_number on an inbound call, to_number on an outbound one.
-	in := f.retellPhoneTool(url, "inbound", caller, "+33100000000", "find_booking", map[string]any{"name": "Dupont"})
-	require.Contains(t, in, ref, in)
+	in := f.retellPhoneTool(url, "inbound", caller, "+33100000000", "find_booking", map[string]any{"name": "Dupont Marie"})
+	require.True(t, strings.HasPrefix(in, foundLine), in)
 	out := f.retellPhoneTool(url, "outbound", "+33100000000", caller, "find_booking", map[string]any{"name": "Marie Dupont"})
-	require.Contains(t, out, ref, out)
+	require.True(t, strings.HasPrefix(out, foundLine), out)
 
-	// MCP: X-Caller-Number, written as the platform gives it.
-	require.Contains(t, f.mcpFromNumber(url, "+33 6 12 34 56 78", "find_booking", map[string]any{"name": "Marie Dupont"}), ref)
+	// MCP: X-Caller-Number, set by the platform in front, written as it gives it.
+	require.True(t, strings.HasPrefix(f.mcpFromNumber(url, "+33 6 12 34 56 78", "find_booking", map[string]any{"name": "Marie Dupont"}), foundLine))
 
 	// Another name on the same line finds nothing; so does another
 	// country's number with the same digits.
@@ -128,13 +129,70 @@ func TestAReturningCallerIsFoundByCallerIDAndName(t *testing.T) {
 	require.True(t, strings.HasPrefix(limited, "[not_done: rate_limited]"), limited)
 }
 
+// A stranger rings from the caller's number (caller ID spoofed) knowing
+// her first name, then her full name: the first finds nothing, the second
+// only that a viewing exists and when; cancelling it is refused. The
+// caller herself, quoting her reference with the phone she booked with,
+// may cancel it (DH1).
+func TestCallerIDAloneNeverUnlocksABooking(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	url, ref := f.bookedBy(t, 10, "Marie Dupont", "06 12 34 56 78")
+	var key string
+	require.NoError(t, f.pool.QueryRow(f.ctx, "SELECT request_key FROM booking").Scan(&key))
+	call := "vapi-" + uuid.NewString()
+	tool := func(name string, args map[string]any) string {
+		return f.vapiLine(url, vapiPhoneCall(call, "+33612345678", name, args))
+	}
+	first := tool("find_booking", map[string]any{"name": "Marie"})
+	require.True(t, strings.HasPrefix(first, "[not_done: not_found]"), "a first name is not the caller: %s", first)
+	full := tool("find_booking", map[string]any{"name": "Marie Dupont"})
+	require.True(t, strings.HasPrefix(full, "[found]"), full)
+	cancel := tool("cancel_booking", map[string]any{"request_key": key})
+	require.True(t, strings.HasPrefix(cancel, "[not_done: not_this_conversation]"), cancel)
+	require.Equal(t, receipt.StatusConfirmed, f.answer(url, key).Status, "still booked")
+
+	found := tool("find_booking", map[string]any{"reference": ref, "phone": "06 12 34 56 78"})
+	require.True(t, strings.HasPrefix(found, "[confirmed]"), found)
+	cancelled := tool("cancel_booking", map[string]any{"request_key": key})
+	require.True(t, strings.HasPrefix(cancelled, "[cancelled]"), cancelled)
+}
+
+// Caller ID comes only from where the platform puts it in what it signs:
+// a header on a deployment that declared no platform in front of that
+// route, and a call object in the model's own arguments (Retell's args
+// only), are not caller ID (DM3).
+func TestCallerIDOnlyFromThePlatform(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.bookedBy(t, 10, "Marie Dupont", "06 12 34 56 78")
+	plain := f.serveEdge(api.Config{}, voice.Config{RetellKey: "retell-key"})
+	noCallerID := "[not_done: missing_field] NOT done: this call carries no caller ID"
+
+	header := f.mcpFromNumber(plain, "+33612345678", "find_booking", map[string]any{"name": "Marie Dupont"})
+	require.True(t, strings.HasPrefix(header, noCallerID), "an agent key's header: %s", header)
+
+	// The model's arguments shaped as Retell's full body: a call object
+	// and the arguments under "args".
+	args, err := json.Marshal(map[string]any{"args": map[string]any{"name": "Marie Dupont"},
+		"call": map[string]any{"call_id": "forged", "direction": "inbound", "from_number": "+33612345678"}})
+	require.NoError(t, err)
+	var out struct {
+		Result string `json:"result"`
+	}
+	require.Equal(t, http.StatusOK, f.call("POST", plain+"/v1/tools/retell/find_booking", args, &out,
+		"X-Retell-Signature", retellSign(args, "retell-key"), "X-Call-Id", "call-"+uuid.NewString()))
+	require.True(t, strings.HasPrefix(out.Result, noCallerID), "a call object in the arguments: %s", out.Result)
+}
+
 // Erasing the contact erases what caller ID finds it by.
 func TestCallerIDFindsNothingOnceTheContactIsErased(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	url, ref := f.bookedBy(t, 12, "Ada Lovelace", "+33 6 98 76 54 32")
-	found := f.mcpFromNumber(url, "+33698765432", "find_booking", map[string]any{"name": "Ada Lovelace"})
-	require.Contains(t, found, ref)
+	found := f.mcpFromNumber(url, "+33698765432", "find_booking", map[string]any{"reference": ref, "phone": "+33698765432"})
+	require.True(t, strings.HasPrefix(found, "[confirmed]"), found)
+	require.True(t, strings.HasPrefix(f.mcpFromNumber(url, "+33698765432", "find_booking", map[string]any{"name": "Ada Lovelace"}), "[found]"))
 
 	var digests int
 	require.NoError(t, f.pool.QueryRow(f.ctx, `SELECT count(*) FROM vault.contact_key WHERE phone_digest IS NOT NULL`).Scan(&digests))

@@ -22,7 +22,8 @@ func TestPropertyInfoAnswersOnlyApprovedFacts(t *testing.T) {
 	f := setup(t)
 	url := f.serveEdge(api.Config{}, voice.Config{RetellKey: "retell-key"})
 	property := api.ResourceBody{Kind: "property", Capacity: 1, TimeZone: "Europe/Paris", CalendarID: "paris-11@calendar.test",
-		Facts: []booking.Fact{{Topic: "Parking", Answer: "One space in the courtyard comes with the flat.", Source: "lease, clause 4"}}}
+		Facts: []booking.Fact{{Topic: "Parking", Answer: "One space in the courtyard comes with the flat.", Source: "lease, clause 4",
+			ApprovedBy: "the landlord"}}}
 	bad := property
 	bad.Facts = []booking.Fact{{Topic: "floor", Answer: "Third floor, no lift."}}
 	status, body := f.putResource(url, "paris-11", bad)
@@ -35,6 +36,7 @@ func TestPropertyInfoAnswersOnlyApprovedFacts(t *testing.T) {
 	require.Equal(t, http.StatusOK, f.call("GET", url+"/v1/resources/paris-11", nil, &stored))
 	require.Len(t, stored.Facts, 1)
 	require.False(t, stored.Facts[0].ApprovedAt.IsZero(), "approved by the PUT")
+	require.Equal(t, "test", stored.Facts[0].ApprovedBy, "by the key that wrote it, whatever the body says (L7)")
 
 	call := "call-" + uuid.NewString()
 	parking := f.retellTool(url, call, "property_info", map[string]any{"property_id": "paris-11", "topic": "parking"})
@@ -92,7 +94,7 @@ func TestRequestHumanLeavesACallback(t *testing.T) {
 func TestRequestHumanKeepsACallbackNumberForOpsOnly(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	url := f.serveEdge(api.Config{}, voice.Config{RetellKey: "retell-key"})
+	url := f.serveEdge(api.Config{}, voice.Config{RetellKey: "retell-key", VapiSecret: "vapi-secret"})
 	f.register(url, &receiver{t: t, got: map[string]int{}, types: map[string]string{}})
 	call := "vapi-" + uuid.NewString()
 	args := bookArgs(t, 10)
