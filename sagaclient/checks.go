@@ -1,0 +1,127 @@
+package sagaclient
+
+import (
+	"context"
+
+	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/receipt"
+	"github.com/bookingsaga/bookingsaga/workflows"
+)
+
+// Every answer the client gives from a saga is checked against the
+// store's decision on its key here: the store decides, and no answer
+// contradicts it.
+
+// checked is a saga's answer as the store backs it: the one path every
+// answer the client gives from a saga takes, a booking call's as a status
+// read's. A pending one may have been decided by the store meanwhile; a
+// confirmed or held one must still be in the store; a released one must
+// not be live there again.
+func (c *Client) checked(ctx context.Context, r receipt.Receipt) (receipt.Receipt, error) {
+	switch r.Status {
+	case receipt.StatusPending:
+		return c.settled(ctx, r)
+	case receipt.StatusConfirmed, receipt.StatusHeld:
+		return c.stillStored(ctx, r), nil
+	case receipt.StatusCancelled, receipt.StatusRescheduled:
+		return c.reassigned(ctx, c.stillReleased(ctx, r)), nil
+	}
+	return r, nil
+}
+
+// reassigned words a moved booking whose moves changed only its agent (a
+// reassignment by staff) as what it is for the caller: the viewing stands
+// at the same time and place with the agent the store now has it with
+// (StatusReassigned), not "moved; nothing booked then". A move to another
+// time or place, or one whose new booking is no longer confirmed, stays
+// rescheduled.
+func (c *Client) reassigned(ctx context.Context, r receipt.Receipt) receipt.Receipt {
+	if r.Status != receipt.StatusRescheduled || r.StartsAt == nil || r.EndsAt == nil || c.opts.Catalog == nil {
+		return r
+	}
+	next := r.ReplacedBy
+	for hops := 0; next != "" && hops < 10; hops++ {
+		d, err := c.decision(ctx, booking.DecisionInput{RequestKey: next})
+		if err != nil || !d.Booked() {
+			return r
+		}
+		b := d.Booking
+		if b.Intent.PropertyID != r.PropertyRef || !b.Intent.StartsAt.Equal(*r.StartsAt) || !b.Intent.EndsAt.Equal(*r.EndsAt) {
+			return r // a move in time or place
+		}
+		switch b.Status {
+		case booking.StatusConfirmed:
+			r.Status, r.AgentRef, r.ReplacedBy = receipt.StatusReassigned, b.Intent.AgentID, b.RequestKey
+			return r
+		case booking.StatusReleasedForReschedule:
+			next = b.ReplacedByRequestKey // reassigned again
+		default:
+			return r
+		}
+	}
+	return r
+}
+
+// stillStored checks a live answer of a saga against the store: a
+// booking the store no longer has at all (restored from an older backup)
+// is never spoken as confirmed; it is pending, with its reference, until
+// an operator restores or releases it (reconciliation flags it). One the
+// store moved since (to keep its promised local time under new zone
+// rules) is answered at the store's instants, and one it released or
+// refused since (a failover behind it) with its status. A store that
+// cannot answer leaves the saga's answer, which the store gave.
+func (c *Client) stillStored(ctx context.Context, r receipt.Receipt) receipt.Receipt {
+	if c.opts.Catalog == nil {
+		return r
+	}
+	d, err := c.decision(ctx, booking.DecisionInput{RequestKey: r.RequestKey})
+	switch {
+	case err != nil || d.Booked() && sameLive(d.Booking, r):
+		return r
+	case d.Found: // refused since (a restore that found the slot taken),
+		// released since (a failover behind the store), or moved since to
+		// keep its promised local time under new zone rules (the saga knew
+		// the old instant): the store's answer
+		decided, _ := workflows.StoreReceipt(r.RequestKey, d)
+		return decided
+	}
+	return pending(r.RequestKey)
+}
+
+// sameLive reports whether the store's booking is what a live answer
+// says: in the same status, at the same instant.
+func sameLive(b booking.Booking, r receipt.Receipt) bool {
+	status := b.Status == booking.StatusConfirmed && r.Status == receipt.StatusConfirmed ||
+		b.Status == booking.StatusHeld && r.Status == receipt.StatusHeld
+	return status && r.StartsAt != nil && b.Intent.StartsAt.Equal(*r.StartsAt)
+}
+
+// stillReleased checks a saga's "cancelled" or "rescheduled" against the
+// store: one restored from a backup taken before the change holds the
+// booking live again. Neither answer is then true (the caller let the
+// booking go; the store has it), so it is pending with its reference until
+// an operator settles it. A store that cannot answer leaves the saga's.
+func (c *Client) stillReleased(ctx context.Context, r receipt.Receipt) receipt.Receipt {
+	if c.opts.Catalog == nil {
+		return r
+	}
+	d, err := c.decision(ctx, booking.DecisionInput{RequestKey: r.RequestKey})
+	if err != nil || !d.Booked() || (d.Booking.Status != booking.StatusConfirmed && d.Booking.Status != booking.StatusHeld) {
+		return r
+	}
+	return pending(r.RequestKey)
+}
+
+// settled asks the store about a key its saga still calls pending: the
+// store may have decided while the saga waits to look it up again. Its
+// answer is the one given, and the saga is told at once, as a
+// reconciliation run would tell it.
+func (c *Client) settled(ctx context.Context, r receipt.Receipt) (receipt.Receipt, error) {
+	d, err := c.decision(ctx, booking.DecisionInput{RequestKey: r.RequestKey})
+	if err != nil || !d.Found || d.Refusal == nil && d.Booking.Status == booking.StatusHeld {
+		return r, nil // pending it is
+	}
+	_ = c.tc.SignalWorkflow(ctx, r.RequestKey, "", booking.SignalReconcile, d)
+	decided, _ := workflows.StoreReceipt(r.RequestKey, d)
+	return decided, nil
+}
