@@ -118,7 +118,7 @@ func (a *Activities) worded(ctx context.Context, m booking.Message) (booking.Mes
 		return m.Kind, nil
 	case err != nil:
 		return "", storeError("message replaced booking", m.RequestKey, err)
-	case old.Intent.PropertyID == in.PropertyID && old.Intent.StartsAt.Equal(in.StartsAt) && old.Intent.EndsAt.Equal(in.EndsAt):
+	case old.Intent.SameTimeAndPlace(in):
 		return booking.MessageReassigned, nil
 	}
 	return m.Kind, nil

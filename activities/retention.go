@@ -72,16 +72,19 @@ func forgetContact(ctx context.Context, contacts crm.Contacts, c booking.CRMCont
 // step); the error is kept scrubbed of any contact a provider echoed.
 func (a *Activities) NoteReconcile(ctx context.Context, in booking.NoteReconcileInput) (booking.CountOutput, error) {
 	steps := make([]booking.StepOutcome, len(in.Steps))
-	failed := 0
 	for i, st := range in.Steps {
 		steps[i] = booking.StepOutcome{Step: st.Step, Error: booking.Scrub(st.Error)}
+	}
+	if err := a.Store.NoteReconcile(ctx, steps); err != nil {
+		return booking.CountOutput{}, storeError("note reconcile", "", err)
+	}
+	// Counted once recorded: a retry after a failed write counts nothing twice.
+	failed := 0
+	for _, st := range steps {
 		if st.Error != "" {
 			failed++
 			a.metrics().Tagged(map[string]string{"step": st.Step}).Counter("reconcile_step_failures_total").Inc(1)
 		}
-	}
-	if err := a.Store.NoteReconcile(ctx, steps); err != nil {
-		return booking.CountOutput{}, storeError("note reconcile", "", err)
 	}
 	return booking.CountOutput{Count: failed}, nil
 }

@@ -181,6 +181,14 @@ func ValidateResources(propertyID, agentID string, extras []string) error {
 	return nil
 }
 
+// SameTimeAndPlace reports whether o is a viewing of the same property at
+// the same times: a move from one to the other changed at most who shows
+// it (a reassignment), which the caller is told as that, not as a move,
+// and which the notice does not hold back.
+func (i Intent) SameTimeAndPlace(o Intent) bool {
+	return i.PropertyID == o.PropertyID && i.StartsAt.Equal(o.StartsAt) && i.EndsAt.Equal(o.EndsAt)
+}
+
 // Resources lists every resource the intent occupies, in the intent's order
 // (property, agent, extras).
 // An intent for a pool names no agent until the commit has chosen one.

@@ -39,6 +39,7 @@ func (c *Client) reassigned(ctx context.Context, r receipt.Receipt) receipt.Rece
 	if r.Status != receipt.StatusRescheduled || r.StartsAt == nil || r.EndsAt == nil || c.opts.Catalog == nil {
 		return r
 	}
+	was := booking.Intent{PropertyID: r.PropertyRef, StartsAt: *r.StartsAt, EndsAt: *r.EndsAt}
 	next := r.ReplacedBy
 	for hops := 0; next != "" && hops < 10; hops++ {
 		d, err := c.decision(ctx, booking.DecisionInput{RequestKey: next})
@@ -46,7 +47,7 @@ func (c *Client) reassigned(ctx context.Context, r receipt.Receipt) receipt.Rece
 			return r
 		}
 		b := d.Booking
-		if b.Intent.PropertyID != r.PropertyRef || !b.Intent.StartsAt.Equal(*r.StartsAt) || !b.Intent.EndsAt.Equal(*r.EndsAt) {
+		if !b.Intent.SameTimeAndPlace(was) {
 			return r // a move in time or place
 		}
 		switch b.Status {

@@ -48,7 +48,8 @@ const (
 // bounds guessing a phone. Its memory is bounded whatever callers send:
 // an entry is a fixed-size hash of what it counts, a key past its budget
 // makes no entry at all, and past maxFindEntries the least recently used
-// entry goes, so one flooding key never locks the other keys' callers out.
+// entries go (prune), so one flooding key never locks the other keys'
+// callers out.
 type finds struct {
 	mu sync.Mutex
 	by map[[32]byte]*findLimit
@@ -89,8 +90,8 @@ func (f *finds) allow(conv, ref string, now time.Time) bool {
 	return k.AllowN(now, 1) && c.AllowN(now, 1) && r.AllowN(now, 1)
 }
 
-// limit is name's bucket, made if need be: past maxFindEntries, the idle
-// entries go, else the least recently used one.
+// limit is name's bucket, made if need be, pruning first past
+// maxFindEntries.
 func (f *finds) limit(name string, every time.Duration, burst int, now time.Time) *rate.Limiter {
 	key := sha256.Sum256([]byte(name))
 	l := f.by[key]

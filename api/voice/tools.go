@@ -117,8 +117,12 @@ func (t *Tools) toolStatus(ctx context.Context, conv string, a toolArgs) (Answer
 		case err != nil:
 			return Answer{}, err
 		}
-		if made, err := t.saga.Made(ctx, conv, r.RequestKey); err != nil || !made {
-			return notOurs, err
+		made, err := t.saga.Made(ctx, conv, r.RequestKey)
+		switch {
+		case err != nil:
+			return Answer{}, err
+		case !made:
+			return notOurs, nil
 		}
 		return t.spoken(ctx, a.lang, r), nil
 	}

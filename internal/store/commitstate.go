@@ -50,18 +50,17 @@ type commitState struct {
 // replacedBooking is the booking a reschedule's commit releases in the
 // same transaction, so the two never both hold, or both lose, the slot.
 type replacedBooking struct {
-	id               uuid.UUID
-	status           booking.Status
-	replacedBy       string
-	property, agent  string
-	startsAt, endsAt time.Time
+	id         uuid.UUID
+	status     booking.Status
+	replacedBy string
+	// intent is where and when it stands, and with whom.
+	intent booking.Intent
 }
 
 // reassigns reports whether in moves the replaced booking to another
-// agent and changes nothing else: the same property, at the same times.
+// agent and changes nothing else.
 func (r *replacedBooking) reassigns(in booking.Intent) bool {
-	return r != nil && r.property == in.PropertyID && r.agent != in.AgentID &&
-		r.startsAt.Equal(in.StartsAt) && r.endsAt.Equal(in.EndsAt)
+	return r != nil && r.intent.SameTimeAndPlace(in) && r.intent.AgentID != in.AgentID
 }
 
 type lockedResource struct {
@@ -182,7 +181,8 @@ func readCommitState(ctx context.Context, conn *pgx.Conn, req CommitRequest, bud
 	}
 	if swap {
 		r := &replacedBooking{}
-		switch err := res.QueryRow().Scan(&r.id, &r.status, &r.replacedBy, &r.property, &r.agent, &r.startsAt, &r.endsAt); {
+		switch err := res.QueryRow().Scan(&r.id, &r.status, &r.replacedBy, &r.intent.PropertyID, &r.intent.AgentID,
+			&r.intent.StartsAt, &r.intent.EndsAt); {
 		case err == nil:
 			st.replaced = r
 		case !errors.Is(err, pgx.ErrNoRows):
