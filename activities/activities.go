@@ -62,6 +62,8 @@ type Activities struct {
 	Mail Mailer
 	// Quiet is when no text message goes out, in the property's zone.
 	Quiet booking.QuietHours
+	// Texts bound the texts sent: per number, per key, by country.
+	Texts TextLimits
 	// Resend lets reconciliation send a call answered pending again when
 	// Temporal never got it; nil leaves such calls noted.
 	Resend Resender

@@ -35,12 +35,13 @@ const unsent = time.Hour
 
 // holdUntil reports whether a message on ch must wait, and until when:
 // a text through the quiet hours in the property's zone (an e-mail waits
-// in the inbox, so it goes), any message while its channel has no sender.
-func (a *Activities) holdUntil(ch booking.Channel, zone string) (time.Time, bool) {
+// in the inbox, so it goes) unless quiet is false (a code the caller waits
+// for on the line), any message while its channel has no sender.
+func (a *Activities) holdUntil(ch booking.Channel, zone string, quiet bool) (time.Time, bool) {
 	switch {
 	case ch == booking.ChannelSMS && a.SMS == nil, ch == booking.ChannelEmail && a.Mail == nil:
 		return time.Now().Add(unsent), true
-	case ch != booking.ChannelSMS:
+	case ch != booking.ChannelSMS || !quiet:
 		return time.Time{}, false
 	}
 	loc, err := localtime.LoadZone(zone)
@@ -55,7 +56,7 @@ func (a *Activities) holdUntil(ch booking.Channel, zone string) (time.Time, bool
 // A text tried before (tries > 0) may have gone already, its reply lost or
 // its worker gone before the mark: Twilio takes no idempotency key, so it
 // is looked for first, and sent only when Twilio has none.
-func (a *Activities) deliver(ctx context.Context, m booking.Message, c booking.Contact, tries int) (string, error) {
+func (a *Activities) deliver(ctx context.Context, m booking.Message, c booking.Contact, tries int, code string) (string, error) {
 	sp, err := a.speaker(ctx, m, c)
 	if err != nil {
 		return "", err
@@ -65,6 +66,9 @@ func (a *Activities) deliver(ctx context.Context, m booking.Message, c booking.C
 	}
 	if c.Notify == booking.ChannelSMS {
 		body := sp.Message(m.Kind, m.Booking)
+		if m.Kind == booking.MessageCode {
+			body = sp.Code(code)
+		}
 		if tries > 0 {
 			if id, found, err := a.SMS.Find(c.Phone, body, m.CreatedAt); err != nil || found {
 				return id, err

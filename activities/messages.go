@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"go.temporal.io/api/enums/v1"
@@ -105,22 +106,46 @@ func (a *Activities) sendMessage(ctx context.Context, m booking.Message) (bool, 
 		return st == booking.MessageSent, nil
 	}
 	c, err := a.Store.Contact(ctx, m.RequestKey)
+	by, code := c.By, ""
 	switch {
 	case errors.Is(err, booking.ErrNoContact), errors.Is(err, booking.ErrContactErased):
 		return done(booking.MessageNotConsented, "", "", "")
 	case err != nil:
 		return false, storeError("message contact", m.RequestKey, err)
+	case m.Kind == booking.MessageCode:
+		// The caller asked for it in a call: it goes by text to the
+		// number the booking was made with, whatever they agreed to
+		// about the other messages, and only while the code lives.
+		var conv string
+		var live bool
+		if code, conv, live, err = a.Store.UnlockCode(ctx, m.UnlockID); err != nil {
+			return false, storeError("unlock code", m.RequestKey, err)
+		}
+		if !live || c.Phone == "" {
+			return done(booking.MessageStale, "", "", "")
+		}
+		c.Notify, by = booking.ChannelSMS, strings.SplitN(conv, "/", 2)[0] // a conversation is scoped by its key
 	case !consented(c):
 		return done(booking.MessageNotConsented, "", "", "")
 	case m.Kind != booking.MessageCancelled && !m.Booking.Status.Live(),
 		m.Kind == booking.MessageReminder && !time.Now().Before(m.Booking.Intent.StartsAt):
 		return done(booking.MessageStale, "", "", "")
 	}
-	if until, held := a.holdUntil(c.Notify, m.Booking.Intent.TimeZone); held {
+	if until, held := a.holdUntil(c.Notify, m.Booking.Intent.TimeZone, m.Kind != booking.MessageCode); held {
 		if err := a.Store.MessageHeld(ctx, m.ID, until); err != nil {
 			return false, storeError("message held", m.RequestKey, err)
 		}
 		return false, nil
+	}
+	if c.Notify == booking.ChannelSMS {
+		to, why, err := a.textTo(ctx, m, c.Phone, by)
+		if err != nil {
+			return false, err
+		}
+		if why != "" {
+			return done(booking.MessageRefused, booking.ChannelSMS, "", why)
+		}
+		c.Phone = to
 	}
 	tries, mine, err := a.Store.MessageTry(ctx, m.ID, messageLease)
 	switch {
@@ -129,7 +154,7 @@ func (a *Activities) sendMessage(ctx context.Context, m booking.Message) (bool, 
 	case !mine:
 		return false, nil // another attempt has it, or ended it
 	}
-	id, err := a.deliver(ctx, m, c, tries)
+	id, err := a.deliver(ctx, m, c, tries, code)
 	switch {
 	case errors.Is(err, sms.ErrUndeliverable), errors.Is(err, mail.ErrUndeliverable):
 		return done(booking.MessageUndeliverable, c.Notify, "", err.Error())

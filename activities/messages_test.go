@@ -38,7 +38,8 @@ func texting(t *testing.T) (*fixture, *smstest.Twilio) {
 	t.Cleanup(func() { fake.Release(); srv.Close() })
 	s, err := sms.New(sms.Config{AccountSid: twilioAccount, AuthToken: twilioToken, From: "+33700000000", Endpoint: srv.URL})
 	require.NoError(t, err)
-	f.acts.SMS = s
+	// A property in UTC is in no country: the agency names France.
+	f.acts.SMS, f.acts.Texts = s, activities.TextLimits{Countries: []string{"FR"}}
 	require.NoError(t, f.acts.Store.UpsertResource(context.Background(), booking.Resource{ID: "prop", Kind: "property", Capacity: 1,
 		TimeZone: "UTC", DisplayName: "the Marais flat", DisplayNames: map[string]string{"fr": "l'appartement du Marais"}}))
 	return f, fake

@@ -40,8 +40,12 @@ func RegisterMetrics(m tally.Scope) {
 	for _, r := range []string{"delivered", "failed"} {
 		m.Tagged(map[string]string{"result": r}).Counter("webhook_deliveries_total").Inc(0)
 	}
-	for _, r := range []booking.MessageStatus{booking.MessageSent, booking.MessageNotConsented, booking.MessageUndeliverable, booking.MessageStale, "failed"} {
+	for _, r := range []booking.MessageStatus{booking.MessageSent, booking.MessageNotConsented, booking.MessageUndeliverable, booking.MessageStale,
+		booking.MessageRefused, "failed"} {
 		m.Tagged(map[string]string{"result": string(r)}).Counter("caller_messages_total").Inc(0)
+	}
+	for _, why := range []string{"cap", "country"} {
+		m.Tagged(map[string]string{"reason": why}).Counter("texts_refused_total").Inc(0)
 	}
 	// Outcomes are by property and agent too: their zeros name none, with
 	// the same label names, as Prometheus wants of one metric's series.

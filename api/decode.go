@@ -3,6 +3,7 @@ package api
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -262,6 +263,14 @@ func NewCommit(s Slot, version string, c *Contact, now time.Time) (booking.Commi
 		req.Contact = contact
 	}
 	return req, nil
+}
+
+// AskedBy stamps req's contact with its call's key, whose hourly cap on
+// texts the booking's messages count against (activities.TextLimits).
+func AskedBy(ctx context.Context, req *booking.CommitRequest) {
+	if req.Contact != nil {
+		req.Contact.By = Caller(ctx)
+	}
 }
 
 // contact checks c and builds the store's: the channel consented to, and

@@ -137,6 +137,7 @@ func (s *Server) book(w http.ResponseWriter, r *http.Request) error {
 	if e != nil {
 		return e
 	}
+	AskedBy(r.Context(), &req)
 	if body.ConversationID == "" {
 		rec, err := s.client.Commit(r.Context(), body.RequestKey, req)
 		return s.answer(w, r, body.RequestKey, rec, err)

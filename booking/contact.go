@@ -24,6 +24,9 @@ type Contact struct {
 	// only then does the CRM hold them as a contact, with the viewing on
 	// it. It is sealed with the rest.
 	KeepOnFile bool `json:"keep_on_file,omitempty"`
+	// By names the API key the booking was asked under: its texts count
+	// against that key's hourly cap. It is sealed with the rest.
+	By string `json:"by,omitempty"`
 	// Sealed is the contact's JSON, AES-256-GCM under its data key.
 	Sealed []byte `json:"sealed,omitempty"`
 }

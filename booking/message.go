@@ -65,6 +65,11 @@ const (
 	MessageRescheduled MessageKind = "rescheduled"
 	MessageCancelled   MessageKind = "cancelled"
 	MessageReminder    MessageKind = "reminder"
+	// MessageCode carries a one-time code the caller asked for in a call,
+	// to the number the booking was made with: always a text, sent
+	// whatever the caller agreed to about the others, while the code
+	// lives.
+	MessageCode MessageKind = "code"
 	// MessageReassigned words a rescheduled message whose move changed
 	// only the agent (a reassignment): the caller's time stands. It is
 	// never queued itself; one change is one message.
@@ -78,7 +83,10 @@ type Message struct {
 	RequestKey string
 	Kind       MessageKind
 	CreatedAt  time.Time
-	Booking    Booking `db:"-"`
+	// UnlockID is a code message's code (MessageCode), by which the sender
+	// derives its text.
+	UnlockID int64
+	Booking  Booking `db:"-"`
 	// Thread is the request key of the first booking of the viewing's
 	// moves, and Moves how many moves led to this one: the caller's
 	// calendar invitation keeps one UID across them and a sequence that
@@ -99,6 +107,9 @@ const (
 	// MessageStale: the booking changed before its message went (a
 	// confirmation of a booking cancelled since); the later one tells.
 	MessageStale MessageStatus = "stale"
+	// MessageRefused: a text over a cap, or to a country the agency does
+	// not text (activities.TextLimits).
+	MessageRefused MessageStatus = "refused"
 )
 
 // MessageNotice is how one message to a booking's caller ended, as the

@@ -134,7 +134,10 @@ var noContacts = &api.Error{Status: http.StatusNotImplemented, Code: string(book
 var tooManyFinds = notDone(booking.CodeRateLimited, "too many attempts to find a booking in this call; offer to pass the caller to a person")
 
 func (t *Tools) toolFind(ctx context.Context, conv string, a toolArgs) (Answer, error) {
-	if strings.TrimSpace(a.Reference) == "" {
+	switch {
+	case strings.TrimSpace(a.Code) != "":
+		return t.toolFindByCode(ctx, conv, a)
+	case strings.TrimSpace(a.Reference) == "":
 		return t.toolFindByCaller(ctx, conv, a)
 	}
 	ref, err := receipt.CanonicalReference(a.Reference)
@@ -158,7 +161,14 @@ func (t *Tools) toolFind(ctx context.Context, conv string, a toolArgs) (Answer, 
 	case err != nil:
 		return Answer{}, err
 	}
-	if r, err = t.current(ctx, r); err != nil {
+	return t.adopt(ctx, conv, a, r)
+}
+
+// adopt makes r (or where a move took it since) this conversation's own,
+// which may then check, cancel or reschedule it.
+func (t *Tools) adopt(ctx context.Context, conv string, a toolArgs, r receipt.Receipt) (Answer, error) {
+	r, err := t.current(ctx, r)
+	if err != nil {
 		return Answer{}, err
 	}
 	if err := t.saga.Adopt(ctx, conv, r.RequestKey); err != nil {

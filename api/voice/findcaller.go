@@ -55,20 +55,24 @@ func (t *Tools) toolFindByCaller(ctx context.Context, conv string, a toolArgs) (
 	if len(found) == 0 {
 		return notDone(booking.CodeNotFound, "no upcoming booking matches the number this call comes from and that name; ask for the reference, or offer a person"), nil
 	}
+	if a.SendCode {
+		return t.sendCode(ctx, conv, a, found)
+	}
 	lines := make([]string, 0, len(found))
 	for _, r := range found {
 		lines = append(lines, t.cfg.Names.Speaker(a.lang, r.PropertyRef).Found(r.PropertyRef, *r.StartsAt, r.TimeZone))
 	}
 	// Caller ID is whatever the caller's carrier sends: it finds, it
 	// does not unlock. Nothing is adopted, and no reference or key is
-	// given; changing a booking takes its reference (find_booking with
-	// the reference and the phone it was booked with).
+	// given; changing a booking takes its reference, or a code texted to
+	// the number it was booked with (findcode.go).
 	return Answer{Status: "found", Line: strings.Join(lines, " ") + " " + foundOnly}, nil
 }
 
 // foundOnly tells the model what a find by caller ID allows.
-const foundOnly = "Tell the caller only that and when. To cancel or move it, ask for the reference from their confirmation, " +
-	"then call find_booking with the reference and the phone they booked with."
+const foundOnly = "Tell the caller only that and when. To cancel or move it, ask for the reference from their confirmation " +
+	"and call find_booking with the reference and the phone they booked with; or, if they have that phone with them, " +
+	"call find_booking with the name and send_code true, which texts them a code."
 
 // upcoming are the bookings among keys (followed where a move took them)
 // whose contact bears name and that are still to come, at most maxFound.

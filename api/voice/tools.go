@@ -42,6 +42,10 @@ type toolArgs struct {
 	// Name, without a reference, the name they booked under.
 	Phone string `json:"phone,omitempty"`
 	Name  string `json:"name,omitempty"`
+	// SendCode, with find_booking by caller ID, texts a one-time code to
+	// the number the booking was made with; Code is that code read back.
+	SendCode bool   `json:"send_code,omitempty"`
+	Code     string `json:"code,omitempty"`
 	// CallbackNumber and CallbackWindow, with request_human, are where and
 	// when a person calls the caller back; the number defaults to caller ID.
 	CallbackNumber string `json:"callback_number,omitempty"`
@@ -179,6 +183,7 @@ func (t *Tools) toolBook(ctx context.Context, conv string, a toolArgs) (Answer, 
 	if e != nil {
 		return Answer{}, e
 	}
+	api.AskedBy(ctx, &req)
 	_, r, err := t.saga.BookIn(ctx, conv, req.Intent, sending(req, t.saga.Commit))
 	if err != nil {
 		return Answer{}, err

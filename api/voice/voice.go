@@ -114,10 +114,14 @@ type Sagas interface {
 
 // Contacts are the sealed contacts find_booking reads (*store.Store
 // implements it): opened by key, and found by a caller's number in
-// international form, with an opaque name of that number for budgets.
+// international form, with an opaque name of that number for budgets;
+// and the one-time codes a booking found by caller ID is unlocked with,
+// texted to its own number (findcode.go).
 type Contacts interface {
 	Contact(ctx context.Context, key string) (booking.Contact, error)
 	KeysByPhone(ctx context.Context, number string) (ref string, keys []string, err error)
+	IssueUnlockCode(ctx context.Context, conv, key string) (sent bool, err error)
+	UseUnlockCode(ctx context.Context, conv, code string) (key string, err error)
 }
 
 // FindBudget is the store's count of find_booking's attempts per

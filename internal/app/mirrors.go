@@ -7,10 +7,12 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"go.uber.org/zap"
 
+	"github.com/bookingsaga/bookingsaga/activities"
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/calendars"
 	"github.com/bookingsaga/bookingsaga/internal/catalog"
@@ -19,6 +21,7 @@ import (
 	"github.com/bookingsaga/bookingsaga/internal/gcal"
 	"github.com/bookingsaga/bookingsaga/internal/mail"
 	"github.com/bookingsaga/bookingsaga/internal/msgraph"
+	"github.com/bookingsaga/bookingsaga/internal/phone"
 	"github.com/bookingsaga/bookingsaga/internal/retry"
 	"github.com/bookingsaga/bookingsaga/internal/sms"
 	"github.com/bookingsaga/bookingsaga/internal/speech"
@@ -59,6 +62,11 @@ type Mirrors struct {
 	// local midnight in the property's zone, when none goes out.
 	TwilioAccountSid, TwilioAuthToken, SMSFrom, TwilioEndpoint string
 	QuietFrom, QuietTo                                         time.Duration
+	// TextsPerNumberDay, TextsPerKeyHour and TextCountries bound the
+	// texts (activities.TextLimits); TextCountries is a comma-separated
+	// list of ISO 3166 regions, empty for those of the properties.
+	TextsPerNumberDay, TextsPerKeyHour int
+	TextCountries                      string
 	// SMTP sends the callers' e-mails.
 	SMTP SMTP
 
@@ -94,7 +102,9 @@ func MirrorsFromEnv() Mirrors {
 		TwilioAccountSid: os.Getenv("TWILIO_ACCOUNT_SID"), TwilioAuthToken: os.Getenv("TWILIO_AUTH_TOKEN"),
 		SMSFrom: os.Getenv("SMS_FROM"), TwilioEndpoint: os.Getenv("TWILIO_ENDPOINT"),
 		QuietFrom: 21 * time.Hour, QuietTo: 8 * time.Hour,
-		SMTP: smtpFromEnv(),
+		TextsPerNumberDay: activities.DefaultTextsPerNumberDay, TextsPerKeyHour: activities.DefaultTextsPerKeyHour,
+		TextCountries: os.Getenv("TEXT_COUNTRIES"),
+		SMTP:          smtpFromEnv(),
 	}
 }
 
@@ -117,6 +127,9 @@ func (c *Mirrors) Register(fs *flag.FlagSet) {
 	fs.StringVar(&c.TwilioEndpoint, "twilio-endpoint", c.TwilioEndpoint, "Twilio API root; empty is https://api.twilio.com (env TWILIO_ENDPOINT)")
 	fs.DurationVar(&c.QuietFrom, "sms-quiet-from", c.QuietFrom, "no text from this long after local midnight in the property's zone...")
 	fs.DurationVar(&c.QuietTo, "sms-quiet-to", c.QuietTo, "...to this long after it (equal: no quiet hours)")
+	fs.IntVar(&c.TextsPerNumberDay, "texts-per-number-day", c.TextsPerNumberDay, "the most texts one number gets in 24 hours")
+	fs.IntVar(&c.TextsPerKeyHour, "texts-per-key-hour", c.TextsPerKeyHour, "the most texts one API key's calls ask for in an hour (bookings' messages and one-time codes)")
+	fs.StringVar(&c.TextCountries, "text-countries", c.TextCountries, "ISO 3166 regions texts may go to, e.g. FR,GB; empty is the regions of the properties' time zones (env TEXT_COUNTRIES)")
 	c.SMTP.register(fs)
 	fs.BoolVar(&c.WebhookLoopback, "webhook-allow-loopback", c.WebhookLoopback,
 		"let webhook receivers be on loopback; private, link-local and metadata addresses stay refused (env WEBHOOK_ALLOW_LOOPBACK=true)")
@@ -145,12 +158,45 @@ func (c Mirrors) Validate() error {
 	if c.TwilioAccountSid != "" && (c.TwilioAuthToken == "" || c.SMSFrom == "") {
 		errs = append(errs, errors.New("twilio-account-sid needs twilio-auth-token and sms-from"))
 	}
+	errs = append(errs, c.validateTexts())
 	for name, d := range map[string]time.Duration{"sms-quiet-from": c.QuietFrom, "sms-quiet-to": c.QuietTo} {
 		if d < 0 || d >= 24*time.Hour {
 			errs = append(errs, fmt.Errorf("%s must be within a day, got %s", name, d))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// validateTexts checks the caps (a cap is at least one) and the regions.
+func (c Mirrors) validateTexts() error {
+	var errs []error
+	for name, n := range map[string]int{"texts-per-number-day": c.TextsPerNumberDay, "texts-per-key-hour": c.TextsPerKeyHour} {
+		if n < 1 {
+			errs = append(errs, fmt.Errorf("%s must be 1 or more, got %d", name, n))
+		}
+	}
+	for _, r := range c.textCountries() {
+		if !phone.KnownRegion(r) {
+			errs = append(errs, fmt.Errorf("text-countries: %q is not an ISO 3166 region with phone numbers", r))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// textCountries are the regions of TextCountries, upper case.
+func (c Mirrors) textCountries() []string {
+	var out []string
+	for _, r := range strings.Split(c.TextCountries, ",") {
+		if r = strings.ToUpper(strings.TrimSpace(r)); r != "" {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// TextLimits are the bounds on texts, as the sender takes them.
+func (c Mirrors) TextLimits() activities.TextLimits {
+	return activities.TextLimits{PerNumberDay: c.TextsPerNumberDay, PerKeyHour: c.TextsPerKeyHour, Countries: c.textCountries()}
 }
 
 // CalendarConfigured reports whether any Google calendar setting, or

@@ -18,7 +18,7 @@ import (
 // tenant asks for Microsoft 365, so a stray AZURE_CLIENT_ID is harmless.
 func TestBadSettingsAreNamed(t *testing.T) {
 	t.Parallel()
-	ok := Mirrors{CalendarTimeout: time.Second, CRMTimeout: time.Second}
+	ok := Mirrors{CalendarTimeout: time.Second, CRMTimeout: time.Second, TextsPerNumberDay: 1, TextsPerKeyHour: 1}
 	require.NoError(t, ok.Validate())
 
 	stray := ok
@@ -31,6 +31,13 @@ func TestBadSettingsAreNamed(t *testing.T) {
 	require.EqualError(t, bad.Validate(), "calendar-timeout must be positive, got 0s\n"+
 		"microsoft 365: microsoft-client-id is required with microsoft-tenant\n"+
 		"set exactly one of microsoft-client-secret and microsoft-certificate")
+
+	texts := ok
+	texts.TextsPerKeyHour, texts.TextCountries = 0, "fr, XX"
+	require.EqualError(t, texts.Validate(), "texts-per-key-hour must be 1 or more, got 0\n"+
+		`text-countries: "XX" is not an ISO 3166 region with phone numbers`)
+	texts.TextsPerKeyHour = 5
+	require.Equal(t, []string{"FR"}, texts.TextLimits().Countries[:1], "read without case or spaces")
 
 	crm := ok
 	crm.CRM = "salesforce"

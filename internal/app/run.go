@@ -251,6 +251,7 @@ func newActivities(ctx context.Context, cfg Config, pool *pgxpool.Pool) (*activi
 		acts.Mail = mails
 	}
 	acts.Quiet = booking.QuietHours{From: cfg.QuietFrom, To: cfg.QuietTo}
+	acts.Texts = cfg.TextLimits()
 	return acts, nil
 }
 

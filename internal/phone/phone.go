@@ -1,6 +1,8 @@
-// Package phone compares phone numbers as numbers. It stands apart from
-// booking, the contract clients link, so that libphonenumber's data goes
-// only into the processes that compare (the API's find_booking).
+// Package phone reads phone numbers as numbers: compares them, writes them
+// in E.164, and names their country. It stands apart from booking, the
+// contract clients link, so that libphonenumber's data goes only into the
+// processes that read numbers (the API's find_booking, the worker's
+// texts).
 package phone
 
 import (
@@ -69,3 +71,21 @@ var zoneRegions = sync.OnceValue(func() map[string]string {
 	}
 	return out
 })
+
+// Region is the ISO 3166 region of a number in E.164 ("FR" for
+// +33612345678), or "" for one that can't be read.
+func Region(e164 string) string {
+	n, err := phonenumbers.Parse(e164, "ZZ")
+	if err != nil {
+		return ""
+	}
+	return phonenumbers.GetRegionCodeForNumber(n)
+}
+
+// ZoneRegion is the region whose numbers a person in zone writes (the
+// main region of its calling code), or "ZZ" for a zone it does not know.
+func ZoneRegion(zone string) string { return phoneRegion(zone) }
+
+// KnownRegion reports whether region is an ISO 3166 region with a
+// dialling plan ("FR", "GB").
+func KnownRegion(region string) bool { return phonenumbers.GetCountryCodeForRegion(region) != 0 }

@@ -12,6 +12,13 @@ func (s Speaker) Message(kind booking.MessageKind, b booking.Booking) string {
 	return s.render("msg_"+string(kind), s.messageArgs(b))
 }
 
+// Code is the text of a one-time code a caller asked for in a call: the
+// code, how long it lasts, and that the agency never asks for it except
+// on the line they called.
+func (s Speaker) Code(code string) string {
+	return s.render("msg_code", map[string]string{"code": code})
+}
+
 // Subject is an e-mail's subject line for the message.
 func (s Speaker) Subject(kind booking.MessageKind, b booking.Booking) string {
 	return s.render("subject_"+string(kind), s.messageArgs(b))

@@ -15,7 +15,7 @@ import (
 // DueMessages returns up to limit of the caller messages due (migration
 // 026), oldest first, each with its booking as the store holds it now.
 func (s *Store) DueMessages(ctx context.Context, limit int) ([]booking.Message, error) {
-	rows, err := s.pool.Query(ctx, `SELECT message_id, request_key, kind, created_at FROM caller_message
+	rows, err := s.pool.Query(ctx, `SELECT message_id, request_key, kind, created_at, coalesce(unlock_id, 0) FROM caller_message
 WHERE status = 'due' AND (not_before IS NULL OR not_before <= $2) ORDER BY message_id LIMIT $1`, limit, s.now())
 	if err != nil {
 		return nil, fmt.Errorf("due messages: %w", err)
@@ -152,9 +152,9 @@ SELECT b.request_key, CASE WHEN b.replaces_request_key IS NULL THEN 'confirmed' 
        coalesce((SELECT max(event_id) FROM booking_event e WHERE e.booking_id = b.booking_id), 0)
 FROM booking b JOIN booking_contact c ON c.booking_id = b.booking_id AND c.sealed IS NOT NULL
 WHERE b.status = 'confirmed' AND b.starts_at > $1
-  AND NOT EXISTS (SELECT 1 FROM caller_message m WHERE m.request_key = b.request_key)
+  AND NOT EXISTS (SELECT 1 FROM caller_message m WHERE m.request_key = b.request_key AND m.kind <> 'code')
 ORDER BY b.starts_at LIMIT $2
-ON CONFLICT (request_key, kind) DO NOTHING`, from, limit)
+ON CONFLICT (request_key, kind) WHERE kind <> 'code' DO NOTHING`, from, limit)
 		n = tag.RowsAffected()
 		return err
 	})

@@ -192,3 +192,17 @@ WHERE r.calendar_id IS NOT NULL ORDER BY r.resource_id`)
 	}
 	return pgx.CollectRows(rows, pgx.RowToStructByPos[booking.Resource])
 }
+
+// PropertyZones are the time zones of the agency's properties, each once:
+// where its callers are, by default, texted.
+func (s *Store) PropertyZones(ctx context.Context) ([]string, error) {
+	rows, err := s.pool.Query(ctx, `SELECT DISTINCT time_zone FROM resource WHERE kind = 'property' ORDER BY 1`)
+	if err != nil {
+		return nil, fmt.Errorf("property zones: %w", err)
+	}
+	zones, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("property zones: %w", err)
+	}
+	return zones, nil
+}

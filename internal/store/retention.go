@@ -45,6 +45,7 @@ func (s *Store) ApplyRetention(ctx context.Context, limit int) (int, error) {
 			// contact: it goes when a contact would.
 			b.Queue(`DELETE FROM pending_call WHERE answered_at <= $1`, now.Add(-s.cfg.ContactRetention))
 			b.Queue(`DELETE FROM find_attempt WHERE window_start <= $1`, now.Add(-findAttemptRetention))
+			b.Queue(`DELETE FROM unlock_code WHERE expires_at <= $1`, now.Add(-findAttemptRetention))
 			var events int64
 			b.Queue(expireEventsSQL, now.Add(-s.cfg.EventRetention), limit).Exec(func(tag pgconn.CommandTag) error {
 				events = tag.RowsAffected()
