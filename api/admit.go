@@ -29,13 +29,14 @@ func namedKey(r *http.Request) string {
 // nothing, and a booking its key made before may stand.
 func (s *Server) budgeted(h func(w http.ResponseWriter, r *http.Request) error) func(w http.ResponseWriter, r *http.Request) error {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		if !s.cfg.Admission.Enter() {
+		key := Caller(r.Context())
+		if !s.cfg.Admission.Enter(key) {
 			s.cfg.Metrics.Counter("booking_calls_shed_total").Inc(1)
 			e, _ := Classify(booking.ErrOverloaded)
 			e.RequestKey = namedKey(r)
 			return e
 		}
-		defer func(start time.Time) { s.cfg.Admission.Done(time.Since(start)) }(time.Now())
+		defer func(start time.Time) { s.cfg.Admission.Done(key, time.Since(start)) }(time.Now())
 		ctx, cancel := s.client.Bound(r.Context())
 		defer cancel()
 		return h(w, r.WithContext(ctx))

@@ -33,13 +33,14 @@ func (t *Tools) admit(ctx context.Context, name, callID string, raw json.RawMess
 		a := notDone(booking.Code(e.Code), e.Message)
 		return nil, &a
 	}
-	if !t.cfg.Admission.Enter() {
+	key := api.Caller(ctx)
+	if !t.cfg.Admission.Enter(key) {
 		t.shed()
 		a := notDone(booking.CodeUnavailable, atCapacity)
 		return nil, &a
 	}
 	start := time.Now()
-	return func() { t.cfg.Admission.Done(time.Since(start)) }, nil
+	return func() { t.cfg.Admission.Done(key, time.Since(start)) }, nil
 }
 
 // writes reports whether the tool name makes or changes something, so
@@ -51,39 +52,6 @@ func writes(name string) bool {
 		}
 	}
 	return false
-}
-
-// mcpMessage is what the edge reads of an MCP request before the SDK
-// does: which tool a tools/call runs, with what, under which JSON-RPC id.
-type mcpMessage struct {
-	ID     json.RawMessage `json:"id"`
-	Method string          `json:"method"`
-	Params struct {
-		Name      string          `json:"name"`
-		Arguments json.RawMessage `json:"arguments"`
-	} `json:"params"`
-}
-
-// admitMCP charges an MCP request: a tools/call as the tool call it is,
-// through admit; anything else (initialize, tools/list, a notification)
-// as a request whose repeat is free, since none reaches the store. A
-// refused tools/call is answered as its tool's result, isError, so the
-// model reads "NOT done" as it would from the tool itself.
-func (t *Tools) admitMCP(w http.ResponseWriter, r *http.Request, body []byte) (done func(), answered bool, err error) {
-	var msg mcpMessage
-	if json.Unmarshal(body, &msg) != nil || msg.Method != "tools/call" {
-		if e := api.Charge(r.Context(), body, true); e != nil {
-			return nil, false, e
-		}
-		return func() {}, false, nil
-	}
-	done, refused := t.admit(r.Context(), msg.Params.Name, r.Header.Get("X-Call-Id"), msg.Params.Arguments)
-	if refused == nil {
-		return done, false, nil
-	}
-	result := map[string]any{"content": []map[string]string{{"type": "text", "text": refused.Text()}},
-		"structuredContent": structured(*refused), "isError": true}
-	return nil, true, api.WriteJSON(w, http.StatusOK, map[string]any{"jsonrpc": "2.0", "id": msg.ID, "result": result})
 }
 
 // unread answers e to a request that carries no call the tools could

@@ -26,11 +26,15 @@ func limited(t *testing.T, cfg Config) string {
 	return guarded(t, api.Config{Limits: &ratelimit.Limits{PerSecond: 1, Burst: 10, RepeatWindow: time.Minute}}, cfg)
 }
 
-// exchange sends body to url and decodes the answer into out.
-func exchange(t *testing.T, url string, body []byte, out any) int {
+// exchange sends body to url and decodes the answer into out; header
+// is name, value pairs to send too.
+func exchange(t *testing.T, url string, body []byte, out any, header ...string) int {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
 	require.NoError(t, err)
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("MCP-Protocol-Version", "2025-06-18")
@@ -86,7 +90,7 @@ func TestARepeatedReadIsChargedAndARepeatedWriteIsFree(t *testing.T) {
 	count := func(tool, args string) (limited int) {
 		for i := range 15 {
 			var out rpc
-			require.Equal(t, http.StatusOK, exchange(t, url+"/v1/mcp", mcpCall(i, tool, args), &out))
+			require.Equal(t, http.StatusOK, exchange(t, url+"/v1/mcp", mcpCall(i, tool, args), &out, "X-Call-Id", "call-1"))
 			if out.Result.StructuredContent.Code == "rate_limited" {
 				require.True(t, out.Result.IsError)
 				limited++
@@ -123,4 +127,58 @@ func TestTheGateHoldsEveryTool(t *testing.T) {
 	require.Nil(t, refused, "a place given back")
 	d()
 	done[1]()
+}
+
+// The edge charges a tools/call as the SDK reads it, however the body is
+// spelled: a byte after the JSON value, a second "method" key, a key
+// whose case the SDK does not match. Each is a read repeated fifteen
+// times on ten tokens: the eleventh on is refused, as for the plain call.
+func TestAToolCallIsChargedHoweverItsBodyIsSpelled(t *testing.T) {
+	t.Parallel()
+	plain := string(mcpCall(1, "booking_status", `{"request_key":"k-1"}`))
+	params := strings.TrimPrefix(plain, `{"jsonrpc":"2.0","id":1,"method":"tools/call",`)
+	for name, body := range map[string]string{
+		"trailing byte":  plain + "x",
+		"second method":  `{"jsonrpc":"2.0","id":1,"method":"ping","method":"tools/call",` + params,
+		"method by case": `{"jsonrpc":"2.0","id":1,"method":"tools/call","Method":"ping",` + params,
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			url := limited(t, Config{})
+			limited := 0
+			for range 15 {
+				var out struct {
+					Result struct {
+						StructuredContent ToolResult `json:"structuredContent"`
+					} `json:"result"`
+				}
+				require.Equal(t, http.StatusOK, exchange(t, url+"/v1/mcp", []byte(body), &out, "X-Call-Id", "call-1"), "the SDK runs it")
+				if out.Result.StructuredContent.Code == "rate_limited" {
+					limited++
+				}
+			}
+			require.Equal(t, 5, limited)
+		})
+	}
+}
+
+// A write sent again without conversation_id is a new conversation each
+// time, and each one costs a unit: fifteen on ten tokens, the tenth on
+// refused (the first costs two: the call and its conversation).
+func TestAMintedConversationCostsAUnit(t *testing.T) {
+	t.Parallel()
+	url := limited(t, Config{})
+	limited := 0
+	for i := range 15 {
+		var out struct {
+			Result struct {
+				StructuredContent ToolResult `json:"structuredContent"`
+			} `json:"result"`
+		}
+		require.Equal(t, http.StatusOK, exchange(t, url+"/v1/mcp", mcpCall(i, "request_human", `{"topic":"other","reason":"a question"}`), &out))
+		if out.Result.StructuredContent.Code == "rate_limited" {
+			limited++
+		}
+	}
+	require.Equal(t, 6, limited)
 }

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -69,16 +70,24 @@ func (t *Tools) mcp(w http.ResponseWriter, r *http.Request) error {
 		return api.WriteJSON(w, http.StatusBadRequest, map[string]any{"jsonrpc": "2.0", "id": nil,
 			"error": map[string]any{"code": -32600, "message": "JSON-RPC batches are not served: send one request per call"}})
 	}
-	done, answered, err := t.admitMCP(w, r, body)
-	if err != nil || answered {
-		return err
-	}
-	defer done()
+	// The SDK decides what the body is; the edge charges what it runs,
+	// as it reads it: a tool call in its handler (mcpCall), anything
+	// else (initialize, tools/list, a notification, a body it refuses)
+	// once it has answered.
+	var charged atomic.Bool
+	r = r.WithContext(context.WithValue(r.Context(), chargedKey{}, &charged))
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	r.Header.Set(callerHeader, api.Caller(r.Context()))
 	t.mcpServer.ServeHTTP(w, r)
+	if !charged.Load() {
+		_ = api.Charge(r.Context(), body, true) // answered already: it counts against the next
+	}
 	return nil
 }
+
+// chargedKey marks, in an MCP request's context, whether one of its tool
+// calls was charged.
+type chargedKey struct{}
 
 // callerHeader carries, from the HTTP request to the SDK's tool
 // handler, the key the request came in under; the edge sets it, over
@@ -90,16 +99,33 @@ const callerHeader = "X-Bookingsaga-Caller"
 // [status]; only a call that did nothing and asks nothing is isError.
 func (t *Tools) mcpCall(name string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		args, bad := readToolArgs(req.Params.Arguments)
+		if charged, ok := ctx.Value(chargedKey{}).(*atomic.Bool); ok {
+			charged.Store(true)
+		}
+		var header http.Header
+		if req.Extra != nil {
+			header = req.Extra.Header
+		}
 		var ans Answer
-		if bad != nil {
-			ans = *bad
+		done, refused := t.admit(ctx, name, header.Get("X-Call-Id"), req.Params.Arguments)
+		if refused != nil {
+			ans = *refused
 		} else {
-			ans = t.mcpConversation(ctx, req, name, args)
+			defer done()
+			ans = t.mcpAnswer(ctx, req, name)
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: ans.Text()}},
 			StructuredContent: structured(ans), IsError: ans.Failed()}, nil
 	}
+}
+
+// mcpAnswer reads the call's arguments and runs it in its conversation.
+func (t *Tools) mcpAnswer(ctx context.Context, req *mcp.CallToolRequest, name string) Answer {
+	args, bad := readToolArgs(req.Params.Arguments)
+	if bad != nil {
+		return *bad
+	}
+	return t.mcpConversation(ctx, req, name, args)
 }
 
 // mcpConversation runs the call in its conversation: the platform's call
@@ -129,6 +155,12 @@ func (t *Tools) mcpConversation(ctx context.Context, req *mcp.CallToolRequest, n
 		return notDone(booking.Code(e.Code), e.Message)
 	}
 	if minted {
+		// A new conversation is a workflow, and room for hand-offs and
+		// webhook deliveries: it costs a unit of its own, so a write
+		// repeated without conversation_id (free as a repeat) is not.
+		if e := api.Charge(ctx, []byte("mint\n"+id), false); e != nil {
+			return notDone(booking.Code(e.Code), e.Message)
+		}
 		if err := t.saga.StartConversation(ctx, conv); err != nil {
 			return temporaryProblem
 		}

@@ -1,8 +1,10 @@
 package voice
 
 import (
+	"cmp"
 	"context"
 	"strings"
+	"time"
 
 	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/booking"
@@ -53,6 +55,9 @@ func (t *Tools) toolRequestHuman(ctx context.Context, conv string, a toolArgs) (
 	if err := h.Validate(); err != nil {
 		return Answer{}, api.FromRejection(err)
 	}
+	if ok, err := t.spendHandoff(ctx, conv); err != nil || !ok {
+		return tooManyHandoffs, err
+	}
 	var err error
 	if h.RequestKeys, err = t.saga.Keys(ctx, conv); err != nil {
 		return Answer{}, err
@@ -65,6 +70,27 @@ func (t *Tools) toolRequestHuman(ctx context.Context, conv string, a toolArgs) (
 		line += " No number to call back is recorded: ask the caller for one, then call request_human again with callback_number."
 	}
 	return Answer{Status: "handoff_requested", Line: line}, nil
+}
+
+// DefaultHandoffsPerKeyHour is a key's hand-offs an hour unless
+// Config.HandoffsPerKeyHour sizes it: a busy agency's line, and far below
+// what would bury its staff and its receivers.
+const DefaultHandoffsPerKeyHour = 120
+
+// tooManyHandoffs answers a hand-off over its key's budget.
+var tooManyHandoffs = notDone(booking.CodeRateLimited, "this line has asked for too many call-backs this hour; tell the caller to call the agency directly")
+
+// spendHandoff spends one of the key's hand-offs of the hour, counted for
+// every API process by the store (without one, none is counted). A
+// request_human call repeated in its conversation spends again: the
+// store keeps one hand-off per conversation and topic, and the budget is
+// far above what one call asks.
+func (t *Tools) spendHandoff(ctx context.Context, conv string) (bool, error) {
+	if t.cfg.FindBudget == nil {
+		return true, nil
+	}
+	caller, _, _ := strings.Cut(conv, "/") // a conversation is scoped by its key (api.Conversation)
+	return t.cfg.FindBudget.SpendFindAttempt(ctx, "handoffs:"+caller, cmp.Or(t.cfg.HandoffsPerKeyHour, DefaultHandoffsPerKeyHour), time.Hour)
 }
 
 // callback is where a person calls the caller back: the number they

@@ -67,6 +67,11 @@ type Config struct {
 	// size it for the platform's volume; 0 is 300. Each call, each
 	// reference and each caller number keeps its own smaller budget.
 	FindsPerKeyHour int
+	// HandoffsPerKeyHour bounds request_human's new hand-offs an hour for
+	// one API key, for every API process (the store's count, FindBudget):
+	// each one reaches staff and every webhook receiver. 0 is
+	// DefaultHandoffsPerKeyHour.
+	HandoffsPerKeyHour int
 	// CallerIDHeader names the routes ("retell" for Retell's args-only
 	// functions, "mcp") whose X-Caller-Number header is caller ID: only
 	// where a platform in front of the API sets that header itself. By
@@ -124,8 +129,9 @@ type Contacts interface {
 	UseUnlockCode(ctx context.Context, conv, code string) (key string, err error)
 }
 
-// FindBudget is the store's count of find_booking's attempts per
-// reference (*store.Store implements it).
+// FindBudget is the store's count of attempts per name, for every API
+// process (*store.Store implements it): find_booking's per reference and
+// per caller number, request_human's per key.
 type FindBudget interface {
 	SpendFindAttempt(ctx context.Context, ref string, limit int, per time.Duration) (bool, error)
 }

@@ -51,7 +51,8 @@ type Limiter struct {
 	limit    float64
 	inFlight int
 	samples  []time.Duration
-	refused  bool          // a call was turned away in this window
+	byKey    map[string]int // calls in flight per API key
+	refused  bool           // a call was turned away in this window
 	peak     int           // the most calls in flight at once in this window
 	floor    time.Duration // the best window's median
 }
@@ -79,31 +80,55 @@ func New(cfg Config) *Limiter {
 	return &Limiter{cfg: cfg, limit: float64(cfg.Max)}
 }
 
-// Enter takes a place for a call, or reports none free; a call admitted
-// must be answered with Done, with how long it took.
-func (l *Limiter) Enter() bool {
+// Enter takes a place for a call under an API key, or reports none free;
+// a call admitted must be answered with Done, with its key and how long
+// it took. A key holds at most its share (share): one key flooding the
+// edge is turned away while another's calls are still let in.
+func (l *Limiter) Enter(key string) bool {
 	if l == nil {
 		return true
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.inFlight >= int(l.limit) {
+	if l.inFlight >= int(l.limit) || l.byKey[key] >= l.share(key) {
 		l.refused = true
 		return false
 	}
+	if l.byKey == nil {
+		l.byKey = map[string]int{}
+	}
+	l.byKey[key]++
 	l.inFlight++
 	l.peak = max(l.peak, l.inFlight)
 	l.told()
 	return true
 }
 
-// Done gives back the place of a call that took took.
-func (l *Limiter) Done(took time.Duration) {
+// share is the most places key may hold: an equal part, among the keys
+// holding places (key among them), of the limit less a quarter kept for
+// keys that hold none yet, and at least one. Alone, a key has three
+// quarters of the limit; the limit grows while calls are turned away
+// within the latency aim, so a deployment with one key loses no
+// capacity it can serve.
+func (l *Limiter) share(key string) int {
+	keys := len(l.byKey)
+	if l.byKey[key] == 0 {
+		keys++
+	}
+	reserve := math.Floor(l.limit / 4)
+	return max(1, int((l.limit-reserve)/float64(keys)))
+}
+
+// Done gives back the place of a call under key that took took.
+func (l *Limiter) Done(key string, took time.Duration) {
 	if l == nil {
 		return
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.byKey[key]--; l.byKey[key] <= 0 {
+		delete(l.byKey, key) // the map holds the keys with calls in flight, no more
+	}
 	l.inFlight--
 	l.told()
 	l.samples = append(l.samples, took)

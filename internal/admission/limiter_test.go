@@ -60,7 +60,7 @@ func (svc service) run(l *Limiter, settle int, phases ...phase) []outcome {
 				if counted {
 					o.offered++
 				}
-				if l.Enter() {
+				if l.Enter("k") {
 					calls = append(calls, call{left: svc.work, start: now})
 				} else if counted {
 					o.shed++
@@ -74,7 +74,7 @@ func (svc service) run(l *Limiter, settle int, phases ...phase) []outcome {
 					continue
 				}
 				took := time.Duration(now+1-c.start) * time.Millisecond
-				l.Done(took)
+				l.Done("k", took)
 				if counted {
 					o.latencies = append(o.latencies, took)
 				}
@@ -158,11 +158,11 @@ func TestTheLimitKeepsItsBounds(t *testing.T) {
 	l := setup(t, Config{Max: 6, Min: 3, Window: 4})
 	round := func(took time.Duration) {
 		n := 0
-		for l.Enter() {
+		for l.Enter("k") {
 			n++
 		}
 		for range n {
-			l.Done(took)
+			l.Done("k", took)
 		}
 	}
 	round(time.Millisecond) // the floor: a millisecond
@@ -177,19 +177,40 @@ func TestTheLimitKeepsItsBounds(t *testing.T) {
 	require.Equal(t, 6, l.Limit(), "fast calls under a full limit: back to Max, no higher")
 	var none *Limiter
 	require.Nil(t, New(Config{}))
-	require.True(t, none.Enter())
+	require.True(t, none.Enter("k"))
 	require.Zero(t, none.Limit(), "no limiter, no limit")
-	none.Done(time.Second)
+	none.Done("k", time.Second)
 }
 
 func TestInFlightIsToldInOrder(t *testing.T) {
 	t.Parallel()
 	var told []int
 	l := setup(t, Config{Max: 2, OnInFlight: func(n int) { told = append(told, n) }})
-	require.True(t, l.Enter())
-	require.True(t, l.Enter())
-	require.False(t, l.Enter())
-	l.Done(time.Millisecond)
-	l.Done(time.Millisecond)
+	require.True(t, l.Enter("k"))
+	require.True(t, l.Enter("k"))
+	require.False(t, l.Enter("k"))
+	l.Done("k", time.Millisecond)
+	l.Done("k", time.Millisecond)
 	require.Equal(t, []int{1, 2, 1, 0}, told)
+}
+
+// One key flooding the edge holds at most its share: another key's call
+// is let in while the flood is turned away, and two keys at once share
+// what is left of the limit.
+func TestOneKeyCannotTakeEveryPlace(t *testing.T) {
+	t.Parallel()
+	l := New(Config{Max: 8, Min: 8})
+	flood := 0
+	for l.Enter("flood") {
+		flood++
+	}
+	require.Equal(t, 6, flood, "three quarters of eight")
+	require.True(t, l.Enter("quiet"), "the quiet key is let in")
+	require.False(t, l.Enter("flood"), "the flood still is not")
+	require.True(t, l.Enter("quiet"))
+	require.False(t, l.Enter("quiet"), "two keys share six: three each, and the quiet key is under its share")
+	for range flood {
+		l.Done("flood", time.Millisecond)
+	}
+	require.True(t, l.Enter("flood"))
 }
