@@ -13,6 +13,7 @@ import (
 	"github.com/compose-spec/compose-go/v2/loader"
 	"github.com/compose-spec/compose-go/v2/types"
 	"github.com/stretchr/testify/require"
+	"go.yaml.in/yaml/v3"
 )
 
 // required is what compose refuses to start without.
@@ -322,4 +323,51 @@ func TestTheMTLSOverlayLocksTemporal(t *testing.T) {
 		require.True(t, mounted, "%s mounts the certificates", name)
 	}
 	require.Equal(t, "http://localhost:8094/", env("temporal-ui", "TEMPORAL_CODEC_ENDPOINT"), "the overlay keeps the main file's settings")
+}
+
+// Each process holds only its own secrets (DLM5, N14): the public-facing
+// API mounts no secret of the worker's (its calendar credentials that
+// write, its HubSpot token that writes and GDPR-deletes) and reads the
+// calendars and the CRM with read-only credentials of its own, or none.
+// It listens on loopback unless the deployment says otherwise (N15).
+func TestEachProcessHoldsOnlyItsOwnSecrets(t *testing.T) {
+	t.Parallel()
+	p := setup(t)
+	mounts := func(name string) map[string]string {
+		out := map[string]string{}
+		for _, v := range p.Services[name].Volumes {
+			out[filepath.Base(v.Source)] = v.Target
+		}
+		return out
+	}
+	require.Equal(t, map[string]string{"worker": "/run/secrets/worker"}, mounts("worker"))
+	require.Equal(t, map[string]string{"api": "/run/secrets/api"}, mounts("api"))
+	for _, v := range []string{"CALENDAR_CREDENTIALS_FILE", "HUBSPOT_TOKEN_FILE", "AZURE_CLIENT_ID", "AZURE_CLIENT_SECRET",
+		"AZURE_CLIENT_CERTIFICATE_PATH", "CRM_TOKEN"} {
+		worker, api := p.Services["worker"].Environment[v], p.Services["api"].Environment[v]
+		require.NotNil(t, worker, "the worker reads %s", v)
+		if api != nil && *api != "" {
+			require.NotEqual(t, *worker, *api, "the API holds the worker's %s", v)
+			require.NotContains(t, *api, "/run/secrets/worker", v)
+		}
+	}
+	require.Equal(t, "${API_CALENDAR_CREDENTIALS_FILE:-}", rawEnv(t, "api", "CALENDAR_CREDENTIALS_FILE"))
+	require.Equal(t, "${API_HUBSPOT_TOKEN_FILE:-}", rawEnv(t, "api", "HUBSPOT_TOKEN_FILE"))
+	require.Len(t, p.Services["api"].Ports, 1)
+	require.Equal(t, "127.0.0.1", p.Services["api"].Ports[0].HostIP, "the API listens on loopback by default")
+}
+
+// rawEnv is service's variable v as docker-compose.yml writes it, before
+// interpolation.
+func rawEnv(t *testing.T, service, v string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "docker-compose.yml"))
+	require.NoError(t, err)
+	var doc struct {
+		Services map[string]struct {
+			Environment map[string]string `yaml:"environment"`
+		} `yaml:"services"`
+	}
+	require.NoError(t, yaml.Unmarshal(data, &doc))
+	return doc.Services[service].Environment[v]
 }

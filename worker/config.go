@@ -40,7 +40,7 @@ func parseConfig(args []string) (app.Config, error) {
 	fs.StringVar(&c.MetricsListen, "metrics-listen", os.Getenv("METRICS_LISTEN"), "address for GET /metrics (Prometheus), e.g. 0.0.0.0:9464 (env METRICS_LISTEN)")
 	fs.StringVar(&c.PprofListen, "pprof-listen", c.PprofListen, "serve Go's profiles (/debug/pprof/) on this address, for load tests; keep it on loopback")
 	fs.StringVar(&c.HealthListen, "health-listen", os.Getenv("HEALTH_LISTEN"), "address for GET /healthz, e.g. 0.0.0.0:9090 (env HEALTH_LISTEN)")
-	fs.DurationVar(&c.ReconcileInterval, "reconcile-every", c.ReconcileInterval, "how often the reconciliation schedule runs; 0 leaves it alone")
+	fs.DurationVar(&c.ReconcileInterval, "reconcile-every", c.ReconcileInterval, "how often the reconciliation schedule runs (repairs, pending resends, message repair, erasure at retention); never 0")
 	fs.DurationVar(&c.MirrorYield, "mirror-yield", c.MirrorYield, "how long a mirror write (calendar, CRM, a caller's message) waits for this worker's commits in flight to end: 0 to 1s, 0 does not wait")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "grace period for running activities on shutdown")
 	if err := fs.Parse(args); err != nil {

@@ -53,8 +53,8 @@ type Limiter struct {
 	samples  []time.Duration
 	byKey    map[string]int // calls in flight per API key
 	refused  bool           // a call was turned away in this window
-	peak     int           // the most calls in flight at once in this window
-	floor    time.Duration // the best window's median
+	peak     int            // the most calls in flight at once in this window
+	floor    time.Duration  // the best window's median
 }
 
 // burstRoom is the least room light load leaves: callers racing for one

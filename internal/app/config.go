@@ -76,8 +76,9 @@ type Config struct {
 	MetricsListen string
 	// PprofListen serves Go's profiles; empty is off.
 	PprofListen string
-	// ReconcileInterval is how often the reconciliation schedule runs; 0
-	// leaves the schedule alone.
+	// ReconcileInterval is how often the reconciliation schedule runs. It
+	// is never off: the run resends pending calls, repairs messages and
+	// erases contacts at retention, as well as repairing the mirrors.
 	ReconcileInterval time.Duration
 	// MirrorYield is how long a mirror's write (calendar, CRM, a caller's
 	// text or e-mail) waits for this worker's commits in flight to end;
@@ -134,8 +135,9 @@ func (c Config) Validate() error {
 	if c.APIRateLimit < 0 {
 		errs = append(errs, fmt.Errorf("api-rate-limit must not be negative, got %v", c.APIRateLimit))
 	}
-	if c.ReconcileInterval < 0 {
-		errs = append(errs, fmt.Errorf("reconcile-every must not be negative, got %s", c.ReconcileInterval))
+	if c.ReconcileInterval <= 0 {
+		errs = append(errs, fmt.Errorf("reconcile-every must be positive, got %s: reconciliation also resends pending calls, "+
+			"repairs callers' messages and erases contacts at retention (pause its schedule in the Temporal UI to hold repairs)", c.ReconcileInterval))
 	}
 	if c.MirrorYield < 0 || c.MirrorYield > maxMirrorYield {
 		errs = append(errs, fmt.Errorf("mirror-yield must be from 0 to %s, got %s", maxMirrorYield, c.MirrorYield))

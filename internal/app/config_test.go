@@ -49,3 +49,17 @@ func TestAMirrorYieldStaysWithinTheFirstTry(t *testing.T) {
 		}
 	}
 }
+
+// Reconciliation resends pending calls, repairs messages and erases
+// contacts at retention besides repairing the mirrors: a worker that
+// would never schedule it is refused, with how to pause the repairs.
+func TestReconciliationCannotBeTurnedOff(t *testing.T) {
+	t.Parallel()
+	cfg := DefaultConfig()
+	cfg.DatabaseURL = "postgres://localhost/x"
+	cfg.ReconcileInterval = 0
+	require.EqualError(t, cfg.Validate(), "reconcile-every must be positive, got 0s: reconciliation also resends pending calls, "+
+		"repairs callers' messages and erases contacts at retention (pause its schedule in the Temporal UI to hold repairs)")
+	cfg.ReconcileInterval = time.Hour
+	require.NoError(t, cfg.Validate())
+}

@@ -129,13 +129,11 @@ func run(ctx context.Context, cfg Config, logger *zap.Logger, m *metrics.Metrics
 	if err := EnsureSearchAttributes(ctx, c, cfg.Temporal.Namespace); err != nil {
 		return err
 	}
-	if cfg.ReconcileInterval > 0 {
-		if err := EnsureSchedule(ctx, c, cfg); err != nil {
-			return err
-		}
-		if _, err := FollowZoneRulesNow(ctx, c, cfg, acts.Store); err != nil {
-			return err
-		}
+	if err := EnsureSchedule(ctx, c, cfg); err != nil {
+		return err
+	}
+	if _, err := FollowZoneRulesNow(ctx, c, cfg, acts.Store); err != nil {
+		return err
 	}
 	if err := ensureWebhooks(ctx, c, cfg, acts.Store); err != nil {
 		return err

@@ -223,7 +223,7 @@ func (c *cluster) startTemporalPostgres(ctx context.Context) error {
 // production mode: no embedded stack, only the flags a deployment sets.
 func (c *cluster) startWorker(ctx context.Context, slot string) error {
 	argv := []string{c.bins.Worker, "-database-url", c.dbURL, "-temporal-address", c.temporalAddr, "-namespace", Namespace,
-		"-health-listen", c.workerHealth[slot], "-reconcile-every", "0", "-shutdown-timeout", "10s",
+		"-health-listen", c.workerHealth[slot], "-reconcile-every", "24h", "-shutdown-timeout", "10s",
 		"-calendar-endpoint", c.calendarURL + "/calendar/v3/", "-calendar-no-auth", "-calendar-timeout", "2s",
 		"-microsoft-tenant", graphApp.TenantID, "-microsoft-client-id", graphApp.ClientID, "-microsoft-client-secret", graphApp.ClientSecret,
 		"-graph-endpoint", c.graphURL + "/v1.0", "-microsoft-login", c.graphURL,

@@ -23,7 +23,6 @@ func TestAnInterruptWhileStartingIsACleanStop(t *testing.T) {
 	cfg := app.DefaultConfig()
 	cfg.DatabaseURL = pool.Config().ConnString()
 	cfg.Temporal.Address, cfg.Temporal.Namespace = temporalServer().GetFrontendHostPort(), temporalServer().GetDefaultNamespace()
-	cfg.ReconcileInterval = 0
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	core, logs := observer.New(zapcore.InfoLevel)
