@@ -265,8 +265,7 @@ func NewCommit(s Slot, version string, c *Contact, now time.Time) (booking.Commi
 	return req, nil
 }
 
-// AskedBy stamps req's contact with its call's key, whose hourly cap on
-// texts the booking's messages count against (activities.TextLimits).
+// AskedBy stamps req's contact with its call's key, for the key's text cap.
 func AskedBy(ctx context.Context, req *booking.CommitRequest) {
 	if req.Contact != nil {
 		req.Contact.By = Caller(ctx)
