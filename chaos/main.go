@@ -46,6 +46,7 @@ func run(ctx context.Context, args []string) (bool, error) {
 	fs := flag.NewFlagSet("chaos", flag.ContinueOnError)
 	fs.DurationVar(&o.Duration, "duration", 2*time.Minute, "how long callers book while the faults go on; the faults cycle through it")
 	fs.IntVar(&o.Callers, "callers", o.Callers, "concurrent callers")
+	fs.IntVar(&o.Flooders, "flooders", o.Flooders, "a second agent key's MCP writes at once beside the callers, each minting a conversation; 0 for none")
 	fs.DurationVar(&o.Think, "think", o.Think, "longest pause between a caller's calls")
 	fs.Float64Var(&o.MirrorFaultRate, "mirror-faults", o.MirrorFaultRate, "share of calendar and CRM calls that misbehave")
 	fs.DurationVar(&o.Outage, "outage", o.Outage, "how long each broken process stays down")

@@ -29,6 +29,8 @@ func serve(ctx context.Context, cc app.ClientConfig, logger *zap.Logger, args []
 	fs.DurationVar(&cfg.AdmitTarget, "admit-target", cfg.AdmitTarget, "the p95 of admitted calls admission aims at; past it calls are answered at once, not sent (503, retryable)")
 	fs.IntVar(&cfg.FindsPerKeyHour, "finds-per-key-hour", cfg.FindsPerKeyHour, "find_booking's attempts an hour per API key, over all its calls "+
 		"(a platform's key carries all its callers': size it for the platform); 0 is 300")
+	fs.IntVar(&cfg.HandoffsPerKeyHour, "handoffs-per-key-hour", cfg.HandoffsPerKeyHour, "request_human's hand-offs an hour per API key, "+
+		"counted for every API process; 0 is 120")
 	fs.Func("caller-id-header", "routes whose X-Caller-Number header is caller ID, comma-separated (retell, mcp): only where a platform "+
 		"in front of the API sets it itself; by default a header is not caller ID", func(v string) error {
 		cfg.CallerIDHeader = strings.Split(v, ",")

@@ -104,19 +104,20 @@ func (l *Limiter) Enter(key string) bool {
 	return true
 }
 
-// share is the most places key may hold: an equal part, among the keys
-// holding places (key among them), of the limit less a quarter kept for
-// keys that hold none yet, and at least one. Alone, a key has three
-// quarters of the limit; the limit grows while calls are turned away
-// within the latency aim, so a deployment with one key loses no
-// capacity it can serve.
+// share is the most places key may hold: an equal part of the limit
+// among the keys holding places (key among them), and at least one. A
+// key alone leaves a quarter free for a key that holds none yet; the
+// limit grows while calls are turned away within the latency aim, so a
+// deployment with one key loses no capacity it can serve.
 func (l *Limiter) share(key string) int {
 	keys := len(l.byKey)
 	if l.byKey[key] == 0 {
 		keys++
 	}
-	reserve := math.Floor(l.limit / 4)
-	return max(1, int((l.limit-reserve)/float64(keys)))
+	if keys == 1 {
+		return max(1, int(l.limit-math.Floor(l.limit/4)))
+	}
+	return max(1, int(math.Ceil(l.limit/float64(keys))))
 }
 
 // Done gives back the place of a call under key that took took.

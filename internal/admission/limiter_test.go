@@ -194,9 +194,10 @@ func TestInFlightIsToldInOrder(t *testing.T) {
 	require.Equal(t, []int{1, 2, 1, 0}, told)
 }
 
-// One key flooding the edge holds at most its share: another key's call
-// is let in while the flood is turned away, and two keys at once share
-// what is left of the limit.
+// One key flooding the edge holds at most its share: alone, three
+// quarters of the limit, so another key's call is let in; with two keys
+// holding places, half each, so each place the flood gives back goes to
+// the quiet key until it has its half.
 func TestOneKeyCannotTakeEveryPlace(t *testing.T) {
 	t.Parallel()
 	l := New(Config{Max: 8, Min: 8})
@@ -207,8 +208,12 @@ func TestOneKeyCannotTakeEveryPlace(t *testing.T) {
 	require.Equal(t, 6, flood, "three quarters of eight")
 	require.True(t, l.Enter("quiet"), "the quiet key is let in")
 	require.False(t, l.Enter("flood"), "the flood still is not")
-	require.True(t, l.Enter("quiet"))
-	require.False(t, l.Enter("quiet"), "two keys share six: three each, and the quiet key is under its share")
+	require.True(t, l.Enter("quiet"), "two keys share eight: the quiet key is under its four")
+	require.False(t, l.Enter("quiet"), "the limit is full: eight places, six of them the flood's")
+	l.Done("flood", time.Millisecond)
+	require.False(t, l.Enter("flood"), "two keys share eight: the flood holds five, over its four")
+	require.True(t, l.Enter("quiet"), "the quiet key, under its four, takes the place given back")
+	flood--
 	for range flood {
 		l.Done("flood", time.Millisecond)
 	}

@@ -197,6 +197,9 @@ type APIConfig struct {
 	// FindsPerKeyHour is find_booking's attempts an hour per API key
 	// (voice.Config.FindsPerKeyHour); 0 is the default.
 	FindsPerKeyHour int
+	// HandoffsPerKeyHour is request_human's hand-offs an hour per API key
+	// (voice.Config.HandoffsPerKeyHour); 0 is the default.
+	HandoffsPerKeyHour int
 	// CallerIDHeader names the routes fronted by a platform that sets
 	// X-Caller-Number itself (voice.Config.CallerIDHeader); none by
 	// default.
@@ -222,8 +225,9 @@ func (c APIConfig) Validate() error {
 	if c.MaxBody <= 0 {
 		errs = append(errs, fmt.Errorf("max-body must be positive, got %d", c.MaxBody))
 	}
-	if c.FindsPerKeyHour < 0 {
-		errs = append(errs, fmt.Errorf("finds-per-key-hour must be 0 (the default) or more, got %d", c.FindsPerKeyHour))
+	if c.FindsPerKeyHour < 0 || c.HandoffsPerKeyHour < 0 {
+		errs = append(errs, fmt.Errorf("finds-per-key-hour and handoffs-per-key-hour must be 0 (the default) or more, got %d and %d",
+			c.FindsPerKeyHour, c.HandoffsPerKeyHour))
 	}
 	if c.MaxInFlight < 0 {
 		errs = append(errs, fmt.Errorf("max-in-flight must be 0 (no bound) or more, got %d", c.MaxInFlight))
@@ -294,7 +298,8 @@ func NewAPI(ctx context.Context, cfg APIConfig, logger *zap.Logger, scope tally.
 		Catalogue: reads.Catalog, Contacts: reads.Store, Names: names, Bookings: reads.Store,
 		Webhooks: reads.Store, Egress: cfg.Mirrors.Egress(), Admission: admit},
 		voice.Config{RetellKey: cfg.RetellKey, VapiSecret: cfg.VapiSecret, VapiHMACSecret: cfg.VapiHMACSecret,
-			FindBudget: reads.Store, Contacts: reads.Store, CallerIDHeader: cfg.CallerIDHeader, FindsPerKeyHour: cfg.FindsPerKeyHour})
+			FindBudget: reads.Store, Contacts: reads.Store, CallerIDHeader: cfg.CallerIDHeader, FindsPerKeyHour: cfg.FindsPerKeyHour,
+			HandoffsPerKeyHour: cfg.HandoffsPerKeyHour})
 	return &API{handler: h, tc: tc, reads: reads, names: names}, nil
 }
 

@@ -70,7 +70,9 @@ type cluster struct {
 
 	dbURL, temporalAddr string
 	// apiKey is the callers' agent key.
-	apiKey                 string
+	apiKey string
+	// floodKey is the flooding key (Options.Flooders).
+	floodKey               string
 	workerHealth, apiAddrs map[string]string
 	calendar               *gcaltest.Calendar
 	graph                  *graphtest.Graph
@@ -113,6 +115,15 @@ func newCluster(dir string, bins Binaries, temporalStore string) (*cluster, erro
 		return nil, err
 	}
 	c.apiKey = secret
+	// A second agent key, for the flood (Options.Flooders).
+	floodSecret, floodKey, err := apikey.NewKey("chaos-flood", apikey.ScopeAgent)
+	if err != nil {
+		return nil, err
+	}
+	if err := apikey.SaveKey(filepath.Join(dir, "api-keys.json"), floodKey, false); err != nil {
+		return nil, err
+	}
+	c.floodKey = floodSecret
 	c.workerHealth["a"], c.workerHealth["b"] = addrs[3], addrs[4]
 	for _, fake := range []struct {
 		h   http.Handler

@@ -85,6 +85,8 @@ type caller struct {
 	hist  *history
 	mine  []string
 	think time.Duration
+	// shed counts the calls answered "at capacity" (the edge's admission).
+	shed *atomic.Int64
 }
 
 func (c *caller) run(ctx context.Context) {
@@ -248,6 +250,9 @@ func (c *caller) post(ctx context.Context, path string, body, out any) (code int
 	raw, err := io.ReadAll(res.Body)
 	if err != nil {
 		return res.StatusCode, false, err
+	}
+	if res.StatusCode == http.StatusServiceUnavailable && bytes.Contains(raw, []byte("at capacity")) && c.shed != nil {
+		c.shed.Add(1)
 	}
 	var e struct {
 		Retryable bool `json:"retryable"`

@@ -27,6 +27,8 @@ type Report struct {
 	Texts, Mails, TextCopies, MailCopies int
 	// Meetings and Contacts are what the HubSpot account holds at the end.
 	Meetings, Contacts int
+	// Flood is what a second key flooding MCP writes met (Options.Flooders).
+	Flood *FloodResult
 }
 
 // OK reports whether every invariant held.
@@ -128,6 +130,9 @@ func (r *Report) Print(w io.Writer) {
 	fmt.Fprintf(w, "\ncallers' messages: %d texts (%d copies of one taken before), %d e-mails (%d copies)\n",
 		r.Texts, r.TextCopies, r.Mails, r.MailCopies)
 	fmt.Fprintf(w, "hubspot: %d meetings on %d contacts\n", r.Meetings, r.Contacts)
+	if r.Flood != nil {
+		fmt.Fprintf(w, "%s\n", r.Flood)
+	}
 	fmt.Fprintf(w, "\nchecks passed %s after the load stopped: %v\n", r.Settled.Round(100*time.Millisecond), r.OK())
 }
 

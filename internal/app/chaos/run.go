@@ -48,8 +48,12 @@ type Options struct {
 	// devstack.StorePostgres (its own cluster, as deployments run it; the
 	// default) or devstack.StoreSQLite.
 	TemporalStore string
-	Seed          uint64
-	Progress      io.Writer
+	// Flooders, when positive, is how many at once a second agent key
+	// sends MCP writes, each minting a conversation, beside the callers:
+	// the edge must keep it to its share and let the callers in.
+	Flooders int
+	Seed     uint64
+	Progress io.Writer
 }
 
 func (o Options) validate() error {
@@ -115,10 +119,14 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	hist := &history{}
 	loadCtx, stopLoad := context.WithCancel(ctx)
 	var callers sync.WaitGroup
+	fl := &flood{urls: c.apiURLs(0), key: c.floodKey, cat: cat, http: &http.Client{Timeout: 10 * time.Second}}
 	for i := range o.Callers {
 		cl := &caller{id: i, urls: c.apiURLs(i), key: c.apiKey, http: &http.Client{Timeout: 10 * time.Second}, cat: cat, hist: hist, think: o.Think,
-			rng: rand.New(rand.NewPCG(o.Seed, uint64(i)))}
+			rng: rand.New(rand.NewPCG(o.Seed, uint64(i))), shed: &fl.callerShed}
 		callers.Go(func() { cl.run(loadCtx) })
+	}
+	for i := range o.Flooders {
+		callers.Go(func() { fl.run(loadCtx, i) })
 	}
 	faults, interrupts, err := c.inject(ctx, o)
 	stopLoad()
@@ -132,6 +140,9 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		return nil, err
 	}
 	rep.Faults, rep.Duration = recoveries(faults, hist.all()), o.Duration
+	if o.Flooders > 0 {
+		rep.Flood = fl.result(o.Flooders)
+	}
 	return rep, nil
 }
 

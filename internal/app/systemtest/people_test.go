@@ -139,3 +139,24 @@ WHERE event_type = 'handoff.requested' AND (payload->>'handoff_id')::bigint = $1
 	require.Nil(t, after.Handoffs[idx].Callback, "erased with the contact")
 	require.False(t, after.Handoffs[idx].HasCallback)
 }
+
+// One key's hand-offs are bounded for every API process: each reaches the
+// agency's staff and every webhook receiver, and new calls are free to
+// invent, so the key's hour holds -handoffs-per-key-hour of them; past
+// it the call is told to ring the agency, and nothing is recorded.
+func TestHandoffsAreBoundedPerKey(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	tools := voice.Config{RetellKey: "retell-key", HandoffsPerKeyHour: 2}
+	first, second := f.serveEdge(api.Config{}, tools), f.serveEdge(api.Config{}, tools) // two API processes
+	ask := map[string]any{"topic": "eligibility", "reason": "Can I rent it with a guarantor abroad?"}
+	for _, url := range []string{first, second} {
+		line := f.retellTool(url, "call-"+uuid.NewString(), "request_human", ask)
+		require.True(t, strings.HasPrefix(line, "[handoff_requested]"), line)
+	}
+	over := f.retellTool(first, "call-"+uuid.NewString(), "request_human", ask)
+	require.Equal(t, "[not_done: rate_limited] NOT done: this line has asked for too many call-backs this hour; tell the caller to call the agency directly.", over)
+	var n int
+	require.NoError(t, f.pool.QueryRow(f.ctx, `SELECT count(*) FROM handoff`).Scan(&n))
+	require.Equal(t, 2, n)
+}
