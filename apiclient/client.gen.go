@@ -1246,11 +1246,17 @@ type ToolArgsCheckAvailability struct {
 
 // ToolArgsFindBooking defines model for ToolArgs_find_booking.
 type ToolArgsFindBooking struct {
+	// Code the one-time code the caller reads from that text
+	Code *string `json:"code,omitempty"`
+
 	// ConversationId only where the platform sends no call id itself: leave it out on the first tool call of a call, then send the conversation_id that answer gave on every later one
 	ConversationId *string `json:"conversation_id,omitempty"`
 
 	// Language the language to answer in: en (the default), fr or zh
 	Language *string `json:"language,omitempty"`
+
+	// LocalStart with send_code, when several bookings were found: the local start (YYYY-MM-DDTHH:MM) of the one the caller means
+	LocalStart *string `json:"local_start,omitempty"`
 
 	// Name without reference: the name the caller booked under
 	Name *string `json:"name,omitempty"`
@@ -1260,6 +1266,9 @@ type ToolArgsFindBooking struct {
 
 	// Reference the reference the caller quotes, BS-XXXX-XXXX
 	Reference *string `json:"reference,omitempty"`
+
+	// SendCode with name, once the booking was found by caller ID and the caller wants to change it: text a one-time code to the number it was booked with
+	SendCode *bool `json:"send_code,omitempty"`
 }
 
 // ToolArgsPropertyInfo defines model for ToolArgs_property_info.
