@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -371,3 +372,53 @@ func rawEnv(t *testing.T, service, v string) string {
 	require.NoError(t, yaml.Unmarshal(data, &doc))
 	return doc.Services[service].Environment[v]
 }
+
+// Every setting docs/configuration.md gives the worker an environment
+// variable for has a way in from compose: a deployment can turn on what
+// the dev stack shows (texts, e-mails, HubSpot) without editing the file.
+// A listen address is a flag of the worker's command instead, and the
+// codec is a service of its own.
+func TestComposeCarriesEveryWorkerSetting(t *testing.T) {
+	t.Parallel()
+	p := setup(t)
+	worker := p.Services["worker"]
+	command := strings.Join(worker.Command, " ")
+	byFlag := map[string]string{"HEALTH_LISTEN": "-health-listen", "METRICS_LISTEN": "-metrics-listen"}
+	for _, v := range documentedVariables(t, "## The worker") {
+		if flag, ok := byFlag[v]; ok {
+			require.Contains(t, command, flag, "the worker's %s", v)
+			continue
+		}
+		if v == "CODEC_LISTEN" {
+			require.Contains(t, p.DisabledServices, "codec")
+			continue
+		}
+		_, ok := worker.Environment[v]
+		require.True(t, ok, "docs/configuration.md documents %s for the worker; compose has no way to set it", v)
+	}
+}
+
+// documentedVariables are the environment variables the table under
+// heading in docs/configuration.md names (backquoted, upper case).
+func documentedVariables(t *testing.T, heading string) []string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "docs", "configuration.md"))
+	require.NoError(t, err)
+	_, section, ok := strings.Cut(string(data), heading+"\n")
+	require.True(t, ok, heading)
+	section, _, _ = strings.Cut(section, "\n## ")
+	var out []string
+	for _, line := range strings.Split(section, "\n") {
+		cells := strings.Split(line, "|")
+		if len(cells) < 4 || !strings.HasPrefix(line, "| `") {
+			continue
+		}
+		for _, m := range envName.FindAllStringSubmatch(cells[2], -1) {
+			out = append(out, m[1])
+		}
+	}
+	require.NotEmpty(t, out)
+	return out
+}
+
+var envName = regexp.MustCompile("`([A-Z][A-Z0-9_]+)(?:=[^`]*)?`")

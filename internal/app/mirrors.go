@@ -61,6 +61,8 @@ type Mirrors struct {
 	// means none are sent. QuietFrom and QuietTo bound the night, after
 	// local midnight in the property's zone, when none goes out.
 	TwilioAccountSid, TwilioAuthToken, SMSFrom, TwilioEndpoint string
+	// TwilioAuthTokenFile holds the token instead (a container secret).
+	TwilioAuthTokenFile string
 	QuietFrom, QuietTo                                         time.Duration
 	// TextsPerNumberDay, TextsPerKeyHour and TextCountries bound the
 	// texts (activities.TextLimits); TextCountries is a comma-separated
@@ -100,6 +102,7 @@ func MirrorsFromEnv() Mirrors {
 		WebhookLoopback: os.Getenv("WEBHOOK_ALLOW_LOOPBACK") == "true",
 		// Twilio's own variable names, as its SDKs and CLI read them.
 		TwilioAccountSid: os.Getenv("TWILIO_ACCOUNT_SID"), TwilioAuthToken: os.Getenv("TWILIO_AUTH_TOKEN"),
+		TwilioAuthTokenFile: os.Getenv("TWILIO_AUTH_TOKEN_FILE"),
 		SMSFrom: os.Getenv("SMS_FROM"), TwilioEndpoint: os.Getenv("TWILIO_ENDPOINT"),
 		QuietFrom: 21 * time.Hour, QuietTo: 8 * time.Hour,
 		TextsPerNumberDay: activities.DefaultTextsPerNumberDay, TextsPerKeyHour: activities.DefaultTextsPerKeyHour,
@@ -123,6 +126,7 @@ func (c *Mirrors) Register(fs *flag.FlagSet) {
 	fs.StringVar(&c.CRMLanguage, "crm-language", c.CRMLanguage, "the agency's language for CRM titles: en, fr or zh (env CRM_LANGUAGE)")
 	fs.StringVar(&c.TwilioAccountSid, "twilio-account-sid", c.TwilioAccountSid, "Twilio account for the callers' text messages; empty sends none (env TWILIO_ACCOUNT_SID)")
 	fs.StringVar(&c.TwilioAuthToken, "twilio-auth-token", c.TwilioAuthToken, "its auth token (env TWILIO_AUTH_TOKEN)")
+	fs.StringVar(&c.TwilioAuthTokenFile, "twilio-auth-token-file", c.TwilioAuthTokenFile, "or a file holding it (env TWILIO_AUTH_TOKEN_FILE)")
 	fs.StringVar(&c.SMSFrom, "sms-from", c.SMSFrom, "the account's E.164 number or MG… messaging service the texts come from (env SMS_FROM)")
 	fs.StringVar(&c.TwilioEndpoint, "twilio-endpoint", c.TwilioEndpoint, "Twilio API root; empty is https://api.twilio.com (env TWILIO_ENDPOINT)")
 	fs.DurationVar(&c.QuietFrom, "sms-quiet-from", c.QuietFrom, "no text from this long after local midnight in the property's zone...")
@@ -155,8 +159,11 @@ func (c Mirrors) Validate() error {
 		errs = append(errs, fmt.Errorf("crm must be http or hubspot, got %q", c.CRM))
 	}
 	errs = append(errs, c.Microsoft.validate(), c.SMTP.validate())
-	if c.TwilioAccountSid != "" && (c.TwilioAuthToken == "" || c.SMSFrom == "") {
-		errs = append(errs, errors.New("twilio-account-sid needs twilio-auth-token and sms-from"))
+	if c.TwilioAccountSid != "" && (c.TwilioAuthToken == "" && c.TwilioAuthTokenFile == "" || c.SMSFrom == "") {
+		errs = append(errs, errors.New("twilio-account-sid needs twilio-auth-token (or its file) and sms-from"))
+	}
+	if c.TwilioAuthToken != "" && c.TwilioAuthTokenFile != "" {
+		errs = append(errs, errors.New("set one of twilio-auth-token and twilio-auth-token-file"))
 	}
 	errs = append(errs, c.validateTexts())
 	for name, d := range map[string]time.Duration{"sms-quiet-from": c.QuietFrom, "sms-quiet-to": c.QuietTo} {
@@ -244,8 +251,26 @@ func (c Mirrors) SMS() (*sms.Sender, error) {
 	if c.TwilioAccountSid == "" {
 		return nil, nil
 	}
-	return sms.New(sms.Config{AccountSid: c.TwilioAccountSid, AuthToken: c.TwilioAuthToken, From: c.SMSFrom,
+	token, err := secretOrFile(c.TwilioAuthToken, c.TwilioAuthTokenFile)
+	if err != nil {
+		return nil, fmt.Errorf("twilio auth token: %w", err)
+	}
+	return sms.New(sms.Config{AccountSid: c.TwilioAccountSid, AuthToken: token, From: c.SMSFrom,
 		Endpoint: c.TwilioEndpoint, Timeout: c.CRMTimeout})
+}
+
+// secretOrFile is value, or the trimmed contents of file when value is
+// empty: a secret a container mounts as a file (the _FILE convention of
+// Docker's images) stays out of the environment.
+func secretOrFile(value, file string) (string, error) {
+	if value != "" || file == "" {
+		return value, nil
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(data)), nil
 }
 
 // Mail is the SMTP sender; nil when no server is configured.
