@@ -40,6 +40,9 @@ type ResourceBody struct {
 	// is approved by this PUT, and each is approved by the key that PUTs
 	// it (approved_by).
 	Facts []booking.Fact `json:"facts,omitempty"`
+	// CRM is a property's agency CRM (http or hubspot); empty is the
+	// deployment's default.
+	CRM string `json:"crm,omitempty"`
 }
 
 func (s *Server) putResource(w http.ResponseWriter, r *http.Request) error {
@@ -49,7 +52,7 @@ func (s *Server) putResource(w http.ResponseWriter, r *http.Request) error {
 	}
 	res := booking.Resource{ID: r.PathValue("id"), Kind: body.Kind, Capacity: body.Capacity, TimeZone: body.TimeZone,
 		BufferBeforeMinutes: body.BufferBeforeMinutes, BufferAfterMinutes: body.BufferAfterMinutes, CalendarID: body.CalendarID,
-		CalendarProvider: body.CalendarProvider, DisplayName: body.DisplayName, Rules: body.Rules, Facts: body.Facts}
+		CalendarProvider: body.CalendarProvider, DisplayName: body.DisplayName, Rules: body.Rules, Facts: body.Facts, CRM: body.CRM}
 	names, e := spokenTags(body.DisplayNames)
 	if e != nil {
 		return e
@@ -147,7 +150,7 @@ func (s *Server) getResource(w http.ResponseWriter, r *http.Request) error {
 	return WriteJSON(w, http.StatusOK, ResourceAnswer{ID: res.ID, ResourceBody: ResourceBody{Kind: res.Kind, Capacity: res.Capacity,
 		TimeZone: res.TimeZone, BufferBeforeMinutes: res.BufferBeforeMinutes, BufferAfterMinutes: res.BufferAfterMinutes,
 		CalendarID: res.CalendarID, CalendarProvider: res.Provider(), DisplayName: res.DisplayName, DisplayNames: res.DisplayNames,
-		Rules: res.Rules, Facts: res.Facts}})
+		Rules: res.Rules, Facts: res.Facts, CRM: res.CRM}})
 }
 
 // spokenTags keys names by the language whose lines say them ("fr-FR"

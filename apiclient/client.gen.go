@@ -986,13 +986,21 @@ type ReceiptStatus string
 
 // Reschedule what changes: the new start (local_start or starts_at) at the least; property_id, agent_id, extra_resources, time_zone and the length default to the old booking's as the store holds it, expected_policy_version to the policy in force
 type Reschedule struct {
-	AgentId         *string    `json:"agent_id,omitempty"`
+	AgentId *string `json:"agent_id,omitempty"`
+
+	// AgentPool a team to move the viewing to whichever of its members is free, in place of agent_id
+	AgentPool       *string    `json:"agent_pool,omitempty"`
 	DurationMinutes *int       `json:"duration_minutes,omitempty"`
 	EndsAt          *time.Time `json:"ends_at,omitempty"`
 
 	// ExpectedPolicyVersion defaults to the policy in force
-	ExpectedPolicyVersion *string   `json:"expected_policy_version,omitempty"`
-	ExtraResources        *[]string `json:"extra_resources,omitempty"`
+	ExpectedPolicyVersion *string `json:"expected_policy_version,omitempty"`
+
+	// ExpectedZoneRules the zone_rules an availability answer gave, with starts_at: a commit under other rules is refused zone_rules_changed (a local_start is resolved by the API, under its rules)
+	//
+	// Example: 2026c
+	ExpectedZoneRules *string   `json:"expected_zone_rules,omitempty"`
+	ExtraResources    *[]string `json:"extra_resources,omitempty"`
 
 	// LocalStart wall time in time_zone; DST gaps and overlaps are refused with candidates
 	//
