@@ -45,7 +45,14 @@ type process struct {
 
 func startBinary(t *testing.T, bin string, args ...string) *process {
 	t.Helper()
-	p := &process{t: t, cmd: exec.Command(bin, args...), stderr: &syncbuf.Buffer{}, done: make(chan struct{})}
+	return startCmd(t, exec.Command(bin, args...))
+}
+
+// startCmd starts cmd, stopped with the test.
+func startCmd(t *testing.T, cmd *exec.Cmd) *process {
+	t.Helper()
+	bin := cmd.Path
+	p := &process{t: t, cmd: cmd, stderr: &syncbuf.Buffer{}, done: make(chan struct{})}
 	p.cmd.Stdout, p.cmd.Stderr = p.stderr, p.stderr
 	require.NoError(t, p.cmd.Start())
 	go func() {
