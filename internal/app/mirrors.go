@@ -63,7 +63,7 @@ type Mirrors struct {
 	TwilioAccountSid, TwilioAuthToken, SMSFrom, TwilioEndpoint string
 	// TwilioAuthTokenFile holds the token instead (a container secret).
 	TwilioAuthTokenFile string
-	QuietFrom, QuietTo                                         time.Duration
+	QuietFrom, QuietTo  time.Duration
 	// TextsPerNumberDay, TextsPerKeyHour and TextCountries bound the
 	// texts (activities.TextLimits); TextCountries is a comma-separated
 	// list of ISO 3166 regions, empty for those of the properties.
@@ -103,7 +103,7 @@ func MirrorsFromEnv() Mirrors {
 		// Twilio's own variable names, as its SDKs and CLI read them.
 		TwilioAccountSid: os.Getenv("TWILIO_ACCOUNT_SID"), TwilioAuthToken: os.Getenv("TWILIO_AUTH_TOKEN"),
 		TwilioAuthTokenFile: os.Getenv("TWILIO_AUTH_TOKEN_FILE"),
-		SMSFrom: os.Getenv("SMS_FROM"), TwilioEndpoint: os.Getenv("TWILIO_ENDPOINT"),
+		SMSFrom:             os.Getenv("SMS_FROM"), TwilioEndpoint: os.Getenv("TWILIO_ENDPOINT"),
 		QuietFrom: 21 * time.Hour, QuietTo: 8 * time.Hour,
 		TextsPerNumberDay: activities.DefaultTextsPerNumberDay, TextsPerKeyHour: activities.DefaultTextsPerKeyHour,
 		TextCountries: os.Getenv("TEXT_COUNTRIES"),

@@ -21,8 +21,8 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/bookingsaga/bookingsaga/booking"
-	"github.com/bookingsaga/bookingsaga/internal/app"
 	"github.com/bookingsaga/bookingsaga/internal/apikey"
+	"github.com/bookingsaga/bookingsaga/internal/app"
 	"github.com/bookingsaga/bookingsaga/internal/hubspot/hubspottest"
 	"github.com/bookingsaga/bookingsaga/internal/mail/mailtest"
 	"github.com/bookingsaga/bookingsaga/internal/pgtest"
@@ -84,12 +84,12 @@ func TestTheComposeDeploymentTextsMailsAndWritesHubSpot(t *testing.T) {
 
 // composed is a deployment's environment and the fakes it points at.
 type composed struct {
-	dir                   string
-	env                   types.Mapping
-	agentKey              string
-	twilio                *smstest.Twilio
-	smtp                  *mailtest.Sink
-	hubspot               *hubspottest.Account
+	dir                     string
+	env                     types.Mapping
+	agentKey                string
+	twilio                  *smstest.Twilio
+	smtp                    *mailtest.Sink
+	hubspot                 *hubspottest.Account
 	temporalAddr, namespace string
 }
 
