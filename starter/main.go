@@ -1,7 +1,9 @@
 // Command starter is the agent-facing side of bookingsaga and its
 // operators' CLI. "serve" runs the agent edge (the REST API with the voice
 // tools for Retell, Vapi and MCP mounted on it, as internal/app assembles
-// it). From a terminal: book, status, cancel and reschedule through the
+// it); "migrate" brings the schema up as its owner and "retention" applies
+// the data's periods as the retention role, each a process of its own in
+// a deployment. From a terminal: book, status, cancel and reschedule through the
 // sagas; availability, bookings and policy from the store; ops (attention,
 // timelines, restores, flags, hand-offs, reconciliation); keys (API keys),
 // codec (the payload codec server), demo (a tour against the dev stack),
