@@ -35,13 +35,10 @@ type ResourceBody struct {
 	// Rules are its own hours, dates with other hours, time off, notice,
 	// horizon and limits; none is the policy's alone.
 	Rules *booking.Rules `json:"rules,omitempty"`
-	// Facts are what the voice tools may say about a property
-	// (property_info), each with its source; one sent without approved_at
-	// is approved by this PUT, and each is approved by the key that PUTs
-	// it (approved_by).
+	// Facts are what property_info may say, each with its source, approved
+	// by the key that PUTs them (approved_by), at approved_at or now.
 	Facts []booking.Fact `json:"facts,omitempty"`
-	// CRM is a property's agency CRM (http or hubspot); empty is the
-	// deployment's default.
+	// CRM is a property's agency CRM (http, hubspot); empty is the default.
 	CRM string `json:"crm,omitempty"`
 }
 
