@@ -156,7 +156,7 @@ func (c *Catalog) Restore(ctx context.Context, b booking.Booking) (booking.Looku
 			}
 			return c.Decision(ctx, booking.DecisionInput{RequestKey: b.RequestKey})
 		}
-		req.Hold, req.HoldTTL = true, left
+		req.Hold, req.HoldTTL, req.HoldUntil = true, left, *b.HoldExpiresAt
 	}
 	_, err = c.Store.Commit(ctx, req)
 	var rej *booking.Rejection

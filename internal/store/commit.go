@@ -32,6 +32,9 @@ type CommitRequest struct {
 	// as any other, and a booking it makes keeps that id, which its
 	// calendar events carry.
 	RestoreID uuid.UUID
+	// HoldUntil, when set, is when a restored hold ends at the latest:
+	// the hold it was, whatever time the commit took to reach the store.
+	HoldUntil time.Time
 }
 
 // Outcome is what the store decided. Exactly one of Conflict and Booking is
@@ -247,6 +250,9 @@ func (s *Store) queueInsert(b *pgx.Batch, req CommitRequest, st *commitState, no
 			ttl = req.HoldTTL
 		}
 		exp := now.Add(ttl)
+		if !req.HoldUntil.IsZero() && req.HoldUntil.Before(exp) {
+			exp = req.HoldUntil
+		}
 		bk.HoldExpiresAt = &exp
 	} else {
 		bk.CommittedAt = &now
