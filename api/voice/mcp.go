@@ -29,7 +29,8 @@ import (
 // It is stateless: Vapi opens a new MCP session for every tool call, and
 // an API behind a load balancer may never see the same session twice, so
 // nothing hangs on one. The conversation, which keys the request_key,
-// comes from the X-Call-Id header, else the conversation_id argument.
+// comes from the X-Call-Id header (or, from ElevenLabs, tools/call's
+// _meta: mcpcall.go), else the conversation_id argument.
 // MCP's JSON-RPC id is never an idempotency key (a client re-issues it
 // on a broken stream): the server-minted request_key stays the handle.
 
@@ -102,17 +103,18 @@ func (t *Tools) mcpCall(name string) mcp.ToolHandler {
 		if charged, ok := ctx.Value(chargedKey{}).(*atomic.Bool); ok {
 			charged.Store(true)
 		}
-		var header http.Header
-		if req.Extra != nil {
-			header = req.Extra.Header
-		}
 		var ans Answer
-		done, refused := t.admit(ctx, name, header.Get("X-Call-Id"), req.Params.Arguments)
-		if refused != nil {
+		pc, bad := t.mcpCallOf(req)
+		done, refused := t.admit(ctx, name, pc.id, req.Params.Arguments)
+		switch {
+		case refused != nil:
 			ans = *refused
-		} else {
+		case bad != nil:
 			defer done()
-			ans = t.mcpAnswer(ctx, req, name)
+			ans = *bad
+		default:
+			defer done()
+			ans = t.mcpAnswer(ctx, req, name, pc)
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: ans.Text()}},
 			StructuredContent: structured(ans), IsError: ans.Failed()}, nil
@@ -120,26 +122,26 @@ func (t *Tools) mcpCall(name string) mcp.ToolHandler {
 }
 
 // mcpAnswer reads the call's arguments and runs it in its conversation.
-func (t *Tools) mcpAnswer(ctx context.Context, req *mcp.CallToolRequest, name string) Answer {
+func (t *Tools) mcpAnswer(ctx context.Context, req *mcp.CallToolRequest, name string, pc platformCall) Answer {
 	args, bad := readToolArgs(req.Params.Arguments)
 	if bad != nil {
 		return *bad
 	}
-	return t.mcpConversation(ctx, req, name, args)
+	return t.mcpConversation(ctx, req, name, pc, args)
 }
 
 // mcpConversation runs the call in its conversation: the platform's call
-// id (X-Call-Id) where it sends one; else one the service mints on the
+// id (X-Call-Id, or _meta's call_id) where it sends one; else one the service mints on the
 // first call and answers (conversation_id), which later calls send back.
 // An id the service never gave out is refused: two callers whose models
 // say the same id must never share a conversation, its keys or bookings.
-func (t *Tools) mcpConversation(ctx context.Context, req *mcp.CallToolRequest, name string, args toolArgs) Answer {
-	var header http.Header
+func (t *Tools) mcpConversation(ctx context.Context, req *mcp.CallToolRequest, name string, pc platformCall, args toolArgs) Answer {
+	var caller string
 	if req.Extra != nil {
-		header = req.Extra.Header
+		caller = req.Extra.Header.Get(callerHeader)
 	}
-	caller, callID, given := header.Get(callerHeader), strings.TrimSpace(header.Get("X-Call-Id")), strings.TrimSpace(args.ConversationID)
-	args.callerNumber = callOf(callID, t.headerCallerID("mcp", header)).caller
+	callID, given := pc.id, strings.TrimSpace(args.ConversationID)
+	args.callerNumber = pc.caller
 	id, minted := callID, false
 	switch {
 	case callID != "":

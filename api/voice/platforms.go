@@ -126,9 +126,10 @@ func (t *Tools) vapiVerified(r *http.Request, body []byte) *api.Error {
 	if t.cfg.VapiSecret != "" && !constantEqual(got, t.cfg.VapiSecret) {
 		return &api.Error{Status: http.StatusUnauthorized, Code: string(booking.CodeUnauthorized), Message: "bad or missing X-Vapi-Secret"}
 	}
-	if t.cfg.VapiHMACSecret != "" && !vapiSigned(body, r.Header.Get("X-Signature"), r.Header.Get("X-Timestamp"), t.cfg.VapiHMACSecret, t.cfg.Now()) {
+	if t.cfg.VapiHMACSecret != "" && !vapiSigned(body, r.Header.Get("X-Signature"), r.Header.Get("X-Timestamp"),
+		r.Header.Get(vapiMessageIDHeader), t.cfg.VapiHMACSecret, t.cfg.Now()) {
 		return &api.Error{Status: http.StatusUnauthorized, Code: string(booking.CodeUnauthorized),
-			Message: "bad or missing x-signature, or x-timestamp outside five minutes"}
+			Message: "bad or missing x-signature, or x-timestamp outside five minutes (with x-message-id, sign \"{svix-id}.{timestamp}.{body}\")"}
 	}
 	return nil
 }
@@ -170,8 +171,10 @@ func retellSigned(body []byte, header, key string, now time.Time) (string, bool)
 // Vapi's OpenAPI): x-signature is the hex HMAC-SHA256 of
 // "{timestamp}.{body}", a "sha256=" prefix tolerated, and x-timestamp,
 // which Vapi documents for replay protection without a unit, is read as
-// milliseconds when it has 13 digits or more and seconds otherwise.
-func vapiSigned(body []byte, signature, ts, secret string, now time.Time) bool {
+// milliseconds when it has 13 digits or more and seconds otherwise. With
+// the message id header set (messageIdHeader), the credential's
+// payloadFormat is "{svix-id}.{timestamp}.{body}": the id is signed too.
+func vapiSigned(body []byte, signature, ts, msgID, secret string, now time.Time) bool {
 	n, err := strconv.ParseInt(ts, 10, 64)
 	if err != nil {
 		return false
@@ -188,10 +191,18 @@ func vapiSigned(body []byte, signature, ts, secret string, now time.Time) bool {
 		return false
 	}
 	mac := hmac.New(sha256.New, []byte(secret))
+	if msgID != "" {
+		mac.Write([]byte(msgID + "."))
+	}
 	mac.Write([]byte(ts + "."))
 	mac.Write(body)
 	return hmac.Equal(got, mac.Sum(nil))
 }
+
+// vapiMessageIDHeader carries a Vapi message's unique id, where the
+// credential names it (docs/agent-api.md#connect-vapi): a resend of the
+// message carries the same id, which the tools answer as the first time.
+const vapiMessageIDHeader = "X-Message-Id"
 
 // vapi serves Vapi's tool-calls server message (docs.vapi.ai/tools/custom-tools
 // and ServerMessageToolCalls in Vapi's OpenAPI): each call of

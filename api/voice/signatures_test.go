@@ -69,13 +69,29 @@ func TestVapiHMACSignature(t *testing.T) {
 		return hex.EncodeToString(mac.Sum(nil))
 	}
 	ms, s := fmt.Sprint(now.UnixMilli()), fmt.Sprint(now.Unix())
-	require.True(t, vapiSigned(body, sign("k", ms, body), ms, "k", now), "milliseconds")
-	require.True(t, vapiSigned(body, "sha256="+sign("k", s, body), s, "k", now), "seconds, with a prefix")
-	require.False(t, vapiSigned(body, sign("other", ms, body), ms, "k", now), "another secret")
+	require.True(t, vapiSigned(body, sign("k", ms, body), ms, "", "k", now), "milliseconds")
+	require.True(t, vapiSigned(body, "sha256="+sign("k", s, body), s, "", "k", now), "seconds, with a prefix")
+	require.False(t, vapiSigned(body, sign("other", ms, body), ms, "", "k", now), "another secret")
 	stale := fmt.Sprint(now.Add(-10 * time.Minute).UnixMilli())
-	require.False(t, vapiSigned(body, sign("k", stale, body), stale, "k", now), "a replay from ten minutes ago")
-	require.False(t, vapiSigned(append(body, ' '), sign("k", ms, body), ms, "k", now), "body changed")
-	require.False(t, vapiSigned(body, sign("k", ms, body), "", "k", now), "no timestamp")
+	require.False(t, vapiSigned(body, sign("k", stale, body), stale, "", "k", now), "a replay from ten minutes ago")
+	require.False(t, vapiSigned(append(body, ' '), sign("k", ms, body), ms, "", "k", now), "body changed")
+	require.False(t, vapiSigned(body, sign("k", ms, body), "", "", "k", now), "no timestamp")
+}
+
+// With messageIdHeader "x-message-id" and payloadFormat
+// "{svix-id}.{timestamp}.{body}" (HmacAuthenticationPlan), Vapi signs
+// the message's unique id too: the id a delivery carries is the one Vapi
+// gave it, never stripped or swapped on the way.
+func TestVapiHMACSignsTheMessageID(t *testing.T) {
+	t.Parallel()
+	body := []byte(`{"message":{"type":"tool-calls","toolCalls":[]}}`)
+	ms := fmt.Sprint(now.UnixMilli())
+	mac := hmac.New(sha256.New, []byte("k"))
+	mac.Write([]byte("msg_2Zq." + ms + "." + string(body)))
+	sig := hex.EncodeToString(mac.Sum(nil))
+	require.True(t, vapiSigned(body, sig, ms, "msg_2Zq", "k", now))
+	require.False(t, vapiSigned(body, sig, ms, "msg_other", "k", now), "another message's id")
+	require.False(t, vapiSigned(body, sig, ms, "", "k", now), "the id stripped")
 }
 
 // The vector Retell's own SDK tests pin (retell-typescript-sdk v5.60.0,

@@ -186,7 +186,10 @@ func (t *Tools) retellFunctions(w http.ResponseWriter, r *http.Request) error {
 	fns := make([]map[string]any, 0, len(toolDefs))
 	for _, d := range toolDefs {
 		fns = append(fns, map[string]any{"type": "custom", "name": d.name, "description": d.desc, "url": url, "method": "POST",
-			"parameters": d.schema(), "speak_during_execution": false, "speak_after_execution": true, "timeout_ms": 10000})
+			"parameters": d.schema(), "speak_during_execution": false, "speak_after_execution": true, "timeout_ms": 10000,
+			// Every tool is safe to repeat: a retry after a lost answer is
+			// answered as the first call (docs/agent-api.md#connect-retell).
+			"max_retry": 2})
 	}
 	prompt, err := t.prompt(r)
 	if err != nil {

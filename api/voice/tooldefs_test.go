@@ -92,6 +92,10 @@ func TestTheExportedToolsAreExactlyTheServedOnes(t *testing.T) {
 		rt := retell[i].(map[string]any)
 		retellNames = append(retellNames, rt["name"].(string))
 		require.Equal(t, fn["parameters"], rt["parameters"], "one schema for both platforms")
+		// Retell retries a failed or timed-out function max_retry times
+		// (0-5; retell-sdk 5.66.1): every tool is safe to repeat, so the
+		// export asks for two, within the 10 s each attempt gets.
+		require.Equal(t, []any{float64(2), float64(10000)}, []any{rt["max_retry"], rt["timeout_ms"]}, rt["name"])
 	}
 	require.Equal(t, served, vapiNames)
 	require.Equal(t, served, retellNames)

@@ -15,7 +15,6 @@ package voice
 import (
 	"context"
 	"net/http"
-	"slices"
 	"time"
 
 	"github.com/uber-go/tally/v4"
@@ -85,7 +84,7 @@ var CallerIDRoutes = []string{"retell", "mcp"}
 // headerCallerID is the caller ID a header gives on route, where the
 // deployment declared that route platform-fronted.
 func (t *Tools) headerCallerID(route string, h http.Header) string {
-	if !slices.Contains(t.cfg.CallerIDHeader, route) {
+	if !t.fronted(route) {
 		return ""
 	}
 	return h.Get(CallerNumberHeader)
