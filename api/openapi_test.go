@@ -2,6 +2,8 @@ package api
 
 import (
 	"context"
+	"os"
+	"regexp"
 	"testing"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -28,6 +30,23 @@ func TestTheOpenAPIDocumentValidates(t *testing.T) {
 				}
 				require.Equal(t, "#/components/schemas/Error", media.Schema.Ref, "%s %s %s", method, path, status)
 			}
+		}
+	}
+}
+
+// docs/agent-api.md lists every route of the document, each by its
+// method and whole path.
+func TestTheAgentAPIPageNamesEveryRoute(t *testing.T) {
+	t.Parallel()
+	page, err := os.ReadFile("../docs/agent-api.md")
+	require.NoError(t, err)
+	doc, err := openapi3.NewLoader().LoadFromData(openAPIDoc)
+	require.NoError(t, err)
+	for path, item := range doc.Paths.Map() {
+		for method := range item.Operations() {
+			named := regexp.MustCompile("`" + method + "(` and `[A-Z]+)? " + regexp.QuoteMeta(path) + "[`?]" +
+				"|`[A-Z]+` and `" + method + " " + regexp.QuoteMeta(path) + "[`?]")
+			require.Regexp(t, named, string(page), "%s %s", method, path)
 		}
 	}
 }

@@ -52,8 +52,10 @@ func MigrateTo(ctx context.Context, conn *pgx.Conn, version int32) error {
 			// A newer build migrated further. Migrations only add (a
 			// column or table goes a release after nothing reads it), so
 			// this build runs on that schema; going down would fail on an
-			// irreversible migration and keep it from starting.
-			return nil
+			// irreversible migration and keep it from starting. The
+			// roles are granted still: an operator may have made them by
+			// hand on a volume older than the init script's.
+			return grantRoles(ctx, conn)
 		}
 	}
 	if err := m.MigrateTo(ctx, version); err != nil {

@@ -38,7 +38,8 @@ commands:
   status KEY   print the receipt of a request key, or of a reference (BS-XXXX-XXXX)
   cancel KEY   cancel a booking
   reschedule KEY   move a booking to a new slot under a new key
-  ops ...      operator's tools: attention, timeline, reconcile, resolve, outcome, reassign
+  ops ...      operator's tools: attention, timeline, reconcile, restore, release-lost,
+               called-back (or resolve), outcome, reassign
   demo         drive a running dev stack like a voice agent and show the outcome
   soak         open-loop load on a running dev stack at fixed arrival rates
   codec        serve the payload codec to operators (Web UI, Temporal CLI)
@@ -46,6 +47,7 @@ commands:
   retention    the bookings' and event log's retention, as the retention role (RETENTION_DATABASE_URL), hourly
   probe URL    exit 0 if URL answers 200 (container health checks)
   keys new     make an API key: prints the secret once, stores its hash
+  keys payload make the payload encryption keys file (or add a key to rotate to)
 
 run "starter <command> -h" for a command's flags.
 `

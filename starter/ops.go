@@ -31,7 +31,7 @@ const opsUsage = `usage: starter ops <command> [-json]
                      close a handoff (request_human) once its caller was called back
   outcome KEY attended|no_show|cancelled_by_agency [-note]
                      record how a viewing went: to the CRM, the webhooks (booking.outcome)
-                     and the viewing_outcomes_total metric; another outcome corrects it
+                     and the bookingsaga_viewing_outcomes_total metric; another outcome corrects it
   reassign KEY AGENT move a confirmed booking to AGENT at the same time, as a reschedule
                      does: the new booking first, then the old released, the caller messaged
 `

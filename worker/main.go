@@ -1,6 +1,9 @@
 // Command worker runs the bookingsaga Temporal worker: the booking saga
-// workflow and its activities against PostgreSQL, Google Calendar and the
-// CRM. main is wiring only.
+// and the other workflows (conversations, reconciliation, caller
+// messages, releases, outcomes, CRM mirrors) and their activities against
+// PostgreSQL, the calendars (Google, Microsoft), the CRM (HubSpot), texts
+// (Twilio) and e-mail (SMTP), and the Schedule that reconciles them.
+// With -dev it brings up the embedded stack instead. main is wiring only.
 package main
 
 import (

@@ -175,6 +175,7 @@ func TestTheDashboardAndAlertsNameExportedMetrics(t *testing.T) {
 		}
 	}
 	require.GreaterOrEqual(t, len(exprs), 12)
+	requireEveryToolCallRoute(t, exprs)
 	name := regexp.MustCompile(`\b(bookingsaga|temporal)_[a-z_]+`)
 	for _, e := range exprs {
 		found := name.FindAllString(e, -1)
@@ -184,6 +185,29 @@ func TestTheDashboardAndAlertsNameExportedMetrics(t *testing.T) {
 			require.True(t, exported[base] || sdk[base], "%s names %s, which the worker does not export", e, n)
 		}
 	}
+}
+
+// requireEveryToolCallRoute: an expression that selects the voice tool
+// calls' latency by route selects every route a tool call comes in on,
+// MCP's included.
+func requireEveryToolCallRoute(t *testing.T, exprs []string) {
+	t.Helper()
+	selector := regexp.MustCompile(`request_latency_bucket\{route=~\"([^"]+)\"`)
+	seen := 0
+	for _, e := range exprs {
+		m := selector.FindStringSubmatch(e)
+		if m == nil {
+			continue
+		}
+		seen++
+		routes := regexp.MustCompile("^(?:" + m[1] + ")$")
+		for _, rt := range voice.New(nil, voice.Config{}).Routes() {
+			if rt.PerCall {
+				require.True(t, routes.MatchString(rt.Path), "%s leaves out the tool calls at %s", e, rt.Path)
+			}
+		}
+	}
+	require.Equal(t, 2, seen, "the ToolCallsSlow alert and the dashboard's tool-call latency")
 }
 
 // A saga that adopts the store's answer counts it on the worker's own
