@@ -88,10 +88,12 @@ func (k Key) validate() error {
 type Keyring struct {
 	path string
 
-	mu      sync.Mutex
-	keys    []Key
-	modTime time.Time
-	size    int64
+	mu   sync.Mutex
+	keys []Key
+	// digest is the SHA-256 of the file last read: a key replaced under
+	// its name leaves the size alone, and the modification time may be
+	// the same on a coarse clock, so only the bytes tell.
+	digest  [sha256.Size]byte
 	checked time.Time
 }
 
@@ -106,16 +108,13 @@ func LoadKeyring(path string) (*Keyring, error) {
 }
 
 func (k *Keyring) reload() error {
-	fi, err := os.Stat(k.path)
-	if err != nil {
-		return fmt.Errorf("api keys: %w", err)
-	}
-	if fi.ModTime().Equal(k.modTime) && fi.Size() == k.size && k.keys != nil {
-		return nil
-	}
 	data, err := os.ReadFile(k.path)
 	if err != nil {
 		return fmt.Errorf("api keys: %w", err)
+	}
+	digest := sha256.Sum256(data)
+	if digest == k.digest && k.keys != nil {
+		return nil
 	}
 	var keys []Key
 	if err := json.Unmarshal(data, &keys); err != nil {
@@ -134,7 +133,7 @@ func (k *Keyring) reload() error {
 	if keys == nil {
 		keys = []Key{}
 	}
-	k.keys, k.modTime, k.size = keys, fi.ModTime(), fi.Size()
+	k.keys, k.digest = keys, digest
 	return nil
 }
 
