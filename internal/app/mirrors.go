@@ -220,7 +220,9 @@ func (c Mirrors) Calendar(ctx context.Context) (*calendars.Router, error) {
 }
 
 // calendar connects the providers, to read only when readOnly: the API's
-// clients then ask for read scopes and refuse writes.
+// Google client then asks for read scopes (Graph grants permissions to
+// the app registration, so the API's comes from one of its own with
+// Calendars.Read), and its router refuses writes.
 func (c Mirrors) calendar(ctx context.Context, readOnly bool) (*calendars.Router, error) {
 	providers := map[string]calendars.Provider{}
 	if c.CalendarConfigured() {
@@ -232,9 +234,7 @@ func (c Mirrors) calendar(ctx context.Context, readOnly bool) (*calendars.Router
 		providers[booking.ProviderGoogle] = g
 	}
 	if c.Microsoft.configured() {
-		gc := c.Microsoft.graph(c.CalendarTimeout)
-		gc.ReadOnly = readOnly
-		m, err := msgraph.New(gc)
+		m, err := msgraph.New(c.Microsoft.graph(c.CalendarTimeout))
 		if err != nil {
 			return nil, err
 		}
@@ -243,7 +243,11 @@ func (c Mirrors) calendar(ctx context.Context, readOnly bool) (*calendars.Router
 	if len(providers) == 0 {
 		return nil, nil
 	}
-	return calendars.NewRouter(providers), nil
+	router := calendars.NewRouter(providers)
+	if readOnly {
+		return router.ReadOnly(), nil
+	}
+	return router, nil
 }
 
 // SMS connects the Twilio account; nil when none is configured.

@@ -113,3 +113,22 @@ func TestOneProviderDownOrMissingStopsNoOther(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, busy, 2)
 }
+
+// A read-only router (the API's) refuses every write before it reaches a
+// provider, on each of them alike: the one guard, whatever the adapter.
+func TestAReadOnlyRouterWritesNothing(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	ro := f.router.ReadOnly()
+	for _, cal := range []calendars.Ref{{Provider: "google", ID: "agent@example.test"}, {Provider: "microsoft", ID: mailbox}} {
+		_, err := ro.Upsert(t.Context(), viewing(cal))
+		require.ErrorIs(t, err, calendars.ErrReadOnly, cal.Provider)
+		require.ErrorIs(t, ro.Delete(t.Context(), cal, "k-1", "b-1"), calendars.ErrReadOnly, cal.Provider)
+		_, err = ro.Events(t.Context(), cal, day, day.Add(24*time.Hour))
+		require.NoError(t, err, "it reads")
+	}
+	require.Empty(t, f.google.Events("agent@example.test"))
+	require.Empty(t, f.graph.Events(mailbox))
+	_, err := f.router.Upsert(t.Context(), viewing(calendars.Ref{Provider: "google", ID: "agent@example.test"}))
+	require.NoError(t, err, "the router it came from still writes")
+}

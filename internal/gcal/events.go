@@ -18,9 +18,6 @@ import (
 // that is not ours, and otherwise restores a tombstone or corrects a drifted
 // event with If-Match, re-reading after a 412.
 func (m *Mirror) Upsert(ctx context.Context, b calendars.Booking) (calendars.Synced, error) {
-	if m.cfg.ReadOnly {
-		return calendars.Synced{}, fmt.Errorf("gcal upsert %s: %w", b.RequestKey, calendars.ErrReadOnly)
-	}
 	want, err := m.event(b)
 	if err != nil {
 		return calendars.Synced{}, err
@@ -58,9 +55,6 @@ func (m *Mirror) Upsert(ctx context.Context, b calendars.Booking) (calendars.Syn
 // Delete removes the event of a booking. Absent (404) and already deleted
 // (410, or a tombstone) count as done; an event that is not ours is refused.
 func (m *Mirror) Delete(ctx context.Context, calendarID, requestKey, bookingID string) error {
-	if m.cfg.ReadOnly {
-		return fmt.Errorf("gcal delete %s: %w", requestKey, calendars.ErrReadOnly)
-	}
 	id := EventID(requestKey)
 	for range calendars.MaxRaces {
 		cur, err := m.get(ctx, calendarID, id)

@@ -50,7 +50,8 @@ type Config struct {
 	// event; off by default so no address leaves the store unasked.
 	InviteAttendees bool
 	// ReadOnly asks Google for the read-only events scope and free/busy
-	// only, and refuses writes: the API reads, the worker writes.
+	// only: the API reads, the worker writes. The API's router refuses
+	// the writes themselves (calendars.Router.ReadOnly).
 	ReadOnly bool
 }
 

@@ -17,9 +17,6 @@ import (
 // it), and otherwise refuses an event that is not ours or corrects ours
 // with If-Match, re-reading after a 412.
 func (m *Mirror) Upsert(ctx context.Context, b calendars.Booking) (calendars.Synced, error) {
-	if m.cfg.ReadOnly {
-		return calendars.Synced{}, fmt.Errorf("graph upsert %s: %w", b.RequestKey, calendars.ErrReadOnly)
-	}
 	want, err := m.event(b)
 	if err != nil {
 		return calendars.Synced{}, err
@@ -95,9 +92,6 @@ func changedMeanwhile(err error) bool {
 // 404 on the way, counts as done; an event with our marker that we did
 // not write is refused.
 func (m *Mirror) Delete(ctx context.Context, mailbox, requestKey, bookingID string) error {
-	if m.cfg.ReadOnly {
-		return fmt.Errorf("graph delete %s: %w", requestKey, calendars.ErrReadOnly)
-	}
 	for range calendars.MaxRaces {
 		found, err := m.ours(ctx, mailbox, requestKey, bookingID)
 		if err != nil {

@@ -55,11 +55,6 @@ type Config struct {
 	// InviteAttendees adds the booking's attendees to the event, which
 	// makes Exchange send them invitations; off by default.
 	InviteAttendees bool
-	// ReadOnly refuses writes. Graph grants permissions to the app
-	// registration, not per token, so the API's read-only access comes
-	// from its own registration (Calendars.Read); this makes sure the
-	// code never tries to write with it.
-	ReadOnly bool
 }
 
 func (c Config) validate() error {
