@@ -10,7 +10,9 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -34,20 +36,29 @@ func TestReplayKeptHistories(t *testing.T) {
 	first, err := filepath.Glob(filepath.Join("testdata", "v0.1.0", "*.json"))
 	require.NoError(t, err)
 	require.GreaterOrEqual(t, len(first), 6, "the first release's histories are missing")
-	require.ElementsMatch(t, []string{"Booking", "Conversation", "Reconcile", "Webhooks"}, keptTypes(t, files),
-		"every workflow type has a kept history")
+	require.ElementsMatch(t, registeredTypes(), keptTypes(t, files), "every workflow type has a kept history")
 	logger := log.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	for _, file := range files {
 		t.Run(filepath.Base(filepath.Dir(file))+"/"+filepath.Base(file), func(t *testing.T) {
 			t.Parallel()
 			r := worker.NewWorkflowReplayer()
-			r.RegisterWorkflow(Booking)
-			r.RegisterWorkflow(Conversation)
-			r.RegisterWorkflow(Reconcile)
-			r.RegisterWorkflow(Webhooks)
+			for _, w := range All() {
+				r.RegisterWorkflow(w)
+			}
 			require.NoError(t, r.ReplayWorkflowHistoryFromJSONFile(logger, file))
 		})
 	}
+}
+
+// registeredTypes is the names a worker registers All under: each
+// function's own.
+func registeredTypes() []string {
+	var names []string
+	for _, w := range All() {
+		full := runtime.FuncForPC(reflect.ValueOf(w).Pointer()).Name()
+		names = append(names, full[strings.LastIndex(full, ".")+1:])
+	}
+	return names
 }
 
 // keptTypes is the workflow types the kept histories start, each once.

@@ -205,15 +205,9 @@ func migrateOwn(ctx context.Context, pool *pgxpool.Pool) error {
 
 // Register puts the saga and its activities on a worker.
 func Register(r worker.Registry, acts *activities.Activities) {
-	r.RegisterWorkflow(workflows.Booking)
-	r.RegisterWorkflow(workflows.Conversation)
-	r.RegisterWorkflow(workflows.Reconcile)
-	r.RegisterWorkflow(workflows.Webhooks)
-	r.RegisterWorkflow(workflows.CallerMessages)
-	r.RegisterWorkflow(workflows.ReleaseGone)
-	r.RegisterWorkflow(workflows.Withdraw)
-	r.RegisterWorkflow(workflows.Outcome)
-	r.RegisterWorkflow(workflows.MirrorCRM)
+	for _, w := range workflows.All() {
+		r.RegisterWorkflow(w)
+	}
 	r.RegisterActivity(acts)
 }
 

@@ -108,6 +108,7 @@ func TestTheCallerIsTextedOnceForEveryChange(t *testing.T) {
 	for _, m := range sent {
 		require.False(t, strings.Contains(m.Body, key) || strings.Contains(m.Body, "paris-11"), "no internal id: %s", m.Body)
 	}
+	f.record(booking.MessagesIDPrefix+f.queue, "caller_messages_texted")
 }
 
 func TestAContactWithoutConsentOrWithABadNumberIsAnswered(t *testing.T) {

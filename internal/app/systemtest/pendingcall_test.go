@@ -11,6 +11,7 @@ import (
 
 	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/api/voice"
+	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/app"
 	"github.com/bookingsaga/bookingsaga/receipt"
 	"github.com/bookingsaga/bookingsaga/sagaclient"
@@ -118,6 +119,8 @@ func TestAPendingCallCancelledBooksNothing(t *testing.T) {
 	require.Equal(t, receipt.StatusCancelled, cancelled.Status)
 	require.Equal(t, r.Reference, cancelled.Reference)
 	require.Equal(t, receipt.StatusCancelled, f.answer(url, key).Status)
+	f.record(booking.ReleaseGoneIDPrefix+key, "release_gone_not_found")
+	f.record(booking.WithdrawIDPrefix+key, "withdraw_pending_call")
 
 	rep := f.reconcile()
 	require.Zero(t, rep.Stuck.Resent, "the key is decided: nothing to send; %v", rep.Stuck.Details)

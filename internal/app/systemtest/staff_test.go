@@ -89,6 +89,10 @@ func TestAnOutcomeReachesTheCRMTheWebhooksAndTheMetric(t *testing.T) {
 	c := counters["viewing_outcomes_total+agent=agent-00,outcome=no_show,property=paris-11,reminded=false"]
 	require.NotNil(t, c, "the no-show is counted by property and agent: %v", counters)
 	require.EqualValues(t, 1, c.Value(), "counted once")
+	f.record(booking.OutcomeIDPrefix+key+":"+string(booking.OutcomeNoShow), "outcome_no_show")
+	mirror := booking.OutcomeIDPrefix + "crm:" + key + ":" + string(booking.OutcomeNoShow)
+	require.NoError(t, f.client.GetWorkflow(f.ctx, mirror, "").Get(f.ctx, nil), "the CRM's mirror of the outcome ends")
+	f.record(mirror, "mirror_crm_outcome")
 }
 
 // An agent's time off over a booking shows in attention with the team

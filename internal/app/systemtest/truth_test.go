@@ -406,6 +406,7 @@ func TestACancelWhoseSagaTemporalLostCancelsInTheStore(t *testing.T) {
 	var r receipt.Receipt
 	require.Equal(t, http.StatusOK, f.call("POST", url+"/v1/bookings/"+key+"/cancel", nil, &r))
 	require.Equal(t, receipt.StatusCancelled, r.Status, "the store's outcome")
+	f.record(booking.ReleaseGoneIDPrefix+key, "release_gone_cancelled")
 	b, err := f.acts.Store.Lookup(f.ctx, key)
 	require.NoError(t, err)
 	require.Equal(t, booking.StatusCancelled, b.Status)
