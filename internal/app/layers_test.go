@@ -79,6 +79,18 @@ func TestLayersHoldTheirFloors(t *testing.T) {
 	links("booking", "go.temporal.io/")
 	links("receipt", "go.temporal.io/")
 	links("sagaclient", module+"internal/store", module+"activities", module+"internal/gcal", "github.com/jackc/pgx", "google.golang.org/api")
+	// The public client reaches under internal/ for the search
+	// attributes' names alone, and inside the module only the wiring
+	// and the CLI hold it.
+	for _, imp := range pkgs["sagaclient"].imports {
+		in := strings.TrimPrefix(imp, module)
+		require.False(t, strings.HasPrefix(in, "internal/") && in != "internal/visibility", "sagaclient imports %s", imp)
+	}
+	for name, p := range pkgs {
+		if slices.Contains(p.imports, module+"sagaclient") {
+			require.Contains(t, []string{"internal/app", "internal/app/chaos", "starter"}, name, "%s imports sagaclient", name)
+		}
+	}
 	// Workflows are deterministic code: no client, no I/O adapters.
 	links("workflows", "go.temporal.io/sdk/client", "github.com/jackc/pgx", "google.golang.org/api", module+"internal/store")
 	// The activities speak the calendar mirror in the project's own terms.
