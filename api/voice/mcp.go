@@ -131,8 +131,9 @@ func (t *Tools) mcpAnswer(ctx context.Context, req *mcp.CallToolRequest, name st
 }
 
 // mcpConversation runs the call in its conversation: the platform's call
-// id (X-Call-Id, or _meta's call_id) where it sends one; else one the service mints on the
-// first call and answers (conversation_id), which later calls send back.
+// id (X-Call-Id, or _meta's call_id) where it sends one; else one the
+// service mints on the first call and answers (conversation_id), which
+// later calls send back.
 // An id the service never gave out is refused: two callers whose models
 // say the same id must never share a conversation, its keys or bookings.
 func (t *Tools) mcpConversation(ctx context.Context, req *mcp.CallToolRequest, name string, pc platformCall, args toolArgs) Answer {
