@@ -19,9 +19,9 @@ type Resender interface {
 }
 
 // settlePending looks at every call answered pending before in.Before
-// that the store has not decided: one whose saga exists is the saga's to
+// that the store has not decided: one whose saga has it is the saga's to
 // settle (the stuck pass tells it the store's answer); one Temporal never
-// got (it died with the call in flight) is sent again with its key, the
+// got or lost (callLost) is sent again with its key, the
 // UNKNOWN rule: look it up, and send again only when authoritatively
 // absent. A call is forgotten once decided or handed to its saga; one
 // whose resend is pending again waits for the next run.
@@ -57,10 +57,9 @@ func (a *Activities) settleCall(ctx context.Context, call booking.PendingCall, r
 		return a.forget(ctx, call, err)
 	}
 	if call.Op == booking.PendingCommit || call.Op == booking.PendingHold {
-		_, err := a.Temporal.DescribeWorkflowExecution(ctx, call.RequestKey, "")
-		var nf *serviceerror.NotFound
-		if !errors.As(err, &nf) {
-			// It exists, or Temporal can't say: not authoritatively absent.
+		lost, err := a.callLost(ctx, call.RequestKey)
+		if err != nil || !lost {
+			// Its saga has it, or Temporal can't say: not authoritatively absent.
 			return a.forget(ctx, call, err)
 		}
 	}
@@ -74,6 +73,30 @@ func (a *Activities) settleCall(ctx context.Context, call booking.PendingCall, r
 	rep.Resent++
 	rep.Details = appendDetail(rep.Details, fmt.Sprintf("pending %s %s: Temporal never had it; sent again with its key: %s", call.Op, call.RequestKey, r.Status))
 	return a.forget(ctx, call, nil)
+}
+
+// callLost reports whether Temporal lost a booking call: it has no saga
+// for the key, or one still offered. Update with start can keep the start
+// and lose the update: Temporal holds an update it has admitted in memory
+// until a worker accepts it, and a server that dies then forgets it.
+func (a *Activities) callLost(ctx context.Context, key string) (bool, error) {
+	_, err := a.Temporal.DescribeWorkflowExecution(ctx, key, "")
+	var nf *serviceerror.NotFound
+	switch {
+	case errors.As(err, &nf):
+		return true, nil
+	case err != nil:
+		return false, err
+	}
+	v, err := a.Temporal.QueryWorkflow(ctx, key, "", booking.QueryReceipt, nil)
+	if err != nil {
+		return false, err
+	}
+	var r receipt.Receipt
+	if err := v.Get(&r); err != nil {
+		return false, err
+	}
+	return r.Status == receipt.StatusOffered, nil
 }
 
 // callDecided reports whether the store has decided call: the booking or

@@ -16,7 +16,8 @@ import (
 // answer the client gives from a saga takes, a booking call's as a status
 // read's. A pending one may have been decided by the store meanwhile; a
 // confirmed or held one must still be in the store; a released one must
-// not be live there again.
+// not be live there again; an offered or lapsed one must not be booked
+// there.
 func (c *Client) checked(ctx context.Context, r receipt.Receipt) (receipt.Receipt, error) {
 	switch r.Status {
 	case receipt.StatusPending:
@@ -25,8 +26,39 @@ func (c *Client) checked(ctx context.Context, r receipt.Receipt) (receipt.Receip
 		return c.stillStored(ctx, r), nil
 	case receipt.StatusCancelled, receipt.StatusRescheduled:
 		return c.reassigned(ctx, c.stillReleased(ctx, r)), nil
+	case receipt.StatusOffered, receipt.StatusExpired:
+		return c.unseen(ctx, r), nil
 	}
 	return r, nil
+}
+
+// unseen checks an offered or lapsed answer against the store: Temporal
+// keeps an update it has admitted but no worker has accepted in memory
+// only, so a server that dies then can lose a commit whose local activity
+// already booked the key, and leave its saga offered. The store's record
+// is then the answer, and an open saga is nudged to read it.
+func (c *Client) unseen(ctx context.Context, r receipt.Receipt) receipt.Receipt {
+	if c.opts.Catalog == nil {
+		return r
+	}
+	d, err := c.decision(ctx, booking.DecisionInput{RequestKey: r.RequestKey})
+	switch {
+	case err != nil:
+		return r
+	case !d.Found && d.PendingKey != "":
+		// The caller was told pending: reconciliation sends the call again.
+		return pending(d.PendingKey)
+	case !d.Found:
+		return r
+	}
+	decided, _ := workflows.StoreReceipt(r.RequestKey, d)
+	if decided.Status == r.Status {
+		return r // a lapse the store recorded: the saga words it as well
+	}
+	if r.Status == receipt.StatusOffered {
+		_ = c.tc.SignalWorkflow(ctx, r.RequestKey, "", booking.SignalReconcile, d) // a nudge: the saga reads the store
+	}
+	return c.reassigned(ctx, decided)
 }
 
 // reassigned words a moved booking whose moves changed only its agent (a

@@ -91,6 +91,76 @@ func (s *saga) adopt(ctx workflow.Context, out booking.LookupOutput, expected ..
 	}
 }
 
+// onReconcile takes a reconciliation run's lookup. For a stuck saga, found
+// settles it at once and absent makes the runner send the same key again
+// now. A decided saga whose answer the store contradicts adopts the
+// store's.
+func (s *saga) onReconcile(ctx workflow.Context, out booking.LookupOutput) {
+	if s.lostCommitPossible() {
+		if err := s.mu.Lock(ctx); err == nil {
+			s.lostCommitRead(ctx)
+			s.mu.Unlock()
+		}
+		return
+	}
+	if s.st.State != StateUnknown && s.st.State != StateCommitting {
+		if s.st.State.decided() && !s.commitRunning && disagrees(s.st.State, out) {
+			// The run's lookup may be older than the saga's own last step:
+			// read the store afresh before taking its word.
+			if err := s.mu.Lock(ctx); err == nil {
+				s.refresh(ctx)
+				s.mu.Unlock()
+			}
+		}
+		return
+	}
+	if s.nudgeOnly || workflow.GetVersion(ctx, changeSignalIsNudge, workflow.DefaultVersion, 1) == 1 {
+		s.nudgeOnly = true
+		s.nudge(ctx)
+		return
+	}
+	s.reconciled = out
+	switch {
+	case out.Found && out.Booking.Status != booking.StatusHeld:
+		s.adopt(ctx, out)
+	case !s.commitRunning:
+		s.startCommit(ctx) // the runner had stopped (continue-as-new pending): same key again
+	default:
+		s.nudged = true
+	}
+	if s.cancelLookup != nil {
+		s.cancelLookup()
+	}
+}
+
+// lostCommitPossible: the saga is offered and holds no request, as one
+// whose first update a Temporal server lost is left, and no commit runs.
+func (s *saga) lostCommitPossible() bool {
+	return s.st.State == StateOffered && s.st.Request == nil && !s.commitRunning
+}
+
+// lostCommitRead asks the store whether a commit the saga never saw
+// booked its key: Temporal keeps an admitted update in memory until a
+// worker accepts it, so a server that dies then loses it, and the commit
+// its local activity already made stays in the store. The saga adopts
+// what the store holds and reports true; an authoritative absence leaves
+// it offered.
+func (s *saga) lostCommitRead(ctx workflow.Context) bool {
+	if !s.lostCommitPossible() || workflow.GetVersion(ctx, changeReadLostCommit, workflow.DefaultVersion, 1) != 1 {
+		return false
+	}
+	var out booking.LookupOutput
+	if err := s.activity(storeCtx(ctx), booking.ActivityLookup, s.key()).Get(ctx, &out); err != nil {
+		return false // only when the workflow is cancelled: storeCtx retries
+	}
+	if !out.Found || !s.lostCommitPossible() {
+		return false // nothing booked, or a request arrived meanwhile and decides
+	}
+	s.log.Info("the store holds a decision this saga never saw; the store's is kept", "request_key", s.st.RequestKey)
+	s.adopt(ctx, out)
+	return true
+}
+
 // refresh reads this key's record in the store and adopts it.
 func (s *saga) refresh(ctx workflow.Context, expected ...State) {
 	var out booking.LookupOutput

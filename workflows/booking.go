@@ -251,6 +251,9 @@ func (s *saga) expireIntent(ctx workflow.Context) {
 	if s.commitRunning || s.st.Held || s.st.State.decided() {
 		return
 	}
+	if s.lostCommitRead(ctx) {
+		return
+	}
 	if req := s.st.Request; req != nil {
 		var out booking.LookupOutput
 		in := booking.LapseInput{RequestKey: s.st.RequestKey, Intent: req.Intent, PolicyVersion: req.ExpectedPolicyVersion}

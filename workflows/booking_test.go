@@ -294,6 +294,9 @@ func TestInvalidCommitIsRejectedBeforeHistory(t *testing.T) {
 	bad := request(slotStart)
 	bad.Intent.EndsAt = bad.Intent.StartsAt
 	u := f.update(time.Second, booking.UpdateCommit, bad)
+	// Before the intent lapses with no request, the store is asked whether
+	// a commit the saga never saw booked the key.
+	f.env.OnActivity(f.a.Lookup, mock.Anything, forKey(key)).Return(booking.LookupOutput{}, nil).Once()
 	final := f.run(BookingInput{RequestKey: key})
 	var appErr *temporal.ApplicationError
 	require.ErrorAs(t, u.rejected, &appErr)

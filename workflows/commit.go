@@ -217,41 +217,6 @@ func (s *saga) lookup(ctx workflow.Context) (booking.LookupOutput, bool) {
 	}
 }
 
-// onReconcile takes a reconciliation run's lookup. For a stuck saga, found
-// settles it at once and absent makes the runner send the same key again
-// now. A decided saga whose answer the store contradicts adopts the
-// store's.
-func (s *saga) onReconcile(ctx workflow.Context, out booking.LookupOutput) {
-	if s.st.State != StateUnknown && s.st.State != StateCommitting {
-		if s.st.State.decided() && !s.commitRunning && disagrees(s.st.State, out) {
-			// The run's lookup may be older than the saga's own last step:
-			// read the store afresh before taking its word.
-			if err := s.mu.Lock(ctx); err == nil {
-				s.refresh(ctx)
-				s.mu.Unlock()
-			}
-		}
-		return
-	}
-	if s.nudgeOnly || workflow.GetVersion(ctx, changeSignalIsNudge, workflow.DefaultVersion, 1) == 1 {
-		s.nudgeOnly = true
-		s.nudge(ctx)
-		return
-	}
-	s.reconciled = out
-	switch {
-	case out.Found && out.Booking.Status != booking.StatusHeld:
-		s.adopt(ctx, out)
-	case !s.commitRunning:
-		s.startCommit(ctx) // the runner had stopped (continue-as-new pending): same key again
-	default:
-		s.nudged = true
-	}
-	if s.cancelLookup != nil {
-		s.cancelLookup()
-	}
-}
-
 // nudge makes a stuck saga ask the store now: a lookup under way starts
 // again, a runner waiting out its backoff sends the same key again (the
 // store answers a key it has with its record), and a stopped runner

@@ -65,4 +65,10 @@ const (
 	// (the run's report, ops attention through NoteReconcile, a metric)
 	// and the others run, instead of failing the run.
 	changeStepsStandAlone = "reconcile-steps-stand-alone"
+	// changeReadLostCommit (v0.12.0): an offered saga with no request (the
+	// agent's update with start whose update a Temporal server lost while
+	// its commit reached the store) reads the store when nudged and before
+	// its intent lapses, and adopts a booking the store holds, instead of
+	// answering offered, then expired, over it.
+	changeReadLostCommit = "offered-saga-reads-a-lost-commit"
 )

@@ -300,7 +300,7 @@ func (ch *checker) agreesWithStore() []string {
 		switch {
 		case r == nil:
 		case booked && r.Status != want[b.status]:
-			bad = append(bad, fmt.Sprintf("%s is answered %s; the store has it %s", k, r.Status, b.status))
+			bad = append(bad, fmt.Sprintf("%s is answered %s; the store has it %s (%s)", k, r.Status, b.status, ch.callsOn(k)))
 		case !booked && (r.Status == receipt.StatusConfirmed || r.Status == receipt.StatusHeld || r.Status == receipt.StatusCancelled || r.Status == receipt.StatusRescheduled):
 			bad = append(bad, fmt.Sprintf("%s is answered %s; the store has no booking", k, r.Status))
 		}
