@@ -17,9 +17,9 @@ import (
 
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/apikey"
+	"github.com/bookingsaga/bookingsaga/internal/desk"
 	"github.com/bookingsaga/bookingsaga/internal/health"
 	"github.com/bookingsaga/bookingsaga/receipt"
-	"github.com/bookingsaga/bookingsaga/sagaclient"
 )
 
 var now = time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
@@ -128,7 +128,7 @@ func TestACallThatNeverReachedTemporalAnswersNoStatus(t *testing.T) {
 	tc, err := client.NewLazyClient(client.Options{HostPort: "127.0.0.1:1"})
 	require.NoError(t, err)
 	t.Cleanup(tc.Close)
-	srv := httptest.NewServer(New(sagaclient.New(tc, sagaclient.Options{}), Config{CallTimeout: 300 * time.Millisecond, Now: func() time.Time { return now }}).Handler())
+	srv := httptest.NewServer(New(desk.New(tc, nil, desk.Options{}), Config{CallTimeout: 300 * time.Millisecond, Now: func() time.Time { return now }}).Handler())
 	t.Cleanup(srv.Close)
 	body, err := json.Marshal(BookingBody{RequestKey: "k-1", Slot: slot(), ExpectedPolicyVersion: "p1"})
 	require.NoError(t, err)

@@ -16,8 +16,8 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/bookingsaga/bookingsaga/internal/apikey"
+	"github.com/bookingsaga/bookingsaga/internal/desk"
 	"github.com/bookingsaga/bookingsaga/internal/ratelimit"
-	"github.com/bookingsaga/bookingsaga/sagaclient"
 )
 
 // guarded serves the API with cfg over a Temporal nobody answers: a call
@@ -29,7 +29,7 @@ func guarded(t *testing.T, cfg Config) string {
 	require.NoError(t, err)
 	t.Cleanup(tc.Close)
 	cfg.CallTimeout = 200 * time.Millisecond
-	srv := httptest.NewServer(New(sagaclient.New(tc, sagaclient.Options{}), cfg).Handler())
+	srv := httptest.NewServer(New(desk.New(tc, nil, desk.Options{}), cfg).Handler())
 	t.Cleanup(srv.Close)
 	return srv.URL
 }

@@ -7,10 +7,10 @@ import (
 	"github.com/bookingsaga/bookingsaga/receipt"
 )
 
-// The saga client as the edge holds it: *sagaclient.Client implements
-// Calls and Sagas, and the wiring passes it in. As ports, the edge links
-// no Temporal package: the saga client is the one place that speaks
-// Temporal and translates its errors.
+// The bookings' door as the edge holds it: *desk.Desk implements Calls
+// and Sagas, and the wiring passes it in. As ports, the edge links no
+// Temporal package and no store: the saga client under the desk is the
+// one place that speaks Temporal and translates its errors.
 
 // Calls are the booking calls both edges make, each within the commit
 // wait and a margin, and the conversation's pending rule (Pick, BookIn).

@@ -92,6 +92,14 @@ type Slot struct {
 	LocalStart string    `json:"local_start"`
 }
 
+// Pending is the answer to a call whose outcome may have happened: the
+// request may have reached Temporal, so it is never a failure. The saga,
+// or reconciliation, settles it; the agent checks again with the same key
+// or the reference.
+func Pending(requestKey string) Receipt {
+	return Receipt{RequestKey: requestKey, Status: StatusPending, Reference: Reference(requestKey)}
+}
+
 // Reference derives the short reference people quote for a request key,
 // e.g. "BS-7K2D-QF4M": stable across retries and workers.
 func Reference(requestKey string) string {

@@ -1,11 +1,16 @@
-// Package sagaclient is how an agent backend talks to bookingsaga: every
-// booking call goes through the Temporal client, whose errors it
-// translates at one boundary (a key nobody knows is ErrNotFound), and is
-// checked against the store's decisions (the Catalog it is given); every
-// answer is a typed receipt or a typed error. The agent words its reply
-// from Receipt.Status alone. It also keeps a conversation's bookkeeping:
-// one key per choice, and the pending rule every entry point keeps
-// (conversation.go).
+// Package sagaclient is how an agent backend talks to bookingsaga's
+// booking sagas through Temporal: booking calls by Update-with-Start, the
+// saga's own receipt, cancels and moves, with Temporal's errors translated
+// at one boundary (a key Temporal has no saga for is ErrNotFound, a call
+// that may have reached it and got no answer is pending_reconciliation);
+// and a conversation's bookkeeping: one key per choice, and the pending
+// rule every entry point keeps (conversation.go). Every answer is a typed
+// receipt or a typed error, and the agent words its reply from
+// Receipt.Status alone. It needs nothing but a Temporal client.
+//
+// The service's own processes answer through a door that also checks
+// every answer against the store (internal/desk); an agent backend of
+// its own hears the saga, which adopts the store's answers itself.
 package sagaclient
 
 import (
@@ -19,6 +24,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/receipt"
 	"github.com/bookingsaga/bookingsaga/workflows"
 )
 
@@ -30,39 +36,8 @@ type ContactSealer interface {
 	SealContact(ctx context.Context, key string, c booking.Contact, zone string) (*booking.Contact, error)
 }
 
-// Catalog is what the client asks of the store beside Temporal: what the
-// store decided on a key (every answer is checked against it), free slots
-// for a conflict's alternatives, the policy in force for a reassignment,
-// drift and hand-offs for the operator, and the releases and restores
-// that settle a lost booking. A read starts no
-// workflow. *catalog.Catalog, over the store and the mirrors, implements
-// it; the catalogue's own reads and writes are the API's (api.Catalogue).
-type Catalog interface {
-	Availability(ctx context.Context, q booking.AvailabilityQuery) (booking.Availability, error)
-	Decision(ctx context.Context, in booking.DecisionInput) (booking.LookupOutput, error)
-	Policy(ctx context.Context) (booking.Policy, error)
-	OpenFlags(ctx context.Context) ([]booking.Flag, error)
-	Timeline(ctx context.Context, key string) (booking.Timeline, error)
-	ResolveFlag(ctx context.Context, id int64, note string) (booking.Flag, error)
-	OutsideRules(ctx context.Context) ([]booking.OutsideRules, error)
-	Restore(ctx context.Context, b booking.Booking) (booking.LookupOutput, error)
-	ReleaseLost(ctx context.Context, b booking.Booking, note string) (booking.LookupOutput, error)
-	ReleaseAgain(ctx context.Context, b booking.Booking, replacedBy string) (booking.LookupOutput, error)
-	RequestHandoff(ctx context.Context, h booking.Handoff) (booking.Handoff, bool, error)
-	OpenHandoffs(ctx context.Context) ([]booking.Handoff, error)
-	ReconcileFailures(ctx context.Context) ([]booking.StepFailure, error)
-	ResolveHandoff(ctx context.Context, id int64, note string) (booking.Handoff, error)
-}
-
-// ErrNoCatalog is returned by a call that needs Options.Catalog when none
-// was given.
-var ErrNoCatalog = errors.New("no catalog: this call reads the store (give Options.Catalog)")
-
 // Options configure a Client.
 type Options struct {
-	// Catalog serves availability, store decisions and the ops reads;
-	// without it those calls return ErrNoCatalog.
-	Catalog Catalog
 	// Contacts seals contacts before they are sent; a request with a
 	// contact is refused without it, so no contact enters Temporal in
 	// plain text.
@@ -71,22 +46,20 @@ type Options struct {
 	TaskQueue string
 	// Settings are passed to every new booking saga.
 	Settings workflows.Settings
-	// Alternatives is how many free slots a conflict receipt offers.
-	Alternatives int
-	// Silent is how long a saga may run without publishing a status
-	// before Attention lists it (its workflow tasks are failing, say):
-	// every saga publishes one within seconds of its first call.
-	Silent time.Duration
 	// Margin is how much longer than the saga's commit wait a booking
 	// call may take in all: past it the answer is pending_reconciliation,
-	// whatever Temporal or the store are doing.
+	// whatever Temporal is doing.
 	Margin time.Duration
-	// OnPending, when set, is told each booking call (a commit, a hold, a
-	// reschedule, a cancel) answered pending_reconciliation, as it was
-	// sent: its outcome is announced once known (booking.settled), and
-	// reconciliation sends it again if Temporal never got it. Reads never
-	// tell it: a read writes nothing. It must not block.
-	OnPending func(ctx context.Context, call booking.PendingCall)
+	// Check, when set, is given each answer a saga gives a booking call
+	// (a commit, a hold), and the call returns what it makes of it; an
+	// answer Temporal did not give (a call that failed, answered
+	// pending) is not checked. The service's door checks it against the
+	// store.
+	Check func(ctx context.Context, r receipt.Receipt) receipt.Receipt
+	// Read is how the conversation's pending rule reads a key's answer;
+	// nil is Status, the saga's own. The service's door gives its read
+	// checked against the store.
+	Read func(ctx context.Context, key string) (receipt.Receipt, error)
 	// Log receives what the client does not answer: a conversation's
 	// bookkeeping that failed, say. Nil discards it.
 	Log *zap.Logger
@@ -103,12 +76,6 @@ func New(tc client.Client, opts Options) *Client {
 	if opts.TaskQueue == "" {
 		opts.TaskQueue = booking.TaskQueue
 	}
-	if opts.Alternatives <= 0 {
-		opts.Alternatives = 3
-	}
-	if opts.Silent <= 0 {
-		opts.Silent = 5 * time.Minute
-	}
 	if opts.Margin <= 0 {
 		opts.Margin = 400 * time.Millisecond
 	}
@@ -116,7 +83,11 @@ func New(tc client.Client, opts Options) *Client {
 		opts.Log = zap.NewNop()
 	}
 	opts.Settings = opts.Settings.WithDefaults()
-	return &Client{tc: tc, opts: opts}
+	c := &Client{tc: tc, opts: opts}
+	if c.opts.Read == nil {
+		c.opts.Read = c.Status
+	}
+	return c
 }
 
 // Refusal is a request the store turned down (an unknown resource, a bad

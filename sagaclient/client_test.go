@@ -2,7 +2,6 @@ package sagaclient_test
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -91,8 +90,6 @@ func TestWithoutTheStoreAnUnknownKeyIsNotCalledAbsent(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, receipt.StatusPending, r.Status)
 	require.Equal(t, key, r.RequestKey)
-	_, err = f.client.Timeline(f.ctx, key)
-	require.True(t, errors.Is(err, sagaclient.ErrNoCatalog), "%v", err)
 }
 
 // The conversation's bookkeeping: one key per choice, the same for a

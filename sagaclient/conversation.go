@@ -136,7 +136,7 @@ func (c *Client) Choose(ctx context.Context, conversationID string, in booking.I
 // starting it if need be, within a booking call's budget, and reads the
 // result into out (nil: none wanted).
 func (c *Client) toConversation(ctx context.Context, conversationID, update string, arg, out any) error {
-	ctx, cancel := c.bounded(ctx)
+	ctx, cancel := c.Bound(ctx)
 	defer cancel()
 	id := workflows.ConversationWorkflowID(conversationID)
 	op := c.tc.NewWithStartWorkflowOperation(conversationStart(id, c.opts.TaskQueue), booking.ConversationWorkflowName,
@@ -159,9 +159,9 @@ func (c *Client) toConversation(ctx context.Context, conversationID, update stri
 // anything (Settle), and booking_status does for one a crash left.
 func (c *Client) Pending(ctx context.Context, conversationID string, keys []string) (*receipt.Receipt, error) {
 	for _, key := range keys {
-		r, err := c.Status(ctx, key)
+		r, err := c.opts.Read(ctx, key)
 		if errors.Is(err, ErrNotFound) {
-			p := pending(key)
+			p := receipt.Pending(key)
 			return &p, nil
 		}
 		if err != nil {
@@ -252,7 +252,7 @@ func conversationStart(id, queue string) client.StartWorkflowOptions {
 // names itself (a minted id, for an MCP client that sends no call id of
 // its own), so that KnownConversation knows it from its first call on.
 func (c *Client) StartConversation(ctx context.Context, conversationID string) error {
-	ctx, cancel := c.bounded(ctx)
+	ctx, cancel := c.Bound(ctx)
 	defer cancel()
 	_, err := c.tc.ExecuteWorkflow(ctx, conversationStart(workflows.ConversationWorkflowID(conversationID), c.opts.TaskQueue),
 		booking.ConversationWorkflowName, workflows.ConversationInput{ConversationID: conversationID})

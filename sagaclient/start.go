@@ -30,18 +30,9 @@ func StartOptions(requestKey, taskQueue string) client.StartWorkflowOptions {
 	}
 }
 
-// Commit sends the commit update with Update-with-Start: the first call
+// updateWithStart sends update with Update-with-Start: the first call
 // creates the saga, every duplicate joins it and gets the same receipt. A
 // key whose saga has closed gets its final receipt back.
-func Commit(ctx context.Context, c client.Client, taskQueue string, in workflows.BookingInput, req booking.CommitRequest) (receipt.Receipt, error) {
-	return updateWithStart(ctx, c, taskQueue, in, booking.UpdateCommit, req)
-}
-
-// Select records the caller's choice (and an optional hold) the same way.
-func Select(ctx context.Context, c client.Client, taskQueue string, in workflows.BookingInput, req booking.CommitRequest) (receipt.Receipt, error) {
-	return updateWithStart(ctx, c, taskQueue, in, booking.UpdateSelect, req)
-}
-
 func updateWithStart(ctx context.Context, c client.Client, taskQueue string, in workflows.BookingInput, update string, req booking.CommitRequest) (receipt.Receipt, error) {
 	opts := StartOptions(in.RequestKey, taskQueue)
 	opts.StaticSummary, opts.StaticDetails = workflows.Summary(in.RequestKey, req.Intent), workflows.StaticDetails(req)
@@ -56,7 +47,7 @@ func updateWithStart(ctx context.Context, c client.Client, taskQueue string, in 
 	})
 	var started *serviceerror.WorkflowExecutionAlreadyStarted
 	if errors.As(err, &started) {
-		return Receipt(ctx, c, in.RequestKey, &req)
+		return queryReceipt(ctx, c, in.RequestKey, &req)
 	}
 	if err != nil {
 		return receipt.Receipt{}, fmt.Errorf("%s %s: %w", update, in.RequestKey, err)
@@ -68,9 +59,10 @@ func updateWithStart(ctx context.Context, c client.Client, taskQueue string, in 
 	return r, nil
 }
 
-// Receipt reads the current receipt of a key's saga, open or closed. With
-// req set, a different intent under the key is answered request_key_reused.
-func Receipt(ctx context.Context, c client.Client, requestKey string, req *booking.CommitRequest) (receipt.Receipt, error) {
+// queryReceipt reads the current receipt of a key's saga, open or closed.
+// With req set, a different intent under the key is answered
+// request_key_reused.
+func queryReceipt(ctx context.Context, c client.Client, requestKey string, req *booking.CommitRequest) (receipt.Receipt, error) {
 	v, err := c.QueryWorkflow(ctx, requestKey, "", booking.QueryReceipt, req)
 	if err != nil {
 		return receipt.Receipt{}, fmt.Errorf("receipt %s: %w", requestKey, err)
@@ -82,10 +74,10 @@ func Receipt(ctx context.Context, c client.Client, requestKey string, req *booki
 	return r, nil
 }
 
-// Update sends cancel or reschedule to a key's saga. A saga that has
+// update sends cancel or reschedule to a key's saga. A saga that has
 // closed (or that Temporal no longer keeps) is a *serviceerror.NotFound:
 // what that means depends on the update, so the caller answers it.
-func Update(ctx context.Context, c client.Client, requestKey, name string, arg any) (receipt.Receipt, error) {
+func update(ctx context.Context, c client.Client, requestKey, name string, arg any) (receipt.Receipt, error) {
 	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: requestKey, UpdateName: name,
 		Args: []any{arg}, WaitForStage: client.WorkflowUpdateStageCompleted})
 	if err != nil {
@@ -101,9 +93,9 @@ func Update(ctx context.Context, c client.Client, requestKey, name string, arg a
 // KeyByReference finds the request key whose saga carries the reference a
 // caller quotes. It is for keys the store has not decided yet (pending):
 // the store answers for every decided key.
-func KeyByReference(ctx context.Context, c client.Client, ref string) (string, error) {
+func (c *Client) KeyByReference(ctx context.Context, ref string) (string, error) {
 	query := visibility.ReferenceQuery(ref)
-	res, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: query, PageSize: 1})
+	res, err := c.tc.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: query, PageSize: 1})
 	if err != nil {
 		return "", fmt.Errorf("key by reference %s: %w", ref, err)
 	}
@@ -111,4 +103,21 @@ func KeyByReference(ctx context.Context, c client.Client, ref string) (string, e
 		return "", fmt.Errorf("key by reference %s: %w", ref, ErrNotFound)
 	}
 	return res.GetExecutions()[0].GetExecution().GetWorkflowId(), nil
+}
+
+// State is the saga's whole state, as an operator's timeline shows it;
+// ErrNotFound when Temporal has no saga for key.
+func (c *Client) State(ctx context.Context, key string) (workflows.BookingState, error) {
+	v, err := c.tc.QueryWorkflow(ctx, key, "", booking.QueryState)
+	if notFound(err) {
+		err = ErrNotFound
+	}
+	if err != nil {
+		return workflows.BookingState{}, fmt.Errorf("saga state %s: %w", key, err)
+	}
+	var st workflows.BookingState
+	if err := v.Get(&st); err != nil {
+		return workflows.BookingState{}, fmt.Errorf("saga state %s: %w", key, err)
+	}
+	return st, nil
 }

@@ -24,7 +24,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/bookingsaga/bookingsaga/internal/app"
-	"github.com/bookingsaga/bookingsaga/sagaclient"
 )
 
 const usage = `usage: starter [flags] <command> [command flags]
@@ -143,7 +142,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	defer conn.Close()
 	err = command(ctx, conn, cmd, rest, out)
-	if errors.Is(err, sagaclient.ErrNoCatalog) {
+	if errors.Is(err, app.ErrNoStore) {
 		return fmt.Errorf("%s reads the store: set -database-url or DATABASE_URL, or start the dev stack here (go run ./worker -dev)", cmd)
 	}
 	return err
@@ -152,10 +151,15 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 // command runs one of the commands that talk to Temporal.
 func command(ctx context.Context, conn *app.Conn, cmd string, rest []string, out io.Writer) error {
 	switch cmd {
-	case "book", "status", "cancel", "reschedule":
-		return terminal(ctx, conn.Saga, cmd, rest, out)
-	case "ops":
-		return ops(ctx, conn.Saga, rest, out)
+	case "book", "status", "cancel", "reschedule", "ops":
+		d, err := conn.Desk()
+		if err != nil {
+			return err
+		}
+		if cmd == "ops" {
+			return ops(ctx, d, rest, out)
+		}
+		return terminal(ctx, d, cmd, rest, out)
 	case "availability", "bookings":
 		cat, err := conn.Catalogue()
 		if err != nil {

@@ -14,7 +14,7 @@ import (
 	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/app"
-	"github.com/bookingsaga/bookingsaga/sagaclient"
+	"github.com/bookingsaga/bookingsaga/internal/desk"
 )
 
 // Beside a dev stack's data dir, a terminal command reads its payload keys
@@ -61,7 +61,7 @@ func TestOpsHelpAndAnEmptyAttentionList(t *testing.T) {
 	require.NoError(t, ops(context.Background(), nil, []string{"-h"}, &out))
 	require.Contains(t, out.String(), "attention")
 	out.Reset()
-	require.NoError(t, human(&out, sagaclient.Attention{}))
+	require.NoError(t, human(&out, desk.Attention{}))
 	require.Contains(t, out.String(), "Nothing needs attention")
 }
 
@@ -70,7 +70,7 @@ func TestOpsHelpAndAnEmptyAttentionList(t *testing.T) {
 func TestAttentionListsABookingOutsideItsRulesWithTheTeamFree(t *testing.T) {
 	t.Parallel()
 	var out bytes.Buffer
-	require.NoError(t, human(&out, sagaclient.Attention{OutsideRules: []booking.OutsideRules{{RequestKey: "k-ill", ResourceID: "agent-lea",
+	require.NoError(t, human(&out, desk.Attention{OutsideRules: []booking.OutsideRules{{RequestKey: "k-ill", ResourceID: "agent-lea",
 		StartsAt: time.Date(2026, 12, 8, 9, 0, 0, 0, time.UTC), Reason: "time off", FreeAgents: []string{"agent-tom", "agent-hugo"}}}}))
 	require.NotContains(t, out.String(), "Nothing needs attention")
 	require.Regexp(t, `k-ill\s+agent-lea\s+2026-12-08T09:00:00Z\s+time off\s+agent-tom agent-hugo`, out.String())

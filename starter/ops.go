@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/bookingsaga/bookingsaga/booking"
-	"github.com/bookingsaga/bookingsaga/sagaclient"
+	"github.com/bookingsaga/bookingsaga/internal/desk"
 )
 
 const opsUsage = `usage: starter ops <command> [-json]
@@ -37,7 +37,7 @@ const opsUsage = `usage: starter ops <command> [-json]
 `
 
 // ops runs the operator's commands.
-func ops(ctx context.Context, sc *sagaclient.Client, args []string, out io.Writer) error {
+func ops(ctx context.Context, sc *desk.Desk, args []string, out io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprint(out, opsUsage)
 		return errors.New("an ops command is required")
@@ -117,7 +117,7 @@ func human(out io.Writer, v any) error {
 	w := tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
 	defer w.Flush()
 	switch x := v.(type) {
-	case sagaclient.Attention:
+	case desk.Attention:
 		if len(x.Sagas) == 0 && len(x.Flags) == 0 && len(x.Handoffs) == 0 && len(x.OutsideRules) == 0 && len(x.ReconcileFailures) == 0 {
 			fmt.Fprintln(w, "Nothing needs attention: no saga pending or unmirrored, no open drift flag, no booking outside its rules, "+
 				"no caller waiting for a person, no reconciliation step failing.")
@@ -156,7 +156,7 @@ func human(out io.Writer, v any) error {
 				fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", f.Step, f.Since.Format(time.RFC3339), f.Last.Format(time.RFC3339), f.Error)
 			}
 		}
-	case sagaclient.Timeline:
+	case desk.Timeline:
 		if b := x.Booking; b != nil {
 			fmt.Fprintf(w, "store\t%s\t%s → %s\t%s\n", b.Status, b.Intent.StartsAt.Format(time.RFC3339), b.Intent.EndsAt.Format(time.RFC3339), b.Intent.TimeZone)
 		} else {

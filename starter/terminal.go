@@ -14,13 +14,13 @@ import (
 
 	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/desk"
 	"github.com/bookingsaga/bookingsaga/internal/speech"
 	"github.com/bookingsaga/bookingsaga/receipt"
-	"github.com/bookingsaga/bookingsaga/sagaclient"
 )
 
 // terminal runs book, status, cancel or reschedule and prints the receipt.
-func terminal(ctx context.Context, sc *sagaclient.Client, cmd string, args []string, out io.Writer) error {
+func terminal(ctx context.Context, sc *desk.Desk, cmd string, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "print the receipt as JSON")
 	var slot api.Slot
@@ -57,7 +57,7 @@ func terminal(ctx context.Context, sc *sagaclient.Client, cmd string, args []str
 	return err
 }
 
-func runTerminal(ctx context.Context, sc *sagaclient.Client, cmd string, pos []string, b api.BookingBody) (receipt.Receipt, error) {
+func runTerminal(ctx context.Context, sc *desk.Desk, cmd string, pos []string, b api.BookingBody) (receipt.Receipt, error) {
 	if cmd != "book" && len(pos) != 1 {
 		return receipt.Receipt{}, fmt.Errorf("%s needs exactly one request key", cmd)
 	}

@@ -16,7 +16,7 @@ import (
 )
 
 // Sagas are the saga client's calls the routes make
-// (*sagaclient.Client).
+// (*desk.Desk).
 type Sagas interface {
 	RecordOutcome(ctx context.Context, in booking.OutcomeInput) (booking.OutcomeOutput, error)
 	Reassign(ctx context.Context, key, agent string) (receipt.Receipt, error)

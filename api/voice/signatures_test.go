@@ -18,7 +18,7 @@ import (
 
 	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/api/staff"
-	"github.com/bookingsaga/bookingsaga/sagaclient"
+	"github.com/bookingsaga/bookingsaga/internal/desk"
 )
 
 var now = time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
@@ -32,7 +32,7 @@ func guarded(t *testing.T, edge api.Config, cfg Config) string {
 	tc, err := client.NewLazyClient(client.Options{HostPort: "127.0.0.1:1"})
 	require.NoError(t, err)
 	t.Cleanup(tc.Close)
-	sc := sagaclient.New(tc, sagaclient.Options{})
+	sc := desk.New(tc, nil, desk.Options{}) // no store: every call fails at Temporal first
 	edge.CallTimeout, edge.Now = 200*time.Millisecond, cfg.Now
 	srv := api.New(sc, edge)
 	srv.Mount(New(sc, cfg).Routes()...)

@@ -102,7 +102,7 @@ type Tools struct {
 	mcpServer http.Handler
 }
 
-// Sagas is what the tools ask of the saga client (*sagaclient.Client
+// Sagas is what the tools ask of the saga client (*desk.Desk
 // implements it): the booking calls, and the conversation's bookkeeping
 // (which keys it made or adopted; a key let go).
 type Sagas interface {

@@ -27,6 +27,7 @@ import (
 	"github.com/bookingsaga/bookingsaga/internal/admission"
 	"github.com/bookingsaga/bookingsaga/internal/apikey"
 	"github.com/bookingsaga/bookingsaga/internal/catalog"
+	"github.com/bookingsaga/bookingsaga/internal/desk"
 	"github.com/bookingsaga/bookingsaga/internal/httpserve"
 	"github.com/bookingsaga/bookingsaga/internal/localtime"
 	"github.com/bookingsaga/bookingsaga/internal/store"
@@ -112,13 +113,18 @@ func (r *Reads) Ping(ctx context.Context) error { return r.pool.Ping(ctx) }
 // Close closes the connections.
 func (r *Reads) Close() { r.pool.Close() }
 
-// Conn is a command's connection: the saga client, with the store's reads
-// when a database is configured, and the Temporal client under it.
+// Conn is a command's connection: the desk over the saga client and the
+// store's reads, when a database is configured, and the Temporal client
+// under it.
 type Conn struct {
-	Saga     *sagaclient.Client
 	Temporal client.Client
+	desk     *desk.Desk
 	reads    *Reads
 }
+
+// ErrNoStore is a command that reads the store run with no database
+// configured.
+var ErrNoStore = errors.New("no database: this command reads the store")
 
 // Connect builds the connection of cfg. Temporal is dialled on first use,
 // so reads of the store work while Temporal is down.
@@ -128,23 +134,30 @@ func Connect(ctx context.Context, cfg ClientConfig, logger *zap.Logger) (*Conn, 
 		return nil, err
 	}
 	c := &Conn{Temporal: tc}
-	opts := sagaOptions(cfg)
 	if cfg.DatabaseURL != "" {
 		if c.reads, err = OpenReads(ctx, cfg.DatabaseURL, cfg.Mirrors, logger); err != nil {
 			tc.Close()
 			return nil, err
 		}
-		opts.Catalog, opts.Contacts = c.reads.Catalog, c.reads.Store
+		c.desk = newDesk(tc, cfg, c.reads, desk.Options{})
 	}
-	c.Saga = sagaclient.New(tc, opts)
 	return c, nil
+}
+
+// Desk is the connection's door to the bookings; without a database it
+// says so.
+func (c *Conn) Desk() (*desk.Desk, error) {
+	if c.desk == nil {
+		return nil, ErrNoStore
+	}
+	return c.desk, nil
 }
 
 // Catalogue is the store's catalogue, for the commands that read it;
 // without a database it says so.
 func (c *Conn) Catalogue() (api.Catalogue, error) {
 	if c.reads == nil {
-		return nil, sagaclient.ErrNoCatalog
+		return nil, ErrNoStore
 	}
 	return c.reads.Catalog, nil
 }
@@ -157,8 +170,12 @@ func (c *Conn) Close() {
 	c.Temporal.Close()
 }
 
-func sagaOptions(cfg ClientConfig) sagaclient.Options {
-	return sagaclient.Options{TaskQueue: cfg.TaskQueue, Settings: workflows.Settings{CommitWait: cfg.CommitWait}}
+// newDesk is the desk of a process over tc and reads: the saga client
+// as cfg sets it, sealing contacts with the store's keys.
+func newDesk(tc client.Client, cfg ClientConfig, reads *Reads, opts desk.Options) *desk.Desk {
+	opts.Sagas.TaskQueue, opts.Sagas.Settings = cfg.TaskQueue, workflows.Settings{CommitWait: cfg.CommitWait}
+	opts.Sagas.Contacts = reads.Store
+	return desk.New(tc, reads.Catalog, opts)
 }
 
 func dialTemporal(cfg temporalclient.Config, logger *zap.Logger, dial func(client.Options) (client.Client, error)) (client.Client, error) {
@@ -275,13 +292,10 @@ func NewAPI(ctx context.Context, cfg APIConfig, logger *zap.Logger, scope tally.
 		tc.Close()
 		return nil, err
 	}
-	opts := sagaOptions(cfg.ClientConfig)
-	opts.Catalog, opts.Contacts = reads.Catalog, reads.Store
 	inFlight, limit := scope.Gauge("booking_calls_in_flight"), scope.Gauge("admission_limit")
 	admit := admission.New(admission.Config{Target: cfg.AdmitTarget, Max: cfg.MaxInFlight, Min: 4,
 		OnInFlight: func(n int) { inFlight.Update(float64(n)) }, OnLimit: func(n int) { limit.Update(float64(n)) }})
-	opts.OnPending, opts.Log = NotePending(reads.Store, logger), logger
-	sc := sagaclient.New(tc, opts)
+	sc := newDesk(tc, cfg.ClientConfig, reads, desk.Options{OnPending: NotePending(reads.Store, logger), Sagas: sagaclient.Options{Log: logger}})
 	names := speech.NewNames(reads.Store)
 	if err := names.Refresh(ctx); err != nil {
 		// The lines say "the property" until the next refresh.
@@ -330,7 +344,7 @@ func keepNames(ctx context.Context, names *speech.Names, logger *zap.Logger) {
 // mounted on it, the tools sharing the API's catalogue, bookings, display
 // names, language, clock and metrics (the contacts they find callers by
 // are their own: tools.Contacts).
-func Edge(sc *sagaclient.Client, cfg api.Config, tools voice.Config) http.Handler {
+func Edge(sc *desk.Desk, cfg api.Config, tools voice.Config) http.Handler {
 	if cfg.Timeline == nil {
 		cfg.Timeline = func(ctx context.Context, key string) (any, error) { return sc.Timeline(ctx, key) }
 	}

@@ -68,27 +68,34 @@ func TestLayersHoldTheirFloors(t *testing.T) {
 	}
 	// The API and the client an agent backend imports talk to Temporal
 	// and take the store's reads as interfaces the wiring fills.
-	// The edge links no Temporal package at all: it holds the saga client
-	// as ports (api.Sagas, voice.Sagas, staff.Sagas), and the saga client translates
-	// Temporal's errors at its one boundary.
-	links("api", module+"internal/store", module+"activities", "github.com/jackc/pgx", module+"api/voice", module+"api/staff", module+"sagaclient", "go.temporal.io/")
+	// The edge links no Temporal package at all: it holds the desk as
+	// ports (api.Sagas, voice.Sagas, staff.Sagas), and the saga client
+	// under it translates Temporal's errors at its one boundary.
+	edgeBans := []string{module + "internal/store", module + "activities", "github.com/jackc/pgx", module + "sagaclient", module + "internal/desk", "go.temporal.io/"}
+	links("api", append(edgeBans, module+"api/voice", module+"api/staff")...)
 	for _, mounted := range []string{"api/voice", "api/staff"} {
-		links(mounted, module+"internal/store", module+"activities", "github.com/jackc/pgx", module+"sagaclient", "go.temporal.io/")
+		links(mounted, edgeBans...)
 	}
 	// The shared vocabulary links no Temporal SDK either.
 	links("booking", "go.temporal.io/")
 	links("receipt", "go.temporal.io/")
-	links("sagaclient", module+"internal/store", module+"activities", module+"internal/gcal", "github.com/jackc/pgx", "google.golang.org/api")
-	// The public client reaches under internal/ for the search
-	// attributes' names alone, and inside the module only the wiring
-	// and the CLI hold it.
+	// The public client needs a Temporal client and nothing of the store:
+	// the desk checks answers against it, inside the module.
+	links("sagaclient", module+"internal/store", module+"internal/catalog", module+"internal/desk", module+"activities",
+		module+"internal/gcal", "github.com/jackc/pgx", "google.golang.org/api")
+	// It reaches under internal/ for the search attributes' names alone;
+	// inside the module, only the wiring and the desk hold it, and only
+	// the wiring, the fault suite and the CLI hold the desk.
 	for _, imp := range pkgs["sagaclient"].imports {
 		in := strings.TrimPrefix(imp, module)
 		require.False(t, strings.HasPrefix(in, "internal/") && in != "internal/visibility", "sagaclient imports %s", imp)
 	}
 	for name, p := range pkgs {
 		if slices.Contains(p.imports, module+"sagaclient") {
-			require.Contains(t, []string{"internal/app", "internal/app/chaos", "starter"}, name, "%s imports sagaclient", name)
+			require.Contains(t, []string{"internal/app", "internal/desk"}, name, "%s imports sagaclient", name)
+		}
+		if slices.Contains(p.imports, module+"internal/desk") {
+			require.Contains(t, []string{"internal/app", "internal/app/chaos", "starter"}, name, "%s imports the desk", name)
 		}
 	}
 	// Workflows are deterministic code: no client, no I/O adapters.

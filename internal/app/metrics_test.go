@@ -27,9 +27,9 @@ import (
 	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/api/voice"
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/desk"
 	"github.com/bookingsaga/bookingsaga/internal/localtime"
 	"github.com/bookingsaga/bookingsaga/internal/metrics"
-	"github.com/bookingsaga/bookingsaga/sagaclient"
 	"github.com/bookingsaga/bookingsaga/workflows"
 )
 
@@ -97,7 +97,7 @@ func TestEveryMetricIsThereBeforeTheFirstBooking(t *testing.T) {
 	m := metrics.New(zap.NewNop())
 	t.Cleanup(func() { _ = m.Close() })
 	RegisterMetrics(m, "default", booking.TaskQueue)
-	Edge(sagaclient.New(nil, sagaclient.Options{}), api.Config{Metrics: m.Scope()}, voice.Config{})
+	Edge(desk.New(nil, nil, desk.Options{}), api.Config{Metrics: m.Scope()}, voice.Config{})
 	srv := httptest.NewServer(m.Handler())
 	t.Cleanup(srv.Close)
 	res, err := http.Get(srv.URL)

@@ -19,11 +19,11 @@ import (
 	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/catalog"
+	"github.com/bookingsaga/bookingsaga/internal/desk"
 	"github.com/bookingsaga/bookingsaga/internal/gcal"
 	"github.com/bookingsaga/bookingsaga/internal/store"
 	"github.com/bookingsaga/bookingsaga/internal/zaplog"
 	"github.com/bookingsaga/bookingsaga/receipt"
-	"github.com/bookingsaga/bookingsaga/sagaclient"
 )
 
 // The restore campaign (Options.Restore): the store is restored from a
@@ -223,7 +223,7 @@ func (c *cluster) restoreAll(ctx context.Context, pool *pgxpool.Pool, lost []str
 		return nil, fmt.Errorf("connect temporal: %w", err)
 	}
 	defer tc.Close()
-	sc := sagaclient.New(tc, sagaclient.Options{Catalog: &catalog.Catalog{Store: store.New(pool, store.Config{}), Log: zap.NewNop()}})
+	sc := desk.New(tc, &catalog.Catalog{Store: store.New(pool, store.Config{}), Log: zap.NewNop()}, desk.Options{})
 	refused := map[string]receipt.Status{}
 	for _, k := range lost {
 		rctx, cancel := context.WithTimeout(ctx, 30*time.Second)

@@ -28,6 +28,7 @@ import (
 	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/api/voice"
 	"github.com/bookingsaga/bookingsaga/internal/apikey"
+	"github.com/bookingsaga/bookingsaga/internal/desk"
 	"github.com/bookingsaga/bookingsaga/internal/egress"
 	"github.com/bookingsaga/bookingsaga/internal/store"
 	"github.com/bookingsaga/bookingsaga/receipt"
@@ -74,12 +75,12 @@ var apiKey, apiKeys = func() (string, *apikey.Keyring) {
 
 // serveAPI serves the agent API over the fixture's worker, with the tests'
 // key unless cfg has keys of its own.
-func (f *fixture) serveAPI(cfg api.Config, reads ...sagaclient.Catalog) string {
+func (f *fixture) serveAPI(cfg api.Config, reads ...desk.Catalog) string {
 	return f.serveEdge(cfg, voice.Config{}, reads...)
 }
 
 // serveEdge is serveAPI with the voice tools' own settings.
-func (f *fixture) serveEdge(cfg api.Config, tools voice.Config, reads ...sagaclient.Catalog) string {
+func (f *fixture) serveEdge(cfg api.Config, tools voice.Config, reads ...desk.Catalog) string {
 	if cfg.Keys == nil {
 		cfg.Keys = apiKeys
 	}
@@ -109,14 +110,15 @@ func (f *fixture) serveEdge(cfg api.Config, tools voice.Config, reads ...sagacli
 	if tools.Contacts == nil {
 		tools.Contacts = vault
 	}
-	var cat sagaclient.Catalog = f.catalog
+	var cat desk.Catalog = f.catalog
 	if len(reads) > 0 {
 		cat = reads[0]
 	}
 	if cfg.Catalogue == nil {
 		cfg.Catalogue = f.catalog
 	}
-	sc := sagaclient.New(f.client, sagaclient.Options{Catalog: cat, TaskQueue: f.queue, Settings: f.settings, Contacts: vault, OnPending: app.NotePending(vault, zap.NewNop())})
+	sc := desk.New(f.client, cat, desk.Options{Sagas: sagaclient.Options{TaskQueue: f.queue, Settings: f.settings, Contacts: vault},
+		OnPending: app.NotePending(vault, zap.NewNop())})
 	srv := httptest.NewServer(app.Edge(sc, cfg, tools))
 	f.t.Cleanup(srv.Close)
 	return srv.URL

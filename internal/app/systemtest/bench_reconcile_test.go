@@ -14,7 +14,6 @@ import (
 
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/receipt"
-	"github.com/bookingsaga/bookingsaga/sagaclient"
 	"github.com/bookingsaga/bookingsaga/workflows"
 )
 
@@ -80,7 +79,7 @@ func (f *fixture) openBookings(n int) []string {
 		wg.Go(func() {
 			for req := range reqs {
 				key := uuid.NewString()
-				r, err := sagaclient.Commit(ctx, f.client, f.queue, workflows.BookingInput{RequestKey: key, Settings: f.settings}, req)
+				r, err := f.saga().Commit(ctx, key, req)
 				require.NoError(f.t, err)
 				require.Equal(f.t, receipt.StatusConfirmed, r.Status, "%s %s", req.Intent.PropertyID, req.Intent.StartsAt)
 				mu.Lock()

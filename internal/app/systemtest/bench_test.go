@@ -170,7 +170,7 @@ func (f *fixture) benchBooker() func(queue string, texted bool) call {
 				}
 				req.Contact = sealed
 			}
-			r, err := sagaclient.Commit(ctx, f.client, queue, workflows.BookingInput{RequestKey: key}, req)
+			r, err := sagaclient.New(f.client, sagaclient.Options{TaskQueue: queue, Margin: time.Minute}).Commit(ctx, key, req)
 			if err == nil && r.Status != receipt.StatusConfirmed {
 				err = fmt.Errorf("booking %d: %s", i, r.Status)
 			}

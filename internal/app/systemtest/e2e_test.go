@@ -167,7 +167,7 @@ func (d *devStack) screenshots() {
 	saga, list := filepath.Join(dir, "saga.png"), filepath.Join(dir, "list.png")
 	cmd := exec.Command("bash", "scripts/screenshot.sh", saga, list, d.dataDir)
 	cmd.Dir = "../../.."
-	cmd.Env = append(os.Environ(), "TEMPORAL_ADDRESS="+d.frontal, "TEMPORAL_UI=http://"+d.ui)
+	cmd.Env = append(os.Environ(), "TEMPORAL_ADDRESS="+d.frontal, "TEMPORAL_UI=http://"+d.ui, "DATABASE_URL="+d.dbURL)
 	out, err := cmd.CombinedOutput()
 	require.NoError(d.t, err, "%s", out)
 	for _, png := range []string{saga, list} {

@@ -23,6 +23,7 @@ import (
 	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/api/voice"
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/desk"
 	"github.com/bookingsaga/bookingsaga/internal/store"
 	"github.com/bookingsaga/bookingsaga/payloadcodec"
 	"github.com/bookingsaga/bookingsaga/receipt"
@@ -54,7 +55,7 @@ func setupSealed(t *testing.T) sealedAPI {
 	require.NoError(t, w.Start())
 	t.Cleanup(w.Stop)
 	vault := store.New(f.pool, store.Config{})
-	sc := sagaclient.New(sealed, sagaclient.Options{Catalog: f.catalog, TaskQueue: queue, Settings: f.settings, Contacts: vault})
+	sc := desk.New(sealed, f.catalog, desk.Options{Sagas: sagaclient.Options{TaskQueue: queue, Settings: f.settings, Contacts: vault}})
 	srv := httptest.NewServer(app.Edge(sc, api.Config{Catalogue: f.catalog, Keys: apiKeys, Contacts: vault}, voice.Config{}))
 	t.Cleanup(srv.Close)
 	return sealedAPI{fixture: f, url: srv.URL, codec: codec}

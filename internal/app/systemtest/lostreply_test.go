@@ -18,8 +18,8 @@ import (
 	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/api/voice"
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/desk"
 	"github.com/bookingsaga/bookingsaga/receipt"
-	"github.com/bookingsaga/bookingsaga/sagaclient"
 )
 
 // lostReply lets an Update-with-Start reach Temporal and complete there,
@@ -56,7 +56,7 @@ func TestALostAnswerFromTemporalIsPendingNeverAFailure(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	fault := &lostReply{}
-	url, sc := f.serveThrough(sagaclient.Options{}, voice.Config{}, fault)
+	url, sc := f.serveThrough(desk.Options{}, voice.Config{}, fault)
 	fault.lose.Store(true)
 
 	// The HTTP API.
@@ -133,7 +133,7 @@ func TestAPendingBookingHoldsTheConversation(t *testing.T) {
 // storeDown is the catalogue with the store out of reach while down is
 // set: what the store decided cannot be read.
 type storeDown struct {
-	sagaclient.Catalog
+	desk.Catalog
 	down *atomic.Bool
 }
 
@@ -183,7 +183,7 @@ func TestAConversationBookkeepingFaultNeverChangesTheAnswer(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	fault := &lostBookkeeping{}
-	url, _ := f.serveThrough(sagaclient.Options{}, voice.Config{}, fault)
+	url, _ := f.serveThrough(desk.Options{}, voice.Config{}, fault)
 	call := "call-" + uuid.NewString()
 	tool := func(name string, args map[string]any) string { return f.retellTool(url, call, name, args) }
 	args := bookArgs(t, 13)

@@ -13,11 +13,8 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/converter"
 
-	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/localtime"
 	"github.com/bookingsaga/bookingsaga/receipt"
-	"github.com/bookingsaga/bookingsaga/sagaclient"
-	"github.com/bookingsaga/bookingsaga/workflows"
 )
 
 // The Temporal UI reads a saga's user metadata: the static summary names
@@ -50,7 +47,7 @@ func TestTheUIShowsWhatEachSagaIs(t *testing.T) {
 	require.Contains(t, details, "| Next | viewing ends; the saga closes · ")
 	require.Contains(t, f.details(loser), "**CONFLICT** · the agent is told `conflict`")
 
-	_, err = sagaclient.Update(f.ctx, f.client, key, booking.UpdateCancel, workflows.CancelRequest{})
+	_, err = f.saga().Cancel(f.ctx, key)
 	require.NoError(t, err)
 	f.eventually(func() bool { return strings.Contains(f.details(key), "**CANCELLED** · the agent is told `cancelled`") }, "details follow the cancel")
 

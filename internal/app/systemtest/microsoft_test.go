@@ -14,8 +14,6 @@ import (
 	"github.com/bookingsaga/bookingsaga/internal/gcal"
 	"github.com/bookingsaga/bookingsaga/internal/msgraph/graphtest"
 	"github.com/bookingsaga/bookingsaga/receipt"
-	"github.com/bookingsaga/bookingsaga/sagaclient"
-	"github.com/bookingsaga/bookingsaga/workflows"
 )
 
 // microsoftAgent puts an agent whose calendar is the fake tenant's
@@ -100,7 +98,7 @@ func TestABookingAcrossGoogleAndMicrosoft365(t *testing.T) {
 	require.Equal(t, "confirmed", f.event(propertyCal, key).Status)
 	f.quiet()
 
-	_, err = sagaclient.Update(f.ctx, f.client, key, booking.UpdateCancel, workflows.CancelRequest{})
+	_, err = f.saga().Cancel(f.ctx, key)
 	require.NoError(t, err)
 	f.eventually(func() bool { return f.liveEvents(propertyCal) == 0 && len(f.ourGraphEvents(key)) == 0 }, "both events removed")
 	require.Len(t, f.graph.Events(agentMailbox), 1, "the dentist still stays")

@@ -20,6 +20,7 @@ import (
 
 	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/api/voice"
+	"github.com/bookingsaga/bookingsaga/internal/desk"
 	"github.com/bookingsaga/bookingsaga/internal/store"
 	"github.com/bookingsaga/bookingsaga/receipt"
 	"github.com/bookingsaga/bookingsaga/sagaclient"
@@ -81,7 +82,7 @@ func TestConcurrentBooksWaitForThePendingOne(t *testing.T) {
 	w.RegisterWorkflow(workflows.Conversation) // the call's key book, and no booking saga
 	require.NoError(t, w.Start())
 	t.Cleanup(w.Stop)
-	sc := sagaclient.New(f.client, sagaclient.Options{Catalog: f.catalog, TaskQueue: queue, Settings: f.settings})
+	sc := desk.New(f.client, f.catalog, desk.Options{Sagas: sagaclient.Options{TaskQueue: queue, Settings: f.settings}})
 	srv := httptest.NewServer(app.Edge(sc, api.Config{Catalogue: f.catalog, Keys: apiKeys}, voice.Config{RetellKey: "retell-key"}))
 	t.Cleanup(srv.Close)
 	callID := "call-" + uuid.NewString()
@@ -122,19 +123,19 @@ func TestConcurrentBooksWaitForThePendingOne(t *testing.T) {
 // noSagas is a saga client on a queue whose worker runs conversations and
 // no booking saga, as during a deploy: every booking call on it answers
 // pending_reconciliation.
-func (f *fixture) noSagas() *sagaclient.Client {
+func (f *fixture) noSagas() *desk.Desk {
 	f.t.Helper()
 	queue := "no-sagas-" + uuid.NewString()
 	w := worker.New(f.client, queue, worker.Options{})
 	w.RegisterWorkflow(workflows.Conversation)
 	require.NoError(f.t, w.Start())
 	f.t.Cleanup(w.Stop)
-	return sagaclient.New(f.client, sagaclient.Options{Catalog: f.catalog, TaskQueue: queue, Settings: f.settings})
+	return desk.New(f.client, f.catalog, desk.Options{Sagas: sagaclient.Options{TaskQueue: queue, Settings: f.settings}})
 }
 
 // outstanding are the keys the conversation holds open, as a new choice
 // of another slot sees them.
-func (f *fixture) outstanding(sc *sagaclient.Client, conv string, hour int) []string {
+func (f *fixture) outstanding(sc *desk.Desk, conv string, hour int) []string {
 	f.t.Helper()
 	ch, err := sc.Choose(f.ctx, conv, commitRequest(slot(f.t, hour)).Intent, false)
 	require.NoError(f.t, err)

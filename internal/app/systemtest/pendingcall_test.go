@@ -13,8 +13,8 @@ import (
 	"github.com/bookingsaga/bookingsaga/api/voice"
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/app"
+	"github.com/bookingsaga/bookingsaga/internal/desk"
 	"github.com/bookingsaga/bookingsaga/receipt"
-	"github.com/bookingsaga/bookingsaga/sagaclient"
 )
 
 // The TestAPendingCall… tests share one fault: a booking call Temporal
@@ -29,7 +29,7 @@ func setupUnsent(t *testing.T) (*fixture, string, *unsent) {
 	t.Helper()
 	f := setup(t)
 	drop := &unsent{}
-	url, _ := f.serveThrough(sagaclient.Options{OnPending: app.NotePending(f.acts.Store, zap.NewNop())},
+	url, _ := f.serveThrough(desk.Options{OnPending: app.NotePending(f.acts.Store, zap.NewNop())},
 		voice.Config{RetellKey: "retell-key"}, drop)
 	return f, url, drop
 }
@@ -103,7 +103,7 @@ func TestAPendingCallCancelledBooksNothing(t *testing.T) {
 	t.Parallel()
 	f, fake := setupTexting(t)
 	drop := &unsent{}
-	url, _ := f.serveThrough(sagaclient.Options{OnPending: app.NotePending(f.acts.Store, zap.NewNop())}, voice.Config{}, drop)
+	url, _ := f.serveThrough(desk.Options{OnPending: app.NotePending(f.acts.Store, zap.NewNop())}, voice.Config{}, drop)
 	key := uuid.NewString()
 	body := bookingBody(key, slot(t, 10))
 	body.Contact = &api.Contact{Name: "Camille", Phone: "+33612345678", Notify: "sms", Language: "fr-FR"}

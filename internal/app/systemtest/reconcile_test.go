@@ -24,6 +24,7 @@ import (
 
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/calendars"
+	"github.com/bookingsaga/bookingsaga/internal/desk"
 	"github.com/bookingsaga/bookingsaga/internal/fakeserver"
 	"github.com/bookingsaga/bookingsaga/internal/gcal"
 	"github.com/bookingsaga/bookingsaga/internal/metrics"
@@ -200,7 +201,7 @@ func TestReconcileSettlesASagaStuckInUnknown(t *testing.T) {
 	stall.stalled.Store(false)
 	f.eventually(func() bool { return f.state(key).State == workflows.StateConfirmed }, "the saga read the store")
 	f.record(key, "stuck_unknown_signalled")
-	got, err := sagaclient.Receipt(f.ctx, f.client, key, nil)
+	got, err := f.saga().Receipt(f.ctx, key)
 	require.NoError(t, err)
 	require.Equal(t, receipt.StatusConfirmed, got.Status, "the agent's status call sees the result")
 	require.Equal(t, 1, f.bookings())
@@ -353,7 +354,7 @@ func TestAttentionListsSilentSagas(t *testing.T) {
 		workflows.BookingInput{RequestKey: key})
 	require.NoError(t, err)
 	listed := func(silent time.Duration) bool {
-		att, err := sagaclient.New(f.client, sagaclient.Options{Catalog: f.catalog, TaskQueue: f.queue, Silent: silent}).Attention(f.ctx)
+		att, err := desk.New(f.client, f.catalog, desk.Options{Sagas: sagaclient.Options{TaskQueue: f.queue}, Silent: silent}).Attention(f.ctx)
 		require.NoError(t, err)
 		for _, s := range att.Sagas {
 			if s.RequestKey == key {

@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/bookingsaga/bookingsaga/internal/desk"
 	"github.com/bookingsaga/bookingsaga/internal/zaplog"
 	"github.com/bookingsaga/bookingsaga/receipt"
 	"github.com/bookingsaga/bookingsaga/sagaclient"
@@ -34,7 +35,7 @@ func TestAConflictIsNeitherAFailedActivityNorAnErrorLog(t *testing.T) {
 	app.Register(w, f.acts)
 	require.NoError(t, w.Start())
 	t.Cleanup(w.Stop)
-	sc := sagaclient.New(c, sagaclient.Options{Catalog: f.catalog, TaskQueue: queue, Settings: f.settings})
+	sc := desk.New(c, f.catalog, desk.Options{Sagas: sagaclient.Options{TaskQueue: queue, Settings: f.settings}})
 
 	first, err := sc.Commit(f.ctx, uuid.NewString(), commitRequest(slot(t, 11)))
 	require.NoError(t, err)

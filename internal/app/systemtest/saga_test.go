@@ -18,7 +18,6 @@ import (
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/fakeserver"
 	"github.com/bookingsaga/bookingsaga/receipt"
-	"github.com/bookingsaga/bookingsaga/sagaclient"
 	"github.com/bookingsaga/bookingsaga/workflows"
 )
 
@@ -60,7 +59,7 @@ func TestTwentyKeysRaceForOneSlot(t *testing.T) {
 	for _, r := range got {
 		if r.Status == receipt.StatusPending {
 			f.eventually(func() bool {
-				s, err := sagaclient.Receipt(f.ctx, f.client, r.RequestKey, nil)
+				s, err := f.saga().Receipt(f.ctx, r.RequestKey)
 				if err == nil && s.Status != receipt.StatusPending {
 					r = s
 				}
@@ -156,7 +155,7 @@ func TestSameKeyAfterCloseGetsTheOriginalReceipt(t *testing.T) {
 	f := setup(t)
 	key, req := uuid.NewString(), commitRequest(slot(t, 14))
 	require.Equal(t, receipt.StatusConfirmed, f.commit(key, req).Status)
-	cancelled, err := sagaclient.Update(f.ctx, f.client, key, booking.UpdateCancel, workflows.CancelRequest{})
+	cancelled, err := f.saga().Cancel(f.ctx, key)
 	require.NoError(t, err)
 	require.Equal(t, receipt.StatusCancelled, cancelled.Status)
 	run := f.client.GetWorkflow(f.ctx, key, "")
@@ -180,14 +179,12 @@ func TestRescheduleBooksNewThenReleasesOld(t *testing.T) {
 	taken := f.commit(uuid.NewString(), commitRequest(slot(t, 17)))
 	require.Equal(t, receipt.StatusConfirmed, taken.Status)
 
-	refused, err := sagaclient.Update(f.ctx, f.client, oldKey, booking.UpdateReschedule,
-		workflows.RescheduleRequest{NewRequestKey: uuid.NewString(), Commit: commitRequest(slot(t, 17))})
+	refused, err := f.saga().Reschedule(f.ctx, oldKey, uuid.NewString(), commitRequest(slot(t, 17)))
 	require.NoError(t, err)
 	require.Equal(t, receipt.StatusConflict, refused.Status)
 	require.Equal(t, workflows.StateConfirmed, f.state(oldKey).State, "a conflict leaves the old booking")
 
-	moved, err := sagaclient.Update(f.ctx, f.client, oldKey, booking.UpdateReschedule,
-		workflows.RescheduleRequest{NewRequestKey: newKey, Commit: commitRequest(slot(t, 18))})
+	moved, err := f.saga().Reschedule(f.ctx, oldKey, newKey, commitRequest(slot(t, 18)))
 	require.NoError(t, err)
 	require.Equal(t, receipt.StatusConfirmed, moved.Status)
 	require.Equal(t, oldKey, moved.Replaces)
@@ -195,7 +192,7 @@ func TestRescheduleBooksNewThenReleasesOld(t *testing.T) {
 	require.Equal(t, receipt.StatusConfirmed, again.Status, "the agent re-sending the new slot under the new key is a retry, not a reuse")
 	require.Equal(t, moved.BookingID, again.BookingID)
 	require.NoError(t, f.client.GetWorkflow(f.ctx, oldKey, "").Get(f.ctx, nil), "the old saga closed once released")
-	old, err := sagaclient.Receipt(f.ctx, f.client, oldKey, nil)
+	old, err := f.saga().Receipt(f.ctx, oldKey)
 	require.NoError(t, err)
 	require.Equal(t, receipt.StatusRescheduled, old.Status)
 	require.Equal(t, newKey, old.ReplacedBy)
@@ -215,8 +212,7 @@ func TestRescheduleToAnOverlappingSlot(t *testing.T) {
 
 	// "Can we make it a quarter of an hour later?": the same property and
 	// agent, overlapping the old slot and its calendar events.
-	moved, err := sagaclient.Update(f.ctx, f.client, oldKey, booking.UpdateReschedule,
-		workflows.RescheduleRequest{NewRequestKey: newKey, Commit: commitRequest(slot(t, 16).Add(15 * time.Minute))})
+	moved, err := f.saga().Reschedule(f.ctx, oldKey, newKey, commitRequest(slot(t, 16).Add(15*time.Minute)))
 	require.NoError(t, err)
 	require.Equal(t, receipt.StatusConfirmed, moved.Status, "%+v", moved.Reason)
 	require.NoError(t, f.client.GetWorkflow(f.ctx, oldKey, "").Get(f.ctx, nil))

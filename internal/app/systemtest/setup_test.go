@@ -29,6 +29,7 @@ import (
 	"github.com/bookingsaga/bookingsaga/internal/catalog"
 	"github.com/bookingsaga/bookingsaga/internal/crm"
 	"github.com/bookingsaga/bookingsaga/internal/crm/crmtest"
+	"github.com/bookingsaga/bookingsaga/internal/desk"
 	"github.com/bookingsaga/bookingsaga/internal/egress"
 	"github.com/bookingsaga/bookingsaga/internal/gcal/gcaltest"
 	"github.com/bookingsaga/bookingsaga/internal/localtime"
@@ -196,7 +197,7 @@ func commitRequest(start time.Time) booking.CommitRequest {
 
 func (f *fixture) commit(key string, req booking.CommitRequest) receipt.Receipt {
 	f.t.Helper()
-	r, err := sagaclient.Commit(f.ctx, f.client, f.queue, workflows.BookingInput{RequestKey: key, Settings: f.settings}, req)
+	r, err := f.saga().Commit(f.ctx, key, req)
 	require.NoError(f.t, err)
 	return r
 }
@@ -247,8 +248,15 @@ func (f *fixture) liveEvents(calendarID string) int {
 	return n
 }
 
-// sagas is a saga client over the fixture's worker and catalogue, as an
-// agent backend has one.
-func (f *fixture) sagas() *sagaclient.Client {
-	return sagaclient.New(f.client, sagaclient.Options{Catalog: f.catalog, TaskQueue: f.queue, Settings: f.settings})
+// sagas is the desk over the fixture's worker and catalogue, as the API
+// has it.
+func (f *fixture) sagas() *desk.Desk {
+	return desk.New(f.client, f.catalog, desk.Options{Sagas: sagaclient.Options{TaskQueue: f.queue, Settings: f.settings}})
+}
+
+// saga is the public saga client over the fixture's worker, as an agent
+// backend of its own has it, with a margin that lets a call on a loaded
+// machine wait for the saga's own answer.
+func (f *fixture) saga() *sagaclient.Client {
+	return sagaclient.New(f.client, sagaclient.Options{TaskQueue: f.queue, Settings: f.settings, Margin: time.Minute})
 }

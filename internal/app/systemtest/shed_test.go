@@ -16,6 +16,7 @@ import (
 	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/api/voice"
 	"github.com/bookingsaga/bookingsaga/internal/admission"
+	"github.com/bookingsaga/bookingsaga/internal/desk"
 	"github.com/bookingsaga/bookingsaga/receipt"
 	"github.com/bookingsaga/bookingsaga/sagaclient"
 	"github.com/bookingsaga/bookingsaga/workflows"
@@ -29,8 +30,8 @@ func TestOverloadIsShedAtOnceAndNothingAdmittedIs(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	inFlight := make(chan int, 16)
-	sc := sagaclient.New(f.client, sagaclient.Options{Catalog: f.catalog, TaskQueue: "no-sagas-" + uuid.NewString(),
-		Settings: workflows.Settings{CommitWait: 2 * time.Second}})
+	sc := desk.New(f.client, f.catalog, desk.Options{Sagas: sagaclient.Options{TaskQueue: "no-sagas-" + uuid.NewString(),
+		Settings: workflows.Settings{CommitWait: 2 * time.Second}}})
 	admit := admission.New(admission.Config{Max: 2, Min: 2, OnInFlight: func(n int) { inFlight <- n }})
 	srv := httptest.NewServer(app.Edge(sc, api.Config{Catalogue: f.catalog, Keys: apiKeys, Admission: admit}, voice.Config{}))
 	t.Cleanup(srv.Close)

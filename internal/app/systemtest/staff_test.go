@@ -19,9 +19,9 @@ import (
 	"github.com/bookingsaga/bookingsaga/api/staff"
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/crm"
+	"github.com/bookingsaga/bookingsaga/internal/desk"
 	"github.com/bookingsaga/bookingsaga/internal/store"
 	"github.com/bookingsaga/bookingsaga/receipt"
-	"github.com/bookingsaga/bookingsaga/sagaclient"
 )
 
 // laterClock is the store's clock, moved on by a test past a viewing's
@@ -131,7 +131,7 @@ func TestAReassignmentMovesTheBookingAndTellsTheCaller(t *testing.T) {
 		var moved receipt.Receipt
 		require.Equal(t, http.StatusOK, f.call("POST", route, staff.ReassignBody{AgentID: "agent-01"}, &moved))
 		require.Equal(t, receipt.StatusConfirmed, moved.Status)
-		require.Equal(t, sagaclient.ReassignKey(key, "agent-01"), moved.RequestKey)
+		require.Equal(t, desk.ReassignKey(key, "agent-01"), moved.RequestKey)
 		require.Equal(t, key, moved.Replaces)
 		b, err := f.acts.Store.Lookup(f.ctx, moved.RequestKey)
 		require.NoError(t, err)
@@ -148,7 +148,7 @@ func TestAReassignmentMovesTheBookingAndTellsTheCaller(t *testing.T) {
 		for _, rec := range f.crm.Records() {
 			recs[rec.RequestKey] = rec
 		}
-		return recs[key].Status == crm.StatusRescheduled && recs[sagaclient.ReassignKey(key, "agent-01")].AgentRef == "agent-01"
+		return recs[key].Status == crm.StatusRescheduled && recs[desk.ReassignKey(key, "agent-01")].AgentRef == "agent-01"
 	}, "the CRM has the old viewing moved and the new one with agent-01")
 	// A reassignment changes the agent, not the time (F3): the caller's
 	// reference, read in any language, and their text say so.
@@ -160,7 +160,7 @@ func TestAReassignmentMovesTheBookingAndTellsTheCaller(t *testing.T) {
 		require.Equal(t, http.StatusOK, f.call("GET", url+"/v1/bookings/"+key+"?language="+lang, nil, &now))
 		require.Equal(t, receipt.StatusReassigned, now.Status)
 		require.Equal(t, "agent-01", now.AgentRef)
-		require.Equal(t, sagaclient.ReassignKey(key, "agent-01"), now.ReplacedBy)
+		require.Equal(t, desk.ReassignKey(key, "agent-01"), now.ReplacedBy)
 		require.True(t, start.Equal(*now.StartsAt))
 		require.True(t, strings.HasPrefix(now.Spoken, line), "%s: %s", lang, now.Spoken)
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/desk"
 	"github.com/bookingsaga/bookingsaga/internal/fakeserver"
 	"github.com/bookingsaga/bookingsaga/internal/gcal"
 	"github.com/bookingsaga/bookingsaga/receipt"
@@ -61,7 +62,7 @@ func TestAConflictKeepsItsAnswerAfterRetention(t *testing.T) {
 	require.Equal(t, receipt.StatusConflict, first.Status)
 
 	f.forget(loser)
-	_, err := sagaclient.Update(f.ctx, f.client, winner, booking.UpdateCancel, workflows.CancelRequest{})
+	_, err := f.saga().Cancel(f.ctx, winner)
 	require.NoError(t, err)
 	again := f.commit(loser, req)
 	require.Equal(t, receipt.StatusConflict, again.Status, "the slot is free now, but this key was decided")
@@ -94,7 +95,7 @@ func TestAnExpiredHoldKeepsItsAnswerAfterRetention(t *testing.T) {
 	require.NoError(t, err)
 	key, req := uuid.NewString(), commitRequest(slot(t, 12))
 	req.Hold = true
-	held, err := sagaclient.Select(f.ctx, f.client, f.queue, workflows.BookingInput{RequestKey: key, Settings: f.settings}, req)
+	held, err := f.saga().Hold(f.ctx, key, req)
 	require.NoError(t, err)
 	require.Equal(t, receipt.StatusHeld, held.Status)
 	f.eventually(func() bool { return f.state(key).State == workflows.StateExpired }, "the hold ran out")
@@ -152,25 +153,24 @@ func TestARescheduleWhoseReplacementIsCancelledMidCommit(t *testing.T) {
 	// the new booking sits in UNKNOWN when the caller cancels it.
 	slow.delayCommit.Store(int64(2 * time.Second))
 	slow.stalled.Store(true)
-	moved, err := sagaclient.Update(f.ctx, f.client, oldKey, booking.UpdateReschedule,
-		workflows.RescheduleRequest{NewRequestKey: newKey, Commit: commitRequest(slot(t, 15))})
+	moved, err := f.saga().Reschedule(f.ctx, oldKey, newKey, commitRequest(slot(t, 15)))
 	require.NoError(t, err)
 	require.Equal(t, receipt.StatusPending, moved.Status)
 	f.eventually(func() bool { return f.state(newKey).State == workflows.StateUnknown }, "the move's outcome is unknown")
-	cancelled, err := sagaclient.Update(f.ctx, f.client, newKey, booking.UpdateCancel, workflows.CancelRequest{})
+	cancelled, err := f.saga().Cancel(f.ctx, newKey)
 	require.NoError(t, err)
 	require.Equal(t, receipt.StatusPending, cancelled.Status, "the cancel waits for the outcome")
 	slow.stalled.Store(false)
 	f.eventually(func() bool {
-		r, err := sagaclient.Receipt(f.ctx, f.client, newKey, nil)
+		r, err := f.saga().Receipt(f.ctx, newKey)
 		return err == nil && r.Status == receipt.StatusCancelled
 	}, "the replacement ends cancelled")
 
 	f.eventually(func() bool {
-		r, err := sagaclient.Receipt(f.ctx, f.client, oldKey, nil)
+		r, err := f.saga().Receipt(f.ctx, oldKey)
 		return err == nil && r.Status != receipt.StatusConfirmed
 	}, "the old booking no longer reads confirmed")
-	old, err := sagaclient.Receipt(f.ctx, f.client, oldKey, nil)
+	old, err := f.saga().Receipt(f.ctx, oldKey)
 	require.NoError(t, err)
 	var status string
 	require.NoError(t, f.pool.QueryRow(f.ctx, "SELECT status FROM booking WHERE request_key = $1", oldKey).Scan(&status))
@@ -278,7 +278,7 @@ func TestACommitHeldOnARowLockIsCancelledOnTheServer(t *testing.T) {
 	}, "no commit statement waits on the lock past its budget")
 	require.NoError(t, tx.Rollback(f.ctx))
 	f.eventually(func() bool {
-		r, err := sagaclient.Receipt(f.ctx, f.client, key, nil)
+		r, err := f.saga().Receipt(f.ctx, key)
 		return err == nil && r.Status == receipt.StatusConfirmed
 	}, "the saga retried with the same key once the store answered")
 	require.Equal(t, 1, f.bookingsFor(key))
@@ -300,7 +300,7 @@ func TestReconcileTellsAnOpenSagaTheStoresAnswer(t *testing.T) {
 
 	f.eventually(func() bool { return f.reconcile().Stuck.Drifted == 1 }, "a run finds the saga contradicting the store")
 	f.eventually(func() bool {
-		r, err := sagaclient.Receipt(f.ctx, f.client, key, nil)
+		r, err := f.saga().Receipt(f.ctx, key)
 		return err == nil && r.Status == receipt.StatusCancelled
 	}, "the saga answers what the store holds")
 }
@@ -382,7 +382,7 @@ func TestAStatusTheSagaCannotAnswerComesFromTheStore(t *testing.T) {
 func TestAChoiceNobodyTakesFailsWithinTheBudget(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	sc := sagaclient.New(f.client, sagaclient.Options{Catalog: f.catalog, TaskQueue: "nobody-polls-" + uuid.NewString(), Settings: f.settings})
+	sc := desk.New(f.client, f.catalog, desk.Options{Sagas: sagaclient.Options{TaskQueue: "nobody-polls-" + uuid.NewString(), Settings: f.settings}})
 	ctx, cancel := context.WithTimeout(f.ctx, 30*time.Second)
 	defer cancel()
 	start := time.Now()

@@ -18,9 +18,9 @@ import (
 	"github.com/bookingsaga/bookingsaga/api/voice"
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/app"
+	"github.com/bookingsaga/bookingsaga/internal/desk"
 	"github.com/bookingsaga/bookingsaga/internal/store"
 	"github.com/bookingsaga/bookingsaga/receipt"
-	"github.com/bookingsaga/bookingsaga/sagaclient"
 )
 
 // unsent drops booking calls (a commit, a hold, a move) before they reach
@@ -73,15 +73,15 @@ func (o *unsentOutbound) UpdateWorkflow(ctx context.Context, in *interceptor.Cli
 
 // serveThrough serves the edge through a Temporal client with faults in
 // its way, and returns its URL and the saga client behind it.
-func (f *fixture) serveThrough(opts sagaclient.Options, tools voice.Config, faults ...interceptor.ClientInterceptor) (string, *sagaclient.Client) {
+func (f *fixture) serveThrough(opts desk.Options, tools voice.Config, faults ...interceptor.ClientInterceptor) (string, *desk.Desk) {
 	f.t.Helper()
 	tc, err := client.NewClientFromExisting(f.client, client.Options{Namespace: temporalServer().GetDefaultNamespace(), Interceptors: faults})
 	require.NoError(f.t, err)
-	opts.Catalog, opts.TaskQueue, opts.Settings = f.catalog, f.queue, f.settings
-	if opts.Contacts == nil {
-		opts.Contacts = store.New(f.pool, store.Config{})
+	opts.Sagas.TaskQueue, opts.Sagas.Settings = f.queue, f.settings
+	if opts.Sagas.Contacts == nil {
+		opts.Sagas.Contacts = store.New(f.pool, store.Config{})
 	}
-	sc := sagaclient.New(tc, opts)
+	sc := desk.New(tc, f.catalog, opts)
 	srv := httptest.NewServer(app.Edge(sc, api.Config{Catalogue: f.catalog, Keys: apiKeys}, tools))
 	f.t.Cleanup(srv.Close)
 	return srv.URL, sc
@@ -99,7 +99,7 @@ func TestAPendingCallTemporalNeverGotIsSentAgain(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	drop, lose := &unsent{}, &lostReply{}
-	url, _ := f.serveThrough(sagaclient.Options{OnPending: app.NotePending(f.acts.Store, zap.NewNop())}, voice.Config{}, drop, lose)
+	url, _ := f.serveThrough(desk.Options{OnPending: app.NotePending(f.acts.Store, zap.NewNop())}, voice.Config{}, drop, lose)
 	old := f.booked(9)
 
 	// A booking and a move Temporal never got, and a booking it did get

@@ -27,6 +27,7 @@ import (
 	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/api/voice"
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/desk"
 	"github.com/bookingsaga/bookingsaga/internal/store"
 	"github.com/bookingsaga/bookingsaga/receipt"
 	"github.com/bookingsaga/bookingsaga/sagaclient"
@@ -180,7 +181,8 @@ func TestAPendingBookingIsAnnouncedSettledOnce(t *testing.T) {
 		Interceptors: []interceptor.ClientInterceptor{fault}})
 	require.NoError(t, err)
 	vault := store.New(f.pool, store.Config{})
-	sc := sagaclient.New(tc, sagaclient.Options{Catalog: f.catalog, TaskQueue: f.queue, Settings: f.settings, Contacts: vault, OnPending: app.NotePending(vault, zap.NewNop())})
+	sc := desk.New(tc, f.catalog, desk.Options{Sagas: sagaclient.Options{TaskQueue: f.queue, Settings: f.settings, Contacts: vault},
+		OnPending: app.NotePending(vault, zap.NewNop())})
 	srv := httptest.NewServer(app.Edge(sc, api.Config{Catalogue: f.catalog, Keys: apiKeys, Webhooks: vault, Bookings: vault, Names: speech.NewNames(vault)}, voice.Config{}))
 	t.Cleanup(srv.Close)
 	fault.lose.Store(true)

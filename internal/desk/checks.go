@@ -1,4 +1,4 @@
-package sagaclient
+package desk
 
 import (
 	"context"
@@ -13,23 +13,23 @@ import (
 // contradicts it.
 
 // checked is a saga's answer as the store backs it: the one path every
-// answer the client gives from a saga takes, a booking call's as a status
+// answer the desk gives from a saga takes, a booking call's as a status
 // read's. A pending one may have been decided by the store meanwhile; a
 // confirmed or held one must still be in the store; a released one must
 // not be live there again; an offered or lapsed one must not be booked
 // there.
-func (c *Client) checked(ctx context.Context, r receipt.Receipt) (receipt.Receipt, error) {
+func (d *Desk) checked(ctx context.Context, r receipt.Receipt) receipt.Receipt {
 	switch r.Status {
 	case receipt.StatusPending:
-		return c.settled(ctx, r)
+		return d.settled(ctx, r)
 	case receipt.StatusConfirmed, receipt.StatusHeld:
-		return c.stillStored(ctx, r), nil
+		return d.stillStored(ctx, r)
 	case receipt.StatusCancelled, receipt.StatusRescheduled:
-		return c.reassigned(ctx, c.stillReleased(ctx, r)), nil
+		return d.reassigned(ctx, d.stillReleased(ctx, r))
 	case receipt.StatusOffered, receipt.StatusExpired:
-		return c.unseen(ctx, r), nil
+		return d.unseen(ctx, r)
 	}
-	return r, nil
+	return r
 }
 
 // unseen checks an offered or lapsed answer against the store: Temporal
@@ -37,28 +37,25 @@ func (c *Client) checked(ctx context.Context, r receipt.Receipt) (receipt.Receip
 // only, so a server that dies then can lose a commit whose local activity
 // already booked the key, and leave its saga offered. The store's record
 // is then the answer, and an open saga is nudged to read it.
-func (c *Client) unseen(ctx context.Context, r receipt.Receipt) receipt.Receipt {
-	if c.opts.Catalog == nil {
-		return r
-	}
-	d, err := c.decision(ctx, booking.DecisionInput{RequestKey: r.RequestKey})
+func (d *Desk) unseen(ctx context.Context, r receipt.Receipt) receipt.Receipt {
+	out, err := d.catalog.Decision(ctx, booking.DecisionInput{RequestKey: r.RequestKey})
 	switch {
 	case err != nil:
 		return r
-	case !d.Found && d.PendingKey != "":
+	case !out.Found && out.PendingKey != "":
 		// The caller was told pending: reconciliation sends the call again.
-		return pending(d.PendingKey)
-	case !d.Found:
+		return receipt.Pending(out.PendingKey)
+	case !out.Found:
 		return r
 	}
-	decided, _ := workflows.StoreReceipt(r.RequestKey, d)
+	decided, _ := workflows.StoreReceipt(r.RequestKey, out)
 	if decided.Status == r.Status {
 		return r // a lapse the store recorded: the saga words it as well
 	}
 	if r.Status == receipt.StatusOffered {
-		_ = c.tc.SignalWorkflow(ctx, r.RequestKey, "", booking.SignalReconcile, d) // a nudge: the saga reads the store
+		_ = d.tc.SignalWorkflow(ctx, r.RequestKey, "", booking.SignalReconcile, out) // a nudge: the saga reads the store
 	}
-	return c.reassigned(ctx, decided)
+	return d.reassigned(ctx, decided)
 }
 
 // reassigned words a moved booking whose moves changed only its agent (a
@@ -67,18 +64,18 @@ func (c *Client) unseen(ctx context.Context, r receipt.Receipt) receipt.Receipt 
 // (StatusReassigned), not "moved; nothing booked then". A move to another
 // time or place, or one whose new booking is no longer confirmed, stays
 // rescheduled.
-func (c *Client) reassigned(ctx context.Context, r receipt.Receipt) receipt.Receipt {
-	if r.Status != receipt.StatusRescheduled || r.StartsAt == nil || r.EndsAt == nil || c.opts.Catalog == nil {
+func (d *Desk) reassigned(ctx context.Context, r receipt.Receipt) receipt.Receipt {
+	if r.Status != receipt.StatusRescheduled || r.StartsAt == nil || r.EndsAt == nil {
 		return r
 	}
 	was := booking.Intent{PropertyID: r.PropertyRef, StartsAt: *r.StartsAt, EndsAt: *r.EndsAt}
 	next := r.ReplacedBy
 	for hops := 0; next != "" && hops < 10; hops++ {
-		d, err := c.decision(ctx, booking.DecisionInput{RequestKey: next})
-		if err != nil || !d.Booked() {
+		out, err := d.catalog.Decision(ctx, booking.DecisionInput{RequestKey: next})
+		if err != nil || !out.Booked() {
 			return r
 		}
-		b := d.Booking
+		b := out.Booking
 		if !b.Intent.SameTimeAndPlace(was) {
 			return r // a move in time or place
 		}
@@ -103,22 +100,19 @@ func (c *Client) reassigned(ctx context.Context, r receipt.Receipt) receipt.Rece
 // rules) is answered at the store's instants, and one it released or
 // refused since (a failover behind it) with its status. A store that
 // cannot answer leaves the saga's answer, which the store gave.
-func (c *Client) stillStored(ctx context.Context, r receipt.Receipt) receipt.Receipt {
-	if c.opts.Catalog == nil {
-		return r
-	}
-	d, err := c.decision(ctx, booking.DecisionInput{RequestKey: r.RequestKey})
+func (d *Desk) stillStored(ctx context.Context, r receipt.Receipt) receipt.Receipt {
+	out, err := d.catalog.Decision(ctx, booking.DecisionInput{RequestKey: r.RequestKey})
 	switch {
-	case err != nil || d.Booked() && sameLive(d.Booking, r):
+	case err != nil || out.Booked() && sameLive(out.Booking, r):
 		return r
-	case d.Found: // refused since (a restore that found the slot taken),
+	case out.Found: // refused since (a restore that found the slot taken),
 		// released since (a failover behind the store), or moved since to
 		// keep its promised local time under new zone rules (the saga knew
 		// the old instant): the store's answer
-		decided, _ := workflows.StoreReceipt(r.RequestKey, d)
+		decided, _ := workflows.StoreReceipt(r.RequestKey, out)
 		return decided
 	}
-	return pending(r.RequestKey)
+	return receipt.Pending(r.RequestKey)
 }
 
 // sameLive reports whether the store's booking is what a live answer
@@ -134,27 +128,24 @@ func sameLive(b booking.Booking, r receipt.Receipt) bool {
 // booking live again. Neither answer is then true (the caller let the
 // booking go; the store has it), so it is pending with its reference until
 // an operator settles it. A store that cannot answer leaves the saga's.
-func (c *Client) stillReleased(ctx context.Context, r receipt.Receipt) receipt.Receipt {
-	if c.opts.Catalog == nil {
+func (d *Desk) stillReleased(ctx context.Context, r receipt.Receipt) receipt.Receipt {
+	out, err := d.catalog.Decision(ctx, booking.DecisionInput{RequestKey: r.RequestKey})
+	if err != nil || !out.Booked() || (out.Booking.Status != booking.StatusConfirmed && out.Booking.Status != booking.StatusHeld) {
 		return r
 	}
-	d, err := c.decision(ctx, booking.DecisionInput{RequestKey: r.RequestKey})
-	if err != nil || !d.Booked() || (d.Booking.Status != booking.StatusConfirmed && d.Booking.Status != booking.StatusHeld) {
-		return r
-	}
-	return pending(r.RequestKey)
+	return receipt.Pending(r.RequestKey)
 }
 
 // settled asks the store about a key its saga still calls pending: the
 // store may have decided while the saga waits to look it up again. Its
 // answer is the one given, and the saga is told at once, as a
 // reconciliation run would tell it.
-func (c *Client) settled(ctx context.Context, r receipt.Receipt) (receipt.Receipt, error) {
-	d, err := c.decision(ctx, booking.DecisionInput{RequestKey: r.RequestKey})
-	if err != nil || !d.Found || d.Refusal == nil && d.Booking.Status == booking.StatusHeld {
-		return r, nil // pending it is
+func (d *Desk) settled(ctx context.Context, r receipt.Receipt) receipt.Receipt {
+	out, err := d.catalog.Decision(ctx, booking.DecisionInput{RequestKey: r.RequestKey})
+	if err != nil || !out.Found || out.Refusal == nil && out.Booking.Status == booking.StatusHeld {
+		return r // pending it is
 	}
-	_ = c.tc.SignalWorkflow(ctx, r.RequestKey, "", booking.SignalReconcile, d)
-	decided, _ := workflows.StoreReceipt(r.RequestKey, d)
-	return decided, nil
+	_ = d.tc.SignalWorkflow(ctx, r.RequestKey, "", booking.SignalReconcile, out)
+	decided, _ := workflows.StoreReceipt(r.RequestKey, out)
+	return decided
 }
