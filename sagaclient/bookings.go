@@ -59,10 +59,15 @@ func neverSent(err error) bool {
 // ContactSealer to seal it with.
 var ErrNoSealer = errors.New("a contact needs the store's contact keys to be sealed (give the API a database URL)")
 
-// Seal replaces req's contact with its sealed form under key's data key;
-// a sealed one is left as it is. A failure happens before anything is
-// sent, so the call can be retried.
-func (c *Client) Seal(ctx context.Context, key string, req *booking.CommitRequest) error {
+// Prepare checks a booking call's key and replaces req's contact with
+// its sealed form under the key's data key (a sealed one is left as it
+// is). A failure happens before anything is sent, so the call can be
+// retried; a caller that notes the call (the service's door) prepares it
+// first, so that nothing it keeps holds a contact in plain text either.
+func (c *Client) Prepare(ctx context.Context, key string, req *booking.CommitRequest) error {
+	if err := booking.ValidateKey(key); err != nil {
+		return err
+	}
 	if !req.Contact.HasPlain() {
 		return nil
 	}
@@ -92,15 +97,12 @@ func (c *Client) Hold(ctx context.Context, key string, req booking.CommitRequest
 	return c.send(ctx, key, req, booking.UpdateSelect)
 }
 
-// send validates key, seals req's contact and sends req to key's saga as
+// send prepares req under key and sends req to key's saga as
 // update, all within the commit wait and a margin.
 func (c *Client) send(ctx context.Context, key string, req booking.CommitRequest, update string) (receipt.Receipt, error) {
-	if err := booking.ValidateKey(key); err != nil {
-		return receipt.Receipt{}, err
-	}
 	ctx, cancel := c.Bound(ctx)
 	defer cancel()
-	if err := c.Seal(ctx, key, &req); err != nil {
+	if err := c.Prepare(ctx, key, &req); err != nil {
 		return receipt.Receipt{}, err
 	}
 	in := workflows.BookingInput{RequestKey: key, Settings: c.opts.Settings}
@@ -196,12 +198,9 @@ func (c *Client) onWorker(ctx context.Context, prefix, workflow, key string) (bo
 // the store decides (a closed booking is cancelled, moved or over, so it
 // refuses) and records the decision under the new key.
 func (c *Client) Reschedule(ctx context.Context, key, newKey string, req booking.CommitRequest) (receipt.Receipt, error) {
-	if err := booking.ValidateKey(newKey); err != nil {
-		return receipt.Receipt{}, err
-	}
 	ctx, cancel := c.Bound(ctx)
 	defer cancel()
-	if err := c.Seal(ctx, newKey, &req); err != nil {
+	if err := c.Prepare(ctx, newKey, &req); err != nil {
 		return receipt.Receipt{}, err
 	}
 	r, err := update(ctx, c.tc, key, booking.UpdateReschedule, workflows.RescheduleRequest{NewRequestKey: newKey, Commit: req})

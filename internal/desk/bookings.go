@@ -31,12 +31,9 @@ func (d *Desk) Hold(ctx context.Context, key string, req booking.CommitRequest) 
 // contact is sealed first, so that a call noted pending holds no contact
 // in plain text either.
 func (d *Desk) send(ctx context.Context, key string, req booking.CommitRequest, op booking.PendingOp) (receipt.Receipt, error) {
-	if err := booking.ValidateKey(key); err != nil {
-		return receipt.Receipt{}, err
-	}
 	ctx, cancel := d.Bound(ctx)
 	defer cancel()
-	if err := d.Seal(ctx, key, &req); err != nil {
+	if err := d.Prepare(ctx, key, &req); err != nil {
 		return receipt.Receipt{}, err
 	}
 	call := d.Client.Commit
@@ -210,12 +207,9 @@ func (d *Desk) Cancel(ctx context.Context, key string) (receipt.Receipt, error) 
 // (sagaclient.Client.Reschedule). A resend hears what the new booking is
 // now, and a move answered pending is noted.
 func (d *Desk) Reschedule(ctx context.Context, key, newKey string, req booking.CommitRequest) (receipt.Receipt, error) {
-	if err := booking.ValidateKey(newKey); err != nil {
-		return receipt.Receipt{}, err
-	}
 	ctx, cancel := d.Bound(ctx)
 	defer cancel()
-	if err := d.Seal(ctx, newKey, &req); err != nil {
+	if err := d.Prepare(ctx, newKey, &req); err != nil {
 		return receipt.Receipt{}, err
 	}
 	r, err := d.Client.Reschedule(ctx, key, newKey, req)
