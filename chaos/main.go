@@ -22,8 +22,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/bookingsaga/bookingsaga/internal/app/chaos"
-	"github.com/bookingsaga/bookingsaga/internal/app/devstack"
+	"github.com/bookingsaga/bookingsaga/app/chaos"
+	"github.com/bookingsaga/bookingsaga/app/devstack"
 )
 
 func main() {

@@ -277,7 +277,7 @@ func TestTheImageLeavesTheDevStackOut(t *testing.T) {
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, string(out))
 	require.Contains(t, string(out), "go.temporal.io/sdk/client", "the list is the real one")
-	for _, banned := range []string{"go.temporal.io/server", "github.com/temporalio/ui-server", "modernc.org/sqlite", "bookingsaga/internal/app/devstack"} {
+	for _, banned := range []string{"go.temporal.io/server", "github.com/temporalio/ui-server", "modernc.org/sqlite", "bookingsaga/app/devstack"} {
 		require.NotContains(t, string(out), banned, "the production build links %s", banned)
 	}
 }

@@ -10,7 +10,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/bookingsaga/bookingsaga/internal/app"
+	"github.com/bookingsaga/bookingsaga/app"
 	"github.com/bookingsaga/bookingsaga/internal/httpserve"
 )
 

@@ -1,6 +1,6 @@
 // Command starter is the agent-facing side of bookingsaga and its
 // operators' CLI. "serve" runs the agent edge (the REST API with the voice
-// tools for Retell, Vapi and MCP mounted on it, as internal/app assembles
+// tools for Retell, Vapi and MCP mounted on it, as app assembles
 // it); "migrate" brings the schema up as its owner and "retention" applies
 // the data's periods as the retention role, each a process of its own in
 // a deployment. From a terminal: book, status, cancel and reschedule through the
@@ -23,7 +23,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/bookingsaga/bookingsaga/internal/app"
+	"github.com/bookingsaga/bookingsaga/app"
 )
 
 const usage = `usage: starter [flags] <command> [command flags]

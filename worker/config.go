@@ -4,7 +4,7 @@ import (
 	"flag"
 	"os"
 
-	"github.com/bookingsaga/bookingsaga/internal/app"
+	"github.com/bookingsaga/bookingsaga/app"
 )
 
 // parseConfig reads flags over the defaults.

@@ -24,7 +24,7 @@ import (
 )
 
 // TestReplayKeptHistories replays every history kept in testdata/<build>,
-// recorded from real runs of each released build (internal/app/systemtest's record).
+// recorded from real runs of each released build (app/systemtest's record).
 // Sagas stay open until the viewing, for weeks, so a worker of this build
 // will resume sagas any earlier build started: a change that makes the saga
 // take other decisions for the same history fails here, and goes behind

@@ -5,6 +5,8 @@
 package httpserve
 
 import (
+	"fmt"
+	"net"
 	"net/http"
 	"time"
 )
@@ -19,4 +21,17 @@ func Server(h http.Handler) *http.Server {
 		WriteTimeout: 45 * time.Second,
 		IdleTimeout:  2 * time.Minute,
 	}
+}
+
+// Listen serves h on addr in the background until stop is called: a side
+// server (health, metrics, profiles, the codec) beside a process's work.
+// what names it in the error when addr is taken.
+func Listen(addr, what string, h http.Handler) (stop func(), err error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("%s listener %s: %w", what, addr, err)
+	}
+	srv := Server(h)
+	go func() { _ = srv.Serve(ln) }()
+	return func() { _ = srv.Close() }, nil
 }

@@ -3,9 +3,7 @@
 package metrics
 
 import (
-	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"time"
 
@@ -54,15 +52,9 @@ func (m *Metrics) Handler() http.Handler { return m.reporter.HTTPHandler() }
 
 // Serve serves GET /metrics on addr until stop is called.
 func (m *Metrics) Serve(addr string) (stop func(), err error) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("metrics listener %s: %w", addr, err)
-	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", m.Handler())
-	srv := httpserve.Server(mux)
-	go func() { _ = srv.Serve(ln) }()
-	return func() { _ = srv.Close() }, nil
+	return httpserve.Listen(addr, "metrics", mux)
 }
 
 // Close flushes and stops reporting.

@@ -1,0 +1,366 @@
+// Package chaos runs bookingsaga's processes for real, breaks them while
+// callers book, and checks what every caller heard against the store and
+// the mirrors, as Jepsen does: the worker and the agent API are the built
+// binaries, PostgreSQL and the Temporal server each run as their own
+// process, and the calendar and CRM fakes misbehave at random.
+package chaos
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/bookingsaga/bookingsaga/app/devstack"
+	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/apikey"
+	"github.com/bookingsaga/bookingsaga/internal/crm/crmtest"
+	"github.com/bookingsaga/bookingsaga/internal/gcal/gcaltest"
+	"github.com/bookingsaga/bookingsaga/internal/httpserve"
+	"github.com/bookingsaga/bookingsaga/internal/hubspot/hubspottest"
+	"github.com/bookingsaga/bookingsaga/internal/mail/mailtest"
+	"github.com/bookingsaga/bookingsaga/internal/msgraph/graphtest"
+	"github.com/bookingsaga/bookingsaga/internal/pgserver"
+	"github.com/bookingsaga/bookingsaga/internal/sms/smstest"
+)
+
+// Namespace is the run's Temporal namespace.
+const Namespace = "default"
+
+const crmToken = "chaos-crm-token"
+
+// hubspotToken is the HubSpot private app's; the workers read it from a
+// file, as a deployment does.
+const hubspotToken = "pat-na1-chaos"
+
+// Binaries are what a run starts.
+type Binaries struct {
+	// Worker and Starter are the built ./worker and ./starter.
+	Worker, Starter string
+	// Temporal is the command line of a process that calls ServeTemporal
+	// with the directory and frontend address appended.
+	Temporal []string
+}
+
+// cluster is a run's processes and fakes.
+type cluster struct {
+	dir  string
+	bins Binaries
+
+	// temporalStore is where Temporal keeps its state (Options).
+	temporalStore string
+
+	mu sync.Mutex
+	pg *pgserver.Server
+	// temporalPG is Temporal's own PostgreSQL cluster, apart from the
+	// store's, so that the store's faults stay the store's.
+	temporalPG *pgserver.Server
+	temporal   *proc
+	// Two workers and two APIs, slots "a" and "b", as a deployment scales
+	// out: a fault takes one of each down while the others serve.
+	workers, apis map[string]*proc
+
+	dbURL, temporalAddr string
+	// apiKey is the callers' agent key.
+	apiKey string
+	// floodKey is the flooding key (Options.Flooders).
+	floodKey               string
+	workerHealth, apiAddrs map[string]string
+	calendar               *gcaltest.Calendar
+	graph                  *graphtest.Graph
+	crm                    *crmtest.CRM
+	hubspot                *hubspottest.Account
+	sms                    *smstest.Twilio
+	mail                   *mailtest.Sink
+	calendarURL, crmURL    string
+	graphURL, smsURL       string
+	hubspotURL             string
+	smtpAddr               string
+	servers                []*http.Server
+	pool                   *pgxpool.Pool
+}
+
+func newCluster(dir string, bins Binaries, temporalStore string) (*cluster, error) {
+	c := &cluster{dir: dir, bins: bins, temporalStore: temporalStore, workers: map[string]*proc{}, apis: map[string]*proc{},
+		workerHealth: map[string]string{}, apiAddrs: map[string]string{},
+		calendar: gcaltest.NewCalendar(), graph: graphtest.NewGraph(graphApp), crm: crmtest.NewCRM(crmToken),
+		hubspot: hubspottest.New(hubspotToken), sms: smstest.New(twilioAccount, twilioToken), mail: mailtest.New("", "")}
+	for _, r := range resources() {
+		if r.CalendarProvider == booking.ProviderMicrosoft {
+			c.graph.AddMailbox(r.CalendarID)
+		}
+	}
+	for _, props := range agencyContacts {
+		c.hubspot.AddContact(props)
+	}
+	addrs, err := freeAddrs(5)
+	if err != nil {
+		return nil, err
+	}
+	c.temporalAddr = addrs[0]
+	c.apiAddrs["a"], c.apiAddrs["b"] = addrs[1], addrs[2]
+	secret, key, err := apikey.NewKey("chaos-callers", apikey.ScopeAgent)
+	if err != nil {
+		return nil, err
+	}
+	if err := apikey.SaveKey(filepath.Join(dir, "api-keys.json"), key, true); err != nil {
+		return nil, err
+	}
+	c.apiKey = secret
+	// A second agent key, for the flood (Options.Flooders).
+	floodSecret, floodKey, err := apikey.NewKey("chaos-flood", apikey.ScopeAgent)
+	if err != nil {
+		return nil, err
+	}
+	if err := apikey.SaveKey(filepath.Join(dir, "api-keys.json"), floodKey, false); err != nil {
+		return nil, err
+	}
+	c.floodKey = floodSecret
+	c.workerHealth["a"], c.workerHealth["b"] = addrs[3], addrs[4]
+	for _, fake := range []struct {
+		h   http.Handler
+		url *string
+	}{{c.calendar, &c.calendarURL}, {c.graph, &c.graphURL}, {c.crm, &c.crmURL}, {c.hubspot, &c.hubspotURL}, {c.sms, &c.smsURL}} {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		srv := httpserve.Server(fake.h)
+		go func() { _ = srv.Serve(ln) }()
+		c.servers = append(c.servers, srv)
+		*fake.url = "http://" + ln.Addr().String()
+	}
+	if c.smtpAddr, err = c.mail.Start("127.0.0.1:0"); err != nil {
+		return nil, err
+	}
+	return c, os.WriteFile(filepath.Join(dir, "hubspot-token"), []byte(hubspotToken), 0o600)
+}
+
+// The fake Twilio account the workers text through.
+const (
+	twilioAccount = "ACchaos000000000000000000000000000"
+	twilioToken   = "chaostwiliotoken000000000000000000"
+)
+
+// graphApp is the fake Microsoft 365 tenant's app the workers sign in as.
+var graphApp = graphtest.GraphApp{TenantID: "chaos-tenant", ClientID: "chaos-app", ClientSecret: "chaos-graph-secret"}
+
+func freeAddrs(n int) ([]string, error) {
+	var addrs []string
+	for range n {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		defer ln.Close()
+		addrs = append(addrs, ln.Addr().String())
+	}
+	return addrs, nil
+}
+
+// startPostgres starts (or restarts) the cluster on its data directory.
+func (c *cluster) startPostgres(ctx context.Context) error {
+	pg, err := pgserver.Start(ctx, pgserver.Options{Dir: filepath.Join(c.dir, "postgres"), Durable: true})
+	if err != nil {
+		return fmt.Errorf("start postgresql: %w", err)
+	}
+	c.mu.Lock()
+	c.pg, c.dbURL = pg, pg.ConnString("postgres")
+	c.mu.Unlock()
+	return nil
+}
+
+func (c *cluster) crashPostgres() {
+	c.mu.Lock()
+	pg := c.pg
+	c.mu.Unlock()
+	pg.Crash()
+}
+
+func (c *cluster) signalPostgres(sig syscall.Signal) error {
+	c.mu.Lock()
+	pg := c.pg
+	c.mu.Unlock()
+	return pg.Signal(sig)
+}
+
+func (c *cluster) startTemporal(ctx context.Context) error {
+	data := filepath.Join(c.dir, "temporal")
+	if err := os.MkdirAll(data, 0o755); err != nil {
+		return err
+	}
+	argv := append(append([]string{}, c.bins.Temporal...), data, c.temporalAddr)
+	if c.temporalStore == devstack.StorePostgres {
+		if err := c.startTemporalPostgres(ctx); err != nil {
+			return err
+		}
+		argv = append(argv, c.temporalPG.SocketDir(), c.temporalPG.ConnString("postgres"))
+	}
+	p, err := startProc(c.dir, "temporal", argv)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	c.temporal = p
+	c.mu.Unlock()
+	return p.ready(ctx, func(ctx context.Context) error { return waitTemporal(ctx, c.temporalAddr) })
+}
+
+// startTemporalPostgres starts Temporal's PostgreSQL cluster once; no
+// fault touches it.
+func (c *cluster) startTemporalPostgres(ctx context.Context) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.temporalPG != nil {
+		return nil
+	}
+	pg, err := pgserver.Start(ctx, pgserver.Options{Dir: filepath.Join(c.dir, "temporal-postgres"), Durable: true})
+	if err != nil {
+		return fmt.Errorf("start temporal's postgresql: %w", err)
+	}
+	c.temporalPG = pg
+	return nil
+}
+
+// startWorker starts worker slot ("a" or "b") from the built binary, in
+// production mode: no embedded stack, only the flags a deployment sets.
+func (c *cluster) startWorker(ctx context.Context, slot string) error {
+	argv := []string{c.bins.Worker, "-database-url", c.dbURL, "-temporal-address", c.temporalAddr, "-namespace", Namespace,
+		"-health-listen", c.workerHealth[slot], "-reconcile-every", "24h", "-shutdown-timeout", "10s",
+		"-calendar-endpoint", c.calendarURL + "/calendar/v3/", "-calendar-no-auth", "-calendar-timeout", "2s",
+		"-microsoft-tenant", graphApp.TenantID, "-microsoft-client-id", graphApp.ClientID, "-microsoft-client-secret", graphApp.ClientSecret,
+		"-graph-endpoint", c.graphURL + "/v1.0", "-microsoft-login", c.graphURL,
+		"-crm-url", c.crmURL, "-crm-token", crmToken, "-crm-timeout", "2s", "-log-level", "warn",
+		"-hubspot-url", c.hubspotURL, "-hubspot-token-file", filepath.Join(c.dir, "hubspot-token"),
+		"-twilio-account-sid", twilioAccount, "-twilio-auth-token", twilioToken, "-sms-from", "+33700000000", "-twilio-endpoint", c.smsURL,
+		"-sms-quiet-from", "0s", "-sms-quiet-to", "0s", "-smtp-addr", c.smtpAddr, "-smtp-tls", "none", "-mail-from", "visites@chaos.test"}
+	p, err := startProc(c.dir, "worker-"+slot, argv)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	c.workers[slot] = p
+	c.mu.Unlock()
+	return p.ready(ctx, func(ctx context.Context) error { return waitHTTP(ctx, "http://"+c.workerHealth[slot]+"/healthz") })
+}
+
+func (c *cluster) worker(slot string) *proc {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.workers[slot]
+}
+
+// startAPI starts API slot ("a" or "b") as the starter binary serves it.
+func (c *cluster) startAPI(ctx context.Context, slot string) error {
+	argv := []string{c.bins.Starter, "-temporal-address", c.temporalAddr, "-namespace", Namespace, "serve", "-listen", c.apiAddrs[slot], "-database-url", c.dbURL,
+		"-keys", filepath.Join(c.dir, "api-keys.json"), "-rate-limit", "0"} // faults are under test here, not the limiter
+	p, err := startProc(c.dir, "api-"+slot, argv)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	c.apis[slot] = p
+	c.mu.Unlock()
+	return p.ready(ctx, func(ctx context.Context) error { return waitHTTP(ctx, "http://"+c.apiAddrs[slot]+"/readyz") })
+}
+
+func (c *cluster) api(slot string) *proc {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.apis[slot]
+}
+
+// startPair starts worker and API slot, side by side.
+func (c *cluster) startPair(ctx context.Context, slot string) error {
+	var wg sync.WaitGroup
+	var errWorker, errAPI error
+	wg.Go(func() { errWorker = c.startWorker(ctx, slot) })
+	wg.Go(func() { errAPI = c.startAPI(ctx, slot) })
+	wg.Wait()
+	return errors.Join(errWorker, errAPI)
+}
+
+// ensureUp starts whatever is not running, as an operator's supervisor
+// would after the faults end.
+func (c *cluster) ensureUp(ctx context.Context) error {
+	type step struct {
+		up    bool
+		start func(context.Context) error
+	}
+	c.mu.Lock()
+	steps := []step{{c.pg != nil && isOpen(c.pg.Exited()), c.startPostgres}, {c.temporal != nil && c.temporal.running(), c.startTemporal}}
+	c.mu.Unlock()
+	for _, slot := range slots {
+		w, a := c.worker(slot), c.api(slot)
+		steps = append(steps, step{w != nil && w.running(), func(ctx context.Context) error { return c.startWorker(ctx, slot) }},
+			step{a != nil && a.running(), func(ctx context.Context) error { return c.startAPI(ctx, slot) }})
+	}
+	for _, s := range steps {
+		if !s.up {
+			if err := s.start(ctx); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// slots name the two workers and the two APIs.
+var slots = []string{"a", "b"}
+
+func isOpen(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return false
+	default:
+		return true
+	}
+}
+
+// stop ends every process and fake.
+func (c *cluster) stop() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.pool != nil {
+		c.pool.Close()
+	}
+	var procs []*proc
+	for _, slot := range slots {
+		procs = append(procs, c.apis[slot], c.workers[slot])
+	}
+	for _, p := range append(procs, c.temporal) {
+		if p != nil && p.running() {
+			_ = p.interrupt(15 * time.Second)
+		}
+	}
+	for _, pg := range []*pgserver.Server{c.pg, c.temporalPG} {
+		if pg != nil {
+			pg.Stop()
+		}
+	}
+	c.calendar.Release()
+	c.crm.Release()
+	c.hubspot.Release()
+	c.sms.Release()
+	_ = c.mail.Close()
+	for _, s := range c.servers {
+		_ = s.Close()
+	}
+}
+
+// apiURLs are the two APIs, the one a caller uses first first.
+func (c *cluster) apiURLs(first int) []string {
+	urls := []string{"http://" + c.apiAddrs["a"], "http://" + c.apiAddrs["b"]}
+	if first%2 == 1 {
+		urls[0], urls[1] = urls[1], urls[0]
+	}
+	return urls
+}
