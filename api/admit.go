@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/edge"
 )
 
 // namedKey is the request_key a booking call names: a move's new key, a
@@ -17,7 +18,7 @@ func namedKey(r *http.Request) string {
 		RequestKey    string `json:"request_key"`
 		NewRequestKey string `json:"new_request_key"`
 	}
-	if raw, err := buffer(r); err == nil && len(raw) > 0 {
+	if raw, err := edge.Buffer(r); err == nil && len(raw) > 0 {
 		_ = json.Unmarshal(raw, &body)
 	}
 	return cmp.Or(body.NewRequestKey, body.RequestKey, r.PathValue("request_key"))
@@ -29,14 +30,14 @@ func namedKey(r *http.Request) string {
 // nothing, and a booking its key made before may stand.
 func (s *Server) budgeted(h func(w http.ResponseWriter, r *http.Request) error) func(w http.ResponseWriter, r *http.Request) error {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		key := Caller(r.Context())
-		if !s.cfg.Admission.Enter(key) {
-			s.cfg.Metrics.Counter("booking_calls_shed_total").Inc(1)
-			e, _ := Classify(booking.ErrOverloaded)
+		key := edge.Caller(r.Context())
+		if !s.set.Admission.Enter(key) {
+			s.set.Metrics.Counter("booking_calls_shed_total").Inc(1)
+			e, _ := edge.Classify(booking.ErrOverloaded)
 			e.RequestKey = namedKey(r)
 			return e
 		}
-		defer func(start time.Time) { s.cfg.Admission.Done(key, time.Since(start)) }(time.Now())
+		defer func(start time.Time) { s.set.Admission.Done(key, time.Since(start)) }(time.Now())
 		ctx, cancel := s.client.Bound(r.Context())
 		defer cancel()
 		return h(w, r.WithContext(ctx))

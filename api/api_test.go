@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/bookingsaga/bookingsaga/internal/edge"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -24,56 +25,8 @@ import (
 
 var now = time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
 
-func slot() Slot {
-	return Slot{PropertyID: "paris-11", AgentID: "agent-00", StartsAt: "2026-12-08T10:00:00+01:00", TimeZone: "Europe/Paris", DurationMinutes: 30}
-}
-
-func TestSlotResolvesOrRefusesWithACode(t *testing.T) {
-	t.Parallel()
-	in, e := slot().Intent(now)
-	require.Nil(t, e)
-	require.Equal(t, time.Date(2026, 12, 8, 9, 0, 0, 0, time.UTC), in.StartsAt)
-	require.Equal(t, 30*time.Minute, in.EndsAt.Sub(in.StartsAt))
-
-	cases := map[string]struct {
-		edit func(*Slot)
-		code string
-	}{
-		"no property":    {func(s *Slot) { s.PropertyID = "" }, "missing_field"},
-		"both starts":    {func(s *Slot) { s.LocalStart = "2026-12-08T10:00" }, "missing_field"},
-		"no zone":        {func(s *Slot) { s.TimeZone = "" }, "missing_field"},
-		"unknown zone":   {func(s *Slot) { s.TimeZone = "Mars/Olympus" }, "unknown_time_zone"},
-		"no offset":      {func(s *Slot) { s.StartsAt = "2026-12-08T10:00:00" }, "invalid_time"},
-		"end before":     {func(s *Slot) { s.DurationMinutes, s.EndsAt = 0, "2026-12-08T09:00:00+01:00" }, "invalid_time_range"},
-		"past":           {func(s *Slot) { s.StartsAt = "2026-11-30T10:00:00+01:00" }, "starts_in_past"},
-		"zone mismatch":  {func(s *Slot) { s.TimeZone = "America/New_York" }, ""},
-		"same resource":  {func(s *Slot) { s.AgentID = "paris-11" }, "duplicate_resource"},
-		"bad local form": {func(s *Slot) { s.StartsAt, s.LocalStart = "", "8 Dec 10am" }, "invalid_time"},
-	}
-	for name, c := range cases {
-		s := slot()
-		c.edit(&s)
-		_, e := s.Intent(now)
-		if c.code == "" {
-			require.Nil(t, e, name) // the store checks the zone against the property
-			continue
-		}
-		require.NotNil(t, e, name)
-		require.Equal(t, c.code, e.Code, name)
-		require.Equal(t, 400, e.Status, name)
-	}
-}
-
-func TestLocalTimesInDSTChangesAreNotGuessed(t *testing.T) {
-	t.Parallel()
-	gap := Slot{PropertyID: "p", AgentID: "a", LocalStart: "2027-03-28T02:30", TimeZone: "Europe/Paris", DurationMinutes: 30}
-	_, e := gap.Intent(now)
-	require.Equal(t, "nonexistent_local_time", e.Code)
-	require.Len(t, e.Candidates, 2)
-	twice := Slot{PropertyID: "p", AgentID: "a", LocalStart: "2027-11-07T01:30", TimeZone: "America/New_York", DurationMinutes: 30}
-	_, e = twice.Intent(now)
-	require.Equal(t, "ambiguous_local_time", e.Code)
-	require.Equal(t, time.Hour, e.Candidates[1].Sub(e.Candidates[0]))
+func slot() edge.Slot {
+	return edge.Slot{PropertyID: "paris-11", AgentID: "agent-00", StartsAt: "2026-12-08T10:00:00+01:00", TimeZone: "Europe/Paris", DurationMinutes: 30}
 }
 
 func TestBookingBodyNeedsAKeyAndRejectsUnknownFields(t *testing.T) {
@@ -86,12 +39,12 @@ func TestBookingBodyNeedsAKeyAndRejectsUnknownFields(t *testing.T) {
 	require.Equal(t, "missing_field", e.Code)
 
 	var b BookingBody
-	e = Decode(strings.NewReader(`{"request_key":"k","propety_id":"typo"}`), 1<<10, &b)
+	e = edge.Decode(strings.NewReader(`{"request_key":"k","propety_id":"typo"}`), 1<<10, &b)
 	require.Equal(t, "bad_json", e.Code)
-	e = Decode(strings.NewReader(`{"request_key":"`+strings.Repeat("x", 2000)+`"}`), 1<<10, &b)
+	e = edge.Decode(strings.NewReader(`{"request_key":"`+strings.Repeat("x", 2000)+`"}`), 1<<10, &b)
 	require.Equal(t, "body_too_large", e.Code)
 	require.Equal(t, 400, e.Status)
-	e = Decode(strings.NewReader(`{} {}`), 1<<10, &b)
+	e = edge.Decode(strings.NewReader(`{} {}`), 1<<10, &b)
 	require.Equal(t, "bad_json", e.Code)
 }
 
@@ -101,7 +54,7 @@ func FuzzBookingBody(f *testing.F) {
 	f.Add([]byte(`{"local_start":"2027-11-07T01:30","time_zone":"America/New_York"}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var b BookingBody
-		if e := Decode(bytes.NewReader(data), 1<<12, &b); e != nil {
+		if e := edge.Decode(bytes.NewReader(data), 1<<12, &b); e != nil {
 			require.NotEmpty(t, e.Code)
 			return
 		}
@@ -128,7 +81,7 @@ func TestACallThatNeverReachedTemporalAnswersNoStatus(t *testing.T) {
 	tc, err := client.NewLazyClient(client.Options{HostPort: "127.0.0.1:1"})
 	require.NoError(t, err)
 	t.Cleanup(tc.Close)
-	srv := httptest.NewServer(New(desk.New(tc, nil, desk.Options{}), Config{CallTimeout: 300 * time.Millisecond, Now: func() time.Time { return now }}).Handler())
+	srv := httptest.NewServer(serve(desk.New(tc, nil, desk.Options{}), edge.Config{CallTimeout: 300 * time.Millisecond, Settings: edge.Settings{Now: func() time.Time { return now }}}))
 	t.Cleanup(srv.Close)
 	body, err := json.Marshal(BookingBody{RequestKey: "k-1", Slot: slot(), ExpectedPolicyVersion: "p1"})
 	require.NoError(t, err)
@@ -153,7 +106,7 @@ func TestReadinessIsBareAndOpsSeeWhatIsDown(t *testing.T) {
 	var down atomic.Bool
 	secret, ops, err := apikey.NewKey("ops", apikey.ScopeOps)
 	require.NoError(t, err)
-	srv := httptest.NewServer(New(nil, Config{Keys: keyring(t, ops), Ready: []health.Check{
+	srv := httptest.NewServer(serve(nil, edge.Config{Keys: keyring(t, ops), Ready: []health.Check{
 		{Name: "temporal", Fn: func(context.Context) error { return nil }},
 		{Name: "store", Fn: func(context.Context) error {
 			if down.Load() {
@@ -161,7 +114,7 @@ func TestReadinessIsBareAndOpsSeeWhatIsDown(t *testing.T) {
 			}
 			return nil
 		}},
-	}}).Handler())
+	}}))
 	t.Cleanup(srv.Close)
 	get := func(path, secret string) (int, map[string]any) {
 		req, err := http.NewRequest(http.MethodGet, srv.URL+path, nil)
@@ -194,7 +147,7 @@ func TestReadinessIsBareAndOpsSeeWhatIsDown(t *testing.T) {
 
 func TestUnknownRoutesAndMethodsAnswerJSON(t *testing.T) {
 	t.Parallel()
-	srv := httptest.NewServer(New(nil, Config{}).Handler())
+	srv := httptest.NewServer(serve(nil, edge.Config{}))
 	t.Cleanup(srv.Close)
 	for _, tc := range []struct {
 		method, path string
@@ -210,7 +163,7 @@ func TestUnknownRoutesAndMethodsAnswerJSON(t *testing.T) {
 		require.NoError(t, err)
 		res, err := http.DefaultClient.Do(req)
 		require.NoError(t, err)
-		var e Error
+		var e edge.Error
 		require.NoError(t, json.NewDecoder(res.Body).Decode(&e), "%s %s", tc.method, tc.path)
 		require.NoError(t, res.Body.Close())
 		require.Equal(t, tc.status, res.StatusCode, "%s %s", tc.method, tc.path)
@@ -235,7 +188,7 @@ func (failingBookings) CurrentPolicy(context.Context) (booking.Policy, error) {
 // booking, which stands.
 func TestARescheduleThatCannotReadTheStoreChangesNothing(t *testing.T) {
 	t.Parallel()
-	url := guarded(t, Config{Bookings: failingBookings{}})
+	url := guarded(t, edge.Config{Settings: edge.Settings{Bookings: failingBookings{}}})
 	res, err := http.Post(url+"/v1/bookings/old-1/reschedule", "application/json",
 		strings.NewReader(`{"new_request_key":"new-1","local_start":"2026-12-08T10:00"}`))
 	require.NoError(t, err)
@@ -260,13 +213,13 @@ func (panickingSagas) Status(context.Context, string) (receipt.Receipt, error) {
 // retryable 503 with its code, not a dropped connection.
 func TestAPanicInARouteIsARetryableAnswer(t *testing.T) {
 	t.Parallel()
-	srv := httptest.NewServer(New(panickingSagas{}, Config{}).Handler())
+	srv := httptest.NewServer(serve(panickingSagas{}, edge.Config{}))
 	t.Cleanup(srv.Close)
 	res, err := http.Get(srv.URL + "/v1/bookings/k-1")
 	require.NoError(t, err, "answered, not dropped")
 	defer res.Body.Close()
 	require.Equal(t, http.StatusServiceUnavailable, res.StatusCode)
-	var e Error
+	var e edge.Error
 	require.NoError(t, json.NewDecoder(res.Body).Decode(&e))
 	require.Equal(t, "temporarily_unavailable", e.Code)
 	require.True(t, e.Retryable)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/edge"
 	"github.com/bookingsaga/bookingsaga/internal/localtime"
 	"github.com/bookingsaga/bookingsaga/internal/speech"
 	"github.com/bookingsaga/bookingsaga/receipt"
@@ -44,7 +45,7 @@ type ResourceBody struct {
 
 func (s *Server) putResource(w http.ResponseWriter, r *http.Request) error {
 	var body ResourceBody
-	if e := Decode(r.Body, s.cfg.MaxBody, &body); e != nil {
+	if e := edge.Decode(r.Body, s.set.MaxBody, &body); e != nil {
 		return e
 	}
 	res := booking.Resource{ID: r.PathValue("id"), Kind: body.Kind, Capacity: body.Capacity, TimeZone: body.TimeZone,
@@ -57,17 +58,17 @@ func (s *Server) putResource(w http.ResponseWriter, r *http.Request) error {
 	res.DisplayNames = names
 	for i := range res.Facts {
 		if res.Facts[i].ApprovedAt.IsZero() {
-			res.Facts[i].ApprovedAt = s.cfg.Now().UTC().Truncate(time.Second)
+			res.Facts[i].ApprovedAt = s.set.Now().UTC().Truncate(time.Second)
 		}
 		// The key that writes a fact approves it: no body names another.
-		res.Facts[i].ApprovedBy = Caller(r.Context())
+		res.Facts[i].ApprovedBy = edge.Caller(r.Context())
 	}
-	if err := s.cfg.Catalogue.PutResource(r.Context(), res); err != nil {
+	if err := s.set.Catalogue.PutResource(r.Context(), res); err != nil {
 		return err
 	}
 	// This process's lines say the new name at once; the others' at their
 	// next refresh.
-	s.cfg.Names.Set(res.ID, res.SpokenNames())
+	s.set.Names.Set(res.ID, res.SpokenNames())
 	return s.getResource(w, r) // as stored: a provider left out may have been kept
 
 }
@@ -92,13 +93,13 @@ type PolicyBody struct {
 
 func (s *Server) putPolicy(w http.ResponseWriter, r *http.Request) error {
 	var body PolicyBody
-	if e := Decode(r.Body, s.cfg.MaxBody, &body); e != nil {
+	if e := edge.Decode(r.Body, s.set.MaxBody, &body); e != nil {
 		return e
 	}
 	opens, err1 := booking.ParseClock(body.OpensAt)
 	closes, err2 := booking.ParseClock(body.ClosesAt)
 	if err1 != nil || err2 != nil {
-		return BadRequest(booking.CodeInvalidPolicy, "opens_at and closes_at must look like 08:00")
+		return edge.BadRequest(booking.CodeInvalidPolicy, "opens_at and closes_at must look like 08:00")
 	}
 	p := booking.Policy{Version: body.Version, SlotMinutes: body.SlotMinutes, DefaultBufferBeforeMinutes: body.BufferBeforeMinutes,
 		DefaultBufferAfterMinutes: body.BufferAfterMinutes, OpensAt: opens, ClosesAt: closes,
@@ -107,10 +108,10 @@ func (s *Server) putPolicy(w http.ResponseWriter, r *http.Request) error {
 	if m := body.ReminderMinutes; m != nil { // out of range stays out of range, for Validate to say so
 		p.Reminder = time.Duration(min(max(*m, -1), 7*24*60+1)) * time.Minute
 	}
-	if err := s.cfg.Catalogue.PutPolicy(r.Context(), p); err != nil {
+	if err := s.set.Catalogue.PutPolicy(r.Context(), p); err != nil {
 		return err
 	}
-	return WriteJSON(w, http.StatusOK, policyBody(p))
+	return edge.WriteJSON(w, http.StatusOK, policyBody(p))
 }
 
 // PoolBody is PUT /v1/pools/{id}: a team of agents a booking may ask for
@@ -121,30 +122,30 @@ type PoolBody struct {
 
 func (s *Server) putPool(w http.ResponseWriter, r *http.Request) error {
 	var body PoolBody
-	if e := Decode(r.Body, s.cfg.MaxBody, &body); e != nil {
+	if e := edge.Decode(r.Body, s.set.MaxBody, &body); e != nil {
 		return e
 	}
 	p := booking.Pool{ID: r.PathValue("id"), Members: body.Members}
-	if err := s.cfg.Catalogue.PutPool(r.Context(), p); err != nil {
+	if err := s.set.Catalogue.PutPool(r.Context(), p); err != nil {
 		return err
 	}
-	return WriteJSON(w, http.StatusOK, p)
+	return edge.WriteJSON(w, http.StatusOK, p)
 }
 
 func (s *Server) getPool(w http.ResponseWriter, r *http.Request) error {
-	p, err := s.cfg.Catalogue.Pool(r.Context(), r.PathValue("id"))
+	p, err := s.set.Catalogue.Pool(r.Context(), r.PathValue("id"))
 	if err != nil {
 		return notFound(err, booking.CodeUnknownPool)
 	}
-	return WriteJSON(w, http.StatusOK, p)
+	return edge.WriteJSON(w, http.StatusOK, p)
 }
 
 func (s *Server) getResource(w http.ResponseWriter, r *http.Request) error {
-	res, err := s.cfg.Catalogue.Resource(r.Context(), r.PathValue("id"))
+	res, err := s.set.Catalogue.Resource(r.Context(), r.PathValue("id"))
 	if err != nil {
 		return notFound(err, booking.CodeUnknownResource)
 	}
-	return WriteJSON(w, http.StatusOK, ResourceAnswer{ID: res.ID, ResourceBody: ResourceBody{Kind: res.Kind, Capacity: res.Capacity,
+	return edge.WriteJSON(w, http.StatusOK, ResourceAnswer{ID: res.ID, ResourceBody: ResourceBody{Kind: res.Kind, Capacity: res.Capacity,
 		TimeZone: res.TimeZone, BufferBeforeMinutes: res.BufferBeforeMinutes, BufferAfterMinutes: res.BufferAfterMinutes,
 		CalendarID: res.CalendarID, CalendarProvider: res.Provider(), DisplayName: res.DisplayName, DisplayNames: res.DisplayNames,
 		Rules: res.Rules, Facts: res.Facts, CRM: res.CRM}})
@@ -152,7 +153,7 @@ func (s *Server) getResource(w http.ResponseWriter, r *http.Request) error {
 
 // spokenTags keys names by the language whose lines say them ("fr-FR"
 // is fr); a tag without lines is refused.
-func spokenTags(names map[string]string) (map[string]string, *Error) {
+func spokenTags(names map[string]string) (map[string]string, *edge.Error) {
 	if len(names) == 0 {
 		return nil, nil
 	}
@@ -160,7 +161,7 @@ func spokenTags(names map[string]string) (map[string]string, *Error) {
 	for tag, name := range names {
 		lang, err := speech.ParseLang(tag)
 		if err != nil || tag == "" {
-			return nil, BadRequest(booking.CodeInvalidResource, "display_names: language %q has no lines; use en, fr or zh", tag)
+			return nil, edge.BadRequest(booking.CodeInvalidResource, "display_names: language %q has no lines; use en, fr or zh", tag)
 		}
 		out[string(lang)] = name
 	}
@@ -168,11 +169,11 @@ func spokenTags(names map[string]string) (map[string]string, *Error) {
 }
 
 func (s *Server) getPolicy(w http.ResponseWriter, r *http.Request) error {
-	p, err := s.cfg.Catalogue.Policy(r.Context())
+	p, err := s.set.Catalogue.Policy(r.Context())
 	if err != nil {
 		return err
 	}
-	return WriteJSON(w, http.StatusOK, policyBody(p))
+	return edge.WriteJSON(w, http.StatusOK, policyBody(p))
 }
 
 func policyBody(p booking.Policy) PolicyBody {
@@ -188,7 +189,7 @@ func policyBody(p booking.Policy) PolicyBody {
 func notFound(err error, code booking.Code) error {
 	var rej *booking.Rejection
 	if errors.As(err, &rej) && rej.Code == code {
-		return &Error{Status: http.StatusNotFound, Code: string(code), Message: rej.Message}
+		return &edge.Error{Status: http.StatusNotFound, Code: string(code), Message: rej.Message}
 	}
 	return err
 }
@@ -204,7 +205,7 @@ func (s *Server) bookings(w http.ResponseWriter, r *http.Request) error {
 	if e != nil {
 		return e
 	}
-	page, err := s.cfg.Catalogue.Bookings(r.Context(), q)
+	page, err := s.set.Catalogue.Bookings(r.Context(), q)
 	if err != nil {
 		return err
 	}
@@ -215,7 +216,7 @@ func (s *Server) bookings(w http.ResponseWriter, r *http.Request) error {
 	if next := booking.NextPage(page, q.Limit); next != nil {
 		out.NextCursor = encodeCursor(*next)
 	}
-	return WriteJSON(w, http.StatusOK, out)
+	return edge.WriteJSON(w, http.StatusOK, out)
 }
 
 // BookingList is one page of a listing; NextCursor, when set, asks for the
@@ -253,26 +254,26 @@ func listed(b booking.Booking) ListedBooking {
 	return l
 }
 
-func listQuery(r *http.Request) (booking.ListQuery, *Error) {
+func listQuery(r *http.Request) (booking.ListQuery, *edge.Error) {
 	v := r.URL.Query()
 	from, err1 := time.Parse(time.RFC3339, v.Get("from"))
 	to, err2 := time.Parse(time.RFC3339, v.Get("to"))
 	if err1 != nil || err2 != nil {
-		return booking.ListQuery{}, BadRequest(booking.CodeInvalidTime, "from and to must be RFC 3339 with an offset")
+		return booking.ListQuery{}, edge.BadRequest(booking.CodeInvalidTime, "from and to must be RFC 3339 with an offset")
 	}
 	q := booking.ListQuery{PropertyID: v.Get("property_id"), AgentID: v.Get("agent_id"), From: from, To: to,
 		Status: booking.Status(v.Get("status"))}
 	if l := v.Get("limit"); l != "" {
 		n, err := strconv.Atoi(l)
 		if err != nil || n <= 0 {
-			return booking.ListQuery{}, BadRequest(booking.CodeInvalidWindow, "limit must be a positive number")
+			return booking.ListQuery{}, edge.BadRequest(booking.CodeInvalidWindow, "limit must be a positive number")
 		}
 		q.Limit = n
 	}
 	if c := v.Get("cursor"); c != "" {
 		cur, ok := decodeCursor(c)
 		if !ok {
-			return booking.ListQuery{}, BadRequest(booking.CodeInvalidWindow, "cursor is not one this API gave")
+			return booking.ListQuery{}, edge.BadRequest(booking.CodeInvalidWindow, "cursor is not one this API gave")
 		}
 		q.After = cur
 	}

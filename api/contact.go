@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/edge"
 )
 
 // ContactVault reads and erases callers' contacts, which rest sealed under
@@ -35,7 +36,7 @@ func (s *Server) contact(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return contactError(err)
 	}
-	return WriteJSON(w, http.StatusOK, ContactAnswer{RequestKey: key, Contact: &c})
+	return edge.WriteJSON(w, http.StatusOK, ContactAnswer{RequestKey: key, Contact: &c})
 }
 
 // eraseContact erases a booking's contact on the caller's request: its
@@ -49,18 +50,18 @@ func (s *Server) eraseContact(w http.ResponseWriter, r *http.Request) error {
 	if err := s.cfg.Contacts.EraseContact(r.Context(), key, "request"); err != nil {
 		return contactError(err)
 	}
-	at := s.cfg.Now().UTC()
-	return WriteJSON(w, http.StatusOK, ContactAnswer{RequestKey: key, Erased: true, ErasedAt: &at})
+	at := s.set.Now().UTC()
+	return edge.WriteJSON(w, http.StatusOK, ContactAnswer{RequestKey: key, Erased: true, ErasedAt: &at})
 }
 
 func (s *Server) contactKey(r *http.Request) (string, error) {
 	if s.cfg.Contacts == nil {
-		return "", &Error{Status: http.StatusNotImplemented, Code: string(booking.CodeUnavailable),
+		return "", &edge.Error{Status: http.StatusNotImplemented, Code: string(booking.CodeUnavailable),
 			Message: "this API has no store connection for contacts (start it with a database URL)"}
 	}
 	key := r.PathValue("request_key")
 	if err := booking.ValidateKey(key); err != nil {
-		return "", FromRejection(err)
+		return "", edge.FromRejection(err)
 	}
 	return key, nil
 }
@@ -68,9 +69,9 @@ func (s *Server) contactKey(r *http.Request) (string, error) {
 func contactError(err error) error {
 	switch {
 	case errors.Is(err, booking.ErrContactErased):
-		return &Error{Status: http.StatusGone, Code: string(booking.CodeContactErased), Message: "this booking's contact was erased"}
+		return &edge.Error{Status: http.StatusGone, Code: string(booking.CodeContactErased), Message: "this booking's contact was erased"}
 	case errors.Is(err, booking.ErrNoContact):
-		return &Error{Status: http.StatusNotFound, Code: string(booking.CodeNoContact), Message: "no contact is stored under this request_key"}
+		return &edge.Error{Status: http.StatusNotFound, Code: string(booking.CodeNoContact), Message: "no contact is stored under this request_key"}
 	}
 	return err
 }

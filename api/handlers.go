@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/edge"
 	"github.com/bookingsaga/bookingsaga/receipt"
 )
 
@@ -21,30 +21,14 @@ import (
 // and a status here could contradict the store.
 func (s *Server) answer(w http.ResponseWriter, r *http.Request, key string, rec receipt.Receipt, err error) error {
 	if err == nil {
-		return WriteReceipt(w, s.present(r, rec))
+		return edge.WriteReceipt(w, s.present(r, rec))
 	}
-	if _, technical := Classify(err); technical {
-		logger(r).Error("booking call failed", zap.String("request_key", key), zap.Error(err))
-		return &Error{Status: http.StatusServiceUnavailable, Code: string(booking.CodeUnavailable), RequestKey: key,
+	if _, technical := edge.Classify(err); technical {
+		edge.Logger(r.Context()).Error("booking call failed", zap.String("request_key", key), zap.Error(err))
+		return &edge.Error{Status: http.StatusServiceUnavailable, Code: string(booking.CodeUnavailable), RequestKey: key,
 			Message: "bookingsaga could not answer now and this call changed nothing; retry with the same request_key"}
 	}
 	return err
-}
-
-// WriteReceipt answers a receipt already in its wire shape. A refusal
-// caused by the request (an unknown resource, say) is a 400 and a key
-// reused for another intent a 409; every other outcome, conflict
-// included, is a 200 whose status says what happened.
-func WriteReceipt(w http.ResponseWriter, r receipt.Receipt) error {
-	if r.Status == receipt.StatusRejected && r.Reason != nil {
-		switch {
-		case booking.Code(r.Reason.Code).Input():
-			return WriteJSON(w, http.StatusBadRequest, &Error{Code: r.Reason.Code, Message: r.Reason.Message})
-		case r.Reason.Code == string(booking.CodeRequestKeyReused):
-			return WriteJSON(w, http.StatusConflict, &Error{Code: r.Reason.Code, Message: r.Reason.Message})
-		}
-	}
-	return WriteJSON(w, http.StatusOK, r)
 }
 
 func (s *Server) availability(w http.ResponseWriter, r *http.Request) error {
@@ -52,14 +36,14 @@ func (s *Server) availability(w http.ResponseWriter, r *http.Request) error {
 	from, err1 := time.Parse(time.RFC3339, q.Get("from"))
 	to, err2 := time.Parse(time.RFC3339, q.Get("to"))
 	agent, pool := q.Get("agent_id"), q.Get("agent_pool")
-	if agent == AnyAgent && pool != "" {
+	if agent == edge.AnyAgent && pool != "" {
 		agent = ""
 	}
 	if q.Get("property_id") == "" || agent == "" && pool == "" {
-		return BadRequest(booking.CodeMissingField, "property_id, and agent_id or agent_pool, are required")
+		return edge.BadRequest(booking.CodeMissingField, "property_id, and agent_id or agent_pool, are required")
 	}
 	if err1 != nil || err2 != nil {
-		return BadRequest(booking.CodeInvalidTime, "from and to must be RFC 3339 with an offset")
+		return edge.BadRequest(booking.CodeInvalidTime, "from and to must be RFC 3339 with an offset")
 	}
 	aq := booking.AvailabilityQuery{PropertyID: q.Get("property_id"), AgentID: agent, AgentPool: pool, From: from, To: to}
 	if v := q.Get("extra_resources"); v != "" {
@@ -68,31 +52,31 @@ func (s *Server) availability(w http.ResponseWriter, r *http.Request) error {
 	if v := q.Get("duration_minutes"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n <= 0 {
-			return BadRequest(booking.CodeInvalidWindow, "duration_minutes must be a positive number")
+			return edge.BadRequest(booking.CodeInvalidWindow, "duration_minutes must be a positive number")
 		}
 		aq.Duration = time.Duration(n) * time.Minute
 	}
-	av, err := s.cfg.Catalogue.Availability(r.Context(), aq)
+	av, err := s.set.Catalogue.Availability(r.Context(), aq)
 	if err != nil {
 		return err
 	}
-	return WriteJSON(w, http.StatusOK, AvailabilityOf(av))
+	return edge.WriteJSON(w, http.StatusOK, edge.AvailabilityOf(av))
 }
 
 func (s *Server) intents(w http.ResponseWriter, r *http.Request) error {
 	var body IntentBody
-	if e := Decode(r.Body, s.cfg.MaxBody, &body); e != nil {
+	if e := edge.Decode(r.Body, s.set.MaxBody, &body); e != nil {
 		return e
 	}
 	if body.ConversationID == "" {
-		return BadRequest(booking.CodeMissingField, "conversation_id is required")
+		return edge.BadRequest(booking.CodeMissingField, "conversation_id is required")
 	}
-	conv, e := Conversation(r.Context(), body.ConversationID)
+	conv, e := edge.Conversation(r.Context(), body.ConversationID)
 	if e != nil {
 		return e
 	}
 	if !body.Hold {
-		in, e := body.Slot.Intent(s.cfg.Now())
+		in, e := body.Slot.Intent(s.set.Now())
 		if e != nil {
 			return e
 		}
@@ -100,12 +84,12 @@ func (s *Server) intents(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		return WriteJSON(w, http.StatusOK, IntentAnswer{RequestKey: key})
+		return edge.WriteJSON(w, http.StatusOK, IntentAnswer{RequestKey: key})
 	}
 	if body.HoldMinutes < 0 {
-		return BadRequest(booking.CodeInvalidTimeRange, "hold_minutes must be positive (the policy's hold TTL is the most)")
+		return edge.BadRequest(booking.CodeInvalidTimeRange, "hold_minutes must be positive (the policy's hold TTL is the most)")
 	}
-	req, e := NewCommit(body.Slot, body.ExpectedPolicyVersion, nil, s.cfg.Now())
+	req, e := edge.NewCommit(body.Slot, body.ExpectedPolicyVersion, nil, s.set.Now())
 	if e != nil {
 		return e
 	}
@@ -117,7 +101,7 @@ func (s *Server) intents(w http.ResponseWriter, r *http.Request) error {
 		return s.answer(w, r, key, rec, err)
 	}
 	rec = s.present(r, rec)
-	return WriteJSON(w, http.StatusOK, IntentAnswer{RequestKey: key, Hold: &rec})
+	return edge.WriteJSON(w, http.StatusOK, IntentAnswer{RequestKey: key, Hold: &rec})
 }
 
 // IntentAnswer is what POST /v1/intents answers: the key for the chosen
@@ -130,14 +114,14 @@ type IntentAnswer struct {
 
 func (s *Server) book(w http.ResponseWriter, r *http.Request) error {
 	var body BookingBody
-	if e := Decode(r.Body, s.cfg.MaxBody, &body); e != nil {
+	if e := edge.Decode(r.Body, s.set.MaxBody, &body); e != nil {
 		return e
 	}
-	req, e := body.Request(s.cfg.Now())
+	req, e := body.Request(s.set.Now())
 	if e != nil {
 		return e
 	}
-	AskedBy(r.Context(), &req)
+	edge.AskedBy(r.Context(), &req)
 	if body.ConversationID == "" {
 		rec, err := s.client.Commit(r.Context(), body.RequestKey, req)
 		return s.answer(w, r, body.RequestKey, rec, err)
@@ -145,7 +129,7 @@ func (s *Server) book(w http.ResponseWriter, r *http.Request) error {
 	// In its conversation, the booking keeps the pending rule: it waits
 	// for an earlier booking still pending, and one of its own that goes
 	// pending holds the next.
-	conv, e := Conversation(r.Context(), body.ConversationID)
+	conv, e := edge.Conversation(r.Context(), body.ConversationID)
 	if e != nil {
 		return e
 	}
@@ -166,20 +150,20 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return s.answer(w, r, r.PathValue("request_key"), rec, err)
 	}
-	return WriteJSON(w, http.StatusOK, s.present(r, rec))
+	return edge.WriteJSON(w, http.StatusOK, s.present(r, rec))
 }
 
 // byReference resolves the reference a caller quotes to its receipt.
 func (s *Server) byReference(w http.ResponseWriter, r *http.Request) error {
 	ref := r.URL.Query().Get("reference")
 	if ref == "" {
-		return BadRequest(booking.CodeMissingField, "reference is required, e.g. ?reference=BS-7K2D-QF4M")
+		return edge.BadRequest(booking.CodeMissingField, "reference is required, e.g. ?reference=BS-7K2D-QF4M")
 	}
 	rec, err := s.client.ByReference(r.Context(), ref)
 	if err != nil {
 		return err
 	}
-	return WriteJSON(w, http.StatusOK, s.present(r, rec))
+	return edge.WriteJSON(w, http.StatusOK, s.present(r, rec))
 }
 
 func (s *Server) cancel(w http.ResponseWriter, r *http.Request) error {
@@ -188,17 +172,17 @@ func (s *Server) cancel(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) reschedule(w http.ResponseWriter, r *http.Request) error {
-	var body RescheduleBody
-	if e := Decode(r.Body, s.cfg.MaxBody, &body); e != nil {
+	var body edge.RescheduleBody
+	if e := edge.Decode(r.Body, s.set.MaxBody, &body); e != nil {
 		return e
 	}
 	if err := booking.ValidateReplacement(body.NewRequestKey, r.PathValue("request_key")); err != nil {
-		return FromRejection(err)
+		return edge.FromRejection(err)
 	}
-	if err := DefaultMove(r.Context(), s.cfg.Bookings, r.PathValue("request_key"), &body); err != nil {
+	if err := edge.DefaultMove(r.Context(), s.set.Bookings, r.PathValue("request_key"), &body); err != nil {
 		return s.answer(w, r, body.NewRequestKey, receipt.Receipt{}, err)
 	}
-	req, e := NewCommit(body.Slot, body.ExpectedPolicyVersion, nil, s.cfg.Now())
+	req, e := edge.NewCommit(body.Slot, body.ExpectedPolicyVersion, nil, s.set.Now())
 	if e != nil {
 		return e
 	}
@@ -225,7 +209,7 @@ func (s *Server) attention(w http.ResponseWriter, r *http.Request) error {
 			}
 		}
 	}
-	return WriteJSON(w, http.StatusOK, out)
+	return edge.WriteJSON(w, http.StatusOK, out)
 }
 
 // AttentionAnswer is the operator's list, with the webhook endpoints whose
@@ -239,41 +223,14 @@ type AttentionAnswer struct {
 func (s *Server) timeline(w http.ResponseWriter, r *http.Request) error {
 	key := r.PathValue("request_key")
 	if err := booking.ValidateKey(key); err != nil {
-		return FromRejection(err)
+		return edge.FromRejection(err)
 	}
 	if s.cfg.Timeline == nil {
-		return &Error{Status: http.StatusNotImplemented, Code: string(booking.CodeUnavailable), Message: "this API has no timelines (the saga client's)"}
+		return &edge.Error{Status: http.StatusNotImplemented, Code: string(booking.CodeUnavailable), Message: "this API has no timelines (the saga client's)"}
 	}
 	t, err := s.cfg.Timeline(r.Context(), key)
 	if err != nil {
 		return err
 	}
-	return WriteJSON(w, http.StatusOK, t)
-}
-
-// DefaultMove fills what body leaves out from the booking of key, as the
-// store (bookings) holds it; without bookings it leaves body as it is. A
-// booking the store doesn't hold yet (its outcome pending) can't be moved
-// by what changes: the caller hears so.
-func DefaultMove(ctx context.Context, bookings Bookings, key string, body *RescheduleBody) error {
-	if bookings == nil {
-		return nil
-	}
-	old, err := bookings.Lookup(ctx, key)
-	if errors.Is(err, booking.ErrNotFound) {
-		return BadRequest(booking.CodeNotBooked, "the store holds no booking under %s to move; check its status first", key)
-	}
-	if err != nil {
-		return err
-	}
-	var current string
-	if body.ExpectedPolicyVersion == "" {
-		p, err := bookings.CurrentPolicy(ctx)
-		if err != nil {
-			return err
-		}
-		current = p.Version
-	}
-	body.DefaultFrom(old.Intent, current)
-	return nil
+	return edge.WriteJSON(w, http.StatusOK, t)
 }

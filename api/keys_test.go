@@ -3,6 +3,7 @@ package api
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/bookingsaga/bookingsaga/internal/edge"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -23,15 +24,23 @@ import (
 // guarded serves the API with cfg over a Temporal nobody answers: a call
 // that passes the keys and the limits gets a 503, one that does not gets
 // the guard's own answer.
-func guarded(t *testing.T, cfg Config) string {
+func guarded(t *testing.T, cfg edge.Config) string {
 	t.Helper()
 	tc, err := client.NewLazyClient(client.Options{HostPort: "127.0.0.1:1"})
 	require.NoError(t, err)
 	t.Cleanup(tc.Close)
 	cfg.CallTimeout = 200 * time.Millisecond
-	srv := httptest.NewServer(New(desk.New(tc, nil, desk.Options{}), cfg).Handler())
+	srv := httptest.NewServer(serve(desk.New(tc, nil, desk.Options{}), cfg))
 	t.Cleanup(srv.Close)
 	return srv.URL
+}
+
+// serve is the REST routes over c on the edge's server with cfg, as the
+// wiring mounts them.
+func serve(c Sagas, cfg edge.Config) http.Handler {
+	srv := edge.New(cfg)
+	srv.Mount(New(c, srv.Settings(), Config{}).Routes()...)
+	return srv.Handler()
 }
 
 // keyring is a keys file of keys, loaded.
@@ -46,7 +55,7 @@ func keyring(t *testing.T, keys ...apikey.Key) *apikey.Keyring {
 	return kr
 }
 
-func send(t *testing.T, method, url, secret string, body []byte) (int, Error, http.Header) {
+func send(t *testing.T, method, url, secret string, body []byte) (int, edge.Error, http.Header) {
 	t.Helper()
 	req, err := http.NewRequest(method, url, bytes.NewReader(body))
 	require.NoError(t, err)
@@ -56,7 +65,7 @@ func send(t *testing.T, method, url, secret string, body []byte) (int, Error, ht
 	res, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	defer res.Body.Close()
-	var e Error
+	var e edge.Error
 	_ = json.NewDecoder(res.Body).Decode(&e)
 	return res.StatusCode, e, res.Header
 }
@@ -69,7 +78,7 @@ func TestEachScopeCallsItsOwnRoutes(t *testing.T) {
 	require.NoError(t, err)
 	ops, opsKey, err := apikey.NewKey("oncall", apikey.ScopeOps)
 	require.NoError(t, err)
-	url := guarded(t, Config{Keys: keyring(t, agentKey, adminKey, opsKey)})
+	url := guarded(t, edge.Config{Keys: keyring(t, agentKey, adminKey, opsKey)})
 	policy := []byte(`{"version":"v2","slot_minutes":30,"opens_at":"08:00","closes_at":"20:00","hold_ttl_minutes":10}`)
 
 	for _, c := range []struct {
@@ -104,7 +113,7 @@ func TestKeysAreHashedAtRestAndRotateWithoutARestart(t *testing.T) {
 	require.Error(t, apikey.SaveKey(file, oldKey, false), "a second key of one name")
 	keys, err := apikey.LoadKeyring(file)
 	require.NoError(t, err)
-	url := guarded(t, Config{Keys: keys})
+	url := guarded(t, edge.Config{Keys: keys})
 
 	stored, err := os.ReadFile(file)
 	require.NoError(t, err)
@@ -145,7 +154,7 @@ func TestRepeatsAreFreeAndAFloodIsLimited(t *testing.T) {
 	t.Parallel()
 	secret, key, err := apikey.NewKey("voice", apikey.ScopeAgent)
 	require.NoError(t, err)
-	url := guarded(t, Config{Keys: keyring(t, key), Limits: &ratelimit.Limits{PerSecond: 5, Burst: 10, RepeatWindow: time.Minute}})
+	url := guarded(t, edge.Config{Keys: keyring(t, key), Limits: &ratelimit.Limits{PerSecond: 5, Burst: 10, RepeatWindow: time.Minute}})
 	body, err := json.Marshal(BookingBody{RequestKey: "k-dup", Slot: slot(), ExpectedPolicyVersion: "p1"})
 	require.NoError(t, err)
 
@@ -179,7 +188,7 @@ func TestRepeatsAreFreeAndAFloodIsLimited(t *testing.T) {
 // an intent whose conversation Temporal can't reach included.
 func TestEveryServerErrorSaysRetryable(t *testing.T) {
 	t.Parallel()
-	url := guarded(t, Config{})
+	url := guarded(t, edge.Config{})
 	body, err := json.Marshal(IntentBody{ConversationID: "call-1", Slot: slot(), Hold: true, ExpectedPolicyVersion: "p1"})
 	require.NoError(t, err)
 	res, err := http.Post(url+"/v1/intents", "application/json", bytes.NewReader(body))

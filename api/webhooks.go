@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/edge"
 	"github.com/bookingsaga/bookingsaga/internal/egress"
 )
 
@@ -59,15 +60,15 @@ var endpointID = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
 // sure its dispatcher runs. The secret is answered once, at creation.
 func (s *Server) putWebhook(w http.ResponseWriter, r *http.Request) error {
 	if s.cfg.Webhooks == nil {
-		return &Error{Status: http.StatusNotImplemented, Code: string(booking.CodeUnavailable), Message: "this API has no store connection for webhooks"}
+		return &edge.Error{Status: http.StatusNotImplemented, Code: string(booking.CodeUnavailable), Message: "this API has no store connection for webhooks"}
 	}
 	var body WebhookBody
-	if e := Decode(r.Body, s.cfg.MaxBody, &body); e != nil {
+	if e := edge.Decode(r.Body, s.set.MaxBody, &body); e != nil {
 		return e
 	}
 	id := r.PathValue("id")
 	if !endpointID.MatchString(id) {
-		return BadRequest(booking.CodeMissingField, "the endpoint id must be 1 to 63 lower-case letters, digits, - or _, starting with a letter or digit")
+		return edge.BadRequest(booking.CodeMissingField, "the endpoint id must be 1 to 63 lower-case letters, digits, - or _, starting with a letter or digit")
 	}
 	guard := s.cfg.Egress
 	if guard == nil {
@@ -75,7 +76,7 @@ func (s *Server) putWebhook(w http.ResponseWriter, r *http.Request) error {
 	}
 	if err := guard.CheckURL(r.Context(), body.URL); err != nil {
 		// The service must not be a way into its own network (SSRF).
-		return BadRequest(booking.CodeRefusedURL, "%v", err)
+		return edge.BadRequest(booking.CodeRefusedURL, "%v", err)
 	}
 	secret, created, err := s.cfg.Webhooks.PutEndpoint(r.Context(), id, body.URL)
 	if err != nil {
@@ -85,21 +86,21 @@ func (s *Server) putWebhook(w http.ResponseWriter, r *http.Request) error {
 		return err // the endpoint stands; a PUT again, or the worker's next start, starts it
 	}
 	if !created {
-		return WriteJSON(w, http.StatusOK, WebhookAnswer{ID: id, URL: body.URL})
+		return edge.WriteJSON(w, http.StatusOK, WebhookAnswer{ID: id, URL: body.URL})
 	}
-	return WriteJSON(w, http.StatusCreated, WebhookAnswer{ID: id, URL: body.URL, Secret: "whsec_" + base64.StdEncoding.EncodeToString(secret)})
+	return edge.WriteJSON(w, http.StatusCreated, WebhookAnswer{ID: id, URL: body.URL, Secret: "whsec_" + base64.StdEncoding.EncodeToString(secret)})
 }
 
 // endpointAction runs act on the endpoint of the path; an id the store
 // has no endpoint for is 404.
 func (s *Server) endpointAction(r *http.Request, act func(ctx context.Context, id string) error) (string, error) {
 	if s.cfg.Webhooks == nil {
-		return "", &Error{Status: http.StatusNotImplemented, Code: string(booking.CodeUnavailable), Message: "this API has no store connection for webhooks"}
+		return "", &edge.Error{Status: http.StatusNotImplemented, Code: string(booking.CodeUnavailable), Message: "this API has no store connection for webhooks"}
 	}
 	id := r.PathValue("id")
 	err := act(r.Context(), id)
 	if errors.Is(err, booking.ErrNoEndpoint) {
-		return id, &Error{Status: http.StatusNotFound, Code: string(booking.CodeNotFound), Message: fmt.Sprintf("no webhook endpoint %q", id)}
+		return id, &edge.Error{Status: http.StatusNotFound, Code: string(booking.CodeNotFound), Message: fmt.Sprintf("no webhook endpoint %q", id)}
 	}
 	return id, err
 }
@@ -110,7 +111,7 @@ func (s *Server) deleteWebhook(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return WriteJSON(w, http.StatusOK, map[string]any{"id": id, "deleted": true})
+	return edge.WriteJSON(w, http.StatusOK, map[string]any{"id": id, "deleted": true})
 }
 
 // pauseWebhook and resumeWebhook stop and restart deliveries; paused,
@@ -127,7 +128,7 @@ func (s *Server) setPaused(w http.ResponseWriter, r *http.Request, paused bool) 
 	if err != nil {
 		return err
 	}
-	return WriteJSON(w, http.StatusOK, map[string]any{"id": id, "paused": paused})
+	return edge.WriteJSON(w, http.StatusOK, map[string]any{"id": id, "paused": paused})
 }
 
 // rotateWebhookSecret gives the endpoint a new secret, answered once.
@@ -140,14 +141,14 @@ func (s *Server) rotateWebhookSecret(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
-	return WriteJSON(w, http.StatusOK, WebhookAnswer{ID: id, Secret: "whsec_" + base64.StdEncoding.EncodeToString(secret)})
+	return edge.WriteJSON(w, http.StatusOK, WebhookAnswer{ID: id, Secret: "whsec_" + base64.StdEncoding.EncodeToString(secret)})
 }
 
 // webhooks lists the endpoints and how their deliveries stand.
 func (s *Server) webhooks(w http.ResponseWriter, r *http.Request) error {
 	out := []WebhookStatus{}
 	if s.cfg.Webhooks == nil {
-		return WriteJSON(w, http.StatusOK, out)
+		return edge.WriteJSON(w, http.StatusOK, out)
 	}
 	eps, err := s.cfg.Webhooks.Endpoints(r.Context())
 	if err != nil {
@@ -156,5 +157,5 @@ func (s *Server) webhooks(w http.ResponseWriter, r *http.Request) error {
 	for _, ep := range eps {
 		out = append(out, webhookStatus(ep))
 	}
-	return WriteJSON(w, http.StatusOK, out)
+	return edge.WriteJSON(w, http.StatusOK, out)
 }

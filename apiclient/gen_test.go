@@ -14,7 +14,7 @@ import (
 // again, here, gives the file that is kept.
 func TestTheClientIsTheDocumentsOwn(t *testing.T) {
 	t.Parallel()
-	doc, err := openapi3.NewLoader().LoadFromFile("../api/openapi.json")
+	doc, err := openapi3.NewLoader().LoadFromFile("../internal/edge/openapi.json")
 	require.NoError(t, err)
 	code, err := codegen.Generate(doc, codegen.Configuration{PackageName: "apiclient",
 		Generate:      codegen.GenerateOptions{Models: true, Client: true},

@@ -28,6 +28,7 @@ import (
 	"github.com/bookingsaga/bookingsaga/internal/apikey"
 	"github.com/bookingsaga/bookingsaga/internal/catalog"
 	"github.com/bookingsaga/bookingsaga/internal/desk"
+	"github.com/bookingsaga/bookingsaga/internal/edge"
 	"github.com/bookingsaga/bookingsaga/internal/httpserve"
 	"github.com/bookingsaga/bookingsaga/internal/localtime"
 	"github.com/bookingsaga/bookingsaga/internal/store"
@@ -155,7 +156,7 @@ func (c *Conn) Desk() (*desk.Desk, error) {
 
 // Catalogue is the store's catalogue, for the commands that read it;
 // without a database it says so.
-func (c *Conn) Catalogue() (api.Catalogue, error) {
+func (c *Conn) Catalogue() (edge.Catalogue, error) {
 	if c.reads == nil {
 		return nil, ErrNoStore
 	}
@@ -307,13 +308,16 @@ func NewAPI(ctx context.Context, cfg APIConfig, logger *zap.Logger, scope tally.
 		logger.Warn("zone rules differ from the workers'", zap.String("api", localtime.Version()), zap.String("workers", v))
 	}
 	limits := cfg.Limits
-	h := Edge(sc, api.Config{Keys: keys, Limits: &limits, MaxBody: cfg.MaxBody, Log: logger, Metrics: scope, StoreZoneRules: reads.Store.LatestZoneRules,
-		Ready:     []health.Check{{Name: "temporal", Fn: sc.Healthy}, {Name: "store", Fn: reads.Ping}},
-		Catalogue: reads.Catalog, Contacts: reads.Store, Names: names, Bookings: reads.Store,
-		Webhooks: reads.Store, Egress: cfg.Mirrors.Egress(), Admission: admit},
-		voice.Config{RetellKey: cfg.RetellKey, VapiSecret: cfg.VapiSecret, VapiHMACSecret: cfg.VapiHMACSecret,
+	h := Edge(sc, EdgeConfig{
+		Config: edge.Config{Keys: keys, Limits: &limits, Log: logger, StoreZoneRules: reads.Store.LatestZoneRules,
+			Ready: []health.Check{{Name: "temporal", Fn: sc.Healthy}, {Name: "store", Fn: reads.Ping}},
+			Settings: edge.Settings{MaxBody: cfg.MaxBody, Metrics: scope, Catalogue: reads.Catalog, Names: names, Bookings: reads.Store,
+				Admission: admit}},
+		REST: api.Config{Contacts: reads.Store, Webhooks: reads.Store, Egress: cfg.Mirrors.Egress()},
+		Tools: voice.Config{RetellKey: cfg.RetellKey, VapiSecret: cfg.VapiSecret, VapiHMACSecret: cfg.VapiHMACSecret,
 			FindBudget: reads.Store, Contacts: reads.Store, CallerIDHeader: cfg.CallerIDHeader, FindsPerKeyHour: cfg.FindsPerKeyHour,
-			HandoffsPerKeyHour: cfg.HandoffsPerKeyHour})
+			HandoffsPerKeyHour: cfg.HandoffsPerKeyHour},
+	})
 	return &API{handler: h, tc: tc, reads: reads, names: names}, nil
 }
 
@@ -340,20 +344,28 @@ func keepNames(ctx context.Context, names *speech.Names, logger *zap.Logger) {
 	}
 }
 
-// Edge is the agent edge over sc: the REST API with the voice tools
-// mounted on it, the tools sharing the API's catalogue, bookings, display
-// names, language, clock and metrics (the contacts they find callers by
-// are their own: tools.Contacts).
-func Edge(sc *desk.Desk, cfg api.Config, tools voice.Config) http.Handler {
-	if cfg.Timeline == nil {
-		cfg.Timeline = func(ctx context.Context, key string) (any, error) { return sc.Timeline(ctx, key) }
+// EdgeConfig is the agent edge's: the server's settings with those every
+// route reads (Config.Settings), then each package of routes' own.
+type EdgeConfig struct {
+	edge.Config
+	REST  api.Config
+	Tools voice.Config
+}
+
+// Edge is the agent edge over sc: the REST routes, the voice tools and
+// the staff's routes mounted on one server, every one of them reading the
+// same settings.
+func Edge(sc *desk.Desk, cfg EdgeConfig) http.Handler { return edgeServer(sc, cfg).Handler() }
+
+func edgeServer(sc *desk.Desk, cfg EdgeConfig) *edge.Server {
+	if cfg.REST.Timeline == nil {
+		cfg.REST.Timeline = func(ctx context.Context, key string) (any, error) { return sc.Timeline(ctx, key) }
 	}
-	tools.Catalogue, tools.Bookings, tools.Names = cfg.Catalogue, cfg.Bookings, cfg.Names
-	tools.Language, tools.Now, tools.Metrics, tools.Admission = cfg.Language, cfg.Now, cfg.Metrics, cfg.Admission
-	srv := api.New(sc, cfg)
-	srv.Mount(voice.New(sc, tools).Routes()...)
+	srv := edge.New(cfg.Config)
+	srv.Mount(api.New(sc, srv.Settings(), cfg.REST).Routes()...)
+	srv.Mount(voice.New(sc, srv.Settings(), cfg.Tools).Routes()...)
 	srv.Mount(staff.New(sc).Routes()...)
-	return srv.Handler()
+	return srv
 }
 
 // NotePending tells the store of a call answered pending_reconciliation:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/bookingsaga/bookingsaga/internal/edge"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -15,6 +16,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bookingsaga/bookingsaga/api/voice"
+	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/desk"
+	"github.com/bookingsaga/bookingsaga/internal/localtime"
+	"github.com/bookingsaga/bookingsaga/internal/metrics"
+	"github.com/bookingsaga/bookingsaga/workflows"
 	"github.com/stretchr/testify/require"
 	"github.com/uber-go/tally/v4"
 	"go.temporal.io/sdk/interceptor"
@@ -23,14 +30,6 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.uber.org/zap"
 	"go.yaml.in/yaml/v3"
-
-	"github.com/bookingsaga/bookingsaga/api"
-	"github.com/bookingsaga/bookingsaga/api/voice"
-	"github.com/bookingsaga/bookingsaga/booking"
-	"github.com/bookingsaga/bookingsaga/internal/desk"
-	"github.com/bookingsaga/bookingsaga/internal/localtime"
-	"github.com/bookingsaga/bookingsaga/internal/metrics"
-	"github.com/bookingsaga/bookingsaga/workflows"
 )
 
 func unavailable(context.Context) error { return errors.New("calendar 503") }
@@ -71,7 +70,7 @@ func metricNames(t *testing.T) []string {
 	t.Helper()
 	var out []string
 	re := regexp.MustCompile(`\.(Counter|Gauge|Timer)\("([a-z_]+)"\)`)
-	for _, dir := range []string{"../activities", ".", "../workflows", "../api", "../api/voice"} {
+	for _, dir := range []string{"../activities", ".", "../workflows", "../api", "../api/voice", "../internal/edge"} {
 		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
 		require.NoError(t, err)
 		for _, f := range files {
@@ -97,7 +96,7 @@ func TestEveryMetricIsThereBeforeTheFirstBooking(t *testing.T) {
 	m := metrics.New(zap.NewNop())
 	t.Cleanup(func() { _ = m.Close() })
 	RegisterMetrics(m, "default", booking.TaskQueue)
-	Edge(desk.New(nil, nil, desk.Options{}), api.Config{Metrics: m.Scope()}, voice.Config{})
+	Edge(desk.New(nil, nil, desk.Options{}), EdgeConfig{Config: edge.Config{Settings: edge.Settings{Metrics: m.Scope()}}})
 	srv := httptest.NewServer(m.Handler())
 	t.Cleanup(srv.Close)
 	res, err := http.Get(srv.URL)
@@ -201,7 +200,7 @@ func requireEveryToolCallRoute(t *testing.T, exprs []string) {
 		}
 		seen++
 		routes := regexp.MustCompile("^(?:" + m[1] + ")$")
-		for _, rt := range voice.New(nil, voice.Config{}).Routes() {
+		for _, rt := range voice.New(nil, edge.Settings{}, voice.Config{}).Routes() {
 			if rt.PerCall {
 				require.True(t, routes.MatchString(rt.Path), "%s leaves out the tool calls at %s", e, rt.Path)
 			}

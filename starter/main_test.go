@@ -15,6 +15,7 @@ import (
 	"github.com/bookingsaga/bookingsaga/app"
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/desk"
+	"github.com/bookingsaga/bookingsaga/internal/edge"
 )
 
 // Beside a dev stack's data dir, a terminal command reads its payload keys
@@ -50,9 +51,9 @@ func TestFlagsMayFollowTheKey(t *testing.T) {
 
 func TestEveryMissingFieldIsNamedAtOnce(t *testing.T) {
 	t.Parallel()
-	err := missing("book", api.BookingBody{Slot: api.Slot{AgentID: "a"}}, "-property", "-agent", "-zone", "-start or -local", "-policy")
+	err := missing("book", api.BookingBody{Slot: edge.Slot{AgentID: "a"}}, "-property", "-agent", "-zone", "-start or -local", "-policy")
 	require.EqualError(t, err, "book needs -property, -zone, -start or -local, -policy")
-	require.NoError(t, missing("reschedule", api.BookingBody{Slot: api.Slot{LocalStart: "2026-12-08T10:00"}}, "-start or -local"))
+	require.NoError(t, missing("reschedule", api.BookingBody{Slot: edge.Slot{LocalStart: "2026-12-08T10:00"}}, "-start or -local"))
 }
 
 func TestOpsHelpAndAnEmptyAttentionList(t *testing.T) {

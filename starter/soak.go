@@ -23,6 +23,7 @@ import (
 
 	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/edge"
 	"github.com/bookingsaga/bookingsaga/internal/gcal"
 	"github.com/bookingsaga/bookingsaga/internal/localtime"
 	"github.com/bookingsaga/bookingsaga/internal/msgraph"
@@ -232,7 +233,7 @@ func (s *soak) arrive(ctx context.Context, at time.Time) []sample {
 		return []sample{s.post(ctx, at, "/v1/bookings/"+victim+"/cancel", struct{}{})}
 	case victim != "":
 		key := uuid.NewString()
-		r := s.post(ctx, at, "/v1/bookings/"+victim+"/reschedule", api.RescheduleBody{NewRequestKey: key, Slot: slot, ExpectedPolicyVersion: "demo-2026-11"})
+		r := s.post(ctx, at, "/v1/bookings/"+victim+"/reschedule", edge.RescheduleBody{NewRequestKey: key, Slot: slot, ExpectedPolicyVersion: "demo-2026-11"})
 		s.keep(key, r)
 		return []sample{r}
 	case p >= 0.7: // two callers, one slot
@@ -260,15 +261,15 @@ func (s *soak) arrive(ctx context.Context, at time.Time) []sample {
 
 // slot is a random half hour within bookable hours, up to a year ahead, so
 // that only the callers meant to compete collide.
-func (s *soak) slot() (api.Slot, soakProperty) {
+func (s *soak) slot() (edge.Slot, soakProperty) {
 	p := s.props[s.rng.IntN(len(s.props))]
 	loc, _ := localtime.LoadZone(p.zone)
 	d := s.days[s.rng.IntN(len(s.days))].In(loc)
 	start := time.Date(d.Year(), d.Month(), d.Day(), 9+s.rng.IntN(10), 30*s.rng.IntN(2), 0, 0, loc)
-	return api.Slot{PropertyID: p.property, AgentID: p.agent, StartsAt: start.Format(time.RFC3339), TimeZone: p.zone, DurationMinutes: 30}, p
+	return edge.Slot{PropertyID: p.property, AgentID: p.agent, StartsAt: start.Format(time.RFC3339), TimeZone: p.zone, DurationMinutes: 30}, p
 }
 
-func (s *soak) book(ctx context.Context, at time.Time, key string, slot api.Slot, cal soakProperty) sample {
+func (s *soak) book(ctx context.Context, at time.Time, key string, slot edge.Slot, cal soakProperty) sample {
 	r := s.post(ctx, at, "/v1/bookings", api.BookingBody{RequestKey: key, Slot: slot, ExpectedPolicyVersion: "demo-2026-11"})
 	if r.status == receipt.StatusConfirmed {
 		r.lag, r.mirrored = s.mirrored(ctx, cal, key), true

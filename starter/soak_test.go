@@ -16,6 +16,7 @@ import (
 	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/app/devstack"
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/edge"
 	"github.com/bookingsaga/bookingsaga/internal/gcal"
 	"github.com/bookingsaga/bookingsaga/internal/gcal/gcaltest"
 	"github.com/bookingsaga/bookingsaga/internal/msgraph"
@@ -69,7 +70,7 @@ func TestTheSoakSendsACallNoAPIAnsweredToTheNext(t *testing.T) {
 	s := &soak{apis: []string{dead.URL, live.URL}, http: live.Client()}
 	ctx := context.Background()
 
-	body := api.BookingBody{RequestKey: "k1", Slot: api.Slot{PropertyID: "paris-loft-3", TimeZone: "Europe/Paris"}}
+	body := api.BookingBody{RequestKey: "k1", Slot: edge.Slot{PropertyID: "paris-loft-3", TimeZone: "Europe/Paris"}}
 	want, err := json.Marshal(body)
 	require.NoError(t, err)
 	var got []sample

@@ -16,16 +16,16 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/app"
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/edge"
 	"github.com/bookingsaga/bookingsaga/internal/localtime"
 	"github.com/bookingsaga/bookingsaga/receipt"
 )
 
 // availability prints the free starts of a property and an agent on one
 // local day.
-func availability(ctx context.Context, sc api.Catalogue, args []string, out io.Writer) error {
+func availability(ctx context.Context, sc edge.Catalogue, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("availability", flag.ContinueOnError)
 	property := fs.String("property", "", "property id")
 	agent := fs.String("agent", "", "agent id")
@@ -70,7 +70,7 @@ func availability(ctx context.Context, sc api.Catalogue, args []string, out io.W
 
 // bookings lists the bookings of a local day (or days) from the store,
 // filtered by property, agent and status: what staff check a day by.
-func bookings(ctx context.Context, sc api.Catalogue, args []string, out io.Writer) error {
+func bookings(ctx context.Context, sc edge.Catalogue, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("bookings", flag.ContinueOnError)
 	property := fs.String("property", "", "property id")
 	agent := fs.String("agent", "", "agent id")

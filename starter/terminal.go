@@ -15,6 +15,7 @@ import (
 	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/desk"
+	"github.com/bookingsaga/bookingsaga/internal/edge"
 	"github.com/bookingsaga/bookingsaga/internal/speech"
 	"github.com/bookingsaga/bookingsaga/receipt"
 )
@@ -23,7 +24,7 @@ import (
 func terminal(ctx context.Context, sc *desk.Desk, cmd string, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "print the receipt as JSON")
-	var slot api.Slot
+	var slot edge.Slot
 	var policy, key string
 	if cmd == "book" || cmd == "reschedule" {
 		fs.StringVar(&slot.PropertyID, "property", "", "property id")
@@ -87,7 +88,7 @@ func runTerminal(ctx context.Context, sc *desk.Desk, cmd string, pos []string, b
 		if old.Booking == nil {
 			return receipt.Receipt{}, fmt.Errorf("the store holds no booking under %s to move; check its status first", pos[0])
 		}
-		move := api.RescheduleBody{Slot: b.Slot, ExpectedPolicyVersion: b.ExpectedPolicyVersion}
+		move := edge.RescheduleBody{Slot: b.Slot, ExpectedPolicyVersion: b.ExpectedPolicyVersion}
 		move.DefaultFrom(old.Booking.Intent, "")
 		b.Slot, b.ExpectedPolicyVersion = move.Slot, move.ExpectedPolicyVersion
 	} else if err := missing(cmd, b, "-property", "-agent", "-zone", "-start or -local", "-policy"); err != nil {

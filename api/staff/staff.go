@@ -1,6 +1,6 @@
 // Package staff serves what the agency's staff record on a booking after
 // it is made: how the viewing went, and which agent shows it. Its routes
-// are mounted on the API (api.Server.Mount) behind admin keys; the work is
+// are mounted on the API (edge.Server.Mount) behind admin keys; the work is
 // the saga client's, which a worker carries out, since the API's database
 // role writes no booking.
 package staff
@@ -9,9 +9,9 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/apikey"
+	"github.com/bookingsaga/bookingsaga/internal/edge"
 	"github.com/bookingsaga/bookingsaga/receipt"
 )
 
@@ -33,8 +33,8 @@ const maxBody = 8 << 10
 func New(sagas Sagas) *Routes { return &Routes{sagas: sagas} }
 
 // Routes are the routes to mount.
-func (s *Routes) Routes() []api.Route {
-	return []api.Route{
+func (s *Routes) Routes() []edge.Route {
+	return []edge.Route{
 		{Method: "POST", Path: "/v1/bookings/{request_key}/outcome", Scope: apikey.ScopeAdmin, Handle: s.outcome},
 		{Method: "POST", Path: "/v1/bookings/{request_key}/reassign", Scope: apikey.ScopeAdmin, Handle: s.reassign},
 	}
@@ -58,7 +58,7 @@ type OutcomeAnswer struct {
 
 func (s *Routes) outcome(w http.ResponseWriter, r *http.Request) error {
 	var body OutcomeBody
-	if e := api.Decode(r.Body, maxBody, &body); e != nil {
+	if e := edge.Decode(r.Body, maxBody, &body); e != nil {
 		return e
 	}
 	out, err := s.sagas.RecordOutcome(r.Context(), booking.OutcomeInput{
@@ -66,7 +66,7 @@ func (s *Routes) outcome(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return api.WriteJSON(w, http.StatusOK, OutcomeAnswer{RequestKey: out.Booking.RequestKey,
+	return edge.WriteJSON(w, http.StatusOK, OutcomeAnswer{RequestKey: out.Booking.RequestKey,
 		Outcome: out.Booking.Outcome, Changed: out.Changed, Reminded: out.Reminded})
 }
 
@@ -80,12 +80,12 @@ type ReassignBody struct {
 // was, as a reschedule's does.
 func (s *Routes) reassign(w http.ResponseWriter, r *http.Request) error {
 	var body ReassignBody
-	if e := api.Decode(r.Body, maxBody, &body); e != nil {
+	if e := edge.Decode(r.Body, maxBody, &body); e != nil {
 		return e
 	}
 	rec, err := s.sagas.Reassign(r.Context(), r.PathValue("request_key"), body.AgentID)
 	if err != nil {
 		return err
 	}
-	return api.WriteReceipt(w, receipt.OnWire(rec))
+	return edge.WriteReceipt(w, receipt.OnWire(rec))
 }

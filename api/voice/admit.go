@@ -6,8 +6,8 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/edge"
 )
 
 // One tool call is one unit of cost, whichever platform carries it and
@@ -29,18 +29,18 @@ const atCapacity = "bookingsaga is at capacity this second, so nothing was sent 
 // repeated is charged, as it is asked again.
 func (t *Tools) admit(ctx context.Context, name, callID string, raw json.RawMessage) (done func(), refused *Answer) {
 	call := append([]byte(name+"\n"+callID+"\n"), raw...)
-	if e := api.Charge(ctx, call, writes(name)); e != nil {
+	if e := edge.Charge(ctx, call, writes(name)); e != nil {
 		a := notDone(booking.Code(e.Code), e.Message)
 		return nil, &a
 	}
-	key := api.Caller(ctx)
-	if !t.cfg.Admission.Enter(key) {
+	key := edge.Caller(ctx)
+	if !t.set.Admission.Enter(key) {
 		t.shed()
 		a := notDone(booking.CodeUnavailable, atCapacity)
 		return nil, &a
 	}
 	start := time.Now()
-	return func() { t.cfg.Admission.Done(key, time.Since(start)) }, nil
+	return func() { t.set.Admission.Done(key, time.Since(start)) }, nil
 }
 
 // writes reports whether the tool name makes or changes something, so
@@ -57,8 +57,8 @@ func writes(name string) bool {
 // unread answers e to a request that carries no call the tools could
 // read (a bad body), charged once as a read, so that a flood of them is
 // limited too.
-func unread(r *http.Request, body []byte, e *api.Error) error {
-	if c := api.Charge(r.Context(), append([]byte(r.URL.Path+"\n"), body...), false); c != nil {
+func unread(r *http.Request, body []byte, e *edge.Error) error {
+	if c := edge.Charge(r.Context(), append([]byte(r.URL.Path+"\n"), body...), false); c != nil {
 		return c
 	}
 	return e

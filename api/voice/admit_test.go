@@ -12,9 +12,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/admission"
+	"github.com/bookingsaga/bookingsaga/internal/edge"
 	"github.com/bookingsaga/bookingsaga/internal/ratelimit"
 )
 
@@ -22,8 +22,8 @@ import (
 // still, so that no token comes back during a test.
 func limited(t *testing.T, cfg Config) string {
 	t.Helper()
-	cfg.Now = func() time.Time { return now }
-	return guarded(t, api.Config{Limits: &ratelimit.Limits{PerSecond: 1, Burst: 10, RepeatWindow: time.Minute}}, cfg)
+	return guarded(t, edge.Config{Limits: &ratelimit.Limits{PerSecond: 1, Burst: 10, RepeatWindow: time.Minute},
+		Settings: edge.Settings{Now: func() time.Time { return now }}}, cfg)
 }
 
 // exchange sends body to url and decodes the answer into out; header
@@ -109,7 +109,7 @@ func TestARepeatedReadIsChargedAndARepeatedWriteIsFree(t *testing.T) {
 // the next.
 func TestTheGateHoldsEveryTool(t *testing.T) {
 	t.Parallel()
-	tools := New(nil, Config{Admission: admission.New(admission.Config{Max: 2, Min: 2})})
+	tools := New(nil, edge.Settings{Admission: admission.New(admission.Config{Max: 2, Min: 2})}, Config{})
 	ctx := context.Background()
 	var done []func()
 	for _, name := range []string{"check_availability", "find_booking"} {

@@ -9,8 +9,8 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/edge"
 	"github.com/bookingsaga/bookingsaga/internal/localtime"
 	"github.com/bookingsaga/bookingsaga/internal/phone"
 	"github.com/bookingsaga/bookingsaga/internal/speech"
@@ -30,7 +30,7 @@ type Answer struct {
 	// "For the tools: …" note.
 	Line         string
 	Receipt      *receipt.Receipt
-	Availability *api.AvailabilityAnswer
+	Availability *edge.AvailabilityAnswer
 	// RequestKey is the key a choice (select_slot) was given.
 	RequestKey string
 	// ConversationID is a conversation id the service minted for an MCP
@@ -100,7 +100,7 @@ func callOf(id, callerNumber string) platformCall {
 const CallerNumberHeader = "X-Caller-Number"
 
 // call runs one tool call for the conversation a platform named, scoped
-// by the key the call came in under (api.Conversation).
+// by the key the call came in under (edge.Conversation).
 func (t *Tools) call(ctx context.Context, pc platformCall, name string, raw json.RawMessage) Answer {
 	done, refused := t.admit(ctx, name, pc.id, raw)
 	if refused != nil {
@@ -111,7 +111,7 @@ func (t *Tools) call(ctx context.Context, pc platformCall, name string, raw json
 	if bad != nil {
 		return *bad
 	}
-	conv, e := api.Conversation(ctx, pc.id)
+	conv, e := edge.Conversation(ctx, pc.id)
 	if e != nil {
 		return notDone(booking.Code(e.Code), e.Message)
 	}
@@ -129,7 +129,7 @@ func readToolArgs(raw json.RawMessage) (toolArgs, *Answer) {
 	}
 	if len(bytes.TrimSpace(raw)) > 0 {
 		if err := json.Unmarshal(raw, &args); err != nil {
-			bad := notDone(booking.CodeBadJSON, "could not read the arguments: "+api.JSONProblem(err))
+			bad := notDone(booking.CodeBadJSON, "could not read the arguments: "+edge.JSONProblem(err))
 			return args, &bad
 		}
 	}
@@ -144,11 +144,11 @@ func readToolArgs(raw json.RawMessage) (toolArgs, *Answer) {
 func (t *Tools) callWith(ctx context.Context, conversationID, name string, args toolArgs) (out Answer) {
 	defer func() {
 		if p := recover(); p != nil {
-			api.Logger(ctx).Error("tool call panicked", zap.String("tool", name), zap.Any("panic", p), zap.Stack("stack"))
+			edge.Logger(ctx).Error("tool call panicked", zap.String("tool", name), zap.Any("panic", p), zap.Stack("stack"))
 			out = temporaryProblem
 		}
 	}()
-	lang, err := api.Language(args.Language, t.cfg.Language)
+	lang, err := edge.Language(args.Language, t.set.Language)
 	if err != nil {
 		return notDone(booking.CodeMissingField, err.Error())
 	}
@@ -157,7 +157,7 @@ func (t *Tools) callWith(ctx context.Context, conversationID, name string, args 
 	if err == nil {
 		return ans
 	}
-	var e *api.Error
+	var e *edge.Error
 	var held *receipt.HeldError
 	switch {
 	case errors.As(err, &held):
@@ -168,10 +168,10 @@ func (t *Tools) callWith(ctx context.Context, conversationID, name string, args 
 		return Answer{Status: statusNotDone, Code: e.Code, Question: true, Line: speech.Speaker{Lang: lang}.LocalTimeQuestion(e.Code == string(booking.CodeAmbiguousTime),
 			args.LocalStart[:min(len(args.LocalStart), len(localtime.Layout))], e.Candidates[0], e.Candidates[1], args.TimeZone)}
 	}
-	e, technical := api.Classify(err)
+	e, technical := edge.Classify(err)
 	switch {
 	case technical:
-		api.Logger(ctx).Error("tool call failed", zap.String("tool", name), zap.Error(err))
+		edge.Logger(ctx).Error("tool call failed", zap.String("tool", name), zap.Error(err))
 		return temporaryProblem
 	case e.Code == string(booking.CodeNotFound):
 		return notDone(booking.CodeNotFound, "there is no booking under this request_key")
@@ -182,7 +182,7 @@ func (t *Tools) callWith(ctx context.Context, conversationID, name string, args 
 // spoken is the answer for r: its status, and a refusal's or conflict's
 // code, then the line to speak, with the receipt it speaks of.
 func (t *Tools) spoken(ctx context.Context, lang speech.Lang, r receipt.Receipt) Answer {
-	r.Spoken = t.cfg.Names.Speaker(lang, r.PropertyRef, r.AgentRef).Receipt(r)
+	r.Spoken = t.set.Names.Speaker(lang, r.PropertyRef, r.AgentRef).Receipt(r)
 	out := Answer{Status: string(r.Status), Line: r.Spoken, Receipt: &r}
 	if r.Reason != nil && r.Reason.Code != "" && (r.Status == receipt.StatusRejected || r.Status == receipt.StatusConflict) {
 		out.Code = r.Reason.Code

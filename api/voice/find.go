@@ -13,8 +13,8 @@ import (
 
 	"golang.org/x/time/rate"
 
-	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/edge"
 	"github.com/bookingsaga/bookingsaga/internal/phone"
 	"github.com/bookingsaga/bookingsaga/receipt"
 )
@@ -74,7 +74,7 @@ func (f *finds) allow(conv, ref string, now time.Time) bool {
 	if f.by == nil {
 		f.by = map[[32]byte]*findLimit{}
 	}
-	caller, _, _ := strings.Cut(conv, "/") // a conversation is scoped by its key (api.Conversation)
+	caller, _, _ := strings.Cut(conv, "/") // a conversation is scoped by its key (edge.Conversation)
 	perHour, burst := findsPerKeyHour, findPerKeyBurst
 	if f.perKeyHour > 0 {
 		perHour, burst = f.perKeyHour, max(f.perKeyHour/10, findBurst)
@@ -128,7 +128,7 @@ func (f *finds) prune(now time.Time) {
 }
 
 // noContacts answers a find on an API without the store's contacts.
-var noContacts = &api.Error{Status: http.StatusNotImplemented, Code: string(booking.CodeUnavailable), Message: "this API has no store connection to check a phone number"}
+var noContacts = &edge.Error{Status: http.StatusNotImplemented, Code: string(booking.CodeUnavailable), Message: "this API has no store connection to check a phone number"}
 
 // tooManyFinds answers an attempt over a budget.
 var tooManyFinds = notDone(booking.CodeRateLimited, "too many attempts to find a booking in this call; offer to pass the caller to a person")
@@ -143,12 +143,12 @@ func (t *Tools) toolFind(ctx context.Context, conv string, a toolArgs) (Answer, 
 	ref, err := receipt.CanonicalReference(a.Reference)
 	switch {
 	case strings.TrimSpace(a.Phone) == "":
-		return Answer{}, api.BadRequest(booking.CodeMissingField, "give the reference the caller quotes and the phone number they gave when booking")
+		return Answer{}, edge.BadRequest(booking.CodeMissingField, "give the reference the caller quotes and the phone number they gave when booking")
 	case err != nil:
 		return Answer{}, err // not a reference: nothing is counted or looked up
 	case t.cfg.Contacts == nil:
 		return Answer{}, noContacts
-	case !t.finds.allow(conv, ref, t.cfg.Now()):
+	case !t.finds.allow(conv, ref, t.set.Now()):
 		return tooManyFinds, nil
 	}
 	if ok, err := t.spendShared(ctx, ref); err != nil || !ok {

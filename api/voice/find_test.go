@@ -3,6 +3,7 @@ package voice
 import (
 	"context"
 	"fmt"
+	"github.com/bookingsaga/bookingsaga/internal/edge"
 	"runtime"
 	"strings"
 	"testing"
@@ -75,7 +76,7 @@ func TestFindAttemptsCountTheReferenceNotItsSpelling(t *testing.T) {
 // before anything keys on it.
 func TestALongConversationIDIsRefused(t *testing.T) {
 	t.Parallel()
-	tools := New(nil, Config{})
+	tools := New(nil, edge.Settings{}, Config{})
 	ans := tools.call(context.Background(), callOf(strings.Repeat("x", 1024), ""), "find_booking", []byte(`{"reference":"BS-AAAA-AAAA","phone":"0612345678"}`))
 	require.True(t, ans.Failed(), ans.Text())
 	require.Equal(t, "invalid_conversation_id", ans.Code)

@@ -9,8 +9,8 @@ import (
 
 	"golang.org/x/text/unicode/norm"
 
-	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/edge"
 	"github.com/bookingsaga/bookingsaga/receipt"
 )
 
@@ -31,12 +31,12 @@ func (t *Tools) toolFindByCaller(ctx context.Context, conv string, a toolArgs) (
 	name := strings.TrimSpace(a.Name)
 	switch {
 	case a.callerNumber == "":
-		return Answer{}, api.BadRequest(booking.CodeMissingField, "this call carries no caller ID: give the reference the caller quotes and the phone number they gave when booking")
+		return Answer{}, edge.BadRequest(booking.CodeMissingField, "this call carries no caller ID: give the reference the caller quotes and the phone number they gave when booking")
 	case name == "":
-		return Answer{}, api.BadRequest(booking.CodeMissingField, "give the name the caller booked under, or the reference they quote and the phone number they gave")
+		return Answer{}, edge.BadRequest(booking.CodeMissingField, "give the name the caller booked under, or the reference they quote and the phone number they gave")
 	case t.cfg.Contacts == nil:
 		return Answer{}, noContacts
-	case !t.finds.allow(conv, "caller:"+a.callerNumber, t.cfg.Now()):
+	case !t.finds.allow(conv, "caller:"+a.callerNumber, t.set.Now()):
 		return tooManyFinds, nil
 	}
 	ref, keys, err := t.cfg.Contacts.KeysByPhone(ctx, a.callerNumber)
@@ -60,7 +60,7 @@ func (t *Tools) toolFindByCaller(ctx context.Context, conv string, a toolArgs) (
 	}
 	lines := make([]string, 0, len(found))
 	for _, r := range found {
-		lines = append(lines, t.cfg.Names.Speaker(a.lang, r.PropertyRef).Found(r.PropertyRef, *r.StartsAt, r.TimeZone))
+		lines = append(lines, t.set.Names.Speaker(a.lang, r.PropertyRef).Found(r.PropertyRef, *r.StartsAt, r.TimeZone))
 	}
 	// Caller ID is whatever the caller's carrier sends: it finds, it
 	// does not unlock. Nothing is adopted, and no reference or key is
@@ -103,7 +103,7 @@ func (t *Tools) upcoming(ctx context.Context, keys []string, name string) ([]rec
 			return nil, err
 		}
 		live := r.Status == receipt.StatusConfirmed || r.Status == receipt.StatusHeld
-		if live && r.StartsAt != nil && r.StartsAt.After(t.cfg.Now()) && !seen[r.RequestKey] {
+		if live && r.StartsAt != nil && r.StartsAt.After(t.set.Now()) && !seen[r.RequestKey] {
 			seen[r.RequestKey] = true
 			out = append(out, r)
 		}

@@ -63,7 +63,7 @@ func (t *Tools) toolFindByCode(ctx context.Context, conv string, a toolArgs) (An
 	switch {
 	case t.cfg.Contacts == nil:
 		return Answer{}, noContacts
-	case !t.finds.allow(conv, "code:"+conv, t.cfg.Now()):
+	case !t.finds.allow(conv, "code:"+conv, t.set.Now()):
 		return tooManyFinds, nil
 	}
 	key, err := t.cfg.Contacts.UseUnlockCode(ctx, conv, code)

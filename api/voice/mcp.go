@@ -15,8 +15,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/edge"
 	"github.com/bookingsaga/bookingsaga/receipt"
 )
 
@@ -37,7 +37,7 @@ import (
 // mcpHandler serves the tools over MCP.
 func (t *Tools) mcpHandler() http.Handler {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "bookingsaga", Title: "Property viewing bookings", Version: "1"},
-		&mcp.ServerOptions{Instructions: SystemPrompts[t.cfg.Language]})
+		&mcp.ServerOptions{Instructions: SystemPrompts[t.set.Language]})
 	for _, d := range toolDefs {
 		srv.AddTool(d.mcpTool(), t.mcpCall(d.name))
 	}
@@ -57,7 +57,7 @@ func (t *Tools) mcpHandler() http.Handler {
 func (t *Tools) mcp(w http.ResponseWriter, r *http.Request) error {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
-		return unread(r, body, api.BadRequest(booking.CodeBodyTooLarge, "the body is over the API's limit"))
+		return unread(r, body, edge.BadRequest(booking.CodeBodyTooLarge, "the body is over the API's limit"))
 	}
 	if bytes.HasPrefix(bytes.TrimSpace(body), []byte("[")) {
 		// The current MCP spec has no batches; the SDK still takes one for
@@ -65,10 +65,10 @@ func (t *Tools) mcp(w http.ResponseWriter, r *http.Request) error {
 		// one request could carry hundreds of tool calls past the gate.
 		// Refused, as JSON-RPC refuses a request it will not take, and
 		// charged once.
-		if e := api.Charge(r.Context(), body, false); e != nil {
+		if e := edge.Charge(r.Context(), body, false); e != nil {
 			return e
 		}
-		return api.WriteJSON(w, http.StatusBadRequest, map[string]any{"jsonrpc": "2.0", "id": nil,
+		return edge.WriteJSON(w, http.StatusBadRequest, map[string]any{"jsonrpc": "2.0", "id": nil,
 			"error": map[string]any{"code": -32600, "message": "JSON-RPC batches are not served: send one request per call"}})
 	}
 	// The SDK decides what the body is; the edge charges what it runs,
@@ -78,10 +78,10 @@ func (t *Tools) mcp(w http.ResponseWriter, r *http.Request) error {
 	var charged atomic.Bool
 	r = r.WithContext(context.WithValue(r.Context(), chargedKey{}, &charged))
 	r.Body = io.NopCloser(bytes.NewReader(body))
-	r.Header.Set(callerHeader, api.Caller(r.Context()))
+	r.Header.Set(callerHeader, edge.Caller(r.Context()))
 	t.mcpServer.ServeHTTP(w, r)
 	if !charged.Load() {
-		_ = api.Charge(r.Context(), body, true) // answered already: it counts against the next
+		_ = edge.Charge(r.Context(), body, true) // answered already: it counts against the next
 	}
 	return nil
 }
@@ -153,7 +153,7 @@ func (t *Tools) mcpConversation(ctx context.Context, req *mcp.CallToolRequest, n
 	default:
 		id = given
 	}
-	conv, e := api.ConversationOf(caller, id)
+	conv, e := edge.ConversationOf(caller, id)
 	if e != nil {
 		return notDone(booking.Code(e.Code), e.Message)
 	}
@@ -161,7 +161,7 @@ func (t *Tools) mcpConversation(ctx context.Context, req *mcp.CallToolRequest, n
 		// A new conversation is a workflow, and room for hand-offs and
 		// webhook deliveries: it costs a unit of its own, so a write
 		// repeated without conversation_id (free as a repeat) is not.
-		if e := api.Charge(ctx, []byte("mint\n"+id), false); e != nil {
+		if e := edge.Charge(ctx, []byte("mint\n"+id), false); e != nil {
 			return notDone(booking.Code(e.Code), e.Message)
 		}
 		if err := t.saga.StartConversation(ctx, conv); err != nil {
@@ -205,9 +205,9 @@ type ToolResult struct {
 	RequestKey string `json:"request_key,omitempty"`
 	// ConversationID is the id the service minted for this call, on its
 	// first tool call without one: later calls send it back.
-	ConversationID string                  `json:"conversation_id,omitempty"`
-	Receipt        *receipt.Receipt        `json:"receipt,omitempty"`
-	Availability   *api.AvailabilityAnswer `json:"availability,omitempty"`
+	ConversationID string                   `json:"conversation_id,omitempty"`
+	Receipt        *receipt.Receipt         `json:"receipt,omitempty"`
+	Availability   *edge.AvailabilityAnswer `json:"availability,omitempty"`
 }
 
 // structured is an answer's structuredContent, built from its fields.
@@ -265,7 +265,7 @@ func openAPISchema(name, description string) map[string]any {
 			Schemas map[string]map[string]any `json:"schemas"`
 		} `json:"components"`
 	}
-	if err := json.Unmarshal(api.OpenAPI(), &doc); err != nil {
+	if err := json.Unmarshal(edge.OpenAPI(), &doc); err != nil {
 		panic(fmt.Sprintf("openapi.json: %v", err))
 	}
 	schema, ok := doc.Components.Schemas[name]

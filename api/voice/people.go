@@ -6,8 +6,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/edge"
 	"github.com/bookingsaga/bookingsaga/internal/phone"
 )
 
@@ -20,16 +20,16 @@ import (
 // approved facts, or says there is none.
 func (t *Tools) toolPropertyInfo(ctx context.Context, _ string, a toolArgs) (Answer, error) {
 	if a.PropertyID == "" || strings.TrimSpace(a.Topic) == "" {
-		return Answer{}, api.BadRequest(booking.CodeMissingField, "give property_id and the topic of the caller's question")
+		return Answer{}, edge.BadRequest(booking.CodeMissingField, "give property_id and the topic of the caller's question")
 	}
-	res, err := t.cfg.Catalogue.Resource(ctx, a.PropertyID)
+	res, err := t.set.Catalogue.Resource(ctx, a.PropertyID)
 	if err != nil {
 		return Answer{}, err
 	}
 	if res.Kind != "property" {
-		return Answer{}, api.BadRequest(booking.CodeWrongResourceKind, "%s is a %s, not a property", a.PropertyID, res.Kind)
+		return Answer{}, edge.BadRequest(booking.CodeWrongResourceKind, "%s is a %s, not a property", a.PropertyID, res.Kind)
 	}
-	speaker := t.cfg.Names.Speaker(a.lang, a.PropertyID)
+	speaker := t.set.Names.Speaker(a.lang, a.PropertyID)
 	f, ok := res.FactOn(a.Topic)
 	if !ok {
 		topics := make([]string, 0, len(res.Facts))
@@ -53,7 +53,7 @@ func (t *Tools) toolRequestHuman(ctx context.Context, conv string, a toolArgs) (
 	h := booking.Handoff{ConversationID: conv, Topic: strings.ToLower(strings.TrimSpace(a.Topic)), Reason: strings.TrimSpace(a.Reason),
 		Callback: callback(a)}
 	if err := h.Validate(); err != nil {
-		return Answer{}, api.FromRejection(err)
+		return Answer{}, edge.FromRejection(err)
 	}
 	if ok, err := t.spendHandoff(ctx, conv); err != nil || !ok {
 		return tooManyHandoffs, err
@@ -65,7 +65,7 @@ func (t *Tools) toolRequestHuman(ctx context.Context, conv string, a toolArgs) (
 	if h, err = t.saga.RequestHandoff(ctx, h); err != nil {
 		return Answer{}, err
 	}
-	line := t.cfg.Names.Speaker(a.lang).Handoff() + " For the tools: if your platform can transfer this call to a person, transfer it now."
+	line := t.set.Names.Speaker(a.lang).Handoff() + " For the tools: if your platform can transfer this call to a person, transfer it now."
 	if !h.HasCallback {
 		line += " No number to call back is recorded: ask the caller for one, then call request_human again with callback_number."
 	}
@@ -89,7 +89,7 @@ func (t *Tools) spendHandoff(ctx context.Context, conv string) (bool, error) {
 	if t.cfg.FindBudget == nil {
 		return true, nil
 	}
-	caller, _, _ := strings.Cut(conv, "/") // a conversation is scoped by its key (api.Conversation)
+	caller, _, _ := strings.Cut(conv, "/") // a conversation is scoped by its key (edge.Conversation)
 	return t.cfg.FindBudget.SpendFindAttempt(ctx, "handoffs:"+caller, cmp.Or(t.cfg.HandoffsPerKeyHour, DefaultHandoffsPerKeyHour), time.Hour)
 }
 

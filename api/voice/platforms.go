@@ -12,8 +12,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/edge"
 )
 
 // The voice platforms' endpoints: each reads its platform's documented
@@ -29,7 +29,7 @@ import (
 func (t *Tools) retell(w http.ResponseWriter, r *http.Request) error {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
-		return unread(r, body, api.BadRequest(booking.CodeBodyTooLarge, "the body is over the API's limit"))
+		return unread(r, body, edge.BadRequest(booking.CodeBodyTooLarge, "the body is over the API's limit"))
 	}
 	var call struct {
 		Name string          `json:"name"`
@@ -37,7 +37,7 @@ func (t *Tools) retell(w http.ResponseWriter, r *http.Request) error {
 		Args json.RawMessage `json:"args"`
 	}
 	if err := json.Unmarshal(body, &call); err != nil {
-		return unread(r, body, api.BadRequest(booking.CodeBadJSON, "the body is not a Retell function call: %s", api.JSONProblem(err)))
+		return unread(r, body, edge.BadRequest(booking.CodeBadJSON, "the body is not a Retell function call: %s", edge.JSONProblem(err)))
 	}
 	tool, conv, args := r.PathValue("tool"), call.Call.CallID, call.Args
 	var caller string
@@ -52,19 +52,19 @@ func (t *Tools) retell(w http.ResponseWriter, r *http.Request) error {
 	}
 	switch {
 	case conv != "" && tool != "" && call.Name != "" && call.Name != tool:
-		return unread(r, body, api.BadRequest(booking.CodeBadJSON, "the body calls %q at the URL of %q", call.Name, tool))
+		return unread(r, body, edge.BadRequest(booking.CodeBadJSON, "the body calls %q at the URL of %q", call.Name, tool))
 	case conv != "" && tool == "":
 		tool = call.Name
 	case conv == "" && tool != "": // args only
 		conv, args = r.Header.Get("X-Call-Id"), body
 		if conv == "" {
-			return unread(r, body, api.BadRequest(booking.CodeMissingField, "an args-only call needs the header X-Call-Id: {{call_id}} in the function's settings"))
+			return unread(r, body, edge.BadRequest(booking.CodeMissingField, "an args-only call needs the header X-Call-Id: {{call_id}} in the function's settings"))
 		}
 	}
 	if tool == "" || conv == "" {
-		return unread(r, body, api.BadRequest(booking.CodeBadJSON, "want {name, call: {call_id}, args}, or the arguments alone at /v1/tools/retell/{tool} with X-Call-Id"))
+		return unread(r, body, edge.BadRequest(booking.CodeBadJSON, "want {name, call: {call_id}, args}, or the arguments alone at /v1/tools/retell/{tool} with X-Call-Id"))
 	}
-	return api.WriteJSON(w, http.StatusOK, map[string]string{"result": t.call(r.Context(), callOf(conv, caller), tool, args).Text()})
+	return edge.WriteJSON(w, http.StatusOK, map[string]string{"result": t.call(r.Context(), callOf(conv, caller), tool, args).Text()})
 }
 
 // retellCall is the part of Retell's call object the service reads
@@ -90,16 +90,16 @@ func (c retellCall) caller() string {
 // sent again within its five minutes to another tool or under another
 // call id: each signature is bound to the path and X-Call-Id it first came
 // with. The platform resending a call as it was still gets in.
-func (t *Tools) retellVerified(r *http.Request, body []byte) *api.Error {
+func (t *Tools) retellVerified(r *http.Request, body []byte) *edge.Error {
 	if t.cfg.RetellKey == "" {
 		return nil
 	}
-	sig, ok := retellSigned(body, r.Header.Get("X-Retell-Signature"), t.cfg.RetellKey, t.cfg.Now())
+	sig, ok := retellSigned(body, r.Header.Get("X-Retell-Signature"), t.cfg.RetellKey, t.set.Now())
 	if !ok {
-		return &api.Error{Status: http.StatusUnauthorized, Code: string(booking.CodeUnauthorized), Message: "bad or missing X-Retell-Signature"}
+		return &edge.Error{Status: http.StatusUnauthorized, Code: string(booking.CodeUnauthorized), Message: "bad or missing X-Retell-Signature"}
 	}
-	if !t.replays.bind(sig, r.URL.Path+"\n"+r.Header.Get("X-Call-Id"), t.cfg.Now()) {
-		return &api.Error{Status: http.StatusUnauthorized, Code: string(booking.CodeUnauthorized),
+	if !t.replays.bind(sig, r.URL.Path+"\n"+r.Header.Get("X-Call-Id"), t.set.Now()) {
+		return &edge.Error{Status: http.StatusUnauthorized, Code: string(booking.CodeUnauthorized),
 			Message: "this X-Retell-Signature was already used for another tool or call"}
 	}
 	return nil
@@ -115,7 +115,7 @@ func (t *Tools) vapiCaller(msg vapiMessage) string {
 }
 
 // vapiVerified checks Vapi's shared secret and HMAC credential, each when set.
-func (t *Tools) vapiVerified(r *http.Request, body []byte) *api.Error {
+func (t *Tools) vapiVerified(r *http.Request, body []byte) *edge.Error {
 	// A Vapi bearer credential sends "Bearer <token>" unless its
 	// bearerPrefixEnabled is false (BearerAuthenticationPlan): either is
 	// the secret.
@@ -124,11 +124,11 @@ func (t *Tools) vapiVerified(r *http.Request, body []byte) *api.Error {
 		got = token
 	}
 	if t.cfg.VapiSecret != "" && !constantEqual(got, t.cfg.VapiSecret) {
-		return &api.Error{Status: http.StatusUnauthorized, Code: string(booking.CodeUnauthorized), Message: "bad or missing X-Vapi-Secret"}
+		return &edge.Error{Status: http.StatusUnauthorized, Code: string(booking.CodeUnauthorized), Message: "bad or missing X-Vapi-Secret"}
 	}
 	if t.cfg.VapiHMACSecret != "" && !vapiSigned(body, r.Header.Get("X-Signature"), r.Header.Get("X-Timestamp"),
-		r.Header.Get(vapiMessageIDHeader), t.cfg.VapiHMACSecret, t.cfg.Now()) {
-		return &api.Error{Status: http.StatusUnauthorized, Code: string(booking.CodeUnauthorized),
+		r.Header.Get(vapiMessageIDHeader), t.cfg.VapiHMACSecret, t.set.Now()) {
+		return &edge.Error{Status: http.StatusUnauthorized, Code: string(booking.CodeUnauthorized),
 			Message: "bad or missing x-signature, or x-timestamp outside five minutes (with x-message-id, sign \"{svix-id}.{timestamp}.{body}\")"}
 	}
 	return nil
@@ -213,18 +213,18 @@ const vapiMessageIDHeader = "X-Message-Id"
 func (t *Tools) vapi(w http.ResponseWriter, r *http.Request) error {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
-		return unread(r, body, api.BadRequest(booking.CodeBodyTooLarge, "the body is over the API's limit"))
+		return unread(r, body, edge.BadRequest(booking.CodeBodyTooLarge, "the body is over the API's limit"))
 	}
 	var msg vapiMessage
 	if err := json.Unmarshal(body, &msg); err != nil {
-		return unread(r, body, api.BadRequest(booking.CodeBadJSON, "the body is not a Vapi server message: %s", api.JSONProblem(err)))
+		return unread(r, body, edge.BadRequest(booking.CodeBadJSON, "the body is not a Vapi server message: %s", edge.JSONProblem(err)))
 	}
 	if t := msg.Message.Type; t != "tool-calls" {
-		return unread(r, body, api.BadRequest(booking.CodeBadJSON, "only Vapi tool-calls messages are served here, got message.type %q", t))
+		return unread(r, body, edge.BadRequest(booking.CodeBadJSON, "only Vapi tool-calls messages are served here, got message.type %q", t))
 	}
 	calls := msg.calls()
 	if len(calls) == 0 {
-		return unread(r, body, api.BadRequest(booking.CodeBadJSON, "the tool-calls message has no message.toolCallList"))
+		return unread(r, body, edge.BadRequest(booking.CodeBadJSON, "the tool-calls message has no message.toolCallList"))
 	}
 	out := vapiResults{Results: make([]vapiResult, 0, len(calls))}
 	for _, tc := range calls {
@@ -244,7 +244,7 @@ func (t *Tools) vapi(w http.ResponseWriter, r *http.Request) error {
 		}
 		out.Results = append(out.Results, res)
 	}
-	return api.WriteJSON(w, http.StatusOK, out)
+	return edge.WriteJSON(w, http.StatusOK, out)
 }
 
 // vapiMessage is the part of a tool-calls message the service reads.

@@ -17,7 +17,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/bookingsaga/bookingsaga/api"
+	"github.com/bookingsaga/bookingsaga/internal/edge"
 	"github.com/bookingsaga/bookingsaga/internal/ratelimit"
 )
 
@@ -48,8 +48,8 @@ func post(t *testing.T, url string, body []byte, headers ...string) int {
 // own signed calls still get through.
 func TestUnsignedCallsDoNotDrainThePlatformsLimit(t *testing.T) {
 	t.Parallel()
-	url := guarded(t, api.Config{Limits: &ratelimit.Limits{PerSecond: 1, Burst: 2, RepeatWindow: time.Minute}},
-		Config{RetellKey: "retell-key", VapiSecret: "vapi-secret", Now: time.Now})
+	url := guarded(t, edge.Config{Limits: &ratelimit.Limits{PerSecond: 1, Burst: 2, RepeatWindow: time.Minute}},
+		Config{RetellKey: "retell-key", VapiSecret: "vapi-secret"})
 	for i := range 20 {
 		body := fmt.Appendf(nil, `{"name":"no_such_tool","call":{"call_id":"c-%d"},"args":{}}`, i)
 		require.Equal(t, http.StatusUnauthorized, post(t, url+"/v1/tools/retell", body, "X-Retell-Signature", "v=1,d=00"))
@@ -68,7 +68,7 @@ func TestUnsignedCallsDoNotDrainThePlatformsLimit(t *testing.T) {
 // it was still gets in.
 func TestAnArgsOnlyBodyCannotBeReplayedElsewhere(t *testing.T) {
 	t.Parallel()
-	url := guarded(t, api.Config{}, Config{RetellKey: "retell-key", Now: time.Now})
+	url := guarded(t, edge.Config{}, Config{RetellKey: "retell-key"})
 	args := []byte(`{"request_key":"k-1"}`)
 	sig := retellSignature(args, "retell-key", time.Now())
 	// Tools this API does not have are answered without reaching Temporal.
@@ -93,7 +93,7 @@ func TestAnArgsOnlyBodyCannotBeReplayedElsewhere(t *testing.T) {
 // as Vapi requires, and says to try the same call again.
 func TestAVapiCallThatFailedForNowIsItsErrorField(t *testing.T) {
 	t.Parallel()
-	url := guarded(t, api.Config{}, Config{VapiSecret: "vapi-secret", Now: time.Now}) // Temporal unreachable
+	url := guarded(t, edge.Config{}, Config{VapiSecret: "vapi-secret"}) // Temporal unreachable
 	body := []byte(`{"message":{"type":"tool-calls","call":{"id":"call-1"},"toolCallList":[{"id":"tc-1","type":"function",` +
 		`"function":{"name":"booking_status","arguments":{"request_key":"k-1"}}}]}}`)
 	req, err := http.NewRequest(http.MethodPost, url+"/v1/tools/vapi", bytes.NewReader(body))
@@ -122,7 +122,7 @@ func TestAVapiCallThatFailedForNowIsItsErrorField(t *testing.T) {
 // headerName names: the secret is taken either way, and nothing else is.
 func TestTheVapiSecretIsTakenWithOrWithoutItsBearerPrefix(t *testing.T) {
 	t.Parallel()
-	url := guarded(t, api.Config{}, Config{VapiSecret: "vapi-secret", Now: time.Now}) + "/v1/tools/vapi"
+	url := guarded(t, edge.Config{}, Config{VapiSecret: "vapi-secret"}) + "/v1/tools/vapi"
 	body := []byte(`{"message":{"type":"tool-calls","call":{"id":"call-1"},"toolCallList":[{"id":"tc-1","type":"function","function":{"name":"no_such_tool","arguments":"{}"}}]}}`)
 	require.Equal(t, http.StatusOK, post(t, url, body, "X-Vapi-Secret", "Bearer vapi-secret"), "Vapi's default, bearerPrefixEnabled true")
 	require.Equal(t, http.StatusOK, post(t, url, body, "X-Vapi-Secret", "vapi-secret"), "bearerPrefixEnabled false")
@@ -137,7 +137,7 @@ func TestTheVapiSecretIsTakenWithOrWithoutItsBearerPrefix(t *testing.T) {
 // could carry hundreds of tool calls.
 func TestAnMCPBatchIsRefused(t *testing.T) {
 	t.Parallel()
-	url := guarded(t, api.Config{}, Config{Now: time.Now}) + "/v1/mcp"
+	url := guarded(t, edge.Config{}, Config{}) + "/v1/mcp"
 	call := func(id int) string {
 		return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"no_such_tool","arguments":{"conversation_id":"c-1"}}}`, id)
 	}
@@ -174,8 +174,8 @@ func (panicking) Made(context.Context, string, string) (bool, error) { panic("th
 // is served.
 func TestAPanicInAToolCallIsAnswered(t *testing.T) {
 	t.Parallel()
-	srv := api.New(nil, api.Config{})
-	srv.Mount(New(panicking{}, Config{}).Routes()...)
+	srv := edge.New(edge.Config{})
+	srv.Mount(New(panicking{}, srv.Settings(), Config{}).Routes()...)
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(ts.Close)
 	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"cancel_booking","arguments":{"request_key":"k-1"}}}`)

@@ -3,8 +3,8 @@ package voice
 import (
 	"net/http"
 
-	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/edge"
 	"github.com/bookingsaga/bookingsaga/internal/speech"
 )
 
@@ -31,9 +31,9 @@ var SystemPrompts = map[speech.Lang]string{
 
 // prompt is the system prompt in ?language=, else the API's language.
 func (t *Tools) prompt(r *http.Request) (string, error) {
-	lang, err := api.Language(r.URL.Query().Get("language"), t.cfg.Language)
+	lang, err := edge.Language(r.URL.Query().Get("language"), t.set.Language)
 	if err != nil {
-		return "", api.BadRequest(booking.CodeMissingField, "%s", err.Error())
+		return "", edge.BadRequest(booking.CodeMissingField, "%s", err.Error())
 	}
 	return SystemPrompts[lang], nil
 }

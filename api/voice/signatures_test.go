@@ -5,20 +5,17 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
 
-	"github.com/bookingsaga/bookingsaga/api"
-	"github.com/bookingsaga/bookingsaga/api/staff"
 	"github.com/bookingsaga/bookingsaga/internal/desk"
+	"github.com/bookingsaga/bookingsaga/internal/edge"
 )
 
 var now = time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
@@ -27,15 +24,15 @@ var now = time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
 // nobody answers: a call that passes the keys, the limits and the
 // platform's signature gets a 503 or a tool's not_done, one that does not
 // gets the guard's own answer.
-func guarded(t *testing.T, edge api.Config, cfg Config) string {
+func guarded(t *testing.T, ec edge.Config, cfg Config) string {
 	t.Helper()
 	tc, err := client.NewLazyClient(client.Options{HostPort: "127.0.0.1:1"})
 	require.NoError(t, err)
 	t.Cleanup(tc.Close)
 	sc := desk.New(tc, nil, desk.Options{}) // no store: every call fails at Temporal first
-	edge.CallTimeout, edge.Now = 200*time.Millisecond, cfg.Now
-	srv := api.New(sc, edge)
-	srv.Mount(New(sc, cfg).Routes()...)
+	ec.CallTimeout = 200 * time.Millisecond
+	srv := edge.New(ec)
+	srv.Mount(New(sc, srv.Settings(), cfg).Routes()...)
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(ts.Close)
 	return ts.URL
@@ -114,7 +111,7 @@ func TestRetellSignatureAsTheSDKComputesIt(t *testing.T) {
 // does not.
 func TestTheVapiEndpointChecksTheHMACCredential(t *testing.T) {
 	t.Parallel()
-	url := guarded(t, api.Config{}, Config{VapiHMACSecret: "vapi-secret", Now: time.Now})
+	url := guarded(t, edge.Config{}, Config{VapiHMACSecret: "vapi-secret"})
 	// A tool this API does not have: answered without reaching Temporal.
 	body := []byte(`{"message":{"type":"tool-calls","call":{"id":"call-1"},"toolCallList":[{"id":"tc-1","type":"function","function":{"name":"no_such_tool","arguments":"{}"}}]}}`)
 	post := func(ts string, sig string, body []byte) int {
@@ -142,32 +139,6 @@ func TestTheVapiEndpointChecksTheHMACCredential(t *testing.T) {
 	old := fmt.Sprint(time.Now().Add(-time.Hour).UnixMilli())
 	require.Equal(t, http.StatusUnauthorized, post(old, sign(old, body), body), "replayed an hour later")
 	require.Equal(t, http.StatusUnauthorized, post(now, sign(now, body), append([]byte(" "), body...)), "altered")
-}
-
-// The document describes the whole edge, the REST routes and the voice
-// tools' and staff's mounted on them, and nothing else.
-func TestOpenAPIDescribesExactlyTheServedRoutes(t *testing.T) {
-	t.Parallel()
-	var doc struct {
-		OpenAPI string                                `json:"openapi"`
-		Paths   map[string]map[string]json.RawMessage `json:"paths"`
-	}
-	require.NoError(t, json.Unmarshal(api.OpenAPI(), &doc))
-	require.True(t, strings.HasPrefix(doc.OpenAPI, "3."))
-	documented := map[string]bool{}
-	for path, ops := range doc.Paths {
-		for method := range ops {
-			documented[strings.ToUpper(method)+" "+path] = true
-		}
-	}
-	served := map[string]bool{}
-	srv := api.New(nil, api.Config{})
-	srv.Mount(New(nil, Config{}).Routes()...)
-	srv.Mount(staff.New(nil).Routes()...) // as app.Edge mounts them
-	for _, rt := range srv.Routes() {
-		served[rt.Method+" "+rt.Path] = true
-	}
-	require.Equal(t, served, documented)
 }
 
 // signedOK is retellSigned's verdict alone.

@@ -5,8 +5,8 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/edge"
 )
 
 // The voice tools, defined once: the handlers dispatch on these, the
@@ -125,7 +125,7 @@ func (t *Tools) run(ctx context.Context, conv, name string, a toolArgs) (Answer,
 			return d.run(t, ctx, conv, a)
 		}
 	}
-	return Answer{}, api.BadRequest(booking.CodeMissingField, "unknown tool %q", name)
+	return Answer{}, edge.BadRequest(booking.CodeMissingField, "unknown tool %q", name)
 }
 
 // schema is a tool's arguments as a JSON Schema object.
@@ -195,7 +195,7 @@ func (t *Tools) retellFunctions(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return api.WriteJSON(w, http.StatusOK, map[string]any{"general_tools": fns, "system_prompt": prompt})
+	return edge.WriteJSON(w, http.StatusOK, map[string]any{"general_tools": fns, "system_prompt": prompt})
 }
 
 // vapiTools answers the tools as Vapi function tools (the body of
@@ -212,5 +212,5 @@ func (t *Tools) vapiTools(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return api.WriteJSON(w, http.StatusOK, map[string]any{"tools": tools, "system_prompt": prompt})
+	return edge.WriteJSON(w, http.StatusOK, map[string]any{"tools": tools, "system_prompt": prompt})
 }

@@ -12,16 +12,16 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/bookingsaga/bookingsaga/api"
+	"github.com/bookingsaga/bookingsaga/internal/edge"
 	"github.com/bookingsaga/bookingsaga/internal/speech"
 )
 
 // exported calls one of the definition endpoints as an integrator would.
 func exported(t *testing.T, path string) map[string]any {
 	t.Helper()
-	edge := api.New(nil, api.Config{})
-	edge.Mount(New(nil, Config{}).Routes()...)
-	srv := httptest.NewServer(edge.Handler())
+	es := edge.New(edge.Config{})
+	es.Mount(New(nil, es.Settings(), Config{}).Routes()...)
+	srv := httptest.NewServer(es.Handler())
 	t.Cleanup(srv.Close)
 	res, err := http.Get(srv.URL + path + "?base_url=https://bookings.example.test")
 	require.NoError(t, err)
@@ -41,7 +41,7 @@ func openAPIToolArgs(t *testing.T) map[string]any {
 			Schemas map[string]any `json:"schemas"`
 		} `json:"components"`
 	}
-	require.NoError(t, json.Unmarshal(api.OpenAPI(), &doc))
+	require.NoError(t, json.Unmarshal(edge.OpenAPI(), &doc))
 	out := map[string]any{}
 	for name, s := range doc.Components.Schemas {
 		if tool, ok := cutPrefix(name, "ToolArgs_"); ok {
@@ -71,7 +71,7 @@ func roundTrip(t *testing.T, v any) any {
 func TestTheExportedToolsAreExactlyTheServedOnes(t *testing.T) {
 	t.Parallel()
 	var served []string
-	s := New(nil, Config{})
+	s := New(nil, edge.Settings{}, Config{})
 	for _, d := range toolDefs {
 		served = append(served, d.name)
 		// Dispatched: a call with no arguments is refused for what it
@@ -123,7 +123,7 @@ func retellToolEnum(t *testing.T) []string {
 			} `json:"parameters"`
 		} `json:"paths"`
 	}
-	require.NoError(t, json.Unmarshal(api.OpenAPI(), &doc))
+	require.NoError(t, json.Unmarshal(edge.OpenAPI(), &doc))
 	for _, p := range doc.Paths["/v1/tools/retell/{tool}"]["post"].Parameters {
 		if p.Name == "tool" {
 			return p.Schema.Enum
@@ -142,7 +142,7 @@ func TestWriteToolArgsIntoOpenAPI(t *testing.T) {
 		return
 	}
 	var doc map[string]any
-	require.NoError(t, json.Unmarshal(api.OpenAPI(), &doc))
+	require.NoError(t, json.Unmarshal(edge.OpenAPI(), &doc))
 	schemas := doc["components"].(map[string]any)["schemas"].(map[string]any)
 	for _, d := range toolDefs {
 		schemas["ToolArgs_"+d.name] = roundTrip(t, d.schema())
@@ -166,7 +166,7 @@ func TestTheSystemPromptInEveryLanguage(t *testing.T) {
 			require.Contains(t, prompt, word, lang)
 		}
 	}
-	s := New(nil, Config{})
+	s := New(nil, edge.Settings{}, Config{})
 	req := httptest.NewRequest(http.MethodGet, "/v1/tools/vapi/tools?language=fr", nil)
 	prompt, err := s.prompt(req)
 	require.NoError(t, err)

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/edge"
 	"github.com/bookingsaga/bookingsaga/internal/localtime"
 	"github.com/bookingsaga/bookingsaga/internal/speech"
 	"github.com/bookingsaga/bookingsaga/receipt"
@@ -16,13 +16,13 @@ import (
 
 // toolArgs are the arguments every tool may take; each tool reads its own.
 type toolArgs struct {
-	api.Slot
+	edge.Slot
 	RequestKey string `json:"request_key,omitempty"`
 	// Reference is what the caller quotes back (BS-XXXX-XXXX), for
 	// booking_status when the key is not at hand.
-	Reference             string       `json:"reference,omitempty"`
-	ExpectedPolicyVersion string       `json:"expected_policy_version,omitempty"`
-	Contact               *api.Contact `json:"contact,omitempty"`
+	Reference             string        `json:"reference,omitempty"`
+	ExpectedPolicyVersion string        `json:"expected_policy_version,omitempty"`
+	Contact               *edge.Contact `json:"contact,omitempty"`
 	// Hold, with select_slot, holds the slot until book (or the hold's
 	// expiry); it needs expected_policy_version.
 	Hold bool `json:"hold,omitempty"`
@@ -66,7 +66,7 @@ func (t *Tools) toolSelect(ctx context.Context, conv string, a toolArgs) (Answer
 		ans, err := t.toolHold(ctx, conv, a)
 		return offerCallerID(ans, a), err
 	}
-	in, e := a.Slot.Intent(t.cfg.Now())
+	in, e := a.Slot.Intent(t.set.Now())
 	if e != nil {
 		return Answer{}, e
 	}
@@ -74,7 +74,7 @@ func (t *Tools) toolSelect(ctx context.Context, conv string, a toolArgs) (Answer
 	if err != nil {
 		return Answer{}, err
 	}
-	return offerCallerID(Answer{Status: "selected", Line: t.cfg.Names.Speaker(a.lang, in.PropertyID).Readback(in.PropertyID, in.StartsAt, in.TimeZone) +
+	return offerCallerID(Answer{Status: "selected", Line: t.set.Names.Speaker(a.lang, in.PropertyID).Readback(in.PropertyID, in.StartsAt, in.TimeZone) +
 		" For the tools: request_key " + key + ".", RequestKey: key}, a), nil
 }
 
@@ -95,7 +95,7 @@ func sending(req booking.CommitRequest, call func(ctx context.Context, key strin
 
 // toolHold holds the chosen slot until book confirms it.
 func (t *Tools) toolHold(ctx context.Context, conv string, a toolArgs) (Answer, error) {
-	req, e := api.NewCommit(a.Slot, a.ExpectedPolicyVersion, nil, t.cfg.Now())
+	req, e := edge.NewCommit(a.Slot, a.ExpectedPolicyVersion, nil, t.set.Now())
 	if e != nil {
 		return Answer{}, e
 	}
@@ -174,16 +174,16 @@ func (t *Tools) toolCancel(ctx context.Context, conv string, a toolArgs) (Answer
 // model re-issues (with a new tool-call id) lands on the same booking.
 func (t *Tools) toolBook(ctx context.Context, conv string, a toolArgs) (Answer, error) {
 	if a.ExpectedPolicyVersion == "" {
-		return Answer{}, api.BadRequest(booking.CodeMissingField, "expected_policy_version is required: use the one check_availability gave")
+		return Answer{}, edge.BadRequest(booking.CodeMissingField, "expected_policy_version is required: use the one check_availability gave")
 	}
 	if a.Contact != nil && a.Contact.Language == "" {
 		a.Contact.Language = string(a.lang) // the caller's messages are in the call's language
 	}
-	req, e := api.NewCommit(a.Slot, a.ExpectedPolicyVersion, a.Contact, t.cfg.Now())
+	req, e := edge.NewCommit(a.Slot, a.ExpectedPolicyVersion, a.Contact, t.set.Now())
 	if e != nil {
 		return Answer{}, e
 	}
-	api.AskedBy(ctx, &req)
+	edge.AskedBy(ctx, &req)
 	_, r, err := t.saga.BookIn(ctx, conv, req.Intent, sending(req, t.saga.Commit))
 	if err != nil {
 		return Answer{}, err
@@ -195,11 +195,11 @@ func (t *Tools) toolReschedule(ctx context.Context, conv string, a toolArgs) (An
 	if err := t.ours(ctx, conv, a.RequestKey); err != nil {
 		return Answer{}, err
 	}
-	body := api.RescheduleBody{Slot: a.Slot, ExpectedPolicyVersion: a.ExpectedPolicyVersion}
-	if err := api.DefaultMove(ctx, t.cfg.Bookings, a.RequestKey, &body); err != nil {
+	body := edge.RescheduleBody{Slot: a.Slot, ExpectedPolicyVersion: a.ExpectedPolicyVersion}
+	if err := edge.DefaultMove(ctx, t.set.Bookings, a.RequestKey, &body); err != nil {
 		return Answer{}, err
 	}
-	req, e := api.NewCommit(body.Slot, body.ExpectedPolicyVersion, nil, t.cfg.Now())
+	req, e := edge.NewCommit(body.Slot, body.ExpectedPolicyVersion, nil, t.set.Now())
 	if e != nil {
 		return Answer{}, e
 	}
@@ -216,14 +216,14 @@ func (t *Tools) toolReschedule(ctx context.Context, conv string, a toolArgs) (An
 // only on its own call's bookings, whatever key a model or a caller says.
 func (t *Tools) ours(ctx context.Context, conv, key string) error {
 	if err := booking.ValidateKey(key); err != nil {
-		return api.FromRejection(err)
+		return edge.FromRejection(err)
 	}
 	made, err := t.saga.Made(ctx, conv, key)
 	if err != nil {
 		return err
 	}
 	if !made {
-		return api.BadRequest(booking.CodeNotThisConversation, "request_key %s was not made in this conversation; a caller's earlier booking is found by its reference", key)
+		return edge.BadRequest(booking.CodeNotThisConversation, "request_key %s was not made in this conversation; a caller's earlier booking is found by its reference", key)
 	}
 	return nil
 }
@@ -231,7 +231,7 @@ func (t *Tools) ours(ctx context.Context, conv, key string) error {
 func (t *Tools) toolAvailability(ctx context.Context, _ string, a toolArgs) (Answer, error) {
 	q := booking.AvailabilityQuery{PropertyID: a.PropertyID, AgentID: a.AgentID, AgentPool: a.AgentPool, ExtraResources: a.ExtraResources,
 		Duration: time.Duration(a.DurationMinutes) * time.Minute}
-	if q.AgentID == api.AnyAgent && q.AgentPool != "" {
+	if q.AgentID == edge.AnyAgent && q.AgentPool != "" {
 		q.AgentID = ""
 	}
 	var err error
@@ -245,13 +245,13 @@ func (t *Tools) toolAvailability(ctx context.Context, _ string, a toolArgs) (Ans
 		}
 	}
 	if err != nil {
-		return Answer{}, api.BadRequest(booking.CodeInvalidTime, "give date (YYYY-MM-DD with time_zone) or from and to (RFC 3339)")
+		return Answer{}, edge.BadRequest(booking.CodeInvalidTime, "give date (YYYY-MM-DD with time_zone) or from and to (RFC 3339)")
 	}
-	av, err := t.cfg.Catalogue.Availability(ctx, q)
+	av, err := t.set.Catalogue.Availability(ctx, q)
 	if err != nil {
 		return Answer{}, err
 	}
-	ans := api.AvailabilityOf(av)
+	ans := edge.AvailabilityOf(av)
 	if len(av.Slots) == 0 {
 		return Answer{Status: "offered", Line: fmt.Sprintf("No free time then (policy %s). Offer another day.", av.PolicyVersion), Availability: &ans}, nil
 	}

@@ -6,8 +6,8 @@
 // Answer whose [status] the agent words its reply from; only [confirmed]
 // means booked.
 //
-// The tools mount on the REST API's server (api.Server.Mount) behind its
-// keys, limits and logs, and read errors through api.Classify, the edge's
+// The tools mount on the REST API's server (edge.Server.Mount) behind its
+// keys, limits and logs, and read errors through edge.Classify, the edge's
 // one classification. The conversation's pending rule is the saga
 // client's (BookIn, behind the Sagas port).
 package voice
@@ -17,13 +17,9 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/uber-go/tally/v4"
-
-	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/booking"
-	"github.com/bookingsaga/bookingsaga/internal/admission"
 	"github.com/bookingsaga/bookingsaga/internal/apikey"
-	"github.com/bookingsaga/bookingsaga/internal/speech"
+	"github.com/bookingsaga/bookingsaga/internal/edge"
 )
 
 // Config configures the voice tools.
@@ -38,8 +34,6 @@ type Config struct {
 	// x-signature over "{timestamp}.{body}", SHA-256, hex, with
 	// x-timestamp inside a five-minute window.
 	VapiHMACSecret string
-	// Catalogue answers availability and a property's facts.
-	Catalogue api.Catalogue
 	// Contacts opens the sealed contact find_booking compares a phone
 	// with, and finds contacts by caller ID; without it find_booking
 	// answers it cannot.
@@ -47,20 +41,6 @@ type Config struct {
 	// FindBudget counts find_booking's attempts per reference for every
 	// API process (the store); nil counts them in this process alone.
 	FindBudget FindBudget
-	// Bookings fills in what a reschedule leaves out.
-	Bookings api.Bookings
-	// Names gives resources' display names for the spoken lines.
-	Names *speech.Names
-	// Language is the spoken lines' language when a call names none.
-	Language speech.Lang
-	// Now is the clock; nil means time.Now.
-	Now func() time.Time
-	// Metrics counts calls shed (booking_calls_shed_total); nil drops it.
-	Metrics tally.Scope
-	// Admission admits each tool call, reads included, under the bound the
-	// REST routes share; past it a call is answered at capacity, not run.
-	// Nil admits every call.
-	Admission *admission.Limiter
 	// FindsPerKeyHour is find_booking's attempts an hour for one API key,
 	// over all its calls: a platform's key carries all its callers', so
 	// size it for the platform's volume; 0 is 300. Each call, each
@@ -93,7 +73,9 @@ func (t *Tools) headerCallerID(route string, h http.Header) string {
 // Tools are the voice tools over one saga client.
 type Tools struct {
 	saga Sagas
-	cfg  Config
+	// set are the edge's settings every route reads; cfg the tools' own.
+	set edge.Settings
+	cfg Config
 	// replays binds Retell's signatures to what they signed.
 	replays *replays
 	// finds limits find_booking's attempts.
@@ -106,7 +88,7 @@ type Tools struct {
 // implements it): the booking calls, and the conversation's bookkeeping
 // (which keys it made or adopted; a key let go).
 type Sagas interface {
-	api.Calls
+	edge.Calls
 	Made(ctx context.Context, conv, key string) (bool, error)
 	Adopt(ctx context.Context, conv, key string) error
 	Keys(ctx context.Context, conv string) ([]string, error)
@@ -135,27 +117,18 @@ type FindBudget interface {
 	SpendFindAttempt(ctx context.Context, ref string, limit int, per time.Duration) (bool, error)
 }
 
-// New builds the tools over the saga client.
-func New(c Sagas, cfg Config) *Tools {
-	if cfg.Language == "" {
-		cfg.Language = speech.English
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	if cfg.Metrics == nil {
-		cfg.Metrics = tally.NoopScope
-	}
-	t := &Tools{saga: c, cfg: cfg, replays: &replays{}, finds: &finds{perKeyHour: cfg.FindsPerKeyHour}}
+// New builds the tools over the desk.
+func New(c Sagas, set edge.Settings, cfg Config) *Tools {
+	t := &Tools{saga: c, set: set.WithDefaults(), cfg: cfg, replays: &replays{}, finds: &finds{perKeyHour: cfg.FindsPerKeyHour}}
 	t.mcpServer = t.mcpHandler()
 	return t
 }
 
-// Routes are the tools' endpoints, for api.Server.Mount. A platform
+// Routes are the tools' endpoints, for edge.Server.Mount. A platform
 // without its own secret configured falls back to an agent key: the tool
 // endpoints are never open by default.
-func (t *Tools) Routes() []api.Route {
-	return []api.Route{
+func (t *Tools) Routes() []edge.Route {
+	return []edge.Route{
 		{Method: "POST", Path: "/v1/tools/retell", Scope: platformScope(t.cfg.RetellKey), Handle: t.retell, Verify: t.retellVerified, PerCall: true},
 		{Method: "POST", Path: "/v1/tools/retell/{tool}", Scope: platformScope(t.cfg.RetellKey), Handle: t.retell, Verify: t.retellVerified, PerCall: true},
 		{Method: "GET", Path: "/v1/tools/retell/functions", Scope: apikey.ScopeAgent, Handle: t.retellFunctions},
@@ -175,4 +148,4 @@ func platformScope(secret string) apikey.Scope {
 }
 
 // shed counts a booking call not sent because too many are in flight.
-func (t *Tools) shed() { t.cfg.Metrics.Counter("booking_calls_shed_total").Inc(1) }
+func (t *Tools) shed() { t.set.Metrics.Counter("booking_calls_shed_total").Inc(1) }

@@ -6,8 +6,8 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/edge"
 	"github.com/bookingsaga/bookingsaga/internal/localtime"
 	"github.com/bookingsaga/bookingsaga/internal/store"
 )
@@ -90,8 +90,8 @@ func seed(ctx context.Context, st *store.Store, days int) (catalogue, error) {
 }
 
 // pick is a random slot; a third need the key holder too.
-func (c catalogue) pick(rng *rand.Rand) api.Slot {
-	s := api.Slot{PropertyID: c.properties[rng.IntN(len(c.properties))], AgentID: c.agents[rng.IntN(len(c.agents))],
+func (c catalogue) pick(rng *rand.Rand) edge.Slot {
+	s := edge.Slot{PropertyID: c.properties[rng.IntN(len(c.properties))], AgentID: c.agents[rng.IntN(len(c.agents))],
 		StartsAt: c.starts[rng.IntN(len(c.starts))].Format(time.RFC3339), TimeZone: zone, DurationMinutes: 30}
 	if rng.IntN(3) == 0 {
 		s.ExtraResources = []string{"keys-1"}

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"github.com/bookingsaga/bookingsaga/internal/edge"
 	"hash/fnv"
 	"io"
 	"math/rand/v2"
@@ -112,7 +113,7 @@ func (c *caller) run(ctx context.Context) {
 // book commits a new intent with a contact, which the API seals in the
 // store first; a fifth of the time a duplicate goes out at once, as a
 // platform resending a slow tool call does.
-func (c *caller) book(ctx context.Context, key string, slot api.Slot) {
+func (c *caller) book(ctx context.Context, key string, slot edge.Slot) {
 	body := api.BookingBody{RequestKey: key, Slot: slot, ExpectedPolicyVersion: policyVersion, Contact: contactFor(key)}
 	if c.rng.Float64() < 0.2 {
 		go c.call(context.WithoutCancel(ctx), "book", key, "", "/v1/bookings", body)
@@ -125,8 +126,8 @@ func (c *caller) book(ctx context.Context, key string, slot api.Slot) {
 // contactFor is key's caller: a third agree to texts, a third to e-mail,
 // a third to nothing, by the key alone, so the checks know which is which;
 // half agree to be kept on file.
-func contactFor(key string) *api.Contact {
-	c := &api.Contact{Name: "Chaos Caller", Phone: phoneFor(key), Language: "en", KeepOnFile: keptOnFile(key)}
+func contactFor(key string) *edge.Contact {
+	c := &edge.Contact{Name: "Chaos Caller", Phone: phoneFor(key), Language: "en", KeepOnFile: keptOnFile(key)}
 	switch channelFor(key) {
 	case booking.ChannelSMS:
 		c.Notify = "sms"
@@ -180,7 +181,7 @@ func (c *caller) cancel(ctx context.Context) {
 func (c *caller) reschedule(ctx context.Context) {
 	i := c.rng.IntN(len(c.mine))
 	key, newKey := c.mine[i], uuid.NewString()
-	body := api.RescheduleBody{NewRequestKey: newKey, Slot: c.cat.pick(c.rng), ExpectedPolicyVersion: policyVersion}
+	body := edge.RescheduleBody{NewRequestKey: newKey, Slot: c.cat.pick(c.rng), ExpectedPolicyVersion: policyVersion}
 	r := c.retry(ctx, "reschedule", key, newKey, "/v1/bookings/"+key+"/reschedule", body)
 	if r != nil && r.Status == receipt.StatusConfirmed && r.RequestKey == newKey {
 		c.mine[i] = newKey

@@ -20,6 +20,7 @@ import (
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/catalog"
 	"github.com/bookingsaga/bookingsaga/internal/desk"
+	"github.com/bookingsaga/bookingsaga/internal/edge"
 	"github.com/bookingsaga/bookingsaga/internal/gcal"
 	"github.com/bookingsaga/bookingsaga/internal/store"
 	"github.com/bookingsaga/bookingsaga/internal/zaplog"
@@ -137,7 +138,7 @@ func (c *cluster) resendLost(ctx context.Context, calls []Call, lost []string) (
 		if r == nil || r.StartsAt == nil || r.EndsAt == nil {
 			continue
 		}
-		body := api.BookingBody{RequestKey: k, ExpectedPolicyVersion: r.PolicyVersion, Slot: api.Slot{PropertyID: r.PropertyRef,
+		body := api.BookingBody{RequestKey: k, ExpectedPolicyVersion: r.PolicyVersion, Slot: edge.Slot{PropertyID: r.PropertyRef,
 			AgentID: r.AgentRef, StartsAt: r.StartsAt.Format(time.RFC3339), EndsAt: r.EndsAt.Format(time.RFC3339), TimeZone: r.TimeZone}}
 		var again receipt.Receipt
 		if _, _, err := cl.post(ctx, "/v1/bookings", body, &again); err != nil {

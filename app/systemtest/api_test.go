@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bookingsaga/bookingsaga/internal/edge"
 	"github.com/bookingsaga/bookingsaga/internal/speech"
 
 	"github.com/bookingsaga/bookingsaga/app"
@@ -36,7 +37,7 @@ import (
 )
 
 // scoped is a conversation id as the API keys it for calls under the
-// tests' key (api.Conversation); a Retell or Vapi call signed by its
+// tests' key (edge.Conversation); a Retell or Vapi call signed by its
 // platform is scoped by "retell" or "vapi" instead.
 func scoped(id string) string { return "test/" + id }
 
@@ -73,53 +74,49 @@ var apiKey, apiKeys = func() (string, *apikey.Keyring) {
 	return secret, keys
 }()
 
-// serveAPI serves the agent API over the fixture's worker, with the tests'
-// key unless cfg has keys of its own.
-func (f *fixture) serveAPI(cfg api.Config, reads ...desk.Catalog) string {
-	return f.serveEdge(cfg, voice.Config{}, reads...)
-}
-
-// serveEdge is serveAPI with the voice tools' own settings.
-func (f *fixture) serveEdge(cfg api.Config, tools voice.Config, reads ...desk.Catalog) string {
+// serveAPI serves the agent edge over the fixture's worker, with the
+// tests' key and the fixture's store unless cfg names its own.
+func (f *fixture) serveAPI(cfg app.EdgeConfig, reads ...desk.Catalog) string {
 	if cfg.Keys == nil {
 		cfg.Keys = apiKeys
 	}
 	vault := store.New(f.pool, store.Config{})
-	if cfg.Contacts == nil {
-		cfg.Contacts = vault
+	set := &cfg.Settings
+	if set.Names == nil {
+		set.Names = speech.NewNames(vault)
+		require.NoError(f.t, set.Names.Refresh(f.ctx))
 	}
-	if cfg.Names == nil {
-		cfg.Names = speech.NewNames(vault)
-		require.NoError(f.t, cfg.Names.Refresh(f.ctx))
+	if set.Bookings == nil {
+		set.Bookings = vault
 	}
-	if cfg.Bookings == nil {
-		cfg.Bookings = vault
-	}
-	if cfg.Egress == nil {
-		cfg.Egress = &egress.Guard{AllowLoopback: true} // receivers are local test servers
-	}
-	if cfg.Webhooks == nil {
-		cfg.Webhooks = vault
+	if set.Catalogue == nil {
+		set.Catalogue = f.catalog
 	}
 	if cfg.StoreZoneRules == nil {
 		cfg.StoreZoneRules = vault.LatestZoneRules
 	}
-	if tools.FindBudget == nil {
-		tools.FindBudget = vault
+	if cfg.REST.Contacts == nil {
+		cfg.REST.Contacts = vault
 	}
-	if tools.Contacts == nil {
-		tools.Contacts = vault
+	if cfg.REST.Egress == nil {
+		cfg.REST.Egress = &egress.Guard{AllowLoopback: true} // receivers are local test servers
+	}
+	if cfg.REST.Webhooks == nil {
+		cfg.REST.Webhooks = vault
+	}
+	if cfg.Tools.FindBudget == nil {
+		cfg.Tools.FindBudget = vault
+	}
+	if cfg.Tools.Contacts == nil {
+		cfg.Tools.Contacts = vault
 	}
 	var cat desk.Catalog = f.catalog
 	if len(reads) > 0 {
 		cat = reads[0]
 	}
-	if cfg.Catalogue == nil {
-		cfg.Catalogue = f.catalog
-	}
 	sc := desk.New(f.client, cat, desk.Options{Sagas: sagaclient.Options{TaskQueue: f.queue, Settings: f.settings, Contacts: vault},
 		OnPending: app.NotePending(vault, zap.NewNop())})
-	srv := httptest.NewServer(app.Edge(sc, cfg, tools))
+	srv := httptest.NewServer(app.Edge(sc, cfg))
 	f.t.Cleanup(srv.Close)
 	return srv.URL
 }
@@ -153,14 +150,14 @@ func (f *fixture) call(method, url string, body any, out any, header ...string) 
 }
 
 func bookingBody(key string, start time.Time) api.BookingBody {
-	return api.BookingBody{RequestKey: key, ExpectedPolicyVersion: policyVersion, Slot: api.Slot{PropertyID: "paris-11",
+	return api.BookingBody{RequestKey: key, ExpectedPolicyVersion: policyVersion, Slot: edge.Slot{PropertyID: "paris-11",
 		AgentID: "agent-00", StartsAt: start.Format(time.RFC3339), TimeZone: "Europe/Paris", DurationMinutes: 30}}
 }
 
 func TestHTTPDuplicatesAndCompetitors(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	url := f.serveAPI(api.Config{})
+	url := f.serveAPI(app.EdgeConfig{})
 	key := uuid.NewString()
 	dup := make([]receipt.Receipt, 5)
 	var wg sync.WaitGroup
@@ -215,13 +212,13 @@ func TestHTTPDuplicatesAndCompetitors(t *testing.T) {
 	var got receipt.Receipt
 	require.Equal(t, http.StatusOK, f.call("GET", url+"/v1/bookings/"+key, nil, &got))
 	require.Equal(t, dup[0].BookingID, got.BookingID)
-	require.Equal(t, http.StatusNotFound, f.call("GET", url+"/v1/bookings/"+uuid.NewString(), nil, &api.Error{}))
+	require.Equal(t, http.StatusNotFound, f.call("GET", url+"/v1/bookings/"+uuid.NewString(), nil, &edge.Error{}))
 }
 
 func TestHTTPIntentRule(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	url := f.serveAPI(api.Config{})
+	url := f.serveAPI(app.EdgeConfig{})
 	intent := func(conv string, hour int) string {
 		var out struct {
 			RequestKey string `json:"request_key"`
@@ -251,7 +248,7 @@ func retellSign(body []byte, key string) string {
 func TestVoicePlatformRoundTrips(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	url := f.serveEdge(api.Config{}, voice.Config{RetellKey: "retell-key", VapiSecret: "vapi-secret"})
+	url := f.serveAPI(app.EdgeConfig{Tools: voice.Config{RetellKey: "retell-key", VapiSecret: "vapi-secret"}})
 	args := bookArgs(t, 15)
 	args["contact"] = map[string]string{"name": "Ada", "phone": "+33 6 12 34 56 78"}
 	body, err := json.Marshal(map[string]any{"name": "book", "call": map[string]string{"call_id": "call-" + uuid.NewString()}, "args": args})
@@ -264,7 +261,7 @@ func TestVoicePlatformRoundTrips(t *testing.T) {
 		require.True(t, strings.HasPrefix(out.Result, "[confirmed] Confirmed"), out.Result)
 	}
 	require.Equal(t, 1, f.bookings(), "a re-issued book is the same booking")
-	require.Equal(t, http.StatusUnauthorized, f.call("POST", url+"/v1/tools/retell", body, &api.Error{}, "X-Retell-Signature", retellSign(body, "wrong")))
+	require.Equal(t, http.StatusUnauthorized, f.call("POST", url+"/v1/tools/retell", body, &edge.Error{}, "X-Retell-Signature", retellSign(body, "wrong")))
 
 	vapi := map[string]any{"message": map[string]any{"type": "tool-calls", "call": map[string]string{"id": "call-" + uuid.NewString()},
 		"toolCalls": []map[string]any{
@@ -285,13 +282,13 @@ func TestVoicePlatformRoundTrips(t *testing.T) {
 	require.NotContains(t, results.Results[0].Result, "15:00", "the booked time is not offered")
 	require.True(t, strings.HasPrefix(results.Results[1].Result, "[conflict: slot_taken] "), "another call for the taken slot is a conflict: %s", results.Results[1].Result)
 	require.Contains(t, results.Results[1].Result, "is no longer free. Free instead:", "spoken with its alternatives")
-	require.Equal(t, http.StatusUnauthorized, f.call("POST", url+"/v1/tools/vapi", vapi, &api.Error{}, "X-Vapi-Secret", "nope"))
+	require.Equal(t, http.StatusUnauthorized, f.call("POST", url+"/v1/tools/vapi", vapi, &edge.Error{}, "X-Vapi-Secret", "nope"))
 }
 
 func TestHTTPBadInputIsRefusedAndWritesNothing(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	url := f.serveAPI(api.Config{MaxBody: 4 << 10})
+	url := f.serveAPI(app.EdgeConfig{Config: edge.Config{Settings: edge.Settings{MaxBody: 4 << 10}}})
 	ok := bookingBody(uuid.NewString(), slot(t, 16))
 	edit := func(fn func(*api.BookingBody)) api.BookingBody {
 		b := ok
@@ -315,7 +312,7 @@ func TestHTTPBadInputIsRefusedAndWritesNothing(t *testing.T) {
 		{"unknown resource", edit(func(b *api.BookingBody) { b.RequestKey, b.PropertyID = uuid.NewString(), "atlantis-1" }), "unknown_resource"},
 	}
 	for _, c := range cases {
-		var e api.Error
+		var e edge.Error
 		require.Equal(t, http.StatusBadRequest, f.call("POST", url+"/v1/bookings", c.body, &e), c.name)
 		require.Equal(t, c.code, e.Code, c.name)
 		require.NotEmpty(t, e.Message, c.name)
@@ -336,7 +333,7 @@ func TestHTTPBadInputIsRefusedAndWritesNothing(t *testing.T) {
 	require.Equal(t, http.StatusOK, f.call("POST", url+"/v1/bookings", ok, &r))
 	require.Equal(t, receipt.StatusConfirmed, r.Status)
 	moved := edit(func(b *api.BookingBody) { b.StartsAt = slot(t, 17).Format(time.RFC3339) })
-	var e api.Error
+	var e edge.Error
 	require.Equal(t, http.StatusConflict, f.call("POST", url+"/v1/bookings", moved, &e), "the key is reused for another intent")
 	require.Equal(t, "request_key_reused", e.Code)
 	require.Equal(t, 1, f.bookings())
@@ -345,7 +342,7 @@ func TestHTTPBadInputIsRefusedAndWritesNothing(t *testing.T) {
 func TestEveryToolThroughOneConversation(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	url := f.serveAPI(api.Config{})
+	url := f.serveAPI(app.EdgeConfig{})
 	call := "call-" + uuid.NewString() // one conversation for every tool
 	toolIn := func(call, name string, args map[string]any) string { return f.retellTool(url, call, name, args) }
 	tool := func(name string, args map[string]any) string { return toolIn(call, name, args) }

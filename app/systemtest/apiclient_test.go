@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/bookingsaga/bookingsaga/app"
 	"net/http"
 	"strings"
 	"sync"
@@ -13,7 +14,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
-	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/apiclient"
 	"github.com/bookingsaga/bookingsaga/booking"
 )
@@ -76,7 +76,7 @@ func fits(pattern, path string) bool {
 func TestTheGeneratedClientCallsEveryRoute(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	url := f.serveAPI(api.Config{})
+	url := f.serveAPI(app.EdgeConfig{})
 	rec := &recorder{}
 	c, err := apiclient.NewClientWithResponses(url, apiclient.WithHTTPClient(rec),
 		apiclient.WithRequestEditorFn(func(_ context.Context, req *http.Request) error {

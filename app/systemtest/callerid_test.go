@@ -2,6 +2,7 @@ package systemtest
 
 import (
 	"encoding/json"
+	"github.com/bookingsaga/bookingsaga/app"
 	"net/http"
 	"strings"
 	"testing"
@@ -10,7 +11,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
 
-	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/api/voice"
 	"github.com/bookingsaga/bookingsaga/receipt"
 )
@@ -73,7 +73,7 @@ func (f *fixture) mcpFromNumber(url, number, tool string, args map[string]any) s
 // caller's name and phone, answering the edge and the reference.
 func (f *fixture) bookedBy(t *testing.T, hour int, name, phone string) (url, ref string) {
 	t.Helper()
-	url = f.serveEdge(api.Config{}, voice.Config{RetellKey: "retell-key", VapiSecret: "vapi-secret", CallerIDHeader: []string{"mcp"}})
+	url = f.serveAPI(app.EdgeConfig{Tools: voice.Config{RetellKey: "retell-key", VapiSecret: "vapi-secret", CallerIDHeader: []string{"mcp"}}})
 	args := bookArgs(t, hour)
 	args["contact"] = map[string]string{"name": name, "phone": phone}
 	booked := f.retellTool(url, "call-"+uuid.NewString(), "book", args)
@@ -166,7 +166,7 @@ func TestCallerIDOnlyFromThePlatform(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	f.bookedBy(t, 10, "Marie Dupont", "06 12 34 56 78")
-	plain := f.serveEdge(api.Config{}, voice.Config{RetellKey: "retell-key"})
+	plain := f.serveAPI(app.EdgeConfig{Tools: voice.Config{RetellKey: "retell-key"}})
 	noCallerID := "[not_done: missing_field] NOT done: this call carries no caller ID"
 
 	header := f.mcpFromNumber(plain, "+33612345678", "find_booking", map[string]any{"name": "Marie Dupont"})

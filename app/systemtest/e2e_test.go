@@ -32,6 +32,7 @@ import (
 
 	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/app/devstack"
+	"github.com/bookingsaga/bookingsaga/internal/edge"
 	"github.com/bookingsaga/bookingsaga/internal/gcal"
 	"github.com/bookingsaga/bookingsaga/internal/health"
 	"github.com/bookingsaga/bookingsaga/internal/localtime"
@@ -197,7 +198,7 @@ func (d *devStack) schedulingTour(day time.Time, key string) {
 		"from": {weekday.Add(-3 * time.Hour).Format(time.RFC3339)}, "to": {weekday.Add(9 * time.Hour).Format(time.RFC3339)}}
 	res, err = d.get("/v1/availability?" + q.Encode())
 	require.NoError(d.t, err)
-	var av api.AvailabilityAnswer
+	var av edge.AvailabilityAnswer
 	require.NoError(d.t, json.NewDecoder(res.Body).Decode(&av))
 	require.NoError(d.t, res.Body.Close())
 	require.NotEmpty(d.t, av.Slots, "the team is offered within the flat's hours")

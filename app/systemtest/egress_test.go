@@ -3,6 +3,7 @@ package systemtest
 import (
 	"context"
 	"errors"
+	"github.com/bookingsaga/bookingsaga/app"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -15,6 +16,7 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/bookingsaga/bookingsaga/api"
+	"github.com/bookingsaga/bookingsaga/internal/edge"
 	"github.com/bookingsaga/bookingsaga/internal/egress"
 	"github.com/bookingsaga/bookingsaga/internal/pgtest"
 	"github.com/bookingsaga/bookingsaga/receipt"
@@ -27,10 +29,10 @@ import (
 func TestAWebhookToAnInternalAddressIsRefused(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	closed := f.serveAPI(api.Config{Egress: &egress.Guard{}})
+	closed := f.serveAPI(app.EdgeConfig{REST: api.Config{Egress: &egress.Guard{}}})
 	for _, u := range []string{"http://127.0.0.1:9/hooks", "http://169.254.169.254/latest/meta-data/", "http://10.0.0.7/hooks",
 		"http://[::1]:9/", "http://[fd00:ec2::254]/"} {
-		var e api.Error
+		var e edge.Error
 		require.Equal(t, http.StatusBadRequest, f.call("PUT", closed+"/v1/webhooks/ep-"+uuid.NewString()[:8], api.WebhookBody{URL: u}, &e), u)
 		require.Equal(t, "refused_url", e.Code, u)
 	}
@@ -38,8 +40,8 @@ func TestAWebhookToAnInternalAddressIsRefused(t *testing.T) {
 	require.NoError(t, f.pool.QueryRow(f.ctx, "SELECT count(*) FROM webhook_endpoint").Scan(&n))
 	require.Zero(t, n, "nothing written")
 
-	dev := f.serveAPI(api.Config{Egress: &egress.Guard{AllowLoopback: true}})
-	var e api.Error
+	dev := f.serveAPI(app.EdgeConfig{REST: api.Config{Egress: &egress.Guard{AllowLoopback: true}}})
+	var e edge.Error
 	require.Equal(t, http.StatusBadRequest, f.call("PUT", dev+"/v1/webhooks/ep-meta", api.WebhookBody{URL: "http://169.254.169.254/"}, &e),
 		"loopback allowed, metadata still refused")
 	var ans api.WebhookAnswer
@@ -97,7 +99,7 @@ func TestADeliveryToANameThatNowPointsInsideIsRefused(t *testing.T) {
 	guard := &egress.Guard{Resolver: names, Dial: dial}
 	f.acts.Egress = guard
 	f.worker = f.startWorker(worker.Options{})
-	url := f.serveAPI(api.Config{Egress: guard})
+	url := f.serveAPI(app.EdgeConfig{REST: api.Config{Egress: guard}})
 
 	var ans api.WebhookAnswer
 	id := "ep-" + uuid.NewString()[:8]

@@ -2,6 +2,7 @@ package systemtest
 
 import (
 	"encoding/json"
+	"github.com/bookingsaga/bookingsaga/app"
 	"net/http"
 	"strings"
 	"testing"
@@ -10,7 +11,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
 
-	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/api/voice"
 )
 
@@ -68,7 +68,7 @@ func TestElevenLabsNamesTheCallInRequestMeta(t *testing.T) {
 	require.Equal(t, "found", found.Status, found.Line)
 	require.NotContains(t, found.Line, ref, "caller ID finds, it does not unlock")
 
-	plain := f.serveEdge(api.Config{}, voice.Config{})
+	plain := f.serveAPI(app.EdgeConfig{})
 	notCallerID := f.elevenLabsCall(plain, withNumber, nil, "find_booking", map[string]any{"name": "Marie Dupont"})
 	require.Equal(t, "missing_field", notCallerID.Code, "MCP not declared platform-fronted: _meta's number is the agent's word, not caller ID: %s", notCallerID.Line)
 

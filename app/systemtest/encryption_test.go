@@ -21,9 +21,9 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/bookingsaga/bookingsaga/api"
-	"github.com/bookingsaga/bookingsaga/api/voice"
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/desk"
+	"github.com/bookingsaga/bookingsaga/internal/edge"
 	"github.com/bookingsaga/bookingsaga/internal/store"
 	"github.com/bookingsaga/bookingsaga/payloadcodec"
 	"github.com/bookingsaga/bookingsaga/receipt"
@@ -56,7 +56,7 @@ func setupSealed(t *testing.T) sealedAPI {
 	t.Cleanup(w.Stop)
 	vault := store.New(f.pool, store.Config{})
 	sc := desk.New(sealed, f.catalog, desk.Options{Sagas: sagaclient.Options{TaskQueue: queue, Settings: f.settings, Contacts: vault}})
-	srv := httptest.NewServer(app.Edge(sc, api.Config{Catalogue: f.catalog, Keys: apiKeys, Contacts: vault}, voice.Config{}))
+	srv := httptest.NewServer(app.Edge(sc, app.EdgeConfig{Config: edge.Config{Keys: apiKeys, Settings: edge.Settings{Catalogue: f.catalog}}, REST: api.Config{Contacts: vault}}))
 	t.Cleanup(srv.Close)
 	return sealedAPI{fixture: f, url: srv.URL, codec: codec}
 }
@@ -65,7 +65,7 @@ func setupSealed(t *testing.T) sealedAPI {
 func (s sealedAPI) book(hour int) string {
 	key := uuid.NewString()
 	body := bookingBody(key, slot(s.t, hour))
-	body.Contact = &api.Contact{Name: adaName, Phone: adaPhone}
+	body.Contact = &edge.Contact{Name: adaName, Phone: adaPhone}
 	var r receipt.Receipt
 	require.Equal(s.t, http.StatusOK, s.call("POST", s.url+"/v1/bookings", body, &r))
 	require.Equal(s.t, receipt.StatusConfirmed, r.Status)
@@ -156,7 +156,7 @@ func TestErasureLeavesNoReadableCopy(t *testing.T) {
 	require.True(t, got.Erased)
 	require.Equal(t, http.StatusOK, s.call("DELETE", s.url+"/v1/bookings/"+key+"/contact", nil, &got), "an erasure repeats safely")
 
-	var e api.Error
+	var e edge.Error
 	require.Equal(t, http.StatusGone, s.call("GET", s.url+"/v1/bookings/"+key+"/contact", nil, &e))
 	require.Equal(t, "contact_erased", e.Code)
 	require.Empty(t, s.openWithVault(key, s.sealedCopy(s.history(key))), "the history's copy has no key left")
@@ -190,9 +190,9 @@ func TestOnlyAdminsReadOrEraseContacts(t *testing.T) {
 	s := setupSealed(t)
 	key := s.book(18)
 	secret, keys := agentKey(t, "agent-only")
-	url := s.serveAPI(api.Config{Keys: keys})
+	url := s.serveAPI(app.EdgeConfig{Config: edge.Config{Keys: keys}})
 	for _, method := range []string{"GET", "DELETE"} {
-		var e api.Error
+		var e edge.Error
 		require.Equal(t, http.StatusForbidden, s.call(method, url+"/v1/bookings/"+key+"/contact", nil, &e, "Authorization", "Bearer "+secret))
 		require.Equal(t, "wrong_scope", e.Code)
 	}
@@ -209,7 +209,7 @@ func TestAHoldConfirmedByBookKeepsItsContact(t *testing.T) {
 	require.Equal(t, receipt.StatusHeld, held.Hold.Status)
 
 	body := bookingBody(held.RequestKey, slot(t, 15))
-	body.Contact = &api.Contact{Name: adaName, Phone: adaPhone}
+	body.Contact = &edge.Contact{Name: adaName, Phone: adaPhone}
 	var r receipt.Receipt
 	require.Equal(t, http.StatusOK, s.call("POST", s.url+"/v1/bookings", body, &r))
 	require.Equal(t, receipt.StatusConfirmed, r.Status)

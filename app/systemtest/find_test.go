@@ -3,6 +3,8 @@ package systemtest
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/bookingsaga/bookingsaga/app"
+	"github.com/bookingsaga/bookingsaga/internal/edge"
 	"net/http"
 	"regexp"
 	"strings"
@@ -15,7 +17,6 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
-	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/api/voice"
 	"github.com/bookingsaga/bookingsaga/receipt"
 	"github.com/bookingsaga/bookingsaga/workflows"
@@ -42,7 +43,7 @@ func TestAReturningCallerFindsTheirBookingByReferenceAndPhone(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	core, logs := observer.New(zapcore.DebugLevel)
-	url := f.serveEdge(api.Config{Log: zap.New(core)}, voice.Config{RetellKey: "retell-key"})
+	url := f.serveAPI(app.EdgeConfig{Config: edge.Config{Log: zap.New(core)}, Tools: voice.Config{RetellKey: "retell-key"}})
 	args := bookArgs(t, 10)
 	args["contact"] = map[string]string{"name": "Ada", "phone": "+33 6 12 34 56 78"}
 	booked := f.retellTool(url, "call-"+uuid.NewString(), "book", args)
@@ -100,7 +101,7 @@ func TestAReturningCallerFindsTheirBookingByReferenceAndPhone(t *testing.T) {
 func TestAReferencesFindBudgetIsSharedByEveryAPI(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	apis := []string{f.serveEdge(api.Config{}, voice.Config{RetellKey: "retell-key"}), f.serveEdge(api.Config{}, voice.Config{RetellKey: "retell-key"})}
+	apis := []string{f.serveAPI(app.EdgeConfig{Tools: voice.Config{RetellKey: "retell-key"}}), f.serveAPI(app.EdgeConfig{Tools: voice.Config{RetellKey: "retell-key"}})}
 	ref := receipt.Reference(uuid.NewString())
 	spellings := []string{ref, strings.ReplaceAll(ref, "-", ""), strings.ToLower(ref), "BS" + ref[3:], "BS-" + strings.Join(strings.Split(strings.ReplaceAll(ref[3:], "-", ""), ""), "-")}
 	for i := range 5 {

@@ -2,6 +2,7 @@ package systemtest
 
 import (
 	"context"
+	"github.com/bookingsaga/bookingsaga/app"
 	"net/http"
 	"os"
 	"strings"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/edge"
 	"github.com/bookingsaga/bookingsaga/internal/pgserver"
 	"github.com/bookingsaga/bookingsaga/receipt"
 	"github.com/bookingsaga/bookingsaga/schema"
@@ -50,7 +52,7 @@ func frozenCluster(t *testing.T) (*pgxpool.Pool, func(syscall.Signal)) {
 func TestAFrozenDatabaseStillGetsEveryCallAnswered(t *testing.T) {
 	pool, signal := frozenCluster(t)
 	f := setupOn(t, pool)
-	url := f.serveAPI(api.Config{CallTimeout: time.Minute})
+	url := f.serveAPI(app.EdgeConfig{Config: edge.Config{CallTimeout: time.Minute}})
 	bound := f.settings.WithDefaults().CommitWait + 500*time.Millisecond
 
 	var mu sync.Mutex
@@ -115,7 +117,7 @@ func TestAFrozenDatabaseStillGetsEveryCallAnswered(t *testing.T) {
 		moved := slot(t, 9+i%10).Add(time.Duration(15*(1+i%3)) * time.Minute)
 		do("reschedule", key, func(r any) int {
 			return f.call("POST", url+"/v1/bookings/"+old+"/reschedule",
-				api.RescheduleBody{NewRequestKey: key, Slot: api.Slot{StartsAt: moved.Format(time.RFC3339)}}, r)
+				edge.RescheduleBody{NewRequestKey: key, Slot: edge.Slot{StartsAt: moved.Format(time.RFC3339)}}, r)
 		})
 	}
 	status := func() {

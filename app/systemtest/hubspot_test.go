@@ -14,7 +14,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/worker"
 
-	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/app"
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/hubspot/hubspottest"
@@ -55,7 +54,7 @@ func setupHubSpot(t *testing.T) (*fixture, *hubspottest.Account) {
 func TestAViewingLandsOnTheCallersHubSpotContact(t *testing.T) {
 	t.Parallel()
 	f, hs := setupHubSpot(t)
-	url := f.serveAPI(api.Config{})
+	url := f.serveAPI(app.EdgeConfig{})
 	call := "call-" + uuid.NewString()
 	args := bookArgs(t, 10)
 	args["contact"] = map[string]any{"name": "Jeanne Dupont", "phone": "+33612345678", "email": "jeanne@example.com", "keep_on_file": true}
@@ -116,7 +115,7 @@ func TestAViewingLandsOnTheCallersHubSpotContact(t *testing.T) {
 func TestACallerNotOnFileIsNoHubSpotContact(t *testing.T) {
 	t.Parallel()
 	f, hs := setupHubSpot(t)
-	url := f.serveAPI(api.Config{})
+	url := f.serveAPI(app.EdgeConfig{})
 	args := bookArgs(t, 10)
 	args["contact"] = map[string]any{"name": "Sam", "phone": "+447700900123"}
 	_, out := f.mcpCall(url, "call-"+uuid.NewString(), "book", args)
@@ -135,7 +134,7 @@ func TestACallerNotOnFileIsNoHubSpotContact(t *testing.T) {
 func TestAnAgencysOwnHubSpotContactSurvivesTheCallersErasure(t *testing.T) {
 	t.Parallel()
 	f, hs := setupHubSpot(t)
-	url := f.serveAPI(api.Config{})
+	url := f.serveAPI(app.EdgeConfig{})
 	family := hs.AddContact(map[string]string{"email": "famille.martin@example.com", "firstname": "Marie", "lastname": "Martin",
 		"phone": "+33145678900"})
 	book := func(hour int, contact map[string]any) string {

@@ -1,6 +1,7 @@
 package systemtest
 
 import (
+	"github.com/bookingsaga/bookingsaga/app"
 	"net/http"
 	"regexp"
 	"strings"
@@ -11,7 +12,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
 
-	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/api/voice"
 )
 
@@ -76,7 +76,7 @@ func journey(t *testing.T, call caller, hour int) (tags []string, first, moved s
 func TestTheSameJourneyOverEveryPlatform(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	url := f.serveEdge(api.Config{}, voice.Config{RetellKey: "retell-key", VapiSecret: "vapi-secret"})
+	url := f.serveAPI(app.EdgeConfig{Tools: voice.Config{RetellKey: "retell-key", VapiSecret: "vapi-secret"}})
 	platforms := map[string]func(callID string) caller{
 		"mcp": func(callID string) caller {
 			return func(tool string, args map[string]any) string {

@@ -1,6 +1,7 @@
 package systemtest
 
 import (
+	"github.com/bookingsaga/bookingsaga/app"
 	"net/http"
 	"testing"
 
@@ -8,7 +9,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
-	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/store"
 	"github.com/bookingsaga/bookingsaga/receipt"
@@ -84,7 +84,7 @@ func TestABookingTheStoreLostIsFlaggedNotSpoken(t *testing.T) {
 func TestALostBookingIsRestoredUnderItsKeyIfItsSlotIsFree(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	url := f.serveAPI(api.Config{})
+	url := f.serveAPI(app.EdgeConfig{})
 	sc := f.sagas()
 	kept, taken := f.booked(10), f.booked(11)
 	var first receipt.Receipt
@@ -122,7 +122,7 @@ func TestALostBookingIsRestoredUnderItsKeyIfItsSlotIsFree(t *testing.T) {
 func TestALostBookingReleasedIsAnsweredNotBooked(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	url := f.serveAPI(api.Config{})
+	url := f.serveAPI(app.EdgeConfig{})
 	sc := f.sagas()
 	key := f.booked(12)
 	f.lose(key)
@@ -148,7 +148,7 @@ func TestALostBookingReleasedIsAnsweredNotBooked(t *testing.T) {
 func TestACancellationTheStoreLostIsNotSpokenAsDone(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	url := f.serveAPI(api.Config{})
+	url := f.serveAPI(app.EdgeConfig{})
 	key := f.booked(15)
 	var r receipt.Receipt
 	f.cancelThroughAPI(url, key)
@@ -226,7 +226,7 @@ func (f *fixture) takenMeanwhile(hour int) {
 // loses, as a restore from an older backup would.
 func (f *fixture) lostBooking(hour int) (url, key string) {
 	f.t.Helper()
-	url, key = f.serveAPI(api.Config{}), f.booked(hour)
+	url, key = f.serveAPI(app.EdgeConfig{}), f.booked(hour)
 	f.lose(key)
 	return url, key
 }
@@ -237,7 +237,7 @@ func (f *fixture) lostBooking(hour int) (url, key string) {
 func TestASagaStillConfirmedIsAnsweredAsTheStoreHoldsIt(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	url := f.serveAPI(api.Config{})
+	url := f.serveAPI(app.EdgeConfig{})
 	key := f.booked(10)
 	_, err := f.pool.Exec(f.ctx, `
 WITH b AS (UPDATE booking SET status = 'cancelled', released_at = now() WHERE request_key = $1 RETURNING booking_id)

@@ -1,10 +1,12 @@
 package systemtest
 
 import (
+	"github.com/bookingsaga/bookingsaga/app"
 	"net/http"
 	"testing"
 	"time"
 
+	"github.com/bookingsaga/bookingsaga/internal/edge"
 	"github.com/bookingsaga/bookingsaga/internal/visibility"
 
 	"github.com/google/uuid"
@@ -50,7 +52,7 @@ func (f *fixture) bookThroughAPI(url string, body api.BookingBody) {
 func (f *fixture) moveThroughAPI(url, key, moved string, hour int) {
 	f.t.Helper()
 	var r receipt.Receipt
-	move := api.RescheduleBody{NewRequestKey: moved, Slot: bookingBody(moved, slot(f.t, hour)).Slot, ExpectedPolicyVersion: policyVersion}
+	move := edge.RescheduleBody{NewRequestKey: moved, Slot: bookingBody(moved, slot(f.t, hour)).Slot, ExpectedPolicyVersion: policyVersion}
 	require.Equal(f.t, http.StatusOK, f.call("POST", url+"/v1/bookings/"+key+"/reschedule", move, &r))
 	require.Equal(f.t, receipt.StatusConfirmed, r.Status, "%+v", r.Reason)
 }
@@ -123,7 +125,7 @@ func TestACancelOfABookingTheStoreLostIsRecordedCancelled(t *testing.T) {
 func TestABookingLostWithItsCancellationIsRecordedReleased(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	url := f.serveAPI(api.Config{})
+	url := f.serveAPI(app.EdgeConfig{})
 	key := f.booked(16)
 	f.cancelThroughAPI(url, key)
 	f.published(key)
@@ -144,7 +146,7 @@ func TestABookingLostWithItsCancellationIsRecordedReleased(t *testing.T) {
 func TestOpsRestoreOfACancellationTheStoreLostWithItsBookingRecordsIt(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	url := f.serveAPI(api.Config{})
+	url := f.serveAPI(app.EdgeConfig{})
 	key := f.booked(11)
 	f.cancelThroughAPI(url, key)
 	f.lose(key)
@@ -161,7 +163,7 @@ func TestOpsRestoreOfACancellationTheStoreLostWithItsBookingRecordsIt(t *testing
 func TestALostMoveIsAppliedAgainWithItsNewBooking(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	url := f.serveAPI(api.Config{})
+	url := f.serveAPI(app.EdgeConfig{})
 	old, moved := f.lostMove(url, 9, 17)
 	f.revive(old)
 	rep := f.reconcile()
@@ -182,7 +184,7 @@ func TestALostMoveIsAppliedAgainWithItsNewBooking(t *testing.T) {
 func TestALostMoveWhoseNewSlotIsTakenStillLetsTheOldOneGo(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	url := f.serveAPI(api.Config{})
+	url := f.serveAPI(app.EdgeConfig{})
 	old, moved := f.lostMove(url, 10, 12)
 	f.revive(old)
 	f.takenMeanwhile(12)
@@ -202,7 +204,7 @@ func TestALostMoveWhoseNewSlotIsTakenStillLetsTheOldOneGo(t *testing.T) {
 func TestALostMovesNewBookingComesBackWhenItsOldOneIsGoneToo(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	url := f.serveAPI(api.Config{})
+	url := f.serveAPI(app.EdgeConfig{})
 	old, moved := f.lostMove(url, 8, 18)
 	f.lose(old)
 
@@ -219,10 +221,10 @@ func TestALostMovesNewBookingComesBackWhenItsOldOneIsGoneToo(t *testing.T) {
 func TestALostHoldIsRestoredAsAHold(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	url := f.serveAPI(api.Config{})
+	url := f.serveAPI(app.EdgeConfig{})
 	var held api.IntentAnswer
 	require.Equal(t, http.StatusOK, f.call("POST", url+"/v1/intents", api.IntentBody{ConversationID: "call-" + uuid.NewString(),
-		Slot: api.Slot{PropertyID: "paris-11", AgentID: "agent-00", StartsAt: slot(t, 14).Format(time.RFC3339),
+		Slot: edge.Slot{PropertyID: "paris-11", AgentID: "agent-00", StartsAt: slot(t, 14).Format(time.RFC3339),
 			TimeZone: "Europe/Paris", DurationMinutes: 30}, Hold: true, ExpectedPolicyVersion: policyVersion}, &held))
 	require.NotNil(t, held.Hold)
 	require.Equal(t, receipt.StatusHeld, held.Hold.Status)

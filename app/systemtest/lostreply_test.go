@@ -3,6 +3,7 @@ package systemtest
 import (
 	"context"
 	"errors"
+	"github.com/bookingsaga/bookingsaga/app"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -15,7 +16,6 @@ import (
 	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/worker"
 
-	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/api/voice"
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/desk"
@@ -104,7 +104,7 @@ func TestAPendingBookingHoldsTheConversation(t *testing.T) {
 	fault.stalled.Store(true)
 	f := setup(t, worker.Options{Interceptors: []interceptor.WorkerInterceptor{fault}})
 	// The API's own reads of the store fail while the worker is stalled.
-	url := f.serveAPI(api.Config{}, storeDown{Catalog: f.catalog, down: &fault.stalled})
+	url := f.serveAPI(app.EdgeConfig{}, storeDown{Catalog: f.catalog, down: &fault.stalled})
 	call := "call-" + uuid.NewString()
 	book := func(hour int) string { return f.retellTool(url, call, "book", bookArgs(t, hour)) }
 	// The first booking's reply is lost and the store can't be asked: pending.

@@ -1,6 +1,7 @@
 package systemtest
 
 import (
+	"github.com/bookingsaga/bookingsaga/app"
 	"net/http"
 	"strings"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"github.com/bookingsaga/bookingsaga/activities"
 	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/edge"
 	"github.com/bookingsaga/bookingsaga/internal/mail"
 	"github.com/bookingsaga/bookingsaga/internal/mail/mailtest"
 	"github.com/bookingsaga/bookingsaga/internal/visibility"
@@ -64,10 +66,10 @@ func invitationOf(t *testing.T, m mailtest.Message) (uid, calendar string) {
 func TestTheCallerIsEmailedOnceForEveryChange(t *testing.T) {
 	t.Parallel()
 	f, sink := setupMailing(t)
-	url := f.serveAPI(api.Config{})
+	url := f.serveAPI(app.EdgeConfig{})
 	key := uuid.NewString()
 	body := bookingBody(key, slot(t, 10))
-	body.Contact = &api.Contact{Name: "Camille", Email: "camille@example.org", Notify: "email", Language: "en"}
+	body.Contact = &edge.Contact{Name: "Camille", Email: "camille@example.org", Notify: "email", Language: "en"}
 	f.bookThroughAPI(url, body)
 	f.eventually(func() bool { return len(sink.Received()) == 1 }, "the confirmation e-mailed")
 	f.eventually(func() bool { v, ok := f.callerNotified(key); return ok && v }, "the saga says the caller was told")
@@ -104,10 +106,10 @@ func TestAnUndeliverableCallerIsInTheOperatorsFilter(t *testing.T) {
 	t.Parallel()
 	f, sink := setupMailing(t)
 	sink.Refuse("nobody@example.org")
-	url := f.serveAPI(api.Config{})
+	url := f.serveAPI(app.EdgeConfig{})
 	key := uuid.NewString()
 	body := bookingBody(key, slot(t, 12))
-	body.Contact = &api.Contact{Email: "nobody@example.org", Notify: "email"}
+	body.Contact = &edge.Contact{Email: "nobody@example.org", Notify: "email"}
 	var r receipt.Receipt
 	require.Equal(t, http.StatusOK, f.call("POST", url+"/v1/bookings", body, &r))
 	require.Equal(t, receipt.StatusConfirmed, r.Status, "a message never makes or unmakes a booking")
@@ -127,9 +129,9 @@ func TestAnUndeliverableCallerIsInTheOperatorsFilter(t *testing.T) {
 func TestAPolicysReminderIsChecked(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	url := f.serveAPI(api.Config{})
+	url := f.serveAPI(app.EdgeConfig{})
 	for _, minutes := range []int{-1, 7*24*60 + 1, 1 << 62} {
-		var e api.Error
+		var e edge.Error
 		body := api.PolicyBody{Version: "policy-r", SlotMinutes: 30, OpensAt: "08:00", ClosesAt: "20:00", HoldTTLMinutes: 10, ReminderMinutes: &minutes}
 		require.Equal(t, http.StatusBadRequest, f.call("PUT", url+"/v1/policy", body, &e), minutes)
 		require.Equal(t, "reminder_minutes must be whole minutes from 0 (none) to 10080", e.Message)

@@ -3,6 +3,8 @@ package systemtest
 import (
 	"context"
 	"encoding/json"
+	"github.com/bookingsaga/bookingsaga/app"
+	"github.com/bookingsaga/bookingsaga/internal/edge"
 	"io"
 	"net/http"
 	"path/filepath"
@@ -16,7 +18,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
 
-	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/api/voice"
 	"github.com/bookingsaga/bookingsaga/internal/apikey"
 	"github.com/bookingsaga/bookingsaga/receipt"
@@ -128,7 +129,7 @@ type exportedTool struct {
 func TestMCPListsTheToolsOfTheOneDefinition(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	url := f.serveAPI(api.Config{})
+	url := f.serveAPI(app.EdgeConfig{})
 	var vapi struct {
 		Tools []exportedTool `json:"tools"`
 	}
@@ -172,7 +173,7 @@ func TestMCPListsTheToolsOfTheOneDefinition(t *testing.T) {
 func TestMCPBookIsIdempotentPerCall(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	url := f.serveAPI(api.Config{})
+	url := f.serveAPI(app.EdgeConfig{})
 	call := "call-" + uuid.NewString()
 	args := bookArgs(t, 10)
 	var keys []string
@@ -233,7 +234,7 @@ func TestMCPBookIsIdempotentPerCall(t *testing.T) {
 func TestAModelSuppliedConversationIsNeverShared(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	url := f.serveAPI(api.Config{})
+	url := f.serveAPI(app.EdgeConfig{})
 	args := bookArgs(t, 10)
 	args["conversation_id"] = "call-1"
 	res, out := f.mcpCall(url, "", "book", args)
@@ -246,7 +247,7 @@ func TestAModelSuppliedConversationIsNeverShared(t *testing.T) {
 	// The second caller's model says the first's id (and its booking's key).
 	stolen := map[string]any{"conversation_id": first.ConversationID, "request_key": first.RequestKey}
 	other, keys := agentKey(t, "other-agent")
-	otherURL := f.serveAPI(api.Config{Keys: keys})
+	otherURL := f.serveAPI(app.EdgeConfig{Config: edge.Config{Keys: keys}})
 	res, out = f.mcpCallAs(otherURL, other, "", "cancel_booking", stolen)
 	require.True(t, res.IsError)
 	require.Equal(t, "invalid_conversation_id", out.Code, "another key can't use the id: %s", out.Line)
@@ -259,7 +260,7 @@ func TestAModelSuppliedConversationIsNeverShared(t *testing.T) {
 func TestMCPWaitsForTheCallsPendingBooking(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	url := f.serveAPI(api.Config{})
+	url := f.serveAPI(app.EdgeConfig{})
 	sc := f.sagas()
 	call := "call-" + uuid.NewString()
 	first, err := sc.Choose(f.ctx, scoped(call), commitRequest(slot(t, 10)).Intent, true) // a book on its way
@@ -286,7 +287,7 @@ func TestMCPNeedsAnAgentKey(t *testing.T) {
 	}
 	keys, err := apikey.LoadKeyring(path)
 	require.NoError(t, err)
-	url := f.serveAPI(api.Config{Keys: keys}) + "/v1/mcp"
+	url := f.serveAPI(app.EdgeConfig{Config: edge.Config{Keys: keys}}) + "/v1/mcp"
 	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2026-07-28","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
 	for auth, want := range map[string]int{"": http.StatusUnauthorized, "Bearer " + secrets[apikey.ScopeOps]: http.StatusForbidden,
 		"Bearer " + secrets[apikey.ScopeAgent]: http.StatusOK} {
@@ -312,7 +313,7 @@ func TestMCPNeedsAnAgentKey(t *testing.T) {
 func TestMCPNegotiatesTheProtocolVersion(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	url := f.serveAPI(api.Config{}) + "/v1/mcp"
+	url := f.serveAPI(app.EdgeConfig{}) + "/v1/mcp"
 	post := func(version, body string, out any) string {
 		req, err := http.NewRequestWithContext(f.ctx, http.MethodPost, url, strings.NewReader(body))
 		require.NoError(t, err)

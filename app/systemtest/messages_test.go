@@ -1,6 +1,7 @@
 package systemtest
 
 import (
+	"github.com/bookingsaga/bookingsaga/app"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -11,8 +12,8 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/bookingsaga/bookingsaga/activities"
-	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/edge"
 	"github.com/bookingsaga/bookingsaga/internal/pgtest"
 	"github.com/bookingsaga/bookingsaga/internal/sms"
 	"github.com/bookingsaga/bookingsaga/internal/sms/smstest"
@@ -69,10 +70,10 @@ func (f *fixture) messages(key string) []booking.MessageRecord {
 func TestTheCallerIsTextedOnceForEveryChange(t *testing.T) {
 	t.Parallel()
 	f, fake := setupTexting(t)
-	url := f.serveAPI(api.Config{})
+	url := f.serveAPI(app.EdgeConfig{})
 	key := uuid.NewString()
 	body := bookingBody(key, slot(t, 10))
-	body.Contact = &api.Contact{Name: "Camille", Phone: "+33612345678", Notify: "sms", Language: "fr-FR"}
+	body.Contact = &edge.Contact{Name: "Camille", Phone: "+33612345678", Notify: "sms", Language: "fr-FR"}
 	f.bookThroughAPI(url, body)
 	f.eventually(func() bool { return len(fake.Sent()) == 1 }, "the confirmation texted")
 
@@ -114,10 +115,10 @@ func TestTheCallerIsTextedOnceForEveryChange(t *testing.T) {
 func TestAContactWithoutConsentOrWithABadNumberIsAnswered(t *testing.T) {
 	t.Parallel()
 	f, fake := setupTexting(t)
-	url := f.serveAPI(api.Config{})
+	url := f.serveAPI(app.EdgeConfig{})
 	quiet := uuid.NewString()
 	body := bookingBody(quiet, slot(t, 10))
-	body.Contact = &api.Contact{Phone: "06 12 34 56 78"}
+	body.Contact = &edge.Contact{Phone: "06 12 34 56 78"}
 	var r receipt.Receipt
 	require.Equal(t, http.StatusOK, f.call("POST", url+"/v1/bookings", body, &r))
 	f.eventually(func() bool {
@@ -127,7 +128,7 @@ func TestAContactWithoutConsentOrWithABadNumberIsAnswered(t *testing.T) {
 
 	for notify, phone := range map[string]string{"sms": "06 12 34 56 78", "fax": "+33612345678"} {
 		body := bookingBody(uuid.NewString(), slot(t, 12))
-		body.Contact = &api.Contact{Phone: phone, Notify: notify}
+		body.Contact = &edge.Contact{Phone: phone, Notify: notify}
 		var refusal struct{ Code string }
 		require.Equal(t, http.StatusBadRequest, f.call("POST", url+"/v1/bookings", body, &refusal), notify)
 		require.Equal(t, string(booking.CodeInvalidContact), refusal.Code)
@@ -142,12 +143,12 @@ func TestAContactWithoutConsentOrWithABadNumberIsAnswered(t *testing.T) {
 func TestReconciliationSendsWhatNoSenderSent(t *testing.T) {
 	t.Parallel()
 	f, fake := setupTextingWorker(t) // and no sender started
-	url := f.serveAPI(api.Config{})
+	url := f.serveAPI(app.EdgeConfig{})
 	var keys []string
 	for i, phone := range []string{"+33612345678", "+33687654321"} {
 		key := uuid.NewString()
 		body := bookingBody(key, slot(t, 10+i))
-		body.Contact = &api.Contact{Phone: phone, Notify: "sms", Language: "en"}
+		body.Contact = &edge.Contact{Phone: phone, Notify: "sms", Language: "en"}
 		var r receipt.Receipt
 		require.Equal(t, http.StatusOK, f.call("POST", url+"/v1/bookings", body, &r))
 		require.Equal(t, receipt.StatusConfirmed, r.Status)

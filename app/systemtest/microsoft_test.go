@@ -1,6 +1,7 @@
 package systemtest
 
 import (
+	"github.com/bookingsaga/bookingsaga/app"
 	"net/http"
 	"net/url"
 	"testing"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/edge"
 	"github.com/bookingsaga/bookingsaga/internal/gcal"
 	"github.com/bookingsaga/bookingsaga/internal/msgraph/graphtest"
 	"github.com/bookingsaga/bookingsaga/receipt"
@@ -20,7 +22,7 @@ import (
 // mailbox, through the API as an operator would; it returns the API.
 func (f *fixture) microsoftAgent() string {
 	f.t.Helper()
-	apiURL := f.serveAPI(api.Config{})
+	apiURL := f.serveAPI(app.EdgeConfig{})
 	status, out := f.putResource(apiURL, "agent-ms", api.ResourceBody{Kind: "agent", Capacity: 1, TimeZone: "Europe/Paris",
 		CalendarID: agentMailbox, CalendarProvider: booking.ProviderMicrosoft})
 	require.Equal(f.t, http.StatusOK, status, out)
@@ -125,7 +127,7 @@ func TestTheCommitSeesAnEventTypedIntoOutlook(t *testing.T) {
 
 	q := url.Values{"property_id": {"paris-11"}, "agent_id": {"agent-ms"},
 		"from": {slot(t, 9).Format(time.RFC3339)}, "to": {slot(t, 12).Format(time.RFC3339)}}
-	var av api.AvailabilityAnswer
+	var av edge.AvailabilityAnswer
 	require.Equal(t, http.StatusOK, f.call("GET", apiURL+"/v1/availability?"+q.Encode(), nil, &av))
 	var offered []string
 	for _, s := range av.Slots {
@@ -139,7 +141,7 @@ func TestTheCommitSeesAnEventTypedIntoOutlook(t *testing.T) {
 func TestAnUnknownCalendarProviderIsRefused(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	apiURL := f.serveAPI(api.Config{})
+	apiURL := f.serveAPI(app.EdgeConfig{})
 	for _, body := range []api.ResourceBody{
 		{Kind: "agent", Capacity: 1, TimeZone: "Europe/Paris", CalendarID: "x@agency.example", CalendarProvider: "outlook"},
 		{Kind: "agent", Capacity: 1, TimeZone: "Europe/Paris", CalendarProvider: "microsoft"},

@@ -3,6 +3,8 @@ package systemtest
 import (
 	"context"
 	"encoding/json"
+	"github.com/bookingsaga/bookingsaga/app"
+	"github.com/bookingsaga/bookingsaga/internal/edge"
 	"maps"
 	"reflect"
 	"slices"
@@ -26,8 +28,8 @@ import (
 func TestEveryDocumentedRequestFieldIsTaken(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	url := f.serveEdge(api.Config{}, voice.Config{RetellKey: "retell-key"})
-	doc, err := openapi3.NewLoader().LoadFromData(api.OpenAPI())
+	url := f.serveAPI(app.EdgeConfig{Tools: voice.Config{RetellKey: "retell-key"}})
+	doc, err := openapi3.NewLoader().LoadFromData(edge.OpenAPI())
 	require.NoError(t, err)
 	require.NoError(t, doc.Validate(context.Background()))
 	sent := 0
@@ -109,9 +111,9 @@ func filled(s *openapi3.Schema) any {
 // JSON fields, embedded structs' included, are its schema's properties.
 func TestEveryRequestFieldIsDocumented(t *testing.T) {
 	t.Parallel()
-	doc, err := openapi3.NewLoader().LoadFromData(api.OpenAPI())
+	doc, err := openapi3.NewLoader().LoadFromData(edge.OpenAPI())
 	require.NoError(t, err)
-	for schema, body := range map[string]any{"Booking": api.BookingBody{}, "Intent": api.IntentBody{}, "Reschedule": api.RescheduleBody{},
+	for schema, body := range map[string]any{"Booking": api.BookingBody{}, "Intent": api.IntentBody{}, "Reschedule": edge.RescheduleBody{},
 		"Resource": api.ResourceBody{}, "Policy": api.PolicyBody{}, "Pool": api.PoolBody{}, "Webhook": api.WebhookBody{},
 		"Outcome": staff.OutcomeBody{}, "Reassign": staff.ReassignBody{}} {
 		props := properties(doc.Components.Schemas[schema].Value)

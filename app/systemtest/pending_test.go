@@ -21,6 +21,7 @@ import (
 	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/api/voice"
 	"github.com/bookingsaga/bookingsaga/internal/desk"
+	"github.com/bookingsaga/bookingsaga/internal/edge"
 	"github.com/bookingsaga/bookingsaga/internal/store"
 	"github.com/bookingsaga/bookingsaga/receipt"
 	"github.com/bookingsaga/bookingsaga/sagaclient"
@@ -54,14 +55,14 @@ func TestAKeyNotYetStartedStaysOutstanding(t *testing.T) {
 func TestAnIntentWaitsForTheConversationsPendingBooking(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	url := f.serveAPI(api.Config{})
+	url := f.serveAPI(app.EdgeConfig{})
 	sc := f.sagas()
 	conv := "call-" + uuid.NewString()
 	first, err := sc.Choose(f.ctx, scoped(conv), commitRequest(slot(t, 10)).Intent, true) // booked by a tool, on its way
 
 	require.NoError(t, err)
 	for _, hold := range []bool{true, false} {
-		var e api.Error
+		var e edge.Error
 		require.Equal(t, http.StatusConflict, f.call("POST", url+"/v1/intents", api.IntentBody{ConversationID: conv,
 			Slot: bookingBody("", slot(t, 11)).Slot, Hold: hold, ExpectedPolicyVersion: policyVersion}, &e), "hold %v", hold)
 		require.Equal(t, "earlier_booking_pending", e.Code)
@@ -83,7 +84,7 @@ func TestConcurrentBooksWaitForThePendingOne(t *testing.T) {
 	require.NoError(t, w.Start())
 	t.Cleanup(w.Stop)
 	sc := desk.New(f.client, f.catalog, desk.Options{Sagas: sagaclient.Options{TaskQueue: queue, Settings: f.settings}})
-	srv := httptest.NewServer(app.Edge(sc, api.Config{Catalogue: f.catalog, Keys: apiKeys}, voice.Config{RetellKey: "retell-key"}))
+	srv := httptest.NewServer(app.Edge(sc, app.EdgeConfig{Config: edge.Config{Keys: apiKeys, Settings: edge.Settings{Catalogue: f.catalog}}, Tools: voice.Config{RetellKey: "retell-key"}}))
 	t.Cleanup(srv.Close)
 	callID := "call-" + uuid.NewString()
 	book := func(hour int) string {
@@ -164,12 +165,12 @@ func TestABookingThroughTheAPIMarksItsConversation(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	sc := f.noSagas()
-	srv := httptest.NewServer(app.Edge(sc, api.Config{Catalogue: f.catalog, Keys: apiKeys}, voice.Config{}))
+	srv := httptest.NewServer(app.Edge(sc, app.EdgeConfig{Config: edge.Config{Keys: apiKeys, Settings: edge.Settings{Catalogue: f.catalog}}}))
 	t.Cleanup(srv.Close)
 	conv := "call-" + uuid.NewString()
 	intent := f.bookAsTheREADMESays(srv.URL, conv, 10)
 
-	var e api.Error
+	var e edge.Error
 	require.Equal(t, http.StatusConflict, f.call("POST", srv.URL+"/v1/intents", api.IntentBody{ConversationID: conv, Slot: bookingBody("", slot(t, 11)).Slot}, &e))
 	require.Equal(t, "earlier_booking_pending", e.Code)
 	require.Contains(t, e.Message, intent.RequestKey)
@@ -192,7 +193,7 @@ func TestAHeldCallLeavesNoKeyOfItsOwn(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	sc := f.noSagas()
-	srv := httptest.NewServer(app.Edge(sc, api.Config{Catalogue: f.catalog, Keys: apiKeys}, voice.Config{RetellKey: "retell-key"}))
+	srv := httptest.NewServer(app.Edge(sc, app.EdgeConfig{Config: edge.Config{Keys: apiKeys, Settings: edge.Settings{Catalogue: f.catalog}}, Tools: voice.Config{RetellKey: "retell-key"}}))
 	t.Cleanup(srv.Close)
 	conv := "call-" + uuid.NewString()
 	first := f.retellTool(srv.URL, conv, "book", bookArgs(t, 10))
@@ -209,7 +210,7 @@ func TestAHeldCallLeavesNoKeyOfItsOwn(t *testing.T) {
 	// The same through the REST routes, in a conversation of the back end's.
 	rest := "call-" + uuid.NewString()
 	intent := f.bookAsTheREADMESays(srv.URL, rest, 10)
-	var e api.Error
+	var e edge.Error
 	require.Equal(t, http.StatusConflict, f.call("POST", srv.URL+"/v1/intents", api.IntentBody{ConversationID: rest,
 		Slot: bookingBody("", slot(t, 13)).Slot, Hold: true, ExpectedPolicyVersion: policyVersion}, &e))
 	require.Equal(t, []string{intent.RequestKey}, f.outstanding(sc, scoped(rest), 14), "the refused hold holds nothing")
@@ -220,7 +221,7 @@ func TestAHeldCallLeavesNoKeyOfItsOwn(t *testing.T) {
 func TestARescheduleAndAHoldWaitForThePendingBooking(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	url := f.serveEdge(api.Config{}, voice.Config{RetellKey: "retell-key"})
+	url := f.serveAPI(app.EdgeConfig{Tools: voice.Config{RetellKey: "retell-key"}})
 	conv := "call-" + uuid.NewString()
 	booked := f.retellTool(url, conv, "book", bookArgs(t, 10))
 	require.True(t, strings.HasPrefix(booked, "[confirmed]"), booked)
@@ -290,7 +291,7 @@ func TestReadingAPendingBookingWritesNothing(t *testing.T) {
 	r, err := sc.Commit(f.ctx, key, commitRequest(slot(t, 10)))
 	require.NoError(t, err)
 	require.Equal(t, receipt.StatusPending, r.Status)
-	srv := httptest.NewServer(app.Edge(sc, api.Config{Catalogue: f.catalog, Keys: apiKeys, Webhooks: vault}, voice.Config{}))
+	srv := httptest.NewServer(app.Edge(sc, app.EdgeConfig{Config: edge.Config{Keys: apiKeys, Settings: edge.Settings{Catalogue: f.catalog}}, REST: api.Config{Webhooks: vault}}))
 	t.Cleanup(srv.Close)
 
 	before := f.tableRows()

@@ -9,11 +9,11 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
 
-	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/api/voice"
 	"github.com/bookingsaga/bookingsaga/app"
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/desk"
+	"github.com/bookingsaga/bookingsaga/internal/edge"
 	"github.com/bookingsaga/bookingsaga/receipt"
 )
 
@@ -106,7 +106,7 @@ func TestAPendingCallCancelledBooksNothing(t *testing.T) {
 	url, _ := f.serveThrough(desk.Options{OnPending: app.NotePending(f.acts.Store, zap.NewNop())}, voice.Config{}, drop)
 	key := uuid.NewString()
 	body := bookingBody(key, slot(t, 10))
-	body.Contact = &api.Contact{Name: "Camille", Phone: "+33612345678", Notify: "sms", Language: "fr-FR"}
+	body.Contact = &edge.Contact{Name: "Camille", Phone: "+33612345678", Notify: "sms", Language: "fr-FR"}
 	drop.drop.Store(true)
 	var r receipt.Receipt
 	require.Equal(t, http.StatusOK, f.call("POST", url+"/v1/bookings", body, &r))

@@ -1,6 +1,8 @@
 package systemtest
 
 import (
+	"github.com/bookingsaga/bookingsaga/app"
+	"github.com/bookingsaga/bookingsaga/internal/edge"
 	"net/http"
 	"slices"
 	"strings"
@@ -20,7 +22,7 @@ import (
 func TestPropertyInfoAnswersOnlyApprovedFacts(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	url := f.serveEdge(api.Config{}, voice.Config{RetellKey: "retell-key"})
+	url := f.serveAPI(app.EdgeConfig{Tools: voice.Config{RetellKey: "retell-key"}})
 	property := api.ResourceBody{Kind: "property", Capacity: 1, TimeZone: "Europe/Paris", CalendarID: "paris-11@calendar.test",
 		Facts: []booking.Fact{{Topic: "Parking", Answer: "One space in the courtyard comes with the flat.", Source: "lease, clause 4",
 			ApprovedBy: "the landlord"}}}
@@ -51,7 +53,7 @@ func TestPropertyInfoAnswersOnlyApprovedFacts(t *testing.T) {
 func TestRequestHumanLeavesACallback(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	url := f.serveEdge(api.Config{}, voice.Config{RetellKey: "retell-key"})
+	url := f.serveAPI(app.EdgeConfig{Tools: voice.Config{RetellKey: "retell-key"}})
 	rc := &receiver{t: t, got: map[string]int{}, types: map[string]string{}}
 	f.register(url, rc)
 	call := "call-" + uuid.NewString()
@@ -94,7 +96,7 @@ func TestRequestHumanLeavesACallback(t *testing.T) {
 func TestRequestHumanKeepsACallbackNumberForOpsOnly(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	url := f.serveEdge(api.Config{}, voice.Config{RetellKey: "retell-key", VapiSecret: "vapi-secret"})
+	url := f.serveAPI(app.EdgeConfig{Tools: voice.Config{RetellKey: "retell-key", VapiSecret: "vapi-secret"}})
 	f.register(url, &receiver{t: t, got: map[string]int{}, types: map[string]string{}})
 	call := "vapi-" + uuid.NewString()
 	args := bookArgs(t, 10)
@@ -121,7 +123,7 @@ func TestRequestHumanKeepsACallbackNumberForOpsOnly(t *testing.T) {
 	require.True(t, byTopic["advice"].HasCallback)
 	require.Nil(t, byTopic["other"].Callback)
 	agent, keys := agentKey(t, "agent-only")
-	agentURL := f.serveEdge(api.Config{Keys: keys}, voice.Config{})
+	agentURL := f.serveAPI(app.EdgeConfig{Config: edge.Config{Keys: keys}})
 	require.Equal(t, http.StatusForbidden, f.call("GET", agentURL+"/v1/ops/attention", nil, nil, "Authorization", "Bearer "+agent))
 
 	var payload string
@@ -148,7 +150,7 @@ func TestHandoffsAreBoundedPerKey(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	tools := voice.Config{RetellKey: "retell-key", HandoffsPerKeyHour: 2}
-	first, second := f.serveEdge(api.Config{}, tools), f.serveEdge(api.Config{}, tools) // two API processes
+	first, second := f.serveAPI(app.EdgeConfig{Tools: tools}), f.serveAPI(app.EdgeConfig{Tools: tools}) // two API processes
 	ask := map[string]any{"topic": "eligibility", "reason": "Can I rent it with a guarantor abroad?"}
 	for _, url := range []string{first, second} {
 		line := f.retellTool(url, "call-"+uuid.NewString(), "request_human", ask)

@@ -1,6 +1,8 @@
 package systemtest
 
 import (
+	"github.com/bookingsaga/bookingsaga/app"
+	"github.com/bookingsaga/bookingsaga/internal/edge"
 	"net/http"
 	"net/url"
 	"testing"
@@ -10,7 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/workflowservice/v1"
 
-	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/receipt"
 	"github.com/bookingsaga/bookingsaga/sagaclient"
 )
@@ -22,13 +23,13 @@ import (
 func TestReadsStartNoWorkflow(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	apiURL := f.serveAPI(api.Config{})
+	apiURL := f.serveAPI(app.EdgeConfig{})
 	start := slot(t, 10)
 	day := start.Truncate(24 * time.Hour)
 
 	q := url.Values{"property_id": {"paris-11"}, "agent_id": {"agent-00"},
 		"from": {day.Format(time.RFC3339)}, "to": {day.Add(24 * time.Hour).Format(time.RFC3339)}}
-	var av api.AvailabilityAnswer
+	var av edge.AvailabilityAnswer
 	require.Equal(t, http.StatusOK, f.call("GET", apiURL+"/v1/availability?"+q.Encode(), nil, &av))
 	require.NotEmpty(t, av.Slots)
 	q.Set("property_id", "no-such-property")

@@ -1,6 +1,7 @@
 package systemtest
 
 import (
+	"github.com/bookingsaga/bookingsaga/app"
 	"net/http"
 	"testing"
 
@@ -26,7 +27,7 @@ var hubspotOps = []string{"groups.create", "properties.create", "meetings.upsert
 func TestAReconciliationStepThatFailsStopsNoOther(t *testing.T) {
 	t.Parallel()
 	f, hs := setupHubSpot(t)
-	url := f.serveAPI(api.Config{})
+	url := f.serveAPI(app.EdgeConfig{})
 	args := bookArgs(t, 10)
 	args["contact"] = map[string]any{"name": "Jeanne Dupont", "email": "jeanne@example.com", "keep_on_file": true}
 	_, out := f.mcpCall(url, "call-"+uuid.NewString(), "book", args)

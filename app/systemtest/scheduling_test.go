@@ -2,11 +2,13 @@ package systemtest
 
 import (
 	"fmt"
+	"github.com/bookingsaga/bookingsaga/app"
 	"net/http"
 	"net/url"
 	"testing"
 	"time"
 
+	"github.com/bookingsaga/bookingsaga/internal/edge"
 	"github.com/bookingsaga/bookingsaga/internal/visibility"
 
 	"github.com/google/uuid"
@@ -42,7 +44,7 @@ func (f *fixture) putResource(url, id string, body api.ResourceBody) (int, map[s
 func TestHoursAndTimeOffThroughTheAPI(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	apiURL := f.serveAPI(api.Config{})
+	apiURL := f.serveAPI(app.EdgeConfig{})
 	loc := parisZone(t)
 	holiday := slot(t, 10)
 	offStart := slot(t, 14).AddDate(0, 0, 1)
@@ -102,7 +104,7 @@ func TestHoursAndTimeOffThroughTheAPI(t *testing.T) {
 func TestStaffPageThroughFiveHundredBookings(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	apiURL := f.serveAPI(api.Config{})
+	apiURL := f.serveAPI(app.EdgeConfig{})
 	st := f.acts.Store
 	require.NoError(t, st.UpsertResource(f.ctx, booking.Resource{ID: "tower", Kind: "property", Capacity: 20, TimeZone: "Europe/Paris"}))
 	for a := range 20 {
@@ -152,9 +154,9 @@ func TestAHoldThroughTheAPIIsSelectedAndExpires(t *testing.T) {
 	short := booking.Policy{Version: "short-holds", SlotMinutes: 30, OpensAt: 8 * time.Hour, ClosesAt: 20 * time.Hour,
 		HoldTTL: 2 * time.Second, MinNotice: time.Hour}
 	require.NoError(t, f.acts.Store.SetPolicy(f.ctx, short))
-	apiURL := f.serveAPI(api.Config{})
+	apiURL := f.serveAPI(app.EdgeConfig{})
 	start := slot(t, 16)
-	slotBody := api.Slot{PropertyID: "paris-11", AgentID: "agent-00", StartsAt: start.Format(time.RFC3339), TimeZone: "Europe/Paris", DurationMinutes: 30}
+	slotBody := edge.Slot{PropertyID: "paris-11", AgentID: "agent-00", StartsAt: start.Format(time.RFC3339), TimeZone: "Europe/Paris", DurationMinutes: 30}
 	var held api.IntentAnswer
 	require.Equal(t, http.StatusOK, f.call("POST", apiURL+"/v1/intents", api.IntentBody{ConversationID: "call-" + uuid.NewString(),
 		Slot: slotBody, Hold: true, ExpectedPolicyVersion: short.Version}, &held))
@@ -197,7 +199,7 @@ func (f *fixture) bookingStatus(key string) string {
 func TestFiveCallersRaceForATeamOfThree(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	apiURL := f.serveAPI(api.Config{})
+	apiURL := f.serveAPI(app.EdgeConfig{})
 	status, _ := f.putResource(apiURL, "hall", api.ResourceBody{Kind: "property", Capacity: 5, TimeZone: "Europe/Paris"})
 	require.Equal(t, http.StatusOK, status)
 	var members []string
@@ -215,7 +217,7 @@ func TestFiveCallersRaceForATeamOfThree(t *testing.T) {
 
 	start := slot(t, 11)
 	body := func(key string) api.BookingBody {
-		return api.BookingBody{RequestKey: key, ExpectedPolicyVersion: policyVersion, Slot: api.Slot{PropertyID: "hall", AgentID: "any",
+		return api.BookingBody{RequestKey: key, ExpectedPolicyVersion: policyVersion, Slot: edge.Slot{PropertyID: "hall", AgentID: "any",
 			AgentPool: "viewings", StartsAt: start.Format(time.RFC3339), TimeZone: "Europe/Paris", DurationMinutes: 30}}
 	}
 	keys := make([]string, 5)
@@ -260,7 +262,7 @@ func TestFiveCallersRaceForATeamOfThree(t *testing.T) {
 	}
 	q := url.Values{"property_id": {"hall"}, "agent_pool": {"viewings"}, "from": {start.Format(time.RFC3339)},
 		"to": {start.Add(time.Hour).Format(time.RFC3339)}}
-	var av api.AvailabilityAnswer
+	var av edge.AvailabilityAnswer
 	require.Equal(t, http.StatusOK, f.call("GET", apiURL+"/v1/availability?"+q.Encode(), nil, &av))
 	require.Len(t, av.Slots, 1, "the team is full at the raced time, free half an hour later")
 }
@@ -277,13 +279,13 @@ func TestATeamBookingReadsEachMembersCalendar(t *testing.T) {
 		require.NoError(t, st.UpsertResource(f.ctx, booking.Resource{ID: id, Kind: "agent", Capacity: 1, TimeZone: "Europe/Paris", CalendarID: id + "@calendar.test"}))
 	}
 	require.NoError(t, st.PutPool(f.ctx, booking.Pool{ID: "pair", Members: []string{"cal-a", "cal-b"}}))
-	apiURL := f.serveAPI(api.Config{})
+	apiURL := f.serveAPI(app.EdgeConfig{})
 	private := func(cal string, from, to time.Time) {
 		f.calendar.Put(cal, &calendar.Event{Id: "private" + fmt.Sprint(from.Unix()), Summary: "private",
 			Start: &calendar.EventDateTime{DateTime: from.Format(time.RFC3339)}, End: &calendar.EventDateTime{DateTime: to.Format(time.RFC3339)}})
 	}
 	body := func(start time.Time) api.BookingBody {
-		return api.BookingBody{RequestKey: uuid.NewString(), ExpectedPolicyVersion: policyVersion, Slot: api.Slot{PropertyID: "hall",
+		return api.BookingBody{RequestKey: uuid.NewString(), ExpectedPolicyVersion: policyVersion, Slot: edge.Slot{PropertyID: "hall",
 			AgentPool: "pair", StartsAt: start.Format(time.RFC3339), TimeZone: "Europe/Paris", DurationMinutes: 30}}
 	}
 
@@ -296,7 +298,7 @@ func TestATeamBookingReadsEachMembersCalendar(t *testing.T) {
 	private("cal-a@calendar.test", slot(t, 16), slot(t, 17))
 	private("cal-b@calendar.test", slot(t, 16), slot(t, 17))
 	q := url.Values{"property_id": {"hall"}, "agent_pool": {"pair"}, "from": {slot(t, 15).Format(time.RFC3339)}, "to": {slot(t, 18).Format(time.RFC3339)}}
-	var av api.AvailabilityAnswer
+	var av edge.AvailabilityAnswer
 	require.Equal(t, http.StatusOK, f.call("GET", apiURL+"/v1/availability?"+q.Encode(), nil, &av))
 	var offered []string
 	for _, s := range av.Slots {

@@ -3,6 +3,7 @@ package systemtest
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/bookingsaga/bookingsaga/internal/edge"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -13,8 +14,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
-	"github.com/bookingsaga/bookingsaga/api"
-	"github.com/bookingsaga/bookingsaga/api/voice"
 	"github.com/bookingsaga/bookingsaga/internal/admission"
 	"github.com/bookingsaga/bookingsaga/internal/desk"
 	"github.com/bookingsaga/bookingsaga/receipt"
@@ -33,7 +32,7 @@ func TestOverloadIsShedAtOnceAndNothingAdmittedIs(t *testing.T) {
 	sc := desk.New(f.client, f.catalog, desk.Options{Sagas: sagaclient.Options{TaskQueue: "no-sagas-" + uuid.NewString(),
 		Settings: workflows.Settings{CommitWait: 2 * time.Second}}})
 	admit := admission.New(admission.Config{Max: 2, Min: 2, OnInFlight: func(n int) { inFlight <- n }})
-	srv := httptest.NewServer(app.Edge(sc, api.Config{Catalogue: f.catalog, Keys: apiKeys, Admission: admit}, voice.Config{}))
+	srv := httptest.NewServer(app.Edge(sc, app.EdgeConfig{Config: edge.Config{Keys: apiKeys, Settings: edge.Settings{Catalogue: f.catalog, Admission: admit}}}))
 	t.Cleanup(srv.Close)
 	post := func(key string, hour int) (int, receipt.Receipt, http.Header) {
 		body, _ := json.Marshal(bookingBody(key, slot(t, hour)))

@@ -3,6 +3,7 @@ package systemtest
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/bookingsaga/bookingsaga/app"
 	"net/http"
 	"os/exec"
 	"path/filepath"
@@ -20,6 +21,7 @@ import (
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/crm"
 	"github.com/bookingsaga/bookingsaga/internal/desk"
+	"github.com/bookingsaga/bookingsaga/internal/edge"
 	"github.com/bookingsaga/bookingsaga/internal/store"
 	"github.com/bookingsaga/bookingsaga/receipt"
 )
@@ -51,7 +53,7 @@ func setupOutcomes(t *testing.T) (*fixture, *laterClock, tally.TestScope) {
 func TestAnOutcomeReachesTheCRMTheWebhooksAndTheMetric(t *testing.T) {
 	t.Parallel()
 	f, clock, scope := setupOutcomes(t)
-	url := f.serveAPI(api.Config{})
+	url := f.serveAPI(app.EdgeConfig{})
 	rc := &receiver{t: t, got: map[string]int{}, types: map[string]string{}}
 	f.register(url, rc)
 	key, start := uuid.NewString(), slot(t, 10)
@@ -61,9 +63,9 @@ func TestAnOutcomeReachesTheCRMTheWebhooksAndTheMetric(t *testing.T) {
 	f.eventually(func() bool { return f.synced(key) }, "the booking mirrored")
 	route := url + "/v1/bookings/" + key + "/outcome"
 
-	var e api.Error
+	var e edge.Error
 	agent, keys := agentKey(t, "agent-only")
-	require.Equal(t, http.StatusForbidden, f.call("POST", f.serveAPI(api.Config{Keys: keys})+"/v1/bookings/"+key+"/outcome",
+	require.Equal(t, http.StatusForbidden, f.call("POST", f.serveAPI(app.EdgeConfig{Config: edge.Config{Keys: keys}})+"/v1/bookings/"+key+"/outcome",
 		staff.OutcomeBody{Outcome: booking.OutcomeNoShow}, &e, "Authorization", "Bearer "+agent))
 	require.Equal(t, http.StatusBadRequest, f.call("POST", route, staff.OutcomeBody{Outcome: "late"}, &e))
 	require.Equal(t, string(booking.CodeInvalidOutcome), e.Code)
@@ -104,12 +106,12 @@ func TestAReassignmentMovesTheBookingAndTellsTheCaller(t *testing.T) {
 	f, fake := setupTexting(t)
 	require.NoError(t, f.acts.Store.UpsertResource(f.ctx, booking.Resource{ID: "agent-01", Kind: "agent", Capacity: 1, TimeZone: "Europe/Paris"}))
 	require.NoError(t, f.acts.Store.PutPool(f.ctx, booking.Pool{ID: "paris", Members: []string{"agent-00", "agent-01"}}))
-	url := f.serveAPI(api.Config{})
+	url := f.serveAPI(app.EdgeConfig{})
 	rc := &receiver{t: t, got: map[string]int{}, types: map[string]string{}}
 	f.register(url, rc)
 	key, start := uuid.NewString(), slot(t, 10)
 	body := bookingBody(key, start)
-	body.Contact = &api.Contact{Name: "Camille", Phone: "+33612345678", Notify: "sms", Language: "en"}
+	body.Contact = &edge.Contact{Name: "Camille", Phone: "+33612345678", Notify: "sms", Language: "en"}
 	var r receipt.Receipt
 	require.Equal(t, http.StatusOK, f.call("POST", url+"/v1/bookings", body, &r))
 	require.Equal(t, receipt.StatusConfirmed, r.Status)
@@ -123,7 +125,7 @@ func TestAReassignmentMovesTheBookingAndTellsTheCaller(t *testing.T) {
 	require.Equal(t, key, a.OutsideRules[0].RequestKey)
 	require.Equal(t, []string{"agent-01"}, a.OutsideRules[0].FreeAgents)
 
-	var e api.Error
+	var e edge.Error
 	route := url + "/v1/bookings/" + key + "/reassign"
 	require.Equal(t, http.StatusBadRequest, f.call("POST", route, staff.ReassignBody{AgentID: "agent-00"}, &e))
 	require.Equal(t, string(booking.CodeInvalidReplacement), e.Code, "already agent-00's")

@@ -1,6 +1,7 @@
 package systemtest
 
 import (
+	"github.com/bookingsaga/bookingsaga/app"
 	"net/http/httptest"
 	"testing"
 
@@ -9,8 +10,8 @@ import (
 	"github.com/uber-go/tally/v4"
 
 	"github.com/bookingsaga/bookingsaga/activities"
-	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/edge"
 	"github.com/bookingsaga/bookingsaga/internal/sms"
 	"github.com/bookingsaga/bookingsaga/internal/sms/smstest"
 )
@@ -32,11 +33,11 @@ func TestTextsAreCappedPerNumberPerKeyAndByCountry(t *testing.T) {
 		f.acts.Texts = activities.TextLimits{PerNumberDay: 2, PerKeyHour: 3}
 	})
 	require.NoError(t, activities.EnsureMessages(f.ctx, f.client, f.queue))
-	url := f.serveAPI(api.Config{})
+	url := f.serveAPI(app.EdgeConfig{})
 	book := func(hour int, number string) string {
 		key := uuid.NewString()
 		body := bookingBody(key, slot(t, hour))
-		body.Contact = &api.Contact{Name: "Camille", Phone: number, Notify: "sms"}
+		body.Contact = &edge.Contact{Name: "Camille", Phone: number, Notify: "sms"}
 		f.bookThroughAPI(url, body)
 		f.eventually(func() bool {
 			m := f.messages(key)

@@ -3,6 +3,7 @@ package systemtest
 import (
 	"context"
 	"errors"
+	"github.com/bookingsaga/bookingsaga/app"
 	"net/http"
 	"strings"
 	"sync"
@@ -20,6 +21,7 @@ import (
 	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/desk"
+	"github.com/bookingsaga/bookingsaga/internal/edge"
 	"github.com/bookingsaga/bookingsaga/internal/fakeserver"
 	"github.com/bookingsaga/bookingsaga/internal/gcal"
 	"github.com/bookingsaga/bookingsaga/receipt"
@@ -111,7 +113,7 @@ func TestAnExpiredHoldKeepsItsAnswerAfterRetention(t *testing.T) {
 func TestStatusComesFromTheStoreOnceTheSagaIsGone(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	url := f.serveAPI(api.Config{})
+	url := f.serveAPI(app.EdgeConfig{})
 	key := uuid.NewString()
 	booked := f.commit(key, commitRequest(slot(t, 13)))
 	require.Equal(t, receipt.StatusConfirmed, booked.Status)
@@ -131,9 +133,9 @@ func TestStatusComesFromTheStoreOnceTheSagaIsGone(t *testing.T) {
 
 	// A reschedule the store refused: its key reads 200 with its receipt.
 	newKey := uuid.NewString()
-	var refused api.Error
+	var refused edge.Error
 	require.Equal(t, http.StatusBadRequest, f.call("POST", url+"/v1/bookings/"+key+"/reschedule",
-		api.RescheduleBody{NewRequestKey: newKey, ExpectedPolicyVersion: policyVersion, Slot: api.Slot{PropertyID: "atlantis-1",
+		edge.RescheduleBody{NewRequestKey: newKey, ExpectedPolicyVersion: policyVersion, Slot: edge.Slot{PropertyID: "atlantis-1",
 			AgentID: "agent-00", StartsAt: slot(t, 14).Format(time.RFC3339), TimeZone: "Europe/Paris", DurationMinutes: 30}}, &refused))
 	status := f.answer(url, newKey)
 	require.Equal(t, receipt.StatusRejected, status.Status)
@@ -310,8 +312,8 @@ func TestReconcileTellsAnOpenSagaTheStoresAnswer(t *testing.T) {
 func TestAHoldThroughTheAPI(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	url := f.serveAPI(api.Config{})
-	slotBody := api.Slot{PropertyID: "paris-11", AgentID: "agent-00", StartsAt: slot(t, 15).Format(time.RFC3339),
+	url := f.serveAPI(app.EdgeConfig{})
+	slotBody := edge.Slot{PropertyID: "paris-11", AgentID: "agent-00", StartsAt: slot(t, 15).Format(time.RFC3339),
 		TimeZone: "Europe/Paris", DurationMinutes: 30}
 	var held api.IntentAnswer
 	require.Equal(t, http.StatusOK, f.call("POST", url+"/v1/intents", api.IntentBody{ConversationID: "call-" + uuid.NewString(),
@@ -398,7 +400,7 @@ func TestAChoiceNobodyTakesFailsWithinTheBudget(t *testing.T) {
 func TestACancelWhoseSagaTemporalLostCancelsInTheStore(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	url := f.serveAPI(api.Config{})
+	url := f.serveAPI(app.EdgeConfig{})
 	key := uuid.NewString()
 	require.Equal(t, receipt.StatusConfirmed, f.commit(key, commitRequest(slot(t, 12))).Status)
 	f.forget(key)

@@ -14,11 +14,11 @@ import (
 	"go.temporal.io/sdk/interceptor"
 	"go.uber.org/zap"
 
-	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/api/voice"
 	"github.com/bookingsaga/bookingsaga/app"
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/desk"
+	"github.com/bookingsaga/bookingsaga/internal/edge"
 	"github.com/bookingsaga/bookingsaga/internal/store"
 	"github.com/bookingsaga/bookingsaga/receipt"
 )
@@ -82,7 +82,7 @@ func (f *fixture) serveThrough(opts desk.Options, tools voice.Config, faults ...
 		opts.Sagas.Contacts = store.New(f.pool, store.Config{})
 	}
 	sc := desk.New(tc, f.catalog, opts)
-	srv := httptest.NewServer(app.Edge(sc, api.Config{Catalogue: f.catalog, Keys: apiKeys}, tools))
+	srv := httptest.NewServer(app.Edge(sc, app.EdgeConfig{Config: edge.Config{Keys: apiKeys, Settings: edge.Settings{Catalogue: f.catalog}}, Tools: tools}))
 	f.t.Cleanup(srv.Close)
 	return srv.URL, sc
 }
@@ -109,7 +109,7 @@ func TestAPendingCallTemporalNeverGotIsSentAgain(t *testing.T) {
 	var r receipt.Receipt
 	require.Equal(t, http.StatusOK, f.call("POST", url+"/v1/bookings", bookingBody(book, slot(t, 10)), &r))
 	require.Equal(t, receipt.StatusPending, r.Status)
-	body := api.RescheduleBody{NewRequestKey: moved, Slot: bookingBody(moved, slot(t, 11)).Slot, ExpectedPolicyVersion: policyVersion}
+	body := edge.RescheduleBody{NewRequestKey: moved, Slot: bookingBody(moved, slot(t, 11)).Slot, ExpectedPolicyVersion: policyVersion}
 	require.Equal(t, http.StatusOK, f.call("POST", url+"/v1/bookings/"+old+"/reschedule", body, &r))
 	require.Equal(t, receipt.StatusPending, r.Status)
 	drop.drop.Store(false)

@@ -2,6 +2,7 @@ package systemtest
 
 import (
 	"encoding/json"
+	"github.com/bookingsaga/bookingsaga/app"
 	"net/http"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/api/voice"
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/edge"
 	"github.com/bookingsaga/bookingsaga/internal/localtime"
 	"github.com/bookingsaga/bookingsaga/receipt"
 	"github.com/bookingsaga/bookingsaga/workflows"
@@ -64,7 +66,7 @@ type vapiAnswer struct {
 func TestVapiNotDoneIsItsErrorField(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	url := f.serveEdge(api.Config{}, voice.Config{VapiSecret: "vapi-secret"}) + "/v1/tools/vapi"
+	url := f.serveAPI(app.EdgeConfig{Tools: voice.Config{VapiSecret: "vapi-secret"}}) + "/v1/tools/vapi"
 	noPolicy := bookArgs(t, 10)
 	delete(noPolicy, "expected_policy_version")
 	var out vapiAnswer
@@ -85,7 +87,7 @@ func TestVapiNotDoneIsItsErrorField(t *testing.T) {
 func TestVapiToolCallsAsDocumented(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	url := f.serveEdge(api.Config{}, voice.Config{VapiSecret: "vapi-secret"}) + "/v1/tools/vapi"
+	url := f.serveAPI(app.EdgeConfig{Tools: voice.Config{VapiSecret: "vapi-secret"}}) + "/v1/tools/vapi"
 	body := vapiToolCalls("call-"+uuid.NewString(), "call_abc123", "book", bookArgs(t, 10))
 	var out vapiAnswer
 	require.Equal(t, http.StatusOK, f.call("POST", url, body, &out, "X-Vapi-Secret", "vapi-secret"))
@@ -114,14 +116,14 @@ func TestVapiToolCallsAsDocumented(t *testing.T) {
 func TestVapiBodiesThatAreNotToolCallsGet400(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	url := f.serveEdge(api.Config{}, voice.Config{VapiSecret: "vapi-secret"}) + "/v1/tools/vapi"
+	url := f.serveAPI(app.EdgeConfig{Tools: voice.Config{VapiSecret: "vapi-secret"}}) + "/v1/tools/vapi"
 	for name, body := range map[string][]byte{
 		"not JSON":      []byte(`{"message":`),
 		"another type":  []byte(`{"message":{"type":"status-update","status":"in-progress"}}`),
 		"no tool calls": []byte(`{"message":{"type":"tool-calls","toolCallList":[]}}`),
 		"wrong types":   []byte(`{"message":{"type":"tool-calls","toolCallList":{"id":"x"}}}`),
 	} {
-		var e api.Error
+		var e edge.Error
 		require.Equal(t, http.StatusBadRequest, f.call("POST", url, body, &e, "X-Vapi-Secret", "vapi-secret"), name)
 		require.Equal(t, "bad_json", e.Code, name)
 		require.NotContains(t, e.Message, "Go struct", name)
@@ -135,7 +137,7 @@ func TestVapiBodiesThatAreNotToolCallsGet400(t *testing.T) {
 func TestRetellArgsOnly(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	url := f.serveEdge(api.Config{}, voice.Config{RetellKey: "retell-key"}) + "/v1/tools/retell/book"
+	url := f.serveAPI(app.EdgeConfig{Tools: voice.Config{RetellKey: "retell-key"}}) + "/v1/tools/retell/book"
 	body, err := json.Marshal(bookArgs(t, 13))
 	require.NoError(t, err)
 	callID := "call-" + uuid.NewString()
@@ -148,7 +150,7 @@ func TestRetellArgsOnly(t *testing.T) {
 	}
 	require.Equal(t, 1, f.bookings())
 	f.record(workflows.ConversationWorkflowID(callID), "conversation_book_reissued")
-	var e api.Error
+	var e edge.Error
 	require.Equal(t, http.StatusBadRequest, f.call("POST", url, body, &e, "X-Retell-Signature", retellSign(body, "retell-key")))
 	require.Equal(t, "missing_field", e.Code, "no X-Call-Id: %s", e.Message)
 	full, err := json.Marshal(map[string]any{"name": "cancel_booking", "call": map[string]string{"call_id": callID}, "args": map[string]string{}})
@@ -164,7 +166,7 @@ func TestSelectSlotReadsBackInTheCallersLanguage(t *testing.T) {
 	f := setup(t)
 	require.NoError(t, f.acts.Store.UpsertResource(f.ctx, booking.Resource{ID: "paris-11", Kind: "property", Capacity: 1,
 		TimeZone: "Europe/Paris", CalendarID: "paris-11@calendar.test", DisplayName: "the Marais flat"}))
-	url := f.serveEdge(api.Config{}, voice.Config{VapiSecret: "vapi-secret"}) + "/v1/tools/vapi"
+	url := f.serveAPI(app.EdgeConfig{Tools: voice.Config{VapiSecret: "vapi-secret"}}) + "/v1/tools/vapi"
 	call := "call-" + uuid.NewString()
 	args := bookArgs(t, 14)
 	delete(args, "expected_policy_version")
@@ -195,14 +197,14 @@ func TestSelectSlotReadsBackInTheCallersLanguage(t *testing.T) {
 func TestALineSaysThePropertysNameInTheCallersLanguage(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	url := f.serveEdge(api.Config{}, voice.Config{VapiSecret: "vapi-secret"})
+	url := f.serveAPI(app.EdgeConfig{Tools: voice.Config{VapiSecret: "vapi-secret"}})
 	flat := map[string]any{"kind": "property", "capacity": 1, "time_zone": "Europe/Paris", "display_name": "the Marais flat",
 		"display_names": map[string]string{"fr-FR": "l'appartement du Marais"}}
 	var stored api.ResourceAnswer
 	require.Equal(t, http.StatusOK, f.call("PUT", url+"/v1/resources/paris-11", flat, &stored))
 	require.Equal(t, map[string]string{"fr": "l'appartement du Marais"}, stored.DisplayNames, "kept under the language whose lines say it")
 	flat["display_names"] = map[string]string{"de": "die Marais-Wohnung"}
-	var e api.Error
+	var e edge.Error
 	require.Equal(t, http.StatusBadRequest, f.call("PUT", url+"/v1/resources/paris-11", flat, &e))
 	require.Equal(t, "invalid_resource", e.Code, e.Message)
 	require.Equal(t, http.StatusOK, f.call("GET", url+"/v1/resources/paris-11", nil, &stored))
@@ -227,7 +229,7 @@ func TestALineSaysThePropertysNameInTheCallersLanguage(t *testing.T) {
 func TestOneShapeForTimeInEveryAnswer(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	url := f.serveAPI(api.Config{})
+	url := f.serveAPI(app.EdgeConfig{})
 	start := slot(t, 10)
 	local := start.In(mustZone(t, "Europe/Paris")).Format("2006-01-02T15:04")
 	body := bookingBody(uuid.NewString(), start)
@@ -260,7 +262,7 @@ func TestOneShapeForTimeInEveryAnswer(t *testing.T) {
 
 	body = bookingBody(uuid.NewString(), start.Add(time.Hour))
 	body.StartsAt, body.LocalStart = "", start.Add(time.Hour).In(mustZone(t, "Europe/Paris")).Format("2006-01-02T15:04")+":30"
-	var e api.Error
+	var e edge.Error
 	require.Equal(t, http.StatusBadRequest, f.call("POST", url+"/v1/bookings", body, &e))
 	require.Contains(t, e.Message, "seconds")
 }
@@ -275,7 +277,7 @@ func mustZone(t *testing.T, name string) *time.Location {
 func TestARescheduleWithOnlyTheNewTime(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	url := f.serveAPI(api.Config{})
+	url := f.serveAPI(app.EdgeConfig{})
 	key := uuid.NewString()
 	var booked, moved receipt.Receipt
 	require.Equal(t, http.StatusOK, f.call("POST", url+"/v1/bookings", bookingBody(key, slot(t, 10)), &booked))
@@ -305,7 +307,7 @@ func TestARescheduleKeepsTheExtraResources(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	require.NoError(t, f.acts.Store.UpsertResource(f.ctx, booking.Resource{ID: "keys-1", Kind: "key_holder", Capacity: 1, TimeZone: "Europe/Paris"}))
-	url := f.serveAPI(api.Config{})
+	url := f.serveAPI(app.EdgeConfig{})
 	key := uuid.NewString()
 	body := bookingBody(key, slot(t, 10))
 	body.ExtraResources = []string{"keys-1"}
@@ -326,7 +328,7 @@ func TestARescheduleKeepsTheExtraResources(t *testing.T) {
 func TestADSTGapIsAskedAboutWithBothCandidates(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	url := f.serveEdge(api.Config{}, voice.Config{VapiSecret: "vapi-secret"}) + "/v1/tools/vapi"
+	url := f.serveAPI(app.EdgeConfig{Tools: voice.Config{VapiSecret: "vapi-secret"}}) + "/v1/tools/vapi"
 	for local, want := range map[string][]string{
 		"2027-03-28T02:30": {"[not_done: nonexistent_local_time]", "1:30 a.m.", "3:30 a.m."},
 		"2027-10-31T02:30": {"[not_done: ambiguous_local_time]", "2:30 a.m.", "twice"},
@@ -347,7 +349,7 @@ func TestADSTGapIsAskedAboutWithBothCandidates(t *testing.T) {
 func TestACallInFrench(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	url := f.serveEdge(api.Config{}, voice.Config{RetellKey: "retell-key"}) + "/v1/tools/retell/book"
+	url := f.serveAPI(app.EdgeConfig{Tools: voice.Config{RetellKey: "retell-key"}}) + "/v1/tools/retell/book"
 	args := bookArgs(t, 16)
 	args["language"] = "fr"
 	body, err := json.Marshal(args)

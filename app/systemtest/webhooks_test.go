@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/bookingsaga/bookingsaga/internal/edge"
 	"github.com/bookingsaga/bookingsaga/internal/speech"
 
 	"github.com/bookingsaga/bookingsaga/app"
@@ -25,7 +26,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/bookingsaga/bookingsaga/api"
-	"github.com/bookingsaga/bookingsaga/api/voice"
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/desk"
 	"github.com/bookingsaga/bookingsaga/internal/store"
@@ -124,7 +124,7 @@ func secretOf(t testing.TB, ans api.WebhookAnswer) []byte {
 func TestAWebhookReceiverThatWasDownGetsEveryEventOnce(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	url := f.serveAPI(api.Config{})
+	url := f.serveAPI(app.EdgeConfig{})
 	rc := &receiver{t: t, got: map[string]int{}, types: map[string]string{}}
 	id := f.register(url, rc)
 	rc.down.Store(true)
@@ -172,7 +172,7 @@ func TestAWebhookReceiverThatWasDownGetsEveryEventOnce(t *testing.T) {
 func TestAPendingBookingIsAnnouncedSettledOnce(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	plain := f.serveAPI(api.Config{})
+	plain := f.serveAPI(app.EdgeConfig{})
 	rc := &receiver{t: t, got: map[string]int{}, types: map[string]string{}}
 	f.register(plain, rc)
 
@@ -183,7 +183,7 @@ func TestAPendingBookingIsAnnouncedSettledOnce(t *testing.T) {
 	vault := store.New(f.pool, store.Config{})
 	sc := desk.New(tc, f.catalog, desk.Options{Sagas: sagaclient.Options{TaskQueue: f.queue, Settings: f.settings, Contacts: vault},
 		OnPending: app.NotePending(vault, zap.NewNop())})
-	srv := httptest.NewServer(app.Edge(sc, api.Config{Catalogue: f.catalog, Keys: apiKeys, Webhooks: vault, Bookings: vault, Names: speech.NewNames(vault)}, voice.Config{}))
+	srv := httptest.NewServer(app.Edge(sc, app.EdgeConfig{Config: edge.Config{Keys: apiKeys, Settings: edge.Settings{Catalogue: f.catalog, Bookings: vault, Names: speech.NewNames(vault)}}, REST: api.Config{Webhooks: vault}}))
 	t.Cleanup(srv.Close)
 	fault.lose.Store(true)
 	key := uuid.NewString()
@@ -202,7 +202,7 @@ func TestAPendingBookingIsAnnouncedSettledOnce(t *testing.T) {
 func TestAnAdminPausesRotatesAndDeletesAnEndpoint(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	url := f.serveAPI(api.Config{})
+	url := f.serveAPI(app.EdgeConfig{})
 	rc := &receiver{t: t, got: map[string]int{}, types: map[string]string{}}
 	id := f.register(url, rc)
 	status := func() api.WebhookStatus {
@@ -234,7 +234,7 @@ func TestAnAdminPausesRotatesAndDeletesAnEndpoint(t *testing.T) {
 		d, err := f.client.DescribeWorkflowExecution(f.ctx, booking.WebhooksIDPrefix+id, "")
 		return err == nil && d.WorkflowExecutionInfo.GetStatus() == enums.WORKFLOW_EXECUTION_STATUS_COMPLETED
 	}, "the dispatcher ends")
-	var e api.Error
+	var e edge.Error
 	require.Equal(t, http.StatusNotFound, f.call("DELETE", url+"/v1/webhooks/"+id, nil, &e))
 	require.Equal(t, http.StatusNotFound, f.call("POST", url+"/v1/webhooks/"+id+"/pause", nil, &e))
 }

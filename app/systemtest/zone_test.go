@@ -2,6 +2,7 @@ package systemtest
 
 import (
 	"encoding/json"
+	"github.com/bookingsaga/bookingsaga/app"
 	"net/http"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/api/voice"
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/edge"
 	"github.com/bookingsaga/bookingsaga/internal/health"
 	"github.com/bookingsaga/bookingsaga/internal/localtime"
 	"github.com/bookingsaga/bookingsaga/receipt"
@@ -47,7 +49,7 @@ func TestVancouverInDecember2026FollowsTheBuildsRules(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	f.vancouver()
-	base := f.serveEdge(api.Config{}, voice.Config{RetellKey: "retell-key"})
+	base := f.serveAPI(app.EdgeConfig{Tools: voice.Config{RetellKey: "retell-key"}})
 	url := base + "/v1/tools/retell/"
 	call := "call-" + uuid.NewString()
 	tool := func(name string, args map[string]any) string {
@@ -125,7 +127,7 @@ func TestABookingFollowsNewZoneRulesWithItsMirrors(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	f.vancouver()
-	url := f.serveAPI(api.Config{})
+	url := f.serveAPI(app.EdgeConfig{})
 	rc := &receiver{t: t, got: map[string]int{}, types: map[string]string{}}
 	f.register(url, rc)
 	day := vancouverDay(t)
@@ -164,7 +166,7 @@ func TestABookingThatCannotFollowNewZoneRulesIsInAttention(t *testing.T) {
 	f.vancouver()
 	require.NoError(t, f.acts.Store.UpsertResource(f.ctx, booking.Resource{ID: "agent-van-2", Kind: "agent", Capacity: 1,
 		TimeZone: "America/Vancouver", CalendarID: "agent-van-2@calendar.test"}))
-	url := f.serveAPI(api.Config{})
+	url := f.serveAPI(app.EdgeConfig{})
 	day := vancouverDay(t)
 	key := f.bookedUnderOldRules(day, "agent-van")
 	start, err := time.Parse(time.RFC3339, day+"T17:00:00Z")
@@ -206,9 +208,9 @@ func kinds(events []booking.Event) []string {
 func TestAnOfferUnderOtherZoneRulesIsRefusedThroughTheAPI(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	url := f.serveAPI(api.Config{})
+	url := f.serveAPI(app.EdgeConfig{})
 	start := slot(t, 10)
-	var av api.AvailabilityAnswer
+	var av edge.AvailabilityAnswer
 	q := "?property_id=paris-11&agent_id=agent-00&from=" + start.Format(time.RFC3339) + "&to=" + start.Add(time.Hour).Format(time.RFC3339)
 	require.Equal(t, http.StatusOK, f.call("GET", url+"/v1/availability"+q, nil, &av))
 	require.Equal(t, localtime.Version(), av.ZoneRules)
@@ -236,7 +238,7 @@ func TestAZoneRulesSkewIsShownToOperators(t *testing.T) {
 	require.Equal(t, receipt.StatusConfirmed, f.commit(key, commitRequest(slot(t, 10))).Status)
 	_, err := f.pool.Exec(f.ctx, "UPDATE booking SET zone_rules = '2025b' WHERE request_key = $1", key)
 	require.NoError(t, err)
-	url := f.serveAPI(api.Config{})
+	url := f.serveAPI(app.EdgeConfig{})
 	var r health.Readiness
 	require.Equal(t, http.StatusOK, f.call("GET", url+"/v1/ops/readiness", nil, &r))
 	require.Equal(t, localtime.Version(), r.ZoneRules)

@@ -1,4 +1,4 @@
-package api
+package edge
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package api
+package edge
 
 import (
 	"errors"
@@ -12,6 +12,41 @@ import (
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/receipt"
 )
+
+// Error is an HTTP error answer: a stable code a program matches on, and
+// a message a developer understands.
+type Error struct {
+	Status  int    `json:"-"`
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	// Candidates are the instants a DST-ambiguous or -nonexistent local
+	// time could mean, for the caller to choose from.
+	Candidates []time.Time `json:"candidates,omitempty"`
+	// Retryable means the same call may be sent again as it is: every
+	// 5xx and 429 says so.
+	Retryable bool `json:"retryable,omitempty"`
+	// RetryAfter, on a 429, is when the caller may try again.
+	RetryAfter time.Duration `json:"-"`
+	// RequestKey, on a booking call not sent, is the key it named: the
+	// same call goes again with it.
+	RequestKey string `json:"request_key,omitempty"`
+}
+
+func (e *Error) Error() string { return e.Code + ": " + e.Message }
+
+// BadRequest is a 400 with code.
+func BadRequest(code booking.Code, format string, args ...any) *Error {
+	return &Error{Status: http.StatusBadRequest, Code: string(code), Message: fmt.Sprintf(format, args...)}
+}
+
+// FromRejection is a rejection of the input as a 400 with its code.
+func FromRejection(err error) *Error {
+	var rej *booking.Rejection
+	if errors.As(err, &rej) {
+		return BadRequest(rej.Code, "%s", rej.Message)
+	}
+	return BadRequest(booking.CodeMissingField, "%v", err)
+}
 
 // Classify is the edge's one reading of an error, for the REST routes and
 // the voice tools alike: the answer it is (an *Error with its status and

@@ -1,4 +1,4 @@
-package api
+package edge
 
 import (
 	"context"
@@ -38,7 +38,7 @@ func TestTheOpenAPIDocumentValidates(t *testing.T) {
 // method and whole path.
 func TestTheAgentAPIPageNamesEveryRoute(t *testing.T) {
 	t.Parallel()
-	page, err := os.ReadFile("../docs/agent-api.md")
+	page, err := os.ReadFile("../../docs/agent-api.md")
 	require.NoError(t, err)
 	doc, err := openapi3.NewLoader().LoadFromData(openAPIDoc)
 	require.NoError(t, err)

@@ -1,4 +1,4 @@
-package api
+package edge
 
 import (
 	"bytes"
@@ -17,31 +17,6 @@ import (
 	"github.com/bookingsaga/bookingsaga/internal/localtime"
 	"github.com/bookingsaga/bookingsaga/internal/speech"
 )
-
-// Error is an HTTP error answer: a stable code a program matches on, and
-// a message a developer understands.
-type Error struct {
-	Status  int    `json:"-"`
-	Code    string `json:"code"`
-	Message string `json:"message"`
-	// Candidates are the instants a DST-ambiguous or -nonexistent local
-	// time could mean, for the caller to choose from.
-	Candidates []time.Time `json:"candidates,omitempty"`
-	// Retryable means the same call may be sent again as it is: every
-	// 5xx and 429 says so.
-	Retryable bool `json:"retryable,omitempty"`
-	// RetryAfter, on a 429, is when the caller may try again.
-	RetryAfter time.Duration `json:"-"`
-	// RequestKey, on a booking call not sent, is the key it named: the
-	// same call goes again with it.
-	RequestKey string `json:"request_key,omitempty"`
-}
-
-func (e *Error) Error() string { return e.Code + ": " + e.Message }
-
-func BadRequest(code booking.Code, format string, args ...any) *Error {
-	return &Error{Status: http.StatusBadRequest, Code: string(code), Message: fmt.Sprintf(format, args...)}
-}
 
 // Decode reads one JSON object of at most limit bytes, refusing unknown
 // fields (a misspelt field must not be silently ignored) and trailing data.
@@ -194,27 +169,6 @@ func (s Slot) start(loc *time.Location) (time.Time, *Error) {
 	return t, nil
 }
 
-func FromRejection(err error) *Error {
-	var rej *booking.Rejection
-	if errors.As(err, &rej) {
-		return BadRequest(rej.Code, "%s", rej.Message)
-	}
-	return BadRequest(booking.CodeMissingField, "%v", err)
-}
-
-// BookingBody is POST /v1/bookings.
-type BookingBody struct {
-	RequestKey string `json:"request_key"`
-	// ConversationID, when given, books under the conversation's pending
-	// rule: the key must be the one POST /v1/intents gave it for this
-	// slot, an earlier booking of it still pending holds this one back
-	// (409 earlier_booking_pending), and this one, pending, holds the next.
-	ConversationID string `json:"conversation_id,omitempty"`
-	Slot
-	ExpectedPolicyVersion string   `json:"expected_policy_version"`
-	Contact               *Contact `json:"contact,omitempty"`
-}
-
 // Contact is the caller's contact; it goes to the store only, never into
 // logs, calendars or receipts.
 type Contact struct {
@@ -231,18 +185,7 @@ type Contact struct {
 	KeepOnFile bool `json:"keep_on_file,omitempty"`
 }
 
-// Request checks the body and builds the commit.
-func (b BookingBody) Request(now time.Time) (booking.CommitRequest, *Error) {
-	if b.RequestKey == "" {
-		return booking.CommitRequest{}, BadRequest(booking.CodeInvalidRequestKey,
-			"request_key is required: get one from POST /v1/intents and reuse it for every retry")
-	}
-	if err := booking.ValidateKey(b.RequestKey); err != nil {
-		return booking.CommitRequest{}, FromRejection(err)
-	}
-	return NewCommit(b.Slot, b.ExpectedPolicyVersion, b.Contact, now)
-}
-
+// NewCommit builds the commit a call asks for, checking what it names.
 func NewCommit(s Slot, version string, c *Contact, now time.Time) (booking.CommitRequest, *Error) {
 	if version == "" {
 		return booking.CommitRequest{}, BadRequest(booking.CodeMissingField, "expected_policy_version is required (from the availability answer)")
@@ -291,19 +234,6 @@ func (c Contact) contact() (*booking.Contact, *Error) {
 		out.Lang = string(lang)
 	}
 	return out, nil
-}
-
-// IntentBody is POST /v1/intents.
-type IntentBody struct {
-	ConversationID string `json:"conversation_id"`
-	Slot
-	// Hold asks the store to hold the slot for the policy's hold TTL:
-	// competitors meet it as taken, and book confirms it. It needs
-	// expected_policy_version, as a booking does.
-	Hold                  bool   `json:"hold,omitempty"`
-	ExpectedPolicyVersion string `json:"expected_policy_version,omitempty"`
-	// HoldMinutes shortens the hold; the policy's hold TTL is the most.
-	HoldMinutes int `json:"hold_minutes,omitempty"`
 }
 
 // DefaultFrom fills what a reschedule leaves out from the booking it

@@ -1,4 +1,4 @@
-package api
+package edge
 
 import (
 	"bytes"
@@ -54,7 +54,7 @@ func (s *Server) admit(key apikey.Key, r *http.Request) *Error {
 	// Over MaxBody (the reader is bounded) or cut off, a body is refused
 	// as the handlers refuse it, and charged, so that a flood of
 	// oversized bodies is limited too.
-	body, _ := buffer(r)
+	body, _ := Buffer(r)
 	call := append([]byte(r.Method+" "+r.URL.RequestURI()+"\n"), body...)
 	return charge(s.limits, key, call, r.Method != http.MethodGet, s.cfg.Now())
 }
@@ -96,10 +96,10 @@ func Charge(ctx context.Context, call []byte, repeatFree bool) *Error {
 	return charge(c.limits, c.key, call, repeatFree, c.now())
 }
 
-// buffer reads r's body (bounded by MaxBody) and puts it back for the
+// Buffer reads r's body (bounded by MaxBody) and puts it back for the
 // handler; a body that could not be read whole comes back as nil, and the
 // handler meets the same error.
-func buffer(r *http.Request) ([]byte, error) {
+func Buffer(r *http.Request) ([]byte, error) {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), errReader{err}))

@@ -1,0 +1,77 @@
+package edge
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"github.com/bookingsaga/bookingsaga/booking"
+	"go.uber.org/zap"
+	"net/http"
+)
+
+type ctxKey struct{}
+
+// callerKey carries the name of the key a call came in under.
+type callerKey struct{}
+
+// Caller is the name of the key the request came in under: an API key's,
+// or a voice platform's ("retell", "vapi") when it signed the call.
+func Caller(ctx context.Context) string {
+	name, _ := ctx.Value(callerKey{}).(string)
+	return name
+}
+
+// MaxConversationID bounds a conversation id (a platform's call id, an
+// X-Call-Id header, a backend's own): whatever keys on it holds ids of
+// this size at most.
+const MaxConversationID = 200
+
+// Conversation is a conversation id as the service keys it: scoped by the
+// key the call came in under, so that two callers (two backends, two
+// platforms) who choose the same id never share a conversation, its keys
+// or its bookings. An id over MaxConversationID bytes is refused.
+func Conversation(ctx context.Context, id string) (string, *Error) {
+	return ConversationOf(Caller(ctx), id)
+}
+
+// ConversationOf is Conversation for a call that came in under caller.
+func ConversationOf(caller, id string) (string, *Error) {
+	if len(id) > MaxConversationID {
+		return "", BadRequest(booking.CodeInvalidConversationID, "the conversation's id is over %d bytes", MaxConversationID)
+	}
+	return caller + "/" + id, nil
+}
+
+func logger(r *http.Request) *zap.Logger { return Logger(r.Context()) }
+
+// Logger is the request's logger, with its request id.
+func Logger(ctx context.Context) *zap.Logger {
+	if l, ok := ctx.Value(ctxKey{}).(*zap.Logger); ok {
+		return l
+	}
+	return zap.NewNop()
+}
+
+func newRequestID() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	w.status = code
+	w.ResponseWriter.WriteHeader(code)
+}
+
+// WriteJSON answers v as JSON with status.
+func WriteJSON(w http.ResponseWriter, status int, v any) error {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	return json.NewEncoder(w).Encode(v)
+}
