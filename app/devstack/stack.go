@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/bookingsaga/bookingsaga/internal/crm/crmtest"
+	"github.com/bookingsaga/bookingsaga/internal/fakeserver"
 	"github.com/bookingsaga/bookingsaga/internal/gcal/gcaltest"
 	"github.com/bookingsaga/bookingsaga/internal/httpserve"
 	"github.com/bookingsaga/bookingsaga/internal/hubspot/hubspottest"
@@ -74,10 +75,7 @@ type Stack struct {
 	stopping   chan struct{}
 	supervised chan struct{}
 	temporal   *Temporal
-	calendar   *gcaltest.Calendar
-	graph      *graphtest.Graph
-	crm        *crmtest.CRM
-	hubspot    *hubspottest.Account
+	kept       []keptFake
 	sms        *smstest.Twilio
 	mail       *mailtest.Sink
 	servers    []*http.Server
@@ -215,46 +213,30 @@ func createDatabase(ctx context.Context, admin, name string) error {
 	return nil
 }
 
-// startFakes serves the fake calendars and CRM, restored from the data dir.
+// startFakes serves the fakes the options name, the kept ones restored
+// from the data dir.
 func (s *Stack) startFakes() error {
+	var err error
 	if s.opts.GraphAddr != "" {
-		g := graphtest.NewGraph(GraphApp, DemoMailboxes...)
-		if err := g.Load(s.fakeFile("graph")); err != nil {
+		if s.GraphURL, err = s.startKept("graph", s.opts.GraphAddr, graphtest.NewGraph(GraphApp, DemoMailboxes...)); err != nil {
 			return err
 		}
-		g.SaveEachWrite(s.fakeFile("graph"))
-		s.graph = g
-		if err := s.serve(s.opts.GraphAddr, g); err != nil {
-			return err
-		}
-		s.GraphURL = "http://" + s.opts.GraphAddr
 	}
 	if s.opts.CalendarAddr != "" {
-		cal := gcaltest.NewCalendar()
-		if err := cal.Load(s.fakeFile("calendar")); err != nil {
-			return err // and Stop must not save an empty calendar over the file
-		}
-		cal.SaveEachWrite(s.fakeFile("calendar"))
-		s.calendar = cal
-		if err := s.serve(s.opts.CalendarAddr, s.calendar); err != nil {
+		if s.CalendarURL, err = s.startKept("calendar", s.opts.CalendarAddr, gcaltest.NewCalendar()); err != nil {
 			return err
 		}
-		s.CalendarURL = "http://" + s.opts.CalendarAddr
 	}
 	if s.opts.CRMAddr != "" {
-		c := crmtest.NewCRM(CRMToken)
-		if err := c.Load(s.fakeFile("crm")); err != nil {
+		if s.CRMURL, err = s.startKept("crm", s.opts.CRMAddr, crmtest.NewCRM(CRMToken)); err != nil {
 			return err
 		}
-		c.SaveEachWrite(s.fakeFile("crm"))
-		s.crm = c
-		if err := s.serve(s.opts.CRMAddr, s.crm); err != nil {
-			return err
-		}
-		s.CRMURL = "http://" + s.opts.CRMAddr
 	}
-	if err := s.startHubSpot(); err != nil {
-		return err
+	// The demo catalogue's New York agency keeps HubSpot.
+	if s.opts.HubSpotAddr != "" {
+		if s.HubSpotURL, err = s.startKept("hubspot", s.opts.HubSpotAddr, hubspottest.New(HubSpotToken)); err != nil {
+			return err
+		}
 	}
 	if s.opts.SMSAddr != "" {
 		// The texts are the tour's to read (GET /messages); they are not
@@ -268,23 +250,32 @@ func (s *Stack) startFakes() error {
 	return s.startMail()
 }
 
-// startHubSpot serves the HubSpot account, restored from the data dir:
-// the demo catalogue's New York agency keeps HubSpot.
-func (s *Stack) startHubSpot() error {
-	if s.opts.HubSpotAddr == "" {
-		return nil
+// keptServer is a fake kept across the stack's restarts in its data
+// dir, served, with the faults it holds calls in (Release).
+type keptServer interface {
+	fakeserver.Kept
+	http.Handler
+	Release()
+}
+
+// keptFake is a kept fake and the name of its file.
+type keptFake struct {
+	name string
+	fake keptServer
+}
+
+// startKept restores fake from its file in the data dir, journals each
+// write to it, and serves it on addr; it answers the fake's root.
+func (s *Stack) startKept(name, addr string, fake keptServer) (string, error) {
+	if err := fake.Load(s.fakeFile(name)); err != nil {
+		return "", err // and Stop must not save an empty fake over the file
 	}
-	a := hubspottest.New(HubSpotToken)
-	if err := a.Load(s.fakeFile("hubspot")); err != nil {
-		return err
+	fake.SaveEachWrite(s.fakeFile(name))
+	s.kept = append(s.kept, keptFake{name: name, fake: fake})
+	if err := s.serve(addr, fake); err != nil {
+		return "", err
 	}
-	a.SaveEachWrite(s.fakeFile("hubspot"))
-	s.hubspot = a
-	if err := s.serve(s.opts.HubSpotAddr, a); err != nil {
-		return err
-	}
-	s.HubSpotURL = "http://" + s.opts.HubSpotAddr
-	return nil
+	return "http://" + addr, nil
 }
 
 // startMail runs the SMTP sink and its list; like the texts, the mail is
@@ -351,17 +342,8 @@ func (s *Stack) serve(addr string, h http.Handler) error {
 func (s *Stack) Stop() {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if s.graph != nil {
-		s.graph.Release()
-	}
-	if s.calendar != nil {
-		s.calendar.Release()
-	}
-	if s.hubspot != nil {
-		s.hubspot.Release()
-	}
-	if s.crm != nil {
-		s.crm.Release()
+	for _, k := range s.kept {
+		k.fake.Release()
 	}
 	if s.sms != nil {
 		s.sms.Release()
@@ -372,17 +354,8 @@ func (s *Stack) Stop() {
 	for _, srv := range s.servers {
 		_ = srv.Shutdown(ctx)
 	}
-	if s.graph != nil {
-		s.logErr("save graph", s.graph.Save(s.fakeFile("graph")))
-	}
-	if s.calendar != nil {
-		s.logErr("save calendar", s.calendar.Save(s.fakeFile("calendar")))
-	}
-	if s.hubspot != nil {
-		s.logErr("save hubspot", s.hubspot.Save(s.fakeFile("hubspot")))
-	}
-	if s.crm != nil {
-		s.logErr("save crm", s.crm.Save(s.fakeFile("crm")))
+	for _, k := range s.kept {
+		s.logErr("save "+k.name, k.fake.Save(s.fakeFile(k.name)))
 	}
 	if s.temporal != nil {
 		s.temporal.Stop()

@@ -32,24 +32,17 @@ type lostReply struct {
 }
 
 func (l *lostReply) InterceptClient(next interceptor.ClientOutboundInterceptor) interceptor.ClientOutboundInterceptor {
-	return &lostReplyOutbound{ClientOutboundInterceptorBase: interceptor.ClientOutboundInterceptorBase{Next: next}, root: l}
-}
-
-type lostReplyOutbound struct {
-	interceptor.ClientOutboundInterceptorBase
-	root *lostReply
-}
-
-func (o *lostReplyOutbound) UpdateWithStartWorkflow(ctx context.Context, in *interceptor.ClientUpdateWithStartWorkflowInput) (client.WorkflowUpdateHandle, error) {
-	h, err := o.Next.UpdateWithStartWorkflow(ctx, in)
-	if err != nil || !strings.HasPrefix(in.UpdateOptions.UpdateName, "commit") || !o.root.lose.Load() {
-		return h, err
-	}
-	if err := h.Get(ctx, nil); err != nil {
-		return nil, err
-	}
-	o.root.lost.Add(1)
-	return nil, serviceerror.NewUnavailable("injected: the answer from Temporal was lost")
+	return hooked(next, outbound{updateWithStart: func(ctx context.Context, in *interceptor.ClientUpdateWithStartWorkflowInput, call updateCall) (client.WorkflowUpdateHandle, error) {
+		h, err := call()
+		if err != nil || !strings.HasPrefix(in.UpdateOptions.UpdateName, "commit") || !l.lose.Load() {
+			return h, err
+		}
+		if err := h.Get(ctx, nil); err != nil {
+			return nil, err
+		}
+		l.lost.Add(1)
+		return nil, serviceerror.NewUnavailable("injected: the answer from Temporal was lost")
+	}})
 }
 
 func TestALostAnswerFromTemporalIsPendingNeverAFailure(t *testing.T) {
@@ -161,20 +154,13 @@ type lostBookkeeping struct {
 }
 
 func (l *lostBookkeeping) InterceptClient(next interceptor.ClientOutboundInterceptor) interceptor.ClientOutboundInterceptor {
-	return &lostBookkeepingOutbound{ClientOutboundInterceptorBase: interceptor.ClientOutboundInterceptorBase{Next: next}, root: l}
-}
-
-type lostBookkeepingOutbound struct {
-	interceptor.ClientOutboundInterceptorBase
-	root *lostBookkeeping
-}
-
-func (o *lostBookkeepingOutbound) UpdateWorkflow(ctx context.Context, in *interceptor.ClientUpdateWorkflowInput) (client.WorkflowUpdateHandle, error) {
-	if in.UpdateName == booking.UpdateSettle || in.UpdateName == booking.UpdateRetire {
-		o.root.failed.Add(1)
-		return nil, serviceerror.NewUnavailable("injected: the conversation could not be told")
-	}
-	return o.Next.UpdateWorkflow(ctx, in)
+	return hooked(next, outbound{update: func(_ context.Context, in *interceptor.ClientUpdateWorkflowInput, call updateCall) (client.WorkflowUpdateHandle, error) {
+		if in.UpdateName == booking.UpdateSettle || in.UpdateName == booking.UpdateRetire {
+			l.failed.Add(1)
+			return nil, serviceerror.NewUnavailable("injected: the conversation could not be told")
+		}
+		return call()
+	}})
 }
 
 // The caller hears what happened to the booking, whatever happens to the

@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/bookingsaga/bookingsaga/internal/desk"
+	"github.com/bookingsaga/bookingsaga/internal/metrics"
 	"github.com/bookingsaga/bookingsaga/internal/zaplog"
 	"github.com/bookingsaga/bookingsaga/receipt"
 	"github.com/bookingsaga/bookingsaga/sagaclient"
@@ -29,7 +30,7 @@ func TestAConflictIsNeitherAFailedActivityNorAnErrorLog(t *testing.T) {
 	f := setup(t)
 	scope := tally.NewTestScope("", nil)
 	core, logs := observer.New(zapcore.WarnLevel)
-	c := temporalServer().NewClientWithOptions(client.Options{MetricsHandler: tallyHandler{scope}, Logger: zaplog.New(zap.New(core))})
+	c := temporalServer().NewClientWithOptions(client.Options{MetricsHandler: metrics.SDKHandler(scope), Logger: zaplog.New(zap.New(core))})
 	queue := f.queue + "-observed"
 	w := worker.New(c, queue, worker.Options{})
 	app.Register(w, f.acts)
@@ -56,13 +57,3 @@ func TestAConflictIsNeitherAFailedActivityNorAnErrorLog(t *testing.T) {
 		require.NotContains(t, fmt.Sprint(e.Message, e.ContextMap()), "slot is taken", "logged at %s", e.Level)
 	}
 }
-
-// tallyHandler hands the SDK's metrics to a tally scope the test reads.
-type tallyHandler struct{ s tally.Scope }
-
-func (h tallyHandler) WithTags(tags map[string]string) client.MetricsHandler {
-	return tallyHandler{h.s.Tagged(tags)}
-}
-func (h tallyHandler) Counter(name string) client.MetricsCounter { return h.s.Counter(name) }
-func (h tallyHandler) Gauge(name string) client.MetricsGauge     { return h.s.Gauge(name) }
-func (h tallyHandler) Timer(name string) client.MetricsTimer     { return h.s.Timer(name) }

@@ -35,40 +35,26 @@ type unsent struct {
 }
 
 func (u *unsent) InterceptClient(next interceptor.ClientOutboundInterceptor) interceptor.ClientOutboundInterceptor {
-	return &unsentOutbound{ClientOutboundInterceptorBase: interceptor.ClientOutboundInterceptorBase{Next: next}, root: u}
+	return hooked(next, outbound{
+		updateWithStart: func(_ context.Context, in *interceptor.ClientUpdateWithStartWorkflowInput, call updateCall) (client.WorkflowUpdateHandle, error) {
+			return u.maybeDrop(in.UpdateOptions.UpdateName, call)
+		},
+		update: func(_ context.Context, in *interceptor.ClientUpdateWorkflowInput, call updateCall) (client.WorkflowUpdateHandle, error) {
+			return u.maybeDrop(in.UpdateName, call)
+		},
+	})
 }
 
-type unsentOutbound struct {
-	interceptor.ClientOutboundInterceptorBase
-	root *unsent
-}
-
-func (o *unsentOutbound) lost() error {
-	o.root.dropped.Add(1)
-	return serviceerror.NewUnavailable("injected: the server died with the call in flight")
-}
-
-// dropped reports a booking call to drop.
-func (o *unsentOutbound) dropped(update string) bool {
+// maybeDrop drops a booking call (update) while drop is set.
+func (u *unsent) maybeDrop(update string, call updateCall) (client.WorkflowUpdateHandle, error) {
 	switch update {
 	case booking.UpdateCommit, booking.UpdateSelect, booking.UpdateReschedule:
-		return o.root.drop.Load()
+		if u.drop.Load() {
+			u.dropped.Add(1)
+			return nil, serviceerror.NewUnavailable("injected: the server died with the call in flight")
+		}
 	}
-	return false
-}
-
-func (o *unsentOutbound) UpdateWithStartWorkflow(ctx context.Context, in *interceptor.ClientUpdateWithStartWorkflowInput) (client.WorkflowUpdateHandle, error) {
-	if o.dropped(in.UpdateOptions.UpdateName) {
-		return nil, o.lost()
-	}
-	return o.Next.UpdateWithStartWorkflow(ctx, in)
-}
-
-func (o *unsentOutbound) UpdateWorkflow(ctx context.Context, in *interceptor.ClientUpdateWorkflowInput) (client.WorkflowUpdateHandle, error) {
-	if o.dropped(in.UpdateName) {
-		return nil, o.lost()
-	}
-	return o.Next.UpdateWorkflow(ctx, in)
+	return call()
 }
 
 // serveThrough serves the edge through a Temporal client with faults in

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 )
 
@@ -143,4 +144,36 @@ func LoadJSON(path string, v any) error {
 		return err
 	}
 	return json.Unmarshal(data, v)
+}
+
+// Kept is a fake the dev stack keeps across its restarts: Load restores
+// it, SaveEachWrite journals each write beside the file, Save snapshots it.
+type Kept interface {
+	Load(path string) error
+	SaveEachWrite(path string)
+	Save(path string) error
+}
+
+// Restore is a kept fake's Load, under its owner's lock: it reads the
+// snapshot at path into st (a missing file leaves st as it is), lets
+// restore take it, then replays each change logged after the snapshot's
+// journal seq (*seq, once st is read), decoded as a C, through apply.
+// what names the fake in errors.
+func Restore[C any](j *Journal, path, what string, st any, seq *int64, restore func(), apply func(C)) error {
+	if err := LoadJSON(path, st); err != nil {
+		return fmt.Errorf("load %s %s: %w", what, path, err)
+	}
+	restore()
+	err := j.Replay(path, *seq, func(raw json.RawMessage) error {
+		var ch C
+		if err := json.Unmarshal(raw, &ch); err != nil {
+			return err
+		}
+		apply(ch)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("load %s %s: %w", what, path, err)
+	}
+	return nil
 }

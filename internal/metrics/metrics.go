@@ -63,7 +63,10 @@ func (m *Metrics) Close() error { return m.closer.Close() }
 // SDK adapts the scope for the Temporal client, so the SDK's own metrics
 // (workflow task latency, activity failures, poller counts...) are
 // exported beside ours.
-func (m *Metrics) SDK() client.MetricsHandler { return sdkHandler{m.scope} }
+func (m *Metrics) SDK() client.MetricsHandler { return SDKHandler(m.scope) }
+
+// SDKHandler hands the Temporal SDK's metrics to scope.
+func SDKHandler(scope tally.Scope) client.MetricsHandler { return sdkHandler{scope} }
 
 type sdkHandler struct{ scope tally.Scope }
 

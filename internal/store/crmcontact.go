@@ -21,34 +21,25 @@ import (
 // booking.ErrNoContact when there is none to use: none given, not on file
 // (no consent), or erased.
 func (s *Store) CallerOnFile(ctx context.Context, key string) (booking.OnFile, error) {
-	keys, err := s.ancestors(ctx, key)
-	if err != nil {
+	k, c, err := s.nearestContact(ctx, key)
+	switch {
+	case errors.Is(err, booking.ErrContactErased):
+		return booking.OnFile{}, fmt.Errorf("caller on file %s: %w", key, booking.ErrNoContact)
+	case err != nil:
 		return booking.OnFile{}, err
+	case !c.KeepOnFile:
+		return booking.OnFile{}, fmt.Errorf("caller on file %s: not kept on file: %w", key, booking.ErrNoContact)
 	}
-	for _, k := range keys {
-		c, err := s.contactOf(ctx, k)
-		switch {
-		case errors.Is(err, booking.ErrNoContact):
-			continue
-		case errors.Is(err, booking.ErrContactErased):
-			return booking.OnFile{}, fmt.Errorf("caller on file %s: %w", key, booking.ErrNoContact)
-		case err != nil:
-			return booking.OnFile{}, err
-		case !c.KeepOnFile:
-			return booking.OnFile{}, fmt.Errorf("caller on file %s: not kept on file: %w", key, booking.ErrNoContact)
+	out := booking.OnFile{OwnerKey: k, Contact: c}
+	err = s.retry(ctx, "caller on file", k, func(ctx context.Context) error {
+		err := s.pool.QueryRow(ctx, `SELECT crm, contact_ref, created FROM vault.crm_contact WHERE request_key = $1 AND forgotten_at IS NULL`,
+			k).Scan(&out.Linked.CRM, &out.Linked.ContactRef, &out.Linked.Created)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil
 		}
-		out := booking.OnFile{OwnerKey: k, Contact: c}
-		err = s.retry(ctx, "caller on file", k, func(ctx context.Context) error {
-			err := s.pool.QueryRow(ctx, `SELECT crm, contact_ref, created FROM vault.crm_contact WHERE request_key = $1 AND forgotten_at IS NULL`,
-				k).Scan(&out.Linked.CRM, &out.Linked.ContactRef, &out.Linked.Created)
-			if errors.Is(err, pgx.ErrNoRows) {
-				return nil
-			}
-			return err
-		})
-		return out, err
-	}
-	return booking.OnFile{}, fmt.Errorf("caller on file %s: %w", key, booking.ErrNoContact)
+		return err
+	})
+	return out, err
 }
 
 // RecordCRMContact keeps the CRM contact linked to ownerKey's caller; a

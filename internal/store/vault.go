@@ -68,17 +68,25 @@ RETURNING data_key`, key, fresh, s.now(), digest).Scan(&dek)
 // is none. A booking a reschedule made without a contact of its own has
 // its caller's: that of the booking it replaced, and so on back.
 func (s *Store) Contact(ctx context.Context, key string) (booking.Contact, error) {
+	_, c, err := s.nearestContact(ctx, key)
+	return c, err
+}
+
+// nearestContact is the contact nearest key in its reschedule chain (its
+// own, else the booking's it replaced, and so on back), and the key it is
+// stored under; an erasure ends the search.
+func (s *Store) nearestContact(ctx context.Context, key string) (string, booking.Contact, error) {
 	keys, err := s.ancestors(ctx, key)
 	if err != nil {
-		return booking.Contact{}, err
+		return "", booking.Contact{}, err
 	}
 	for _, k := range keys {
 		c, err := s.contactOf(ctx, k)
 		if !errors.Is(err, booking.ErrNoContact) {
-			return c, err
+			return k, c, err
 		}
 	}
-	return booking.Contact{}, fmt.Errorf("read contact %s: %w", key, booking.ErrNoContact)
+	return "", booking.Contact{}, fmt.Errorf("read contact %s: %w", key, booking.ErrNoContact)
 }
 
 // ancestors are key and the keys of the bookings it replaced, nearest

@@ -113,24 +113,13 @@ func (c *CRM) Load(path string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	st := crmState{Records: map[string]*crm.Record{}, Idem: map[string]idemEntry{}}
-	if err := fakeserver.LoadJSON(path, &st); err != nil {
-		return fmt.Errorf("load crm %s: %w", path, err)
-	}
-	c.seq, c.records, c.idem, c.requests = st.Seq, st.Records, st.Idem, st.Writes
-	err := c.journal.Replay(path, st.Journal, func(raw json.RawMessage) error {
-		var ch crmChange
-		if err := json.Unmarshal(raw, &ch); err != nil {
-			return err
-		}
+	return fakeserver.Restore(&c.journal, path, "crm", &st, &st.Journal, func() {
+		c.seq, c.records, c.idem, c.requests = st.Seq, st.Records, st.Idem, st.Writes
+	}, func(ch crmChange) {
 		rec := ch.Record
 		c.records[ch.BookingID], c.idem[ch.Key] = &rec, ch.Idem
 		c.seq, c.requests = ch.Seq, ch.Writes
-		return nil
 	})
-	if err != nil {
-		return fmt.Errorf("load crm %s: %w", path, err)
-	}
-	return nil
 }
 
 // ServeHTTP routes the CRM API and the fake's admin paths.

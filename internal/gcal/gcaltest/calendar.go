@@ -107,23 +107,12 @@ func (c *Calendar) Load(path string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	st := calendarState{Events: map[string]map[string]*calendar.Event{}}
-	if err := fakeserver.LoadJSON(path, &st); err != nil {
-		return fmt.Errorf("load calendar %s: %w", path, err)
-	}
-	c.etagSeq, c.events = st.EtagSeq, st.Events
-	err := c.journal.Replay(path, st.Journal, func(raw json.RawMessage) error {
-		var ch calendarChange
-		if err := json.Unmarshal(raw, &ch); err != nil {
-			return err
-		}
+	return fakeserver.Restore(&c.journal, path, "calendar", &st, &st.Journal, func() {
+		c.etagSeq, c.events = st.EtagSeq, st.Events
+	}, func(ch calendarChange) {
 		c.calendar(ch.Calendar)[ch.Event.Id] = ch.Event
 		c.etagSeq = max(c.etagSeq, ch.EtagSeq)
-		return nil
 	})
-	if err != nil {
-		return fmt.Errorf("load calendar %s: %w", path, err)
-	}
-	return nil
 }
 
 // ServeHTTP routes the Calendar v3 REST paths and the fake's admin paths.

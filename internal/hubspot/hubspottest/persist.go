@@ -1,8 +1,6 @@
 package hubspottest
 
 import (
-	"encoding/json"
-	"fmt"
 	"net/http"
 
 	"github.com/bookingsaga/bookingsaga/internal/fakeserver"
@@ -79,22 +77,9 @@ func (a *Account) Load(path string) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	st := state{Groups: a.groups, Props: a.props, Objects: a.objects, Assoc: a.assoc, Merged: a.merged}
-	if err := fakeserver.LoadJSON(path, &st); err != nil {
-		return fmt.Errorf("load hubspot %s: %w", path, err)
-	}
-	a.seq, a.groups, a.props, a.objects, a.assoc, a.merged = st.Seq, st.Groups, st.Props, st.Objects, st.Assoc, st.Merged
-	err := a.journal.Replay(path, st.Journal, func(raw json.RawMessage) error {
-		var ch change
-		if err := json.Unmarshal(raw, &ch); err != nil {
-			return err
-		}
-		a.apply(ch)
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("load hubspot %s: %w", path, err)
-	}
-	return nil
+	return fakeserver.Restore(&a.journal, path, "hubspot", &st, &st.Journal, func() {
+		a.seq, a.groups, a.props, a.objects, a.assoc, a.merged = st.Seq, st.Groups, st.Props, st.Objects, st.Assoc, st.Merged
+	}, a.apply)
 }
 
 // admin serves the fake's own reads, for the demo and the dev stack's

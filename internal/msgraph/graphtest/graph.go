@@ -4,8 +4,6 @@ import (
 	"crypto/rand"
 	"crypto/x509"
 	"encoding/base64"
-	"encoding/json"
-	"fmt"
 	"sort"
 	"strconv"
 	"strings"
@@ -276,30 +274,19 @@ func (g *Graph) Load(path string) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	st := graphState{Mailboxes: map[string]map[string]*GraphEvent{}}
-	if err := fakeserver.LoadJSON(path, &st); err != nil {
-		return fmt.Errorf("load graph %s: %w", path, err)
-	}
-	for mb, evs := range st.Mailboxes {
-		g.mailboxes[mb] = evs
-	}
-	g.seq = max(g.seq, st.Seq)
-	err := g.journal.Replay(path, st.Journal, func(raw json.RawMessage) error {
-		var ch graphChange
-		if err := json.Unmarshal(raw, &ch); err != nil {
-			return err
+	return fakeserver.Restore(&g.journal, path, "graph", &st, &st.Journal, func() {
+		for mb, evs := range st.Mailboxes {
+			g.mailboxes[mb] = evs
 		}
+		g.seq = max(g.seq, st.Seq)
+	}, func(ch graphChange) {
 		if ch.Deleted != "" {
 			delete(g.box(ch.Mailbox), ch.Deleted)
 		} else {
 			g.box(ch.Mailbox)[ch.Event.ID] = ch.Event
 		}
 		g.seq = max(g.seq, ch.Seq)
-		return nil
 	})
-	if err != nil {
-		return fmt.Errorf("load graph %s: %w", path, err)
-	}
-	return nil
 }
 
 // newGraphID is an id shaped like Exchange's: long, opaque, URL-safe
