@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,9 +16,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/bookingsaga/bookingsaga/booking"
-	"github.com/bookingsaga/bookingsaga/internal/apikey"
 	"github.com/bookingsaga/bookingsaga/internal/desk"
-	"github.com/bookingsaga/bookingsaga/internal/health"
 	"github.com/bookingsaga/bookingsaga/receipt"
 )
 
@@ -98,51 +95,6 @@ func TestACallThatNeverReachedTemporalAnswersNoStatus(t *testing.T) {
 	require.Equal(t, true, fields["retryable"])
 	require.Contains(t, fields["message"], "this call changed nothing")
 	require.Equal(t, "k-1", fields["request_key"], "the key to send again with")
-}
-
-func TestReadinessIsBareAndOpsSeeWhatIsDown(t *testing.T) {
-	t.Parallel()
-	store := errors.New("store: dial tcp 10.0.3.7:5432: connection refused")
-	var down atomic.Bool
-	secret, ops, err := apikey.NewKey("ops", apikey.ScopeOps)
-	require.NoError(t, err)
-	srv := httptest.NewServer(serve(nil, edge.Config{Keys: keyring(t, ops), Ready: []health.Check{
-		{Name: "temporal", Fn: func(context.Context) error { return nil }},
-		{Name: "store", Fn: func(context.Context) error {
-			if down.Load() {
-				return store
-			}
-			return nil
-		}},
-	}}))
-	t.Cleanup(srv.Close)
-	get := func(path, secret string) (int, map[string]any) {
-		req, err := http.NewRequest(http.MethodGet, srv.URL+path, nil)
-		require.NoError(t, err)
-		if secret != "" {
-			req.Header.Set("Authorization", "Bearer "+secret)
-		}
-		res, err := http.DefaultClient.Do(req)
-		require.NoError(t, err)
-		defer res.Body.Close()
-		var r map[string]any
-		require.NoError(t, json.NewDecoder(res.Body).Decode(&r))
-		return res.StatusCode, r
-	}
-	code, r := get("/readyz", "")
-	require.Equal(t, http.StatusOK, code)
-	require.Equal(t, map[string]any{"status": "ready"}, r)
-	down.Store(true)
-	code, r = get("/readyz", "")
-	require.Equal(t, http.StatusServiceUnavailable, code)
-	require.Equal(t, map[string]any{"status": "not_ready"}, r, "an outsider learns nothing of which dependency failed, or how")
-
-	code, _ = get("/v1/ops/readiness", "")
-	require.Equal(t, http.StatusUnauthorized, code)
-	code, r = get("/v1/ops/readiness", secret)
-	require.Equal(t, http.StatusOK, code, "a report, not a probe")
-	require.Equal(t, "not_ready", r["status"])
-	require.Equal(t, map[string]any{"store": store.Error(), "temporal": "ok"}, r["checks"])
 }
 
 func TestUnknownRoutesAndMethodsAnswerJSON(t *testing.T) {

@@ -264,13 +264,12 @@ type keptFake struct {
 	fake keptServer
 }
 
-// startKept restores fake from its file in the data dir, journals each
-// write to it, and serves it on addr; it answers the fake's root.
+// startKept keeps fake in its file in the data dir and serves it on
+// addr; it answers the fake's root.
 func (s *Stack) startKept(name, addr string, fake keptServer) (string, error) {
-	if err := fake.Load(s.fakeFile(name)); err != nil {
+	if err := fake.Keep(s.fakeFile(name)); err != nil {
 		return "", err // and Stop must not save an empty fake over the file
 	}
-	fake.SaveEachWrite(s.fakeFile(name))
 	s.kept = append(s.kept, keptFake{name: name, fake: fake})
 	if err := s.serve(addr, fake); err != nil {
 		return "", err

@@ -146,19 +146,19 @@ func LoadJSON(path string, v any) error {
 	return json.Unmarshal(data, v)
 }
 
-// Kept is a fake the dev stack keeps across its restarts: Load restores
-// it, SaveEachWrite journals each write beside the file, Save snapshots it.
+// Kept is a fake the dev stack keeps across its restarts: Keep restores
+// it from its file and journals each write beside it from then on; Save
+// snapshots it.
 type Kept interface {
-	Load(path string) error
-	SaveEachWrite(path string)
+	Keep(path string) error
 	Save(path string) error
 }
 
-// Restore is a kept fake's Load, under its owner's lock: it reads the
+// Restore is a kept fake's Keep, under its owner's lock: it reads the
 // snapshot at path into st (a missing file leaves st as it is), lets
-// restore take it, then replays each change logged after the snapshot's
-// journal seq (*seq, once st is read), decoded as a C, through apply.
-// what names the fake in errors.
+// restore take it, replays each change logged after the snapshot's
+// journal seq (*seq, once st is read), decoded as a C, through apply, and
+// logs the writes to come beside path. what names the fake in errors.
 func Restore[C any](j *Journal, path, what string, st any, seq *int64, restore func(), apply func(C)) error {
 	if err := LoadJSON(path, st); err != nil {
 		return fmt.Errorf("load %s %s: %w", what, path, err)
@@ -175,5 +175,6 @@ func Restore[C any](j *Journal, path, what string, st any, seq *int64, restore f
 	if err != nil {
 		return fmt.Errorf("load %s %s: %w", what, path, err)
 	}
+	j.File = path
 	return nil
 }

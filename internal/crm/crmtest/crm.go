@@ -100,16 +100,10 @@ func (c *CRM) state() crmState {
 	return crmState{Seq: c.seq, Records: c.records, Idem: c.idem, Writes: c.requests, Journal: c.journal.Seq}
 }
 
-// SaveEachWrite makes every write through the API save the CRM to path,
-// so a dev stack keeps it across a crash, not only a clean stop.
-func (c *CRM) SaveEachWrite(path string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.journal.File = path
-}
-
-// Load restores what Save wrote; a missing file leaves the CRM empty.
-func (c *CRM) Load(path string) error {
+// Keep restores what Save and the journal kept at path (a missing file
+// leaves it as it is), then logs each write through the API beside
+// path, so a dev stack keeps it across a crash, not only a clean stop.
+func (c *CRM) Keep(path string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	st := crmState{Records: map[string]*crm.Record{}, Idem: map[string]idemEntry{}}

@@ -116,7 +116,7 @@ func TestTheCRMSurvivesACrashWithoutASave(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "crm.json")
 	fake, c := setupCRM(t, "secret")
-	fake.SaveEachWrite(path)
+	require.NoError(t, fake.Keep(path))
 	ctx := context.Background()
 	v := viewing()
 	_, err := c.Upsert(ctx, v, 0)
@@ -126,7 +126,7 @@ func TestTheCRMSurvivesACrashWithoutASave(t *testing.T) {
 	before := fake.Records()
 
 	again := crmtest.NewCRM("secret")
-	require.NoError(t, again.Load(path))
+	require.NoError(t, again.Keep(path))
 	require.ElementsMatch(t, before, again.Records())
 	require.Equal(t, fake.Writes(), again.Writes())
 }

@@ -90,20 +90,14 @@ func (c *Calendar) Save(path string) error {
 	return c.journal.Save(path, c.state())
 }
 
-// SaveEachWrite makes every write through the API save the calendar to
-// path, so a dev stack keeps it across a crash, not only a clean stop.
-func (c *Calendar) SaveEachWrite(path string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.journal.File = path
-}
-
 func (c *Calendar) state() calendarState {
 	return calendarState{EtagSeq: c.etagSeq, Events: c.events, Journal: c.journal.Seq}
 }
 
-// Load restores what Save wrote; a missing file leaves the calendar empty.
-func (c *Calendar) Load(path string) error {
+// Keep restores what Save and the journal kept at path (a missing file
+// leaves it as it is), then logs each write through the API beside
+// path, so a dev stack keeps it across a crash, not only a clean stop.
+func (c *Calendar) Keep(path string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	st := calendarState{Events: map[string]map[string]*calendar.Event{}}

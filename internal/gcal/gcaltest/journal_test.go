@@ -20,7 +20,7 @@ func TestTheCalendarSurvivesACrashWithoutASave(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "calendar.json")
 	first, svc, _ := setupCalendar(t)
-	first.SaveEachWrite(path)
+	require.NoError(t, first.Keep(path))
 	e := svc.Events
 	for _, id := range []string{"aaaaa", "bbbbb", "ccccc"} {
 		_, err := e.Insert(cal, ev(id, "2026-12-08T09:00:00Z", "2026-12-08T10:00:00Z")).Do()
@@ -34,7 +34,7 @@ func TestTheCalendarSurvivesACrashWithoutASave(t *testing.T) {
 
 	// Crashed: no Save. A new process loads what is on disk.
 	second := gcaltest.NewCalendar()
-	require.NoError(t, second.Load(path))
+	require.NoError(t, second.Keep(path))
 	require.Equal(t, before, second.Events(cal))
 	srv := httptest.NewServer(second)
 	t.Cleanup(srv.Close)
@@ -53,7 +53,7 @@ func TestOldLogLinesDoNotUndoTheSnapshot(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "calendar.json")
 	fake, svc, _ := setupCalendar(t)
-	fake.SaveEachWrite(path)
+	require.NoError(t, fake.Keep(path))
 	_, err := svc.Events.Insert(cal, ev("aaaaa", "2026-12-08T09:00:00Z", "2026-12-08T10:00:00Z")).Do()
 	require.NoError(t, err)
 	stale, err := os.ReadFile(path + ".log")
@@ -63,7 +63,7 @@ func TestOldLogLinesDoNotUndoTheSnapshot(t *testing.T) {
 	require.NoError(t, os.WriteFile(path+".log", stale, 0o600))
 
 	again := gcaltest.NewCalendar()
-	require.NoError(t, again.Load(path))
+	require.NoError(t, again.Keep(path))
 	require.Equal(t, "cancelled", again.Events(cal)[0].Status)
 }
 
@@ -73,7 +73,7 @@ func TestATornLineIsCutOffOnLoad(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "calendar.json")
 	first, svc, _ := setupCalendar(t)
-	first.SaveEachWrite(path)
+	require.NoError(t, first.Keep(path))
 	_, err := svc.Events.Insert(cal, ev("aaaaa", "2026-12-08T09:00:00Z", "2026-12-08T10:00:00Z")).Do()
 	require.NoError(t, err)
 	f, err := os.OpenFile(path+".log", os.O_APPEND|os.O_WRONLY, 0o600)
@@ -83,16 +83,16 @@ func TestATornLineIsCutOffOnLoad(t *testing.T) {
 	require.NoError(t, f.Close())
 
 	second := gcaltest.NewCalendar()
-	require.NoError(t, second.Load(path))
+	require.NoError(t, second.Keep(path))
 	srv := httptest.NewServer(second)
 	t.Cleanup(srv.Close)
-	second.SaveEachWrite(path)
+	require.NoError(t, second.Keep(path))
 	svc2, err := calendar.NewService(context.Background(), option.WithEndpoint(srv.URL+"/calendar/v3/"), option.WithoutAuthentication())
 	require.NoError(t, err)
 	_, err = svc2.Events.Insert(cal, ev("bbbbb", "2026-12-08T11:00:00Z", "2026-12-08T12:00:00Z")).Do()
 	require.NoError(t, err)
 
 	third := gcaltest.NewCalendar()
-	require.NoError(t, third.Load(path))
+	require.NoError(t, third.Keep(path))
 	require.Len(t, third.Events(cal), 2, "the write after the torn line survives")
 }

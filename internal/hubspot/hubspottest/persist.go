@@ -63,17 +63,10 @@ func (a *Account) Save(path string) error {
 		Assoc: a.assoc, Merged: a.merged, Journal: a.journal.Seq})
 }
 
-// SaveEachWrite makes every write through the API log itself beside path,
-// so a dev stack keeps the account across a crash, not only a clean stop.
-func (a *Account) SaveEachWrite(path string) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.journal.File = path
-}
-
-// Load restores what Save and the journal wrote; a missing file leaves
-// the account empty.
-func (a *Account) Load(path string) error {
+// Keep restores what Save and the journal kept at path (a missing file
+// leaves it as it is), then logs each write through the API beside
+// path, so a dev stack keeps it across a crash, not only a clean stop.
+func (a *Account) Keep(path string) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	st := state{Groups: a.groups, Props: a.props, Objects: a.objects, Assoc: a.assoc, Merged: a.merged}

@@ -17,7 +17,7 @@ func TestTheAccountOutlivesARestart(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "hubspot.json")
 	a := New("tok")
-	a.SaveEachWrite(path)
+	require.NoError(t, a.Keep(path))
 	srv := httptest.NewServer(a)
 	t.Cleanup(srv.Close)
 	send := func(method, p, body string) {
@@ -37,7 +37,7 @@ func TestTheAccountOutlivesARestart(t *testing.T) {
 	send("PUT", "/crm/v4/objects/meetings/"+m+"/associations/default/contacts/"+c, "")
 
 	crashed := New("tok")
-	require.NoError(t, crashed.Load(path))
+	require.NoError(t, crashed.Keep(path))
 	require.Equal(t, a.Meetings(), crashed.Meetings())
 	require.Equal(t, a.Contacts(), crashed.Contacts())
 	require.Equal(t, []string{c}, crashed.Meetings()[0].Contacts)
@@ -45,7 +45,7 @@ func TestTheAccountOutlivesARestart(t *testing.T) {
 	require.NoError(t, a.Save(path))
 	send("POST", "/crm/v3/objects/contacts/gdpr-delete", `{"objectId":"`+c+`"}`)
 	stopped := New("tok")
-	require.NoError(t, stopped.Load(path))
+	require.NoError(t, stopped.Keep(path))
 	require.Empty(t, stopped.Contacts(), "the delete after the snapshot, from the journal")
 	require.Empty(t, stopped.Meetings()[0].Contacts)
 	require.True(t, stopped.props[meetings]["k"].HasUniqueValue)

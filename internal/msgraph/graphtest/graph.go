@@ -261,16 +261,10 @@ func (g *Graph) Save(path string) error {
 	return g.journal.Save(path, graphState{Seq: g.seq, Mailboxes: g.mailboxes, Journal: g.journal.Seq})
 }
 
-// SaveEachWrite makes every write through the API logged beside path.
-func (g *Graph) SaveEachWrite(path string) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.journal.File = path
-}
-
-// Load restores what Save and the journal kept; a missing file changes
-// nothing. Mailboxes added before stay.
-func (g *Graph) Load(path string) error {
+// Keep restores what Save and the journal kept at path (a missing file
+// leaves it as it is), then logs each write through the API beside
+// path, so a dev stack keeps it across a crash, not only a clean stop.
+func (g *Graph) Keep(path string) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	st := graphState{Mailboxes: map[string]map[string]*GraphEvent{}}

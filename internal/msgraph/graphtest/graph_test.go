@@ -24,7 +24,7 @@ func TestARestoredMailboxAnswersUnderItsAddress(t *testing.T) {
 	require.NoError(t, first.Save(path))
 
 	g := NewGraph(app)
-	require.NoError(t, g.Load(path))
+	require.NoError(t, g.Keep(path))
 	srv := httptest.NewServer(g)
 	t.Cleanup(srv.Close)
 	res, err := http.PostForm(srv.URL+"/t/oauth2/v2.0/token", url.Values{"grant_type": {"client_credentials"}, "client_id": {"c"},
