@@ -24,6 +24,7 @@ func setup(t *testing.T) (context.Context, *pgx.Conn) {
 	cfg, err := pgx.ParseConfig(url)
 	require.NoError(t, err)
 	cfg.Database += "_empty"
+	cfg.RuntimeParams["bookingsaga.agency"] = "1" // the tests' rows are the default agency's
 	_, err = pool.Exec(ctx, "CREATE DATABASE "+cfg.Database+" TEMPLATE template0")
 	require.NoError(t, err)
 	conn, err := pgx.ConnectConfig(ctx, cfg)

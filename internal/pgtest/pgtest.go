@@ -112,7 +112,12 @@ func NewAtVersion(t testing.TB, version int32) *pgxpool.Pool {
 		t.Fatalf("pgtest: %v", err)
 	}
 	// A pool made from a string, so that ConnString names this database.
-	old, err := pgxpool.New(ctx, replaceDB(url, name))
+	oldCfg, err := pgxpool.ParseConfig(replaceDB(url, name))
+	if err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
+	oldCfg.ConnConfig.RuntimeParams["bookingsaga.agency"] = "1"
+	old, err := pgxpool.NewWithConfig(ctx, oldCfg)
 	if err != nil {
 		t.Fatalf("pgtest: %v", err)
 	}
@@ -155,6 +160,10 @@ func NewWithURL(t testing.TB) (*pgxpool.Pool, string) {
 		t.Fatalf("pgtest: %v", err)
 	}
 	cfg.MaxConns = 40
+	// A test's own statements (fixtures, rogue writers) name the default
+	// agency for the session, as the store names one per statement; the
+	// service's logins name none but the store's.
+	cfg.ConnConfig.RuntimeParams["bookingsaga.agency"] = "1"
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		t.Fatalf("pgtest: %v", err)

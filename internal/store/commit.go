@@ -143,7 +143,7 @@ func (s *Store) commitOnce(ctx context.Context, req CommitRequest) (Outcome, err
 		rollback(conn.Conn())
 		return Outcome{}, err
 	}
-	b.Queue(budgetSQL, budget)
+	b.Queue(budgetSQL, budget, agencyOf(ctx))
 	out, err := s.decide(b, req, st, now)
 	b.Queue("COMMIT")
 	if err := conn.SendBatch(ctx, b).Close(); err != nil {

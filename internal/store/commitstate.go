@@ -122,7 +122,7 @@ func readCommitState(ctx context.Context, conn *pgx.Conn, req CommitRequest, bud
 	pool := req.Intent.AgentPool
 	b := &pgx.Batch{}
 	b.Queue("BEGIN")
-	b.Queue(budgetSQL, budget)
+	b.Queue(budgetSQL, budget, agencyOf(ctx))
 	if pool == "" {
 		b.Queue(lockResourcesSQL, ids)
 		b.Queue(currentPolicySQL)

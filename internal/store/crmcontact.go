@@ -51,7 +51,7 @@ func (s *Store) RecordCRMContact(ctx context.Context, ownerKey string, c booking
 	err = s.retry(ctx, "record crm contact", ownerKey, func(ctx context.Context) error {
 		return s.pool.QueryRow(ctx, `
 INSERT INTO vault.crm_contact (request_key, crm, contact_ref, linked_at, created) VALUES ($1, $2, $3, $4, $5)
-ON CONFLICT (request_key) DO UPDATE SET
+ON CONFLICT (agency_no, request_key) DO UPDATE SET
     crm = CASE WHEN vault.crm_contact.forgotten_at IS NULL THEN EXCLUDED.crm ELSE vault.crm_contact.crm END,
     contact_ref = CASE WHEN vault.crm_contact.forgotten_at IS NULL THEN EXCLUDED.contact_ref ELSE vault.crm_contact.contact_ref END,
     created = CASE WHEN vault.crm_contact.forgotten_at IS NULL THEN EXCLUDED.created ELSE vault.crm_contact.created END

@@ -111,7 +111,7 @@ func queueRefusal(b *pgx.Batch, r booking.Refusal, fingerprint []byte) {
 	}
 	intent, _ := json.Marshal(r.Intent)
 	b.Queue(`INSERT INTO booking_refusal (request_key, outcome, code, message, busy, intent, intent_fingerprint, policy_version, decided_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (request_key) DO NOTHING`,
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (agency_no, request_key) DO NOTHING`,
 		r.RequestKey, r.Outcome, r.Code, r.Message, busy, intent, fingerprint, r.PolicyVersion, r.DecidedAt)
 	queueEvent(b, r.RequestKey, nil, r.Outcome, map[string]any{"code": r.Code, "intent": r.Intent, "busy": r.Busy})
 }
@@ -177,7 +177,7 @@ WITH r AS (
     INSERT INTO booking_refusal (request_key, outcome, code, message, intent, intent_fingerprint, policy_version, decided_at)
     SELECT $1, $2, $3, $4, $5, $6, $7, $8
     WHERE NOT EXISTS (SELECT 1 FROM booking WHERE request_key = $1)
-    ON CONFLICT (request_key) DO NOTHING
+    ON CONFLICT (agency_no, request_key) DO NOTHING
     RETURNING request_key
 )
 INSERT INTO booking_event (request_key, kind, detail) SELECT request_key, $2, jsonb_build_object('code', $3::text) FROM r`

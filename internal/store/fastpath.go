@@ -12,7 +12,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/localtime"
@@ -73,7 +72,7 @@ func (s *Store) commitFast(ctx context.Context, req CommitRequest) (Outcome, boo
 	// keeps it open until the batch's Sync, so the budget set first
 	// bounds the insert.
 	b := &pgx.Batch{}
-	b.Queue(budgetSQL, budget)
+	b.Queue(budgetSQL, budget, agencyOf(ctx))
 	var at time.Time
 	b.Queue(fastInsertSQL, bk.BookingID, bk.RequestKey, req.Intent.PropertyID, req.Intent.AgentID, extras,
 		req.Intent.StartsAt, req.Intent.EndsAt, req.Intent.TimeZone, req.ExpectedPolicyVersion,
@@ -104,7 +103,13 @@ func (s *Store) commitFast(ctx context.Context, req CommitRequest) (Outcome, boo
 // statement checks under its locks that each resource's rules are the
 // ones judged, so a stale cache costs a round trip, never a wrong decision.
 type ruledCache struct {
-	mu  sync.Mutex
+	mu sync.Mutex
+	// agencies are each agency's ruled resources, by agency_no.
+	agencies map[string]ruledSet
+}
+
+// ruledSet is one agency's ruled resources, as read at.
+type ruledSet struct {
 	at  time.Time
 	ids map[string]cachedRules
 }
@@ -124,7 +129,7 @@ const ruledTTL = 5 * time.Second
 // rules). Only rules that judge the slot alone qualify; notice, horizon
 // and limits of a resource's own, and rules the slot breaks, go to the
 // full path, which words the refusal.
-func (c *ruledCache) judge(ctx context.Context, pool *pgxpool.Pool, ids []string, in booking.Intent) (rules, zones []*string, ok bool) {
+func (c *ruledCache) judge(ctx context.Context, pool db, ids []string, in booking.Intent) (rules, zones []*string, ok bool) {
 	known := c.load(ctx, pool)
 	rules, zones = make([]*string, len(ids)), make([]*string, len(ids))
 	for i, id := range ids {
@@ -155,11 +160,12 @@ var wholeDay = booking.Policy{OpensAt: 0, ClosesAt: 24 * time.Hour}
 // load returns the cached rules, read again when older than ruledTTL. A
 // failed read leaves none known: the statement then asks every resource
 // to have no rules, as it would have no rules to judge.
-func (c *ruledCache) load(ctx context.Context, pool *pgxpool.Pool) map[string]cachedRules {
+func (c *ruledCache) load(ctx context.Context, pool db) map[string]cachedRules {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.ids != nil && time.Since(c.at) <= ruledTTL {
-		return c.ids
+	agency := agencyOf(ctx)
+	if set, ok := c.agencies[agency]; ok && time.Since(set.at) <= ruledTTL {
+		return set.ids
 	}
 	rows, err := pool.Query(ctx, `SELECT resource_id, rules::text, time_zone FROM resource WHERE rules IS NOT NULL`)
 	if err != nil {
@@ -179,15 +185,18 @@ func (c *ruledCache) load(ctx context.Context, pool *pgxpool.Pool) map[string]ca
 	if err != nil {
 		return nil
 	}
-	c.ids, c.at = ids, time.Now()
+	if c.agencies == nil {
+		c.agencies = map[string]ruledSet{}
+	}
+	c.agencies[agency] = ruledSet{at: time.Now(), ids: ids}
 	return ids
 }
 
-// forget makes the next commit read the resources' rules afresh.
+// forget makes the next commits read the resources' rules afresh.
 func (c *ruledCache) forget() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.ids = nil
+	c.agencies = nil
 }
 
 // localHours is the intent's wall-clock span, judged with Go's zone rules

@@ -27,7 +27,7 @@ func (s *Store) SpendFindAttempt(ctx context.Context, ref string, limit int, per
 // new window when the last one is over.
 const spendFindSQL = `
 INSERT INTO find_attempt AS f (reference_hash, window_start, attempts) VALUES ($1, $2, 1)
-ON CONFLICT (reference_hash) DO UPDATE SET
+ON CONFLICT (agency_no, reference_hash) DO UPDATE SET
     window_start = CASE WHEN f.window_start <= $2 - make_interval(secs => $3) THEN $2 ELSE f.window_start END,
     attempts     = CASE WHEN f.window_start <= $2 - make_interval(secs => $3) THEN 1 ELSE f.attempts + 1 END
 RETURNING attempts`

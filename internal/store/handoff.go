@@ -40,7 +40,7 @@ func (s *Store) RequestHandoff(ctx context.Context, h booking.Handoff) (out book
 			// xmax = 0 tells an insert from the update of the open one.
 			err := tx.QueryRow(ctx, `
 INSERT INTO handoff (conversation_id, topic, request_keys) VALUES ($1, $2, $3)
-ON CONFLICT (conversation_id, topic) WHERE resolved_at IS NULL
+ON CONFLICT (agency_no, conversation_id, topic) WHERE resolved_at IS NULL
 DO UPDATE SET request_keys = EXCLUDED.request_keys
 RETURNING handoff_id, requested_at, xmax = 0`, h.ConversationID, h.Topic, h.RequestKeys).Scan(&out.ID, &out.RequestedAt, &created)
 			if err != nil {

@@ -154,7 +154,7 @@ FROM booking b JOIN booking_contact c ON c.booking_id = b.booking_id AND c.seale
 WHERE b.status = 'confirmed' AND b.starts_at > $1
   AND NOT EXISTS (SELECT 1 FROM caller_message m WHERE m.request_key = b.request_key AND m.kind <> 'code')
 ORDER BY b.starts_at LIMIT $2
-ON CONFLICT (request_key, kind) WHERE kind <> 'code' DO NOTHING`, from, limit)
+ON CONFLICT (agency_no, request_key, kind) WHERE kind <> 'code' DO NOTHING`, from, limit)
 		n = tag.RowsAffected()
 		return err
 	})

@@ -85,7 +85,8 @@ func timedOut(err error) bool {
 // the lookup that found the key absent. pgx sends a cancel request when
 // the context ends too, but that needs a second connection to reach the
 // server; the timeouts need nothing.
-const budgetSQL = `SELECT set_config('statement_timeout', $1, true), set_config('lock_timeout', $1, true)`
+const budgetSQL = `SELECT set_config('statement_timeout', $1, true), set_config('lock_timeout', $1, true),
+    set_config('bookingsaga.agency', $2, true)`
 
 // noDeadlineBudget bounds the statements of a caller that set no deadline.
 const noDeadlineBudget = 30 * time.Second

@@ -63,7 +63,7 @@ func setPolicy(ctx context.Context, tx pgx.Tx, p booking.Policy) error {
 INSERT INTO policy (version, slot_minutes, default_buffer_before_minutes, default_buffer_after_minutes,
     opens_at, closes_at, hold_ttl_seconds, min_notice_minutes, horizon_days, reminder_minutes)
 VALUES ($1, $2, $3, $4, make_interval(secs => $5)::time, make_interval(secs => $6)::time, $7, $8, $9, $10)
-ON CONFLICT (version) DO NOTHING`,
+ON CONFLICT (agency_no, version) DO NOTHING`,
 		p.Version, p.SlotMinutes, p.DefaultBufferBeforeMinutes, p.DefaultBufferAfterMinutes,
 		int(p.OpensAt.Seconds()), int(p.ClosesAt.Seconds()), int(p.HoldTTL.Seconds()), int(p.MinNotice.Minutes()), p.HorizonDays, int(p.Reminder.Minutes()))
 	if err != nil {

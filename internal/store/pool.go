@@ -40,7 +40,7 @@ func (s *Store) PutPool(ctx context.Context, p booking.Pool) error {
 				}
 			}
 			_, err = tx.Exec(ctx, `INSERT INTO agent_pool (pool_id, members) VALUES ($1, $2)
-ON CONFLICT (pool_id) DO UPDATE SET members = excluded.members, updated_at = now()`, p.ID, p.Members)
+ON CONFLICT (agency_no, pool_id) DO UPDATE SET members = excluded.members, updated_at = now()`, p.ID, p.Members)
 			return err
 		})
 	})

@@ -21,7 +21,7 @@ func (s *Store) NoteReconcile(ctx context.Context, steps []booking.StepOutcome) 
 				continue
 			}
 			b.Queue(`INSERT INTO reconcile_failure (step, error, since, last) VALUES ($1, $2, $3, $3)
-ON CONFLICT (step) DO UPDATE SET error = EXCLUDED.error, last = EXCLUDED.last`, st.Step, st.Error, now)
+ON CONFLICT (agency_no, step) DO UPDATE SET error = EXCLUDED.error, last = EXCLUDED.last`, st.Step, st.Error, now)
 		}
 		return s.pool.SendBatch(ctx, b).Close()
 	})

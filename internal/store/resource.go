@@ -42,7 +42,7 @@ func upsertResource(ctx context.Context, tx pgx.Tx, r booking.Resource) error {
 INSERT INTO resource (resource_id, kind, capacity, time_zone, buffer_before_minutes, buffer_after_minutes, calendar_id, display_name, rules,
     calendar_provider, facts, display_names, crm)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
-ON CONFLICT (resource_id) DO UPDATE SET kind = excluded.kind, capacity = excluded.capacity,
+ON CONFLICT (agency_no, resource_id) DO UPDATE SET kind = excluded.kind, capacity = excluded.capacity,
     time_zone = excluded.time_zone, buffer_before_minutes = excluded.buffer_before_minutes,
     buffer_after_minutes = excluded.buffer_after_minutes, calendar_id = excluded.calendar_id,
     display_name = excluded.display_name, rules = excluded.rules, calendar_provider = excluded.calendar_provider,
@@ -161,7 +161,7 @@ LEFT JOIN booking b ON b.starts_at < $3 AND b.starts_at > $2::timestamptz - $4::
   AND (b.property_id = r.resource_id OR b.agent_id = r.resource_id OR r.resource_id = ANY(b.extra_resource_ids))
   AND (b.status IN ('held', 'confirmed') OR b.released_at > $5::timestamptz - interval '1 hour')
 WHERE r.resource_id = ANY($1) AND r.capacity = 1 AND r.calendar_id IS NOT NULL
-GROUP BY r.resource_id, rb.before_minutes, rb.after_minutes ORDER BY r.resource_id`, ids, from, to, booking.MaxDuration, s.now())
+GROUP BY r.agency_no, r.resource_id, rb.before_minutes, rb.after_minutes ORDER BY r.resource_id`, ids, from, to, booking.MaxDuration, s.now())
 	if err != nil {
 		return nil, fmt.Errorf("calendar watch: %w", err)
 	}

@@ -40,7 +40,7 @@ func roles(t *testing.T) (admin *pgxpool.Pool, as func(role string) *pgxpool.Poo
 // rewrite tries to change the event log as retention says it may.
 func rewrite(ctx context.Context, pool *pgxpool.Pool) error {
 	return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, "SET LOCAL bookingsaga.retention = 'on'"); err != nil {
+		if _, err := tx.Exec(ctx, "SET LOCAL bookingsaga.retention = 'on'; SET LOCAL bookingsaga.agency = '1'"); err != nil {
 			return err
 		}
 		_, err := tx.Exec(ctx, "UPDATE booking_event SET detail = '{}'")

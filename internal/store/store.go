@@ -56,7 +56,8 @@ func (c Config) withDefaults() Config {
 
 // Store reads and writes bookings.
 type Store struct {
-	pool  *pgxpool.Pool
+	// pool names each statement's agency (agency.go).
+	pool  db
 	cfg   Config
 	ruled ruledCache
 	// lookup is the caller-ID digest key, read once (callerid.go).
@@ -65,7 +66,7 @@ type Store struct {
 
 // New returns a Store over pool.
 func New(pool *pgxpool.Pool, cfg Config) *Store {
-	return &Store{pool: pool, cfg: cfg.withDefaults()}
+	return &Store{pool: db{pool}, cfg: cfg.withDefaults()}
 }
 
 // now reads the clock at the database's precision, in UTC.

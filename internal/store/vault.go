@@ -45,7 +45,7 @@ func (s *Store) SealContact(ctx context.Context, key string, c booking.Contact, 
 		// tombstone the digest goes too (migration 029's trigger).
 		return s.pool.QueryRow(ctx, `
 INSERT INTO vault.contact_key (request_key, data_key, created_at, phone_digest) VALUES ($1, $2, $3, $4)
-ON CONFLICT (request_key) DO UPDATE SET phone_digest = coalesce(EXCLUDED.phone_digest, vault.contact_key.phone_digest)
+ON CONFLICT (agency_no, request_key) DO UPDATE SET phone_digest = coalesce(EXCLUDED.phone_digest, vault.contact_key.phone_digest)
 RETURNING data_key`, key, fresh, s.now(), digest).Scan(&dek)
 	})
 	if err != nil || dek == nil {
@@ -212,7 +212,7 @@ SELECT EXISTS (SELECT 1 FROM vault.contact_key WHERE request_key = ANY($1))
 const eraseSQL = `
 WITH k AS (
     INSERT INTO vault.contact_key (request_key, data_key, erased_at) VALUES ($1, NULL, $2)
-    ON CONFLICT (request_key) DO UPDATE SET data_key = NULL, erased_at = EXCLUDED.erased_at
+    ON CONFLICT (agency_no, request_key) DO UPDATE SET data_key = NULL, erased_at = EXCLUDED.erased_at
         WHERE vault.contact_key.erased_at IS NULL
     RETURNING request_key
 )

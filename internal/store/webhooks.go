@@ -34,7 +34,7 @@ func (s *Store) PutEndpoint(ctx context.Context, id, url string) (secret []byte,
 		return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 			if err := tx.QueryRow(ctx, `
 INSERT INTO webhook_endpoint (endpoint_id, url, secret) VALUES ($1, $2, $3)
-ON CONFLICT (endpoint_id) DO UPDATE SET url = EXCLUDED.url
+ON CONFLICT (agency_no, endpoint_id) DO UPDATE SET url = EXCLUDED.url
 RETURNING xmax = 0`, id, url, box).Scan(&created); err != nil || !created {
 				return err
 			}

@@ -184,7 +184,7 @@ func (s *Store) moveOnce(ctx context.Context, req CommitRequest, b booking.Booki
 		return followRefused, why, nil
 	}
 	batch := &pgx.Batch{}
-	batch.Queue(budgetSQL, budget)
+	batch.Queue(budgetSQL, budget, agencyOf(ctx))
 	queueMove(batch, b, req.Intent, st)
 	batch.Queue("COMMIT")
 	if err := conn.SendBatch(ctx, batch).Close(); err != nil {
