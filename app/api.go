@@ -108,8 +108,14 @@ func OpenReads(ctx context.Context, url string, m Mirrors, log *zap.Logger) (*Re
 	return &Reads{Store: st, Catalog: cat, pool: pool}, nil
 }
 
-// Ping is the store's readiness.
-func (r *Reads) Ping(ctx context.Context) error { return r.pool.Ping(ctx) }
+// Ping is the store's readiness: reachable, over a login that keeps
+// agencies apart (store.CheckIsolation).
+func (r *Reads) Ping(ctx context.Context) error {
+	if err := r.pool.Ping(ctx); err != nil {
+		return err
+	}
+	return r.Store.CheckIsolation(ctx)
+}
 
 // Close closes the connections.
 func (r *Reads) Close() { r.pool.Close() }

@@ -20,8 +20,9 @@ import (
 // schema's owner; starter retention, on a schedule, as the retention role.
 
 // Migrate brings the schema at url to this build's version, and returns
-// the versions before and after.
-func Migrate(ctx context.Context, url string) (from, to int32, err error) {
+// the versions before and after; afterRollout also takes the steps that
+// wait until no worker of the build before runs (schema.MigrateAfterRollout).
+func Migrate(ctx context.Context, url string, afterRollout bool) (from, to int32, err error) {
 	conn, err := pgx.Connect(ctx, url)
 	if err != nil {
 		return 0, 0, fmt.Errorf("migrate: connect: %w", err)
@@ -30,7 +31,11 @@ func Migrate(ctx context.Context, url string) (from, to int32, err error) {
 	if from, _, err = schema.Versions(ctx, conn); err != nil {
 		return 0, 0, err
 	}
-	if err := schema.Migrate(ctx, conn); err != nil {
+	migrate := schema.Migrate
+	if afterRollout {
+		migrate = schema.MigrateAfterRollout
+	}
+	if err := migrate(ctx, conn); err != nil {
 		return from, from, err
 	}
 	to, _, err = schema.Versions(ctx, conn)

@@ -120,6 +120,9 @@ func workerActivities(ctx context.Context, cfg Config, pool *pgxpool.Pool, logge
 	if err != nil {
 		return nil, err
 	}
+	if err := acts.Store.CheckIsolation(ctx); err != nil {
+		return nil, err
+	}
 	may, err := acts.Store.MayRewriteEvents(ctx)
 	if err != nil {
 		return nil, err

@@ -42,7 +42,7 @@ func TestTheInitScriptsRolesRunTheStore(t *testing.T) {
 	login := func(role string) string {
 		return "host=" + dir + " user=" + role + " dbname=bookingsaga sslmode=disable"
 	}
-	from, to, err := app.Migrate(ctx, login("bookingsaga"))
+	from, to, err := app.Migrate(ctx, login("bookingsaga"), false)
 	require.NoError(t, err, "starter migrate, as the owner, migrates and grants the others")
 	require.Zero(t, from)
 	workerConn, err := pgx.Connect(ctx, login("bookingsaga_worker"))
@@ -80,7 +80,8 @@ func TestTheInitScriptsRolesRunTheStore(t *testing.T) {
 
 	rewrite := func(p *pgxpool.Pool) error {
 		return pgx.BeginFunc(ctx, p, func(tx pgx.Tx) error {
-			if _, err := tx.Exec(ctx, "SET LOCAL bookingsaga.retention = 'on'"); err != nil {
+			// The default agency's events: naming none, the update would find no row to refuse.
+			if _, err := tx.Exec(ctx, "SET LOCAL bookingsaga.retention = 'on'; SET LOCAL bookingsaga.agency = '1'"); err != nil {
 				return err
 			}
 			_, err := tx.Exec(ctx, "UPDATE booking_event SET detail = '{}'")

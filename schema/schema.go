@@ -11,11 +11,15 @@ import (
 	"github.com/jackc/tern/v2/migrate"
 )
 
-//go:embed migrations/*.sql
+//go:embed migrations/*.sql after_rollout/*.sql
 var migrations embed.FS
 
-// versionTable records which migrations have run.
-const versionTable = "bookingsaga_schema_version"
+// versionTable records which migrations have run; afterTable which of
+// the steps that wait for a rollout's end.
+const (
+	versionTable = "bookingsaga_schema_version"
+	afterTable   = "bookingsaga_schema_after_rollout"
+)
 
 // Migrate brings the database up to the newest schema this build knows,
 // and leaves a newer one as it is.
@@ -23,24 +27,67 @@ const versionTable = "bookingsaga_schema_version"
 // tern rather than goose: it is pgx-native (no database/sql driver layer),
 // reads plain SQL files from an fs.FS, and takes a PostgreSQL advisory lock,
 // so several workers starting at once cannot run the same migration twice.
+//
+// A new store (version 0) also takes the steps that wait for a rollout's
+// end (MigrateAfterRollout): no worker of an older build can be running
+// on it.
 func Migrate(ctx context.Context, conn *pgx.Conn) error {
-	return MigrateTo(ctx, conn, -1)
+	have, _, err := Versions(ctx, conn)
+	if err != nil {
+		return err
+	}
+	if err := MigrateTo(ctx, conn, -1); err != nil {
+		return err
+	}
+	if have == 0 {
+		return MigrateAfterRollout(ctx, conn)
+	}
+	return nil
+}
+
+// MigrateAfterRollout brings the database to the newest schema and then
+// takes the contract steps (after_rollout/): those that drop what the
+// build before this one still used. Run it once no worker of that build
+// is left (starter migrate -after-rollout). Expand and contract: a
+// migration only adds, and what it makes obsolete goes here, so a rollout
+// runs old and new workers on one schema.
+func MigrateAfterRollout(ctx context.Context, conn *pgx.Conn) error {
+	if err := MigrateTo(ctx, conn, -1); err != nil {
+		return err
+	}
+	m, err := migrator(ctx, conn, afterTable, "after_rollout")
+	if err != nil {
+		return err
+	}
+	if err := m.Migrate(ctx); err != nil {
+		return fmt.Errorf("migrate after rollout: %w", err)
+	}
+	return nil
+}
+
+// migrator is tern's migrator over one directory of migrations.
+func migrator(ctx context.Context, conn *pgx.Conn, table, dir string) (*migrate.Migrator, error) {
+	m, err := migrate.NewMigrator(ctx, conn, table)
+	if err != nil {
+		return nil, fmt.Errorf("migrate: %w", err)
+	}
+	sub, err := fs.Sub(migrations, dir)
+	if err != nil {
+		return nil, fmt.Errorf("migrate: %w", err)
+	}
+	if err := m.LoadMigrations(sub); err != nil {
+		return nil, fmt.Errorf("migrate: load %s: %w", dir, err)
+	}
+	return m, nil
 }
 
 // MigrateTo brings the database to one migration's version (-1: the
 // newest), so a rollout can stop at a known version and upgrades can be
 // tested from the version before.
 func MigrateTo(ctx context.Context, conn *pgx.Conn, version int32) error {
-	m, err := migrate.NewMigrator(ctx, conn, versionTable)
+	m, err := migrator(ctx, conn, versionTable, "migrations")
 	if err != nil {
-		return fmt.Errorf("migrate: %w", err)
-	}
-	sub, err := fs.Sub(migrations, "migrations")
-	if err != nil {
-		return fmt.Errorf("migrate: %w", err)
-	}
-	if err := m.LoadMigrations(sub); err != nil {
-		return fmt.Errorf("migrate: load: %w", err)
+		return err
 	}
 	if version < 0 {
 		version = int32(len(m.Migrations))

@@ -169,13 +169,14 @@ func migrateCmd(ctx context.Context, cfg app.ClientConfig, args []string, out io
 		url = cfg.DatabaseURL
 	}
 	dbURL := fs.String("database-url", url, "the schema owner's login (env MIGRATE_DATABASE_URL, else DATABASE_URL)")
+	after := fs.Bool("after-rollout", false, "also take the steps that wait until no worker of the build before runs (docs/deployment.md, upgrades)")
 	if _, err := parseInterleaved(fs, args); err != nil {
 		return err
 	}
 	if *dbURL == "" {
 		return fmt.Errorf("migrate needs the schema owner's login: set -database-url or MIGRATE_DATABASE_URL")
 	}
-	from, to, err := app.Migrate(ctx, *dbURL)
+	from, to, err := app.Migrate(ctx, *dbURL, *after)
 	if err != nil {
 		return err
 	}

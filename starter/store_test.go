@@ -67,3 +67,28 @@ func deadAddress(t *testing.T) string {
 	require.NoError(t, nobody.Close())
 	return nobody.Addr().String()
 }
+
+// starter migrate takes the contract steps only when told the rollout is
+// over; a store it finds mid-rollout keeps what the last build's workers
+// still use.
+func TestMigrateTakesTheContractStepsOnlyAfterTheRollout(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewAtVersion(t, 36)
+	url := pool.Config().ConnString()
+	ctx := t.Context()
+	contracted := func() bool {
+		var exists bool
+		require.NoError(t, pool.QueryRow(ctx, `SELECT to_regclass('bookingsaga_schema_after_rollout') IS NOT NULL`).Scan(&exists))
+		var version int32
+		if exists {
+			require.NoError(t, pool.QueryRow(ctx, `SELECT version FROM bookingsaga_schema_after_rollout`).Scan(&version))
+		}
+		return version > 0
+	}
+	var out bytes.Buffer
+	require.NoError(t, run(ctx, []string{"migrate", "-database-url", url}, &out))
+	require.Contains(t, out.String(), "(was 36)")
+	require.False(t, contracted(), "the contract steps ran during the rollout")
+	require.NoError(t, run(ctx, []string{"migrate", "-database-url", url, "-after-rollout"}, &out))
+	require.True(t, contracted())
+}

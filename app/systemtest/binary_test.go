@@ -1,9 +1,11 @@
 package systemtest
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -80,4 +82,57 @@ func (p *process) stop() {
 	}
 	require.True(p.t, p.cmd.ProcessState.Success() || p.cmd.ProcessState.Sys().(syscall.WaitStatus).Signaled(),
 		"%s: %s", p.cmd.Path, tail(p.stderr.String()))
+}
+
+// builtWorker is this build's worker binary, built once for the dev
+// stack's tests as `go run ./worker` builds it: each of them running `go
+// run` linked the binary (the Temporal server and UI in it) anew, several
+// at once on CI's two cores.
+var builtWorker onceBinary
+
+type onceBinary struct {
+	once sync.Once
+	mu   sync.Mutex
+	tmp  string // the directory made for it, once made
+	path string
+	err  error
+}
+
+// get builds the worker on first use and returns its path.
+func (b *onceBinary) get(t *testing.T) string {
+	t.Helper()
+	b.once.Do(func() {
+		dir, err := os.MkdirTemp("", "bs-worker-")
+		bin := filepath.Join(dir, "worker")
+		if err == nil {
+			build := exec.Command("go", "build", "-o", bin, "./worker")
+			build.Dir = filepath.Join("..", "..")
+			if out, berr := build.CombinedOutput(); berr != nil {
+				err = fmt.Errorf("build ./worker: %w: %s", berr, out)
+			}
+		}
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		if dir != "" {
+			b.tmp = dir
+		}
+		b.path, b.err = bin, err
+	})
+	require.NoError(t, b.err)
+	return b.path
+}
+
+// dir is the directory made for the binary, if one was.
+func (b *onceBinary) dir() (string, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.tmp, b.tmp != ""
+}
+
+// command runs the dev stack's worker with the stack's flags, from the
+// module's root as the README's `go run ./worker -dev` does.
+func (d *devStack) command() *exec.Cmd {
+	cmd := exec.Command(builtWorker.get(d.t), d.args...)
+	cmd.Dir = filepath.Join("..", "..")
+	return cmd
 }

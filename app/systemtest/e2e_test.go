@@ -107,7 +107,7 @@ func newDevStack(t *testing.T) *devStack {
 		}
 		_ = os.RemoveAll(dir)
 	})
-	d.args = []string{"run", "./worker", "-dev", "-data-dir", d.dataDir, "-api-listen", d.api,
+	d.args = []string{"-dev", "-data-dir", d.dataDir, "-api-listen", d.api,
 		"-temporal-address", d.frontal, "-temporal-ui", d.ui, "-fake-calendar", freeAddr(t), "-fake-graph", freeAddr(t), "-fake-crm", freeAddr(t), "-fake-hubspot", d.hubspot, "-fake-sms", d.sms, "-fake-smtp", freeAddr(t), "-fake-mail", d.mail,
 		"-sms-quiet-from", "0s", "-sms-quiet-to", "0s", "-metrics-listen", freeAddr(t), "-codec-listen", freeAddr(t),
 		"-pprof-listen", d.pprof}
@@ -117,8 +117,7 @@ func newDevStack(t *testing.T) *devStack {
 // start runs the stack and waits for its ready line.
 func (d *devStack) start() {
 	d.t.Helper()
-	d.cmd = exec.Command("go", d.args...)
-	d.cmd.Dir = "../.."
+	d.cmd = d.command()
 	// Its own process group, so SIGINT reaches it as a terminal's Ctrl-C would.
 	d.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stdout, err := d.cmd.StdoutPipe()
@@ -641,18 +640,14 @@ func TestDevStackBadConfigurationSaysWhatToDo(t *testing.T) {
 	defer busy.Close()
 	d := newDevStack(t)
 	d.args[slices.Index(d.args, "-api-listen")+1] = busy.Addr().String()
-	cmd := exec.Command("go", d.args...)
-	cmd.Dir = "../.."
-	out, err := cmd.CombinedOutput()
+	out, err := d.command().CombinedOutput()
 	require.Error(t, err)
 	require.Contains(t, string(out), "worker: "+busy.Addr().String()+" is in use")
 
 	d = newDevStack(t)
 	require.NoError(t, os.WriteFile(filepath.Dir(d.dataDir)+"/file", nil, 0o600))
 	d.args[slices.Index(d.args, "-data-dir")+1] = filepath.Dir(d.dataDir) + "/file/data"
-	cmd = exec.Command("go", d.args...)
-	cmd.Dir = "../.."
-	out, err = cmd.CombinedOutput()
+	out, err = d.command().CombinedOutput()
 	require.Error(t, err)
 	require.Contains(t, string(out), "worker: data dir")
 	require.Contains(t, string(out), "cannot be created")

@@ -56,7 +56,11 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		panic(err)
 	}
-	pgtest.Main(m)
+	code := pgtest.Run(m)
+	if dir, ok := builtWorker.dir(); ok {
+		_ = os.RemoveAll(dir)
+	}
+	os.Exit(code)
 }
 
 // One in-process Temporal server, with the dev stack's dynamic Config,

@@ -77,9 +77,11 @@ func TestAViewingsEndTakesTheStoresWord(t *testing.T) {
 
 // A saga that the last release started, and that waits for its viewing's
 // end, is finished by this build's worker: the worker binary of v0.1.0
-// (built from the tag) commits and mirrors the booking and is stopped with
-// the timer pending; a worker of this build takes over, replays what the
-// old one did and, past the end of the replayed history, runs the new code.
+// (built from the tag) commits and mirrors the booking, on a store this
+// build migrated under it, and is stopped with the timer pending; the
+// contract steps run (schema.MigrateAfterRollout); a worker of this build
+// takes over, replays what the old one did and, past the end of the
+// replayed history, runs the new code.
 func TestASagaOfTheLastReleaseFinishesOnThisBuild(t *testing.T) {
 	t.Parallel()
 	// The old worker starts on the store as v0.1.0 left it (its last
@@ -110,6 +112,11 @@ func TestASagaOfTheLastReleaseFinishesOnThisBuild(t *testing.T) {
 	booked := f.soon(key, 15*time.Second)
 	f.eventually(func() bool { return f.synced(key) }, "mirrors synced by the old build")
 	old.stop()
+	// No worker of the last release is left: the contract steps run.
+	conn, err = f.pool.Acquire(f.ctx)
+	require.NoError(t, err)
+	require.NoError(t, schema.MigrateAfterRollout(f.ctx, conn.Conn()))
+	conn.Release()
 
 	f.startWorker(worker.Options{})
 	var final receipt.Receipt

@@ -87,14 +87,18 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 }
 
 // ConnString names database db on this cluster as the postgres superuser.
-func (s *Server) ConnString(db string) string { return connString(s.dir, db) }
+func (s *Server) ConnString(db string) string { return connString(s.dir, db, "postgres") }
+
+// ConnStringAs names database db on this cluster as user, whom the
+// cluster trusts on its socket as it trusts the superuser.
+func (s *Server) ConnStringAs(db, user string) string { return connString(s.dir, db, user) }
 
 // SocketDir is the directory of the cluster's unix socket: the host to
 // connect to.
 func (s *Server) SocketDir() string { return s.dir }
 
-func connString(host, db string) string {
-	return fmt.Sprintf("host=%s user=postgres dbname=%s sslmode=disable", host, db)
+func connString(host, db, user string) string {
+	return fmt.Sprintf("host=%s user=%s dbname=%s sslmode=disable", host, user, db)
 }
 
 // Exited is closed when the server process has ended, stopped or not.
@@ -293,7 +297,7 @@ func Running(dir, db string) (string, error) {
 	if _, err := os.Stat(filepath.Join(host, ".s.PGSQL.5432")); err != nil {
 		return "", fmt.Errorf("no postgresql runs for %s: %w", dir, err)
 	}
-	return connString(host, db), nil
+	return connString(host, db, "postgres"), nil
 }
 
 // credential drops to the postgres user when we are root, because postgres

@@ -4,11 +4,17 @@
 //
 // A package using it calls Main from TestMain. There is no skip: without a
 // server the tests fail and say what to install.
+//
+// Tests log in as Owner, which owns the schema and is no superuser, so
+// the row-level security the service's logins meet holds in every test
+// (the policies are forced on the owner too). The service's roles exist
+// on the cluster for the tests that log in as them.
 package pgtest
 
 import (
 	"context"
 	"fmt"
+	neturl "net/url"
 	"os"
 	"strings"
 	"sync"
@@ -25,8 +31,10 @@ import (
 
 // cluster is per test binary: tests share the server, never a database.
 var cluster struct {
-	// admin connects to a maintenance database for CREATE DATABASE.
-	admin    string
+	// admin connects to a maintenance database as a superuser, for
+	// the roles and CREATE DATABASE.
+	admin string
+	// connFor connects to db as Owner.
 	connFor  func(db string) string
 	template string
 	err      error
@@ -34,13 +42,17 @@ var cluster struct {
 	mu       sync.Mutex // CREATE DATABASE from one template, one at a time
 }
 
-// Main starts the cluster, runs the tests and stops the cluster.
-func Main(m *testing.M) {
+// Main starts the cluster, runs the tests, stops the cluster and exits.
+func Main(m *testing.M) { os.Exit(Run(m)) }
+
+// Run is Main for a TestMain with work of its own after the tests: it
+// returns the tests' exit code.
+func Run(m *testing.M) int {
 	stop, err := start()
 	cluster.err = err
 	code := m.Run()
 	stop()
-	os.Exit(code)
+	return code
 }
 
 func start() (func(), error) {
@@ -52,7 +64,7 @@ func start() (func(), error) {
 			return stop, fmt.Errorf("TEST_DATABASE_URL: %w", err)
 		}
 		cluster.admin = url
-		cluster.connFor = func(db string) string { return replaceDB(url, db) }
+		cluster.connFor = func(db string) string { return replaceUser(replaceDB(url, db), Owner) }
 	} else {
 		dir, err := os.MkdirTemp("", "bookingsaga-pg-")
 		if err != nil {
@@ -65,7 +77,11 @@ func start() (func(), error) {
 		}
 		stop = func() { _ = srv.Remove(); _ = os.RemoveAll(dir) }
 		cluster.admin = srv.ConnString("postgres")
-		cluster.connFor = srv.ConnString
+		cluster.connFor = func(db string) string { return srv.ConnStringAs(db, Owner) }
+	}
+	if err := makeRoles(ctx); err != nil {
+		stop()
+		return func() {}, err
 	}
 	cluster.template = fmt.Sprintf("bookingsaga_template_%d", os.Getpid())
 	if err := createTemplate(ctx); err != nil {
@@ -83,7 +99,7 @@ func start() (func(), error) {
 // createTemplate migrates one database that every test's database copies,
 // so each test pays for a file copy, not for the migrations.
 func createTemplate(ctx context.Context) error {
-	if err := exec(ctx, cluster.admin, "CREATE DATABASE "+cluster.template); err != nil {
+	if err := exec(ctx, cluster.admin, "CREATE DATABASE "+cluster.template+" OWNER "+Owner); err != nil {
 		return err
 	}
 	conn, err := pgx.Connect(ctx, cluster.connFor(cluster.template))
@@ -149,7 +165,7 @@ func NewWithURL(t testing.TB) (*pgxpool.Pool, string) {
 	ctx := context.Background()
 	name := fmt.Sprintf("bookingsaga_test_%d_%d", os.Getpid(), cluster.seq.Add(1))
 	cluster.mu.Lock()
-	err := exec(ctx, cluster.admin, fmt.Sprintf("CREATE DATABASE %s TEMPLATE %s", name, cluster.template))
+	err := exec(ctx, cluster.admin, fmt.Sprintf("CREATE DATABASE %s TEMPLATE %s OWNER %s", name, cluster.template, Owner))
 	cluster.mu.Unlock()
 	if err != nil {
 		t.Fatalf("pgtest: %v", err)
@@ -175,6 +191,30 @@ func NewWithURL(t testing.TB) (*pgxpool.Pool, string) {
 	return pool, url
 }
 
+// Owner is the tests' login: it owns each test's database and schema, as
+// the migrate job's login does in a deployment, and may also make
+// databases and roles, which tests of migrations and grants do.
+const Owner = "bookingsaga"
+
+// Roles are the service's logins, which own nothing (docs/security.md).
+var Roles = []string{"bookingsaga_worker", "bookingsaga_api", "bookingsaga_retention"}
+
+// makeRoles makes the owner and the service's roles, once per cluster;
+// on a shared server they may be there already, from another run.
+func makeRoles(ctx context.Context) error {
+	stmts := []string{"CREATE ROLE " + Owner + " LOGIN CREATEDB CREATEROLE"}
+	for _, r := range Roles {
+		stmts = append(stmts, "CREATE ROLE "+r+" LOGIN")
+	}
+	for _, s := range stmts {
+		err := exec(ctx, cluster.admin, `DO $$ BEGIN `+s+`; EXCEPTION WHEN duplicate_object THEN NULL; END $$`)
+		if err != nil {
+			return fmt.Errorf("pgtest: roles: %w", err)
+		}
+	}
+	return nil
+}
+
 func exec(ctx context.Context, url, sql string) error {
 	conn, err := pgx.Connect(ctx, url)
 	if err != nil {
@@ -185,6 +225,16 @@ func exec(ctx context.Context, url, sql string) error {
 		return fmt.Errorf("%s: %w", sql, err)
 	}
 	return nil
+}
+
+// replaceUser makes a postgres:// URL or a key=value string log in as
+// user, with no password: the server must trust the tests' local logins.
+func replaceUser(conn, user string) string {
+	if u, err := neturl.Parse(conn); err == nil && (u.Scheme == "postgres" || u.Scheme == "postgresql") {
+		u.User = neturl.User(user)
+		return u.String()
+	}
+	return conn + " user=" + user
 }
 
 // replaceDB points a postgres:// URL or a key=value string at another database.

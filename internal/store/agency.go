@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 
 	"github.com/jackc/pgx/v5"
@@ -164,3 +165,24 @@ func (r *batchRows) Err() error {
 // Acquire is a connection for a hand-pipelined transaction, whose first
 // statement names the agency (budgetSQL).
 func (d db) Acquire(ctx context.Context) (*pgxpool.Conn, error) { return d.pool.Acquire(ctx) }
+
+// CheckIsolation fails when this login passes row-level security (a
+// superuser, or BYPASSRLS) while the store holds more than one agency:
+// over such a login a query that forgets its agency reads every agency's
+// rows. With one agency there is nothing to keep apart, and a deployment
+// of one login that never makes a second agency runs as before.
+func (s *Store) CheckIsolation(ctx context.Context) error {
+	var login string
+	var passes bool
+	var agencies int
+	err := s.pool.pool.QueryRow(ctx, `SELECT r.rolname, r.rolsuper OR r.rolbypassrls, (SELECT count(*) FROM agency)
+FROM pg_roles r WHERE r.rolname = current_user`).Scan(&login, &passes, &agencies)
+	if err != nil {
+		return fmt.Errorf("check isolation: %w", err)
+	}
+	if passes && agencies > 1 {
+		return fmt.Errorf("check isolation: the database login %q passes row-level security (superuser or BYPASSRLS) "+
+			"and the store holds %d agencies: log in as a role without it (docs/security.md, database roles)", login, agencies)
+	}
+	return nil
+}

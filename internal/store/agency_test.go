@@ -4,10 +4,12 @@ import (
 	"context"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/pgtest"
 )
 
 // catalogue gives the agency of ctx the test policy and its resources.
@@ -35,13 +37,12 @@ func count(t *testing.T, ctx context.Context, st *Store, table string) int {
 // both agencies makes two independent bookings of the same slot.
 func TestAnAgencyFindsNothingOfAnothers(t *testing.T) {
 	t.Parallel()
-	admin, as := roles(t)
+	owner, as := roles(t)
 	ctx := t.Context()
 	var lyon int
-	require.NoError(t, admin.QueryRow(ctx, "INSERT INTO agency (agency_id, name) VALUES ('lyon', 'Lyon') RETURNING agency_no").Scan(&lyon))
+	require.NoError(t, owner.QueryRow(ctx, "INSERT INTO agency (agency_id, name) VALUES ('lyon', 'Lyon') RETURNING agency_no").Scan(&lyon))
 	paris, other := ctx, WithAgency(ctx, lyon)
 	clock := &clock{t: testNow}
-	// A superuser passes every policy: the service's logins never are.
 	worker := New(as("bookingsaga_worker"), Config{Now: clock.Now})
 	catalogue(t, paris, worker)
 	catalogue(t, other, worker)
@@ -58,7 +59,7 @@ func TestAnAgencyFindsNothingOfAnothers(t *testing.T) {
 	for _, role := range []string{"bookingsaga_worker", "bookingsaga_api"} {
 		pool := as(role)
 		st := New(pool, Config{Now: clock.Now})
-		for table, want := range map[string][2]int{"booking": {2, 1}, "booking_event": {events(t, admin, 1), events(t, admin, lyon)},
+		for table, want := range map[string][2]int{"booking": {2, 1}, "booking_event": {events(t, owner, 1), events(t, owner, lyon)},
 			"resource": {2, 2}, "policy": {1, 1}} {
 			require.Equal(t, want[0], count(t, paris, st, table), "%s as %s in the default agency", table, role)
 			require.Equal(t, want[1], count(t, other, st, table), "%s as %s in lyon", table, role)
@@ -69,11 +70,18 @@ func TestAnAgencyFindsNothingOfAnothers(t *testing.T) {
 	}
 }
 
-// events counts the event rows of agency no, as a superuser reads them.
-func events(t *testing.T, admin *pgxpool.Pool, no int) int {
+// events counts the event rows of agency no, as the schema's owner reads
+// them naming that agency; there are some.
+func events(t *testing.T, owner *pgxpool.Pool, no int) int {
 	t.Helper()
 	var n int
-	require.NoError(t, admin.QueryRow(t.Context(), "SELECT count(*) FROM booking_event WHERE agency_no = $1", no).Scan(&n))
+	require.NoError(t, pgx.BeginFunc(t.Context(), owner, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(t.Context(), "SELECT set_config('bookingsaga.agency', $1::int::text, true)", no); err != nil {
+			return err
+		}
+		return tx.QueryRow(t.Context(), "SELECT count(*) FROM booking_event WHERE agency_no = $1", no).Scan(&n)
+	}))
+	require.NotZero(t, n, "agency %d has no events", no)
 	return n
 }
 
@@ -83,4 +91,24 @@ func unnamed(t *testing.T, pool *pgxpool.Pool) int {
 	var n int
 	require.NoError(t, pool.QueryRow(t.Context(), "SELECT count(*) FROM booking").Scan(&n))
 	return n
+}
+
+// A login that passes row-level security serves one agency, never two.
+func TestALoginThatPassesThePoliciesServesOneAgencyOnly(t *testing.T) {
+	t.Parallel()
+	owner, url := pgtest.NewWithURL(t)
+	cfg, err := pgxpool.ParseConfig(url)
+	require.NoError(t, err)
+	cfg.ConnConfig.User = "postgres" // the throwaway cluster's superuser
+	super, err := pgxpool.NewWithConfig(t.Context(), cfg)
+	require.NoError(t, err)
+	t.Cleanup(super.Close)
+	ctx := t.Context()
+	for _, pool := range []*pgxpool.Pool{owner, super} {
+		require.NoError(t, New(pool, Config{}).CheckIsolation(ctx), "one agency")
+	}
+	_, err = owner.Exec(ctx, "INSERT INTO agency (agency_id) VALUES ('lyon')")
+	require.NoError(t, err)
+	require.NoError(t, New(owner, Config{}).CheckIsolation(ctx), "the owner meets the policies")
+	require.ErrorContains(t, New(super, Config{}).CheckIsolation(ctx), `the database login "postgres" passes row-level security`)
 }

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"strings"
 	"testing"
 	"time"
 
@@ -14,23 +13,20 @@ import (
 	"github.com/bookingsaga/bookingsaga/internal/pgtest"
 )
 
-// roles makes the three logins a split deployment has (cluster-wide, so
-// tests running at once may race to make them), grants them their rights
-// in this test's database as schema.Migrate does, and returns a pool for
-// each.
-func roles(t *testing.T) (admin *pgxpool.Pool, as func(role string) *pgxpool.Pool) {
+// roles grants the three logins a split deployment has (pgtest makes
+// them) their rights in this test's database, as schema.Migrate does, and
+// returns the owner's pool and a pool for each.
+func roles(t *testing.T) (owner *pgxpool.Pool, as func(role string) *pgxpool.Pool) {
 	t.Helper()
-	admin, url := pgtest.NewWithURL(t)
+	owner, url := pgtest.NewWithURL(t)
 	ctx := t.Context()
-	for _, r := range []string{"bookingsaga_worker", "bookingsaga_api", "bookingsaga_retention"} {
-		_, err := admin.Exec(ctx, `DO $$ BEGIN CREATE ROLE `+r+` LOGIN; EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$`)
-		require.NoError(t, err)
-	}
-	_, err := admin.Exec(ctx, "SELECT bookingsaga_grant_roles()")
+	_, err := owner.Exec(ctx, "SELECT bookingsaga_grant_roles()")
 	require.NoError(t, err)
-	return admin, func(role string) *pgxpool.Pool {
-		require.Contains(t, url, "user=postgres")
-		pool, err := pgxpool.New(ctx, strings.Replace(url, "user=postgres", "user="+role, 1))
+	return owner, func(role string) *pgxpool.Pool {
+		cfg, err := pgxpool.ParseConfig(url)
+		require.NoError(t, err)
+		cfg.ConnConfig.User = role
+		pool, err := pgxpool.NewWithConfig(ctx, cfg)
 		require.NoError(t, err)
 		t.Cleanup(pool.Close)
 		return pool
