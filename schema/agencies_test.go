@@ -15,19 +15,8 @@ const beforeAgencies = 36
 
 // A store as the build before left it: a booking with its occupancy,
 // events, a sealed contact, and a refusal.
-const storeBeforeAgencies = `
-INSERT INTO resource (resource_id, kind, capacity, time_zone) VALUES
-    ('paris', 'property', 1, 'Europe/Paris'), ('agent', 'agent', 1, 'Europe/Paris');
-INSERT INTO policy (version, slot_minutes, opens_at, closes_at, hold_ttl_seconds, is_current)
-    VALUES ('p1', 30, '08:00', '20:00', 600, true);
-INSERT INTO booking (booking_id, request_key, status, property_id, agent_id, starts_at, ends_at, time_zone,
-                     policy_version, intent_fingerprint)
-    VALUES ('00000000-0000-0000-0000-000000000001', 'old', 'confirmed', 'paris', 'agent',
-            '2027-01-04 09:00+01', '2027-01-04 09:30+01', 'Europe/Paris', 'p1', '\x00');
-INSERT INTO booking_resource (booking_id, resource_id, occupied, live, exclusive)
-    SELECT '00000000-0000-0000-0000-000000000001', r, tstzrange('2027-01-04 09:00+01', '2027-01-04 09:30+01'), true, true
-    FROM unnest(ARRAY['paris', 'agent']) AS r;
-INSERT INTO booking_event (request_key, booking_id, kind) VALUES ('old', '00000000-0000-0000-0000-000000000001', 'committed');
+var storeBeforeAgencies = catalogueSQL + bookingSQL(oldBookingID) + oldOccupancySQL + `
+INSERT INTO booking_event (request_key, booking_id, kind) VALUES ('old', '` + oldBookingID + `', 'committed');
 INSERT INTO vault.contact_key (request_key, data_key) VALUES ('old', decode(repeat('00', 32), 'hex'));
 INSERT INTO booking_refusal (request_key, outcome, code, message, intent, intent_fingerprint, policy_version, decided_at)
     VALUES ('refused', 'conflict', 'slot_taken', 'taken', '{}', '\x00', 'p1', now());`
@@ -86,15 +75,10 @@ func TestAStoreOfTheBuildBeforeBecomesTheDefaultAgencys(t *testing.T) {
 		}
 	}
 	require.NoError(t, pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
-		_, err := tx.Exec(ctx, `SELECT set_config('bookingsaga.agency', '2', true);
-INSERT INTO resource (resource_id, kind, capacity, time_zone) VALUES
-    ('paris', 'property', 1, 'Europe/Paris'), ('agent', 'agent', 1, 'Europe/Paris');
-INSERT INTO policy (version, slot_minutes, opens_at, closes_at, hold_ttl_seconds, is_current)
-    VALUES ('p1', 30, '08:00', '20:00', 600, true);
-INSERT INTO booking (booking_id, request_key, status, property_id, agent_id, starts_at, ends_at, time_zone,
-                     policy_version, intent_fingerprint)
-    VALUES ('00000000-0000-0000-0000-000000000002', 'old', 'confirmed', 'paris', 'agent',
-            '2027-01-04 09:00+01', '2027-01-04 09:30+01', 'Europe/Paris', 'p1', '\x00')`)
+		if _, err := tx.Exec(ctx, "SELECT set_config('bookingsaga.agency', '2', true)"); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, catalogueSQL+bookingSQL("00000000-0000-0000-0000-000000000002"))
 		return err
 	}), "the same names and request_key in another agency")
 }

@@ -36,6 +36,29 @@ func setup(t *testing.T) (context.Context, *pgx.Conn) {
 	return ctx, conn
 }
 
+// catalogueSQL, bookingSQL and oldOccupancySQL write, as a build of
+// their time would, a catalogue and a booking with key "old" on it.
+const catalogueSQL = `
+INSERT INTO resource (resource_id, kind, capacity, time_zone) VALUES
+    ('paris', 'property', 1, 'Europe/Paris'), ('agent', 'agent', 1, 'Europe/Paris');
+INSERT INTO policy (version, slot_minutes, opens_at, closes_at, hold_ttl_seconds, is_current)
+    VALUES ('p1', 30, '08:00', '20:00', 600, true);`
+
+const oldBookingID = "00000000-0000-0000-0000-000000000001"
+
+func bookingSQL(id string) string {
+	return `
+INSERT INTO booking (booking_id, request_key, status, property_id, agent_id, starts_at, ends_at, time_zone,
+                     policy_version, intent_fingerprint)
+    VALUES ('` + id + `', 'old', 'confirmed', 'paris', 'agent',
+            '2027-01-04 09:00+01', '2027-01-04 09:30+01', 'Europe/Paris', 'p1', '\x00');`
+}
+
+const oldOccupancySQL = `
+INSERT INTO booking_resource (booking_id, resource_id, occupied, live, exclusive)
+    SELECT '` + oldBookingID + `', r, tstzrange('2027-01-04 09:00+01', '2027-01-04 09:30+01'), true, true
+    FROM unnest(ARRAY['paris', 'agent']) AS r;`
+
 func requireCode(t *testing.T, err error, code string) {
 	t.Helper()
 	var pgErr *pgconn.PgError
@@ -49,18 +72,7 @@ func TestIntegerOccupancyKeysUpgradeExistingBookings(t *testing.T) {
 	t.Parallel()
 	ctx, conn := setup(t)
 	require.NoError(t, schema.MigrateTo(ctx, conn, 2))
-	_, err := conn.Exec(ctx, `
-INSERT INTO resource (resource_id, kind, capacity, time_zone) VALUES
-    ('paris', 'property', 1, 'Europe/Paris'), ('agent', 'agent', 1, 'Europe/Paris');
-INSERT INTO policy (version, slot_minutes, opens_at, closes_at, hold_ttl_seconds, is_current)
-    VALUES ('p1', 30, '08:00', '20:00', 600, true);
-INSERT INTO booking (booking_id, request_key, status, property_id, agent_id, starts_at, ends_at, time_zone,
-                     policy_version, intent_fingerprint)
-    VALUES ('00000000-0000-0000-0000-000000000001', 'old', 'confirmed', 'paris', 'agent',
-            '2027-01-04 09:00+01', '2027-01-04 09:30+01', 'Europe/Paris', 'p1', '\x00');
-INSERT INTO booking_resource (booking_id, resource_id, occupied, live, exclusive)
-    SELECT '00000000-0000-0000-0000-000000000001', r, tstzrange('2027-01-04 09:00+01', '2027-01-04 09:30+01'), true, true
-    FROM unnest(ARRAY['paris', 'agent']) AS r;
+	_, err := conn.Exec(ctx, catalogueSQL+bookingSQL(oldBookingID)+oldOccupancySQL+`
 INSERT INTO booking_event (request_key, kind) VALUES ('old', 'committed');`)
 	require.NoError(t, err)
 

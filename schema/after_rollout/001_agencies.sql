@@ -8,10 +8,7 @@ DO $$
 DECLARE
     t text;
 BEGIN
-    FOREACH t IN ARRAY ARRAY['resource', 'policy', 'booking', 'booking_resource', 'booking_event', 'booking_contact',
-        'drift_flag', 'booking_refusal', 'webhook_endpoint', 'webhook_delivery', 'webhook_pending', 'agent_pool',
-        'handoff', 'find_attempt', 'pending_call', 'caller_message', 'unlock_code', 'reconcile_failure',
-        'vault.contact_key', 'vault.webhook_key', 'vault.handoff_key', 'vault.crm_contact'] LOOP
+    FOREACH t IN ARRAY agency_tables() LOOP
         EXECUTE format('ALTER TABLE %s ALTER COLUMN agency_no SET DEFAULT current_agency()', t);
         EXECUTE format('ALTER POLICY agency ON %s USING (agency_no = (SELECT current_agency())) '
             'WITH CHECK (agency_no = (SELECT current_agency()))', t);

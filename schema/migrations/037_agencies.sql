@@ -33,14 +33,20 @@ CREATE FUNCTION current_agency() RETURNS integer LANGUAGE sql STABLE PARALLEL SA
     SELECT nullif(current_setting('bookingsaga.agency', true), '')::integer
 $$;
 
+-- agency_tables are the tables of an agency's data, named once for both
+-- halves of the migration and for the next table's.
+CREATE FUNCTION agency_tables() RETURNS text[] LANGUAGE sql IMMUTABLE AS $$
+    SELECT ARRAY['resource', 'policy', 'booking', 'booking_resource', 'booking_event', 'booking_contact',
+        'drift_flag', 'booking_refusal', 'webhook_endpoint', 'webhook_delivery', 'webhook_pending', 'agent_pool',
+        'handoff', 'find_attempt', 'pending_call', 'caller_message', 'unlock_code', 'reconcile_failure',
+        'vault.contact_key', 'vault.webhook_key', 'vault.handoff_key', 'vault.crm_contact']
+$$;
+
 DO $$
 DECLARE
     t text;
 BEGIN
-    FOREACH t IN ARRAY ARRAY['resource', 'policy', 'booking', 'booking_resource', 'booking_event', 'booking_contact',
-        'drift_flag', 'booking_refusal', 'webhook_endpoint', 'webhook_delivery', 'webhook_pending', 'agent_pool',
-        'handoff', 'find_attempt', 'pending_call', 'caller_message', 'unlock_code', 'reconcile_failure',
-        'vault.contact_key', 'vault.webhook_key', 'vault.handoff_key', 'vault.crm_contact'] LOOP
+    FOREACH t IN ARRAY agency_tables() LOOP
         -- A constant default fills the rows there are without a rewrite;
         -- then new rows take the transaction's agency.
         EXECUTE format('ALTER TABLE %s ADD COLUMN agency_no integer NOT NULL DEFAULT 1', t);
