@@ -153,14 +153,20 @@ func (s *Stack) startPostgres(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("start postgresql in %s: %w", dir, err)
 	}
-	if err := createDatabase(ctx, pg.ConnString("postgres"), s.opts.StoreDatabase); err != nil {
+	owner, err := createDatabase(ctx, pg.ConnString("postgres"), s.opts.StoreDatabase, StoreOwner)
+	if err != nil {
 		return err
 	}
 	if s.DatabaseURL == "" { // a restart finds it where it was
-		s.DatabaseURL = pg.ConnString(s.opts.StoreDatabase)
+		s.DatabaseURL = pg.ConnStringAs(s.opts.StoreDatabase, owner)
 	}
 	return nil
 }
+
+// StoreOwner is the dev stack's login to its store: it owns the schema
+// and is no superuser, so the agencies' row-level security holds in the
+// dev stack as in a deployment (docs/security.md).
+const StoreOwner = "bookingsaga"
 
 // supervise restarts PostgreSQL when it dies (a crash, a kill), with
 // backoff, until the stack stops. Its clients reconnect by themselves:
@@ -195,22 +201,31 @@ func (s *Stack) supervise() {
 	}
 }
 
-func createDatabase(ctx context.Context, admin, name string) error {
+// createDatabase makes database name, owned by owner (made if missing),
+// unless it is there, and returns the login that owns it: a data dir made
+// before the store had an owner of its own keeps the superuser's.
+func createDatabase(ctx context.Context, admin, name, owner string) (string, error) {
 	conn, err := pgx.Connect(ctx, admin)
 	if err != nil {
-		return fmt.Errorf("connect postgresql: %w", err)
+		return "", fmt.Errorf("connect postgresql: %w", err)
 	}
 	defer conn.Close(ctx)
-	var exists bool
-	if err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT FROM pg_database WHERE datname = $1)", name).Scan(&exists); err != nil {
-		return fmt.Errorf("look for database %s: %w", name, err)
+	var has string
+	err = conn.QueryRow(ctx, "SELECT pg_get_userbyid(datdba) FROM pg_database WHERE datname = $1", name).Scan(&has)
+	if err == nil {
+		return has, nil
 	}
-	if !exists {
-		if _, err := conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
-			return fmt.Errorf("create database %s: %w", name, err)
-		}
+	if !errors.Is(err, pgx.ErrNoRows) {
+		return "", fmt.Errorf("look for database %s: %w", name, err)
 	}
-	return nil
+	role := pgx.Identifier{owner}.Sanitize()
+	if _, err := conn.Exec(ctx, `DO $$ BEGIN CREATE ROLE `+role+` LOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$`); err != nil {
+		return "", fmt.Errorf("create role %s: %w", owner, err)
+	}
+	if _, err := conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()+" OWNER "+role); err != nil {
+		return "", fmt.Errorf("create database %s: %w", name, err)
+	}
+	return owner, nil
 }
 
 // startFakes serves the fakes the options name, the kept ones restored

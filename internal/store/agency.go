@@ -8,32 +8,18 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/bookingsaga/bookingsaga/internal/agency"
 )
 
 // Agencies: every row of an agency's data carries its agency_no, and
 // row-level security (migration 037) shows a transaction only the rows of
 // the agency it names in bookingsaga.agency. The store names it on every
-// statement, from the context (WithAgency), so a query that forgets its
-// agency finds nothing of another's.
+// statement, from the context (agency.With; the default agency when
+// none), so a query that forgets its agency finds nothing of another's.
 
-// DefaultAgency is the agency a store's data belongs to when nothing else
-// is named: a deployment that never makes a second one has only it.
-const DefaultAgency = 1
-
-type agencyKey struct{}
-
-// WithAgency makes ctx's store calls those of agency no.
-func WithAgency(ctx context.Context, no int) context.Context {
-	return context.WithValue(ctx, agencyKey{}, no)
-}
-
-// agencyOf is the agency ctx names, or the default.
-func agencyOf(ctx context.Context) string {
-	if no, ok := ctx.Value(agencyKey{}).(int); ok {
-		return strconv.Itoa(no)
-	}
-	return strconv.Itoa(DefaultAgency)
-}
+// agencyOf is the number of the agency ctx acts for, as the setting takes it.
+func agencyOf(ctx context.Context) string { return strconv.Itoa(agency.From(ctx).No) }
 
 // agencySQL names the transaction's agency.
 const agencySQL = `SELECT set_config('bookingsaga.agency', $1, true)`

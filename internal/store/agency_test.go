@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/agency"
 	"github.com/bookingsaga/bookingsaga/internal/pgtest"
 )
 
@@ -41,7 +42,7 @@ func TestAnAgencyFindsNothingOfAnothers(t *testing.T) {
 	ctx := t.Context()
 	var lyon int
 	require.NoError(t, owner.QueryRow(ctx, "INSERT INTO agency (agency_id, name) VALUES ('lyon', 'Lyon') RETURNING agency_no").Scan(&lyon))
-	paris, other := ctx, WithAgency(ctx, lyon)
+	paris, other := ctx, agency.With(ctx, agency.Agency{No: lyon, ID: "lyon"})
 	clock := &clock{t: testNow}
 	worker := New(as("bookingsaga_worker"), Config{Now: clock.Now})
 	catalogue(t, paris, worker)

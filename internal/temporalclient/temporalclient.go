@@ -13,7 +13,9 @@ import (
 	"os"
 
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/workflow"
 
+	"github.com/bookingsaga/bookingsaga/internal/agency"
 	"github.com/bookingsaga/bookingsaga/payloadcodec"
 )
 
@@ -96,7 +98,10 @@ func (c Config) tlsOn() bool {
 // Options are the client options for c; the caller adds its logger,
 // metrics and data converter.
 func (c Config) Options() (client.Options, error) {
-	o := client.Options{HostPort: c.Address, Namespace: c.Namespace}
+	// Every client carries the agency a call acts for into what it starts,
+	// and every worker (whose client this is) on into the activities.
+	o := client.Options{HostPort: c.Address, Namespace: c.Namespace,
+		ContextPropagators: []workflow.ContextPropagator{agency.Propagator{}}}
 	codec, err := c.Codec()
 	if err != nil {
 		return client.Options{}, err

@@ -23,6 +23,8 @@ import (
 	"go.temporal.io/server/common/rpc/encryption"
 	"go.temporal.io/server/temporal"
 	"go.temporal.io/server/temporaltest"
+
+	"github.com/bookingsaga/bookingsaga/internal/agency"
 )
 
 // pki is a CA and the certificates it signed, as files.
@@ -107,12 +109,21 @@ func (mtls) GetRemoteClusterClientConfig(string) (*tls.Config, error) {
 	return nil, nil
 }
 
-func hello(ctx workflow.Context) (string, error) { return "hello over mTLS", nil }
+// hello answers from an activity, which names the agency it acts for.
+func hello(ctx workflow.Context) (string, error) {
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: 10 * time.Second})
+	var from string
+	err := workflow.ExecuteActivity(ctx, helloFrom).Get(ctx, &from)
+	return "hello over mTLS from " + from, err
+}
+
+func helloFrom(ctx context.Context) (string, error) { return agency.From(ctx).ID, nil }
 
 // TestAWorkerReachesTemporalOverMutualTLS: with the CA, a client
 // certificate and key, a client and a worker made from Config reach a
-// Temporal frontend that requires mTLS, and run a workflow; without the
-// certificate, or in the clear, they do not get in.
+// Temporal frontend that requires mTLS, and run a workflow, whose activity
+// acts for the agency the start was made for; without the certificate,
+// or in the clear, they do not get in.
 func TestAWorkerReachesTemporalOverMutualTLS(t *testing.T) {
 	t.Parallel()
 	p := newPKI(t)
@@ -127,15 +138,17 @@ func TestAWorkerReachesTemporalOverMutualTLS(t *testing.T) {
 	t.Cleanup(c.Close)
 	w := worker.New(c, "tls-test", worker.Options{})
 	w.RegisterWorkflow(hello)
+	w.RegisterActivity(helloFrom)
 	require.NoError(t, w.Start())
 	t.Cleanup(w.Stop)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: "tls-test"}, hello)
+	run, err := c.ExecuteWorkflow(agency.With(ctx, agency.Agency{No: 2, ID: "lyon"}),
+		client.StartWorkflowOptions{TaskQueue: "tls-test"}, hello)
 	require.NoError(t, err)
 	var got string
 	require.NoError(t, run.Get(ctx, &got))
-	require.Equal(t, "hello over mTLS", got)
+	require.Equal(t, "hello over mTLS from lyon", got)
 
 	for name, bad := range map[string]Config{
 		"no client certificate": {Address: cfg.Address, Namespace: cfg.Namespace, CAFile: p.caFile, ServerName: "127.0.0.1"},
