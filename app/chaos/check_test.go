@@ -242,3 +242,22 @@ func agencyObjects() []hubspottest.Object {
 	}
 	return out
 }
+
+// A caller's move that changes only the agent (same property, same time)
+// is worded as staff's reassignment is (desk.reassigned): the viewing
+// stands with another agent. The store holds the old booking released
+// for it; that answer is true. A move in time stays "rescheduled".
+func TestAMoveToAnotherAgentAloneIsAnsweredReassigned(t *testing.T) {
+	t.Parallel()
+	end := t0.Add(30 * time.Minute)
+	ch := &checker{bookings: map[string]stored{
+		"k1": {key: "k1", id: "b1", status: string(booking.StatusReleasedForReschedule), property: "flat-1", agent: "agent-1", starts: t0, ends: end},
+		"k2": {key: "k2", id: "b2", status: "confirmed", property: "flat-1", agent: "agent-2", starts: t0, ends: end, replaces: "k1"},
+	}, final: map[string]*receipt.Receipt{"k1": {RequestKey: "k1", Status: receipt.StatusReassigned, ReplacedBy: "k2"}}}
+	require.Empty(t, ch.agreesWithStore())
+
+	moved := ch.bookings["k2"]
+	moved.starts, moved.ends = t0.Add(time.Hour), end.Add(time.Hour)
+	ch.bookings["k2"] = moved
+	require.Len(t, ch.agreesWithStore(), 1, "a move in time answered reassigned")
+}
