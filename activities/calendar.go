@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/bookingsaga/bookingsaga/agency"
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/calendars"
 	"github.com/bookingsaga/bookingsaga/receipt"
@@ -28,12 +29,12 @@ func (a *Activities) SyncCalendar(ctx context.Context, in booking.KeyInput) (boo
 		var err error
 		if b.Status == booking.StatusConfirmed {
 			var synced calendars.Synced
-			synced, err = a.Calendar.Upsert(ctx, calendarBooking(b, cal))
+			synced, err = a.Calendar.Upsert(ctx, calendarBooking(ctx, b, cal))
 			if i == 0 {
 				first = synced.EventID
 			}
 		} else {
-			err = a.Calendar.Delete(ctx, cal, b.RequestKey, b.BookingID.String())
+			err = a.deleteEvent(ctx, cal, b.RequestKey, b.BookingID.String())
 		}
 		if err != nil {
 			errs = append(errs, err)
@@ -69,8 +70,32 @@ func (a *Activities) bookingCalendars(ctx context.Context, key string) (booking.
 	return b, cals, nil
 }
 
-func calendarBooking(b booking.Booking, cal calendars.Ref) calendars.Booking {
-	return calendars.Booking{Calendar: cal, BookingID: b.BookingID.String(), RequestKey: b.RequestKey,
+// calendarBooking is b as cal's event shows it. The event is found by
+// its request key in the agency's space (agency.Scoped), so that two
+// agencies' bookings under one key never share an event, even in one
+// calendar; the default agency's keys are as before agencies.
+func calendarBooking(ctx context.Context, b booking.Booking, cal calendars.Ref) calendars.Booking {
+	return calendars.Booking{Calendar: cal, BookingID: b.BookingID.String(), RequestKey: agency.Scoped(ctx, b.RequestKey),
 		PropertyRef: b.Intent.PropertyID, Reference: receipt.Reference(b.RequestKey),
 		StartsAt: b.Intent.StartsAt, EndsAt: b.Intent.EndsAt, TimeZone: b.Intent.TimeZone}
+}
+
+// deleteEvent removes the event of key (in the agency's space) from cal.
+func (a *Activities) deleteEvent(ctx context.Context, cal calendars.Ref, key, bookingID string) error {
+	return a.Calendar.Delete(ctx, cal, agency.Scoped(ctx, key), bookingID)
+}
+
+// ownEvents are evs as the agency of ctx reads them: its own events by
+// its request keys, and another agency's (in a calendar both use) as
+// none of ours, which the repair never removes or moves.
+func ownEvents(ctx context.Context, evs []calendars.Event) []calendars.Event {
+	a := agency.From(ctx)
+	for i, ev := range evs {
+		if !ev.Ours {
+			continue
+		}
+		key, mine := agency.Unscoped(a, ev.RequestKey)
+		evs[i].Ours, evs[i].RequestKey = mine, key
+	}
+	return evs
 }

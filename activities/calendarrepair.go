@@ -116,7 +116,7 @@ func (a *Activities) listCalendars(ctx context.Context, byResource map[string]ca
 		if err != nil {
 			return nil, mirrorError("reconcile calendar", cal.String(), err, false)
 		}
-		listed[cal] = evs
+		listed[cal] = ownEvents(ctx, evs)
 	}
 	return listed, nil
 }
@@ -160,7 +160,7 @@ func (a *Activities) reconcileCalendarEvents(ctx context.Context, cal calendars.
 		}
 		switch {
 		case err == nil && b.Status != booking.StatusConfirmed:
-			if err := a.Calendar.Delete(ctx, cal, ev.RequestKey, ev.BookingID); err != nil {
+			if err := a.deleteEvent(ctx, cal, ev.RequestKey, ev.BookingID); err != nil {
 				if calendars.Permanent(err) {
 					failed(rep, fmt.Sprintf("orphan event %s in %s: %v", ev.ID, cal, err))
 					continue
@@ -172,7 +172,7 @@ func (a *Activities) reconcileCalendarEvents(ctx context.Context, cal calendars.
 		case err != nil:
 			return storeError("reconcile calendar", ev.RequestKey, err)
 		case !ev.Start.Equal(b.Intent.StartsAt) || !ev.End.Equal(b.Intent.EndsAt):
-			if _, err := a.Calendar.Upsert(ctx, calendarBooking(b, cal)); err != nil {
+			if _, err := a.Calendar.Upsert(ctx, calendarBooking(ctx, b, cal)); err != nil {
 				if calendars.Permanent(err) {
 					failed(rep, fmt.Sprintf("moved event %s in %s: %v", ev.ID, cal, err))
 					continue
@@ -252,7 +252,7 @@ func (a *Activities) reconcileBooking(ctx context.Context, b booking.Booking, ca
 	if cur, err := a.Store.Lookup(ctx, b.RequestKey); err != nil || cur.Status != booking.StatusConfirmed {
 		return ignoreNotFound(err)
 	}
-	if _, err := a.Calendar.Upsert(ctx, calendarBooking(b, cal)); err != nil {
+	if _, err := a.Calendar.Upsert(ctx, calendarBooking(ctx, b, cal)); err != nil {
 		if calendars.Permanent(err) {
 			failed(rep, fmt.Sprintf("event for %s in %s: %v", b.RequestKey, cal, err))
 			return nil

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/bookingsaga/bookingsaga/agency"
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/localtime"
 	"github.com/bookingsaga/bookingsaga/internal/mail"
@@ -77,18 +78,18 @@ func (a *Activities) deliver(ctx context.Context, m booking.Message, c booking.C
 		return a.SMS.Send(c.Phone, body)
 	}
 	out := mail.Mail{To: c.Email, Subject: sp.Subject(m.Kind, m.Booking), Text: sp.Message(m.Kind, m.Booking),
-		MessageID: opaque(m.RequestKey, string(m.Kind)) + "@bookingsaga"}
+		MessageID: opaque(agency.Scoped(ctx, m.RequestKey), string(m.Kind)) + "@bookingsaga"}
 	if m.Kind != booking.MessageReminder {
-		out.Invite = invite(m, sp)
+		out.Invite = invite(agency.Scoped(ctx, m.Thread), m, sp)
 	}
 	return a.Mail.Send(ctx, out)
 }
 
 // invite is the viewing as the caller's calendar keeps it: one UID for
-// the first booking and every move of it, its sequence the number of
-// moves, one more for a cancellation.
-func invite(m booking.Message, sp speech.Speaker) *mail.Invite {
-	in := &mail.Invite{UID: opaque(m.Thread, "viewing") + "@bookingsaga", Sequence: m.Moves,
+// the first booking and every move of it (its thread, in its agency's
+// space), its sequence the number of moves, one more for a cancellation.
+func invite(thread string, m booking.Message, sp speech.Speaker) *mail.Invite {
+	in := &mail.Invite{UID: opaque(thread, "viewing") + "@bookingsaga", Sequence: m.Moves,
 		Cancel: m.Kind == booking.MessageCancelled, Start: m.Booking.Intent.StartsAt, End: m.Booking.Intent.EndsAt,
 		Zone: m.Booking.Intent.TimeZone, Summary: sp.InviteSummary(m.Booking), Details: sp.Message(m.Kind, m.Booking),
 		Stamp: time.Now().UTC()}

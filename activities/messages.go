@@ -12,9 +12,11 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 
+	"github.com/bookingsaga/bookingsaga/agency"
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/mail"
 	"github.com/bookingsaga/bookingsaga/internal/sms"
+	"github.com/bookingsaga/bookingsaga/internal/visibility"
 )
 
 // SendMessages sends the callers' due messages in order and marks each
@@ -182,7 +184,7 @@ func (a *Activities) tellSaga(ctx context.Context, m booking.Message, st booking
 	if a.Temporal == nil || st != booking.MessageSent && st != booking.MessageUndeliverable {
 		return
 	}
-	err := a.Temporal.SignalWorkflow(ctx, m.RequestKey, "", booking.SignalCallerMessaged, booking.MessageNotice{Kind: m.Kind, Status: st})
+	err := a.Temporal.SignalWorkflow(ctx, agency.Scoped(ctx, m.RequestKey), "", booking.SignalCallerMessaged, booking.MessageNotice{Kind: m.Kind, Status: st})
 	var nf *serviceerror.NotFound
 	if err != nil && !errors.As(err, &nf) {
 		activity.GetLogger(ctx).Warn("the saga was not told of its caller's message", "request_key", m.RequestKey, "error", err)
@@ -197,7 +199,9 @@ func (a *Activities) messageCount(result string) {
 // messages: it queues the confirmation of live bookings that have none
 // queued, and when it queued some or messages have been due longer than
 // the run's window it starts the queue's sender if it is not running (an
-// operator may have terminated it). The outbox is the store's, so nothing else is lost.
+// operator may have terminated it). An agency other than the default one
+// has its sender started by every run: each agency's outbox is sent by a
+// sender of its own, which row-level security shows that outbox only. The outbox is the store's, so nothing else is lost.
 func (a *Activities) settleMessages(ctx context.Context, in booking.StuckInput, prog *booking.StuckProgress) error {
 	if prog.Phase > booking.StuckPhaseMessages {
 		return nil
@@ -215,7 +219,9 @@ func (a *Activities) settleMessages(ctx context.Context, in booking.StuckInput, 
 	if rep.MessagesOverdue, err = a.Store.OverdueMessages(ctx, in.Before); err != nil {
 		return storeError("reconcile messages", "", err)
 	}
-	if rep.MessagesOverdue+queued > 0 && (a.SMS != nil || a.Mail != nil) {
+	// The default agency's sender starts with the worker; another's with
+	// its agency's first run.
+	if (rep.MessagesOverdue+queued > 0 || !agency.From(ctx).IsDefault()) && (a.SMS != nil || a.Mail != nil) {
 		if err := EnsureMessages(ctx, a.Temporal, in.TaskQueue); err != nil {
 			return fmt.Errorf("reconcile messages: %w", err)
 		}
@@ -226,16 +232,15 @@ func (a *Activities) settleMessages(ctx context.Context, in booking.StuckInput, 
 	return nil
 }
 
-// EnsureMessages makes sure the callers' messages of the workers on
+// EnsureMessages makes sure the callers' messages of ctx's agency on
 // taskQueue are being sent: the one sender's run, left as it is when it
 // runs already. The worker calls it at start, reconciliation when
 // messages are overdue.
 func EnsureMessages(ctx context.Context, c client.Client, taskQueue string) error {
-	id := booking.MessagesIDPrefix + taskQueue
-	_, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: taskQueue,
-		WorkflowIDConflictPolicy: enums.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING}, booking.MessagesWorkflowName)
-	if err != nil {
-		return fmt.Errorf("start %s: %w", id, err)
+	o := client.StartWorkflowOptions{TaskQueue: taskQueue, WorkflowIDConflictPolicy: enums.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING}
+	o.ID, o.TypedSearchAttributes = visibility.ForStart(ctx, booking.MessagesIDPrefix+taskQueue)
+	if _, err := c.ExecuteWorkflow(ctx, o, booking.MessagesWorkflowName); err != nil {
+		return fmt.Errorf("start %s: %w", o.ID, err)
 	}
 	return nil
 }

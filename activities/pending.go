@@ -8,6 +8,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/activity"
 
+	"github.com/bookingsaga/bookingsaga/agency"
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/receipt"
 )
@@ -80,7 +81,7 @@ func (a *Activities) settleCall(ctx context.Context, call booking.PendingCall, r
 // and lose the update: Temporal holds an update it has admitted in memory
 // until a worker accepts it, and a server that dies then forgets it.
 func (a *Activities) callLost(ctx context.Context, key string) (bool, error) {
-	_, err := a.Temporal.DescribeWorkflowExecution(ctx, key, "")
+	_, err := a.Temporal.DescribeWorkflowExecution(ctx, agency.Scoped(ctx, key), "")
 	var nf *serviceerror.NotFound
 	switch {
 	case errors.As(err, &nf):
@@ -88,7 +89,7 @@ func (a *Activities) callLost(ctx context.Context, key string) (bool, error) {
 	case err != nil:
 		return false, err
 	}
-	v, err := a.Temporal.QueryWorkflow(ctx, key, "", booking.QueryReceipt, nil)
+	v, err := a.Temporal.QueryWorkflow(ctx, agency.Scoped(ctx, key), "", booking.QueryReceipt, nil)
 	if err != nil {
 		return false, err
 	}

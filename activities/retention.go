@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/bookingsaga/bookingsaga/agency"
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/crm"
 )
@@ -124,4 +125,18 @@ func (a *Activities) FollowZoneRules(ctx context.Context, in booking.LimitInput)
 		return rep, storeError("follow zone rules", "", err)
 	}
 	return rep, nil
+}
+
+// Agencies lists the deployment's agencies, for the default agency's
+// reconciliation run to start one run in each other.
+func (a *Activities) Agencies(ctx context.Context, _ booking.LimitInput) (agency.List, error) {
+	all, err := a.Store.Agencies(ctx)
+	if err != nil {
+		return agency.List{}, storeError("agencies", "", err)
+	}
+	out := agency.List{Agencies: make([]agency.Agency, len(all))}
+	for i, n := range all {
+		out.Agencies[i] = n.Agency
+	}
+	return out, nil
 }

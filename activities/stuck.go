@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/converter"
 
+	"github.com/bookingsaga/bookingsaga/agency"
 	"github.com/bookingsaga/bookingsaga/booking"
 )
 
@@ -36,9 +37,9 @@ func (a *Activities) ReconcileStuck(ctx context.Context, in booking.StuckInput) 
 		return prog.Report, nil
 	}
 	rep := &prog.Report
-	err := a.everyPage(ctx, &prog, booking.StuckPhaseStuck, visibility.StuckQuery(in.TaskQueue, in.Before), in.Limit, func(page []*workflowpb.WorkflowExecutionInfo) error {
+	err := a.everyPage(ctx, &prog, booking.StuckPhaseStuck, visibility.StuckQuery(agency.From(ctx), in.TaskQueue, in.Before), in.Limit, func(page []*workflowpb.WorkflowExecutionInfo) error {
 		for _, ex := range page {
-			if err := a.tellStuck(ctx, ex.GetExecution().GetWorkflowId(), in.Before, rep); err != nil {
+			if err := a.tellStuck(ctx, keyOf(ctx, ex), in.Before, rep); err != nil {
 				return err
 			}
 		}
@@ -114,7 +115,7 @@ func (a *Activities) tellStuck(ctx context.Context, key string, before time.Time
 	if err != nil {
 		return err
 	}
-	err = a.Temporal.SignalWorkflow(ctx, key, "", booking.SignalReconcile, out)
+	err = a.Temporal.SignalWorkflow(ctx, agency.Scoped(ctx, key), "", booking.SignalReconcile, out)
 	var nf *serviceerror.NotFound
 	if errors.As(err, &nf) {
 		return nil // it closed meanwhile: settled
@@ -141,7 +142,7 @@ func (a *Activities) tellStuck(ctx context.Context, key string, before time.Time
 func (a *Activities) statusesOf(ctx context.Context, page []*workflowpb.WorkflowExecutionInfo, op string) ([]string, map[string]booking.Status, error) {
 	keys := make([]string, 0, len(page))
 	for _, ex := range page {
-		keys = append(keys, ex.GetExecution().GetWorkflowId())
+		keys = append(keys, keyOf(ctx, ex))
 	}
 	stored, err := a.Store.Statuses(ctx, keys)
 	if err != nil {
@@ -156,7 +157,7 @@ func (a *Activities) statusesOf(ctx context.Context, page []*workflowpb.Workflow
 // the store's answer.
 func (a *Activities) verifyOpen(ctx context.Context, in booking.StuckInput, prog *booking.StuckProgress) error {
 	rep := &prog.Report
-	err := a.everyPage(ctx, prog, booking.StuckPhaseOpen, visibility.LiveQuery(in.TaskQueue), in.Limit, func(page []*workflowpb.WorkflowExecutionInfo) error {
+	err := a.everyPage(ctx, prog, booking.StuckPhaseOpen, visibility.LiveQuery(agency.From(ctx), in.TaskQueue), in.Limit, func(page []*workflowpb.WorkflowExecutionInfo) error {
 		_, stored, err := a.statusesOf(ctx, page, "reconcile open sagas")
 		if err != nil {
 			return err
@@ -181,7 +182,7 @@ func (a *Activities) verifyOpen(ctx context.Context, in booking.StuckInput, prog
 // or keeps the booking and tells the caller.
 func (a *Activities) verifyReleased(ctx context.Context, in booking.StuckInput, prog *booking.StuckProgress) error {
 	rep := &prog.Report
-	err := a.everyPage(ctx, prog, booking.StuckPhaseReleased, visibility.ReleasedQuery(in.TaskQueue), in.Limit, func(page []*workflowpb.WorkflowExecutionInfo) error {
+	err := a.everyPage(ctx, prog, booking.StuckPhaseReleased, visibility.ReleasedQuery(agency.From(ctx), in.TaskQueue), in.Limit, func(page []*workflowpb.WorkflowExecutionInfo) error {
 		keys, stored, err := a.statusesOf(ctx, page, "reconcile released sagas")
 		if err != nil {
 			return err
@@ -221,7 +222,7 @@ func (a *Activities) verifyReleased(ctx context.Context, in booking.StuckInput, 
 // rescheduled, is then the store's too. A key the store refused, or one
 // whose saga holds no booking, is left alone.
 func (a *Activities) recordRelease(ctx context.Context, key string, rep *booking.StuckReport) error {
-	v, err := a.Temporal.QueryWorkflow(ctx, key, "", booking.QueryState)
+	v, err := a.Temporal.QueryWorkflow(ctx, agency.Scoped(ctx, key), "", booking.QueryState)
 	if err != nil {
 		return fmt.Errorf("saga state %s: %w", key, err)
 	}
@@ -257,7 +258,7 @@ var live = map[string]booking.Status{"CONFIRMED": booking.StatusConfirmed, "SELE
 
 // verifyOne compares one open saga's published status with the store's.
 func (a *Activities) verifyOne(ctx context.Context, ex *workflowpb.WorkflowExecutionInfo, stored map[string]booking.Status, rep *booking.StuckReport) error {
-	key := ex.GetExecution().GetWorkflowId()
+	key := keyOf(ctx, ex)
 	var published string
 	if p := ex.GetSearchAttributes().GetIndexedFields()["BookingStatus"]; p != nil {
 		_ = converter.GetDefaultDataConverter().FromPayload(p, &published)
@@ -275,7 +276,7 @@ func (a *Activities) verifyOne(ctx context.Context, ex *workflowpb.WorkflowExecu
 	if !out.Found && live[published] != "" {
 		return a.flagLost(ctx, key, published, rep)
 	}
-	err = a.Temporal.SignalWorkflow(ctx, key, "", booking.SignalReconcile, out)
+	err = a.Temporal.SignalWorkflow(ctx, agency.Scoped(ctx, key), "", booking.SignalReconcile, out)
 	var nf *serviceerror.NotFound
 	if err != nil && !errors.As(err, &nf) {
 		return fmt.Errorf("signal %s: %w", key, err)
@@ -308,10 +309,18 @@ func (a *Activities) flagLost(ctx context.Context, key, published string, rep *b
 // commit a moment ago.
 func (a *Activities) unknownSince(ctx context.Context, key string, before time.Time) bool {
 	// "state" is workflows.QueryState; that package imports this one.
-	v, err := a.Temporal.QueryWorkflow(ctx, key, "", "state")
+	v, err := a.Temporal.QueryWorkflow(ctx, agency.Scoped(ctx, key), "", "state")
 	if err != nil {
 		return false
 	}
 	var st struct{ UnknownSince *time.Time }
 	return v.Get(&st) == nil && st.UnknownSince != nil && st.UnknownSince.Before(before)
+}
+
+// keyOf is the request key of a saga the activity's agency listed: its
+// workflow id without the agency's prefix (visibility.InAgency keeps
+// other agencies' sagas out of the list).
+func keyOf(ctx context.Context, ex *workflowpb.WorkflowExecutionInfo) string {
+	key, _ := agency.Unscoped(agency.From(ctx), ex.GetExecution().GetWorkflowId())
+	return key
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/phone"
+	"github.com/bookingsaga/bookingsaga/internal/store"
 )
 
 // TextLimits bound the texts the sender sends. Texts cost the agency
@@ -21,16 +22,21 @@ type TextLimits struct {
 	// PerKeyHour is the most texts one API key's calls ask for in an
 	// hour: bookings' messages and one-time codes alike.
 	PerKeyHour int
+	// PerAgencyHour is the most texts one agency's bookings and calls
+	// ask for in an hour, all its keys together.
+	PerAgencyHour int
 	// Countries are the ISO 3166 regions ("FR", "GB") texts may go to;
 	// none is the regions of the agency's properties' time zones.
 	Countries []string
 }
 
 // The caps by default: a caller's booking, move, reminder, cancellation
-// and a few codes fit in a day; a key's hour fits a busy agency's line.
+// and a few codes fit in a day; a key's hour fits a busy agency's line,
+// and an agency's hour four such lines.
 const (
-	DefaultTextsPerNumberDay = 10
-	DefaultTextsPerKeyHour   = 200
+	DefaultTextsPerNumberDay  = 10
+	DefaultTextsPerKeyHour    = 200
+	DefaultTextsPerAgencyHour = 800
 )
 
 // textTo is the number a text of m goes to: number read as written in
@@ -50,13 +56,15 @@ func (a *Activities) textTo(ctx context.Context, m booking.Message, number, by s
 		a.textRefusedCount("country")
 		return "", fmt.Sprintf("texts to region %s are not allowed (allowed: %s)", region, strings.Join(allowed, ", ")), nil
 	}
-	ok, err = a.Store.ClaimText(ctx, m.ID, to, by, a.Texts.PerNumberDay, a.Texts.PerKeyHour)
+	ok, err = a.Store.ClaimText(ctx, m.ID, to, by, store.TextCaps{
+		PerNumberDay: a.Texts.PerNumberDay, PerKeyHour: a.Texts.PerKeyHour, PerAgencyHour: a.Texts.PerAgencyHour})
 	switch {
 	case err != nil:
 		return "", "", storeError("claim text", m.RequestKey, err)
 	case !ok:
 		a.textRefusedCount("cap")
-		return "", fmt.Sprintf("over a cap: %d texts to one number a day, %d asked by one key an hour", a.Texts.PerNumberDay, a.Texts.PerKeyHour), nil
+		return "", fmt.Sprintf("over a cap: %d texts to one number a day, %d asked by one key an hour, %d of the agency an hour",
+			a.Texts.PerNumberDay, a.Texts.PerKeyHour, a.Texts.PerAgencyHour), nil
 	}
 	return to, "", nil
 }

@@ -30,14 +30,14 @@ func namedKey(r *http.Request) string {
 // nothing, and a booking its key made before may stand.
 func (s *Server) budgeted(h func(w http.ResponseWriter, r *http.Request) error) func(w http.ResponseWriter, r *http.Request) error {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		key := edge.Caller(r.Context())
-		if !s.set.Admission.Enter(key) {
+		caller := edge.Admitted(r.Context())
+		if !s.set.Admission.Enter(caller) {
 			s.set.Metrics.Counter("booking_calls_shed_total").Inc(1)
 			e, _ := edge.Classify(booking.ErrOverloaded)
 			e.RequestKey = namedKey(r)
 			return e
 		}
-		defer func(start time.Time) { s.set.Admission.Done(key, time.Since(start)) }(time.Now())
+		defer func(start time.Time) { s.set.Admission.Done(caller, time.Since(start)) }(time.Now())
 		ctx, cancel := s.client.Bound(r.Context())
 		defer cancel()
 		return h(w, r.WithContext(ctx))

@@ -30,6 +30,9 @@ type Config struct {
 	// Egress decides which receiver URLs may be registered; nil refuses
 	// every internal address, loopback included.
 	Egress *egress.Guard
+	// Agencies makes and lists agencies (a platform key's routes); without
+	// it those routes answer 501.
+	Agencies Agencies
 }
 
 // Server is the REST routes over the desk.
@@ -84,5 +87,7 @@ func (s *Server) Routes() []edge.Route {
 		route("POST", "/v1/webhooks/{id}/resume", admin, s.resumeWebhook),
 		route("POST", "/v1/webhooks/{id}/secret", admin, s.rotateWebhookSecret),
 		route("GET", "/v1/ops/timeline/{request_key}", ops, s.timeline),
+		route("PUT", "/v1/agencies/{id}", apikey.ScopePlatform, s.putAgency),
+		route("GET", "/v1/agencies", apikey.ScopePlatform, s.listAgencies),
 	}
 }

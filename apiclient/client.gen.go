@@ -55,6 +55,7 @@ const (
 	ErrorCodeFlagNotOpen            ErrorCode = "flag_not_open"
 	ErrorCodeHoldExpired            ErrorCode = "hold_expired"
 	ErrorCodeIntentExpired          ErrorCode = "intent_expired"
+	ErrorCodeInvalidAgency          ErrorCode = "invalid_agency"
 	ErrorCodeInvalidContact         ErrorCode = "invalid_contact"
 	ErrorCodeInvalidConversationId  ErrorCode = "invalid_conversation_id"
 	ErrorCodeInvalidHours           ErrorCode = "invalid_hours"
@@ -135,6 +136,8 @@ func (e ErrorCode) Valid() bool {
 	case ErrorCodeHoldExpired:
 		return true
 	case ErrorCodeIntentExpired:
+		return true
+	case ErrorCodeInvalidAgency:
 		return true
 	case ErrorCodeInvalidContact:
 		return true
@@ -313,6 +316,7 @@ const (
 	ReceiptReasonCodeFlagNotOpen            ReceiptReasonCode = "flag_not_open"
 	ReceiptReasonCodeHoldExpired            ReceiptReasonCode = "hold_expired"
 	ReceiptReasonCodeIntentExpired          ReceiptReasonCode = "intent_expired"
+	ReceiptReasonCodeInvalidAgency          ReceiptReasonCode = "invalid_agency"
 	ReceiptReasonCodeInvalidContact         ReceiptReasonCode = "invalid_contact"
 	ReceiptReasonCodeInvalidConversationId  ReceiptReasonCode = "invalid_conversation_id"
 	ReceiptReasonCodeInvalidHours           ReceiptReasonCode = "invalid_hours"
@@ -393,6 +397,8 @@ func (e ReceiptReasonCode) Valid() bool {
 	case ReceiptReasonCodeHoldExpired:
 		return true
 	case ReceiptReasonCodeIntentExpired:
+		return true
+	case ReceiptReasonCodeInvalidAgency:
 		return true
 	case ReceiptReasonCodeInvalidContact:
 		return true
@@ -697,6 +703,32 @@ func (e CallRetellToolParamsTool) Valid() bool {
 	default:
 		return false
 	}
+}
+
+// Agency an agency (tenant) of the deployment. Its keys name it by id ("agency" in the keys file); a call never names its agency itself
+type Agency struct {
+	// Id 1 to 32 lowercase letters, digits or hyphens; it stands in the ids of the agency's workflows
+	//
+	// Example: lyon
+	Id *string `json:"id,omitempty"`
+
+	// Name what the platform calls the agency, at most 200 bytes
+	//
+	// Example: Agence de Lyon
+	Name *string `json:"name,omitempty"`
+}
+
+// AgencyBody defines model for AgencyBody.
+type AgencyBody struct {
+	// Name what the platform calls the agency, at most 200 bytes
+	//
+	// Example: Agence de Lyon
+	Name *string `json:"name,omitempty"`
+}
+
+// AgencyList defines model for AgencyList.
+type AgencyList struct {
+	Agencies *[]Agency `json:"agencies,omitempty"`
 }
 
 // Availability defines model for Availability.
@@ -1531,6 +1563,9 @@ type ExportVapiToolsParams struct {
 	BaseUrl *string `form:"base_url,omitempty" json:"base_url,omitempty"`
 }
 
+// PutAgencyJSONRequestBody defines body for PutAgency for application/json ContentType.
+type PutAgencyJSONRequestBody = AgencyBody
+
 // CreateBookingJSONRequestBody defines body for CreateBooking for application/json ContentType.
 type CreateBookingJSONRequestBody = Booking
 
@@ -1965,6 +2000,25 @@ type ClientInterface interface {
 	// Corresponds with GET /readyz (the `GetReadiness` operationId).
 	GetReadiness(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListAgencies the deployment's agencies (a platform key's)
+	//
+	// Corresponds with GET /v1/agencies (the `ListAgencies` operationId).
+	ListAgencies(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutAgencyWithBody make an agency, or name it anew (a platform key's)
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /v1/agencies/{id} (the `PutAgency` operationId).
+	PutAgencyWithBody(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutAgency make an agency, or name it anew (a platform key's)
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /v1/agencies/{id} (the `PutAgency` operationId).
+	PutAgency(ctx context.Context, id string, body PutAgencyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetAvailability free slots under the current policy, with its version and the snapshot time
 	//
 	// Corresponds with GET /v1/availability (the `GetAvailability` operationId).
@@ -2278,6 +2332,55 @@ func (c *Client) GetOpenAPIDocument(ctx context.Context, reqEditors ...RequestEd
 // Corresponds with GET /readyz (the `GetReadiness` operationId).
 func (c *Client) GetReadiness(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetReadinessRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListAgencies the deployment's agencies (a platform key's)
+//
+// Corresponds with GET /v1/agencies (the `ListAgencies` operationId).
+func (c *Client) ListAgencies(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListAgenciesRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PutAgencyWithBody make an agency, or name it anew (a platform key's)
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /v1/agencies/{id} (the `PutAgency` operationId).
+func (c *Client) PutAgencyWithBody(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutAgencyRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PutAgency make an agency, or name it anew (a platform key's)
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /v1/agencies/{id} (the `PutAgency` operationId).
+func (c *Client) PutAgency(ctx context.Context, id string, body PutAgencyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutAgencyRequest(c.Server, id, body)
 	if err != nil {
 		return nil, err
 	}
@@ -3092,6 +3195,80 @@ func NewGetReadinessRequest(server string) (*http.Request, error) {
 	if err != nil {
 		return nil, err
 	}
+
+	return req, nil
+}
+
+// NewListAgenciesRequest constructs an http.Request for the ListAgencies method
+func NewListAgenciesRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/agencies")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPutAgencyRequest calls the generic PutAgency builder with application/json body
+func NewPutAgencyRequest(server string, id string, body PutAgencyJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPutAgencyRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewPutAgencyRequestWithBody constructs an http.Request for the PutAgency method, with any body, and a specified content type
+func NewPutAgencyRequestWithBody(server string, id string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/agencies/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -4602,6 +4779,27 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /readyz (the `GetReadiness` operationId).
 	GetReadinessWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetReadinessResponse, error)
 
+	// ListAgenciesWithResponse the deployment's agencies (a platform key's)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/agencies (the `ListAgencies` operationId).
+	ListAgenciesWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListAgenciesResponse, error)
+
+	// PutAgencyWithBodyWithResponse make an agency, or name it anew (a platform key's)
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v1/agencies/{id} (the `PutAgency` operationId).
+	PutAgencyWithBodyWithResponse(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutAgencyResponse, error)
+
+	// PutAgencyWithResponse make an agency, or name it anew (a platform key's)
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v1/agencies/{id} (the `PutAgency` operationId).
+	PutAgencyWithResponse(ctx context.Context, id string, body PutAgencyJSONRequestBody, reqEditors ...RequestEditorFn) (*PutAgencyResponse, error)
+
 	// GetAvailabilityWithResponse free slots under the current policy, with its version and the snapshot time
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -5028,6 +5226,172 @@ func (r GetReadinessResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetReadinessResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListAgenciesResponse429Headers the declared response headers of an HTTP 429 response for ListAgencies
+type ListAgenciesResponse429Headers struct {
+	RetryAfter *int
+}
+
+type ListAgenciesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *AgencyList
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *Error
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListAgenciesResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListAgenciesResponse) GetJSON200() *AgencyList {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListAgenciesResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListAgenciesResponse) GetJSON403() *Error {
+	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListAgenciesResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r ListAgenciesResponse) GetJSON501() *Error {
+	return r.JSON501
+}
+
+// GetBody returns the raw response body bytes
+func (r ListAgenciesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListAgenciesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListAgenciesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListAgenciesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PutAgencyResponse429Headers the declared response headers of an HTTP 429 response for PutAgency
+type PutAgencyResponse429Headers struct {
+	RetryAfter *int
+}
+
+type PutAgencyResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Agency
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *Agency
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Error
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *Error
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PutAgencyResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PutAgencyResponse) GetJSON200() *Agency {
+	return r.JSON200
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r PutAgencyResponse) GetJSON201() *Agency {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PutAgencyResponse) GetJSON400() *Error {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PutAgencyResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PutAgencyResponse) GetJSON403() *Error {
+	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PutAgencyResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r PutAgencyResponse) GetJSON501() *Error {
+	return r.JSON501
+}
+
+// GetBody returns the raw response body bytes
+func (r PutAgencyResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PutAgencyResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PutAgencyResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PutAgencyResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -7775,6 +8139,45 @@ func (c *ClientWithResponses) GetReadinessWithResponse(ctx context.Context, reqE
 	return ParseGetReadinessResponse(rsp)
 }
 
+// ListAgenciesWithResponse the deployment's agencies (a platform key's)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/agencies (the `ListAgencies` operationId).
+func (c *ClientWithResponses) ListAgenciesWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListAgenciesResponse, error) {
+	rsp, err := c.ListAgencies(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListAgenciesResponse(rsp)
+}
+
+// PutAgencyWithBodyWithResponse make an agency, or name it anew (a platform key's)
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v1/agencies/{id} (the `PutAgency` operationId).
+func (c *ClientWithResponses) PutAgencyWithBodyWithResponse(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutAgencyResponse, error) {
+	rsp, err := c.PutAgencyWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutAgencyResponse(rsp)
+}
+
+// PutAgencyWithResponse make an agency, or name it anew (a platform key's)
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v1/agencies/{id} (the `PutAgency` operationId).
+func (c *ClientWithResponses) PutAgencyWithResponse(ctx context.Context, id string, body PutAgencyJSONRequestBody, reqEditors ...RequestEditorFn) (*PutAgencyResponse, error) {
+	rsp, err := c.PutAgency(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutAgencyResponse(rsp)
+}
+
 // GetAvailabilityWithResponse free slots under the current policy, with its version and the snapshot time
 //
 // Returns a wrapper object for the known response body format(s).
@@ -8420,6 +8823,154 @@ func ParseGetReadinessResponse(rsp *http.Response) (*GetReadinessResponse, error
 		}
 		response.JSON503 = &dest
 
+	}
+
+	return response, nil
+}
+
+// ParseListAgenciesResponse parses an HTTP response from a ListAgenciesWithResponse call
+func ParseListAgenciesResponse(rsp *http.Response) (*ListAgenciesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListAgenciesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest AgencyList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers ListAgenciesResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePutAgencyResponse parses an HTTP response from a PutAgencyWithResponse call
+func ParsePutAgencyResponse(rsp *http.Response) (*PutAgencyResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PutAgencyResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Agency
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest Agency
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers PutAgencyResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil

@@ -20,6 +20,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.uber.org/zap"
 
+	"github.com/bookingsaga/bookingsaga/agency"
 	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/api/staff"
 	"github.com/bookingsaga/bookingsaga/api/voice"
@@ -169,6 +170,19 @@ func (c *Conn) Catalogue() (edge.Catalogue, error) {
 	return c.reads.Catalog, nil
 }
 
+// ActFor makes ctx act for the agency of id, as a key of that agency
+// does: the commands read, book and start in its space.
+func (c *Conn) ActFor(ctx context.Context, id string) (context.Context, error) {
+	if c.reads == nil {
+		return ctx, ErrNoStore
+	}
+	a, err := c.reads.Store.FindAgency(ctx, id)
+	if err != nil {
+		return ctx, err
+	}
+	return agency.With(ctx, a), nil
+}
+
 // Close closes what Connect opened.
 func (c *Conn) Close() {
 	if c.reads != nil {
@@ -315,11 +329,11 @@ func NewAPI(ctx context.Context, cfg APIConfig, logger *zap.Logger, scope tally.
 	}
 	limits := cfg.Limits
 	h := Edge(sc, EdgeConfig{
-		Config: edge.Config{Keys: keys, Limits: &limits, Log: logger, StoreZoneRules: reads.Store.LatestZoneRules,
+		Config: edge.Config{Keys: keys, Limits: &limits, Log: logger, StoreZoneRules: reads.Store.LatestZoneRules, Agencies: reads.Store,
 			Ready: []health.Check{{Name: "temporal", Fn: sc.Healthy}, {Name: "store", Fn: reads.Ping}},
 			Settings: edge.Settings{MaxBody: cfg.MaxBody, Metrics: scope, Catalogue: reads.Catalog, Names: names, Bookings: reads.Store,
 				Admission: admit}},
-		REST: api.Config{Contacts: reads.Store, Webhooks: reads.Store, Egress: cfg.Mirrors.Egress()},
+		REST: api.Config{Contacts: reads.Store, Webhooks: reads.Store, Egress: cfg.Mirrors.Egress(), Agencies: reads.Store},
 		Tools: voice.Config{RetellKey: cfg.RetellKey, VapiSecret: cfg.VapiSecret, VapiHMACSecret: cfg.VapiHMACSecret,
 			FindBudget: reads.Store, Contacts: reads.Store, CallerIDHeader: cfg.CallerIDHeader, FindsPerKeyHour: cfg.FindsPerKeyHour,
 			HandoffsPerKeyHour: cfg.HandoffsPerKeyHour},

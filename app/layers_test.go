@@ -96,6 +96,7 @@ func TestLayersHoldTheirFloors(t *testing.T) {
 	// The shared vocabulary links no Temporal SDK either.
 	links("booking", "go.temporal.io/")
 	links("receipt", "go.temporal.io/")
+	links("agency", "go.temporal.io/")
 	// The public client needs a Temporal client and nothing of the store:
 	// the desk checks answers against it, inside the module.
 	links("sagaclient", module+"internal/store", module+"internal/catalog", module+"internal/desk", module+"activities",

@@ -64,11 +64,12 @@ type Mirrors struct {
 	// TwilioAuthTokenFile holds the token instead (a container secret).
 	TwilioAuthTokenFile string
 	QuietFrom, QuietTo  time.Duration
-	// TextsPerNumberDay, TextsPerKeyHour and TextCountries bound the
+	// TextsPerNumberDay, TextsPerKeyHour, TextsPerAgencyHour and
+	// TextCountries bound the
 	// texts (activities.TextLimits); TextCountries is a comma-separated
 	// list of ISO 3166 regions, empty for those of the properties.
-	TextsPerNumberDay, TextsPerKeyHour int
-	TextCountries                      string
+	TextsPerNumberDay, TextsPerKeyHour, TextsPerAgencyHour int
+	TextCountries                                          string
 	// SMTP sends the callers' e-mails.
 	SMTP SMTP
 
@@ -106,8 +107,9 @@ func MirrorsFromEnv() Mirrors {
 		SMSFrom:             os.Getenv("SMS_FROM"), TwilioEndpoint: os.Getenv("TWILIO_ENDPOINT"),
 		QuietFrom: 21 * time.Hour, QuietTo: 8 * time.Hour,
 		TextsPerNumberDay: activities.DefaultTextsPerNumberDay, TextsPerKeyHour: activities.DefaultTextsPerKeyHour,
-		TextCountries: os.Getenv("TEXT_COUNTRIES"),
-		SMTP:          smtpFromEnv(),
+		TextsPerAgencyHour: activities.DefaultTextsPerAgencyHour,
+		TextCountries:      os.Getenv("TEXT_COUNTRIES"),
+		SMTP:               smtpFromEnv(),
 	}
 }
 
@@ -133,6 +135,7 @@ func (c *Mirrors) Register(fs *flag.FlagSet) {
 	fs.DurationVar(&c.QuietTo, "sms-quiet-to", c.QuietTo, "...to this long after it (equal: no quiet hours)")
 	fs.IntVar(&c.TextsPerNumberDay, "texts-per-number-day", c.TextsPerNumberDay, "the most texts one number gets in 24 hours")
 	fs.IntVar(&c.TextsPerKeyHour, "texts-per-key-hour", c.TextsPerKeyHour, "the most texts one API key's calls ask for in an hour (bookings' messages and one-time codes)")
+	fs.IntVar(&c.TextsPerAgencyHour, "texts-per-agency-hour", c.TextsPerAgencyHour, "the most texts one agency's bookings and calls ask for in an hour, all its keys together")
 	fs.StringVar(&c.TextCountries, "text-countries", c.TextCountries, "ISO 3166 regions texts may go to, e.g. FR,GB; empty is the regions of the properties' time zones (env TEXT_COUNTRIES)")
 	c.SMTP.register(fs)
 	fs.BoolVar(&c.WebhookLoopback, "webhook-allow-loopback", c.WebhookLoopback,
@@ -177,7 +180,8 @@ func (c Mirrors) Validate() error {
 // validateTexts checks the caps (a cap is at least one) and the regions.
 func (c Mirrors) validateTexts() error {
 	var errs []error
-	for name, n := range map[string]int{"texts-per-number-day": c.TextsPerNumberDay, "texts-per-key-hour": c.TextsPerKeyHour} {
+	for name, n := range map[string]int{"texts-per-number-day": c.TextsPerNumberDay, "texts-per-key-hour": c.TextsPerKeyHour,
+		"texts-per-agency-hour": c.TextsPerAgencyHour} {
 		if n < 1 {
 			errs = append(errs, fmt.Errorf("%s must be 1 or more, got %d", name, n))
 		}
@@ -203,7 +207,7 @@ func (c Mirrors) textCountries() []string {
 
 // TextLimits are the bounds on texts, as the sender takes them.
 func (c Mirrors) TextLimits() activities.TextLimits {
-	return activities.TextLimits{PerNumberDay: c.TextsPerNumberDay, PerKeyHour: c.TextsPerKeyHour, Countries: c.textCountries()}
+	return activities.TextLimits{PerNumberDay: c.TextsPerNumberDay, PerKeyHour: c.TextsPerKeyHour, PerAgencyHour: c.TextsPerAgencyHour, Countries: c.textCountries()}
 }
 
 // CalendarConfigured reports whether any Google calendar setting, or

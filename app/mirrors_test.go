@@ -18,7 +18,7 @@ import (
 // tenant asks for Microsoft 365, so a stray AZURE_CLIENT_ID is harmless.
 func TestBadSettingsAreNamed(t *testing.T) {
 	t.Parallel()
-	ok := Mirrors{CalendarTimeout: time.Second, CRMTimeout: time.Second, TextsPerNumberDay: 1, TextsPerKeyHour: 1}
+	ok := Mirrors{CalendarTimeout: time.Second, CRMTimeout: time.Second, TextsPerNumberDay: 1, TextsPerKeyHour: 1, TextsPerAgencyHour: 1}
 	require.NoError(t, ok.Validate())
 
 	stray := ok

@@ -311,5 +311,6 @@ func SearchAttributes() map[string]enums.IndexedValueType {
 		visibility.AttrCRMSynced.GetName():      enums.INDEXED_VALUE_TYPE_BOOL,
 		visibility.AttrCallerNotified.GetName(): enums.INDEXED_VALUE_TYPE_BOOL,
 		visibility.AttrReference.GetName():      enums.INDEXED_VALUE_TYPE_KEYWORD,
+		visibility.AttrAgency.GetName():         enums.INDEXED_VALUE_TYPE_KEYWORD,
 	}
 }

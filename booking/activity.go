@@ -35,6 +35,7 @@ const (
 	ActivityQueueReminder     = "QueueReminder"
 	ActivityRecordOutcome     = "RecordOutcome"
 	ActivityNoteReconcile     = "NoteReconcile"
+	ActivityAgencies          = "Agencies"
 )
 
 // Non-retryable ApplicationError types. They are business outcomes or
@@ -283,7 +284,7 @@ type CountOutput struct {
 
 // ReconcileSteps are the steps of a reconciliation run, in order; each
 // stands on its own.
-var ReconcileSteps = []string{ActivityReconcileStuck, ActivityExpireStaleHolds, ActivityPurgeContacts, ActivityApplyRetention,
+var ReconcileSteps = []string{ActivityAgencies, ActivityReconcileStuck, ActivityExpireStaleHolds, ActivityPurgeContacts, ActivityApplyRetention,
 	ActivityFollowZoneRules, ActivityReconcileCalendar, ActivityReconcileCRM}
 
 // StepOutcome is how one reconciliation step ended in a run: Error is

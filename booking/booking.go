@@ -95,7 +95,7 @@ func ValidateKey(key string) error {
 	// the service's other workflows; and "BS-" starts a spoken reference,
 	// which the CLI and tools take in the key's place.
 	for _, p := range [...]string{ConversationIDPrefix, CatalogIDPrefix, ReconcileRunID + "-", ReferencePrefix, AnonymousPrefix, WebhooksIDPrefix, ReleaseGoneIDPrefix, WithdrawIDPrefix,
-		OutcomeIDPrefix, MessagesIDPrefix} {
+		OutcomeIDPrefix, MessagesIDPrefix, AgencyIDPrefix} {
 		if strings.HasPrefix(key, p) {
 			return Rejectf(CodeInvalidRequestKey, "request_key must not start with %q", p)
 		}

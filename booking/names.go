@@ -45,6 +45,11 @@ const (
 	// WithdrawIDPrefix and a request key name the withdrawal of a key
 	// whose booking call is still pending.
 	WithdrawIDPrefix = "withdraw:"
+	// AgencyIDPrefix starts the workflow id of every workflow of an
+	// agency other than the default one ("agency:<id>:" and the id the
+	// default agency would use), so that each agency has its own request
+	// keys (agency.WorkflowID).
+	AgencyIDPrefix = "agency:"
 )
 
 // OutcomeWorkflowName records how a viewing went and mirrors it to the

@@ -116,6 +116,8 @@ const (
 	// CodeInvalidContact: a contact whose channel can't be used (SMS
 	// without a phone in E.164, e-mail without an address) or is unknown.
 	CodeInvalidContact Code = "invalid_contact"
+	// CodeInvalidAgency: an agency id or name out of shape.
+	CodeInvalidAgency Code = "invalid_agency"
 )
 
 // kinds is every declared code's kind.
@@ -136,6 +138,7 @@ var kinds = map[Code]Kind{
 	CodeNotFound: Edge, CodeMethodNotAllowed: Edge, CodeUnauthorized: Edge, CodeWrongScope: Edge, CodeRateLimited: Edge,
 	CodeUnavailable: Edge, CodeRefusedURL: Input, CodeEarlierPending: Refused, CodeNotThisConversation: Input,
 	CodeContactErased: Edge, CodeNoContact: Edge, CodeInvalidConversationID: Input, CodeInvalidContact: Input,
+	CodeInvalidAgency: Input,
 }
 
 // Kind is the code's kind; an undeclared code is Refused, the answer that

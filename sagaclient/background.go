@@ -26,8 +26,7 @@ func (c *Client) ReconcileNow(ctx context.Context) error {
 // StartWebhooks makes sure the dispatcher of a webhook endpoint runs; one
 // already running is left as it is.
 func (c *Client) StartWebhooks(ctx context.Context, endpointID string) error {
-	_, err := c.tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: booking.WebhooksIDPrefix + endpointID, TaskQueue: c.opts.TaskQueue,
-		WorkflowIDConflictPolicy: enums.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING},
+	_, err := c.tc.ExecuteWorkflow(ctx, joined(ctx, booking.WebhooksIDPrefix+endpointID, c.opts.TaskQueue),
 		booking.WebhooksWorkflowName, workflows.WebhooksInput{EndpointID: endpointID})
 	if err != nil {
 		return fmt.Errorf("start webhooks %s: %w", endpointID, err)

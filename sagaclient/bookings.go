@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
-	"go.temporal.io/sdk/client"
 
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/receipt"
@@ -181,8 +179,7 @@ func (c *Client) cancelGone(ctx context.Context, key string) (receipt.Receipt, e
 
 // onWorker runs the store step workflow on key and returns its answer.
 func (c *Client) onWorker(ctx context.Context, prefix, workflow, key string) (booking.LookupOutput, error) {
-	run, err := c.tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: prefix + key, TaskQueue: c.opts.TaskQueue,
-		WorkflowIDConflictPolicy: enums.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING}, workflow, key)
+	run, err := c.tc.ExecuteWorkflow(ctx, joined(ctx, prefix+key, c.opts.TaskQueue), workflow, key)
 	if err != nil {
 		return booking.LookupOutput{}, err
 	}

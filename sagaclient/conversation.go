@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.uber.org/zap"
 
+	"github.com/bookingsaga/bookingsaga/agency"
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/receipt"
 	"github.com/bookingsaga/bookingsaga/workflows"
@@ -138,8 +139,7 @@ func (c *Client) Choose(ctx context.Context, conversationID string, in booking.I
 func (c *Client) toConversation(ctx context.Context, conversationID, update string, arg, out any) error {
 	ctx, cancel := c.Bound(ctx)
 	defer cancel()
-	id := workflows.ConversationWorkflowID(conversationID)
-	op := c.tc.NewWithStartWorkflowOperation(conversationStart(id, c.opts.TaskQueue), booking.ConversationWorkflowName,
+	op := c.tc.NewWithStartWorkflowOperation(conversationStart(ctx, conversationID, c.opts.TaskQueue), booking.ConversationWorkflowName,
 		workflows.ConversationInput{ConversationID: conversationID})
 	h, err := c.tc.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{StartWorkflowOperation: op,
 		UpdateOptions: client.UpdateWorkflowOptions{UpdateName: update, Args: []any{arg},
@@ -197,7 +197,7 @@ func (c *Client) Adopt(ctx context.Context, conversationID, key string) error {
 // Keys are the request keys the conversation made or adopted; none for
 // a conversation that chose nothing.
 func (c *Client) Keys(ctx context.Context, conversationID string) ([]string, error) {
-	v, err := c.tc.QueryWorkflow(ctx, workflows.ConversationWorkflowID(conversationID), "", booking.QueryKeys)
+	v, err := c.tc.QueryWorkflow(ctx, conversationWorkflow(ctx, conversationID), "", booking.QueryKeys)
 	if notFound(err) {
 		return nil, nil
 	}
@@ -224,7 +224,7 @@ func (c *Client) Retire(ctx context.Context, conversationID, key string) error {
 }
 
 func (c *Client) conversationUpdate(ctx context.Context, conversationID, update, key string) error {
-	h, err := c.tc.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: workflows.ConversationWorkflowID(conversationID),
+	h, err := c.tc.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: conversationWorkflow(ctx, conversationID),
 		UpdateName: update, Args: []any{workflows.RetireRequest{RequestKey: key}},
 		WaitForStage: client.WorkflowUpdateStageCompleted})
 	if notFound(err) {
@@ -239,10 +239,16 @@ func (c *Client) conversationUpdate(ctx context.Context, conversationID, update,
 	return nil
 }
 
+// conversationWorkflow is the workflow id of the key book of
+// conversationID, in the space of ctx's agency.
+func conversationWorkflow(ctx context.Context, conversationID string) string {
+	return agency.Scoped(ctx, workflows.ConversationWorkflowID(conversationID))
+}
+
 // conversationStart joins a running key book, and starts a new one after
 // the last closed (a day idle).
-func conversationStart(id, queue string) client.StartWorkflowOptions {
-	o := StartOptions(id, queue)
+func conversationStart(ctx context.Context, conversationID, queue string) client.StartWorkflowOptions {
+	o := StartOptions(ctx, workflows.ConversationWorkflowID(conversationID), queue)
 	o.WorkflowIDReusePolicy = enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE
 	o.StaticSummary = "Conversation · the request keys of one caller's choices"
 	return o
@@ -254,7 +260,7 @@ func conversationStart(id, queue string) client.StartWorkflowOptions {
 func (c *Client) StartConversation(ctx context.Context, conversationID string) error {
 	ctx, cancel := c.Bound(ctx)
 	defer cancel()
-	_, err := c.tc.ExecuteWorkflow(ctx, conversationStart(workflows.ConversationWorkflowID(conversationID), c.opts.TaskQueue),
+	_, err := c.tc.ExecuteWorkflow(ctx, conversationStart(ctx, conversationID, c.opts.TaskQueue),
 		booking.ConversationWorkflowName, workflows.ConversationInput{ConversationID: conversationID})
 	if err != nil {
 		return fmt.Errorf("start conversation %s: %w", conversationID, err)
@@ -265,7 +271,7 @@ func (c *Client) StartConversation(ctx context.Context, conversationID string) e
 // KnownConversation reports whether Temporal has (or had) the key book of
 // conversationID: whether the service gave out that id.
 func (c *Client) KnownConversation(ctx context.Context, conversationID string) (bool, error) {
-	_, err := c.tc.DescribeWorkflowExecution(ctx, workflows.ConversationWorkflowID(conversationID), "")
+	_, err := c.tc.DescribeWorkflowExecution(ctx, conversationWorkflow(ctx, conversationID), "")
 	switch {
 	case notFound(err):
 		return false, nil

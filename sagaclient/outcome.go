@@ -4,9 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"go.temporal.io/api/enums/v1"
-	"go.temporal.io/sdk/client"
-
 	"github.com/bookingsaga/bookingsaga/booking"
 )
 
@@ -18,11 +15,8 @@ func (c *Client) RecordOutcome(ctx context.Context, in booking.OutcomeInput) (bo
 	if err := in.Validate(); err != nil {
 		return booking.OutcomeOutput{}, err
 	}
-	run, err := c.tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID:                       booking.OutcomeIDPrefix + in.RequestKey + ":" + string(in.Outcome),
-		TaskQueue:                c.opts.TaskQueue,
-		WorkflowIDConflictPolicy: enums.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
-	}, booking.OutcomeWorkflowName, in)
+	run, err := c.tc.ExecuteWorkflow(ctx, joined(ctx, booking.OutcomeIDPrefix+in.RequestKey+":"+string(in.Outcome), c.opts.TaskQueue),
+		booking.OutcomeWorkflowName, in)
 	if err != nil {
 		return booking.OutcomeOutput{}, fmt.Errorf("record outcome of %s: %w", in.RequestKey, err)
 	}

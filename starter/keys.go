@@ -20,12 +20,13 @@ func keys(args []string, out io.Writer) error {
 		return payloadKey(args[1:], out)
 	}
 	if len(args) == 0 || args[0] != "new" {
-		return errors.New("usage: starter keys new -file FILE -name NAME -scopes agent[,admin,ops] | starter keys payload -file FILE")
+		return errors.New("usage: starter keys new -file FILE -name NAME -scopes agent[,admin,ops] [-agency ID] | starter keys new -file FILE -name NAME -scopes platform | starter keys payload -file FILE")
 	}
 	fs := flag.NewFlagSet("keys new", flag.ContinueOnError)
 	file := fs.String("file", envOr("API_KEYS_FILE", ""), "the keys file (env API_KEYS_FILE); created 0600 if missing")
 	name := fs.String("name", "", "the key's name, shown in logs (e.g. vapi-prod-2026-12)")
-	scopes := fs.String("scopes", string(apikey.ScopeAgent), "comma-separated: agent, admin, ops")
+	scopes := fs.String("scopes", string(apikey.ScopeAgent), "comma-separated: agent, admin, ops; or platform alone")
+	agencyID := fs.String("agency", "", "the id of the agency the key acts for (PUT /v1/agencies/{id} makes one); none: the default agency")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
@@ -40,6 +41,7 @@ func keys(args []string, out io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("keys new: %w", err)
 	}
+	k.Agency = *agencyID
 	if err := apikey.SaveKey(*file, k, false); err != nil {
 		return fmt.Errorf("keys new: %w", err)
 	}

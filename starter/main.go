@@ -98,6 +98,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	fs.DurationVar(&cfg.CommitWait, "commit-wait", cfg.CommitWait, "how long a commit waits before answering pending_reconciliation")
 	fs.StringVar(&cfg.DatabaseURL, "database-url", cfg.DatabaseURL, "the booking store, read directly by availability, status and ops (env DATABASE_URL; default: the dev stack's in ./.bookingsaga, when it runs)")
 	cfg.Mirrors.Register(fs)
+	agencyID := fs.String("agency", "", "the agency the command acts for, by id (default: the default agency)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -141,6 +142,11 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	defer conn.Close()
+	if *agencyID != "" {
+		if ctx, err = conn.ActFor(ctx, *agencyID); err != nil {
+			return fmt.Errorf("-agency %s: %w", *agencyID, err)
+		}
+	}
 	err = command(ctx, conn, cmd, rest, out)
 	if errors.Is(err, app.ErrNoStore) {
 		return fmt.Errorf("%s reads the store: set -database-url or DATABASE_URL, or start the dev stack here (go run ./worker -dev)", cmd)

@@ -24,6 +24,8 @@ func serve(ctx context.Context, cc app.ClientConfig, logger *zap.Logger, args []
 	fs.StringVar(&cfg.KeysFile, "keys", cfg.KeysFile, "the API keys file, hashed keys as 'starter keys new' writes them; re-read when it changes (env API_KEYS_FILE)")
 	fs.Float64Var(&cfg.Limits.PerSecond, "rate-limit", cfg.Limits.PerSecond, "calls a second per key (a voice tool call is one); a booking call repeated is free, a read is not; 0 is no limit")
 	fs.IntVar(&cfg.Limits.Burst, "rate-burst", cfg.Limits.Burst, "calls per key allowed at once above the rate")
+	fs.Float64Var(&cfg.Limits.AgencyPerSecond, "agency-rate-limit", cfg.Limits.AgencyPerSecond, "calls a second per agency, all its keys together; 0 is no agency limit")
+	fs.IntVar(&cfg.Limits.AgencyBurst, "agency-rate-burst", cfg.Limits.AgencyBurst, "calls per agency allowed at once above its rate")
 	fs.Int64Var(&cfg.MaxBody, "max-body", cfg.MaxBody, "largest request body, in bytes")
 	fs.IntVar(&cfg.MaxInFlight, "max-in-flight", cfg.MaxInFlight, "the most calls that ask Temporal (booking routes, voice tools) run at once; admission keeps the limit at or below it; 0 admits all")
 	fs.DurationVar(&cfg.AdmitTarget, "admit-target", cfg.AdmitTarget, "the p95 of admitted calls admission aims at; past it calls are answered at once, not sent (503, retryable)")

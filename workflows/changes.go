@@ -125,11 +125,12 @@ func (s *saga) startReplacement(ctx workflow.Context, req RescheduleRequest) *re
 	commit := req.Commit
 	commit.Intent.Replaces = s.st.RequestKey
 	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
-		WorkflowID: req.NewRequestKey,
+		WorkflowID: workflowID(ctx, req.NewRequestKey),
 		// The new booking outlives this one, which ends once released.
 		ParentClosePolicy:     enums.PARENT_CLOSE_POLICY_ABANDON,
 		WorkflowIDReusePolicy: enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		StaticSummary:         s.named(Summary(req.NewRequestKey, commit.Intent)),
+		TypedSearchAttributes: childAttributes(ctx),
 	})
 	if s.st.Replacements == nil {
 		s.st.Replacements = map[string]*receipt.Receipt{}

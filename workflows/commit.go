@@ -341,7 +341,7 @@ func (s *saga) notifyReplaced(ctx workflow.Context) {
 	// drops a signal whose sender has completed.
 	s.notifying++
 	defer func() { s.notifying-- }()
-	if err := workflow.SignalExternalWorkflow(ctx, req.Intent.Replaces, "", booking.SignalReplacement, r).Get(ctx, nil); err != nil {
+	if err := workflow.SignalExternalWorkflow(ctx, workflowID(ctx, req.Intent.Replaces), "", booking.SignalReplacement, r).Get(ctx, nil); err != nil {
 		s.log.Error("could not tell the replaced booking", "request_key", s.st.RequestKey, "replaces", req.Intent.Replaces, "error", err)
 	}
 }

@@ -25,8 +25,9 @@ func Outcome(ctx workflow.Context, in booking.OutcomeInput) (booking.OutcomeOutp
 		return out, err
 	}
 	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
-		WorkflowID:        booking.OutcomeIDPrefix + "crm:" + in.RequestKey + ":" + string(in.Outcome),
-		ParentClosePolicy: enums.PARENT_CLOSE_POLICY_ABANDON,
+		WorkflowID:            workflowID(ctx, booking.OutcomeIDPrefix+"crm:"+in.RequestKey+":"+string(in.Outcome)),
+		ParentClosePolicy:     enums.PARENT_CLOSE_POLICY_ABANDON,
+		TypedSearchAttributes: childAttributes(ctx),
 	})
 	child := workflow.ExecuteChildWorkflow(cctx, MirrorCRM, in.RequestKey)
 	// Started is enough; one already running for this outcome reads the

@@ -1,13 +1,18 @@
 package workflows
 
 import (
+	"errors"
 	"slices"
 	"time"
 
+	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/bookingsaga/bookingsaga/agency"
+	"github.com/bookingsaga/bookingsaga/agency/agencyheader"
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/visibility"
 )
 
 // ReconcileInput bounds one run. Zero values take the defaults.
@@ -93,6 +98,12 @@ func Reconcile(ctx workflow.Context, in ReconcileInput) (ReconcileReport, error)
 		return nil
 	}
 	first := in.CalendarAfter == nil && in.CRMAfter == nil
+	if first && agencyheader.FromWorkflow(ctx).IsDefault() && alone &&
+		workflow.GetVersion(ctx, changeReconcilePerAgency, workflow.DefaultVersion, 1) == 1 {
+		if err := step(booking.ActivityAgencies, reconcileAgencies(ctx, in)); err != nil {
+			return rep, err
+		}
+	}
 	if first {
 		if err := firstSteps(ctx, in, &rep, step); err != nil {
 			return rep, err
@@ -251,4 +262,35 @@ func capDetails(d []string) []string {
 		return d[:most]
 	}
 	return d
+}
+
+// reconcileAgencies starts, from the default agency's run, a run of its
+// own for every other agency: a child in that agency (its header names
+// it, so the store shows the run that agency's rows only, and its
+// queries that agency's sagas), which this run does not wait for, so
+// that one agency's failing mirror or step holds back no other's. Each
+// is named for this run, so a run starts each agency's once.
+func reconcileAgencies(ctx workflow.Context, in ReconcileInput) error {
+	var all agency.List
+	if err := workflow.ExecuteActivity(ctx, booking.ActivityAgencies, booking.LimitInput{}).Get(ctx, &all); err != nil {
+		return err
+	}
+	run := workflow.GetInfo(ctx).WorkflowExecution.ID
+	for _, a := range all.Agencies {
+		if a.IsDefault() {
+			continue
+		}
+		cctx := workflow.WithChildOptions(agencyheader.InWorkflow(ctx, a), workflow.ChildWorkflowOptions{
+			WorkflowID:            agency.WorkflowID(a, run),
+			ParentClosePolicy:     enums.PARENT_CLOSE_POLICY_ABANDON,
+			TypedSearchAttributes: visibility.Agency(a),
+		})
+		child := workflow.ExecuteChildWorkflow(cctx, Reconcile, ReconcileInput{Window: in.Window, BatchSize: in.BatchSize,
+			StuckAfter: in.StuckAfter})
+		var started *temporal.ChildWorkflowExecutionAlreadyStartedError
+		if err := child.GetChildWorkflowExecution().Get(ctx, nil); err != nil && !errors.As(err, &started) {
+			return err
+		}
+	}
+	return nil
 }

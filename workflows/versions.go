@@ -71,4 +71,16 @@ const (
 	// its intent lapses, and adopts a booking the store holds, instead of
 	// answering offered, then expired, over it.
 	changeReadLostCommit = "offered-saga-reads-a-lost-commit"
+	// changeAgencyIDs (v0.13.0): a workflow acting for an agency other
+	// than the default one starts its children (a reschedule's new
+	// booking, an outcome's CRM mirror) and signals the booking it
+	// replaces under that agency's workflow ids (agency.WorkflowID), with
+	// its AgencyId search attribute, so that a request key is unique per
+	// agency. The default agency's ids are unchanged.
+	changeAgencyIDs = "agency-workflow-ids"
+	// changeReconcilePerAgency (v0.13.0): the default agency's run starts
+	// one run for each other agency, in that agency, as a child it does
+	// not wait for: the store shows a run only its agency's rows, and one
+	// agency's failing step or mirror holds back no other's.
+	changeReconcilePerAgency = "reconcile-per-agency"
 )

@@ -33,14 +33,14 @@ func (t *Tools) admit(ctx context.Context, name, callID string, raw json.RawMess
 		a := notDone(booking.Code(e.Code), e.Message)
 		return nil, &a
 	}
-	key := edge.Caller(ctx)
-	if !t.set.Admission.Enter(key) {
+	caller := edge.Admitted(ctx)
+	if !t.set.Admission.Enter(caller) {
 		t.shed()
 		a := notDone(booking.CodeUnavailable, atCapacity)
 		return nil, &a
 	}
 	start := time.Now()
-	return func() { t.set.Admission.Done(key, time.Since(start)) }, nil
+	return func() { t.set.Admission.Done(caller, time.Since(start)) }, nil
 }
 
 // writes reports whether the tool name makes or changes something, so

@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/time/rate"
 
+	"github.com/bookingsaga/bookingsaga/agency"
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/edge"
 	"github.com/bookingsaga/bookingsaga/internal/phone"
@@ -40,6 +41,8 @@ const (
 	// (Config.FindsPerKeyHour); a burst is a tenth of the hour's.
 	findPerKeyBurst = 50
 	findsPerKeyHour = 300
+	// An agency's budget, over all its keys, is four keys'.
+	findsAgencyKeys = 4
 )
 
 // finds limits attempts per API key, per conversation and per reference
@@ -65,10 +68,11 @@ type findLimit struct {
 	used   time.Time
 }
 
-// allow spends one attempt of the key's, the conversation's and the
-// reference's (canonical: receipt.CanonicalReference); each must have one
+// allow spends one attempt of the agency's, the key's, the
+// conversation's and the reference's (canonical:
+// receipt.CanonicalReference, in the agency's space); each must have one
 // left.
-func (f *finds) allow(conv, ref string, now time.Time) bool {
+func (f *finds) allow(agencyID, conv, ref string, now time.Time) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.by == nil {
@@ -79,15 +83,17 @@ func (f *finds) allow(conv, ref string, now time.Time) bool {
 	if f.perKeyHour > 0 {
 		perHour, burst = f.perKeyHour, max(f.perKeyHour/10, findBurst)
 	}
+	a := f.limit("agency:"+agencyID, time.Hour/time.Duration(findsAgencyKeys*perHour), findsAgencyKeys*burst, now)
 	k := f.limit("key:"+caller, time.Hour/time.Duration(perHour), burst, now)
-	if k.TokensAt(now) < 1 {
-		return false // the key's own budget: it makes no other entry
+	if a.TokensAt(now) < 1 || k.TokensAt(now) < 1 {
+		return false // the agency's or the key's own budget: it makes no other entry
 	}
-	c, r := f.limit("conversation:"+conv, findPerCall, findBurst, now), f.limit("reference:"+ref, findPerBooking, findBurst, now)
+	c := f.limit("conversation:"+conv, findPerCall, findBurst, now)
+	r := f.limit("reference:"+agencyID+"/"+ref, findPerBooking, findBurst, now)
 	if c.TokensAt(now) < 1 || r.TokensAt(now) < 1 {
 		return false
 	}
-	return k.AllowN(now, 1) && c.AllowN(now, 1) && r.AllowN(now, 1)
+	return a.AllowN(now, 1) && k.AllowN(now, 1) && c.AllowN(now, 1) && r.AllowN(now, 1)
 }
 
 // limit is name's bucket, made if need be, pruning first past
@@ -148,7 +154,7 @@ func (t *Tools) toolFind(ctx context.Context, conv string, a toolArgs) (Answer, 
 		return Answer{}, err // not a reference: nothing is counted or looked up
 	case t.cfg.Contacts == nil:
 		return Answer{}, noContacts
-	case !t.finds.allow(conv, ref, t.set.Now()):
+	case !t.finds.allow(agency.From(ctx).ID, conv, ref, t.set.Now()):
 		return tooManyFinds, nil
 	}
 	if ok, err := t.spendShared(ctx, ref); err != nil || !ok {

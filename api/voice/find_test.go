@@ -19,12 +19,12 @@ func TestFindAttemptsAreLimitedPerCallAndPerReference(t *testing.T) {
 	var f finds
 	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 	for range findBurst {
-		require.True(t, f.allow("call-1", "BS-AAAA-AAAA", now))
+		require.True(t, f.allow("default", "call-1", "BS-AAAA-AAAA", now))
 	}
-	require.False(t, f.allow("call-1", "BS-BBBB-BBBB", now), "the call has spent its attempts")
-	require.False(t, f.allow("call-2", "BS-AAAA-AAAA", now), "so has the reference, from any call")
-	require.True(t, f.allow("call-2", "BS-BBBB-BBBB", now))
-	require.True(t, f.allow("call-1", "BS-CCCC-CCCC", now.Add(findPerCall)), "one more, in time")
+	require.False(t, f.allow("default", "call-1", "BS-BBBB-BBBB", now), "the call has spent its attempts")
+	require.False(t, f.allow("default", "call-2", "BS-AAAA-AAAA", now), "so has the reference, from any call")
+	require.True(t, f.allow("default", "call-2", "BS-BBBB-BBBB", now))
+	require.True(t, f.allow("default", "call-1", "BS-CCCC-CCCC", now.Add(findPerCall)), "one more, in time")
 }
 
 // heapInUse is the live heap after a collection.
@@ -46,7 +46,7 @@ func TestTheFindLimiterHoldsBoundedMemory(t *testing.T) {
 	id := make([]byte, 64<<10)
 	for i := range 20000 {
 		copy(id, fmt.Sprintf("call-%08d", i))
-		f.allow(string(id), "BS-AAAA-AAAA", now)
+		f.allow("default", string(id), "BS-AAAA-AAAA", now)
 	}
 	held := int64(heapInUse()) - int64(before)
 	require.LessOrEqual(t, len(f.by), maxFindEntries, "entries")
@@ -63,11 +63,11 @@ func TestFindAttemptsCountTheReferenceNotItsSpelling(t *testing.T) {
 	for i, ref := range spellings {
 		canonical, err := receipt.CanonicalReference(ref)
 		require.NoError(t, err, ref)
-		require.True(t, f.allow(fmt.Sprint("call-", i), canonical, now), ref)
+		require.True(t, f.allow("default", fmt.Sprint("call-", i), canonical, now), ref)
 	}
 	canonical, err := receipt.CanonicalReference("BS-AAAA-AAAA")
 	require.NoError(t, err)
-	require.False(t, f.allow("call-new", canonical, now), "five spellings spent the booking's five attempts")
+	require.False(t, f.allow("default", "call-new", canonical, now), "five spellings spent the booking's five attempts")
 	_, err = receipt.CanonicalReference("BS-AAAA")
 	require.Error(t, err, "not a reference")
 }
@@ -91,10 +91,29 @@ func TestFindAttemptsAreLimitedPerKey(t *testing.T) {
 	var f finds
 	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 	for i := range findPerKeyBurst {
-		require.True(t, f.allow(fmt.Sprintf("agent-a/call-%d", i), fmt.Sprintf("BS-AAAA-%04d", i), now), i)
+		require.True(t, f.allow("default", fmt.Sprintf("agent-a/call-%d", i), fmt.Sprintf("BS-AAAA-%04d", i), now), i)
 	}
-	require.False(t, f.allow("agent-a/call-new", "BS-BBBB-BBBB", now), "the key has spent its budget")
-	require.True(t, f.allow("agent-b/call-1", "BS-BBBB-BBBB", now), "another key's")
+	require.False(t, f.allow("default", "agent-a/call-new", "BS-BBBB-BBBB", now), "the key has spent its budget")
+	require.True(t, f.allow("default", "agent-b/call-1", "BS-BBBB-BBBB", now), "another key's")
+}
+
+// An agency's keys share a budget of four keys': a fifth key of the
+// agency finds it spent, another agency's keys do not; and a reference
+// is counted in its agency's space, so one agency's tries at a reference
+// never spend another's caller's.
+func TestFindAttemptsAreLimitedPerAgency(t *testing.T) {
+	t.Parallel()
+	f := finds{perKeyHour: 50} // a burst of five a key, twenty an agency
+	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	for k := range findsAgencyKeys {
+		for i := range 5 {
+			require.True(t, f.allow("lyon", fmt.Sprintf("lyon-%d/call-%d", k, i), fmt.Sprintf("BS-%04d-%04d", k, i), now), "key %d, try %d", k, i)
+		}
+	}
+	require.False(t, f.allow("lyon", "lyon-new/call-1", "BS-BBBB-BBBB", now), "lyon has spent its budget, whichever key asks")
+	for i := range 5 {
+		require.True(t, f.allow("paris", fmt.Sprintf("paris-0/call-%d", i), "BS-0000-0000", now), "paris's own budget, and its own count of a reference lyon tried")
+	}
 }
 
 // One key flooding find_booking with new calls and references neither
@@ -106,11 +125,11 @@ func TestAFloodingKeyLocksNobodyElseOut(t *testing.T) {
 	var f finds
 	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 	for i := range 3 * maxFindEntries {
-		f.allow(fmt.Sprintf("flood/call-%d", i), fmt.Sprintf("BS-%04d-AAAA", i%10000), now)
+		f.allow("default", fmt.Sprintf("flood/call-%d", i), fmt.Sprintf("BS-%04d-AAAA", i%10000), now)
 	}
 	require.LessOrEqual(t, len(f.by), maxFindEntries)
-	require.True(t, f.allow("vapi/call-returning", "BS-ZZZZ-ZZZZ", now), "another key's caller is not locked out")
-	require.False(t, f.allow("flood/call-new", "BS-YYYY-YYYY", now), "the flooding key has spent its own budget")
+	require.True(t, f.allow("default", "vapi/call-returning", "BS-ZZZZ-ZZZZ", now), "another key's caller is not locked out")
+	require.False(t, f.allow("default", "flood/call-new", "BS-YYYY-YYYY", now), "the flooding key has spent its own budget")
 }
 
 // A platform's key is sized for its volume: its burst is a tenth of the
@@ -120,7 +139,7 @@ func TestAKeysFindBudgetIsSizedForItsPlatform(t *testing.T) {
 	f := finds{perKeyHour: 3000}
 	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 	for i := range 300 {
-		require.True(t, f.allow(fmt.Sprintf("vapi/call-%d", i), fmt.Sprintf("caller:+3361234%04d", i), now), "attempt %d", i)
+		require.True(t, f.allow("default", fmt.Sprintf("vapi/call-%d", i), fmt.Sprintf("caller:+3361234%04d", i), now), "attempt %d", i)
 	}
-	require.False(t, f.allow("vapi/call-next", "caller:+33699999999", now), "the burst spent")
+	require.False(t, f.allow("default", "vapi/call-next", "caller:+33699999999", now), "the burst spent")
 }

@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/text/unicode/norm"
 
+	"github.com/bookingsaga/bookingsaga/agency"
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/edge"
 	"github.com/bookingsaga/bookingsaga/receipt"
@@ -36,7 +37,7 @@ func (t *Tools) toolFindByCaller(ctx context.Context, conv string, a toolArgs) (
 		return Answer{}, edge.BadRequest(booking.CodeMissingField, "give the name the caller booked under, or the reference they quote and the phone number they gave")
 	case t.cfg.Contacts == nil:
 		return Answer{}, noContacts
-	case !t.finds.allow(conv, "caller:"+a.callerNumber, t.set.Now()):
+	case !t.finds.allow(agency.From(ctx).ID, conv, "caller:"+a.callerNumber, t.set.Now()):
 		return tooManyFinds, nil
 	}
 	ref, keys, err := t.cfg.Contacts.KeysByPhone(ctx, a.callerNumber)

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/bookingsaga/bookingsaga/agency"
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/localtime"
 	"github.com/bookingsaga/bookingsaga/receipt"
@@ -63,7 +64,7 @@ func (t *Tools) toolFindByCode(ctx context.Context, conv string, a toolArgs) (An
 	switch {
 	case t.cfg.Contacts == nil:
 		return Answer{}, noContacts
-	case !t.finds.allow(conv, "code:"+conv, t.set.Now()):
+	case !t.finds.allow(agency.From(ctx).ID, conv, "code:"+conv, t.set.Now()):
 		return tooManyFinds, nil
 	}
 	key, err := t.cfg.Contacts.UseUnlockCode(ctx, conv, code)

@@ -110,6 +110,12 @@ func (f *fixture) serveAPI(cfg app.EdgeConfig, reads ...desk.Catalog) string {
 	if cfg.Tools.Contacts == nil {
 		cfg.Tools.Contacts = vault
 	}
+	if cfg.Agencies == nil {
+		cfg.Agencies = vault
+	}
+	if cfg.REST.Agencies == nil {
+		cfg.REST.Agencies = vault
+	}
 	var cat desk.Catalog = f.catalog
 	if len(reads) > 0 {
 		cat = reads[0]
@@ -302,6 +308,7 @@ func TestHTTPBadInputIsRefusedAndWritesNothing(t *testing.T) {
 	}{
 		{"bad json", []byte(`{"request_key":`), "bad_json"},
 		{"no key", edit(func(b *api.BookingBody) { b.RequestKey = "" }), "invalid_request_key"},
+		{"another agency's key space", edit(func(b *api.BookingBody) { b.RequestKey = "agency:lyon:k1" }), "invalid_request_key"},
 		{"no agent", edit(func(b *api.BookingBody) { b.AgentID = "" }), "missing_field"},
 		{"unknown zone", edit(func(b *api.BookingBody) { b.TimeZone = "Europe/Atlantis" }), "unknown_time_zone"},
 		{"nonexistent local time", edit(func(b *api.BookingBody) { b.StartsAt, b.LocalStart = "", "2027-03-28T02:30" }), "nonexistent_local_time"},

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/bookingsaga/bookingsaga/app"
 	"net/http"
 	"strings"
 	"sync"
@@ -15,7 +14,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bookingsaga/bookingsaga/apiclient"
+	"github.com/bookingsaga/bookingsaga/app"
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/apikey"
+	"github.com/bookingsaga/bookingsaga/internal/edge"
 )
 
 // recorder remembers every call a client made and what it was answered.
@@ -221,6 +223,21 @@ func TestTheGeneratedClientCallsEveryRoute(t *testing.T) {
 		"method": "tools/call", "params": map[string]any{"name": "booking_status", "arguments": map[string]any{"reference": *booked.JSON200.Reference}}},
 		accept)
 	require.NoError(t, err)
+
+	// The platform's routes, under a platform key of their own.
+	kr, secret := keysOf(t, apikey.Key{Name: "platform", Scopes: []apikey.Scope{apikey.ScopePlatform}})
+	pc, err := apiclient.NewClientWithResponses(f.serveAPI(app.EdgeConfig{Config: edge.Config{Keys: kr}}), apiclient.WithHTTPClient(rec),
+		apiclient.WithRequestEditorFn(func(_ context.Context, req *http.Request) error {
+			req.Header.Set("Authorization", "Bearer "+secret["platform"])
+			return nil
+		}))
+	require.NoError(t, err)
+	made, err := pc.PutAgencyWithResponse(ctx, "lyon", apiclient.AgencyBody{Name: p("Agence de Lyon")})
+	require.NoError(t, err)
+	require.NotNil(t, made.JSON201, string(made.Body))
+	list, err := pc.ListAgenciesWithResponse(ctx)
+	require.NoError(t, err)
+	require.NotNil(t, list.JSON200, string(list.Body))
 
 	ops := documented(t, url)
 	for op, statuses := range ops {

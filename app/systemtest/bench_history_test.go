@@ -44,7 +44,7 @@ func BenchmarkHistoryPerBooking(b *testing.B) {
 	}
 	noopRun := func() string {
 		id := uuid.NewString()
-		op := f.client.NewWithStartWorkflowOperation(sagaclient.StartOptions(id, noopQueue), booking.BookingWorkflowName, workflows.BookingInput{})
+		op := f.client.NewWithStartWorkflowOperation(sagaclient.StartOptions(f.ctx, id, noopQueue), booking.BookingWorkflowName, workflows.BookingInput{})
 		h, err := f.client.UpdateWithStartWorkflow(f.ctx, client.UpdateWithStartWorkflowOptions{StartWorkflowOperation: op,
 			UpdateOptions: client.UpdateWorkflowOptions{UpdateName: booking.UpdateCommit, Args: []any{booking.CommitRequest{}},
 				WaitForStage: client.WorkflowUpdateStageCompleted}})

@@ -247,7 +247,7 @@ func commitOnly(acts *activities.Activities) func(workflow.Context, workflows.Bo
 // noopCall starts a no-op workflow and waits for its update's answer.
 func noopCall(c client.Client, queue string) call {
 	return func(ctx context.Context) error {
-		op := c.NewWithStartWorkflowOperation(sagaclient.StartOptions(uuid.NewString(), queue), booking.BookingWorkflowName, workflows.BookingInput{})
+		op := c.NewWithStartWorkflowOperation(sagaclient.StartOptions(ctx, uuid.NewString(), queue), booking.BookingWorkflowName, workflows.BookingInput{})
 		h, err := c.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{StartWorkflowOperation: op,
 			UpdateOptions: client.UpdateWorkflowOptions{UpdateName: booking.UpdateCommit, Args: []any{booking.CommitRequest{}},
 				WaitForStage: client.WorkflowUpdateStageCompleted}})

@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bookingsaga/bookingsaga/agency"
 	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/receipt"
 )
@@ -24,7 +25,9 @@ import (
 // reconciliation reads it.
 func (f *fixture) published(key string) {
 	f.t.Helper()
-	f.eventually(func() bool { return f.count(visibility.ReleasedQuery(f.queue)+" AND WorkflowId = '"+key+"'") == 1 },
+	f.eventually(func() bool {
+		return f.count(visibility.ReleasedQuery(agency.Default, f.queue)+" AND WorkflowId = '"+key+"'") == 1
+	},
 		"the saga published its release")
 }
 

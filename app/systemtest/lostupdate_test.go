@@ -27,7 +27,7 @@ func TestASagaWhoseUpdateTemporalLostAnswersTheStoresBooking(t *testing.T) {
 	settings := f.settings
 	settings.IntentTTL = 5 * time.Second
 	// What the server kept of the agent's update with start: the start.
-	_, err := f.client.ExecuteWorkflow(f.ctx, sagaclient.StartOptions(key, f.queue), booking.BookingWorkflowName,
+	_, err := f.client.ExecuteWorkflow(f.ctx, sagaclient.StartOptions(f.ctx, key, f.queue), booking.BookingWorkflowName,
 		workflows.BookingInput{RequestKey: key, Settings: settings})
 	require.NoError(t, err)
 	// What the store kept: the commit its local activity made.
@@ -55,7 +55,7 @@ func TestAPendingCallWhoseUpdateTemporalLostIsSentAgain(t *testing.T) {
 	f, url, drop := setupUnsent(t)
 	key := uuid.NewString()
 	first := f.bookUnsent(url, drop, key, 10)
-	_, err := f.client.ExecuteWorkflow(f.ctx, sagaclient.StartOptions(key, f.queue), booking.BookingWorkflowName,
+	_, err := f.client.ExecuteWorkflow(f.ctx, sagaclient.StartOptions(f.ctx, key, f.queue), booking.BookingWorkflowName,
 		workflows.BookingInput{RequestKey: key, Settings: f.settings})
 	require.NoError(t, err)
 

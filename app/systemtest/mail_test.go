@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/converter"
 
 	"github.com/bookingsaga/bookingsaga/activities"
+	"github.com/bookingsaga/bookingsaga/agency"
 	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/edge"
@@ -120,7 +121,7 @@ func TestAnUndeliverableCallerIsInTheOperatorsFilter(t *testing.T) {
 	require.Equal(t, http.StatusOK, f.call("POST", url+"/v1/bookings", body, &r))
 	require.Equal(t, receipt.StatusConfirmed, r.Status, "a message never makes or unmakes a booking")
 	f.eventually(func() bool { v, ok := f.callerNotified(key); return ok && !v }, "the saga says the caller could not be told")
-	query := visibility.AttentionQuery(time.Now().Add(-time.Hour)) + " AND TaskQueue = \"" + f.queue + "\""
+	query := visibility.AttentionQuery(agency.Default, time.Now().Add(-time.Hour)) + " AND TaskQueue = \"" + f.queue + "\""
 	f.eventually(func() bool {
 		res, err := f.client.ListWorkflow(f.ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: query})
 		return err == nil && len(res.GetExecutions()) == 1 && res.GetExecutions()[0].GetExecution().GetWorkflowId() == key

@@ -22,6 +22,7 @@ import (
 	"go.uber.org/zap"
 	"google.golang.org/api/calendar/v3"
 
+	"github.com/bookingsaga/bookingsaga/agency"
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/calendars"
 	"github.com/bookingsaga/bookingsaga/internal/desk"
@@ -350,7 +351,7 @@ func TestAttentionListsSilentSagas(t *testing.T) {
 	f := setup(t)
 	// Started without a call: nothing decided, so nothing published.
 	key := uuid.NewString()
-	_, err := f.client.ExecuteWorkflow(f.ctx, sagaclient.StartOptions(key, f.queue), booking.BookingWorkflowName,
+	_, err := f.client.ExecuteWorkflow(f.ctx, sagaclient.StartOptions(f.ctx, key, f.queue), booking.BookingWorkflowName,
 		workflows.BookingInput{RequestKey: key})
 	require.NoError(t, err)
 	listed := func(silent time.Duration) bool {
@@ -478,7 +479,7 @@ func TestReconcileGoesOnFromTheLastPageAnAttemptReached(t *testing.T) {
 		_, err := f.acts.Store.Release(f.ctx, store.ReleaseRequest{RequestKey: key}) // behind the saga's back
 		require.NoError(t, err)
 	}
-	first, err := f.client.ListWorkflow(f.ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: visibility.LiveQuery(f.queue), PageSize: 2})
+	first, err := f.client.ListWorkflow(f.ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: visibility.LiveQuery(agency.Default, f.queue), PageSize: 2})
 	require.NoError(t, err)
 	require.Len(t, first.GetExecutions(), 2)
 	require.NotEmpty(t, first.GetNextPageToken())

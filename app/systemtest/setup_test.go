@@ -10,13 +10,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bookingsaga/bookingsaga/app"
-
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 	"github.com/uber-go/tally/v4"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
 	"go.temporal.io/server/common/dynamicconfig"
 	"go.temporal.io/server/common/metrics"
 	"go.temporal.io/server/temporal"
@@ -24,6 +23,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/bookingsaga/bookingsaga/activities"
+	"github.com/bookingsaga/bookingsaga/agency/agencyheader"
+	"github.com/bookingsaga/bookingsaga/app"
 	"github.com/bookingsaga/bookingsaga/app/devstack"
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/catalog"
@@ -72,7 +73,8 @@ var temporalServer = sync.OnceValue(func() *temporaltest.TestServer {
 	// is every 30 s by default; tests that delete sagas (standing in for
 	// retention) wait for that.
 	dc[dynamicconfig.TransferProcessorUpdateAckInterval.Key()] = 200 * time.Millisecond
-	ts := temporaltest.NewServer(temporaltest.WithBaseClientOptions(client.Options{Logger: zaplog.New(zap.NewNop())}),
+	ts := temporaltest.NewServer(temporaltest.WithBaseClientOptions(client.Options{Logger: zaplog.New(zap.NewNop()),
+		ContextPropagators: []workflow.ContextPropagator{agencyheader.Propagator{}}}),
 		temporaltest.WithBaseServerOptions(temporal.WithDynamicConfigClient(dc),
 			temporal.WithCustomMetricsHandler(metrics.NewTallyMetricsHandler(metrics.ClientConfig{}, serverMetrics()))))
 	if err := app.EnsureSearchAttributes(context.Background(), ts.GetDefaultClient(), ts.GetDefaultNamespace()); err != nil {
@@ -165,15 +167,18 @@ func fixtureOn(t testing.TB, pool *pgxpool.Pool) *fixture {
 }
 
 // seed writes the policy and the two resources every test books.
-func (f *fixture) seed() {
+func (f *fixture) seed() { f.seedFor(f.ctx) }
+
+// seedFor writes them for the agency ctx acts for.
+func (f *fixture) seedFor(ctx context.Context) {
 	f.t.Helper()
-	require.NoError(f.t, f.acts.Store.SetPolicy(f.ctx, booking.Policy{Version: policyVersion, SlotMinutes: 30,
+	require.NoError(f.t, f.acts.Store.SetPolicy(ctx, booking.Policy{Version: policyVersion, SlotMinutes: 30,
 		OpensAt: 8 * time.Hour, ClosesAt: 20 * time.Hour, HoldTTL: 10 * time.Minute, MinNotice: time.Hour}))
 	for _, r := range []booking.Resource{
 		{ID: "paris-11", Kind: "property", Capacity: 1, TimeZone: "Europe/Paris", CalendarID: "paris-11@calendar.test"},
 		{ID: "agent-00", Kind: "agent", Capacity: 1, TimeZone: "Europe/Paris", CalendarID: "agent-00@calendar.test"},
 	} {
-		require.NoError(f.t, f.acts.Store.UpsertResource(f.ctx, r))
+		require.NoError(f.t, f.acts.Store.UpsertResource(ctx, r))
 	}
 }
 

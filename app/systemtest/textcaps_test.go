@@ -1,7 +1,8 @@
 package systemtest
 
 import (
-	"github.com/bookingsaga/bookingsaga/app"
+	"context"
+	"net/http"
 	"net/http/httptest"
 	"testing"
 
@@ -10,10 +11,14 @@ import (
 	"github.com/uber-go/tally/v4"
 
 	"github.com/bookingsaga/bookingsaga/activities"
+	"github.com/bookingsaga/bookingsaga/agency"
+	"github.com/bookingsaga/bookingsaga/app"
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/apikey"
 	"github.com/bookingsaga/bookingsaga/internal/edge"
 	"github.com/bookingsaga/bookingsaga/internal/sms"
 	"github.com/bookingsaga/bookingsaga/internal/sms/smstest"
+	"github.com/bookingsaga/bookingsaga/receipt"
 )
 
 // Texts are bounded (DLM4): a number gets its day's texts and no more,
@@ -67,4 +72,58 @@ func TestTextsAreCappedPerNumberPerKeyAndByCountry(t *testing.T) {
 		}
 	}
 	require.Equal(t, map[string]int64{"cap": 2, "country": 1}, refused)
+}
+
+// An agency's keys share its hour of texts: each key under its own cap,
+// the agency's fourth text of the hour is refused, and another agency's
+// texts go on.
+func TestAnAgencysTextsAreCappedTogether(t *testing.T) {
+	t.Parallel()
+	fake := smstest.New(twilioAccount, twilioToken)
+	srv := httptest.NewServer(fake)
+	t.Cleanup(func() { fake.Release(); srv.Close() })
+	s, err := sms.New(sms.Config{AccountSid: twilioAccount, AuthToken: twilioToken, From: "+33700000000", Endpoint: srv.URL})
+	require.NoError(t, err)
+	f := sendingWorker(t, func(f *fixture) {
+		f.acts.SMS = s
+		f.acts.Texts = activities.TextLimits{PerKeyHour: 2, PerAgencyHour: 3}
+	})
+	lyon := f.addAgency("lyon")
+	require.NoError(t, activities.EnsureMessages(f.ctx, f.client, f.queue))
+	require.NoError(t, activities.EnsureMessages(lyon, f.client, f.queue))
+	t.Cleanup(func() {
+		_ = f.client.TerminateWorkflow(f.ctx, agency.Scoped(lyon, booking.MessagesIDPrefix+f.queue), "", "the test is over")
+	})
+	kr, secret := keysOf(t, apikey.Key{Name: "lyon-a", Scopes: []apikey.Scope{apikey.ScopeAgent}, Agency: "lyon"},
+		apikey.Key{Name: "lyon-b", Scopes: []apikey.Scope{apikey.ScopeAgent}, Agency: "lyon"},
+		apikey.Key{Name: "paris", Scopes: []apikey.Scope{apikey.ScopeAgent}})
+	url := f.serveAPI(app.EdgeConfig{Config: edge.Config{Keys: kr}})
+	book := func(ctx context.Context, by string, hour int, number string) booking.MessageRecord {
+		key := uuid.NewString()
+		body := bookingBody(key, slot(t, hour))
+		body.Contact = &edge.Contact{Name: "Camille", Phone: number, Notify: "sms"}
+		var r receipt.Receipt
+		require.Equal(t, http.StatusOK, f.call("POST", url+"/v1/bookings", body, &r, "Authorization", "Bearer "+secret[by]))
+		require.Equal(t, receipt.StatusConfirmed, r.Status, "%s at %d: %+v", by, hour, r.Reason)
+		var m booking.MessageRecord
+		f.eventually(func() bool {
+			msgs, err := f.acts.Store.Messages(ctx, key)
+			require.NoError(t, err)
+			if len(msgs) == 1 {
+				m = msgs[0]
+			}
+			return m.Status != "" && m.Status != booking.MessageDue
+		}, "the confirmation's text ended")
+		return m
+	}
+	require.Equal(t, booking.MessageSent, book(lyon, "lyon-a", 9, "+33612345671").Status)
+	require.Equal(t, booking.MessageSent, book(lyon, "lyon-a", 10, "+33612345672").Status)
+	require.Equal(t, booking.MessageSent, book(lyon, "lyon-b", 11, "+33612345673").Status, "lyon's third of the hour")
+	capped := book(lyon, "lyon-b", 12, "+33612345674")
+	require.Equal(t, booking.MessageRefused, capped.Status, "lyon's fourth of the hour, lyon-b's second")
+	require.Contains(t, capped.LastError, "of the agency an hour")
+	// Both agencies' catalogues here name the same calendars, which
+	// lyon's bookings now fill: the default agency books another hour.
+	require.Equal(t, booking.MessageSent, book(f.ctx, "paris", 14, "+33612345675").Status, "the default agency's own hour")
+	require.Len(t, fake.Sent(), 4)
 }

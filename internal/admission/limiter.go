@@ -19,6 +19,7 @@
 package admission
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"sync"
@@ -51,10 +52,13 @@ type Limiter struct {
 	limit    float64
 	inFlight int
 	samples  []time.Duration
-	byKey    map[string]int // calls in flight per API key
-	refused  bool           // a call was turned away in this window
-	peak     int            // the most calls in flight at once in this window
-	floor    time.Duration  // the best window's median
+	byAgency map[string]int            // calls in flight per agency
+	byKey    map[string]map[string]int // and per key, by agency
+	first    string                    // the first agency seen
+	agencies bool                      // more than one agency has called
+	refused  bool                      // a call was turned away in this window
+	peak     int                       // the most calls in flight at once in this window
+	floor    time.Duration             // the best window's median
 }
 
 // burstRoom is the least room light load leaves: callers racing for one
@@ -80,55 +84,82 @@ func New(cfg Config) *Limiter {
 	return &Limiter{cfg: cfg, limit: float64(cfg.Max)}
 }
 
-// Enter takes a place for a call under an API key, or reports none free;
-// a call admitted must be answered with Done, with its key and how long
-// it took. A key holds at most its share (share): one key flooding the
-// edge is turned away while another's calls are still let in.
-func (l *Limiter) Enter(key string) bool {
+// Caller is who a call comes from: the agency its key acts for, and the
+// key's name.
+type Caller struct{ Agency, Key string }
+
+// Enter takes a place for a call, or reports none free; a call admitted
+// must be answered with Done, with its caller and how long it took. A
+// key holds at most its share among its agency's keys, of the agency's
+// share among the agencies (share): one key, or one agency's keys
+// together, flooding the edge are turned away while another's calls are
+// still let in, and an agency of one key is not outnumbered by one of
+// many.
+func (l *Limiter) Enter(c Caller) bool {
 	if l == nil {
 		return true
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.inFlight >= int(l.limit) || l.byKey[key] >= l.share(key) {
+	l.agencies = l.agencies || l.first != "" && c.Agency != l.first
+	l.first = cmp.Or(l.first, c.Agency)
+	room := l.limit
+	if l.agencies {
+		room = float64(share(l.byAgency, c.Agency, l.limit))
+	}
+	keys := l.byKey[c.Agency]
+	if l.inFlight >= int(l.limit) || l.byAgency[c.Agency] >= int(room) || keys[c.Key] >= share(keys, c.Key, room) {
 		l.refused = true
 		return false
 	}
-	if l.byKey == nil {
-		l.byKey = map[string]int{}
+	if l.byAgency == nil {
+		l.byAgency, l.byKey = map[string]int{}, map[string]map[string]int{}
 	}
-	l.byKey[key]++
+	if keys == nil {
+		keys = map[string]int{}
+		l.byKey[c.Agency] = keys
+	}
+	keys[c.Key]++
+	l.byAgency[c.Agency]++
 	l.inFlight++
 	l.peak = max(l.peak, l.inFlight)
 	l.told()
 	return true
 }
 
-// share is the most places key may hold: an equal part of the limit
-// among the keys holding places (key among them), and at least one. A
-// key alone leaves a quarter free for a key that holds none yet; the
-// limit grows while calls are turned away within the latency aim, so a
-// deployment with one key loses no capacity it can serve.
-func (l *Limiter) share(key string) int {
-	keys := len(l.byKey)
-	if l.byKey[key] == 0 {
-		keys++
+// share is the most places name may hold among those holding places in
+// held: an equal part of the limit among them (name among them), and at
+// least one. One alone leaves a quarter free for one that holds none yet;
+// the limit grows while calls are turned away within the latency aim, so
+// a deployment with one key loses no capacity it can serve. Agencies are
+// held to shares once a second agency has called, so that a deployment
+// of one agency runs as before.
+func share(held map[string]int, name string, limit float64) int {
+	n := len(held)
+	if held[name] == 0 {
+		n++
 	}
-	if keys == 1 {
-		return max(1, int(l.limit-math.Floor(l.limit/4)))
+	if n == 1 {
+		return max(1, int(limit-math.Floor(limit/4)))
 	}
-	return max(1, int(math.Ceil(l.limit/float64(keys))))
+	return max(1, int(math.Ceil(limit/float64(n))))
 }
 
-// Done gives back the place of a call under key that took took.
-func (l *Limiter) Done(key string, took time.Duration) {
+// Done gives back the place of a call from c that took took.
+func (l *Limiter) Done(c Caller, took time.Duration) {
 	if l == nil {
 		return
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.byKey[key]--; l.byKey[key] <= 0 {
-		delete(l.byKey, key) // the map holds the keys with calls in flight, no more
+	// The maps hold the callers with calls in flight, no more.
+	keys := l.byKey[c.Agency]
+	if keys[c.Key]--; keys[c.Key] <= 0 {
+		delete(keys, c.Key)
+	}
+	if l.byAgency[c.Agency]--; l.byAgency[c.Agency] <= 0 {
+		delete(l.byAgency, c.Agency)
+		delete(l.byKey, c.Agency)
 	}
 	l.inFlight--
 	l.told()

@@ -1,6 +1,7 @@
 package admission
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -60,7 +61,7 @@ func (svc service) run(l *Limiter, settle int, phases ...phase) []outcome {
 				if counted {
 					o.offered++
 				}
-				if l.Enter("k") {
+				if l.Enter(key("k")) {
 					calls = append(calls, call{left: svc.work, start: now})
 				} else if counted {
 					o.shed++
@@ -74,7 +75,7 @@ func (svc service) run(l *Limiter, settle int, phases ...phase) []outcome {
 					continue
 				}
 				took := time.Duration(now+1-c.start) * time.Millisecond
-				l.Done("k", took)
+				l.Done(key("k"), took)
 				if counted {
 					o.latencies = append(o.latencies, took)
 				}
@@ -158,11 +159,11 @@ func TestTheLimitKeepsItsBounds(t *testing.T) {
 	l := setup(t, Config{Max: 6, Min: 3, Window: 4})
 	round := func(took time.Duration) {
 		n := 0
-		for l.Enter("k") {
+		for l.Enter(key("k")) {
 			n++
 		}
 		for range n {
-			l.Done("k", took)
+			l.Done(key("k"), took)
 		}
 	}
 	round(time.Millisecond) // the floor: a millisecond
@@ -177,20 +178,20 @@ func TestTheLimitKeepsItsBounds(t *testing.T) {
 	require.Equal(t, 6, l.Limit(), "fast calls under a full limit: back to Max, no higher")
 	var none *Limiter
 	require.Nil(t, New(Config{}))
-	require.True(t, none.Enter("k"))
+	require.True(t, none.Enter(key("k")))
 	require.Zero(t, none.Limit(), "no limiter, no limit")
-	none.Done("k", time.Second)
+	none.Done(key("k"), time.Second)
 }
 
 func TestInFlightIsToldInOrder(t *testing.T) {
 	t.Parallel()
 	var told []int
 	l := setup(t, Config{Max: 2, OnInFlight: func(n int) { told = append(told, n) }})
-	require.True(t, l.Enter("k"))
-	require.True(t, l.Enter("k"))
-	require.False(t, l.Enter("k"))
-	l.Done("k", time.Millisecond)
-	l.Done("k", time.Millisecond)
+	require.True(t, l.Enter(key("k")))
+	require.True(t, l.Enter(key("k")))
+	require.False(t, l.Enter(key("k")))
+	l.Done(key("k"), time.Millisecond)
+	l.Done(key("k"), time.Millisecond)
 	require.Equal(t, []int{1, 2, 1, 0}, told)
 }
 
@@ -202,20 +203,57 @@ func TestOneKeyCannotTakeEveryPlace(t *testing.T) {
 	t.Parallel()
 	l := New(Config{Max: 8, Min: 8})
 	flood := 0
-	for l.Enter("flood") {
+	for l.Enter(key("flood")) {
 		flood++
 	}
 	require.Equal(t, 6, flood, "three quarters of eight")
-	require.True(t, l.Enter("quiet"), "the quiet key is let in")
-	require.False(t, l.Enter("flood"), "the flood still is not")
-	require.True(t, l.Enter("quiet"), "two keys share eight: the quiet key is under its four")
-	require.False(t, l.Enter("quiet"), "the limit is full: eight places, six of them the flood's")
-	l.Done("flood", time.Millisecond)
-	require.False(t, l.Enter("flood"), "two keys share eight: the flood holds five, over its four")
-	require.True(t, l.Enter("quiet"), "the quiet key, under its four, takes the place given back")
+	require.True(t, l.Enter(key("quiet")), "the quiet key is let in")
+	require.False(t, l.Enter(key("flood")), "the flood still is not")
+	require.True(t, l.Enter(key("quiet")), "two keys share eight: the quiet key is under its four")
+	require.False(t, l.Enter(key("quiet")), "the limit is full: eight places, six of them the flood's")
+	l.Done(key("flood"), time.Millisecond)
+	require.False(t, l.Enter(key("flood")), "two keys share eight: the flood holds five, over its four")
+	require.True(t, l.Enter(key("quiet")), "the quiet key, under its four, takes the place given back")
 	flood--
 	for range flood {
-		l.Done("flood", time.Millisecond)
+		l.Done(key("flood"), time.Millisecond)
 	}
-	require.True(t, l.Enter("flood"))
+	require.True(t, l.Enter(key("flood")))
+}
+
+// key is a call from key k of the default agency.
+func key(k string) Caller { return Caller{Agency: "default", Key: k} }
+
+// One agency's keys flooding the edge together hold at most the agency's
+// share once a second agency calls: alone, three quarters; with two
+// agencies holding places, half each, however many keys each has.
+func TestOneAgencyCannotTakeEveryPlace(t *testing.T) {
+	t.Parallel()
+	l := New(Config{Max: 8, Min: 8})
+	quiet := Caller{Agency: "lyon", Key: "lyon-agent"}
+	require.True(t, l.Enter(quiet), "a second agency calls")
+	l.Done(quiet, time.Millisecond)
+
+	flood := 0
+	for i := 0; l.Enter(Caller{Agency: "paris", Key: fmt.Sprint("paris-", i)}); i++ {
+		flood++
+	}
+	require.Equal(t, 6, flood, "three quarters of eight, over six keys each under its own share")
+	require.True(t, l.Enter(quiet), "the other agency is let in")
+	require.True(t, l.Enter(quiet), "two agencies share eight: lyon is under its four")
+	require.False(t, l.Enter(quiet), "the limit is full")
+	l.Done(Caller{Agency: "paris", Key: "paris-0"}, time.Millisecond)
+	require.False(t, l.Enter(Caller{Agency: "paris", Key: "paris-new"}), "paris holds five, over its four, whichever key asks")
+	require.True(t, l.Enter(quiet), "lyon, under its four, takes the place given back")
+}
+
+// A deployment of one agency holds its keys to their shares alone: the
+// agency's calls may fill every place.
+func TestOneAgencyAloneMayFillEveryPlace(t *testing.T) {
+	t.Parallel()
+	l := New(Config{Max: 8, Min: 8})
+	for i := range 8 {
+		require.True(t, l.Enter(key(fmt.Sprint("k", i))), "call %d", i)
+	}
+	require.False(t, l.Enter(key("k8")), "the limit is full")
 }

@@ -17,6 +17,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/bookingsaga/bookingsaga/agency"
 )
 
 // Scope is what an API key may do.
@@ -30,18 +32,29 @@ const (
 	ScopeAdmin Scope = "admin"
 	// ScopeOps reads what operators read: attention lists and timelines.
 	ScopeOps Scope = "ops"
+	// ScopePlatform makes and lists the deployment's agencies, and
+	// nothing else: a platform key belongs to no agency, and books,
+	// reads and changes no agency's data.
+	ScopePlatform Scope = "platform"
 )
 
-func (s Scope) valid() bool { return s == ScopeAgent || s == ScopeAdmin || s == ScopeOps }
+func (s Scope) valid() bool {
+	return s == ScopeAgent || s == ScopeAdmin || s == ScopeOps || s == ScopePlatform
+}
 
 // Key is one API key as stored: its name (which logs and metrics show),
-// its scopes, and the SHA-256 of its secret, never the secret itself. The
-// secret is 160 random bits, so a plain hash is enough to make a leaked
-// keys file useless; there is nothing to brute-force.
+// its scopes, the agency it acts for, and the SHA-256 of its secret,
+// never the secret itself. The secret is 160 random bits, so a plain hash
+// is enough to make a leaked keys file useless; there is nothing to
+// brute-force.
 type Key struct {
 	Name   string  `json:"name"`
 	Scopes []Scope `json:"scopes"`
-	Hash   string  `json:"sha256"`
+	// Agency is the id of the agency every call under the key acts for;
+	// none is the default agency (a deployment of one agency, and every
+	// key made before agencies). A call never names its agency itself.
+	Agency string `json:"agency,omitempty"`
+	Hash   string `json:"sha256"`
 }
 
 func (k Key) Allows(s Scope) bool { return slices.Contains(k.Scopes, s) }
@@ -71,11 +84,19 @@ func (k Key) validate() error {
 	case k.Name == "" || len(k.Name) > 64 || strings.ContainsAny(k.Name, " \t\n"):
 		return fmt.Errorf("key name %q must be 1 to 64 characters without spaces", k.Name)
 	case len(k.Scopes) == 0:
-		return fmt.Errorf("key %s: at least one scope (agent, admin, ops) is required", k.Name)
+		return fmt.Errorf("key %s: at least one scope (agent, admin, ops, platform) is required", k.Name)
 	}
 	for _, s := range k.Scopes {
 		if !s.valid() {
-			return fmt.Errorf("key %s: unknown scope %q (agent, admin, ops)", k.Name, s)
+			return fmt.Errorf("key %s: unknown scope %q (agent, admin, ops, platform)", k.Name, s)
+		}
+	}
+	if k.Allows(ScopePlatform) && (len(k.Scopes) > 1 || k.Agency != "") {
+		return fmt.Errorf("key %s: a platform key has the platform scope alone and no agency: it manages agencies, and acts in none", k.Name)
+	}
+	if k.Agency != "" {
+		if err := agency.ValidID(k.Agency); err != nil {
+			return fmt.Errorf("key %s: %w", k.Name, err)
 		}
 	}
 	return nil

@@ -70,9 +70,10 @@ func TestNewKeyRefusesUnknownOrMissingScopesAndBadNames(t *testing.T) {
 		scopes    []Scope
 		want      string
 	}{
-		{"unknown scope", "k", []Scope{"root"}, `unknown scope "root" (agent, admin, ops)`},
+		{"unknown scope", "k", []Scope{"root"}, `unknown scope "root" (agent, admin, ops, platform)`},
 		{"unknown beside known", "k", []Scope{ScopeAgent, "Admin"}, `unknown scope "Admin"`},
-		{"no scope", "k", nil, "at least one scope (agent, admin, ops) is required"},
+		{"no scope", "k", nil, "at least one scope (agent, admin, ops, platform) is required"},
+		{"platform beside another", "k", []Scope{ScopePlatform, ScopeAdmin}, "the platform scope alone"},
 		{"empty name", "", []Scope{ScopeAgent}, "1 to 64 characters without spaces"},
 		{"space in name", "my key", []Scope{ScopeAgent}, "1 to 64 characters without spaces"},
 		{"tab in name", "my\tkey", []Scope{ScopeAgent}, "1 to 64 characters without spaces"},

@@ -3,6 +3,7 @@ package desk
 import (
 	"context"
 
+	"github.com/bookingsaga/bookingsaga/agency"
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/receipt"
 	"github.com/bookingsaga/bookingsaga/workflows"
@@ -53,7 +54,7 @@ func (d *Desk) unseen(ctx context.Context, r receipt.Receipt) receipt.Receipt {
 		return r // a lapse the store recorded: the saga words it as well
 	}
 	if r.Status == receipt.StatusOffered {
-		_ = d.tc.SignalWorkflow(ctx, r.RequestKey, "", booking.SignalReconcile, out) // a nudge: the saga reads the store
+		_ = d.tc.SignalWorkflow(ctx, agency.Scoped(ctx, r.RequestKey), "", booking.SignalReconcile, out) // a nudge: the saga reads the store
 	}
 	return d.reassigned(ctx, decided)
 }
@@ -145,7 +146,7 @@ func (d *Desk) settled(ctx context.Context, r receipt.Receipt) receipt.Receipt {
 	if err != nil || !out.Found || out.Refusal == nil && out.Booking.Status == booking.StatusHeld {
 		return r // pending it is
 	}
-	_ = d.tc.SignalWorkflow(ctx, r.RequestKey, "", booking.SignalReconcile, out)
+	_ = d.tc.SignalWorkflow(ctx, agency.Scoped(ctx, r.RequestKey), "", booking.SignalReconcile, out)
 	decided, _ := workflows.StoreReceipt(r.RequestKey, out)
 	return decided
 }

@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/converter"
 
+	"github.com/bookingsaga/bookingsaga/agency"
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/receipt"
 	"github.com/bookingsaga/bookingsaga/sagaclient"
@@ -24,9 +25,11 @@ type Attention = booking.Attention
 // SagaSummary is one saga as the search attributes show it.
 type SagaSummary = booking.SagaSummary
 
-// Attention lists sagas stuck, unsynced or silent, and open drift flags.
+// Attention lists the sagas of ctx's agency stuck, unsynced or silent,
+// and its open drift flags.
 func (d *Desk) Attention(ctx context.Context) (Attention, error) {
-	query := visibility.AttentionQuery(time.Now().Add(-d.opts.Silent))
+	a := agency.From(ctx)
+	query := visibility.AttentionQuery(a, time.Now().Add(-d.opts.Silent))
 	var out Attention
 	var page []byte
 	for {
@@ -34,7 +37,7 @@ func (d *Desk) Attention(ctx context.Context) (Attention, error) {
 		if err != nil {
 			return Attention{}, fmt.Errorf("attention: %w", err)
 		}
-		out.Sagas = append(out.Sagas, summaries(res.GetExecutions())...)
+		out.Sagas = append(out.Sagas, summaries(a, res.GetExecutions())...)
 		if page = res.GetNextPageToken(); len(page) == 0 {
 			break
 		}
@@ -66,11 +69,12 @@ func (d *Desk) RequestHandoff(ctx context.Context, h booking.Handoff) (booking.H
 	return out, nil
 }
 
-func summaries(execs []*workflowpb.WorkflowExecutionInfo) []SagaSummary {
+func summaries(a agency.Agency, execs []*workflowpb.WorkflowExecutionInfo) []SagaSummary {
 	var out []SagaSummary
 	for _, ex := range execs {
 		sa := ex.GetSearchAttributes().GetIndexedFields()
-		s := SagaSummary{RequestKey: ex.GetExecution().GetWorkflowId()}
+		key, _ := agency.Unscoped(a, ex.GetExecution().GetWorkflowId())
+		s := SagaSummary{RequestKey: key}
 		decode := func(name string, v any) {
 			if p, ok := sa[name]; ok {
 				_ = converter.GetDefaultDataConverter().FromPayload(p, v)
@@ -164,7 +168,7 @@ func (d *Desk) onLost(ctx context.Context, key string, decide func(workflows.Boo
 	if err != nil {
 		return receipt.Receipt{}, err
 	}
-	_ = d.tc.SignalWorkflow(ctx, key, "", booking.SignalReconcile, out) // a nudge: the saga reads the store
+	_ = d.tc.SignalWorkflow(ctx, agency.Scoped(ctx, key), "", booking.SignalReconcile, out) // a nudge: the saga reads the store
 	r, _ := workflows.StoreReceipt(key, out)
 	return r, nil
 }

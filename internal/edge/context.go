@@ -5,9 +5,13 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"github.com/bookingsaga/bookingsaga/booking"
-	"go.uber.org/zap"
 	"net/http"
+
+	"go.uber.org/zap"
+
+	"github.com/bookingsaga/bookingsaga/agency"
+	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/admission"
 )
 
 type ctxKey struct{}
@@ -20,6 +24,12 @@ type callerKey struct{}
 func Caller(ctx context.Context) string {
 	name, _ := ctx.Value(callerKey{}).(string)
 	return name
+}
+
+// Admitted is who admission counts the call as from: its key, and the
+// agency the key acts for.
+func Admitted(ctx context.Context) admission.Caller {
+	return admission.Caller{Agency: agency.From(ctx).ID, Key: Caller(ctx)}
 }
 
 // MaxConversationID bounds a conversation id (a platform's call id, an

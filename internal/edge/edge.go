@@ -14,11 +14,13 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/uber-go/tally/v4"
 	"go.uber.org/zap"
 
+	"github.com/bookingsaga/bookingsaga/agency"
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/admission"
 	"github.com/bookingsaga/bookingsaga/internal/apikey"
@@ -90,7 +92,16 @@ type Config struct {
 	// StoreZoneRules reads the zone rules' release of the newest booking
 	// the workers committed, for the ops readiness; the store implements it.
 	StoreZoneRules func(ctx context.Context) (string, error)
-	Log            *zap.Logger
+	// Agencies finds the agency a key acts for; without it only keys of
+	// the default agency are served. The store implements it.
+	Agencies Agencies
+	Log      *zap.Logger
+}
+
+// Agencies finds an agency by its id: booking.ErrNotFound when the
+// deployment has none of that id.
+type Agencies interface {
+	FindAgency(ctx context.Context, id string) (agency.Agency, error)
 }
 
 // Bookings reads what the store holds of a booking and the policy in
@@ -121,6 +132,9 @@ type Server struct {
 	cfg    Config
 	limits *ratelimit.Buckets
 	routes []Route
+	// agencies are the agencies found for keys, by id: an agency is
+	// never renumbered, so each is looked up once.
+	agencies sync.Map
 }
 
 // New builds the edge's server; mount the routes, then serve Handler.
@@ -247,6 +261,9 @@ func (s *Server) wrap(rt Route) http.Handler {
 		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
 		key, err := s.guard(r, rt)
 		if err == nil {
+			r, err = s.actFor(r, key)
+		}
+		if err == nil {
 			ctx := context.WithValue(r.Context(), callerKey{}, key.Name)
 			if rt.PerCall {
 				ctx = context.WithValue(ctx, chargeKey{}, charger{limits: s.limits, key: key, now: s.cfg.Now})
@@ -259,7 +276,7 @@ func (s *Server) wrap(rt Route) http.Handler {
 		s.latency(rt.Path, sw.status).Record(time.Since(start))
 		// Paths carry request keys and resource ids, never contact details.
 		log.Info("http", zap.String("method", r.Method), zap.String("path", r.URL.Path), zap.String("key", key.Name),
-			zap.Int("status", sw.status), zap.Duration("took", time.Since(start)))
+			zap.String("agency", key.Agency), zap.Int("status", sw.status), zap.Duration("took", time.Since(start)))
 	})
 }
 

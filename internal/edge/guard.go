@@ -2,7 +2,9 @@ package edge
 
 import (
 	"bytes"
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -11,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bookingsaga/bookingsaga/agency"
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/apikey"
 	"github.com/bookingsaga/bookingsaga/internal/ratelimit"
@@ -40,6 +43,31 @@ func (s *Server) authenticate(r *http.Request, scope apikey.Scope) (apikey.Key, 
 	return key, nil
 }
 
+// actFor makes r act for the agency of the key it came in under: the
+// store, the sagas and the workflow ids it reaches are that agency's. A
+// call never names its agency itself.
+func (s *Server) actFor(r *http.Request, key apikey.Key) (*http.Request, error) {
+	if key.Agency == "" || key.Agency == agency.Default.ID {
+		return r, nil
+	}
+	if a, ok := s.agencies.Load(key.Agency); ok {
+		return r.WithContext(agency.With(r.Context(), a.(agency.Agency))), nil
+	}
+	if s.cfg.Agencies == nil {
+		return r, fmt.Errorf("key %s acts for agency %s, and this API has no store to find agencies in", key.Name, key.Agency)
+	}
+	a, err := s.cfg.Agencies.FindAgency(r.Context(), key.Agency)
+	if errors.Is(err, booking.ErrNotFound) {
+		return r, &Error{Status: http.StatusUnauthorized, Code: string(booking.CodeUnauthorized),
+			Message: fmt.Sprintf("key %s belongs to agency %s, which this deployment does not have", key.Name, key.Agency)}
+	}
+	if err != nil {
+		return r, fmt.Errorf("agency of key %s: %w", key.Name, err)
+	}
+	s.agencies.Store(key.Agency, a)
+	return r.WithContext(agency.With(r.Context(), a)), nil
+}
+
 func scopeList(scopes []apikey.Scope) string {
 	var s []string
 	for _, sc := range scopes {
@@ -59,17 +87,22 @@ func (s *Server) admit(key apikey.Key, r *http.Request) *Error {
 	return charge(s.limits, key, call, r.Method != http.MethodGet, s.cfg.Now())
 }
 
-// charge spends one of key's tokens on call (ratelimit.Buckets.Charge),
-// answering 429 with Retry-After when there is none.
+// charge spends one of key's tokens, and one of its agency's, on call
+// (ratelimit.Buckets.Charge), answering 429 with Retry-After when there
+// is none.
 func charge(b *ratelimit.Buckets, key apikey.Key, call []byte, repeatFree bool, now time.Time) *Error {
-	ok, wait := b.Charge(key.Name, call, repeatFree, now)
+	v := b.Charge(key.Name, cmp.Or(key.Agency, agency.Default.ID), call, repeatFree, now)
 	switch {
-	case ok:
+	case v.OK:
 		return nil
-	case wait > 0:
-		return &Error{Status: http.StatusTooManyRequests, Code: string(booking.CodeRateLimited), RetryAfter: wait,
+	case v.Wait > 0 && v.Agency:
+		return &Error{Status: http.StatusTooManyRequests, Code: string(booking.CodeRateLimited), RetryAfter: v.Wait,
+			Message: fmt.Sprintf("the agency's keys are over its limit of %.0f calls a second together; retry after %s (repeats of one booking call are not counted)",
+				b.Limits().AgencyPerSecond, retryAfter(v.Wait))}
+	case v.Wait > 0:
+		return &Error{Status: http.StatusTooManyRequests, Code: string(booking.CodeRateLimited), RetryAfter: v.Wait,
 			Message: fmt.Sprintf("key %s is over its limit of %.0f calls a second; retry after %s (repeats of one booking call are not counted)",
-				key.Name, b.Limits().PerSecond, retryAfter(wait))}
+				key.Name, b.Limits().PerSecond, retryAfter(v.Wait))}
 	}
 	return &Error{Status: http.StatusTooManyRequests, Code: string(booking.CodeRateLimited), RetryAfter: time.Second, Message: "over the rate limit"}
 }

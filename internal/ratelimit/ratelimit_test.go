@@ -14,19 +14,19 @@ func TestABookingCallRepeatedIsFreeAndAReadIsNot(t *testing.T) {
 	t.Parallel()
 	b := New(Limits{PerSecond: 1, Burst: 3, RepeatWindow: time.Minute})
 	for range 10 {
-		ok, _ := b.Charge("voice", []byte("book k-1"), true, now)
+		ok := b.Charge("voice", "default", []byte("book k-1"), true, now).OK
 		require.True(t, ok, "one token, then free")
 	}
-	ok, _ := b.Charge("voice", []byte("status k-1"), false, now)
+	ok := b.Charge("voice", "default", []byte("status k-1"), false, now).OK
 	require.True(t, ok)
-	ok, _ = b.Charge("voice", []byte("status k-1"), false, now)
+	ok = b.Charge("voice", "default", []byte("status k-1"), false, now).OK
 	require.True(t, ok, "the third token")
-	ok, wait := b.Charge("voice", []byte("status k-1"), false, now)
-	require.False(t, ok, "a read repeated costs again")
-	require.Equal(t, time.Second, wait)
-	ok, _ = b.Charge("other", []byte("status k-1"), false, now)
+	v := b.Charge("voice", "default", []byte("status k-1"), false, now)
+	require.False(t, v.OK, "a read repeated costs again")
+	require.Equal(t, Verdict{Wait: time.Second}, v, "the key's bucket refused")
+	ok = b.Charge("other", "default", []byte("status k-1"), false, now).OK
 	require.True(t, ok, "each caller its own bucket")
-	ok, _ = b.Charge("voice", []byte("book k-1"), true, now.Add(2*time.Minute))
+	ok = b.Charge("voice", "default", []byte("book k-1"), true, now.Add(2*time.Minute)).OK
 	require.True(t, ok, "tokens come back with time")
 }
 
@@ -34,7 +34,7 @@ func TestABucketRemembersABoundedNumberOfCalls(t *testing.T) {
 	t.Parallel()
 	b := New(Limits{PerSecond: 1e9, Burst: 1 << 30, RepeatWindow: time.Second})
 	for i := range 3 * maxSeen {
-		ok, _ := b.Charge("voice", fmt.Appendf(nil, "book k-%d", i), true, now.Add(time.Duration(i)*time.Millisecond))
+		ok := b.Charge("voice", "default", fmt.Appendf(nil, "book k-%d", i), true, now.Add(time.Duration(i)*time.Millisecond)).OK
 		require.True(t, ok)
 	}
 	require.LessOrEqual(t, len(b.of("voice").seen), maxSeen+1)
@@ -44,7 +44,23 @@ func TestNoLimitAdmitsEverything(t *testing.T) {
 	t.Parallel()
 	b := New(Limits{})
 	for range 100 {
-		ok, _ := b.Charge("voice", []byte("x"), false, now)
+		ok := b.Charge("voice", "default", []byte("x"), false, now).OK
 		require.True(t, ok)
 	}
+}
+
+// An agency's keys draw on its bucket too: each key under its own limit,
+// the agency over its, is refused as the agency's, and the key's token
+// goes back; another agency's keys are untouched.
+func TestAnAgencysKeysShareItsBucket(t *testing.T) {
+	t.Parallel()
+	b := New(Limits{PerSecond: 1, Burst: 2, AgencyPerSecond: 1, AgencyBurst: 3, RepeatWindow: time.Minute})
+	for _, key := range []string{"lyon-a", "lyon-a", "lyon-b"} {
+		require.True(t, b.Charge(key, "lyon", []byte("status k-1"), false, now).OK, key)
+	}
+	v := b.Charge("lyon-b", "lyon", []byte("status k-1"), false, now)
+	require.Equal(t, Verdict{Wait: time.Second, Agency: true}, v, "lyon-b is under its two, lyon over its three")
+	require.True(t, b.Charge("paris-a", "paris", []byte("status k-1"), false, now).OK, "paris has a bucket of its own")
+	require.True(t, b.Charge("lyon-b", "lyon", []byte("status k-1"), false, now.Add(time.Second)).OK,
+		"a second later: lyon-b's token came back when lyon refused, and lyon has one again")
 }

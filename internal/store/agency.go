@@ -9,7 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/bookingsaga/bookingsaga/internal/agency"
+	"github.com/bookingsaga/bookingsaga/agency"
 )
 
 // Agencies: every row of an agency's data carries its agency_no, and

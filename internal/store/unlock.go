@@ -122,20 +122,23 @@ func unlockCode(secret, nonce []byte) string {
 	return fmt.Sprintf("%06d", binary.BigEndian.Uint64(mac.Sum(nil)[:8])%1_000_000)
 }
 
+// TextCaps bound the texts claimed (0: no cap on that): to one number in
+// 24 hours, asked by one API key in an hour, and of one agency in an hour.
+type TextCaps struct{ PerNumberDay, PerKeyHour, PerAgencyHour int }
+
 // ClaimText counts the text message id among those its number (to, in
-// E.164) and the key that asked for it (by; "" for none known) were sent
-// and reports whether it stays within perNumberDay texts to the number in
-// 24 hours and perKeyHour texts asked by the key in an hour (0: no cap on
-// that). The count holds every text claimed and not refused, sent or
-// still being tried; a message refused is not claimed.
-func (s *Store) ClaimText(ctx context.Context, id int64, to, by string, perNumberDay, perKeyHour int) (bool, error) {
+// E.164), the key that asked for it (by; "" for none known) and its
+// agency were sent, and reports whether it stays within caps. The count
+// holds every text claimed and not refused, sent or still being tried; a
+// message refused is not claimed.
+func (s *Store) ClaimText(ctx context.Context, id int64, to, by string, caps TextCaps) (bool, error) {
 	digest, err := s.phoneDigest(ctx, to, "")
 	if err != nil {
 		return false, fmt.Errorf("claim text %d: %w", id, err)
 	}
 	var ok bool
 	err = s.retry(ctx, "claim text", fmt.Sprint(id), func(ctx context.Context) error {
-		return s.pool.QueryRow(ctx, claimTextSQL, id, digest, by, s.now(), perNumberDay, perKeyHour).Scan(&ok)
+		return s.pool.QueryRow(ctx, claimTextSQL, id, digest, by, s.now(), caps.PerNumberDay, caps.PerKeyHour, caps.PerAgencyHour).Scan(&ok)
 	})
 	if err != nil {
 		return false, fmt.Errorf("claim text %d: %w", id, err)
@@ -150,10 +153,13 @@ WITH counts AS (
         (SELECT count(*) FROM caller_message WHERE $2::bytea IS NOT NULL AND to_digest = $2 AND message_id <> $1
             AND created_at > $4::timestamptz - interval '24 hours' AND status IN ('due', 'sent')) AS to_number,
         (SELECT count(*) FROM caller_message WHERE $3 <> '' AND by_key = $3 AND message_id <> $1
-            AND created_at > $4::timestamptz - interval '1 hour' AND status IN ('due', 'sent')) AS by_key
+            AND created_at > $4::timestamptz - interval '1 hour' AND status IN ('due', 'sent')) AS by_key,
+        (SELECT count(*) FROM caller_message WHERE $7 > 0 AND agency_no = coalesce(current_agency(), 1) AND message_id <> $1
+            AND (to_digest IS NOT NULL OR by_key IS NOT NULL)
+            AND created_at > $4::timestamptz - interval '1 hour' AND status IN ('due', 'sent')) AS by_agency
 ), claimed AS (
     UPDATE caller_message SET to_digest = $2, by_key = nullif($3, '')
-    WHERE message_id = $1 AND (SELECT ($5 = 0 OR to_number < $5) AND ($6 = 0 OR by_key < $6) FROM counts)
+    WHERE message_id = $1 AND (SELECT ($5 = 0 OR to_number < $5) AND ($6 = 0 OR by_key < $6) AND ($7 = 0 OR by_agency < $7) FROM counts)
     RETURNING 1
 )
 SELECT EXISTS (SELECT 1 FROM claimed)`

@@ -15,7 +15,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/bookingsaga/bookingsaga/internal/agency"
+	"github.com/bookingsaga/bookingsaga/agency/agencyheader"
 	"github.com/bookingsaga/bookingsaga/payloadcodec"
 )
 
@@ -101,7 +101,7 @@ func (c Config) Options() (client.Options, error) {
 	// Every client carries the agency a call acts for into what it starts,
 	// and every worker (whose client this is) on into the activities.
 	o := client.Options{HostPort: c.Address, Namespace: c.Namespace,
-		ContextPropagators: []workflow.ContextPropagator{agency.Propagator{}}}
+		ContextPropagators: []workflow.ContextPropagator{agencyheader.Propagator{}}}
 	codec, err := c.Codec()
 	if err != nil {
 		return client.Options{}, err

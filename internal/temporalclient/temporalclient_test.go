@@ -24,7 +24,7 @@ import (
 	"go.temporal.io/server/temporal"
 	"go.temporal.io/server/temporaltest"
 
-	"github.com/bookingsaga/bookingsaga/internal/agency"
+	"github.com/bookingsaga/bookingsaga/agency"
 )
 
 // pki is a CA and the certificates it signed, as files.

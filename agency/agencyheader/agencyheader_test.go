@@ -1,4 +1,4 @@
-package agency
+package agencyheader
 
 import (
 	"context"
@@ -9,9 +9,11 @@ import (
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
+
+	"github.com/bookingsaga/bookingsaga/agency"
 )
 
-var lyon = Agency{No: 7, ID: "lyon"}
+var lyon = agency.Agency{No: 7, ID: "lyon"}
 
 // headers is a call's headers, as the SDK keeps them.
 type headers map[string]*commonpb.Payload
@@ -30,17 +32,17 @@ func (h headers) ForEachKey(fn func(string, *commonpb.Payload) error) error {
 }
 
 // startedFor is the header a client acting for a writes on a start.
-func startedFor(t *testing.T, a Agency) *commonpb.Header {
+func startedFor(t *testing.T, a agency.Agency) *commonpb.Header {
 	t.Helper()
 	h := headers{}
-	require.NoError(t, Propagator{}.Inject(With(context.Background(), a), h))
+	require.NoError(t, Propagator{}.Inject(agency.With(context.Background(), a), h))
 	return &commonpb.Header{Fields: h}
 }
 
 // seen is what a saga and its activity each find they act for.
-type seen struct{ Workflow, Activity Agency }
+type seen struct{ Workflow, Activity agency.Agency }
 
-func actsFor(ctx context.Context) (Agency, error) { return From(ctx), nil }
+func actsFor(ctx context.Context) (agency.Agency, error) { return agency.From(ctx), nil }
 
 func saga(ctx workflow.Context) (seen, error) {
 	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: 10e9})
@@ -82,16 +84,16 @@ func TestAnActivityActsForTheAgencyItsSagaWasStartedFor(t *testing.T) {
 // as no header: histories read alike before and after.
 func TestTheDefaultAgencyTravelsAsNoHeader(t *testing.T) {
 	t.Parallel()
-	require.Empty(t, startedFor(t, Default).Fields)
+	require.Empty(t, startedFor(t, agency.Default).Fields)
 	s, err := run(t, nil)
 	require.NoError(t, err)
-	require.Equal(t, seen{Workflow: Default, Activity: Default}, s)
+	require.Equal(t, seen{Workflow: agency.Default, Activity: agency.Default}, s)
 }
 
 // A header that names no agency is refused, never read as the default.
 func TestAHeaderWithoutAnAgencyIsRefused(t *testing.T) {
 	t.Parallel()
-	p, err := converter.GetDefaultDataConverter().ToPayload(Agency{ID: "lyon"})
+	p, err := converter.GetDefaultDataConverter().ToPayload(agency.Agency{ID: "lyon"})
 	require.NoError(t, err)
 	_, err = Propagator{}.Extract(context.Background(), headers{header: p})
 	require.ErrorContains(t, err, "no agency")

@@ -1,9 +1,8 @@
-// Package agency holds which agency a call acts for, and carries it: in a
-// context from the edge (the agency of the caller's key) through Temporal
-// (a header that every workflow and activity started for the call
-// carries, Propagator) to the store, which names it on every statement
-// and whose row-level security shows nothing of another agency.
-package agency
+// Package agencyheader carries the agency a call acts for (package
+// agency) through Temporal: a header that every workflow, update, signal
+// and activity started for the call carries (Propagator), and the
+// workflow's own context, from which the children it starts inherit it.
+package agencyheader
 
 import (
 	"context"
@@ -11,44 +10,25 @@ import (
 
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/workflow"
+
+	"github.com/bookingsaga/bookingsaga/agency"
 )
 
-// Agency is one agency (tenant) of a deployment: its number, which the
-// store's rows carry, and its id, which keys, workflow ids and the
-// operators' search attribute carry.
-type Agency struct {
-	No int    `json:"no"`
-	ID string `json:"id"`
-}
+// wfKey names the agency in a workflow's context.
+type wfKey struct{}
 
-// Default is the agency of everything made before agencies, and of a
-// deployment that never makes a second.
-var Default = Agency{No: 1, ID: "default"}
-
-// IsDefault reports whether a is the default agency.
-func (a Agency) IsDefault() bool { return a.No == Default.No }
-
-type ctxKey struct{}
-
-// With makes ctx act for a.
-func With(ctx context.Context, a Agency) context.Context {
-	return context.WithValue(ctx, ctxKey{}, a)
-}
-
-// From is the agency ctx acts for: Default when none is named.
-func From(ctx context.Context) Agency {
-	if a, ok := ctx.Value(ctxKey{}).(Agency); ok {
-		return a
-	}
-	return Default
+// InWorkflow makes a workflow's ctx act for a: the children it starts
+// from ctx act for a (Propagator writes their header).
+func InWorkflow(ctx workflow.Context, a agency.Agency) workflow.Context {
+	return workflow.WithValue(ctx, wfKey{}, a)
 }
 
 // FromWorkflow is the agency a workflow acts for, from its start's header.
-func FromWorkflow(ctx workflow.Context) Agency {
-	if a, ok := ctx.Value(ctxKey{}).(Agency); ok {
+func FromWorkflow(ctx workflow.Context) agency.Agency {
+	if a, ok := ctx.Value(wfKey{}).(agency.Agency); ok {
 		return a
 	}
-	return Default
+	return agency.Default
 }
 
 // header is the Temporal header that carries the agency.
@@ -65,7 +45,7 @@ var _ workflow.ContextPropagator = Propagator{}
 
 // Inject writes ctx's agency into a call's headers.
 func (Propagator) Inject(ctx context.Context, w workflow.HeaderWriter) error {
-	return inject(From(ctx), w)
+	return inject(agency.From(ctx), w)
 }
 
 // InjectFromWorkflow writes the workflow's agency into the headers of
@@ -80,7 +60,7 @@ func (Propagator) Extract(ctx context.Context, r workflow.HeaderReader) (context
 	if err != nil || !ok {
 		return ctx, err
 	}
-	return With(ctx, a), nil
+	return agency.With(ctx, a), nil
 }
 
 // ExtractToWorkflow names the headers' agency in a workflow's context.
@@ -89,10 +69,10 @@ func (Propagator) ExtractToWorkflow(ctx workflow.Context, r workflow.HeaderReade
 	if err != nil || !ok {
 		return ctx, err
 	}
-	return workflow.WithValue(ctx, ctxKey{}, a), nil
+	return workflow.WithValue(ctx, wfKey{}, a), nil
 }
 
-func inject(a Agency, w workflow.HeaderWriter) error {
+func inject(a agency.Agency, w workflow.HeaderWriter) error {
 	if a.IsDefault() {
 		return nil
 	}
@@ -104,17 +84,22 @@ func inject(a Agency, w workflow.HeaderWriter) error {
 	return nil
 }
 
-func extract(r workflow.HeaderReader) (Agency, bool, error) {
+func extract(r workflow.HeaderReader) (agency.Agency, bool, error) {
 	p, ok := r.Get(header)
 	if !ok {
-		return Agency{}, false, nil
+		return agency.Agency{}, false, nil
 	}
-	var a Agency
+	var a agency.Agency
 	if err := converter.GetDefaultDataConverter().FromPayload(p, &a); err != nil {
-		return Agency{}, false, fmt.Errorf("agency header: %w", err)
+		return agency.Agency{}, false, fmt.Errorf("agency header: %w", err)
 	}
 	if a.No < 1 || a.ID == "" {
-		return Agency{}, false, fmt.Errorf("agency header: no agency in %+v", a)
+		return agency.Agency{}, false, fmt.Errorf("agency header: no agency in %+v", a)
 	}
 	return a, true, nil
+}
+
+// ScopedInWorkflow is id in the space of the agency the workflow acts for.
+func ScopedInWorkflow(ctx workflow.Context, id string) string {
+	return agency.WorkflowID(FromWorkflow(ctx), id)
 }

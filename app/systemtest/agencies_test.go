@@ -1,0 +1,245 @@
+package systemtest
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/converter"
+
+	"github.com/bookingsaga/bookingsaga/agency"
+	"github.com/bookingsaga/bookingsaga/api"
+	"github.com/bookingsaga/bookingsaga/app"
+	"github.com/bookingsaga/bookingsaga/internal/apikey"
+	"github.com/bookingsaga/bookingsaga/internal/edge"
+	"github.com/bookingsaga/bookingsaga/internal/visibility"
+	"github.com/bookingsaga/bookingsaga/receipt"
+	"github.com/bookingsaga/bookingsaga/workflows"
+)
+
+// addAgency makes agency id in the fixture's store and gives it the
+// catalogue every test books; the context acts for it.
+func (f *fixture) addAgency(id string) context.Context {
+	f.t.Helper()
+	a := agency.Agency{ID: id}
+	require.NoError(f.t, f.pool.QueryRow(f.ctx, "INSERT INTO agency (agency_id, name) VALUES ($1, $1) RETURNING agency_no", id).Scan(&a.No))
+	ctx := agency.With(f.ctx, a)
+	f.seedFor(ctx)
+	return ctx
+}
+
+// agencyOf is the AgencyId search attribute the workflow wid carries, ""
+// for none.
+func (f *fixture) agencyOf(wid string) string {
+	f.t.Helper()
+	d, err := f.client.DescribeWorkflowExecution(f.ctx, wid, "")
+	require.NoError(f.t, err)
+	var id string
+	if p := d.GetWorkflowExecutionInfo().GetSearchAttributes().GetIndexedFields()[visibility.AttrAgency.GetName()]; p != nil {
+		require.NoError(f.t, converter.GetDefaultDataConverter().FromPayload(p, &id))
+	}
+	return id
+}
+
+// Two agencies on one deployment use the same request_key for the same
+// slot: two sagas, two bookings, each agency's own. A cancel, a move and
+// a reference in one touch nothing of the other, and an operator finds
+// each agency's sagas by its search attribute.
+func TestTwoAgenciesBookWithOneRequestKeyApart(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	lyon := f.addAgency("lyon")
+	sc := f.saga()
+	const key = "agencies-k1"
+	start := slot(t, 10)
+
+	paris, err := sc.Commit(f.ctx, key, commitRequest(start))
+	require.NoError(t, err)
+	other, err := sc.Commit(lyon, key, commitRequest(start))
+	require.NoError(t, err)
+	require.Equal(t, receipt.StatusConfirmed, paris.Status)
+	require.Equal(t, receipt.StatusConfirmed, other.Status, "the same slot is lyon's to book too")
+	require.NotEqual(t, paris.BookingID, other.BookingID)
+	require.Equal(t, "", f.agencyOf(key), "the default agency's saga keeps its id and carries no agency")
+	require.Equal(t, "lyon", f.agencyOf("agency:lyon:"+key))
+
+	// A reference is found in its own agency only.
+	f.eventually(func() bool {
+		found, err := sc.KeyByReference(lyon, receipt.Reference(key))
+		return err == nil && found == key
+	}, "lyon's saga found by its reference")
+
+	// Lyon moves its booking: the new saga is lyon's, a child of the old.
+	moved, err := sc.Reschedule(lyon, key, "agencies-k2", commitRequest(start.Add(time.Hour)))
+	require.NoError(t, err)
+	require.Equal(t, receipt.StatusConfirmed, moved.Status)
+	require.Equal(t, "lyon", f.agencyOf("agency:lyon:agencies-k2"))
+	f.eventually(func() bool {
+		r, err := sc.Receipt(lyon, key)
+		return err == nil && r.Status == receipt.StatusRescheduled
+	}, "lyon's old booking released for its move")
+	_, err = f.client.DescribeWorkflowExecution(f.ctx, "agencies-k2", "")
+	require.Error(t, err, "the move started no saga in the default agency's space")
+
+	cancelled, err := sc.Cancel(lyon, "agencies-k2")
+	require.NoError(t, err)
+	require.Equal(t, receipt.StatusCancelled, cancelled.Status)
+	still, err := sc.Receipt(f.ctx, key)
+	require.NoError(t, err)
+	require.Equal(t, receipt.StatusConfirmed, still.Status, "lyon's move and cancel left the default agency's booking")
+	require.Equal(t, paris.BookingID, still.BookingID)
+
+	for ctx, want := range map[context.Context][]string{f.ctx: {key}, lyon: {"agency:lyon:agencies-k2", "agency:lyon:" + key}} {
+		query := visibility.InAgency(agency.From(ctx)) + ` AND TaskQueue = "` + f.queue + `" AND WorkflowType = "Booking"`
+		f.eventually(func() bool { return sameIDs(f.list(query), want) }, "each agency's sagas under its filter")
+	}
+}
+
+// list is the workflow ids query finds.
+func (f *fixture) list(query string) []string {
+	res, err := f.client.ListWorkflow(f.ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: query})
+	require.NoError(f.t, err)
+	var ids []string
+	for _, ex := range res.GetExecutions() {
+		ids = append(ids, ex.GetExecution().GetWorkflowId())
+	}
+	return ids
+}
+
+func sameIDs(got, want []string) bool {
+	slices.Sort(got)
+	return slices.Equal(got, slices.Sorted(slices.Values(want)))
+}
+
+// keysOf is a keys file of a new key per entry, loaded, and each key's
+// secret by its name.
+func keysOf(t *testing.T, keys ...apikey.Key) (*apikey.Keyring, map[string]string) {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "keys.json")
+	secrets := map[string]string{}
+	for _, k := range keys {
+		secret, made, err := apikey.NewKey(k.Name, k.Scopes...)
+		require.NoError(t, err)
+		made.Agency = k.Agency
+		require.NoError(t, apikey.SaveKey(file, made, false))
+		secrets[k.Name] = secret
+	}
+	kr, err := apikey.LoadKeyring(file)
+	require.NoError(t, err)
+	return kr, secrets
+}
+
+// A key acts for its agency, and only for it: a platform key makes the
+// agency and can do nothing else; the agency's admin key writes its own
+// catalogue; every route that names a booking, called with its key on
+// the default agency's booking, answers as for a key that was never
+// used, and changes nothing; the same request_key then books in each.
+func TestAKeyActsForItsAgencyOnly(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	all := []apikey.Scope{apikey.ScopeAgent, apikey.ScopeAdmin, apikey.ScopeOps}
+	kr, secret := keysOf(t, apikey.Key{Name: "platform", Scopes: []apikey.Scope{apikey.ScopePlatform}},
+		apikey.Key{Name: "paris", Scopes: all}, apikey.Key{Name: "lyon", Scopes: all, Agency: "lyon"},
+		apikey.Key{Name: "nantes", Scopes: all, Agency: "nantes"})
+	url := f.serveAPI(app.EdgeConfig{Config: edge.Config{Keys: kr}})
+	as := func(key string) []string { return []string{"Authorization", "Bearer " + secret[key]} }
+	var e edge.Error
+
+	require.Equal(t, http.StatusUnauthorized, f.call("GET", url+"/v1/policy", nil, &e, as("lyon")...), "lyon before it exists")
+	var made api.AgencyAnswer
+	require.Equal(t, http.StatusCreated, f.call("PUT", url+"/v1/agencies/lyon", api.AgencyBody{Name: "Lyon"}, &made, as("platform")...))
+	require.Equal(t, api.AgencyAnswer{ID: "lyon", Name: "Lyon"}, made)
+	require.Equal(t, http.StatusOK, f.call("PUT", url+"/v1/agencies/lyon", api.AgencyBody{Name: "Agence de Lyon"}, &made, as("platform")...))
+	require.Equal(t, http.StatusBadRequest, f.call("PUT", url+"/v1/agencies/Lyon%20Sud", api.AgencyBody{}, &e, as("platform")...))
+	require.Equal(t, "invalid_agency", e.Code)
+	var list api.AgencyList
+	require.Equal(t, http.StatusOK, f.call("GET", url+"/v1/agencies", nil, &list, as("platform")...))
+	require.Equal(t, []api.AgencyAnswer{{ID: "default", Name: "default"}, {ID: "lyon", Name: "Agence de Lyon"}}, list.Agencies)
+	require.Equal(t, http.StatusUnauthorized, f.call("GET", url+"/v1/policy", nil, &e, as("nantes")...), "an agency never made")
+
+	start := slot(t, 10)
+	var paris receipt.Receipt
+	require.Equal(t, http.StatusOK, f.call("POST", url+"/v1/bookings", bookingBody("k-shared", start), &paris, as("paris")...))
+	require.Equal(t, receipt.StatusConfirmed, paris.Status)
+	for _, c := range []struct{ method, path string }{{"POST", "/v1/bookings"}, {"GET", "/v1/bookings/k-shared"}, {"PUT", "/v1/policy"}} {
+		require.Equal(t, http.StatusForbidden, f.call(c.method, url+c.path, []byte(`{}`), &e, as("platform")...), "platform key: %s %s", c.method, c.path)
+		require.Equal(t, "wrong_scope", e.Code)
+	}
+
+	// Lyon's admin writes lyon's catalogue: the same ids as the default
+	// agency's, its own.
+	require.Equal(t, http.StatusOK, f.call("PUT", url+"/v1/policy", api.PolicyBody{Version: policyVersion, SlotMinutes: 30,
+		OpensAt: "08:00", ClosesAt: "20:00", HoldTTLMinutes: 10, MinNoticeMinutes: 60}, &e, as("lyon")...), "%+v", e)
+	for _, id := range []string{"paris-11", "agent-00"} {
+		kind := map[string]string{"paris-11": "property", "agent-00": "agent"}[id]
+		require.Equal(t, http.StatusOK, f.call("PUT", url+"/v1/resources/"+id,
+			api.ResourceBody{Kind: kind, Capacity: 1, TimeZone: "Europe/Paris"}, &e, as("lyon")...), "%+v", e)
+	}
+
+	// Every route that names a booking, on the default agency's: lyon's
+	// key gets what a key never used gets.
+	byKey := func(format string) func(string) string {
+		return func(k string) string { return fmt.Sprintf(format, k) }
+	}
+	for _, c := range []struct {
+		method string
+		path   func(key string) string
+		body   any
+	}{
+		{"GET", byKey("/v1/bookings/%s"), nil},
+		{"GET", func(k string) string { return "/v1/bookings?reference=" + receipt.Reference(k) }, nil},
+		{"POST", byKey("/v1/bookings/%s/cancel"), []byte(`{}`)},
+		{"POST", byKey("/v1/bookings/%s/reschedule"), edge.RescheduleBody{NewRequestKey: "k-moved", ExpectedPolicyVersion: policyVersion,
+			Slot: bookingBody("", start.Add(time.Hour)).Slot}},
+		{"GET", byKey("/v1/bookings/%s/contact"), nil},
+		{"DELETE", byKey("/v1/bookings/%s/contact"), nil},
+		{"GET", byKey("/v1/ops/timeline/%s"), nil},
+	} {
+		var theirs, never edge.Error
+		got := f.call(c.method, url+c.path("k-shared"), c.body, &theirs, as("lyon")...)
+		want := f.call(c.method, url+c.path("k-never"), c.body, &never, as("paris")...)
+		require.Equal(t, want, got, "%s %s", c.method, c.path("k-shared"))
+		require.Equal(t, never.Code, theirs.Code, "%s %s", c.method, c.path("k-shared"))
+	}
+	var still receipt.Receipt
+	require.Equal(t, http.StatusOK, f.call("GET", url+"/v1/bookings/k-shared", nil, &still, as("paris")...))
+	require.Equal(t, receipt.StatusConfirmed, still.Status, "lyon's calls changed the default agency's booking")
+
+	var other receipt.Receipt
+	require.Equal(t, http.StatusOK, f.call("POST", url+"/v1/bookings", bookingBody("k-shared", start), &other, as("lyon")...))
+	require.Equal(t, receipt.StatusConfirmed, other.Status, "the same key and slot, lyon's own")
+	require.NotEqual(t, paris.BookingID, other.BookingID)
+	require.Equal(t, "lyon", f.agencyOf("agency:lyon:k-shared"))
+	require.Equal(t, 1, f.bookings(), "the default agency holds its one booking")
+}
+
+// The default agency's reconciliation run starts one in every other
+// agency, which repairs that agency's calendar; the default's run finds
+// nothing of it.
+func TestEachAgencyIsReconciledInItsOwnRun(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	lyon := f.addAgency("lyon")
+	const key = "lyon-reconciled"
+	r, err := f.saga().Commit(lyon, key, commitRequest(slot(t, 11)))
+	require.NoError(t, err)
+	require.Equal(t, receipt.StatusConfirmed, r.Status)
+	f.eventually(func() bool { return f.synced("agency:lyon:" + key) }, "lyon's booking mirrored")
+	f.deleteByHand(agentCal, "agency:lyon:"+key)
+
+	id, _, rep := f.reconcileRun()
+	require.Zero(t, rep.Calendar.Missing, "the default agency's run repaired lyon's calendar: %v", rep.Calendar.Details)
+	require.Empty(t, rep.Failed)
+	child := "agency:lyon:" + id
+	require.Equal(t, "lyon", f.agencyOf(child))
+	var theirs workflows.ReconcileReport
+	require.NoError(t, f.client.GetWorkflow(f.ctx, child, "").Get(f.ctx, &theirs))
+	require.Equal(t, 1, theirs.Calendar.Missing, theirs.Calendar.Details)
+	require.Equal(t, "confirmed", f.event(agentCal, "agency:lyon:"+key).Status)
+}
