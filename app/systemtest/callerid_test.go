@@ -56,8 +56,14 @@ func (f *fixture) retellPhoneTool(url, direction, from, to, tool string, args ma
 // as an integrator's code sets it (LiveKit's sip.phoneNumber, say).
 func (f *fixture) mcpFromNumber(url, number, tool string, args map[string]any) string {
 	f.t.Helper()
+	return f.mcpFromNumberAs(url, apiKey, number, tool, args)
+}
+
+// mcpFromNumberAs is mcpFromNumber under another API key.
+func (f *fixture) mcpFromNumberAs(url, key, number, tool string, args map[string]any) string {
+	f.t.Helper()
 	c := mcp.NewClient(&mcp.Implementation{Name: "integrator", Version: "1"}, nil)
-	header := map[string]string{"Authorization": "Bearer " + apiKey, "X-Call-Id": "sip-" + uuid.NewString(), voice.CallerNumberHeader: number}
+	header := map[string]string{"Authorization": "Bearer " + key, "X-Call-Id": "sip-" + uuid.NewString(), voice.CallerNumberHeader: number}
 	sess, err := c.Connect(f.ctx, &mcp.StreamableClientTransport{Endpoint: url + "/v1/mcp", DisableStandaloneSSE: true,
 		HTTPClient: &http.Client{Transport: withHeaders{base: http.DefaultTransport, header: header}}}, nil)
 	require.NoError(f.t, err)
