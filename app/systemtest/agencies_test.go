@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -15,7 +16,9 @@ import (
 
 	"github.com/bookingsaga/bookingsaga/agency"
 	"github.com/bookingsaga/bookingsaga/api"
+	"github.com/bookingsaga/bookingsaga/api/staff"
 	"github.com/bookingsaga/bookingsaga/app"
+	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/apikey"
 	"github.com/bookingsaga/bookingsaga/internal/edge"
 	"github.com/bookingsaga/bookingsaga/internal/visibility"
@@ -182,8 +185,19 @@ func TestAKeyActsForItsAgencyOnly(t *testing.T) {
 			api.ResourceBody{Kind: kind, Capacity: 1, TimeZone: "Europe/Paris"}, &e, as("lyon")...), "%+v", e)
 	}
 
-	// Every route that names a booking, on the default agency's: lyon's
-	// key gets what a key never used gets.
+	// The default agency's own property and webhook endpoint, which lyon
+	// has not.
+	require.Equal(t, http.StatusOK, f.call("PUT", url+"/v1/resources/paris-only",
+		api.ResourceBody{Kind: "property", Capacity: 1, TimeZone: "Europe/Paris"}, &e, as("paris")...), "%+v", e)
+	hooks := httptest.NewServer(http.NotFoundHandler())
+	t.Cleanup(hooks.Close)
+	require.Equal(t, http.StatusCreated, f.call("PUT", url+"/v1/webhooks/ep-paris", api.WebhookBody{URL: hooks.URL + "/hooks"},
+		&map[string]any{}, as("paris")...))
+	resource := map[string]string{"k-shared": "paris-only", "k-never": "never-a-property"}
+	endpoint := map[string]string{"k-shared": "ep-paris", "k-never": "ep-never"}
+
+	// Every route that names a booking, a property or an endpoint, on the
+	// default agency's: lyon's key gets what a key never used gets.
 	byKey := func(format string) func(string) string {
 		return func(k string) string { return fmt.Sprintf(format, k) }
 	}
@@ -200,6 +214,17 @@ func TestAKeyActsForItsAgencyOnly(t *testing.T) {
 		{"GET", byKey("/v1/bookings/%s/contact"), nil},
 		{"DELETE", byKey("/v1/bookings/%s/contact"), nil},
 		{"GET", byKey("/v1/ops/timeline/%s"), nil},
+		{"POST", byKey("/v1/bookings/%s/outcome"), staff.OutcomeBody{Outcome: booking.OutcomeNoShow}},
+		{"POST", byKey("/v1/bookings/%s/reassign"), staff.ReassignBody{AgentID: "agent-01"}},
+		{"GET", func(k string) string { return "/v1/resources/" + resource[k] }, nil},
+		{"GET", func(k string) string {
+			return "/v1/availability?property_id=" + resource[k] + "&agent_id=agent-00&from=" +
+				start.Format(time.RFC3339) + "&to=" + start.Add(4*time.Hour).Format(time.RFC3339)
+		}, nil},
+		{"DELETE", func(k string) string { return "/v1/webhooks/" + endpoint[k] }, nil},
+		{"POST", func(k string) string { return "/v1/webhooks/" + endpoint[k] + "/pause" }, nil},
+		{"POST", func(k string) string { return "/v1/webhooks/" + endpoint[k] + "/resume" }, nil},
+		{"POST", func(k string) string { return "/v1/webhooks/" + endpoint[k] + "/secret" }, nil},
 	} {
 		var theirs, never edge.Error
 		got := f.call(c.method, url+c.path("k-shared"), c.body, &theirs, as("lyon")...)
@@ -207,6 +232,18 @@ func TestAKeyActsForItsAgencyOnly(t *testing.T) {
 		require.Equal(t, want, got, "%s %s", c.method, c.path("k-shared"))
 		require.Equal(t, never.Code, theirs.Code, "%s %s", c.method, c.path("k-shared"))
 	}
+	intent := func(property string) api.IntentBody {
+		slot := bookingBody("", start).Slot
+		slot.PropertyID = property
+		return api.IntentBody{ConversationID: "call-1", Slot: slot, Hold: true, ExpectedPolicyVersion: policyVersion}
+	}
+	var theirs, never api.IntentAnswer
+	require.Equal(t, f.call("POST", url+"/v1/intents", intent("never-a-property"), &never, as("paris")...),
+		f.call("POST", url+"/v1/intents", intent("paris-only"), &theirs, as("lyon")...))
+	require.Equal(t, receipt.StatusRejected, theirs.Hold.Status, "a hold on the default agency's property")
+	require.Equal(t, string(booking.CodeUnknownResource), theirs.Hold.Reason.Code)
+	require.Equal(t, never.Hold.Reason.Code, theirs.Hold.Reason.Code)
+
 	var still receipt.Receipt
 	require.Equal(t, http.StatusOK, f.call("GET", url+"/v1/bookings/k-shared", nil, &still, as("paris")...))
 	require.Equal(t, receipt.StatusConfirmed, still.Status, "lyon's calls changed the default agency's booking")
@@ -217,6 +254,12 @@ func TestAKeyActsForItsAgencyOnly(t *testing.T) {
 	require.NotEqual(t, paris.BookingID, other.BookingID)
 	require.Equal(t, "lyon", f.agencyOf("agency:lyon:k-shared"))
 	require.Equal(t, 1, f.bookings(), "the default agency holds its one booking")
+	var eps []api.WebhookStatus
+	require.Equal(t, http.StatusOK, f.call("GET", url+"/v1/webhooks", nil, &eps, as("lyon")...))
+	require.Empty(t, eps, "lyon lists the default agency's endpoint")
+	require.Equal(t, http.StatusOK, f.call("GET", url+"/v1/webhooks", nil, &eps, as("paris")...))
+	require.Len(t, eps, 1, "the default agency's endpoint, untouched")
+	require.False(t, eps[0].Paused, "lyon's pause reached the default agency's endpoint")
 }
 
 // The default agency's reconciliation run starts one in every other
