@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/bookingsaga/bookingsaga/agency"
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/calendars"
 	"github.com/bookingsaga/bookingsaga/internal/catalog"
@@ -99,7 +100,15 @@ func (a *Activities) reads() *catalog.Catalog {
 	return a.catalog
 }
 
-func (a *Activities) metrics() tally.Scope {
+// metrics is the scope of the counters, which name the agency ctx acts
+// for (bounded: agency.Label).
+func (a *Activities) metrics(ctx context.Context) tally.Scope {
+	return a.histograms().Tagged(map[string]string{"agency": agency.From(ctx).Label()})
+}
+
+// histograms is the scope of the timers, which name no agency: a
+// histogram's buckets times every agency would be most of the series.
+func (a *Activities) histograms() tally.Scope {
 	if a.Metrics == nil {
 		return tally.NoopScope
 	}
@@ -107,9 +116,9 @@ func (a *Activities) metrics() tally.Scope {
 }
 
 // drift counts what reconciliation found, per category and action.
-func (a *Activities) drift(category, action string, n int) {
+func (a *Activities) drift(ctx context.Context, category, action string, n int) {
 	if n > 0 {
-		a.metrics().Tagged(map[string]string{"category": category, "action": action}).Counter("drift_total").Inc(int64(n))
+		a.metrics(ctx).Tagged(map[string]string{"category": category, "action": action}).Counter("drift_total").Inc(int64(n))
 	}
 }
 

@@ -67,11 +67,11 @@ func (a *Activities) ReconcileCalendar(ctx context.Context, in booking.WindowInp
 		}
 	}
 	rep.Next = booking.NextPage(page, in.Limit)
-	a.drift("calendar_missing", "repaired", rep.Missing)
-	a.drift("calendar_moved", "repaired", rep.Moved)
-	a.drift("calendar_orphan", "repaired", rep.Orphans)
-	a.drift("calendar_foreign", "flagged", rep.Flagged-rep.Unknown)
-	a.drift("calendar_unknown", "flagged", rep.Unknown)
+	a.drift(ctx, "calendar_missing", "repaired", rep.Missing)
+	a.drift(ctx, "calendar_moved", "repaired", rep.Moved)
+	a.drift(ctx, "calendar_orphan", "repaired", rep.Orphans)
+	a.drift(ctx, "calendar_foreign", "flagged", rep.Flagged-rep.Unknown)
+	a.drift(ctx, "calendar_unknown", "flagged", rep.Unknown)
 	return rep, nil
 }
 

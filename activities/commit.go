@@ -24,12 +24,12 @@ import (
 // error; anything else is technical, and safe to retry with the same key.
 func (a *Activities) Commit(ctx context.Context, in booking.CommitInput) (out booking.CommitOutput, err error) {
 	defer a.turns.begin()()
-	defer a.countCommit(time.Now(), &out, &err)
+	defer a.countCommit(ctx, time.Now(), &out, &err)
 	return a.commit(ctx, in)
 }
 
 // countCommit records the commit's outcome and latency.
-func (a *Activities) countCommit(start time.Time, out *booking.CommitOutput, err *error) {
+func (a *Activities) countCommit(ctx context.Context, start time.Time, out *booking.CommitOutput, err *error) {
 	outcome := string(out.Booking.Status)
 	var appErr *temporal.ApplicationError
 	switch {
@@ -42,9 +42,8 @@ func (a *Activities) countCommit(start time.Time, out *booking.CommitOutput, err
 	case out.Replayed:
 		outcome = "replayed"
 	}
-	m := a.metrics()
-	m.Tagged(map[string]string{"outcome": outcome}).Counter("commits_total").Inc(1)
-	m.Timer("commit_latency").Record(time.Since(start))
+	a.metrics(ctx).Tagged(map[string]string{"outcome": outcome}).Counter("commits_total").Inc(1)
+	a.histograms().Timer("commit_latency").Record(time.Since(start))
 }
 
 func (a *Activities) commit(ctx context.Context, in booking.CommitInput) (booking.CommitOutput, error) {
@@ -64,7 +63,7 @@ func (a *Activities) commit(ctx context.Context, in booking.CommitInput) (bookin
 	// so its own time is subtracted from free/busy and the commit replays it.
 	req.CalendarBusy, req.CalendarUnchecked = a.recheck(ctx, in.Intent)
 	if req.CalendarUnchecked {
-		a.metrics().Counter("calendar_unchecked_total").Inc(1)
+		a.metrics(ctx).Counter("calendar_unchecked_total").Inc(1)
 	}
 	return a.storeCommit(ctx, req)
 }
@@ -156,7 +155,7 @@ func (a *Activities) Lapse(ctx context.Context, in booking.LapseInput) (booking.
 // Confirm turns the key's hold into a booking; an expired hold is refused.
 func (a *Activities) Confirm(ctx context.Context, in booking.ConfirmInput) (out booking.CommitOutput, err error) {
 	defer a.turns.begin()()
-	defer a.countCommit(time.Now(), &out, &err)
+	defer a.countCommit(ctx, time.Now(), &out, &err)
 	return a.confirm(ctx, in)
 }
 

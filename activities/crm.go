@@ -125,7 +125,7 @@ func (a *Activities) RecordOutcome(ctx context.Context, in booking.OutcomeInput)
 		return out, storeError("record outcome", in.RequestKey, err)
 	}
 	if out.Changed {
-		a.metrics().Tagged(map[string]string{"outcome": string(in.Outcome), "property": out.Booking.Intent.PropertyID,
+		a.metrics(ctx).Tagged(map[string]string{"outcome": string(in.Outcome), "property": out.Booking.Intent.PropertyID,
 			"agent": out.Booking.Intent.AgentID, "reminded": strconv.FormatBool(out.Reminded)}).Counter("viewing_outcomes_total").Inc(1)
 	}
 	return out, nil
@@ -216,8 +216,8 @@ func (a *Activities) ReconcileCRM(ctx context.Context, in booking.WindowInput) (
 		}
 	}
 	rep.Next = booking.NextPage(page, in.Limit)
-	a.drift("crm_missing", "repaired", rep.Missing)
-	a.drift("crm_mismatch", "repaired", rep.Mismatched)
+	a.drift(ctx, "crm_missing", "repaired", rep.Missing)
+	a.drift(ctx, "crm_mismatch", "repaired", rep.Mismatched)
 	return rep, nil
 }
 

@@ -100,7 +100,7 @@ func (a *Activities) QueueReminder(ctx context.Context, in booking.ReminderInput
 // a message went out.
 func (a *Activities) sendMessage(ctx context.Context, m booking.Message) (bool, error) {
 	done := func(st booking.MessageStatus, ch booking.Channel, id, why string) (bool, error) {
-		a.messageCount(string(st))
+		a.messageCount(ctx, string(st))
 		if err := a.Store.MessageDone(ctx, m.ID, st, ch, id, why); err != nil {
 			return false, storeError("message done", m.RequestKey, err)
 		}
@@ -163,7 +163,7 @@ func (a *Activities) sendMessage(ctx context.Context, m booking.Message) (bool, 
 	case err != nil:
 		// The provider's 429 or 5xx, or a reply lost: this message backs
 		// off on its own, and the others go on.
-		a.messageCount("failed")
+		a.messageCount(ctx, "failed")
 		if ferr := a.Store.MessageFailed(ctx, m.ID, err.Error()); ferr != nil {
 			return false, storeError("message failed", m.RequestKey, ferr)
 		}
@@ -191,8 +191,8 @@ func (a *Activities) tellSaga(ctx context.Context, m booking.Message, st booking
 	}
 }
 
-func (a *Activities) messageCount(result string) {
-	a.metrics().Tagged(map[string]string{"result": result}).Counter("caller_messages_total").Inc(1)
+func (a *Activities) messageCount(ctx context.Context, result string) {
+	a.metrics(ctx).Tagged(map[string]string{"result": result}).Counter("caller_messages_total").Inc(1)
 }
 
 // settleMessages is reconciliation's last pass over the callers'

@@ -3,6 +3,7 @@ package activities
 import (
 	"github.com/uber-go/tally/v4"
 
+	"github.com/bookingsaga/bookingsaga/agency"
 	"github.com/bookingsaga/bookingsaga/booking"
 )
 
@@ -20,15 +21,18 @@ var (
 )
 
 // RegisterMetrics creates every series the activities export into m (the
-// scope given as Activities.Metrics), at zero. It is a function, not a
-// method: every exported method of Activities is an activity.
-func RegisterMetrics(m tally.Scope) {
+// scope given as Activities.Metrics), at zero: the counters' for the
+// default agency, whose label names another agency's series once it
+// counts. It is a function, not a method: every exported method of
+// Activities is an activity.
+func RegisterMetrics(root tally.Scope) {
+	m := root.Tagged(map[string]string{"agency": agency.Default.Label()})
 	for _, o := range commitOutcomes {
 		m.Tagged(map[string]string{"outcome": o}).Counter("commits_total").Inc(0)
 	}
-	m.Timer("commit_latency")
+	root.Timer("commit_latency")
 	for _, why := range []yielded{yieldIdle, yieldBudget, yieldStopped} {
-		m.Tagged(map[string]string{"ended": string(why)}).Timer("mirror_yield")
+		root.Tagged(map[string]string{"ended": string(why)}).Timer("mirror_yield")
 	}
 	m.Counter("calendar_unchecked_total").Inc(0)
 	for _, step := range booking.ReconcileSteps {

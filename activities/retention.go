@@ -14,19 +14,19 @@ import (
 
 // ExpireStaleHolds expires holds past their time, at most Limit.
 func (a *Activities) ExpireStaleHolds(ctx context.Context, in booking.LimitInput) (booking.CountOutput, error) {
-	return a.counted("expire holds", "expired_hold", "repaired")(a.Store.ExpireHolds(ctx, in.Limit))
+	return a.counted(ctx, "expire holds", "expired_hold", "repaired")(a.Store.ExpireHolds(ctx, in.Limit))
 }
 
 // PurgeContacts deletes contact details past retention, at most Limit,
 // then has the CRM delete the contacts of callers erased (at retention or
 // on request), at most Limit more: the count is both.
 func (a *Activities) PurgeContacts(ctx context.Context, in booking.LimitInput) (booking.CountOutput, error) {
-	out, err := a.counted("purge contacts", "contact_retention", "purged")(a.Store.PurgeContacts(ctx, in.Limit))
+	out, err := a.counted(ctx, "purge contacts", "contact_retention", "purged")(a.Store.PurgeContacts(ctx, in.Limit))
 	if err != nil {
 		return out, err
 	}
 	n, err := a.forgetCallers(ctx, in.Limit)
-	a.drift("crm_contact_erased", "forgotten", n)
+	a.drift(ctx, "crm_contact_erased", "forgotten", n)
 	return booking.CountOutput{Count: out.Count + n}, err
 }
 
@@ -84,7 +84,7 @@ func (a *Activities) NoteReconcile(ctx context.Context, in booking.NoteReconcile
 	for _, st := range steps {
 		if st.Error != "" {
 			failed++
-			a.metrics().Tagged(map[string]string{"step": st.Step}).Counter("reconcile_step_failures_total").Inc(1)
+			a.metrics(ctx).Tagged(map[string]string{"step": st.Step}).Counter("reconcile_step_failures_total").Inc(1)
 		}
 	}
 	return booking.CountOutput{Count: failed}, nil
@@ -97,17 +97,17 @@ func (a *Activities) ApplyRetention(ctx context.Context, in booking.LimitInput) 
 	if a.RetentionElsewhere {
 		return booking.CountOutput{}, nil
 	}
-	return a.counted("apply retention", "booking_retention", "retired")(a.Store.ApplyRetention(ctx, in.Limit))
+	return a.counted(ctx, "apply retention", "booking_retention", "retired")(a.Store.ApplyRetention(ctx, in.Limit))
 }
 
 // counted answers a store pass that did n things: its error translated
 // for op, its count as drift of category repaired by action.
-func (a *Activities) counted(op, category, action string) func(n int, err error) (booking.CountOutput, error) {
+func (a *Activities) counted(ctx context.Context, op, category, action string) func(n int, err error) (booking.CountOutput, error) {
 	return func(n int, err error) (booking.CountOutput, error) {
 		if err != nil {
 			return booking.CountOutput{}, storeError(op, "", err)
 		}
-		a.drift(category, action, n)
+		a.drift(ctx, category, action, n)
 		return booking.CountOutput{Count: n}, nil
 	}
 }
@@ -119,8 +119,8 @@ func (a *Activities) counted(op, category, action string) func(n int, err error)
 // calendar events and CRM records from the store after this step.
 func (a *Activities) FollowZoneRules(ctx context.Context, in booking.LimitInput) (booking.ZoneRulesReport, error) {
 	rep, err := a.Store.FollowZoneRules(ctx, in.Limit)
-	a.drift("zone_rules_changed", "repaired", rep.Moved)
-	a.drift("zone_rules_changed", "flagged", rep.Flagged)
+	a.drift(ctx, "zone_rules_changed", "repaired", rep.Moved)
+	a.drift(ctx, "zone_rules_changed", "flagged", rep.Flagged)
 	if err != nil {
 		return rep, storeError("follow zone rules", "", err)
 	}

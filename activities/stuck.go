@@ -62,14 +62,14 @@ func (a *Activities) ReconcileStuck(ctx context.Context, in booking.StuckInput) 
 	}
 	// Counted once, by the attempt that finishes: one that dies counts
 	// nothing, and the next counts what both found.
-	a.drift("stuck_commit", "repaired", rep.Found+rep.Absent)
-	a.drift("pending_call", "resent", rep.Resent)
-	a.drift("caller_message", "queued", rep.MessagesQueued)
-	a.drift("caller_message", "overdue", rep.MessagesOverdue)
-	a.drift("saga_answer", "told", rep.Drifted)
-	a.drift("store_lost_booking", "flagged", rep.Lost)
-	a.drift("store_lost_change", "flagged", rep.LostChanges)
-	a.drift("store_lost_release", "recorded", rep.ReleasesRecorded)
+	a.drift(ctx, "stuck_commit", "repaired", rep.Found+rep.Absent)
+	a.drift(ctx, "pending_call", "resent", rep.Resent)
+	a.drift(ctx, "caller_message", "queued", rep.MessagesQueued)
+	a.drift(ctx, "caller_message", "overdue", rep.MessagesOverdue)
+	a.drift(ctx, "saga_answer", "told", rep.Drifted)
+	a.drift(ctx, "store_lost_booking", "flagged", rep.Lost)
+	a.drift(ctx, "store_lost_change", "flagged", rep.LostChanges)
+	a.drift(ctx, "store_lost_release", "recorded", rep.ReleasesRecorded)
 	return *rep, nil
 }
 

@@ -53,7 +53,7 @@ func (a *Activities) textTo(ctx context.Context, m booking.Message, number, by s
 		return "", "", err
 	}
 	if region := phone.Region(to); !slices.Contains(allowed, region) {
-		a.textRefusedCount("country")
+		a.textRefusedCount(ctx, "country")
 		return "", fmt.Sprintf("texts to region %s are not allowed (allowed: %s)", region, strings.Join(allowed, ", ")), nil
 	}
 	ok, err = a.Store.ClaimText(ctx, m.ID, to, by, store.TextCaps{
@@ -62,7 +62,7 @@ func (a *Activities) textTo(ctx context.Context, m booking.Message, number, by s
 	case err != nil:
 		return "", "", storeError("claim text", m.RequestKey, err)
 	case !ok:
-		a.textRefusedCount("cap")
+		a.textRefusedCount(ctx, "cap")
 		return "", fmt.Sprintf("over a cap: %d texts to one number a day, %d asked by one key an hour, %d of the agency an hour",
 			a.Texts.PerNumberDay, a.Texts.PerKeyHour, a.Texts.PerAgencyHour), nil
 	}
@@ -88,6 +88,6 @@ func (a *Activities) textCountries(ctx context.Context) ([]string, error) {
 	return out, nil
 }
 
-func (a *Activities) textRefusedCount(reason string) {
-	a.metrics().Tagged(map[string]string{"reason": reason}).Counter("texts_refused_total").Inc(1)
+func (a *Activities) textRefusedCount(ctx context.Context, reason string) {
+	a.metrics(ctx).Tagged(map[string]string{"reason": reason}).Counter("texts_refused_total").Inc(1)
 }

@@ -60,7 +60,7 @@ func (a *Activities) DeliverWebhooks(ctx context.Context, in booking.WebhookInpu
 			// batch runs again beside the attempt still posting it.
 			activity.RecordHeartbeat(ctx, n)
 			if err := a.post(ctx, ep, d); err != nil {
-				a.webhookCount("failed")
+				a.webhookCount(ctx, "failed")
 				if ferr := a.Store.Failed(ctx, ep.ID, d.ID, problem(err)); ferr != nil {
 					err = errors.Join(err, ferr)
 				}
@@ -69,7 +69,7 @@ func (a *Activities) DeliverWebhooks(ctx context.Context, in booking.WebhookInpu
 			if err := a.Store.Delivered(ctx, ep.ID, d.ID); err != nil {
 				return booking.CountOutput{Count: n}, storeError("webhook delivered", "", err)
 			}
-			a.webhookCount("delivered")
+			a.webhookCount(ctx, "delivered")
 			n++
 		}
 	}
@@ -88,8 +88,8 @@ func (a *Activities) endpoint(ctx context.Context, id string) (booking.WebhookEn
 	return ep, nil
 }
 
-func (a *Activities) webhookCount(result string) {
-	a.metrics().Tagged(map[string]string{"result": result}).Counter("webhook_deliveries_total").Inc(1)
+func (a *Activities) webhookCount(ctx context.Context, result string) {
+	a.metrics(ctx).Tagged(map[string]string{"result": result}).Counter("webhook_deliveries_total").Inc(1)
 }
 
 // WebhookEvent is a delivery's body.

@@ -99,6 +99,6 @@ func (a *Activities) yieldToCommits(ctx context.Context) {
 	defer budget.Stop()
 	why := a.turns.wait(ctx, budget.C)
 	if why != yieldNone {
-		a.metrics().Tagged(map[string]string{"ended": string(why)}).Timer("mirror_yield").Record(time.Since(start))
+		a.histograms().Tagged(map[string]string{"ended": string(why)}).Timer("mirror_yield").Record(time.Since(start))
 	}
 }

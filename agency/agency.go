@@ -95,3 +95,17 @@ type Named struct {
 type List struct {
 	Agencies []Agency
 }
+
+// MaxLabelled bounds the agencies a metric names by id: the first
+// MaxLabelled made (by number, so that every process names each agency
+// alike), and "other" past them, so that a metric's series grow with the
+// agencies up to a bound a time-series database takes.
+const MaxLabelled = 100
+
+// Label is a's value of a metric's agency label.
+func (a Agency) Label() string {
+	if a.No > MaxLabelled {
+		return "other"
+	}
+	return a.ID
+}

@@ -29,3 +29,13 @@ func TestAnotherAgencysWorkflowIDsCarryIt(t *testing.T) {
 	require.True(t, ok)
 	require.Equal(t, "k1", key)
 }
+
+// A metric names the first agencies by id and the rest together, so that
+// its series stay bounded whatever the deployment grows to.
+func TestAMetricNamesABoundedNumberOfAgencies(t *testing.T) {
+	t.Parallel()
+	require.Equal(t, "default", Default.Label())
+	require.Equal(t, "lyon", lyon.Label())
+	require.Equal(t, "nantes", Agency{No: MaxLabelled, ID: "nantes"}.Label())
+	require.Equal(t, "other", Agency{No: MaxLabelled + 1, ID: "brest"}.Label())
+}

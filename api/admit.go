@@ -32,7 +32,7 @@ func (s *Server) budgeted(h func(w http.ResponseWriter, r *http.Request) error) 
 	return func(w http.ResponseWriter, r *http.Request) error {
 		caller := edge.Admitted(r.Context())
 		if !s.set.Admission.Enter(caller) {
-			s.set.Metrics.Counter("booking_calls_shed_total").Inc(1)
+			s.set.Shed(r.Context())
 			e, _ := edge.Classify(booking.ErrOverloaded)
 			e.RequestKey = namedKey(r)
 			return e

@@ -35,7 +35,7 @@ func (t *Tools) admit(ctx context.Context, name, callID string, raw json.RawMess
 	}
 	caller := edge.Admitted(ctx)
 	if !t.set.Admission.Enter(caller) {
-		t.shed()
+		t.set.Shed(ctx)
 		a := notDone(booking.CodeUnavailable, atCapacity)
 		return nil, &a
 	}

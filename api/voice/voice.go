@@ -146,6 +146,3 @@ func platformScope(secret string) apikey.Scope {
 	}
 	return apikey.ScopeAgent
 }
-
-// shed counts a booking call not sent because too many are in flight.
-func (t *Tools) shed() { t.set.Metrics.Counter("booking_calls_shed_total").Inc(1) }

@@ -378,6 +378,10 @@ func TestMetricsCountCommitsAndDrift(t *testing.T) {
 	require.Equal(t, receipt.StatusConflict, f.commit(uuid.NewString(), commitRequest(slot(t, 9))).Status)
 	f.deleteByHand(agentCal, key)
 	f.reconcile()
+	lyon := f.addAgency("lyon")
+	r, err := f.saga().Commit(lyon, uuid.NewString(), commitRequest(slot(t, 11)))
+	require.NoError(t, err)
+	require.Equal(t, receipt.StatusConfirmed, r.Status)
 
 	srv := httptest.NewServer(m.Handler())
 	t.Cleanup(srv.Close)
@@ -390,9 +394,10 @@ func TestMetricsCountCommitsAndDrift(t *testing.T) {
 		return string(b)
 	}
 	want := []string{
-		`bookingsaga_commits_total{outcome="confirmed"} 1`,
-		`bookingsaga_commits_total{outcome="conflict"} 1`,
-		`bookingsaga_drift_total{action="repaired",category="calendar_missing"} 1`,
+		`bookingsaga_commits_total{agency="default",outcome="confirmed"} 1`,
+		`bookingsaga_commits_total{agency="default",outcome="conflict"} 1`,
+		`bookingsaga_commits_total{agency="lyon",outcome="confirmed"} 1`,
+		`bookingsaga_drift_total{action="repaired",agency="default",category="calendar_missing"} 1`,
 		`bookingsaga_commit_latency_bucket`,
 	}
 	// Tally reports to Prometheus once a second.

@@ -85,3 +85,9 @@ func WriteJSON(w http.ResponseWriter, status int, v any) error {
 	w.WriteHeader(status)
 	return json.NewEncoder(w).Encode(v)
 }
+
+// Shed counts a call not sent because too many are in flight, for the
+// agency it acts for.
+func (s Settings) Shed(ctx context.Context) {
+	s.Metrics.Tagged(map[string]string{"agency": agency.From(ctx).Label()}).Counter("booking_calls_shed_total").Inc(1)
+}

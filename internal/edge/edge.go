@@ -307,7 +307,7 @@ func (s *Server) registerMetrics(routes []Route) {
 		}
 	}
 	// Admission: calls not sent, calls in flight, the limit (0: none).
-	s.cfg.Metrics.Counter("booking_calls_shed_total").Inc(0)
+	s.cfg.Metrics.Tagged(map[string]string{"agency": agency.Default.Label()}).Counter("booking_calls_shed_total").Inc(0)
 	s.cfg.Metrics.Gauge("booking_calls_in_flight").Update(0)
 	s.cfg.Metrics.Gauge("admission_limit").Update(float64(s.cfg.Admission.Limit()))
 }
