@@ -50,6 +50,7 @@ func run(ctx context.Context, args []string) (bool, error) {
 	fs.DurationVar(&o.Think, "think", o.Think, "longest pause between a caller's calls")
 	fs.Float64Var(&o.MirrorFaultRate, "mirror-faults", o.MirrorFaultRate, "share of calendar and CRM calls that misbehave")
 	fs.DurationVar(&o.Outage, "outage", o.Outage, "how long each broken process stays down")
+	fs.BoolVar(&o.SecondAgency, "second-agency", true, "half the callers act for a second agency, lyon, with its own key, catalogue, calendars and mailboxes; off with -restore")
 	fs.BoolVar(&o.Restore, "restore", false, "instead of the usual faults, restore the store from a backup taken mid-load (each outage long), and check what it lost is flagged and restored")
 	fs.StringVar(&o.TemporalStore, "temporal-store", devstack.StorePostgres, "where the Temporal server keeps its state: postgres (its own cluster) or sqlite")
 	fs.Uint64Var(&o.Seed, "seed", o.Seed, "random seed for the callers and the mirror faults")

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/bookingsaga/bookingsaga/agency"
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/edge"
 	"github.com/bookingsaga/bookingsaga/internal/localtime"
@@ -28,43 +29,63 @@ type catalogue struct {
 	starts             []time.Time
 }
 
-// mailbox is an agent's Microsoft 365 mailbox.
-func mailbox(agent string) string { return agent + "@chaos.test" }
+// secondAgency is the agency beside the default one when
+// Options.SecondAgency: its catalogue has the same resource ids, in
+// calendars and mailboxes of its own, and its viewings go to the generic
+// CRM (the default agency keeps HubSpot for hubspotProperty).
+const secondAgency = "lyon"
+
+// domain is the calendars' domain of an agency.
+func domain(agencyID string) string {
+	if agencyID == secondAgency {
+		return "lyon.chaos.test"
+	}
+	return "chaos.test"
+}
+
+// mailbox is an agency's agent's Microsoft 365 mailbox.
+func mailbox(agencyID, agent string) string { return agent + "@" + domain(agencyID) }
+
+// calendarOf is an agency's property's Google calendar.
+func calendarOf(agencyID, property string) string { return property + "@" + domain(agencyID) }
 
 // hubspotProperty is the property whose agency keeps HubSpot; the
 // others' viewings go to the generic CRM.
 const hubspotProperty = "flat-3"
 
-func crmOf(flat int) string {
-	if fmt.Sprintf("flat-%d", flat) == hubspotProperty {
+func crmOf(agencyID string, flat int) string {
+	if agencyID == agency.Default.ID && fmt.Sprintf("flat-%d", flat) == hubspotProperty {
 		return "hubspot"
 	}
 	return ""
 }
 
-func resources() []booking.Resource {
+// resources are an agency's catalogue.
+func resources(agencyID string) []booking.Resource {
 	rs := []booking.Resource{
-		{ID: "open-house", Kind: "property", Capacity: 2, TimeZone: zone, CalendarID: "open-house@chaos.test"},
+		{ID: "open-house", Kind: "property", Capacity: 2, TimeZone: zone, CalendarID: calendarOf(agencyID, "open-house")},
 		{ID: "keys-1", Kind: "key_holder", Capacity: 1, TimeZone: zone},
 	}
 	for i := 1; i <= 3; i++ {
-		rs = append(rs, booking.Resource{ID: fmt.Sprintf("flat-%d", i), Kind: "property", Capacity: 1, TimeZone: zone,
-			CalendarID: fmt.Sprintf("flat-%d@chaos.test", i), CRM: crmOf(i)})
-		rs = append(rs, booking.Resource{ID: fmt.Sprintf("agent-%d", i), Kind: "agent", Capacity: 1, TimeZone: zone,
-			CalendarID: mailbox(fmt.Sprintf("agent-%d", i)), CalendarProvider: booking.ProviderMicrosoft})
+		flat, agent := fmt.Sprintf("flat-%d", i), fmt.Sprintf("agent-%d", i)
+		rs = append(rs, booking.Resource{ID: flat, Kind: "property", Capacity: 1, TimeZone: zone,
+			CalendarID: calendarOf(agencyID, flat), CRM: crmOf(agencyID, i)})
+		rs = append(rs, booking.Resource{ID: agent, Kind: "agent", Capacity: 1, TimeZone: zone,
+			CalendarID: mailbox(agencyID, agent), CalendarProvider: booking.ProviderMicrosoft})
 	}
 	return rs
 }
 
-// seed writes the policy and the resources; days says over how many days
-// the slots spread (more for a longer run, so that cancels keep room).
+// seed writes the policy and the resources of the agency ctx acts for;
+// days says over how many days the slots spread (more for a longer run,
+// so that cancels keep room).
 func seed(ctx context.Context, st *store.Store, days int) (catalogue, error) {
 	if err := st.SetPolicy(ctx, booking.Policy{Version: policyVersion, SlotMinutes: 30, OpensAt: 9 * time.Hour,
 		ClosesAt: 18 * time.Hour, HoldTTL: 10 * time.Second}); err != nil {
 		return catalogue{}, err
 	}
 	var cat catalogue
-	for _, r := range resources() {
+	for _, r := range resources(agency.From(ctx).ID) {
 		if err := st.UpsertResource(ctx, r); err != nil {
 			return catalogue{}, err
 		}

@@ -40,7 +40,7 @@ func TestFaultsUnderLoad(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	rep, err := chaos.Run(ctx, chaos.Options{Dir: dir, Duration: 90 * time.Second, Callers: 6, Think: 150 * time.Millisecond,
-		MirrorFaultRate: 0.3, Outage: 3 * time.Second, Seed: uint64(time.Now().UnixNano()), Flooders: 8,
+		MirrorFaultRate: 0.3, Outage: 3 * time.Second, Seed: uint64(time.Now().UnixNano()), Flooders: 8, SecondAgency: true,
 		Binaries: chaos.Binaries{Worker: build(t, "worker"), Starter: build(t, "starter"), Temporal: []string{os.Args[0], chaos.TemporalRole}}})
 	require.NoError(t, err)
 	var table bytes.Buffer
@@ -62,6 +62,8 @@ func TestFaultsUnderLoad(t *testing.T) {
 	require.Positive(t, rep.Mails, "callers who agreed were e-mailed")
 	require.Positive(t, rep.Meetings, "the HubSpot agency's viewings reached its account")
 	require.Positive(t, rep.Contacts, "callers kept on file have a HubSpot contact")
+	require.Positive(t, rep.Confirmed["default"], "the default agency's callers booked")
+	require.Positive(t, rep.Confirmed["lyon"], "the second agency's callers booked")
 	// A second key flooded MCP writes throughout: the callers' key was
 	// kept to no less than its share (the counts are in the table).
 	require.Positive(t, rep.Flood.Calls, "the flood ran")

@@ -1,6 +1,7 @@
 package chaos
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -14,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"google.golang.org/api/calendar/v3"
 
+	"github.com/bookingsaga/bookingsaga/agency"
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/crm"
 	"github.com/bookingsaga/bookingsaga/internal/hubspot/hubspottest"
@@ -34,13 +36,31 @@ type stored struct {
 	// replaces is the booking this one moved, "" for none.
 	replaces  string
 	committed bool
+	// agency is the agency whose row it is; the zero value is the
+	// default agency (owner).
+	agency agency.Agency
 }
+
+// owner is the agency whose booking b is.
+func (b stored) owner() agency.Agency {
+	if b.agency.No == 0 {
+		return agency.Default
+	}
+	return b.agency
+}
+
+// scopedKey is b's key as its mirrors carry it: in its agency's space.
+func (b stored) scopedKey() string { return agency.WorkflowID(b.owner(), b.key) }
+
+// onHubSpot reports whether b's agency keeps HubSpot for b's property.
+func (b stored) onHubSpot() bool { return b.owner().IsDefault() && b.property == hubspotProperty }
 
 // checker holds what a check reads: the history, the store, the fakes,
 // and each key's final answer from the API.
 type checker struct {
 	calls    []Call
 	bookings map[string]stored // by request key
+	scoped   map[string]stored // by the key mirrors carry (byScopedKey)
 	final    map[string]*receipt.Receipt
 	events   map[string][]calendar.Event       // by calendar id
 	outlook  map[string][]graphtest.GraphEvent // by mailbox
@@ -69,13 +89,13 @@ func (c *cluster) read(ctx context.Context, pool *pgxpool.Pool, calls []Call, in
 	ch := &checker{calls: calls, bookings: map[string]stored{}, events: map[string][]calendar.Event{},
 		outlook: map[string][]graphtest.GraphEvent{}, records: c.crm.Records(), meetings: c.hubspot.Meetings(), contacts: c.hubspot.Contacts(), inFlight: interrupts}
 	rows, err := pool.Query(ctx, `SELECT request_key, booking_id::text, status, property_id, agent_id, starts_at, ends_at,
-    coalesce(replaces_request_key, ''), committed_at IS NOT NULL FROM booking`)
+    coalesce(replaces_request_key, ''), committed_at IS NOT NULL, agency_no, agency_id FROM booking JOIN agency USING (agency_no)`)
 	if err != nil {
 		return nil, fmt.Errorf("read bookings: %w", err)
 	}
 	for rows.Next() {
 		var b stored
-		if err := rows.Scan(&b.key, &b.id, &b.status, &b.property, &b.agent, &b.starts, &b.ends, &b.replaces, &b.committed); err != nil {
+		if err := rows.Scan(&b.key, &b.id, &b.status, &b.property, &b.agent, &b.starts, &b.ends, &b.replaces, &b.committed, &b.agency.No, &b.agency.ID); err != nil {
 			return nil, fmt.Errorf("read bookings: %w", err)
 		}
 		ch.bookings[b.key] = b
@@ -86,18 +106,20 @@ func (c *cluster) read(ctx context.Context, pool *pgxpool.Pool, calls []Call, in
 	if ch.occupied, err = occupied(ctx, pool); err != nil {
 		return nil, err
 	}
-	for _, r := range resources() {
-		switch r.Provider() {
-		case booking.ProviderGoogle:
-			ch.events[r.CalendarID] = c.calendar.Events(r.CalendarID)
-		case booking.ProviderMicrosoft:
-			ch.outlook[r.CalendarID] = c.graph.Events(r.CalendarID)
+	for _, a := range c.agencies {
+		for _, r := range resources(a) {
+			switch r.Provider() {
+			case booking.ProviderGoogle:
+				ch.events[r.CalendarID] = c.calendar.Events(r.CalendarID)
+			case booking.ProviderMicrosoft:
+				ch.outlook[r.CalendarID] = c.graph.Events(r.CalendarID)
+			}
 		}
 	}
 	if err := ch.readMessages(ctx, pool, c); err != nil {
 		return nil, err
 	}
-	ch.final, err = finalAnswers(ctx, c.apiURLs(0)[0], c.apiKey, calls, known)
+	ch.final, err = finalAnswers(ctx, c.apiURLs(0)[0], c.keys, calls, known)
 	return ch, err
 }
 
@@ -118,12 +140,14 @@ func (ch *checker) settledAnswers() map[string]*receipt.Receipt {
 }
 
 // finalAnswers asks the API for every key the history touched.
-func finalAnswers(ctx context.Context, url, key string, calls []Call, known map[string]*receipt.Receipt) (map[string]*receipt.Receipt, error) {
-	keys := map[string]bool{}
+// keys are each agency's API key: a request key is asked under its
+// agency's.
+func finalAnswers(ctx context.Context, url string, apiKeys map[string]string, calls []Call, known map[string]*receipt.Receipt) (map[string]*receipt.Receipt, error) {
+	keys := map[string]string{} // request key to its agency's API key
 	for _, c := range calls {
 		for _, k := range []string{c.Key, c.NewKey} {
 			if _, ok := known[k]; k != "" && !ok {
-				keys[k] = true
+				keys[k] = apiKeys[cmp.Or(c.Agency, agency.Default.ID)]
 			}
 		}
 	}
@@ -136,7 +160,7 @@ func finalAnswers(ctx context.Context, url, key string, calls []Call, known map[
 	for range 8 {
 		wg.Go(func() {
 			for k := range work {
-				r, err := status(ctx, url, key, k)
+				r, err := status(ctx, url, keys[k], k)
 				mu.Lock()
 				out[k] = r
 				if err != nil && firstErr == nil {
@@ -169,12 +193,14 @@ func (ch *checker) check() []Invariant {
 		{"every call in flight at a SIGINT answered", ch.answeredAtSIGINT()},
 		{"every consenting caller told of their booking's last change", ch.callersTold()},
 		{"no message for a booking never confirmed", ch.messagedOnlyIfBooked()},
+		{"each agency's calls book in that agency alone", ch.agenciesApart()},
 	}
 }
 
 func occupied(ctx context.Context, pool *pgxpool.Pool) ([]occupancy, error) {
-	rows, err := pool.Query(ctx, `SELECT br.resource_id, r.capacity, lower(br.occupied), upper(br.occupied)
-		FROM booking_resource br JOIN resource r USING (resource_id) WHERE br.live`)
+	// A resource is an agency's: its id is its agency's alone.
+	rows, err := pool.Query(ctx, `SELECT a.agency_id || '/' || br.resource_id, r.capacity, lower(br.occupied), upper(br.occupied)
+		FROM booking_resource br JOIN resource r USING (agency_no, resource_id) JOIN agency a USING (agency_no) WHERE br.live`)
 	if err != nil {
 		return nil, fmt.Errorf("read occupancy: %w", err)
 	}

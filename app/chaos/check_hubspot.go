@@ -27,8 +27,8 @@ func (ch *checker) hubspotMirrors() []string {
 		switch {
 		case !ok:
 			bad = append(bad, fmt.Sprintf("hubspot meeting %s names booking %q, which the store lacks", m.ID, id))
-		case b.property != hubspotProperty:
-			bad = append(bad, fmt.Sprintf("%s's meeting is in HubSpot, but %s keeps the generic CRM", b.key, b.property))
+		case !b.onHubSpot():
+			bad = append(bad, fmt.Sprintf("%s's meeting is in HubSpot, but %s of %s keeps the generic CRM", b.key, b.property, b.owner().ID))
 		}
 		if _, dup := meetings[id]; dup {
 			bad = append(bad, fmt.Sprintf("booking %s has two hubspot meetings", id))
@@ -36,7 +36,7 @@ func (ch *checker) hubspotMirrors() []string {
 		meetings[id] = m
 	}
 	for _, b := range ch.bookings {
-		if b.property != hubspotProperty || b.status == string(booking.StatusHeld) {
+		if !b.onHubSpot() || b.status == string(booking.StatusHeld) {
 			continue
 		}
 		m, ok := meetings[b.id]

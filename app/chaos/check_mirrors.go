@@ -44,7 +44,7 @@ func (ch *checker) mirrors() []string {
 		if b.status == string(booking.StatusHeld) {
 			continue
 		}
-		id := b.property + "@chaos.test/" + gcal.EventID(b.key)
+		id := calendarOf(b.owner().ID, b.property) + "/" + gcal.EventID(b.scopedKey())
 		ev, hasEvent := live[id]
 		confirmed := b.status == string(booking.StatusConfirmed)
 		switch {
@@ -55,7 +55,7 @@ func (ch *checker) mirrors() []string {
 		case !confirmed && hasEvent:
 			bad = append(bad, fmt.Sprintf("%s is %s but its event is live", b.key, b.status))
 		}
-		if b.property == hubspotProperty {
+		if b.onHubSpot() {
 			expected[id] = true
 			continue // its agency's CRM is HubSpot: hubspotMirrors
 		}
@@ -95,13 +95,13 @@ func (ch *checker) outlookMirrors() []string {
 	byKey := map[string]int{}
 	for mb, evs := range ch.outlook {
 		for _, ev := range evs {
-			key := keyOf(ev.Properties)
-			b, ok := ch.bookings[key]
+			b, ok := ch.byScopedKey()[keyOf(ev.Properties)]
+			key := b.key
 			switch {
 			case !ok:
 				bad = append(bad, fmt.Sprintf("event %s in %s belongs to no booking", ev.ID, mb))
 				continue
-			case mailbox(b.agent) != mb:
+			case mailbox(b.owner().ID, b.agent) != mb:
 				bad = append(bad, fmt.Sprintf("%s's event is in %s, its agent is %s", key, mb, b.agent))
 			case !ev.Start.Equal(b.starts) || !ev.End.Equal(b.ends):
 				bad = append(bad, fmt.Sprintf("%s's event in %s is at %s, the booking at %s", key, mb, ev.Start, b.starts))
@@ -110,14 +110,15 @@ func (ch *checker) outlookMirrors() []string {
 		}
 	}
 	for key, b := range ch.bookings {
-		if _, kept := ch.outlook[mailbox(b.agent)]; !kept || b.status == string(booking.StatusHeld) {
+		mb := mailbox(b.owner().ID, b.agent)
+		if _, kept := ch.outlook[mb]; !kept || b.status == string(booking.StatusHeld) {
 			continue
 		}
 		switch n, confirmed := byKey[key], b.status == string(booking.StatusConfirmed); {
 		case confirmed && n != 1:
-			bad = append(bad, fmt.Sprintf("%s is confirmed with %d events in %s", key, n, mailbox(b.agent)))
+			bad = append(bad, fmt.Sprintf("%s is confirmed with %d events in %s", key, n, mb))
 		case !confirmed && n != 0:
-			bad = append(bad, fmt.Sprintf("%s is %s but has %d events in %s", key, b.status, n, mailbox(b.agent)))
+			bad = append(bad, fmt.Sprintf("%s is %s but has %d events in %s", key, b.status, n, mb))
 		}
 	}
 	sort.Strings(bad)

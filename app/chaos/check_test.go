@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/api/calendar/v3"
 
+	"github.com/bookingsaga/bookingsaga/agency"
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/crm"
 	"github.com/bookingsaga/bookingsaga/internal/gcal"
@@ -95,7 +96,22 @@ func TestTheCheckerCatchesEachKindOfLie(t *testing.T) {
 		}, "no key left pending"},
 		"an agency's contact deleted": {func(ch *checker) { ch.contacts = ch.contacts[:len(ch.contacts)-1] },
 			"one event and one CRM record per live booking"},
-		"a missing calendar event":      {func(ch *checker) { ch.events["flat-1@chaos.test"] = nil }, "one event and one CRM record per live booking"},
+		"a missing calendar event": {func(ch *checker) { ch.events["flat-1@chaos.test"] = nil }, "one event and one CRM record per live booking"},
+		"a booking in another agency than its caller's": {func(ch *checker) {
+			b := ch.bookings["k1"]
+			b.agency = agency.Agency{No: 2, ID: secondAgency}
+			ch.bookings["k1"] = b
+		}, "each agency's calls book in that agency alone"},
+		"another agency's booking in this agency's calendar": {func(ch *checker) {
+			ch.calls = append(ch.calls, Call{Agency: secondAgency, Op: "book", Key: "k3", HTTP: 200, Receipt: confirmed("k3", "b3"), Outcome: OK})
+			ch.bookings["k3"] = stored{key: "k3", id: "b3", status: "confirmed", property: "flat-2", agent: "agent-2", starts: t0,
+				ends: t0.Add(30 * time.Minute), agency: agency.Agency{No: 2, ID: secondAgency}}
+			ch.final["k3"] = confirmed("k3", "b3")
+			ch.records = append(ch.records, crm.Record{ID: "r3", Viewing: crm.Viewing{BookingID: "b3", Status: crm.StatusScheduled}})
+			ev := ch.events["flat-1@chaos.test"][0]
+			ev.Id = gcal.EventID("agency:lyon:k3")
+			ch.events["flat-2@chaos.test"] = []calendar.Event{ev}
+		}, "one event and one CRM record per live booking"},
 		"a missing Microsoft 365 event": {func(ch *checker) { ch.outlook["agent-1@chaos.test"] = nil }, "one event and one CRM record per live booking"},
 		"a second Microsoft 365 event": {func(ch *checker) {
 			ch.outlook["agent-1@chaos.test"] = append(ch.outlook["agent-1@chaos.test"], ch.outlook["agent-1@chaos.test"][0])

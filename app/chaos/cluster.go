@@ -19,6 +19,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/bookingsaga/bookingsaga/agency"
 	"github.com/bookingsaga/bookingsaga/app/devstack"
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/apikey"
@@ -68,9 +69,18 @@ type cluster struct {
 	// out: a fault takes one of each down while the others serve.
 	workers, apis map[string]*proc
 
-	dbURL, temporalAddr string
-	// apiKey is the callers' agent key.
+	// dbURL is the store's database as the workers and APIs log in to
+	// it, as the store's owner, which row-level security holds to one
+	// agency at a time; adminURL is it as the superuser, for the checks,
+	// which read every agency's rows, and PostgreSQL's tools.
+	dbURL, adminURL, temporalAddr string
+	// agencies are the run's agencies: the default one, and
+	// secondAgency when Options.SecondAgency.
+	agencies []string
+	// apiKey is the callers' agent key, of the default agency; keys are
+	// each agency's, by id.
 	apiKey string
+	keys   map[string]string
 	// floodKey is the flooding key (Options.Flooders).
 	floodKey               string
 	workerHealth, apiAddrs map[string]string
@@ -88,14 +98,20 @@ type cluster struct {
 	pool                   *pgxpool.Pool
 }
 
-func newCluster(dir string, bins Binaries, temporalStore string) (*cluster, error) {
+func newCluster(dir string, bins Binaries, temporalStore string, second bool) (*cluster, error) {
 	c := &cluster{dir: dir, bins: bins, temporalStore: temporalStore, workers: map[string]*proc{}, apis: map[string]*proc{},
+		agencies: []string{agency.Default.ID}, keys: map[string]string{},
 		workerHealth: map[string]string{}, apiAddrs: map[string]string{},
 		calendar: gcaltest.NewCalendar(), graph: graphtest.NewGraph(graphApp), crm: crmtest.NewCRM(crmToken),
 		hubspot: hubspottest.New(hubspotToken), sms: smstest.New(twilioAccount, twilioToken), mail: mailtest.New("", "")}
-	for _, r := range resources() {
-		if r.CalendarProvider == booking.ProviderMicrosoft {
-			c.graph.AddMailbox(r.CalendarID)
+	if second {
+		c.agencies = append(c.agencies, secondAgency)
+	}
+	for _, a := range c.agencies {
+		for _, r := range resources(a) {
+			if r.CalendarProvider == booking.ProviderMicrosoft {
+				c.graph.AddMailbox(r.CalendarID)
+			}
 		}
 	}
 	for _, props := range agencyContacts {
@@ -114,7 +130,18 @@ func newCluster(dir string, bins Binaries, temporalStore string) (*cluster, erro
 	if err := apikey.SaveKey(filepath.Join(dir, "api-keys.json"), key, true); err != nil {
 		return nil, err
 	}
-	c.apiKey = secret
+	c.apiKey, c.keys[agency.Default.ID] = secret, secret
+	if second {
+		secret, key, err := apikey.NewKey("chaos-"+secondAgency, apikey.ScopeAgent)
+		if err != nil {
+			return nil, err
+		}
+		key.Agency = secondAgency
+		if err := apikey.SaveKey(filepath.Join(dir, "api-keys.json"), key, false); err != nil {
+			return nil, err
+		}
+		c.keys[secondAgency] = secret
+	}
 	// A second agent key, for the flood (Options.Flooders).
 	floodSecret, floodKey, err := apikey.NewKey("chaos-flood", apikey.ScopeAgent)
 	if err != nil {
@@ -166,14 +193,21 @@ func freeAddrs(n int) ([]string, error) {
 	return addrs, nil
 }
 
+// storeDatabase is the store's database in the run's cluster.
+const storeDatabase = "bookingsaga"
+
 // startPostgres starts (or restarts) the cluster on its data directory.
 func (c *cluster) startPostgres(ctx context.Context) error {
 	pg, err := pgserver.Start(ctx, pgserver.Options{Dir: filepath.Join(c.dir, "postgres"), Durable: true})
 	if err != nil {
 		return fmt.Errorf("start postgresql: %w", err)
 	}
+	owner, err := devstack.CreateDatabase(ctx, pg.ConnString("postgres"), storeDatabase, devstack.StoreOwner)
+	if err != nil {
+		return err
+	}
 	c.mu.Lock()
-	c.pg, c.dbURL = pg, pg.ConnString("postgres")
+	c.pg, c.dbURL, c.adminURL = pg, pg.ConnStringAs(storeDatabase, owner), pg.ConnString(storeDatabase)
 	c.mu.Unlock()
 	return nil
 }

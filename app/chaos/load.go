@@ -40,7 +40,9 @@ const (
 
 // Call is one entry of the history: one HTTP call and what came back.
 type Call struct {
-	Client     int
+	Client int
+	// Agency is the id of the agency the call's key acts for.
+	Agency     string
 	Op         string // book, hold, cancel, reschedule
 	Key        string // the booking's request key (the old one for a reschedule)
 	NewKey     string // a reschedule's new key
@@ -76,16 +78,17 @@ func (h *history) all() []Call {
 // same key, as the API asks. It has two APIs, as behind a load balancer:
 // when one answers nothing it sends the retry to the other.
 type caller struct {
-	id    int
-	urls  []string
-	at    atomic.Int32 // the API in use, an index into urls; a resend runs beside
-	key   string
-	http  *http.Client
-	rng   *rand.Rand
-	cat   catalogue
-	hist  *history
-	mine  []string
-	think time.Duration
+	id     int
+	agency string
+	urls   []string
+	at     atomic.Int32 // the API in use, an index into urls; a resend runs beside
+	key    string
+	http   *http.Client
+	rng    *rand.Rand
+	cat    catalogue
+	hist   *history
+	mine   []string
+	think  time.Duration
 	// shed counts the calls answered "at capacity" (the edge's admission).
 	shed *atomic.Int64
 }
@@ -160,7 +163,7 @@ func (c *caller) hold(ctx context.Context) {
 	var answer api.IntentAnswer
 	start := time.Now()
 	code, retryable, err := c.post(ctx, "/v1/intents", body, &answer)
-	call := Call{Client: c.id, Op: "hold", Key: answer.RequestKey, Start: start, End: time.Now(), HTTP: code, Receipt: answer.Hold,
+	call := Call{Client: c.id, Agency: c.agency, Op: "hold", Key: answer.RequestKey, Start: start, End: time.Now(), HTTP: code, Receipt: answer.Hold,
 		Retryable: retryable}
 	call.Outcome, call.Err = classify(code, answer.Hold, err)
 	c.hist.add(call)
@@ -213,7 +216,7 @@ func (c *caller) call(ctx context.Context, op, key, newKey, path string, body an
 	var r receipt.Receipt
 	start := time.Now()
 	code, retryable, err := c.post(ctx, path, body, &r)
-	call := Call{Client: c.id, Op: op, Key: key, NewKey: newKey, Start: start, End: time.Now(), HTTP: code, Retryable: retryable}
+	call := Call{Client: c.id, Agency: c.agency, Op: op, Key: key, NewKey: newKey, Start: start, End: time.Now(), HTTP: code, Retryable: retryable}
 	if code != 0 && r.Status != "" {
 		call.Receipt = &r
 	}

@@ -27,6 +27,8 @@ type Report struct {
 	Texts, Mails, TextCopies, MailCopies int
 	// Meetings and Contacts are what the HubSpot account holds at the end.
 	Meetings, Contacts int
+	// Confirmed is each agency's confirmed bookings at the end, by id.
+	Confirmed map[string]int
 	// Flood is what a second key flooding MCP writes met (Options.Flooders).
 	Flood *FloodResult
 }
@@ -130,6 +132,9 @@ func (r *Report) Print(w io.Writer) {
 	fmt.Fprintf(w, "\ncallers' messages: %d texts (%d copies of one taken before), %d e-mails (%d copies)\n",
 		r.Texts, r.TextCopies, r.Mails, r.MailCopies)
 	fmt.Fprintf(w, "hubspot: %d meetings on %d contacts\n", r.Meetings, r.Contacts)
+	if len(r.Confirmed) > 1 {
+		fmt.Fprintf(w, "confirmed at the end, by agency: %v\n", r.Confirmed)
+	}
 	if r.Flood != nil {
 		fmt.Fprintf(w, "%s\n", r.Flood)
 	}

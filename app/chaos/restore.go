@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.uber.org/zap"
 
+	"github.com/bookingsaga/bookingsaga/agency"
 	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/catalog"
@@ -64,7 +65,7 @@ func (c *cluster) pgTool(ctx context.Context, tool string, args ...string) error
 	}
 	sort.Strings(bins)
 	c.mu.Lock()
-	db := c.dbURL // the store's database, wherever its socket is
+	db := c.adminURL // the store's database, wherever its socket is
 	c.mu.Unlock()
 	out, err := exec.CommandContext(ctx, bins[len(bins)-1], append([]string{"-d", db}, args...)...).CombinedOutput()
 	if err != nil {
@@ -131,7 +132,7 @@ func (c *cluster) resendLost(ctx context.Context, calls []Call, lost []string) (
 			first[r.RequestKey] = r
 		}
 	}
-	cl := &caller{urls: c.apiURLs(0), key: c.apiKey, http: &http.Client{Timeout: 10 * time.Second}, hist: &history{}}
+	cl := &caller{agency: agency.Default.ID, urls: c.apiURLs(0), key: c.apiKey, http: &http.Client{Timeout: 10 * time.Second}, hist: &history{}}
 	var violations []string
 	for _, k := range lost {
 		r := first[k]
@@ -158,7 +159,7 @@ func (c *cluster) lostUnseen(lost, flaggedLost []string) (unflagged, deleted []s
 		if !slices.Contains(flaggedLost, k) {
 			unflagged = append(unflagged, k+" was answered confirmed, the store lost it, and no operator is told")
 		}
-		for _, r := range resources() {
+		for _, r := range resources(agency.Default.ID) {
 			if r.CalendarID == "" || r.CalendarProvider == booking.ProviderMicrosoft {
 				continue
 			}

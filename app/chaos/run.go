@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.uber.org/zap"
 
+	"github.com/bookingsaga/bookingsaga/agency"
 	"github.com/bookingsaga/bookingsaga/app/devstack"
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/fakeserver"
@@ -52,14 +53,21 @@ type Options struct {
 	// sends MCP writes, each minting a conversation, beside the callers:
 	// the edge must keep it to its share and let the callers in.
 	Flooders int
-	Seed     uint64
-	Progress io.Writer
+	// SecondAgency adds callers of a second agency (secondAgency), with
+	// a key, a catalogue (the same resource ids), calendars and mailboxes
+	// of its own: the checks then hold each agency to its own rows,
+	// events, meetings and messages. Not with Restore.
+	SecondAgency bool
+	Seed         uint64
+	Progress     io.Writer
 }
 
 func (o Options) validate() error {
 	switch {
 	case o.Dir == "" || o.Binaries.Worker == "" || o.Binaries.Starter == "" || len(o.Binaries.Temporal) == 0:
 		return errors.New("chaos: a directory and the worker, starter and temporal commands are required")
+	case o.SecondAgency && o.Restore:
+		return errors.New("chaos: the restore campaign runs with one agency")
 	case o.Duration < 10*time.Second || o.Callers < 1 || o.Outage <= 0:
 		return fmt.Errorf("chaos: duration %s must be at least 10s, with callers %d >= 1 and a positive outage", o.Duration, o.Callers)
 	case o.MirrorFaultRate < 0 || o.MirrorFaultRate > 1:
@@ -102,7 +110,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if o.TemporalStore == "" {
 		o.TemporalStore = devstack.StorePostgres
 	}
-	c, err := newCluster(o.Dir, o.Binaries, o.TemporalStore)
+	c, err := newCluster(o.Dir, o.Binaries, o.TemporalStore, o.SecondAgency)
 	if err != nil {
 		return nil, err
 	}
@@ -121,8 +129,10 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	var callers sync.WaitGroup
 	fl := &flood{urls: c.apiURLs(0), key: c.floodKey, cat: cat, http: &http.Client{Timeout: 10 * time.Second}}
 	for i := range o.Callers {
-		cl := &caller{id: i, urls: c.apiURLs(i), key: c.apiKey, http: &http.Client{Timeout: 10 * time.Second}, cat: cat, hist: hist, think: o.Think,
-			rng: rand.New(rand.NewPCG(o.Seed, uint64(i))), shed: &fl.callerShed}
+		// The agencies take turns: caller i acts for the i-th, modulo.
+		a := c.agencies[i%len(c.agencies)]
+		cl := &caller{id: i, agency: a, urls: c.apiURLs(i), key: c.keys[a], http: &http.Client{Timeout: 10 * time.Second}, cat: cat,
+			hist: hist, think: o.Think, rng: rand.New(rand.NewPCG(o.Seed, uint64(i))), shed: &fl.callerShed}
 		callers.Go(func() { cl.run(loadCtx) })
 	}
 	for i := range o.Flooders {
@@ -152,12 +162,30 @@ func (c *cluster) boot(ctx context.Context, o Options) (catalogue, *pgxpool.Pool
 	if err := c.startAll(ctx); err != nil {
 		return catalogue{}, nil, err
 	}
-	pool, err := pgxpool.New(ctx, c.dbURL)
+	pool, err := pgxpool.New(ctx, c.adminURL)
 	if err != nil {
 		return catalogue{}, nil, fmt.Errorf("connect database: %w", err)
 	}
 	c.pool = pool
-	cat, err := seed(ctx, store.New(pool, store.Config{}), max(3, int(o.Duration/(2*time.Minute))))
+	// The catalogue is written as the service writes, under the
+	// agencies' row-level security.
+	owner, err := pgxpool.New(ctx, c.dbURL)
+	if err != nil {
+		return catalogue{}, nil, fmt.Errorf("connect database: %w", err)
+	}
+	defer owner.Close()
+	days := max(3, int(o.Duration/(2*time.Minute)))
+	st := store.New(owner, store.Config{})
+	cat, err := seed(ctx, st, days)
+	if err != nil || !o.SecondAgency {
+		return cat, pool, err
+	}
+	// The second agency's catalogue names the same ids and starts.
+	a, _, err := st.PutAgency(ctx, secondAgency, "Lyon")
+	if err != nil {
+		return catalogue{}, nil, fmt.Errorf("make agency %s: %w", secondAgency, err)
+	}
+	_, err = seed(agency.With(ctx, a), st, days)
 	return cat, pool, err
 }
 
@@ -338,7 +366,7 @@ func (c *cluster) recover(ctx context.Context, pool *pgxpool.Pool, calls []Call,
 		rep := &Report{Calls: calls, Invariants: append(ch.check(), lost...), Settled: time.Since(recovering),
 			Texts: ch.messages.texts, Mails: ch.messages.mails,
 			TextCopies: ch.messages.textCopies, MailCopies: ch.messages.mailCopies,
-			Meetings: len(ch.meetings), Contacts: len(ch.contacts)}
+			Meetings: len(ch.meetings), Contacts: len(ch.contacts), Confirmed: ch.confirmedByAgency()}
 		if rep.OK() || !ch.settling() || time.Now().After(deadline) {
 			return rep, ch.writeViolations(filepath.Join(c.dir, "violations.txt"), rep.Invariants)
 		}

@@ -29,7 +29,7 @@ func Serve(ctx context.Context, o Options) error {
 	if o.Progress == nil {
 		o.Progress = os.Stdout // the command line is what a serve is for
 	}
-	c, err := newCluster(o.Dir, o.Binaries, o.TemporalStore)
+	c, err := newCluster(o.Dir, o.Binaries, o.TemporalStore, false)
 	if err != nil {
 		return err
 	}

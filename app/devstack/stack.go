@@ -153,7 +153,7 @@ func (s *Stack) startPostgres(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("start postgresql in %s: %w", dir, err)
 	}
-	owner, err := createDatabase(ctx, pg.ConnString("postgres"), s.opts.StoreDatabase, StoreOwner)
+	owner, err := CreateDatabase(ctx, pg.ConnString("postgres"), s.opts.StoreDatabase, StoreOwner)
 	if err != nil {
 		return err
 	}
@@ -201,10 +201,10 @@ func (s *Stack) supervise() {
 	}
 }
 
-// createDatabase makes database name, owned by owner (made if missing),
+// CreateDatabase makes database name, owned by owner (made if missing),
 // unless it is there, and returns the login that owns it: a data dir made
 // before the store had an owner of its own keeps the superuser's.
-func createDatabase(ctx context.Context, admin, name, owner string) (string, error) {
+func CreateDatabase(ctx context.Context, admin, name, owner string) (string, error) {
 	conn, err := pgx.Connect(ctx, admin)
 	if err != nil {
 		return "", fmt.Errorf("connect postgresql: %w", err)

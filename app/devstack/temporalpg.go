@@ -52,7 +52,7 @@ func postgresStores(ctx context.Context, p PostgresTemporal) (persistence, visib
 		{temporalDatabase, "postgresql/v12/temporal", pgschema.Version, &persistence},
 		{visibilityDatabase, "postgresql/v12/visibility", pgschema.VisibilityVersion, &visibility},
 	} {
-		if _, err := createDatabase(ctx, p.Admin, db.name, "postgres"); err != nil {
+		if _, err := CreateDatabase(ctx, p.Admin, db.name, "postgres"); err != nil {
 			return nil, nil, err
 		}
 		conf := &config.SQL{PluginName: postgresPlugin, DatabaseName: db.name, ConnectAddr: "localhost:5432", ConnectProtocol: "tcp",
