@@ -238,7 +238,7 @@ func (a *Activities) settleMessages(ctx context.Context, in booking.StuckInput, 
 // messages are overdue.
 func EnsureMessages(ctx context.Context, c client.Client, taskQueue string) error {
 	o := client.StartWorkflowOptions{TaskQueue: taskQueue, WorkflowIDConflictPolicy: enums.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING}
-	o.ID, o.TypedSearchAttributes = visibility.ForStart(ctx, booking.MessagesIDPrefix+taskQueue)
+	o.ID, o.TypedSearchAttributes, o.Priority = visibility.ForStart(ctx, booking.MessagesIDPrefix+taskQueue)
 	if _, err := c.ExecuteWorkflow(ctx, o, booking.MessagesWorkflowName); err != nil {
 		return fmt.Errorf("start %s: %w", o.ID, err)
 	}

@@ -20,7 +20,7 @@ import (
 // joined starts id for ctx's agency on queue, or joins its run.
 func joined(ctx context.Context, id, queue string) client.StartWorkflowOptions {
 	o := client.StartWorkflowOptions{TaskQueue: queue, WorkflowIDConflictPolicy: enums.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING}
-	o.ID, o.TypedSearchAttributes = visibility.ForStart(ctx, id)
+	o.ID, o.TypedSearchAttributes, o.Priority = visibility.ForStart(ctx, id)
 	return o
 }
 
@@ -35,7 +35,7 @@ func StartOptions(ctx context.Context, requestKey, taskQueue string) client.Star
 		WorkflowIDConflictPolicy: enums.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
 		WorkflowIDReusePolicy:    enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 	}
-	o.ID, o.TypedSearchAttributes = visibility.ForStart(ctx, requestKey)
+	o.ID, o.TypedSearchAttributes, o.Priority = visibility.ForStart(ctx, requestKey)
 	return o
 }
 

@@ -284,6 +284,7 @@ func reconcileAgencies(ctx workflow.Context, in ReconcileInput) error {
 			WorkflowID:            agency.WorkflowID(a, run),
 			ParentClosePolicy:     enums.PARENT_CLOSE_POLICY_ABANDON,
 			TypedSearchAttributes: visibility.Agency(a),
+			Priority:              visibility.Fairness(a),
 		})
 		child := workflow.ExecuteChildWorkflow(cctx, Reconcile, ReconcileInput{Window: in.Window, BatchSize: in.BatchSize,
 			StuckAfter: in.StuckAfter})

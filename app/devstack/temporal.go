@@ -151,6 +151,11 @@ func DynamicConfig() dynamicconfig.StaticClient {
 		// single-shard server turns it into up to 50 ms before each workflow
 		// task is dispatched, on the path of every tool call (BENCHMARKS.md).
 		dynamicconfig.TransferProcessorMaxPollRPS.Key(): 1000,
+		// Tasks are dispatched fairly by their fairness key, which every
+		// saga's start sets to its agency (visibility.Fairness): an agency
+		// with a backlog waits behind its own tasks, not another's. Off by
+		// default in v1.32; docker-compose.yml's server turns it on too.
+		dynamicconfig.MatchingEnableFairness.Key(): true,
 		// history.timerProcessorMaxTimeShift stays at its 1 s: a timer set
 		// now fires no sooner than that, so the saga's 1 ms timer before
 		// the mirrors takes a second. 50 ms cut mirror lag tenfold, and made

@@ -37,6 +37,14 @@ func (f *fixture) addAgency(id string) context.Context {
 	return ctx
 }
 
+// fairnessOf is the fairness key the workflow wid's tasks are dispatched by.
+func (f *fixture) fairnessOf(wid string) string {
+	f.t.Helper()
+	d, err := f.client.DescribeWorkflowExecution(f.ctx, wid, "")
+	require.NoError(f.t, err)
+	return d.GetWorkflowExecutionInfo().GetPriority().GetFairnessKey()
+}
+
 // agencyOf is the AgencyId search attribute the workflow wid carries, ""
 // for none.
 func (f *fixture) agencyOf(wid string) string {
@@ -71,6 +79,8 @@ func TestTwoAgenciesBookWithOneRequestKeyApart(t *testing.T) {
 	require.NotEqual(t, paris.BookingID, other.BookingID)
 	require.Equal(t, "", f.agencyOf(key), "the default agency's saga keeps its id and carries no agency")
 	require.Equal(t, "lyon", f.agencyOf("agency:lyon:"+key))
+	require.Equal(t, "default", f.fairnessOf(key), "each agency's tasks are dispatched by its own fairness key")
+	require.Equal(t, "lyon", f.fairnessOf("agency:lyon:"+key))
 
 	// A reference is found in its own agency only.
 	f.eventually(func() bool {
@@ -83,6 +93,7 @@ func TestTwoAgenciesBookWithOneRequestKeyApart(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, receipt.StatusConfirmed, moved.Status)
 	require.Equal(t, "lyon", f.agencyOf("agency:lyon:agencies-k2"))
+	require.Equal(t, "lyon", f.fairnessOf("agency:lyon:agencies-k2"), "a child inherits its saga's fairness key")
 	f.eventually(func() bool {
 		r, err := sc.Receipt(lyon, key)
 		return err == nil && r.Status == receipt.StatusRescheduled
@@ -281,6 +292,7 @@ func TestEachAgencyIsReconciledInItsOwnRun(t *testing.T) {
 	require.Empty(t, rep.Failed)
 	child := "agency:lyon:" + id
 	require.Equal(t, "lyon", f.agencyOf(child))
+	require.Equal(t, "lyon", f.fairnessOf(child), "the default agency's run starts lyon's under lyon's fairness key")
 	var theirs workflows.ReconcileReport
 	require.NoError(t, f.client.GetWorkflow(f.ctx, child, "").Get(f.ctx, &theirs))
 	require.Equal(t, 1, theirs.Calendar.Missing, theirs.Calendar.Details)

@@ -101,12 +101,20 @@ func ReferenceQuery(a agency.Agency, ref string) string {
 
 var runningBookings = fmt.Sprintf(`WorkflowType = %q AND ExecutionStatus = "Running"`, booking.BookingWorkflowName)
 
-// ForStart is the workflow id and search attributes of a start of id
-// that acts for ctx's agency: the id in the agency's space
-// (agency.Scoped) and the agency's search attribute. The agency itself
-// travels in the start's header (agencyheader.Propagator). It names no
-// client type, so that the workflows, which link no client, share it.
-func ForStart(ctx context.Context, id string) (string, temporal.SearchAttributes) {
+// ForStart is the workflow id, search attributes and priority of a start
+// of id that acts for ctx's agency: the id in the agency's space
+// (agency.Scoped), the agency's search attribute, and its fairness key
+// (Fairness). The agency itself travels in the start's header
+// (agencyheader.Propagator). It names no client type, so that the
+// workflows, which link no client, share it.
+func ForStart(ctx context.Context, id string) (string, temporal.SearchAttributes, temporal.Priority) {
 	a := agency.From(ctx)
-	return agency.WorkflowID(a, id), Agency(a)
+	return agency.WorkflowID(a, id), Agency(a), Fairness(a)
 }
+
+// Fairness is the task priority of a's workflows: the agency is their
+// fairness key, so that where the server dispatches fairly
+// (matching.enableFairness, off by default in v1.32) one agency's
+// backlog of tasks waits behind its own, not another's. Activities and
+// children inherit it from their workflow.
+func Fairness(a agency.Agency) temporal.Priority { return temporal.Priority{FairnessKey: a.ID} }
