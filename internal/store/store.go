@@ -61,7 +61,7 @@ type Store struct {
 	cfg   Config
 	ruled ruledCache
 	// lookup is the caller-ID digest key, read once (callerid.go).
-	lookup lookupKey
+	lookup lookupKeys
 }
 
 // New returns a Store over pool.
