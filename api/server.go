@@ -33,6 +33,9 @@ type Config struct {
 	// Agencies makes and lists agencies (a platform key's routes); without
 	// it those routes answer 501.
 	Agencies Agencies
+	// PlatformSecrets sets the agency's voice platforms' secrets (its
+	// admin's routes); without it those routes answer 501.
+	PlatformSecrets PlatformSecrets
 }
 
 // Server is the REST routes over the desk.
@@ -89,5 +92,8 @@ func (s *Server) Routes() []edge.Route {
 		route("GET", "/v1/ops/timeline/{request_key}", ops, s.timeline),
 		route("PUT", "/v1/agencies/{id}", apikey.ScopePlatform, s.putAgency),
 		route("GET", "/v1/agencies", apikey.ScopePlatform, s.listAgencies),
+		route("GET", "/v1/voice/secrets", apikey.ScopeAdmin, s.listPlatformSecrets),
+		route("PUT", "/v1/voice/secrets/{platform}", apikey.ScopeAdmin, s.putPlatformSecret),
+		route("DELETE", "/v1/voice/secrets/{platform}", apikey.ScopeAdmin, s.deletePlatformSecret),
 	}
 }

@@ -282,6 +282,27 @@ func (e OutcomeAnswerOutcome) Valid() bool {
 	}
 }
 
+// Defines values for PlatformSecretListSet.
+const (
+	PlatformSecretListSetRetell   PlatformSecretListSet = "retell"
+	PlatformSecretListSetVapi     PlatformSecretListSet = "vapi"
+	PlatformSecretListSetVapiHmac PlatformSecretListSet = "vapi_hmac"
+)
+
+// Valid indicates whether the value is a known member of the PlatformSecretListSet enum.
+func (e PlatformSecretListSet) Valid() bool {
+	switch e {
+	case PlatformSecretListSetRetell:
+		return true
+	case PlatformSecretListSetVapi:
+		return true
+	case PlatformSecretListSetVapiHmac:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ReadinessStatus.
 const (
 	NotReady ReadinessStatus = "not_ready"
@@ -639,6 +660,45 @@ func (e RulesHoursDay) Valid() bool {
 	}
 }
 
+// Defines values for CallAgencyRetellToolParamsTool.
+const (
+	CallAgencyRetellToolParamsToolBook              CallAgencyRetellToolParamsTool = "book"
+	CallAgencyRetellToolParamsToolBookingStatus     CallAgencyRetellToolParamsTool = "booking_status"
+	CallAgencyRetellToolParamsToolCancelBooking     CallAgencyRetellToolParamsTool = "cancel_booking"
+	CallAgencyRetellToolParamsToolCheckAvailability CallAgencyRetellToolParamsTool = "check_availability"
+	CallAgencyRetellToolParamsToolFindBooking       CallAgencyRetellToolParamsTool = "find_booking"
+	CallAgencyRetellToolParamsToolPropertyInfo      CallAgencyRetellToolParamsTool = "property_info"
+	CallAgencyRetellToolParamsToolRequestHuman      CallAgencyRetellToolParamsTool = "request_human"
+	CallAgencyRetellToolParamsToolRescheduleBooking CallAgencyRetellToolParamsTool = "reschedule_booking"
+	CallAgencyRetellToolParamsToolSelectSlot        CallAgencyRetellToolParamsTool = "select_slot"
+)
+
+// Valid indicates whether the value is a known member of the CallAgencyRetellToolParamsTool enum.
+func (e CallAgencyRetellToolParamsTool) Valid() bool {
+	switch e {
+	case CallAgencyRetellToolParamsToolBook:
+		return true
+	case CallAgencyRetellToolParamsToolBookingStatus:
+		return true
+	case CallAgencyRetellToolParamsToolCancelBooking:
+		return true
+	case CallAgencyRetellToolParamsToolCheckAvailability:
+		return true
+	case CallAgencyRetellToolParamsToolFindBooking:
+		return true
+	case CallAgencyRetellToolParamsToolPropertyInfo:
+		return true
+	case CallAgencyRetellToolParamsToolRequestHuman:
+		return true
+	case CallAgencyRetellToolParamsToolRescheduleBooking:
+		return true
+	case CallAgencyRetellToolParamsToolSelectSlot:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ListBookingsParamsStatus.
 const (
 	ListBookingsParamsStatusCancelled             ListBookingsParamsStatus = "cancelled"
@@ -668,37 +728,79 @@ func (e ListBookingsParamsStatus) Valid() bool {
 
 // Defines values for CallRetellToolParamsTool.
 const (
-	Book              CallRetellToolParamsTool = "book"
-	BookingStatus     CallRetellToolParamsTool = "booking_status"
-	CancelBooking     CallRetellToolParamsTool = "cancel_booking"
-	CheckAvailability CallRetellToolParamsTool = "check_availability"
-	FindBooking       CallRetellToolParamsTool = "find_booking"
-	PropertyInfo      CallRetellToolParamsTool = "property_info"
-	RequestHuman      CallRetellToolParamsTool = "request_human"
-	RescheduleBooking CallRetellToolParamsTool = "reschedule_booking"
-	SelectSlot        CallRetellToolParamsTool = "select_slot"
+	CallRetellToolParamsToolBook              CallRetellToolParamsTool = "book"
+	CallRetellToolParamsToolBookingStatus     CallRetellToolParamsTool = "booking_status"
+	CallRetellToolParamsToolCancelBooking     CallRetellToolParamsTool = "cancel_booking"
+	CallRetellToolParamsToolCheckAvailability CallRetellToolParamsTool = "check_availability"
+	CallRetellToolParamsToolFindBooking       CallRetellToolParamsTool = "find_booking"
+	CallRetellToolParamsToolPropertyInfo      CallRetellToolParamsTool = "property_info"
+	CallRetellToolParamsToolRequestHuman      CallRetellToolParamsTool = "request_human"
+	CallRetellToolParamsToolRescheduleBooking CallRetellToolParamsTool = "reschedule_booking"
+	CallRetellToolParamsToolSelectSlot        CallRetellToolParamsTool = "select_slot"
 )
 
 // Valid indicates whether the value is a known member of the CallRetellToolParamsTool enum.
 func (e CallRetellToolParamsTool) Valid() bool {
 	switch e {
-	case Book:
+	case CallRetellToolParamsToolBook:
 		return true
-	case BookingStatus:
+	case CallRetellToolParamsToolBookingStatus:
 		return true
-	case CancelBooking:
+	case CallRetellToolParamsToolCancelBooking:
 		return true
-	case CheckAvailability:
+	case CallRetellToolParamsToolCheckAvailability:
 		return true
-	case FindBooking:
+	case CallRetellToolParamsToolFindBooking:
 		return true
-	case PropertyInfo:
+	case CallRetellToolParamsToolPropertyInfo:
 		return true
-	case RequestHuman:
+	case CallRetellToolParamsToolRequestHuman:
 		return true
-	case RescheduleBooking:
+	case CallRetellToolParamsToolRescheduleBooking:
 		return true
-	case SelectSlot:
+	case CallRetellToolParamsToolSelectSlot:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DeletePlatformSecretParamsPlatform.
+const (
+	DeletePlatformSecretParamsPlatformRetell   DeletePlatformSecretParamsPlatform = "retell"
+	DeletePlatformSecretParamsPlatformVapi     DeletePlatformSecretParamsPlatform = "vapi"
+	DeletePlatformSecretParamsPlatformVapiHmac DeletePlatformSecretParamsPlatform = "vapi_hmac"
+)
+
+// Valid indicates whether the value is a known member of the DeletePlatformSecretParamsPlatform enum.
+func (e DeletePlatformSecretParamsPlatform) Valid() bool {
+	switch e {
+	case DeletePlatformSecretParamsPlatformRetell:
+		return true
+	case DeletePlatformSecretParamsPlatformVapi:
+		return true
+	case DeletePlatformSecretParamsPlatformVapiHmac:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PutPlatformSecretParamsPlatform.
+const (
+	PutPlatformSecretParamsPlatformRetell   PutPlatformSecretParamsPlatform = "retell"
+	PutPlatformSecretParamsPlatformVapi     PutPlatformSecretParamsPlatform = "vapi"
+	PutPlatformSecretParamsPlatformVapiHmac PutPlatformSecretParamsPlatform = "vapi_hmac"
+)
+
+// Valid indicates whether the value is a known member of the PutPlatformSecretParamsPlatform enum.
+func (e PutPlatformSecretParamsPlatform) Valid() bool {
+	switch e {
+	case PutPlatformSecretParamsPlatformRetell:
+		return true
+	case PutPlatformSecretParamsPlatformVapi:
+		return true
+	case PutPlatformSecretParamsPlatformVapiHmac:
 		return true
 	default:
 		return false
@@ -914,6 +1016,21 @@ type OutcomeAnswer struct {
 
 // OutcomeAnswerOutcome defines model for OutcomeAnswer.Outcome.
 type OutcomeAnswerOutcome string
+
+// PlatformSecretBody defines model for PlatformSecretBody.
+type PlatformSecretBody struct {
+	// Secret the platform's secret, 16 to 512 bytes
+	Secret string `json:"secret"`
+}
+
+// PlatformSecretList defines model for PlatformSecretList.
+type PlatformSecretList struct {
+	// Set the platforms with a secret set
+	Set []PlatformSecretListSet `json:"set"`
+}
+
+// PlatformSecretListSet defines model for PlatformSecretList.Set.
+type PlatformSecretListSet string
 
 // Policy defines model for Policy.
 type Policy struct {
@@ -1478,6 +1595,26 @@ type WebhookEndpoint struct {
 	Url          *string    `json:"url,omitempty"`
 }
 
+// CallAgencyRetellFunctionJSONBody defines parameters for CallAgencyRetellFunction.
+type CallAgencyRetellFunctionJSONBody = map[string]interface{}
+
+// CallAgencyRetellToolJSONBody defines parameters for CallAgencyRetellTool.
+type CallAgencyRetellToolJSONBody struct {
+	union json.RawMessage
+}
+
+// CallAgencyRetellToolParams defines parameters for CallAgencyRetellTool.
+type CallAgencyRetellToolParams struct {
+	// XCallId the call's id, for an args-only body
+	XCallId *string `json:"X-Call-Id,omitempty"`
+}
+
+// CallAgencyRetellToolParamsTool defines parameters for CallAgencyRetellTool.
+type CallAgencyRetellToolParamsTool string
+
+// CallAgencyVapiToolsJSONBody defines parameters for CallAgencyVapiTools.
+type CallAgencyVapiToolsJSONBody = map[string]interface{}
+
 // GetAvailabilityParams defines parameters for GetAvailability.
 type GetAvailabilityParams struct {
 	PropertyId string `form:"property_id" json:"property_id"`
@@ -1563,6 +1700,21 @@ type ExportVapiToolsParams struct {
 	BaseUrl *string `form:"base_url,omitempty" json:"base_url,omitempty"`
 }
 
+// DeletePlatformSecretParamsPlatform defines parameters for DeletePlatformSecret.
+type DeletePlatformSecretParamsPlatform string
+
+// PutPlatformSecretParamsPlatform defines parameters for PutPlatformSecret.
+type PutPlatformSecretParamsPlatform string
+
+// CallAgencyRetellFunctionJSONRequestBody defines body for CallAgencyRetellFunction for application/json ContentType.
+type CallAgencyRetellFunctionJSONRequestBody = CallAgencyRetellFunctionJSONBody
+
+// CallAgencyRetellToolJSONRequestBody defines body for CallAgencyRetellTool for application/json ContentType.
+type CallAgencyRetellToolJSONRequestBody CallAgencyRetellToolJSONBody
+
+// CallAgencyVapiToolsJSONRequestBody defines body for CallAgencyVapiTools for application/json ContentType.
+type CallAgencyVapiToolsJSONRequestBody = CallAgencyVapiToolsJSONBody
+
 // PutAgencyJSONRequestBody defines body for PutAgency for application/json ContentType.
 type PutAgencyJSONRequestBody = AgencyBody
 
@@ -1602,8 +1754,255 @@ type CallRetellToolJSONRequestBody CallRetellToolJSONBody
 // CallVapiToolsJSONRequestBody defines body for CallVapiTools for application/json ContentType.
 type CallVapiToolsJSONRequestBody = CallVapiToolsJSONBody
 
+// PutPlatformSecretJSONRequestBody defines body for PutPlatformSecret for application/json ContentType.
+type PutPlatformSecretJSONRequestBody = PlatformSecretBody
+
 // PutWebhookJSONRequestBody defines body for PutWebhook for application/json ContentType.
 type PutWebhookJSONRequestBody = Webhook
+
+// AsToolArgsCheckAvailability returns the union data inside the CallAgencyRetellToolJSONBody as a ToolArgsCheckAvailability
+func (t CallAgencyRetellToolJSONBody) AsToolArgsCheckAvailability() (ToolArgsCheckAvailability, error) {
+	var body ToolArgsCheckAvailability
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromToolArgsCheckAvailability overwrites any union data inside the CallAgencyRetellToolJSONBody as the provided ToolArgsCheckAvailability
+func (t *CallAgencyRetellToolJSONBody) FromToolArgsCheckAvailability(v ToolArgsCheckAvailability) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeToolArgsCheckAvailability performs a merge with any union data inside the CallAgencyRetellToolJSONBody, using the provided ToolArgsCheckAvailability
+func (t *CallAgencyRetellToolJSONBody) MergeToolArgsCheckAvailability(v ToolArgsCheckAvailability) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsToolArgsSelectSlot returns the union data inside the CallAgencyRetellToolJSONBody as a ToolArgsSelectSlot
+func (t CallAgencyRetellToolJSONBody) AsToolArgsSelectSlot() (ToolArgsSelectSlot, error) {
+	var body ToolArgsSelectSlot
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromToolArgsSelectSlot overwrites any union data inside the CallAgencyRetellToolJSONBody as the provided ToolArgsSelectSlot
+func (t *CallAgencyRetellToolJSONBody) FromToolArgsSelectSlot(v ToolArgsSelectSlot) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeToolArgsSelectSlot performs a merge with any union data inside the CallAgencyRetellToolJSONBody, using the provided ToolArgsSelectSlot
+func (t *CallAgencyRetellToolJSONBody) MergeToolArgsSelectSlot(v ToolArgsSelectSlot) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsToolArgsBook returns the union data inside the CallAgencyRetellToolJSONBody as a ToolArgsBook
+func (t CallAgencyRetellToolJSONBody) AsToolArgsBook() (ToolArgsBook, error) {
+	var body ToolArgsBook
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromToolArgsBook overwrites any union data inside the CallAgencyRetellToolJSONBody as the provided ToolArgsBook
+func (t *CallAgencyRetellToolJSONBody) FromToolArgsBook(v ToolArgsBook) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeToolArgsBook performs a merge with any union data inside the CallAgencyRetellToolJSONBody, using the provided ToolArgsBook
+func (t *CallAgencyRetellToolJSONBody) MergeToolArgsBook(v ToolArgsBook) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsToolArgsBookingStatus returns the union data inside the CallAgencyRetellToolJSONBody as a ToolArgsBookingStatus
+func (t CallAgencyRetellToolJSONBody) AsToolArgsBookingStatus() (ToolArgsBookingStatus, error) {
+	var body ToolArgsBookingStatus
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromToolArgsBookingStatus overwrites any union data inside the CallAgencyRetellToolJSONBody as the provided ToolArgsBookingStatus
+func (t *CallAgencyRetellToolJSONBody) FromToolArgsBookingStatus(v ToolArgsBookingStatus) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeToolArgsBookingStatus performs a merge with any union data inside the CallAgencyRetellToolJSONBody, using the provided ToolArgsBookingStatus
+func (t *CallAgencyRetellToolJSONBody) MergeToolArgsBookingStatus(v ToolArgsBookingStatus) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsToolArgsFindBooking returns the union data inside the CallAgencyRetellToolJSONBody as a ToolArgsFindBooking
+func (t CallAgencyRetellToolJSONBody) AsToolArgsFindBooking() (ToolArgsFindBooking, error) {
+	var body ToolArgsFindBooking
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromToolArgsFindBooking overwrites any union data inside the CallAgencyRetellToolJSONBody as the provided ToolArgsFindBooking
+func (t *CallAgencyRetellToolJSONBody) FromToolArgsFindBooking(v ToolArgsFindBooking) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeToolArgsFindBooking performs a merge with any union data inside the CallAgencyRetellToolJSONBody, using the provided ToolArgsFindBooking
+func (t *CallAgencyRetellToolJSONBody) MergeToolArgsFindBooking(v ToolArgsFindBooking) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsToolArgsPropertyInfo returns the union data inside the CallAgencyRetellToolJSONBody as a ToolArgsPropertyInfo
+func (t CallAgencyRetellToolJSONBody) AsToolArgsPropertyInfo() (ToolArgsPropertyInfo, error) {
+	var body ToolArgsPropertyInfo
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromToolArgsPropertyInfo overwrites any union data inside the CallAgencyRetellToolJSONBody as the provided ToolArgsPropertyInfo
+func (t *CallAgencyRetellToolJSONBody) FromToolArgsPropertyInfo(v ToolArgsPropertyInfo) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeToolArgsPropertyInfo performs a merge with any union data inside the CallAgencyRetellToolJSONBody, using the provided ToolArgsPropertyInfo
+func (t *CallAgencyRetellToolJSONBody) MergeToolArgsPropertyInfo(v ToolArgsPropertyInfo) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsToolArgsRequestHuman returns the union data inside the CallAgencyRetellToolJSONBody as a ToolArgsRequestHuman
+func (t CallAgencyRetellToolJSONBody) AsToolArgsRequestHuman() (ToolArgsRequestHuman, error) {
+	var body ToolArgsRequestHuman
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromToolArgsRequestHuman overwrites any union data inside the CallAgencyRetellToolJSONBody as the provided ToolArgsRequestHuman
+func (t *CallAgencyRetellToolJSONBody) FromToolArgsRequestHuman(v ToolArgsRequestHuman) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeToolArgsRequestHuman performs a merge with any union data inside the CallAgencyRetellToolJSONBody, using the provided ToolArgsRequestHuman
+func (t *CallAgencyRetellToolJSONBody) MergeToolArgsRequestHuman(v ToolArgsRequestHuman) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsToolArgsCancelBooking returns the union data inside the CallAgencyRetellToolJSONBody as a ToolArgsCancelBooking
+func (t CallAgencyRetellToolJSONBody) AsToolArgsCancelBooking() (ToolArgsCancelBooking, error) {
+	var body ToolArgsCancelBooking
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromToolArgsCancelBooking overwrites any union data inside the CallAgencyRetellToolJSONBody as the provided ToolArgsCancelBooking
+func (t *CallAgencyRetellToolJSONBody) FromToolArgsCancelBooking(v ToolArgsCancelBooking) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeToolArgsCancelBooking performs a merge with any union data inside the CallAgencyRetellToolJSONBody, using the provided ToolArgsCancelBooking
+func (t *CallAgencyRetellToolJSONBody) MergeToolArgsCancelBooking(v ToolArgsCancelBooking) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsToolArgsRescheduleBooking returns the union data inside the CallAgencyRetellToolJSONBody as a ToolArgsRescheduleBooking
+func (t CallAgencyRetellToolJSONBody) AsToolArgsRescheduleBooking() (ToolArgsRescheduleBooking, error) {
+	var body ToolArgsRescheduleBooking
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromToolArgsRescheduleBooking overwrites any union data inside the CallAgencyRetellToolJSONBody as the provided ToolArgsRescheduleBooking
+func (t *CallAgencyRetellToolJSONBody) FromToolArgsRescheduleBooking(v ToolArgsRescheduleBooking) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeToolArgsRescheduleBooking performs a merge with any union data inside the CallAgencyRetellToolJSONBody, using the provided ToolArgsRescheduleBooking
+func (t *CallAgencyRetellToolJSONBody) MergeToolArgsRescheduleBooking(v ToolArgsRescheduleBooking) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t CallAgencyRetellToolJSONBody) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *CallAgencyRetellToolJSONBody) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
 
 // AsReceipt returns the union data inside the ListBookings200JSONResponseBody as a Receipt
 func (t ListBookings200JSONResponseBody) AsReceipt() (Receipt, error) {
@@ -2005,6 +2404,60 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/agencies (the `ListAgencies` operationId).
 	ListAgencies(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// CallAgencyRetellFunctionWithBody An agency's own URL for retell custom function ({name, call: {call_id}, args}, docs.retellai.com custom-function page, SDK v5.60.0); X-Retell-Signature (v=<ms>,d=<hex HMAC-SHA256(body+timestamp)>, five minutes) checked when RETELL_API_KEY is set
+	//
+	// As /v1/tools/retell, signed with the agency's own secret (PUT /v1/voice/secrets/{platform}), never the deployment's: the call acts for the agency, with limits and conversations of its own.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/agencies/{agency}/tools/retell (the `CallAgencyRetellFunction` operationId).
+	CallAgencyRetellFunctionWithBody(ctx context.Context, agency string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CallAgencyRetellFunction An agency's own URL for retell custom function ({name, call: {call_id}, args}, docs.retellai.com custom-function page, SDK v5.60.0); X-Retell-Signature (v=<ms>,d=<hex HMAC-SHA256(body+timestamp)>, five minutes) checked when RETELL_API_KEY is set
+	//
+	// As /v1/tools/retell, signed with the agency's own secret (PUT /v1/voice/secrets/{platform}), never the deployment's: the call acts for the agency, with limits and conversations of its own.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/agencies/{agency}/tools/retell (the `CallAgencyRetellFunction` operationId).
+	CallAgencyRetellFunction(ctx context.Context, agency string, body CallAgencyRetellFunctionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CallAgencyRetellToolWithBody An agency's own URL for the same, also for "Payload: args only": the body is the arguments alone, the path names the tool, and the custom header X-Call-Id: {{call_id}} names the call
+	//
+	// As /v1/tools/retell/{tool}, signed with the agency's own secret (PUT /v1/voice/secrets/{platform}), never the deployment's: the call acts for the agency, with limits and conversations of its own.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/agencies/{agency}/tools/retell/{tool} (the `CallAgencyRetellTool` operationId).
+	CallAgencyRetellToolWithBody(ctx context.Context, agency string, tool CallAgencyRetellToolParamsTool, params *CallAgencyRetellToolParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CallAgencyRetellTool An agency's own URL for the same, also for "Payload: args only": the body is the arguments alone, the path names the tool, and the custom header X-Call-Id: {{call_id}} names the call
+	//
+	// As /v1/tools/retell/{tool}, signed with the agency's own secret (PUT /v1/voice/secrets/{platform}), never the deployment's: the call acts for the agency, with limits and conversations of its own.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/agencies/{agency}/tools/retell/{tool} (the `CallAgencyRetellTool` operationId).
+	CallAgencyRetellTool(ctx context.Context, agency string, tool CallAgencyRetellToolParamsTool, params *CallAgencyRetellToolParams, body CallAgencyRetellToolJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CallAgencyVapiToolsWithBody An agency's own URL for vapi tool-calls server message (message.toolCallList, else toolWithToolCallList[].toolCall; arguments an object or a JSON string; docs.vapi.ai custom-tools, OpenAPI ServerMessageToolCalls); X-Vapi-Secret, or an HMAC credential's x-signature, checked when configured
+	//
+	// As /v1/tools/vapi, signed with the agency's own secret (PUT /v1/voice/secrets/{platform}), never the deployment's: the call acts for the agency, with limits and conversations of its own.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/agencies/{agency}/tools/vapi (the `CallAgencyVapiTools` operationId).
+	CallAgencyVapiToolsWithBody(ctx context.Context, agency string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CallAgencyVapiTools An agency's own URL for vapi tool-calls server message (message.toolCallList, else toolWithToolCallList[].toolCall; arguments an object or a JSON string; docs.vapi.ai custom-tools, OpenAPI ServerMessageToolCalls); X-Vapi-Secret, or an HMAC credential's x-signature, checked when configured
+	//
+	// As /v1/tools/vapi, signed with the agency's own secret (PUT /v1/voice/secrets/{platform}), never the deployment's: the call acts for the agency, with limits and conversations of its own.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/agencies/{agency}/tools/vapi (the `CallAgencyVapiTools` operationId).
+	CallAgencyVapiTools(ctx context.Context, agency string, body CallAgencyVapiToolsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// PutAgencyWithBody make an agency, or name it anew (a platform key's)
 	//
 	// Takes any type of body and a specified content type.
@@ -2257,6 +2710,34 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/tools/vapi/tools (the `ExportVapiTools` operationId).
 	ExportVapiTools(ctx context.Context, params *ExportVapiToolsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListPlatformSecrets Which of the agency's voice platforms have a signing secret set
+	//
+	// Corresponds with GET /v1/voice/secrets (the `ListPlatformSecrets` operationId).
+	ListPlatformSecrets(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeletePlatformSecret Remove the agency's signing secret for a voice platform: its tool URL for it refuses every call
+	//
+	// Corresponds with DELETE /v1/voice/secrets/{platform} (the `DeletePlatformSecret` operationId).
+	DeletePlatformSecret(ctx context.Context, platform DeletePlatformSecretParamsPlatform, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutPlatformSecretWithBody Set the agency's signing secret for a voice platform: Retell's account API key, a Vapi bearer credential's token or HMAC credential's secret
+	//
+	// The agency's tool URLs (/v1/agencies/{agency}/tools/...) then take calls signed with it alone; the one before signs nothing. Written, never answered back.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /v1/voice/secrets/{platform} (the `PutPlatformSecret` operationId).
+	PutPlatformSecretWithBody(ctx context.Context, platform PutPlatformSecretParamsPlatform, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutPlatformSecret Set the agency's signing secret for a voice platform: Retell's account API key, a Vapi bearer credential's token or HMAC credential's secret
+	//
+	// The agency's tool URLs (/v1/agencies/{agency}/tools/...) then take calls signed with it alone; the one before signs nothing. Written, never answered back.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /v1/voice/secrets/{platform} (the `PutPlatformSecret` operationId).
+	PutPlatformSecret(ctx context.Context, platform PutPlatformSecretParamsPlatform, body PutPlatformSecretJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListWebhooks the webhook endpoints and how their deliveries stand (ops scope)
 	//
 	// Corresponds with GET /v1/webhooks (the `ListWebhooks` operationId).
@@ -2347,6 +2828,120 @@ func (c *Client) GetReadiness(ctx context.Context, reqEditors ...RequestEditorFn
 // Corresponds with GET /v1/agencies (the `ListAgencies` operationId).
 func (c *Client) ListAgencies(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListAgenciesRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CallAgencyRetellFunctionWithBody An agency's own URL for retell custom function ({name, call: {call_id}, args}, docs.retellai.com custom-function page, SDK v5.60.0); X-Retell-Signature (v=<ms>,d=<hex HMAC-SHA256(body+timestamp)>, five minutes) checked when RETELL_API_KEY is set
+//
+// As /v1/tools/retell, signed with the agency's own secret (PUT /v1/voice/secrets/{platform}), never the deployment's: the call acts for the agency, with limits and conversations of its own.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/agencies/{agency}/tools/retell (the `CallAgencyRetellFunction` operationId).
+func (c *Client) CallAgencyRetellFunctionWithBody(ctx context.Context, agency string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCallAgencyRetellFunctionRequestWithBody(c.Server, agency, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CallAgencyRetellFunction An agency's own URL for retell custom function ({name, call: {call_id}, args}, docs.retellai.com custom-function page, SDK v5.60.0); X-Retell-Signature (v=<ms>,d=<hex HMAC-SHA256(body+timestamp)>, five minutes) checked when RETELL_API_KEY is set
+//
+// As /v1/tools/retell, signed with the agency's own secret (PUT /v1/voice/secrets/{platform}), never the deployment's: the call acts for the agency, with limits and conversations of its own.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/agencies/{agency}/tools/retell (the `CallAgencyRetellFunction` operationId).
+func (c *Client) CallAgencyRetellFunction(ctx context.Context, agency string, body CallAgencyRetellFunctionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCallAgencyRetellFunctionRequest(c.Server, agency, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CallAgencyRetellToolWithBody An agency's own URL for the same, also for "Payload: args only": the body is the arguments alone, the path names the tool, and the custom header X-Call-Id: {{call_id}} names the call
+//
+// As /v1/tools/retell/{tool}, signed with the agency's own secret (PUT /v1/voice/secrets/{platform}), never the deployment's: the call acts for the agency, with limits and conversations of its own.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/agencies/{agency}/tools/retell/{tool} (the `CallAgencyRetellTool` operationId).
+func (c *Client) CallAgencyRetellToolWithBody(ctx context.Context, agency string, tool CallAgencyRetellToolParamsTool, params *CallAgencyRetellToolParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCallAgencyRetellToolRequestWithBody(c.Server, agency, tool, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CallAgencyRetellTool An agency's own URL for the same, also for "Payload: args only": the body is the arguments alone, the path names the tool, and the custom header X-Call-Id: {{call_id}} names the call
+//
+// As /v1/tools/retell/{tool}, signed with the agency's own secret (PUT /v1/voice/secrets/{platform}), never the deployment's: the call acts for the agency, with limits and conversations of its own.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/agencies/{agency}/tools/retell/{tool} (the `CallAgencyRetellTool` operationId).
+func (c *Client) CallAgencyRetellTool(ctx context.Context, agency string, tool CallAgencyRetellToolParamsTool, params *CallAgencyRetellToolParams, body CallAgencyRetellToolJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCallAgencyRetellToolRequest(c.Server, agency, tool, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CallAgencyVapiToolsWithBody An agency's own URL for vapi tool-calls server message (message.toolCallList, else toolWithToolCallList[].toolCall; arguments an object or a JSON string; docs.vapi.ai custom-tools, OpenAPI ServerMessageToolCalls); X-Vapi-Secret, or an HMAC credential's x-signature, checked when configured
+//
+// As /v1/tools/vapi, signed with the agency's own secret (PUT /v1/voice/secrets/{platform}), never the deployment's: the call acts for the agency, with limits and conversations of its own.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/agencies/{agency}/tools/vapi (the `CallAgencyVapiTools` operationId).
+func (c *Client) CallAgencyVapiToolsWithBody(ctx context.Context, agency string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCallAgencyVapiToolsRequestWithBody(c.Server, agency, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CallAgencyVapiTools An agency's own URL for vapi tool-calls server message (message.toolCallList, else toolWithToolCallList[].toolCall; arguments an object or a JSON string; docs.vapi.ai custom-tools, OpenAPI ServerMessageToolCalls); X-Vapi-Secret, or an HMAC credential's x-signature, checked when configured
+//
+// As /v1/tools/vapi, signed with the agency's own secret (PUT /v1/voice/secrets/{platform}), never the deployment's: the call acts for the agency, with limits and conversations of its own.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/agencies/{agency}/tools/vapi (the `CallAgencyVapiTools` operationId).
+func (c *Client) CallAgencyVapiTools(ctx context.Context, agency string, body CallAgencyVapiToolsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCallAgencyVapiToolsRequest(c.Server, agency, body)
 	if err != nil {
 		return nil, err
 	}
@@ -3009,6 +3604,74 @@ func (c *Client) ExportVapiTools(ctx context.Context, params *ExportVapiToolsPar
 	return c.Client.Do(req)
 }
 
+// ListPlatformSecrets Which of the agency's voice platforms have a signing secret set
+//
+// Corresponds with GET /v1/voice/secrets (the `ListPlatformSecrets` operationId).
+func (c *Client) ListPlatformSecrets(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListPlatformSecretsRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeletePlatformSecret Remove the agency's signing secret for a voice platform: its tool URL for it refuses every call
+//
+// Corresponds with DELETE /v1/voice/secrets/{platform} (the `DeletePlatformSecret` operationId).
+func (c *Client) DeletePlatformSecret(ctx context.Context, platform DeletePlatformSecretParamsPlatform, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeletePlatformSecretRequest(c.Server, platform)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PutPlatformSecretWithBody Set the agency's signing secret for a voice platform: Retell's account API key, a Vapi bearer credential's token or HMAC credential's secret
+//
+// The agency's tool URLs (/v1/agencies/{agency}/tools/...) then take calls signed with it alone; the one before signs nothing. Written, never answered back.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /v1/voice/secrets/{platform} (the `PutPlatformSecret` operationId).
+func (c *Client) PutPlatformSecretWithBody(ctx context.Context, platform PutPlatformSecretParamsPlatform, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutPlatformSecretRequestWithBody(c.Server, platform, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PutPlatformSecret Set the agency's signing secret for a voice platform: Retell's account API key, a Vapi bearer credential's token or HMAC credential's secret
+//
+// The agency's tool URLs (/v1/agencies/{agency}/tools/...) then take calls signed with it alone; the one before signs nothing. Written, never answered back.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /v1/voice/secrets/{platform} (the `PutPlatformSecret` operationId).
+func (c *Client) PutPlatformSecret(ctx context.Context, platform PutPlatformSecretParamsPlatform, body PutPlatformSecretJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutPlatformSecretRequest(c.Server, platform, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ListWebhooks the webhook endpoints and how their deliveries stand (ops scope)
 //
 // Corresponds with GET /v1/webhooks (the `ListWebhooks` operationId).
@@ -3222,6 +3885,169 @@ func NewListAgenciesRequest(server string) (*http.Request, error) {
 	if err != nil {
 		return nil, err
 	}
+
+	return req, nil
+}
+
+// NewCallAgencyRetellFunctionRequest calls the generic CallAgencyRetellFunction builder with application/json body
+func NewCallAgencyRetellFunctionRequest(server string, agency string, body CallAgencyRetellFunctionJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCallAgencyRetellFunctionRequestWithBody(server, agency, "application/json", bodyReader)
+}
+
+// NewCallAgencyRetellFunctionRequestWithBody constructs an http.Request for the CallAgencyRetellFunction method, with any body, and a specified content type
+func NewCallAgencyRetellFunctionRequestWithBody(server string, agency string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "agency", agency, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/agencies/%s/tools/retell", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewCallAgencyRetellToolRequest calls the generic CallAgencyRetellTool builder with application/json body
+func NewCallAgencyRetellToolRequest(server string, agency string, tool CallAgencyRetellToolParamsTool, params *CallAgencyRetellToolParams, body CallAgencyRetellToolJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCallAgencyRetellToolRequestWithBody(server, agency, tool, params, "application/json", bodyReader)
+}
+
+// NewCallAgencyRetellToolRequestWithBody constructs an http.Request for the CallAgencyRetellTool method, with any body, and a specified content type
+func NewCallAgencyRetellToolRequestWithBody(server string, agency string, tool CallAgencyRetellToolParamsTool, params *CallAgencyRetellToolParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "agency", agency, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "tool", tool, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/agencies/%s/tools/retell/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XCallId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Call-Id", *params.XCallId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Call-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewCallAgencyVapiToolsRequest calls the generic CallAgencyVapiTools builder with application/json body
+func NewCallAgencyVapiToolsRequest(server string, agency string, body CallAgencyVapiToolsJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCallAgencyVapiToolsRequestWithBody(server, agency, "application/json", bodyReader)
+}
+
+// NewCallAgencyVapiToolsRequestWithBody constructs an http.Request for the CallAgencyVapiTools method, with any body, and a specified content type
+func NewCallAgencyVapiToolsRequestWithBody(server string, agency string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "agency", agency, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/agencies/%s/tools/vapi", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -4504,6 +5330,114 @@ func NewExportVapiToolsRequest(server string, params *ExportVapiToolsParams) (*h
 	return req, nil
 }
 
+// NewListPlatformSecretsRequest constructs an http.Request for the ListPlatformSecrets method
+func NewListPlatformSecretsRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/voice/secrets")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewDeletePlatformSecretRequest constructs an http.Request for the DeletePlatformSecret method
+func NewDeletePlatformSecretRequest(server string, platform DeletePlatformSecretParamsPlatform) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "platform", platform, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/voice/secrets/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPutPlatformSecretRequest calls the generic PutPlatformSecret builder with application/json body
+func NewPutPlatformSecretRequest(server string, platform PutPlatformSecretParamsPlatform, body PutPlatformSecretJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPutPlatformSecretRequestWithBody(server, platform, "application/json", bodyReader)
+}
+
+// NewPutPlatformSecretRequestWithBody constructs an http.Request for the PutPlatformSecret method, with any body, and a specified content type
+func NewPutPlatformSecretRequestWithBody(server string, platform PutPlatformSecretParamsPlatform, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "platform", platform, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/voice/secrets/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewListWebhooksRequest constructs an http.Request for the ListWebhooks method
 func NewListWebhooksRequest(server string) (*http.Request, error) {
 	var err error
@@ -4786,6 +5720,60 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/agencies (the `ListAgencies` operationId).
 	ListAgenciesWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListAgenciesResponse, error)
 
+	// CallAgencyRetellFunctionWithBodyWithResponse An agency's own URL for retell custom function ({name, call: {call_id}, args}, docs.retellai.com custom-function page, SDK v5.60.0); X-Retell-Signature (v=<ms>,d=<hex HMAC-SHA256(body+timestamp)>, five minutes) checked when RETELL_API_KEY is set
+	//
+	// As /v1/tools/retell, signed with the agency's own secret (PUT /v1/voice/secrets/{platform}), never the deployment's: the call acts for the agency, with limits and conversations of its own.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/agencies/{agency}/tools/retell (the `CallAgencyRetellFunction` operationId).
+	CallAgencyRetellFunctionWithBodyWithResponse(ctx context.Context, agency string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CallAgencyRetellFunctionResponse, error)
+
+	// CallAgencyRetellFunctionWithResponse An agency's own URL for retell custom function ({name, call: {call_id}, args}, docs.retellai.com custom-function page, SDK v5.60.0); X-Retell-Signature (v=<ms>,d=<hex HMAC-SHA256(body+timestamp)>, five minutes) checked when RETELL_API_KEY is set
+	//
+	// As /v1/tools/retell, signed with the agency's own secret (PUT /v1/voice/secrets/{platform}), never the deployment's: the call acts for the agency, with limits and conversations of its own.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/agencies/{agency}/tools/retell (the `CallAgencyRetellFunction` operationId).
+	CallAgencyRetellFunctionWithResponse(ctx context.Context, agency string, body CallAgencyRetellFunctionJSONRequestBody, reqEditors ...RequestEditorFn) (*CallAgencyRetellFunctionResponse, error)
+
+	// CallAgencyRetellToolWithBodyWithResponse An agency's own URL for the same, also for "Payload: args only": the body is the arguments alone, the path names the tool, and the custom header X-Call-Id: {{call_id}} names the call
+	//
+	// As /v1/tools/retell/{tool}, signed with the agency's own secret (PUT /v1/voice/secrets/{platform}), never the deployment's: the call acts for the agency, with limits and conversations of its own.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/agencies/{agency}/tools/retell/{tool} (the `CallAgencyRetellTool` operationId).
+	CallAgencyRetellToolWithBodyWithResponse(ctx context.Context, agency string, tool CallAgencyRetellToolParamsTool, params *CallAgencyRetellToolParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CallAgencyRetellToolResponse, error)
+
+	// CallAgencyRetellToolWithResponse An agency's own URL for the same, also for "Payload: args only": the body is the arguments alone, the path names the tool, and the custom header X-Call-Id: {{call_id}} names the call
+	//
+	// As /v1/tools/retell/{tool}, signed with the agency's own secret (PUT /v1/voice/secrets/{platform}), never the deployment's: the call acts for the agency, with limits and conversations of its own.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/agencies/{agency}/tools/retell/{tool} (the `CallAgencyRetellTool` operationId).
+	CallAgencyRetellToolWithResponse(ctx context.Context, agency string, tool CallAgencyRetellToolParamsTool, params *CallAgencyRetellToolParams, body CallAgencyRetellToolJSONRequestBody, reqEditors ...RequestEditorFn) (*CallAgencyRetellToolResponse, error)
+
+	// CallAgencyVapiToolsWithBodyWithResponse An agency's own URL for vapi tool-calls server message (message.toolCallList, else toolWithToolCallList[].toolCall; arguments an object or a JSON string; docs.vapi.ai custom-tools, OpenAPI ServerMessageToolCalls); X-Vapi-Secret, or an HMAC credential's x-signature, checked when configured
+	//
+	// As /v1/tools/vapi, signed with the agency's own secret (PUT /v1/voice/secrets/{platform}), never the deployment's: the call acts for the agency, with limits and conversations of its own.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/agencies/{agency}/tools/vapi (the `CallAgencyVapiTools` operationId).
+	CallAgencyVapiToolsWithBodyWithResponse(ctx context.Context, agency string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CallAgencyVapiToolsResponse, error)
+
+	// CallAgencyVapiToolsWithResponse An agency's own URL for vapi tool-calls server message (message.toolCallList, else toolWithToolCallList[].toolCall; arguments an object or a JSON string; docs.vapi.ai custom-tools, OpenAPI ServerMessageToolCalls); X-Vapi-Secret, or an HMAC credential's x-signature, checked when configured
+	//
+	// As /v1/tools/vapi, signed with the agency's own secret (PUT /v1/voice/secrets/{platform}), never the deployment's: the call acts for the agency, with limits and conversations of its own.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/agencies/{agency}/tools/vapi (the `CallAgencyVapiTools` operationId).
+	CallAgencyVapiToolsWithResponse(ctx context.Context, agency string, body CallAgencyVapiToolsJSONRequestBody, reqEditors ...RequestEditorFn) (*CallAgencyVapiToolsResponse, error)
+
 	// PutAgencyWithBodyWithResponse make an agency, or name it anew (a platform key's)
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -5066,6 +6054,38 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/tools/vapi/tools (the `ExportVapiTools` operationId).
 	ExportVapiToolsWithResponse(ctx context.Context, params *ExportVapiToolsParams, reqEditors ...RequestEditorFn) (*ExportVapiToolsResponse, error)
 
+	// ListPlatformSecretsWithResponse Which of the agency's voice platforms have a signing secret set
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/voice/secrets (the `ListPlatformSecrets` operationId).
+	ListPlatformSecretsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListPlatformSecretsResponse, error)
+
+	// DeletePlatformSecretWithResponse Remove the agency's signing secret for a voice platform: its tool URL for it refuses every call
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v1/voice/secrets/{platform} (the `DeletePlatformSecret` operationId).
+	DeletePlatformSecretWithResponse(ctx context.Context, platform DeletePlatformSecretParamsPlatform, reqEditors ...RequestEditorFn) (*DeletePlatformSecretResponse, error)
+
+	// PutPlatformSecretWithBodyWithResponse Set the agency's signing secret for a voice platform: Retell's account API key, a Vapi bearer credential's token or HMAC credential's secret
+	//
+	// The agency's tool URLs (/v1/agencies/{agency}/tools/...) then take calls signed with it alone; the one before signs nothing. Written, never answered back.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v1/voice/secrets/{platform} (the `PutPlatformSecret` operationId).
+	PutPlatformSecretWithBodyWithResponse(ctx context.Context, platform PutPlatformSecretParamsPlatform, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutPlatformSecretResponse, error)
+
+	// PutPlatformSecretWithResponse Set the agency's signing secret for a voice platform: Retell's account API key, a Vapi bearer credential's token or HMAC credential's secret
+	//
+	// The agency's tool URLs (/v1/agencies/{agency}/tools/...) then take calls signed with it alone; the one before signs nothing. Written, never answered back.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v1/voice/secrets/{platform} (the `PutPlatformSecret` operationId).
+	PutPlatformSecretWithResponse(ctx context.Context, platform PutPlatformSecretParamsPlatform, body PutPlatformSecretJSONRequestBody, reqEditors ...RequestEditorFn) (*PutPlatformSecretResponse, error)
+
 	// ListWebhooksWithResponse the webhook endpoints and how their deliveries stand (ops scope)
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -5302,6 +6322,234 @@ func (r ListAgenciesResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ListAgenciesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CallAgencyRetellFunctionResponse429Headers the declared response headers of an HTTP 429 response for CallAgencyRetellFunction
+type CallAgencyRetellFunctionResponse429Headers struct {
+	RetryAfter *int
+}
+
+type CallAgencyRetellFunctionResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ToolResult
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Error
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CallAgencyRetellFunctionResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r CallAgencyRetellFunctionResponse) GetJSON200() *ToolResult {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CallAgencyRetellFunctionResponse) GetJSON400() *Error {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CallAgencyRetellFunctionResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CallAgencyRetellFunctionResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CallAgencyRetellFunctionResponse) GetJSON503() *Error {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r CallAgencyRetellFunctionResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CallAgencyRetellFunctionResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CallAgencyRetellFunctionResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CallAgencyRetellFunctionResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CallAgencyRetellToolResponse429Headers the declared response headers of an HTTP 429 response for CallAgencyRetellTool
+type CallAgencyRetellToolResponse429Headers struct {
+	RetryAfter *int
+}
+
+type CallAgencyRetellToolResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ToolResult
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Error
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CallAgencyRetellToolResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r CallAgencyRetellToolResponse) GetJSON200() *ToolResult {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CallAgencyRetellToolResponse) GetJSON400() *Error {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CallAgencyRetellToolResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CallAgencyRetellToolResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CallAgencyRetellToolResponse) GetJSON503() *Error {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r CallAgencyRetellToolResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CallAgencyRetellToolResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CallAgencyRetellToolResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CallAgencyRetellToolResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CallAgencyVapiToolsResponse429Headers the declared response headers of an HTTP 429 response for CallAgencyVapiTools
+type CallAgencyVapiToolsResponse429Headers struct {
+	RetryAfter *int
+}
+
+type CallAgencyVapiToolsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *VapiResults
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Error
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CallAgencyVapiToolsResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r CallAgencyVapiToolsResponse) GetJSON200() *VapiResults {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CallAgencyVapiToolsResponse) GetJSON400() *Error {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CallAgencyVapiToolsResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CallAgencyVapiToolsResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CallAgencyVapiToolsResponse) GetJSON503() *Error {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r CallAgencyVapiToolsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CallAgencyVapiToolsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CallAgencyVapiToolsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CallAgencyVapiToolsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -7567,6 +8815,255 @@ func (r ExportVapiToolsResponse) ContentType() string {
 	return ""
 }
 
+// ListPlatformSecretsResponse429Headers the declared response headers of an HTTP 429 response for ListPlatformSecrets
+type ListPlatformSecretsResponse429Headers struct {
+	RetryAfter *int
+}
+
+type ListPlatformSecretsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PlatformSecretList
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *Error
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListPlatformSecretsResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListPlatformSecretsResponse) GetJSON200() *PlatformSecretList {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListPlatformSecretsResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListPlatformSecretsResponse) GetJSON403() *Error {
+	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListPlatformSecretsResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r ListPlatformSecretsResponse) GetJSON501() *Error {
+	return r.JSON501
+}
+
+// GetBody returns the raw response body bytes
+func (r ListPlatformSecretsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListPlatformSecretsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListPlatformSecretsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListPlatformSecretsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DeletePlatformSecretResponse429Headers the declared response headers of an HTTP 429 response for DeletePlatformSecret
+type DeletePlatformSecretResponse429Headers struct {
+	RetryAfter *int
+}
+
+type DeletePlatformSecretResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PlatformSecretList
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *Error
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeletePlatformSecretResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DeletePlatformSecretResponse) GetJSON200() *PlatformSecretList {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeletePlatformSecretResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeletePlatformSecretResponse) GetJSON403() *Error {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeletePlatformSecretResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeletePlatformSecretResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r DeletePlatformSecretResponse) GetJSON501() *Error {
+	return r.JSON501
+}
+
+// GetBody returns the raw response body bytes
+func (r DeletePlatformSecretResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeletePlatformSecretResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeletePlatformSecretResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeletePlatformSecretResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PutPlatformSecretResponse429Headers the declared response headers of an HTTP 429 response for PutPlatformSecret
+type PutPlatformSecretResponse429Headers struct {
+	RetryAfter *int
+}
+
+type PutPlatformSecretResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PlatformSecretList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Error
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *Error
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PutPlatformSecretResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PutPlatformSecretResponse) GetJSON200() *PlatformSecretList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PutPlatformSecretResponse) GetJSON400() *Error {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PutPlatformSecretResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PutPlatformSecretResponse) GetJSON403() *Error {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PutPlatformSecretResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PutPlatformSecretResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r PutPlatformSecretResponse) GetJSON501() *Error {
+	return r.JSON501
+}
+
+// GetBody returns the raw response body bytes
+func (r PutPlatformSecretResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PutPlatformSecretResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PutPlatformSecretResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PutPlatformSecretResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListWebhooksResponse429Headers the declared response headers of an HTTP 429 response for ListWebhooks
 type ListWebhooksResponse429Headers struct {
 	RetryAfter *int
@@ -8152,6 +9649,96 @@ func (c *ClientWithResponses) ListAgenciesWithResponse(ctx context.Context, reqE
 	return ParseListAgenciesResponse(rsp)
 }
 
+// CallAgencyRetellFunctionWithBodyWithResponse An agency's own URL for retell custom function ({name, call: {call_id}, args}, docs.retellai.com custom-function page, SDK v5.60.0); X-Retell-Signature (v=<ms>,d=<hex HMAC-SHA256(body+timestamp)>, five minutes) checked when RETELL_API_KEY is set
+//
+// As /v1/tools/retell, signed with the agency's own secret (PUT /v1/voice/secrets/{platform}), never the deployment's: the call acts for the agency, with limits and conversations of its own.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/agencies/{agency}/tools/retell (the `CallAgencyRetellFunction` operationId).
+func (c *ClientWithResponses) CallAgencyRetellFunctionWithBodyWithResponse(ctx context.Context, agency string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CallAgencyRetellFunctionResponse, error) {
+	rsp, err := c.CallAgencyRetellFunctionWithBody(ctx, agency, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCallAgencyRetellFunctionResponse(rsp)
+}
+
+// CallAgencyRetellFunctionWithResponse An agency's own URL for retell custom function ({name, call: {call_id}, args}, docs.retellai.com custom-function page, SDK v5.60.0); X-Retell-Signature (v=<ms>,d=<hex HMAC-SHA256(body+timestamp)>, five minutes) checked when RETELL_API_KEY is set
+//
+// As /v1/tools/retell, signed with the agency's own secret (PUT /v1/voice/secrets/{platform}), never the deployment's: the call acts for the agency, with limits and conversations of its own.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/agencies/{agency}/tools/retell (the `CallAgencyRetellFunction` operationId).
+func (c *ClientWithResponses) CallAgencyRetellFunctionWithResponse(ctx context.Context, agency string, body CallAgencyRetellFunctionJSONRequestBody, reqEditors ...RequestEditorFn) (*CallAgencyRetellFunctionResponse, error) {
+	rsp, err := c.CallAgencyRetellFunction(ctx, agency, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCallAgencyRetellFunctionResponse(rsp)
+}
+
+// CallAgencyRetellToolWithBodyWithResponse An agency's own URL for the same, also for "Payload: args only": the body is the arguments alone, the path names the tool, and the custom header X-Call-Id: {{call_id}} names the call
+//
+// As /v1/tools/retell/{tool}, signed with the agency's own secret (PUT /v1/voice/secrets/{platform}), never the deployment's: the call acts for the agency, with limits and conversations of its own.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/agencies/{agency}/tools/retell/{tool} (the `CallAgencyRetellTool` operationId).
+func (c *ClientWithResponses) CallAgencyRetellToolWithBodyWithResponse(ctx context.Context, agency string, tool CallAgencyRetellToolParamsTool, params *CallAgencyRetellToolParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CallAgencyRetellToolResponse, error) {
+	rsp, err := c.CallAgencyRetellToolWithBody(ctx, agency, tool, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCallAgencyRetellToolResponse(rsp)
+}
+
+// CallAgencyRetellToolWithResponse An agency's own URL for the same, also for "Payload: args only": the body is the arguments alone, the path names the tool, and the custom header X-Call-Id: {{call_id}} names the call
+//
+// As /v1/tools/retell/{tool}, signed with the agency's own secret (PUT /v1/voice/secrets/{platform}), never the deployment's: the call acts for the agency, with limits and conversations of its own.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/agencies/{agency}/tools/retell/{tool} (the `CallAgencyRetellTool` operationId).
+func (c *ClientWithResponses) CallAgencyRetellToolWithResponse(ctx context.Context, agency string, tool CallAgencyRetellToolParamsTool, params *CallAgencyRetellToolParams, body CallAgencyRetellToolJSONRequestBody, reqEditors ...RequestEditorFn) (*CallAgencyRetellToolResponse, error) {
+	rsp, err := c.CallAgencyRetellTool(ctx, agency, tool, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCallAgencyRetellToolResponse(rsp)
+}
+
+// CallAgencyVapiToolsWithBodyWithResponse An agency's own URL for vapi tool-calls server message (message.toolCallList, else toolWithToolCallList[].toolCall; arguments an object or a JSON string; docs.vapi.ai custom-tools, OpenAPI ServerMessageToolCalls); X-Vapi-Secret, or an HMAC credential's x-signature, checked when configured
+//
+// As /v1/tools/vapi, signed with the agency's own secret (PUT /v1/voice/secrets/{platform}), never the deployment's: the call acts for the agency, with limits and conversations of its own.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/agencies/{agency}/tools/vapi (the `CallAgencyVapiTools` operationId).
+func (c *ClientWithResponses) CallAgencyVapiToolsWithBodyWithResponse(ctx context.Context, agency string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CallAgencyVapiToolsResponse, error) {
+	rsp, err := c.CallAgencyVapiToolsWithBody(ctx, agency, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCallAgencyVapiToolsResponse(rsp)
+}
+
+// CallAgencyVapiToolsWithResponse An agency's own URL for vapi tool-calls server message (message.toolCallList, else toolWithToolCallList[].toolCall; arguments an object or a JSON string; docs.vapi.ai custom-tools, OpenAPI ServerMessageToolCalls); X-Vapi-Secret, or an HMAC credential's x-signature, checked when configured
+//
+// As /v1/tools/vapi, signed with the agency's own secret (PUT /v1/voice/secrets/{platform}), never the deployment's: the call acts for the agency, with limits and conversations of its own.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/agencies/{agency}/tools/vapi (the `CallAgencyVapiTools` operationId).
+func (c *ClientWithResponses) CallAgencyVapiToolsWithResponse(ctx context.Context, agency string, body CallAgencyVapiToolsJSONRequestBody, reqEditors ...RequestEditorFn) (*CallAgencyVapiToolsResponse, error) {
+	rsp, err := c.CallAgencyVapiTools(ctx, agency, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCallAgencyVapiToolsResponse(rsp)
+}
+
 // PutAgencyWithBodyWithResponse make an agency, or name it anew (a platform key's)
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -8672,6 +10259,62 @@ func (c *ClientWithResponses) ExportVapiToolsWithResponse(ctx context.Context, p
 	return ParseExportVapiToolsResponse(rsp)
 }
 
+// ListPlatformSecretsWithResponse Which of the agency's voice platforms have a signing secret set
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/voice/secrets (the `ListPlatformSecrets` operationId).
+func (c *ClientWithResponses) ListPlatformSecretsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListPlatformSecretsResponse, error) {
+	rsp, err := c.ListPlatformSecrets(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListPlatformSecretsResponse(rsp)
+}
+
+// DeletePlatformSecretWithResponse Remove the agency's signing secret for a voice platform: its tool URL for it refuses every call
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v1/voice/secrets/{platform} (the `DeletePlatformSecret` operationId).
+func (c *ClientWithResponses) DeletePlatformSecretWithResponse(ctx context.Context, platform DeletePlatformSecretParamsPlatform, reqEditors ...RequestEditorFn) (*DeletePlatformSecretResponse, error) {
+	rsp, err := c.DeletePlatformSecret(ctx, platform, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeletePlatformSecretResponse(rsp)
+}
+
+// PutPlatformSecretWithBodyWithResponse Set the agency's signing secret for a voice platform: Retell's account API key, a Vapi bearer credential's token or HMAC credential's secret
+//
+// The agency's tool URLs (/v1/agencies/{agency}/tools/...) then take calls signed with it alone; the one before signs nothing. Written, never answered back.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v1/voice/secrets/{platform} (the `PutPlatformSecret` operationId).
+func (c *ClientWithResponses) PutPlatformSecretWithBodyWithResponse(ctx context.Context, platform PutPlatformSecretParamsPlatform, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutPlatformSecretResponse, error) {
+	rsp, err := c.PutPlatformSecretWithBody(ctx, platform, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutPlatformSecretResponse(rsp)
+}
+
+// PutPlatformSecretWithResponse Set the agency's signing secret for a voice platform: Retell's account API key, a Vapi bearer credential's token or HMAC credential's secret
+//
+// The agency's tool URLs (/v1/agencies/{agency}/tools/...) then take calls signed with it alone; the one before signs nothing. Written, never answered back.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v1/voice/secrets/{platform} (the `PutPlatformSecret` operationId).
+func (c *ClientWithResponses) PutPlatformSecretWithResponse(ctx context.Context, platform PutPlatformSecretParamsPlatform, body PutPlatformSecretJSONRequestBody, reqEditors ...RequestEditorFn) (*PutPlatformSecretResponse, error) {
+	rsp, err := c.PutPlatformSecret(ctx, platform, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutPlatformSecretResponse(rsp)
+}
+
 // ListWebhooksWithResponse the webhook endpoints and how their deliveries stand (ops scope)
 //
 // Returns a wrapper object for the known response body format(s).
@@ -8882,6 +10525,207 @@ func ParseListAgenciesResponse(rsp *http.Response) (*ListAgenciesResponse, error
 	switch {
 	case rsp.StatusCode == 429:
 		var headers ListAgenciesResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCallAgencyRetellFunctionResponse parses an HTTP response from a CallAgencyRetellFunctionWithResponse call
+func ParseCallAgencyRetellFunctionResponse(rsp *http.Response) (*CallAgencyRetellFunctionResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CallAgencyRetellFunctionResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ToolResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers CallAgencyRetellFunctionResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCallAgencyRetellToolResponse parses an HTTP response from a CallAgencyRetellToolWithResponse call
+func ParseCallAgencyRetellToolResponse(rsp *http.Response) (*CallAgencyRetellToolResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CallAgencyRetellToolResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ToolResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers CallAgencyRetellToolResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCallAgencyVapiToolsResponse parses an HTTP response from a CallAgencyVapiToolsWithResponse call
+func ParseCallAgencyVapiToolsResponse(rsp *http.Response) (*CallAgencyVapiToolsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CallAgencyVapiToolsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest VapiResults
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers CallAgencyVapiToolsResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -10892,6 +12736,228 @@ func ParseExportVapiToolsResponse(rsp *http.Response) (*ExportVapiToolsResponse,
 	switch {
 	case rsp.StatusCode == 429:
 		var headers ExportVapiToolsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListPlatformSecretsResponse parses an HTTP response from a ListPlatformSecretsWithResponse call
+func ParseListPlatformSecretsResponse(rsp *http.Response) (*ListPlatformSecretsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListPlatformSecretsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PlatformSecretList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers ListPlatformSecretsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDeletePlatformSecretResponse parses an HTTP response from a DeletePlatformSecretWithResponse call
+func ParseDeletePlatformSecretResponse(rsp *http.Response) (*DeletePlatformSecretResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeletePlatformSecretResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PlatformSecretList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers DeletePlatformSecretResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePutPlatformSecretResponse parses an HTTP response from a PutPlatformSecretWithResponse call
+func ParsePutPlatformSecretResponse(rsp *http.Response) (*PutPlatformSecretResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PutPlatformSecretResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PlatformSecretList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers PutPlatformSecretResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

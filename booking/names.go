@@ -104,3 +104,8 @@ const (
 	// SignalReconcile tells a saga what the store says about its key.
 	SignalReconcile = "reconcile"
 )
+
+// SignedPlatforms are the voice platforms whose signing secrets an agency
+// sets for its own tool URLs: Retell's account API key, a Vapi bearer
+// credential's token and a Vapi HMAC credential's secret.
+var SignedPlatforms = []string{"retell", "vapi", "vapi_hmac"}

@@ -47,7 +47,7 @@ func (t *Tools) retell(w http.ResponseWriter, r *http.Request) error {
 		// which Retell signs as they are: a call object in them is the
 		// model's, never caller ID.
 		caller = t.headerCallerID("retell", r.Header)
-	case t.cfg.RetellKey != "":
+	case t.signed(r, secretRetell):
 		caller = call.Call.caller() // in the full body Retell signed
 	}
 	switch {
@@ -90,11 +90,18 @@ func (c retellCall) caller() string {
 // sent again within its five minutes to another tool or under another
 // call id: each signature is bound to the path and X-Call-Id it first came
 // with. The platform resending a call as it was still gets in.
+// At an agency's tool URL the agency's key must be set.
 func (t *Tools) retellVerified(r *http.Request, body []byte) *edge.Error {
-	if t.cfg.RetellKey == "" {
+	key, e := t.secret(r, secretRetell)
+	switch {
+	case e != nil:
+		return e
+	case key == "" && agencyURL(r):
+		return unauthorized("this agency has set no Retell API key (PUT /v1/voice/secrets/retell)")
+	case key == "":
 		return nil
 	}
-	sig, ok := retellSigned(body, r.Header.Get("X-Retell-Signature"), t.cfg.RetellKey, t.set.Now())
+	sig, ok := retellSigned(body, r.Header.Get("X-Retell-Signature"), key, t.set.Now())
 	if !ok {
 		return &edge.Error{Status: http.StatusUnauthorized, Code: string(booking.CodeUnauthorized), Message: "bad or missing X-Retell-Signature"}
 	}
@@ -107,15 +114,27 @@ func (t *Tools) retellVerified(r *http.Request, body []byte) *edge.Error {
 
 // vapiCaller is the caller ID of a message Vapi's credential vouched for
 // (message.call.customer.number); without one, anyone could write it.
-func (t *Tools) vapiCaller(msg vapiMessage) string {
-	if t.cfg.VapiSecret == "" && t.cfg.VapiHMACSecret == "" {
+func (t *Tools) vapiCaller(r *http.Request, msg vapiMessage) string {
+	if !t.signed(r, secretVapi, secretVapiHMAC) {
 		return ""
 	}
 	return msg.caller()
 }
 
-// vapiVerified checks Vapi's shared secret and HMAC credential, each when set.
+// vapiVerified checks Vapi's shared secret and HMAC credential, each when
+// set; at an agency's tool URL one of them must be.
 func (t *Tools) vapiVerified(r *http.Request, body []byte) *edge.Error {
+	secret, e := t.secret(r, secretVapi)
+	if e != nil {
+		return e
+	}
+	hmacSecret, e := t.secret(r, secretVapiHMAC)
+	if e != nil {
+		return e
+	}
+	if secret == "" && hmacSecret == "" && agencyURL(r) {
+		return unauthorized("this agency has set no Vapi secret (PUT /v1/voice/secrets/vapi or vapi_hmac)")
+	}
 	// A Vapi bearer credential sends "Bearer <token>" unless its
 	// bearerPrefixEnabled is false (BearerAuthenticationPlan): either is
 	// the secret.
@@ -123,11 +142,11 @@ func (t *Tools) vapiVerified(r *http.Request, body []byte) *edge.Error {
 	if token, ok := strings.CutPrefix(got, "Bearer "); ok {
 		got = token
 	}
-	if t.cfg.VapiSecret != "" && !constantEqual(got, t.cfg.VapiSecret) {
+	if secret != "" && !constantEqual(got, secret) {
 		return &edge.Error{Status: http.StatusUnauthorized, Code: string(booking.CodeUnauthorized), Message: "bad or missing X-Vapi-Secret"}
 	}
-	if t.cfg.VapiHMACSecret != "" && !vapiSigned(body, r.Header.Get("X-Signature"), r.Header.Get("X-Timestamp"),
-		r.Header.Get(vapiMessageIDHeader), t.cfg.VapiHMACSecret, t.set.Now()) {
+	if hmacSecret != "" && !vapiSigned(body, r.Header.Get("X-Signature"), r.Header.Get("X-Timestamp"),
+		r.Header.Get(vapiMessageIDHeader), hmacSecret, t.set.Now()) {
 		return &edge.Error{Status: http.StatusUnauthorized, Code: string(booking.CodeUnauthorized),
 			Message: "bad or missing x-signature, or x-timestamp outside five minutes (with x-message-id, sign \"{svix-id}.{timestamp}.{body}\")"}
 	}
@@ -230,7 +249,7 @@ func (t *Tools) vapi(w http.ResponseWriter, r *http.Request) error {
 	for _, tc := range calls {
 		ans := notDone(booking.CodeMissingField, "the message names no call (message.call.id)")
 		if msg.Message.Call.ID != "" {
-			ans = t.call(r.Context(), callOf(msg.Message.Call.ID, t.vapiCaller(msg)), tc.name(), tc.args())
+			ans = t.call(r.Context(), callOf(msg.Message.Call.ID, t.vapiCaller(r, msg)), tc.name(), tc.args())
 		}
 		res := vapiResult{Name: tc.name(), ToolCallID: tc.ID}
 		// A call that did nothing is Vapi's error (its request-failed

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/bookingsaga/bookingsaga/agency"
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/edge"
 )
@@ -179,10 +180,20 @@ func baseURL(r *http.Request) string {
 	return scheme + "://" + r.Host
 }
 
+// toolsPath is where the platforms call the tools of the agency r acts
+// for: the deployment's URLs for the default agency, another agency's
+// own, which its own secrets sign (secrets.go).
+func toolsPath(r *http.Request) string {
+	if a := agency.From(r.Context()); !a.IsDefault() {
+		return "/v1/agencies/" + a.ID + "/tools"
+	}
+	return "/v1/tools"
+}
+
 // retellFunctions answers the tools as Retell custom functions (the LLM's
 // general_tools entries of type "custom"), ready to paste.
 func (t *Tools) retellFunctions(w http.ResponseWriter, r *http.Request) error {
-	url := baseURL(r) + "/v1/tools/retell"
+	url := baseURL(r) + toolsPath(r) + "/retell"
 	fns := make([]map[string]any, 0, len(toolDefs))
 	for _, d := range toolDefs {
 		fns = append(fns, map[string]any{"type": "custom", "name": d.name, "description": d.desc, "url": url, "method": "POST",
@@ -201,7 +212,7 @@ func (t *Tools) retellFunctions(w http.ResponseWriter, r *http.Request) error {
 // vapiTools answers the tools as Vapi function tools (the body of
 // POST /tool, or an assistant's model.tools entries), ready to paste.
 func (t *Tools) vapiTools(w http.ResponseWriter, r *http.Request) error {
-	url := baseURL(r) + "/v1/tools/vapi"
+	url := baseURL(r) + toolsPath(r) + "/vapi"
 	tools := make([]map[string]any, 0, len(toolDefs))
 	for _, d := range toolDefs {
 		tools = append(tools, map[string]any{"type": "function", "async": false,

@@ -56,6 +56,10 @@ type Config struct {
 	// where a platform in front of the API sets that header itself. By
 	// default a header is not caller ID: any agent key could set it.
 	CallerIDHeader []string
+	// Secrets are each agency's platform secrets, which its tool URLs
+	// check calls against (secrets.go); without it those URLs refuse
+	// every call.
+	Secrets Secrets
 }
 
 // CallerIDRoutes are the routes a caller ID header can be declared for.
@@ -135,6 +139,10 @@ func (t *Tools) Routes() []edge.Route {
 		{Method: "GET", Path: "/v1/tools/vapi/tools", Scope: apikey.ScopeAgent, Handle: t.vapiTools},
 		{Method: "POST", Path: "/v1/tools/vapi", Scope: platformScope(t.cfg.VapiSecret + t.cfg.VapiHMACSecret), Handle: t.vapi, Verify: t.vapiVerified, PerCall: true},
 		{Method: "POST", Path: "/v1/mcp", Scope: apikey.ScopeAgent, Handle: t.mcp, PerCall: true},
+		// An agency's own tool URLs, signed with its own secrets.
+		{Method: "POST", Path: "/v1/agencies/{agency}/tools/retell", Handle: t.retell, Verify: t.retellVerified, PerCall: true},
+		{Method: "POST", Path: "/v1/agencies/{agency}/tools/retell/{tool}", Handle: t.retell, Verify: t.retellVerified, PerCall: true},
+		{Method: "POST", Path: "/v1/agencies/{agency}/tools/vapi", Handle: t.vapi, Verify: t.vapiVerified, PerCall: true},
 	}
 }
 

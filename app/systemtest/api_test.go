@@ -116,6 +116,12 @@ func (f *fixture) serveAPI(cfg app.EdgeConfig, reads ...desk.Catalog) string {
 	if cfg.REST.Agencies == nil {
 		cfg.REST.Agencies = vault
 	}
+	if cfg.REST.PlatformSecrets == nil {
+		cfg.REST.PlatformSecrets = vault
+	}
+	if cfg.Tools.Secrets == nil {
+		cfg.Tools.Secrets = vault
+	}
 	var cat desk.Catalog = f.catalog
 	if len(reads) > 0 {
 		cat = reads[0]

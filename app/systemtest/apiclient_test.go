@@ -225,8 +225,10 @@ func TestTheGeneratedClientCallsEveryRoute(t *testing.T) {
 	require.NoError(t, err)
 
 	// The platform's routes, under a platform key of their own.
-	kr, secret := keysOf(t, apikey.Key{Name: "platform", Scopes: []apikey.Scope{apikey.ScopePlatform}})
-	pc, err := apiclient.NewClientWithResponses(f.serveAPI(app.EdgeConfig{Config: edge.Config{Keys: kr}}), apiclient.WithHTTPClient(rec),
+	kr, secret := keysOf(t, apikey.Key{Name: "platform", Scopes: []apikey.Scope{apikey.ScopePlatform}},
+		apikey.Key{Name: "lyon", Scopes: []apikey.Scope{apikey.ScopeAgent, apikey.ScopeAdmin}, Agency: "lyon"})
+	purl := f.serveAPI(app.EdgeConfig{Config: edge.Config{Keys: kr}})
+	pc, err := apiclient.NewClientWithResponses(purl, apiclient.WithHTTPClient(rec),
 		apiclient.WithRequestEditorFn(func(_ context.Context, req *http.Request) error {
 			req.Header.Set("Authorization", "Bearer "+secret["platform"])
 			return nil
@@ -238,6 +240,7 @@ func TestTheGeneratedClientCallsEveryRoute(t *testing.T) {
 	list, err := pc.ListAgenciesWithResponse(ctx)
 	require.NoError(t, err)
 	require.NotNil(t, list.JSON200, string(list.Body))
+	f.agencyCalls(ctx, purl, secret["lyon"], rec)
 
 	ops := documented(t, url)
 	for op, statuses := range ops {
@@ -256,4 +259,48 @@ func TestTheGeneratedClientCallsEveryRoute(t *testing.T) {
 		}
 		require.True(t, seen, "the generated client called %s", op)
 	}
+}
+
+// agencyCalls calls, as the generated client, the routes of an agency's
+// own: its admin sets its platforms' secrets, its platforms call its tool
+// URLs signed with them, and its admin removes one.
+func (f *fixture) agencyCalls(ctx context.Context, url, key string, rec *recorder) {
+	f.t.Helper()
+	c, err := apiclient.NewClientWithResponses(url, apiclient.WithHTTPClient(rec),
+		apiclient.WithRequestEditorFn(func(_ context.Context, req *http.Request) error {
+			req.Header.Set("Authorization", "Bearer "+key)
+			return nil
+		}))
+	require.NoError(f.t, err)
+	const retellKey, vapiSecret = "lyon-retell-key-0123456789", "lyon-vapi-secret-0123456789"
+	set, err := c.PutPlatformSecretWithResponse(ctx, apiclient.PutPlatformSecretParamsPlatformRetell, apiclient.PlatformSecretBody{Secret: retellKey})
+	require.NoError(f.t, err)
+	require.NotNil(f.t, set.JSON200, string(set.Body))
+	_, err = c.PutPlatformSecretWithResponse(ctx, apiclient.PutPlatformSecretParamsPlatformVapi, apiclient.PlatformSecretBody{Secret: vapiSecret})
+	require.NoError(f.t, err)
+	listed, err := c.ListPlatformSecretsWithResponse(ctx)
+	require.NoError(f.t, err)
+	require.NotNil(f.t, listed.JSON200, string(listed.Body))
+
+	signed := func(body []byte) apiclient.RequestEditorFn {
+		return func(_ context.Context, req *http.Request) error {
+			req.Header.Set("X-Retell-Signature", retellSign(body, retellKey))
+			req.Header.Set("X-Vapi-Secret", vapiSecret)
+			return nil
+		}
+	}
+	call := "call-" + uuid.NewString()
+	full := []byte(`{"name": "booking_status", "call": {"call_id": "` + call + `"}, "args": {"reference": "BS-AAAA-AAAA"}}`)
+	_, err = c.CallAgencyRetellFunctionWithBodyWithResponse(ctx, "lyon", "application/json", bytes.NewReader(full), signed(full))
+	require.NoError(f.t, err)
+	args := []byte(`{"reference": "BS-AAAA-AAAA"}`)
+	_, err = c.CallAgencyRetellToolWithBodyWithResponse(ctx, "lyon", "booking_status", &apiclient.CallAgencyRetellToolParams{XCallId: &call},
+		"application/json", bytes.NewReader(args), signed(args))
+	require.NoError(f.t, err)
+	vapi := []byte(`{"message": {"type": "tool-calls", "call": {"id": "` + call + `"}, "toolCallList": [{"id": "tc-1", "type": "function",
+		"function": {"name": "booking_status", "arguments": {"reference": "BS-AAAA-AAAA"}}}]}}`)
+	_, err = c.CallAgencyVapiToolsWithBodyWithResponse(ctx, "lyon", "application/json", bytes.NewReader(vapi), signed(vapi))
+	require.NoError(f.t, err)
+	_, err = c.DeletePlatformSecretWithResponse(ctx, apiclient.DeletePlatformSecretParamsPlatformVapi)
+	require.NoError(f.t, err)
 }

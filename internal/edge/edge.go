@@ -315,10 +315,10 @@ func (s *Server) registerMetrics(routes []Route) {
 // guard authenticates and rate-limits a call to rt. A platform-signed
 // route is limited under the platform's name.
 func (s *Server) guard(r *http.Request, rt Route) (apikey.Key, error) {
-	// A platform's signed calls come in under its name ("retell",
-	// "vapi"), whichever of its URLs they take.
-	platform, _, _ := strings.Cut(strings.TrimPrefix(rt.Path, "/v1/tools/"), "/")
-	key := apikey.Key{Name: platform}
+	key, e := signedBy(rt, r)
+	if e != nil {
+		return apikey.Key{}, e
+	}
 	if scope := rt.scopeFor(r); scope != "" {
 		var e *Error
 		if key, e = s.authenticate(r, scope); e != nil {
@@ -332,7 +332,13 @@ func (s *Server) guard(r *http.Request, rt Route) (apikey.Key, error) {
 		if err != nil {
 			return key, BadRequest(booking.CodeBodyTooLarge, "body is over %d bytes", s.cfg.MaxBody)
 		}
-		if e := rt.Verify(r, body); e != nil {
+		// An agency's signature is checked against the agency's secret:
+		// the call acts for it already.
+		vr, err := s.actFor(r, key)
+		if err != nil {
+			return key, err
+		}
+		if e := rt.Verify(vr, body); e != nil {
 			return key, e
 		}
 	}

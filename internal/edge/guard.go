@@ -151,3 +151,27 @@ func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 func retryAfter(d time.Duration) string {
 	return strconv.Itoa(max(1, int(math.Ceil(d.Seconds()))))
 }
+
+// signedBy is the key a platform's signed call comes in under: the
+// platform's name ("retell", "vapi") at the deployment's tool URLs, for
+// the default agency; at an agency's (/v1/agencies/{agency}/tools/...)
+// its name at the agency ("retell@lyon"), acting for the agency, so that
+// the call's limits, conversations and log line are the agency's. Any
+// other route's key comes from authenticate.
+func signedBy(rt Route, r *http.Request) (apikey.Key, *Error) {
+	rest, ok := strings.CutPrefix(rt.Path, "/v1/tools/")
+	if ok {
+		platform, _, _ := strings.Cut(rest, "/")
+		return apikey.Key{Name: platform}, nil
+	}
+	if rest, ok = strings.CutPrefix(rt.Path, "/v1/agencies/{agency}/tools/"); !ok {
+		return apikey.Key{}, nil
+	}
+	id := r.PathValue("agency")
+	if agency.ValidID(id) != nil {
+		return apikey.Key{}, &Error{Status: http.StatusUnauthorized, Code: string(booking.CodeUnauthorized),
+			Message: fmt.Sprintf("no agency %q signs calls here", id)}
+	}
+	platform, _, _ := strings.Cut(rest, "/")
+	return apikey.Key{Name: platform + "@" + id, Agency: id}, nil
+}
