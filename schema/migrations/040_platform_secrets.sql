@@ -34,7 +34,7 @@ BEGIN
             -- An upsert's conflict target is read; the key is not.
             EXECUTE format('GRANT SELECT (endpoint_id) ON vault.webhook_key TO %I', r);
             -- agency: a platform key makes and names agencies through the API;
-            -- vault.lookup_key: an agency's first contact makes its key;
+            -- vault.lookup_key: an agency's first contact makes its key (039);
             -- vault.platform_secret: an agency's admin sets its platforms' secrets.
             EXECUTE format('GRANT INSERT, UPDATE ON resource, policy, agent_pool, vault.contact_key, webhook_endpoint,
                 vault.webhook_key, handoff, vault.handoff_key, find_attempt, agency, vault.lookup_key, vault.platform_secret TO %I', r);
