@@ -68,7 +68,7 @@ func (s *Server) putResource(w http.ResponseWriter, r *http.Request) error {
 	}
 	// This process's lines say the new name at once; the others' at their
 	// next refresh.
-	s.set.Names.Set(res.ID, res.SpokenNames())
+	s.set.Names.Set(r.Context(), res.ID, res.SpokenNames())
 	return s.getResource(w, r) // as stored: a provider left out may have been kept
 
 }

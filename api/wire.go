@@ -27,6 +27,6 @@ func (s *Server) present(req *http.Request, r receipt.Receipt) receipt.Receipt {
 	if err != nil {
 		lang = s.set.Language
 	}
-	r.Spoken = s.set.Names.Speaker(lang, r.PropertyRef, r.AgentRef).Receipt(r)
+	r.Spoken = s.set.Names.Speaker(req.Context(), lang, r.PropertyRef, r.AgentRef).Receipt(r)
 	return r
 }

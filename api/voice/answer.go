@@ -182,7 +182,7 @@ func (t *Tools) callWith(ctx context.Context, conversationID, name string, args 
 // spoken is the answer for r: its status, and a refusal's or conflict's
 // code, then the line to speak, with the receipt it speaks of.
 func (t *Tools) spoken(ctx context.Context, lang speech.Lang, r receipt.Receipt) Answer {
-	r.Spoken = t.set.Names.Speaker(lang, r.PropertyRef, r.AgentRef).Receipt(r)
+	r.Spoken = t.set.Names.Speaker(ctx, lang, r.PropertyRef, r.AgentRef).Receipt(r)
 	out := Answer{Status: string(r.Status), Line: r.Spoken, Receipt: &r}
 	if r.Reason != nil && r.Reason.Code != "" && (r.Status == receipt.StatusRejected || r.Status == receipt.StatusConflict) {
 		out.Code = r.Reason.Code

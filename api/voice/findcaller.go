@@ -61,7 +61,7 @@ func (t *Tools) toolFindByCaller(ctx context.Context, conv string, a toolArgs) (
 	}
 	lines := make([]string, 0, len(found))
 	for _, r := range found {
-		lines = append(lines, t.set.Names.Speaker(a.lang, r.PropertyRef).Found(r.PropertyRef, *r.StartsAt, r.TimeZone))
+		lines = append(lines, t.set.Names.Speaker(ctx, a.lang, r.PropertyRef).Found(r.PropertyRef, *r.StartsAt, r.TimeZone))
 	}
 	// Caller ID is whatever the caller's carrier sends: it finds, it
 	// does not unlock. Nothing is adopted, and no reference or key is

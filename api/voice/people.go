@@ -29,7 +29,7 @@ func (t *Tools) toolPropertyInfo(ctx context.Context, _ string, a toolArgs) (Ans
 	if res.Kind != "property" {
 		return Answer{}, edge.BadRequest(booking.CodeWrongResourceKind, "%s is a %s, not a property", a.PropertyID, res.Kind)
 	}
-	speaker := t.set.Names.Speaker(a.lang, a.PropertyID)
+	speaker := t.set.Names.Speaker(ctx, a.lang, a.PropertyID)
 	f, ok := res.FactOn(a.Topic)
 	if !ok {
 		topics := make([]string, 0, len(res.Facts))
@@ -65,7 +65,7 @@ func (t *Tools) toolRequestHuman(ctx context.Context, conv string, a toolArgs) (
 	if h, err = t.saga.RequestHandoff(ctx, h); err != nil {
 		return Answer{}, err
 	}
-	line := t.set.Names.Speaker(a.lang).Handoff() + " For the tools: if your platform can transfer this call to a person, transfer it now."
+	line := t.set.Names.Speaker(ctx, a.lang).Handoff() + " For the tools: if your platform can transfer this call to a person, transfer it now."
 	if !h.HasCallback {
 		line += " No number to call back is recorded: ask the caller for one, then call request_human again with callback_number."
 	}

@@ -74,7 +74,7 @@ func (t *Tools) toolSelect(ctx context.Context, conv string, a toolArgs) (Answer
 	if err != nil {
 		return Answer{}, err
 	}
-	return offerCallerID(Answer{Status: "selected", Line: t.set.Names.Speaker(a.lang, in.PropertyID).Readback(in.PropertyID, in.StartsAt, in.TimeZone) +
+	return offerCallerID(Answer{Status: "selected", Line: t.set.Names.Speaker(ctx, a.lang, in.PropertyID).Readback(in.PropertyID, in.StartsAt, in.TimeZone) +
 		" For the tools: request_key " + key + ".", RequestKey: key}, a), nil
 }
 

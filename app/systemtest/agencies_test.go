@@ -298,3 +298,30 @@ func TestEachAgencyIsReconciledInItsOwnRun(t *testing.T) {
 	require.Equal(t, 1, theirs.Calendar.Missing, theirs.Calendar.Details)
 	require.Equal(t, "confirmed", f.event(agentCal, "agency:lyon:"+key).Status)
 }
+
+// Each agency names its own resources: lyon's admin naming its paris-11
+// changes no word the default agency's callers hear of the default
+// agency's paris-11, and lyon's callers hear lyon's name.
+func TestEachAgencysCallersHearItsOwnNames(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.addAgency("lyon")
+	all := []apikey.Scope{apikey.ScopeAgent, apikey.ScopeAdmin}
+	kr, secret := keysOf(t, apikey.Key{Name: "paris", Scopes: all}, apikey.Key{Name: "lyon", Scopes: all, Agency: "lyon"})
+	url := f.serveAPI(app.EdgeConfig{Config: edge.Config{Keys: kr}})
+	as := func(key string) []string { return []string{"Authorization", "Bearer " + secret[key]} }
+	var e edge.Error
+	for key, name := range map[string]string{"paris": "the Marais flat", "lyon": "the Croix-Rousse flat"} {
+		require.Equal(t, http.StatusOK, f.call("PUT", url+"/v1/resources/paris-11", api.ResourceBody{Kind: "property", Capacity: 1,
+			TimeZone: "Europe/Paris", DisplayName: name}, &e, as(key)...), "%+v", e)
+	}
+	for i, c := range []struct{ key, hears, never string }{
+		{"paris", "the Marais flat", "Croix-Rousse"}, {"lyon", "the Croix-Rousse flat", "Marais"},
+	} {
+		var r receipt.Receipt
+		require.Equal(t, http.StatusOK, f.call("POST", url+"/v1/bookings", bookingBody(fmt.Sprint("names-", i), slot(t, 10+i)), &r, as(c.key)...))
+		require.Equal(t, receipt.StatusConfirmed, r.Status)
+		require.Contains(t, r.Spoken, c.hears, c.key)
+		require.NotContains(t, r.Spoken, c.never, "%s's caller hears another agency's name", c.key)
+	}
+}
