@@ -10,9 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/converter"
+	"google.golang.org/api/calendar/v3"
 
 	"github.com/bookingsaga/bookingsaga/agency"
 	"github.com/bookingsaga/bookingsaga/api"
@@ -324,4 +326,33 @@ func TestEachAgencysCallersHearItsOwnNames(t *testing.T) {
 		require.Contains(t, r.Spoken, c.hears, c.key)
 		require.NotContains(t, r.Spoken, c.never, "%s's caller hears another agency's name", c.key)
 	}
+}
+
+// Each agency's commits check its own calendars for events written past
+// the service: the default agency's agent has a dentist at noon, lyon's
+// agent of the same id keeps a calendar of its own. Whichever agency
+// committed first, the default agency's noon is refused and lyon's booked.
+func TestEachAgencysCommitChecksItsOwnCalendars(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	lyon := f.addAgency("lyon")
+	for id, cal := range map[string]string{"paris-11": "lyon-flat@calendar.test", "agent-00": "lyon-agent@calendar.test"} {
+		kind := map[string]string{"paris-11": "property", "agent-00": "agent"}[id]
+		require.NoError(t, f.acts.Store.UpsertResource(lyon, booking.Resource{ID: id, Kind: kind, Capacity: 1, TimeZone: "Europe/Paris",
+			CalendarID: cal}))
+	}
+	f.calendar.Put(agentCal, &calendar.Event{Id: "dentist01", Summary: "dentist",
+		Start: &calendar.EventDateTime{DateTime: slot(t, 12).Format(time.RFC3339)},
+		End:   &calendar.EventDateTime{DateTime: slot(t, 13).Format(time.RFC3339)}})
+	sc := f.saga()
+
+	first, err := sc.Commit(lyon, uuid.NewString(), commitRequest(slot(t, 9)))
+	require.NoError(t, err)
+	require.Equal(t, receipt.StatusConfirmed, first.Status, "lyon's commit reads lyon's calendars first")
+	busy, err := sc.Commit(f.ctx, uuid.NewString(), commitRequest(slot(t, 12)))
+	require.NoError(t, err)
+	require.Equal(t, receipt.StatusConflict, busy.Status, "the default agency's agent is at the dentist: its calendar, not lyon's")
+	free, err := sc.Commit(lyon, uuid.NewString(), commitRequest(slot(t, 12)))
+	require.NoError(t, err)
+	require.Equal(t, receipt.StatusConfirmed, free.Status, "lyon's agent keeps another calendar, free at noon")
 }

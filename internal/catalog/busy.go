@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/bookingsaga/bookingsaga/agency"
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/calendars"
 )
@@ -101,12 +102,17 @@ func Only(blocks []Block, ids []string) []Block {
 	return out
 }
 
-// watchCache keeps the resources with calendars for a little while: they
-// change rarely, and reading them on every commit would cost the voice
-// caller a round trip. A change is seen within watchTTL; the check is
-// advisory, and the store decides regardless.
+// watchCache keeps each agency's resources with calendars for a little
+// while: they change rarely, and reading them on every commit would cost
+// the voice caller a round trip. A change is seen within watchTTL; the
+// check is advisory, and the store decides regardless.
 type watchCache struct {
-	mu   sync.Mutex
+	mu sync.Mutex
+	by map[string]watched // by agency id: two agencies may use one resource id
+}
+
+// watched is one agency's resources with calendars, as read at.
+type watched struct {
 	at   time.Time
 	list []booking.Resource
 }
@@ -124,18 +130,24 @@ func (c *Catalog) Watched(ctx context.Context, ids []string) ([]booking.Resource
 // calendared lists the resources among ids that have a calendar, in the
 // order of ids.
 func (c *Catalog) calendared(ctx context.Context, ids []string) ([]booking.Resource, error) {
+	a := agency.From(ctx).ID
 	c.watch.mu.Lock()
 	defer c.watch.mu.Unlock()
-	if c.watch.at.IsZero() || time.Since(c.watch.at) > watchTTL {
+	w := c.watch.by[a]
+	if w.at.IsZero() || time.Since(w.at) > watchTTL {
 		list, err := c.Store.CalendarResources(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("calendar resources: %w", err)
 		}
-		c.watch.list, c.watch.at = list, time.Now()
+		if c.watch.by == nil {
+			c.watch.by = map[string]watched{}
+		}
+		w = watched{at: time.Now(), list: list}
+		c.watch.by[a] = w
 	}
 	var out []booking.Resource
 	for _, id := range ids {
-		for _, r := range c.watch.list {
+		for _, r := range w.list {
 			if r.ID == id {
 				out = append(out, r)
 			}
