@@ -22,6 +22,7 @@ import (
 	"github.com/bookingsaga/bookingsaga/app"
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/apikey"
+	"github.com/bookingsaga/bookingsaga/internal/gcal"
 	"github.com/bookingsaga/bookingsaga/internal/edge"
 	"github.com/bookingsaga/bookingsaga/internal/visibility"
 	"github.com/bookingsaga/bookingsaga/receipt"
@@ -79,6 +80,8 @@ func TestTwoAgenciesBookWithOneRequestKeyApart(t *testing.T) {
 	require.Equal(t, receipt.StatusConfirmed, paris.Status)
 	require.Equal(t, receipt.StatusConfirmed, other.Status, "the same slot is lyon's to book too")
 	require.NotEqual(t, paris.BookingID, other.BookingID)
+	require.Equal(t, gcal.EventID(key), paris.ProviderEventID)
+	require.Equal(t, gcal.EventID("agency:lyon:"+key), other.ProviderEventID, "lyon's receipt names lyon's event, as its mirror writes it")
 	require.Equal(t, "", f.agencyOf(key), "the default agency's saga keeps its id and carries no agency")
 	require.Equal(t, "lyon", f.agencyOf("agency:lyon:"+key))
 	require.Equal(t, "default", f.fairnessOf(key), "each agency's tasks are dispatched by its own fairness key")

@@ -15,6 +15,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/bookingsaga/bookingsaga/agency"
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/calendars"
 	"github.com/bookingsaga/bookingsaga/internal/crm"
@@ -247,7 +248,7 @@ func (c *Catalog) EventID(ctx context.Context, b *booking.Booking) {
 		return
 	}
 	if cals, err := c.calendared(ctx, b.Intent.Resources()); err == nil && len(cals) > 0 {
-		b.ProviderEventID = c.Calendar.EventID(Ref(cals[0]), b.RequestKey)
+		b.ProviderEventID = c.Calendar.EventID(Ref(cals[0]), agency.Scoped(ctx, b.RequestKey)) // as the mirror names it
 	}
 }
 
