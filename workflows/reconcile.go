@@ -269,19 +269,20 @@ func capDetails(d []string) []string {
 // it, so the store shows the run that agency's rows only, and its
 // queries that agency's sagas), which this run does not wait for, so
 // that one agency's failing mirror or step holds back no other's. Each
-// is named for this run, so a run starts each agency's once.
+// agency's run has one id (ReconcileRunID in its space): while one runs,
+// the next tick starts none beside it, as the schedule skips its own
+// overlaps, so a slow agency's runs never pile up.
 func reconcileAgencies(ctx workflow.Context, in ReconcileInput) error {
 	var all agency.List
 	if err := workflow.ExecuteActivity(ctx, booking.ActivityAgencies, booking.LimitInput{}).Get(ctx, &all); err != nil {
 		return err
 	}
-	run := workflow.GetInfo(ctx).WorkflowExecution.ID
 	for _, a := range all.Agencies {
 		if a.IsDefault() {
 			continue
 		}
 		cctx := workflow.WithChildOptions(agencyheader.InWorkflow(ctx, a), workflow.ChildWorkflowOptions{
-			WorkflowID:            agency.WorkflowID(a, run),
+			WorkflowID:            agency.WorkflowID(a, booking.ReconcileRunID),
 			ParentClosePolicy:     enums.PARENT_CLOSE_POLICY_ABANDON,
 			TypedSearchAttributes: visibility.Agency(a),
 			Priority:              visibility.Fairness(a),

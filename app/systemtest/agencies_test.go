@@ -292,10 +292,10 @@ func TestEachAgencyIsReconciledInItsOwnRun(t *testing.T) {
 	f.eventually(func() bool { return f.synced("agency:lyon:" + key) }, "lyon's booking mirrored")
 	f.deleteByHand(agentCal, "agency:lyon:"+key)
 
-	id, _, rep := f.reconcileRun()
+	rep := f.reconcile()
 	require.Zero(t, rep.Calendar.Missing, "the default agency's run repaired lyon's calendar: %v", rep.Calendar.Details)
 	require.Empty(t, rep.Failed)
-	child := "agency:lyon:" + id
+	child := "agency:lyon:" + booking.ReconcileRunID
 	require.Equal(t, "lyon", f.agencyOf(child))
 	require.Equal(t, "lyon", f.fairnessOf(child), "the default agency's run starts lyon's under lyon's fairness key")
 	var theirs workflows.ReconcileReport
