@@ -270,6 +270,11 @@ func (c APIConfig) Validate() error {
 	if c.MaxInFlight < 0 {
 		errs = append(errs, fmt.Errorf("max-in-flight must be 0 (no bound) or more, got %d", c.MaxInFlight))
 	}
+	// A rate with no burst would refuse every call.
+	if c.Limits.PerSecond > 0 && c.Limits.Burst < 1 || c.Limits.AgencyPerSecond > 0 && c.Limits.AgencyBurst < 1 {
+		errs = append(errs, fmt.Errorf("rate-burst and agency-rate-burst must be 1 or more where their rate is set, got %d and %d",
+			c.Limits.Burst, c.Limits.AgencyBurst))
+	}
 	for _, r := range c.CallerIDHeader {
 		if !slices.Contains(voice.CallerIDRoutes, r) {
 			errs = append(errs, fmt.Errorf("caller-id-header: %q is no route with a caller ID header (want %s)", r, strings.Join(voice.CallerIDRoutes, ", ")))

@@ -63,3 +63,23 @@ func TestReconciliationCannotBeTurnedOff(t *testing.T) {
 	cfg.ReconcileInterval = time.Hour
 	require.NoError(t, cfg.Validate())
 }
+
+// A rate with no burst would refuse every call: the API refuses to start
+// with one, naming both bursts.
+func TestARateLimitNeedsABurst(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		burst, agencyBurst int
+		bad                bool
+	}{{100, 400, false}, {0, 400, true}, {100, 0, true}} {
+		cfg := DefaultAPIConfig()
+		cfg.DatabaseURL, cfg.KeysFile = "postgres://localhost/x", "keys.json"
+		cfg.Limits.Burst, cfg.Limits.AgencyBurst = tc.burst, tc.agencyBurst
+		err := cfg.Validate()
+		if tc.bad {
+			require.ErrorContains(t, err, "agency-rate-burst must be 1 or more", "%+v", tc)
+		} else {
+			require.NoError(t, err, "%+v", tc)
+		}
+	}
+}

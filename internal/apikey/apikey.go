@@ -81,8 +81,10 @@ func hashSecret(secret string) string {
 
 func (k Key) validate() error {
 	switch {
-	case k.Name == "" || len(k.Name) > 64 || strings.ContainsAny(k.Name, " \t\n"):
-		return fmt.Errorf("key name %q must be 1 to 64 characters without spaces", k.Name)
+	// "@" names a platform's signed calls at an agency ("retell@lyon"),
+	// "/" a key's conversations ("key/call"): no key may take either.
+	case k.Name == "" || len(k.Name) > 64 || strings.ContainsAny(k.Name, " \t\n@/"):
+		return fmt.Errorf("key name %q must be 1 to 64 characters without spaces, @ or /", k.Name)
 	case len(k.Scopes) == 0:
 		return fmt.Errorf("key %s: at least one scope (agent, admin, ops, platform) is required", k.Name)
 	}

@@ -77,6 +77,8 @@ func TestNewKeyRefusesUnknownOrMissingScopesAndBadNames(t *testing.T) {
 		{"empty name", "", []Scope{ScopeAgent}, "1 to 64 characters without spaces"},
 		{"space in name", "my key", []Scope{ScopeAgent}, "1 to 64 characters without spaces"},
 		{"tab in name", "my\tkey", []Scope{ScopeAgent}, "1 to 64 characters without spaces"},
+		{"a platform's name at an agency", "retell@lyon", []Scope{ScopeAgent}, "without spaces, @ or /"},
+		{"a conversation's separator", "agent/1", []Scope{ScopeAgent}, "without spaces, @ or /"},
 		{"name too long", strings.Repeat("k", 65), []Scope{ScopeAgent}, "1 to 64 characters without spaces"},
 	}
 	for _, tt := range tests {

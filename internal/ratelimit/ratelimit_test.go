@@ -54,13 +54,16 @@ func TestNoLimitAdmitsEverything(t *testing.T) {
 // goes back; another agency's keys are untouched.
 func TestAnAgencysKeysShareItsBucket(t *testing.T) {
 	t.Parallel()
-	b := New(Limits{PerSecond: 1, Burst: 2, AgencyPerSecond: 1, AgencyBurst: 3, RepeatWindow: time.Minute})
-	for _, key := range []string{"lyon-a", "lyon-a", "lyon-b"} {
+	// A key's token comes back in ten seconds, the agency's in one.
+	b := New(Limits{PerSecond: 0.1, Burst: 1, AgencyPerSecond: 1, AgencyBurst: 2, RepeatWindow: time.Minute})
+	for _, key := range []string{"lyon-a", "lyon-c"} {
 		require.True(t, b.Charge(key, "lyon", []byte("status k-1"), false, now).OK, key)
 	}
 	v := b.Charge("lyon-b", "lyon", []byte("status k-1"), false, now)
-	require.Equal(t, Verdict{Wait: time.Second, Agency: true}, v, "lyon-b is under its two, lyon over its three")
+	require.Equal(t, Verdict{Wait: time.Second, Agency: true}, v, "lyon-b has its token, lyon none")
 	require.True(t, b.Charge("paris-a", "paris", []byte("status k-1"), false, now).OK, "paris has a bucket of its own")
 	require.True(t, b.Charge("lyon-b", "lyon", []byte("status k-1"), false, now.Add(time.Second)).OK,
-		"a second later: lyon-b's token came back when lyon refused, and lyon has one again")
+		"a second later lyon has a token again, and lyon-b still its own: the refused call gave it back")
+	require.False(t, b.Charge("lyon-a", "lyon", []byte("status k-1"), false, now.Add(2*time.Second)).OK,
+		"lyon-a spent its token and waits ten seconds")
 }
