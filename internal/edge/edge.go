@@ -133,8 +133,11 @@ type Server struct {
 	limits *ratelimit.Buckets
 	routes []Route
 	// agencies are the agencies found for keys, by id: an agency is
-	// never renumbered, so each is looked up once.
+	// never renumbered, so each is looked up once. missing are the ids
+	// found to be none lately, so that unsigned calls to an unknown
+	// agency's tool URLs do not each cost the store a read.
 	agencies sync.Map
+	missing  recentlyMissing
 }
 
 // New builds the edge's server; mount the routes, then serve Handler.

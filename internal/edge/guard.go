@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/bookingsaga/bookingsaga/agency"
@@ -56,10 +57,22 @@ func (s *Server) actFor(r *http.Request, key apikey.Key) (*http.Request, error) 
 	if s.cfg.Agencies == nil {
 		return r, fmt.Errorf("key %s acts for agency %s, and this API has no store to find agencies in", key.Name, key.Agency)
 	}
+	noAgency := &Error{Status: http.StatusUnauthorized, Code: string(booking.CodeUnauthorized),
+		Message: fmt.Sprintf("key %s belongs to agency %s, which this deployment does not have", key.Name, key.Agency)}
+	// A platform's call (no key of the keys file: the agency is its
+	// URL's, and anyone may send one) is refused from memory for an id
+	// found to be none lately, so that unsigned calls to made-up agencies
+	// do not each read the store. A key's agency is the keys file's.
+	signed := key.Hash == ""
+	if signed && s.missing.seen(key.Agency, s.cfg.Now()) {
+		return r, noAgency
+	}
 	a, err := s.cfg.Agencies.FindAgency(r.Context(), key.Agency)
 	if errors.Is(err, booking.ErrNotFound) {
-		return r, &Error{Status: http.StatusUnauthorized, Code: string(booking.CodeUnauthorized),
-			Message: fmt.Sprintf("key %s belongs to agency %s, which this deployment does not have", key.Name, key.Agency)}
+		if signed {
+			s.missing.add(key.Agency, s.cfg.Now())
+		}
+		return r, noAgency
 	}
 	if err != nil {
 		return r, fmt.Errorf("agency of key %s: %w", key.Name, err)
@@ -174,4 +187,34 @@ func signedBy(rt Route, r *http.Request) (apikey.Key, *Error) {
 	}
 	platform, _, _ := strings.Cut(rest, "/")
 	return apikey.Key{Name: platform + "@" + id, Agency: id}, nil
+}
+
+// recentlyMissing remembers agency ids found to be none, for
+// missingFor: an agency made meanwhile is found once that has passed.
+// It holds at most maxMissing ids, forgetting them all past that, so
+// that made-up ids cannot grow it.
+type recentlyMissing struct {
+	mu sync.Mutex
+	at map[string]time.Time
+}
+
+const (
+	missingFor = 5 * time.Second
+	maxMissing = 1024
+)
+
+func (m *recentlyMissing) seen(id string, now time.Time) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	at, ok := m.at[id]
+	return ok && now.Sub(at) < missingFor
+}
+
+func (m *recentlyMissing) add(id string, now time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.at == nil || len(m.at) >= maxMissing {
+		m.at = map[string]time.Time{}
+	}
+	m.at[id] = now
 }

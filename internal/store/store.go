@@ -62,6 +62,9 @@ type Store struct {
 	ruled ruledCache
 	// lookup is the caller-ID digest key, read once (callerid.go).
 	lookup lookupKeys
+	// secrets are the agencies' platform secrets read lately
+	// (platformsecrets.go).
+	secrets secretCache
 }
 
 // New returns a Store over pool.
