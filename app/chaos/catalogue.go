@@ -110,6 +110,17 @@ func seed(ctx context.Context, st *store.Store, days int) (catalogue, error) {
 	return cat, nil
 }
 
+// seedSecond makes the second agency and seeds its catalogue, which names
+// the same ids and starts as the default agency's.
+func seedSecond(ctx context.Context, st *store.Store, days int) error {
+	a, _, err := st.PutAgency(ctx, secondAgency, "Lyon")
+	if err != nil {
+		return fmt.Errorf("make agency %s: %w", secondAgency, err)
+	}
+	_, err = seed(agency.With(ctx, a), st, days)
+	return err
+}
+
 // pick is a random slot; a third need the key holder too.
 func (c catalogue) pick(rng *rand.Rand) edge.Slot {
 	s := edge.Slot{PropertyID: c.properties[rng.IntN(len(c.properties))], AgentID: c.agents[rng.IntN(len(c.agents))],

@@ -64,3 +64,17 @@ func (ch *checker) byScopedKey() map[string]stored {
 	}
 	return ch.scoped
 }
+
+// owner is the agency whose booking b is.
+func (b stored) owner() agency.Agency {
+	if b.agency.No == 0 {
+		return agency.Default
+	}
+	return b.agency
+}
+
+// scopedKey is b's key as its mirrors carry it: in its agency's space.
+func (b stored) scopedKey() string { return agency.WorkflowID(b.owner(), b.key) }
+
+// onHubSpot reports whether b's agency keeps HubSpot for b's property.
+func (b stored) onHubSpot() bool { return b.owner().IsDefault() && b.property == hubspotProperty }

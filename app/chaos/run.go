@@ -16,7 +16,6 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.uber.org/zap"
 
-	"github.com/bookingsaga/bookingsaga/agency"
 	"github.com/bookingsaga/bookingsaga/app/devstack"
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/fakeserver"
@@ -177,15 +176,9 @@ func (c *cluster) boot(ctx context.Context, o Options) (catalogue, *pgxpool.Pool
 	days := max(3, int(o.Duration/(2*time.Minute)))
 	st := store.New(owner, store.Config{})
 	cat, err := seed(ctx, st, days)
-	if err != nil || !o.SecondAgency {
-		return cat, pool, err
+	if err == nil && o.SecondAgency {
+		err = seedSecond(ctx, st, days)
 	}
-	// The second agency's catalogue names the same ids and starts.
-	a, _, err := st.PutAgency(ctx, secondAgency, "Lyon")
-	if err != nil {
-		return catalogue{}, nil, fmt.Errorf("make agency %s: %w", secondAgency, err)
-	}
-	_, err = seed(agency.With(ctx, a), st, days)
 	return cat, pool, err
 }
 

@@ -120,6 +120,17 @@ func TestTwoAgenciesBookWithOneRequestKeyApart(t *testing.T) {
 	}
 }
 
+// agencyAPI serves the API, configured as cfg, to two keys with the
+// agent and admin scopes: paris, of the default agency, and lyon, of the
+// agency lyon made here; as is the header of either's calls.
+func (f *fixture) agencyAPI(cfg app.EdgeConfig) (url string, secret map[string]string, as func(key string) []string) {
+	f.t.Helper()
+	f.addAgency("lyon")
+	all := []apikey.Scope{apikey.ScopeAgent, apikey.ScopeAdmin}
+	cfg.Keys, secret = keysOf(f.t, apikey.Key{Name: "paris", Scopes: all}, apikey.Key{Name: "lyon", Scopes: all, Agency: "lyon"})
+	return f.serveAPI(cfg), secret, func(key string) []string { return []string{"Authorization", "Bearer " + secret[key]} }
+}
+
 // list is the workflow ids query finds.
 func (f *fixture) list(query string) []string {
 	res, err := f.client.ListWorkflow(f.ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: query})
@@ -138,7 +149,7 @@ func sameIDs(got, want []string) bool {
 
 // keysOf is a keys file of a new key per entry, loaded, and each key's
 // secret by its name.
-func keysOf(t *testing.T, keys ...apikey.Key) (*apikey.Keyring, map[string]string) {
+func keysOf(t testing.TB, keys ...apikey.Key) (*apikey.Keyring, map[string]string) {
 	t.Helper()
 	file := filepath.Join(t.TempDir(), "keys.json")
 	secrets := map[string]string{}
@@ -310,11 +321,7 @@ func TestEachAgencyIsReconciledInItsOwnRun(t *testing.T) {
 func TestEachAgencysCallersHearItsOwnNames(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	f.addAgency("lyon")
-	all := []apikey.Scope{apikey.ScopeAgent, apikey.ScopeAdmin}
-	kr, secret := keysOf(t, apikey.Key{Name: "paris", Scopes: all}, apikey.Key{Name: "lyon", Scopes: all, Agency: "lyon"})
-	url := f.serveAPI(app.EdgeConfig{Config: edge.Config{Keys: kr}})
-	as := func(key string) []string { return []string{"Authorization", "Bearer " + secret[key]} }
+	url, _, as := f.agencyAPI(app.EdgeConfig{})
 	var e edge.Error
 	for key, name := range map[string]string{"paris": "the Marais flat", "lyon": "the Croix-Rousse flat"} {
 		require.Equal(t, http.StatusOK, f.call("PUT", url+"/v1/resources/paris-11", api.ResourceBody{Kind: "property", Capacity: 1,

@@ -37,12 +37,19 @@ func setupTexting(t *testing.T) (*fixture, *smstest.Twilio) {
 // setupTextingWorker is setupTexting before the sender is started.
 func setupTextingWorker(t *testing.T) (*fixture, *smstest.Twilio) {
 	t.Helper()
+	s, fake := fakeTwilio(t)
+	return sendingWorker(t, func(f *fixture) { f.acts.SMS = s }), fake
+}
+
+// fakeTwilio is a Twilio client on a fake account of the test's own.
+func fakeTwilio(t *testing.T) (*sms.Sender, *smstest.Twilio) {
+	t.Helper()
 	fake := smstest.New(twilioAccount, twilioToken)
 	srv := httptest.NewServer(fake)
 	t.Cleanup(func() { fake.Release(); srv.Close() })
 	s, err := sms.New(sms.Config{AccountSid: twilioAccount, AuthToken: twilioToken, From: "+33700000000", Endpoint: srv.URL})
 	require.NoError(t, err)
-	return sendingWorker(t, func(f *fixture) { f.acts.SMS = s }), fake
+	return s, fake
 }
 
 // sendingWorker is a fixture on a database of its own whose worker sends

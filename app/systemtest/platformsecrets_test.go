@@ -12,7 +12,6 @@ import (
 	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/api/voice"
 	"github.com/bookingsaga/bookingsaga/app"
-	"github.com/bookingsaga/bookingsaga/internal/apikey"
 	"github.com/bookingsaga/bookingsaga/internal/edge"
 	"github.com/bookingsaga/bookingsaga/receipt"
 )
@@ -25,11 +24,7 @@ import (
 func TestAnAgencysPlatformsSignWithItsOwnSecrets(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	f.addAgency("lyon")
-	all := []apikey.Scope{apikey.ScopeAgent, apikey.ScopeAdmin}
-	kr, secret := keysOf(t, apikey.Key{Name: "paris", Scopes: all}, apikey.Key{Name: "lyon", Scopes: all, Agency: "lyon"})
-	url := f.serveAPI(app.EdgeConfig{Config: edge.Config{Keys: kr}, Tools: voice.Config{RetellKey: "retell-key", VapiSecret: "vapi-secret"}})
-	as := func(key string) []string { return []string{"Authorization", "Bearer " + secret[key]} }
+	url, _, as := f.agencyAPI(app.EdgeConfig{Tools: voice.Config{RetellKey: "retell-key", VapiSecret: "vapi-secret"}})
 	const lyonRetell, lyonVapi = "lyon-retell-key-0123456789", "lyon-vapi-secret-0123456789"
 	retellURL, vapiURL := url+"/v1/agencies/lyon/tools/retell", url+"/v1/agencies/lyon/tools/vapi"
 

@@ -3,7 +3,6 @@ package systemtest
 import (
 	"context"
 	"net/http"
-	"net/http/httptest"
 	"testing"
 
 	"github.com/google/uuid"
@@ -16,8 +15,6 @@ import (
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/apikey"
 	"github.com/bookingsaga/bookingsaga/internal/edge"
-	"github.com/bookingsaga/bookingsaga/internal/sms"
-	"github.com/bookingsaga/bookingsaga/internal/sms/smstest"
 	"github.com/bookingsaga/bookingsaga/receipt"
 )
 
@@ -28,11 +25,7 @@ import (
 func TestTextsAreCappedPerNumberPerKeyAndByCountry(t *testing.T) {
 	t.Parallel()
 	scope := tally.NewTestScope("", nil)
-	fake := smstest.New(twilioAccount, twilioToken)
-	srv := httptest.NewServer(fake)
-	t.Cleanup(func() { fake.Release(); srv.Close() })
-	s, err := sms.New(sms.Config{AccountSid: twilioAccount, AuthToken: twilioToken, From: "+33700000000", Endpoint: srv.URL})
-	require.NoError(t, err)
+	s, fake := fakeTwilio(t)
 	f := sendingWorker(t, func(f *fixture) {
 		f.acts.SMS, f.acts.Metrics = s, scope
 		f.acts.Texts = activities.TextLimits{PerNumberDay: 2, PerKeyHour: 3}
@@ -79,11 +72,7 @@ func TestTextsAreCappedPerNumberPerKeyAndByCountry(t *testing.T) {
 // texts go on.
 func TestAnAgencysTextsAreCappedTogether(t *testing.T) {
 	t.Parallel()
-	fake := smstest.New(twilioAccount, twilioToken)
-	srv := httptest.NewServer(fake)
-	t.Cleanup(func() { fake.Release(); srv.Close() })
-	s, err := sms.New(sms.Config{AccountSid: twilioAccount, AuthToken: twilioToken, From: "+33700000000", Endpoint: srv.URL})
-	require.NoError(t, err)
+	s, fake := fakeTwilio(t)
 	f := sendingWorker(t, func(f *fixture) {
 		f.acts.SMS = s
 		f.acts.Texts = activities.TextLimits{PerKeyHour: 2, PerAgencyHour: 3}

@@ -11,7 +11,6 @@ import (
 	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/api/voice"
 	"github.com/bookingsaga/bookingsaga/app"
-	"github.com/bookingsaga/bookingsaga/internal/apikey"
 	"github.com/bookingsaga/bookingsaga/internal/edge"
 	"github.com/bookingsaga/bookingsaga/receipt"
 )
@@ -25,11 +24,7 @@ import (
 func TestAVoiceToolOfOneAgencyFindsNothingOfAnother(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	f.addAgency("lyon")
-	all := []apikey.Scope{apikey.ScopeAgent, apikey.ScopeAdmin}
-	kr, secret := keysOf(t, apikey.Key{Name: "paris", Scopes: all}, apikey.Key{Name: "lyon", Scopes: all, Agency: "lyon"})
-	url := f.serveAPI(app.EdgeConfig{Config: edge.Config{Keys: kr}, Tools: voice.Config{CallerIDHeader: []string{"mcp"}}})
-	as := func(key string) []string { return []string{"Authorization", "Bearer " + secret[key]} }
+	url, secret, as := f.agencyAPI(app.EdgeConfig{Tools: voice.Config{CallerIDHeader: []string{"mcp"}}})
 
 	// The default agency's own property, which lyon's catalogue lacks,
 	// and its booking with a contact.
