@@ -109,3 +109,14 @@ func (a Agency) Label() string {
 	}
 	return a.ID
 }
+
+// OfWorkflowID is the id of the agency whose space wid is in, as
+// WorkflowID made it: "" for the default agency's.
+func OfWorkflowID(wid string) string {
+	rest, ok := strings.CutPrefix(wid, booking.AgencyIDPrefix)
+	if !ok {
+		return ""
+	}
+	id, _, _ := strings.Cut(rest, ":")
+	return id
+}

@@ -28,6 +28,9 @@ func TestAnotherAgencysWorkflowIDsCarryIt(t *testing.T) {
 	key, ok = Unscoped(Default, "k1")
 	require.True(t, ok)
 	require.Equal(t, "k1", key)
+	require.Equal(t, "lyon", OfWorkflowID(wid))
+	require.Equal(t, "lyon", OfWorkflowID(WorkflowID(lyon, "caller-messages:q")))
+	require.Equal(t, "", OfWorkflowID("k1"), "the default agency's")
 }
 
 // A metric names the first agencies by id and the rest together, so that

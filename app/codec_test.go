@@ -21,7 +21,7 @@ import (
 func codecSetup(t *testing.T) (url string, keys map[apikey.Scope]string, body []byte) {
 	t.Helper()
 	dir := t.TempDir()
-	_, err := payloadcodec.AddKey(filepath.Join(dir, "payload-keys.json"))
+	_, err := payloadcodec.AddKey(filepath.Join(dir, "payload-keys.json"), "")
 	require.NoError(t, err)
 	pk, err := payloadcodec.LoadKeys(filepath.Join(dir, "payload-keys.json"))
 	require.NoError(t, err)
@@ -83,7 +83,7 @@ func TestACodecOpenToAnyoneIsRefused(t *testing.T) {
 	_, err := Codec{}.Handler()
 	require.ErrorContains(t, err, "payload keys")
 	file := filepath.Join(t.TempDir(), "payload-keys.json")
-	_, err = payloadcodec.AddKey(file)
+	_, err = payloadcodec.AddKey(file, "")
 	require.NoError(t, err)
 	pk, err := payloadcodec.LoadKeys(file)
 	require.NoError(t, err)

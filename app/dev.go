@@ -196,7 +196,7 @@ func devCodec(cfg *Config) error {
 			if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 				return err
 			}
-			if _, err := payloadcodec.AddKey(cfg.Temporal.PayloadKeysFile); err != nil {
+			if _, err := payloadcodec.AddKey(cfg.Temporal.PayloadKeysFile, ""); err != nil {
 				return err
 			}
 		}

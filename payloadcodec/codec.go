@@ -6,6 +6,8 @@ import (
 
 	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/sdk/converter"
+
+	"github.com/bookingsaga/bookingsaga/agency"
 )
 
 const (
@@ -14,10 +16,32 @@ const (
 	keyID    = "encryption-key-id"
 )
 
-// Codec is a converter.PayloadCodec over Keys.
-type Codec struct{ keys *Keys }
+// Codec is a converter.PayloadCodec over Keys. It encrypts under the
+// current key of the agency whose workflow the payload is of
+// (WithSerializationContext), the deployment's when it has none.
+type Codec struct {
+	keys   *Keys
+	agency string
+}
 
-var _ converter.PayloadCodec = (*Codec)(nil)
+var (
+	_ converter.PayloadCodec                         = (*Codec)(nil)
+	_ converter.PayloadCodecWithSerializationContext = (*Codec)(nil)
+)
+
+// WithSerializationContext is the codec for a payload of the workflow the
+// SDK names (its own, or an activity's): the agency its id is in
+// (agency.OfWorkflowID) picks the key that encrypts.
+func (c *Codec) WithSerializationContext(sc converter.SerializationContext) converter.PayloadCodec {
+	var wid string
+	switch x := sc.(type) {
+	case converter.WorkflowSerializationContext:
+		wid = x.WorkflowID
+	case converter.ActivitySerializationContext:
+		wid = x.WorkflowID
+	}
+	return &Codec{keys: c.keys, agency: agency.OfWorkflowID(wid)}
+}
 
 // New is the codec for keys.
 func New(keys *Keys) *Codec { return &Codec{keys: keys} }
@@ -34,6 +58,10 @@ func (c *Codec) DataConverter() converter.DataConverter {
 // sealedOnly is the codec, refusing a plain payload on the way in.
 type sealedOnly struct{ *Codec }
 
+func (s sealedOnly) WithSerializationContext(sc converter.SerializationContext) converter.PayloadCodec {
+	return sealedOnly{s.Codec.WithSerializationContext(sc).(*Codec)}
+}
+
 func (s sealedOnly) Decode(payloads []*commonpb.Payload) ([]*commonpb.Payload, error) {
 	for _, p := range payloads {
 		if string(p.GetMetadata()[converter.MetadataEncoding]) != encoding {
@@ -46,7 +74,8 @@ func (s sealedOnly) Decode(payloads []*commonpb.Payload) ([]*commonpb.Payload, e
 // Encode seals each payload, metadata and all, under the current key, with
 // the key id as additional data so that a payload can't be relabelled.
 func (c *Codec) Encode(payloads []*commonpb.Payload) ([]*commonpb.Payload, error) {
-	aead := c.keys.aeads[c.keys.current]
+	current := c.keys.currentFor(c.agency)
+	aead := c.keys.aeads[current]
 	out := make([]*commonpb.Payload, len(payloads))
 	for i, p := range payloads {
 		plain, err := p.Marshal()
@@ -58,8 +87,8 @@ func (c *Codec) Encode(payloads []*commonpb.Payload) ([]*commonpb.Payload, error
 			return nil, fmt.Errorf("encode payload: %w", err)
 		}
 		out[i] = &commonpb.Payload{
-			Metadata: map[string][]byte{converter.MetadataEncoding: []byte(encoding), keyID: []byte(c.keys.current)},
-			Data:     aead.Seal(nonce, nonce, plain, []byte(c.keys.current)),
+			Metadata: map[string][]byte{converter.MetadataEncoding: []byte(encoding), keyID: []byte(current)},
+			Data:     aead.Seal(nonce, nonce, plain, []byte(current)),
 		}
 	}
 	return out, nil

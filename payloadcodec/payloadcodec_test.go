@@ -21,7 +21,7 @@ const secret = "+33 6 12 34 56 78, Ada Lovelace"
 func setup(t *testing.T) (string, *Codec) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "payload-keys.json")
-	_, err := AddKey(path)
+	_, err := AddKey(path, "")
 	require.NoError(t, err)
 	keys, err := LoadKeys(path)
 	require.NoError(t, err)
@@ -63,7 +63,7 @@ func TestARotatedKeyStillReadsWhatItWrote(t *testing.T) {
 	path, old := setup(t)
 	enc, err := old.Encode([]*commonpb.Payload{payload(t, secret)})
 	require.NoError(t, err)
-	_, err = AddKey(path)
+	_, err = AddKey(path, "")
 	require.NoError(t, err)
 	keys, err := LoadKeys(path)
 	require.NoError(t, err)
@@ -158,4 +158,41 @@ func TestTheDataConverterRefusesAPlainPayload(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, dc.FromPayload(sealed, &got))
 	require.Equal(t, secret, got)
+}
+
+// An agency with keys of its own has its workflows' payloads, and their
+// activities', sealed under its current key; another agency's, and the
+// default's, stay under the deployment's. Each opens again.
+func TestAnAgencysPayloadsAreSealedUnderItsOwnKey(t *testing.T) {
+	t.Parallel()
+	path, _ := setup(t)
+	lyonKey, err := AddKey(path, "lyon")
+	require.NoError(t, err)
+	keys, err := LoadKeys(path)
+	require.NoError(t, err)
+	c := New(keys)
+	for _, tc := range []struct {
+		sc   converter.SerializationContext
+		lyon bool
+	}{
+		{converter.WorkflowSerializationContext{WorkflowID: "agency:lyon:k1"}, true},
+		{converter.ActivitySerializationContext{WorkflowID: "agency:lyon:caller-messages:q"}, true},
+		{converter.WorkflowSerializationContext{WorkflowID: "k1"}, false},
+		{converter.WorkflowSerializationContext{WorkflowID: "agency:nantes:k1"}, false},
+	} {
+		enc, err := c.WithSerializationContext(tc.sc).Encode([]*commonpb.Payload{payload(t, secret)})
+		require.NoError(t, err)
+		require.Equal(t, tc.lyon, string(enc[0].Metadata[keyID]) == lyonKey, "%+v", tc.sc)
+		dec, err := c.Decode(enc)
+		require.NoError(t, err)
+		var got string
+		require.NoError(t, converter.GetDefaultDataConverter().FromPayload(dec[0], &got))
+		require.Equal(t, secret, got)
+	}
+	// Through the data converter, as the SDK hands it each payload's
+	// workflow.
+	dc := converter.WithDataConverterSerializationContext(c.DataConverter(), converter.WorkflowSerializationContext{WorkflowID: "agency:lyon:k1"})
+	p, err := dc.ToPayload(secret)
+	require.NoError(t, err)
+	require.Equal(t, lyonKey, string(p.Metadata[keyID]))
 }

@@ -139,10 +139,13 @@ func (c *Client) Choose(ctx context.Context, conversationID string, in booking.I
 func (c *Client) toConversation(ctx context.Context, conversationID, update string, arg, out any) error {
 	ctx, cancel := c.Bound(ctx)
 	defer cancel()
-	op := c.tc.NewWithStartWorkflowOperation(conversationStart(ctx, conversationID, c.opts.TaskQueue), booking.ConversationWorkflowName,
+	start := conversationStart(ctx, conversationID, c.opts.TaskQueue)
+	op := c.tc.NewWithStartWorkflowOperation(start, booking.ConversationWorkflowName,
 		workflows.ConversationInput{ConversationID: conversationID})
+	// The update names the start's id so that its arguments are sealed
+	// under the agency's payload key (updateWithStart).
 	h, err := c.tc.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{StartWorkflowOperation: op,
-		UpdateOptions: client.UpdateWorkflowOptions{UpdateName: update, Args: []any{arg},
+		UpdateOptions: client.UpdateWorkflowOptions{WorkflowID: start.ID, UpdateName: update, Args: []any{arg},
 			WaitForStage: client.WorkflowUpdateStageCompleted}})
 	if err != nil {
 		return err

@@ -49,6 +49,10 @@ func updateWithStart(ctx context.Context, c client.Client, taskQueue string, in 
 	h, err := c.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
 		StartWorkflowOperation: op,
 		UpdateOptions: client.UpdateWorkflowOptions{
+			// The start's id, which the server would take anyway: named,
+			// the SDK hands it to the codec with the arguments, which are
+			// then sealed under the agency's payload key.
+			WorkflowID:   opts.ID,
 			UpdateName:   update,
 			Args:         []any{req},
 			WaitForStage: client.WorkflowUpdateStageCompleted,

@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/bookingsaga/bookingsaga/agency"
 	"github.com/bookingsaga/bookingsaga/internal/apikey"
 	"github.com/bookingsaga/bookingsaga/payloadcodec"
 )
@@ -55,16 +56,26 @@ func keys(args []string, out io.Writer) error {
 func payloadKey(args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("keys payload", flag.ContinueOnError)
 	file := fs.String("file", os.Getenv("PAYLOAD_KEYS_FILE"), "the payload keys file (env PAYLOAD_KEYS_FILE); created 0600 if missing")
+	agencyID := fs.String("agency", "", "the agency the key encrypts for, which then has keys of its own; none: the deployment's, for every other agency")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *file == "" {
 		return errors.New("keys payload: -file is required")
 	}
-	id, err := payloadcodec.AddKey(*file)
+	if *agencyID != "" {
+		if err := agency.ValidID(*agencyID); err != nil {
+			return fmt.Errorf("keys payload: %w", err)
+		}
+	}
+	id, err := payloadcodec.AddKey(*file, *agencyID)
 	if err != nil {
 		return fmt.Errorf("keys payload: %w", err)
 	}
-	fmt.Fprintf(out, "payload key %s is now current in %s; restart the workers and the API to use it\n", id, *file)
+	whose := "the deployment's"
+	if *agencyID != "" {
+		whose = "agency " + *agencyID + "'s"
+	}
+	fmt.Fprintf(out, "payload key %s is now %s current key in %s; restart the workers and the API to use it\n", id, whose, *file)
 	return nil
 }

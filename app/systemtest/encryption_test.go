@@ -43,7 +43,7 @@ type sealedAPI struct {
 func setupSealed(t *testing.T) sealedAPI {
 	f := setup(t)
 	keysFile := filepath.Join(t.TempDir(), "payload-keys.json")
-	_, err := payloadcodec.AddKey(keysFile)
+	_, err := payloadcodec.AddKey(keysFile, "")
 	require.NoError(t, err)
 	keys, err := payloadcodec.LoadKeys(keysFile)
 	require.NoError(t, err)

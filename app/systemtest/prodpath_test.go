@@ -140,7 +140,7 @@ func deployment(t *testing.T) *composed {
 	require.NoError(t, err)
 	require.NoError(t, apikey.SaveKey(keys, key, true))
 	d.agentKey = secret
-	_, err = payloadcodec.AddKey(payload)
+	_, err = payloadcodec.AddKey(payload, "")
 	require.NoError(t, err)
 	d.env = types.Mapping{"API_KEYS_FILE": keys, "PAYLOAD_KEYS_FILE": payload, "POSTGRES_PASSWORD": "pw-admin",
 		"BOOKINGSAGA_DB_PASSWORD": "pw-bookingsaga", "TEMPORAL_DB_PASSWORD": "pw-temporal", "GRAFANA_ADMIN_PASSWORD": "pw-grafana",
