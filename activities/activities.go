@@ -17,28 +17,17 @@ import (
 
 	"github.com/bookingsaga/bookingsaga/agency"
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/accounts"
 	"github.com/bookingsaga/bookingsaga/internal/calendars"
 	"github.com/bookingsaga/bookingsaga/internal/catalog"
 	"github.com/bookingsaga/bookingsaga/internal/crm"
 	"github.com/bookingsaga/bookingsaga/internal/egress"
+	"github.com/bookingsaga/bookingsaga/internal/mail"
 	"github.com/bookingsaga/bookingsaga/internal/retry"
+	"github.com/bookingsaga/bookingsaga/internal/sms"
 	"github.com/bookingsaga/bookingsaga/internal/speech"
 	"github.com/bookingsaga/bookingsaga/internal/store"
 )
-
-// Calendar is the calendar mirror the activities write to, in the
-// project's own terms (internal/calendars); calendars.Router implements
-// it over Google's and Microsoft's adapters.
-type Calendar interface {
-	Upsert(ctx context.Context, b calendars.Booking) (calendars.Synced, error)
-	Delete(ctx context.Context, cal calendars.Ref, requestKey, bookingID string) error
-	Events(ctx context.Context, cal calendars.Ref, from, to time.Time) ([]calendars.Event, error)
-	Lookup(ctx context.Context, cal calendars.Ref, requestKey string) (*calendars.Event, error)
-	FreeBusy(ctx context.Context, cals []calendars.Ref, from, to time.Time) (map[calendars.Ref][]calendars.Interval, error)
-	// EventID is the id a booking's event has before it is written, or ""
-	// when the calendar's provider assigns it on creation.
-	EventID(cal calendars.Ref, requestKey string) string
-}
 
 // Activities holds the dependencies of every activity.
 type Activities struct {
@@ -47,20 +36,21 @@ type Activities struct {
 	// of its own (starter retention, as the retention role): the worker's
 	// login may not rewrite the log, and ApplyRetention leaves it be.
 	RetentionElsewhere bool
-	// Calendar and CRM are optional; nil means that mirror is not kept.
-	Calendar Calendar
+	// Calendar, CRM, SMS and Mail are the deployment's accounts, which
+	// serve the default agency (accounts.Book.For); nil means that mirror
+	// is not kept. SMS and Mail send the callers' texts and e-mails; nil
+	// sends none, and leaves them due.
+	Calendar *calendars.Router
 	CRM      *crm.Router
+	SMS      *sms.Sender
+	Mail     *mail.Sender
+	// Accounts are each agency's own; nil is none.
+	Accounts *accounts.Book
 	// CRMLang is the agency's language, that of the CRM's titles.
 	CRMLang speech.Lang
 	// Temporal lets reconciliation find and tell stuck sagas; nil skips
 	// that step.
 	Temporal client.Client
-	// SMS sends the callers' text messages; nil sends none, and leaves
-	// them due.
-	SMS Texter
-	// Mail sends the callers' e-mails; nil sends none, and leaves them
-	// due.
-	Mail Mailer
 	// Quiet is when no text message goes out, in the property's zone.
 	Quiet booking.QuietHours
 	// Texts bound the texts sent: per number, per key, by country.
@@ -92,12 +82,19 @@ type Activities struct {
 // resources whose calendars are watched) with the API's.
 func (a *Activities) reads() *catalog.Catalog {
 	a.catalogOnce.Do(func() {
-		a.catalog = &catalog.Catalog{Store: a.Store, CRM: a.CRM}
-		if a.Calendar != nil {
-			a.catalog.Calendar = a.Calendar
-		}
+		a.catalog = &catalog.Catalog{Store: a.Store, Calendar: a.Calendar, CRM: a.CRM, Accounts: a.Accounts}
 	})
 	return a.catalog
+}
+
+// mirrors are the clients of ctx's agency's mirrors: its own accounts,
+// and the deployment's for the default agency (accounts.Book.For).
+func (a *Activities) mirrors(ctx context.Context) (accounts.Set, error) {
+	set, err := a.Accounts.For(ctx, accounts.Set{Calendar: a.Calendar, CRM: a.CRM, SMS: a.SMS, Mail: a.Mail})
+	if err != nil {
+		return accounts.Set{}, fmt.Errorf("mirror accounts: %w", err)
+	}
+	return set, nil
 }
 
 // metrics is the scope of the counters, which name the agency ctx acts

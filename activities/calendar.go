@@ -18,8 +18,12 @@ import (
 // the store each time, so running it again, late or twice, converges.
 func (a *Activities) SyncCalendar(ctx context.Context, in booking.KeyInput) (booking.SyncOutput, error) {
 	a.yieldToCommits(ctx)
+	set, err := a.mirrors(ctx)
+	if err != nil {
+		return booking.SyncOutput{}, err
+	}
 	b, cals, err := a.bookingCalendars(ctx, in.RequestKey)
-	if err != nil || a.Calendar == nil || len(cals) == 0 || b.Status == booking.StatusHeld {
+	if err != nil || set.Calendar == nil || len(cals) == 0 || b.Status == booking.StatusHeld {
 		return booking.SyncOutput{Skipped: err == nil}, err
 	}
 	var errs []error
@@ -29,12 +33,12 @@ func (a *Activities) SyncCalendar(ctx context.Context, in booking.KeyInput) (boo
 		var err error
 		if b.Status == booking.StatusConfirmed {
 			var synced calendars.Synced
-			synced, err = a.Calendar.Upsert(ctx, calendarBooking(ctx, b, cal))
+			synced, err = set.Calendar.Upsert(ctx, calendarBooking(ctx, b, cal))
 			if i == 0 {
 				first = synced.EventID
 			}
 		} else {
-			err = a.deleteEvent(ctx, cal, b.RequestKey, b.BookingID.String())
+			err = deleteEvent(ctx, set.Calendar, cal, b.RequestKey, b.BookingID.String())
 		}
 		if err != nil {
 			errs = append(errs, err)
@@ -81,8 +85,8 @@ func calendarBooking(ctx context.Context, b booking.Booking, cal calendars.Ref) 
 }
 
 // deleteEvent removes the event of key (in the agency's space) from cal.
-func (a *Activities) deleteEvent(ctx context.Context, cal calendars.Ref, key, bookingID string) error {
-	return a.Calendar.Delete(ctx, cal, agency.Scoped(ctx, key), bookingID)
+func deleteEvent(ctx context.Context, calendar *calendars.Router, cal calendars.Ref, key, bookingID string) error {
+	return calendar.Delete(ctx, cal, agency.Scoped(ctx, key), bookingID)
 }
 
 // ownEvents are evs as the agency of ctx reads them: its own events by

@@ -21,9 +21,11 @@ import (
 // confirmed booking is flagged for a human and never touched.
 func (a *Activities) ReconcileCalendar(ctx context.Context, in booking.WindowInput) (booking.CalendarReport, error) {
 	var rep booking.CalendarReport
-	if a.Calendar == nil {
-		return rep, nil
+	set, err := a.mirrors(ctx)
+	if err != nil || set.Calendar == nil {
+		return rep, err
 	}
+	r := calendarRepair{Activities: a, calendar: set.Calendar}
 	cals, err := a.Store.Calendars(ctx)
 	if err != nil {
 		return rep, storeError("reconcile calendar", "", err)
@@ -41,13 +43,13 @@ func (a *Activities) ReconcileCalendar(ctx context.Context, in booking.WindowInp
 		// The first page reads every calendar over the whole window once,
 		// for our own events' sake; later pages read only the calendars
 		// their bookings are in, over the time those bookings span.
-		listed, err = a.listCalendars(ctx, byResource, nil, in.From, in.To, &rep)
+		listed, err = r.listCalendars(ctx, byResource, nil, in.From, in.To, &rep)
 		if err == nil {
-			err = a.reconcileOurEvents(ctx, listed, &rep)
+			err = r.reconcileOurEvents(ctx, listed, &rep)
 		}
 	} else if len(page) > 0 {
 		from, to := span(page)
-		listed, err = a.listCalendars(ctx, byResource, page, from, to, nil)
+		listed, err = r.listCalendars(ctx, byResource, page, from, to, nil)
 	}
 	if err != nil {
 		return rep, err
@@ -59,7 +61,7 @@ func (a *Activities) ReconcileCalendar(ctx context.Context, in booking.WindowInp
 		for _, res := range b.Intent.Resources() {
 			if cal, ok := byResource[res]; ok {
 				if evs, read := listed[cal]; read {
-					if err := a.reconcileBooking(ctx, b, cal, evs, &rep); err != nil {
+					if err := r.reconcileBooking(ctx, b, cal, evs, &rep); err != nil {
 						return rep, err
 					}
 				}
@@ -73,6 +75,13 @@ func (a *Activities) ReconcileCalendar(ctx context.Context, in booking.WindowInp
 	a.drift(ctx, "calendar_foreign", "flagged", rep.Flagged-rep.Unknown)
 	a.drift(ctx, "calendar_unknown", "flagged", rep.Unknown)
 	return rep, nil
+}
+
+// calendarRepair is a reconciliation of the calendars of one agency,
+// through its account.
+type calendarRepair struct {
+	*Activities
+	calendar *calendars.Router
 }
 
 // span is the time a page of bookings (ordered by start) covers.
@@ -91,7 +100,7 @@ func span(page []booking.Booking) (from, to time.Time) {
 // calendar refused for good (its provider not configured, access
 // withdrawn) is left out, and reported in rep when given, without
 // stopping the others.
-func (a *Activities) listCalendars(ctx context.Context, byResource map[string]calendars.Ref, page []booking.Booking,
+func (a calendarRepair) listCalendars(ctx context.Context, byResource map[string]calendars.Ref, page []booking.Booking,
 	from, to time.Time, rep *booking.CalendarReport) (map[calendars.Ref][]calendars.Event, error) {
 	wanted := map[calendars.Ref]bool{}
 	for res, cal := range byResource { // resources may share a calendar
@@ -106,7 +115,7 @@ func (a *Activities) listCalendars(ctx context.Context, byResource map[string]ca
 		if !wanted[cal] {
 			continue
 		}
-		evs, err := a.Calendar.Events(ctx, cal, from, to)
+		evs, err := a.calendar.Events(ctx, cal, from, to)
 		if calendars.Permanent(err) {
 			if rep != nil {
 				failed(rep, fmt.Sprintf("calendar %s not read: %v", cal, err))
@@ -123,7 +132,7 @@ func (a *Activities) listCalendars(ctx context.Context, byResource map[string]ca
 
 // reconcileOurEvents removes our events whose booking is not confirmed and
 // puts moved ones back where the store says.
-func (a *Activities) reconcileOurEvents(ctx context.Context, listed map[calendars.Ref][]calendars.Event, rep *booking.CalendarReport) error {
+func (a calendarRepair) reconcileOurEvents(ctx context.Context, listed map[calendars.Ref][]calendars.Event, rep *booking.CalendarReport) error {
 	for _, cal := range sortedRefs(listed) {
 		if err := a.reconcileCalendarEvents(ctx, cal, listed[cal], rep); err != nil {
 			return err
@@ -140,7 +149,7 @@ func sortedRefs[V any](m map[calendars.Ref]V) []calendars.Ref {
 	return refs
 }
 
-func (a *Activities) reconcileCalendarEvents(ctx context.Context, cal calendars.Ref, evs []calendars.Event, rep *booking.CalendarReport) error {
+func (a calendarRepair) reconcileCalendarEvents(ctx context.Context, cal calendars.Ref, evs []calendars.Event, rep *booking.CalendarReport) error {
 	for _, ev := range evs {
 		if !ev.Ours {
 			continue
@@ -160,7 +169,7 @@ func (a *Activities) reconcileCalendarEvents(ctx context.Context, cal calendars.
 		}
 		switch {
 		case err == nil && b.Status != booking.StatusConfirmed:
-			if err := a.deleteEvent(ctx, cal, ev.RequestKey, ev.BookingID); err != nil {
+			if err := deleteEvent(ctx, a.calendar, cal, ev.RequestKey, ev.BookingID); err != nil {
 				if calendars.Permanent(err) {
 					failed(rep, fmt.Sprintf("orphan event %s in %s: %v", ev.ID, cal, err))
 					continue
@@ -172,7 +181,7 @@ func (a *Activities) reconcileCalendarEvents(ctx context.Context, cal calendars.
 		case err != nil:
 			return storeError("reconcile calendar", ev.RequestKey, err)
 		case !ev.Start.Equal(b.Intent.StartsAt) || !ev.End.Equal(b.Intent.EndsAt):
-			if _, err := a.Calendar.Upsert(ctx, calendarBooking(ctx, b, cal)); err != nil {
+			if _, err := a.calendar.Upsert(ctx, calendarBooking(ctx, b, cal)); err != nil {
 				if calendars.Permanent(err) {
 					failed(rep, fmt.Sprintf("moved event %s in %s: %v", ev.ID, cal, err))
 					continue
@@ -190,7 +199,7 @@ func (a *Activities) reconcileCalendarEvents(ctx context.Context, cal calendars.
 // event is not deleted on that ground alone, since the store may have
 // lost the booking (restored from an older backup). A key it refused (a
 // lost booking an operator released) is known.
-func (a *Activities) unknownKey(ctx context.Context, key string) (bool, error) {
+func (a calendarRepair) unknownKey(ctx context.Context, key string) (bool, error) {
 	_, err := a.Store.Decision(ctx, key)
 	if errors.Is(err, booking.ErrNotFound) {
 		return true, nil
@@ -202,7 +211,7 @@ func (a *Activities) unknownKey(ctx context.Context, key string) (bool, error) {
 }
 
 // flagUnknown reports an event of ours whose key the store does not know.
-func (a *Activities) flagUnknown(ctx context.Context, cal calendars.Ref, ev calendars.Event, rep *booking.CalendarReport) error {
+func (a calendarRepair) flagUnknown(ctx context.Context, cal calendars.Ref, ev calendars.Event, rep *booking.CalendarReport) error {
 	created, err := a.Store.FlagDrift(ctx, booking.Flag{RequestKey: ev.RequestKey, Kind: "unknown_calendar_event",
 		CalendarID: cal.ID, EventID: ev.ID, Detail: fmt.Sprintf("%s–%s", ev.Start.Format(time.RFC3339), ev.End.Format(time.RFC3339))})
 	if err != nil {
@@ -220,7 +229,7 @@ func (a *Activities) flagUnknown(ctx context.Context, cal calendars.Ref, ev cale
 
 // reconcileBooking re-creates a confirmed booking's missing event and flags
 // foreign events over it.
-func (a *Activities) reconcileBooking(ctx context.Context, b booking.Booking, cal calendars.Ref, evs []calendars.Event, rep *booking.CalendarReport) error {
+func (a calendarRepair) reconcileBooking(ctx context.Context, b booking.Booking, cal calendars.Ref, evs []calendars.Event, rep *booking.CalendarReport) error {
 	present := false
 	for _, ev := range evs {
 		if ev.Ours && ev.RequestKey == b.RequestKey {
@@ -252,7 +261,7 @@ func (a *Activities) reconcileBooking(ctx context.Context, b booking.Booking, ca
 	if cur, err := a.Store.Lookup(ctx, b.RequestKey); err != nil || cur.Status != booking.StatusConfirmed {
 		return ignoreNotFound(err)
 	}
-	if _, err := a.Calendar.Upsert(ctx, calendarBooking(ctx, b, cal)); err != nil {
+	if _, err := a.calendar.Upsert(ctx, calendarBooking(ctx, b, cal)); err != nil {
 		if calendars.Permanent(err) {
 			failed(rep, fmt.Sprintf("event for %s in %s: %v", b.RequestKey, cal, err))
 			return nil

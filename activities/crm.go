@@ -19,14 +19,18 @@ import (
 // SyncCRM makes the CRM's viewing record match the store.
 func (a *Activities) SyncCRM(ctx context.Context, in booking.KeyInput) (booking.SyncOutput, error) {
 	a.yieldToCommits(ctx)
+	set, err := a.mirrors(ctx)
+	if err != nil {
+		return booking.SyncOutput{}, err
+	}
 	b, err := a.Store.Lookup(ctx, in.RequestKey)
 	if err != nil {
 		return booking.SyncOutput{}, storeError("sync crm", in.RequestKey, err)
 	}
-	if a.CRM == nil || b.Status == booking.StatusHeld {
+	if set.CRM == nil || b.Status == booking.StatusHeld {
 		return booking.SyncOutput{Skipped: true}, nil
 	}
-	m, err := a.mirrorOf(ctx, b)
+	m, err := a.mirrorOf(ctx, set.CRM, b)
 	if err != nil || m.crm == nil {
 		return booking.SyncOutput{Skipped: m.crm == nil}, err
 	}
@@ -51,7 +55,7 @@ type mirror struct {
 	want crm.Viewing
 }
 
-func (a *Activities) mirrorOf(ctx context.Context, b booking.Booking) (mirror, error) {
+func (a *Activities) mirrorOf(ctx context.Context, crms *crm.Router, b booking.Booking) (mirror, error) {
 	m := mirror{want: Viewing(b)}
 	names := map[string]string{}
 	for i, id := range []string{b.Intent.PropertyID, b.Intent.AgentID} {
@@ -61,7 +65,7 @@ func (a *Activities) mirrorOf(ctx context.Context, b booking.Booking) (mirror, e
 			return m, storeError("crm of", b.RequestKey, err)
 		}
 		if i == 0 {
-			m.crm, m.name = a.CRM.For(res.CRM)
+			m.crm, m.name = crms.For(res.CRM)
 		}
 		all := res.SpokenNames()
 		names[id] = cmp.Or(all[string(a.CRMLang)], all[""])
@@ -148,8 +152,9 @@ func Viewing(b booking.Booking) crm.Viewing {
 // ReconcileCRM makes each booking's CRM record match the store.
 func (a *Activities) ReconcileCRM(ctx context.Context, in booking.WindowInput) (booking.CRMReport, error) {
 	var rep booking.CRMReport
-	if a.CRM == nil {
-		return rep, nil
+	set, err := a.mirrors(ctx)
+	if err != nil || set.CRM == nil {
+		return rep, err
 	}
 	page, err := a.Store.BookingsStarting(ctx, in.From, in.To, in.After, in.Limit)
 	if err != nil {
@@ -165,7 +170,7 @@ func (a *Activities) ReconcileCRM(ctx context.Context, in booking.WindowInput) (
 		if b.Status == booking.StatusHeld {
 			continue
 		}
-		m, err := a.mirrorOf(ctx, b)
+		m, err := a.mirrorOf(ctx, set.CRM, b)
 		if err != nil {
 			return rep, err
 		}

@@ -10,25 +10,11 @@ import (
 
 	"github.com/bookingsaga/bookingsaga/agency"
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/accounts"
 	"github.com/bookingsaga/bookingsaga/internal/localtime"
 	"github.com/bookingsaga/bookingsaga/internal/mail"
 	"github.com/bookingsaga/bookingsaga/internal/speech"
 )
-
-// Texter sends one text message and returns the provider's id for it;
-// *sms.Sender is one. A number refused for good is sms.ErrUndeliverable.
-type Texter interface {
-	Send(to, body string) (string, error)
-	// Find looks for a text sent to to with body since since, and returns
-	// its id if the provider has it.
-	Find(to, body string, since time.Time) (string, bool, error)
-}
-
-// Mailer sends one e-mail and returns its Message-ID; *mail.Sender is
-// one. An address refused for good is mail.ErrUndeliverable.
-type Mailer interface {
-	Send(ctx context.Context, m mail.Mail) (string, error)
-}
 
 // unsent is how long a message waits when its channel has no sender
 // configured: sent within that time of one being set up.
@@ -38,9 +24,9 @@ const unsent = time.Hour
 // a text through the quiet hours in the property's zone (an e-mail waits
 // in the inbox, so it goes) unless quiet is false (a code the caller waits
 // for on the line), any message while its channel has no sender.
-func (a *Activities) holdUntil(ch booking.Channel, zone string, quiet bool) (time.Time, bool) {
+func holdUntil(set accounts.Set, hours booking.QuietHours, ch booking.Channel, zone string, quiet bool) (time.Time, bool) {
 	switch {
-	case ch == booking.ChannelSMS && a.SMS == nil, ch == booking.ChannelEmail && a.Mail == nil:
+	case ch == booking.ChannelSMS && set.SMS == nil, ch == booking.ChannelEmail && set.Mail == nil:
 		return time.Now().Add(unsent), true
 	case ch != booking.ChannelSMS || !quiet:
 		return time.Time{}, false
@@ -49,7 +35,7 @@ func (a *Activities) holdUntil(ch booking.Channel, zone string, quiet bool) (tim
 	if err != nil {
 		loc = time.UTC // the store keeps only zones it could load
 	}
-	return a.Quiet.Until(time.Now(), loc)
+	return hours.Until(time.Now(), loc)
 }
 
 // deliver words m in the caller's language and sends it on the channel
@@ -57,7 +43,7 @@ func (a *Activities) holdUntil(ch booking.Channel, zone string, quiet bool) (tim
 // A text tried before (tries > 0) may have gone already, its reply lost or
 // its worker gone before the mark: Twilio takes no idempotency key, so it
 // is looked for first, and sent only when Twilio has none.
-func (a *Activities) deliver(ctx context.Context, m booking.Message, c booking.Contact, tries int, code string) (string, error) {
+func (a *Activities) deliver(ctx context.Context, set accounts.Set, m booking.Message, c booking.Contact, tries int, code string) (string, error) {
 	sp, err := a.speaker(ctx, m, c)
 	if err != nil {
 		return "", err
@@ -71,18 +57,18 @@ func (a *Activities) deliver(ctx context.Context, m booking.Message, c booking.C
 			body = sp.Code(code)
 		}
 		if tries > 0 {
-			if id, found, err := a.SMS.Find(c.Phone, body, m.CreatedAt); err != nil || found {
+			if id, found, err := set.SMS.Find(c.Phone, body, m.CreatedAt); err != nil || found {
 				return id, err
 			}
 		}
-		return a.SMS.Send(c.Phone, body)
+		return set.SMS.Send(c.Phone, body)
 	}
 	out := mail.Mail{To: c.Email, Subject: sp.Subject(m.Kind, m.Booking), Text: sp.Message(m.Kind, m.Booking),
 		MessageID: opaque(agency.Scoped(ctx, m.RequestKey), string(m.Kind)) + "@bookingsaga"}
 	if m.Kind != booking.MessageReminder {
 		out.Invite = invite(agency.Scoped(ctx, m.Thread), m, sp)
 	}
-	return a.Mail.Send(ctx, out)
+	return set.Mail.Send(ctx, out)
 }
 
 // invite is the viewing as the caller's calendar keeps it: one UID for

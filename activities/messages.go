@@ -14,6 +14,7 @@ import (
 
 	"github.com/bookingsaga/bookingsaga/agency"
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/accounts"
 	"github.com/bookingsaga/bookingsaga/internal/mail"
 	"github.com/bookingsaga/bookingsaga/internal/sms"
 	"github.com/bookingsaga/bookingsaga/internal/visibility"
@@ -33,9 +34,6 @@ import (
 // idempotency key, and an e-mail's stable Message-ID lets a mailbox tell a
 // second copy).
 func (a *Activities) SendMessages(ctx context.Context, in booking.MessagesInput) (booking.CountOutput, error) {
-	if a.SMS == nil && a.Mail == nil {
-		return booking.CountOutput{}, nil
-	}
 	deadline := time.Now().Add(in.Wait)
 	n := 0
 	for {
@@ -50,14 +48,20 @@ func (a *Activities) SendMessages(ctx context.Context, in booking.MessagesInput)
 			continue
 		}
 		// Once a batch: a backlog's per-message yields would add up past
-		// the activity's timeout.
+		// the activity's timeout. The agency's accounts too, read again
+		// each batch so that one set meanwhile sends the next; a channel
+		// it has no account for holds its messages (holdUntil).
 		a.yieldToCommits(ctx)
+		set, err := a.mirrors(ctx)
+		if err != nil {
+			return booking.CountOutput{Count: n}, err
+		}
 		for _, m := range due {
 			if !roomFor(ctx) {
 				return booking.CountOutput{Count: n}, nil // the next run goes on
 			}
 			activity.RecordHeartbeat(ctx, n)
-			sent, err := a.sendMessage(ctx, m)
+			sent, err := a.sendMessage(ctx, set, m)
 			if err != nil {
 				return booking.CountOutput{Count: n}, err
 			}
@@ -98,7 +102,7 @@ func (a *Activities) QueueReminder(ctx context.Context, in booking.ReminderInput
 
 // sendMessage ends one due message: sent, or why not. It reports whether
 // a message went out.
-func (a *Activities) sendMessage(ctx context.Context, m booking.Message) (bool, error) {
+func (a *Activities) sendMessage(ctx context.Context, set accounts.Set, m booking.Message) (bool, error) {
 	done := func(st booking.MessageStatus, ch booking.Channel, id, why string) (bool, error) {
 		a.messageCount(ctx, string(st))
 		if err := a.Store.MessageDone(ctx, m.ID, st, ch, id, why); err != nil {
@@ -133,7 +137,7 @@ func (a *Activities) sendMessage(ctx context.Context, m booking.Message) (bool, 
 		m.Kind == booking.MessageReminder && !time.Now().Before(m.Booking.Intent.StartsAt):
 		return done(booking.MessageStale, "", "", "")
 	}
-	if until, held := a.holdUntil(c.Notify, m.Booking.Intent.TimeZone, m.Kind != booking.MessageCode); held {
+	if until, held := holdUntil(set, a.Quiet, c.Notify, m.Booking.Intent.TimeZone, m.Kind != booking.MessageCode); held {
 		if err := a.Store.MessageHeld(ctx, m.ID, until); err != nil {
 			return false, storeError("message held", m.RequestKey, err)
 		}
@@ -156,7 +160,7 @@ func (a *Activities) sendMessage(ctx context.Context, m booking.Message) (bool, 
 	case !mine:
 		return false, nil // another attempt has it, or ended it
 	}
-	id, err := a.deliver(ctx, m, c, tries, code)
+	id, err := a.deliver(ctx, set, m, c, tries, code)
 	switch {
 	case errors.Is(err, sms.ErrUndeliverable), errors.Is(err, mail.ErrUndeliverable):
 		return done(booking.MessageUndeliverable, c.Notify, "", err.Error())
@@ -221,7 +225,11 @@ func (a *Activities) settleMessages(ctx context.Context, in booking.StuckInput, 
 	}
 	// The default agency's sender starts with the worker; another's with
 	// its agency's first run.
-	if (rep.MessagesOverdue+queued > 0 || !agency.From(ctx).IsDefault()) && (a.SMS != nil || a.Mail != nil) {
+	set, err := a.mirrors(ctx)
+	if err != nil {
+		return err
+	}
+	if (rep.MessagesOverdue+queued > 0 || !agency.From(ctx).IsDefault()) && (set.SMS != nil || set.Mail != nil) {
 		if err := EnsureMessages(ctx, a.Temporal, in.TaskQueue); err != nil {
 			return fmt.Errorf("reconcile messages: %w", err)
 		}

@@ -33,15 +33,16 @@ func (a *Activities) PurgeContacts(ctx context.Context, in booking.LimitInput) (
 // forgetCallers deletes, through the CRM's privacy API, the contacts of
 // callers the store erased; each is marked forgotten once the CRM said so.
 func (a *Activities) forgetCallers(ctx context.Context, limit int) (int, error) {
-	if a.CRM == nil {
-		return 0, nil
+	set, err := a.mirrors(ctx)
+	if err != nil || set.CRM == nil {
+		return 0, err
 	}
 	due, err := a.Store.CRMContactsToForget(ctx, limit)
 	if err != nil {
 		return 0, storeError("forget crm contacts", "", err)
 	}
 	for i, c := range due {
-		kept, _ := a.CRM.For(c.CRM)
+		kept, _ := set.CRM.For(c.CRM)
 		contacts, ok := kept.(crm.Contacts)
 		if !ok {
 			return i, mirrorError("forget crm contact", c.RequestKey, fmt.Errorf("crm %q is not configured here: the contact can't be deleted", c.CRM), false)

@@ -36,6 +36,12 @@ type Config struct {
 	// PlatformSecrets sets the agency's voice platforms' secrets (its
 	// admin's routes); without it those routes answer 501.
 	PlatformSecrets PlatformSecrets
+	// MirrorAccounts sets the agency's accounts at its mirrors (its
+	// admin's routes), each once CheckAccount, the wiring's, found it
+	// would connect as the worker connects it (its error is the answer's
+	// message); without both those routes answer 501.
+	MirrorAccounts MirrorAccounts
+	CheckAccount   func(ctx context.Context, kind string, settings []byte) error
 }
 
 // Server is the REST routes over the desk.
@@ -95,5 +101,8 @@ func (s *Server) Routes() []edge.Route {
 		route("GET", "/v1/voice/secrets", apikey.ScopeAdmin, s.listPlatformSecrets),
 		route("PUT", "/v1/voice/secrets/{platform}", apikey.ScopeAdmin, s.putPlatformSecret),
 		route("DELETE", "/v1/voice/secrets/{platform}", apikey.ScopeAdmin, s.deletePlatformSecret),
+		route("GET", "/v1/mirrors", apikey.ScopeAdmin, s.listMirrorAccounts),
+		route("PUT", "/v1/mirrors/{kind}", apikey.ScopeAdmin, s.putMirrorAccount),
+		route("DELETE", "/v1/mirrors/{kind}", apikey.ScopeAdmin, s.deleteMirrorAccount),
 	}
 }

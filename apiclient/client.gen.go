@@ -240,6 +240,36 @@ func (e ErrorCode) Valid() bool {
 	}
 }
 
+// Defines values for MirrorAccountListSet.
+const (
+	MirrorKindCRM       MirrorAccountListSet = "crm"
+	MirrorKindGoogle    MirrorAccountListSet = "google"
+	MirrorKindHubSpot   MirrorAccountListSet = "hubspot"
+	MirrorKindMicrosoft MirrorAccountListSet = "microsoft"
+	MirrorKindSMTP      MirrorAccountListSet = "smtp"
+	MirrorKindTwilio    MirrorAccountListSet = "twilio"
+)
+
+// Valid indicates whether the value is a known member of the MirrorAccountListSet enum.
+func (e MirrorAccountListSet) Valid() bool {
+	switch e {
+	case MirrorKindCRM:
+		return true
+	case MirrorKindGoogle:
+		return true
+	case MirrorKindHubSpot:
+		return true
+	case MirrorKindMicrosoft:
+		return true
+	case MirrorKindSMTP:
+		return true
+	case MirrorKindTwilio:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for OutcomeOutcome.
 const (
 	OutcomeOutcomeAttended          OutcomeOutcome = "attended"
@@ -660,6 +690,27 @@ func (e RulesHoursDay) Valid() bool {
 	}
 }
 
+// Defines values for SMTPAccountTls.
+const (
+	SMTPTLSImplicit SMTPAccountTls = "tls"
+	SMTPTLSNone     SMTPAccountTls = "none"
+	SMTPTLSStartTLS SMTPAccountTls = "starttls"
+)
+
+// Valid indicates whether the value is a known member of the SMTPAccountTls enum.
+func (e SMTPAccountTls) Valid() bool {
+	switch e {
+	case SMTPTLSImplicit:
+		return true
+	case SMTPTLSNone:
+		return true
+	case SMTPTLSStartTLS:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for CallAgencyRetellToolParamsTool.
 const (
 	CallAgencyRetellToolParamsToolBook              CallAgencyRetellToolParamsTool = "book"
@@ -720,6 +771,66 @@ func (e ListBookingsParamsStatus) Valid() bool {
 	case ListBookingsParamsStatusHeld:
 		return true
 	case ListBookingsParamsStatusReleasedForReschedule:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DeleteMirrorAccountParamsKind.
+const (
+	DeleteMirrorKindCRM       DeleteMirrorAccountParamsKind = "crm"
+	DeleteMirrorKindGoogle    DeleteMirrorAccountParamsKind = "google"
+	DeleteMirrorKindHubSpot   DeleteMirrorAccountParamsKind = "hubspot"
+	DeleteMirrorKindMicrosoft DeleteMirrorAccountParamsKind = "microsoft"
+	DeleteMirrorKindSMTP      DeleteMirrorAccountParamsKind = "smtp"
+	DeleteMirrorKindTwilio    DeleteMirrorAccountParamsKind = "twilio"
+)
+
+// Valid indicates whether the value is a known member of the DeleteMirrorAccountParamsKind enum.
+func (e DeleteMirrorAccountParamsKind) Valid() bool {
+	switch e {
+	case DeleteMirrorKindCRM:
+		return true
+	case DeleteMirrorKindGoogle:
+		return true
+	case DeleteMirrorKindHubSpot:
+		return true
+	case DeleteMirrorKindMicrosoft:
+		return true
+	case DeleteMirrorKindSMTP:
+		return true
+	case DeleteMirrorKindTwilio:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PutMirrorAccountParamsKind.
+const (
+	PutMirrorKindCRM       PutMirrorAccountParamsKind = "crm"
+	PutMirrorKindGoogle    PutMirrorAccountParamsKind = "google"
+	PutMirrorKindHubSpot   PutMirrorAccountParamsKind = "hubspot"
+	PutMirrorKindMicrosoft PutMirrorAccountParamsKind = "microsoft"
+	PutMirrorKindSMTP      PutMirrorAccountParamsKind = "smtp"
+	PutMirrorKindTwilio    PutMirrorAccountParamsKind = "twilio"
+)
+
+// Valid indicates whether the value is a known member of the PutMirrorAccountParamsKind enum.
+func (e PutMirrorAccountParamsKind) Valid() bool {
+	switch e {
+	case PutMirrorKindCRM:
+		return true
+	case PutMirrorKindGoogle:
+		return true
+	case PutMirrorKindHubSpot:
+		return true
+	case PutMirrorKindMicrosoft:
+		return true
+	case PutMirrorKindSMTP:
+		return true
+	case PutMirrorKindTwilio:
 		return true
 	default:
 		return false
@@ -922,6 +1033,15 @@ type BookingList struct {
 	NextCursor *string `json:"next_cursor,omitempty"`
 }
 
+// CRMAccount kind crm: the generic CRM JSON API; properties naming no CRM go to it
+type CRMAccount struct {
+	// BaseUrl the API root; viewings live under it at /v1/viewings
+	BaseUrl string `json:"base_url"`
+
+	// Token sent as a bearer token
+	Token *string `json:"token,omitempty"`
+}
+
 // ContactAnswer defines model for ContactAnswer.
 type ContactAnswer struct {
 	Contact *struct {
@@ -951,6 +1071,24 @@ type Error struct {
 
 // ErrorCode a stable code a program matches on; the message is for people
 type ErrorCode string
+
+// GoogleAccount kind google: a Google Workspace service account with access to the agency's calendars
+type GoogleAccount struct {
+	// Endpoint the Calendar API root; empty is the deployment's
+	Endpoint *string `json:"endpoint,omitempty"`
+
+	// ServiceAccount the service account's JSON key as Google issues it (type service_account, client_email, private_key); required unless the deployment sends Google no credentials (its fake)
+	ServiceAccount *map[string]interface{} `json:"service_account,omitempty"`
+}
+
+// HubSpotAccount kind hubspot: a HubSpot private app; properties naming no CRM go to it when the agency keeps no generic one
+type HubSpotAccount struct {
+	// Endpoint HubSpot's API root; empty is the deployment's
+	Endpoint *string `json:"endpoint,omitempty"`
+
+	// Token the private app's access token
+	Token string `json:"token"`
+}
 
 // Intent defines model for Intent.
 type Intent struct {
@@ -990,6 +1128,33 @@ type Intent struct {
 	// TimeZone Example: Europe/Paris
 	TimeZone string `json:"time_zone"`
 }
+
+// MicrosoftAccount kind microsoft: an Entra ID app registration with Calendars.ReadWrite, proved by a client secret
+type MicrosoftAccount struct {
+	ClientId     string `json:"client_id"`
+	ClientSecret string `json:"client_secret"`
+
+	// GraphEndpoint Graph's root; empty is the deployment's
+	GraphEndpoint *string `json:"graph_endpoint,omitempty"`
+
+	// LoginEndpoint the Entra ID authority host; empty is the deployment's
+	LoginEndpoint *string `json:"login_endpoint,omitempty"`
+	TenantId      string  `json:"tenant_id"`
+}
+
+// MirrorAccount an account's settings: the schema of the path's kind
+type MirrorAccount struct {
+	union json.RawMessage
+}
+
+// MirrorAccountList defines model for MirrorAccountList.
+type MirrorAccountList struct {
+	// Set the kinds of account set
+	Set []MirrorAccountListSet `json:"set"`
+}
+
+// MirrorAccountListSet defines model for MirrorAccountList.Set.
+type MirrorAccountListSet string
 
 // Outcome defines model for Outcome.
 type Outcome struct {
@@ -1254,6 +1419,21 @@ type Rules struct {
 
 // RulesHoursDay defines model for Rules.Hours.Day.
 type RulesHoursDay string
+
+// SMTPAccount kind smtp: the server the callers' e-mails go through
+type SMTPAccount struct {
+	// Addr host:port
+	Addr     string              `json:"addr"`
+	From     openapi_types.Email `json:"from"`
+	Password *string             `json:"password,omitempty"`
+
+	// Tls starttls when empty; none only where the deployment lets agencies name loopback (its dev stack)
+	Tls      *SMTPAccountTls `json:"tls,omitempty"`
+	Username *string         `json:"username,omitempty"`
+}
+
+// SMTPAccountTls starttls when empty; none only where the deployment lets agencies name loopback (its dev stack)
+type SMTPAccountTls string
 
 // Slot defines model for Slot.
 type Slot struct {
@@ -1556,6 +1736,18 @@ type ToolResult struct {
 	Status string `json:"status"`
 }
 
+// TwilioAccount kind twilio: the account the callers' texts go through
+type TwilioAccount struct {
+	AccountSid string `json:"account_sid"`
+	AuthToken  string `json:"auth_token"`
+
+	// Endpoint Twilio's API root; empty is the deployment's
+	Endpoint *string `json:"endpoint,omitempty"`
+
+	// From an E.164 number of the account, or a messaging service's MG… sid
+	From string `json:"from"`
+}
+
 // VapiResults defines model for VapiResults.
 type VapiResults struct {
 	// Results one per tool call, in the calls' order
@@ -1668,6 +1860,12 @@ type CallMCPParams struct {
 	XCallId *string `json:"X-Call-Id,omitempty"`
 }
 
+// DeleteMirrorAccountParamsKind defines parameters for DeleteMirrorAccount.
+type DeleteMirrorAccountParamsKind string
+
+// PutMirrorAccountParamsKind defines parameters for PutMirrorAccount.
+type PutMirrorAccountParamsKind string
+
 // CallRetellFunctionJSONBody defines parameters for CallRetellFunction.
 type CallRetellFunctionJSONBody = map[string]interface{}
 
@@ -1736,6 +1934,9 @@ type CreateIntentJSONRequestBody = Intent
 // CallMCPJSONRequestBody defines body for CallMCP for application/json ContentType.
 type CallMCPJSONRequestBody = CallMCPJSONBody
 
+// PutMirrorAccountJSONRequestBody defines body for PutMirrorAccount for application/json ContentType.
+type PutMirrorAccountJSONRequestBody = MirrorAccount
+
 // PutPolicyJSONRequestBody defines body for PutPolicy for application/json ContentType.
 type PutPolicyJSONRequestBody = Policy
 
@@ -1759,6 +1960,172 @@ type PutPlatformSecretJSONRequestBody = PlatformSecretBody
 
 // PutWebhookJSONRequestBody defines body for PutWebhook for application/json ContentType.
 type PutWebhookJSONRequestBody = Webhook
+
+// AsGoogleAccount returns the union data inside the MirrorAccount as a GoogleAccount
+func (t MirrorAccount) AsGoogleAccount() (GoogleAccount, error) {
+	var body GoogleAccount
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromGoogleAccount overwrites any union data inside the MirrorAccount as the provided GoogleAccount
+func (t *MirrorAccount) FromGoogleAccount(v GoogleAccount) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeGoogleAccount performs a merge with any union data inside the MirrorAccount, using the provided GoogleAccount
+func (t *MirrorAccount) MergeGoogleAccount(v GoogleAccount) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsMicrosoftAccount returns the union data inside the MirrorAccount as a MicrosoftAccount
+func (t MirrorAccount) AsMicrosoftAccount() (MicrosoftAccount, error) {
+	var body MicrosoftAccount
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromMicrosoftAccount overwrites any union data inside the MirrorAccount as the provided MicrosoftAccount
+func (t *MirrorAccount) FromMicrosoftAccount(v MicrosoftAccount) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeMicrosoftAccount performs a merge with any union data inside the MirrorAccount, using the provided MicrosoftAccount
+func (t *MirrorAccount) MergeMicrosoftAccount(v MicrosoftAccount) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsCRMAccount returns the union data inside the MirrorAccount as a CRMAccount
+func (t MirrorAccount) AsCRMAccount() (CRMAccount, error) {
+	var body CRMAccount
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromCRMAccount overwrites any union data inside the MirrorAccount as the provided CRMAccount
+func (t *MirrorAccount) FromCRMAccount(v CRMAccount) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeCRMAccount performs a merge with any union data inside the MirrorAccount, using the provided CRMAccount
+func (t *MirrorAccount) MergeCRMAccount(v CRMAccount) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsHubSpotAccount returns the union data inside the MirrorAccount as a HubSpotAccount
+func (t MirrorAccount) AsHubSpotAccount() (HubSpotAccount, error) {
+	var body HubSpotAccount
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromHubSpotAccount overwrites any union data inside the MirrorAccount as the provided HubSpotAccount
+func (t *MirrorAccount) FromHubSpotAccount(v HubSpotAccount) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeHubSpotAccount performs a merge with any union data inside the MirrorAccount, using the provided HubSpotAccount
+func (t *MirrorAccount) MergeHubSpotAccount(v HubSpotAccount) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsTwilioAccount returns the union data inside the MirrorAccount as a TwilioAccount
+func (t MirrorAccount) AsTwilioAccount() (TwilioAccount, error) {
+	var body TwilioAccount
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromTwilioAccount overwrites any union data inside the MirrorAccount as the provided TwilioAccount
+func (t *MirrorAccount) FromTwilioAccount(v TwilioAccount) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeTwilioAccount performs a merge with any union data inside the MirrorAccount, using the provided TwilioAccount
+func (t *MirrorAccount) MergeTwilioAccount(v TwilioAccount) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsSMTPAccount returns the union data inside the MirrorAccount as a SMTPAccount
+func (t MirrorAccount) AsSMTPAccount() (SMTPAccount, error) {
+	var body SMTPAccount
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSMTPAccount overwrites any union data inside the MirrorAccount as the provided SMTPAccount
+func (t *MirrorAccount) FromSMTPAccount(v SMTPAccount) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeSMTPAccount performs a merge with any union data inside the MirrorAccount, using the provided SMTPAccount
+func (t *MirrorAccount) MergeSMTPAccount(v SMTPAccount) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t MirrorAccount) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *MirrorAccount) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
 
 // AsToolArgsCheckAvailability returns the union data inside the CallAgencyRetellToolJSONBody as a ToolArgsCheckAvailability
 func (t CallAgencyRetellToolJSONBody) AsToolArgsCheckAvailability() (ToolArgsCheckAvailability, error) {
@@ -2586,6 +2953,34 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/mcp (the `CallMCP` operationId).
 	CallMCP(ctx context.Context, params *CallMCPParams, body CallMCPJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListMirrorAccounts Which of the agency's mirrors' accounts it set (calendars, CRMs, texts, e-mail)
+	//
+	// Corresponds with GET /v1/mirrors (the `ListMirrorAccounts` operationId).
+	ListMirrorAccounts(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteMirrorAccount Remove the agency's account of a kind: that mirror is no longer kept for it (the default agency falls back on the deployment's)
+	//
+	// Corresponds with DELETE /v1/mirrors/{kind} (the `DeleteMirrorAccount` operationId).
+	DeleteMirrorAccount(ctx context.Context, kind DeleteMirrorAccountParamsKind, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutMirrorAccountWithBody Set the agency's account of a kind: its bookings are mirrored through it, and through no other agency's or the deployment's
+	//
+	// The body is the kind's settings. Checked as the worker will build the client: a field missing or unknown, or an address (endpoint, base_url, addr) inside the deployment's network, is refused with nothing written. Seen by every process within 5 seconds. Written, never answered back.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /v1/mirrors/{kind} (the `PutMirrorAccount` operationId).
+	PutMirrorAccountWithBody(ctx context.Context, kind PutMirrorAccountParamsKind, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutMirrorAccount Set the agency's account of a kind: its bookings are mirrored through it, and through no other agency's or the deployment's
+	//
+	// The body is the kind's settings. Checked as the worker will build the client: a field missing or unknown, or an address (endpoint, base_url, addr) inside the deployment's network, is refused with nothing written. Seen by every process within 5 seconds. Written, never answered back.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /v1/mirrors/{kind} (the `PutMirrorAccount` operationId).
+	PutMirrorAccount(ctx context.Context, kind PutMirrorAccountParamsKind, body PutMirrorAccountJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetAttention what an operator should look at: sagas pending or not mirrored, silent sagas, open drift flags
 	//
 	// Corresponds with GET /v1/ops/attention (the `GetAttention` operationId).
@@ -3270,6 +3665,74 @@ func (c *Client) CallMCPWithBody(ctx context.Context, params *CallMCPParams, con
 // Corresponds with POST /v1/mcp (the `CallMCP` operationId).
 func (c *Client) CallMCP(ctx context.Context, params *CallMCPParams, body CallMCPJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewCallMCPRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListMirrorAccounts Which of the agency's mirrors' accounts it set (calendars, CRMs, texts, e-mail)
+//
+// Corresponds with GET /v1/mirrors (the `ListMirrorAccounts` operationId).
+func (c *Client) ListMirrorAccounts(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListMirrorAccountsRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteMirrorAccount Remove the agency's account of a kind: that mirror is no longer kept for it (the default agency falls back on the deployment's)
+//
+// Corresponds with DELETE /v1/mirrors/{kind} (the `DeleteMirrorAccount` operationId).
+func (c *Client) DeleteMirrorAccount(ctx context.Context, kind DeleteMirrorAccountParamsKind, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteMirrorAccountRequest(c.Server, kind)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PutMirrorAccountWithBody Set the agency's account of a kind: its bookings are mirrored through it, and through no other agency's or the deployment's
+//
+// The body is the kind's settings. Checked as the worker will build the client: a field missing or unknown, or an address (endpoint, base_url, addr) inside the deployment's network, is refused with nothing written. Seen by every process within 5 seconds. Written, never answered back.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /v1/mirrors/{kind} (the `PutMirrorAccount` operationId).
+func (c *Client) PutMirrorAccountWithBody(ctx context.Context, kind PutMirrorAccountParamsKind, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutMirrorAccountRequestWithBody(c.Server, kind, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PutMirrorAccount Set the agency's account of a kind: its bookings are mirrored through it, and through no other agency's or the deployment's
+//
+// The body is the kind's settings. Checked as the worker will build the client: a field missing or unknown, or an address (endpoint, base_url, addr) inside the deployment's network, is refused with nothing written. Seen by every process within 5 seconds. Written, never answered back.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /v1/mirrors/{kind} (the `PutMirrorAccount` operationId).
+func (c *Client) PutMirrorAccount(ctx context.Context, kind PutMirrorAccountParamsKind, body PutMirrorAccountJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutMirrorAccountRequest(c.Server, kind, body)
 	if err != nil {
 		return nil, err
 	}
@@ -4763,6 +5226,114 @@ func NewCallMCPRequestWithBody(server string, params *CallMCPParams, contentType
 	return req, nil
 }
 
+// NewListMirrorAccountsRequest constructs an http.Request for the ListMirrorAccounts method
+func NewListMirrorAccountsRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/mirrors")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewDeleteMirrorAccountRequest constructs an http.Request for the DeleteMirrorAccount method
+func NewDeleteMirrorAccountRequest(server string, kind DeleteMirrorAccountParamsKind) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "kind", kind, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/mirrors/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPutMirrorAccountRequest calls the generic PutMirrorAccount builder with application/json body
+func NewPutMirrorAccountRequest(server string, kind PutMirrorAccountParamsKind, body PutMirrorAccountJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPutMirrorAccountRequestWithBody(server, kind, "application/json", bodyReader)
+}
+
+// NewPutMirrorAccountRequestWithBody constructs an http.Request for the PutMirrorAccount method, with any body, and a specified content type
+func NewPutMirrorAccountRequestWithBody(server string, kind PutMirrorAccountParamsKind, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "kind", kind, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/mirrors/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewGetAttentionRequest constructs an http.Request for the GetAttention method
 func NewGetAttentionRequest(server string) (*http.Request, error) {
 	var err error
@@ -5913,6 +6484,38 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/mcp (the `CallMCP` operationId).
 	CallMCPWithResponse(ctx context.Context, params *CallMCPParams, body CallMCPJSONRequestBody, reqEditors ...RequestEditorFn) (*CallMCPResponse, error)
+
+	// ListMirrorAccountsWithResponse Which of the agency's mirrors' accounts it set (calendars, CRMs, texts, e-mail)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/mirrors (the `ListMirrorAccounts` operationId).
+	ListMirrorAccountsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListMirrorAccountsResponse, error)
+
+	// DeleteMirrorAccountWithResponse Remove the agency's account of a kind: that mirror is no longer kept for it (the default agency falls back on the deployment's)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v1/mirrors/{kind} (the `DeleteMirrorAccount` operationId).
+	DeleteMirrorAccountWithResponse(ctx context.Context, kind DeleteMirrorAccountParamsKind, reqEditors ...RequestEditorFn) (*DeleteMirrorAccountResponse, error)
+
+	// PutMirrorAccountWithBodyWithResponse Set the agency's account of a kind: its bookings are mirrored through it, and through no other agency's or the deployment's
+	//
+	// The body is the kind's settings. Checked as the worker will build the client: a field missing or unknown, or an address (endpoint, base_url, addr) inside the deployment's network, is refused with nothing written. Seen by every process within 5 seconds. Written, never answered back.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v1/mirrors/{kind} (the `PutMirrorAccount` operationId).
+	PutMirrorAccountWithBodyWithResponse(ctx context.Context, kind PutMirrorAccountParamsKind, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutMirrorAccountResponse, error)
+
+	// PutMirrorAccountWithResponse Set the agency's account of a kind: its bookings are mirrored through it, and through no other agency's or the deployment's
+	//
+	// The body is the kind's settings. Checked as the worker will build the client: a field missing or unknown, or an address (endpoint, base_url, addr) inside the deployment's network, is refused with nothing written. Seen by every process within 5 seconds. Written, never answered back.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v1/mirrors/{kind} (the `PutMirrorAccount` operationId).
+	PutMirrorAccountWithResponse(ctx context.Context, kind PutMirrorAccountParamsKind, body PutMirrorAccountJSONRequestBody, reqEditors ...RequestEditorFn) (*PutMirrorAccountResponse, error)
 
 	// GetAttentionWithResponse what an operator should look at: sagas pending or not mirrored, silent sagas, open drift flags
 	//
@@ -7705,6 +8308,255 @@ func (r CallMCPResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r CallMCPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListMirrorAccountsResponse429Headers the declared response headers of an HTTP 429 response for ListMirrorAccounts
+type ListMirrorAccountsResponse429Headers struct {
+	RetryAfter *int
+}
+
+type ListMirrorAccountsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *MirrorAccountList
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *Error
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListMirrorAccountsResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListMirrorAccountsResponse) GetJSON200() *MirrorAccountList {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListMirrorAccountsResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListMirrorAccountsResponse) GetJSON403() *Error {
+	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListMirrorAccountsResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r ListMirrorAccountsResponse) GetJSON501() *Error {
+	return r.JSON501
+}
+
+// GetBody returns the raw response body bytes
+func (r ListMirrorAccountsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListMirrorAccountsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListMirrorAccountsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListMirrorAccountsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DeleteMirrorAccountResponse429Headers the declared response headers of an HTTP 429 response for DeleteMirrorAccount
+type DeleteMirrorAccountResponse429Headers struct {
+	RetryAfter *int
+}
+
+type DeleteMirrorAccountResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *MirrorAccountList
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *Error
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeleteMirrorAccountResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DeleteMirrorAccountResponse) GetJSON200() *MirrorAccountList {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeleteMirrorAccountResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeleteMirrorAccountResponse) GetJSON403() *Error {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeleteMirrorAccountResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeleteMirrorAccountResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r DeleteMirrorAccountResponse) GetJSON501() *Error {
+	return r.JSON501
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteMirrorAccountResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteMirrorAccountResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteMirrorAccountResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteMirrorAccountResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PutMirrorAccountResponse429Headers the declared response headers of an HTTP 429 response for PutMirrorAccount
+type PutMirrorAccountResponse429Headers struct {
+	RetryAfter *int
+}
+
+type PutMirrorAccountResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *MirrorAccountList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Error
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *Error
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PutMirrorAccountResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PutMirrorAccountResponse) GetJSON200() *MirrorAccountList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PutMirrorAccountResponse) GetJSON400() *Error {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PutMirrorAccountResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PutMirrorAccountResponse) GetJSON403() *Error {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PutMirrorAccountResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PutMirrorAccountResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r PutMirrorAccountResponse) GetJSON501() *Error {
+	return r.JSON501
+}
+
+// GetBody returns the raw response body bytes
+func (r PutMirrorAccountResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PutMirrorAccountResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PutMirrorAccountResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PutMirrorAccountResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -9999,6 +10851,62 @@ func (c *ClientWithResponses) CallMCPWithResponse(ctx context.Context, params *C
 	return ParseCallMCPResponse(rsp)
 }
 
+// ListMirrorAccountsWithResponse Which of the agency's mirrors' accounts it set (calendars, CRMs, texts, e-mail)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/mirrors (the `ListMirrorAccounts` operationId).
+func (c *ClientWithResponses) ListMirrorAccountsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListMirrorAccountsResponse, error) {
+	rsp, err := c.ListMirrorAccounts(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListMirrorAccountsResponse(rsp)
+}
+
+// DeleteMirrorAccountWithResponse Remove the agency's account of a kind: that mirror is no longer kept for it (the default agency falls back on the deployment's)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v1/mirrors/{kind} (the `DeleteMirrorAccount` operationId).
+func (c *ClientWithResponses) DeleteMirrorAccountWithResponse(ctx context.Context, kind DeleteMirrorAccountParamsKind, reqEditors ...RequestEditorFn) (*DeleteMirrorAccountResponse, error) {
+	rsp, err := c.DeleteMirrorAccount(ctx, kind, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteMirrorAccountResponse(rsp)
+}
+
+// PutMirrorAccountWithBodyWithResponse Set the agency's account of a kind: its bookings are mirrored through it, and through no other agency's or the deployment's
+//
+// The body is the kind's settings. Checked as the worker will build the client: a field missing or unknown, or an address (endpoint, base_url, addr) inside the deployment's network, is refused with nothing written. Seen by every process within 5 seconds. Written, never answered back.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v1/mirrors/{kind} (the `PutMirrorAccount` operationId).
+func (c *ClientWithResponses) PutMirrorAccountWithBodyWithResponse(ctx context.Context, kind PutMirrorAccountParamsKind, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutMirrorAccountResponse, error) {
+	rsp, err := c.PutMirrorAccountWithBody(ctx, kind, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutMirrorAccountResponse(rsp)
+}
+
+// PutMirrorAccountWithResponse Set the agency's account of a kind: its bookings are mirrored through it, and through no other agency's or the deployment's
+//
+// The body is the kind's settings. Checked as the worker will build the client: a field missing or unknown, or an address (endpoint, base_url, addr) inside the deployment's network, is refused with nothing written. Seen by every process within 5 seconds. Written, never answered back.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v1/mirrors/{kind} (the `PutMirrorAccount` operationId).
+func (c *ClientWithResponses) PutMirrorAccountWithResponse(ctx context.Context, kind PutMirrorAccountParamsKind, body PutMirrorAccountJSONRequestBody, reqEditors ...RequestEditorFn) (*PutMirrorAccountResponse, error) {
+	rsp, err := c.PutMirrorAccount(ctx, kind, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutMirrorAccountResponse(rsp)
+}
+
 // GetAttentionWithResponse what an operator should look at: sagas pending or not mirrored, silent sagas, open drift flags
 //
 // Returns a wrapper object for the known response body format(s).
@@ -11764,6 +12672,228 @@ func ParseCallMCPResponse(rsp *http.Response) (*CallMCPResponse, error) {
 	switch {
 	case rsp.StatusCode == 429:
 		var headers CallMCPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListMirrorAccountsResponse parses an HTTP response from a ListMirrorAccountsWithResponse call
+func ParseListMirrorAccountsResponse(rsp *http.Response) (*ListMirrorAccountsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListMirrorAccountsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest MirrorAccountList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers ListMirrorAccountsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDeleteMirrorAccountResponse parses an HTTP response from a DeleteMirrorAccountWithResponse call
+func ParseDeleteMirrorAccountResponse(rsp *http.Response) (*DeleteMirrorAccountResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteMirrorAccountResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest MirrorAccountList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers DeleteMirrorAccountResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePutMirrorAccountResponse parses an HTTP response from a PutMirrorAccountWithResponse call
+func ParsePutMirrorAccountResponse(rsp *http.Response) (*PutMirrorAccountResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PutMirrorAccountResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest MirrorAccountList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers PutMirrorAccountResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

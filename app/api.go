@@ -339,7 +339,7 @@ func NewAPI(ctx context.Context, cfg APIConfig, logger *zap.Logger, scope tally.
 			Settings: edge.Settings{MaxBody: cfg.MaxBody, Metrics: scope, Catalogue: reads.Catalog, Names: names, Bookings: reads.Store,
 				Admission: admit}},
 		REST: api.Config{Contacts: reads.Store, Webhooks: reads.Store, Egress: cfg.Mirrors.Egress(), Agencies: reads.Store,
-			PlatformSecrets: reads.Store},
+			PlatformSecrets: reads.Store, MirrorAccounts: reads.Store, CheckAccount: cfg.Mirrors.CheckAccount},
 		Tools: voice.Config{RetellKey: cfg.RetellKey, VapiSecret: cfg.VapiSecret, VapiHMACSecret: cfg.VapiHMACSecret,
 			FindBudget: reads.Store, Contacts: reads.Store, CallerIDHeader: cfg.CallerIDHeader, FindsPerKeyHour: cfg.FindsPerKeyHour,
 			HandoffsPerKeyHour: cfg.HandoffsPerKeyHour, Secrets: reads.Store},

@@ -67,10 +67,11 @@ func (h HubSpot) token() (string, error) {
 	return strings.TrimSpace(string(data)), nil
 }
 
-func (h HubSpot) client(timeout time.Duration) (*hubspot.Client, error) {
+// config is the client's, its token read.
+func (h HubSpot) config(timeout time.Duration) (*hubspot.Config, error) {
 	token, err := h.token()
 	if err != nil {
 		return nil, err
 	}
-	return hubspot.New(hubspot.Config{BaseURL: h.URL, Token: token, Timeout: timeout, Retry: retry.Default(), PerTenSeconds: h.PerTenSeconds})
+	return &hubspot.Config{BaseURL: h.URL, Token: token, Timeout: timeout, Retry: retry.Default(), PerTenSeconds: h.PerTenSeconds}, nil
 }

@@ -2,7 +2,6 @@ package app
 
 import (
 	"cmp"
-	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -10,22 +9,10 @@ import (
 	"strings"
 	"time"
 
-	"go.uber.org/zap"
-
 	"github.com/bookingsaga/bookingsaga/activities"
-	"github.com/bookingsaga/bookingsaga/booking"
-	"github.com/bookingsaga/bookingsaga/internal/calendars"
-	"github.com/bookingsaga/bookingsaga/internal/catalog"
-	"github.com/bookingsaga/bookingsaga/internal/crm"
 	"github.com/bookingsaga/bookingsaga/internal/egress"
-	"github.com/bookingsaga/bookingsaga/internal/gcal"
-	"github.com/bookingsaga/bookingsaga/internal/mail"
-	"github.com/bookingsaga/bookingsaga/internal/msgraph"
 	"github.com/bookingsaga/bookingsaga/internal/phone"
-	"github.com/bookingsaga/bookingsaga/internal/retry"
-	"github.com/bookingsaga/bookingsaga/internal/sms"
 	"github.com/bookingsaga/bookingsaga/internal/speech"
-	"github.com/bookingsaga/bookingsaga/internal/store"
 )
 
 // Mirrors configures the clients of the calendar and the CRM, the
@@ -217,56 +204,6 @@ func (c Mirrors) CalendarConfigured() bool {
 	return c.CalendarEndpoint != "" || c.CalendarCredentials != "" || os.Getenv("GOOGLE_APPLICATION_CREDENTIALS") != ""
 }
 
-// Calendar connects the calendar providers configured, behind one router,
-// to write; nil when there are none.
-func (c Mirrors) Calendar(ctx context.Context) (*calendars.Router, error) {
-	return c.calendar(ctx, false)
-}
-
-// calendar connects the providers, to read only when readOnly: the API's
-// Google client then asks for read scopes (Graph grants permissions to
-// the app registration, so the API's comes from one of its own with
-// Calendars.Read), and its router refuses writes.
-func (c Mirrors) calendar(ctx context.Context, readOnly bool) (*calendars.Router, error) {
-	providers := map[string]calendars.Provider{}
-	if c.CalendarConfigured() {
-		g, err := gcal.New(ctx, gcal.Config{Endpoint: c.CalendarEndpoint, CredentialsFile: c.CalendarCredentials,
-			NoAuth: c.CalendarNoAuth, CallTimeout: c.CalendarTimeout, Retry: retry.Default(), ReadOnly: readOnly})
-		if err != nil {
-			return nil, err
-		}
-		providers[booking.ProviderGoogle] = g
-	}
-	if c.Microsoft.configured() {
-		m, err := msgraph.New(c.Microsoft.graph(c.CalendarTimeout))
-		if err != nil {
-			return nil, err
-		}
-		providers[booking.ProviderMicrosoft] = m
-	}
-	if len(providers) == 0 {
-		return nil, nil
-	}
-	router := calendars.NewRouter(providers)
-	if readOnly {
-		return router.ReadOnly(), nil
-	}
-	return router, nil
-}
-
-// SMS connects the Twilio account; nil when none is configured.
-func (c Mirrors) SMS() (*sms.Sender, error) {
-	if c.TwilioAccountSid == "" {
-		return nil, nil
-	}
-	token, err := secretOrFile(c.TwilioAuthToken, c.TwilioAuthTokenFile)
-	if err != nil {
-		return nil, fmt.Errorf("twilio auth token: %w", err)
-	}
-	return sms.New(sms.Config{AccountSid: c.TwilioAccountSid, AuthToken: token, From: c.SMSFrom,
-		Endpoint: c.TwilioEndpoint, Timeout: c.CRMTimeout})
-}
-
 // secretOrFile is value, or the trimmed contents of file when value is
 // empty: a secret a container mounts as a file (the _FILE convention of
 // Docker's images) stays out of the environment.
@@ -279,46 +216,4 @@ func secretOrFile(value, file string) (string, error) {
 		return "", err
 	}
 	return strings.TrimSpace(string(data)), nil
-}
-
-// Mail is the SMTP sender; nil when no server is configured.
-func (c Mirrors) Mail() (*mail.Sender, error) { return c.SMTP.sender(c.CRMTimeout) }
-
-// CRMs connects the CRMs configured: the generic one at CRMBaseURL, and
-// HubSpot where -crm names it or it has a token. -crm is the default, the
-// CRM of the properties that name none; nil when none is configured.
-func (c Mirrors) CRMs() (*crm.Router, error) {
-	byName := map[string]crm.CRM{}
-	if c.CRMBaseURL != "" {
-		h, err := crm.NewHTTP(crm.Config{BaseURL: c.CRMBaseURL, Token: c.CRMToken, Timeout: c.CRMTimeout, Retry: retry.Default()})
-		if err != nil {
-			return nil, err
-		}
-		byName["http"] = h
-	}
-	if c.CRM == "hubspot" || c.HubSpot.configured() {
-		h, err := c.HubSpot.client(c.CRMTimeout)
-		if err != nil {
-			return nil, err
-		}
-		byName["hubspot"] = h
-	}
-	return crm.NewRouter(cmp.Or(c.CRM, "http"), byName), nil
-}
-
-// Catalog builds the catalogue's reads over st and the mirrors configured,
-// with calendar clients that only read.
-func (c Mirrors) Catalog(ctx context.Context, st *store.Store, log *zap.Logger) (*catalog.Catalog, error) {
-	cat := &catalog.Catalog{Store: st, Log: log}
-	cal, err := c.calendar(ctx, true)
-	if err != nil {
-		return nil, err
-	}
-	if cal != nil { // a nil *calendars.Router in the interface would not be nil
-		cat.Calendar = cal
-	}
-	if cat.CRM, err = c.CRMs(); err != nil {
-		return nil, err
-	}
-	return cat, nil
 }

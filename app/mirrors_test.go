@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/accounts"
 	"github.com/bookingsaga/bookingsaga/internal/calendars"
 	"github.com/bookingsaga/bookingsaga/internal/hubspot"
 )
@@ -47,12 +48,13 @@ func TestBadSettingsAreNamed(t *testing.T) {
 	crm.HubSpot.PerTenSeconds = 100
 	require.NoError(t, crm.Validate())
 	crm.HubSpot.TokenFile = filepath.Join(t.TempDir(), "token")
-	_, err := crm.CRMs()
+	_, err := crm.Connect(t.Context(), false)
 	require.ErrorContains(t, err, "hubspot token", "the file is missing")
 	require.NoError(t, os.WriteFile(crm.HubSpot.TokenFile, []byte("pat-na1-x\n"), 0o600))
 	crm.CRMBaseURL = "http://127.0.0.1:2"
-	r, err := crm.CRMs()
+	set, err := crm.Connect(t.Context(), false)
 	require.NoError(t, err)
+	r := set.CRM
 	def, name := r.For("")
 	require.IsType(t, &hubspot.Client{}, def)
 	require.Equal(t, "hubspot", name)
@@ -67,15 +69,25 @@ func TestBadSettingsAreNamed(t *testing.T) {
 }
 
 // TestTheAPIsCalendarsOnlyRead: the catalogue the API reads through is
-// built with clients that refuse to write, on every provider.
+// built with clients that refuse to write, on every provider, the
+// deployment's and an agency's own alike.
 func TestTheAPIsCalendarsOnlyRead(t *testing.T) {
 	t.Parallel()
 	m := Mirrors{CalendarEndpoint: "http://127.0.0.1:1/calendar/v3/", CalendarNoAuth: true, CalendarTimeout: time.Second,
 		Microsoft: Microsoft{TenantID: "t", ClientID: "app", ClientSecret: "s", GraphEndpoint: "http://127.0.0.1:1", LoginEndpoint: "http://127.0.0.1:1"}}
 	cat, err := m.Catalog(t.Context(), nil, zap.NewNop())
 	require.NoError(t, err)
-	router, ok := cat.Calendar.(*calendars.Router)
-	require.True(t, ok)
+	own, err := cat.Accounts.Build(t.Context(), accounts.Stored{accounts.Google: []byte(`{}`),
+		accounts.Microsoft: []byte(`{"tenant_id": "t2", "client_id": "app2", "client_secret": "s2"}`)})
+	require.NoError(t, err)
+	for _, router := range []*calendars.Router{cat.Calendar, own.Calendar} {
+		requireReadOnly(t, router)
+	}
+}
+
+func requireReadOnly(t *testing.T, router *calendars.Router) {
+	t.Helper()
+	require.NotNil(t, router)
 	for _, p := range []string{booking.ProviderGoogle, booking.ProviderMicrosoft} {
 		_, err := router.Upsert(t.Context(), calendars.Booking{Calendar: calendars.Ref{Provider: p, ID: "agent@example.test"}, RequestKey: "k-1"})
 		require.ErrorIs(t, err, calendars.ErrReadOnly, p)

@@ -24,6 +24,7 @@ import (
 
 	"github.com/bookingsaga/bookingsaga/activities"
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/accounts"
 	"github.com/bookingsaga/bookingsaga/internal/localtime"
 	"github.com/bookingsaga/bookingsaga/internal/metrics"
 	"github.com/bookingsaga/bookingsaga/internal/speech"
@@ -156,7 +157,12 @@ func prepareNamespace(ctx context.Context, c client.Client, cfg Config, acts *ac
 	if err := ensureWebhooks(ctx, c, cfg, acts.Store); err != nil {
 		return err
 	}
-	if acts.SMS != nil || acts.Mail != nil {
+	// The default agency's accounts: the deployment's, or its own.
+	set, err := acts.Accounts.For(ctx, accounts.Set{SMS: acts.SMS, Mail: acts.Mail})
+	if err != nil {
+		return err
+	}
+	if set.SMS != nil || set.Mail != nil {
 		return activities.EnsureMessages(ctx, c, cfg.TaskQueue)
 	}
 	return nil
@@ -206,32 +212,14 @@ func storeConfig(cfg Config) store.Config {
 }
 
 func newActivities(ctx context.Context, cfg Config, pool *pgxpool.Pool) (*activities.Activities, error) {
-	acts := &activities.Activities{Store: store.New(pool, storeConfig(cfg)), Egress: cfg.Egress(), MirrorYield: cfg.MirrorYield}
-	cal, err := cfg.Calendar(ctx)
+	st := store.New(pool, storeConfig(cfg))
+	set, err := cfg.Connect(ctx, false)
 	if err != nil {
 		return nil, err
 	}
-	if cal != nil {
-		acts.Calendar = cal
-	}
-	if acts.CRM, err = cfg.CRMs(); err != nil {
-		return nil, err
-	}
+	acts := &activities.Activities{Store: st, Egress: cfg.Egress(), MirrorYield: cfg.MirrorYield, Accounts: cfg.Accounts(st, false),
+		Calendar: set.Calendar, CRM: set.CRM, SMS: set.SMS, Mail: set.Mail}
 	acts.CRMLang, _ = speech.ParseLang(cfg.CRMLanguage) // checked by validate
-	texts, err := cfg.SMS()
-	if err != nil {
-		return nil, err
-	}
-	if texts != nil { // a nil *sms.Sender in the interface would not be nil
-		acts.SMS = texts
-	}
-	mails, err := cfg.Mail()
-	if err != nil {
-		return nil, err
-	}
-	if mails != nil {
-		acts.Mail = mails
-	}
 	acts.Quiet = booking.QuietHours{From: cfg.QuietFrom, To: cfg.QuietTo}
 	acts.Texts = cfg.TextLimits()
 	return acts, nil

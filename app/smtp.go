@@ -41,12 +41,15 @@ func (c SMTP) validate() error {
 	if c.From == "" {
 		return errors.New("smtp-addr needs mail-from")
 	}
-	_, err := c.sender(time.Second)
+	cfg, err := c.config(time.Second)
+	if err == nil {
+		_, err = mail.New(*cfg)
+	}
 	return err
 }
 
-// sender connects nothing yet (each send dials); nil when no server is set.
-func (c SMTP) sender(timeout time.Duration) (*mail.Sender, error) {
+// config is the sender's, its password read; nil when no server is set.
+func (c SMTP) config(timeout time.Duration) (*mail.Config, error) {
 	if c.Addr == "" {
 		return nil, nil
 	}
@@ -54,6 +57,5 @@ func (c SMTP) sender(timeout time.Duration) (*mail.Sender, error) {
 	if err != nil {
 		return nil, fmt.Errorf("smtp password: %w", err)
 	}
-	return mail.New(mail.Config{Addr: c.Addr, Username: c.Username, Password: password, From: c.From,
-		TLS: mail.TLS(c.TLS), Timeout: timeout})
+	return &mail.Config{Addr: c.Addr, Username: c.Username, Password: password, From: c.From, TLS: mail.TLS(c.TLS), Timeout: timeout}, nil
 }

@@ -109,3 +109,8 @@ const (
 // sets for its own tool URLs: Retell's account API key, a Vapi bearer
 // credential's token and a Vapi HMAC credential's secret.
 var SignedPlatforms = []string{"retell", "vapi", "vapi_hmac"}
+
+// AccountKinds are the kinds of account an agency sets for its mirrors
+// (PUT /v1/mirrors/{kind}): its calendars' (Google, Microsoft 365), its
+// CRMs' (the generic one, HubSpot), its texts' and its e-mails'.
+var AccountKinds = []string{ProviderGoogle, ProviderMicrosoft, "crm", "hubspot", "twilio", "smtp"}

@@ -31,8 +31,9 @@ type catalogue struct {
 
 // secondAgency is the agency beside the default one when
 // Options.SecondAgency: its catalogue has the same resource ids, in
-// calendars and mailboxes of its own, and its viewings go to the generic
-// CRM (the default agency keeps HubSpot for hubspotProperty).
+// calendars and mailboxes of its own, in accounts of its own (fakes), and
+// its viewings all go to its HubSpot (the default agency keeps HubSpot
+// for hubspotProperty, the generic CRM for the others).
 const secondAgency = "lyon"
 
 // domain is the calendars' domain of an agency.
@@ -110,15 +111,19 @@ func seed(ctx context.Context, st *store.Store, days int) (catalogue, error) {
 	return cat, nil
 }
 
-// seedSecond makes the second agency and seeds its catalogue, which names
-// the same ids and starts as the default agency's.
-func seedSecond(ctx context.Context, st *store.Store, days int) error {
+// seedSecond makes the second agency, seeds its catalogue, which names
+// the same ids and starts as the default agency's, and sets its accounts
+// at its own fakes.
+func seedSecond(ctx context.Context, st *store.Store, days int, own *fakes) error {
 	a, _, err := st.PutAgency(ctx, secondAgency, "Lyon")
 	if err != nil {
 		return fmt.Errorf("make agency %s: %w", secondAgency, err)
 	}
-	_, err = seed(agency.With(ctx, a), st, days)
-	return err
+	ctx = agency.With(ctx, a)
+	if _, err = seed(ctx, st, days); err != nil {
+		return err
+	}
+	return own.setAccounts(ctx, st)
 }
 
 // pick is a random slot; a third need the key holder too.

@@ -51,9 +51,12 @@ type checker struct {
 	events   map[string][]calendar.Event       // by calendar id
 	outlook  map[string][]graphtest.GraphEvent // by mailbox
 	records  []crm.Record
-	meetings []hubspottest.Object // the HubSpot property's viewings
-	contacts []hubspottest.Object // and its callers kept on file
-	inFlight []time.Time          // the moments the API was interrupted
+	// meetings are each agency's HubSpot account's viewings, contacts
+	// its callers kept on file and its own; by agency id.
+	meetings, contacts map[string][]hubspottest.Object
+	// strays are what one agency's accounts hold of another's.
+	strays   []string
+	inFlight []time.Time // the moments the API was interrupted
 	occupied []occupancy
 	// refusedLost are confirmed bookings a restored store lost whose ops
 	// restore it refused (their slot taken meanwhile): the store decided
@@ -72,8 +75,7 @@ type occupancy struct {
 // read gathers what the checks need; known are final answers already read
 // that need not be asked again.
 func (c *cluster) read(ctx context.Context, pool *pgxpool.Pool, calls []Call, interrupts []time.Time, known map[string]*receipt.Receipt) (*checker, error) {
-	ch := &checker{calls: calls, bookings: map[string]stored{}, events: map[string][]calendar.Event{},
-		outlook: map[string][]graphtest.GraphEvent{}, records: c.crm.Records(), meetings: c.hubspot.Meetings(), contacts: c.hubspot.Contacts(), inFlight: interrupts}
+	ch := &checker{calls: calls, bookings: map[string]stored{}, inFlight: interrupts}
 	rows, err := pool.Query(ctx, `SELECT request_key, booking_id::text, status, property_id, agent_id, starts_at, ends_at,
     coalesce(replaces_request_key, ''), committed_at IS NOT NULL, agency_no, agency_id FROM booking JOIN agency USING (agency_no)`)
 	if err != nil {
@@ -92,16 +94,7 @@ func (c *cluster) read(ctx context.Context, pool *pgxpool.Pool, calls []Call, in
 	if ch.occupied, err = occupied(ctx, pool); err != nil {
 		return nil, err
 	}
-	for _, a := range c.agencies {
-		for _, r := range resources(a) {
-			switch r.Provider() {
-			case booking.ProviderGoogle:
-				ch.events[r.CalendarID] = c.calendar.Events(r.CalendarID)
-			case booking.ProviderMicrosoft:
-				ch.outlook[r.CalendarID] = c.graph.Events(r.CalendarID)
-			}
-		}
-	}
+	ch.readAccounts(c)
 	if err := ch.readMessages(ctx, pool, c); err != nil {
 		return nil, err
 	}

@@ -6,8 +6,12 @@ import (
 	"sort"
 	"strings"
 
+	"google.golang.org/api/calendar/v3"
+
 	"github.com/bookingsaga/bookingsaga/agency"
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/hubspot/hubspottest"
+	"github.com/bookingsaga/bookingsaga/internal/msgraph/graphtest"
 )
 
 // agenciesApart: every booking a call's key made or moved is a row of the
@@ -39,7 +43,53 @@ func (ch *checker) agenciesApart() []string {
 			}
 		}
 	}
+	bad = append(bad, ch.strays...)
 	sort.Strings(bad)
+	return bad
+}
+
+// readAccounts reads each agency's accounts: its calendars' events and
+// its HubSpot's meetings and contacts in its own fakes, the generic
+// CRM's records (the default agency's alone keeps one), and the strays.
+func (ch *checker) readAccounts(c *cluster) {
+	ch.events, ch.outlook = map[string][]calendar.Event{}, map[string][]graphtest.GraphEvent{}
+	ch.meetings, ch.contacts = map[string][]hubspottest.Object{}, map[string][]hubspottest.Object{}
+	ch.records = c.crm.Records()
+	for _, a := range c.agencies {
+		f := c.accountsOf(a)
+		ch.meetings[a], ch.contacts[a] = f.hubspot.Meetings(), f.hubspot.Contacts()
+		for _, r := range resources(a) {
+			switch r.Provider() {
+			case booking.ProviderGoogle:
+				ch.events[r.CalendarID] = f.calendar.Events(r.CalendarID)
+			case booking.ProviderMicrosoft:
+				ch.outlook[r.CalendarID] = f.graph.Events(r.CalendarID)
+			}
+		}
+	}
+	ch.strays = c.strays()
+}
+
+// strays are the events of one agency's calendars found in another
+// agency's calendar accounts, and the generic CRM's records of an agency
+// that keeps none: what would be there had the deployment's accounts
+// served an agency with accounts of its own.
+func (c *cluster) strays() []string {
+	var bad []string
+	for _, a := range c.agencies {
+		f := c.accountsOf(a)
+		for _, other := range c.agencies {
+			if c.accountsOf(other) == f {
+				continue
+			}
+			for _, r := range resources(other) {
+				n := len(f.calendar.Events(r.CalendarID)) + len(f.graph.Events(r.CalendarID))
+				if n > 0 {
+					bad = append(bad, fmt.Sprintf("%s's calendar %s has %d events in %s's account", other, r.CalendarID, n, a))
+				}
+			}
+		}
+	}
 	return bad
 }
 
@@ -76,5 +126,15 @@ func (b stored) owner() agency.Agency {
 // scopedKey is b's key as its mirrors carry it: in its agency's space.
 func (b stored) scopedKey() string { return agency.WorkflowID(b.owner(), b.key) }
 
-// onHubSpot reports whether b's agency keeps HubSpot for b's property.
-func (b stored) onHubSpot() bool { return b.owner().IsDefault() && b.property == hubspotProperty }
+// onHubSpot reports whether b's agency keeps HubSpot for b's property:
+// the second agency for all of them, as HubSpot is its only CRM.
+func (b stored) onHubSpot() bool { return !b.owner().IsDefault() || b.property == hubspotProperty }
+
+// countAll is how many objects every agency's account holds.
+func countAll(by map[string][]hubspottest.Object) int {
+	n := 0
+	for _, objs := range by {
+		n += len(objs)
+	}
+	return n
+}

@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -13,7 +14,8 @@ import (
 // booking has one meeting, SCHEDULED at its times, on its caller's one
 // contact when the caller agreed to be kept on file and on no contact
 // otherwise; a booking no longer live has no SCHEDULED meeting; no meeting
-// names a booking the store lacks or one of another agency's properties.
+// names a booking the store lacks, one of another agency's (in this
+// agency's account) or one on the generic CRM.
 func (ch *checker) hubspotMirrors() []string {
 	var bad []string
 	byID := map[string]stored{}
@@ -21,19 +23,23 @@ func (ch *checker) hubspotMirrors() []string {
 		byID[b.id] = b
 	}
 	meetings := map[string]hubspottest.Object{}
-	for _, m := range ch.meetings {
-		id := m.Properties["bookingsaga_booking_id"]
-		b, ok := byID[id]
-		switch {
-		case !ok:
-			bad = append(bad, fmt.Sprintf("hubspot meeting %s names booking %q, which the store lacks", m.ID, id))
-		case !b.onHubSpot():
-			bad = append(bad, fmt.Sprintf("%s's meeting is in HubSpot, but %s of %s keeps the generic CRM", b.key, b.property, b.owner().ID))
+	for _, account := range slices.Sorted(maps.Keys(ch.meetings)) {
+		for _, m := range ch.meetings[account] {
+			id := m.Properties["bookingsaga_booking_id"]
+			b, ok := byID[id]
+			switch {
+			case !ok:
+				bad = append(bad, fmt.Sprintf("hubspot meeting %s names booking %q, which the store lacks", m.ID, id))
+			case b.owner().ID != account:
+				bad = append(bad, fmt.Sprintf("%s, %s's booking, has a meeting in %s's HubSpot", b.key, b.owner().ID, account))
+			case !b.onHubSpot():
+				bad = append(bad, fmt.Sprintf("%s's meeting is in HubSpot, but %s of %s keeps the generic CRM", b.key, b.property, b.owner().ID))
+			}
+			if _, dup := meetings[id]; dup {
+				bad = append(bad, fmt.Sprintf("booking %s has two hubspot meetings", id))
+			}
+			meetings[id] = m
 		}
-		if _, dup := meetings[id]; dup {
-			bad = append(bad, fmt.Sprintf("booking %s has two hubspot meetings", id))
-		}
-		meetings[id] = m
 	}
 	for _, b := range ch.bookings {
 		if !b.onHubSpot() || b.status == string(booking.StatusHeld) {
@@ -68,7 +74,7 @@ func (ch *checker) onCallersContact(b stored, m hubspottest.Object) []string {
 		return nil
 	}
 	var theirs []string
-	for _, c := range ch.contacts {
+	for _, c := range ch.contacts[b.owner().ID] {
 		if c.Properties["phone"] == phoneFor(origin) {
 			theirs = append(theirs, c.ID)
 		}
@@ -91,21 +97,23 @@ var agencyContacts = []map[string]string{
 }
 
 // agencysContactsKept: no contact the service did not create is ever
-// deleted: each the agency kept before the run is there after it, as it
-// was.
+// deleted: each an agency kept before the run is there after it, as it
+// was, in its account.
 func (ch *checker) agencysContactsKept() []string {
 	var bad []string
-	for _, want := range agencyContacts {
-		kept := slices.ContainsFunc(ch.contacts, func(o hubspottest.Object) bool {
-			for k, v := range want {
-				if o.Properties[k] != v {
-					return false
+	for account, contacts := range ch.contacts {
+		for _, want := range agencyContacts {
+			kept := slices.ContainsFunc(contacts, func(o hubspottest.Object) bool {
+				for k, v := range want {
+					if o.Properties[k] != v {
+						return false
+					}
 				}
+				return true
+			})
+			if !kept {
+				bad = append(bad, fmt.Sprintf("%s's hubspot contact %v is gone or changed", account, want))
 			}
-			return true
-		})
-		if !kept {
-			bad = append(bad, fmt.Sprintf("the agency's hubspot contact %v is gone or changed", want))
 		}
 	}
 	return bad

@@ -1,6 +1,7 @@
 package chaos
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"regexp"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/bookingsaga/bookingsaga/agency"
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/receipt"
 )
@@ -18,10 +20,11 @@ import (
 type messages struct {
 	// outbox is each key's messages: kind to status.
 	outbox map[string]map[booking.MessageKind]booking.MessageStatus
-	// received are the references quoted, one per message taken; copies
-	// counts the takes of a message the fake had already (same number
-	// and text, or same Message-ID).
-	received               []string
+	// received are the references quoted, one per message taken, with
+	// the agency whose account took it; copies counts the takes of a
+	// message the fake had already (same number and text, or same
+	// Message-ID).
+	received               []quoted
 	texts, mails           int
 	textCopies, mailCopies int
 	// trail is each key's events in order, and whether a contact rests
@@ -51,21 +54,24 @@ func (ch *checker) readMessages(ctx context.Context, pool *pgxpool.Pool, c *clus
 		return fmt.Errorf("read caller messages: %w", err)
 	}
 	seen := map[string]bool{}
-	take := func(id, text string, copies *int) {
-		if seen[id] {
-			*copies++
+	for _, a := range c.agencies {
+		f := c.accountsOf(a)
+		take := func(id, text string, copies *int) {
+			if seen[id] {
+				*copies++
+			}
+			seen[id] = true
+			m.received = append(m.received, quoted{account: a, ref: reference.FindString(text)})
 		}
-		seen[id] = true
-		m.received = append(m.received, reference.FindString(text))
-	}
-	for _, t := range c.sms.Sent() {
-		m.texts++
-		take(t.To+"\x00"+t.Body, t.Body, &m.textCopies)
-	}
-	for _, e := range c.mail.Received() {
-		m.mails++
-		text, _ := e.Part("text/plain")
-		take(e.MessageID, text.Body, &m.mailCopies)
+		for _, t := range f.sms.Sent() {
+			m.texts++
+			take(t.To+"\x00"+t.Body, t.Body, &m.textCopies)
+		}
+		for _, e := range f.mail.Received() {
+			m.mails++
+			text, _ := e.Part("text/plain")
+			take(e.MessageID, text.Body, &m.mailCopies)
+		}
 	}
 	if m.trail, err = trails(ctx, pool); err != nil {
 		return err
@@ -112,6 +118,10 @@ func (ch *checker) calledAs(key string) string {
 	return strings.Join(out, ", ")
 }
 
+// quoted is a reference a message quotes, and the agency whose account
+// sent it.
+type quoted struct{ account, ref string }
+
 var reference = regexp.MustCompile(`BS-[A-Z2-7]{4}-[A-Z2-7]{4}`)
 
 // origin is the first booking of key's moves: its caller's consent is
@@ -152,24 +162,28 @@ func (ch *checker) callersTold() []string {
 }
 
 // messagedOnlyIfBooked: every text and e-mail quotes the reference of a
-// booking the store confirmed at some point: it holds it committed, or
-// answered it confirmed (a restored store may have lost it since).
+// booking the store confirmed at some point (it holds it committed, or
+// answered it confirmed: a restored store may have lost it since), and
+// went through the account of that booking's agency.
 func (ch *checker) messagedOnlyIfBooked() []string {
-	booked := map[string]bool{}
+	booked := map[string]string{} // reference to its agency
 	for key, b := range ch.bookings {
 		if b.committed {
-			booked[receipt.Reference(key)] = true
+			booked[receipt.Reference(key)] = b.owner().ID
 		}
 	}
 	for _, c := range ch.calls {
 		if r := c.Receipt; r != nil && (r.Status == receipt.StatusConfirmed || r.Status == receipt.StatusCancelled) {
-			booked[receipt.Reference(r.RequestKey)] = true
+			booked[receipt.Reference(r.RequestKey)] = cmp.Or(c.Agency, agency.Default.ID)
 		}
 	}
 	var bad []string
-	for _, ref := range ch.messages.received {
-		if !booked[ref] {
-			bad = append(bad, fmt.Sprintf("a message quotes %q, which the store never confirmed", ref))
+	for _, q := range ch.messages.received {
+		switch owner, ok := booked[q.ref]; {
+		case !ok:
+			bad = append(bad, fmt.Sprintf("a message quotes %q, which the store never confirmed", q.ref))
+		case owner != q.account:
+			bad = append(bad, fmt.Sprintf("%s's account sent a message quoting %q, %s's booking", q.account, q.ref, owner))
 		}
 	}
 	return bad

@@ -51,11 +51,12 @@ func healthy() *checker {
 			"k1": {key: "k1", id: "b1", status: "confirmed", property: "flat-1", agent: "agent-1", starts: t0, ends: t0.Add(30 * time.Minute)},
 			"k2": {key: "k2", id: "b2", status: "confirmed", property: hubspotProperty, agent: "agent-3", starts: t0, ends: t0.Add(30 * time.Minute)},
 		},
-		final:    map[string]*receipt.Receipt{"k1": confirmed("k1", "b1")},
-		events:   map[string][]calendar.Event{"flat-1@chaos.test": {event("k1")}, hubspotProperty + "@chaos.test": {event("k2")}},
-		contacts: append([]hubspottest.Object{{ID: "c1", Properties: map[string]string{"phone": phoneFor("k2")}}}, agencyObjects()...),
-		meetings: []hubspottest.Object{{ID: "m1", Contacts: []string{"c1"}, Properties: map[string]string{"bookingsaga_booking_id": "b2",
-			"hs_meeting_outcome": "SCHEDULED", "hs_meeting_start_time": "2026-12-10T09:00:00.000Z", "hs_meeting_end_time": "2026-12-10T09:30:00.000Z"}}},
+		final:  map[string]*receipt.Receipt{"k1": confirmed("k1", "b1")},
+		events: map[string][]calendar.Event{"flat-1@chaos.test": {event("k1")}, hubspotProperty + "@chaos.test": {event("k2")}},
+		contacts: map[string][]hubspottest.Object{def: append([]hubspottest.Object{{ID: "c1", Properties: map[string]string{"phone": phoneFor("k2")}}},
+			agencyObjects()...)},
+		meetings: map[string][]hubspottest.Object{def: {{ID: "m1", Contacts: []string{"c1"}, Properties: map[string]string{"bookingsaga_booking_id": "b2",
+			"hs_meeting_outcome": "SCHEDULED", "hs_meeting_start_time": "2026-12-10T09:00:00.000Z", "hs_meeting_end_time": "2026-12-10T09:30:00.000Z"}}}},
 		outlook: map[string][]graphtest.GraphEvent{"agent-1@chaos.test": {{ID: "AAMk1", Start: t0, End: t0.Add(30 * time.Minute),
 			Properties: map[string]string{msgraph.RequestKeyProperty: "k1"}}}},
 		records:  []crm.Record{{ID: "r1", Viewing: crm.Viewing{BookingID: "b1", Status: crm.StatusScheduled}}},
@@ -66,6 +67,9 @@ func healthy() *checker {
 func TestTheCheckerPassesAHealthyRun(t *testing.T) {
 	t.Parallel()
 	require.Empty(t, violations(healthy()))
+	ch := healthy()
+	lyonsBooking(ch)
+	require.Empty(t, violations(ch), "and with the second agency's booking in its own accounts")
 }
 
 func TestTheCheckerCatchesEachKindOfLie(t *testing.T) {
@@ -94,7 +98,7 @@ func TestTheCheckerCatchesEachKindOfLie(t *testing.T) {
 		"a pending key after recovery": {func(ch *checker) {
 			ch.final["k1"] = &receipt.Receipt{RequestKey: "k1", Status: receipt.StatusPending}
 		}, "no key left pending"},
-		"an agency's contact deleted": {func(ch *checker) { ch.contacts = ch.contacts[:len(ch.contacts)-1] },
+		"an agency's contact deleted": {func(ch *checker) { ch.contacts[def] = ch.contacts[def][:len(ch.contacts[def])-1] },
 			"one event and one CRM record per live booking"},
 		"a missing calendar event": {func(ch *checker) { ch.events["flat-1@chaos.test"] = nil }, "one event and one CRM record per live booking"},
 		"a booking in another agency than its caller's": {func(ch *checker) {
@@ -128,17 +132,17 @@ func TestTheCheckerCatchesEachKindOfLie(t *testing.T) {
 		"a second CRM record": {func(ch *checker) {
 			ch.records = append(ch.records, crm.Record{ID: "r2", Viewing: crm.Viewing{BookingID: "b1", Status: crm.StatusScheduled}})
 		}, "one event and one CRM record per live booking"},
-		"a missing HubSpot meeting": {func(ch *checker) { ch.meetings = nil }, "one event and one CRM record per live booking"},
+		"a missing HubSpot meeting": {func(ch *checker) { ch.meetings[def] = nil }, "one event and one CRM record per live booking"},
 		"a HubSpot meeting at other times": {func(ch *checker) {
-			ch.meetings[0].Properties["hs_meeting_start_time"] = "2026-12-10T09:30:00.000Z"
+			ch.meetings[def][0].Properties["hs_meeting_start_time"] = "2026-12-10T09:30:00.000Z"
 		}, "one event and one CRM record per live booking"},
-		"a meeting on no contact for a caller kept on file": {func(ch *checker) { ch.meetings[0].Contacts = nil }, "one event and one CRM record per live booking"},
+		"a meeting on no contact for a caller kept on file": {func(ch *checker) { ch.meetings[def][0].Contacts = nil }, "one event and one CRM record per live booking"},
 		"a caller twice a contact": {func(ch *checker) {
-			ch.contacts = append(ch.contacts, hubspottest.Object{ID: "c2", Properties: map[string]string{"phone": phoneFor("k2")}})
+			ch.contacts[def] = append(ch.contacts[def], hubspottest.Object{ID: "c2", Properties: map[string]string{"phone": phoneFor("k2")}})
 		}, "one event and one CRM record per live booking"},
 		"a meeting on another caller's contact": {func(ch *checker) {
-			ch.contacts = append(ch.contacts, hubspottest.Object{ID: "c2", Properties: map[string]string{"phone": phoneFor("k3")}})
-			ch.meetings[0].Contacts = []string{"c2"}
+			ch.contacts[def] = append(ch.contacts[def], hubspottest.Object{ID: "c2", Properties: map[string]string{"phone": phoneFor("k3")}})
+			ch.meetings[def][0].Contacts = []string{"c2"}
 		}, "one event and one CRM record per live booking"},
 		"a meeting left scheduled by a cancel": {func(ch *checker) {
 			b := ch.bookings["k2"]
@@ -147,8 +151,22 @@ func TestTheCheckerCatchesEachKindOfLie(t *testing.T) {
 			ch.events[hubspotProperty+"@chaos.test"] = nil
 		}, "one event and one CRM record per live booking"},
 		"the generic CRM's viewing in HubSpot": {func(ch *checker) {
-			ch.meetings = append(ch.meetings, hubspottest.Object{ID: "m2", Properties: map[string]string{"bookingsaga_booking_id": "b1"}})
+			ch.meetings[def] = append(ch.meetings[def], hubspottest.Object{ID: "m2", Properties: map[string]string{"bookingsaga_booking_id": "b1"}})
 		}, "one event and one CRM record per live booking"},
+		"another agency's viewing in this agency's HubSpot": {func(ch *checker) {
+			lyonsBooking(ch)
+			m := ch.meetings[def][0]
+			m.ID, m.Properties = "m3", map[string]string{"bookingsaga_booking_id": "b3", "hs_meeting_outcome": "SCHEDULED",
+				"hs_meeting_start_time": "2026-12-10T09:00:00.000Z", "hs_meeting_end_time": "2026-12-10T09:30:00.000Z"}
+			ch.meetings[def] = append(ch.meetings[def], m)
+		}, "one event and one CRM record per live booking"},
+		"another agency's text through this agency's account": {func(ch *checker) {
+			lyonsBooking(ch)
+			ch.messages.received = append(ch.messages.received, quoted{account: def, ref: receipt.Reference("k3")})
+		}, "no message for a booking never confirmed"},
+		"another agency's event in this agency's calendar account": {func(ch *checker) {
+			ch.strays = []string{"lyon's calendar flat-1@lyon.chaos.test has 1 events in default's account"}
+		}, "each agency's calls book in that agency alone"},
 		"a move booked as a booking of its own": {func(ch *checker) {
 			ch.calls = append(ch.calls, Call{Op: "reschedule", Key: "k1", NewKey: "k2", HTTP: 200, Receipt: confirmed("k2", "b2"), Outcome: OK})
 		}, "a move's booking names the one it moved"},
@@ -251,6 +269,26 @@ func TestAnUntoldCallerIsNamedWithTheKeysTrail(t *testing.T) {
 }
 
 // agencyObjects are agencyContacts as the fake lists them.
+// def is the default agency, whose accounts are the deployment's.
+const def = "default"
+
+// lyonsBooking adds k3, the second agency's booking, mirrored to its own
+// accounts.
+func lyonsBooking(ch *checker) {
+	ch.calls = append(ch.calls, Call{Agency: secondAgency, Op: "book", Key: "k3", HTTP: 200, Receipt: confirmed("k3", "b3"), Outcome: OK})
+	ch.bookings["k3"] = stored{key: "k3", id: "b3", status: "confirmed", property: "flat-2", agent: "agent-2", starts: t0,
+		ends: t0.Add(30 * time.Minute), agency: agency.Agency{No: 2, ID: secondAgency}, committed: true}
+	ch.final["k3"] = confirmed("k3", "b3")
+	ev := ch.events["flat-1@chaos.test"][0]
+	ev.Id = gcal.EventID("agency:lyon:k3")
+	ch.events["flat-2@lyon.chaos.test"] = []calendar.Event{ev}
+	m := ch.meetings[def][0]
+	m.ID, m.Contacts, m.Properties = "m-lyon", nil, map[string]string{"bookingsaga_booking_id": "b3", "hs_meeting_outcome": "SCHEDULED",
+		"hs_meeting_start_time": "2026-12-10T09:00:00.000Z", "hs_meeting_end_time": "2026-12-10T09:30:00.000Z"}
+	ch.meetings[secondAgency] = []hubspottest.Object{m}
+	ch.contacts[secondAgency] = agencyObjects()
+}
+
 func agencyObjects() []hubspottest.Object {
 	var out []hubspottest.Object
 	for i, props := range agencyContacts {

@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"sync"
@@ -23,14 +22,8 @@ import (
 	"github.com/bookingsaga/bookingsaga/app/devstack"
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/apikey"
-	"github.com/bookingsaga/bookingsaga/internal/crm/crmtest"
-	"github.com/bookingsaga/bookingsaga/internal/gcal/gcaltest"
-	"github.com/bookingsaga/bookingsaga/internal/httpserve"
-	"github.com/bookingsaga/bookingsaga/internal/hubspot/hubspottest"
-	"github.com/bookingsaga/bookingsaga/internal/mail/mailtest"
 	"github.com/bookingsaga/bookingsaga/internal/msgraph/graphtest"
 	"github.com/bookingsaga/bookingsaga/internal/pgserver"
-	"github.com/bookingsaga/bookingsaga/internal/sms/smstest"
 )
 
 // Namespace is the run's Temporal namespace.
@@ -84,38 +77,38 @@ type cluster struct {
 	// floodKey is the flooding key (Options.Flooders).
 	floodKey               string
 	workerHealth, apiAddrs map[string]string
-	calendar               *gcaltest.Calendar
-	graph                  *graphtest.Graph
-	crm                    *crmtest.CRM
-	hubspot                *hubspottest.Account
-	sms                    *smstest.Twilio
-	mail                   *mailtest.Sink
-	calendarURL, crmURL    string
-	graphURL, smsURL       string
-	hubspotURL             string
-	smtpAddr               string
-	servers                []*http.Server
-	pool                   *pgxpool.Pool
+	// *fakes are the deployment's accounts, the default agency's; own
+	// are each other agency's, by id.
+	*fakes
+	own  map[string]*fakes
+	pool *pgxpool.Pool
 }
 
 func newCluster(dir string, bins Binaries, temporalStore string, second bool) (*cluster, error) {
 	c := &cluster{dir: dir, bins: bins, temporalStore: temporalStore, workers: map[string]*proc{}, apis: map[string]*proc{},
 		agencies: []string{agency.Default.ID}, keys: map[string]string{},
-		workerHealth: map[string]string{}, apiAddrs: map[string]string{},
-		calendar: gcaltest.NewCalendar(), graph: graphtest.NewGraph(graphApp), crm: crmtest.NewCRM(crmToken),
-		hubspot: hubspottest.New(hubspotToken), sms: smstest.New(twilioAccount, twilioToken), mail: mailtest.New("", "")}
+		workerHealth: map[string]string{}, apiAddrs: map[string]string{}, own: map[string]*fakes{}}
+	var err error
+	if c.fakes, err = startFakes(credentials{graph: graphApp, hubspotToken: hubspotToken, twilioAccount: twilioAccount,
+		twilioToken: twilioToken}); err != nil {
+		return nil, err
+	}
 	if second {
 		c.agencies = append(c.agencies, secondAgency)
+		if c.own[secondAgency], err = startFakes(lyonAccounts); err != nil {
+			c.fakes.stop()
+			return nil, err
+		}
 	}
 	for _, a := range c.agencies {
 		for _, r := range resources(a) {
 			if r.CalendarProvider == booking.ProviderMicrosoft {
-				c.graph.AddMailbox(r.CalendarID)
+				c.accountsOf(a).graph.AddMailbox(r.CalendarID)
 			}
 		}
-	}
-	for _, props := range agencyContacts {
-		c.hubspot.AddContact(props)
+		for _, props := range agencyContacts {
+			c.accountsOf(a).hubspot.AddContact(props)
+		}
 	}
 	addrs, err := freeAddrs(5)
 	if err != nil {
@@ -152,22 +145,6 @@ func newCluster(dir string, bins Binaries, temporalStore string, second bool) (*
 	}
 	c.floodKey = floodSecret
 	c.workerHealth["a"], c.workerHealth["b"] = addrs[3], addrs[4]
-	for _, fake := range []struct {
-		h   http.Handler
-		url *string
-	}{{c.calendar, &c.calendarURL}, {c.graph, &c.graphURL}, {c.crm, &c.crmURL}, {c.hubspot, &c.hubspotURL}, {c.sms, &c.smsURL}} {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		srv := httpserve.Server(fake.h)
-		go func() { _ = srv.Serve(ln) }()
-		c.servers = append(c.servers, srv)
-		*fake.url = "http://" + ln.Addr().String()
-	}
-	if c.smtpAddr, err = c.mail.Start("127.0.0.1:0"); err != nil {
-		return nil, err
-	}
 	return c, os.WriteFile(filepath.Join(dir, "hubspot-token"), []byte(hubspotToken), 0o600)
 }
 
@@ -179,6 +156,19 @@ const (
 
 // graphApp is the fake Microsoft 365 tenant's app the workers sign in as.
 var graphApp = graphtest.GraphApp{TenantID: "chaos-tenant", ClientID: "chaos-app", ClientSecret: "chaos-graph-secret"}
+
+// lyonAccounts are the second agency's own: another tenant's app,
+// another HubSpot app, another Twilio account.
+var lyonAccounts = credentials{graph: graphtest.GraphApp{TenantID: "lyon-tenant", ClientID: "lyon-app", ClientSecret: "lyon-graph-secret"},
+	hubspotToken: "pat-eu1-chaos-lyon", twilioAccount: "AClyon00000000000000000000000000000", twilioToken: "lyontwiliotoken0000000000000000000"}
+
+// accountsOf are agency id's accounts: its own, else the deployment's.
+func (c *cluster) accountsOf(id string) *fakes {
+	if f, ok := c.own[id]; ok {
+		return f
+	}
+	return c.fakes
+}
 
 func freeAddrs(n int) ([]string, error) {
 	var addrs []string
@@ -380,13 +370,9 @@ func (c *cluster) stop() {
 			pg.Stop()
 		}
 	}
-	c.calendar.Release()
-	c.crm.Release()
-	c.hubspot.Release()
-	c.sms.Release()
-	_ = c.mail.Close()
-	for _, s := range c.servers {
-		_ = s.Close()
+	c.fakes.stop()
+	for _, f := range c.own {
+		f.stop()
 	}
 }
 

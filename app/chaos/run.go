@@ -177,7 +177,7 @@ func (c *cluster) boot(ctx context.Context, o Options) (catalogue, *pgxpool.Pool
 	st := store.New(owner, store.Config{})
 	cat, err := seed(ctx, st, days)
 	if err == nil && o.SecondAgency {
-		err = seedSecond(ctx, st, days)
+		err = seedSecond(ctx, st, days, c.own[secondAgency])
 	}
 	return cat, pool, err
 }
@@ -201,9 +201,13 @@ func (c *cluster) mirrorFaults(rate float64, seed uint64) error {
 	// The callers' messages: Twilio's 5xx and 429, the SMTP server's 421
 	// and 451, and the reply lost after either took the message.
 	messages := []fakeserver.Fault{{Status: http.StatusServiceUnavailable}, {Status: http.StatusTooManyRequests}, {DropAfterSave: true}}
-	return errors.Join(c.calendar.InjectRandom(rate, kinds, seed), c.crm.InjectRandom(rate, kinds, seed+1),
-		c.graph.InjectRandom(rate, kinds, seed+2), c.sms.InjectRandom(rate, messages, seed+3), c.mail.InjectRandom(rate, messages, seed+4),
-		c.hubspot.InjectRandom(rate, kinds, seed+5))
+	errs := []error{c.fakes.inject(rate, kinds, messages, seed)}
+	for _, id := range c.agencies {
+		if f, ok := c.own[id]; ok {
+			errs = append(errs, f.inject(rate, kinds, messages, seed+uint64(len(errs))*10))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // faults are the process-level breakages, in the order a run applies them.
@@ -359,7 +363,7 @@ func (c *cluster) recover(ctx context.Context, pool *pgxpool.Pool, calls []Call,
 		rep := &Report{Calls: calls, Invariants: append(ch.check(), lost...), Settled: time.Since(recovering),
 			Texts: ch.messages.texts, Mails: ch.messages.mails,
 			TextCopies: ch.messages.textCopies, MailCopies: ch.messages.mailCopies,
-			Meetings: len(ch.meetings), Contacts: len(ch.contacts), Confirmed: ch.confirmedByAgency()}
+			Meetings: countAll(ch.meetings), Contacts: countAll(ch.contacts), Confirmed: ch.confirmedByAgency()}
 		if rep.OK() || !ch.settling() || time.Now().After(deadline) {
 			return rep, ch.writeViolations(filepath.Join(c.dir, "violations.txt"), rep.Invariants)
 		}

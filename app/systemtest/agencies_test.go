@@ -2,6 +2,7 @@ package systemtest
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -21,6 +22,7 @@ import (
 	"github.com/bookingsaga/bookingsaga/api/staff"
 	"github.com/bookingsaga/bookingsaga/app"
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/accounts"
 	"github.com/bookingsaga/bookingsaga/internal/apikey"
 	"github.com/bookingsaga/bookingsaga/internal/edge"
 	"github.com/bookingsaga/bookingsaga/internal/gcal"
@@ -30,14 +32,34 @@ import (
 )
 
 // addAgency makes agency id in the fixture's store and gives it the
-// catalogue every test books; the context acts for it.
+// catalogue every test books, and accounts of its own at the fixture's
+// fake calendar and CRM; the context acts for it.
 func (f *fixture) addAgency(id string) context.Context {
+	f.t.Helper()
+	ctx := f.addBareAgency(id)
+	f.setAccount(ctx, accounts.Google, map[string]string{"endpoint": f.calendarURL + "/calendar/v3/"})
+	f.setAccount(ctx, accounts.CRM, map[string]string{"base_url": f.crmURL, "token": "crm-token"})
+	return ctx
+}
+
+// addBareAgency is addAgency with no accounts.
+func (f *fixture) addBareAgency(id string) context.Context {
 	f.t.Helper()
 	a := agency.Agency{ID: id}
 	require.NoError(f.t, f.pool.QueryRow(f.ctx, "INSERT INTO agency (agency_id, name) VALUES ($1, $1) RETURNING agency_no", id).Scan(&a.No))
 	ctx := agency.With(f.ctx, a)
 	f.seedFor(ctx)
 	return ctx
+}
+
+// setAccount stores the agency of ctx's account of kind, checked as the
+// API checks it.
+func (f *fixture) setAccount(ctx context.Context, kind string, settings any) {
+	f.t.Helper()
+	raw, err := json.Marshal(settings)
+	require.NoError(f.t, err)
+	require.NoError(f.t, f.mirrors.CheckAccount(ctx, kind, raw))
+	require.NoError(f.t, f.acts.Store.PutMirrorAccount(ctx, kind, raw))
 }
 
 // fairnessOf is the fairness key the workflow wid's tasks are dispatched by.

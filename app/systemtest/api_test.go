@@ -119,6 +119,9 @@ func (f *fixture) serveAPI(cfg app.EdgeConfig, reads ...desk.Catalog) string {
 	if cfg.REST.PlatformSecrets == nil {
 		cfg.REST.PlatformSecrets = vault
 	}
+	if cfg.REST.MirrorAccounts == nil {
+		cfg.REST.MirrorAccounts, cfg.REST.CheckAccount = vault, f.mirrors.CheckAccount
+	}
 	if cfg.Tools.Secrets == nil {
 		cfg.Tools.Secrets = vault
 	}

@@ -303,4 +303,15 @@ func (f *fixture) agencyCalls(ctx context.Context, url, key string, rec *recorde
 	require.NoError(f.t, err)
 	_, err = c.DeletePlatformSecretWithResponse(ctx, apiclient.DeletePlatformSecretParamsPlatformVapi)
 	require.NoError(f.t, err)
+
+	var account apiclient.MirrorAccount
+	require.NoError(f.t, account.FromHubSpotAccount(apiclient.HubSpotAccount{Token: "pat-eu1-lyon"}))
+	accounts, err := c.PutMirrorAccountWithResponse(ctx, apiclient.PutMirrorKindHubSpot, account)
+	require.NoError(f.t, err)
+	require.NotNil(f.t, accounts.JSON200, string(accounts.Body))
+	require.Contains(f.t, accounts.JSON200.Set, apiclient.MirrorKindHubSpot)
+	_, err = c.ListMirrorAccountsWithResponse(ctx)
+	require.NoError(f.t, err)
+	_, err = c.DeleteMirrorAccountWithResponse(ctx, apiclient.DeleteMirrorKindHubSpot)
+	require.NoError(f.t, err)
 }

@@ -33,10 +33,10 @@ func setupHubSpot(t *testing.T) (*fixture, *hubspottest.Account) {
 	t.Cleanup(func() { account.Release(); srv.Close() })
 	tokenFile := filepath.Join(t.TempDir(), "hubspot-token")
 	require.NoError(t, os.WriteFile(tokenFile, []byte(hubspotToken+"\n"), 0o600))
-	crms, err := app.Mirrors{CRMBaseURL: f.crmURL, CRMToken: "crm-token", CRMTimeout: 2 * time.Second,
-		HubSpot: app.HubSpot{TokenFile: tokenFile, URL: srv.URL, PerTenSeconds: 100}}.CRMs()
+	set, err := app.Mirrors{CRMBaseURL: f.crmURL, CRMToken: "crm-token", CRMTimeout: 2 * time.Second,
+		HubSpot: app.HubSpot{TokenFile: tokenFile, URL: srv.URL, PerTenSeconds: 100}}.Connect(f.ctx, false)
 	require.NoError(t, err)
-	f.acts.CRM, f.catalog.CRM = crms, crms
+	f.acts.CRM, f.catalog.CRM = set.CRM, set.CRM
 	f.acts.CRMLang = "fr"
 	f.seed()
 	require.NoError(t, f.acts.Store.UpsertResource(f.ctx, booking.Resource{ID: "paris-11", Kind: "property", Capacity: 1,

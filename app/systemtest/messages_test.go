@@ -44,12 +44,19 @@ func setupTextingWorker(t *testing.T) (*fixture, *smstest.Twilio) {
 // fakeTwilio is a Twilio client on a fake account of the test's own.
 func fakeTwilio(t *testing.T) (*sms.Sender, *smstest.Twilio) {
 	t.Helper()
+	s, fake, _ := fakeTwilioAt(t)
+	return s, fake
+}
+
+// fakeTwilioAt is fakeTwilio, and the fake's URL.
+func fakeTwilioAt(t *testing.T) (*sms.Sender, *smstest.Twilio, string) {
+	t.Helper()
 	fake := smstest.New(twilioAccount, twilioToken)
 	srv := httptest.NewServer(fake)
 	t.Cleanup(func() { fake.Release(); srv.Close() })
 	s, err := sms.New(sms.Config{AccountSid: twilioAccount, AuthToken: twilioToken, From: "+33700000000", Endpoint: srv.URL})
 	require.NoError(t, err)
-	return s, fake
+	return s, fake, srv.URL
 }
 
 // sendingWorker is a fixture on a database of its own whose worker sends

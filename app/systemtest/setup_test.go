@@ -28,7 +28,6 @@ import (
 	"github.com/bookingsaga/bookingsaga/app/devstack"
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/catalog"
-	"github.com/bookingsaga/bookingsaga/internal/crm"
 	"github.com/bookingsaga/bookingsaga/internal/crm/crmtest"
 	"github.com/bookingsaga/bookingsaga/internal/desk"
 	"github.com/bookingsaga/bookingsaga/internal/egress"
@@ -36,7 +35,6 @@ import (
 	"github.com/bookingsaga/bookingsaga/internal/localtime"
 	"github.com/bookingsaga/bookingsaga/internal/msgraph/graphtest"
 	"github.com/bookingsaga/bookingsaga/internal/pgtest"
-	"github.com/bookingsaga/bookingsaga/internal/retry"
 	"github.com/bookingsaga/bookingsaga/internal/store"
 	"github.com/bookingsaga/bookingsaga/internal/zaplog"
 	"github.com/bookingsaga/bookingsaga/receipt"
@@ -111,6 +109,9 @@ type fixture struct {
 	settings workflows.Settings
 	// calendarURL and crmURL are where the fakes listen.
 	calendarURL, crmURL string
+	// mirrors are the deployment's settings that agencies' own accounts
+	// are built and checked with.
+	mirrors app.Mirrors
 	// worker is the one setup started.
 	worker worker.Worker
 }
@@ -151,18 +152,21 @@ func fixtureOn(t testing.TB, pool *pgxpool.Pool) *fixture {
 	t.Cleanup(func() { f.crm.Release(); crmSrv.Close() })
 	t.Cleanup(func() { f.graph.Release(); graphSrv.Close() })
 	st := store.New(f.pool, store.Config{})
-	// Both providers, built as the worker builds them.
-	cal, err := app.Mirrors{CalendarEndpoint: f.calendarURL + "/calendar/v3/", CalendarNoAuth: true, CalendarTimeout: 2 * time.Second,
+	// The deployment's accounts, both calendar providers and the generic
+	// CRM, built as the worker builds them; each agency's own over the
+	// same roots. Receivers are local test servers, as with the dev stack.
+	f.mirrors = app.Mirrors{CalendarEndpoint: f.calendarURL + "/calendar/v3/", CalendarNoAuth: true, CalendarTimeout: 2 * time.Second,
 		Microsoft: app.Microsoft{TenantID: graphTenant, ClientID: graphClient, ClientSecret: graphSecret,
-			GraphEndpoint: graphSrv.URL + "/v1.0", LoginEndpoint: graphSrv.URL}}.Calendar(ctx)
+			GraphEndpoint: graphSrv.URL + "/v1.0", LoginEndpoint: graphSrv.URL},
+		CRMBaseURL: f.crmURL, CRMToken: "crm-token", CRMTimeout: 2 * time.Second, HubSpot: app.HubSpot{PerTenSeconds: 100},
+		WebhookLoopback: true}
+	set, err := f.mirrors.Connect(ctx, false)
 	require.NoError(t, err)
-	crmClient, err := crm.NewHTTP(crm.Config{BaseURL: f.crmURL, Token: "crm-token", Timeout: 2 * time.Second, Retry: retry.Default()})
-	require.NoError(t, err)
-	// Receivers are local test servers, as with the dev stack.
-	crms := crm.NewRouter("http", map[string]crm.CRM{"http": crmClient})
-	f.acts = &activities.Activities{Store: st, Calendar: cal, CRM: crms, Temporal: f.client, Egress: &egress.Guard{AllowLoopback: true},
-		Resend: sagaclient.New(f.client, sagaclient.Options{TaskQueue: f.queue})}
-	f.catalog = &catalog.Catalog{Store: st, Calendar: cal, CRM: crms}
+	cal, crms := set.Calendar, set.CRM
+	book := f.mirrors.Accounts(st, false)
+	f.acts = &activities.Activities{Store: st, Calendar: cal, CRM: crms, Accounts: book, Temporal: f.client,
+		Egress: &egress.Guard{AllowLoopback: true}, Resend: sagaclient.New(f.client, sagaclient.Options{TaskQueue: f.queue})}
+	f.catalog = &catalog.Catalog{Store: st, Calendar: cal, CRM: crms, Accounts: book}
 	return f
 }
 

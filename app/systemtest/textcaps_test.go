@@ -13,6 +13,7 @@ import (
 	"github.com/bookingsaga/bookingsaga/agency"
 	"github.com/bookingsaga/bookingsaga/app"
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/accounts"
 	"github.com/bookingsaga/bookingsaga/internal/apikey"
 	"github.com/bookingsaga/bookingsaga/internal/edge"
 	"github.com/bookingsaga/bookingsaga/receipt"
@@ -72,12 +73,15 @@ func TestTextsAreCappedPerNumberPerKeyAndByCountry(t *testing.T) {
 // texts go on.
 func TestAnAgencysTextsAreCappedTogether(t *testing.T) {
 	t.Parallel()
-	s, fake := fakeTwilio(t)
+	s, fake, fakeURL := fakeTwilioAt(t)
 	f := sendingWorker(t, func(f *fixture) {
 		f.acts.SMS = s
 		f.acts.Texts = activities.TextLimits{PerKeyHour: 2, PerAgencyHour: 3}
 	})
 	lyon := f.addAgency("lyon")
+	// Lyon's own account, at the same fake: the caps are what is tried.
+	f.setAccount(lyon, accounts.Twilio, map[string]string{"account_sid": twilioAccount, "auth_token": twilioToken,
+		"from": "+33700000001", "endpoint": fakeURL})
 	require.NoError(t, activities.EnsureMessages(f.ctx, f.client, f.queue))
 	require.NoError(t, activities.EnsureMessages(lyon, f.client, f.queue))
 	t.Cleanup(func() {

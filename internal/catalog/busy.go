@@ -30,8 +30,9 @@ type Block struct {
 // decides, so the error says the check was not whole, and only what the
 // calendars that answered show busy blocks.
 func (c *Catalog) Blocks(ctx context.Context, ids []string, from, to time.Time) ([]Block, error) {
-	if c.Calendar == nil {
-		return nil, nil
+	set, err := c.mirrors(ctx)
+	if err != nil || set.Calendar == nil {
+		return nil, err
 	}
 	watched, err := c.Watched(ctx, ids)
 	if err != nil || len(watched) == 0 {
@@ -46,7 +47,7 @@ func (c *Catalog) Blocks(ctx context.Context, ids []string, from, to time.Time) 
 	qFrom, qTo := from.Add(-minutes(before)), to.Add(minutes(after))
 	// What one calendar could not tell, the others still do: the error
 	// says the check was partial, and what was read still blocks.
-	periods, readErr := c.Calendar.FreeBusy(ctx, cals, qFrom, qTo)
+	periods, readErr := set.Calendar.FreeBusy(ctx, cals, qFrom, qTo)
 	if readErr != nil {
 		readErr = fmt.Errorf("calendar free/busy: %w", readErr)
 	}

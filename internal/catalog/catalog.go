@@ -17,27 +17,21 @@ import (
 
 	"github.com/bookingsaga/bookingsaga/agency"
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/accounts"
 	"github.com/bookingsaga/bookingsaga/internal/calendars"
 	"github.com/bookingsaga/bookingsaga/internal/crm"
 	"github.com/bookingsaga/bookingsaga/internal/store"
 )
 
-// Calendar is what the catalogue reads from the calendars.
-type Calendar interface {
-	Lookup(ctx context.Context, cal calendars.Ref, requestKey string) (*calendars.Event, error)
-	FreeBusy(ctx context.Context, cals []calendars.Ref, from, to time.Time) (map[calendars.Ref][]calendars.Interval, error)
-	// EventID is the id a booking's event has in cal before it is
-	// written, or "" when cal's provider assigns it on creation.
-	EventID(cal calendars.Ref, requestKey string) string
-}
-
 // Catalog holds the reads' dependencies. Calendar and CRM are optional:
 // without them availability is the store's alone and a timeline shows no
-// mirror.
+// mirror. They are the deployment's, which serve the default agency;
+// Accounts are each agency's own (accounts.Book.For).
 type Catalog struct {
 	Store    *store.Store
-	Calendar Calendar
+	Calendar *calendars.Router
 	CRM      *crm.Router
+	Accounts *accounts.Book
 	// Log receives warnings (a calendar that cannot be read); nil drops
 	// them.
 	Log *zap.Logger
@@ -244,12 +238,22 @@ func (c *Catalog) Output(ctx context.Context, d booking.Decision) booking.Lookup
 // records (the first of its resources' calendars), when that calendar's
 // ids derive from the key.
 func (c *Catalog) EventID(ctx context.Context, b *booking.Booking) {
-	if c.Calendar == nil || b.ProviderEventID != "" {
+	set, err := c.mirrors(ctx)
+	if err != nil || set.Calendar == nil || b.ProviderEventID != "" {
 		return
 	}
 	if cals, err := c.calendared(ctx, b.Intent.Resources()); err == nil && len(cals) > 0 {
-		b.ProviderEventID = c.Calendar.EventID(Ref(cals[0]), agency.Scoped(ctx, b.RequestKey)) // as the mirror names it
+		b.ProviderEventID = set.Calendar.EventID(Ref(cals[0]), agency.Scoped(ctx, b.RequestKey)) // as the mirror names it
 	}
+}
+
+// mirrors are the clients of ctx's agency's mirrors.
+func (c *Catalog) mirrors(ctx context.Context) (accounts.Set, error) {
+	set, err := c.Accounts.For(ctx, accounts.Set{Calendar: c.Calendar, CRM: c.CRM})
+	if err != nil {
+		return accounts.Set{}, fmt.Errorf("mirror accounts: %w", err)
+	}
+	return set, nil
 }
 
 // Ref names a resource's calendar.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/bookingsaga/bookingsaga/agency"
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/calendars"
 	"github.com/bookingsaga/bookingsaga/internal/crm"
@@ -30,17 +31,21 @@ func (c *Catalog) Timeline(ctx context.Context, key string) (booking.Timeline, e
 	if t.Booking == nil {
 		return t, nil
 	}
-	if c.Calendar != nil {
+	set, err := c.mirrors(ctx)
+	if err != nil {
+		return t, fmt.Errorf("timeline %s: %w", key, err)
+	}
+	if set.Calendar != nil {
 		cals, err := c.Calendars(ctx, b)
 		if err != nil {
 			return t, fmt.Errorf("timeline %s: %w", key, err)
 		}
 		for _, cal := range cals {
-			t.Calendar, t.Errors = c.calendarState(ctx, cal, key, t.Calendar, t.Errors)
+			t.Calendar, t.Errors = calendarState(ctx, set.Calendar, cal, key, t.Calendar, t.Errors)
 		}
 	}
-	if c.CRM != nil {
-		rec, err := c.crmRecord(ctx, b)
+	if set.CRM != nil {
+		rec, err := c.crmRecord(ctx, set.CRM, b)
 		switch {
 		case err == nil:
 			t.CRM = &booking.CRMState{ID: rec.ID, Status: string(rec.Status), StartsAt: rec.StartsAt}
@@ -52,21 +57,23 @@ func (c *Catalog) Timeline(ctx context.Context, key string) (booking.Timeline, e
 }
 
 // crmRecord reads b's record in its agency's CRM.
-func (c *Catalog) crmRecord(ctx context.Context, b booking.Booking) (crm.Record, error) {
+func (c *Catalog) crmRecord(ctx context.Context, crms *crm.Router, b booking.Booking) (crm.Record, error) {
 	res, err := c.Store.Resource(ctx, b.Intent.PropertyID)
 	var rej *booking.Rejection
 	if err != nil && !errors.As(err, &rej) {
 		return crm.Record{}, err
 	}
-	kept, _ := c.CRM.For(res.CRM)
+	kept, _ := crms.For(res.CRM)
 	if kept == nil {
 		return crm.Record{}, crm.ErrNotFound
 	}
 	return kept.Get(ctx, b.BookingID.String())
 }
 
-func (c *Catalog) calendarState(ctx context.Context, cal calendars.Ref, key string, states []booking.CalendarState, errs []string) ([]booking.CalendarState, []string) {
-	ev, err := c.Calendar.Lookup(ctx, cal, key)
+// calendarState is key's event in cal, found by the key in its agency's
+// space, as the mirror wrote it.
+func calendarState(ctx context.Context, calendar *calendars.Router, cal calendars.Ref, key string, states []booking.CalendarState, errs []string) ([]booking.CalendarState, []string) {
+	ev, err := calendar.Lookup(ctx, cal, agency.Scoped(ctx, key))
 	if err != nil {
 		return states, append(errs, err.Error())
 	}

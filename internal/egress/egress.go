@@ -119,6 +119,13 @@ func (g *Guard) CheckURL(ctx context.Context, raw string) error {
 	return err
 }
 
+// CheckHost reads a host the service will connect to (an agency's SMTP
+// server): every address it resolves to now allowed.
+func (g *Guard) CheckHost(ctx context.Context, host string) error {
+	_, err := g.resolve(ctx, host)
+	return err
+}
+
 // resolve returns host's addresses if every one is allowed.
 func (g *Guard) resolve(ctx context.Context, host string) ([]netip.Addr, error) {
 	var addrs []netip.Addr

@@ -40,6 +40,9 @@ type Config struct {
 	// CredentialsFile is a service-account JSON key. Empty means
 	// Application Default Credentials, unless NoAuth is set.
 	CredentialsFile string
+	// CredentialsJSON is such a key itself (an agency's, from the vault),
+	// in place of the file.
+	CredentialsJSON []byte
 	// NoAuth sends no credentials; only for a local fake.
 	NoAuth bool
 	// CallTimeout bounds each HTTP attempt.
@@ -87,6 +90,8 @@ func New(ctx context.Context, cfg Config) (*Mirror, error) {
 	switch {
 	case cfg.NoAuth:
 		opts = append(opts, option.WithoutAuthentication())
+	case len(cfg.CredentialsJSON) > 0:
+		opts = append(opts, option.WithAuthCredentialsJSON(option.ServiceAccount, cfg.CredentialsJSON))
 	case cfg.CredentialsFile != "":
 		opts = append(opts, option.WithAuthCredentialsFile(option.ServiceAccount, cfg.CredentialsFile))
 	}
