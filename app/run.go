@@ -154,7 +154,7 @@ func prepareNamespace(ctx context.Context, c client.Client, cfg Config, acts *ac
 	if _, err := FollowZoneRulesNow(ctx, c, cfg, acts.Store); err != nil {
 		return err
 	}
-	if err := ensureWebhooks(ctx, c, cfg, acts.Store); err != nil {
+	if err := EnsureWebhooks(ctx, c, cfg.TaskQueue, acts.Store); err != nil {
 		return err
 	}
 	// The default agency's accounts: the deployment's, or its own.

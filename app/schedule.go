@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/bookingsaga/bookingsaga/agency"
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/localtime"
 	"github.com/bookingsaga/bookingsaga/internal/store"
@@ -73,18 +74,26 @@ func FollowZoneRulesNow(ctx context.Context, c client.Client, cfg Config, st *st
 	return true, nil
 }
 
-// ensureWebhooks starts the dispatcher of every registered webhook endpoint
-// that has none running: the API starts one when it registers an endpoint,
-// and this brings back any that ended.
-func ensureWebhooks(ctx context.Context, c client.Client, cfg Config, st *store.Store) error {
-	eps, err := st.Endpoints(ctx)
+// EnsureWebhooks starts the dispatcher of every agency's registered
+// webhook endpoints that has none running: the API starts one when it
+// registers an endpoint, and this brings back any that ended. The worker
+// calls it at start.
+func EnsureWebhooks(ctx context.Context, c client.Client, taskQueue string, st *store.Store) error {
+	all, err := st.Agencies(ctx)
 	if err != nil {
 		return err
 	}
-	sc := sagaclient.New(c, sagaclient.Options{TaskQueue: cfg.TaskQueue})
-	for _, ep := range eps {
-		if err := sc.StartWebhooks(ctx, ep.ID); err != nil {
+	sc := sagaclient.New(c, sagaclient.Options{TaskQueue: taskQueue})
+	for _, a := range all {
+		actx := agency.With(ctx, a.Agency)
+		eps, err := st.Endpoints(actx)
+		if err != nil {
 			return err
+		}
+		for _, ep := range eps {
+			if err := sc.StartWebhooks(actx, ep.ID); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

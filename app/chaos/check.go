@@ -55,7 +55,9 @@ type checker struct {
 	// its callers kept on file and its own; by agency id.
 	meetings, contacts map[string][]hubspottest.Object
 	// strays are what one agency's accounts hold of another's.
-	strays   []string
+	strays []string
+	// hooks are each agency's webhook receiver's deliveries, by id.
+	hooks    map[string][]delivery
 	inFlight []time.Time // the moments the API was interrupted
 	occupied []occupancy
 	// refusedLost are confirmed bookings a restored store lost whose ops

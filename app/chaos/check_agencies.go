@@ -44,6 +44,7 @@ func (ch *checker) agenciesApart() []string {
 		}
 	}
 	bad = append(bad, ch.strays...)
+	bad = append(bad, ch.webhooksApart()...)
 	sort.Strings(bad)
 	return bad
 }
@@ -54,10 +55,11 @@ func (ch *checker) agenciesApart() []string {
 func (ch *checker) readAccounts(c *cluster) {
 	ch.events, ch.outlook = map[string][]calendar.Event{}, map[string][]graphtest.GraphEvent{}
 	ch.meetings, ch.contacts = map[string][]hubspottest.Object{}, map[string][]hubspottest.Object{}
+	ch.hooks = map[string][]delivery{}
 	ch.records = c.crm.Records()
 	for _, a := range c.agencies {
 		f := c.accountsOf(a)
-		ch.meetings[a], ch.contacts[a] = f.hubspot.Meetings(), f.hubspot.Contacts()
+		ch.meetings[a], ch.contacts[a], ch.hooks[a] = f.hubspot.Meetings(), f.hubspot.Contacts(), f.hooks.deliveries()
 		for _, r := range resources(a) {
 			switch r.Provider() {
 			case booking.ProviderGoogle:

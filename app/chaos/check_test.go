@@ -60,6 +60,7 @@ func healthy() *checker {
 		outlook: map[string][]graphtest.GraphEvent{"agent-1@chaos.test": {{ID: "AAMk1", Start: t0, End: t0.Add(30 * time.Minute),
 			Properties: map[string]string{msgraph.RequestKeyProperty: "k1"}}}},
 		records:  []crm.Record{{ID: "r1", Viewing: crm.Viewing{BookingID: "b1", Status: crm.StatusScheduled}}},
+		hooks:    map[string][]delivery{def: {{kind: "booking.confirmed", bookingID: "b1"}}},
 		occupied: []occupancy{{resource: "flat-1", capacity: 1, start: t0, end: t0.Add(30 * time.Minute)}},
 	}
 }
@@ -166,6 +167,14 @@ func TestTheCheckerCatchesEachKindOfLie(t *testing.T) {
 		}, "no message for a booking never confirmed"},
 		"another agency's event in this agency's calendar account": {func(ch *checker) {
 			ch.strays = []string{"lyon's calendar flat-1@lyon.chaos.test has 1 events in default's account"}
+		}, "each agency's calls book in that agency alone"},
+		"another agency's webhook at this agency's receiver": {func(ch *checker) {
+			lyonsBooking(ch)
+			ch.hooks[def] = append(ch.hooks[def], delivery{kind: "booking.confirmed", bookingID: "b3"})
+		}, "each agency's calls book in that agency alone"},
+		"an agency's receiver that got nothing": {func(ch *checker) {
+			lyonsBooking(ch)
+			ch.hooks[secondAgency] = nil
 		}, "each agency's calls book in that agency alone"},
 		"a move booked as a booking of its own": {func(ch *checker) {
 			ch.calls = append(ch.calls, Call{Op: "reschedule", Key: "k1", NewKey: "k2", HTTP: 200, Receipt: confirmed("k2", "b2"), Outcome: OK})
@@ -287,6 +296,7 @@ func lyonsBooking(ch *checker) {
 		"hs_meeting_start_time": "2026-12-10T09:00:00.000Z", "hs_meeting_end_time": "2026-12-10T09:30:00.000Z"}
 	ch.meetings[secondAgency] = []hubspottest.Object{m}
 	ch.contacts[secondAgency] = agencyObjects()
+	ch.hooks[secondAgency] = []delivery{{kind: "booking.confirmed", bookingID: "b3"}}
 }
 
 func agencyObjects() []hubspottest.Object {

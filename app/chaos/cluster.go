@@ -74,6 +74,8 @@ type cluster struct {
 	// each agency's, by id.
 	apiKey string
 	keys   map[string]string
+	// adminKeys are each agency's admin key, by id.
+	adminKeys map[string]string
 	// floodKey is the flooding key (Options.Flooders).
 	floodKey               string
 	workerHealth, apiAddrs map[string]string
@@ -86,7 +88,7 @@ type cluster struct {
 
 func newCluster(dir string, bins Binaries, temporalStore string, second bool) (*cluster, error) {
 	c := &cluster{dir: dir, bins: bins, temporalStore: temporalStore, workers: map[string]*proc{}, apis: map[string]*proc{},
-		agencies: []string{agency.Default.ID}, keys: map[string]string{},
+		agencies: []string{agency.Default.ID}, keys: map[string]string{}, adminKeys: map[string]string{},
 		workerHealth: map[string]string{}, apiAddrs: map[string]string{}, own: map[string]*fakes{}}
 	var err error
 	if c.fakes, err = startFakes(credentials{graph: graphApp, hubspotToken: hubspotToken, twilioAccount: twilioAccount,
@@ -116,25 +118,30 @@ func newCluster(dir string, bins Binaries, temporalStore string, second bool) (*
 	}
 	c.temporalAddr = addrs[0]
 	c.apiAddrs["a"], c.apiAddrs["b"] = addrs[1], addrs[2]
-	secret, key, err := apikey.NewKey("chaos-callers", apikey.ScopeAgent)
-	if err != nil {
-		return nil, err
-	}
-	if err := apikey.SaveKey(filepath.Join(dir, "api-keys.json"), key, true); err != nil {
-		return nil, err
-	}
-	c.apiKey, c.keys[agency.Default.ID] = secret, secret
-	if second {
-		secret, key, err := apikey.NewKey("chaos-"+secondAgency, apikey.ScopeAgent)
-		if err != nil {
-			return nil, err
+	// Each agency's agent key, for its callers, and admin key, for its
+	// webhook endpoint; the first key written makes the file.
+	fresh := true
+	for _, a := range c.agencies {
+		for _, scope := range []apikey.Scope{apikey.ScopeAgent, apikey.ScopeAdmin} {
+			secret, key, err := apikey.NewKey(fmt.Sprintf("chaos-%s-%s", a, scope), scope)
+			if err != nil {
+				return nil, err
+			}
+			if a != agency.Default.ID {
+				key.Agency = a
+			}
+			if err := apikey.SaveKey(filepath.Join(dir, "api-keys.json"), key, fresh); err != nil {
+				return nil, err
+			}
+			fresh = false
+			if scope == apikey.ScopeAgent {
+				c.keys[a] = secret
+			} else {
+				c.adminKeys[a] = secret
+			}
 		}
-		key.Agency = secondAgency
-		if err := apikey.SaveKey(filepath.Join(dir, "api-keys.json"), key, false); err != nil {
-			return nil, err
-		}
-		c.keys[secondAgency] = secret
 	}
+	c.apiKey = c.keys[agency.Default.ID]
 	// A second agent key, for the flood (Options.Flooders).
 	floodSecret, floodKey, err := apikey.NewKey("chaos-flood", apikey.ScopeAgent)
 	if err != nil {
@@ -265,7 +272,8 @@ func (c *cluster) startWorker(ctx context.Context, slot string) error {
 		"-crm-url", c.crmURL, "-crm-token", crmToken, "-crm-timeout", "2s", "-log-level", "warn",
 		"-hubspot-url", c.hubspotURL, "-hubspot-token-file", filepath.Join(c.dir, "hubspot-token"),
 		"-twilio-account-sid", twilioAccount, "-twilio-auth-token", twilioToken, "-sms-from", "+33700000000", "-twilio-endpoint", c.smsURL,
-		"-sms-quiet-from", "0s", "-sms-quiet-to", "0s", "-smtp-addr", c.smtpAddr, "-smtp-tls", "none", "-mail-from", "visites@chaos.test"}
+		"-sms-quiet-from", "0s", "-sms-quiet-to", "0s", "-smtp-addr", c.smtpAddr, "-smtp-tls", "none", "-mail-from", "visites@chaos.test",
+		"-webhook-allow-loopback"}
 	p, err := startProc(c.dir, "worker-"+slot, argv)
 	if err != nil {
 		return err
@@ -285,7 +293,10 @@ func (c *cluster) worker(slot string) *proc {
 // startAPI starts API slot ("a" or "b") as the starter binary serves it.
 func (c *cluster) startAPI(ctx context.Context, slot string) error {
 	argv := []string{c.bins.Starter, "-temporal-address", c.temporalAddr, "-namespace", Namespace, "serve", "-listen", c.apiAddrs[slot], "-database-url", c.dbURL,
-		"-keys", filepath.Join(c.dir, "api-keys.json"), "-rate-limit", "0"} // faults are under test here, not the limiter
+		"-keys", filepath.Join(c.dir, "api-keys.json"), "-rate-limit", "0", // faults are under test here, not the limiter
+		// The agencies' webhook receivers are on loopback; the second
+		// agency's calendars, read through its own account, are fakes.
+		"-webhook-allow-loopback", "-calendar-no-auth"}
 	p, err := startProc(c.dir, "api-"+slot, argv)
 	if err != nil {
 		return err

@@ -31,6 +31,8 @@ type fakes struct {
 	hubspot  *hubspottest.Account
 	sms      *smstest.Twilio
 	mail     *mailtest.Sink
+	// hooks is the agency's webhook receiver, its backend's.
+	hooks *hooks
 	// the account's credentials at each
 	graphApp                   graphtest.GraphApp
 	hubspotToken               string
@@ -38,6 +40,7 @@ type fakes struct {
 	calendarURL, crmURL        string
 	graphURL, smsURL           string
 	hubspotURL, smtpAddr       string
+	hooksURL                   string
 	servers                    []*http.Server
 }
 
@@ -51,12 +54,12 @@ type credentials struct {
 // startFakes serves a new set of accounts on loopback.
 func startFakes(cr credentials) (*fakes, error) {
 	f := &fakes{calendar: gcaltest.NewCalendar(), graph: graphtest.NewGraph(cr.graph), crm: crmtest.NewCRM(crmToken),
-		hubspot: hubspottest.New(cr.hubspotToken), sms: smstest.New(cr.twilioAccount, cr.twilioToken), mail: mailtest.New("", ""),
+		hubspot: hubspottest.New(cr.hubspotToken), sms: smstest.New(cr.twilioAccount, cr.twilioToken), mail: mailtest.New("", ""), hooks: &hooks{},
 		graphApp: cr.graph, hubspotToken: cr.hubspotToken, twilioAccount: cr.twilioAccount, twilioToken: cr.twilioToken}
 	for _, fake := range []struct {
 		h   http.Handler
 		url *string
-	}{{f.calendar, &f.calendarURL}, {f.graph, &f.graphURL}, {f.crm, &f.crmURL}, {f.hubspot, &f.hubspotURL}, {f.sms, &f.smsURL}} {
+	}{{f.calendar, &f.calendarURL}, {f.graph, &f.graphURL}, {f.crm, &f.crmURL}, {f.hubspot, &f.hubspotURL}, {f.sms, &f.smsURL}, {f.hooks, &f.hooksURL}} {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			f.stop()

@@ -25,8 +25,10 @@ type Report struct {
 	// worker killed between a send and its mark (an e-mail's copy has the
 	// same Message-ID, for the mailbox to fold).
 	Texts, Mails, TextCopies, MailCopies int
-	// Meetings and Contacts are what the HubSpot account holds at the end.
+	// Meetings and Contacts are what the HubSpot accounts hold at the end.
 	Meetings, Contacts int
+	// Hooks are each agency's webhook deliveries taken, by id.
+	Hooks map[string]int
 	// Confirmed is each agency's confirmed bookings at the end, by id.
 	Confirmed map[string]int
 	// Flood is what a second key flooding MCP writes met (Options.Flooders).
@@ -133,7 +135,7 @@ func (r *Report) Print(w io.Writer) {
 		r.Texts, r.TextCopies, r.Mails, r.MailCopies)
 	fmt.Fprintf(w, "hubspot: %d meetings on %d contacts\n", r.Meetings, r.Contacts)
 	if len(r.Confirmed) > 1 {
-		fmt.Fprintf(w, "confirmed at the end, by agency: %v\n", r.Confirmed)
+		fmt.Fprintf(w, "confirmed at the end, by agency: %v; webhook deliveries taken: %v\n", r.Confirmed, r.Hooks)
 	}
 	if r.Flood != nil {
 		fmt.Fprintf(w, "%s\n", r.Flood)

@@ -179,6 +179,9 @@ func (c *cluster) boot(ctx context.Context, o Options) (catalogue, *pgxpool.Pool
 	if err == nil && o.SecondAgency {
 		err = seedSecond(ctx, st, days, c.own[secondAgency])
 	}
+	if err == nil {
+		err = c.registerWebhooks(ctx)
+	}
 	return cat, pool, err
 }
 
@@ -363,7 +366,7 @@ func (c *cluster) recover(ctx context.Context, pool *pgxpool.Pool, calls []Call,
 		rep := &Report{Calls: calls, Invariants: append(ch.check(), lost...), Settled: time.Since(recovering),
 			Texts: ch.messages.texts, Mails: ch.messages.mails,
 			TextCopies: ch.messages.textCopies, MailCopies: ch.messages.mailCopies,
-			Meetings: countAll(ch.meetings), Contacts: countAll(ch.contacts), Confirmed: ch.confirmedByAgency()}
+			Meetings: countAll(ch.meetings), Contacts: countAll(ch.contacts), Hooks: ch.hookCounts(), Confirmed: ch.confirmedByAgency()}
 		if rep.OK() || !ch.settling() || time.Now().After(deadline) {
 			return rep, ch.writeViolations(filepath.Join(c.dir, "violations.txt"), rep.Invariants)
 		}

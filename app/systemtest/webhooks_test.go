@@ -1,6 +1,7 @@
 package systemtest
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
@@ -25,6 +26,7 @@ import (
 	"go.temporal.io/sdk/interceptor"
 	"go.uber.org/zap"
 
+	"github.com/bookingsaga/bookingsaga/agency"
 	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/desk"
@@ -237,4 +239,30 @@ func TestAnAdminPausesRotatesAndDeletesAnEndpoint(t *testing.T) {
 	var e edge.Error
 	require.Equal(t, http.StatusNotFound, f.call("DELETE", url+"/v1/webhooks/"+id, nil, &e))
 	require.Equal(t, http.StatusNotFound, f.call("POST", url+"/v1/webhooks/"+id+"/pause", nil, &e))
+}
+
+// The worker brings back every agency's webhook dispatchers at its
+// start, not the default agency's alone: each agency's endpoint has its
+// dispatcher, under its own id.
+func TestEveryAgencysWebhookDispatcherIsBroughtBack(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	lyon := f.addAgency("lyon")
+	id := "hooks-" + uuid.NewString()[:8]
+	wids := []string{booking.WebhooksIDPrefix + id, agency.Scoped(lyon, booking.WebhooksIDPrefix+id)}
+	for _, ctx := range []context.Context{f.ctx, lyon} {
+		_, _, err := f.acts.Store.PutEndpoint(ctx, id, "http://127.0.0.1:9/hooks")
+		require.NoError(t, err)
+	}
+	require.NoError(t, app.EnsureWebhooks(f.ctx, f.client, f.queue, f.acts.Store))
+	t.Cleanup(func() {
+		for _, wid := range wids {
+			_ = f.client.TerminateWorkflow(f.ctx, wid, "", "the test is over")
+		}
+	})
+	for _, wid := range wids {
+		d, err := f.client.DescribeWorkflowExecution(f.ctx, wid, "")
+		require.NoError(t, err, wid)
+		require.Equal(t, enums.WORKFLOW_EXECUTION_STATUS_RUNNING, d.GetWorkflowExecutionInfo().GetStatus(), wid)
+	}
 }
