@@ -162,6 +162,13 @@ func (a *Activities) sendMessage(ctx context.Context, set accounts.Set, m bookin
 	}
 	id, err := a.deliver(ctx, set, m, c, tries, code)
 	switch {
+	case errors.Is(err, sms.ErrOptedOut):
+		// Twilio knew of a STOP before we did (its webhook lost, or sent
+		// to another URL): kept, so that the next text is not tried.
+		if _, serr := a.Store.StopTexts(ctx, c.Phone, true); serr != nil {
+			return false, storeError("stop texts", m.RequestKey, serr)
+		}
+		return done(booking.MessageRefused, c.Notify, "", stoppedWhy)
 	case errors.Is(err, sms.ErrUndeliverable), errors.Is(err, mail.ErrUndeliverable):
 		return done(booking.MessageUndeliverable, c.Notify, "", err.Error())
 	case err != nil:
@@ -175,6 +182,9 @@ func (a *Activities) sendMessage(ctx context.Context, set accounts.Set, m bookin
 	}
 	return done(booking.MessageSent, c.Notify, id, "")
 }
+
+// stoppedWhy is a text refused for the caller's STOP.
+const stoppedWhy = "the caller texted STOP; a START from the number lets texts go again"
 
 // consented reports whether c agreed to a channel and gave its address.
 func consented(c booking.Contact) bool {

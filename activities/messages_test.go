@@ -153,8 +153,8 @@ func TestARefusedNumberEndsAndAFaultIsRetried(t *testing.T) {
 	require.Zero(t, n)
 	msgs, err := f.acts.Store.Messages(context.Background(), "req_stop")
 	require.NoError(t, err)
-	require.Equal(t, booking.MessageUndeliverable, msgs[0].Status)
-	require.Equal(t, "send sms: twilio 21610: the number can't take this message", msgs[0].LastError, "the code, never the number")
+	require.Equal(t, booking.MessageRefused, msgs[0].Status, "Twilio's 21610 is the caller's STOP")
+	require.Equal(t, "the caller texted STOP; a START from the number lets texts go again", msgs[0].LastError, "never the number")
 
 	f.book("req_retry", 12, &booking.Contact{Phone: callerPhone, Notify: booking.ChannelSMS})
 	require.NoError(t, fake.Inject(fakeserver.Fault{Op: "messages.create", Times: 1, Status: http.StatusServiceUnavailable}))

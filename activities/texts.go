@@ -48,6 +48,13 @@ func (a *Activities) textTo(ctx context.Context, m booking.Message, number, by s
 	if !ok {
 		return number, "", nil // the provider refuses it as undeliverable
 	}
+	switch stopped, err := a.Store.TextsStopped(ctx, to, ""); {
+	case err != nil:
+		return "", "", storeError("texts stopped", m.RequestKey, err)
+	case stopped:
+		a.textRefusedCount(ctx, "stopped")
+		return "", stoppedWhy, nil
+	}
 	allowed, err := a.textCountries(ctx)
 	if err != nil {
 		return "", "", err

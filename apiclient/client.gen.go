@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"encoding/xml"
 	"fmt"
 	"io"
 	"net/http"
@@ -1748,6 +1749,20 @@ type TwilioAccount struct {
 	From string `json:"from"`
 }
 
+// TwilioIncomingMessage Twilio's incoming message parameters; Twilio adds others without notice, and every one is signed
+type TwilioIncomingMessage struct {
+	AccountSid *string `json:"AccountSid,omitempty"`
+	Body       string  `json:"Body"`
+
+	// From the caller's number, E.164
+	From       string  `json:"From"`
+	MessageSid *string `json:"MessageSid,omitempty"`
+
+	// To the agency's number
+	To                   *string           `json:"To,omitempty"`
+	AdditionalProperties map[string]string `json:"-"`
+}
+
 // VapiResults defines model for VapiResults.
 type VapiResults struct {
 	// Results one per tool call, in the calls' order
@@ -1910,6 +1925,9 @@ type CallAgencyRetellFunctionJSONRequestBody = CallAgencyRetellFunctionJSONBody
 // CallAgencyRetellToolJSONRequestBody defines body for CallAgencyRetellTool for application/json ContentType.
 type CallAgencyRetellToolJSONRequestBody CallAgencyRetellToolJSONBody
 
+// ReceiveAgencyTwilioMessageFormdataRequestBody defines body for ReceiveAgencyTwilioMessage for application/x-www-form-urlencoded ContentType.
+type ReceiveAgencyTwilioMessageFormdataRequestBody = TwilioIncomingMessage
+
 // CallAgencyVapiToolsJSONRequestBody defines body for CallAgencyVapiTools for application/json ContentType.
 type CallAgencyVapiToolsJSONRequestBody = CallAgencyVapiToolsJSONBody
 
@@ -1952,6 +1970,9 @@ type CallRetellFunctionJSONRequestBody = CallRetellFunctionJSONBody
 // CallRetellToolJSONRequestBody defines body for CallRetellTool for application/json ContentType.
 type CallRetellToolJSONRequestBody CallRetellToolJSONBody
 
+// ReceiveTwilioMessageFormdataRequestBody defines body for ReceiveTwilioMessage for application/x-www-form-urlencoded ContentType.
+type ReceiveTwilioMessageFormdataRequestBody = TwilioIncomingMessage
+
 // CallVapiToolsJSONRequestBody defines body for CallVapiTools for application/json ContentType.
 type CallVapiToolsJSONRequestBody = CallVapiToolsJSONBody
 
@@ -1960,6 +1981,130 @@ type PutPlatformSecretJSONRequestBody = PlatformSecretBody
 
 // PutWebhookJSONRequestBody defines body for PutWebhook for application/json ContentType.
 type PutWebhookJSONRequestBody = Webhook
+
+// Getter for additional properties for TwilioIncomingMessage. Returns the specified
+// element and whether it was found
+func (a TwilioIncomingMessage) Get(fieldName string) (value string, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for TwilioIncomingMessage
+func (a *TwilioIncomingMessage) Set(fieldName string, value string) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]string)
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for TwilioIncomingMessage to handle AdditionalProperties
+func (a *TwilioIncomingMessage) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["AccountSid"]; found {
+		err = json.Unmarshal(raw, &a.AccountSid)
+		if err != nil {
+			return fmt.Errorf("error reading 'AccountSid': %w", err)
+		}
+		delete(object, "AccountSid")
+	}
+
+	if raw, found := object["Body"]; found {
+		err = json.Unmarshal(raw, &a.Body)
+		if err != nil {
+			return fmt.Errorf("error reading 'Body': %w", err)
+		}
+		delete(object, "Body")
+	}
+
+	if raw, found := object["From"]; found {
+		err = json.Unmarshal(raw, &a.From)
+		if err != nil {
+			return fmt.Errorf("error reading 'From': %w", err)
+		}
+		delete(object, "From")
+	}
+
+	if raw, found := object["MessageSid"]; found {
+		err = json.Unmarshal(raw, &a.MessageSid)
+		if err != nil {
+			return fmt.Errorf("error reading 'MessageSid': %w", err)
+		}
+		delete(object, "MessageSid")
+	}
+
+	if raw, found := object["To"]; found {
+		err = json.Unmarshal(raw, &a.To)
+		if err != nil {
+			return fmt.Errorf("error reading 'To': %w", err)
+		}
+		delete(object, "To")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]string)
+		for fieldName, fieldBuf := range object {
+			var fieldVal string
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for TwilioIncomingMessage to handle AdditionalProperties
+func (a TwilioIncomingMessage) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	if a.AccountSid != nil {
+		object["AccountSid"], err = json.Marshal(a.AccountSid)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'AccountSid': %w", err)
+		}
+	}
+
+	object["Body"], err = json.Marshal(a.Body)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'Body': %w", err)
+	}
+
+	object["From"], err = json.Marshal(a.From)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'From': %w", err)
+	}
+
+	if a.MessageSid != nil {
+		object["MessageSid"], err = json.Marshal(a.MessageSid)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'MessageSid': %w", err)
+		}
+	}
+
+	if a.To != nil {
+		object["To"], err = json.Marshal(a.To)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'To': %w", err)
+		}
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
 
 // AsGoogleAccount returns the union data inside the MirrorAccount as a GoogleAccount
 func (t MirrorAccount) AsGoogleAccount() (GoogleAccount, error) {
@@ -2807,6 +2952,24 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/agencies/{agency}/tools/retell/{tool} (the `CallAgencyRetellTool` operationId).
 	CallAgencyRetellTool(ctx context.Context, agency string, tool CallAgencyRetellToolParamsTool, params *CallAgencyRetellToolParams, body CallAgencyRetellToolJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ReceiveAgencyTwilioMessageWithBody As /v1/tools/twilio/messages, for the agency's own Twilio account (PUT /v1/mirrors/twilio), signed under its auth token
+	//
+	// Point the Twilio number's incoming message webhook here (HTTP POST). The signature is checked over the URL as called (X-Forwarded-Proto says https behind a proxy) and every form parameter, with twilio-go's validator, before anything is read or written. The answer is an empty TwiML response: Twilio answers the opt-out and opt-in words itself.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/agencies/{agency}/tools/twilio/messages (the `ReceiveAgencyTwilioMessage` operationId).
+	ReceiveAgencyTwilioMessageWithBody(ctx context.Context, agency string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ReceiveAgencyTwilioMessageWithFormdataBody As /v1/tools/twilio/messages, for the agency's own Twilio account (PUT /v1/mirrors/twilio), signed under its auth token
+	//
+	// Point the Twilio number's incoming message webhook here (HTTP POST). The signature is checked over the URL as called (X-Forwarded-Proto says https behind a proxy) and every form parameter, with twilio-go's validator, before anything is read or written. The answer is an empty TwiML response: Twilio answers the opt-out and opt-in words itself.
+	//
+	// Takes a body of the `application/x-www-form-urlencoded` content type.
+	//
+	// Corresponds with POST /v1/agencies/{agency}/tools/twilio/messages (the `ReceiveAgencyTwilioMessage` operationId).
+	ReceiveAgencyTwilioMessageWithFormdataBody(ctx context.Context, agency string, body ReceiveAgencyTwilioMessageFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// CallAgencyVapiToolsWithBody An agency's own URL for vapi tool-calls server message (message.toolCallList, else toolWithToolCallList[].toolCall; arguments an object or a JSON string; docs.vapi.ai custom-tools, OpenAPI ServerMessageToolCalls); X-Vapi-Secret, or an HMAC credential's x-signature, checked when configured
 	//
 	// As /v1/tools/vapi, signed with the agency's own secret (PUT /v1/voice/secrets/{platform}), never the deployment's: the call acts for the agency, with limits and conversations of its own.
@@ -3086,6 +3249,24 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/tools/retell/{tool} (the `CallRetellTool` operationId).
 	CallRetellTool(ctx context.Context, tool CallRetellToolParamsTool, params *CallRetellToolParams, body CallRetellToolJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ReceiveTwilioMessageWithBody A caller's reply to a text: Twilio's incoming message webhook (form-encoded, Twilio's Programmable Messaging docs), signed with X-Twilio-Signature under the Twilio account's auth token. STOP, STOPALL, UNSUBSCRIBE, CANCEL, END, QUIT, REVOKE and OPTOUT stop the agency's texts to the number; START, YES and UNSTOP let them go again; anything else is taken and ignored
+	//
+	// Point the Twilio number's incoming message webhook here (HTTP POST). The signature is checked over the URL as called (X-Forwarded-Proto says https behind a proxy) and every form parameter, with twilio-go's validator, before anything is read or written. The answer is an empty TwiML response: Twilio answers the opt-out and opt-in words itself.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/tools/twilio/messages (the `ReceiveTwilioMessage` operationId).
+	ReceiveTwilioMessageWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ReceiveTwilioMessageWithFormdataBody A caller's reply to a text: Twilio's incoming message webhook (form-encoded, Twilio's Programmable Messaging docs), signed with X-Twilio-Signature under the Twilio account's auth token. STOP, STOPALL, UNSUBSCRIBE, CANCEL, END, QUIT, REVOKE and OPTOUT stop the agency's texts to the number; START, YES and UNSTOP let them go again; anything else is taken and ignored
+	//
+	// Point the Twilio number's incoming message webhook here (HTTP POST). The signature is checked over the URL as called (X-Forwarded-Proto says https behind a proxy) and every form parameter, with twilio-go's validator, before anything is read or written. The answer is an empty TwiML response: Twilio answers the opt-out and opt-in words itself.
+	//
+	// Takes a body of the `application/x-www-form-urlencoded` content type.
+	//
+	// Corresponds with POST /v1/tools/twilio/messages (the `ReceiveTwilioMessage` operationId).
+	ReceiveTwilioMessageWithFormdataBody(ctx context.Context, body ReceiveTwilioMessageFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// CallVapiToolsWithBody Vapi tool-calls server message (message.toolCallList, else toolWithToolCallList[].toolCall; arguments an object or a JSON string; docs.vapi.ai custom-tools, OpenAPI ServerMessageToolCalls); X-Vapi-Secret, or an HMAC credential's x-signature, checked when configured
 	//
 	// Takes any type of body and a specified content type.
@@ -3299,6 +3480,44 @@ func (c *Client) CallAgencyRetellToolWithBody(ctx context.Context, agency string
 // Corresponds with POST /v1/agencies/{agency}/tools/retell/{tool} (the `CallAgencyRetellTool` operationId).
 func (c *Client) CallAgencyRetellTool(ctx context.Context, agency string, tool CallAgencyRetellToolParamsTool, params *CallAgencyRetellToolParams, body CallAgencyRetellToolJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewCallAgencyRetellToolRequest(c.Server, agency, tool, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ReceiveAgencyTwilioMessageWithBody As /v1/tools/twilio/messages, for the agency's own Twilio account (PUT /v1/mirrors/twilio), signed under its auth token
+//
+// Point the Twilio number's incoming message webhook here (HTTP POST). The signature is checked over the URL as called (X-Forwarded-Proto says https behind a proxy) and every form parameter, with twilio-go's validator, before anything is read or written. The answer is an empty TwiML response: Twilio answers the opt-out and opt-in words itself.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/agencies/{agency}/tools/twilio/messages (the `ReceiveAgencyTwilioMessage` operationId).
+func (c *Client) ReceiveAgencyTwilioMessageWithBody(ctx context.Context, agency string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewReceiveAgencyTwilioMessageRequestWithBody(c.Server, agency, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ReceiveAgencyTwilioMessageWithFormdataBody As /v1/tools/twilio/messages, for the agency's own Twilio account (PUT /v1/mirrors/twilio), signed under its auth token
+//
+// Point the Twilio number's incoming message webhook here (HTTP POST). The signature is checked over the URL as called (X-Forwarded-Proto says https behind a proxy) and every form parameter, with twilio-go's validator, before anything is read or written. The answer is an empty TwiML response: Twilio answers the opt-out and opt-in words itself.
+//
+// Takes a body of the `application/x-www-form-urlencoded` content type.
+//
+// Corresponds with POST /v1/agencies/{agency}/tools/twilio/messages (the `ReceiveAgencyTwilioMessage` operationId).
+func (c *Client) ReceiveAgencyTwilioMessageWithFormdataBody(ctx context.Context, agency string, body ReceiveAgencyTwilioMessageFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewReceiveAgencyTwilioMessageRequestWithFormdataBody(c.Server, agency, body)
 	if err != nil {
 		return nil, err
 	}
@@ -4018,6 +4237,44 @@ func (c *Client) CallRetellTool(ctx context.Context, tool CallRetellToolParamsTo
 	return c.Client.Do(req)
 }
 
+// ReceiveTwilioMessageWithBody A caller's reply to a text: Twilio's incoming message webhook (form-encoded, Twilio's Programmable Messaging docs), signed with X-Twilio-Signature under the Twilio account's auth token. STOP, STOPALL, UNSUBSCRIBE, CANCEL, END, QUIT, REVOKE and OPTOUT stop the agency's texts to the number; START, YES and UNSTOP let them go again; anything else is taken and ignored
+//
+// Point the Twilio number's incoming message webhook here (HTTP POST). The signature is checked over the URL as called (X-Forwarded-Proto says https behind a proxy) and every form parameter, with twilio-go's validator, before anything is read or written. The answer is an empty TwiML response: Twilio answers the opt-out and opt-in words itself.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/tools/twilio/messages (the `ReceiveTwilioMessage` operationId).
+func (c *Client) ReceiveTwilioMessageWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewReceiveTwilioMessageRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ReceiveTwilioMessageWithFormdataBody A caller's reply to a text: Twilio's incoming message webhook (form-encoded, Twilio's Programmable Messaging docs), signed with X-Twilio-Signature under the Twilio account's auth token. STOP, STOPALL, UNSUBSCRIBE, CANCEL, END, QUIT, REVOKE and OPTOUT stop the agency's texts to the number; START, YES and UNSTOP let them go again; anything else is taken and ignored
+//
+// Point the Twilio number's incoming message webhook here (HTTP POST). The signature is checked over the URL as called (X-Forwarded-Proto says https behind a proxy) and every form parameter, with twilio-go's validator, before anything is read or written. The answer is an empty TwiML response: Twilio answers the opt-out and opt-in words itself.
+//
+// Takes a body of the `application/x-www-form-urlencoded` content type.
+//
+// Corresponds with POST /v1/tools/twilio/messages (the `ReceiveTwilioMessage` operationId).
+func (c *Client) ReceiveTwilioMessageWithFormdataBody(ctx context.Context, body ReceiveTwilioMessageFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewReceiveTwilioMessageRequestWithFormdataBody(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // CallVapiToolsWithBody Vapi tool-calls server message (message.toolCallList, else toolWithToolCallList[].toolCall; arguments an object or a JSON string; docs.vapi.ai custom-tools, OpenAPI ServerMessageToolCalls); X-Vapi-Secret, or an HMAC credential's x-signature, checked when configured
 //
 // Takes any type of body and a specified content type.
@@ -4464,6 +4721,53 @@ func NewCallAgencyRetellToolRequestWithBody(server string, agency string, tool C
 		}
 
 	}
+
+	return req, nil
+}
+
+// NewReceiveAgencyTwilioMessageRequestWithFormdataBody calls the generic ReceiveAgencyTwilioMessage builder with application/x-www-form-urlencoded body
+func NewReceiveAgencyTwilioMessageRequestWithFormdataBody(server string, agency string, body ReceiveAgencyTwilioMessageFormdataRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	bodyStr, err := runtime.MarshalForm(body, nil)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = strings.NewReader(bodyStr.Encode())
+	return NewReceiveAgencyTwilioMessageRequestWithBody(server, agency, "application/x-www-form-urlencoded", bodyReader)
+}
+
+// NewReceiveAgencyTwilioMessageRequestWithBody constructs an http.Request for the ReceiveAgencyTwilioMessage method, with any body, and a specified content type
+func NewReceiveAgencyTwilioMessageRequestWithBody(server string, agency string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "agency", agency, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/agencies/%s/tools/twilio/messages", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -5807,6 +6111,46 @@ func NewCallRetellToolRequestWithBody(server string, tool CallRetellToolParamsTo
 	return req, nil
 }
 
+// NewReceiveTwilioMessageRequestWithFormdataBody calls the generic ReceiveTwilioMessage builder with application/x-www-form-urlencoded body
+func NewReceiveTwilioMessageRequestWithFormdataBody(server string, body ReceiveTwilioMessageFormdataRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	bodyStr, err := runtime.MarshalForm(body, nil)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = strings.NewReader(bodyStr.Encode())
+	return NewReceiveTwilioMessageRequestWithBody(server, "application/x-www-form-urlencoded", bodyReader)
+}
+
+// NewReceiveTwilioMessageRequestWithBody constructs an http.Request for the ReceiveTwilioMessage method, with any body, and a specified content type
+func NewReceiveTwilioMessageRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/tools/twilio/messages")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewCallVapiToolsRequest calls the generic CallVapiTools builder with application/json body
 func NewCallVapiToolsRequest(server string, body CallVapiToolsJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -6327,6 +6671,24 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/agencies/{agency}/tools/retell/{tool} (the `CallAgencyRetellTool` operationId).
 	CallAgencyRetellToolWithResponse(ctx context.Context, agency string, tool CallAgencyRetellToolParamsTool, params *CallAgencyRetellToolParams, body CallAgencyRetellToolJSONRequestBody, reqEditors ...RequestEditorFn) (*CallAgencyRetellToolResponse, error)
 
+	// ReceiveAgencyTwilioMessageWithBodyWithResponse As /v1/tools/twilio/messages, for the agency's own Twilio account (PUT /v1/mirrors/twilio), signed under its auth token
+	//
+	// Point the Twilio number's incoming message webhook here (HTTP POST). The signature is checked over the URL as called (X-Forwarded-Proto says https behind a proxy) and every form parameter, with twilio-go's validator, before anything is read or written. The answer is an empty TwiML response: Twilio answers the opt-out and opt-in words itself.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/agencies/{agency}/tools/twilio/messages (the `ReceiveAgencyTwilioMessage` operationId).
+	ReceiveAgencyTwilioMessageWithBodyWithResponse(ctx context.Context, agency string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ReceiveAgencyTwilioMessageResponse, error)
+
+	// ReceiveAgencyTwilioMessageWithFormdataBodyWithResponse As /v1/tools/twilio/messages, for the agency's own Twilio account (PUT /v1/mirrors/twilio), signed under its auth token
+	//
+	// Point the Twilio number's incoming message webhook here (HTTP POST). The signature is checked over the URL as called (X-Forwarded-Proto says https behind a proxy) and every form parameter, with twilio-go's validator, before anything is read or written. The answer is an empty TwiML response: Twilio answers the opt-out and opt-in words itself.
+	//
+	// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/agencies/{agency}/tools/twilio/messages (the `ReceiveAgencyTwilioMessage` operationId).
+	ReceiveAgencyTwilioMessageWithFormdataBodyWithResponse(ctx context.Context, agency string, body ReceiveAgencyTwilioMessageFormdataRequestBody, reqEditors ...RequestEditorFn) (*ReceiveAgencyTwilioMessageResponse, error)
+
 	// CallAgencyVapiToolsWithBodyWithResponse An agency's own URL for vapi tool-calls server message (message.toolCallList, else toolWithToolCallList[].toolCall; arguments an object or a JSON string; docs.vapi.ai custom-tools, OpenAPI ServerMessageToolCalls); X-Vapi-Secret, or an HMAC credential's x-signature, checked when configured
 	//
 	// As /v1/tools/vapi, signed with the agency's own secret (PUT /v1/voice/secrets/{platform}), never the deployment's: the call acts for the agency, with limits and conversations of its own.
@@ -6635,6 +6997,24 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/tools/retell/{tool} (the `CallRetellTool` operationId).
 	CallRetellToolWithResponse(ctx context.Context, tool CallRetellToolParamsTool, params *CallRetellToolParams, body CallRetellToolJSONRequestBody, reqEditors ...RequestEditorFn) (*CallRetellToolResponse, error)
+
+	// ReceiveTwilioMessageWithBodyWithResponse A caller's reply to a text: Twilio's incoming message webhook (form-encoded, Twilio's Programmable Messaging docs), signed with X-Twilio-Signature under the Twilio account's auth token. STOP, STOPALL, UNSUBSCRIBE, CANCEL, END, QUIT, REVOKE and OPTOUT stop the agency's texts to the number; START, YES and UNSTOP let them go again; anything else is taken and ignored
+	//
+	// Point the Twilio number's incoming message webhook here (HTTP POST). The signature is checked over the URL as called (X-Forwarded-Proto says https behind a proxy) and every form parameter, with twilio-go's validator, before anything is read or written. The answer is an empty TwiML response: Twilio answers the opt-out and opt-in words itself.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/tools/twilio/messages (the `ReceiveTwilioMessage` operationId).
+	ReceiveTwilioMessageWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ReceiveTwilioMessageResponse, error)
+
+	// ReceiveTwilioMessageWithFormdataBodyWithResponse A caller's reply to a text: Twilio's incoming message webhook (form-encoded, Twilio's Programmable Messaging docs), signed with X-Twilio-Signature under the Twilio account's auth token. STOP, STOPALL, UNSUBSCRIBE, CANCEL, END, QUIT, REVOKE and OPTOUT stop the agency's texts to the number; START, YES and UNSTOP let them go again; anything else is taken and ignored
+	//
+	// Point the Twilio number's incoming message webhook here (HTTP POST). The signature is checked over the URL as called (X-Forwarded-Proto says https behind a proxy) and every form parameter, with twilio-go's validator, before anything is read or written. The answer is an empty TwiML response: Twilio answers the opt-out and opt-in words itself.
+	//
+	// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/tools/twilio/messages (the `ReceiveTwilioMessage` operationId).
+	ReceiveTwilioMessageWithFormdataBodyWithResponse(ctx context.Context, body ReceiveTwilioMessageFormdataRequestBody, reqEditors ...RequestEditorFn) (*ReceiveTwilioMessageResponse, error)
 
 	// CallVapiToolsWithBodyWithResponse Vapi tool-calls server message (message.toolCallList, else toolWithToolCallList[].toolCall; arguments an object or a JSON string; docs.vapi.ai custom-tools, OpenAPI ServerMessageToolCalls); X-Vapi-Secret, or an HMAC credential's x-signature, checked when configured
 	//
@@ -7077,6 +7457,68 @@ func (r CallAgencyRetellToolResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r CallAgencyRetellToolResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ReceiveAgencyTwilioMessageResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// XML200 the response for an HTTP 200 `text/xml` response
+	XML200 *string
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Error
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
+}
+
+// GetXML200 returns the response for an HTTP 200 `text/xml` response
+func (r ReceiveAgencyTwilioMessageResponse) GetXML200() *string {
+	return r.XML200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ReceiveAgencyTwilioMessageResponse) GetJSON400() *Error {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ReceiveAgencyTwilioMessageResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ReceiveAgencyTwilioMessageResponse) GetJSON503() *Error {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ReceiveAgencyTwilioMessageResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ReceiveAgencyTwilioMessageResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ReceiveAgencyTwilioMessageResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ReceiveAgencyTwilioMessageResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -9509,6 +9951,68 @@ func (r CallRetellToolResponse) ContentType() string {
 	return ""
 }
 
+type ReceiveTwilioMessageResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// XML200 the response for an HTTP 200 `text/xml` response
+	XML200 *string
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Error
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
+}
+
+// GetXML200 returns the response for an HTTP 200 `text/xml` response
+func (r ReceiveTwilioMessageResponse) GetXML200() *string {
+	return r.XML200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ReceiveTwilioMessageResponse) GetJSON400() *Error {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ReceiveTwilioMessageResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ReceiveTwilioMessageResponse) GetJSON503() *Error {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ReceiveTwilioMessageResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ReceiveTwilioMessageResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ReceiveTwilioMessageResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ReceiveTwilioMessageResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // CallVapiToolsResponse429Headers the declared response headers of an HTTP 429 response for CallVapiTools
 type CallVapiToolsResponse429Headers struct {
 	RetryAfter *int
@@ -10561,6 +11065,36 @@ func (c *ClientWithResponses) CallAgencyRetellToolWithResponse(ctx context.Conte
 	return ParseCallAgencyRetellToolResponse(rsp)
 }
 
+// ReceiveAgencyTwilioMessageWithBodyWithResponse As /v1/tools/twilio/messages, for the agency's own Twilio account (PUT /v1/mirrors/twilio), signed under its auth token
+//
+// Point the Twilio number's incoming message webhook here (HTTP POST). The signature is checked over the URL as called (X-Forwarded-Proto says https behind a proxy) and every form parameter, with twilio-go's validator, before anything is read or written. The answer is an empty TwiML response: Twilio answers the opt-out and opt-in words itself.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/agencies/{agency}/tools/twilio/messages (the `ReceiveAgencyTwilioMessage` operationId).
+func (c *ClientWithResponses) ReceiveAgencyTwilioMessageWithBodyWithResponse(ctx context.Context, agency string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ReceiveAgencyTwilioMessageResponse, error) {
+	rsp, err := c.ReceiveAgencyTwilioMessageWithBody(ctx, agency, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseReceiveAgencyTwilioMessageResponse(rsp)
+}
+
+// ReceiveAgencyTwilioMessageWithFormdataBodyWithResponse As /v1/tools/twilio/messages, for the agency's own Twilio account (PUT /v1/mirrors/twilio), signed under its auth token
+//
+// Point the Twilio number's incoming message webhook here (HTTP POST). The signature is checked over the URL as called (X-Forwarded-Proto says https behind a proxy) and every form parameter, with twilio-go's validator, before anything is read or written. The answer is an empty TwiML response: Twilio answers the opt-out and opt-in words itself.
+//
+// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/agencies/{agency}/tools/twilio/messages (the `ReceiveAgencyTwilioMessage` operationId).
+func (c *ClientWithResponses) ReceiveAgencyTwilioMessageWithFormdataBodyWithResponse(ctx context.Context, agency string, body ReceiveAgencyTwilioMessageFormdataRequestBody, reqEditors ...RequestEditorFn) (*ReceiveAgencyTwilioMessageResponse, error) {
+	rsp, err := c.ReceiveAgencyTwilioMessageWithFormdataBody(ctx, agency, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseReceiveAgencyTwilioMessageResponse(rsp)
+}
+
 // CallAgencyVapiToolsWithBodyWithResponse An agency's own URL for vapi tool-calls server message (message.toolCallList, else toolWithToolCallList[].toolCall; arguments an object or a JSON string; docs.vapi.ai custom-tools, OpenAPI ServerMessageToolCalls); X-Vapi-Secret, or an HMAC credential's x-signature, checked when configured
 //
 // As /v1/tools/vapi, signed with the agency's own secret (PUT /v1/voice/secrets/{platform}), never the deployment's: the call acts for the agency, with limits and conversations of its own.
@@ -11128,6 +11662,36 @@ func (c *ClientWithResponses) CallRetellToolWithResponse(ctx context.Context, to
 	return ParseCallRetellToolResponse(rsp)
 }
 
+// ReceiveTwilioMessageWithBodyWithResponse A caller's reply to a text: Twilio's incoming message webhook (form-encoded, Twilio's Programmable Messaging docs), signed with X-Twilio-Signature under the Twilio account's auth token. STOP, STOPALL, UNSUBSCRIBE, CANCEL, END, QUIT, REVOKE and OPTOUT stop the agency's texts to the number; START, YES and UNSTOP let them go again; anything else is taken and ignored
+//
+// Point the Twilio number's incoming message webhook here (HTTP POST). The signature is checked over the URL as called (X-Forwarded-Proto says https behind a proxy) and every form parameter, with twilio-go's validator, before anything is read or written. The answer is an empty TwiML response: Twilio answers the opt-out and opt-in words itself.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/tools/twilio/messages (the `ReceiveTwilioMessage` operationId).
+func (c *ClientWithResponses) ReceiveTwilioMessageWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ReceiveTwilioMessageResponse, error) {
+	rsp, err := c.ReceiveTwilioMessageWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseReceiveTwilioMessageResponse(rsp)
+}
+
+// ReceiveTwilioMessageWithFormdataBodyWithResponse A caller's reply to a text: Twilio's incoming message webhook (form-encoded, Twilio's Programmable Messaging docs), signed with X-Twilio-Signature under the Twilio account's auth token. STOP, STOPALL, UNSUBSCRIBE, CANCEL, END, QUIT, REVOKE and OPTOUT stop the agency's texts to the number; START, YES and UNSTOP let them go again; anything else is taken and ignored
+//
+// Point the Twilio number's incoming message webhook here (HTTP POST). The signature is checked over the URL as called (X-Forwarded-Proto says https behind a proxy) and every form parameter, with twilio-go's validator, before anything is read or written. The answer is an empty TwiML response: Twilio answers the opt-out and opt-in words itself.
+//
+// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/tools/twilio/messages (the `ReceiveTwilioMessage` operationId).
+func (c *ClientWithResponses) ReceiveTwilioMessageWithFormdataBodyWithResponse(ctx context.Context, body ReceiveTwilioMessageFormdataRequestBody, reqEditors ...RequestEditorFn) (*ReceiveTwilioMessageResponse, error) {
+	rsp, err := c.ReceiveTwilioMessageWithFormdataBody(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseReceiveTwilioMessageResponse(rsp)
+}
+
 // CallVapiToolsWithBodyWithResponse Vapi tool-calls server message (message.toolCallList, else toolWithToolCallList[].toolCall; arguments an object or a JSON string; docs.vapi.ai custom-tools, OpenAPI ServerMessageToolCalls); X-Vapi-Secret, or an HMAC credential's x-signature, checked when configured
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -11575,6 +12139,53 @@ func ParseCallAgencyRetellToolResponse(rsp *http.Response) (*CallAgencyRetellToo
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseReceiveAgencyTwilioMessageResponse parses an HTTP response from a ReceiveAgencyTwilioMessageWithResponse call
+func ParseReceiveAgencyTwilioMessageResponse(rsp *http.Response) (*ReceiveAgencyTwilioMessageResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ReceiveAgencyTwilioMessageResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "xml") && rsp.StatusCode == 200:
+		var dest string
+		if err := xml.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.XML200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	return response, nil
@@ -13737,6 +14348,53 @@ func ParseCallRetellToolResponse(rsp *http.Response) (*CallRetellToolResponse, e
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseReceiveTwilioMessageResponse parses an HTTP response from a ReceiveTwilioMessageWithResponse call
+func ParseReceiveTwilioMessageResponse(rsp *http.Response) (*ReceiveTwilioMessageResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ReceiveTwilioMessageResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "xml") && rsp.StatusCode == 200:
+		var dest string
+		if err := xml.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.XML200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	return response, nil

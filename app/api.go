@@ -23,6 +23,7 @@ import (
 	"github.com/bookingsaga/bookingsaga/agency"
 	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/api/staff"
+	"github.com/bookingsaga/bookingsaga/api/texts"
 	"github.com/bookingsaga/bookingsaga/api/voice"
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/admission"
@@ -339,10 +340,11 @@ func NewAPI(ctx context.Context, cfg APIConfig, logger *zap.Logger, scope tally.
 			Settings: edge.Settings{MaxBody: cfg.MaxBody, Metrics: scope, Catalogue: reads.Catalog, Names: names, Bookings: reads.Store,
 				Admission: admit}},
 		REST: api.Config{Contacts: reads.Store, Webhooks: reads.Store, Egress: cfg.Mirrors.Egress(), Agencies: reads.Store,
-			PlatformSecrets: reads.Store, MirrorAccounts: reads.Store, CheckAccount: cfg.Mirrors.CheckAccount},
+			PlatformSecrets: reads.Store, MirrorAccounts: AccountsWriter(reads.Store, reads.Catalog.Accounts), CheckAccount: cfg.Mirrors.CheckAccount},
 		Tools: voice.Config{RetellKey: cfg.RetellKey, VapiSecret: cfg.VapiSecret, VapiHMACSecret: cfg.VapiHMACSecret,
 			FindBudget: reads.Store, Contacts: reads.Store, CallerIDHeader: cfg.CallerIDHeader, FindsPerKeyHour: cfg.FindsPerKeyHour,
 			HandoffsPerKeyHour: cfg.HandoffsPerKeyHour, Secrets: reads.Store},
+		Texts: texts.Config{Stops: reads.Store, Signed: cfg.Mirrors.TextsSigned(reads.Catalog.Accounts)},
 	})
 	return &API{handler: h, tc: tc, reads: reads, names: names}, nil
 }
@@ -376,11 +378,12 @@ type EdgeConfig struct {
 	edge.Config
 	REST  api.Config
 	Tools voice.Config
+	Texts texts.Config
 }
 
-// Edge is the agent edge over sc: the REST routes, the voice tools and
-// the staff's routes mounted on one server, every one of them reading the
-// same settings.
+// Edge is the agent edge over sc: the REST routes, the voice tools, the
+// callers' replies to their texts and the staff's routes mounted on one
+// server, every one of them reading the same settings.
 func Edge(sc *desk.Desk, cfg EdgeConfig) http.Handler { return edgeServer(sc, cfg).Handler() }
 
 func edgeServer(sc *desk.Desk, cfg EdgeConfig) *edge.Server {
@@ -390,6 +393,7 @@ func edgeServer(sc *desk.Desk, cfg EdgeConfig) *edge.Server {
 	srv := edge.New(cfg.Config)
 	srv.Mount(api.New(sc, srv.Settings(), cfg.REST).Routes()...)
 	srv.Mount(voice.New(sc, srv.Settings(), cfg.Tools).Routes()...)
+	srv.Mount(texts.New(srv.Settings(), cfg.Texts).Routes()...)
 	srv.Mount(staff.New(sc).Routes()...)
 	return srv
 }

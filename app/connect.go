@@ -7,6 +7,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/accounts"
 	"github.com/bookingsaga/bookingsaga/internal/calendars"
@@ -177,4 +178,43 @@ func (c Mirrors) Catalog(ctx context.Context, st *store.Store, log *zap.Logger) 
 		return nil, err
 	}
 	return &catalog.Catalog{Store: st, Log: log, Calendar: set.Calendar, CRM: set.CRM, Accounts: c.Accounts(st, true)}, nil
+}
+
+// TextsSigned checks the X-Twilio-Signature of a reply to the texts of
+// the agency ctx acts for, under its Twilio account's auth token: its
+// own (book), or the deployment's for the default agency; false when it
+// keeps none.
+func (c Mirrors) TextsSigned(book *accounts.Book) func(ctx context.Context, url string, params map[string]string, signature string) (bool, error) {
+	var own accounts.Set
+	if cl, err := c.deployment(true); err == nil && cl.sms != nil { // validated at start: an error is no account
+		own.SMS, _ = sms.New(*cl.sms)
+	}
+	return func(ctx context.Context, url string, params map[string]string, signature string) (bool, error) {
+		set, err := book.For(ctx, own)
+		if err != nil || set.SMS == nil {
+			return false, err
+		}
+		return set.SMS.Signed(url, params, signature), nil
+	}
+}
+
+// AccountsWriter writes an agency's accounts to the vault for the API,
+// and has book, this process's, read them again at once.
+func AccountsWriter(st *store.Store, book *accounts.Book) api.MirrorAccounts {
+	return accountsWriter{st, book}
+}
+
+type accountsWriter struct {
+	*store.Store
+	book *accounts.Book
+}
+
+func (w accountsWriter) PutMirrorAccount(ctx context.Context, kind string, settings []byte) error {
+	defer w.book.Forget(ctx)
+	return w.Store.PutMirrorAccount(ctx, kind, settings)
+}
+
+func (w accountsWriter) DeleteMirrorAccount(ctx context.Context, kind string) error {
+	defer w.book.Forget(ctx)
+	return w.Store.DeleteMirrorAccount(ctx, kind)
 }

@@ -292,7 +292,8 @@ func banner(cfg Config, stack *devstack.Stack, keys [][2]string, took time.Durat
 		line("fake HubSpot", stack.HubSpotURL+"  (the New York agency's CRM: GET /_fake/meetings, /_fake/contacts)")
 	}
 	if stack.SMSURL != "" {
-		line("fake Twilio", stack.SMSURL+"  (the callers' texts: GET /messages)")
+		line("fake Twilio", stack.SMSURL+"  (the callers' texts: GET /messages; a reply: POST /_fake/reply webhook=http://"+cfg.APIListen+
+			"/v1/tools/twilio/messages from=+33… body=STOP)")
 	}
 	if stack.MailURL != "" {
 		line("SMTP sink", stack.SMTPAddr+"  (the callers' e-mails: GET "+stack.MailURL+"/mail)")

@@ -354,6 +354,10 @@ func TestEachProcessHoldsOnlyItsOwnSecrets(t *testing.T) {
 	}
 	require.Equal(t, "${API_CALENDAR_CREDENTIALS_FILE:-}", rawEnv(t, "api", "CALENDAR_CREDENTIALS_FILE"))
 	require.Equal(t, "${API_HUBSPOT_TOKEN_FILE:-}", rawEnv(t, "api", "HUBSPOT_TOKEN_FILE"))
+	// The API checks the texts' replies with Twilio's token only when
+	// given its own: the worker's account alone must not stop it starting.
+	require.Equal(t, "${API_TWILIO_ACCOUNT_SID:-}", rawEnv(t, "api", "TWILIO_ACCOUNT_SID"))
+	require.Equal(t, "${API_TWILIO_AUTH_TOKEN_FILE:-}", rawEnv(t, "api", "TWILIO_AUTH_TOKEN_FILE"))
 	require.Len(t, p.Services["api"].Ports, 1)
 	require.Equal(t, "127.0.0.1", p.Services["api"].Ports[0].HostIP, "the API listens on loopback by default")
 }

@@ -27,6 +27,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/bookingsaga/bookingsaga/api"
+	"github.com/bookingsaga/bookingsaga/api/texts"
 	"github.com/bookingsaga/bookingsaga/api/voice"
 	"github.com/bookingsaga/bookingsaga/internal/apikey"
 	"github.com/bookingsaga/bookingsaga/internal/desk"
@@ -119,8 +120,11 @@ func (f *fixture) serveAPI(cfg app.EdgeConfig, reads ...desk.Catalog) string {
 	if cfg.REST.PlatformSecrets == nil {
 		cfg.REST.PlatformSecrets = vault
 	}
+	if cfg.Texts.Stops == nil {
+		cfg.Texts = texts.Config{Stops: vault, Signed: f.mirrors.TextsSigned(f.catalog.Accounts)}
+	}
 	if cfg.REST.MirrorAccounts == nil {
-		cfg.REST.MirrorAccounts, cfg.REST.CheckAccount = vault, f.mirrors.CheckAccount
+		cfg.REST.MirrorAccounts, cfg.REST.CheckAccount = app.AccountsWriter(vault, f.catalog.Accounts), f.mirrors.CheckAccount
 	}
 	if cfg.Tools.Secrets == nil {
 		cfg.Tools.Secrets = vault

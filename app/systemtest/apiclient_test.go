@@ -223,6 +223,10 @@ func TestTheGeneratedClientCallsEveryRoute(t *testing.T) {
 		"method": "tools/call", "params": map[string]any{"name": "booking_status", "arguments": map[string]any{"reference": *booked.JSON200.Reference}}},
 		accept)
 	require.NoError(t, err)
+	form, signed := f.signedReply(ctx, c, url+"/v1/tools/twilio/messages")
+	replied, err := c.ReceiveTwilioMessageWithBodyWithResponse(ctx, "application/x-www-form-urlencoded", form, signed)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, replied.StatusCode(), string(replied.Body))
 
 	// The platform's routes, under a platform key of their own.
 	kr, secret := keysOf(t, apikey.Key{Name: "platform", Scopes: []apikey.Scope{apikey.ScopePlatform}},
@@ -314,4 +318,8 @@ func (f *fixture) agencyCalls(ctx context.Context, url, key string, rec *recorde
 	require.NoError(f.t, err)
 	_, err = c.DeleteMirrorAccountWithResponse(ctx, apiclient.DeleteMirrorKindHubSpot)
 	require.NoError(f.t, err)
+	form, byTwilio := f.signedReply(ctx, c, url+"/v1/agencies/lyon/tools/twilio/messages")
+	replied, err := c.ReceiveAgencyTwilioMessageWithBodyWithResponse(ctx, "lyon", "application/x-www-form-urlencoded", form, byTwilio)
+	require.NoError(f.t, err)
+	require.Equal(f.t, http.StatusOK, replied.StatusCode(), string(replied.Body))
 }

@@ -138,6 +138,18 @@ func TestAnAgencysMirrorsGoThroughItsOwnAccountsAlone(t *testing.T) {
 		require.NotEqual(t, lyonKey, r.RequestKey, "the generic CRM holds none of lyon's")
 	}
 
+	// Lyon's caller texts STOP to lyon's number: lyon's webhook, signed
+	// under lyon's token, stops lyon's texts to the number, and the
+	// default agency's to the same number go on.
+	code, err := own.twilio.Reply(url+"/v1/agencies/lyon/tools/twilio/messages", "+33612345678", "+33700000001", "STOP")
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, code)
+	for ctx, want := range map[context.Context]bool{lyon: true, f.ctx: false} {
+		stopped, err := f.acts.Store.TextsStopped(ctx, "+33612345678", "")
+		require.NoError(t, err)
+		require.Equal(t, want, stopped, agency.From(ctx).ID)
+	}
+
 	tl, err := f.catalog.Timeline(lyon, lyonKey)
 	require.NoError(t, err)
 	require.Len(t, tl.Calendar, 2, "lyon's timeline reads lyon's calendars")

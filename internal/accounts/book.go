@@ -104,3 +104,12 @@ func (b *Book) agency(ctx context.Context, no int) (Set, error) {
 	b.mu.Unlock()
 	return e.set, nil
 }
+
+// Forget drops what the book holds of ctx's agency: the next call reads
+// its accounts again. A process calls it after writing them, so that its
+// own writes are seen at once.
+func (b *Book) Forget(ctx context.Context) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	delete(b.by, agency.From(ctx).No)
+}

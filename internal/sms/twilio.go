@@ -37,6 +37,8 @@ var alnum = regexp.MustCompile(`^[0-9A-Za-z]+$`)
 type Sender struct {
 	api  *openapi.ApiService
 	from string
+	// signed checks inbound requests with the account's auth token.
+	signed twilio.RequestValidator
 }
 
 // New builds a sender. twilio-go's requests go to api.twilio.com; an
@@ -65,7 +67,7 @@ func New(cfg Config) (*Sender, error) {
 		HTTPClient: &http.Client{Timeout: cfg.Timeout, Transport: rt,
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
 	c.SetAccountSid(cfg.AccountSid)
-	return &Sender{api: openapi.NewApiServiceWithClient(c), from: cfg.From}, nil
+	return &Sender{api: openapi.NewApiServiceWithClient(c), from: cfg.From, signed: twilio.NewRequestValidator(cfg.AuthToken)}, nil
 }
 
 // rebase sends every request to base's scheme and host.
@@ -85,6 +87,11 @@ func (r rebase) RoundTrip(req *http.Request) (*http.Response, error) {
 // to): sending again cannot help.
 var ErrUndeliverable = errors.New("the number can't take this message")
 
+// ErrOptedOut is the number's owner having texted STOP (Twilio's 21610,
+// "Attempt to send to unsubscribed recipient"): nothing goes to it until
+// they text START. It is ErrUndeliverable too.
+var ErrOptedOut = fmt.Errorf("the number's owner texted STOP: %w", ErrUndeliverable)
+
 // undeliverable are Twilio's codes for a number that will never take the
 // message (https://www.twilio.com/docs/api/errors).
 var undeliverable = map[int]bool{21211: true, 21214: true, 21217: true, 21408: true, 21610: true, 21612: true, 21614: true}
@@ -97,6 +104,8 @@ func (s *Sender) Send(to, body string) (string, error) {
 	m, err := s.api.CreateMessage((&openapi.CreateMessageParams{}).SetTo(to).SetFrom(s.from).SetBody(body))
 	var te *twilio.TwilioRestError
 	switch {
+	case errors.As(err, &te) && te.Code == optedOut:
+		return "", fmt.Errorf("send sms: twilio %d: %w", te.Code, ErrOptedOut)
 	case errors.As(err, &te) && undeliverable[te.Code]:
 		return "", fmt.Errorf("send sms: twilio %d: %w", te.Code, ErrUndeliverable)
 	case errors.As(err, &te):
@@ -107,6 +116,17 @@ func (s *Sender) Send(to, body string) (string, error) {
 		return "", errors.New("send sms: twilio answered without a sid")
 	}
 	return *m.Sid, nil
+}
+
+// optedOut is Twilio's code for a number whose owner texted STOP.
+const optedOut = 21610
+
+// Signed reports whether an inbound request Twilio made to url (as the
+// account's console names it, scheme to query) with form params carries
+// X-Twilio-Signature's value signature under the account's auth token:
+// twilio-go's validator, which tries url with and without its port.
+func (s *Sender) Signed(url string, params map[string]string, signature string) bool {
+	return s.signed.Validate(url, params, signature)
 }
 
 // Find looks among the last texts to to from this sender for one with

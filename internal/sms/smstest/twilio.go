@@ -14,9 +14,7 @@
 package smstest
 
 import (
-	"crypto/rand"
 	"crypto/subtle"
-	"encoding/hex"
 	"fmt"
 	"net/http"
 	"regexp"
@@ -77,6 +75,15 @@ func (t *Twilio) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	m.HandleFunc("GET /messages", func(w http.ResponseWriter, r *http.Request) {
 		fakeserver.WriteJSON(w, http.StatusOK, t.Sent())
 	})
+	// A caller's reply, for the tour: webhook, from, to and body, form-encoded.
+	m.HandleFunc("POST /_fake/reply", func(w http.ResponseWriter, r *http.Request) {
+		status, err := t.Reply(r.FormValue("webhook"), r.FormValue("from"), r.FormValue("to"), r.FormValue("body"))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		fakeserver.WriteJSON(w, http.StatusOK, map[string]int{"webhook_status": status})
+	})
 	m.ServeHTTP(w, r)
 }
 
@@ -110,9 +117,7 @@ func (t *Twilio) create(r *http.Request) (int, any, error) {
 	case t.stopped[to]:
 		return 0, nil, refuse(http.StatusBadRequest, 21610, "Attempt to send to unsubscribed recipient")
 	}
-	var id [16]byte
-	_, _ = rand.Read(id[:])
-	msg := Message{Sid: "SM" + hex.EncodeToString(id[:]), To: to, From: from, Body: body, At: time.Now().UTC()}
+	msg := Message{Sid: "SM" + newSid(), To: to, From: from, Body: body, At: time.Now().UTC()}
 	t.sent = append(t.sent, msg)
 	return http.StatusCreated, resource(t.accountSid, msg), nil
 }

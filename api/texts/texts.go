@@ -1,0 +1,146 @@
+// Package texts holds the route Twilio calls with the callers' replies
+// to their texts (its incoming message webhook, application/x-www-form-
+// urlencoded, signed with X-Twilio-Signature): STOP and Twilio's other
+// opt-out words stop the agency's texts to that number, START and the
+// opt-in words let them go again. Every unsigned or mis-signed request is
+// refused before anything is read or written.
+package texts
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/bookingsaga/bookingsaga/agency"
+	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/edge"
+)
+
+// Stops records a number's STOP (stop) or START on the agency's contacts
+// with it, and reports how many it found; the store implements it.
+type Stops interface {
+	StopTexts(ctx context.Context, number string, stop bool) (int, error)
+}
+
+// Config is the route's dependencies, which the wiring fills.
+type Config struct {
+	// Signed checks a request Twilio made to url, with its form params,
+	// against signature under the auth token of the Twilio account of
+	// the agency ctx acts for; false when the agency keeps none.
+	Signed func(ctx context.Context, url string, params map[string]string, signature string) (bool, error)
+	Stops  Stops
+}
+
+// Texts serves Twilio's incoming message webhook.
+type Texts struct {
+	set edge.Settings
+	cfg Config
+}
+
+// New serves the route with cfg; without cfg.Signed and cfg.Stops every
+// call is refused.
+func New(set edge.Settings, cfg Config) *Texts { return &Texts{set: set.WithDefaults(), cfg: cfg} }
+
+// Routes are the deployment's Twilio account's webhook, the default
+// agency's, and each agency's own account's.
+func (t *Texts) Routes() []edge.Route {
+	return []edge.Route{
+		{Method: "POST", Path: "/v1/tools/twilio/messages", Handle: t.reply, Verify: t.verified},
+		{Method: "POST", Path: "/v1/agencies/{agency}/tools/twilio/messages", Handle: t.reply, Verify: t.verified},
+	}
+}
+
+// The words Twilio's default opt-out handling acts on, the whole
+// message, in any case (docs: Advanced Opt-Out; errors 21610, 23002).
+// Twilio answers each itself, and still forwards it here.
+var (
+	optOut = []string{"STOP", "STOPALL", "UNSUBSCRIBE", "CANCEL", "END", "QUIT", "REVOKE", "OPTOUT"}
+	optIn  = []string{"START", "YES", "UNSTOP"}
+)
+
+// word is what a reply asks: "stop", "start", or "" for anything else.
+func word(body string) string {
+	w := strings.ToUpper(strings.TrimSpace(body))
+	for _, o := range optOut {
+		if w == o {
+			return "stop"
+		}
+	}
+	for _, o := range optIn {
+		if w == o {
+			return "start"
+		}
+	}
+	return ""
+}
+
+// verified refuses a request without Twilio's signature over the URL it
+// called and the form it sent, under the agency's account's token.
+//
+// It reads the form from body, the buffered copy, and leaves the
+// request's own body to the handler: r here is a copy acting for the
+// agency, which shares it.
+func (t *Texts) verified(r *http.Request, body []byte) *edge.Error {
+	sig := r.Header.Get("X-Twilio-Signature")
+	if sig == "" || t.cfg.Signed == nil || t.cfg.Stops == nil {
+		return unauthorized("missing X-Twilio-Signature")
+	}
+	form, err := url.ParseQuery(string(body))
+	if err != nil {
+		return edge.BadRequest(booking.CodeBadJSON, "the body is not a form: %v", err)
+	}
+	params := make(map[string]string, len(form))
+	for k := range form {
+		params[k] = form.Get(k)
+	}
+	ok, err := t.cfg.Signed(r.Context(), calledURL(r), params, sig)
+	switch {
+	case err != nil:
+		return &edge.Error{Status: http.StatusServiceUnavailable, Code: string(booking.CodeUnavailable), Retryable: true,
+			Message: "the agency's Twilio account can't be read now"}
+	case !ok && agency.From(r.Context()).IsDefault():
+		return unauthorized("bad X-Twilio-Signature, or this deployment keeps no Twilio account")
+	case !ok:
+		return unauthorized("bad X-Twilio-Signature, or this agency set no Twilio account (PUT /v1/mirrors/twilio)")
+	}
+	return nil
+}
+
+// calledURL is the URL Twilio called, as the account's console names it:
+// behind a proxy that ends TLS, X-Forwarded-Proto says https.
+func calledURL(r *http.Request) string {
+	scheme := "https"
+	if r.TLS == nil && r.Header.Get("X-Forwarded-Proto") != "https" {
+		scheme = "http"
+	}
+	return scheme + "://" + r.Host + r.URL.RequestURI()
+}
+
+// reply acts on a verified reply and answers Twilio an empty TwiML
+// response: Twilio sends its own answer to the opt-out and opt-in words.
+func (t *Texts) reply(w http.ResponseWriter, r *http.Request) error {
+	if err := r.ParseForm(); err != nil {
+		return edge.BadRequest(booking.CodeBadJSON, "the body is not a form: %v", err)
+	}
+	from, w0 := r.PostForm.Get("From"), word(r.PostForm.Get("Body"))
+	result := "ignored"
+	if w0 != "" {
+		n, err := t.cfg.Stops.StopTexts(r.Context(), from, w0 == "stop")
+		if err != nil {
+			return err
+		}
+		result = w0
+		if n == 0 {
+			result = "no_booking" // nothing written: the number booked nothing here
+		}
+	}
+	t.set.Metrics.Tagged(map[string]string{"agency": agency.From(r.Context()).Label(), "result": result}).Counter("text_replies_total").Inc(1)
+	w.Header().Set("Content-Type", "text/xml")
+	_, err := w.Write([]byte(`<?xml version="1.0" encoding="UTF-8"?><Response/>`))
+	return err
+}
+
+func unauthorized(msg string) *edge.Error {
+	return &edge.Error{Status: http.StatusUnauthorized, Code: string(booking.CodeUnauthorized), Message: msg}
+}

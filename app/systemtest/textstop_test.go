@@ -1,0 +1,168 @@
+package systemtest
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/bookingsaga/bookingsaga/activities"
+	"github.com/bookingsaga/bookingsaga/apiclient"
+	"github.com/bookingsaga/bookingsaga/app"
+	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/edge"
+	"github.com/bookingsaga/bookingsaga/internal/sms/smstest"
+	"github.com/bookingsaga/bookingsaga/receipt"
+)
+
+const (
+	callerNumber = "+33612345678"
+	agencyNumber = "+33700000000"
+)
+
+// setupStops is a texting worker and the API, both on the deployment's
+// fake Twilio account, whose webhook is the API's.
+func setupStops(t *testing.T) (f *fixture, fake *smstest.Twilio, api, webhook string) {
+	t.Helper()
+	s, fake, fakeURL := fakeTwilioAt(t)
+	f = sendingWorker(t, func(f *fixture) {
+		f.acts.SMS = s
+		f.mirrors.TwilioAccountSid, f.mirrors.TwilioAuthToken, f.mirrors.SMSFrom, f.mirrors.TwilioEndpoint =
+			twilioAccount, twilioToken, agencyNumber, fakeURL
+	})
+	require.NoError(t, activities.EnsureMessages(f.ctx, f.client, f.queue))
+	api = f.serveAPI(app.EdgeConfig{})
+	return f, fake, api, api + "/v1/tools/twilio/messages"
+}
+
+// postReply posts form to webhook as Twilio would, under signature.
+func (f *fixture) postReply(webhook string, form url.Values, signature string) int {
+	f.t.Helper()
+	req, err := http.NewRequestWithContext(f.ctx, http.MethodPost, webhook, strings.NewReader(form.Encode()))
+	require.NoError(f.t, err)
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if signature != "" {
+		req.Header.Set("X-Twilio-Signature", signature)
+	}
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(f.t, err)
+	_ = res.Body.Close()
+	return res.StatusCode
+}
+
+// lastMessage is key's message of kind once it ended.
+func (f *fixture) lastMessage(key string, kind booking.MessageKind) booking.MessageRecord {
+	f.t.Helper()
+	var got booking.MessageRecord
+	f.eventually(func() bool {
+		for _, m := range f.messages(key) {
+			if m.Kind == kind && m.Status != booking.MessageDue {
+				got = m
+				return true
+			}
+		}
+		return false
+	}, "the "+string(kind)+" message ended")
+	return got
+}
+
+// A caller texts STOP: the webhook, signed as Twilio signs, records it,
+// and the move that follows sends nothing to the number, refused before
+// Twilio is asked; START lets the cancellation's text go. A reply
+// unsigned, mis-signed or signed for another URL is refused and changes
+// nothing; a STOP from a number that booked nothing writes nothing.
+func TestAStopStopsTheTextsAndAStartStartsThem(t *testing.T) {
+	t.Parallel()
+	f, fake, api, webhook := setupStops(t)
+	key := uuid.NewString()
+	require.Equal(t, booking.MessageSent, f.textedBooking(f.ctx, api, apiKey, key, 10).Status)
+	require.Len(t, fake.Sent(), 1)
+
+	stop := url.Values{"MessageSid": {"SM" + uuid.NewString()}, "AccountSid": {twilioAccount}, "From": {callerNumber},
+		"To": {agencyNumber}, "Body": {"Stop"}}
+	for name, sig := range map[string]string{
+		"unsigned":         "",
+		"mis-signed":       smstest.Sign("another-token", webhook, stop),
+		"for another URL":  smstest.Sign(twilioToken, api+"/v1/agencies/lyon/tools/twilio/messages", stop),
+		"for another body": smstest.Sign(twilioToken, webhook, url.Values{"From": {callerNumber}, "Body": {"START"}}),
+	} {
+		require.Equal(t, http.StatusUnauthorized, f.postReply(webhook, stop, sig), name)
+	}
+	stopped, err := f.acts.Store.TextsStopped(f.ctx, callerNumber, "")
+	require.NoError(t, err)
+	require.False(t, stopped, "no refused reply wrote anything")
+
+	code, err := fake.Reply(webhook, "+33699999999", agencyNumber, "STOP")
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, code, "a number that booked nothing is answered")
+	stopped, err = f.acts.Store.TextsStopped(f.ctx, "+33699999999", "")
+	require.NoError(t, err)
+	require.False(t, stopped, "and nothing is written for it")
+
+	code, err = fake.Reply(webhook, callerNumber, agencyNumber, "stop")
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, code)
+	stopped, err = f.acts.Store.TextsStopped(f.ctx, callerNumber, "")
+	require.NoError(t, err)
+	require.True(t, stopped)
+
+	asked := fake.Calls("messages.create")
+	moved := uuid.NewString()
+	var r receipt.Receipt
+	require.Equal(t, http.StatusOK, f.call("POST", api+"/v1/bookings/"+key+"/reschedule", edge.RescheduleBody{NewRequestKey: moved,
+		ExpectedPolicyVersion: policyVersion, Slot: bookingBody("", slot(t, 11)).Slot}, &r))
+	require.Equal(t, receipt.StatusConfirmed, r.Status)
+	m := f.lastMessage(moved, booking.MessageRescheduled)
+	require.Equal(t, booking.MessageRefused, m.Status, "the move's text after a STOP")
+	require.Contains(t, m.LastError, "texted STOP")
+	require.Equal(t, asked, fake.Calls("messages.create"), "Twilio was not asked")
+
+	code, err = fake.Reply(webhook, callerNumber, agencyNumber, "START")
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, code)
+	require.Equal(t, http.StatusOK, f.call("POST", api+"/v1/bookings/"+moved+"/cancel", []byte(`{}`), &r))
+	require.Equal(t, booking.MessageSent, f.lastMessage(moved, booking.MessageCancelled).Status, "the cancellation's text after a START")
+	require.Len(t, fake.Sent(), 2)
+}
+
+// A STOP Twilio took but the webhook never told (Twilio's 21610 on the
+// send) is kept all the same, so the next text is not tried; it goes
+// with the caller's contact when that is erased.
+func TestTwiliosUnsubscribedRefusalIsKeptAsAStop(t *testing.T) {
+	t.Parallel()
+	f, fake, api, _ := setupStops(t)
+	fake.Stop(callerNumber)
+	key := uuid.NewString()
+	m := f.textedBooking(f.ctx, api, apiKey, key, 10)
+	require.Equal(t, booking.MessageRefused, m.Status, "Twilio's 21610")
+	stopped, err := f.acts.Store.TextsStopped(f.ctx, callerNumber, "")
+	require.NoError(t, err)
+	require.True(t, stopped)
+
+	require.Equal(t, http.StatusOK, f.call("DELETE", api+"/v1/bookings/"+key+"/contact", nil, nil))
+	stopped, err = f.acts.Store.TextsStopped(f.ctx, callerNumber, "")
+	require.NoError(t, err)
+	require.False(t, stopped, "the stop went with the erased contact")
+}
+
+// signedReply sets the agency of c's Twilio account in the vault, and is
+// a STOP posted to webhook as Twilio posts it, signed under that
+// account's token: the body, and the editor that signs it.
+func (f *fixture) signedReply(ctx context.Context, c *apiclient.ClientWithResponses, webhook string) (*strings.Reader, apiclient.RequestEditorFn) {
+	f.t.Helper()
+	var account apiclient.MirrorAccount
+	require.NoError(f.t, account.FromTwilioAccount(apiclient.TwilioAccount{AccountSid: twilioAccount, AuthToken: twilioToken, From: agencyNumber}))
+	set, err := c.PutMirrorAccountWithResponse(ctx, apiclient.PutMirrorKindTwilio, account)
+	require.NoError(f.t, err)
+	require.NotNil(f.t, set.JSON200, string(set.Body))
+	form := url.Values{"MessageSid": {"SM" + uuid.NewString()}, "From": {callerNumber}, "To": {agencyNumber}, "Body": {"STOP"}}
+	sig := smstest.Sign(twilioToken, webhook, form)
+	return strings.NewReader(form.Encode()), func(_ context.Context, r *http.Request) error {
+		r.Header.Set("X-Twilio-Signature", sig)
+		return nil
+	}
+}
