@@ -174,6 +174,7 @@ func (ch *checker) check() []Invariant {
 		{"every call in flight at a SIGINT answered", ch.answeredAtSIGINT()},
 		{"every consenting caller told of their booking's last change", ch.callersTold()},
 		{"no message for a booking never confirmed", ch.messagedOnlyIfBooked()},
+		{"no text after a caller's STOP", ch.stoppedStaysStopped()},
 		{"each agency's calls book in that agency alone", ch.agenciesApart()},
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -30,6 +31,9 @@ type messages struct {
 	// trail is each key's events in order, and whether a contact rests
 	// with its booking: what a violation quotes, to say how it came about.
 	trail map[string]string
+	// stopped is when each key's caller texted STOP, as their agency's
+	// Twilio account took it.
+	stopped map[string]time.Time
 }
 
 func (ch *checker) readMessages(ctx context.Context, pool *pgxpool.Pool, c *cluster) error {
@@ -75,6 +79,12 @@ func (ch *checker) readMessages(ctx context.Context, pool *pgxpool.Pool, c *clus
 	}
 	if m.trail, err = trails(ctx, pool); err != nil {
 		return err
+	}
+	m.stopped = map[string]time.Time{}
+	for key, b := range ch.bookings {
+		if at, ok := c.accountsOf(b.owner().ID).sms.StoppedAt(phoneFor(ch.origin(key))); ok {
+			m.stopped[key] = at
+		}
 	}
 	ch.messages = m
 	return nil
@@ -143,8 +153,8 @@ func (ch *checker) origin(key string) string {
 func (ch *checker) callersTold() []string {
 	var bad []string
 	for key, b := range ch.bookings {
-		if channelFor(ch.origin(key)) == booking.ChannelNone {
-			continue
+		if _, stopped := ch.messages.stopped[key]; stopped || channelFor(ch.origin(key)) == booking.ChannelNone {
+			continue // a caller who texted STOP is told nothing more: stoppedStaysStopped
 		}
 		box := ch.messages.outbox[key]
 		switch b.status {
@@ -184,6 +194,22 @@ func (ch *checker) messagedOnlyIfBooked() []string {
 			bad = append(bad, fmt.Sprintf("a message quotes %q, which the store never confirmed", q.ref))
 		case owner != q.account:
 			bad = append(bad, fmt.Sprintf("%s's account sent a message quoting %q, %s's booking", q.account, q.ref, owner))
+		}
+	}
+	return bad
+}
+
+// stoppedStaysStopped: a caller who texted STOP is sent nothing after
+// it (their agency's fake Twilio, as Twilio, refuses the number), and
+// each text of theirs tried after it ends refused, never undeliverable:
+// Twilio's 21610 is their STOP, whether or not its webhook reached us.
+func (ch *checker) stoppedStaysStopped() []string {
+	var bad []string
+	for key := range ch.messages.stopped {
+		for kind, st := range ch.messages.outbox[key] {
+			if st == booking.MessageUndeliverable {
+				bad = append(bad, fmt.Sprintf("%s's %s text ended undeliverable after its caller's STOP, not refused", key, kind))
+			}
 		}
 	}
 	return bad

@@ -176,6 +176,10 @@ func TestTheCheckerCatchesEachKindOfLie(t *testing.T) {
 			lyonsBooking(ch)
 			ch.hooks[secondAgency] = nil
 		}, "each agency's calls book in that agency alone"},
+		"a text undeliverable after its caller's STOP": {func(ch *checker) {
+			ch.messages.stopped = map[string]time.Time{"k1": t0}
+			ch.messages.outbox = map[string]map[booking.MessageKind]booking.MessageStatus{"k1": {booking.MessageConfirmed: booking.MessageUndeliverable}}
+		}, "no text after a caller's STOP"},
 		"a move booked as a booking of its own": {func(ch *checker) {
 			ch.calls = append(ch.calls, Call{Op: "reschedule", Key: "k1", NewKey: "k2", HTTP: 200, Receipt: confirmed("k2", "b2"), Outcome: OK})
 		}, "a move's booking names the one it moved"},

@@ -271,7 +271,7 @@ func (c *cluster) startWorker(ctx context.Context, slot string) error {
 		"-graph-endpoint", c.graphURL + "/v1.0", "-microsoft-login", c.graphURL,
 		"-crm-url", c.crmURL, "-crm-token", crmToken, "-crm-timeout", "2s", "-log-level", "warn",
 		"-hubspot-url", c.hubspotURL, "-hubspot-token-file", filepath.Join(c.dir, "hubspot-token"),
-		"-twilio-account-sid", twilioAccount, "-twilio-auth-token", twilioToken, "-sms-from", "+33700000000", "-twilio-endpoint", c.smsURL,
+		"-twilio-account-sid", twilioAccount, "-twilio-auth-token", twilioToken, "-sms-from", agencyNumber, "-twilio-endpoint", c.smsURL,
 		"-sms-quiet-from", "0s", "-sms-quiet-to", "0s", "-smtp-addr", c.smtpAddr, "-smtp-tls", "none", "-mail-from", "visites@chaos.test",
 		"-webhook-allow-loopback"}
 	p, err := startProc(c.dir, "worker-"+slot, argv)
@@ -296,7 +296,9 @@ func (c *cluster) startAPI(ctx context.Context, slot string) error {
 		"-keys", filepath.Join(c.dir, "api-keys.json"), "-rate-limit", "0", // faults are under test here, not the limiter
 		// The agencies' webhook receivers are on loopback; the second
 		// agency's calendars, read through its own account, are fakes.
-		"-webhook-allow-loopback", "-calendar-no-auth"}
+		"-webhook-allow-loopback", "-calendar-no-auth",
+		// The default agency's Twilio account, to check its callers' replies.
+		"-twilio-account-sid", twilioAccount, "-twilio-auth-token", twilioToken, "-sms-from", agencyNumber}
 	p, err := startProc(c.dir, "api-"+slot, argv)
 	if err != nil {
 		return err

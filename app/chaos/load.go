@@ -91,6 +91,9 @@ type caller struct {
 	think  time.Duration
 	// shed counts the calls answered "at capacity" (the edge's admission).
 	shed *atomic.Int64
+	// stop texts STOP from key's caller to the agency's number, as
+	// Twilio takes it (stopsTexts).
+	stop func(key string)
 }
 
 func (c *caller) run(ctx context.Context) {
@@ -123,8 +126,15 @@ func (c *caller) book(ctx context.Context, key string, slot edge.Slot) {
 	}
 	if r := c.retry(ctx, "book", key, "", "/v1/bookings", body); r != nil && r.Status == receipt.StatusConfirmed {
 		c.mine = append(c.mine, key)
+		if stopsTexts(key) && c.stop != nil {
+			c.stop(key)
+		}
 	}
 }
+
+// stopsTexts: a quarter of the callers who agreed to texts text STOP
+// once booked, by the key alone: their later texts must go nowhere.
+func stopsTexts(key string) bool { return channelFor(key) == booking.ChannelSMS && int(key[2])%4 == 0 }
 
 // contactFor is key's caller: a third agree to texts, a third to e-mail,
 // a third to nothing, by the key alone, so the checks know which is which;

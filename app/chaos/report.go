@@ -25,6 +25,8 @@ type Report struct {
 	// worker killed between a send and its mark (an e-mail's copy has the
 	// same Message-ID, for the mailbox to fold).
 	Texts, Mails, TextCopies, MailCopies int
+	// Stops are the callers who texted STOP during the run.
+	Stops int
 	// Meetings and Contacts are what the HubSpot accounts hold at the end.
 	Meetings, Contacts int
 	// Hooks are each agency's webhook deliveries taken, by id.
@@ -131,8 +133,8 @@ func (r *Report) Print(w io.Writer) {
 			fmt.Fprintf(w, "  %s: %s\n", inv.Name, v)
 		}
 	}
-	fmt.Fprintf(w, "\ncallers' messages: %d texts (%d copies of one taken before), %d e-mails (%d copies)\n",
-		r.Texts, r.TextCopies, r.Mails, r.MailCopies)
+	fmt.Fprintf(w, "\ncallers' messages: %d texts (%d copies of one taken before), %d e-mails (%d copies); %d callers texted STOP\n",
+		r.Texts, r.TextCopies, r.Mails, r.MailCopies, r.Stops)
 	fmt.Fprintf(w, "hubspot: %d meetings on %d contacts\n", r.Meetings, r.Contacts)
 	if len(r.Confirmed) > 1 {
 		fmt.Fprintf(w, "confirmed at the end, by agency: %v; webhook deliveries taken: %v\n", r.Confirmed, r.Hooks)

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
+
+	"github.com/bookingsaga/bookingsaga/agency"
 )
 
 // hooks is an agency's webhook receiver: each delivery's type and the
@@ -98,4 +100,20 @@ func (ch *checker) hookCounts() map[string]int {
 		out[a] = len(got)
 	}
 	return out
+}
+
+// agencyNumber is the number the callers' texts come from, and their
+// replies go to.
+const agencyNumber = "+33700000000"
+
+// textStop is key's caller texting STOP to agency's account, which posts
+// it to the API caller i uses: the fake stops the number whatever the
+// API answers (Twilio does not send a webhook twice), and a later send to
+// it is refused with 21610, so the store learns of it either way.
+func (c *cluster) textStop(agencyID string, i int, key string) {
+	path := "/v1/tools/twilio/messages"
+	if agencyID != agency.Default.ID {
+		path = "/v1/agencies/" + agencyID + "/tools/twilio/messages"
+	}
+	_, _ = c.accountsOf(agencyID).sms.Reply(c.apiURLs(i)[0]+path, phoneFor(key), agencyNumber, "STOP")
 }

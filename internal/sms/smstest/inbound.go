@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Twilio's default opt-out and opt-in words (Advanced Opt-Out): the
@@ -32,7 +33,9 @@ func (t *Twilio) Reply(webhook, from, to, body string) (int, error) {
 	t.mu.Lock()
 	switch {
 	case slices.Contains(optOut, word):
-		t.stopped[from] = true
+		if _, ok := t.stopped[from]; !ok {
+			t.stopped[from] = time.Now()
+		}
 	case slices.Contains(optIn, word):
 		delete(t.stopped, from)
 	}

@@ -43,12 +43,12 @@ type Twilio struct {
 
 	mu      sync.Mutex
 	sent    []Message
-	stopped map[string]bool
+	stopped map[string]time.Time // since when, by number
 }
 
 // New returns a fake account that takes accountSid and authToken.
 func New(accountSid, authToken string) *Twilio {
-	return &Twilio{accountSid: accountSid, authToken: authToken, stopped: map[string]bool{}}
+	return &Twilio{accountSid: accountSid, authToken: authToken, stopped: map[string]time.Time{}}
 }
 
 // Stop makes number one that replied STOP: sending to it is refused with
@@ -56,7 +56,15 @@ func New(accountSid, authToken string) *Twilio {
 func (t *Twilio) Stop(number string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.stopped[number] = true
+	t.stopped[number] = time.Now()
+}
+
+// StoppedAt is when number texted STOP, if it has not texted START since.
+func (t *Twilio) StoppedAt(number string) (time.Time, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	at, ok := t.stopped[number]
+	return at, ok
 }
 
 // Sent lists the messages taken, oldest first.
@@ -114,7 +122,7 @@ func (t *Twilio) create(r *http.Request) (int, any, error) {
 		return 0, nil, refuse(http.StatusBadRequest, 21603, "A 'From' or 'MessagingServiceSid' parameter is required to send a message.")
 	case body == "":
 		return 0, nil, refuse(http.StatusBadRequest, 21602, "Message body is required.")
-	case t.stopped[to]:
+	case !t.stopped[to].IsZero():
 		return 0, nil, refuse(http.StatusBadRequest, 21610, "Attempt to send to unsubscribed recipient")
 	}
 	msg := Message{Sid: "SM" + newSid(), To: to, From: from, Body: body, At: time.Now().UTC()}
