@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
@@ -40,6 +41,8 @@ type fixture struct {
 	// ahead is how far the store's clock runs ahead of the wall's: a
 	// test moves it past a message's backoff instead of waiting.
 	ahead atomic.Int64
+	// pool is the store's database, for what no store call writes.
+	pool *pgxpool.Pool
 }
 
 // later moves the store's clock on by d.
@@ -51,7 +54,8 @@ func setup(t *testing.T) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	f := &fixture{t: t}
-	st := store.New(pgtest.New(t), store.Config{Now: func() time.Time { return time.Now().Add(time.Duration(f.ahead.Load())) }})
+	f.pool = pgtest.New(t)
+	st := store.New(f.pool, store.Config{Now: func() time.Time { return time.Now().Add(time.Duration(f.ahead.Load())) }})
 	require.NoError(t, st.SetPolicy(ctx, booking.Policy{Version: "p1", SlotMinutes: 60, OpensAt: 6 * time.Hour, ClosesAt: 22 * time.Hour,
 		HoldTTL: 10 * time.Minute, MinNotice: time.Hour}))
 	require.NoError(t, st.UpsertResource(ctx, booking.Resource{ID: "prop", Kind: "property", Capacity: 1, TimeZone: "UTC"}))

@@ -22,8 +22,8 @@ const unsent = time.Hour
 
 // holdUntil reports whether a message on ch must wait, and until when:
 // a text through the quiet hours in the property's zone (an e-mail waits
-// in the inbox, so it goes) unless quiet is false (a code the caller waits
-// for on the line), any message while its channel has no sender.
+// in the inbox, so it goes) when quiet (booking.MessageKind.QuietHoursApply),
+// any message while its channel has no sender.
 func holdUntil(set accounts.Set, hours booking.QuietHours, ch booking.Channel, zone string, quiet bool) (time.Time, bool) {
 	switch {
 	case ch == booking.ChannelSMS && set.SMS == nil, ch == booking.ChannelEmail && set.Mail == nil:
@@ -38,17 +38,14 @@ func holdUntil(set accounts.Set, hours booking.QuietHours, ch booking.Channel, z
 	return hours.Until(time.Now(), loc)
 }
 
-// deliver words m in the caller's language and sends it on the channel
-// they agreed to; an e-mail carries the viewing as a calendar invitation.
+// deliver words m (its kind as the caller reads it: worded) in the
+// caller's language and sends it on the channel they agreed to; an e-mail carries the viewing as a calendar invitation.
 // A text tried before (tries > 0) may have gone already, its reply lost or
 // its worker gone before the mark: Twilio takes no idempotency key, so it
 // is looked for first, and sent only when Twilio has none.
 func (a *Activities) deliver(ctx context.Context, set accounts.Set, m booking.Message, c booking.Contact, tries int, code string) (string, error) {
 	sp, err := a.speaker(ctx, m, c)
 	if err != nil {
-		return "", err
-	}
-	if m.Kind, err = a.worded(ctx, m); err != nil {
 		return "", err
 	}
 	if c.Notify == booking.ChannelSMS {

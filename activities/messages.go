@@ -137,7 +137,13 @@ func (a *Activities) sendMessage(ctx context.Context, set accounts.Set, m bookin
 		m.Kind == booking.MessageReminder && !time.Now().Before(m.Booking.Intent.StartsAt):
 		return done(booking.MessageStale, "", "", "")
 	}
-	if until, held := holdUntil(set, a.Quiet, c.Notify, m.Booking.Intent.TimeZone, m.Kind != booking.MessageCode); held {
+	// As the caller reads it (a move of the agent alone is a
+	// reassignment); the saga hears of it as queued.
+	worded := m
+	if worded.Kind, err = a.worded(ctx, m); err != nil {
+		return false, err
+	}
+	if until, held := holdUntil(set, a.Quiet, c.Notify, m.Booking.Intent.TimeZone, worded.Kind.QuietHoursApply(m.CreatedAt, time.Now())); held {
 		if err := a.Store.MessageHeld(ctx, m.ID, until); err != nil {
 			return false, storeError("message held", m.RequestKey, err)
 		}
@@ -160,7 +166,7 @@ func (a *Activities) sendMessage(ctx context.Context, set accounts.Set, m bookin
 	case !mine:
 		return false, nil // another attempt has it, or ended it
 	}
-	id, err := a.deliver(ctx, set, m, c, tries, code)
+	id, err := a.deliver(ctx, set, worded, c, tries, code)
 	switch {
 	case errors.Is(err, sms.ErrOptedOut):
 		// Twilio knew of a STOP before we did (its webhook lost, or sent

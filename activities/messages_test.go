@@ -126,18 +126,26 @@ func TestWithoutConsentNothingIsTexted(t *testing.T) {
 	require.Empty(t, f.statuses("req_anon"), "no contact: nobody to write to, no row")
 }
 
-func TestAQuietNightHoldsTheTextBack(t *testing.T) {
+// Inside the quiet hours, a confirmation the caller has just asked for
+// goes at once; one made longer ago than that (queued late, or retried)
+// waits for the morning, held, not dropped.
+func TestAQuietNightHoldsWhatCanWait(t *testing.T) {
 	t.Parallel()
 	f, fake := texting(t)
 	now := time.Now().UTC()
 	since := now.Sub(now.Truncate(24 * time.Hour))
 	f.acts.Quiet = booking.QuietHours{From: (since + 23*time.Hour) % (24 * time.Hour), To: (since + time.Hour) % (24 * time.Hour)}
 	f.book("req_night", 10, &booking.Contact{Phone: callerPhone, Notify: booking.ChannelSMS})
+	f.book("req_late", 12, &booking.Contact{Phone: "+33612345679", Notify: booking.ChannelSMS})
+	_, err := f.pool.Exec(context.Background(), "UPDATE caller_message SET created_at = created_at - $1::interval WHERE request_key = 'req_late'",
+		(booking.JustAsked + time.Minute).String())
+	require.NoError(t, err)
 	n, err := f.send()
 	require.NoError(t, err)
-	require.Zero(t, n)
-	require.Empty(t, fake.Sent())
-	require.Equal(t, []booking.MessageStatus{booking.MessageDue}, f.statuses("req_night"), "held to the quiet hours' end, not dropped")
+	require.Equal(t, 1, n, "the confirmation just asked for, at once")
+	require.Len(t, fake.Sent(), 1)
+	require.Equal(t, []booking.MessageStatus{booking.MessageSent}, f.statuses("req_night"))
+	require.Equal(t, []booking.MessageStatus{booking.MessageDue}, f.statuses("req_late"), "held to the quiet hours' end, not dropped")
 	due, err := f.acts.Store.DueMessages(context.Background(), 10)
 	require.NoError(t, err)
 	require.Empty(t, due, "not due before then")

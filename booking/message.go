@@ -95,6 +95,28 @@ type Message struct {
 	Moves  int    `db:"-"`
 }
 
+// JustAsked is how long after a change its message counts as one the
+// caller has just asked for (QuietHoursApply).
+const JustAsked = 10 * time.Minute
+
+// QuietHoursApply reports whether a message of kind k, made at made,
+// waits out the quiet hours when it goes at now. What the caller has
+// just asked for goes at once, whatever the hour: a confirmation, a move
+// or a cancellation made in the last JustAsked (on their call, or by
+// staff just now, which they must hear of before the morning's viewing),
+// and a one-time code, which they wait for on the line. What they did not
+// just trigger waits: a reminder, a reassignment (their time stands), and
+// a message late (queued by reconciliation, or retried past JustAsked).
+func (k MessageKind) QuietHoursApply(made, now time.Time) bool {
+	switch k {
+	case MessageCode:
+		return false
+	case MessageConfirmed, MessageRescheduled, MessageCancelled:
+		return now.Sub(made) > JustAsked
+	}
+	return true
+}
+
 // MessageStatus is where a caller message stands.
 type MessageStatus string
 

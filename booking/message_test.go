@@ -39,6 +39,41 @@ func TestQuietHoursEndOnTheWallClock(t *testing.T) {
 	require.False(t, quiet, "equal bounds are no quiet hours")
 }
 
+// What the caller just asked for goes at once, at any hour; what they
+// did not just trigger waits out the night, in the property's zone, to
+// the morning's wall clock across the spring DST change.
+func TestOnlyWhatCanWaitWaitsForTheMorning(t *testing.T) {
+	t.Parallel()
+	paris, err := localtime.LoadZone("Europe/Paris")
+	require.NoError(t, err)
+	q := QuietHours{From: 21 * time.Hour, To: 8 * time.Hour}
+	now := time.Date(2027, 3, 27, 23, 30, 0, 0, paris) // the night the clocks spring forward
+	morning := time.Date(2027, 3, 28, 8, 0, 0, 0, paris)
+	for _, c := range []struct {
+		kind MessageKind
+		age  time.Duration
+		wait bool
+	}{
+		{MessageConfirmed, time.Minute, false},
+		{MessageRescheduled, JustAsked, false},
+		{MessageCancelled, 2 * time.Minute, false},
+		{MessageCode, time.Hour, false},
+		{MessageConfirmed, JustAsked + time.Second, true}, // queued late, or retried
+		{MessageReminder, 0, true},
+		{MessageReassigned, 0, true},
+	} {
+		apply := c.kind.QuietHoursApply(now.Add(-c.age), now)
+		require.Equal(t, c.wait, apply, "%s made %s ago", c.kind, c.age)
+		if !apply {
+			continue
+		}
+		until, quiet := q.Until(now, paris)
+		require.True(t, quiet)
+		require.Equal(t, morning, until.In(paris), "%s waits to 08:00 on the new clock", c.kind)
+		require.Equal(t, 7*time.Hour+30*time.Minute, until.Sub(now), "an hour of the night is gone")
+	}
+}
+
 func TestAChannelNeedsItsAddress(t *testing.T) {
 	t.Parallel()
 	for _, s := range []string{"", "none", "sms"} {
