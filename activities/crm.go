@@ -116,8 +116,8 @@ func (a *Activities) linkCaller(ctx context.Context, m mirror, key, recordID str
 }
 
 // RecordOutcome records how a booking's viewing went, and counts it once
-// (viewing_outcomes_total by outcome, property, agent and whether the
-// caller was reminded); a resend of the same outcome counts nothing. A
+// (viewing_outcomes_total by outcome, property, agent, whether the
+// caller was reminded and whether they replied they were coming); a resend of the same outcome counts nothing. A
 // retry after a reply lost finds it recorded and counts nothing either:
 // the count errs low, never double.
 func (a *Activities) RecordOutcome(ctx context.Context, in booking.OutcomeInput) (booking.OutcomeOutput, error) {
@@ -130,7 +130,8 @@ func (a *Activities) RecordOutcome(ctx context.Context, in booking.OutcomeInput)
 	}
 	if out.Changed {
 		a.metrics(ctx).Tagged(map[string]string{"outcome": string(in.Outcome), "property": out.Booking.Intent.PropertyID,
-			"agent": out.Booking.Intent.AgentID, "reminded": strconv.FormatBool(out.Reminded)}).Counter("viewing_outcomes_total").Inc(1)
+			"agent": out.Booking.Intent.AgentID, "reminded": strconv.FormatBool(out.Reminded),
+			"reconfirmed": strconv.FormatBool(out.Booking.ReconfirmedAt != nil)}).Counter("viewing_outcomes_total").Inc(1)
 	}
 	return out, nil
 }

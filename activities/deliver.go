@@ -49,7 +49,7 @@ func (a *Activities) deliver(ctx context.Context, set accounts.Set, m booking.Me
 		return "", err
 	}
 	if c.Notify == booking.ChannelSMS {
-		body := sp.Message(m.Kind, m.Booking)
+		body := sp.Text(m.Kind, m.Booking)
 		if m.Kind == booking.MessageCode {
 			body = sp.Code(code)
 		}

@@ -48,14 +48,17 @@ func RegisterMetrics(root tally.Scope) {
 		booking.MessageRefused, "failed"} {
 		m.Tagged(map[string]string{"result": string(r)}).Counter("caller_messages_total").Inc(0)
 	}
-	for _, why := range []string{"cap", "country"} {
+	for _, why := range []string{"cap", "country", "stopped"} {
 		m.Tagged(map[string]string{"reason": why}).Counter("texts_refused_total").Inc(0)
 	}
 	// Outcomes are by property and agent too: their zeros name none, with
 	// the same label names, as Prometheus wants of one metric's series.
 	for _, o := range booking.Outcomes {
 		for _, reminded := range []string{"false", "true"} {
-			m.Tagged(map[string]string{"outcome": string(o), "property": "", "agent": "", "reminded": reminded}).Counter("viewing_outcomes_total").Inc(0)
+			for _, reconfirmed := range []string{"false", "true"} {
+				m.Tagged(map[string]string{"outcome": string(o), "property": "", "agent": "", "reminded": reminded,
+					"reconfirmed": reconfirmed}).Counter("viewing_outcomes_total").Inc(0)
+			}
 		}
 	}
 }

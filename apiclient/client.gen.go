@@ -3249,7 +3249,7 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/tools/retell/{tool} (the `CallRetellTool` operationId).
 	CallRetellTool(ctx context.Context, tool CallRetellToolParamsTool, params *CallRetellToolParams, body CallRetellToolJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// ReceiveTwilioMessageWithBody A caller's reply to a text: Twilio's incoming message webhook (form-encoded, Twilio's Programmable Messaging docs), signed with X-Twilio-Signature under the Twilio account's auth token. STOP, STOPALL, UNSUBSCRIBE, CANCEL, END, QUIT, REVOKE and OPTOUT stop the agency's texts to the number; START, YES and UNSTOP let them go again; anything else is taken and ignored
+	// ReceiveTwilioMessageWithBody A caller's reply to a text: Twilio's incoming message webhook (form-encoded, Twilio's Programmable Messaging docs), signed with X-Twilio-Signature under the Twilio account's auth token. STOP, STOPALL, UNSUBSCRIBE, CANCEL, END, QUIT, REVOKE and OPTOUT stop the agency's texts to the number; START, YES and UNSTOP let them go again; C (CONFIRM, CONFIRMER, 确认) records that the caller is coming to the viewings a reminder was texted for; anything else is taken and ignored
 	//
 	// Point the Twilio number's incoming message webhook here (HTTP POST). The signature is checked over the URL as called (X-Forwarded-Proto says https behind a proxy) and every form parameter, with twilio-go's validator, before anything is read or written. The answer is an empty TwiML response: Twilio answers the opt-out and opt-in words itself.
 	//
@@ -3258,7 +3258,7 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/tools/twilio/messages (the `ReceiveTwilioMessage` operationId).
 	ReceiveTwilioMessageWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// ReceiveTwilioMessageWithFormdataBody A caller's reply to a text: Twilio's incoming message webhook (form-encoded, Twilio's Programmable Messaging docs), signed with X-Twilio-Signature under the Twilio account's auth token. STOP, STOPALL, UNSUBSCRIBE, CANCEL, END, QUIT, REVOKE and OPTOUT stop the agency's texts to the number; START, YES and UNSTOP let them go again; anything else is taken and ignored
+	// ReceiveTwilioMessageWithFormdataBody A caller's reply to a text: Twilio's incoming message webhook (form-encoded, Twilio's Programmable Messaging docs), signed with X-Twilio-Signature under the Twilio account's auth token. STOP, STOPALL, UNSUBSCRIBE, CANCEL, END, QUIT, REVOKE and OPTOUT stop the agency's texts to the number; START, YES and UNSTOP let them go again; C (CONFIRM, CONFIRMER, 确认) records that the caller is coming to the viewings a reminder was texted for; anything else is taken and ignored
 	//
 	// Point the Twilio number's incoming message webhook here (HTTP POST). The signature is checked over the URL as called (X-Forwarded-Proto says https behind a proxy) and every form parameter, with twilio-go's validator, before anything is read or written. The answer is an empty TwiML response: Twilio answers the opt-out and opt-in words itself.
 	//
@@ -4237,7 +4237,7 @@ func (c *Client) CallRetellTool(ctx context.Context, tool CallRetellToolParamsTo
 	return c.Client.Do(req)
 }
 
-// ReceiveTwilioMessageWithBody A caller's reply to a text: Twilio's incoming message webhook (form-encoded, Twilio's Programmable Messaging docs), signed with X-Twilio-Signature under the Twilio account's auth token. STOP, STOPALL, UNSUBSCRIBE, CANCEL, END, QUIT, REVOKE and OPTOUT stop the agency's texts to the number; START, YES and UNSTOP let them go again; anything else is taken and ignored
+// ReceiveTwilioMessageWithBody A caller's reply to a text: Twilio's incoming message webhook (form-encoded, Twilio's Programmable Messaging docs), signed with X-Twilio-Signature under the Twilio account's auth token. STOP, STOPALL, UNSUBSCRIBE, CANCEL, END, QUIT, REVOKE and OPTOUT stop the agency's texts to the number; START, YES and UNSTOP let them go again; C (CONFIRM, CONFIRMER, 确认) records that the caller is coming to the viewings a reminder was texted for; anything else is taken and ignored
 //
 // Point the Twilio number's incoming message webhook here (HTTP POST). The signature is checked over the URL as called (X-Forwarded-Proto says https behind a proxy) and every form parameter, with twilio-go's validator, before anything is read or written. The answer is an empty TwiML response: Twilio answers the opt-out and opt-in words itself.
 //
@@ -4256,7 +4256,7 @@ func (c *Client) ReceiveTwilioMessageWithBody(ctx context.Context, contentType s
 	return c.Client.Do(req)
 }
 
-// ReceiveTwilioMessageWithFormdataBody A caller's reply to a text: Twilio's incoming message webhook (form-encoded, Twilio's Programmable Messaging docs), signed with X-Twilio-Signature under the Twilio account's auth token. STOP, STOPALL, UNSUBSCRIBE, CANCEL, END, QUIT, REVOKE and OPTOUT stop the agency's texts to the number; START, YES and UNSTOP let them go again; anything else is taken and ignored
+// ReceiveTwilioMessageWithFormdataBody A caller's reply to a text: Twilio's incoming message webhook (form-encoded, Twilio's Programmable Messaging docs), signed with X-Twilio-Signature under the Twilio account's auth token. STOP, STOPALL, UNSUBSCRIBE, CANCEL, END, QUIT, REVOKE and OPTOUT stop the agency's texts to the number; START, YES and UNSTOP let them go again; C (CONFIRM, CONFIRMER, 确认) records that the caller is coming to the viewings a reminder was texted for; anything else is taken and ignored
 //
 // Point the Twilio number's incoming message webhook here (HTTP POST). The signature is checked over the URL as called (X-Forwarded-Proto says https behind a proxy) and every form parameter, with twilio-go's validator, before anything is read or written. The answer is an empty TwiML response: Twilio answers the opt-out and opt-in words itself.
 //
@@ -6998,7 +6998,7 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/tools/retell/{tool} (the `CallRetellTool` operationId).
 	CallRetellToolWithResponse(ctx context.Context, tool CallRetellToolParamsTool, params *CallRetellToolParams, body CallRetellToolJSONRequestBody, reqEditors ...RequestEditorFn) (*CallRetellToolResponse, error)
 
-	// ReceiveTwilioMessageWithBodyWithResponse A caller's reply to a text: Twilio's incoming message webhook (form-encoded, Twilio's Programmable Messaging docs), signed with X-Twilio-Signature under the Twilio account's auth token. STOP, STOPALL, UNSUBSCRIBE, CANCEL, END, QUIT, REVOKE and OPTOUT stop the agency's texts to the number; START, YES and UNSTOP let them go again; anything else is taken and ignored
+	// ReceiveTwilioMessageWithBodyWithResponse A caller's reply to a text: Twilio's incoming message webhook (form-encoded, Twilio's Programmable Messaging docs), signed with X-Twilio-Signature under the Twilio account's auth token. STOP, STOPALL, UNSUBSCRIBE, CANCEL, END, QUIT, REVOKE and OPTOUT stop the agency's texts to the number; START, YES and UNSTOP let them go again; C (CONFIRM, CONFIRMER, 确认) records that the caller is coming to the viewings a reminder was texted for; anything else is taken and ignored
 	//
 	// Point the Twilio number's incoming message webhook here (HTTP POST). The signature is checked over the URL as called (X-Forwarded-Proto says https behind a proxy) and every form parameter, with twilio-go's validator, before anything is read or written. The answer is an empty TwiML response: Twilio answers the opt-out and opt-in words itself.
 	//
@@ -7007,7 +7007,7 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/tools/twilio/messages (the `ReceiveTwilioMessage` operationId).
 	ReceiveTwilioMessageWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ReceiveTwilioMessageResponse, error)
 
-	// ReceiveTwilioMessageWithFormdataBodyWithResponse A caller's reply to a text: Twilio's incoming message webhook (form-encoded, Twilio's Programmable Messaging docs), signed with X-Twilio-Signature under the Twilio account's auth token. STOP, STOPALL, UNSUBSCRIBE, CANCEL, END, QUIT, REVOKE and OPTOUT stop the agency's texts to the number; START, YES and UNSTOP let them go again; anything else is taken and ignored
+	// ReceiveTwilioMessageWithFormdataBodyWithResponse A caller's reply to a text: Twilio's incoming message webhook (form-encoded, Twilio's Programmable Messaging docs), signed with X-Twilio-Signature under the Twilio account's auth token. STOP, STOPALL, UNSUBSCRIBE, CANCEL, END, QUIT, REVOKE and OPTOUT stop the agency's texts to the number; START, YES and UNSTOP let them go again; C (CONFIRM, CONFIRMER, 确认) records that the caller is coming to the viewings a reminder was texted for; anything else is taken and ignored
 	//
 	// Point the Twilio number's incoming message webhook here (HTTP POST). The signature is checked over the URL as called (X-Forwarded-Proto says https behind a proxy) and every form parameter, with twilio-go's validator, before anything is read or written. The answer is an empty TwiML response: Twilio answers the opt-out and opt-in words itself.
 	//
@@ -11662,7 +11662,7 @@ func (c *ClientWithResponses) CallRetellToolWithResponse(ctx context.Context, to
 	return ParseCallRetellToolResponse(rsp)
 }
 
-// ReceiveTwilioMessageWithBodyWithResponse A caller's reply to a text: Twilio's incoming message webhook (form-encoded, Twilio's Programmable Messaging docs), signed with X-Twilio-Signature under the Twilio account's auth token. STOP, STOPALL, UNSUBSCRIBE, CANCEL, END, QUIT, REVOKE and OPTOUT stop the agency's texts to the number; START, YES and UNSTOP let them go again; anything else is taken and ignored
+// ReceiveTwilioMessageWithBodyWithResponse A caller's reply to a text: Twilio's incoming message webhook (form-encoded, Twilio's Programmable Messaging docs), signed with X-Twilio-Signature under the Twilio account's auth token. STOP, STOPALL, UNSUBSCRIBE, CANCEL, END, QUIT, REVOKE and OPTOUT stop the agency's texts to the number; START, YES and UNSTOP let them go again; C (CONFIRM, CONFIRMER, 确认) records that the caller is coming to the viewings a reminder was texted for; anything else is taken and ignored
 //
 // Point the Twilio number's incoming message webhook here (HTTP POST). The signature is checked over the URL as called (X-Forwarded-Proto says https behind a proxy) and every form parameter, with twilio-go's validator, before anything is read or written. The answer is an empty TwiML response: Twilio answers the opt-out and opt-in words itself.
 //
@@ -11677,7 +11677,7 @@ func (c *ClientWithResponses) ReceiveTwilioMessageWithBodyWithResponse(ctx conte
 	return ParseReceiveTwilioMessageResponse(rsp)
 }
 
-// ReceiveTwilioMessageWithFormdataBodyWithResponse A caller's reply to a text: Twilio's incoming message webhook (form-encoded, Twilio's Programmable Messaging docs), signed with X-Twilio-Signature under the Twilio account's auth token. STOP, STOPALL, UNSUBSCRIBE, CANCEL, END, QUIT, REVOKE and OPTOUT stop the agency's texts to the number; START, YES and UNSTOP let them go again; anything else is taken and ignored
+// ReceiveTwilioMessageWithFormdataBodyWithResponse A caller's reply to a text: Twilio's incoming message webhook (form-encoded, Twilio's Programmable Messaging docs), signed with X-Twilio-Signature under the Twilio account's auth token. STOP, STOPALL, UNSUBSCRIBE, CANCEL, END, QUIT, REVOKE and OPTOUT stop the agency's texts to the number; START, YES and UNSTOP let them go again; C (CONFIRM, CONFIRMER, 确认) records that the caller is coming to the viewings a reminder was texted for; anything else is taken and ignored
 //
 // Point the Twilio number's incoming message webhook here (HTTP POST). The signature is checked over the URL as called (X-Forwarded-Proto says https behind a proxy) and every form parameter, with twilio-go's validator, before anything is read or written. The answer is an empty TwiML response: Twilio answers the opt-out and opt-in words itself.
 //

@@ -344,7 +344,7 @@ func NewAPI(ctx context.Context, cfg APIConfig, logger *zap.Logger, scope tally.
 		Tools: voice.Config{RetellKey: cfg.RetellKey, VapiSecret: cfg.VapiSecret, VapiHMACSecret: cfg.VapiHMACSecret,
 			FindBudget: reads.Store, Contacts: reads.Store, CallerIDHeader: cfg.CallerIDHeader, FindsPerKeyHour: cfg.FindsPerKeyHour,
 			HandoffsPerKeyHour: cfg.HandoffsPerKeyHour, Secrets: reads.Store},
-		Texts: texts.Config{Stops: reads.Store, Signed: cfg.Mirrors.TextsSigned(reads.Catalog.Accounts)},
+		Texts: texts.Config{Replies: reads.Store, Signed: cfg.Mirrors.TextsSigned(reads.Catalog.Accounts)},
 	})
 	return &API{handler: h, tc: tc, reads: reads, names: names}, nil
 }

@@ -252,6 +252,9 @@ type Booking struct {
 	RemindAt *time.Time `json:"remind_at,omitempty"`
 	// Outcome is how the viewing went, once staff recorded it.
 	Outcome Outcome `json:"outcome,omitempty"`
+	// ReconfirmedAt is when the caller replied to the reminder that they
+	// are coming; nil is no such reply.
+	ReconfirmedAt *time.Time `json:"reconfirmed_at,omitempty"`
 }
 
 // MirrorsAlike says whether the calendar and CRM copies of b and o are the

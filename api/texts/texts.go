@@ -2,14 +2,16 @@
 // to their texts (its incoming message webhook, application/x-www-form-
 // urlencoded, signed with X-Twilio-Signature): STOP and Twilio's other
 // opt-out words stop the agency's texts to that number, START and the
-// opt-in words let them go again. Every unsigned or mis-signed request is
-// refused before anything is read or written.
+// opt-in words let them go again, and C (or CONFIRM, CONFIRMER, 确认)
+// to a reminder records that the caller is coming. Every unsigned or
+// mis-signed request is refused before anything is read or written.
 package texts
 
 import (
 	"context"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/bookingsaga/bookingsaga/agency"
@@ -17,10 +19,14 @@ import (
 	"github.com/bookingsaga/bookingsaga/internal/edge"
 )
 
-// Stops records a number's STOP (stop) or START on the agency's contacts
-// with it, and reports how many it found; the store implements it.
-type Stops interface {
+// Replies records what a number's reply says, on the agency's contacts
+// and bookings of it; the store implements it. StopTexts records a STOP
+// (stop) or START and reports how many contacts it found; Reconfirm
+// marks the bookings a reminder was texted for as reconfirmed and names
+// them.
+type Replies interface {
 	StopTexts(ctx context.Context, number string, stop bool) (int, error)
+	Reconfirm(ctx context.Context, number string) ([]string, error)
 }
 
 // Config is the route's dependencies, which the wiring fills.
@@ -28,8 +34,8 @@ type Config struct {
 	// Signed checks a request Twilio made to url, with its form params,
 	// against signature under the auth token of the Twilio account of
 	// the agency ctx acts for; false when the agency keeps none.
-	Signed func(ctx context.Context, url string, params map[string]string, signature string) (bool, error)
-	Stops  Stops
+	Signed  func(ctx context.Context, url string, params map[string]string, signature string) (bool, error)
+	Replies Replies
 }
 
 // Texts serves Twilio's incoming message webhook.
@@ -38,8 +44,8 @@ type Texts struct {
 	cfg Config
 }
 
-// New serves the route with cfg; without cfg.Signed and cfg.Stops every
-// call is refused.
+// New serves the route with cfg; without cfg.Signed and cfg.Replies
+// every call is refused.
 func New(set edge.Settings, cfg Config) *Texts { return &Texts{set: set.WithDefaults(), cfg: cfg} }
 
 // Routes are the deployment's Twilio account's webhook, the default
@@ -54,22 +60,21 @@ func (t *Texts) Routes() []edge.Route {
 // The words Twilio's default opt-out handling acts on, the whole
 // message, in any case (docs: Advanced Opt-Out; errors 21610, 23002).
 // Twilio answers each itself, and still forwards it here.
+// The reminder's reply word is none of those: C, and its words in the
+// three languages the texts speak.
 var (
-	optOut = []string{"STOP", "STOPALL", "UNSUBSCRIBE", "CANCEL", "END", "QUIT", "REVOKE", "OPTOUT"}
-	optIn  = []string{"START", "YES", "UNSTOP"}
+	optOut    = []string{"STOP", "STOPALL", "UNSUBSCRIBE", "CANCEL", "END", "QUIT", "REVOKE", "OPTOUT"}
+	optIn     = []string{"START", "YES", "UNSTOP"}
+	reconfirm = []string{"C", "CONFIRM", "CONFIRMER", "确认"}
 )
 
-// word is what a reply asks: "stop", "start", or "" for anything else.
+// word is what a reply asks: "stop", "start", "reconfirm", or "" for
+// anything else.
 func word(body string) string {
 	w := strings.ToUpper(strings.TrimSpace(body))
-	for _, o := range optOut {
-		if w == o {
-			return "stop"
-		}
-	}
-	for _, o := range optIn {
-		if w == o {
-			return "start"
+	for name, words := range map[string][]string{"stop": optOut, "start": optIn, "reconfirm": reconfirm} {
+		if slices.Contains(words, w) {
+			return name
 		}
 	}
 	return ""
@@ -83,7 +88,7 @@ func word(body string) string {
 // agency, which shares it.
 func (t *Texts) verified(r *http.Request, body []byte) *edge.Error {
 	sig := r.Header.Get("X-Twilio-Signature")
-	if sig == "" || t.cfg.Signed == nil || t.cfg.Stops == nil {
+	if sig == "" || t.cfg.Signed == nil || t.cfg.Replies == nil {
 		return unauthorized("missing X-Twilio-Signature")
 	}
 	form, err := url.ParseQuery(string(body))
@@ -118,27 +123,47 @@ func calledURL(r *http.Request) string {
 }
 
 // reply acts on a verified reply and answers Twilio an empty TwiML
-// response: Twilio sends its own answer to the opt-out and opt-in words.
+// response: Twilio sends its own answer to the opt-out and opt-in words,
+// and the reminder's reply word needs none.
 func (t *Texts) reply(w http.ResponseWriter, r *http.Request) error {
 	if err := r.ParseForm(); err != nil {
 		return edge.BadRequest(booking.CodeBadJSON, "the body is not a form: %v", err)
 	}
-	from, w0 := r.PostForm.Get("From"), word(r.PostForm.Get("Body"))
-	result := "ignored"
-	if w0 != "" {
-		n, err := t.cfg.Stops.StopTexts(r.Context(), from, w0 == "stop")
-		if err != nil {
-			return err
-		}
-		result = w0
-		if n == 0 {
-			result = "no_booking" // nothing written: the number booked nothing here
-		}
+	from, asked := r.PostForm.Get("From"), word(r.PostForm.Get("Body"))
+	result, err := t.act(r.Context(), from, asked)
+	if err != nil {
+		return err
 	}
 	t.set.Metrics.Tagged(map[string]string{"agency": agency.From(r.Context()).Label(), "result": result}).Counter("text_replies_total").Inc(1)
 	w.Header().Set("Content-Type", "text/xml")
-	_, err := w.Write([]byte(`<?xml version="1.0" encoding="UTF-8"?><Response/>`))
+	_, err = w.Write([]byte(`<?xml version="1.0" encoding="UTF-8"?><Response/>`))
 	return err
+}
+
+// act records what a reply asked, and names the result for the metric:
+// what it did, "no_booking" when the number has nothing here it applies
+// to (nothing written), "ignored" for any other reply.
+func (t *Texts) act(ctx context.Context, from, asked string) (string, error) {
+	n := 0
+	switch asked {
+	case "":
+		return "ignored", nil
+	case "reconfirm":
+		keys, err := t.cfg.Replies.Reconfirm(ctx, from)
+		if err != nil {
+			return "", err
+		}
+		n = len(keys)
+	default:
+		var err error
+		if n, err = t.cfg.Replies.StopTexts(ctx, from, asked == "stop"); err != nil {
+			return "", err
+		}
+	}
+	if n == 0 {
+		return "no_booking", nil
+	}
+	return asked, nil
 }
 
 func unauthorized(msg string) *edge.Error {

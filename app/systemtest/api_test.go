@@ -120,8 +120,8 @@ func (f *fixture) serveAPI(cfg app.EdgeConfig, reads ...desk.Catalog) string {
 	if cfg.REST.PlatformSecrets == nil {
 		cfg.REST.PlatformSecrets = vault
 	}
-	if cfg.Texts.Stops == nil {
-		cfg.Texts = texts.Config{Stops: vault, Signed: f.mirrors.TextsSigned(f.catalog.Accounts)}
+	if cfg.Texts.Replies == nil {
+		cfg.Texts = texts.Config{Replies: vault, Signed: f.mirrors.TextsSigned(f.catalog.Accounts)}
 	}
 	if cfg.REST.MirrorAccounts == nil {
 		cfg.REST.MirrorAccounts, cfg.REST.CheckAccount = app.AccountsWriter(vault, f.catalog.Accounts), f.mirrors.CheckAccount

@@ -166,3 +166,31 @@ func (f *fixture) signedReply(ctx context.Context, c *apiclient.ClientWithRespon
 		return nil
 	}
 }
+
+// A caller replies C to their reminder: the webhook records it on their
+// booking, and the operator's timeline shows it; a C from a caller with
+// no reminder texted writes nothing.
+func TestACallersCToTheReminderIsRecorded(t *testing.T) {
+	t.Parallel()
+	f, fake, api, webhook := setupStops(t)
+	key := uuid.NewString()
+	require.Equal(t, booking.MessageSent, f.textedBooking(f.ctx, api, apiKey, key, 10).Status)
+
+	code, err := fake.Reply(webhook, callerNumber, agencyNumber, "c")
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, code)
+	b, err := f.acts.Store.Lookup(f.ctx, key)
+	require.NoError(t, err)
+	require.Nil(t, b.ReconfirmedAt, "no reminder was texted yet")
+
+	_, err = f.pool.Exec(f.ctx, `INSERT INTO caller_message (request_key, kind, event_id, status, sent_at) VALUES ($1, 'reminder', 1, 'sent', now())`, key)
+	require.NoError(t, err)
+	code, err = fake.Reply(webhook, callerNumber, agencyNumber, " C ")
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, code)
+	var tl struct {
+		Booking booking.Booking `json:"booking"`
+	}
+	require.Equal(t, http.StatusOK, f.call("GET", api+"/v1/ops/timeline/"+key, nil, &tl))
+	require.NotNil(t, tl.Booking.ReconfirmedAt, "the operator sees the caller is coming")
+}

@@ -12,6 +12,16 @@ func (s Speaker) Message(kind booking.MessageKind, b booking.Booking) string {
 	return s.render("msg_"+string(kind), s.messageArgs(b))
 }
 
+// Text is the message as a text: a reminder asks the caller to reply C
+// to confirm they are coming (api/texts records the reply).
+func (s Speaker) Text(kind booking.MessageKind, b booking.Booking) string {
+	msg := s.Message(kind, b)
+	if kind == booking.MessageReminder {
+		msg += " " + s.render("text_reply_confirm", nil)
+	}
+	return msg
+}
+
 // Code is the text of a one-time code a caller asked for in a call: the
 // code, how long it lasts, and that the agency never asks for it except
 // on the line they called.

@@ -79,7 +79,7 @@ const bookingColumns = `booking_id, request_key, status, property_id, agent_id, 
 	starts_at, ends_at, time_zone, coalesce(replaces_request_key, ''), policy_version, intent_fingerprint,
 	hold_expires_at, coalesce(provider_event_id, ''), coalesce(crm_ref, ''),
 	coalesce(replaced_by_request_key, ''), created_at, committed_at, released_at, coalesce(agent_pool_id, ''),
-	coalesce(local_start, ''), coalesce(zone_rules, ''), remind_at, coalesce(outcome, '')`
+	coalesce(local_start, ''), coalesce(zone_rules, ''), remind_at, coalesce(outcome, ''), reconfirmed_at`
 
 // scanBooking reads bookingColumns, returning the stored fingerprint too.
 func scanBooking(row pgx.Row) (booking.Booking, []byte, error) {
@@ -89,13 +89,13 @@ func scanBooking(row pgx.Row) (booking.Booking, []byte, error) {
 		&b.Intent.ExtraResources, &b.Intent.StartsAt, &b.Intent.EndsAt, &b.Intent.TimeZone,
 		&b.Intent.Replaces, &b.PolicyVersion, &fp, &b.HoldExpiresAt, &b.ProviderEventID, &b.CRMRef,
 		&b.ReplacedByRequestKey, &b.CreatedAt, &b.CommittedAt, &b.ReleasedAt, &b.Intent.AgentPool, &b.LocalStart, &b.ZoneRules, &b.RemindAt,
-		&b.Outcome)
+		&b.Outcome, &b.ReconfirmedAt)
 	if len(b.Intent.ExtraResources) == 0 {
 		b.Intent.ExtraResources = nil
 	}
 	b.Intent = b.Intent.Normalize()
 	b.CreatedAt = b.CreatedAt.UTC()
-	for _, t := range []*time.Time{b.HoldExpiresAt, b.CommittedAt, b.ReleasedAt, b.RemindAt} {
+	for _, t := range []*time.Time{b.HoldExpiresAt, b.CommittedAt, b.ReleasedAt, b.RemindAt, b.ReconfirmedAt} {
 		if t != nil {
 			*t = t.UTC()
 		}
