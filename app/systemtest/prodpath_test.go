@@ -25,7 +25,6 @@ import (
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/apikey"
 	"github.com/bookingsaga/bookingsaga/internal/hubspot/hubspottest"
-	"github.com/bookingsaga/bookingsaga/internal/localtime"
 	"github.com/bookingsaga/bookingsaga/internal/mail/mailtest"
 	"github.com/bookingsaga/bookingsaga/internal/pgtest"
 	"github.com/bookingsaga/bookingsaga/internal/sms/smstest"
@@ -77,34 +76,17 @@ func TestTheComposeDeploymentTextsMailsAndWritesHubSpot(t *testing.T) {
 		line := mcpBook(ctx, t, "http://"+api, d.agentKey, args)
 		require.True(t, strings.HasPrefix(line, "[confirmed]"), line)
 	}
-	// In the quiet hours (compose sets none, so the defaults; Paris's
-	// evening while CI runs), the text waits in the outbox for their end,
-	// as a deployment's would; the e-mail and the meetings go at once.
-	def := app.DefaultConfig()
-	paris, err := localtime.LoadZone("Europe/Paris")
-	require.NoError(t, err)
-	_, quiet := booking.QuietHours{From: def.QuietFrom, To: def.QuietTo}.Until(time.Now(), paris)
-	texts := func() int {
-		if !quiet {
-			return len(d.twilio.Sent())
-		}
-		var held int
-		require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM caller_message
-			WHERE status = 'due' AND not_before > now()`).Scan(&held))
-		return held // its channel is set when it goes
-	}
+	// A confirmation the caller has just asked for goes at once, in the
+	// quiet hours too (compose sets the defaults): the text, the e-mail
+	// and the meetings.
 	if !assert.Eventually(t, func() bool {
-		return texts() == 1 && len(d.smtp.Received()) == 1 && len(d.hubspot.Meetings()) == 2
+		return len(d.twilio.Sent()) == 1 && len(d.smtp.Received()) == 1 && len(d.hubspot.Meetings()) == 2
 	}, time.Minute, 100*time.Millisecond) {
 		var rows string
 		_ = pool.QueryRow(ctx, `SELECT coalesce(string_agg(concat_ws(' ', kind, channel, status, not_before, last_error), '; '), '') FROM caller_message`).Scan(&rows)
-		t.Fatalf("texts %d (held in quiet hours: %t), e-mails %d, meetings %d; outbox: %s", texts(), quiet, len(d.smtp.Received()), len(d.hubspot.Meetings()), rows)
+		t.Fatalf("texts %d, e-mails %d, meetings %d; outbox: %s", len(d.twilio.Sent()), len(d.smtp.Received()), len(d.hubspot.Meetings()), rows)
 	}
-	if quiet {
-		require.Empty(t, d.twilio.Sent(), "nothing texted in the quiet hours")
-	} else {
-		require.Equal(t, "+33612345678", d.twilio.Sent()[0].To)
-	}
+	require.Equal(t, "+33612345678", d.twilio.Sent()[0].To)
 	require.Contains(t, d.smtp.Received()[0].To, "ada@example.org")
 }
 

@@ -88,7 +88,7 @@ func TestAnOutcomeReachesTheCRMTheWebhooksAndTheMetric(t *testing.T) {
 	}, "the CRM's record has the outcome")
 	f.eventually(func() bool { return rc.count("booking.outcome") == 1 }, "one booking.outcome webhook")
 	counters := scope.Snapshot().Counters()
-	c := counters["viewing_outcomes_total+agency=default,agent=agent-00,outcome=no_show,property=paris-11,reminded=false"]
+	c := counters["viewing_outcomes_total+agency=default,agent=agent-00,outcome=no_show,property=paris-11,reconfirmed=false,reminded=false"]
 	require.NotNil(t, c, "the no-show is counted by property and agent: %v", counters)
 	require.EqualValues(t, 1, c.Value(), "counted once")
 	f.record(booking.OutcomeIDPrefix+key+":"+string(booking.OutcomeNoShow), "outcome_no_show")
