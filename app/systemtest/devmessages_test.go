@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -23,7 +24,8 @@ import (
 // voice agent books over MCP: one caller agreed to texts (in French), one
 // to e-mail. Each booking is texted or e-mailed once, however often its
 // book is re-sent; a move sends one "moved" text and one updated
-// invitation (same UID, higher SEQUENCE); a cancel one of each.
+// invitation (same UID, higher SEQUENCE); a cancel an e-mail, and no text
+// to a caller who texted STOP, until she texts START.
 func (d *devStack) writingTour() {
 	d.t.Helper()
 	loc, err := localtime.LoadZone("Europe/Paris")
@@ -59,12 +61,18 @@ func (d *devStack) writingTour() {
 	mailed = d.tool(mailCall, "reschedule_booking", map[string]any{"request_key": mailed, "local_start": at(9, 15)}).RequestKey
 	d.inWriting(t0+2, m0+2)
 	require.Contains(d.t, d.texts()[t0+1].Body, "est déplacée au")
+	// Camille texts STOP: the cancellation texts her nothing (the e-mail
+	// goes); START, and her next booking's confirmation does.
+	d.reply("+33612345678", "STOP")
 	for _, key := range []struct{ call, key string }{{textCall, texted}, {mailCall, mailed}} {
 		r := d.tool(key.call, "cancel_booking", map[string]any{"request_key": key.key})
 		require.Equal(d.t, "cancelled", r.Status, r.Line)
 	}
+	d.inWriting(t0+2, m0+3)
+	d.reply("+33612345678", "START")
+	book("call-text-"+uuid.NewString()[:8], "fr", at(8, 16), map[string]any{"name": "Camille", "phone": "+33612345678", "notify": "sms"})
 	d.inWriting(t0+3, m0+3)
-	require.Contains(d.t, d.texts()[t0+2].Body, "est annulée")
+	require.Contains(d.t, d.texts()[t0+2].Body, "est confirmée pour le", "after START")
 	mails := d.mails()[m0:]
 	var uid string
 	for i, want := range []string{"METHOD:REQUEST", "METHOD:REQUEST", "METHOD:CANCEL"} {
@@ -89,6 +97,21 @@ func (d *devStack) inWriting(texts, mails int) {
 		"%d texts and %d e-mails", texts, mails)
 	require.Len(d.t, d.texts(), texts, "one text per change")
 	require.Len(d.t, d.mails(), mails, "one e-mail per change")
+}
+
+// reply is from texting body to the agency's number, through the fake
+// Twilio's tour path: it posts it, signed, to the dev API's webhook.
+func (d *devStack) reply(from, body string) {
+	d.t.Helper()
+	res, err := http.PostForm("http://"+d.sms+"/_fake/reply", url.Values{"webhook": {"http://" + d.api + "/v1/tools/twilio/messages"},
+		"from": {from}, "to": {devstack.TwilioFrom}, "body": {body}})
+	require.NoError(d.t, err)
+	defer res.Body.Close()
+	var out struct {
+		Status int `json:"webhook_status"`
+	}
+	require.NoError(d.t, json.NewDecoder(res.Body).Decode(&out))
+	require.Equal(d.t, http.StatusOK, out.Status, "the API took %s", body)
 }
 
 // tool calls a voice tool over MCP under the dev-agent key.
