@@ -68,13 +68,22 @@ func (a *Activities) deliver(ctx context.Context, set accounts.Set, m booking.Me
 	return set.Mail.Send(ctx, out)
 }
 
+// inLang is by's value in lang, else its default (""): a name or an
+// address in the caller's language where the agency gave one.
+func inLang(by map[string]string, lang speech.Lang) string {
+	if v := by[string(lang)]; v != "" {
+		return v
+	}
+	return by[""]
+}
+
 // invite is the viewing as the caller's calendar keeps it: one UID for
 // the first booking and every move of it (its thread, in its agency's
 // space), its sequence the number of moves, one more for a cancellation.
 func invite(thread string, m booking.Message, sp speech.Speaker) *mail.Invite {
 	in := &mail.Invite{UID: opaque(thread, "viewing") + "@bookingsaga", Sequence: m.Moves,
 		Cancel: m.Kind == booking.MessageCancelled, Start: m.Booking.Intent.StartsAt, End: m.Booking.Intent.EndsAt,
-		Zone: m.Booking.Intent.TimeZone, Summary: sp.InviteSummary(m.Booking), Details: sp.Message(m.Kind, m.Booking),
+		Zone: m.Booking.Intent.TimeZone, Summary: sp.InviteSummary(m.Booking), Details: sp.Message(m.Kind, m.Booking), Location: sp.Address,
 		Stamp: time.Now().UTC()}
 	if in.Cancel {
 		in.Sequence++
@@ -119,18 +128,19 @@ func (a *Activities) speaker(ctx context.Context, m booking.Message, c booking.C
 	if err != nil {
 		lang = speech.English
 	}
-	names := map[string]string{}
-	for _, id := range []string{m.Booking.Intent.PropertyID, m.Booking.Intent.AgentID} {
+	sp := speech.Speaker{Lang: lang, Names: map[string]string{}}
+	for i, id := range []string{m.Booking.Intent.PropertyID, m.Booking.Intent.AgentID} {
 		res, err := a.Store.Resource(ctx, id)
 		var rej *booking.Rejection
 		if err != nil && !errors.As(err, &rej) { // a resource gone since is "the property"
 			return speech.Speaker{}, fmt.Errorf("message resource %s: %w", m.RequestKey, err)
 		}
-		if all := res.SpokenNames(); all[string(lang)] != "" {
-			names[res.ID] = all[string(lang)]
-		} else if all[""] != "" {
-			names[res.ID] = all[""]
+		if name := inLang(res.SpokenNames(), lang); name != "" {
+			sp.Names[res.ID] = name
+		}
+		if i == 0 {
+			sp.Address = inLang(res.SpokenAddresses(), lang)
 		}
 	}
-	return speech.Speaker{Lang: lang, Names: names}, nil
+	return sp, nil
 }

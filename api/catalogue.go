@@ -41,6 +41,11 @@ type ResourceBody struct {
 	Facts []booking.Fact `json:"facts,omitempty"`
 	// CRM is a property's agency CRM (http, hubspot); empty is the default.
 	CRM string `json:"crm,omitempty"`
+	// Address is where a property's viewings are (its address or meeting
+	// point), in the caller's messages and invitation; Addresses are it in
+	// other languages, by tag (fr, zh).
+	Address   string            `json:"address,omitempty"`
+	Addresses map[string]string `json:"addresses,omitempty"`
 }
 
 func (s *Server) putResource(w http.ResponseWriter, r *http.Request) error {
@@ -50,12 +55,17 @@ func (s *Server) putResource(w http.ResponseWriter, r *http.Request) error {
 	}
 	res := booking.Resource{ID: r.PathValue("id"), Kind: body.Kind, Capacity: body.Capacity, TimeZone: body.TimeZone,
 		BufferBeforeMinutes: body.BufferBeforeMinutes, BufferAfterMinutes: body.BufferAfterMinutes, CalendarID: body.CalendarID,
-		CalendarProvider: body.CalendarProvider, DisplayName: body.DisplayName, Rules: body.Rules, Facts: body.Facts, CRM: body.CRM}
-	names, e := spokenTags(body.DisplayNames)
+		CalendarProvider: body.CalendarProvider, DisplayName: body.DisplayName, Rules: body.Rules, Facts: body.Facts, CRM: body.CRM,
+		Address: body.Address}
+	names, e := spokenTags("display_names", body.DisplayNames)
 	if e != nil {
 		return e
 	}
-	res.DisplayNames = names
+	addresses, e := spokenTags("addresses", body.Addresses)
+	if e != nil {
+		return e
+	}
+	res.DisplayNames, res.Addresses = names, addresses
 	for i := range res.Facts {
 		if res.Facts[i].ApprovedAt.IsZero() {
 			res.Facts[i].ApprovedAt = s.set.Now().UTC().Truncate(time.Second)
@@ -148,12 +158,12 @@ func (s *Server) getResource(w http.ResponseWriter, r *http.Request) error {
 	return edge.WriteJSON(w, http.StatusOK, ResourceAnswer{ID: res.ID, ResourceBody: ResourceBody{Kind: res.Kind, Capacity: res.Capacity,
 		TimeZone: res.TimeZone, BufferBeforeMinutes: res.BufferBeforeMinutes, BufferAfterMinutes: res.BufferAfterMinutes,
 		CalendarID: res.CalendarID, CalendarProvider: res.Provider(), DisplayName: res.DisplayName, DisplayNames: res.DisplayNames,
-		Rules: res.Rules, Facts: res.Facts, CRM: res.CRM}})
+		Rules: res.Rules, Facts: res.Facts, CRM: res.CRM, Address: res.Address, Addresses: res.Addresses}})
 }
 
 // spokenTags keys names by the language whose lines say them ("fr-FR"
 // is fr); a tag without lines is refused.
-func spokenTags(names map[string]string) (map[string]string, *edge.Error) {
+func spokenTags(field string, names map[string]string) (map[string]string, *edge.Error) {
 	if len(names) == 0 {
 		return nil, nil
 	}
@@ -161,7 +171,7 @@ func spokenTags(names map[string]string) (map[string]string, *edge.Error) {
 	for tag, name := range names {
 		lang, err := speech.ParseLang(tag)
 		if err != nil || tag == "" {
-			return nil, edge.BadRequest(booking.CodeInvalidResource, "display_names: language %q has no lines; use en, fr or zh", tag)
+			return nil, edge.BadRequest(booking.CodeInvalidResource, "%s: language %q has no lines; use en, fr or zh", field, tag)
 		}
 		out[string(lang)] = name
 	}

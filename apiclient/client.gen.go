@@ -1333,8 +1333,13 @@ type Reschedule struct {
 
 // Resource defines model for Resource.
 type Resource struct {
-	BufferAfterMinutes  *int `json:"buffer_after_minutes,omitempty"`
-	BufferBeforeMinutes *int `json:"buffer_before_minutes,omitempty"`
+	// Address where a property's viewings are, its address or meeting point: the caller's texts and e-mails give it after the property's name, and their calendar invitation as LOCATION
+	Address *string `json:"address,omitempty"`
+
+	// Addresses the address in other languages, by tag (fr, zh), as display_names
+	Addresses           *map[string]string `json:"addresses,omitempty"`
+	BufferAfterMinutes  *int               `json:"buffer_after_minutes,omitempty"`
+	BufferBeforeMinutes *int               `json:"buffer_before_minutes,omitempty"`
 
 	// CalendarId A Google calendar id, or with calendar_provider microsoft a Microsoft 365 user's or room's mailbox.
 	CalendarId *string `json:"calendar_id,omitempty"`

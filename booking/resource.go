@@ -26,6 +26,11 @@ type Resource struct {
 	// the agency gives them; a line in a language without one says
 	// DisplayName.
 	DisplayNames map[string]string `json:"display_names,omitempty"`
+	// Address is where a property's viewings are, its address or meeting
+	// point, as the caller's messages and invitation give it; Addresses
+	// are it in other languages, by tag, as DisplayNames.
+	Address   string            `json:"address,omitempty"`
+	Addresses map[string]string `json:"addresses,omitempty"`
 	// Rules are its own hours, time off, notice, horizon and limits; nil
 	// is the policy's alone.
 	Rules *Rules `json:"rules,omitempty"`
@@ -53,11 +58,32 @@ func (r Resource) SpokenNames() map[string]string {
 	return out
 }
 
+// SpokenAddresses are the resource's address as the messages give it:
+// by language tag, with Address under "" for every other language.
+func (r Resource) SpokenAddresses() map[string]string {
+	out := map[string]string{}
+	for lang, a := range r.Addresses {
+		out[lang] = a
+	}
+	if r.Address != "" {
+		out[""] = r.Address
+	}
+	return out
+}
+
 func (r Resource) Validate() error {
 	for lang, name := range r.DisplayNames {
 		if lang == "" || len(name) == 0 || len(name) > 200 {
 			return Rejectf(CodeInvalidResource, "display_names[%q] must be a language tag with a name of 1 to 200 characters", lang)
 		}
+	}
+	for lang, a := range r.Addresses {
+		if lang == "" || len(a) == 0 || len(a) > 300 {
+			return Rejectf(CodeInvalidResource, "addresses[%q] must be a language tag with an address of 1 to 300 characters", lang)
+		}
+	}
+	if len(r.Address) > 300 || len(r.Addresses) > 8 {
+		return Rejectf(CodeInvalidResource, "address is at most 300 characters, addresses at most 8 languages")
 	}
 	switch {
 	case len(r.DisplayName) > 200:

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bookingsaga/bookingsaga/activities"
+	"github.com/bookingsaga/bookingsaga/api"
 	"github.com/bookingsaga/bookingsaga/apiclient"
 	"github.com/bookingsaga/bookingsaga/app"
 	"github.com/bookingsaga/bookingsaga/booking"
@@ -193,4 +194,24 @@ func TestACallersCToTheReminderIsRecorded(t *testing.T) {
 	}
 	require.Equal(t, http.StatusOK, f.call("GET", api+"/v1/ops/timeline/"+key, nil, &tl))
 	require.NotNil(t, tl.Booking.ReconfirmedAt, "the operator sees the caller is coming")
+}
+
+// A property's address, set through the catalogue, is in its caller's
+// text, in their language where the agency gave one; an address in a
+// language without lines is refused and writes nothing.
+func TestTheTextSaysWhereTheViewingIs(t *testing.T) {
+	t.Parallel()
+	f, fake, base, _ := setupStops(t)
+	body := api.ResourceBody{Kind: "property", Capacity: 1, TimeZone: "Europe/Paris", CalendarID: "paris-11@calendar.test",
+		Address: "12 rue des Rosiers, Paris", Addresses: map[string]string{"de": "Rosierstraße 12"}}
+	var e edge.Error
+	require.Equal(t, http.StatusBadRequest, f.call("PUT", base+"/v1/resources/paris-11", body, &e))
+	body.Addresses = map[string]string{"fr": "12, rue des Rosiers, 75004 Paris"}
+	require.Equal(t, http.StatusOK, f.call("PUT", base+"/v1/resources/paris-11", body, &map[string]any{}))
+	var got api.ResourceAnswer
+	require.Equal(t, http.StatusOK, f.call("GET", base+"/v1/resources/paris-11", nil, &got))
+	require.Equal(t, body.Address, got.Address)
+
+	require.Equal(t, booking.MessageSent, f.textedBooking(f.ctx, base, apiKey, uuid.NewString(), 10).Status)
+	require.Contains(t, fake.Sent()[0].Body, "(12 rue des Rosiers, Paris)", "in English, the agency's address")
 }

@@ -25,6 +25,8 @@ type Invite struct {
 	Zone       string
 	Summary    string
 	Details    string
+	// Location is where the viewing is (LOCATION); empty leaves it out.
+	Location string
 	// Organizer and Attendee are addresses: the agency's sender and the
 	// caller.
 	Organizer, Attendee string
@@ -59,6 +61,9 @@ func (in Invite) ICS() ([]byte, error) {
 	put("DTSTART;TZID=" + in.Zone + ":" + in.Start.In(loc).Format("20060102T150405"))
 	put("DTEND;TZID=" + in.Zone + ":" + in.End.In(loc).Format("20060102T150405"))
 	put("SUMMARY:" + text(in.Summary))
+	if in.Location != "" {
+		put("LOCATION:" + text(in.Location))
+	}
 	if in.Details != "" {
 		put("DESCRIPTION:" + text(in.Details))
 	}

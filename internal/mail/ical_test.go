@@ -19,7 +19,8 @@ func invite(t *testing.T) Invite {
 	start := time.Date(2026, 12, 8, 10, 0, 0, 0, paris)
 	return Invite{UID: "bs-0001@bookingsaga", Sequence: 2, Start: start, End: start.Add(30 * time.Minute), Zone: "Europe/Paris",
 		Summary: "Visite, l'appartement du Marais; 12 rue, Paris", Details: strings.Repeat("Référence BS-QBXW-J4EL. ", 8),
-		Organizer: "agence@example.com", Attendee: "caller@example.org", Stamp: start.Add(-48 * time.Hour)}
+		Organizer: "agence@example.com", Attendee: "caller@example.org", Stamp: start.Add(-48 * time.Hour),
+		Location: "12 rue des Rosiers, 75004 Paris; code 4B"}
 }
 
 // The invitation reads back, through an iCalendar parser of its own, as
@@ -48,6 +49,9 @@ func TestTheInvitationReadsBackAsTheViewing(t *testing.T) {
 	details, err := ev.Props.Text(ical.PropDescription)
 	require.NoError(t, err)
 	require.Equal(t, in.Details, details, "folded and read back")
+	location, err := ev.Props.Text(ical.PropLocation)
+	require.NoError(t, err)
+	require.Equal(t, in.Location, location, "where the viewing is, escaped and read back")
 	start := ev.Props.Get(ical.PropDateTimeStart)
 	require.Equal(t, "Europe/Paris", start.Params.Get(ical.ParamTimezoneID))
 	require.Equal(t, "20261208T100000", start.Value, "local time in its zone")

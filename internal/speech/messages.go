@@ -47,5 +47,17 @@ func (s Speaker) MeetingTitle(propertyID, agentID string) string {
 
 func (s Speaker) messageArgs(b booking.Booking) map[string]string {
 	return map[string]string{"property": s.name(b.Intent.PropertyID, "the_property"), "agent": s.name(b.Intent.AgentID, "the_agent"),
-		"when": s.When(b.Intent.StartsAt, b.Intent.TimeZone), "reference": receipt.Reference(b.RequestKey)}
+		"when": s.When(b.Intent.StartsAt, b.Intent.TimeZone), "reference": receipt.Reference(b.RequestKey), "place": s.place()}
+}
+
+// place is the viewing's address after the property's name, in the
+// language's brackets; "" when the agency gave none.
+func (s Speaker) place() string {
+	switch {
+	case s.Address == "":
+		return ""
+	case s.Lang == Chinese:
+		return "（" + s.Address + "）"
+	}
+	return " (" + s.Address + ")"
 }

@@ -44,6 +44,10 @@ type Speaker struct {
 	// Names are resources' display names by id; a resource without one is
 	// "the property" or "the agent", never its id.
 	Names map[string]string
+	// Address is where the viewing is, in Lang where the agency gave it
+	// (booking.Resource.SpokenAddresses); the caller's messages and
+	// invitation carry it. Empty leaves it out.
+	Address string
 }
 
 // Receipt is the line for r, chosen by its status alone: only a confirmed

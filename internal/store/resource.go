@@ -40,15 +40,17 @@ func upsertResource(ctx context.Context, tx pgx.Tx, r booking.Resource) error {
 	// for this resource runs between the check below and our commit.
 	_, err := tx.Exec(ctx, `
 INSERT INTO resource (resource_id, kind, capacity, time_zone, buffer_before_minutes, buffer_after_minutes, calendar_id, display_name, rules,
-    calendar_provider, facts, display_names, crm)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+    calendar_provider, facts, display_names, crm, address, addresses)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
 ON CONFLICT (agency_no, resource_id) DO UPDATE SET kind = excluded.kind, capacity = excluded.capacity,
     time_zone = excluded.time_zone, buffer_before_minutes = excluded.buffer_before_minutes,
     buffer_after_minutes = excluded.buffer_after_minutes, calendar_id = excluded.calendar_id,
     display_name = excluded.display_name, rules = excluded.rules, calendar_provider = excluded.calendar_provider,
-    facts = excluded.facts, display_names = excluded.display_names, crm = excluded.crm, updated_at = now()`,
+    facts = excluded.facts, display_names = excluded.display_names, crm = excluded.crm, address = excluded.address,
+    addresses = excluded.addresses, updated_at = now()`,
 		r.ID, r.Kind, r.Capacity, r.TimeZone, r.BufferBeforeMinutes, r.BufferAfterMinutes, nullable(r.CalendarID), nullable(r.DisplayName),
-		rulesValue(r.Rules), nullable(r.Provider()), factsValue(r.Facts), namesValue(r.DisplayNames), nullable(r.CRM))
+		rulesValue(r.Rules), nullable(r.Provider()), factsValue(r.Facts), namesValue(r.DisplayNames), nullable(r.CRM),
+		nullable(r.Address), namesValue(r.Addresses))
 	if err != nil {
 		return err
 	}
@@ -109,9 +111,10 @@ func (s *Store) Resource(ctx context.Context, id string) (booking.Resource, erro
 	var cal, name *string
 	err := s.pool.QueryRow(ctx, `
 SELECT resource_id, kind, capacity, time_zone, buffer_before_minutes, buffer_after_minutes, calendar_id,
-       coalesce(calendar_provider, ''), display_name, rules, facts, display_names, coalesce(crm, '')
+       coalesce(calendar_provider, ''), display_name, rules, facts, display_names, coalesce(crm, ''), coalesce(address, ''), addresses
 FROM resource WHERE resource_id = $1`, id).Scan(&r.ID, &r.Kind, &r.Capacity, &r.TimeZone,
-		&r.BufferBeforeMinutes, &r.BufferAfterMinutes, &cal, &r.CalendarProvider, &name, &r.Rules, &r.Facts, &r.DisplayNames, &r.CRM)
+		&r.BufferBeforeMinutes, &r.BufferAfterMinutes, &cal, &r.CalendarProvider, &name, &r.Rules, &r.Facts, &r.DisplayNames, &r.CRM,
+		&r.Address, &r.Addresses)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return booking.Resource{}, fmt.Errorf("resource %s: %w", id, booking.Rejectf(booking.CodeUnknownResource, "unknown resource %s", id))
 	}
@@ -184,7 +187,8 @@ GROUP BY r.agency_no, r.resource_id, rb.before_minutes, rb.after_minutes ORDER B
 func (s *Store) CalendarResources(ctx context.Context) ([]booking.Resource, error) {
 	rows, err := s.pool.Query(ctx, `
 SELECT r.resource_id, r.kind, r.capacity, r.time_zone, rb.before_minutes, rb.after_minutes, r.calendar_id,
-       r.calendar_provider, coalesce(r.display_name, ''), r.display_names, r.rules, r.facts, coalesce(r.crm, '')
+       r.calendar_provider, coalesce(r.display_name, ''), r.display_names, coalesce(r.address, ''), r.addresses, r.rules, r.facts,
+       coalesce(r.crm, '')
 FROM resource r JOIN resource_buffers rb USING (resource_id)
 WHERE r.calendar_id IS NOT NULL ORDER BY r.resource_id`)
 	if err != nil {
