@@ -51,3 +51,18 @@ func TestACallersReplyReconfirmsTheirRemindedBookings(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, keys, "a viewing past")
 }
+
+// The API records replies under its own login: a STOP on the contacts'
+// keys and a C on a booking's reconfirmed_at, and nothing else of the
+// booking.
+func TestTheAPIsLoginMayRecordReplies(t *testing.T) {
+	t.Parallel()
+	_, as := roles(t)
+	api := New(as("bookingsaga_api"), Config{})
+	_, err := api.StopTexts(t.Context(), "+33612345678", true)
+	require.NoError(t, err)
+	_, err = api.Reconfirm(t.Context(), "+33612345678")
+	require.NoError(t, err)
+	_, err = as("bookingsaga_api").Exec(t.Context(), "UPDATE booking SET status = 'cancelled' WHERE false")
+	require.ErrorContains(t, err, "permission denied", "the booking itself stays the worker's")
+}
