@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"path/filepath"
@@ -177,15 +178,22 @@ func (c *cluster) accountsOf(id string) *fakes {
 	return c.fakes
 }
 
+// freeAddrs are n loopback addresses free now, for processes that bind
+// them later, on ports below the kernel's ephemeral range (32768 and up
+// on Linux): a port the kernel hands meanwhile to another process's
+// listener on port 0, or to a connection, is never one of them.
 func freeAddrs(n int) ([]string, error) {
 	var addrs []string
-	for range n {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
+	for tries := 0; len(addrs) < n && tries < 1000; tries++ {
+		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", 20000+rand.IntN(12000)))
 		if err != nil {
-			return nil, err
+			continue // taken: another
 		}
-		defer ln.Close()
+		defer ln.Close() // held until all are picked, so none is picked twice
 		addrs = append(addrs, ln.Addr().String())
+	}
+	if len(addrs) < n {
+		return nil, fmt.Errorf("no %d free ports below the ephemeral range", n)
 	}
 	return addrs, nil
 }
