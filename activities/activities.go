@@ -53,6 +53,9 @@ type Activities struct {
 	Temporal client.Client
 	// Quiet is when no text message goes out, in the property's zone.
 	Quiet booking.QuietHours
+	// PublicURL is the root the callers reach the API at: their messages
+	// link their own page under it. Empty sends no link.
+	PublicURL string
 	// Texts bound the texts sent: per number, per key, by country.
 	Texts TextLimits
 	// Resend lets reconciliation send a call answered pending again when

@@ -68,15 +68,6 @@ func (a *Activities) deliver(ctx context.Context, set accounts.Set, m booking.Me
 	return set.Mail.Send(ctx, out)
 }
 
-// inLang is by's value in lang, else its default (""): a name or an
-// address in the caller's language where the agency gave one.
-func inLang(by map[string]string, lang speech.Lang) string {
-	if v := by[string(lang)]; v != "" {
-		return v
-	}
-	return by[""]
-}
-
 // invite is the viewing as the caller's calendar keeps it: one UID for
 // the first booking and every move of it (its thread, in its agency's
 // space), its sequence the number of moves, one more for a cancellation.
@@ -84,7 +75,7 @@ func invite(thread string, m booking.Message, sp speech.Speaker) *mail.Invite {
 	in := &mail.Invite{UID: opaque(thread, "viewing") + "@bookingsaga", Sequence: m.Moves,
 		Cancel: m.Kind == booking.MessageCancelled, Start: m.Booking.Intent.StartsAt, End: m.Booking.Intent.EndsAt,
 		Zone: m.Booking.Intent.TimeZone, Summary: sp.InviteSummary(m.Booking), Details: sp.Message(m.Kind, m.Booking), Location: sp.Address,
-		Stamp: time.Now().UTC()}
+		OrganizerName: sp.Agency, URL: sp.Link, Stamp: time.Now().UTC()}
 	if in.Cancel {
 		in.Sequence++
 	}
@@ -129,18 +120,43 @@ func (a *Activities) speaker(ctx context.Context, m booking.Message, c booking.C
 		lang = speech.English
 	}
 	sp := speech.Speaker{Lang: lang, Names: map[string]string{}}
+	if sp.Link, err = a.pageLink(ctx, m, lang); err != nil {
+		return speech.Speaker{}, err
+	}
+	p, err := a.Store.Profile(ctx)
+	if err != nil {
+		return speech.Speaker{}, fmt.Errorf("message profile %s: %w", m.RequestKey, err)
+	}
+	sp.Agency, sp.Phone = p.Name, p.Phone
 	for i, id := range []string{m.Booking.Intent.PropertyID, m.Booking.Intent.AgentID} {
 		res, err := a.Store.Resource(ctx, id)
 		var rej *booking.Rejection
 		if err != nil && !errors.As(err, &rej) { // a resource gone since is "the property"
 			return speech.Speaker{}, fmt.Errorf("message resource %s: %w", m.RequestKey, err)
 		}
-		if name := inLang(res.SpokenNames(), lang); name != "" {
+		if name := res.NameIn(string(lang)); name != "" {
 			sp.Names[res.ID] = name
 		}
 		if i == 0 {
-			sp.Address = inLang(res.SpokenAddresses(), lang)
+			sp.Address = res.AddressIn(string(lang))
 		}
 	}
 	return sp, nil
+}
+
+// pageLink is the link to the caller's own page, in their language: ""
+// when this deployment serves none (no PublicURL), for a code, and for a
+// contact erased meanwhile. The link lives until the viewing's end.
+func (a *Activities) pageLink(ctx context.Context, m booking.Message, lang speech.Lang) (string, error) {
+	if a.PublicURL == "" || m.Kind == booking.MessageCode {
+		return "", nil
+	}
+	token, err := a.Store.CallerLink(ctx, m.RequestKey, m.Booking.Intent.EndsAt)
+	switch {
+	case errors.Is(err, booking.ErrNoContact), errors.Is(err, booking.ErrContactErased):
+		return "", nil
+	case err != nil:
+		return "", storeError("caller link", m.RequestKey, err)
+	}
+	return agency.From(ctx).PageURL(a.PublicURL, token, string(lang)), nil
 }

@@ -120,3 +120,24 @@ func OfWorkflowID(wid string) string {
 	id, _, _ := strings.Cut(rest, ":")
 	return id
 }
+
+// The paths of the callers' own pages (api/callerpage): the default
+// agency's short, another's under its id, so that the page acts for it.
+const (
+	PagePattern       = "/v/{token}"
+	AgencyPagePattern = "/a/{agency}/v/{token}"
+)
+
+// PageURL is the link to the page token opens, in a's space, under root
+// (the API as the callers reach it), in lang: English, the page's
+// default, names none.
+func (a Agency) PageURL(root, token, lang string) string {
+	link := strings.TrimSuffix(root, "/") + "/a/" + a.ID + "/v/" + token
+	if a.IsDefault() || a.ID == "" {
+		link = strings.TrimSuffix(root, "/") + "/v/" + token
+	}
+	if lang != "" && lang != "en" {
+		link += "?lang=" + lang
+	}
+	return link
+}

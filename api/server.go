@@ -42,6 +42,12 @@ type Config struct {
 	// message); without both those routes answer 501.
 	MirrorAccounts MirrorAccounts
 	CheckAccount   func(ctx context.Context, kind string, settings []byte) error
+	// Profiles keeps the agency as its callers see it; without it those
+	// routes answer 501.
+	Profiles Profiles
+	// Links revokes the links to a caller's page; without it that route
+	// answers 501.
+	Links Links
 }
 
 // Server is the REST routes over the desk.
@@ -104,5 +110,8 @@ func (s *Server) Routes() []edge.Route {
 		route("GET", "/v1/mirrors", apikey.ScopeAdmin, s.listMirrorAccounts),
 		route("PUT", "/v1/mirrors/{kind}", apikey.ScopeAdmin, s.putMirrorAccount),
 		route("DELETE", "/v1/mirrors/{kind}", apikey.ScopeAdmin, s.deleteMirrorAccount),
+		route("PUT", "/v1/profile", admin, s.putProfile),
+		route("GET", "/v1/profile", agent, s.getProfile),
+		route("DELETE", "/v1/bookings/{request_key}/link", admin, s.revokeLinks),
 	}
 }

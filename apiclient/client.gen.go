@@ -1130,6 +1130,12 @@ type Intent struct {
 	TimeZone string `json:"time_zone"`
 }
 
+// LinksRevoked the links to a caller's page revoked
+type LinksRevoked struct {
+	// Revoked how many links stopped opening the page; the caller's next message carries a new one
+	Revoked int `json:"revoked"`
+}
+
 // MicrosoftAccount kind microsoft: an Entra ID app registration with Calendars.ReadWrite, proved by a client secret
 type MicrosoftAccount struct {
 	ClientId     string `json:"client_id"`
@@ -1226,6 +1232,19 @@ type Pool struct {
 
 	// Members agent ids
 	Members []string `json:"members"`
+}
+
+// Profile the agency as its callers see it: the name their texts and e-mails are signed with (and their calendar invitation's ORGANIZER), and the number they call back. Either may be empty: the messages then leave it out
+type Profile struct {
+	// CallbackPhone E.164; the texts say to call it when the deployment serves no caller page (no public URL), and the page shows it
+	//
+	// Example: +33140000000
+	CallbackPhone string `json:"callback_phone"`
+
+	// Name at most 60 characters; it starts every text
+	//
+	// Example: Agence Lumière
+	Name string `json:"name"`
 }
 
 // Readiness defines model for Readiness.
@@ -1965,6 +1984,9 @@ type PutPolicyJSONRequestBody = Policy
 
 // PutPoolJSONRequestBody defines body for PutPool for application/json ContentType.
 type PutPoolJSONRequestBody = Pool
+
+// PutProfileJSONRequestBody defines body for PutProfile for application/json ContentType.
+type PutProfileJSONRequestBody = Profile
 
 // PutResourceJSONRequestBody defines body for PutResource for application/json ContentType.
 type PutResourceJSONRequestBody = Resource
@@ -3051,6 +3073,11 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/bookings/{request_key}/contact (the `GetContact` operationId).
 	GetContact(ctx context.Context, requestKey string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// RevokeLinks revoke the links to the page of a booking's caller, of the booking and its moves (a link forwarded, a phone lost): each opens a page that says so, and the caller's next message carries a new one (admin scope)
+	//
+	// Corresponds with DELETE /v1/bookings/{request_key}/link (the `RevokeLinks` operationId).
+	RevokeLinks(ctx context.Context, requestKey string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// RecordOutcomeWithBody record how a viewing went: attended, no_show or cancelled_by_agency (admin scope). Sending another outcome corrects the first; the event log keeps both
 	//
 	// Takes any type of body and a specified content type.
@@ -3201,6 +3228,25 @@ type ClientInterface interface {
 	//
 	// Corresponds with PUT /v1/pools/{id} (the `PutPool` operationId).
 	PutPool(ctx context.Context, id string, body PutPoolJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetProfile the agency as its callers see it (agent scope)
+	//
+	// Corresponds with GET /v1/profile (the `GetProfile` operationId).
+	GetProfile(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutProfileWithBody set the name the callers' messages are signed with and the number they call back (admin scope)
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /v1/profile (the `PutProfile` operationId).
+	PutProfileWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutProfile set the name the callers' messages are signed with and the number they call back (admin scope)
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /v1/profile (the `PutProfile` operationId).
+	PutProfile(ctx context.Context, body PutProfileJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetResource a resource with its hours, dates with other hours, time off, notice, horizon and limits
 	//
@@ -3729,6 +3775,21 @@ func (c *Client) GetContact(ctx context.Context, requestKey string, reqEditors .
 	return c.Client.Do(req)
 }
 
+// RevokeLinks revoke the links to the page of a booking's caller, of the booking and its moves (a link forwarded, a phone lost): each opens a page that says so, and the caller's next message carries a new one (admin scope)
+//
+// Corresponds with DELETE /v1/bookings/{request_key}/link (the `RevokeLinks` operationId).
+func (c *Client) RevokeLinks(ctx context.Context, requestKey string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRevokeLinksRequest(c.Server, requestKey)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // RecordOutcomeWithBody record how a viewing went: attended, no_show or cancelled_by_agency (admin scope). Sending another outcome corrects the first; the event log keeps both
 //
 // Takes any type of body and a specified content type.
@@ -4100,6 +4161,55 @@ func (c *Client) PutPoolWithBody(ctx context.Context, id string, contentType str
 // Corresponds with PUT /v1/pools/{id} (the `PutPool` operationId).
 func (c *Client) PutPool(ctx context.Context, id string, body PutPoolJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPutPoolRequest(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetProfile the agency as its callers see it (agent scope)
+//
+// Corresponds with GET /v1/profile (the `GetProfile` operationId).
+func (c *Client) GetProfile(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetProfileRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PutProfileWithBody set the name the callers' messages are signed with and the number they call back (admin scope)
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /v1/profile (the `PutProfile` operationId).
+func (c *Client) PutProfileWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutProfileRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PutProfile set the name the callers' messages are signed with and the number they call back (admin scope)
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /v1/profile (the `PutProfile` operationId).
+func (c *Client) PutProfile(ctx context.Context, body PutProfileJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutProfileRequest(c.Server, body)
 	if err != nil {
 		return nil, err
 	}
@@ -5299,6 +5409,40 @@ func NewGetContactRequest(server string, requestKey string) (*http.Request, erro
 	return req, nil
 }
 
+// NewRevokeLinksRequest constructs an http.Request for the RevokeLinks method
+func NewRevokeLinksRequest(server string, requestKey string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "request_key", requestKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/bookings/%s/link", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewRecordOutcomeRequest calls the generic RecordOutcome builder with application/json body
 func NewRecordOutcomeRequest(server string, requestKey string, body RecordOutcomeJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -5860,6 +6004,73 @@ func NewPutPoolRequestWithBody(server string, id string, contentType string, bod
 	}
 
 	operationPath := fmt.Sprintf("/v1/pools/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewGetProfileRequest constructs an http.Request for the GetProfile method
+func NewGetProfileRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/profile")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPutProfileRequest calls the generic PutProfile builder with application/json body
+func NewPutProfileRequest(server string, body PutProfileJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPutProfileRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewPutProfileRequestWithBody constructs an http.Request for the PutProfile method, with any body, and a specified content type
+func NewPutProfileRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/profile")
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -6782,6 +6993,13 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/bookings/{request_key}/contact (the `GetContact` operationId).
 	GetContactWithResponse(ctx context.Context, requestKey string, reqEditors ...RequestEditorFn) (*GetContactResponse, error)
 
+	// RevokeLinksWithResponse revoke the links to the page of a booking's caller, of the booking and its moves (a link forwarded, a phone lost): each opens a page that says so, and the caller's next message carries a new one (admin scope)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v1/bookings/{request_key}/link (the `RevokeLinks` operationId).
+	RevokeLinksWithResponse(ctx context.Context, requestKey string, reqEditors ...RequestEditorFn) (*RevokeLinksResponse, error)
+
 	// RecordOutcomeWithBodyWithResponse record how a viewing went: attended, no_show or cancelled_by_agency (admin scope). Sending another outcome corrects the first; the event log keeps both
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -6946,6 +7164,27 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with PUT /v1/pools/{id} (the `PutPool` operationId).
 	PutPoolWithResponse(ctx context.Context, id string, body PutPoolJSONRequestBody, reqEditors ...RequestEditorFn) (*PutPoolResponse, error)
+
+	// GetProfileWithResponse the agency as its callers see it (agent scope)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/profile (the `GetProfile` operationId).
+	GetProfileWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetProfileResponse, error)
+
+	// PutProfileWithBodyWithResponse set the name the callers' messages are signed with and the number they call back (admin scope)
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v1/profile (the `PutProfile` operationId).
+	PutProfileWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutProfileResponse, error)
+
+	// PutProfileWithResponse set the name the callers' messages are signed with and the number they call back (admin scope)
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v1/profile (the `PutProfile` operationId).
+	PutProfileWithResponse(ctx context.Context, body PutProfileJSONRequestBody, reqEditors ...RequestEditorFn) (*PutProfileResponse, error)
 
 	// GetResourceWithResponse a resource with its hours, dates with other hours, time off, notice, horizon and limits
 	//
@@ -8326,6 +8565,96 @@ func (r GetContactResponse) ContentType() string {
 	return ""
 }
 
+// RevokeLinksResponse429Headers the declared response headers of an HTTP 429 response for RevokeLinks
+type RevokeLinksResponse429Headers struct {
+	RetryAfter *int
+}
+
+type RevokeLinksResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *LinksRevoked
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Error
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *RevokeLinksResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RevokeLinksResponse) GetJSON200() *LinksRevoked {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r RevokeLinksResponse) GetJSON400() *Error {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r RevokeLinksResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r RevokeLinksResponse) GetJSON403() *Error {
+	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r RevokeLinksResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r RevokeLinksResponse) GetJSON501() *Error {
+	return r.JSON501
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r RevokeLinksResponse) GetJSON503() *Error {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r RevokeLinksResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RevokeLinksResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RevokeLinksResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RevokeLinksResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // RecordOutcomeResponse429Headers the declared response headers of an HTTP 429 response for RecordOutcome
 type RecordOutcomeResponse429Headers struct {
 	RetryAfter *int
@@ -9550,6 +9879,179 @@ func (r PutPoolResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r PutPoolResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetProfileResponse429Headers the declared response headers of an HTTP 429 response for GetProfile
+type GetProfileResponse429Headers struct {
+	RetryAfter *int
+}
+
+type GetProfileResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Profile
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetProfileResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetProfileResponse) GetJSON200() *Profile {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetProfileResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetProfileResponse) GetJSON403() *Error {
+	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetProfileResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r GetProfileResponse) GetJSON501() *Error {
+	return r.JSON501
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetProfileResponse) GetJSON503() *Error {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetProfileResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetProfileResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetProfileResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetProfileResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PutProfileResponse429Headers the declared response headers of an HTTP 429 response for PutProfile
+type PutProfileResponse429Headers struct {
+	RetryAfter *int
+}
+
+type PutProfileResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Profile
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Error
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PutProfileResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PutProfileResponse) GetJSON200() *Profile {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PutProfileResponse) GetJSON400() *Error {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PutProfileResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PutProfileResponse) GetJSON403() *Error {
+	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PutProfileResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r PutProfileResponse) GetJSON501() *Error {
+	return r.JSON501
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PutProfileResponse) GetJSON503() *Error {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PutProfileResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PutProfileResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PutProfileResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PutProfileResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -11260,6 +11762,19 @@ func (c *ClientWithResponses) GetContactWithResponse(ctx context.Context, reques
 	return ParseGetContactResponse(rsp)
 }
 
+// RevokeLinksWithResponse revoke the links to the page of a booking's caller, of the booking and its moves (a link forwarded, a phone lost): each opens a page that says so, and the caller's next message carries a new one (admin scope)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v1/bookings/{request_key}/link (the `RevokeLinks` operationId).
+func (c *ClientWithResponses) RevokeLinksWithResponse(ctx context.Context, requestKey string, reqEditors ...RequestEditorFn) (*RevokeLinksResponse, error) {
+	rsp, err := c.RevokeLinks(ctx, requestKey, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRevokeLinksResponse(rsp)
+}
+
 // RecordOutcomeWithBodyWithResponse record how a viewing went: attended, no_show or cancelled_by_agency (admin scope). Sending another outcome corrects the first; the event log keeps both
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -11561,6 +12076,45 @@ func (c *ClientWithResponses) PutPoolWithResponse(ctx context.Context, id string
 		return nil, err
 	}
 	return ParsePutPoolResponse(rsp)
+}
+
+// GetProfileWithResponse the agency as its callers see it (agent scope)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/profile (the `GetProfile` operationId).
+func (c *ClientWithResponses) GetProfileWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetProfileResponse, error) {
+	rsp, err := c.GetProfile(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetProfileResponse(rsp)
+}
+
+// PutProfileWithBodyWithResponse set the name the callers' messages are signed with and the number they call back (admin scope)
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v1/profile (the `PutProfile` operationId).
+func (c *ClientWithResponses) PutProfileWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutProfileResponse, error) {
+	rsp, err := c.PutProfileWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutProfileResponse(rsp)
+}
+
+// PutProfileWithResponse set the name the callers' messages are signed with and the number they call back (admin scope)
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v1/profile (the `PutProfile` operationId).
+func (c *ClientWithResponses) PutProfileWithResponse(ctx context.Context, body PutProfileJSONRequestBody, reqEditors ...RequestEditorFn) (*PutProfileResponse, error) {
+	rsp, err := c.PutProfile(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutProfileResponse(rsp)
 }
 
 // GetResourceWithResponse a resource with its hours, dates with other hours, time off, notice, horizon and limits
@@ -12911,6 +13465,87 @@ func ParseGetContactResponse(rsp *http.Response) (*GetContactResponse, error) {
 	return response, nil
 }
 
+// ParseRevokeLinksResponse parses an HTTP response from a RevokeLinksWithResponse call
+func ParseRevokeLinksResponse(rsp *http.Response) (*RevokeLinksResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RevokeLinksResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest LinksRevoked
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers RevokeLinksResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseRecordOutcomeResponse parses an HTTP response from a RecordOutcomeWithResponse call
 func ParseRecordOutcomeResponse(rsp *http.Response) (*RecordOutcomeResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -13993,6 +14628,161 @@ func ParsePutPoolResponse(rsp *http.Response) (*PutPoolResponse, error) {
 	switch {
 	case rsp.StatusCode == 429:
 		var headers PutPoolResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetProfileResponse parses an HTTP response from a GetProfileWithResponse call
+func ParseGetProfileResponse(rsp *http.Response) (*GetProfileResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetProfileResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Profile
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers GetProfileResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePutProfileResponse parses an HTTP response from a PutProfileWithResponse call
+func ParsePutProfileResponse(rsp *http.Response) (*PutProfileResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PutProfileResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Profile
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers PutProfileResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

@@ -22,6 +22,7 @@ import (
 
 	"github.com/bookingsaga/bookingsaga/agency"
 	"github.com/bookingsaga/bookingsaga/api"
+	"github.com/bookingsaga/bookingsaga/api/callerpage"
 	"github.com/bookingsaga/bookingsaga/api/staff"
 	"github.com/bookingsaga/bookingsaga/api/texts"
 	"github.com/bookingsaga/bookingsaga/api/voice"
@@ -340,11 +341,14 @@ func NewAPI(ctx context.Context, cfg APIConfig, logger *zap.Logger, scope tally.
 			Settings: edge.Settings{MaxBody: cfg.MaxBody, Metrics: scope, Catalogue: reads.Catalog, Names: names, Bookings: reads.Store,
 				Admission: admit}},
 		REST: api.Config{Contacts: reads.Store, Webhooks: reads.Store, Egress: cfg.Mirrors.Egress(), Agencies: reads.Store,
-			PlatformSecrets: reads.Store, MirrorAccounts: AccountsWriter(reads.Store, reads.Catalog.Accounts), CheckAccount: cfg.Mirrors.CheckAccount},
+			PlatformSecrets: reads.Store, MirrorAccounts: AccountsWriter(reads.Store, reads.Catalog.Accounts), CheckAccount: cfg.Mirrors.CheckAccount,
+			Profiles: reads.Store, Links: reads.Store},
 		Tools: voice.Config{RetellKey: cfg.RetellKey, VapiSecret: cfg.VapiSecret, VapiHMACSecret: cfg.VapiHMACSecret,
 			FindBudget: reads.Store, Contacts: reads.Store, CallerIDHeader: cfg.CallerIDHeader, FindsPerKeyHour: cfg.FindsPerKeyHour,
 			HandoffsPerKeyHour: cfg.HandoffsPerKeyHour, Secrets: reads.Store},
-		Texts: texts.Config{Replies: reads.Store, Signed: cfg.Mirrors.TextsSigned(reads.Catalog.Accounts)},
+		Texts: texts.Config{Replies: reads.Store, Signed: cfg.Mirrors.TextsSigned(reads.Catalog.Accounts), Profiles: reads.Store,
+			PublicURL: cfg.Mirrors.PublicURL},
+		Page: callerpage.Config{Links: reads.Store, Profiles: reads.Store},
 	})
 	return &API{handler: h, tc: tc, reads: reads, names: names}, nil
 }
@@ -379,6 +383,7 @@ type EdgeConfig struct {
 	REST  api.Config
 	Tools voice.Config
 	Texts texts.Config
+	Page  callerpage.Config
 }
 
 // Edge is the agent edge over sc: the REST routes, the voice tools, the
@@ -394,6 +399,7 @@ func edgeServer(sc *desk.Desk, cfg EdgeConfig) *edge.Server {
 	srv.Mount(api.New(sc, srv.Settings(), cfg.REST).Routes()...)
 	srv.Mount(voice.New(sc, srv.Settings(), cfg.Tools).Routes()...)
 	srv.Mount(texts.New(srv.Settings(), cfg.Texts).Routes()...)
+	srv.Mount(callerpage.New(sc, srv.Settings(), cfg.Page).Routes()...)
 	srv.Mount(staff.New(sc).Routes()...)
 	return srv
 }

@@ -129,6 +129,9 @@ func useStack(cfg *Config, stack *devstack.Stack) error {
 	// A receiver on this machine works out of the box; private,
 	// link-local and metadata addresses stay refused here too.
 	cfg.WebhookLoopback = true
+	if cfg.PublicURL == "" { // the callers' pages, on this machine's API
+		cfg.PublicURL = "http://" + cfg.APIListen
+	}
 	return nil
 }
 

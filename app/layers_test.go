@@ -80,7 +80,7 @@ func TestLayersHoldTheirFloors(t *testing.T) {
 	// ports (api.Sagas, voice.Sagas, staff.Sagas), and the saga client
 	// under it translates Temporal's errors at its one boundary.
 	edgeBans := []string{module + "internal/store", module + "activities", "github.com/jackc/pgx", module + "sagaclient", module + "internal/desk", "go.temporal.io/"}
-	routes := []string{"api", "api/voice", "api/staff", "api/texts"}
+	routes := []string{"api", "api/voice", "api/staff", "api/texts", "api/callerpage"}
 	for _, name := range append([]string{"internal/edge"}, routes...) {
 		links(name, edgeBans...)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -59,6 +60,10 @@ type Mirrors struct {
 	TextCountries                                          string
 	// SMTP sends the callers' e-mails.
 	SMTP SMTP
+	// PublicURL is the root the callers reach the API at (https://…):
+	// their texts and e-mails link their own page under it. Empty sends
+	// no link; the texts then say to call.
+	PublicURL string
 
 	// WebhookLoopback lets webhook receivers be on loopback (the dev
 	// stack's, a sidecar's); every other internal address stays refused.
@@ -97,6 +102,7 @@ func MirrorsFromEnv() Mirrors {
 		TextsPerAgencyHour: activities.DefaultTextsPerAgencyHour,
 		TextCountries:      os.Getenv("TEXT_COUNTRIES"),
 		SMTP:               smtpFromEnv(),
+		PublicURL:          os.Getenv("PUBLIC_URL"),
 	}
 }
 
@@ -125,6 +131,7 @@ func (c *Mirrors) Register(fs *flag.FlagSet) {
 	fs.IntVar(&c.TextsPerAgencyHour, "texts-per-agency-hour", c.TextsPerAgencyHour, "the most texts one agency's bookings and calls ask for in an hour, all its keys together")
 	fs.StringVar(&c.TextCountries, "text-countries", c.TextCountries, "ISO 3166 regions texts may go to, e.g. FR,GB; empty is the regions of the properties' time zones (env TEXT_COUNTRIES)")
 	c.SMTP.register(fs)
+	fs.StringVar(&c.PublicURL, "public-url", c.PublicURL, "the API's root as the callers reach it; their messages link their own page under it, empty sends no link (env PUBLIC_URL)")
 	fs.BoolVar(&c.WebhookLoopback, "webhook-allow-loopback", c.WebhookLoopback,
 		"let webhook receivers be on loopback; private, link-local and metadata addresses stay refused (env WEBHOOK_ALLOW_LOOPBACK=true)")
 }
@@ -155,7 +162,7 @@ func (c Mirrors) Validate() error {
 	if c.TwilioAuthToken != "" && c.TwilioAuthTokenFile != "" {
 		errs = append(errs, errors.New("set one of twilio-auth-token and twilio-auth-token-file"))
 	}
-	errs = append(errs, c.validateTexts())
+	errs = append(errs, c.validateTexts(), validPublicURL(c.PublicURL))
 	for name, d := range map[string]time.Duration{"sms-quiet-from": c.QuietFrom, "sms-quiet-to": c.QuietTo} {
 		if d < 0 || d >= 24*time.Hour {
 			errs = append(errs, fmt.Errorf("%s must be within a day, got %s", name, d))
@@ -216,4 +223,17 @@ func secretOrFile(value, file string) (string, error) {
 		return "", err
 	}
 	return strings.TrimSpace(string(data)), nil
+}
+
+// validPublicURL checks the callers' pages' root: an absolute http(s)
+// URL with no query or fragment, which their links append a path to.
+func validPublicURL(raw string) error {
+	if raw == "" {
+		return nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" || u.Scheme != "https" && u.Scheme != "http" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		return fmt.Errorf("public-url must be an absolute http(s) URL with no query, like https://book.example.com, got %q", raw)
+	}
+	return nil
 }

@@ -220,7 +220,7 @@ func newActivities(ctx context.Context, cfg Config, pool *pgxpool.Pool) (*activi
 	acts := &activities.Activities{Store: st, Egress: cfg.Egress(), MirrorYield: cfg.MirrorYield, Accounts: cfg.Accounts(st, false),
 		Calendar: set.Calendar, CRM: set.CRM, SMS: set.SMS, Mail: set.Mail}
 	acts.CRMLang, _ = speech.ParseLang(cfg.CRMLanguage) // checked by validate
-	acts.Quiet = booking.QuietHours{From: cfg.QuietFrom, To: cfg.QuietTo}
+	acts.Quiet, acts.PublicURL = booking.QuietHours{From: cfg.QuietFrom, To: cfg.QuietTo}, cfg.PublicURL
 	acts.Texts = cfg.TextLimits()
 	return acts, nil
 }

@@ -71,6 +71,21 @@ func (r Resource) SpokenAddresses() map[string]string {
 	return out
 }
 
+// NameIn is the resource's display name in lang, else its default; ""
+// when the agency gave none.
+func (r Resource) NameIn(lang string) string { return inLang(r.SpokenNames(), lang) }
+
+// AddressIn is the resource's address in lang, else its default; ""
+// when the agency gave none.
+func (r Resource) AddressIn(lang string) string { return inLang(r.SpokenAddresses(), lang) }
+
+func inLang(by map[string]string, lang string) string {
+	if v := by[lang]; v != "" {
+		return v
+	}
+	return by[""]
+}
+
 func (r Resource) Validate() error {
 	for lang, name := range r.DisplayNames {
 		if lang == "" || len(name) == 0 || len(name) > 200 {

@@ -8,7 +8,9 @@
 package texts
 
 import (
+	"bytes"
 	"context"
+	"encoding/xml"
 	"net/http"
 	"net/url"
 	"slices"
@@ -17,16 +19,25 @@ import (
 	"github.com/bookingsaga/bookingsaga/agency"
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/internal/edge"
+	"github.com/bookingsaga/bookingsaga/internal/speech"
 )
 
 // Replies records what a number's reply says, on the agency's contacts
 // and bookings of it; the store implements it. StopTexts records a STOP
 // (stop) or START and reports how many contacts it found; Reconfirm
 // marks the bookings a reminder was texted for as reconfirmed and names
-// them.
+// them; AnswerOnce says whether a reply not understood is answered, and
+// about which booking (store.Store.AnswerOnce).
 type Replies interface {
 	StopTexts(ctx context.Context, number string, stop bool) (int, error)
 	Reconfirm(ctx context.Context, number string) ([]string, error)
+	AnswerOnce(ctx context.Context, number string) (booking.ReplyAnswer, bool, error)
+}
+
+// Profiles reads the agency as its callers see it; the store implements
+// it.
+type Profiles interface {
+	Profile(ctx context.Context) (booking.Profile, error)
 }
 
 // Config is the route's dependencies, which the wiring fills.
@@ -36,6 +47,11 @@ type Config struct {
 	// the agency ctx acts for; false when the agency keeps none.
 	Signed  func(ctx context.Context, url string, params map[string]string, signature string) (bool, error)
 	Replies Replies
+	// Profiles and PublicURL word the answer to a reply not understood:
+	// the agency's name and number, and the link to the caller's page
+	// under PublicURL (none when empty).
+	Profiles  Profiles
+	PublicURL string
 }
 
 // Texts serves Twilio's incoming message webhook.
@@ -122,9 +138,11 @@ func calledURL(r *http.Request) string {
 	return scheme + "://" + r.Host + r.URL.RequestURI()
 }
 
-// reply acts on a verified reply and answers Twilio an empty TwiML
-// response: Twilio sends its own answer to the opt-out and opt-in words,
-// and the reminder's reply word needs none.
+// reply acts on a verified reply and answers Twilio in TwiML: empty for
+// the words it knows (Twilio sends its own answer to the opt-out and
+// opt-in words, and the reminder's reply word needs none), and for
+// anything else, once a day per number, a message back saying what it
+// reads and how to change the booking.
 func (t *Texts) reply(w http.ResponseWriter, r *http.Request) error {
 	if err := r.ParseForm(); err != nil {
 		return edge.BadRequest(booking.CodeBadJSON, "the body is not a form: %v", err)
@@ -134,10 +152,62 @@ func (t *Texts) reply(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	answer := ""
+	if result == "ignored" {
+		if answer, err = t.answer(r.Context(), from); err != nil {
+			return err
+		}
+		if answer != "" {
+			result = "answered"
+		}
+	}
 	t.set.Metrics.Tagged(map[string]string{"agency": agency.From(r.Context()).Label(), "result": result}).Counter("text_replies_total").Inc(1)
+	return twiML(w, answer)
+}
+
+// twiML answers Twilio: empty, or one message back to the caller.
+func twiML(w http.ResponseWriter, message string) error {
 	w.Header().Set("Content-Type", "text/xml")
-	_, err = w.Write([]byte(`<?xml version="1.0" encoding="UTF-8"?><Response/>`))
+	out := []byte(`<?xml version="1.0" encoding="UTF-8"?><Response>`)
+	if message != "" {
+		var esc bytes.Buffer
+		if err := xml.EscapeText(&esc, []byte(message)); err != nil {
+			return err
+		}
+		out = append(append(append(out, "<Message>"...), esc.Bytes()...), "</Message>"...)
+	}
+	_, err := w.Write(append(out, "</Response>"...))
 	return err
+}
+
+// answer is the text that answers a reply not understood from number:
+// what this number reads, and the link to the caller's page with the
+// agency's number, in their language; "" when there is none to send
+// (store.Store.AnswerOnce).
+func (t *Texts) answer(ctx context.Context, from string) (string, error) {
+	a, ok, err := t.cfg.Replies.AnswerOnce(ctx, from)
+	if err != nil || !ok {
+		return "", err
+	}
+	lang, err := speech.ParseLang(a.Lang)
+	if err != nil {
+		lang = speech.English
+	}
+	sp := speech.Speaker{Lang: lang}
+	if t.set.Names != nil {
+		sp.Names = t.set.Names.Lookup(ctx, lang, []string{a.Booking.Intent.PropertyID, a.Booking.Intent.AgentID})
+	}
+	if t.cfg.Profiles != nil {
+		p, err := t.cfg.Profiles.Profile(ctx)
+		if err != nil {
+			return "", err
+		}
+		sp.Agency, sp.Phone = p.Name, p.Phone
+	}
+	if t.cfg.PublicURL != "" && a.Token != "" {
+		sp.Link = agency.From(ctx).PageURL(t.cfg.PublicURL, a.Token, string(lang))
+	}
+	return sp.UnknownReply(a.Booking), nil
 }
 
 // act records what a reply asked, and names the result for the metric:

@@ -27,6 +27,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/bookingsaga/bookingsaga/api"
+	"github.com/bookingsaga/bookingsaga/api/callerpage"
 	"github.com/bookingsaga/bookingsaga/api/texts"
 	"github.com/bookingsaga/bookingsaga/api/voice"
 	"github.com/bookingsaga/bookingsaga/internal/apikey"
@@ -121,10 +122,16 @@ func (f *fixture) serveAPI(cfg app.EdgeConfig, reads ...desk.Catalog) string {
 		cfg.REST.PlatformSecrets = vault
 	}
 	if cfg.Texts.Replies == nil {
-		cfg.Texts = texts.Config{Replies: vault, Signed: f.mirrors.TextsSigned(f.catalog.Accounts)}
+		cfg.Texts = texts.Config{Replies: vault, Signed: f.mirrors.TextsSigned(f.catalog.Accounts), Profiles: vault, PublicURL: f.acts.PublicURL}
 	}
 	if cfg.REST.MirrorAccounts == nil {
 		cfg.REST.MirrorAccounts, cfg.REST.CheckAccount = app.AccountsWriter(vault, f.catalog.Accounts), f.mirrors.CheckAccount
+	}
+	if cfg.REST.Profiles == nil {
+		cfg.REST.Profiles, cfg.REST.Links = vault, vault
+	}
+	if cfg.Page.Links == nil {
+		cfg.Page = callerpage.Config{Links: vault, Profiles: vault}
 	}
 	if cfg.Tools.Secrets == nil {
 		cfg.Tools.Secrets = vault
@@ -135,7 +142,12 @@ func (f *fixture) serveAPI(cfg app.EdgeConfig, reads ...desk.Catalog) string {
 	}
 	sc := desk.New(f.client, cat, desk.Options{Sagas: sagaclient.Options{TaskQueue: f.queue, Settings: f.settings, Contacts: vault},
 		OnPending: app.NotePending(vault, zap.NewNop())})
-	srv := httptest.NewServer(app.Edge(sc, cfg))
+	srv := httptest.NewUnstartedServer(app.Edge(sc, cfg))
+	if f.publicLn != nil {
+		srv.Listener.Close()
+		srv.Listener, f.publicLn = f.publicLn, nil
+	}
+	srv.Start()
 	f.t.Cleanup(srv.Close)
 	return srv.URL
 }

@@ -2,6 +2,7 @@ package systemtest
 
 import (
 	"context"
+	"net"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -114,6 +115,10 @@ type fixture struct {
 	mirrors app.Mirrors
 	// worker is the one setup started.
 	worker worker.Worker
+	// publicLn, when set, is where the next serveAPI serves: a test that
+	// must know the API's URL before its worker starts (the callers'
+	// links) listens first.
+	publicLn net.Listener
 }
 
 // setup gives a test its own database, fake calendar and CRM, task queue

@@ -328,7 +328,9 @@ func (s *Server) guard(r *http.Request, rt Route) (apikey.Key, error) {
 			return apikey.Key{}, e
 		}
 	} else if !strings.HasPrefix(rt.Path, "/v1/") {
-		return apikey.Key{}, nil
+		// Open (health, the OpenAPI document), or a caller's page, which
+		// limits each link itself.
+		return key, nil
 	}
 	if rt.Verify != nil {
 		body, err := Buffer(r)

@@ -169,15 +169,19 @@ func retryAfter(d time.Duration) string {
 // platform's name ("retell", "vapi") at the deployment's tool URLs, for
 // the default agency; at an agency's (/v1/agencies/{agency}/tools/...)
 // its name at the agency ("retell@lyon"), acting for the agency, so that
-// the call's limits, conversations and log line are the agency's. Any
-// other route's key comes from authenticate.
+// the call's limits, conversations and log line are the agency's. A
+// caller's page (agency.AgencyPagePattern) acts for its agency the same
+// way, as "page@lyon". Any other route's key comes from authenticate.
 func signedBy(rt Route, r *http.Request) (apikey.Key, *Error) {
 	rest, ok := strings.CutPrefix(rt.Path, "/v1/tools/")
 	if ok {
 		platform, _, _ := strings.Cut(rest, "/")
 		return apikey.Key{Name: platform}, nil
 	}
-	if rest, ok = strings.CutPrefix(rt.Path, "/v1/agencies/{agency}/tools/"); !ok {
+	name := "page"
+	if rest, ok = strings.CutPrefix(rt.Path, "/v1/agencies/{agency}/tools/"); ok {
+		name, _, _ = strings.Cut(rest, "/")
+	} else if rt.Path != agency.AgencyPagePattern {
 		return apikey.Key{}, nil
 	}
 	id := r.PathValue("agency")
@@ -185,8 +189,7 @@ func signedBy(rt Route, r *http.Request) (apikey.Key, *Error) {
 		return apikey.Key{}, &Error{Status: http.StatusUnauthorized, Code: string(booking.CodeUnauthorized),
 			Message: fmt.Sprintf("no agency %q signs calls here", id)}
 	}
-	platform, _, _ := strings.Cut(rest, "/")
-	return apikey.Key{Name: platform + "@" + id, Agency: id}, nil
+	return apikey.Key{Name: name + "@" + id, Agency: id}, nil
 }
 
 // recentlyMissing remembers agency ids found to be none, for

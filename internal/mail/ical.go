@@ -28,8 +28,11 @@ type Invite struct {
 	// Location is where the viewing is (LOCATION); empty leaves it out.
 	Location string
 	// Organizer and Attendee are addresses: the agency's sender and the
-	// caller.
-	Organizer, Attendee string
+	// caller. OrganizerName is the agency's name (CN); empty leaves it out.
+	Organizer, Attendee, OrganizerName string
+	// URL is the caller's own page, where they change or cancel the
+	// viewing; empty leaves it out.
+	URL string
 	// Stamp is when the invitation was made (DTSTAMP).
 	Stamp time.Time
 }
@@ -67,8 +70,15 @@ func (in Invite) ICS() ([]byte, error) {
 	if in.Details != "" {
 		put("DESCRIPTION:" + text(in.Details))
 	}
+	if in.URL != "" {
+		put("URL:" + in.URL)
+	}
 	put("STATUS:" + status)
-	put("ORGANIZER:mailto:" + in.Organizer)
+	organizer := "ORGANIZER"
+	if in.OrganizerName != "" {
+		organizer += ";CN=" + param(in.OrganizerName)
+	}
+	put(organizer + ":mailto:" + in.Organizer)
 	put("ATTENDEE;ROLE=REQ-PARTICIPANT;RSVP=FALSE:mailto:" + in.Attendee)
 	put("END:VEVENT")
 	put("END:VCALENDAR")
@@ -153,4 +163,15 @@ func fold(b *strings.Builder, line string) {
 	}
 	b.WriteString(line)
 	b.WriteString("\r\n")
+}
+
+// param is a parameter value (RFC 5545 3.2): quoted, without the DQUOTE
+// and control characters it may not hold.
+func param(v string) string {
+	return `"` + strings.Map(func(r rune) rune {
+		if r == '"' || r < 0x20 || r == 0x7f {
+			return -1
+		}
+		return r
+	}, v) + `"`
 }

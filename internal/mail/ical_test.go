@@ -20,7 +20,8 @@ func invite(t *testing.T) Invite {
 	return Invite{UID: "bs-0001@bookingsaga", Sequence: 2, Start: start, End: start.Add(30 * time.Minute), Zone: "Europe/Paris",
 		Summary: "Visite, l'appartement du Marais; 12 rue, Paris", Details: strings.Repeat("Référence BS-QBXW-J4EL. ", 8),
 		Organizer: "agence@example.com", Attendee: "caller@example.org", Stamp: start.Add(-48 * time.Hour),
-		Location: "12 rue des Rosiers, 75004 Paris; code 4B"}
+		Location: "12 rue des Rosiers, 75004 Paris; code 4B", OrganizerName: `Agence "Lumière", Paris`,
+		URL: "https://book.example.com/a/lumiere/v/3q2-7wEAAAAAAAAAAAAAAA?lang=fr"}
 }
 
 // The invitation reads back, through an iCalendar parser of its own, as
@@ -52,6 +53,10 @@ func TestTheInvitationReadsBackAsTheViewing(t *testing.T) {
 	location, err := ev.Props.Text(ical.PropLocation)
 	require.NoError(t, err)
 	require.Equal(t, in.Location, location, "where the viewing is, escaped and read back")
+	require.Equal(t, in.URL, ev.Props.Get(ical.PropURL).Value, "the caller's page")
+	org := ev.Props.Get(ical.PropOrganizer)
+	require.Equal(t, "mailto:agence@example.com", org.Value)
+	require.Equal(t, "Agence Lumière, Paris", org.Params.Get(ical.ParamCommonName), "the agency by name, without the quotes a parameter can't hold")
 	start := ev.Props.Get(ical.PropDateTimeStart)
 	require.Equal(t, "Europe/Paris", start.Params.Get(ical.ParamTimezoneID))
 	require.Equal(t, "20261208T100000", start.Value, "local time in its zone")

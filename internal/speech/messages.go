@@ -22,6 +22,19 @@ func (s Speaker) Text(kind booking.MessageKind, b booking.Booking) string {
 	return msg
 }
 
+// UnknownReply answers a caller's text the service did not understand,
+// about b: the words it reads, and how to change the booking (the link
+// to their page, else the number), with the agency's number beside the
+// link.
+func (s Speaker) UnknownReply(b booking.Booking) string {
+	v := s.messageArgs(b)
+	v["call"] = ""
+	if s.Link != "" && s.Phone != "" {
+		v["call"] = s.render("reply_call", map[string]string{"phone": s.Phone})
+	}
+	return s.render("text_unknown_reply", v)
+}
+
 // Code is the text of a one-time code a caller asked for in a call: the
 // code, how long it lasts, and that the agency never asks for it except
 // on the line they called.
@@ -46,8 +59,23 @@ func (s Speaker) MeetingTitle(propertyID, agentID string) string {
 }
 
 func (s Speaker) messageArgs(b booking.Booking) map[string]string {
-	return map[string]string{"property": s.name(b.Intent.PropertyID, "the_property"), "agent": s.name(b.Intent.AgentID, "the_agent"),
-		"when": s.When(b.Intent.StartsAt, b.Intent.TimeZone), "reference": receipt.Reference(b.RequestKey), "place": s.place()}
+	v := map[string]string{"property": s.name(b.Intent.PropertyID, "the_property"), "agent": s.name(b.Intent.AgentID, "the_agent"),
+		"when": s.When(b.Intent.StartsAt, b.Intent.TimeZone), "reference": receipt.Reference(b.RequestKey), "place": s.place(),
+		"sign": "", "with": ""}
+	if s.Agency != "" {
+		v["sign"] = s.render("sign", map[string]string{"agency": s.Agency})
+	}
+	if s.Names[b.Intent.AgentID] != "" { // "with the agent" says nothing
+		v["with"] = s.render("with", v)
+	}
+	v["change"], v["rebook"] = s.render("change_call", nil), s.render("rebook_call", nil)
+	if s.Phone != "" {
+		v["change"], v["rebook"] = s.render("change_phone", map[string]string{"phone": s.Phone}), s.render("rebook_phone", map[string]string{"phone": s.Phone})
+	}
+	if s.Link != "" {
+		v["change"] = s.render("change_link", map[string]string{"link": s.Link})
+	}
+	return v
 }
 
 // place is the viewing's address after the property's name, in the

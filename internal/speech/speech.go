@@ -6,6 +6,7 @@ package speech
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -38,6 +39,26 @@ func ParseLang(tag string) (Lang, error) {
 	return "", fmt.Errorf("language %q has no lines; use en, fr or zh", tag)
 }
 
+// FromAcceptLanguage is the language of the lines a browser's
+// Accept-Language header prefers most (RFC 9110 12.5.4), English when it
+// names none of theirs.
+func FromAcceptLanguage(header string) Lang {
+	best, bestQ := English, -1.0
+	for _, part := range strings.Split(header, ",") {
+		tag, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		q := 1.0
+		if v, ok := strings.CutPrefix(strings.TrimSpace(params), "q="); ok {
+			if f, err := strconv.ParseFloat(v, 64); err == nil {
+				q = f
+			}
+		}
+		if lang, err := ParseLang(tag); err == nil && tag != "" && q > 0 && q > bestQ {
+			best, bestQ = lang, q
+		}
+	}
+	return best
+}
+
 // Speaker words receipts in one language.
 type Speaker struct {
 	Lang Lang
@@ -48,6 +69,10 @@ type Speaker struct {
 	// (booking.Resource.SpokenAddresses); the caller's messages and
 	// invitation carry it. Empty leaves it out.
 	Address string
+	// Agency signs the caller's messages and Phone is the number they call
+	// back (booking.Profile); Link opens their own page, where they change
+	// or cancel the booking. Each empty is left out.
+	Agency, Phone, Link string
 }
 
 // Receipt is the line for r, chosen by its status alone: only a confirmed

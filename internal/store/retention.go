@@ -46,6 +46,8 @@ func (s *Store) ApplyRetention(ctx context.Context, limit int) (int, error) {
 			b.Queue(`DELETE FROM pending_call WHERE answered_at <= $1`, now.Add(-s.cfg.ContactRetention))
 			b.Queue(`DELETE FROM find_attempt WHERE window_start <= $1`, now.Add(-findAttemptRetention))
 			b.Queue(`DELETE FROM unlock_code WHERE expires_at <= $1`, now.Add(-findAttemptRetention))
+			// An expired link's page says so for a week, then says it knows none.
+			b.Queue(`DELETE FROM vault.caller_link WHERE expires_at <= $1`, now.Add(-expiredLinkRetention))
 			var events int64
 			b.Queue(expireEventsSQL, now.Add(-s.cfg.EventRetention), limit).Exec(func(tag pgconn.CommandTag) error {
 				events = tag.RowsAffected()
@@ -60,6 +62,10 @@ func (s *Store) ApplyRetention(ctx context.Context, limit int) (int, error) {
 	})
 	return n, err
 }
+
+// expiredLinkRetention is how long a caller's link is kept past its
+// expiry, for its page to say it expired rather than that it is unknown.
+const expiredLinkRetention = 7 * 24 * time.Hour
 
 // deliveredRetention is how long a delivered webhook is kept, for an
 // operator looking into a receiver's complaint.

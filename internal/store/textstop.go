@@ -2,9 +2,12 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/bookingsaga/bookingsaga/booking"
 )
 
 // A caller's replies to their texts: STOP (migration 043), kept on each
@@ -75,4 +78,53 @@ RETURNING b.request_key`, digest, s.now())
 		return nil, fmt.Errorf("reconfirm: %w", err)
 	}
 	return keys, nil
+}
+
+// AnswerOnce reports whether a reply from number the service did not
+// understand is answered, and about what: the earliest booking still to
+// come of the number's contacts (through their moves), once a
+// booking.ReplyAnswerEvery per number, never after its STOP. It marks the
+// answer on the number's contacts (migration 046) before the answer goes,
+// so a lost answer is not sent twice.
+func (s *Store) AnswerOnce(ctx context.Context, number string) (booking.ReplyAnswer, bool, error) {
+	digest, err := s.phoneDigest(ctx, number, "")
+	if err != nil || digest == nil {
+		return booking.ReplyAnswer{}, false, err
+	}
+	now := s.now()
+	var key string
+	err = s.pool.QueryRow(ctx, `WITH RECURSIVE chain(request_key) AS (
+    SELECT request_key FROM vault.contact_key WHERE phone_digest = $1 AND data_key IS NOT NULL
+    UNION
+    SELECT b.request_key FROM booking b JOIN chain c ON b.replaces_request_key = c.request_key
+), mine AS (
+    SELECT b.request_key FROM booking b JOIN chain USING (request_key)
+    WHERE b.status = 'confirmed' AND b.starts_at > $2 ORDER BY b.starts_at LIMIT 1
+), answered AS (
+    UPDATE vault.contact_key SET texts_answered_at = $2
+    WHERE phone_digest = $1 AND data_key IS NOT NULL AND EXISTS (SELECT 1 FROM mine)
+      AND NOT EXISTS (SELECT 1 FROM vault.contact_key WHERE phone_digest = $1 AND texts_stopped_at IS NOT NULL)
+      AND (texts_answered_at IS NULL OR texts_answered_at <= $3)
+    RETURNING 1
+)
+SELECT request_key FROM mine WHERE EXISTS (SELECT 1 FROM answered)`, digest, now, now.Add(-booking.ReplyAnswerEvery)).Scan(&key)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return booking.ReplyAnswer{}, false, nil
+	case err != nil:
+		return booking.ReplyAnswer{}, false, fmt.Errorf("answer reply: %w", err)
+	}
+	var a booking.ReplyAnswer
+	if a.Booking, err = s.Lookup(ctx, key); err != nil {
+		return booking.ReplyAnswer{}, false, fmt.Errorf("answer reply: %w", err)
+	}
+	c, err := s.Contact(ctx, key)
+	if err != nil {
+		return booking.ReplyAnswer{}, false, fmt.Errorf("answer reply: %w", err)
+	}
+	a.Lang = c.Lang
+	if a.Token, err = s.CallerLink(ctx, key, a.Booking.Intent.EndsAt); err != nil {
+		return booking.ReplyAnswer{}, false, fmt.Errorf("answer reply: %w", err)
+	}
+	return a, true, nil
 }

@@ -2,8 +2,11 @@ package store
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/bookingsaga/bookingsaga/booking"
 )
 
 // reminded marks key's reminder as texted.
@@ -65,4 +68,36 @@ func TestTheAPIsLoginMayRecordReplies(t *testing.T) {
 	require.NoError(t, err)
 	_, err = as("bookingsaga_api").Exec(t.Context(), "UPDATE booking SET status = 'cancelled' WHERE false")
 	require.ErrorContains(t, err, "permission denied", "the booking itself stays the worker's")
+}
+
+// A reply not understood is answered about the caller's booking to come,
+// once a day, and never after their STOP.
+func TestAReplyNotUnderstoodIsAnsweredOnceADayAndNeverAfterAStop(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.onFile(t, "req_first", false)
+	a, ok, err := f.store.AnswerOnce(f.ctx, "+33612345678")
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, "req_first", a.Booking.RequestKey)
+	require.Len(t, a.Token, 22)
+	_, ok, err = f.store.AnswerOnce(f.ctx, "+33612345678")
+	require.NoError(t, err)
+	require.False(t, ok, "the same day")
+
+	f.clock.Advance(booking.ReplyAnswerEvery - time.Minute)
+	_, ok, err = f.store.AnswerOnce(f.ctx, "+33612345678")
+	require.NoError(t, err)
+	require.False(t, ok, "not yet a day")
+	f.clock.Advance(time.Minute)
+	_, err = f.store.StopTexts(f.ctx, "+33612345678", true)
+	require.NoError(t, err)
+	_, ok, err = f.store.AnswerOnce(f.ctx, "+33612345678")
+	require.NoError(t, err)
+	require.False(t, ok, "after a STOP")
+	_, err = f.store.StopTexts(f.ctx, "+33612345678", false)
+	require.NoError(t, err)
+	_, ok, err = f.store.AnswerOnce(f.ctx, "+33612345678")
+	require.NoError(t, err)
+	require.True(t, ok, "a day on, after a START")
 }

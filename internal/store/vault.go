@@ -106,8 +106,12 @@ func (s *Store) ancestors(ctx context.Context, key string) ([]string, error) {
 // chainSQL lists the keys a reschedule chain links to $1, in order of
 // distance: those it replaced, and, when $2, those that replaced it.
 // The depth bound only guards against a cycle a bug could make.
-const chainSQL = `
-WITH RECURSIVE chain (request_key, depth, up) AS (
+const chainSQL = `WITH RECURSIVE chain (request_key, depth, up) AS (` + chainBody + `)
+SELECT request_key FROM chain GROUP BY request_key ORDER BY min(depth), request_key`
+
+// chainBody is chainSQL's recursive query, which other statements over
+// the same chain share.
+const chainBody = `
     SELECT $1::text, 0, NULL::boolean
     UNION
     SELECT CASE WHEN step.up THEN b.replaces_request_key ELSE b.replaced_by_request_key END, c.depth + 1, step.up
@@ -116,8 +120,7 @@ WITH RECURSIVE chain (request_key, depth, up) AS (
     CROSS JOIN (VALUES (true), (false)) AS step (up)
     WHERE c.depth < 64 AND (c.up IS NULL OR c.up = step.up) AND (step.up OR $2)
       AND CASE WHEN step.up THEN b.replaces_request_key ELSE b.replaced_by_request_key END IS NOT NULL
-)
-SELECT request_key FROM chain GROUP BY request_key ORDER BY min(depth), request_key`
+`
 
 // contactOf opens the contact stored with key's own booking.
 func (s *Store) contactOf(ctx context.Context, key string) (booking.Contact, error) {
@@ -205,7 +208,8 @@ SELECT EXISTS (SELECT 1 FROM vault.contact_key WHERE request_key = ANY($1))
 	})
 }
 
-// eraseSQL leaves a tombstone for the key and deletes the stored copy;
+// eraseSQL leaves a tombstone for the key and deletes the stored copy
+// and the links to the caller's page;
 // record_contact_erased (migration 023) then records the erasure against
 // the booking, once. A second erasure finds the tombstone and changes
 // nothing.
@@ -215,6 +219,8 @@ WITH k AS (
     ON CONFLICT (agency_no, request_key) DO UPDATE SET data_key = NULL, erased_at = EXCLUDED.erased_at
         WHERE vault.contact_key.erased_at IS NULL
     RETURNING request_key
+), l AS (
+    DELETE FROM vault.caller_link WHERE request_key = $1
 )
 DELETE FROM booking_contact c USING booking b WHERE c.booking_id = b.booking_id AND b.request_key = $1`
 

@@ -6,7 +6,9 @@ import (
 	"crypto/sha1"
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/xml"
 	"fmt"
+	"io"
 	"maps"
 	"net/http"
 	"net/url"
@@ -27,7 +29,8 @@ var (
 // are refused with 21610), an opt-in word starts them again, and the
 // message is posted to webhook as Twilio's incoming message webhook
 // posts it (form-encoded, signed with X-Twilio-Signature under the
-// account's auth token). It answers the webhook's status.
+// account's auth token); a message the webhook answers in TwiML is sent
+// back to from. It answers the webhook's status.
 func (t *Twilio) Reply(webhook, from, to, body string) (int, error) {
 	word := strings.ToUpper(strings.TrimSpace(body))
 	t.mu.Lock()
@@ -52,8 +55,30 @@ func (t *Twilio) Reply(webhook, from, to, body string) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("post reply: %w", err)
 	}
-	_ = res.Body.Close()
+	defer res.Body.Close()
+	if res.StatusCode == http.StatusOK {
+		t.answer(res.Body, from, to)
+	}
 	return res.StatusCode, nil
+}
+
+// answer sends the messages of the webhook's TwiML answer back to the
+// caller, as Twilio does with a Messaging response's <Message> verbs
+// (to a number that opted out, none).
+func (t *Twilio) answer(body io.Reader, caller, number string) {
+	var twiml struct {
+		Messages []string `xml:"Message"`
+	}
+	if xml.NewDecoder(io.LimitReader(body, 64<<10)).Decode(&twiml) != nil {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, m := range twiml.Messages {
+		if t.stopped[caller].IsZero() {
+			t.sent = append(t.sent, Message{Sid: "SM" + newSid(), To: caller, From: number, Body: m, At: time.Now().UTC()})
+		}
+	}
 }
 
 // Sign is Twilio's request signature, as its security page documents
