@@ -62,7 +62,7 @@ func (a *Activities) deliver(ctx context.Context, set accounts.Set, m booking.Me
 	}
 	out := mail.Mail{To: c.Email, Subject: sp.Subject(m.Kind, m.Booking), Text: sp.Message(m.Kind, m.Booking),
 		MessageID: opaque(agency.Scoped(ctx, m.RequestKey), string(m.Kind)) + "@bookingsaga"}
-	if m.Kind != booking.MessageReminder {
+	if m.Kind.Invites() {
 		out.Invite = invite(agency.Scoped(ctx, m.Thread), m, sp)
 	}
 	return set.Mail.Send(ctx, out)
@@ -97,6 +97,9 @@ func opaque(parts ...string) string {
 // (a reassignment) is told as that, never as a move to the same time.
 func (a *Activities) worded(ctx context.Context, m booking.Message) (booking.MessageKind, error) {
 	in := m.Booking.Intent
+	if m.Kind == booking.MessageNotBooked && in.Replaces != "" {
+		return booking.MessageMoveNotBooked, nil
+	}
 	if m.Kind != booking.MessageRescheduled || in.Replaces == "" {
 		return m.Kind, nil
 	}
@@ -128,6 +131,11 @@ func (a *Activities) speaker(ctx context.Context, m booking.Message, c booking.C
 		return speech.Speaker{}, fmt.Errorf("message profile %s: %w", m.RequestKey, err)
 	}
 	sp.Agency, sp.Phone = p.Name, p.Phone
+	if m.Kind == booking.MessageNotBooked {
+		if sp.Free, err = a.freeInstead(ctx, m.Booking.Intent); err != nil {
+			return speech.Speaker{}, fmt.Errorf("message free times %s: %w", m.RequestKey, err)
+		}
+	}
 	for i, id := range []string{m.Booking.Intent.PropertyID, m.Booking.Intent.AgentID} {
 		res, err := a.Store.Resource(ctx, id)
 		var rej *booking.Rejection
@@ -145,13 +153,23 @@ func (a *Activities) speaker(ctx context.Context, m booking.Message, c booking.C
 }
 
 // pageLink is the link to the caller's own page, in their language: ""
-// when this deployment serves none (no PublicURL), for a code, and for a
-// contact erased meanwhile. The link lives until the viewing's end.
+// when this deployment serves none (no PublicURL), for a code, for a
+// booking refused (there is nothing to show), and for a contact erased
+// meanwhile. A move refused links the booking that stands. The link
+// lives until the viewing's end.
 func (a *Activities) pageLink(ctx context.Context, m booking.Message, lang speech.Lang) (string, error) {
-	if a.PublicURL == "" || m.Kind == booking.MessageCode {
-		return "", nil
+	key, ends := m.RequestKey, m.Booking.Intent.EndsAt
+	switch {
+	case a.PublicURL == "" || m.Kind == booking.MessageCode || m.Kind == booking.MessageNotBooked:
+		return "", nil // nothing booked, nothing to show
+	case m.Kind == booking.MessageMoveNotBooked: // the old booking stands
+		old, err := a.Store.Lookup(ctx, m.Booking.Intent.Replaces)
+		if err != nil {
+			return "", storeError("caller link", m.RequestKey, err)
+		}
+		key, ends = old.RequestKey, old.Intent.EndsAt
 	}
-	token, err := a.Store.CallerLink(ctx, m.RequestKey, m.Booking.Intent.EndsAt)
+	token, err := a.Store.CallerLink(ctx, key, ends)
 	switch {
 	case errors.Is(err, booking.ErrNoContact), errors.Is(err, booking.ErrContactErased):
 		return "", nil
@@ -159,4 +177,31 @@ func (a *Activities) pageLink(ctx context.Context, m booking.Message, lang speec
 		return "", storeError("caller link", m.RequestKey, err)
 	}
 	return agency.From(ctx).PageURL(a.PublicURL, token, string(lang)), nil
+}
+
+// freeInstead are up to three free starts for what in asked, from now to
+// a week on, as the store sees them: what the agent promised the caller
+// told "pending" they would hear of if it fell through. An offer, as
+// every availability is.
+func (a *Activities) freeInstead(ctx context.Context, in booking.Intent) ([]time.Time, error) {
+	now, agent := time.Now(), in.AgentID
+	if in.AgentPool != "" {
+		agent = "" // any of the team, as the caller asked
+	}
+	av, err := a.Store.Availability(ctx, booking.AvailabilityQuery{PropertyID: in.PropertyID, AgentID: agent, AgentPool: in.AgentPool,
+		ExtraResources: in.ExtraResources, From: now, To: now.Add(7 * 24 * time.Hour), Duration: in.EndsAt.Sub(in.StartsAt)})
+	var rej *booking.Rejection
+	if errors.As(err, &rej) { // a resource gone since, a policy changed: no times to offer
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []time.Time
+	for _, s := range av.Slots {
+		if len(out) < 3 && !s.StartsAt.Equal(in.StartsAt) {
+			out = append(out, s.StartsAt)
+		}
+	}
+	return out, nil
 }

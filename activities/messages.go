@@ -112,6 +112,9 @@ func (a *Activities) sendMessage(ctx context.Context, set accounts.Set, m bookin
 		return st == booking.MessageSent, nil
 	}
 	c, err := a.Store.Contact(ctx, m.RequestKey)
+	if errors.Is(err, booking.ErrNoContact) && m.Kind == booking.MessageNotBooked && m.Booking.Intent.Replaces != "" {
+		c, err = a.Store.Contact(ctx, m.Booking.Intent.Replaces) // a move refused writes to its caller's
+	}
 	by, code := c.By, ""
 	switch {
 	case errors.Is(err, booking.ErrNoContact), errors.Is(err, booking.ErrContactErased):
@@ -133,7 +136,7 @@ func (a *Activities) sendMessage(ctx context.Context, set accounts.Set, m bookin
 		c.Notify, by = booking.ChannelSMS, strings.SplitN(conv, "/", 2)[0] // a conversation is scoped by its key
 	case !consented(c):
 		return done(booking.MessageNotConsented, "", "", "")
-	case m.Kind != booking.MessageCancelled && !m.Booking.Status.Live(),
+	case m.Kind != booking.MessageCancelled && m.Kind != booking.MessageNotBooked && !m.Booking.Status.Live(),
 		m.Kind == booking.MessageReminder && !time.Now().Before(m.Booking.Intent.StartsAt):
 		return done(booking.MessageStale, "", "", "")
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/bookingsaga/bookingsaga/internal/mail/mailtest"
 	"github.com/bookingsaga/bookingsaga/internal/sms"
 	"github.com/bookingsaga/bookingsaga/internal/sms/smstest"
+	"github.com/bookingsaga/bookingsaga/internal/speech"
 	"github.com/bookingsaga/bookingsaga/internal/store"
 	"github.com/bookingsaga/bookingsaga/receipt"
 )
@@ -358,4 +359,54 @@ func TestTwoSendersAtOnceTextOncePerChange(t *testing.T) {
 	require.NoError(t, <-sent)
 	require.Len(t, fake.Sent(), 1, "one text")
 	require.Equal(t, []booking.MessageStatus{booking.MessageSent}, f.statuses("req_slow"))
+}
+
+// pendingRefused commits in for a caller told it was pending (the call
+// noted so), where the store refuses it for a conflict.
+func (f *fixture) pendingRefused(in booking.CommitInput, c *booking.Contact) {
+	f.t.Helper()
+	ctx := context.Background()
+	if c != nil {
+		sealed, err := f.acts.Store.SealContact(ctx, in.RequestKey, *c, "Europe/Paris")
+		require.NoError(f.t, err)
+		in.Contact = sealed
+	}
+	op := booking.PendingCommit
+	if in.Intent.Replaces != "" {
+		op = booking.PendingReschedule
+	}
+	require.NoError(f.t, f.acts.Store.NotePending(ctx, booking.PendingCall{Op: op, RequestKey: in.RequestKey, Replaces: in.Intent.Replaces,
+		Request: &in.CommitRequest}))
+	out, err := f.acts.Store.Commit(ctx, store.CommitRequest{CommitRequest: in.CommitRequest, CalendarUnchecked: true})
+	require.NoError(f.t, err)
+	require.NotNil(f.t, out.Conflict)
+}
+
+// A caller told "pending" hears how it settled when the store refused
+// it: not booked after all, with other free times; a move refused, that
+// the old time stands. Nothing is said of a refusal the call answered.
+func TestAPendingBookingRefusedIsTextedAsNotBooked(t *testing.T) {
+	t.Parallel()
+	f, fake := texting(t)
+	f.book("req_holder", 10, nil)
+	caller := &booking.Contact{Phone: callerPhone, Notify: booking.ChannelSMS}
+	f.pendingRefused(f.commitInput("req_pending", "p1", 10), caller)
+	n, err := f.send()
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	body := fake.Sent()[0].Body
+	require.Contains(t, body, "Sorry: your viewing of the Marais flat on "+speech.Speaker{Lang: speech.English}.When(f.day.Add(10*time.Hour), "UTC")+
+		" could not be booked after all, and nothing is booked. Reference "+receipt.Reference("req_pending"))
+	require.Contains(t, body, "Free instead: ")
+	require.Equal(t, []booking.MessageStatus{booking.MessageSent}, f.statuses("req_pending"))
+
+	f.book("req_mine", 12, caller)
+	move := f.commitInput("req_move", "p1", 10)
+	move.Intent.Replaces = "req_mine"
+	f.pendingRefused(move, nil)
+	n, err = f.send()
+	require.NoError(t, err)
+	require.Equal(t, 2, n, "the confirmation of req_mine, then the move refused")
+	require.Contains(t, fake.Sent()[2].Body, "could not be moved to")
+	require.Contains(t, fake.Sent()[2].Body, "it stays as it was")
 }

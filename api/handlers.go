@@ -150,6 +150,7 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return s.answer(w, r, r.PathValue("request_key"), rec, err)
 	}
+	edge.Reconfirmed(r.Context(), s.set.Bookings, &rec)
 	return edge.WriteJSON(w, http.StatusOK, s.present(r, rec))
 }
 

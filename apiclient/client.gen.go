@@ -1297,6 +1297,9 @@ type Receipt struct {
 		Retryable *bool              `json:"retryable,omitempty"`
 	} `json:"reason,omitempty"`
 
+	// ReconfirmedAt when the caller replied to their reminder text that they are coming (C); only on a status read of a confirmed booking
+	ReconfirmedAt *time.Time `json:"reconfirmed_at,omitempty"`
+
 	// Reference what the caller quotes back, BS-XXXX-XXXX; on every receipt
 	Reference  *string `json:"reference,omitempty"`
 	ReplacedBy *string `json:"replaced_by,omitempty"`

@@ -74,6 +74,13 @@ const (
 	// only the agent (a reassignment): the caller's time stands. It is
 	// never queued itself; one change is one message.
 	MessageReassigned MessageKind = "reassigned"
+	// MessageNotBooked tells a caller who was told their booking was
+	// pending that the store refused it after all (a conflict, a refusal,
+	// a choice lapsed), with other free times; MessageMoveNotBooked words
+	// it for a move, whose old time stands. Nothing else refused is
+	// messaged: the call said so.
+	MessageNotBooked     MessageKind = "not_booked"
+	MessageMoveNotBooked MessageKind = "move_not_booked"
 )
 
 // Message is one message due to a caller: one per booking and kind (the
@@ -102,7 +109,8 @@ const JustAsked = 10 * time.Minute
 // QuietHoursApply reports whether a message of kind k, made at made,
 // waits out the quiet hours when it goes at now. What the caller has
 // just asked for goes at once, whatever the hour: a confirmation, a move
-// or a cancellation made in the last JustAsked (on their call, or by
+// or a cancellation (or the refusal of one they were told was pending)
+// made in the last JustAsked (on their call, or by
 // staff just now, which they must hear of before the morning's viewing),
 // and a one-time code, which they wait for on the line. What they did not
 // just trigger waits: a reminder, a reassignment (their time stands), and
@@ -111,8 +119,19 @@ func (k MessageKind) QuietHoursApply(made, now time.Time) bool {
 	switch k {
 	case MessageCode:
 		return false
-	case MessageConfirmed, MessageRescheduled, MessageCancelled:
+	case MessageConfirmed, MessageRescheduled, MessageCancelled, MessageNotBooked, MessageMoveNotBooked:
 		return now.Sub(made) > JustAsked
+	}
+	return true
+}
+
+// Invites reports whether an e-mail of kind k carries the viewing as a
+// calendar invitation: each change of it does, and a reminder (the
+// calendar has it already) and a refusal (there is nothing to add) do not.
+func (k MessageKind) Invites() bool {
+	switch k {
+	case MessageReminder, MessageNotBooked, MessageMoveNotBooked, MessageCode:
+		return false
 	}
 	return true
 }

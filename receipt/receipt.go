@@ -65,6 +65,10 @@ type Receipt struct {
 	Replaces     string `json:"replaces,omitempty"`
 	ReplacedBy   string `json:"replaced_by,omitempty"`
 	Alternatives []Slot `json:"alternatives,omitempty"`
+	// ReconfirmedAt is when the caller replied to their reminder that
+	// they are coming; the API fills it from the store on a status read
+	// of a confirmed booking (the saga never sets it).
+	ReconfirmedAt *time.Time `json:"reconfirmed_at,omitempty"`
 }
 
 // Reason explains a conflict or a refusal.

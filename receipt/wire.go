@@ -23,6 +23,7 @@ func OnWire(r Receipt) Receipt {
 		return &u
 	}
 	r.StartsAt, r.EndsAt, r.CommittedAt, r.HoldExpiresAt = utc(r.StartsAt), utc(r.EndsAt), utc(r.CommittedAt), utc(r.HoldExpiresAt)
+	r.ReconfirmedAt = utc(r.ReconfirmedAt)
 	if r.StartsAt != nil && r.TimeZone != "" {
 		r.LocalStart = r.StartsAt.In(loc).Format(localtime.Layout)
 	}

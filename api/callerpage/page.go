@@ -124,7 +124,10 @@ func (p *Page) open(w http.ResponseWriter, r *http.Request, action string) (v vi
 		return v, false, err
 	}
 	v.booking, err = p.set.Bookings.Lookup(r.Context(), v.link.RequestKey)
-	if err != nil {
+	switch {
+	case errors.Is(err, booking.ErrNotFound): // anonymised at retention, or never booked
+		return v, false, p.notice(w, r, v, action, "gone", http.StatusGone)
+	case err != nil:
 		return v, false, err
 	}
 	names := map[string]string{}

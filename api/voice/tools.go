@@ -142,7 +142,11 @@ func (t *Tools) toolStatus(ctx context.Context, conv string, a toolArgs) (Answer
 	if err != nil {
 		return Answer{}, err
 	}
+	edge.Reconfirmed(ctx, t.set.Bookings, &r)
 	out := t.spoken(ctx, a.lang, r)
+	if r.ReconfirmedAt != nil {
+		out = out.note(t.set.Names.Speaker(ctx, a.lang).Reconfirmed())
+	}
 	if moved(r) {
 		// Not for the caller's ears: the key the model follows the move by.
 		out = out.note("For the tools: the new booking's request_key is " + r.ReplacedBy + ".")

@@ -58,6 +58,13 @@ func TestFaultsUnderLoad(t *testing.T) {
 		}
 	}
 	require.Greater(t, len(rep.Calls), 100, "the load hardly ran")
+	pages := 0
+	for _, c := range rep.Calls {
+		if strings.HasPrefix(c.Op, "page-") {
+			pages++
+		}
+	}
+	require.Positive(t, pages, "no caller acted on their page")
 	require.Positive(t, rep.Texts, "callers who agreed were texted")
 	require.Positive(t, rep.Mails, "callers who agreed were e-mailed")
 	require.Positive(t, rep.Meetings, "the HubSpot agency's viewings reached its account")

@@ -174,7 +174,9 @@ func (ch *checker) check() []Invariant {
 		{"every call in flight at a SIGINT answered", ch.answeredAtSIGINT()},
 		{"every consenting caller told of their booking's last change", ch.callersTold()},
 		{"no message for a booking never confirmed", ch.messagedOnlyIfBooked()},
+		{"every caller told pending hears how it settled", ch.pendingSettledTold()},
 		{"no text after a caller's STOP", ch.stoppedStaysStopped()},
+		{"a reply not understood answered once a day", ch.answeredOnce()},
 		{"each agency's calls book in that agency alone", ch.agenciesApart()},
 	}
 }
@@ -240,7 +242,7 @@ func (ch *checker) confirmedStays() []string {
 	var bad []string
 	changed := map[string]bool{}
 	for _, c := range ch.calls {
-		if c.Op == "cancel" || c.Op == "reschedule" {
+		if changes(c.Op) {
 			changed[c.Key] = true
 		}
 	}
@@ -265,6 +267,12 @@ func (ch *checker) confirmedStays() []string {
 	return bad
 }
 
+// changes reports whether a call of op may cancel or move its booking:
+// the API's cancel and reschedule, and the caller's page's.
+func changes(op string) bool {
+	return op == "cancel" || op == "reschedule" || op == "page-cancel" || op == "page-move"
+}
+
 // refusedStaysUnbooked: a key answered with a definite refusal, or "not
 // found" (a cancel or a move of it, its last read), was never booked
 // afterwards: the store holds no booking of it that was ever confirmed. A
@@ -275,7 +283,7 @@ func (ch *checker) refusedStaysUnbooked() []string {
 		switch r := c.Receipt; {
 		case c.Outcome == Fail && r != nil:
 			told[r.RequestKey] = string(r.Status)
-		case c.HTTP == http.StatusNotFound:
+		case c.HTTP == http.StatusNotFound && !strings.HasPrefix(c.Op, "page-"): // a page's 404 is a link it does not know
 			told[c.Key] = "not found by a " + c.Op
 		}
 	}

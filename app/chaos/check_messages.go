@@ -34,10 +34,13 @@ type messages struct {
 	// stopped is when each key's caller texted STOP, as their agency's
 	// Twilio account took it.
 	stopped map[string]time.Time
+	// answers counts the answers to replies not understood, by agency
+	// and number.
+	answers map[string]int
 }
 
 func (ch *checker) readMessages(ctx context.Context, pool *pgxpool.Pool, c *cluster) error {
-	m := messages{outbox: map[string]map[booking.MessageKind]booking.MessageStatus{}}
+	m := messages{outbox: map[string]map[booking.MessageKind]booking.MessageStatus{}, answers: map[string]int{}}
 	rows, err := pool.Query(ctx, "SELECT request_key, kind, status FROM caller_message")
 	if err != nil {
 		return fmt.Errorf("read caller messages: %w", err)
@@ -69,6 +72,10 @@ func (ch *checker) readMessages(ctx context.Context, pool *pgxpool.Pool, c *clus
 		}
 		for _, t := range f.sms.Sent() {
 			m.texts++
+			if strings.Contains(t.Body, "this number reads only C") { // the API's answer to a reply, in TwiML
+				m.answers[a+" "+t.To]++
+				continue
+			}
 			take(t.To+"\x00"+t.Body, t.Body, &m.textCopies)
 		}
 		for _, e := range f.mail.Received() {
@@ -84,6 +91,13 @@ func (ch *checker) readMessages(ctx context.Context, pool *pgxpool.Pool, c *clus
 	for key, b := range ch.bookings {
 		if at, ok := c.accountsOf(b.owner().ID).sms.StoppedAt(phoneFor(ch.origin(key))); ok {
 			m.stopped[key] = at
+		}
+	}
+	for _, call := range ch.calls { // and of the keys answered pending, which the store may hold none of
+		if r := call.Receipt; r != nil && r.Status == receipt.StatusPending {
+			if at, ok := c.accountsOf(cmp.Or(call.Agency, agency.Default.ID)).sms.StoppedAt(phoneFor(ch.pendingOrigin(call))); ok {
+				m.stopped[r.RequestKey] = at
+			}
 		}
 	}
 	ch.messages = m
@@ -172,7 +186,8 @@ func (ch *checker) callersTold() []string {
 }
 
 // messagedOnlyIfBooked: every text and e-mail quotes the reference of a
-// booking the store confirmed at some point (it holds it committed, or
+// booking the store confirmed at some point, or of one it refused after
+// a pending answer, which the message says was not booked (it holds it committed, or
 // answered it confirmed: a restored store may have lost it since), and
 // went through the account of that booking's agency.
 func (ch *checker) messagedOnlyIfBooked() []string {
@@ -187,13 +202,84 @@ func (ch *checker) messagedOnlyIfBooked() []string {
 			booked[receipt.Reference(r.RequestKey)] = cmp.Or(c.Agency, agency.Default.ID)
 		}
 	}
+	// A booking refused after a pending answer is told so (not_booked),
+	// quoting the reference the caller heard: never one the store holds.
 	var bad []string
+	notBooked := map[string]bool{}
+	for key, box := range ch.messages.outbox {
+		if box[booking.MessageNotBooked] == "" {
+			continue
+		}
+		if _, held := ch.bookings[key]; held {
+			bad = append(bad, fmt.Sprintf("%s was told not booked, and the store holds it (%s; calls: %s)", key, ch.messages.trail[key], ch.calledAs(key)))
+		}
+		notBooked[receipt.Reference(key)] = true
+	}
 	for _, q := range ch.messages.received {
 		switch owner, ok := booked[q.ref]; {
+		case !ok && notBooked[q.ref]:
 		case !ok:
 			bad = append(bad, fmt.Sprintf("a message quotes %q, which the store never confirmed", q.ref))
 		case owner != q.account:
 			bad = append(bad, fmt.Sprintf("%s's account sent a message quoting %q, %s's booking", q.account, q.ref, owner))
+		}
+	}
+	return bad
+}
+
+// pendingSettledTold: a consenting caller whose last answer was pending,
+// and whose booking (or move) the store then refused, is told so by
+// message, whichever came first, the refusal or the note of the pending
+// answer; unless they texted STOP. A caller whose agent sent the call
+// again and heard the refusal was told on the call.
+func (ch *checker) pendingSettledTold() []string {
+	last := map[string]*receipt.Receipt{} // each key's last answer with a receipt, as the history ends them
+	for _, c := range ch.calls {
+		if r := c.Receipt; r != nil {
+			last[r.RequestKey] = r
+		}
+	}
+	var bad []string
+	for _, c := range ch.calls {
+		r := c.Receipt
+		if r == nil || r.Status != receipt.StatusPending || last[r.RequestKey] != r {
+			continue
+		}
+		key := r.RequestKey
+		final := ch.final[key]
+		if _, held := ch.bookings[key]; held || final == nil || channelFor(ch.pendingOrigin(c)) == booking.ChannelNone {
+			continue
+		}
+		if final.Status != receipt.StatusConflict && final.Status != receipt.StatusRejected {
+			continue
+		}
+		if _, stopped := ch.messages.stopped[key]; stopped {
+			continue
+		}
+		if st := ch.messages.outbox[key][booking.MessageNotBooked]; st != booking.MessageSent {
+			bad = append(bad, fmt.Sprintf("%s was answered pending, then refused (%s), and its caller was not told (%q; %s; calls: %s)",
+				key, final.Status, st, ch.messages.trail[key], ch.calledAs(key)))
+		}
+	}
+	return bad
+}
+
+// pendingOrigin is the key whose caller a call answered pending writes
+// to: its own, or for a move the first booking of the moves.
+func (ch *checker) pendingOrigin(c Call) string {
+	if c.NewKey != "" {
+		return ch.origin(c.Key)
+	}
+	return c.Receipt.RequestKey
+}
+
+// answeredOnce: a reply not understood is answered at most once a day
+// per number (a run is shorter than a day), however often it comes.
+func (ch *checker) answeredOnce() []string {
+	var bad []string
+	for number, n := range ch.messages.answers {
+		if n > 1 {
+			bad = append(bad, fmt.Sprintf("%s was answered %d times in a day", number, n))
 		}
 	}
 	return bad

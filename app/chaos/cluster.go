@@ -281,7 +281,7 @@ func (c *cluster) startWorker(ctx context.Context, slot string) error {
 		"-hubspot-url", c.hubspotURL, "-hubspot-token-file", filepath.Join(c.dir, "hubspot-token"),
 		"-twilio-account-sid", twilioAccount, "-twilio-auth-token", twilioToken, "-sms-from", agencyNumber, "-twilio-endpoint", c.smsURL,
 		"-sms-quiet-from", "0s", "-sms-quiet-to", "0s", "-smtp-addr", c.smtpAddr, "-smtp-tls", "none", "-mail-from", "visites@chaos.test",
-		"-webhook-allow-loopback"}
+		"-webhook-allow-loopback", "-public-url", "http://" + c.apiAddrs["a"]}
 	p, err := startProc(c.dir, "worker-"+slot, argv)
 	if err != nil {
 		return err
@@ -306,7 +306,8 @@ func (c *cluster) startAPI(ctx context.Context, slot string) error {
 		// agency's calendars, read through its own account, are fakes.
 		"-webhook-allow-loopback", "-calendar-no-auth",
 		// The default agency's Twilio account, to check its callers' replies.
-		"-twilio-account-sid", twilioAccount, "-twilio-auth-token", twilioToken, "-sms-from", agencyNumber}
+		"-twilio-account-sid", twilioAccount, "-twilio-auth-token", twilioToken, "-sms-from", agencyNumber,
+		"-public-url", "http://" + c.apiAddrs["a"]}
 	p, err := startProc(c.dir, "api-"+slot, argv)
 	if err != nil {
 		return err

@@ -91,9 +91,13 @@ type caller struct {
 	think  time.Duration
 	// shed counts the calls answered "at capacity" (the edge's admission).
 	shed *atomic.Int64
-	// stop texts STOP from key's caller to the agency's number, as
-	// Twilio takes it (stopsTexts).
-	stop func(key string)
+	// reply texts body from key's caller to the agency's number, as
+	// Twilio takes it: STOP (stopsTexts), or a reply not understood
+	// (asksBack).
+	reply func(key, body string)
+	// link is the path of the link to the page of key's caller, from the
+	// texts they got; "" when none came yet.
+	link func(key string) string
 }
 
 func (c *caller) run(ctx context.Context) {
@@ -104,7 +108,9 @@ func (c *caller) run(ctx context.Context) {
 			c.cancel(ctx)
 		case len(c.mine) > 0 && p < 0.24:
 			c.reschedule(ctx)
-		case p < 0.34:
+		case len(c.mine) > 0 && p < 0.30:
+			c.page(ctx)
+		case p < 0.38:
 			c.hold(ctx)
 		default:
 			c.book(ctx, uuid.NewString(), c.cat.pick(c.rng))
@@ -126,8 +132,13 @@ func (c *caller) book(ctx context.Context, key string, slot edge.Slot) {
 	}
 	if r := c.retry(ctx, "book", key, "", "/v1/bookings", body); r != nil && r.Status == receipt.StatusConfirmed {
 		c.mine = append(c.mine, key)
-		if stopsTexts(key) && c.stop != nil {
-			c.stop(key)
+		switch {
+		case c.reply == nil:
+		case stopsTexts(key):
+			c.reply(key, "STOP")
+		case asksBack(key):
+			c.reply(key, "what time was it again?")
+			c.reply(key, "hello?") // answered once a day: this one is not
 		}
 	}
 }
@@ -135,6 +146,11 @@ func (c *caller) book(ctx context.Context, key string, slot edge.Slot) {
 // stopsTexts: a quarter of the callers who agreed to texts text STOP
 // once booked, by the key alone: their later texts must go nowhere.
 func stopsTexts(key string) bool { return channelFor(key) == booking.ChannelSMS && int(key[2])%4 == 0 }
+
+// asksBack: another quarter of them text back something the service
+// does not understand, which it answers once a day (asksBack and
+// answeredOnce).
+func asksBack(key string) bool { return channelFor(key) == booking.ChannelSMS && int(key[2])%4 == 1 }
 
 // contactFor is key's caller: a third agree to texts, a third to e-mail,
 // a third to nothing, by the key alone, so the checks know which is which;

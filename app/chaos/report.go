@@ -25,8 +25,9 @@ type Report struct {
 	// worker killed between a send and its mark (an e-mail's copy has the
 	// same Message-ID, for the mailbox to fold).
 	Texts, Mails, TextCopies, MailCopies int
-	// Stops are the callers who texted STOP during the run.
-	Stops int
+	// Stops are the callers who texted STOP during the run, and Answers
+	// the replies not understood the API answered.
+	Stops, Answers int
 	// Meetings and Contacts are what the HubSpot accounts hold at the end.
 	Meetings, Contacts int
 	// Hooks are each agency's webhook deliveries taken, by id.
@@ -133,8 +134,8 @@ func (r *Report) Print(w io.Writer) {
 			fmt.Fprintf(w, "  %s: %s\n", inv.Name, v)
 		}
 	}
-	fmt.Fprintf(w, "\ncallers' messages: %d texts (%d copies of one taken before), %d e-mails (%d copies); %d callers texted STOP\n",
-		r.Texts, r.TextCopies, r.Mails, r.MailCopies, r.Stops)
+	fmt.Fprintf(w, "\ncallers' messages: %d texts (%d copies of one taken before), %d e-mails (%d copies); %d callers texted STOP; %d replies answered\n",
+		r.Texts, r.TextCopies, r.Mails, r.MailCopies, r.Stops, r.Answers)
 	fmt.Fprintf(w, "hubspot: %d meetings on %d contacts\n", r.Meetings, r.Contacts)
 	if len(r.Confirmed) > 1 {
 		fmt.Fprintf(w, "confirmed at the end, by agency: %v; webhook deliveries taken: %v\n", r.Confirmed, r.Hooks)

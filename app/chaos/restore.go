@@ -188,7 +188,7 @@ func pgxCollect(ctx context.Context, pool *pgxpool.Pool, query string, out *[]st
 func confirmedButUnknown(ctx context.Context, pool *pgxpool.Pool, calls []Call) ([]string, error) {
 	seen := map[string]bool{}
 	for _, c := range calls { // a booking its caller then cancelled or moved is not one to restore
-		if c.Op == "cancel" || c.Op == "reschedule" {
+		if changes(c.Op) {
 			seen[c.Key] = true
 		}
 	}

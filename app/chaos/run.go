@@ -131,7 +131,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		// The agencies take turns: caller i acts for the i-th, modulo.
 		a := c.agencies[i%len(c.agencies)]
 		cl := &caller{id: i, agency: a, urls: c.apiURLs(i), key: c.keys[a], http: &http.Client{Timeout: 10 * time.Second}, cat: cat,
-			stop: func(key string) { c.textStop(a, i, key) },
+			reply: func(key, body string) { c.textReply(a, i, key, body) }, link: func(key string) string { return c.linkOf(a, key) },
 			hist: hist, think: o.Think, rng: rand.New(rand.NewPCG(o.Seed, uint64(i))), shed: &fl.callerShed}
 		callers.Go(func() { cl.run(loadCtx) })
 	}
@@ -365,7 +365,7 @@ func (c *cluster) recover(ctx context.Context, pool *pgxpool.Pool, calls []Call,
 			deadline = time.Now().Add(2 * time.Minute)
 		}
 		rep := &Report{Calls: calls, Invariants: append(ch.check(), lost...), Settled: time.Since(recovering),
-			Texts: ch.messages.texts, Mails: ch.messages.mails, Stops: len(ch.messages.stopped),
+			Texts: ch.messages.texts, Mails: ch.messages.mails, Stops: len(ch.messages.stopped), Answers: len(ch.messages.answers),
 			TextCopies: ch.messages.textCopies, MailCopies: ch.messages.mailCopies,
 			Meetings: countAll(ch.meetings), Contacts: countAll(ch.contacts), Hooks: ch.hookCounts(), Confirmed: ch.confirmedByAgency()}
 		if rep.OK() || !ch.settling() || time.Now().After(deadline) {

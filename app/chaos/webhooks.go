@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"regexp"
 	"sync"
 
 	"github.com/bookingsaga/bookingsaga/agency"
@@ -106,14 +107,34 @@ func (ch *checker) hookCounts() map[string]int {
 // replies go to.
 const agencyNumber = "+33700000000"
 
-// textStop is key's caller texting STOP to agency's account, which posts
-// it to the API caller i uses: the fake stops the number whatever the
-// API answers (Twilio does not send a webhook twice), and a later send to
-// it is refused with 21610, so the store learns of it either way.
-func (c *cluster) textStop(agencyID string, i int, key string) {
+// textReply is key's caller texting body to agency's account, which
+// posts it to the API caller i uses. For STOP, the fake stops the number
+// whatever the API answers (Twilio does not send a webhook twice), and a
+// later send to it is refused with 21610, so the store learns of it
+// either way; a reply the API does not understand it answers in TwiML,
+// which the fake sends back.
+func (c *cluster) textReply(agencyID string, i int, key, body string) {
 	path := "/v1/tools/twilio/messages"
 	if agencyID != agency.Default.ID {
 		path = "/v1/agencies/" + agencyID + "/tools/twilio/messages"
 	}
-	_, _ = c.accountsOf(agencyID).sms.Reply(c.apiURLs(i)[0]+path, phoneFor(key), agencyNumber, "STOP")
+	_, _ = c.accountsOf(agencyID).sms.Reply(c.apiURLs(i)[0]+path, phoneFor(key), agencyNumber, body)
 }
+
+// linkOf is the path of the link to the page of key's caller, from the
+// newest text to their number that carries one; "" when none came yet.
+func (c *cluster) linkOf(agencyID, key string) string {
+	sent := c.accountsOf(agencyID).sms.Sent()
+	for i := len(sent) - 1; i >= 0; i-- {
+		if sent[i].To == phoneFor(key) {
+			if m := pageLink.FindStringSubmatch(sent[i].Body); m != nil {
+				return m[1]
+			}
+		}
+	}
+	return ""
+}
+
+// pageLink is a caller's link in a text: its path is what the caller
+// opens, at whichever API they reach.
+var pageLink = regexp.MustCompile(`https?://[^/\s]+(/(?:a/[a-z0-9-]+/)?v/[A-Za-z0-9_-]{22})`)

@@ -19,8 +19,9 @@ const DemoPolicy = "demo-2026-11"
 // holiday, limits and a team.
 func DemoResources() []booking.Resource {
 	return []booking.Resource{
-		{ID: "paris-marais-12", Kind: "property", Capacity: 1, TimeZone: "Europe/Paris", BufferBeforeMinutes: 15, BufferAfterMinutes: 15, CalendarID: "paris-marais-12@demo.bookingsaga", DisplayName: "the Marais flat, 12 rue des Rosiers",
-			DisplayNames: map[string]string{"fr": "l'appartement du Marais, 12 rue des Rosiers", "zh": "玛黑区公寓（罗西耶街12号）"}},
+		{ID: "paris-marais-12", Kind: "property", Capacity: 1, TimeZone: "Europe/Paris", BufferBeforeMinutes: 15, BufferAfterMinutes: 15, CalendarID: "paris-marais-12@demo.bookingsaga", DisplayName: "the Marais flat",
+			DisplayNames: map[string]string{"fr": "l'appartement du Marais", "zh": "玛黑区公寓"},
+			Address: "12 rue des Rosiers, 75004 Paris", Addresses: map[string]string{"zh": "巴黎罗西耶街12号"}},
 		{ID: "paris-loft-3", Kind: "property", Capacity: 2, TimeZone: "Europe/Paris", DisplayName: "the loft on rue Oberkampf",
 			DisplayNames: map[string]string{"fr": "le loft de la rue Oberkampf"}},
 		// The New York agency keeps HubSpot (the dev stack's fake
@@ -98,8 +99,18 @@ func SeedDemo(ctx context.Context, st *store.Store) error {
 	if err != nil {
 		return fmt.Errorf("seed policy: %w", err)
 	}
+	if p, err := st.Profile(ctx); err != nil || p != (booking.Profile{}) {
+		return err
+	}
+	if err := st.PutProfile(ctx, DemoProfile); err != nil {
+		return fmt.Errorf("seed profile: %w", err)
+	}
 	return nil
 }
+
+// DemoProfile is the demo agency as its callers see it: the name their
+// messages are signed with and the number they call back.
+var DemoProfile = booking.Profile{Name: "Agence Lumière", Phone: "+33140000000"}
 
 func refused(err error, code booking.Code) bool {
 	var rej *booking.Rejection

@@ -389,6 +389,10 @@ func TestEveryToolThroughOneConversation(t *testing.T) {
 	status := at(10)
 	status["request_key"] = key
 	require.True(t, strings.HasPrefix(tool("booking_status", status), "[confirmed] Confirmed"), "book used the selected key")
+	require.NotContains(t, tool("booking_status", status), "confirmed by text")
+	_, err := f.pool.Exec(f.ctx, `UPDATE booking SET reconfirmed_at = now() WHERE request_key = $1`, key) // the caller's C (textstop_test.go)
+	require.NoError(t, err)
+	require.Contains(t, tool("booking_status", status), "The caller confirmed by text that they are coming.", "the agent's status line")
 
 	move := at(11)
 	move["request_key"] = key

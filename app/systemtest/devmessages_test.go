@@ -1,10 +1,15 @@
 package systemtest
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
@@ -52,10 +57,13 @@ func (d *devStack) writingTour() {
 	mailed := book(mailCall, "en", at(9, 11), map[string]any{"name": "Sam", "email": "sam@example.org", "notify": "email"})
 	d.inWriting(t0+1, m0+1)
 	texts := d.texts()[t0:]
-	require.True(d.t, strings.HasPrefix(texts[0].Body, "Votre visite de l'appartement du Marais"), texts[0].Body)
-	require.Contains(d.t, texts[0].Body, "est confirmée pour le")
+	// Signed with the agency's name, the address, the agent, the link.
+	require.True(d.t, strings.HasPrefix(texts[0].Body,
+		"Agence Lumière : Votre visite de l'appartement du Marais (12 rue des Rosiers, 75004 Paris) avec Claire est confirmée pour le"), texts[0].Body)
 	require.Contains(d.t, texts[0].Body, "10 h")
 	require.Contains(d.t, texts[0].Body, receipt.Reference(texted))
+	require.Contains(d.t, texts[0].Body, "Pour la modifier ou l'annuler : http://"+d.api+"/v/")
+	d.pageShots(regexp.MustCompile(`http://\S+/v/[A-Za-z0-9_-]{22}`).FindString(texts[0].Body))
 
 	texted = d.tool(textCall, "reschedule_booking", map[string]any{"request_key": texted, "local_start": at(8, 15)}).RequestKey
 	mailed = d.tool(mailCall, "reschedule_booking", map[string]any{"request_key": mailed, "local_start": at(9, 15)}).RequestKey
@@ -86,6 +94,29 @@ func (d *devStack) writingTour() {
 			uid = line
 		}
 		require.Equal(d.t, uid, line, "one UID for the viewing")
+	}
+}
+
+// pageShots photographs the caller's page link opens in each language,
+// as scripts/screenshot does for docs/receipts.md (CALLER_PAGE_SHOTS names
+// where to keep them; a temporary directory otherwise).
+func (d *devStack) pageShots(link string) {
+	d.t.Helper()
+	require.NotEmpty(d.t, link, "the text links the caller's page")
+	dir := os.Getenv("CALLER_PAGE_SHOTS")
+	if dir == "" {
+		dir = d.t.TempDir()
+	}
+	for _, lang := range []string{"en", "fr", "zh"} {
+		out, err := filepath.Abs(filepath.Join(dir, "caller-page-"+lang+".png"))
+		require.NoError(d.t, err)
+		cmd := exec.Command("go", "run", ".", "-page", link+"?lang="+lang, "-out", out)
+		cmd.Dir = "../../scripts/screenshot"
+		msg, err := cmd.CombinedOutput()
+		require.NoError(d.t, err, "%s", msg)
+		b, err := os.ReadFile(out)
+		require.NoError(d.t, err)
+		require.True(d.t, bytes.HasPrefix(b, []byte("\x89PNG\r\n")), "%s is not a PNG", out)
 	}
 }
 

@@ -194,6 +194,10 @@ func TestACallersCToTheReminderIsRecorded(t *testing.T) {
 	}
 	require.Equal(t, http.StatusOK, f.call("GET", api+"/v1/ops/timeline/"+key, nil, &tl))
 	require.NotNil(t, tl.Booking.ReconfirmedAt, "the operator sees the caller is coming")
+	var r receipt.Receipt
+	require.Equal(t, http.StatusOK, f.call("GET", api+"/v1/bookings/"+key, nil, &r))
+	require.NotNil(t, r.ReconfirmedAt, "and the agent's status read")
+	require.True(t, r.ReconfirmedAt.Equal(*tl.Booking.ReconfirmedAt))
 }
 
 // A property's address, set through the catalogue, is in its caller's

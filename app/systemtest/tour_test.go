@@ -51,7 +51,9 @@ func (d *devStack) requireTourAnswers(out string) {
 		`"status":"confirmed"`,   // booked
 		`"status":"conflict"`,    // another caller's 10:15
 		`"code":"outside_hours"`, // Christmas
-		`"body":"Your viewing of the Marais flat, 12 rue des Rosiers is confirmed for `, // the caller's text
+		`"body":"Agence Lumière: Your viewing of the Marais flat (12 rue des Rosiers, 75004 Paris) with Claire is confirmed for `,       // the caller's text
+		`To change or cancel it: http://` + d.api + `/v/`,                                                                               // with the link to their page
+		`<p class="status" id="status">Your viewing of the Marais flat (12 rue des Rosiers, 75004 Paris) with Claire is confirmed for `, // which opens it
 		`Confirmé : une visite`, // the MCP call, in French
 		`"structuredContent"`,   // MCP's typed answer
 		"BS-",                   // references, in the CLI's day list

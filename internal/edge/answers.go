@@ -48,6 +48,18 @@ func WriteReceipt(w http.ResponseWriter, r receipt.Receipt) error {
 	return WriteJSON(w, http.StatusOK, r)
 }
 
+// Reconfirmed fills r's ReconfirmedAt from the store, for a status read
+// of a confirmed booking: the caller's reply to their reminder, which
+// the saga's receipt does not carry. A read that fails leaves it out.
+func Reconfirmed(ctx context.Context, bookings Bookings, r *receipt.Receipt) {
+	if bookings == nil || r.Status != receipt.StatusConfirmed {
+		return
+	}
+	if b, err := bookings.Lookup(ctx, r.RequestKey); err == nil {
+		r.ReconfirmedAt = b.ReconfirmedAt
+	}
+}
+
 // AvailabilityAnswer is GET /v1/availability: free slots under a policy
 // version, as of a moment. An offer, not a promise.
 type AvailabilityAnswer struct {

@@ -1,6 +1,8 @@
 package speech
 
 import (
+	"strings"
+
 	"github.com/bookingsaga/bookingsaga/booking"
 	"github.com/bookingsaga/bookingsaga/receipt"
 )
@@ -35,6 +37,10 @@ func (s Speaker) UnknownReply(b booking.Booking) string {
 	return s.render("text_unknown_reply", v)
 }
 
+// Reconfirmed is the agent's note on a booking whose caller replied to
+// their reminder that they are coming.
+func (s Speaker) Reconfirmed() string { return s.word("reconfirmed") }
+
 // Code is the text of a one-time code a caller asked for in a call: the
 // code, how long it lasts, and that the agency never asks for it except
 // on the line they called.
@@ -68,7 +74,14 @@ func (s Speaker) messageArgs(b booking.Booking) map[string]string {
 	if s.Names[b.Intent.AgentID] != "" { // "with the agent" says nothing
 		v["with"] = s.render("with", v)
 	}
-	v["change"], v["rebook"] = s.render("change_call", nil), s.render("rebook_call", nil)
+	v["change"], v["rebook"], v["free"] = s.render("change_call", nil), s.render("rebook_call", nil), ""
+	if len(s.Free) > 0 {
+		times := make([]string, 0, len(s.Free))
+		for _, t := range s.Free {
+			times = append(times, s.When(t, b.Intent.TimeZone))
+		}
+		v["free"] = s.render("msg_free", map[string]string{"times": strings.Join(times, s.word("list_sep"))})
+	}
 	if s.Phone != "" {
 		v["change"], v["rebook"] = s.render("change_phone", map[string]string{"phone": s.Phone}), s.render("rebook_phone", map[string]string{"phone": s.Phone})
 	}

@@ -73,6 +73,9 @@ type Speaker struct {
 	// back (booking.Profile); Link opens their own page, where they change
 	// or cancel the booking. Each empty is left out.
 	Agency, Phone, Link string
+	// Free are other free times a message about a booking refused offers
+	// ("Free instead: …"); none leaves the line out.
+	Free []time.Time
 }
 
 // Receipt is the line for r, chosen by its status alone: only a confirmed

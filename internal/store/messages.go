@@ -25,6 +25,14 @@ WHERE status = 'due' AND (not_before IS NULL OR not_before <= $2) ORDER BY messa
 		return nil, fmt.Errorf("due messages: %w", err)
 	}
 	for i := range due {
+		if due[i].Kind == booking.MessageNotBooked {
+			// A key refused has no booking: the message is of the intent.
+			if due[i].Booking, err = s.refused(ctx, due[i].RequestKey); err != nil {
+				return nil, fmt.Errorf("due messages: %w", err)
+			}
+			due[i].Thread = due[i].RequestKey
+			continue
+		}
 		if due[i].Booking, err = s.Lookup(ctx, due[i].RequestKey); err != nil {
 			return nil, fmt.Errorf("due messages: %w", err)
 		}
@@ -174,4 +182,14 @@ WHERE status = 'due' AND created_at < $1 AND (not_before IS NULL OR not_before <
 		return 0, fmt.Errorf("overdue messages: %w", err)
 	}
 	return n, nil
+}
+
+// refused is the booking key asked for and the store refused: its intent
+// under its key, with no status.
+func (s *Store) refused(ctx context.Context, key string) (booking.Booking, error) {
+	r, _, err := scanRefusal(s.pool.QueryRow(ctx, "SELECT "+refusalColumns+" FROM booking_refusal WHERE request_key = $1", key))
+	if err != nil {
+		return booking.Booking{}, fmt.Errorf("refusal %s: %w", key, err)
+	}
+	return booking.Booking{RequestKey: key, Intent: r.Intent, PolicyVersion: r.PolicyVersion}, nil
 }

@@ -122,7 +122,8 @@ const chainBody = `
       AND CASE WHEN step.up THEN b.replaces_request_key ELSE b.replaced_by_request_key END IS NOT NULL
 `
 
-// contactOf opens the contact stored with key's own booking.
+// contactOf opens the contact stored with key's own booking, or with its
+// refusal when it was refused after a pending answer (migration 047).
 func (s *Store) contactOf(ctx context.Context, key string) (booking.Contact, error) {
 	var (
 		dek, box           []byte
@@ -132,11 +133,13 @@ func (s *Store) contactOf(ctx context.Context, key string) (booking.Contact, err
 	)
 	err := s.retry(ctx, "read contact", key, func(ctx context.Context) error {
 		return s.pool.QueryRow(ctx, `
-SELECT k.data_key, k.erased_at IS NOT NULL, c.sealed, c.name, c.phone, c.email, c.booking_id IS NOT NULL
+SELECT k.data_key, k.erased_at IS NOT NULL, coalesce(c.sealed, r.contact_sealed), c.name, c.phone, c.email,
+    c.booking_id IS NOT NULL OR r.contact_sealed IS NOT NULL
 FROM (SELECT $1::text AS request_key) q
 LEFT JOIN vault.contact_key k USING (request_key)
 LEFT JOIN booking b USING (request_key)
-LEFT JOIN booking_contact c USING (booking_id)`, key).Scan(&dek, &erased, &box, &name, &phone, &email, &stored)
+LEFT JOIN booking_contact c USING (booking_id)
+LEFT JOIN booking_refusal r ON r.request_key = q.request_key`, key).Scan(&dek, &erased, &box, &name, &phone, &email, &stored)
 	})
 	switch {
 	case err != nil:
@@ -221,6 +224,8 @@ WITH k AS (
     RETURNING request_key
 ), l AS (
     DELETE FROM vault.caller_link WHERE request_key = $1
+), r AS (
+    UPDATE booking_refusal SET contact_sealed = NULL WHERE request_key = $1 AND contact_sealed IS NOT NULL
 )
 DELETE FROM booking_contact c USING booking b WHERE c.booking_id = b.booking_id AND b.request_key = $1`
 

@@ -1,7 +1,8 @@
 // Command screenshot takes the README's picture of a booking saga in the
 // Temporal Web UI: it opens the saga's page in headless Chromium, shows its
 // User Metadata tab, waits until the summary and the current details are
-// there, and writes a PNG. It is a module
+// there, and writes a PNG. With -page, it photographs a caller's own page
+// instead (docs/receipts.md). It is a module
 // of its own so that the service does not link a browser driver.
 //
 //	go run . -key <request key> -out ../../docs/ui-booking.png
@@ -30,11 +31,21 @@ func main() {
 	list := flag.String("list", "", "also the PNG of the namespace's bookings, with the booking columns shown")
 	browser := flag.String("chromium", "/usr/bin/chromium", "the browser (Debian's chromium)")
 	wait := flag.Duration("timeout", time.Minute, "how long the page may take")
+	page := flag.String("page", "", "photograph this page instead (a caller's own page, from their text), at a phone's width")
 	flag.Parse()
+	if *page != "" {
+		ctx, cancel := browse(*browser, *wait, 420, 900)
+		defer cancel()
+		if err := callerPage(ctx, *page, *out); err != nil {
+			log.Fatal("screenshot: ", err)
+		}
+		fmt.Println("wrote", *out)
+		return
+	}
 	if *key == "" {
 		log.Fatal("screenshot: -key is required")
 	}
-	ctx, cancel := browse(*browser, *wait)
+	ctx, cancel := browse(*browser, *wait, 1440, 1000)
 	defer cancel()
 	ns := *ui + "/namespaces/" + url.PathEscape(*namespace)
 	if err := saga(ctx, ns+"/workflows/"+url.PathEscape(*key), *out); err != nil {
@@ -49,12 +60,13 @@ func main() {
 	}
 }
 
-// browse starts headless Chromium for at most wait.
-func browse(browser string, wait time.Duration) (context.Context, context.CancelFunc) {
+// browse starts headless Chromium, its window width by height, for at
+// most wait.
+func browse(browser string, wait time.Duration, width, height int) (context.Context, context.CancelFunc) {
 	// The flags keep Chromium off the network it cannot reach here, and
 	// out of a sandbox root cannot use.
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(browser), chromedp.NoSandbox,
-		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-component-update", true), chromedp.WindowSize(1440, 1000))
+		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-component-update", true), chromedp.WindowSize(width, height))
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelTab := chromedp.NewContext(actx)
 	ctx, cancel := context.WithTimeout(ctx, wait)
@@ -77,6 +89,14 @@ func saga(ctx context.Context, page, out string) error {
 	}
 	if err != nil {
 		return err
+	}
+	return screenshot(ctx, out)
+}
+
+// callerPage photographs a caller's own page once its status shows.
+func callerPage(ctx context.Context, page, out string) error {
+	if err := chromedp.Do(ctx, chromedp.Navigate(page), chromedp.WaitVisible(chromedp.CSS("#status"))); err != nil {
+		return fmt.Errorf("%s did not show a caller's page in time: %w", page, err)
 	}
 	return screenshot(ctx, out)
 }
