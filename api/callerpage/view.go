@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/localtime"
 	"github.com/bookingsaga/bookingsaga/internal/speech"
 )
 
@@ -117,7 +118,7 @@ func (p *Page) moveForm(ctx context.Context, v visit) (*moveForm, error) {
 		return nil, err
 	}
 	f := &moveForm{form: *p.newForm(v, "move")}
-	for _, s := range av.Slots {
+	for _, s := range spread(av.Slots, v.booking.Intent.TimeZone) {
 		f.Slots = append(f.Slots, slotChoice{Value: s.StartsAt.UTC().Format(time.RFC3339), Label: v.sp.When(s.StartsAt, v.booking.Intent.TimeZone)})
 	}
 	if len(f.Slots) == 0 {
@@ -126,14 +127,43 @@ func (p *Page) moveForm(ctx context.Context, v visit) (*moveForm, error) {
 	return f, nil
 }
 
-// offerWindow and maxOffered bound the times a page offers.
+// offerWindow bounds the times a page offers; perDay and maxOffered how
+// many it shows.
 const (
 	offerWindow = 14 * 24 * time.Hour
-	maxOffered  = 16
+	perDay      = 3
+	maxOffered  = 15
 )
 
+// spread is what the form shows of the free starts: at most perDay of
+// each day (its first, middle and last), at most maxOffered in all, so
+// that a caller sees the days ahead and not one day's every half hour.
+func spread(slots []booking.Slot, zone string) []booking.Slot {
+	loc, err := localtime.LoadZone(zone)
+	if err != nil {
+		loc = time.UTC
+	}
+	var out, day []booking.Slot
+	flush := func() {
+		if len(day) > perDay {
+			day = []booking.Slot{day[0], day[len(day)/2], day[len(day)-1]}
+		}
+		out = append(out, day...)
+		day = nil
+	}
+	for _, s := range slots {
+		if len(day) > 0 && s.StartsAt.In(loc).YearDay() != day[0].StartsAt.In(loc).YearDay() {
+			flush()
+		}
+		day = append(day, s)
+	}
+	flush()
+	return out[:min(len(out), maxOffered)]
+}
+
 // offered are the free times a move may take: the same property, agent
-// (or team) and length, from now to offerWindow on, at most maxOffered.
+// (or team) and length, from now to offerWindow on. The form shows some
+// (spread); a move may take any, as they are free when it is sent.
 func (p *Page) offered(ctx context.Context, b booking.Booking) (booking.Availability, error) {
 	in := b.Intent
 	now := p.set.Now()
@@ -145,7 +175,7 @@ func (p *Page) offered(ctx context.Context, b booking.Booking) (booking.Availabi
 	}
 	slots := av.Slots[:0]
 	for _, s := range av.Slots {
-		if !s.StartsAt.Equal(in.StartsAt) && len(slots) < maxOffered {
+		if !s.StartsAt.Equal(in.StartsAt) {
 			slots = append(slots, s)
 		}
 	}
