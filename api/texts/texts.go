@@ -32,6 +32,8 @@ type Replies interface {
 	StopTexts(ctx context.Context, number string, stop bool) (int, error)
 	Reconfirm(ctx context.Context, number string) ([]string, error)
 	AnswerOnce(ctx context.Context, number string) (booking.ReplyAnswer, bool, error)
+	ReplyTaken(ctx context.Context, sid string) (bool, error)
+	TakeReply(ctx context.Context, sid string) error
 }
 
 // Profiles reads the agency as its callers see it; the store implements
@@ -78,17 +80,20 @@ func (t *Texts) Routes() []edge.Route {
 // Twilio answers each itself, and still forwards it here.
 // The reminder's reply word is none of those: C, and its words in the
 // three languages the texts speak.
+// HELP and INFO Twilio answers itself too (with the help text the
+// account sets), so they are not answered here again.
 var (
 	optOut    = []string{"STOP", "STOPALL", "UNSUBSCRIBE", "CANCEL", "END", "QUIT", "REVOKE", "OPTOUT"}
 	optIn     = []string{"START", "YES", "UNSTOP"}
+	help      = []string{"HELP", "INFO"}
 	reconfirm = []string{"C", "CONFIRM", "CONFIRMER", "确认"}
 )
 
-// word is what a reply asks: "stop", "start", "reconfirm", or "" for
-// anything else.
+// word is what a reply asks: "stop", "start", "help", "reconfirm", or ""
+// for anything else.
 func word(body string) string {
 	w := strings.ToUpper(strings.TrimSpace(body))
-	for name, words := range map[string][]string{"stop": optOut, "start": optIn, "reconfirm": reconfirm} {
+	for name, words := range map[string][]string{"stop": optOut, "start": optIn, "help": help, "reconfirm": reconfirm} {
 		if slices.Contains(words, w) {
 			return name
 		}
@@ -147,7 +152,18 @@ func (t *Texts) reply(w http.ResponseWriter, r *http.Request) error {
 	if err := r.ParseForm(); err != nil {
 		return edge.BadRequest(booking.CodeBadJSON, "the body is not a form: %v", err)
 	}
-	from, asked := r.PostForm.Get("From"), word(r.PostForm.Get("Body"))
+	from, asked, sid := r.PostForm.Get("From"), word(r.PostForm.Get("Body")), r.PostForm.Get("MessageSid")
+	if sid == "" {
+		return edge.BadRequest(booking.CodeMissingField, "MessageSid is missing: Twilio names every message it posts")
+	}
+	taken, err := t.cfg.Replies.ReplyTaken(r.Context(), sid)
+	if err != nil {
+		return err
+	}
+	if taken { // posted again: it acted once already
+		t.count(r.Context(), "replayed")
+		return twiML(w, "")
+	}
 	result, err := t.act(r.Context(), from, asked)
 	if err != nil {
 		return err
@@ -161,8 +177,15 @@ func (t *Texts) reply(w http.ResponseWriter, r *http.Request) error {
 			result = "answered"
 		}
 	}
-	t.set.Metrics.Tagged(map[string]string{"agency": agency.From(r.Context()).Label(), "result": result}).Counter("text_replies_total").Inc(1)
+	if err := t.cfg.Replies.TakeReply(r.Context(), sid); err != nil {
+		return err
+	}
+	t.count(r.Context(), result)
 	return twiML(w, answer)
+}
+
+func (t *Texts) count(ctx context.Context, result string) {
+	t.set.Metrics.Tagged(map[string]string{"agency": agency.From(ctx).Label(), "result": result}).Counter("text_replies_total").Inc(1)
 }
 
 // twiML answers Twilio: empty, or one message back to the caller.
@@ -218,6 +241,8 @@ func (t *Texts) act(ctx context.Context, from, asked string) (string, error) {
 	switch asked {
 	case "":
 		return "ignored", nil
+	case "help":
+		return "help", nil // Twilio's own answer goes
 	case "reconfirm":
 		keys, err := t.cfg.Replies.Reconfirm(ctx, from)
 		if err != nil {

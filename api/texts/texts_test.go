@@ -15,11 +15,12 @@ func TestARepliesWordIsTheWholeMessage(t *testing.T) {
 		"STOP": "stop", "stop": "stop", " Stop \n": "stop", "unsubscribe": "stop", "optout": "stop", "Revoke": "stop",
 		"START": "start", "yes": "start", "Unstop": "start",
 		"C": "reconfirm", "c": "reconfirm", "Confirmer": "reconfirm", "确认": "reconfirm",
-		"stop please": "", "C'est bon": "", "HELP": "", "": "",
+		"HELP": "help", "info": "help",
+		"stop please": "", "C'est bon": "", "help me": "", "": "",
 	} {
 		require.Equal(t, want, word(body), "%q", body)
 	}
 	for _, w := range reconfirm {
-		require.NotContains(t, append(append([]string{"HELP", "INFO"}, optOut...), optIn...), w, "Twilio keeps %s", w)
+		require.NotContains(t, append(append(help, optOut...), optIn...), w, "Twilio keeps %s", w)
 	}
 }

@@ -21,7 +21,7 @@ func DemoResources() []booking.Resource {
 	return []booking.Resource{
 		{ID: "paris-marais-12", Kind: "property", Capacity: 1, TimeZone: "Europe/Paris", BufferBeforeMinutes: 15, BufferAfterMinutes: 15, CalendarID: "paris-marais-12@demo.bookingsaga", DisplayName: "the Marais flat",
 			DisplayNames: map[string]string{"fr": "l'appartement du Marais", "zh": "玛黑区公寓"},
-			Address: "12 rue des Rosiers, 75004 Paris", Addresses: map[string]string{"zh": "巴黎罗西耶街12号"}},
+			Address:      "12 rue des Rosiers, 75004 Paris", Addresses: map[string]string{"zh": "巴黎罗西耶街12号"}},
 		{ID: "paris-loft-3", Kind: "property", Capacity: 2, TimeZone: "Europe/Paris", DisplayName: "the loft on rue Oberkampf",
 			DisplayNames: map[string]string{"fr": "le loft de la rue Oberkampf"}},
 		// The New York agency keeps HubSpot (the dev stack's fake

@@ -219,3 +219,29 @@ func TestTheTextSaysWhereTheViewingIs(t *testing.T) {
 	require.Equal(t, booking.MessageSent, f.textedBooking(f.ctx, base, apiKey, uuid.NewString(), 10).Status)
 	require.Contains(t, fake.Sent()[0].Body, "(12 rue des Rosiers, Paris)", "in English, the agency's address")
 }
+
+// A signed reply posted again (Twilio's retry, or someone who captured
+// it: the signature carries no time) acts once: a START replayed after a
+// later STOP starts nothing. A reply with no MessageSid is refused.
+func TestAReplyPostedAgainActsOnce(t *testing.T) {
+	t.Parallel()
+	f, _, api, webhook := setupStops(t)
+	require.Equal(t, booking.MessageSent, f.textedBooking(f.ctx, api, apiKey, uuid.NewString(), 10).Status)
+	start := url.Values{"MessageSid": {"SM" + strings.ReplaceAll(uuid.NewString(), "-", "")}, "AccountSid": {twilioAccount},
+		"From": {callerNumber}, "To": {agencyNumber}, "Body": {"START"}}
+	sig := smstest.Sign(twilioToken, webhook, start)
+	require.Equal(t, http.StatusOK, f.postReply(webhook, start, sig))
+	stop := url.Values{"MessageSid": {"SM" + strings.ReplaceAll(uuid.NewString(), "-", "")}, "AccountSid": {twilioAccount},
+		"From": {callerNumber}, "To": {agencyNumber}, "Body": {"STOP"}}
+	require.Equal(t, http.StatusOK, f.postReply(webhook, stop, smstest.Sign(twilioToken, webhook, stop)))
+	require.Equal(t, http.StatusOK, f.postReply(webhook, start, sig), "answered, as Twilio expects")
+	stopped, err := f.acts.Store.TextsStopped(f.ctx, callerNumber, "")
+	require.NoError(t, err)
+	require.True(t, stopped, "the START replayed started nothing")
+
+	bare := url.Values{"From": {callerNumber}, "To": {agencyNumber}, "Body": {"START"}}
+	require.Equal(t, http.StatusBadRequest, f.postReply(webhook, bare, smstest.Sign(twilioToken, webhook, bare)))
+	stopped, err = f.acts.Store.TextsStopped(f.ctx, callerNumber, "")
+	require.NoError(t, err)
+	require.True(t, stopped, "nor did one without its sid")
+}

@@ -44,6 +44,8 @@ func (s *Store) ApplyRetention(ctx context.Context, limit int) (int, error) {
 			// A call reconciliation could not settle carries a sealed
 			// contact: it goes when a contact would.
 			b.Queue(`DELETE FROM pending_call WHERE answered_at <= $1`, now.Add(-s.cfg.ContactRetention))
+			// A reply's sid, kept so that it acts once, goes when a contact would.
+			b.Queue(`DELETE FROM text_reply WHERE received_at <= $1`, now.Add(-s.cfg.ContactRetention))
 			b.Queue(`DELETE FROM find_attempt WHERE window_start <= $1`, now.Add(-findAttemptRetention))
 			b.Queue(`DELETE FROM unlock_code WHERE expires_at <= $1`, now.Add(-findAttemptRetention))
 			// An expired link's page says so for a week, then says it knows none.

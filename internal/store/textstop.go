@@ -128,3 +128,28 @@ SELECT request_key FROM mine WHERE EXISTS (SELECT 1 FROM answered)`, digest, now
 	}
 	return a, true, nil
 }
+
+// ReplyTaken reports whether the reply Twilio named sid was taken before
+// (migration 048): one posted again, by Twilio's retry or by someone
+// replaying a signed request, acts once.
+func (s *Store) ReplyTaken(ctx context.Context, sid string) (bool, error) {
+	var taken bool
+	err := s.retry(ctx, "reply taken", "", func(ctx context.Context) error {
+		return s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM text_reply WHERE message_sid = $1)`, sid).Scan(&taken)
+	})
+	if err != nil {
+		return false, fmt.Errorf("reply taken: %w", err)
+	}
+	return taken, nil
+}
+
+// TakeReply records that the reply sid was acted on. It is recorded
+// after the act, so that a reply whose act failed is acted on when
+// Twilio posts it again.
+func (s *Store) TakeReply(ctx context.Context, sid string) error {
+	_, err := s.pool.Exec(ctx, `INSERT INTO text_reply (message_sid, received_at) VALUES ($1, $2) ON CONFLICT DO NOTHING`, sid, s.now())
+	if err != nil {
+		return fmt.Errorf("take reply: %w", err)
+	}
+	return nil
+}

@@ -7,7 +7,7 @@
 -- SHA-256. A link expires with its viewing's end and is revoked by the
 -- agency's admin (the next message then carries the next generation's);
 -- it goes with the contact's data key, and the rows of links expired a
--- week go with retention. (The logins' grants: migration 047.)
+-- week go with retention. (The logins' grants: migration 048.)
 CREATE TABLE vault.caller_link (
     agency_no   integer NOT NULL DEFAULT coalesce(current_agency(), 1) REFERENCES agency,
     token_hash  bytea NOT NULL CHECK (length(token_hash) = 32),
