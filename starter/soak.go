@@ -109,6 +109,8 @@ func runSoak(ctx context.Context, tc client.Client, args []string, out io.Writer
 	noop := fs.Bool("noop", true, "also find where a no-op Update-with-Start workflow saturates on the same server")
 	climb := fs.Bool("climb", true, "past the last rate, keep doubling it until the p99 passes the commit wait")
 	procs := fs.String("processes", "", "name=pid,...: also print each process's CPU (with its descendants) per confirmed answer, from /proc; the soak's own is always counted")
+	stURL := fs.String("statements", "", "the store's database (a login that may reset pg_stat_statements): also print each statement per confirmed booking, and who issues it, at each bookings rate")
+	top := fs.Int("statements-top", 40, "how many statements -statements lists at each rate (the totals count them all)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -154,9 +156,26 @@ func runSoak(ctx context.Context, tc client.Client, args []string, out io.Writer
 		stop()
 		pause(ctx)
 	}
+	var sts *statements
+	if *stURL != "" {
+		if sts, err = openStatements(ctx, *stURL); err != nil {
+			return err
+		}
+		defer sts.close()
+	}
 	var rows []soakRow
 	for _, rate := range ladder {
-		rows = append(rows, cpu.over(func() soakRow { return s.runRate(ctx, rate, *per) }))
+		run := func() soakRow { return cpu.over(func() soakRow { return s.runRate(ctx, rate, *per) }) }
+		if sts == nil {
+			rows = append(rows, run())
+		} else {
+			row, st, err := sts.over(ctx, run)
+			if err != nil {
+				return err
+			}
+			rows = append(rows, row)
+			printStatements(out, rate, row.confirmedCalls, st, *top)
+		}
 		printSoak(out, "bookings", rows[len(rows)-1:])
 		pause(ctx)
 	}

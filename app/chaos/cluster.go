@@ -68,6 +68,9 @@ type cluster struct {
 	// agency at a time; adminURL is it as the superuser, for the checks,
 	// which read every agency's rows, and PostgreSQL's tools.
 	dbURL, adminURL, temporalAddr string
+	// preload are the modules the store's PostgreSQL loads: a serve's
+	// pg_stat_statements, for the soak's statement accounting.
+	preload []string
 	// agencies are the run's agencies: the default one, and
 	// secondAgency when Options.SecondAgency.
 	agencies []string
@@ -203,7 +206,7 @@ const storeDatabase = "bookingsaga"
 
 // startPostgres starts (or restarts) the cluster on its data directory.
 func (c *cluster) startPostgres(ctx context.Context) error {
-	pg, err := pgserver.Start(ctx, pgserver.Options{Dir: filepath.Join(c.dir, "postgres"), Durable: true})
+	pg, err := pgserver.Start(ctx, pgserver.Options{Dir: filepath.Join(c.dir, "postgres"), Durable: true, Preload: c.preload})
 	if err != nil {
 		return fmt.Errorf("start postgresql: %w", err)
 	}

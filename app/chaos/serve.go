@@ -34,6 +34,7 @@ func Serve(ctx context.Context, o Options) error {
 		return err
 	}
 	defer c.stop()
+	c.preload = []string{"pg_stat_statements"}
 	for _, m := range devstack.DemoMailboxes {
 		c.graph.AddMailbox(m)
 	}
@@ -66,6 +67,6 @@ func (c *cluster) soakCommand() string {
 		procs = append(procs, fmt.Sprintf("worker-%s=%d", slot, c.workers[slot].cmd.Process.Pid),
 			fmt.Sprintf("api-%s=%d", slot, c.apis[slot].cmd.Process.Pid))
 	}
-	return fmt.Sprintf("API_KEY=%s starter -temporal-address %s soak -api http://%s,http://%s -fake-calendar %s -fake-graph %s -processes %s",
-		c.apiKey, c.temporalAddr, c.apiAddrs["a"], c.apiAddrs["b"], c.calendarURL, c.graphURL, strings.Join(procs, ","))
+	return fmt.Sprintf("API_KEY=%s starter -temporal-address %s soak -api http://%s,http://%s -fake-calendar %s -fake-graph %s -processes %s -statements '%s'",
+		c.apiKey, c.temporalAddr, c.apiAddrs["a"], c.apiAddrs["b"], c.calendarURL, c.graphURL, strings.Join(procs, ","), c.adminURL)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 
@@ -92,6 +93,9 @@ func BenchmarkHistoryPerBooking(b *testing.B) {
 		for _, op := range slices.Sorted(maps.Keys(c.writes)) {
 			b.Logf("%s writes: %s %.2f a run", name, op, float64(c.writes[op])/n)
 		}
+		for _, k := range slices.Sorted(maps.Keys(c.kinds)) {
+			b.Logf("%s events: %s %.2f a run", name, k, float64(c.kinds[k])/n)
+		}
 	}
 }
 
@@ -106,6 +110,9 @@ func (f *fixture) visible(query string, n int) {
 
 type historyCount struct {
 	runs, events, tasks, activities, markers, timers, upserts int
+	// kinds counts the events by type, with the activity, the marker or
+	// the update they are of: the event table's rows (BENCHMARKS.md).
+	kinds map[string]int
 	// writes and reads are the server's persistence calls, by operation.
 	writes, reads map[string]int64
 }
@@ -152,6 +159,12 @@ func isRead(op string) bool {
 
 func (c *historyCount) add(h historyCount) {
 	c.runs++
+	if c.kinds == nil {
+		c.kinds = map[string]int{}
+	}
+	for k, n := range h.kinds {
+		c.kinds[k] += n
+	}
 	c.events, c.tasks, c.activities, c.markers = c.events+h.events, c.tasks+h.tasks, c.activities+h.activities, c.markers+h.markers
 	c.timers, c.upserts = c.timers+h.timers, c.upserts+h.upserts
 }
@@ -159,12 +172,13 @@ func (c *historyCount) add(h historyCount) {
 // history counts a workflow's history so far.
 func (f *fixture) history(id string) historyCount {
 	f.t.Helper()
-	var c historyCount
+	c := historyCount{kinds: map[string]int{}}
 	it := f.client.GetWorkflowHistory(f.ctx, id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	for it.HasNext() {
 		ev, err := it.Next()
 		require.NoError(f.t, err)
 		c.events++
+		c.kinds[eventKind(ev)]++
 		switch ev.GetEventType() {
 		case enumspb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED:
 			c.tasks++
@@ -187,4 +201,25 @@ func sum(m map[string]int64) int64 {
 		n += v
 	}
 	return n
+}
+
+// eventKind names an event by its type and what it is of: the activity
+// scheduled, the marker's name (a version's change id), the update.
+func eventKind(ev *historypb.HistoryEvent) string {
+	kind := strings.TrimPrefix(ev.GetEventType().String(), "EVENT_TYPE_")
+	switch {
+	case ev.GetActivityTaskScheduledEventAttributes() != nil:
+		kind += " " + ev.GetActivityTaskScheduledEventAttributes().GetActivityType().GetName()
+	case ev.GetMarkerRecordedEventAttributes() != nil:
+		a := ev.GetMarkerRecordedEventAttributes()
+		kind += " " + a.GetMarkerName()
+		if id, ok := a.GetDetails()["change-id"]; ok && len(id.GetPayloads()) > 0 {
+			kind += " " + strings.Trim(string(id.GetPayloads()[0].GetData()), `"`)
+		}
+	case ev.GetWorkflowExecutionUpdateAcceptedEventAttributes() != nil:
+		kind += " " + ev.GetWorkflowExecutionUpdateAcceptedEventAttributes().GetAcceptedRequest().GetInput().GetName()
+	case ev.GetWorkflowExecutionSignaledEventAttributes() != nil:
+		kind += " " + ev.GetWorkflowExecutionSignaledEventAttributes().GetSignalName()
+	}
+	return kind
 }

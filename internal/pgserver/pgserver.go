@@ -38,6 +38,10 @@ type Options struct {
 	Durable bool
 	// MaxConnections defaults to 200.
 	MaxConnections int
+	// Preload names the modules the server loads at start
+	// (shared_preload_libraries): pg_stat_statements for the soak's
+	// statement accounting.
+	Preload []string
 }
 
 // Server is a running cluster.
@@ -174,6 +178,9 @@ func (s *Server) run(bin, dataDir string, cred *syscall.Credential, opts Options
 		"-c", "max_connections=" + strconv.Itoa(maxConn)}
 	if !opts.Durable {
 		args = append(args, "-F", "-c", "synchronous_commit=off", "-c", "full_page_writes=off")
+	}
+	if len(opts.Preload) > 0 {
+		args = append(args, "-c", "shared_preload_libraries="+strings.Join(opts.Preload, ","))
 	}
 	s.cmd = exec.Command(filepath.Join(bin, "postgres"), args...)
 	s.cmd.Stdout = s.output
