@@ -88,9 +88,9 @@ const DefaultAPIConns = 16
 
 // OpenReads connects to the store at url with the mirrors of m.
 func OpenReads(ctx context.Context, url string, m Mirrors, log *zap.Logger) (*Reads, error) {
-	pc, err := pgxpool.ParseConfig(url)
+	pc, err := store.PoolConfig(url)
 	if err != nil {
-		return nil, fmt.Errorf("database url: %w", err)
+		return nil, err
 	}
 	// pgx's own default (the larger of 4 and the CPUs) starves contact
 	// seals behind availability reads; pool_max_conns, when given, wins.

@@ -85,7 +85,11 @@ func RunRetention(ctx context.Context, cfg RetentionConfig, logger *zap.Logger) 
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
-	pool, err := pgxpool.New(ctx, cfg.DatabaseURL)
+	pc, err := store.PoolConfig(cfg.DatabaseURL)
+	if err != nil {
+		return fmt.Errorf("retention: %w", err)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, pc)
 	if err != nil {
 		return fmt.Errorf("retention: connect: %w", err)
 	}

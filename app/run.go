@@ -63,7 +63,11 @@ func start(ctx context.Context, cfg Config, logger *zap.Logger, m *metrics.Metri
 }
 
 func run(ctx context.Context, cfg Config, logger *zap.Logger, m *metrics.Metrics, ready func()) error {
-	pool, err := pgxpool.New(ctx, cfg.DatabaseURL)
+	pc, err := store.PoolConfig(cfg.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, pc)
 	if err != nil {
 		return fmt.Errorf("connect database: %w", err)
 	}

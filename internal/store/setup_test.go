@@ -130,3 +130,20 @@ func (f *fixture) booked(t testing.TB, key string, in booking.Intent) Outcome {
 	require.NoError(t, err)
 	return out
 }
+
+// Every process's pool runs with PostgreSQL's JIT off (PoolConfig), unless
+// the URL sets it: JIT made the commit's occupancy read 45 times slower.
+func TestTheStoresPoolRunsWithoutJIT(t *testing.T) {
+	t.Parallel()
+	_, url := pgtest.NewWithURL(t)
+	for dsn, want := range map[string]string{url: "off", url + " jit=on": "on"} {
+		pc, err := PoolConfig(dsn)
+		require.NoError(t, err)
+		pool, err := pgxpool.NewWithConfig(t.Context(), pc)
+		require.NoError(t, err)
+		var jit string
+		require.NoError(t, pool.QueryRow(t.Context(), "SHOW jit").Scan(&jit))
+		pool.Close()
+		require.Equal(t, want, jit, dsn)
+	}
+}
