@@ -245,9 +245,9 @@ func (st *commitState) readRefusal(res pgx.BatchResults) error {
 // referenceTakenSQL: does another request's key share this key's spoken
 // reference? Both reference indexes answer it.
 const referenceTakenSQL = `
-SELECT EXISTS (SELECT FROM booking WHERE request_reference(request_key) = request_reference($1)
+SELECT EXISTS (SELECT FROM booking WHERE reference = request_reference($1)
                    AND request_key NOT LIKE 'anon-%' AND request_key <> $1)
-    OR EXISTS (SELECT FROM booking_refusal WHERE request_reference(request_key) = request_reference($1) AND request_key <> $1)`
+    OR EXISTS (SELECT FROM booking_refusal WHERE reference = request_reference($1) AND request_key <> $1)`
 
 func (st *commitState) readKeyAlone(ctx context.Context, conn *pgx.Conn, key string) error {
 	if len(st.resources) > 0 {

@@ -47,13 +47,16 @@ func (s *Store) KeyByReference(ctx context.Context, ref string) (string, error) 
 		"reference %s names more than one request; ask for the booking by its request_key", ref)
 }
 
+// referenceKeysSQL lists the keys (at most two) whose reference is $1.
+const referenceKeysSQL = `
+SELECT request_key FROM booking WHERE reference = $1 AND request_key NOT LIKE 'anon-%'
+UNION SELECT request_key FROM booking_refusal WHERE reference = $1
+UNION SELECT request_key FROM pending_call WHERE reference = $1
+LIMIT 2`
+
 // referenceKeys are the keys (at most two) whose reference is raw.
 func (s *Store) referenceKeys(ctx context.Context, raw []byte) ([]string, error) {
-	rows, err := s.pool.Query(ctx, `
-SELECT request_key FROM booking WHERE request_reference(request_key) = $1 AND request_key NOT LIKE 'anon-%'
-UNION SELECT request_key FROM booking_refusal WHERE request_reference(request_key) = $1
-UNION SELECT request_key FROM pending_call WHERE request_reference(request_key) = $1
-LIMIT 2`, raw)
+	rows, err := s.pool.Query(ctx, referenceKeysSQL, raw)
 	if err != nil {
 		return nil, err
 	}
