@@ -86,17 +86,23 @@ var issuers = []struct {
 	who string
 }{
 	{regexp.MustCompile(`(?i)set_config\('bookingsaga\.agency'`), "every transaction: its agency (row-level security)"},
-	{regexp.MustCompile(`(?i)pg_catalog|pg_is_in_recovery|^select \$1$|^select 1|version\(\)|pg_database`), "health, metrics, pool checks"},
+	{regexp.MustCompile(`(?i)NEW\.kind IN \(.conflict`), "outbox: a refusal after a pending answer (trigger)"},
+	{regexp.MustCompile(`(?i)NEW\.request_key, k|caller_message|^\s*k IS NOT NULL AND NEW\.booking_id`), "outbox and sender"},
+	{regexp.MustCompile(`(?i)k\.data_key|WITH RECURSIVE chain`), "contacts: sealing (API), reading (sender, mirrors)"},
+	{regexp.MustCompile(`(?i)^\s*WITH locked AS|o\.booking_id, o\.status|FOR NO KEY UPDATE|reference = request_reference|` +
+		`INSERT INTO booking \(|INSERT INTO booking_event|booking_refusal|booking_resource SET|statement_timeout|WITH b AS \(\s*UPDATE booking|UPDATE booking SET status`),
+		"commit: locks, occupancy, the decision, its events"},
+	{regexp.MustCompile(`(?i)live_occupancy\(r\.id`), "API: availability"},
 	{regexp.MustCompile(`(?i)caller_link|agency_profile`), "sender: the caller's link and the agency's name"},
-	{regexp.MustCompile(`(?i)caller_message`), "outbox and sender"},
 	{regexp.MustCompile(`(?i)webhook_`), "webhooks"},
 	{regexp.MustCompile(`(?i)pending_call|note_pending`), "API: pending notes; reconciliation"},
-	{regexp.MustCompile(`(?i)drift_flag|provider_event_id|crm_ref|calendar_synced|crm_contact`), "mirrors: calendar and CRM"},
-	{regexp.MustCompile(`(?i)vault\.contact_key|booking_contact|lookup_key`), "contacts: sealing (API), reading (sender, mirrors)"},
-	{regexp.MustCompile(`(?i)bookingsaga_commit|insert into booking |booking_resource|booking_event|booking_refusal`), "commit"},
+	{regexp.MustCompile(`(?i)provider_event_id|crm_ref|drift_flag|calendar_synced|crm_contact`), "mirrors: calendar and CRM"},
+	{regexp.MustCompile(`(?i)WITH RECURSIVE chain|vault\.contact_key|booking_contact|lookup_key`), "contacts: sealing (API), reading (sender, mirrors)"},
+	{regexp.MustCompile(`(?i)^\s*SELECT booking_id, request_key, status`), "booking reads: mirrors, sender, status"},
 	{regexp.MustCompile(`(?i)from agency|mirror_account|platform_secret`), "agency and its accounts"},
-	{regexp.MustCompile(`(?i)resource|policy|agent_pool`), "catalogue: availability (API), commit, messages"},
-	{regexp.MustCompile(`(?i)from booking`), "booking reads: status, lookups"},
+	{regexp.MustCompile(`(?i)resource|policy|agent_pool`), "catalogue: resources and policy"},
+	{regexp.MustCompile(`(?i)^\s*(begin|commit|rollback)\b`), "transaction control"},
+	{regexp.MustCompile(`(?i)pg_catalog|pg_is_in_recovery|^select \$1$|^select 1|version\(\)|pg_database`), "health, metrics, pool checks"},
 }
 
 func issuer(query string) string {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -127,4 +128,27 @@ func TestTheSoakTellsItsOwnLatenessFromTheServices(t *testing.T) {
 	require.Equal(t, 395*time.Millisecond, row.admittedP95)
 	require.Equal(t, 295*time.Millisecond, row.sentLateP95, "a call shed is not counted")
 	require.Equal(t, 100*time.Millisecond, row.fromSentP95)
+}
+
+// The statement table names who issues each of the store's heaviest
+// statements, as pg_stat_statements shows them (normalised).
+func TestEachStatementIsNamedByWhoIssuesIt(t *testing.T) {
+	t.Parallel()
+	for q, who := range map[string]string{
+		"SELECT set_config('bookingsaga.agency', $1, true)":                                                                                                 "every transaction",
+		"SELECT EXISTS (SELECT FROM booking WHERE reference = request_reference($1) AND x)":                                                                 "commit",
+		"SELECT rb.resource_id, rb.occ_from, rb.occ_to, lower(o.occupied), upper(o.occupied), o.booking_id, o.status":                                       "commit",
+		"WITH locked AS ( -- judged: the resource's rules":                                                                                                  "commit",
+		"k IS NOT NULL AND NEW.booking_id IS NOT NULL AND (EXISTS ...) INSERT INTO caller_message (request_key, kind, event_id) VALUES (NEW.request_key, k": "outbox and sender",
+		"SELECT r.id, lower(lo.occupied), upper(lo.occupied) FROM unnest($1::text[]) AS r(id) CROSS JOIN LATERAL live_occupancy(r.id, x)":                   "API: availability",
+		"UPDATE booking SET provider_event_id = $2, crm_ref = $3 WHERE booking_id = $1":                                                                     "mirrors",
+		"SELECT booking_id, request_key, status, property_id FROM booking WHERE request_key = $1":                                                           "booking reads",
+		"WITH RECURSIVE chain (request_key, depth, up) AS ( SELECT $1::text":                                                                                "contacts",
+		"k IS NOT NULL AND NEW.booking_id IS NOT NULL AND ( EXISTS (SELECT $18 FROM booking_contact c WHERE":                                                "outbox and sender",
+		"SELECT k.data_key, k.erased_at IS NOT NULL, coalesce(c.sealed, r.contact_sealed) LEFT JOIN booking_refusal r":                                      "contacts",
+		"UPDATE booking SET status = $4, released_at = $2 WHERE booking_id = $1":                                                                            "commit",
+		"SELECT frobnicate()": "other",
+	} {
+		require.True(t, strings.HasPrefix(issuer(q), who), "%q: %s", q, issuer(q))
+	}
 }
