@@ -54,7 +54,7 @@ func (a *Activities) deliver(ctx context.Context, set accounts.Set, m booking.Me
 			body = sp.Code(code)
 		}
 		if tries > 0 {
-			if id, found, err := set.SMS.Find(c.Phone, body, m.CreatedAt); err != nil || found {
+			if id, found, err := set.SMS.Find(c.Phone, lookFor(sp, m, body), m.CreatedAt); err != nil || found {
 				return id, err
 			}
 		}
@@ -66,6 +66,21 @@ func (a *Activities) deliver(ctx context.Context, set accounts.Set, m booking.Me
 		out.Invite = invite(agency.Scoped(ctx, m.Thread), m, sp)
 	}
 	return set.Mail.Send(ctx, out)
+}
+
+// lookFor is what a text tried before is found at Twilio by: its words,
+// less any that may have changed since the try (the free times a
+// not-booked text offers, read again on each try), which end it.
+func lookFor(sp speech.Speaker, m booking.Message, body string) string {
+	if len(sp.Free) == 0 {
+		return body
+	}
+	sp.Free = nil
+	other, n := sp.Text(m.Kind, m.Booking), 0
+	for n < len(body) && n < len(other) && body[n] == other[n] {
+		n++
+	}
+	return body[:n]
 }
 
 // invite is the viewing as the caller's calendar keeps it: one UID for
@@ -164,7 +179,10 @@ func (a *Activities) pageLink(ctx context.Context, m booking.Message, lang speec
 		return "", nil // nothing booked, nothing to show
 	case m.Kind == booking.MessageMoveNotBooked: // the old booking stands
 		old, err := a.Store.Lookup(ctx, m.Booking.Intent.Replaces)
-		if err != nil {
+		switch {
+		case errors.Is(err, booking.ErrNotFound): // anonymised since
+			return "", nil
+		case err != nil:
 			return "", storeError("caller link", m.RequestKey, err)
 		}
 		key, ends = old.RequestKey, old.Intent.EndsAt

@@ -410,3 +410,34 @@ func TestAPendingBookingRefusedIsTextedAsNotBooked(t *testing.T) {
 	require.Contains(t, fake.Sent()[2].Body, "could not be moved to")
 	require.Contains(t, fake.Sent()[2].Body, "it stays as it was")
 }
+
+// A not-booked text whose reply was lost is found at Twilio on the next
+// try, though the free times it offers changed meanwhile: it is looked
+// up by the words that do not change, and not sent twice.
+func TestALostNotBookedTextIsFoundThoughItsFreeTimesChanged(t *testing.T) {
+	t.Parallel()
+	f, fake := texting(t)
+	f.book("req_holder", 10, nil)
+	f.pendingRefused(f.commitInput("req_pending", "p1", 10), &booking.Contact{Phone: callerPhone, Notify: booking.ChannelSMS})
+	require.NoError(t, fake.Inject(fakeserver.Fault{Op: "messages.create", Times: 1, DropAfterSave: true}))
+	n, err := f.send()
+	require.NoError(t, err)
+	require.Zero(t, n, "the reply was lost")
+	first := fake.Sent()[0].Body
+	// The first time it offered is taken now.
+	ctx := context.Background()
+	av, err := f.acts.Store.Availability(ctx, booking.AvailabilityQuery{PropertyID: "prop", AgentID: "agent-00",
+		From: time.Now(), To: time.Now().Add(7 * 24 * time.Hour), Duration: time.Hour})
+	require.NoError(t, err)
+	require.NotEmpty(t, av.Slots)
+	taken := f.commitInput("req_taken", "p1", 0)
+	taken.Intent.StartsAt, taken.Intent.EndsAt = av.Slots[0].StartsAt, av.Slots[0].StartsAt.Add(time.Hour)
+	_, err = f.acts.Store.Commit(ctx, store.CommitRequest{CommitRequest: taken.CommitRequest, CalendarUnchecked: true})
+	require.NoError(t, err)
+	f.later(2 * time.Second)
+	n, err = f.send()
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	require.Len(t, fake.Sent(), 1, "found at Twilio, not sent again")
+	require.Contains(t, first, "Free instead: ")
+}
