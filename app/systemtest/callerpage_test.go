@@ -17,8 +17,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bookingsaga/bookingsaga/activities"
+	"github.com/bookingsaga/bookingsaga/api/callerpage"
 	"github.com/bookingsaga/bookingsaga/app"
 	"github.com/bookingsaga/bookingsaga/booking"
+	"github.com/bookingsaga/bookingsaga/internal/ratelimit"
 	"github.com/bookingsaga/bookingsaga/internal/sms/smstest"
 	"github.com/bookingsaga/bookingsaga/internal/speech"
 )
@@ -245,4 +247,30 @@ func TestAReplyNotUnderstoodIsAnsweredOnceADay(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, code)
 	require.Len(t, fake.Sent(), 2, "once a day, and nothing to a number with no booking")
+}
+
+// Each link is limited (a dozen requests at once, then one every five
+// seconds by default); past that its page says so, and asks the store
+// nothing.
+func TestACallersLinkIsLimited(t *testing.T) {
+	t.Parallel()
+	f, fake, api := setupPages(t)
+	require.Equal(t, booking.MessageSent, f.textedBooking(f.ctx, api, apiKey, uuid.NewString(), 10).Status)
+	// At a rate that refills no token within the test, however slow it runs.
+	slow := f.serveAPI(app.EdgeConfig{Page: callerpage.Config{Links: f.acts.Store, Profiles: f.acts.Store,
+		PerLink: ratelimit.Limits{PerSecond: 1e-6, Burst: 12}}})
+	link := slow + strings.TrimPrefix(linkIn.FindString(fake.Sent()[0].Body), api)
+	codes := map[int]int{}
+	var last string
+	for range 14 {
+		res, err := http.Get(link)
+		require.NoError(t, err)
+		body, err := io.ReadAll(res.Body)
+		require.NoError(t, err)
+		_ = res.Body.Close()
+		codes[res.StatusCode]++
+		last = string(body)
+	}
+	require.Equal(t, map[int]int{http.StatusOK: 12, http.StatusTooManyRequests: 2}, codes)
+	require.Contains(t, last, "Too many tries with this link")
 }
