@@ -55,7 +55,7 @@ func (p *Page) move(w http.ResponseWriter, r *http.Request, v visit, nonce strin
 	}
 	av, err := p.offered(r.Context(), v.booking)
 	if err != nil {
-		return err
+		return p.answer(w, r, v, "move", receipt.Receipt{}, err)
 	}
 	if !offers(av, start) {
 		return p.render(w, r, v, "move", "not_offered", "not_offered", http.StatusConflict)
@@ -63,7 +63,7 @@ func (p *Page) move(w http.ResponseWriter, r *http.Request, v visit, nonce strin
 	body := edge.RescheduleBody{NewRequestKey: key, ExpectedPolicyVersion: av.PolicyVersion,
 		Slot: edge.Slot{StartsAt: start.Format(time.RFC3339), ExpectedZoneRules: av.ZoneRules}}
 	if err := edge.DefaultMove(r.Context(), p.set.Bookings, v.link.RequestKey, &body); err != nil {
-		return err
+		return p.answer(w, r, v, "move", receipt.Receipt{}, err)
 	}
 	req, e := edge.NewCommit(body.Slot, body.ExpectedPolicyVersion, nil, p.set.Now())
 	if e != nil {
@@ -76,7 +76,8 @@ func (p *Page) move(w http.ResponseWriter, r *http.Request, v visit, nonce strin
 // answer words an action's receipt by its status alone: done, pending
 // (it may have happened: never a failure), a time taken meanwhile with
 // the times free now, or refused with nothing changed. An error leaves
-// the outcome unknown, and the page says to look again.
+// the outcome unknown, and the page (a page, never the API's JSON) says
+// to look again.
 func (p *Page) answer(w http.ResponseWriter, r *http.Request, v visit, action string, rec receipt.Receipt, err error) error {
 	switch {
 	case err != nil:
