@@ -87,7 +87,7 @@ func (p *Page) answer(w http.ResponseWriter, r *http.Request, v visit, action st
 		return p.done(w, r, action, string(rec.Status))
 	case rec.Status == receipt.StatusPending:
 		pending := v
-		pending.booking.RequestKey = rec.RequestKey // the reference of the change
+		pending.change = rec.RequestKey
 		return p.render(w, r, pending, action, "pending", "pending", http.StatusAccepted)
 	case rec.Status == receipt.StatusConflict:
 		return p.render(w, r, v, action, "conflict", "taken", http.StatusConflict)

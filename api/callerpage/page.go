@@ -92,6 +92,9 @@ type visit struct {
 	link    booking.Link
 	booking booking.Booking
 	sp      speech.Speaker
+	// change is the key of a change answered pending, whose reference
+	// the notice names beside the booking that stands.
+	change string
 }
 
 // open charges the link's budget and follows it. It answers the page

@@ -59,7 +59,11 @@ func (p *Page) render(w http.ResponseWriter, r *http.Request, v visit, action, r
 	b, sp := v.booking, v.sp
 	out := p.frame(r, sp)
 	if notice != "" {
-		out.Notice = sp.Page(notice, b)
+		nb := b
+		if v.change != "" {
+			nb.RequestKey = v.change
+		}
+		out.Notice = sp.Page(notice, nb)
 	}
 	out.Reference = sp.Page("reference", b)
 	started := !p.set.Now().Before(b.Intent.StartsAt)
