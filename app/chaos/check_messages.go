@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/bookingsaga/bookingsaga/agency"
@@ -37,10 +38,26 @@ type messages struct {
 	// answers counts the answers to replies not understood, by agency
 	// and number.
 	answers map[string]int
+	// noted are the keys whose pending answer the store noted (it then
+	// sends the booking.settled webhook): the note is best effort, and a
+	// caller it was lost for is not known to the store to have been told
+	// pending.
+	noted map[string]bool
 }
 
 func (ch *checker) readMessages(ctx context.Context, pool *pgxpool.Pool, c *cluster) error {
-	m := messages{outbox: map[string]map[booking.MessageKind]booking.MessageStatus{}, answers: map[string]int{}}
+	m := messages{outbox: map[string]map[booking.MessageKind]booking.MessageStatus{}, answers: map[string]int{}, noted: map[string]bool{}}
+	settled, err := pool.Query(ctx, "SELECT DISTINCT payload->>'request_key' FROM webhook_delivery WHERE event_type = 'booking.settled'")
+	if err != nil {
+		return fmt.Errorf("read settled webhooks: %w", err)
+	}
+	keys, err := pgx.CollectRows(settled, pgx.RowTo[string])
+	if err != nil {
+		return fmt.Errorf("read settled webhooks: %w", err)
+	}
+	for _, k := range keys {
+		m.noted[k] = true
+	}
 	rows, err := pool.Query(ctx, "SELECT request_key, kind, status FROM caller_message")
 	if err != nil {
 		return fmt.Errorf("read caller messages: %w", err)
@@ -228,8 +245,8 @@ func (ch *checker) messagedOnlyIfBooked() []string {
 }
 
 // pendingSettledTold: a consenting caller whose last answer was pending,
-// and whose booking (or move) the store then refused, is told so by
-// message, whichever came first, the refusal or the note of the pending
+// as the store noted it, and whose booking (or move) the store then
+// refused, is told so by message, whichever came first, the refusal or the note of the pending
 // answer; unless they texted STOP. A caller whose agent sent the call
 // again and heard the refusal was told on the call.
 func (ch *checker) pendingSettledTold() []string {
@@ -244,7 +261,7 @@ func (ch *checker) pendingSettledTold() []string {
 		r := c.Receipt
 		// A hold carries no contact (the caller gives one when they book
 		// it): there is no one to write to.
-		if r == nil || r.Status != receipt.StatusPending || last[r.RequestKey] != r || c.Op == "hold" {
+		if r == nil || r.Status != receipt.StatusPending || last[r.RequestKey] != r || c.Op == "hold" || !ch.messages.noted[r.RequestKey] {
 			continue
 		}
 		key := r.RequestKey
