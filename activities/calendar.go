@@ -53,7 +53,7 @@ func (a *Activities) SyncCalendar(ctx context.Context, in booking.KeyInput) (boo
 	if b.Status != booking.StatusConfirmed {
 		return booking.SyncOutput{}, nil // the events are gone; there is no event id to report
 	}
-	if _, err := a.Store.RecordMirror(ctx, booking.MirrorRecord{RequestKey: b.RequestKey, ProviderEventID: first}); err != nil {
+	if err := a.Store.RecordMirror(ctx, booking.MirrorRecord{RequestKey: b.RequestKey, ProviderEventID: first}); err != nil {
 		return booking.SyncOutput{}, storeError("sync calendar", in.RequestKey, err)
 	}
 	return booking.SyncOutput{EventID: first}, nil

@@ -38,7 +38,7 @@ func (a *Activities) SyncCRM(ctx context.Context, in booking.KeyInput) (booking.
 	if err != nil {
 		return booking.SyncOutput{}, mirrorError("sync crm", in.RequestKey, err, crm.Permanent(err))
 	}
-	if _, err := a.Store.RecordMirror(ctx, booking.MirrorRecord{RequestKey: b.RequestKey, CRMRef: rec.ID}); err != nil {
+	if err := a.Store.RecordMirror(ctx, booking.MirrorRecord{RequestKey: b.RequestKey, CRMRef: rec.ID}); err != nil {
 		return booking.SyncOutput{}, storeError("sync crm", in.RequestKey, err)
 	}
 	if err := a.linkCaller(ctx, m, b.RequestKey, rec.ID); err != nil {

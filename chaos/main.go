@@ -48,7 +48,7 @@ func run(ctx context.Context, args []string) (bool, error) {
 	fs.IntVar(&o.Callers, "callers", o.Callers, "concurrent callers")
 	fs.IntVar(&o.Flooders, "flooders", o.Flooders, "a second agent key's MCP writes at once beside the callers, each minting a conversation; 0 for none")
 	fs.DurationVar(&o.Think, "think", o.Think, "longest pause between a caller's calls")
-	fs.Float64Var(&o.MirrorFaultRate, "mirror-faults", o.MirrorFaultRate, "share of calendar and CRM calls that misbehave")
+	fs.Float64Var(&o.MirrorFaultRate, "mirror-faults", o.MirrorFaultRate, "share of calendar and CRM calls that misbehave (with -serve: none unless given)")
 	fs.DurationVar(&o.Outage, "outage", o.Outage, "how long each broken process stays down")
 	fs.BoolVar(&o.SecondAgency, "second-agency", true, "half the callers act for a second agency, lyon, with its own key, catalogue, calendars and mailboxes; off with -restore")
 	fs.BoolVar(&o.Restore, "restore", false, "instead of the usual faults, restore the store from a backup taken mid-load (each outage long), and check what it lost is flagged and restored")
@@ -81,6 +81,9 @@ func run(ctx context.Context, args []string) (bool, error) {
 		}
 	}
 	if *serve {
+		if !explicit(fs, "mirror-faults") {
+			o.MirrorFaultRate = 0 // a serve is fault-free unless asked
+		}
 		return true, chaos.Serve(ctx, o)
 	}
 	rep, err := chaos.Run(ctx, o)
@@ -89,4 +92,11 @@ func run(ctx context.Context, args []string) (bool, error) {
 	}
 	rep.Print(os.Stdout)
 	return rep.OK(), nil
+}
+
+// explicit says whether the flag was given on the command line.
+func explicit(fs *flag.FlagSet, name string) bool {
+	found := false
+	fs.Visit(func(f *flag.Flag) { found = found || f.Name == name })
+	return found
 }

@@ -83,6 +83,8 @@ type cluster struct {
 	// floodKey is the flooding key (Options.Flooders).
 	floodKey               string
 	workerHealth, apiAddrs map[string]string
+	// workerPprof, when set (a serve), is each worker's profile address.
+	workerPprof map[string]string
 	// *fakes are the deployment's accounts, the default agency's; own
 	// are each other agency's, by id.
 	*fakes
@@ -285,6 +287,9 @@ func (c *cluster) startWorker(ctx context.Context, slot string) error {
 		"-twilio-account-sid", twilioAccount, "-twilio-auth-token", twilioToken, "-sms-from", agencyNumber, "-twilio-endpoint", c.smsURL,
 		"-sms-quiet-from", "0s", "-sms-quiet-to", "0s", "-smtp-addr", c.smtpAddr, "-smtp-tls", "none", "-mail-from", "visites@chaos.test",
 		"-webhook-allow-loopback", "-public-url", "http://" + c.apiAddrs["a"]}
+	if addr := c.workerPprof[slot]; addr != "" {
+		argv = append(argv, "-pprof-listen", addr)
+	}
 	p, err := startProc(c.dir, "worker-"+slot, argv)
 	if err != nil {
 		return err

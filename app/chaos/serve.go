@@ -13,8 +13,9 @@ import (
 	"github.com/bookingsaga/bookingsaga/internal/store"
 )
 
-// Serve runs the fault suite's processes with no faults and the dev
-// stack's demo catalogue until ctx ends, and prints the soak's command
+// Serve runs the fault suite's processes with no process faults (the
+// mirrors' at o.MirrorFaultRate) and the dev stack's demo catalogue, and
+// each worker's profiles served, until ctx ends, and prints the soak's command
 // line for them: the two APIs, Temporal, the fakes, and every process by
 // pid, so that the soak prints what a booking costs in each (BENCHMARKS.md).
 // The fakes run in this process, so "fakes" is its own share.
@@ -35,6 +36,15 @@ func Serve(ctx context.Context, o Options) error {
 	}
 	defer c.stop()
 	c.preload = []string{"pg_stat_statements"}
+	// The workers serve their profiles, for where a booking's CPU goes.
+	addrs, err := freeAddrs(len(slots))
+	if err != nil {
+		return err
+	}
+	c.workerPprof = map[string]string{}
+	for i, slot := range slots {
+		c.workerPprof[slot] = addrs[i]
+	}
 	for _, m := range devstack.DemoMailboxes {
 		c.graph.AddMailbox(m)
 	}
@@ -49,7 +59,13 @@ func Serve(ctx context.Context, o Options) error {
 	if err := devstack.SeedDemo(ctx, store.New(pool, store.Config{})); err != nil {
 		return err
 	}
-	fmt.Fprintf(o.Progress, "chaos: serving the demo catalogue on the fault suite's processes, logs in %s; run:\n%s\n", o.Dir, c.soakCommand())
+	// Faults in the mirrors, when asked for, to weigh what they cost the
+	// commits (goodput) against a serve without.
+	if err := c.mirrorFaults(o.MirrorFaultRate, o.Seed); err != nil {
+		return err
+	}
+	fmt.Fprintf(o.Progress, "chaos: serving the demo catalogue on the fault suite's processes, mirror faults at %.0f%%, logs in %s; workers' profiles at %s; run:\n%s\n",
+		100*o.MirrorFaultRate, o.Dir, c.pprofURLs(), c.soakCommand())
 	<-ctx.Done()
 	return nil
 }
@@ -69,4 +85,13 @@ func (c *cluster) soakCommand() string {
 	}
 	return fmt.Sprintf("API_KEY=%s starter -temporal-address %s soak -api http://%s,http://%s -fake-calendar %s -fake-graph %s -processes %s -statements '%s'",
 		c.apiKey, c.temporalAddr, c.apiAddrs["a"], c.apiAddrs["b"], c.calendarURL, c.graphURL, strings.Join(procs, ","), c.adminURL)
+}
+
+// pprofURLs are the workers' CPU profile addresses.
+func (c *cluster) pprofURLs() string {
+	var urls []string
+	for _, slot := range slots {
+		urls = append(urls, "http://"+c.workerPprof[slot]+"/debug/pprof/profile")
+	}
+	return strings.Join(urls, " ")
 }

@@ -176,4 +176,21 @@ func TestSettingsThatDoNotFitAreRefused(t *testing.T) {
 	require.NoError(t, err)
 	require.NotNil(t, o.ConnectionOptions.TLS, "an API key goes over TLS")
 	require.NotNil(t, o.Credentials)
+	require.ErrorContains(t, Config{Address: "a:1", Namespace: "n", Compression: "zstd"}.Validate(), `temporal-compression "zstd"`)
+}
+
+// Calls to Temporal go uncompressed unless gzip is asked for: the SDK's
+// default compresses every call, which cost a sixth of a worker's CPU.
+func TestCompressionIsOffUnlessAskedFor(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		compression string
+		want        client.GrpcCompression
+	}{{"", &client.GrpcCompressionNone{}}, {CompressionNone, &client.GrpcCompressionNone{}}, {CompressionGzip, nil}} {
+		cfg := Config{Address: "a:1", Namespace: "n", Compression: c.compression}
+		require.NoError(t, cfg.Validate())
+		o, err := cfg.Options()
+		require.NoError(t, err)
+		require.Equal(t, c.want, o.ConnectionOptions.GrpcCompression, "compression %q", c.compression)
+	}
 }
