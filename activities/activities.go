@@ -70,6 +70,10 @@ type Activities struct {
 	// text or e-mail) waits for this worker's commits in flight to end
 	// before it goes ahead; 0 does not wait.
 	MirrorYield time.Duration
+	// RecheckBudget bounds the commit's calendar re-check; past it the
+	// store decides alone, flagged for reconciliation. Zero leaves the
+	// share of the attempt's budget (recheckShare) as the only bound.
+	RecheckBudget time.Duration
 
 	turns commitsFirst
 

@@ -232,3 +232,36 @@ func TestAMirrorWriteYieldsToACommitInFlight(t *testing.T) {
 	require.Len(t, evs, 1)
 	require.Equal(t, gcal.EventID("k-told"), evs[0].Id)
 }
+
+// A calendar that answers slowly costs a commit its re-check budget at
+// most, not a share of the caller's wait: the store decides alone, while
+// the calendar still holds the read, and flags the booking unchecked.
+func TestASlowCalendarCostsTheCommitItsRecheckBudget(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	// A client that would wait for the calendar a minute a call.
+	slow, err := gcal.New(context.Background(), gcal.Config{Endpoint: f.calURL, NoAuth: true, CallTimeout: time.Minute, Retry: retry.Default()})
+	require.NoError(t, err)
+	f.acts.Calendar = calendars.NewRouter(map[string]calendars.Provider{booking.ProviderGoogle: slow})
+	f.acts.RecheckBudget = 50 * time.Millisecond
+	require.NoError(t, f.cal.Inject(fakeserver.Fault{Op: "freebusy.query", Times: 1, Latency: time.Hour}))
+	t.Cleanup(f.cal.Release)
+	done := make(chan error, 1)
+	go func() {
+		_, err := f.env.ExecuteActivity(f.acts.Commit, f.commitInput("k-slow-cal", "p1", 9)) // a 10-minute attempt
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(30 * time.Second): // a quarter of the attempt, the old bound, is 150 s
+		t.Fatal("the commit waited on the calendar past its re-check budget")
+	}
+	b, err := f.acts.Store.Lookup(context.Background(), "k-slow-cal")
+	require.NoError(t, err)
+	require.Equal(t, booking.StatusConfirmed, b.Status)
+	var n int
+	require.NoError(t, f.pool.QueryRow(context.Background(),
+		"SELECT count(*) FROM booking_event WHERE request_key = 'k-slow-cal' AND kind = 'calendar_unchecked'").Scan(&n))
+	require.Equal(t, 1, n, "flagged for reconciliation")
+}

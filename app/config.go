@@ -84,7 +84,15 @@ type Config struct {
 	// text or e-mail) waits for this worker's commits in flight to end;
 	// 0 does not wait (activities.Activities.MirrorYield).
 	MirrorYield time.Duration
+	// CalendarRecheck bounds the commit's re-read of the calendars before
+	// it decides (activities.Activities.RecheckBudget): a slow calendar
+	// costs a commit this much at most.
+	CalendarRecheck time.Duration
 }
+
+// maxCalendarRecheck keeps the re-check inside a quarter of the commit's
+// default wait (3 s), the bound it had before it had its own.
+const maxCalendarRecheck = 750 * time.Millisecond
 
 // maxMirrorYield keeps a mirror's wait for commits well inside the first
 // try that holds it (workflows.Settings.MirrorFirstTry, 2 s by default)
@@ -115,6 +123,7 @@ func DefaultConfig() Config {
 		ShutdownTimeout:   30 * time.Second,
 		ReconcileInterval: 5 * time.Minute,
 		MirrorYield:       250 * time.Millisecond,
+		CalendarRecheck:   250 * time.Millisecond,
 	}
 }
 
@@ -141,6 +150,9 @@ func (c Config) Validate() error {
 	}
 	if c.MirrorYield < 0 || c.MirrorYield > maxMirrorYield {
 		errs = append(errs, fmt.Errorf("mirror-yield must be from 0 to %s, got %s", maxMirrorYield, c.MirrorYield))
+	}
+	if c.CalendarRecheck < 10*time.Millisecond || c.CalendarRecheck > maxCalendarRecheck {
+		errs = append(errs, fmt.Errorf("calendar-recheck must be from 10ms to %s, got %s", maxCalendarRecheck, c.CalendarRecheck))
 	}
 	for _, d := range []struct {
 		name string

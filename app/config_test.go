@@ -50,6 +50,24 @@ func TestAMirrorYieldStaysWithinTheFirstTry(t *testing.T) {
 	}
 }
 
+func TestTheCalendarRecheckStaysWithinTheCommitsWait(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		recheck time.Duration
+		bad     bool
+	}{{250 * time.Millisecond, false}, {10 * time.Millisecond, false}, {750 * time.Millisecond, false}, {0, true}, {time.Second, true}} {
+		cfg := DefaultConfig()
+		cfg.DatabaseURL = "postgres://localhost/x"
+		cfg.CalendarRecheck = tc.recheck
+		err := cfg.Validate()
+		if tc.bad {
+			require.ErrorContains(t, err, "calendar-recheck", "%s", tc.recheck)
+		} else {
+			require.NoError(t, err, "%s", tc.recheck)
+		}
+	}
+}
+
 // Reconciliation resends pending calls, repairs messages and erases
 // contacts at retention besides repairing the mirrors: a worker that
 // would never schedule it is refused, with how to pause the repairs.

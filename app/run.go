@@ -221,7 +221,7 @@ func newActivities(ctx context.Context, cfg Config, pool *pgxpool.Pool) (*activi
 	if err != nil {
 		return nil, err
 	}
-	acts := &activities.Activities{Store: st, Egress: cfg.Egress(), MirrorYield: cfg.MirrorYield, Accounts: cfg.Accounts(st, false),
+	acts := &activities.Activities{Store: st, Egress: cfg.Egress(), MirrorYield: cfg.MirrorYield, RecheckBudget: cfg.CalendarRecheck, Accounts: cfg.Accounts(st, false),
 		Calendar: set.Calendar, CRM: set.CRM, SMS: set.SMS, Mail: set.Mail}
 	acts.CRMLang, _ = speech.ParseLang(cfg.CRMLanguage) // checked by validate
 	acts.Quiet, acts.PublicURL = booking.QuietHours{From: cfg.QuietFrom, To: cfg.QuietTo}, cfg.PublicURL

@@ -41,6 +41,7 @@ func parseConfig(args []string) (app.Config, error) {
 	fs.StringVar(&c.PprofListen, "pprof-listen", c.PprofListen, "serve Go's profiles (/debug/pprof/) on this address, for load tests; keep it on loopback")
 	fs.StringVar(&c.HealthListen, "health-listen", os.Getenv("HEALTH_LISTEN"), "address for GET /healthz, e.g. 0.0.0.0:9090 (env HEALTH_LISTEN)")
 	fs.DurationVar(&c.ReconcileInterval, "reconcile-every", c.ReconcileInterval, "how often the reconciliation schedule runs (repairs, pending resends, message repair, erasure at retention); never 0")
+	fs.DurationVar(&c.CalendarRecheck, "calendar-recheck", c.CalendarRecheck, "the most a commit waits for its re-read of the calendars before the store decides alone, flagged for reconciliation: 10ms to 750ms")
 	fs.DurationVar(&c.MirrorYield, "mirror-yield", c.MirrorYield, "how long a mirror write (calendar, CRM, a caller's message) waits for this worker's commits in flight to end: 0 to 1s, 0 does not wait")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "grace period for running activities on shutdown")
 	if err := fs.Parse(args); err != nil {
