@@ -89,6 +89,7 @@ var issuers = []struct {
 	{regexp.MustCompile(`(?i)NEW\.kind IN \(.conflict`), "outbox: a refusal after a pending answer (trigger)"},
 	{regexp.MustCompile(`(?i)NEW\.request_key, k|caller_message|^\s*k IS NOT NULL AND NEW\.booking_id`), "outbox and sender"},
 	{regexp.MustCompile(`(?i)k\.data_key|WITH RECURSIVE chain`), "contacts: sealing (API), reading (sender, mirrors)"},
+	{regexp.MustCompile(`(?i)^\s*WITH b AS \(\s*SELECT booking_id, nullif\(\$2::text, provider_event_id\)`), "mirrors: calendar and CRM"},
 	{regexp.MustCompile(`(?i)^\s*WITH locked AS|o\.booking_id, o\.status|FOR NO KEY UPDATE|reference = request_reference|` +
 		`INSERT INTO booking \(|INSERT INTO booking_event|booking_refusal|booking_resource SET|statement_timeout|WITH b AS \(\s*UPDATE booking|UPDATE booking SET status`),
 		"commit: locks, occupancy, the decision, its events"},

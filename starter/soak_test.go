@@ -141,7 +141,7 @@ func TestEachStatementIsNamedByWhoIssuesIt(t *testing.T) {
 		"WITH locked AS ( -- judged: the resource's rules":                                                                                                  "commit",
 		"k IS NOT NULL AND NEW.booking_id IS NOT NULL AND (EXISTS ...) INSERT INTO caller_message (request_key, kind, event_id) VALUES (NEW.request_key, k": "outbox and sender",
 		"SELECT r.id, lower(lo.occupied), upper(lo.occupied) FROM unnest($1::text[]) AS r(id) CROSS JOIN LATERAL live_occupancy(r.id, x)":                   "API: availability",
-		"UPDATE booking SET provider_event_id = $2, crm_ref = $3 WHERE booking_id = $1":                                                                     "mirrors",
+		"WITH b AS ( SELECT booking_id, nullif($2::text, provider_event_id) AS event_id ) INSERT INTO booking_event (request_key":                           "mirrors",
 		"SELECT booking_id, request_key, status, property_id FROM booking WHERE request_key = $1":                                                           "booking reads",
 		"WITH RECURSIVE chain (request_key, depth, up) AS ( SELECT $1::text":                                                                                "contacts",
 		"k IS NOT NULL AND NEW.booking_id IS NOT NULL AND ( EXISTS (SELECT $18 FROM booking_contact c WHERE":                                                "outbox and sender",
