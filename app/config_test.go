@@ -32,38 +32,31 @@ func TestRetentionsMustNotShrinkAlongTheChain(t *testing.T) {
 	}
 }
 
-func TestAMirrorYieldStaysWithinTheFirstTry(t *testing.T) {
+// A mirror's yield stays within the first try that holds it, and the
+// calendar re-check within a quarter of the commit's wait.
+func TestTheMirrorsTimingsStayWithinTheirBounds(t *testing.T) {
 	t.Parallel()
+	yield := func(c *Config, d time.Duration) { c.MirrorYield = d }
+	recheck := func(c *Config, d time.Duration) { c.CalendarRecheck = d }
 	for _, tc := range []struct {
-		yield time.Duration
-		bad   bool
-	}{{0, false}, {250 * time.Millisecond, false}, {time.Second, false}, {-time.Millisecond, true}, {2 * time.Second, true}} {
+		flag string
+		set  func(*Config, time.Duration)
+		d    time.Duration
+		bad  bool
+	}{
+		{"mirror-yield", yield, 0, false}, {"mirror-yield", yield, 250 * time.Millisecond, false}, {"mirror-yield", yield, time.Second, false},
+		{"mirror-yield", yield, -time.Millisecond, true}, {"mirror-yield", yield, 2 * time.Second, true},
+		{"calendar-recheck", recheck, 10 * time.Millisecond, false}, {"calendar-recheck", recheck, 750 * time.Millisecond, false},
+		{"calendar-recheck", recheck, 0, true}, {"calendar-recheck", recheck, time.Second, true},
+	} {
 		cfg := DefaultConfig()
 		cfg.DatabaseURL = "postgres://localhost/x"
-		cfg.MirrorYield = tc.yield
+		tc.set(&cfg, tc.d)
 		err := cfg.Validate()
 		if tc.bad {
-			require.ErrorContains(t, err, "mirror-yield", "%s", tc.yield)
+			require.ErrorContains(t, err, tc.flag, "%s", tc.d)
 		} else {
-			require.NoError(t, err, "%s", tc.yield)
-		}
-	}
-}
-
-func TestTheCalendarRecheckStaysWithinTheCommitsWait(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		recheck time.Duration
-		bad     bool
-	}{{250 * time.Millisecond, false}, {10 * time.Millisecond, false}, {750 * time.Millisecond, false}, {0, true}, {time.Second, true}} {
-		cfg := DefaultConfig()
-		cfg.DatabaseURL = "postgres://localhost/x"
-		cfg.CalendarRecheck = tc.recheck
-		err := cfg.Validate()
-		if tc.bad {
-			require.ErrorContains(t, err, "calendar-recheck", "%s", tc.recheck)
-		} else {
-			require.NoError(t, err, "%s", tc.recheck)
+			require.NoError(t, err, "%s %s", tc.flag, tc.d)
 		}
 	}
 }
