@@ -13,7 +13,7 @@ import (
 // a booking any number of times leaves one trace. It is one statement
 // (recordMirrorSQL), so the row's lock is held for that statement alone:
 // the calendar's and the CRM's records of one booking came at once, and
-// each waited for the other's transaction of five round trips.
+// each waited for the other's transaction of six round trips.
 func (s *Store) RecordMirror(ctx context.Context, m booking.MirrorRecord) error {
 	return s.retry(ctx, "record mirror", m.RequestKey, func(ctx context.Context) error {
 		var found bool

@@ -37,10 +37,11 @@ type Config struct {
 	// with (payloadcodec); empty leaves payloads in plain text.
 	PayloadKeysFile string
 	// Compression is the gRPC compression of calls to Temporal:
-	// CompressionNone (the default, as is empty) or CompressionGzip (the SDK's own
-	// default). gzip was a sixth of a worker's CPU in the soak and costs
-	// the server as much again, to shrink messages whose payloads, once
-	// encrypted, do not shrink; it pays across a metered WAN link.
+	// CompressionNone (the default, as is empty) or CompressionGzip (the
+	// SDK's own default). gzip was 6 % of a worker's profile in the soak,
+	// whose workers spent a tenth more CPU with it, to shrink messages
+	// whose payloads, once encrypted, do not shrink; it pays across a
+	// metered link.
 	Compression string
 }
 

@@ -180,7 +180,7 @@ func TestSettingsThatDoNotFitAreRefused(t *testing.T) {
 }
 
 // Calls to Temporal go uncompressed unless gzip is asked for: the SDK's
-// default compresses every call, which cost a sixth of a worker's CPU.
+// default compresses every call, which cost a worker a tenth of its CPU.
 func TestCompressionIsOffUnlessAskedFor(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
