@@ -214,9 +214,11 @@ func localHours(in booking.Intent) (booking.WallHours, bool) {
 // then the current policy, so a change to either made while it waits is
 // read, not an older snapshot; then it inserts the booking, its
 // occupancy, its event and the contact only if every check holds, and
-// otherwise divides by zero. "now" is the caller's clock moved on by the
-// statement's own wait, or the database's if later: a decision made after
-// the locks, as the full path's. It returns that "now".
+// otherwise divides by zero. "now" is the store's clock (Config.Now)
+// moved on by the statement's own wait: a decision made after the locks,
+// on the full path's clock. (It took the database's clock when later: a
+// pool's round robin then compared one path's bookings by the database's
+// clock with the other's by the store's.) It returns that "now".
 //
 // Every CTE and join here is executor set-up paid on each call, about a
 // tenth of the statement's cost, so the clock is read beside the policy
@@ -236,7 +238,7 @@ WITH locked AS (
     -- unique index), so the clock is read once.
     SELECT pol.version, extract(epoch FROM pol.opens_at)::int AS opens, extract(epoch FROM pol.closes_at)::int AS closes,
            pol.min_notice_minutes, pol.horizon_days, pol.default_buffer_before_minutes, pol.default_buffer_after_minutes,
-           greatest($11::timestamptz + (clock_timestamp() - statement_timestamp()), clock_timestamp()) AS now
+           $11::timestamptz + (clock_timestamp() - statement_timestamp()) AS now
     FROM policy pol, (SELECT count(*) FROM locked) AS after_locks
     WHERE pol.is_current FOR KEY SHARE OF pol
 ), rs AS (

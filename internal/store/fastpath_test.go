@@ -211,3 +211,19 @@ func mustJSON(t *testing.T, v any) []byte {
 	require.NoError(t, err)
 	return b
 }
+
+// Both paths decide on the store's clock: the fast path took the
+// database's when it was later, so a pool's round robin compared one
+// path's bookings by one clock and the other's by another.
+func TestFastPathDecidesOnTheStoresClock(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.booked(t, "fast-clock", intent("paris", agent(0), "10:00", "10:30"))
+	var created, committed time.Time
+	require.NoError(t, f.pool.QueryRow(f.ctx, "SELECT created_at, committed_at FROM booking WHERE request_key = 'fast-clock'").Scan(&created, &committed))
+	now := f.clock.Now()
+	for _, at := range []time.Time{created, committed} {
+		require.False(t, at.Before(now), "%s is before the store's clock %s", at, now)
+		require.Less(t, at.Sub(now), time.Minute, "%s is the store's clock %s moved on by the statement's wait", at, now)
+	}
+}
