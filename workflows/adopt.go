@@ -114,7 +114,7 @@ func (s *saga) onReconcile(ctx workflow.Context, out booking.LookupOutput) {
 		}
 		return
 	}
-	if s.nudgeOnly || workflow.GetVersion(ctx, changeSignalIsNudge, workflow.DefaultVersion, 1) == 1 {
+	if s.nudgeOnly || s.since(ctx, changeSignalIsNudge) {
 		s.nudgeOnly = true
 		s.nudge(ctx)
 		return
@@ -146,7 +146,7 @@ func (s *saga) lostCommitPossible() bool {
 // what the store holds and reports true; an authoritative absence leaves
 // it offered.
 func (s *saga) lostCommitRead(ctx workflow.Context) bool {
-	if !s.lostCommitPossible() || workflow.GetVersion(ctx, changeReadLostCommit, workflow.DefaultVersion, 1) != 1 {
+	if !s.lostCommitPossible() || !s.since(ctx, changeReadLostCommit) {
 		return false
 	}
 	var out booking.LookupOutput

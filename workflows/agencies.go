@@ -11,8 +11,8 @@ import (
 // workflowID is the workflow id of id (a request key, a companion's id)
 // in the space of the agency the workflow acts for: the child it starts
 // or the saga it signals is its own agency's.
-func workflowID(ctx workflow.Context, id string) string {
-	if !agencyIDs(ctx) {
+func workflowID(ctx workflow.Context, scoped bool, id string) string {
+	if !scoped {
 		return id
 	}
 	return agencyheader.ScopedInWorkflow(ctx, id)
@@ -20,8 +20,8 @@ func workflowID(ctx workflow.Context, id string) string {
 
 // childAttributes are the search attributes a child starts with: its
 // agency's, as every workflow an agency's call starts has.
-func childAttributes(ctx workflow.Context) temporal.SearchAttributes {
-	if !agencyIDs(ctx) {
+func childAttributes(ctx workflow.Context, scoped bool) temporal.SearchAttributes {
+	if !scoped {
 		return temporal.SearchAttributes{}
 	}
 	return visibility.Agency(agencyheader.FromWorkflow(ctx))

@@ -54,6 +54,9 @@ type saga struct {
 	// attributes: one upsert per workflow task, however many changes.
 	published int
 	done      bool
+	// oneMarker is set when the saga recorded changeOneMarker, which
+	// stands for every change before it.
+	oneMarker bool
 	// meta is set when the saga keeps user metadata for the Temporal UI
 	// (changeUserMetadata).
 	meta bool
@@ -72,9 +75,9 @@ type saga struct {
 // the booking and its log for good.
 func Booking(ctx workflow.Context, in BookingInput) (receipt.Receipt, error) {
 	s := &saga{set: in.Settings.WithDefaults(), log: workflow.GetLogger(ctx), mu: workflow.NewMutex(ctx),
-		meta:          workflow.GetVersion(ctx, changeUserMetadata, workflow.DefaultVersion, 1) == 1,
-		messages:      workflow.GetVersion(ctx, changeCallerMessages, workflow.DefaultVersion, 1) == 1,
-		wakeOnWorkEnd: workflow.GetVersion(ctx, changeWakeWhenWorkEnds, workflow.DefaultVersion, 1) == 1}
+		oneMarker: workflow.GetVersion(ctx, changeOneMarker, workflow.DefaultVersion, 1) == 1}
+	s.meta, s.messages, s.wakeOnWorkEnd = s.since(ctx, changeUserMetadata), s.since(ctx, changeCallerMessages),
+		s.since(ctx, changeWakeWhenWorkEnds)
 	s.st = BookingState{RequestKey: in.RequestKey, State: StateOffered, OpenedAt: workflow.GetInfo(ctx).WorkflowStartTime}
 	if in.Carry != nil {
 		s.st = *in.Carry
@@ -83,7 +86,7 @@ func Booking(ctx workflow.Context, in BookingInput) (receipt.Receipt, error) {
 	}
 	keyErr := booking.ValidateKey(in.RequestKey)
 	startWith := in.Commit != nil && keyErr == nil && s.st.State == StateOffered
-	if startWith && workflow.GetVersion(ctx, changeStartInputFirst, workflow.DefaultVersion, 1) == 1 {
+	if startWith && s.since(ctx, changeStartInputFirst) {
 		// Before register: an update that came with the start runs as
 		// soon as its handler is set, and must find the request it joins.
 		req := *in.Commit
@@ -228,7 +231,7 @@ func (s *saga) deadline(ctx workflow.Context) (time.Duration, func(workflow.Cont
 // store has it: a change made there since the last reconciliation (an
 // operator's cancel, say) is adopted first, and its mirrors synced.
 func (s *saga) viewingEnded(ctx workflow.Context) {
-	if workflow.GetVersion(ctx, changeFinalRead, workflow.DefaultVersion, 1) == 1 {
+	if s.since(ctx, changeFinalRead) {
 		s.refresh(ctx)
 		if s.st.State != StateConfirmed {
 			return // the loop syncs the mirrors, then closes

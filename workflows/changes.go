@@ -64,7 +64,7 @@ func (s *saga) cancelPending(ctx workflow.Context) {
 func (s *saga) release(ctx workflow.Context) (receipt.Receipt, error) {
 	var out booking.LookupOutput
 	in := booking.ReleaseInput{RequestKey: s.st.RequestKey}
-	if workflow.GetVersion(ctx, changeCancelLost, workflow.DefaultVersion, 1) == 1 {
+	if s.since(ctx, changeCancelLost) {
 		in.Booking = s.st.Booking
 	}
 	err := s.activity(storeCtx(ctx), booking.ActivityRelease, in).Get(ctx, &out)
@@ -125,12 +125,12 @@ func (s *saga) startReplacement(ctx workflow.Context, req RescheduleRequest) *re
 	commit := req.Commit
 	commit.Intent.Replaces = s.st.RequestKey
 	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
-		WorkflowID: workflowID(ctx, req.NewRequestKey),
+		WorkflowID: workflowID(ctx, s.since(ctx, changeAgencyIDs), req.NewRequestKey),
 		// The new booking outlives this one, which ends once released.
 		ParentClosePolicy:     enums.PARENT_CLOSE_POLICY_ABANDON,
 		WorkflowIDReusePolicy: enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		StaticSummary:         s.named(Summary(req.NewRequestKey, commit.Intent)),
-		TypedSearchAttributes: childAttributes(ctx),
+		TypedSearchAttributes: childAttributes(ctx, s.since(ctx, changeAgencyIDs)),
 	})
 	if s.st.Replacements == nil {
 		s.st.Replacements = map[string]*receipt.Receipt{}

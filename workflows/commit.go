@@ -280,7 +280,7 @@ func (s *saga) refused(ctx workflow.Context, err error) bool {
 		case rej.Code == booking.CodeHoldExpired || rej.Code == booking.CodeIntentExpired:
 			state = StateExpired
 		case rej.Code == booking.CodeCancelledBeforeBooked &&
-			workflow.GetVersion(ctx, changeCancelBeforeBooked, workflow.DefaultVersion, 1) == 1:
+			s.since(ctx, changeCancelBeforeBooked):
 			state = StateCancelled
 		}
 		s.refuse(ctx, state, &receipt.Reason{Code: string(rej.Code), Message: rej.Message})
@@ -341,7 +341,7 @@ func (s *saga) notifyReplaced(ctx workflow.Context) {
 	// drops a signal whose sender has completed.
 	s.notifying++
 	defer func() { s.notifying-- }()
-	if err := workflow.SignalExternalWorkflow(ctx, workflowID(ctx, req.Intent.Replaces), "", booking.SignalReplacement, r).Get(ctx, nil); err != nil {
+	if err := workflow.SignalExternalWorkflow(ctx, workflowID(ctx, s.since(ctx, changeAgencyIDs), req.Intent.Replaces), "", booking.SignalReplacement, r).Get(ctx, nil); err != nil {
 		s.log.Error("could not tell the replaced booking", "request_key", s.st.RequestKey, "replaces", req.Intent.Replaces, "error", err)
 	}
 }

@@ -109,7 +109,7 @@ func (s *saga) mirrorsBehind(ctx workflow.Context, held *booking.Booking, before
 	if held == nil || s.st.State != before || !held.MirrorsAlike(*s.st.Booking) {
 		return true
 	}
-	return workflow.GetVersion(ctx, changeUnchangedRecord, workflow.DefaultVersion, 1) == workflow.DefaultVersion
+	return !s.since(ctx, changeUnchangedRecord)
 }
 
 func (s *saga) synced() bool { return s.st.CalendarSynced && s.st.CRMSynced }

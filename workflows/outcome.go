@@ -24,10 +24,11 @@ func Outcome(ctx workflow.Context, in booking.OutcomeInput) (booking.OutcomeOutp
 	if err != nil {
 		return out, err
 	}
+	scoped := agencyIDs(ctx)
 	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
-		WorkflowID:            workflowID(ctx, booking.OutcomeIDPrefix+"crm:"+in.RequestKey+":"+string(in.Outcome)),
+		WorkflowID:            workflowID(ctx, scoped, booking.OutcomeIDPrefix+"crm:"+in.RequestKey+":"+string(in.Outcome)),
 		ParentClosePolicy:     enums.PARENT_CLOSE_POLICY_ABANDON,
-		TypedSearchAttributes: childAttributes(ctx),
+		TypedSearchAttributes: childAttributes(ctx, scoped),
 	})
 	child := workflow.ExecuteChildWorkflow(cctx, MirrorCRM, in.RequestKey)
 	// Started is enough; one already running for this outcome reads the

@@ -1,5 +1,11 @@
 package workflows
 
+import (
+	"slices"
+
+	"go.temporal.io/sdk/workflow"
+)
+
 // Changes to the saga's decisions since the first release, each behind
 // workflow.GetVersion so that sagas an earlier build started (they stay
 // open for weeks) replay as they ran. The kept histories in testdata/<build>
@@ -83,4 +89,28 @@ const (
 	// not wait for: the store shows a run only its agency's rows, and one
 	// agency's failing step or mirror holds back no other's.
 	changeReconcilePerAgency = "reconcile-per-agency"
+	// changeOneMarker (v0.14.0): a booking saga records this one version
+	// marker when it starts and takes every change above that a saga asks
+	// (oneMarkerStandsFor) without a marker of its own. A marker is two history
+	// events, since the SDK upserts TemporalChangeVersion with each, and
+	// every booking recorded three to five: a third of a booking's events.
+	// A saga without it, started by an earlier build, asks each change as
+	// before.
+	changeOneMarker = "one-version-marker"
 )
+
+// oneMarkerStandsFor is every change changeOneMarker stands for: those a
+// booking saga asked before it. A change made after it is not among them,
+// since sagas that recorded the marker started without that change.
+var oneMarkerStandsFor = []string{changeUserMetadata, changeCallerMessages, changeWakeWhenWorkEnds,
+	changeStartInputFirst, changeFinalRead, changeCancelLost, changeCancelBeforeBooked, changeUnchangedRecord,
+	changeSignalIsNudge, changeReadLostCommit, changeAgencyIDs}
+
+// since reports whether the saga takes change: at once if its one marker
+// stands for it, else as the change's own marker says.
+func (s *saga) since(ctx workflow.Context, change string) bool {
+	if s.oneMarker && slices.Contains(oneMarkerStandsFor, change) {
+		return true
+	}
+	return workflow.GetVersion(ctx, change, workflow.DefaultVersion, 1) == 1
+}

@@ -2,6 +2,7 @@ package systemtest
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -57,6 +58,17 @@ func TestASagaStaysOpenUntilTheViewingHasEnded(t *testing.T) {
 	require.Equal(t, booked.BookingID, final.BookingID)
 	require.False(t, time.Now().Before(*final.EndsAt), "the saga closed before the viewing ended")
 	f.record(key, "viewing_ended")
+	// Committed, mirrored, reminded, read at the end and closed, the saga
+	// recorded one version marker (workflows.changeOneMarker), and the
+	// SDK one TemporalChangeVersion upsert with it: not one of each for
+	// every change the saga asked on the way.
+	markers := map[string]int{}
+	for kind, n := range f.history(key).kinds {
+		if strings.HasPrefix(kind, "MarkerRecorded Version") {
+			markers[kind] += n
+		}
+	}
+	require.Equal(t, map[string]int{"MarkerRecorded Version one-version-marker": 1}, markers)
 }
 
 // Since v0.2.0 (workflows.changeFinalRead) a saga reads the store at its
