@@ -53,7 +53,12 @@ const commitWait = 3 * time.Second
 // calls failed. (Calls shed are answered at once; admission keeps the p99
 // of all calls low past saturation, so it can't tell.)
 func (r soakRow) saturated() bool {
-	return r.admittedP99 >= commitWait || r.calls == 0 || float64(r.errors) > 0.01*float64(r.calls)
+	return r.admittedP99 >= commitWait || !r.answered()
+}
+
+// answered: calls were made and no more than 1 % of them failed.
+func (r soakRow) answered() bool {
+	return r.calls > 0 && float64(r.errors) <= 0.01*float64(r.calls)
 }
 
 func summarise(rate float64, took time.Duration, all []sample) soakRow {
@@ -110,12 +115,14 @@ func pct(sorted []time.Duration, p int) time.Duration {
 	return sorted[min(len(sorted)-1, len(sorted)*p/100)]
 }
 
-// saturation is the most confirmed answers a second of a rate whose
-// admitted calls' p99 stayed under the commit wait.
+// saturation is the most confirmed answers a second of any rate whose
+// calls were answered. A rate past the commit wait counts: the no-op's
+// ladder doubles and stops at the first such rate, and leaving it out
+// halved what the engine was seen to confirm.
 func saturation(rows []soakRow) float64 {
 	best := 0.0
 	for _, r := range rows {
-		if !r.saturated() {
+		if r.answered() {
 			best = max(best, r.confirmed)
 		}
 	}

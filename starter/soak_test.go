@@ -114,6 +114,23 @@ func TestTheSoakTellsAdmittedCallsFromShedOnes(t *testing.T) {
 	require.InDelta(t, 100.0/201, row.notSent, 1e-9)
 }
 
+// Saturation is the most confirmed answers a second the rates measured,
+// at any rate whose calls were answered: the no-op's ladder doubles and
+// stops at the first rate past the commit wait, so counting only the rates
+// under it read 40/s for an engine that confirmed 79.5/s, and the ratio
+// 0.59 for one of 0.30 (2026-12-07).
+func TestSaturationCountsARateThatAnsweredPastTheWait(t *testing.T) {
+	t.Parallel()
+	noop := []soakRow{
+		{rate: 40, calls: 1200, confirmed: 40, admittedP99: 162 * time.Millisecond},
+		{rate: 80, calls: 2400, confirmed: 79.5, admittedP99: 4649 * time.Millisecond},
+		{rate: 160, calls: 4800, errors: 139, confirmed: 90, admittedP99: 70 * time.Second},
+	}
+	require.True(t, noop[1].saturated(), "the ladder still stops past the wait")
+	require.InDelta(t, 79.5, saturation(noop), 1e-9, "a rate whose calls failed is not counted")
+	require.Zero(t, saturation([]soakRow{{rate: 20}}), "a rate nobody answered")
+}
+
 // How late a call left the soak is told apart from what the service took
 // once it had it: on a box the soak shares, the first is the soak's own
 // queue for a core.
