@@ -180,7 +180,7 @@ func runSoak(ctx context.Context, tc client.Client, args []string, out io.Writer
 		pause(ctx)
 	}
 	// Past the last rate, keep doubling until p99 passes the commit wait,
-	// so the saturation point (the last rate under it) is measured.
+	// so the rates measured reach past the saturation point.
 	for *climb && !rows[len(rows)-1].saturated() && ctx.Err() == nil && rows[len(rows)-1].rate < 1000 {
 		rows = append(rows, cpu.over(func() soakRow { return s.runRate(ctx, 2*rows[len(rows)-1].rate, *per) }))
 		printSoak(out, "bookings", rows[len(rows)-1:])

@@ -118,7 +118,7 @@ func pct(sorted []time.Duration, p int) time.Duration {
 // saturation is the most confirmed answers a second of any rate whose
 // calls were answered. A rate past the commit wait counts: the no-op's
 // ladder doubles and stops at the first such rate, and leaving it out
-// halved what the engine was seen to confirm.
+// could halve what the engine was seen to confirm.
 func saturation(rows []soakRow) float64 {
 	best := 0.0
 	for _, r := range rows {
