@@ -27,6 +27,7 @@ import (
 	"github.com/bookingsaga/bookingsaga/internal/gcal"
 	"github.com/bookingsaga/bookingsaga/internal/localtime"
 	"github.com/bookingsaga/bookingsaga/internal/msgraph"
+	"github.com/bookingsaga/bookingsaga/internal/yardstick"
 	"github.com/bookingsaga/bookingsaga/receipt"
 )
 
@@ -107,6 +108,7 @@ func runSoak(ctx context.Context, tc client.Client, args []string, out io.Writer
 	rates := fs.String("rates", "5,10,20,40", "arrival rates to run, per second, in order")
 	per := fs.Duration("duration", time.Minute, "how long each rate runs")
 	noop := fs.Bool("noop", true, "also find where a no-op Update-with-Start workflow saturates on the same server")
+	shape := fs.Bool("shape", false, "also find where a workflow that makes Temporal do what a booking does, with none of bookingsaga's work, saturates")
 	climb := fs.Bool("climb", true, "past the last rate, keep doubling it until the p99 passes the commit wait")
 	procs := fs.String("processes", "", "name=pid,...: also print each process's CPU (with its descendants) per confirmed answer, from /proc; the soak's own is always counted")
 	stURL := fs.String("statements", "", "the store's database (a login that may reset pg_stat_statements): also print each statement per confirmed booking, and who issues it, at each bookings rate")
@@ -136,25 +138,18 @@ func runSoak(ctx context.Context, tc client.Client, args []string, out io.Writer
 	for d := 2; d < 400; d++ {
 		s.days = append(s.days, time.Now().AddDate(0, 0, d))
 	}
-	// The no-op first, on a server nothing else has loaded: a booking
-	// rate past saturation leaves work queued that would slow it.
-	var noopRows []soakRow
+	// The yardsticks first, on a server nothing else has loaded: a booking
+	// rate past saturation leaves work queued that would slow them.
+	var noopRows, shapeRows []soakRow
 	if *noop {
-		n := &noopLoad{tc: tc}
-		stop, err := n.start()
-		if err != nil {
+		if noopRows, err = climbYardstick(ctx, tc, yardstick.NoopWorkflow, "no-op", ladder[0], *per, cpu, out); err != nil {
 			return err
 		}
-		for rate := ladder[0]; ctx.Err() == nil && rate <= 4000; rate *= 2 {
-			noopRows = append(noopRows, cpu.over(func() soakRow { return runOpenLoop(ctx, rate, *per, n.arrive) }))
-			printSoak(out, "no-op", noopRows[len(noopRows)-1:])
-			if noopRows[len(noopRows)-1].saturated() {
-				break
-			}
-			pause(ctx)
+	}
+	if *shape {
+		if shapeRows, err = climbYardstick(ctx, tc, yardstick.ShapeWorkflow, "the saga's shape", ladder[0], *per, cpu, out); err != nil {
+			return err
 		}
-		stop()
-		pause(ctx)
 	}
 	var sts *statements
 	if *stURL != "" {
@@ -192,6 +187,14 @@ func runSoak(ctx context.Context, tc client.Client, args []string, out io.Writer
 		printSoak(out, "no-op Update-with-Start", noopRows)
 		fmt.Fprintf(out, "\nsaturation, confirmed a second: bookings %.1f/s, no-op %.1f/s, ratio %.2f (target >= 0.6, goal 0.8)\n",
 			saturation(rows), saturation(noopRows), saturation(rows)/saturation(noopRows))
+	}
+	if *shape {
+		printSoak(out, "the saga's shape", shapeRows)
+		fmt.Fprintf(out, "the saga's shape %.1f/s: bookings %.2f of it", saturation(shapeRows), saturation(rows)/saturation(shapeRows))
+		if *noop {
+			fmt.Fprintf(out, ", it %.2f of the no-op", saturation(shapeRows)/saturation(noopRows))
+		}
+		fmt.Fprintln(out)
 	}
 	return nil
 }

@@ -13,8 +13,8 @@ import (
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
-	"go.temporal.io/sdk/workflow"
 
+	"github.com/bookingsaga/bookingsaga/internal/yardstick"
 	"github.com/bookingsaga/bookingsaga/receipt"
 )
 
@@ -145,41 +145,53 @@ func printSoak(out io.Writer, what string, rows []soakRow) {
 	tw.Flush()
 }
 
-// noopLoad is the yardstick: a workflow that answers one update and ends,
-// started with Update-with-Start like a booking, on a worker in this
-// process, against the same Temporal server.
-type noopLoad struct {
-	tc    client.Client
-	queue string
+// yardstickLoad calls one of the yardsticks (the no-op, the saga's
+// shape), started with Update-with-Start like a booking, on a worker in
+// this process, against the same Temporal server.
+type yardstickLoad struct {
+	tc       client.Client
+	workflow string
+	queue    string
 }
 
-const noopWorkflow = "SoakNoop"
-
-// soakNoop answers its update and ends.
-func soakNoop(ctx workflow.Context) error {
-	done := false
-	if err := workflow.SetUpdateHandler(ctx, "noop", func(workflow.Context) error { done = true; return nil }); err != nil {
-		return err
+// climbYardstick runs the yardstick wf from rate, doubling it until it
+// saturates, and prints each rate as it ends.
+func climbYardstick(ctx context.Context, tc client.Client, wf, what string, rate float64, per time.Duration, cpu *procCPU, out io.Writer) ([]soakRow, error) {
+	n := &yardstickLoad{tc: tc, workflow: wf}
+	stop, err := n.start()
+	if err != nil {
+		return nil, err
 	}
-	return workflow.Await(ctx, func() bool { return done && workflow.AllHandlersFinished(ctx) })
+	var rows []soakRow
+	for ; ctx.Err() == nil && rate <= 4000; rate *= 2 {
+		rows = append(rows, cpu.over(func() soakRow { return runOpenLoop(ctx, rate, per, n.arrive) }))
+		printSoak(out, what, rows[len(rows)-1:])
+		if rows[len(rows)-1].saturated() {
+			break
+		}
+		pause(ctx)
+	}
+	stop()
+	pause(ctx)
+	return rows, nil
 }
 
-func (n *noopLoad) start() (func(), error) {
-	n.queue = "soak-noop-" + uuid.NewString()
+func (n *yardstickLoad) start() (func(), error) {
+	n.queue = "soak-yardstick-" + uuid.NewString()
 	w := worker.New(n.tc, n.queue, worker.Options{})
-	w.RegisterWorkflowWithOptions(soakNoop, workflow.RegisterOptions{Name: noopWorkflow})
+	yardstick.Register(w)
 	if err := w.Start(); err != nil {
-		return nil, fmt.Errorf("start no-op worker: %w", err)
+		return nil, fmt.Errorf("start yardstick worker: %w", err)
 	}
 	return w.Stop, nil
 }
 
-func (n *noopLoad) arrive(ctx context.Context, at time.Time) []sample {
+func (n *yardstickLoad) arrive(ctx context.Context, at time.Time) []sample {
 	late := time.Since(at)
-	op := n.tc.NewWithStartWorkflowOperation(client.StartWorkflowOptions{ID: "soak-noop-" + uuid.NewString(), TaskQueue: n.queue,
-		WorkflowIDConflictPolicy: enums.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING}, noopWorkflow)
+	op := n.tc.NewWithStartWorkflowOperation(client.StartWorkflowOptions{ID: "soak-yardstick-" + uuid.NewString(), TaskQueue: n.queue,
+		WorkflowIDConflictPolicy: enums.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING}, n.workflow)
 	h, err := n.tc.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{StartWorkflowOperation: op,
-		UpdateOptions: client.UpdateWorkflowOptions{UpdateName: "noop", WaitForStage: client.WorkflowUpdateStageCompleted}})
+		UpdateOptions: client.UpdateWorkflowOptions{UpdateName: yardstick.Update, WaitForStage: client.WorkflowUpdateStageCompleted}})
 	if err == nil {
 		err = h.Get(ctx, nil)
 	}

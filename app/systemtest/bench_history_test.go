@@ -23,19 +23,21 @@ import (
 )
 
 // BenchmarkHistoryPerBooking counts what a confirmed, mirrored booking
-// writes to Temporal against the no-op Update-with-Start workflow: history
+// writes to Temporal against the no-op Update-with-Start workflow, and the
+// soak's yardstick for the saga's shape (the booking's events with none of
+// bookingsaga's work between them): history
 // events in all, and those that are workflow tasks, activities (each a
 // scheduled, started and completed event and a task to dispatch), markers
 // (local activities, side effects, versions), timers and search-attribute
 // or metadata upserts; and the server's persistence calls, writes (history
-// and visibility) and reads, by operation. Bookings and no-ops run in two
-// phases, each after a warm-up and settled until visibility shows them all,
+// and visibility) and reads, by operation. Each kind runs in a phase of
+// its own, each after a warm-up and settled until visibility shows them all,
 // so that neither's background writes land on the other.
 //
 //	go test ./app/systemtest -run '^$' -bench HistoryPerBooking -benchtime 20x
 func BenchmarkHistoryPerBooking(b *testing.B) {
 	f := setup(b)
-	noopQueue := benchWorker(b, f.client, noopBooking)
+	noopQueue, shapeQueue := benchWorker(b, f.client, noopBooking), yardstickQueue(b, f.client)
 	book := func(i int) string {
 		key := uuid.NewString()
 		booked := f.commit(key, commitRequest(slot(b, 8+i%12).AddDate(0, 0, i/12)))
@@ -58,6 +60,9 @@ func BenchmarkHistoryPerBooking(b *testing.B) {
 	noopRun()
 	f.visible(fmt.Sprintf("TaskQueue = '%s' AND %s = true", f.queue, visibility.AttrCalendarSynced.GetName()), 1)
 	f.visible(fmt.Sprintf("TaskQueue = '%s'", noopQueue), 1)
+	shapeSettled := fmt.Sprintf("TaskQueue = '%s' AND %s = true", shapeQueue, visibility.AttrCalendarSynced.GetName())
+	f.shapeRun(shapeQueue)
+	f.visible(shapeSettled, 1)
 
 	var saga, noop historyCount
 	var keys []string
@@ -80,7 +85,18 @@ func BenchmarkHistoryPerBooking(b *testing.B) {
 	for _, id := range ids {
 		noop.add(f.history(id))
 	}
-	for name, c := range map[string]historyCount{"booking": saga, "noop": noop} {
+	var shape historyCount
+	before = persistenceCalls()
+	ids = ids[:0]
+	for range keys {
+		ids = append(ids, f.shapeRun(shapeQueue))
+	}
+	f.visible(shapeSettled, len(ids)+1)
+	shape.addCalls(before, persistenceCalls())
+	for _, id := range ids {
+		shape.add(f.history(id))
+	}
+	for name, c := range map[string]historyCount{"booking": saga, "noop": noop, "shape": shape} {
 		n := float64(c.runs)
 		b.ReportMetric(float64(c.events)/n, "events/"+name)
 		b.ReportMetric(float64(c.tasks)/n, "wftasks/"+name)
