@@ -31,8 +31,8 @@ import (
 // (local activities, side effects, versions), timers and search-attribute
 // or metadata upserts; and the server's persistence calls, writes (history
 // and visibility) and reads, by operation. Each kind runs in a phase of
-// its own, each after a warm-up and settled until visibility shows them all,
-// so that neither's background writes land on the other.
+// its own, after a warm-up, settled until visibility shows them all, so
+// that no kind's background writes land on another's.
 //
 //	go test ./app/systemtest -run '^$' -bench HistoryPerBooking -benchtime 20x
 func BenchmarkHistoryPerBooking(b *testing.B) {
